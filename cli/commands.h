@@ -1,0 +1,22 @@
+/*
+ * commands.h - the subcommands of the `loadlab` CLI.
+ *
+ * One file per subcommand (cli/cmd_NAME.c), each exporting
+ * `int cmd_NAME(int argc, char **argv)` where argv[0] is the subcommand's
+ * own name. The table in cli/main.c names them all. A command returns the
+ * process exit code: 0 success, 1 a negative verdict (compare found a
+ * regression), 2 an error, after printing one clear line on stderr.
+ */
+#ifndef LOADLAB_CLI_COMMANDS_H
+#define LOADLAB_CLI_COMMANDS_H
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;   /* one line: arguments after the name */
+	const char *summary; /* one line: what it does */
+};
+
+int cmd_pe(int argc, char **argv);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * err.h - error codes shared by every loadlab module.
+ *
+ * Functions return 0 on success or one of the negative LL_E* codes below.
+ * A function that fails may also record a one-sentence message for its
+ * caller with err_set(); err_message() returns the last one recorded on the
+ * calling thread. Messages are per thread, so concurrent request handlers do
+ * not see each other's.
+ */
+#ifndef LOADLAB_ERR_H
+#define LOADLAB_ERR_H
+
+enum {
+	LL_OK = 0,
+	LL_EINVAL = -1,       /* bad argument or input that fails validation */
+	LL_ENOMEM = -2,       /* allocation failed */
+	LL_EIO = -3,          /* the OS refused a read, write or open */
+	LL_ENOTFOUND = -4,    /* no such object */
+	LL_ECONFLICT = -5,    /* the object changed state under the caller */
+	LL_ERANGE = -6,       /* a number outside its documented bounds */
+	LL_EFORMAT = -7,      /* a malformed file or message */
+	LL_ETOOBIG = -8,      /* a documented size limit was exceeded */
+	LL_EAUTH = -9,        /* missing, malformed or unknown credentials */
+	LL_EFORBIDDEN = -10,  /* credentials valid but not allowed here */
+	LL_ESTORE = -11,      /* the store failed */
+	LL_EUNSUPPORTED = -12,/* not available on this platform or build */
+	LL_ESTATE = -13,      /* not valid in the object's current state */
+};
+
+/* Returns a stable snake_case name for CODE ("invalid_argument"), suitable
+ * for the "code" field of an API error. Unknown codes give "internal". */
+const char *err_name(int code);
+
+/* Records a message for CODE on this thread and returns CODE, so that a
+ * failing function can say `return err_set(LL_EINVAL, "...", ...);`. */
+int err_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The last message recorded on this thread, or a generic text for CODE when
+ * none was recorded since err_clear(). Borrowed; valid until the next
+ * err_set() on this thread. */
+const char *err_message(int code);
+
+/* Forgets this thread's last message. */
+void err_clear(void);
+
+#endif

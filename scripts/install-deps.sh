@@ -1,0 +1,23 @@
+#!/bin/sh
+# Installs the Debian packages listed in scripts/debian-packages.txt that are
+# not installed yet. Runs apt-get update only when something is missing.
+# Uses sudo when not root. Safe to run again: does nothing when all is there.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+list="$here/debian-packages.txt"
+missing=""
+for pkg in $(sed -e 's/#.*//' "$list"); do
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    case "$status" in
+        *"ok installed") ;;
+        *) missing="$missing $pkg" ;;
+    esac
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
