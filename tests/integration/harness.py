@@ -1,0 +1,178 @@
+"""Shared helpers for loadlab's integration tests.
+
+Starts a real loadlabd from this build tree on 127.0.0.1 with port 0, in a
+private data directory, and talks to it over real HTTP with the standard
+library. Every test file is a plain script: it calls run_tests(globals())
+at the bottom, which runs each test_* function and prints
+"N passed, N failed".
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+SOURCE_DIR = os.environ.get("LOADLAB_SOURCE_DIR",
+                            os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD_DIR = os.environ.get("LOADLAB_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+LOADLABD = os.path.join(BUILD_DIR, "server", "loadlabd")
+LOADLAB = os.path.join(BUILD_DIR, "cli", "loadlab")
+SCHEMAS = os.path.join(SOURCE_DIR, "schemas")
+EXAMPLES = os.path.join(SCHEMAS, "examples")
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body) if self.body else None
+
+    def __repr__(self):
+        return "Response(%d, %r)" % (self.status, self.body[:300])
+
+
+def request(url, method="GET", body=None, token=None, headers=None, timeout=30):
+    """One HTTP request; returns a Response for every status (no raising)."""
+    data = None
+    hdrs = dict(headers or {})
+    if body is not None:
+        data = body if isinstance(body, (bytes, bytearray)) else json.dumps(body).encode()
+        hdrs.setdefault("Content-Type", "application/json")
+    if token:
+        hdrs["Authorization"] = "Bearer " + token
+    req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return Response(r.status, dict(r.headers), r.read())
+    except urllib.error.HTTPError as e:
+        return Response(e.code, dict(e.headers), e.read())
+
+
+class Daemon:
+    """A loadlabd process on 127.0.0.1:0 with its own data directory.
+
+    extra_args are passed on the command line; env adds to the environment.
+    The admin and enrollment tokens are read from the files the daemon
+    writes on first start.
+    """
+
+    def __init__(self, extra_args=(), env=None, data_dir=None):
+        self.own_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="loadlabd-test-")
+        self.extra_args = list(extra_args)
+        self.env = dict(os.environ, **(env or {}))
+        self.proc = None
+        self.url = None
+        self.log_path = os.path.join(self.data_dir, "loadlabd.log")
+
+    def start(self, timeout=30):
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [LOADLABD, "--listen", "127.0.0.1:0", "--data-dir", self.data_dir] + self.extra_args,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.log, env=self.env)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            line = self.proc.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("loadlabd exited early; log:\n" + self.read_log())
+            if "listening on " in line:
+                self.url = line.split("listening on ", 1)[1].strip()
+                break
+        if not self.url:
+            raise RuntimeError("loadlabd did not report its URL")
+        self.admin_token = self.read_token("admin.token")
+        self.enroll_token = self.read_token("enroll.token")
+        return self
+
+    def read_token(self, name):
+        path = os.path.join(self.data_dir, name)
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            return f.read().strip()
+
+    def read_log(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def api(self, method, path, body=None, token=None, **kw):
+        return request(self.url + path, method, body, token, **kw)
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Stops the daemon with SIG and returns its exit code."""
+        if not self.proc:
+            return None
+        self.proc.send_signal(sig)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+        self.proc = None
+        return code
+
+    def close(self):
+        self.stop()
+        if self.own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # Conveniences over the REST API.
+
+    def enroll(self, name, facts=None, labels=None):
+        r = self.api("POST", "/api/v1/agents/enroll",
+                     {"name": name, "facts": facts or {}, "labels": labels or {}},
+                     token=self.enroll_token)
+        assert r.status == 201, r
+        return r.json()["id"], r.json()["token"]
+
+    def submit(self, job, token=None):
+        r = self.api("POST", "/api/v1/jobs", job, token=token or self.admin_token)
+        assert r.status == 201, r
+        return r.json()
+
+
+def load_example(name):
+    with open(os.path.join(EXAMPLES, name)) as f:
+        return json.load(f)
+
+
+def run_tests(namespace):
+    """Runs every test_* function of a module and exits with its verdict."""
+    tests = [(n, f) for n, f in sorted(namespace.items())
+             if n.startswith("test_") and callable(f)]
+    only = sys.argv[1:]
+    passed = failed = 0
+    for name, fn in tests:
+        if only and name not in only:
+            continue
+        start = time.time()
+        try:
+            fn()
+            passed += 1
+            print("ok   %s (%.1fs)" % (name, time.time() - start), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %s" % name, flush=True)
+            traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed or not passed else 0)
