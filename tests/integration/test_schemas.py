@@ -1,0 +1,288 @@
+"""The schemas in schemas/ are valid, the example jobs match them, and they
+refuse what docs/rest-bodies.md refuses. No daemon needed."""
+import copy
+import os
+
+import schemacheck
+from harness import run_tests
+from schemacheck import SchemaError, load_example, validate
+
+EXPECTED_SCHEMAS = [
+    "defs.json", "error.json", "health.json", "job_submit.json", "job_created.json",
+    "job_list.json", "job.json", "job_summary.json", "agent_enroll.json",
+    "agent_enrolled.json", "agent_list.json", "agent.json", "agent_patch.json",
+    "lease_request.json", "lease.json", "heartbeat_request.json", "heartbeat.json",
+    "progress_request.json", "progress.json", "result.json", "result_accepted.json",
+    "fail_request.json", "fail.json", "token_create.json", "token_created.json",
+    "token_list.json", "token_revoked.json",
+]
+EXAMPLES = ["pietrek-2000.json", "office-cold-start.json", "churn.json",
+            "elf-relocations.json"]
+
+# The job of API.md, "A job", verbatim.
+PIETREK_2000 = {
+    "name": "pietrek-2000",
+    "family": "pe",
+    "generator": {"dlls": 10, "exports": 100, "globals_per_function": 5},
+    "variants": ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind"],
+    "measure": {"warm": {"runs": 30, "warmup": 3}},
+    "matrix": {"cells": {"os": ["winxp", "win10"], "disk": ["hdd", "ssd"]}},
+}
+
+T = "2026-11-30T10:00:00.123Z"
+
+
+def rejects(schema, instance, why):
+    try:
+        validate(schema, instance)
+    except SchemaError:
+        return
+    raise AssertionError("schemas/%s accepted %s: %r" % (schema, why, instance))
+
+
+def mutated(base, **changes):
+    job = copy.deepcopy(base)
+    for key, value in changes.items():
+        path = key.split("__")
+        node = job
+        for p in path[:-1]:
+            node = node[p]
+        if value is KeyError:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
+    return job
+
+
+def test_every_schema_is_valid_and_resolves_offline():
+    names = schemacheck.schema_names()
+    missing = sorted(set(EXPECTED_SCHEMAS) - set(names))
+    assert not missing, "missing schemas: %s" % missing
+    for name in names:
+        schemacheck.check_schema(name)
+        schema = schemacheck.load_all()[name]
+        assert schema.get("$id") == schemacheck.BASE_URI + name, name
+        assert schema.get("$schema") == "https://json-schema.org/draft/2020-12/schema", name
+
+
+def test_readme_names_every_schema():
+    with open(os.path.join(schemacheck.SCHEMAS, "README.md")) as f:
+        readme = f.read()
+    for name in schemacheck.schema_names():
+        assert "`%s`" % name in readme, "schemas/README.md does not describe %s" % name
+
+
+def test_examples_are_valid_job_submissions():
+    present = sorted(os.listdir(schemacheck.EXAMPLES))
+    for name in EXAMPLES:
+        assert name in present, "schemas/examples/%s is missing" % name
+    for name in present:
+        validate("job_submit.json", load_example(name))
+
+
+def test_pietrek_example_is_api_md_job():
+    assert load_example("pietrek-2000.json") == PIETREK_2000
+
+
+def test_examples_say_what_the_studies_measure():
+    office = load_example("office-cold-start.json")
+    assert office["family"] == "pe"
+    assert sorted(office["variants"]) == ["no-rebase", "rebase", "reorder"]
+    assert office["measure"]["cold"]["runs"] >= 1
+    churn = load_example("churn.json")
+    assert churn["measure"]["churn"]["processes"] == 1000
+    assert churn["measure"]["churn"]["dll_sets"] == ["none", "user32", "user32+gdi32"]
+    elf = load_example("elf-relocations.json")
+    assert elf["family"] == "elf"
+    assert elf["variants"] == ["default", "now", "relr", "symbolic", "hidden"]
+
+
+def test_wrong_jobs_are_rejected():
+    job = PIETREK_2000
+    rejects("job_submit.json", mutated(job, family="macho"), "an unknown family")
+    rejects("job_submit.json", mutated(job, generator__dlls=0), "dlls = 0")
+    rejects("job_submit.json", mutated(job, generator__dlls=257), "dlls = 257")
+    rejects("job_submit.json", mutated(job, generator__dlls=2.5), "fractional dlls")
+    rejects("job_submit.json", mutated(job, generator__exports=4097), "exports = 4097")
+    rejects("job_submit.json", mutated(job, generator__globals_per_function=65),
+            "globals_per_function = 65")
+    rejects("job_submit.json", mutated(job, generator__main="jump"), "an unknown main")
+    rejects("job_submit.json", mutated(job, generator__dlls=KeyError), "no dlls")
+    rejects("job_submit.json", mutated(job, colour="red"), "an unknown top-level field")
+    rejects("job_submit.json", mutated(job, generator__seed=1), "an unknown generator field")
+    rejects("job_submit.json", mutated(job, name=""), "an empty name")
+    rejects("job_submit.json", mutated(job, name="x" * 129), "a 129-byte name")
+    rejects("job_submit.json", mutated(job, name=KeyError), "no name")
+    rejects("job_submit.json", mutated(job, variants=[]), "no variants")
+    rejects("job_submit.json", mutated(job, variants=["default", "default"]),
+            "duplicate variants")
+    rejects("job_submit.json", mutated(job, variants=["relr"]), "an elf preset in a pe job")
+    rejects("job_submit.json", mutated(job, family="elf"), "pe presets in an elf job")
+    rejects("job_submit.json",
+            mutated(job, variants=[{"name": "x", "bases": "random"}]), "an unknown bases knob")
+    rejects("job_submit.json",
+            mutated(job, variants=[{"bases": "unique"}]), "a knob variant without a name")
+    rejects("job_submit.json",
+            mutated(job, variants=[{"name": "x", "speed": 11}]), "an unknown knob")
+    rejects("job_submit.json", mutated(job, measure={}), "a measure with nothing in it")
+    rejects("job_submit.json", mutated(job, measure__warm__runs=0), "warm runs = 0")
+    rejects("job_submit.json", mutated(job, measure__warm__runs=1001), "warm runs = 1001")
+    rejects("job_submit.json", mutated(job, measure={"cold": {"runs": 201}}), "cold runs = 201")
+    rejects("job_submit.json", mutated(job, measure={"churn": {"processes": 5001}}),
+            "5001 processes")
+    rejects("job_submit.json", mutated(job, measure={"churn": {"dll_sets": ["kernel32"]}}),
+            "an unknown dll set")
+    rejects("job_submit.json", mutated(job, measure={"hot": {}}), "an unknown measurement")
+    rejects("job_submit.json",
+            mutated(job, matrix={"cells": {"os": ["win10"]}, "each_agent": {}}),
+            "both cells and each_agent")
+    rejects("job_submit.json", mutated(job, matrix={"cells": {"OS": ["win10"]}}),
+            "an upper-case matrix key")
+    rejects("job_submit.json", mutated(job, matrix={"cells": {"os": ["x" * 65]}}),
+            "a 65-byte matrix value")
+    rejects("job_submit.json", mutated(job, matrix={"cells": {"os": [str(i) for i in range(17)]}}),
+            "17 values for one key")
+    rejects("job_submit.json",
+            mutated(job, matrix={"cells": {"k%d" % i: ["v"] for i in range(9)}}), "9 keys")
+    rejects("job_submit.json", mutated(job, priority=101), "priority = 101")
+    rejects("job_submit.json", mutated(job, priority="high"), "a string priority")
+    rejects("job_submit.json", [job], "an array instead of an object")
+
+
+def test_other_valid_jobs_are_accepted():
+    job = PIETREK_2000
+    validate("job_submit.json", mutated(job, variants=[
+        "default", {"name": "rebased-bound", "bases": "unique", "bind": True,
+                    "imports": "ordinal", "order": "trace"}, {"name": "only-a-name"}]))
+    validate("job_submit.json", mutated(job, matrix={"each_agent": {}}))
+    validate("job_submit.json", mutated(job, matrix=KeyError, measure=KeyError, priority=-100))
+    validate("job_submit.json", mutated(job, measure={"warm": {}, "cold": {}, "churn": {}}))
+    validate("job_submit.json", mutated(job, family="elf", variants=["sysv-hash", "reorder"]))
+
+
+def test_request_schemas_refuse_unknown_fields():
+    validate("agent_enroll.json", {"name": "xp-1", "facts": {"os": "winxp", "cores": 2,
+                                                             "toolchains": ["mingw"]},
+                                   "labels": {"rack": "a"}})
+    rejects("agent_enroll.json", {"name": "xp-1", "facts": {}, "labels": {}, "x": 1},
+            "an unknown field")
+    rejects("agent_enroll.json", {"name": "", "facts": {}, "labels": {}}, "an empty name")
+    rejects("agent_enroll.json", {"name": "a", "facts": {"f%d" % i: 1 for i in range(65)},
+                                  "labels": {}}, "65 facts")
+    rejects("agent_enroll.json", {"name": "a", "facts": {"os": {"nested": 1}}, "labels": {}},
+            "an object fact")
+    validate("agent_patch.json", {"labels": {"rack": None, "noisy": "yes"}, "quarantined": True})
+    rejects("agent_patch.json", {"name": "renamed"}, "an unknown field")
+    validate("lease_request.json", {})
+    rejects("lease_request.json", {"wait": 61}, "wait = 61")
+    validate("progress_request.json", {"attempt": 1, "phase": "warm", "percent": 40})
+    rejects("progress_request.json", {"attempt": 1, "phase": "sleep", "percent": 40},
+            "an unknown phase")
+    rejects("progress_request.json", {"attempt": 1, "phase": "warm", "percent": 101},
+            "percent = 101")
+    validate("fail_request.json", {"attempt": 2, "reason": "build failed"})
+    rejects("fail_request.json", {"attempt": 2, "reason": ""}, "an empty reason")
+    rejects("fail_request.json", {"attempt": 2, "reason": "x" * 2001}, "a 2001-byte reason")
+    validate("token_create.json", {"kind": "enroll", "name": "lab"})
+    rejects("token_create.json", {"kind": "admin", "name": "lab"}, "an admin token")
+    validate("heartbeat_request.json", {})
+    rejects("heartbeat_request.json", {"busy": True}, "an unknown field")
+    # A result keeps further fields as sent.
+    validate("result.json", {"attempt": 1, "facts": {"os": "win10"},
+                             "variants": [{"name": "default", "warm": {"min_us": 1}}],
+                             "order": [0, 1]})
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [{}]}, "a nameless variant")
+
+
+def summary(**over):
+    s = {"id": 7, "name": "pietrek-2000", "family": "pe", "state": "running", "priority": 0,
+         "submitted_by": "admin", "created_at": T, "updated_at": T, "task_count": 2,
+         "tasks_by_state": {"queued": 1, "leased": 1, "done": 0, "dead": 0, "cancelled": 0}}
+    s.update(over)
+    return s
+
+
+def task(**over):
+    t = {"id": 11, "cell": {"os": "winxp"}, "agent_id": None, "state": "queued", "attempt": 0,
+         "phase": None, "percent": None, "lease_expires_at": None, "retry_at": None,
+         "last_error": None, "result_id": None}
+    t.update(over)
+    return t
+
+
+PE_KNOBS = {"name": "default", "bases": "same", "bind": False, "imports": "name",
+            "order": "link"}
+SPEC = {"name": "pietrek-2000", "family": "pe",
+        "generator": {"dlls": 10, "exports": 100, "globals_per_function": 5,
+                      "main": "reference"},
+        "variants": [PE_KNOBS], "measure": {"warm": {"runs": 30, "warmup": 3}},
+        "matrix": {"cells": {"os": ["winxp"]}}, "priority": 0}
+
+
+def test_response_schemas_match_the_page():
+    validate("health.json", {"status": "ok", "store": "ok", "version": "0.1.0"})
+    validate("error.json", {"error": {"code": "not_found", "message": "No job 9."}})
+    rejects("error.json", {"error": {"code": "oops", "message": "x"}}, "an unlisted code")
+    rejects("error.json", {"error": "not found"}, "a string error")
+    validate("job_created.json", {"id": 1, "task_count": 4, "state": "queued"})
+    rejects("job_created.json", {"id": 0, "task_count": 4, "state": "queued"}, "id 0")
+    rejects("job_created.json", {"id": "1", "task_count": 4, "state": "queued"}, "a string id")
+    validate("job_list.json", {"jobs": [summary()], "next_before": None})
+    validate("job_summary.json", summary(state="cancelled"))
+    rejects("job_summary.json", summary(created_at="2026-11-30T10:00:00Z"),
+            "a time without milliseconds")
+    rejects("job_summary.json", summary(tasks_by_state={"queued": 1}),
+            "tasks_by_state without every state")
+    job = dict(summary(), spec=SPEC, tasks=[task(), task(id=12, state="leased", agent_id=3,
+                                                        attempt=1, phase="warm", percent=40,
+                                                        lease_expires_at=T)])
+    validate("job.json", job)
+    rejects("job.json", dict(job, tasks=[task(state="running")]), "an unknown task state")
+    rejects("job.json", dict(job, spec=dict(SPEC, variants=["default"])),
+            "presets not expanded to knobs")
+    rejects("job.json", dict(summary(), tasks=[]), "a job without its spec")
+    agent = {"id": 3, "name": "xp-1", "facts": {"os": "winxp"}, "labels": {}, "state": "online",
+             "last_seen": T, "current_task": None, "created_at": T}
+    validate("agent_list.json", {"agents": [agent]})
+    validate("agent.json", dict(agent, state="quarantined"))
+    rejects("agent.json", dict(agent, state="busy"), "an unknown agent state")
+    validate("agent_enrolled.json", {"id": 3, "token": "lla_abc"})
+    lease = {"task_id": 11, "job_id": 7, "attempt": 1, "cell": {"os": "winxp"},
+             "lease_expires_at": T, "lease_seconds": 60, "heartbeat_seconds": 20,
+             "job": {"id": 7, "name": "pietrek-2000", "family": "pe",
+                     "generator": SPEC["generator"], "variants": [PE_KNOBS],
+                     "measure": SPEC["measure"]}}
+    validate("lease.json", lease)
+    rejects("lease.json", dict(lease, job=dict(lease["job"], variants=[{"name": "default"}])),
+            "pe variants without their knobs")
+    validate("lease.json", dict(lease, job=dict(lease["job"], family="elf",
+                                               variants=[{"name": "relr"}])))
+    validate("heartbeat.json", {"agent_id": 3, "tasks": [
+        {"task_id": 11, "attempt": 1, "state": "leased", "cancelled": False,
+         "lease_expires_at": T}]})
+    validate("progress.json", {"task_id": 11, "attempt": 1, "state": "leased",
+                               "cancelled": False, "lease_expires_at": T})
+    validate("result_accepted.json", {"task_id": 11, "attempt": 1, "result_id": 5,
+                                      "state": "done"})
+    validate("fail.json", {"task_id": 11, "attempt": 1, "state": "queued", "retry_at": T})
+    validate("token_created.json", {"id": 2, "kind": "user", "name": "ci", "token": "llu_x",
+                                    "created_at": T})
+    validate("token_list.json", {"tokens": [{"id": 2, "kind": "user", "name": "ci",
+                                             "created_at": T}]})
+    rejects("token_list.json", {"tokens": [{"id": 2, "kind": "user", "name": "ci",
+                                            "created_at": T, "token": "llu_x"}]},
+            "a listed secret")
+    validate("token_revoked.json", {"id": 2, "revoked": True})
+
+
+def test_validate_message_names_schema_and_path():
+    try:
+        validate("job_submit.json", mutated(PIETREK_2000, generator__dlls=300))
+    except SchemaError as e:
+        text = str(e)
+        assert "job_submit.json" in text and "$.generator.dlls" in text, text
+    else:
+        raise AssertionError("dlls = 300 was accepted")
+
+
+run_tests(globals())
