@@ -5,7 +5,10 @@
  * `int cmd_NAME(int argc, char **argv)` where argv[0] is the subcommand's
  * own name. The table in cli/main.c names them all. A command returns the
  * process exit code: 0 success, 1 a negative verdict (compare found a
- * regression), 2 an error, after printing one clear line on stderr.
+ * regression, submit --wait saw the job fail or be cancelled), 2 an error,
+ * after printing one clear line on stderr. Every command answers --help.
+ * The commands that talk to loadlabd use client.h; main() has configured
+ * the server URL and token before they run.
  */
 #ifndef LOADLAB_CLI_COMMANDS_H
 #define LOADLAB_CLI_COMMANDS_H
@@ -17,6 +20,13 @@ struct cli_command {
 	const char *summary; /* one line: what it does */
 };
 
+int cmd_submit(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_agents(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
 
 #endif

@@ -1,30 +1,109 @@
 /* loadlab: the command-line client of loadlabd, and the PE toolkit. */
+#include "client.h"
 #include "commands.h"
 
+#include <curl/curl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#define DEFAULT_SERVER "http://127.0.0.1:8080"
+
 static const struct cli_command commands[] = {
+	{"submit", cmd_submit, "FILE [--wait]", "submit a job file; --wait follows it to the end"},
+	{"status", cmd_status, "JOB", "a job and its tasks"},
+	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
+	{"cancel", cmd_cancel, "JOB", "cancel a job"},
+	{"agents", cmd_agents, "", "the fleet: agents, their state and facts"},
+	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
+	{"compare", cmd_compare, "BASE CAND [--max-regression PCT] [--format F]",
+	 "baseline vs candidate; exit 1 on a regression"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: loadlab [--server URL] [--token T] COMMAND [ARGS...]\n\ncommands:\n");
+	fprintf(out,
+		"usage: loadlab [--server URL] [--token T] COMMAND [ARGS...]\n"
+		"       loadlab COMMAND --help | --help | --version\n\n"
+		"options:\n"
+		"  --server URL  loadlabd's URL (env LOADLAB_SERVER; default " DEFAULT_SERVER ")\n"
+		"  --token T     a user or admin token (env LOADLAB_TOKEN)\n\n"
+		"commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %-28s %s\n", commands[i].name, commands[i].usage,
+		fprintf(out, "  %-8s %-45s %s\n", commands[i].name, commands[i].usage,
 			commands[i].summary);
+	fprintf(out, "\nexit status: 0 success, 1 a regression (compare) or a failed or "
+		     "cancelled job (submit --wait), 2 an error\n");
+}
+
+/* Reads "--NAME VALUE" or "--NAME=VALUE" at argv[*i]; 1 when it matched,
+ * 0 when it is another argument, -1 when the value is missing. */
+static int global_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t len = strlen(name);
+	const char *arg = argv[*i];
+
+	if (strncmp(arg, name, len) != 0)
+		return 0;
+	if (arg[len] == '=') {
+		*value = arg + len + 1;
+		return 1;
+	}
+	if (arg[len] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*value = argv[++*i];
+	return 1;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	const char *server = getenv("LOADLAB_SERVER");
+	const char *token = getenv("LOADLAB_TOKEN");
+	int i, found, code;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+			printf("loadlab %s\n", LOADLAB_VERSION);
+			return 0;
+		}
+		found = global_option(argc, argv, &i, "--server", &server);
+		if (found == 0)
+			found = global_option(argc, argv, &i, "--token", &token);
+		if (found < 0) {
+			fprintf(stderr, "loadlab: option '%s' needs a value (see loadlab --help)\n",
+				argv[i]);
+			return 2;
+		}
+		if (found == 0) {
+			fprintf(stderr, "loadlab: unknown option '%s' (see loadlab --help)\n", argv[i]);
+			return 2;
+		}
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "loadlab: unknown command '%s' (see loadlab --help)\n", argv[1]);
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!server || !*server)
+		server = DEFAULT_SERVER;
+	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
+		if (strcmp(argv[i], commands[c].name) != 0)
+			continue;
+		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+			fprintf(stderr, "loadlab: libcurl failed to start\n");
+			return 2;
+		}
+		client_configure(server, token);
+		code = commands[c].run(argc - i, argv + i);
+		curl_global_cleanup();
+		return code;
+	}
+	fprintf(stderr, "loadlab: unknown command '%s' (see loadlab --help)\n", argv[i]);
 	return 2;
 }

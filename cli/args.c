@@ -1,0 +1,71 @@
+#include "args.h"
+
+#include "loadlab/err.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int args_integer(const char *text, long long min, long long max, const char *what,
+		 long long *ret_value)
+{
+	char *end = NULL;
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (!*text || *end || errno == EINVAL)
+		return err_set(LL_EINVAL, "%s '%s' is not a whole number.", what, text);
+	if (errno == ERANGE || v < min || v > max)
+		return err_set(LL_ERANGE, "%s must be between %lld and %lld, not '%s'.", what, min,
+			       max, text);
+	*ret_value = v;
+	return 0;
+}
+
+int args_job_id(const char *text, long long *ret_id)
+{
+	return args_integer(text, 1, 9007199254740992LL, "The job id", ret_id);
+}
+
+int args_format(const char *text, const char **ret_query_format)
+{
+	static const char *const formats[] = {"md", "csv", "json"};
+
+	if (strcmp(text, "table") == 0) {
+		*ret_query_format = "md";
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(text, formats[i]) == 0) {
+			*ret_query_format = formats[i];
+			return 0;
+		}
+	return err_set(LL_EINVAL, "--format must be table, md, csv or json, not '%s'.", text);
+}
+
+int args_option_error(const char *command, char **argv, int answer)
+{
+	const char *option = optind > 0 ? argv[optind - 1] : "?";
+
+	if (answer == ':')
+		return args_usage_error(command, "option '%s' needs a value", option);
+	if (optopt)
+		return args_usage_error(command, "unknown option '-%c'", optopt);
+	return args_usage_error(command, "unknown option '%s'", option);
+}
+
+int args_usage_error(const char *command, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "loadlab %s: ", command);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see loadlab %s --help)\n", command);
+	return 2;
+}

@@ -1,0 +1,34 @@
+/*
+ * args.h - argument checks shared by the CLI's commands.
+ *
+ * The commands parse their options with getopt_long() (opterr = 0, an
+ * optstring starting with ':') and report mistakes through
+ * args_option_error() or args_usage_error(), which print one line on
+ * stderr and return 2, the exit code for errors.
+ */
+#ifndef LOADLAB_CLI_ARGS_H
+#define LOADLAB_CLI_ARGS_H
+
+/* A decimal integer within [MIN, MAX], the whole of TEXT. LL_EINVAL or
+ * LL_ERANGE with a message naming WHAT; *RET_VALUE untouched then. */
+int args_integer(const char *text, long long min, long long max, const char *what,
+		 long long *ret_value);
+
+/* A job id (1 .. 2^53). */
+int args_job_id(const char *text, long long *ret_id);
+
+/* A --format value of report and compare: "table" (the default, which the
+ * server renders as Markdown), "md", "csv" or "json". Stores the value to
+ * send as ?format= (borrowed, static). LL_EINVAL for anything else. */
+int args_format(const char *text, const char **ret_query_format);
+
+/* For getopt_long()'s '?' (unknown option) and ':' (missing argument)
+ * answers: prints the offending option of ARGV and returns 2. */
+int args_option_error(const char *command, char **argv, int answer);
+
+/* Prints "loadlab COMMAND: MESSAGE (see loadlab COMMAND --help)" and
+ * returns 2. */
+int args_usage_error(const char *command, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,118 @@
+/* loadlab jobs [--state S] [--limit N] [--before ID]: GET /api/v1/jobs. */
+#include "args.h"
+#include "client.h"
+#include "commands.h"
+#include "table.h"
+
+#include "loadlab/json.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: loadlab jobs [--state S] [--limit N] [--before ID]\n\n"
+	"Lists jobs, newest first: id, name, family, state, tasks done of all,\n"
+	"priority, creation time.\n\n"
+	"  --state S    only jobs in state S (queued, running, done, failed, cancelled)\n"
+	"  --limit N    at most N jobs (1..200; the server's default is 50)\n"
+	"  --before ID  jobs older than job ID (the next page)\n";
+
+static int print_jobs(const cJSON *list)
+{
+	static const char *const headers[] = {"ID", "NAME", "FAMILY", "STATE", "DONE/TASKS",
+					      "PRIORITY", "CREATED", NULL};
+	const cJSON *job, *next = cJSON_GetObjectItemCaseSensitive(list, "next_before");
+	struct table t;
+	int rc = 0;
+
+	table_init(&t, headers);
+	cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(list, "jobs")) {
+		const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
+		char done[32], total[32];
+
+		table_json_text(cJSON_GetObjectItemCaseSensitive(by_state, "done"), done, sizeof(done));
+		table_json_text(cJSON_GetObjectItemCaseSensitive(job, "task_count"), total,
+				sizeof(total));
+		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "id"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "name"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "family"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "state"))) < 0 ||
+		    (rc = table_addf(&t, "%s/%s", done, total)) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "priority"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "created_at"))) < 0)
+			break;
+	}
+	if (rc == 0) {
+		table_print(&t, stdout);
+		if (cJSON_IsNumber(next)) {
+			char text[32];
+			table_json_text(next, text, sizeof(text));
+			printf("(more: loadlab jobs --before %s)\n", text);
+		}
+	}
+	table_release(&t);
+	return rc;
+}
+
+int cmd_jobs(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"state", required_argument, NULL, 's'},
+		{"limit", required_argument, NULL, 'n'},
+		{"before", required_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct client c = {0};
+	cJSON *list = NULL;
+	const char *state = NULL;
+	char path[256], *escaped = NULL;
+	long long limit = 0, before = 0;
+	int opt, rc = 0;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":s:n:b:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 's': state = optarg; break;
+		case 'n': rc = args_integer(optarg, 1, 200, "--limit", &limit); break;
+		case 'b': rc = args_job_id(optarg, &before); break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: return args_option_error("jobs", argv, opt);
+		}
+		if (rc < 0)
+			return client_fail("jobs", rc);
+	}
+	if (optind != argc)
+		return args_usage_error("jobs", "takes no arguments, got '%s'", argv[optind]);
+
+	rc = client_open(&c);
+	if (rc < 0)
+		return client_fail("jobs", rc);
+	if (state) {
+		escaped = curl_easy_escape(c.curl, state, 0);
+		if (!escaped || strlen(escaped) > 64) {
+			curl_free(escaped);
+			client_close(&c);
+			return args_usage_error("jobs", "--state '%s' is not a job state", state);
+		}
+	}
+	snprintf(path, sizeof(path), "/api/v1/jobs?");
+	if (escaped)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "state=%s&", escaped);
+	if (limit)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "limit=%lld&", limit);
+	if (before)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "before=%lld&", before);
+	path[strlen(path) - 1] = '\0'; /* the last '&' or '?' */
+	curl_free(escaped);
+
+	rc = client_get_object(&c, "GET", path, NULL, &list);
+	if (rc == 0)
+		rc = print_jobs(list);
+	cJSON_Delete(list);
+	client_close(&c);
+	return rc < 0 ? client_fail("jobs", rc) : 0;
+}

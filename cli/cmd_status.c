@@ -1,0 +1,122 @@
+/* loadlab status JOB: GET /api/v1/jobs/{id}, the job and a table of its tasks. */
+#include "args.h"
+#include "client.h"
+#include "commands.h"
+#include "table.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+
+static const char usage_text[] =
+	"usage: loadlab status JOB\n\n"
+	"Prints job JOB (name, family, state, who submitted it, task counts) and a\n"
+	"table of its tasks: cell, state, attempt, phase, percent, agent.\n";
+
+/* The cell {"os": "winxp", "disk": "hdd"} as "os=winxp,disk=hdd" ("-" if empty). */
+static void cell_text(const cJSON *cell, char *out, size_t size)
+{
+	const cJSON *item;
+	size_t used = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(item, cell) {
+		char value[80];
+		table_json_text(item, value, sizeof(value));
+		if (used < size)
+			used += (size_t)snprintf(out + used, size - used, "%s%s=%s", used ? "," : "",
+						 item->string, value);
+	}
+	if (!used)
+		snprintf(out, size, "-");
+}
+
+static void print_field(const char *label, const cJSON *job, const char *key)
+{
+	char text[256];
+
+	table_json_text(cJSON_GetObjectItemCaseSensitive(job, key), text, sizeof(text));
+	printf("%s", label);
+	table_print_text(stdout, text);
+}
+
+static int print_job(const cJSON *job, long long id)
+{
+	static const char *const headers[] = {"TASK", "CELL", "STATE", "ATTEMPT", "PHASE",
+					      "PERCENT", "AGENT", "LAST ERROR", NULL};
+	static const char *const states[] = {"queued", "leased", "done", "dead", "cancelled"};
+	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
+	const cJSON *task;
+	struct table t;
+	int rc = 0;
+
+	printf("job %lld", id);
+	print_field(" ", job, "name");
+	print_field(" (", job, "family");
+	print_field("): ", job, "state");
+	print_field(", priority ", job, "priority");
+	print_field("\nsubmitted by ", job, "submitted_by");
+	print_field(" at ", job, "created_at");
+	print_field(", updated ", job, "updated_at");
+	print_field("\ntasks: ", job, "task_count");
+	for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+		printf("%s%s ", i ? ", " : " (", states[i]);
+		print_field("", by_state, states[i]);
+	}
+	printf(")\n\n");
+
+	table_init(&t, headers);
+	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+		char cell[256];
+		cell_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), cell, sizeof(cell));
+		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
+		    (rc = table_add(&t, cell)) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "state"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "attempt"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "phase"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "percent"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "agent_id"))) < 0 ||
+		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "last_error"))) < 0)
+			break;
+	}
+	if (rc == 0)
+		table_print(&t, stdout);
+	table_release(&t);
+	return rc;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct client c = {0};
+	cJSON *job = NULL;
+	char path[64];
+	long long id;
+	int opt, rc;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		return args_option_error("status", argv, opt);
+	}
+	if (argc - optind != 1)
+		return args_usage_error("status", "expects one JOB id");
+	rc = args_job_id(argv[optind], &id);
+	if (rc < 0)
+		return client_fail("status", rc);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+	rc = client_open(&c);
+	if (rc == 0)
+		rc = client_get_object(&c, "GET", path, NULL, &job);
+	if (rc == 0)
+		rc = print_job(job, id);
+	cJSON_Delete(job);
+	client_close(&c);
+	return rc < 0 ? client_fail("status", rc) : 0;
+}

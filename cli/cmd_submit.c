@@ -1,0 +1,246 @@
+/* loadlab submit FILE [--wait]: POST /api/v1/jobs, then optionally follow
+ * GET /api/v1/jobs/{id} until the job is done, failed or cancelled. */
+#include "args.h"
+#include "client.h"
+#include "commands.h"
+#include "table.h"
+
+#include "loadlab/buf.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A job file larger than this is surely a mistake; the server has its own cap. */
+#define SUBMIT_FILE_LIMIT ((size_t)1 << 20)
+/* Seconds between polls of the job while waiting. */
+#define WAIT_INTERVAL_MS 1000
+/* Polls in a row that may fail to reach the server (a restart) before giving up. */
+#define WAIT_UNREACHABLE_TRIES 15
+
+static const char usage_text[] =
+	"usage: loadlab submit FILE [--wait]\n\n"
+	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
+	"and prints its id and task count: \"job ID: N tasks, STATE\".\n\n"
+	"  --wait   follow the job until it ends: a progress line redrawn in place on a\n"
+	"           terminal, a plain line for each change otherwise. Exit 0 when the job\n"
+	"           is done, 1 when it failed or was cancelled, 2 on an error.\n";
+
+static int read_file(const char *path, struct buf *out)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	char chunk[65536];
+	size_t n;
+	int rc = 0;
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot open %s: %s.", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		rc = buf_append(out, chunk, n);
+		if (rc < 0) {
+			if (rc == LL_ETOOBIG)
+				err_set(rc, "%s is larger than %zu bytes.", path, out->limit);
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f))
+		rc = err_set(LL_EIO, "Cannot read %s: %s.", path, strerror(errno));
+	if (f != stdin)
+		fclose(f);
+	return rc;
+}
+
+static bool job_finished(const char *state)
+{
+	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
+	       strcmp(state, "cancelled") == 0;
+}
+
+static long long count_of(const cJSON *tasks_by_state, const char *state)
+{
+	long long n = 0;
+
+	if (json_get_int(tasks_by_state, state, 0, 1LL << 53, false, 0, &n) < 0)
+		return 0;
+	return n;
+}
+
+/* One line for the job's progress: tasks done of all, the other states that
+ * are not empty, and the phase of each leased task (at most 4). */
+static void progress_line(long long id, const cJSON *job, const char *state, char *line,
+			  size_t size)
+{
+	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
+	static const char *const others[] = {"leased", "queued", "dead", "cancelled"};
+	const cJSON *task;
+	long long total = 0;
+	size_t used;
+	int shown = 0, more = 0;
+
+	json_get_int(job, "task_count", 0, 1LL << 53, false, 0, &total);
+	used = (size_t)snprintf(line, size, "job %lld %s: %lld/%lld tasks done", id, state,
+				count_of(by_state, "done"), total);
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]) && used < size; i++) {
+		long long n = count_of(by_state, others[i]);
+		if (n)
+			used += (size_t)snprintf(line + used, size - used, ", %lld %s", n, others[i]);
+	}
+	cJSON_ArrayForEach(task, tasks) {
+		const cJSON *phase = cJSON_GetObjectItemCaseSensitive(task, "phase");
+		const cJSON *percent = cJSON_GetObjectItemCaseSensitive(task, "percent");
+		const cJSON *task_state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		char phase_text[40], percent_text[16];
+
+		if (!cJSON_IsString(task_state) || strcmp(task_state->valuestring, "leased") != 0 ||
+		    !cJSON_IsString(phase))
+			continue;
+		if (shown == 4) {
+			more++;
+			continue;
+		}
+		table_json_text(phase, phase_text, sizeof(phase_text));
+		table_json_text(percent, percent_text, sizeof(percent_text));
+		if (used < size)
+			used += (size_t)snprintf(line + used, size - used, "%s %s%s%s",
+						 shown ? "," : " |", phase_text,
+						 cJSON_IsNumber(percent) ? " " : "",
+						 cJSON_IsNumber(percent) ? percent_text : "");
+		if (used < size && cJSON_IsNumber(percent))
+			used += (size_t)snprintf(line + used, size - used, "%%");
+		shown++;
+	}
+	if (more && used < size)
+		snprintf(line + used, size - used, ", +%d more", more);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Follows job ID until it ends; returns the exit code. */
+static int submit_wait(struct client *c, long long id)
+{
+	bool tty = isatty(STDOUT_FILENO);
+	char path[64], line[512] = "", last[512] = "";
+	int unreachable = 0, code = 2;
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
+	for (;;) {
+		cJSON *job = NULL;
+		const char *state = NULL;
+		int rc = client_get_object(c, "GET", path, NULL, &job);
+
+		if (rc == LL_EIO && ++unreachable < WAIT_UNREACHABLE_TRIES) {
+			sleep_ms(WAIT_INTERVAL_MS);
+			continue;
+		}
+		if (rc == 0)
+			rc = json_get_string(job, "state", 64, true, NULL, &state);
+		if (rc < 0) {
+			cJSON_Delete(job);
+			if (tty && *last)
+				fputc('\n', stdout);
+			fflush(stdout);
+			return client_fail("submit", rc);
+		}
+		unreachable = 0;
+		progress_line(id, job, state, line, sizeof(line));
+		if (tty) {
+			fputs("\r", stdout);
+			table_print_text(stdout, line);
+			fputs("\033[K", stdout);
+		} else if (strcmp(line, last) != 0) {
+			table_print_text(stdout, line);
+			fputc('\n', stdout);
+		}
+		fflush(stdout);
+		snprintf(last, sizeof(last), "%s", line);
+		if (job_finished(state)) {
+			code = strcmp(state, "done") == 0 ? 0 : 1;
+			cJSON_Delete(job);
+			break;
+		}
+		cJSON_Delete(job);
+		sleep_ms(WAIT_INTERVAL_MS);
+	}
+	if (tty)
+		fputc('\n', stdout);
+	return code;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"wait", no_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct client c = {0};
+	struct buf file;
+	cJSON *parsed = NULL, *created = NULL;
+	const char *state = NULL;
+	long long id = 0, tasks = 0;
+	bool wait = false;
+	int opt, rc, code = 2;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":wh", options, NULL)) != -1) {
+		switch (opt) {
+		case 'w': wait = true; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: return args_option_error("submit", argv, opt);
+		}
+	}
+	if (argc - optind != 1)
+		return args_usage_error("submit", "expects one job FILE");
+
+	buf_init(&file, SUBMIT_FILE_LIMIT);
+	rc = read_file(argv[optind], &file);
+	if (rc < 0)
+		goto fail;
+	/* Refuse what is not JSON here, with the file's name in the message;
+	 * the server checks everything else. */
+	rc = json_parse_object(file.data, file.len, 0, &parsed);
+	if (rc < 0) {
+		char why[512];
+		snprintf(why, sizeof(why), "%s", err_message(rc));
+		rc = err_set(rc, "%s: %s", argv[optind], why);
+		goto fail;
+	}
+	rc = client_open(&c);
+	if (rc == 0)
+		rc = client_get_object(&c, "POST", "/api/v1/jobs", buf_str(&file), &created);
+	if (rc == 0)
+		rc = json_get_int(created, "id", 1, 1LL << 53, true, 0, &id);
+	if (rc == 0)
+		rc = json_get_int(created, "task_count", 0, 1LL << 53, true, 0, &tasks);
+	if (rc == 0)
+		rc = json_get_string(created, "state", 64, false, "queued", &state);
+	if (rc < 0)
+		goto fail;
+	printf("job %lld: %lld task%s, ", id, tasks, tasks == 1 ? "" : "s");
+	table_print_text(stdout, state);
+	fputc('\n', stdout);
+	fflush(stdout);
+	code = wait ? submit_wait(&c, id) : 0;
+	goto out;
+fail:
+	code = client_fail("submit", rc);
+out:
+	cJSON_Delete(created);
+	cJSON_Delete(parsed);
+	buf_release(&file);
+	client_close(&c);
+	return code;
+}

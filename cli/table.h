@@ -1,0 +1,60 @@
+/*
+ * table.h - plain-text tables for the CLI's listings, and safe printing of
+ * text that came from the server.
+ *
+ *	struct table t;
+ *	table_init(&t, (const char *const[]){"ID", "NAME", NULL});
+ *	table_add(&t, "7");
+ *	table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "name"));
+ *	table_print(&t, stdout);
+ *	table_release(&t);
+ *
+ * Cells are added row by row, left to right. Columns are as wide as their
+ * widest cell (counted in UTF-8 characters) and separated by two spaces.
+ * Control characters in cells are printed as '?', so that text from the
+ * server cannot move the cursor or forge lines.
+ */
+#ifndef LOADLAB_CLI_TABLE_H
+#define LOADLAB_CLI_TABLE_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct table {
+	const char *const *headers; /* borrowed, NULL-terminated */
+	size_t columns;
+	char **cells;               /* row-major, owned */
+	size_t count;
+	size_t alloc;
+};
+
+/* An empty table with the column titles HEADERS (borrowed). */
+void table_init(struct table *t, const char *const *headers);
+
+/* Appends a copy of TEXT (NULL prints as "-") as the next cell.
+ * LL_ENOMEM on failure, the table unchanged. */
+int table_add(struct table *t, const char *text);
+
+/* Appends a formatted cell (same errors as table_add). */
+int table_addf(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends ITEM as text: strings as they are, integers without a fraction,
+ * booleans as true/false, arrays of scalars joined with ',', null or a
+ * missing item as "-" (same errors as table_add). */
+int table_add_json(struct table *t, const cJSON *item);
+
+/* Writes the titles and every complete row to OUT. */
+void table_print(const struct table *t, FILE *out);
+
+/* Frees the cells; the table is empty afterwards. */
+void table_release(struct table *t);
+
+/* Writes ITEM as table_add_json() would show it into OUT (SIZE bytes,
+ * truncated on a character boundary). */
+void table_json_text(const cJSON *item, char *out, size_t size);
+
+/* Writes TEXT to OUT with control characters replaced by '?'. */
+void table_print_text(FILE *out, const char *text);
+
+#endif
