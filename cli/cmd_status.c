@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "table.h"
 
+#include "loadlab/err.h"
+
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -114,6 +116,9 @@ int cmd_status(int argc, char **argv)
 	rc = client_open(&c);
 	if (rc == 0)
 		rc = client_get_object(&c, "GET", path, NULL, &job);
+	if (rc == 0 && (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "id")) ||
+			!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(job, "tasks"))))
+		rc = err_set(LL_EFORMAT, "The server's answer to GET %s is not a job.", path);
 	if (rc == 0)
 		rc = print_job(job, id);
 	cJSON_Delete(job);
