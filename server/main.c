@@ -1,1 +1,72 @@
-int main(void) { return 0; }
+/* loadlabd: the loadlab daemon (API.md, "Daemon"). */
+#include "server.h"
+
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int main(int argc, char **argv)
+{
+	struct server server = {0};
+	struct store_options store_options;
+	enum log_format format;
+	sigset_t signals;
+	bool help;
+	int rc, sig;
+
+	if ((rc = config_load(&server.config, argc, argv, &help)) < 0) {
+		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
+		return 2;
+	}
+	if (help) {
+		config_usage(stdout);
+		return 0;
+	}
+	log_format_parse(server.config.log_format, &format);
+	log_set_format(format);
+
+	if (mkdir(server.config.data_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "loadlabd: cannot create %s: %s\n", server.config.data_dir, strerror(errno));
+		return 1;
+	}
+	store_options = (struct store_options){
+		.lease_ms = server.config.lease_seconds * 1000LL,
+		.max_attempts = server.config.max_attempts,
+		.backoff_ms = server.config.retry_backoff_seconds * 1000LL,
+		.backoff_max_ms = 300 * 1000LL,
+		.offline_after_ms = server.config.offline_after_seconds * 1000LL,
+	};
+	if (store_options.backoff_max_ms < store_options.backoff_ms)
+		store_options.backoff_max_ms = store_options.backoff_ms;
+
+	/* Signals are taken by sigwait below; every thread inherits the mask. */
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) < 0 ||
+	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
+	    (rc = http_start(&server)) < 0) {
+		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
+		store_close(server.store);
+		return 1;
+	}
+	log_event(LOG_INFO, "started", "db", server.config.db_path, "data_dir", server.config.data_dir, NULL);
+	printf("loadlabd: listening on %s://%s:%d\n", server.config.tls_cert[0] ? "https" : "http",
+	       server.config.listen_host, server.port);
+	fflush(stdout);
+
+	sigwait(&signals, &sig);
+	log_event(LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	http_stop(&server, 10000);
+	store_close(server.store);
+	log_event(LOG_INFO, "stopped", NULL);
+	return 0;
+}

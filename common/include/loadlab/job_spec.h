@@ -1,0 +1,60 @@
+/*
+ * job_spec.h - what a job may ask for, checked the same way on the server
+ * (at submission) and on the agent (before it builds anything).
+ *
+ * Bounds (docs/rest-bodies.md, "POST /api/v1/jobs"):
+ *   generator.dlls 1..256, exports 1..4096, dlls*exports <= 100000,
+ *   globals_per_function 0..64; variants 1..32, distinct names;
+ *   warm.runs 1..1000, warm.warmup 0..100, cold.runs 1..200,
+ *   churn.processes 1..5000, churn.dll_sets 1..8;
+ *   matrix: at most 8 keys, 16 values per key, 256 cells; priority -100..100.
+ */
+#ifndef LOADLAB_JOB_SPEC_H
+#define LOADLAB_JOB_SPEC_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#define JOB_SPEC_MAX_DLLS 256
+#define JOB_SPEC_MAX_EXPORTS 4096
+#define JOB_SPEC_MAX_TOTAL_EXPORTS 100000
+#define JOB_SPEC_MAX_GLOBALS 64
+#define JOB_SPEC_MAX_VARIANTS 32
+#define JOB_SPEC_MAX_WARM_RUNS 1000
+#define JOB_SPEC_MAX_WARMUP 100
+#define JOB_SPEC_MAX_COLD_RUNS 200
+#define JOB_SPEC_MAX_CHURN_PROCESSES 5000
+#define JOB_SPEC_MAX_MATRIX_KEYS 8
+#define JOB_SPEC_MAX_MATRIX_VALUES 16
+#define JOB_SPEC_MAX_CELLS 256
+#define JOB_SPEC_MAX_NAME 128
+
+/* Checks a submitted job (a parsed JSON object) against every rule and
+ * bound, and returns its normalized form: all defaults present, every
+ * variant expanded to its knobs ({"name","bases","bind","imports","order"}
+ * for pe, {"name"} for elf), "matrix" always present as {"cells": {...}}
+ * or {"each_agent": {...}}. LL_EINVAL / LL_ERANGE with a message naming
+ * the field. The caller deletes *RET_NORMALIZED. */
+int job_spec_normalize(const cJSON *submitted, cJSON **ret_normalized);
+
+/* The cells of a normalized spec's "cells" matrix: an array of objects
+ * {KEY: VALUE}, the cartesian product in key order (one empty object for
+ * an empty matrix). For an "each_agent" matrix, LL_EINVAL. */
+int job_spec_expand_cells(const cJSON *normalized, cJSON **ret_cells);
+
+/* True when an agent with FACTS and LABELS (objects) may run a task of
+ * CELL ({KEY: VALUE}): for every KEY, the label or the fact of that name
+ * equals VALUE. A fact that is an array matches when one element does;
+ * numbers compare by their shortest decimal text, booleans as
+ * "true"/"false". */
+bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *labels);
+
+/* True when an agent matches an each_agent SELECTOR ({KEY: [VALUE...]}):
+ * for every KEY, one of the VALUEs matches as in job_spec_cell_matches. */
+bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels);
+
+/* True when NAME is a valid matrix, fact or label key:
+ * ^[a-z][a-z0-9_]{0,31}$. */
+bool job_spec_key_valid(const char *name);
+
+#endif

@@ -1,0 +1,503 @@
+#include "loadlab/job_spec.h"
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct pe_preset {
+	const char *name;
+	const char *bases;
+	bool bind;
+	const char *imports;
+	const char *order;
+};
+
+/* DESIGN.md, "Experiments": the names users type. */
+static const struct pe_preset pe_presets[] = {
+	{"default", "same", false, "name", "link"},
+	{"rebase", "unique", false, "name", "link"},
+	{"bind", "unique", true, "name", "link"},
+	{"ordinal", "same", false, "ordinal", "link"},
+	{"ordinal+rebase", "unique", false, "ordinal", "link"},
+	{"ordinal+bind", "unique", true, "ordinal", "link"},
+	{"reorder", "unique", false, "name", "trace"},
+	{"no-rebase", "toolchain", false, "name", "link"},
+};
+
+static const char *const elf_presets[] = {
+	"default", "now", "relr", "hidden", "symbolic", "reorder", "sysv-hash", NULL,
+};
+
+static const char *const churn_dll_sets[] = {
+	"none", "user32", "user32+gdi32", "generated", NULL,
+};
+
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+bool job_spec_key_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 1 || n > 32 || name[0] < 'a' || name[0] > 'z')
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+static bool name_valid(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static int add_knobs(cJSON *variants, const char *name, const char *bases, bool bind,
+		     const char *imports, const char *order)
+{
+	cJSON *v = cJSON_CreateObject();
+
+	if (!v || !cJSON_AddStringToObject(v, "name", name) ||
+	    !cJSON_AddStringToObject(v, "bases", bases) || !cJSON_AddBoolToObject(v, "bind", bind) ||
+	    !cJSON_AddStringToObject(v, "imports", imports) ||
+	    !cJSON_AddStringToObject(v, "order", order)) {
+		cJSON_Delete(v);
+		return LL_ENOMEM;
+	}
+	cJSON_AddItemToArray(variants, v);
+	return 0;
+}
+
+static int choice(const cJSON *obj, const char *key, const char *const *allowed, const char *dflt,
+		  const char **ret)
+{
+	const char *s;
+	int rc = json_get_string(obj, key, 64, false, dflt, &s);
+
+	if (rc < 0)
+		return rc;
+	if (!in_list(s, allowed))
+		return err_set(LL_EINVAL, "Field '%s' has an unknown value '%s'.", key, s);
+	*ret = s;
+	return 0;
+}
+
+static int normalize_pe_knobs(const cJSON *item, cJSON *out)
+{
+	static const char *const keys[] = {"name", "bases", "bind", "imports", "order", NULL};
+	static const char *const bases_values[] = {"same", "unique", "toolchain", NULL};
+	static const char *const import_values[] = {"name", "ordinal", NULL};
+	static const char *const order_values[] = {"link", "trace", NULL};
+	const char *name, *bases, *imports, *order;
+	bool bind;
+	int rc;
+
+	if ((rc = json_check_keys(item, keys, "variant")) < 0 ||
+	    (rc = json_get_string(item, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = choice(item, "bases", bases_values, "same", &bases)) < 0 ||
+	    (rc = json_get_bool(item, "bind", false, false, &bind)) < 0 ||
+	    (rc = choice(item, "imports", import_values, "name", &imports)) < 0 ||
+	    (rc = choice(item, "order", order_values, "link", &order)) < 0)
+		return rc;
+	if (!name_valid(name))
+		return err_set(LL_EINVAL, "Variant name '%s' has control characters.", name);
+	if (bind && strcmp(bases, "same") == 0)
+		return err_set(LL_EINVAL,
+			       "Variant '%s' binds with bases 'same': bound imports are only "
+			       "valid when each DLL has its own base.", name);
+	return add_knobs(out, name, bases, bind, imports, order);
+}
+
+static int normalize_variants(const cJSON *variants, const char *family, cJSON *out)
+{
+	const cJSON *item;
+	int count, rc;
+
+	if (!cJSON_IsArray(variants))
+		return err_set(LL_EINVAL, "Field 'variants' is required and must be an array.");
+	count = cJSON_GetArraySize(variants);
+	if (count < 1 || count > JOB_SPEC_MAX_VARIANTS)
+		return err_set(LL_ERANGE, "Field 'variants' must have 1 to %d entries.",
+			       JOB_SPEC_MAX_VARIANTS);
+	cJSON_ArrayForEach(item, variants) {
+		if (cJSON_IsString(item)) {
+			const char *name = item->valuestring;
+			size_t i;
+			if (strcmp(family, "elf") == 0) {
+				cJSON *v;
+				if (!in_list(name, elf_presets))
+					return err_set(LL_EINVAL, "Unknown elf variant '%s'.", name);
+				v = cJSON_CreateObject();
+				if (!v || !cJSON_AddStringToObject(v, "name", name)) {
+					cJSON_Delete(v);
+					return LL_ENOMEM;
+				}
+				cJSON_AddItemToArray(out, v);
+				continue;
+			}
+			for (i = 0; i < sizeof(pe_presets) / sizeof(pe_presets[0]); i++)
+				if (strcmp(pe_presets[i].name, name) == 0)
+					break;
+			if (i == sizeof(pe_presets) / sizeof(pe_presets[0]))
+				return err_set(LL_EINVAL, "Unknown pe variant '%s'.", name);
+			rc = add_knobs(out, name, pe_presets[i].bases, pe_presets[i].bind,
+				       pe_presets[i].imports, pe_presets[i].order);
+		} else if (cJSON_IsObject(item) && strcmp(family, "pe") == 0) {
+			rc = normalize_pe_knobs(item, out);
+		} else {
+			return err_set(LL_EINVAL,
+				       "Each variant must be a preset name%s.",
+				       strcmp(family, "pe") == 0 ? " or an object of knobs" : "");
+		}
+		if (rc < 0)
+			return rc;
+	}
+	/* Names identify variants in results and reports: no duplicates. */
+	for (const cJSON *a = out->child; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next)
+			if (strcmp(cJSON_GetObjectItemCaseSensitive(a, "name")->valuestring,
+				   cJSON_GetObjectItemCaseSensitive(b, "name")->valuestring) == 0)
+				return err_set(LL_EINVAL, "Variant '%s' is listed twice.",
+					       cJSON_GetObjectItemCaseSensitive(a, "name")->valuestring);
+	return 0;
+}
+
+static int normalize_generator(const cJSON *gen, cJSON *out)
+{
+	static const char *const keys[] = {"dlls", "exports", "globals_per_function", "main", NULL};
+	static const char *const main_values[] = {"reference", "call", NULL};
+	long long dlls, exports, globals;
+	const char *main_mode;
+	int rc;
+
+	if (!cJSON_IsObject(gen))
+		return err_set(LL_EINVAL, "Field 'generator' is required and must be an object.");
+	if ((rc = json_check_keys(gen, keys, "generator")) < 0 ||
+	    (rc = json_get_int(gen, "dlls", 1, JOB_SPEC_MAX_DLLS, true, 0, &dlls)) < 0 ||
+	    (rc = json_get_int(gen, "exports", 1, JOB_SPEC_MAX_EXPORTS, true, 0, &exports)) < 0 ||
+	    (rc = json_get_int(gen, "globals_per_function", 0, JOB_SPEC_MAX_GLOBALS, false, 0,
+			       &globals)) < 0 ||
+	    (rc = choice(gen, "main", main_values, "reference", &main_mode)) < 0)
+		return rc;
+	if (dlls * exports > JOB_SPEC_MAX_TOTAL_EXPORTS)
+		return err_set(LL_ERANGE, "dlls * exports is %lld; the limit is %d.", dlls * exports,
+			       JOB_SPEC_MAX_TOTAL_EXPORTS);
+	if (!cJSON_AddNumberToObject(out, "dlls", (double)dlls) ||
+	    !cJSON_AddNumberToObject(out, "exports", (double)exports) ||
+	    !cJSON_AddNumberToObject(out, "globals_per_function", (double)globals) ||
+	    !cJSON_AddStringToObject(out, "main", main_mode))
+		return LL_ENOMEM;
+	return 0;
+}
+
+static int normalize_measure(const cJSON *measure, cJSON *out)
+{
+	static const char *const keys[] = {"warm", "cold", "churn", NULL};
+	static const char *const warm_keys[] = {"runs", "warmup", NULL};
+	static const char *const cold_keys[] = {"runs", NULL};
+	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
+	const cJSON *warm, *cold, *churn, *item;
+	long long runs, warmup, processes;
+	cJSON *o, *sets;
+	int rc;
+
+	if (!measure) {
+		o = cJSON_AddObjectToObject(out, "warm");
+		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) ||
+		    !cJSON_AddNumberToObject(o, "warmup", 3))
+			return LL_ENOMEM;
+		return 0;
+	}
+	if (!cJSON_IsObject(measure))
+		return err_set(LL_EINVAL, "Field 'measure' must be an object.");
+	if ((rc = json_check_keys(measure, keys, "measure")) < 0)
+		return rc;
+	warm = cJSON_GetObjectItemCaseSensitive(measure, "warm");
+	cold = cJSON_GetObjectItemCaseSensitive(measure, "cold");
+	churn = cJSON_GetObjectItemCaseSensitive(measure, "churn");
+	if (!warm && !cold && !churn)
+		return err_set(LL_EINVAL, "Field 'measure' must ask for warm, cold or churn.");
+	if (warm) {
+		if (!cJSON_IsObject(warm))
+			return err_set(LL_EINVAL, "Field 'measure.warm' must be an object.");
+		if ((rc = json_check_keys(warm, warm_keys, "measure.warm")) < 0 ||
+		    (rc = json_get_int(warm, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &runs)) < 0 ||
+		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0)
+			return rc;
+		o = cJSON_AddObjectToObject(out, "warm");
+		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
+		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup))
+			return LL_ENOMEM;
+	}
+	if (cold) {
+		if (!cJSON_IsObject(cold))
+			return err_set(LL_EINVAL, "Field 'measure.cold' must be an object.");
+		if ((rc = json_check_keys(cold, cold_keys, "measure.cold")) < 0 ||
+		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0)
+			return rc;
+		o = cJSON_AddObjectToObject(out, "cold");
+		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs))
+			return LL_ENOMEM;
+	}
+	if (churn) {
+		const cJSON *given;
+		if (!cJSON_IsObject(churn))
+			return err_set(LL_EINVAL, "Field 'measure.churn' must be an object.");
+		if ((rc = json_check_keys(churn, churn_keys, "measure.churn")) < 0 ||
+		    (rc = json_get_int(churn, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
+				       &processes)) < 0)
+			return rc;
+		o = cJSON_AddObjectToObject(out, "churn");
+		if (!o || !cJSON_AddNumberToObject(o, "processes", (double)processes))
+			return LL_ENOMEM;
+		sets = cJSON_AddArrayToObject(o, "dll_sets");
+		if (!sets)
+			return LL_ENOMEM;
+		given = cJSON_GetObjectItemCaseSensitive(churn, "dll_sets");
+		if (!given) {
+			cJSON_AddItemToArray(sets, cJSON_CreateString("none"));
+			cJSON_AddItemToArray(sets, cJSON_CreateString("user32"));
+			return 0;
+		}
+		if (!cJSON_IsArray(given) || cJSON_GetArraySize(given) < 1 ||
+		    cJSON_GetArraySize(given) > 8)
+			return err_set(LL_EINVAL, "Field 'measure.churn.dll_sets' must be an array of 1 to 8 names.");
+		cJSON_ArrayForEach(item, given) {
+			if (!cJSON_IsString(item) || !in_list(item->valuestring, churn_dll_sets))
+				return err_set(LL_EINVAL,
+					       "Unknown DLL set in 'measure.churn.dll_sets' (known: "
+					       "none, user32, user32+gdi32, generated).");
+			cJSON_AddItemToArray(sets, cJSON_CreateString(item->valuestring));
+		}
+	}
+	return 0;
+}
+
+/* Checks {KEY: [VALUE...]} and copies it; returns the product of the
+ * list lengths in *RET_CELLS. */
+static int normalize_selector(const cJSON *sel, const char *where, cJSON *out, long long *ret_cells)
+{
+	const cJSON *key, *value;
+	long long cells = 1;
+	int keys = 0;
+
+	if (!cJSON_IsObject(sel))
+		return err_set(LL_EINVAL, "Field 'matrix.%s' must be an object of lists.", where);
+	cJSON_ArrayForEach(key, sel) {
+		cJSON *list;
+		int n;
+		if (++keys > JOB_SPEC_MAX_MATRIX_KEYS)
+			return err_set(LL_ERANGE, "A matrix has at most %d keys.", JOB_SPEC_MAX_MATRIX_KEYS);
+		if (!job_spec_key_valid(key->string))
+			return err_set(LL_EINVAL, "Matrix key '%s' must match [a-z][a-z0-9_]{0,31}.",
+				       key->string);
+		n = cJSON_IsArray(key) ? cJSON_GetArraySize(key) : 0;
+		if (n < 1 || n > JOB_SPEC_MAX_MATRIX_VALUES)
+			return err_set(LL_EINVAL, "Matrix key '%s' needs a list of 1 to %d strings.",
+				       key->string, JOB_SPEC_MAX_MATRIX_VALUES);
+		list = cJSON_AddArrayToObject(out, key->string);
+		if (!list)
+			return LL_ENOMEM;
+		cJSON_ArrayForEach(value, key) {
+			size_t len = cJSON_IsString(value) ? strlen(value->valuestring) : 0;
+			if (len < 1 || len > 64 || !name_valid(value->valuestring))
+				return err_set(LL_EINVAL,
+					       "Values of matrix key '%s' must be strings of 1 to 64 bytes.",
+					       key->string);
+			for (const cJSON *p = key->child; p != value; p = p->next)
+				if (strcmp(p->valuestring, value->valuestring) == 0)
+					return err_set(LL_EINVAL, "Matrix key '%s' lists '%s' twice.",
+						       key->string, value->valuestring);
+			cJSON_AddItemToArray(list, cJSON_CreateString(value->valuestring));
+		}
+		cells *= n;
+		if (cells > JOB_SPEC_MAX_CELLS)
+			return err_set(LL_ERANGE, "The matrix has more than %d cells.", JOB_SPEC_MAX_CELLS);
+	}
+	*ret_cells = cells;
+	return 0;
+}
+
+static int normalize_matrix(const cJSON *matrix, cJSON *out)
+{
+	static const char *const keys[] = {"cells", "each_agent", NULL};
+	const cJSON *cells, *each;
+	long long n;
+
+	if (!matrix)
+		return cJSON_AddObjectToObject(out, "cells") ? 0 : LL_ENOMEM;
+	if (!cJSON_IsObject(matrix))
+		return err_set(LL_EINVAL, "Field 'matrix' must be an object.");
+	int rc = json_check_keys(matrix, keys, "matrix");
+	if (rc < 0)
+		return rc;
+	cells = cJSON_GetObjectItemCaseSensitive(matrix, "cells");
+	each = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
+	if (cells && each)
+		return err_set(LL_EINVAL, "Field 'matrix' takes either 'cells' or 'each_agent', not both.");
+	if (!cells && !each)
+		return cJSON_AddObjectToObject(out, "cells") ? 0 : LL_ENOMEM;
+	cJSON *o = cJSON_AddObjectToObject(out, cells ? "cells" : "each_agent");
+	if (!o)
+		return LL_ENOMEM;
+	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
+}
+
+int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
+{
+	static const char *const keys[] = {"name", "family", "generator", "variants",
+					   "measure", "matrix", "priority", NULL};
+	static const char *const families[] = {"pe", "elf", NULL};
+	const char *name, *family;
+	long long priority;
+	cJSON *out = NULL, *o;
+	int rc;
+
+	if (!cJSON_IsObject(job))
+		return err_set(LL_EINVAL, "A job must be a JSON object.");
+	if ((rc = json_check_keys(job, keys, "job")) < 0 ||
+	    (rc = json_get_string(job, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
+	    (rc = json_get_string(job, "family", 16, true, NULL, &family)) < 0 ||
+	    (rc = json_get_int(job, "priority", -100, 100, false, 0, &priority)) < 0)
+		return rc;
+	if (!name_valid(name))
+		return err_set(LL_EINVAL, "Field 'name' has control characters.");
+	if (!in_list(family, families))
+		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf).", family);
+
+	rc = LL_ENOMEM;
+	out = cJSON_CreateObject();
+	if (!out || !cJSON_AddStringToObject(out, "name", name) ||
+	    !cJSON_AddStringToObject(out, "family", family) ||
+	    !cJSON_AddNumberToObject(out, "priority", (double)priority))
+		goto fail;
+	if (!(o = cJSON_AddObjectToObject(out, "generator")))
+		goto fail;
+	if ((rc = normalize_generator(cJSON_GetObjectItemCaseSensitive(job, "generator"), o)) < 0)
+		goto fail;
+	rc = LL_ENOMEM;
+	if (!(o = cJSON_AddArrayToObject(out, "variants")))
+		goto fail;
+	if ((rc = normalize_variants(cJSON_GetObjectItemCaseSensitive(job, "variants"), family, o)) < 0)
+		goto fail;
+	rc = LL_ENOMEM;
+	if (!(o = cJSON_AddObjectToObject(out, "measure")))
+		goto fail;
+	if ((rc = normalize_measure(cJSON_GetObjectItemCaseSensitive(job, "measure"), o)) < 0)
+		goto fail;
+	rc = LL_ENOMEM;
+	if (!(o = cJSON_AddObjectToObject(out, "matrix")))
+		goto fail;
+	if ((rc = normalize_matrix(cJSON_GetObjectItemCaseSensitive(job, "matrix"), o)) < 0)
+		goto fail;
+	*ret_normalized = out;
+	return 0;
+fail:
+	cJSON_Delete(out);
+	return rc;
+}
+
+int job_spec_expand_cells(const cJSON *normalized, cJSON **ret_cells)
+{
+	const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(normalized, "matrix");
+	const cJSON *cells = cJSON_GetObjectItemCaseSensitive(matrix, "cells");
+	const cJSON *key;
+	cJSON *out, *next;
+
+	if (!cJSON_IsObject(cells))
+		return err_set(LL_EINVAL, "The job's matrix has no cells.");
+	out = cJSON_CreateArray();
+	if (!out)
+		return LL_ENOMEM;
+	cJSON_AddItemToArray(out, cJSON_CreateObject());
+	cJSON_ArrayForEach(key, cells) {
+		const cJSON *cell, *value;
+		next = cJSON_CreateArray();
+		if (!next)
+			goto nomem;
+		cJSON_ArrayForEach(cell, out) {
+			cJSON_ArrayForEach(value, key) {
+				cJSON *c = cJSON_Duplicate(cell, true);
+				if (!c || !cJSON_AddStringToObject(c, key->string, value->valuestring)) {
+					cJSON_Delete(c);
+					cJSON_Delete(next);
+					goto nomem;
+				}
+				cJSON_AddItemToArray(next, c);
+			}
+		}
+		cJSON_Delete(out);
+		out = next;
+	}
+	*ret_cells = out;
+	return 0;
+nomem:
+	cJSON_Delete(out);
+	return LL_ENOMEM;
+}
+
+static bool value_matches(const cJSON *have, const char *want)
+{
+	char text[64];
+	const cJSON *item;
+
+	if (!have)
+		return false;
+	if (cJSON_IsString(have))
+		return strcmp(have->valuestring, want) == 0;
+	if (cJSON_IsBool(have))
+		return strcmp(cJSON_IsTrue(have) ? "true" : "false", want) == 0;
+	if (cJSON_IsNumber(have)) {
+		snprintf(text, sizeof(text), "%.15g", have->valuedouble);
+		return strcmp(text, want) == 0;
+	}
+	if (cJSON_IsArray(have)) {
+		cJSON_ArrayForEach(item, have)
+			if (!cJSON_IsArray(item) && value_matches(item, want))
+				return true;
+	}
+	return false;
+}
+
+static bool agent_has(const cJSON *facts, const cJSON *labels, const char *key, const char *want)
+{
+	return value_matches(cJSON_GetObjectItemCaseSensitive(labels, key), want) ||
+	       value_matches(cJSON_GetObjectItemCaseSensitive(facts, key), want);
+}
+
+bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *labels)
+{
+	const cJSON *key;
+
+	cJSON_ArrayForEach(key, cell)
+		if (!cJSON_IsString(key) || !agent_has(facts, labels, key->string, key->valuestring))
+			return false;
+	return true;
+}
+
+bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels)
+{
+	const cJSON *key, *value;
+
+	cJSON_ArrayForEach(key, selector) {
+		bool any = false;
+		cJSON_ArrayForEach(value, key)
+			if (cJSON_IsString(value) && agent_has(facts, labels, key->string, value->valuestring))
+				any = true;
+		if (!any)
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,253 @@
+#include "config.h"
+
+#include "loadlab/err.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN };
+
+struct option_def {
+	const char *name;        /* flag without "--", config key */
+	enum option_kind kind;
+	size_t offset;
+	size_t size;             /* strings: buffer size */
+	int min, max;            /* ints */
+	const char *help;
+};
+
+#define STR(field) OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0
+#define INT(field, lo, hi) OPT_INT, offsetof(struct config, field), 0, lo, hi
+#define BOOL(field) OPT_BOOL, offsetof(struct config, field), 0, 0, 1
+
+static const struct option_def options[] = {
+	{"listen", OPT_LISTEN, 0, 0, 0, 0, "HOST:PORT to serve on (port 0: any free port)"},
+	{"data-dir", STR(data_dir), "folder for the store and the token files"},
+	{"db", STR(db_path), "SQLite file (default DATA_DIR/loadlab.db)"},
+	{"tls-cert", STR(tls_cert), "PEM certificate; with --tls-key serves HTTPS"},
+	{"tls-key", STR(tls_key), "PEM private key"},
+	{"log-format", STR(log_format), "text or json"},
+	{"lease-seconds", INT(lease_seconds, 1, 3600), "a task lease lasts this long unless renewed"},
+	{"max-attempts", INT(max_attempts, 1, 100), "leases per task before it is dead"},
+	{"retry-backoff", INT(retry_backoff_seconds, 0, 3600), "seconds before a failed task is retried; doubles per attempt"},
+	{"offline-after", INT(offline_after_seconds, 1, 86400), "an agent unseen this long is offline"},
+	{"max-wait", INT(max_wait_seconds, 0, 300), "longest lease long-poll in seconds"},
+	{"threads", INT(threads, 1, 256), "HTTP worker threads"},
+	{"per-ip-limit", INT(per_ip_limit, 1, 10000), "concurrent connections per client address"},
+	{"connection-timeout", INT(connection_timeout, 1, 3600), "idle connection timeout in seconds"},
+	{"public-read", BOOL(public_read), "allow GET of jobs, agents and reports without a token"},
+	{"public-metrics", BOOL(public_metrics), "allow /metrics without a token"},
+};
+
+#define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
+
+static void set_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
+	c->listen_port = 8080;
+	snprintf(c->data_dir, sizeof(c->data_dir), "./var");
+	snprintf(c->log_format, sizeof(c->log_format), "text");
+	c->lease_seconds = 60;
+	c->max_attempts = 3;
+	c->retry_backoff_seconds = 10;
+	c->offline_after_seconds = 120;
+	c->max_wait_seconds = 60;
+	c->threads = 8;
+	c->per_ip_limit = 256;
+	c->connection_timeout = 120;
+	c->public_metrics = true;
+}
+
+static int set_option(struct config *c, const struct option_def *o, const char *value,
+		      const char *source)
+{
+	char *end;
+	long v;
+
+	switch (o->kind) {
+	case OPT_STRING:
+		if (strlen(value) >= o->size)
+			return err_set(LL_EINVAL, "%s: value of %s is too long.", source, o->name);
+		snprintf((char *)c + o->offset, o->size, "%s", value);
+		return 0;
+	case OPT_INT:
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || end == value || *end || v < o->min || v > o->max)
+			return err_set(LL_EINVAL, "%s: %s must be an integer from %d to %d, not '%s'.",
+				       source, o->name, o->min, o->max, value);
+		*(int *)((char *)c + o->offset) = (int)v;
+		return 0;
+	case OPT_BOOL:
+		if (!strcmp(value, "1") || !strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "on"))
+			*(bool *)((char *)c + o->offset) = true;
+		else if (!strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "off"))
+			*(bool *)((char *)c + o->offset) = false;
+		else
+			return err_set(LL_EINVAL, "%s: %s must be true or false, not '%s'.", source, o->name, value);
+		return 0;
+	case OPT_LISTEN: {
+		const char *colon = strrchr(value, ':');
+		if (!colon || colon == value || (size_t)(colon - value) >= sizeof(c->listen_host))
+			return err_set(LL_EINVAL, "%s: listen must be HOST:PORT, not '%s'.", source, value);
+		errno = 0;
+		v = strtol(colon + 1, &end, 10);
+		if (errno || end == colon + 1 || *end || v < 0 || v > 65535)
+			return err_set(LL_EINVAL, "%s: the port in '%s' must be 0 to 65535.", source, value);
+		snprintf(c->listen_host, sizeof(c->listen_host), "%.*s", (int)(colon - value), value);
+		c->listen_port = (int)v;
+		return 0;
+	}
+	}
+	return LL_EINVAL;
+}
+
+static const struct option_def *find_option(const char *name)
+{
+	for (size_t i = 0; i < OPTION_COUNT; i++)
+		if (strcmp(options[i].name, name) == 0)
+			return &options[i];
+	return NULL;
+}
+
+static int load_file(struct config *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[2048], where[1100];
+	int lineno = 0, rc = 0;
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot read config file %s.", path);
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char *key = line, *eq, *value, *end;
+		const struct option_def *o;
+		lineno++;
+		line[strcspn(line, "#\r\n")] = '\0';
+		while (isspace((unsigned char)*key))
+			key++;
+		if (!*key)
+			continue;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		eq = strchr(key, '=');
+		if (!eq) {
+			rc = err_set(LL_EINVAL, "%s: expected 'name = value'.", where);
+			break;
+		}
+		for (end = eq; end > key && isspace((unsigned char)end[-1]); end--)
+			;
+		*end = '\0';
+		for (value = eq + 1; isspace((unsigned char)*value); value++)
+			;
+		for (end = value + strlen(value); end > value && isspace((unsigned char)end[-1]); end--)
+			;
+		*end = '\0';
+		o = find_option(key);
+		if (!o)
+			rc = err_set(LL_EINVAL, "%s: unknown setting '%s'.", where, key);
+		else
+			rc = set_option(c, o, value, where);
+	}
+	fclose(f);
+	return rc;
+}
+
+static int load_env(struct config *c)
+{
+	char var[64];
+
+	for (size_t i = 0; i < OPTION_COUNT; i++) {
+		const char *value;
+		size_t n = (size_t)snprintf(var, sizeof(var), "LOADLAB_%s", options[i].name);
+		for (size_t j = 8; j < n; j++)
+			var[j] = options[i].name[j - 8] == '-' ? '_' : (char)toupper((unsigned char)var[j]);
+		value = getenv(var);
+		if (value && *value) {
+			int rc = set_option(c, &options[i], value, var);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int config_load(struct config *c, int argc, char **argv, bool *ret_help)
+{
+	const char *config_file = getenv("LOADLAB_CONFIG");
+	int rc;
+
+	set_defaults(c);
+	*ret_help = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			*ret_help = true;
+			return 0;
+		}
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			config_file = argv[i + 1];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			config_file = argv[i] + 9;
+	}
+	if (config_file && *config_file && (rc = load_file(c, config_file)) < 0)
+		return rc;
+	if ((rc = load_env(c)) < 0)
+		return rc;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *value = NULL;
+		char name[64];
+		const struct option_def *o;
+
+		if (strncmp(arg, "--", 2) != 0)
+			return err_set(LL_EINVAL, "Unexpected argument '%s' (see --help).", arg);
+		snprintf(name, sizeof(name), "%s", arg + 2);
+		if (strchr(name, '=')) {
+			value = strchr(arg, '=') + 1;
+			name[strcspn(name, "=")] = '\0';
+		}
+		if (strcmp(name, "config") == 0) {
+			if (!value)
+				i++;
+			continue;
+		}
+		o = find_option(name);
+		if (!o)
+			return err_set(LL_EINVAL, "Unknown option '--%s' (see --help).", name);
+		if (!value && o->kind == OPT_BOOL)
+			value = "true";
+		if (!value) {
+			if (i + 1 >= argc)
+				return err_set(LL_EINVAL, "Option '--%s' needs a value.", name);
+			value = argv[++i];
+		}
+		if ((rc = set_option(c, o, value, "command line")) < 0)
+			return rc;
+	}
+	if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0)
+		return err_set(LL_EINVAL, "log-format must be text or json, not '%s'.", c->log_format);
+	if (!c->tls_cert[0] != !c->tls_key[0])
+		return err_set(LL_EINVAL, "TLS needs both --tls-cert and --tls-key.");
+	if (!c->db_path[0]) {
+		if (strlen(c->data_dir) + sizeof("/loadlab.db") > sizeof(c->db_path))
+			return err_set(LL_EINVAL, "data-dir is too long.");
+		snprintf(c->db_path, sizeof(c->db_path), "%s/loadlab.db", c->data_dir);
+	}
+	return 0;
+}
+
+void config_usage(FILE *out)
+{
+	fprintf(out, "usage: loadlabd [--listen 127.0.0.1:8080] [--data-dir DIR] [--db PATH]\n"
+		     "                [--tls-cert F --tls-key F] [--config FILE] [--log-format text|json]\n"
+		     "                [more options below]\n\n"
+		     "Every option also reads from LOADLAB_<NAME> (e.g. LOADLAB_DATA_DIR) and from\n"
+		     "'name = value' lines of --config FILE; flags win over the environment, which\n"
+		     "wins over the file. LOADLAB_ADMIN_TOKEN and LOADLAB_ENROLL_TOKEN set the\n"
+		     "tokens instead of generating them.\n\noptions:\n");
+	fprintf(out, "  --%-20s %s\n", "config FILE", "read settings from FILE");
+	for (size_t i = 0; i < OPTION_COUNT; i++)
+		fprintf(out, "  --%-20s %s\n", options[i].name, options[i].help);
+}

@@ -1,0 +1,43 @@
+/*
+ * config.h - loadlabd's settings, from defaults, a config file, the
+ * environment and the command line, in that order (later wins).
+ *
+ * Every flag --NAME has an environment variable LOADLAB_NAME (upper case,
+ * '-' as '_') and a config-file key NAME ("name = value" lines, '#'
+ * comments). API.md, "Daemon", fixes the first seven.
+ */
+#ifndef LOADLAB_SERVER_CONFIG_H
+#define LOADLAB_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct config {
+	char listen_host[64];
+	int listen_port;
+	char data_dir[1024];
+	char db_path[1100];         /* default DATA_DIR/loadlab.db */
+	char tls_cert[1024];
+	char tls_key[1024];
+	char log_format[8];         /* text | json */
+	int lease_seconds;          /* 1..3600, default 60 */
+	int max_attempts;           /* 1..100, default 3 */
+	int retry_backoff_seconds;  /* 0..3600, default 10 */
+	int offline_after_seconds;  /* 1..86400, default 120 */
+	int max_wait_seconds;       /* longest lease long-poll, 0..300, default 60 */
+	int threads;                /* 1..256, default 8 */
+	int per_ip_limit;           /* 1..10000, default 256 */
+	int connection_timeout;     /* seconds, 1..3600, default 120 */
+	bool public_read;           /* GET routes without a token */
+	bool public_metrics;        /* /metrics without a token (default true) */
+};
+
+/* Fills CONFIG from defaults, the environment and ARGV (a --config FILE
+ * found in either is read before the flags). *RET_HELP is set for --help.
+ * LL_EINVAL with a message for a bad flag or value. */
+int config_load(struct config *config, int argc, char **argv, bool *ret_help);
+
+/* Writes the --help text. */
+void config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * http.c - libmicrohttpd glue: per-request state, capped bodies, auth,
+ * dispatch through the route table, long-poll parking, request logs.
+ *
+ * Per-request state is made on the first callback and freed in the
+ * completed callback. Responses are queued on a later callback than the
+ * first: libmicrohttpd 0.9.75 drops keep-alive when a response is queued
+ * on the first one (DESIGN.md, "Known traps") — except 413, which is sent
+ * before the body is read and closes the connection on purpose.
+ */
+#include "server.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ replies */
+
+int reply_json(struct http_reply *reply, int status, cJSON *body)
+{
+	reply->status = status;
+	reply->json = body;
+	return 0;
+}
+
+int reply_text(struct http_reply *reply, int status, const char *content_type, char *text)
+{
+	reply->status = status;
+	reply->text = text;
+	reply->content_type = content_type;
+	return 0;
+}
+
+int reply_error(struct http_reply *reply, int status, const char *code, const char *fmt, ...)
+{
+	char message[512];
+	cJSON *body = cJSON_CreateObject(), *error;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	error = cJSON_AddObjectToObject(body, "error");
+	cJSON_AddStringToObject(error, "code", code);
+	cJSON_AddStringToObject(error, "message", message);
+	cJSON_Delete(reply->json);
+	free(reply->text);
+	reply->text = NULL;
+	return reply_json(reply, status, body);
+}
+
+int reply_from_err(struct http_reply *reply, int rc)
+{
+	int status;
+
+	switch (rc) {
+	case LL_EINVAL: case LL_ERANGE: case LL_EFORMAT: status = 400; break;
+	case LL_ETOOBIG: status = 413; break;
+	case LL_EAUTH: status = 401; break;
+	case LL_EFORBIDDEN: status = 403; break;
+	case LL_ENOTFOUND: status = 404; break;
+	case LL_ECONFLICT: case LL_ESTATE: status = 409; break;
+	case LL_EUNSUPPORTED: status = 501; break;
+	case LL_ESTORE: status = 503; break;
+	default: status = 500; break;
+	}
+	return reply_error(reply, status, err_name(rc), "%s", err_message(rc));
+}
+
+const char *http_query(struct http_request *req, const char *key)
+{
+	return MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
+}
+
+int http_body_object(struct http_request *req, struct http_reply *reply, bool empty_is_object,
+		     cJSON **ret_root)
+{
+	int rc;
+
+	if (req->body.len == 0 && empty_is_object) {
+		*ret_root = cJSON_CreateObject();
+		return 0;
+	}
+	err_clear();
+	rc = json_parse_object(buf_str(&req->body), req->body.len, 0, ret_root);
+	if (rc == LL_ETOOBIG) {
+		reply_error(reply, 400, "too_deep", "%s", err_message(rc));
+		return rc;
+	}
+	if (rc < 0) {
+		reply_from_err(reply, rc);
+		return rc;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- long-poll */
+
+void http_waiters_wake_all(struct server *server)
+{
+	pthread_mutex_lock(&server->waiters_lock);
+	while (server->waiters) {
+		struct http_request *req = server->waiters;
+		server->waiters = req->next_waiter;
+		req->next_waiter = NULL;
+		MHD_resume_connection(req->connection);
+	}
+	pthread_mutex_unlock(&server->waiters_lock);
+}
+
+static void wake_expired(struct server *server, long long now)
+{
+	struct http_request **p;
+
+	pthread_mutex_lock(&server->waiters_lock);
+	for (p = &server->waiters; *p;) {
+		struct http_request *req = *p;
+		if (req->wait_deadline_ms <= now) {
+			*p = req->next_waiter;
+			req->next_waiter = NULL;
+			MHD_resume_connection(req->connection);
+		} else {
+			p = &req->next_waiter;
+		}
+	}
+	pthread_mutex_unlock(&server->waiters_lock);
+}
+
+/* The sweeper: every 100 ms resumes long-polls past their deadline; every
+ * second returns expired leases to the queue and, when tasks are ready,
+ * wakes the long-polls so that they look again. */
+static void *sweeper_main(void *arg)
+{
+	struct server *server = arg;
+	int tick = 0;
+
+	while (!server->stopping) {
+		long long now;
+		usleep(100 * 1000);
+		now = clock_now_ms();
+		wake_expired(server, now);
+		if (++tick % 10)
+			continue;
+		int expired = 0;
+		struct store_stats st;
+		if (store_expire_leases(server->store, now, &expired) == 0 && expired > 0) {
+			metrics_add(&server->metrics.leases_expired, expired);
+			http_waiters_wake_all(server);
+		} else if (server->waiters && store_stats(server->store, now, &st) == 0 &&
+			   st.tasks_ready > 0) {
+			http_waiters_wake_all(server);
+		}
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static enum MHD_Result send_reply(struct http_request *req, struct http_reply *reply)
+{
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+	char *text = NULL;
+	size_t len = 0;
+	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE;
+	const char *type = reply->content_type ? reply->content_type : "application/json";
+
+	if (reply->json) {
+		text = cJSON_PrintUnformatted(reply->json);
+		cJSON_Delete(reply->json);
+		reply->json = NULL;
+		if (!text)
+			return MHD_NO;
+		len = strlen(text);
+	} else if (reply->text) {
+		text = reply->text;
+		reply->text = NULL;
+		len = strlen(text);
+	} else if (reply->static_data) {
+		text = (char *)reply->static_data;
+		len = reply->static_len;
+		mode = MHD_RESPMEM_PERSISTENT;
+	}
+	response = MHD_create_response_from_buffer(len, text ? text : (char *)"", text ? mode
+									  : MHD_RESPMEM_PERSISTENT);
+	if (!response) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(text);
+		return MHD_NO;
+	}
+	if (reply->status != 204)
+		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(response, "Cache-Control", "no-store");
+	req->status = reply->status;
+	ret = MHD_queue_response(req->connection, (unsigned int)reply->status, response);
+	MHD_destroy_response(response);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct http_request *req, int status, const char *code,
+				  const char *message)
+{
+	struct http_reply reply = {0};
+
+	reply_error(&reply, status, code, "%s", message);
+	return send_reply(req, &reply);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct server *server = cls;
+	struct http_request *req = *con_cls;
+	struct http_reply reply = {0};
+	const char *length;
+	bool wrong_method = false;
+	int rc;
+
+	if (!req) {
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		__atomic_fetch_add(&server->inflight, 1, __ATOMIC_RELAXED);
+		req->server = server;
+		req->connection = connection;
+		req->started_us = clock_monotonic_us();
+		snprintf(req->method, sizeof(req->method), "%s", method);
+		snprintf(req->path, sizeof(req->path), "%s", url);
+		req->route_index = strlen(url) < sizeof(req->path)
+					   ? router_match(method, url, &req->path_id, &wrong_method)
+					   : -1;
+		req->route = req->route_index >= 0 ? &router_routes[req->route_index] : NULL;
+		buf_init(&req->body, req->route ? req->route->max_body : 0);
+		*con_cls = req;
+		if (!req->route) {
+			req->status = wrong_method ? 405 : 404;
+			return MHD_YES;
+		}
+		/* Refuse an oversized body before reading it. */
+		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (length && strtoull(length, NULL, 10) > req->route->max_body) {
+			char message[128];
+			snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
+				 req->route->max_body);
+			return send_error(req, 413, "too_large", message);
+		}
+		return MHD_YES;
+	}
+
+	if (*upload_data_size) {
+		if (!req->body_too_big && buf_append(&req->body, upload_data, *upload_data_size) < 0)
+			req->body_too_big = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+
+	if (!req->route) {
+		if (req->status == 405)
+			return send_error(req, 405, "method_not_allowed",
+					  "This path does not take that method.");
+		return send_error(req, 404, "not_found", "No such route.");
+	}
+	if (req->body_too_big) {
+		char message[128];
+		snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
+			 req->route->max_body);
+		return send_error(req, 413, "too_large", message);
+	}
+	if (!req->authorized) {
+		err_clear();
+		rc = auth_check(server->store, req->route->auth, server->config.public_read,
+				server->config.public_metrics,
+				MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION),
+				&req->token);
+		if (rc < 0) {
+			reply_from_err(&reply, rc);
+			return send_reply(req, &reply);
+		}
+		req->authorized = true;
+	}
+
+	err_clear();
+	rc = req->route->handler(req, &reply);
+	req->calls++;
+	if (rc == HTTP_SUSPEND) {
+		pthread_mutex_lock(&server->waiters_lock);
+		MHD_suspend_connection(connection);
+		req->next_waiter = server->waiters;
+		server->waiters = req;
+		pthread_mutex_unlock(&server->waiters_lock);
+		return MHD_YES;
+	}
+	if (!reply.status)
+		reply_error(&reply, 500, "internal", "The handler gave no answer.");
+	return send_reply(req, &reply);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct server *server = cls;
+	struct http_request *req = *con_cls;
+	long long duration;
+	char status[8], ms[24], who[24];
+
+	if (!req)
+		return;
+	duration = clock_monotonic_us() - req->started_us;
+	if (!req->status)
+		req->status = 499; /* the client went away before an answer */
+	metrics_count_request(&server->metrics, req->route_index, req->status, duration);
+	snprintf(status, sizeof(status), "%d", req->status);
+	snprintf(ms, sizeof(ms), "%.3f", duration / 1000.0);
+	if (req->token.agent_id)
+		snprintf(who, sizeof(who), "agent:%lld", req->token.agent_id);
+	else if (req->token.id)
+		snprintf(who, sizeof(who), "token:%lld", req->token.id);
+	else
+		snprintf(who, sizeof(who), "-");
+	log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
+		  "ms", ms, "who", who, NULL);
+	buf_release(&req->body);
+	free(req);
+	*con_cls = NULL;
+	__atomic_fetch_sub(&server->inflight, 1, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------ start, stop */
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf_init(&b, 1 << 20);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_append(&b, chunk, n) < 0) {
+			buf_release(&b);
+			fclose(f);
+			return NULL;
+		}
+	fclose(f);
+	return b.data ? b.data : strdup("");
+}
+
+int http_start(struct server *server)
+{
+	struct config *c = &server->config;
+	struct sockaddr_in addr = {0};
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	char *cert = NULL, *key = NULL;
+	const union MHD_DaemonInfo *info;
+
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)c->listen_port);
+	if (inet_pton(AF_INET, strcmp(c->listen_host, "localhost") == 0 ? "127.0.0.1" : c->listen_host,
+		      &addr.sin_addr) != 1)
+		return err_set(LL_EINVAL, "listen host '%s' must be an IPv4 address.", c->listen_host);
+	if (c->tls_cert[0]) {
+		cert = read_file(c->tls_cert);
+		key = read_file(c->tls_key);
+		if (!cert || !key) {
+			free(cert);
+			free(key);
+			return err_set(LL_EIO, "Cannot read the TLS certificate or key.");
+		}
+		flags |= MHD_USE_TLS;
+	}
+	pthread_mutex_init(&server->waiters_lock, NULL);
+	server->daemon = MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, server,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->threads,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)c->connection_timeout,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->per_ip_limit,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
+		MHD_OPTION_HTTPS_MEM_KEY, key,
+		MHD_OPTION_END);
+	/* libmicrohttpd copies nothing: keep cert and key for its lifetime.
+	 * They are freed at exit with the process. */
+	if (!server->daemon) {
+		free(cert);
+		free(key);
+		return err_set(LL_EIO, "Cannot listen on %s:%d (in use, or TLS not available).",
+			       c->listen_host, c->listen_port);
+	}
+	info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	server->port = info ? info->port : c->listen_port;
+	if (pthread_create(&server->sweeper, NULL, sweeper_main, server) == 0)
+		server->sweeper_running = true;
+	return 0;
+}
+
+void http_stop(struct server *server, long long timeout_ms)
+{
+	long long deadline = clock_now_ms() + timeout_ms;
+
+	if (!server->daemon)
+		return;
+	MHD_quiesce_daemon(server->daemon);
+	server->stopping = 1;
+	if (server->sweeper_running)
+		pthread_join(server->sweeper, NULL);
+	/* Parked long-polls answer 204 once woken (the handler sees stopping). */
+	while (clock_now_ms() < deadline) {
+		http_waiters_wake_all(server);
+		if (__atomic_load_n(&server->inflight, __ATOMIC_RELAXED) == 0)
+			break;
+		usleep(20 * 1000);
+	}
+	http_waiters_wake_all(server);
+	MHD_stop_daemon(server->daemon);
+	server->daemon = NULL;
+}

@@ -1,0 +1,36 @@
+/*
+ * metrics.h - counters for /metrics (Prometheus text format 0.0.4).
+ *
+ * Request counts by route and status class, and latency sums by route,
+ * are counted in memory since start; queue depths and agent states are
+ * read from the store when /metrics is scraped.
+ */
+#ifndef LOADLAB_SERVER_METRICS_H
+#define LOADLAB_SERVER_METRICS_H
+
+#include "loadlab/buf.h"
+
+#define METRICS_MAX_ROUTES 40
+
+struct metrics {
+	/* [route index + 1][status / 100]; index 0: no route matched */
+	long long requests[METRICS_MAX_ROUTES + 1][6];
+	long long duration_us[METRICS_MAX_ROUTES + 1];
+	long long leases_granted;
+	long long leases_expired;
+	long long results_ingested;
+};
+
+/* Counts one finished request (thread-safe). */
+void metrics_count_request(struct metrics *metrics, int route_index, int status,
+			   long long duration_us);
+
+/* Adds N to a counter (thread-safe). */
+void metrics_add(long long *counter, long long n);
+
+struct server;
+
+/* Renders every metric into OUT. */
+int metrics_render(struct server *server, struct buf *out);
+
+#endif

@@ -1,0 +1,170 @@
+/* /api/v1/agents: enroll, list, patch (labels, quarantine), heartbeat. */
+#include "routes.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <string.h>
+
+#define AGENT_MAX_FACTS 64
+#define AGENT_MAX_LABELS 32
+#define AGENT_MAX_VALUE 256
+
+static int check_string_value(const cJSON *item, const char *where)
+{
+	size_t n = strlen(item->valuestring);
+
+	if (n > AGENT_MAX_VALUE)
+		return err_set(LL_ERANGE, "%s '%s' is longer than %d bytes.", where, item->string,
+			       AGENT_MAX_VALUE);
+	return 0;
+}
+
+/* Facts: {KEY: string | number | bool | [string...]}, at most 64 keys. */
+static int check_facts(const cJSON *facts)
+{
+	const cJSON *item, *element;
+	int n = 0, rc;
+
+	if (!cJSON_IsObject(facts))
+		return err_set(LL_EINVAL, "Field 'facts' must be an object.");
+	cJSON_ArrayForEach(item, facts) {
+		if (++n > AGENT_MAX_FACTS)
+			return err_set(LL_ERANGE, "An agent reports at most %d facts.", AGENT_MAX_FACTS);
+		if (!job_spec_key_valid(item->string))
+			return err_set(LL_EINVAL, "Fact name '%s' must match [a-z][a-z0-9_]{0,31}.",
+				       item->string);
+		if (cJSON_IsString(item)) {
+			if ((rc = check_string_value(item, "Fact")) < 0)
+				return rc;
+		} else if (cJSON_IsArray(item)) {
+			if (cJSON_GetArraySize(item) > 32)
+				return err_set(LL_ERANGE, "Fact '%s' lists more than 32 values.", item->string);
+			cJSON_ArrayForEach(element, item)
+				if (!cJSON_IsString(element) || strlen(element->valuestring) > AGENT_MAX_VALUE)
+					return err_set(LL_EINVAL, "Fact '%s' must list strings.", item->string);
+		} else if (!cJSON_IsNumber(item) && !cJSON_IsBool(item)) {
+			return err_set(LL_EINVAL, "Fact '%s' must be a string, number, boolean or list of strings.",
+				       item->string);
+		}
+	}
+	return 0;
+}
+
+/* Labels: {KEY: string} (or null to remove, when ALLOW_NULL). */
+static int check_labels(const cJSON *labels, bool allow_null)
+{
+	const cJSON *item;
+	int n = 0, rc;
+
+	if (!cJSON_IsObject(labels))
+		return err_set(LL_EINVAL, "Field 'labels' must be an object.");
+	cJSON_ArrayForEach(item, labels) {
+		if (++n > AGENT_MAX_LABELS)
+			return err_set(LL_ERANGE, "An agent has at most %d labels.", AGENT_MAX_LABELS);
+		if (!job_spec_key_valid(item->string))
+			return err_set(LL_EINVAL, "Label name '%s' must match [a-z][a-z0-9_]{0,31}.",
+				       item->string);
+		if (cJSON_IsNull(item) && allow_null)
+			continue;
+		if (!cJSON_IsString(item) || !item->valuestring[0])
+			return err_set(LL_EINVAL, "Label '%s' must be a non-empty string%s.", item->string,
+				       allow_null ? " or null" : "");
+		if ((rc = check_string_value(item, "Label")) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int route_agents_enroll(struct http_request *req, struct http_reply *reply)
+{
+	static const char *const keys[] = {"name", "facts", "labels", NULL};
+	unsigned char hash[STORE_TOKEN_HASH_SIZE];
+	char token[AUTH_TOKEN_MAX + 1];
+	const cJSON *facts, *labels;
+	cJSON *body, *empty = cJSON_CreateObject(), *out;
+	const char *name;
+	long long id;
+	int rc;
+
+	if (http_body_object(req, reply, false, &body) < 0) {
+		cJSON_Delete(empty);
+		return 0;
+	}
+	facts = cJSON_GetObjectItemCaseSensitive(body, "facts");
+	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
+	if ((rc = json_check_keys(body, keys, "enrollment")) < 0 ||
+	    (rc = json_get_string(body, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = check_facts(facts ? facts : empty)) < 0 ||
+	    (rc = check_labels(labels ? labels : empty, false)) < 0 ||
+	    (rc = auth_token_generate("llagt_", token, sizeof(token))) < 0)
+		goto out;
+	auth_token_hash(token, hash);
+	rc = store_agent_enroll(req->server->store, name, facts ? facts : empty,
+				labels ? labels : empty, hash, clock_now_ms(), &id);
+out:
+	cJSON_Delete(body);
+	cJSON_Delete(empty);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(out, "id", (double)id);
+	cJSON_AddStringToObject(out, "token", token);
+	return reply_json(reply, 201, out);
+}
+
+int route_agents_list(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *list;
+	int rc = store_agent_list(req->server->store, clock_now_ms(), &list);
+
+	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+}
+
+int route_agents_patch(struct http_request *req, struct http_reply *reply)
+{
+	static const char *const keys[] = {"labels", "quarantined", NULL};
+	const cJSON *labels;
+	cJSON *body, *agent = NULL;
+	bool quarantined;
+	int rc, quarantine = -1;
+
+	if (http_body_object(req, reply, false, &body) < 0)
+		return 0;
+	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
+	if ((rc = json_check_keys(body, keys, "agent patch")) < 0 ||
+	    (labels && (rc = check_labels(labels, true)) < 0))
+		goto out;
+	if (cJSON_GetObjectItemCaseSensitive(body, "quarantined")) {
+		if ((rc = json_get_bool(body, "quarantined", true, false, &quarantined)) < 0)
+			goto out;
+		quarantine = quarantined;
+	}
+	rc = store_agent_patch(req->server->store, req->path_id, labels, quarantine, clock_now_ms(),
+			       &agent);
+out:
+	cJSON_Delete(body);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	http_waiters_wake_all(req->server);
+	return reply_json(reply, 200, agent);
+}
+
+int route_agents_heartbeat(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *body, *out;
+	int rc;
+
+	if (req->path_id != req->token.agent_id)
+		return reply_error(reply, 403, "forbidden", "An agent may only send its own heartbeat.");
+	if (http_body_object(req, reply, true, &body) < 0)
+		return 0;
+	rc = json_check_keys(body, (const char *const[]){NULL}, "heartbeat");
+	cJSON_Delete(body);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	rc = store_agent_heartbeat(req->server->store, req->token.agent_id, clock_now_ms(), &out);
+	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+}

@@ -1,0 +1,31 @@
+/* GET /healthz and GET /metrics. */
+#include "routes.h"
+
+#include "loadlab/err.h"
+
+#include <stdlib.h>
+
+int route_health(struct http_request *req, struct http_reply *reply)
+{
+	bool ok = store_check(req->server->store) == 0;
+	cJSON *body = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(body, "status", ok ? "ok" : "unavailable");
+	cJSON_AddStringToObject(body, "store", ok ? "ok" : "failing");
+	cJSON_AddStringToObject(body, "version", LOADLAB_VERSION);
+	return reply_json(reply, ok ? 200 : 503, body);
+}
+
+int route_metrics(struct http_request *req, struct http_reply *reply)
+{
+	struct buf out;
+	int rc;
+
+	buf_init(&out, 4 << 20);
+	rc = metrics_render(req->server, &out);
+	if (rc < 0) {
+		buf_release(&out);
+		return reply_from_err(reply, rc);
+	}
+	return reply_text(reply, 200, "text/plain; version=0.0.4", out.data ? out.data : calloc(1, 1));
+}

@@ -1,0 +1,93 @@
+/* /api/v1/jobs: submit, list, show, cancel. */
+#include "routes.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *submitter(struct http_request *req, char *out, size_t size)
+{
+	snprintf(out, size, "%s:%s", store_token_kind_name(req->token.kind), req->token.name);
+	return out;
+}
+
+int route_jobs_create(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *body, *spec = NULL, *created = NULL;
+	char who[96];
+	int rc;
+
+	if (http_body_object(req, reply, false, &body) < 0)
+		return 0;
+	rc = job_spec_normalize(body, &spec);
+	cJSON_Delete(body);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	rc = store_job_create(req->server->store, spec, submitter(req, who, sizeof(who)),
+			      clock_now_ms(), &created);
+	cJSON_Delete(spec);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	http_waiters_wake_all(req->server);
+	return reply_json(reply, 201, created);
+}
+
+int route_jobs_list(struct http_request *req, struct http_reply *reply)
+{
+	static const char *const states[] = {"queued", "running", "done", "failed", "cancelled"};
+	const char *state = http_query(req, "state"), *text;
+	long long limit = 50, before = 0;
+	char *end;
+	cJSON *list;
+	int rc;
+
+	if (state) {
+		size_t i;
+		for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+			if (strcmp(state, states[i]) == 0)
+				break;
+		if (i == sizeof(states) / sizeof(states[0]))
+			return reply_error(reply, 400, "invalid_argument",
+					   "state must be queued, running, done, failed or cancelled.");
+	}
+	if ((text = http_query(req, "limit"))) {
+		limit = strtoll(text, &end, 10);
+		if (*end || end == text || limit < 1 || limit > 200)
+			return reply_error(reply, 400, "out_of_range", "limit must be 1 to 200.");
+	}
+	if ((text = http_query(req, "before"))) {
+		before = strtoll(text, &end, 10);
+		if (*end || end == text || before < 1)
+			return reply_error(reply, 400, "invalid_argument", "before must be a job id.");
+	}
+	rc = store_job_list(req->server->store, state, (int)limit, before, &list);
+	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+}
+
+int route_jobs_get(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *job;
+	int rc = store_job_get(req->server->store, req->path_id, &job);
+
+	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, job);
+}
+
+int route_jobs_cancel(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *body, *job;
+	int rc;
+
+	if (http_body_object(req, reply, true, &body) < 0)
+		return 0;
+	rc = json_check_keys(body, (const char *const[]){NULL}, "cancel request");
+	cJSON_Delete(body);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	rc = store_job_cancel(req->server->store, req->path_id, clock_now_ms(), &job);
+	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, job);
+}

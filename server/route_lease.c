@@ -1,0 +1,41 @@
+/* POST /api/v1/lease: long-poll for a task the calling agent may run. */
+#include "routes.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+int route_lease(struct http_request *req, struct http_reply *reply)
+{
+	struct server *server = req->server;
+	long long now = clock_now_ms();
+	cJSON *lease = NULL;
+	int rc;
+
+	if (req->calls == 0) {
+		static const char *const keys[] = {"wait", NULL};
+		long long wait;
+		cJSON *body;
+		if (http_body_object(req, reply, true, &body) < 0)
+			return 0;
+		if ((rc = json_check_keys(body, keys, "lease request")) < 0 ||
+		    (rc = json_get_int(body, "wait", 0, server->config.max_wait_seconds, false, 0, &wait)) < 0) {
+			cJSON_Delete(body);
+			return reply_from_err(reply, rc);
+		}
+		cJSON_Delete(body);
+		req->wait_deadline_ms = now + wait * 1000;
+	}
+	rc = store_task_lease(server->store, req->token.agent_id, now, &lease);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	if (lease) {
+		metrics_add(&server->metrics.leases_granted, 1);
+		return reply_json(reply, 200, lease);
+	}
+	if (now >= req->wait_deadline_ms || server->stopping) {
+		reply->status = 204;
+		return 0;
+	}
+	return HTTP_SUSPEND;
+}

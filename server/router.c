@@ -1,0 +1,82 @@
+/*
+ * router.c - the route table: method, path pattern, who may call, body
+ * limit, handler. A pattern's "{id}" matches a decimal id 1..2^53.
+ */
+#include "routes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct route router_routes[] = {
+	{"GET", "/healthz", AUTH_ANYONE, 0, route_health},
+	{"GET", "/metrics", AUTH_METRICS, 0, route_metrics},
+	{"POST", "/api/v1/jobs", AUTH_USER, ROUTE_MAX_BODY, route_jobs_create},
+	{"GET", "/api/v1/jobs", AUTH_READER, 0, route_jobs_list},
+	{"GET", "/api/v1/jobs/{id}", AUTH_READER, 0, route_jobs_get},
+	{"POST", "/api/v1/jobs/{id}/cancel", AUTH_USER, ROUTE_MAX_BODY, route_jobs_cancel},
+	{"GET", "/api/v1/jobs/{id}/report", AUTH_READER, 0, route_reports_job},
+	{"GET", "/api/v1/compare", AUTH_READER, 0, route_reports_compare},
+	{"POST", "/api/v1/agents/enroll", AUTH_ENROLL, ROUTE_MAX_BODY, route_agents_enroll},
+	{"GET", "/api/v1/agents", AUTH_READER, 0, route_agents_list},
+	{"PATCH", "/api/v1/agents/{id}", AUTH_ADMIN, ROUTE_MAX_BODY, route_agents_patch},
+	{"POST", "/api/v1/agents/{id}/heartbeat", AUTH_AGENT, ROUTE_MAX_BODY, route_agents_heartbeat},
+	{"POST", "/api/v1/lease", AUTH_AGENT, ROUTE_MAX_BODY, route_lease},
+	{"POST", "/api/v1/tasks/{id}/progress", AUTH_AGENT, ROUTE_MAX_BODY, route_tasks_progress},
+	{"POST", "/api/v1/tasks/{id}/result", AUTH_AGENT, ROUTE_MAX_RESULT_BODY, route_tasks_result},
+	{"POST", "/api/v1/tasks/{id}/fail", AUTH_AGENT, ROUTE_MAX_BODY, route_tasks_fail},
+	{"POST", "/api/v1/tokens", AUTH_ADMIN, ROUTE_MAX_BODY, route_tokens_create},
+	{"GET", "/api/v1/tokens", AUTH_ADMIN, 0, route_tokens_list},
+	{"DELETE", "/api/v1/tokens/{id}", AUTH_ADMIN, 0, route_tokens_revoke},
+	{"GET", "/", AUTH_ANYONE, 0, route_web},
+};
+
+const int router_route_count = (int)(sizeof(router_routes) / sizeof(router_routes[0]));
+
+_Static_assert(sizeof(router_routes) / sizeof(router_routes[0]) <= METRICS_MAX_ROUTES,
+	       "raise METRICS_MAX_ROUTES");
+
+/* Matches PATH against PATTERN; "{id}" takes 1..16 digits, no leading 0. */
+static bool path_matches(const char *pattern, const char *path, long long *ret_id)
+{
+	long long id = 0;
+
+	while (*pattern) {
+		if (strncmp(pattern, "{id}", 4) == 0) {
+			int digits = 0;
+			if (*path < '1' || *path > '9')
+				return false;
+			id = 0;
+			while (*path >= '0' && *path <= '9') {
+				if (++digits > 15)
+					return false;
+				id = id * 10 + (*path++ - '0');
+			}
+			pattern += 4;
+			continue;
+		}
+		if (*pattern++ != *path++)
+			return false;
+	}
+	if (*path)
+		return false;
+	*ret_id = id;
+	return true;
+}
+
+int router_match(const char *method, const char *path, long long *ret_id, bool *ret_wrong_method)
+{
+	long long id;
+
+	*ret_wrong_method = false;
+	for (int i = 0; i < router_route_count; i++) {
+		if (!path_matches(router_routes[i].pattern, path, &id))
+			continue;
+		if (strcmp(router_routes[i].method, method) != 0) {
+			*ret_wrong_method = true;
+			continue;
+		}
+		*ret_id = id;
+		return i;
+	}
+	return -1;
+}

@@ -1,0 +1,42 @@
+/*
+ * routes.h - the handlers of every REST route, one file per resource
+ * (route_jobs.c, route_agents.c, ...). router.c's table names them all.
+ */
+#ifndef LOADLAB_SERVER_ROUTES_H
+#define LOADLAB_SERVER_ROUTES_H
+
+#include "server.h"
+
+/* Body limits (413 beyond): results carry raw samples. */
+#define ROUTE_MAX_BODY (64 * 1024)
+#define ROUTE_MAX_RESULT_BODY (4 * 1024 * 1024)
+
+int route_health(struct http_request *req, struct http_reply *reply);
+int route_metrics(struct http_request *req, struct http_reply *reply);
+
+int route_jobs_create(struct http_request *req, struct http_reply *reply);
+int route_jobs_list(struct http_request *req, struct http_reply *reply);
+int route_jobs_get(struct http_request *req, struct http_reply *reply);
+int route_jobs_cancel(struct http_request *req, struct http_reply *reply);
+
+int route_reports_job(struct http_request *req, struct http_reply *reply);
+int route_reports_compare(struct http_request *req, struct http_reply *reply);
+
+int route_agents_enroll(struct http_request *req, struct http_reply *reply);
+int route_agents_list(struct http_request *req, struct http_reply *reply);
+int route_agents_patch(struct http_request *req, struct http_reply *reply);
+int route_agents_heartbeat(struct http_request *req, struct http_reply *reply);
+
+int route_lease(struct http_request *req, struct http_reply *reply);
+
+int route_tasks_progress(struct http_request *req, struct http_reply *reply);
+int route_tasks_result(struct http_request *req, struct http_reply *reply);
+int route_tasks_fail(struct http_request *req, struct http_reply *reply);
+
+int route_tokens_create(struct http_request *req, struct http_reply *reply);
+int route_tokens_list(struct http_request *req, struct http_reply *reply);
+int route_tokens_revoke(struct http_request *req, struct http_reply *reply);
+
+int route_web(struct http_request *req, struct http_reply *reply);
+
+#endif

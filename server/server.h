@@ -1,0 +1,120 @@
+/*
+ * server.h - the daemon's shared context, and what route handlers see of
+ * a request.
+ *
+ * A handler is `int handler(struct http_request *req, struct http_reply
+ * *reply)`: it reads the request (req->path_id, req->body, http_query()),
+ * fills REPLY with reply_json()/reply_error()/reply_from_err(), and
+ * returns 0 — or HTTP_SUSPEND to park the connection (lease long-poll)
+ * until http_waiters_wake_all() or its req->wait_deadline_ms; the handler
+ * is then called again with the same req.
+ */
+#ifndef LOADLAB_SERVER_SERVER_H
+#define LOADLAB_SERVER_SERVER_H
+
+#include "auth.h"
+#include "config.h"
+#include "metrics.h"
+#include "store.h"
+
+#include "loadlab/buf.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+struct MHD_Daemon;
+struct MHD_Connection;
+
+struct server {
+	struct config config;
+	struct store *store;
+	struct metrics metrics;
+	struct MHD_Daemon *daemon;
+	int port;                        /* the port bound (for --listen :0) */
+
+	pthread_mutex_t waiters_lock;
+	struct http_request *waiters;    /* suspended long-polls */
+	pthread_t sweeper;
+	bool sweeper_running;
+	volatile int stopping;
+	long inflight;                   /* requests between first and completed callback */
+};
+
+#define HTTP_SUSPEND 1
+
+struct route;
+
+struct http_request {
+	struct server *server;
+	struct MHD_Connection *connection;
+	const struct route *route;
+	int route_index;
+	char method[8];
+	char path[256];
+	long long path_id;               /* the {id} of the route, if any */
+	struct buf body;
+	bool body_too_big;
+	struct store_token token;        /* who called (id 0: anonymous) */
+	bool authorized;
+	int status;                      /* the status sent, for logs and metrics */
+	long long started_us;
+
+	/* long-poll */
+	int calls;                       /* handler invocations so far */
+	long long wait_deadline_ms;
+	struct http_request *next_waiter;
+};
+
+struct http_reply {
+	int status;
+	cJSON *json;                     /* owned; the body when set */
+	char *text;                      /* owned; the body when json is NULL */
+	const void *static_data;         /* borrowed; the body when both are NULL */
+	size_t static_len;
+	const char *content_type;        /* default application/json */
+};
+
+typedef int (*route_handler)(struct http_request *req, struct http_reply *reply);
+
+struct route {
+	const char *method;
+	const char *pattern;             /* "/api/v1/jobs/{id}/cancel" */
+	enum auth_class auth;
+	size_t max_body;                 /* 413 beyond this */
+	route_handler handler;
+};
+
+/* The route table (router.c) and the route matching METHOD and PATH.
+ * Returns the index, or -1 with *RET_WRONG_METHOD set when the path
+ * exists for another method. */
+extern const struct route router_routes[];
+extern const int router_route_count;
+int router_match(const char *method, const char *path, long long *ret_id, bool *ret_wrong_method);
+
+/* Reply helpers; each returns 0 so a handler can `return reply_...;`. */
+int reply_json(struct http_reply *reply, int status, cJSON *body);
+int reply_text(struct http_reply *reply, int status, const char *content_type, char *text);
+int reply_error(struct http_reply *reply, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Maps an LL_E* code and this thread's err_message() to a status and body. */
+int reply_from_err(struct http_reply *reply, int rc);
+
+/* A query-string argument, or NULL. */
+const char *http_query(struct http_request *req, const char *key);
+
+/* Parses the body as a JSON object (an empty body is {} when
+ * EMPTY_IS_OBJECT). On failure fills REPLY with the 400 and returns < 0. */
+int http_body_object(struct http_request *req, struct http_reply *reply, bool empty_is_object,
+		     cJSON **ret_root);
+
+/* Wakes every parked long-poll (tasks may have become available). */
+void http_waiters_wake_all(struct server *server);
+
+/* Starts serving per SERVER->config; fills server->daemon and port. */
+int http_start(struct server *server);
+/* Stops accepting, wakes long-polls, waits for in-flight requests (up to
+ * TIMEOUT_MS), then stops the daemon. */
+void http_stop(struct server *server, long long timeout_ms);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * store.h - the daemon's durable state: tokens, agents, jobs, tasks,
+ * results, and the queue semantics that move tasks between states.
+ *
+ * The interface speaks in ids, plain values and cJSON documents shaped as
+ * the REST bodies of docs/rest-bodies.md, never in SQL: the SQLite backend
+ * (store_sqlite.c) is one implementation, and a PostgreSQL one can sit
+ * behind the same functions.
+ *
+ * Durability: every function that changes state returns only after its
+ * change is committed (SQLite: WAL, synchronous=FULL). Writes from many
+ * threads are committed together by one writer (group commit), so a burst
+ * of results costs one fsync, not one each.
+ *
+ * Task states: queued -> leased -> done | (failed: queued again after a
+ * backoff, or dead after max_attempts) ; queued|leased -> cancelled.
+ * A lease that is not renewed by heartbeats or progress expires and the
+ * task is queued again (or dead when its attempts are used up).
+ *
+ * Unless said otherwise a function returns 0 or a negative LL_E* code with
+ * a message (err_message()); LL_ENOTFOUND for unknown ids, LL_ECONFLICT /
+ * LL_ESTATE for state conflicts, LL_EFORBIDDEN when an agent touches a
+ * task it never held. cJSON results belong to the caller.
+ */
+#ifndef LOADLAB_SERVER_STORE_H
+#define LOADLAB_SERVER_STORE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct store;
+
+struct store_options {
+	long long lease_ms;          /* a lease lasts this long unless renewed */
+	int max_attempts;            /* leases per task before it is dead */
+	long long backoff_ms;        /* delay before the first retry; doubles */
+	long long backoff_max_ms;    /* cap of the retry delay */
+	long long offline_after_ms;  /* unseen this long: the agent is offline */
+};
+
+/* Token kinds, from most to least powerful. */
+enum store_token_kind { STORE_TOKEN_ADMIN, STORE_TOKEN_USER, STORE_TOKEN_ENROLL, STORE_TOKEN_AGENT };
+
+#define STORE_TOKEN_HASH_SIZE 32
+
+struct store_token {
+	long long id;
+	enum store_token_kind kind;
+	long long agent_id;          /* for STORE_TOKEN_AGENT, else 0 */
+	char name[65];
+};
+
+/* Error code for a result or progress of an attempt that is not the
+ * current lease (REST: 409 stale_attempt). */
+#define STORE_STALE_ATTEMPT LL_ECONFLICT
+/* Error code for a task whose job was cancelled (REST: 409 task_cancelled). */
+#define STORE_TASK_CANCELLED LL_ESTATE
+
+/* Opens (creating and migrating as needed) the store at PATH. */
+int store_open(const char *path, const struct store_options *options, struct store **ret_store);
+
+/* Finishes pending writes and closes. NULL is fine. */
+void store_close(struct store *store);
+
+/* 0 when the store answers a trivial query. */
+int store_check(struct store *store);
+
+/* Checks the file's integrity (SQLite: PRAGMA integrity_check). */
+int store_integrity_check(struct store *store);
+
+/* --- tokens --- */
+
+const char *store_token_kind_name(enum store_token_kind kind);
+int store_token_kind_parse(const char *name, enum store_token_kind *ret_kind);
+
+/* Number of live (not revoked) tokens of KIND. */
+int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
+
+/* Stores a token by its hash; *RET_TOKEN is {"id","kind","name","created_at"}. */
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+		       cJSON **ret_token);
+
+/* The live token whose hash is HASH (compared in constant time), or
+ * LL_ENOTFOUND when there is none or it was revoked. */
+int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		     struct store_token *ret_token);
+
+/* {"tokens": [{"id","kind","name","created_at","revoked_at"}...]} */
+int store_token_list(struct store *store, cJSON **ret_list);
+
+/* Revokes token ID (agent tokens too). {"id","revoked":true} */
+int store_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
+
+/* --- agents --- */
+
+/* Creates an agent with its token hash; FACTS and LABELS are objects. */
+int store_agent_enroll(struct store *store, const char *name, const cJSON *facts,
+		       const cJSON *labels, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		       long long now, long long *ret_agent_id);
+
+/* {"agents": [AGENT...]} */
+int store_agent_list(struct store *store, long long now, cJSON **ret_list);
+
+/* Applies LABELS ({KEY: string|null}, may be NULL) and QUARANTINE (-1:
+ * unchanged, 0: off, 1: on); returns the AGENT. */
+int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels,
+		      int quarantine, long long now, cJSON **ret_agent);
+
+/* Marks the agent seen, renews the leases it holds, and reports each
+ * (and, once, each of its tasks that was cancelled). */
+int store_agent_heartbeat(struct store *store, long long agent_id, long long now,
+			  cJSON **ret_body);
+
+/* --- jobs --- */
+
+/* Creates a job from a normalized spec (job_spec_normalize()) and its
+ * tasks; {"id","task_count","state"}. LL_EINVAL when an each_agent matrix
+ * matches no agent. */
+int store_job_create(struct store *store, const cJSON *spec, const char *submitted_by,
+		     long long now, cJSON **ret_body);
+
+/* {"jobs": [JOB_SUMMARY...], "next_before": id|null}, newest first;
+ * STATE may be NULL; BEFORE 0 means from the newest. */
+int store_job_list(struct store *store, const char *state, int limit, long long before,
+		   cJSON **ret_list);
+
+/* JOB_SUMMARY + "spec" + "tasks". */
+int store_job_get(struct store *store, long long job_id, cJSON **ret_job);
+
+/* Cancels a job that is not finished; returns its JOB_SUMMARY. */
+int store_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
+
+/* --- tasks --- */
+
+/* Leases the best queued task that AGENT may run (highest priority, then
+ * oldest); *RET_LEASE is NULL when there is none. Marks the agent seen. */
+int store_task_lease(struct store *store, long long agent_id, long long now, cJSON **ret_lease);
+
+int store_task_progress(struct store *store, long long agent_id, long long task_id,
+			long long attempt, const char *phase, int percent, long long now,
+			cJSON **ret_body);
+
+/* Stores the result of (TASK_ID, ATTEMPT) once; a replay returns the same
+ * body. BODY is the request text, kept as sent. */
+int store_task_result(struct store *store, long long agent_id, long long task_id,
+		      long long attempt, const char *body, size_t body_len, long long now,
+		      cJSON **ret_body);
+
+int store_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
+		    const char *reason, bool retryable, long long now, cJSON **ret_body);
+
+/* Returns expired leases to the queue (or marks them dead); *RET_EXPIRED
+ * says how many. */
+int store_expire_leases(struct store *store, long long now, int *ret_expired);
+
+/* The stored result body of RESULT_ID (text as sent). */
+int store_result_get(struct store *store, long long result_id, char **ret_text);
+
+/* --- metrics --- */
+
+struct store_stats {
+	long long tasks_queued, tasks_ready, tasks_leased, tasks_done, tasks_dead, tasks_cancelled;
+	long long jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
+	long long agents_online, agents_offline, agents_quarantined;
+	long long results;
+	long long commits, committed_ops;   /* group commit: transactions, writes */
+};
+
+int store_stats(struct store *store, long long now, struct store_stats *ret_stats);
+
+#endif
