@@ -20,7 +20,7 @@ struct bind_module {
 struct bind_context {
 	const struct pe_image *image;
 	const struct pe_bind_options *options;
-	struct bind_module *modules;
+	struct bind_module **modules; /* each allocated alone: pointers stay valid */
 	size_t module_count;
 	uint32_t max_depth;
 };
@@ -35,9 +35,10 @@ struct bind_uses {
 static void bind_context_release(struct bind_context *ctx)
 {
 	for (size_t i = 0; i < ctx->module_count; i++) {
-		free(ctx->modules[i].name);
-		pe_exports_release(&ctx->modules[i].exports);
-		pe_image_free(ctx->modules[i].image);
+		free(ctx->modules[i]->name);
+		pe_exports_release(&ctx->modules[i]->exports);
+		pe_image_free(ctx->modules[i]->image);
+		free(ctx->modules[i]);
 	}
 	free(ctx->modules);
 }
@@ -98,7 +99,7 @@ static struct pe_image *find_dll(const struct bind_context *ctx, const char *nam
  * NULL image. */
 static struct bind_module *get_module(struct bind_context *ctx, const char *name, size_t name_len)
 {
-	struct bind_module *m;
+	struct bind_module *m, **list;
 	char *key;
 	bool bare;
 
@@ -109,22 +110,26 @@ static struct bind_module *get_module(struct bind_context *ctx, const char *name
 	memcpy(key, name, name_len);
 	strcpy(key + name_len, bare ? ".dll" : "");
 	for (size_t i = 0; i < ctx->module_count; i++)
-		if (pe_name_casecmp(ctx->modules[i].name, key) == 0) {
+		if (pe_name_casecmp(ctx->modules[i]->name, key) == 0) {
 			free(key);
-			return &ctx->modules[i];
+			return ctx->modules[i];
 		}
 	if (ctx->module_count >= BIND_MAX_MODULES) {
 		free(key);
 		return NULL;
 	}
-	m = realloc(ctx->modules, (ctx->module_count + 1) * sizeof(*m));
+	list = realloc(ctx->modules, (ctx->module_count + 1) * sizeof(*list));
+	if (!list) {
+		free(key);
+		return NULL;
+	}
+	ctx->modules = list;
+	m = calloc(1, sizeof(*m));
 	if (!m) {
 		free(key);
 		return NULL;
 	}
-	ctx->modules = m;
-	m = &ctx->modules[ctx->module_count++];
-	memset(m, 0, sizeof(*m));
+	ctx->modules[ctx->module_count++] = m;
 	m->name = key;
 	m->image = find_dll(ctx, key);
 	if (m->image && pe_exports_read(m->image, &m->exports) < 0) {

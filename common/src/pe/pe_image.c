@@ -117,9 +117,12 @@ int pe_image_parse(struct pe_image *image)
 		sec->characteristics = pe_le32(s + 36);
 		if ((uint64_t)sec->virtual_address + sec->virtual_size > UINT32_MAX ||
 		    (uint64_t)sec->virtual_address + sec->raw_size > UINT32_MAX) {
+			char name[9];
+
+			memcpy(name, sec->name, sizeof(name));
 			free(h.sections);
 			return err_set(LL_EFORMAT, "Malformed image: section %u ('%s') wraps the address space.",
-				       i, sec->name);
+				       i, name);
 		}
 		/* The loader maps min(raw, virtual) bytes from the file and
 		 * zero-fills the rest (PE spec, "Section Table"). */
