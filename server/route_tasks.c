@@ -56,6 +56,7 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 	const cJSON *variants, *item;
 	cJSON *body, *out;
 	long long attempt;
+	bool replayed = false;
 	int rc;
 
 	if (http_body_object(req, reply, false, &body) < 0)
@@ -79,8 +80,8 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 		}
 	}
 	rc = store_task_result(req->server->store, req->token.agent_id, req->path_id, attempt,
-			       buf_str(&req->body), req->body.len, clock_now_ms(), &out);
-	if (rc == 0)
+			       buf_str(&req->body), req->body.len, clock_now_ms(), &out, &replayed);
+	if (rc == 0 && !replayed)
 		metrics_add(&req->server->metrics.results_ingested, 1);
 out:
 	cJSON_Delete(body);

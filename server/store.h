@@ -143,10 +143,10 @@ int store_task_progress(struct store *store, long long agent_id, long long task_
 			cJSON **ret_body);
 
 /* Stores the result of (TASK_ID, ATTEMPT) once; a replay returns the same
- * body. BODY is the request text, kept as sent. */
+ * body and sets *RET_REPLAYED. BODY is the request text, kept as sent. */
 int store_task_result(struct store *store, long long agent_id, long long task_id,
 		      long long attempt, const char *body, size_t body_len, long long now,
-		      cJSON **ret_body);
+		      cJSON **ret_body, bool *ret_replayed);
 
 int store_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
 		    const char *reason, bool retryable, long long now, cJSON **ret_body);

@@ -1485,6 +1485,7 @@ struct result_op {
 	size_t len;
 	long long now;
 	cJSON *out;
+	bool replayed;
 };
 
 static cJSON *result_answer(long long task_id, long long attempt, long long result_id)
@@ -1521,6 +1522,7 @@ static int op_task_result(struct store *s, void *arg)
 		if (existing_agent != a->agent_id)
 			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", a->task_id);
 		a->out = result_answer(a->task_id, a->attempt, existing);
+		a->replayed = true;
 		return db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", a->now,
 			      a->agent_id);
 	}
@@ -1556,9 +1558,10 @@ static int op_task_result(struct store *s, void *arg)
 }
 
 int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
-		      const char *body, size_t body_len, long long now, cJSON **ret_body)
+		      const char *body, size_t body_len, long long now, cJSON **ret_body,
+		      bool *ret_replayed)
 {
-	struct result_op a = {agent_id, task_id, attempt, body, body_len, now, NULL};
+	struct result_op a = {agent_id, task_id, attempt, body, body_len, now, NULL, false};
 	int rc = store_write(s, op_task_result, &a);
 
 	if (rc < 0) {
@@ -1566,6 +1569,7 @@ int store_task_result(struct store *s, long long agent_id, long long task_id, lo
 		return rc;
 	}
 	*ret_body = a.out;
+	*ret_replayed = a.replayed;
 	return 0;
 }
 
