@@ -246,7 +246,8 @@ def test_response_schemas_match_the_page():
     validate("agent_list.json", {"agents": [agent]})
     validate("agent.json", dict(agent, state="quarantined"))
     rejects("agent.json", dict(agent, state="busy"), "an unknown agent state")
-    validate("agent_enrolled.json", {"id": 3, "token": "lla_abc"})
+    validate("agent_enrolled.json", {"id": 3, "token": "llagt_" + "0f" * 32})
+    rejects("agent_enrolled.json", {"id": 3, "token": "secret"}, "a token without its prefix")
     lease = {"task_id": 11, "job_id": 7, "attempt": 1, "cell": {"os": "winxp"},
              "lease_expires_at": T, "lease_seconds": 60, "heartbeat_seconds": 20,
              "job": {"id": 7, "name": "pietrek-2000", "family": "pe",
