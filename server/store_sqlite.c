@@ -123,18 +123,11 @@ static sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
 	return stmt;
 }
 
-/* Runs a statement that returns no rows, binding integers and texts given
- * as a format: 'i' long long, 't' text (NULL binds NULL), 'b' 32-byte blob. */
-static int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+/* Binds arguments given by a format: 'i' long long, 't' text (NULL binds
+ * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 {
-	sqlite3_stmt *stmt = db_prepare(db, sql);
-	va_list ap;
-	int rc, i;
-
-	if (!stmt)
-		return err_set(LL_ESTORE, "The store failed.");
-	va_start(ap, types);
-	for (i = 0; types[i]; i++) {
+	for (int i = 0; types[i]; i++) {
 		if (types[i] == 'i') {
 			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
 		} else if (types[i] == 't') {
@@ -148,6 +141,19 @@ static int db_run(sqlite3 *db, const char *sql, const char *types, ...)
 					  STORE_TOKEN_HASH_SIZE, SQLITE_TRANSIENT);
 		}
 	}
+}
+
+/* Runs a statement that returns no rows, with arguments as in db_bind(). */
+static int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *stmt = db_prepare(db, sql);
+	va_list ap;
+	int rc;
+
+	if (!stmt)
+		return err_set(LL_ESTORE, "The store failed.");
+	va_start(ap, types);
+	db_bind(stmt, types, ap);
 	va_end(ap);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
@@ -168,12 +174,7 @@ static int db_int(sqlite3 *db, long long *ret, long long default_value, const ch
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
 	va_start(ap, types);
-	for (int i = 0; types[i]; i++) {
-		if (types[i] == 'i')
-			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
-		else
-			sqlite3_bind_text(stmt, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
-	}
+	db_bind(stmt, types, ap);
 	va_end(ap);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)

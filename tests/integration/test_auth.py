@@ -1,0 +1,133 @@
+"""Every mutating route refuses missing, malformed, unknown, revoked, wrong-kind
+and other agents' tokens; tokens are made and revoked by the admin; the
+token files are written as API.md says."""
+import os
+import stat
+
+from harness import Daemon, run_tests
+from schemacheck import validate
+
+JOB = {"name": "a", "family": "pe", "generator": {"dlls": 1, "exports": 1}, "variants": ["default"]}
+
+# (method, path template, body, the kind of token that may call it)
+MUTATING = [
+    ("POST", "/api/v1/jobs", JOB, "user"),
+    ("POST", "/api/v1/jobs/{job}/cancel", {}, "user"),
+    ("POST", "/api/v1/agents/enroll", {"name": "x", "facts": {}, "labels": {}}, "enroll"),
+    ("PATCH", "/api/v1/agents/{agent}", {"labels": {"room": "b"}}, "admin"),
+    ("POST", "/api/v1/agents/{agent}/heartbeat", {}, "agent"),
+    ("POST", "/api/v1/lease", {"wait": 0}, "agent"),
+    ("POST", "/api/v1/tasks/{task}/progress", {"attempt": 1, "phase": "build", "percent": 5}, "agent"),
+    ("POST", "/api/v1/tasks/{task}/result", {"attempt": 1, "facts": {}, "variants": []}, "agent"),
+    ("POST", "/api/v1/tasks/{task}/fail", {"attempt": 1, "reason": "x"}, "agent"),
+    ("POST", "/api/v1/tokens", {"kind": "user", "name": "x"}, "admin"),
+    ("DELETE", "/api/v1/tokens/{token}", None, "admin"),
+]
+
+
+def state_snapshot(d):
+    """Everything a refused request must leave unchanged."""
+    jobs = d.api("GET", "/api/v1/jobs", token=d.admin_token).json()
+    agents = d.api("GET", "/api/v1/agents", token=d.admin_token).json()
+    tokens = d.api("GET", "/api/v1/tokens", token=d.admin_token).json()
+    for a in agents["agents"]:
+        a.pop("last_seen")
+        a.pop("state")
+    for j in jobs["jobs"]:
+        j.pop("updated_at")
+    return jobs, agents, tokens
+
+
+def test_every_mutating_route_refuses_bad_tokens():
+    with Daemon() as d:
+        job_id = d.submit(JOB)["id"]
+        agent_id, agent_token = d.enroll("holder", {"os": "win10"})
+        other_id, other_token = d.enroll("other", {"os": "win10"})
+        task = d.api("POST", "/api/v1/lease", {}, token=agent_token).json()
+        r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": "alice"}, token=d.admin_token)
+        assert r.status == 201, r
+        validate("token_created.json", r.json())
+        user_token, user_token_id = r.json()["token"], r.json()["id"]
+        r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": "revoked"}, token=d.admin_token)
+        revoked_token = r.json()["token"]
+        r = d.api("DELETE", "/api/v1/tokens/%d" % r.json()["id"], token=d.admin_token)
+        assert r.status == 200 and r.json() == {"id": r.json()["id"], "revoked": True}, r
+        validate("token_revoked.json", r.json())
+        ids = {"job": job_id, "agent": agent_id, "task": task["task_id"], "token": user_token_id}
+        good = {"admin": d.admin_token, "user": user_token, "enroll": d.enroll_token,
+                "agent": agent_token}
+
+        before = state_snapshot(d)
+        for method, template, body, kind in MUTATING:
+            path = template.format(**ids)
+            bad = [(None, 401), ("not a token!", 401), ("lladm_" + "0" * 64, 401),
+                   (revoked_token, 401)]
+            for k, tok in good.items():
+                allowed = k == kind or (kind == "user" and k == "admin") or \
+                    (kind == "enroll" and k == "admin")
+                if not allowed:
+                    bad.append((tok, 403))
+            if "{agent}" in template or "{task}" in template:
+                bad.append((other_token, 403))  # another agent's task or heartbeat
+            for tok, status in bad:
+                r = d.api(method, path, body, token=tok)
+                assert r.status == status, (method, path, tok and tok[:8], r)
+                validate("error.json", r.json())
+            # A malformed Authorization header, not Bearer.
+            r = d.api(method, path, body, headers={"Authorization": "Basic Zm9vOmJhcg=="})
+            assert r.status == 401, r
+        assert state_snapshot(d) == before
+
+        # Reads need a user token unless public reads are on.
+        assert d.api("GET", "/api/v1/jobs").status == 401
+        assert d.api("GET", "/api/v1/jobs", token=agent_token).status == 403
+        assert d.api("GET", "/api/v1/jobs", token=user_token).status == 200
+        # The holder itself may post; a user may cancel; the admin may revoke the user.
+        r = d.api("POST", "/api/v1/tasks/%d/progress" % task["task_id"],
+                  {"attempt": 1, "phase": "build", "percent": 5}, token=agent_token)
+        assert r.status == 200, r
+        r = d.api("GET", "/api/v1/tokens", token=d.admin_token)
+        validate("token_list.json", r.json())
+        assert "token" not in str(r.json()["tokens"][0].keys())
+        assert d.api("DELETE", "/api/v1/tokens/%d" % user_token_id, token=d.admin_token).status == 200
+        assert d.api("GET", "/api/v1/jobs", token=user_token).status == 401
+
+
+def test_token_files_and_env_tokens():
+    with Daemon() as d:
+        for name in ("admin.token", "enroll.token"):
+            path = os.path.join(d.data_dir, name)
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert d.admin_token.startswith("lladm_") and len(d.admin_token) == 6 + 64
+        log = d.read_log()
+        assert d.admin_token not in log and d.enroll_token not in log
+        assert "admin.token" in log
+        data_dir = d.data_dir
+        first_admin = d.admin_token
+        d.stop()
+        # A restart keeps the tokens it made.
+        d2 = Daemon(data_dir=data_dir).start()
+        try:
+            assert d2.admin_token == first_admin
+            assert d2.api("GET", "/api/v1/jobs", token=first_admin).status == 200
+        finally:
+            d2.stop()
+    env = {"LOADLAB_ADMIN_TOKEN": "my-admin-token-0123456789",
+           "LOADLAB_ENROLL_TOKEN": "my-enroll-token-0123456789"}
+    with Daemon(env=env) as d:
+        assert d.admin_token is None  # nothing written when the tokens are given
+        assert d.api("GET", "/api/v1/jobs", token=env["LOADLAB_ADMIN_TOKEN"]).status == 200
+        r = d.api("POST", "/api/v1/agents/enroll", {"name": "e"}, token=env["LOADLAB_ENROLL_TOKEN"])
+        assert r.status == 201, r
+        validate("agent_enrolled.json", r.json())
+
+
+def test_public_read():
+    with Daemon(["--public-read"]) as d:
+        assert d.api("GET", "/api/v1/jobs").status == 200
+        assert d.api("GET", "/api/v1/agents").status == 200
+        assert d.api("POST", "/api/v1/jobs", JOB).status == 401
+        assert d.api("GET", "/api/v1/tokens").status == 401
+
+
+run_tests(globals())
