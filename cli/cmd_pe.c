@@ -144,7 +144,7 @@ static int do_rebase(int argc, char **argv)
 				status = bad_usage("rebase takes one --base or --batch");
 				goto out;
 			}
-			batch = argv[i][3] == 't';
+			batch = strcmp(argv[i], "--batch") == 0;
 			if (!parse_address(i + 1 < argc ? argv[i + 1] : NULL, &address)) {
 				status = bad_usage("--base/--batch needs an address such as 0x60000000");
 				goto out;

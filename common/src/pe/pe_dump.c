@@ -330,8 +330,15 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 		}
 		arr = cJSON_CreateArray();
 		add(o, "names", arr, &ok);
-		for (size_t i = 0; arr && i < p.exports.name_count && ok; i++)
-			push(arr, cJSON_CreateString(p.exports.names[i].name), &ok);
+		for (size_t i = 0; arr && i < p.exports.name_count && ok; i++) {
+			cJSON *x = cJSON_CreateObject();
+
+			push(arr, x, &ok);
+			if (!x)
+				break;
+			add(x, "name", cJSON_CreateString(p.exports.names[i].name), &ok);
+			add(x, "ordinal", cJSON_CreateNumber((double)p.exports.base + p.exports.names[i].index), &ok);
+		}
 	}
 
 	o = cJSON_CreateObject();
