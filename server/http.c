@@ -394,11 +394,13 @@ int http_start(struct server *server)
 		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
 		MHD_OPTION_HTTPS_MEM_KEY, key,
 		MHD_OPTION_END);
-	/* libmicrohttpd copies nothing: keep cert and key for its lifetime.
-	 * They are freed at exit with the process. */
+	/* libmicrohttpd copies nothing: cert and key live until http_stop(). */
+	server->tls_cert_pem = cert;
+	server->tls_key_pem = key;
 	if (!server->daemon) {
 		free(cert);
 		free(key);
+		server->tls_cert_pem = server->tls_key_pem = NULL;
 		return err_set(LL_EIO, "Cannot listen on %s:%d (in use, or TLS not available).",
 			       c->listen_host, c->listen_port);
 	}
@@ -429,4 +431,7 @@ void http_stop(struct server *server, long long timeout_ms)
 	http_waiters_wake_all(server);
 	MHD_stop_daemon(server->daemon);
 	server->daemon = NULL;
+	free(server->tls_cert_pem);
+	free(server->tls_key_pem);
+	server->tls_cert_pem = server->tls_key_pem = NULL;
 }

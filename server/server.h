@@ -32,6 +32,7 @@ struct server {
 	struct metrics metrics;
 	struct MHD_Daemon *daemon;
 	int port;                        /* the port bound (for --listen :0) */
+	char *tls_cert_pem, *tls_key_pem; /* kept for the daemon's lifetime */
 
 	pthread_mutex_t waiters_lock;
 	struct http_request *waiters;    /* suspended long-polls */

@@ -27,6 +27,9 @@ SCHEMAS = os.path.join(SOURCE_DIR, "schemas")
 EXAMPLES = os.path.join(SCHEMAS, "examples")
 
 
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
 class Response:
     def __init__(self, status, headers, body):
         self.status = status
@@ -111,7 +114,8 @@ class Daemon:
         return request(self.url + path, method, body, token, **kw)
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
-        """Stops the daemon with SIG and returns its exit code."""
+        """Stops the daemon with SIG and returns its exit code. Raises when
+        the daemon's log holds a sanitizer report (the ASan+UBSan build)."""
         if not self.proc:
             return None
         self.proc.send_signal(sig)
@@ -123,6 +127,10 @@ class Daemon:
         self.proc.stdout.close()
         self.log.close()
         self.proc = None
+        log = self.read_log()
+        for marker in SANITIZER_MARKERS:
+            if marker in log:
+                raise AssertionError("loadlabd reported '%s':\n%s" % (marker, log[-4000:]))
         return code
 
     def close(self):
