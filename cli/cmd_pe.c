@@ -242,9 +242,15 @@ static int do_bind(int argc, char **argv)
 	slash = strrchr(path, '/');
 	if (strrchr(path, '\\') > slash)
 		slash = strrchr(path, '\\');
-	image_dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-	if (!image_dir)
-		return fail(LL_ENOMEM);
+	{
+		size_t len = slash ? (size_t)(slash - path) + (slash == path) : 1;
+
+		image_dir = malloc(len + 1);
+		if (!image_dir)
+			return fail(LL_ENOMEM);
+		memcpy(image_dir, slash ? path : ".", len);
+		image_dir[len] = '\0';
+	}
 	memset(&options, 0, sizeof(options));
 	options.image_dir = image_dir;
 	options.search_dirs = dirs;

@@ -295,8 +295,8 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 		if (copy->sections[i].virtual_address < first_va)
 			first_va = copy->sections[i].virtual_address;
 	if (soh > copy->size || table_end > soh)
-		return err_set(LL_EFORMAT, "Malformed image: SizeOfHeaders 0x%zx does not cover the section table.",
-			       soh);
+		return err_set(LL_EFORMAT, "Malformed image: SizeOfHeaders 0x%x does not cover the section table.",
+			       (unsigned)soh);
 	if (!region_free(copy, table_end, soh, old_start, old_end))
 		return err_set(LL_ETOOBIG, "The header space after the section table is in use; no room for the bound import directory.");
 	/* Clear the old directory; it is rewritten below. */
@@ -311,8 +311,8 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 		return err_set(LL_ETOOBIG, "SizeOfHeaders is not file-aligned; no room for the bound import directory.");
 	new_soh = (start + len + fa - 1) & ~(size_t)(fa - 1);
 	if (new_soh > first_va || new_soh > UINT32_MAX)
-		return err_set(LL_ETOOBIG, "The headers cannot grow to 0x%zx bytes below the first section at 0x%x; no room for the bound import directory.",
-			       new_soh, first_va);
+		return err_set(LL_ETOOBIG, "The headers cannot grow to 0x%llx bytes below the first section at 0x%x; no room for the bound import directory.",
+			       (unsigned long long)new_soh, first_va);
 	for (uint32_t i = 0; i < copy->section_count; i++)
 		if (copy->sections[i].raw_size && copy->sections[i].raw_offset < soh)
 			return err_set(LL_ETOOBIG, "Section '%s' overlaps the headers; they cannot grow.",

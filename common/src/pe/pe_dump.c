@@ -70,7 +70,7 @@ static int parts_read(const struct pe_image *image, struct dump_parts *p)
 
 static int text_imports(struct buf *out, const struct pe_imports *imports, const char *title)
 {
-	int rc = buf_printf(out, "%s: %zu modules\n", title, imports->module_count);
+	int rc = buf_printf(out, "%s: %llu modules\n", title, (unsigned long long)imports->module_count);
 
 	for (size_t i = 0; i < imports->module_count && rc == 0; i++) {
 		const struct pe_import_module *m = &imports->modules[i];
@@ -132,9 +132,9 @@ int pe_dump_text(const struct pe_image *image, bool list_relocs, struct buf *out
 	if (rc == 0)
 		rc = text_imports(out, &p.delay, "delay imports");
 	if (rc == 0)
-		rc = buf_printf(out, "exports: %s  base %u  %zu functions  %zu names\n",
+		rc = buf_printf(out, "exports: %s  base %u  %llu functions  %llu names\n",
 				p.exports.dll_name ? p.exports.dll_name : "(unnamed)", p.exports.base,
-				p.exports.count, p.exports.name_count);
+				(unsigned long long)p.exports.count, (unsigned long long)p.exports.name_count);
 	for (size_t i = 0; i < p.exports.count && rc == 0; i++) {
 		const struct pe_export *e = &p.exports.entries[i];
 
@@ -144,16 +144,17 @@ int pe_dump_text(const struct pe_image *image, bool list_relocs, struct buf *out
 				e->forwarder ? " -> " : "", e->forwarder ? e->forwarder : "");
 	}
 	if (rc == 0)
-		rc = buf_printf(out, "relocations: %zu in %zu blocks\n", p.relocs.count, p.relocs.block_count);
+		rc = buf_printf(out, "relocations: %llu in %llu blocks\n", (unsigned long long)p.relocs.count,
+				(unsigned long long)p.relocs.block_count);
 	for (unsigned t = 0; t < 16 && rc == 0; t++)
 		if (p.type_counts[t])
-			rc = buf_printf(out, "  %-12s %zu\n", pe_reloc_type_name(image->machine, t),
-					p.type_counts[t]);
+			rc = buf_printf(out, "  %-12s %llu\n", pe_reloc_type_name(image->machine, t),
+					(unsigned long long)p.type_counts[t]);
 	for (size_t i = 0; list_relocs && i < p.relocs.count && rc == 0; i++)
 		rc = buf_printf(out, "  0x%08x %s\n", p.relocs.entries[i].rva,
 				pe_reloc_type_name(image->machine, p.relocs.entries[i].type));
 	if (rc == 0)
-		rc = buf_printf(out, "bound imports: %zu\n", p.bound.count);
+		rc = buf_printf(out, "bound imports: %llu\n", (unsigned long long)p.bound.count);
 	for (size_t i = 0; i < p.bound.count && rc == 0; i++) {
 		const struct pe_bound_module *m = &p.bound.modules[i];
 

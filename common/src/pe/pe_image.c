@@ -225,7 +225,7 @@ int pe_image_from_memory(const void *data, size_t size, struct pe_image **ret_im
 	int rc;
 
 	if (size > PE_MAX_FILE_SIZE)
-		return err_set(LL_ETOOBIG, "Image of %zu bytes exceeds the limit of %u bytes.", size,
+		return err_set(LL_ETOOBIG, "Image of %llu bytes exceeds the limit of %u bytes.", (unsigned long long)size,
 			       PE_MAX_FILE_SIZE);
 	image = calloc(1, sizeof(*image));
 	if (!image)

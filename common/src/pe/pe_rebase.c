@@ -261,7 +261,7 @@ int pe_rebase_plan(struct pe_image *const *images, size_t count, uint64_t addres
 	return 0;
 range:
 	free(bases);
-	return err_set(LL_ERANGE, "The %zu images do not fit %s 0x%llx.", count, down ? "below" : "above",
+	return err_set(LL_ERANGE, "The %llu images do not fit %s 0x%llx.", (unsigned long long)count, down ? "below" : "above",
 		       (unsigned long long)address);
 }
 
@@ -286,7 +286,8 @@ int pe_rebase_batch(struct pe_image *const *images, size_t count, uint64_t addre
 			char why[400];
 
 			snprintf(why, sizeof(why), "%s", err_message(rc));
-			err_set(rc, "Image %zu of %zu: %s", prepared + 1, count, why);
+			err_set(rc, "Image %llu of %llu: %s", (unsigned long long)prepared + 1,
+				(unsigned long long)count, why);
 			goto out;
 		}
 	}
