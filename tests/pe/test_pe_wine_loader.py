@@ -132,6 +132,7 @@ class Wine:
 
     def __init__(self, wine64, wineserver, work):
         self.wine64 = wine64
+        self.wineserver = wineserver
         self.env = dict(os.environ, WINEPREFIX=os.path.join(work, "prefix"), WINEDEBUG="-all",
                         WINEDLLOVERRIDES="mscoree,mshtml=")
         os.makedirs(self.env["WINEPREFIX"], exist_ok=True)
@@ -150,12 +151,20 @@ class Wine:
         return r.returncode, text
 
     def stop(self):
-        self.server.terminate()
+        # `wineserver -k` ends this prefix's Wine processes (services,
+        # winedevice, ...), which outlive a server that is merely
+        # terminated; then our server, by its PID, exits.
+        subprocess.run([self.wineserver, "-k"], env=self.env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
         try:
-            self.server.wait(timeout=20)
+            self.server.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self.server.kill()
-            self.server.wait()
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
 
 
 def parse(text):
