@@ -1301,9 +1301,11 @@ static int op_task_lease(struct store *s, void *arg)
 	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
 	cell = NULL;
 	if (rc == 0) {
-		char text[24];
-		snprintf(text, sizeof(text), "%lld", a->agent_id);
-		log_state("task_state", "task_id", task_id, "queued", "leased", text);
+		char task_text[24], agent_text[24];
+		snprintf(task_text, sizeof(task_text), "%lld", task_id);
+		snprintf(agent_text, sizeof(agent_text), "%lld", a->agent_id);
+		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
+			  "agent_id", agent_text, NULL);
 	}
 out:
 	cJSON_Delete(cell);

@@ -1,0 +1,219 @@
+/* The SQLite store: queue semantics with a controlled clock, group commit
+ * under concurrent writers, reopening. */
+#include "check.h"
+#include "store.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const struct store_options options = {
+	.lease_ms = 1000, .max_attempts = 3, .backoff_ms = 500, .backoff_max_ms = 1500,
+	.offline_after_ms = 60000,
+};
+
+static char db_path[256];
+
+static cJSON *parse(const char *text)
+{
+	cJSON *root = NULL;
+
+	json_parse(text, strlen(text), 0, &root);
+	return root;
+}
+
+static long long submit(struct store *s, const char *job_text, long long now)
+{
+	cJSON *job = parse(job_text), *spec = NULL, *created = NULL;
+	long long id = -1;
+
+	CHECK_EQ_INT(job_spec_normalize(job, &spec), 0);
+	if (store_job_create(s, spec, "user:test", now, &created) == 0)
+		id = (long long)cJSON_GetObjectItem(created, "id")->valuedouble;
+	cJSON_Delete(job);
+	cJSON_Delete(spec);
+	cJSON_Delete(created);
+	return id;
+}
+
+static long long enroll(struct store *s, const char *name, const char *facts_text, long long now)
+{
+	unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
+	cJSON *facts = parse(facts_text), *labels = cJSON_CreateObject();
+	long long id = 0;
+
+	snprintf((char *)hash, sizeof(hash), "%s", name);
+	CHECK_EQ_INT(store_agent_enroll(s, name, facts, labels, hash, now, &id), 0);
+	cJSON_Delete(facts);
+	cJSON_Delete(labels);
+	return id;
+}
+
+static long long num(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItem(obj, key);
+	return item && cJSON_IsNumber(item) ? (long long)item->valuedouble : -1;
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItem(obj, key);
+	return cJSON_IsString(item) ? item->valuestring : "";
+}
+
+static void test_lease_expiry_retry_dead(void)
+{
+	struct store *s = NULL;
+	cJSON *lease = NULL, *out = NULL, *job = NULL;
+	long long t = 1000000, a, b, task;
+	bool replayed = true;
+	int expired = -1;
+
+	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
+	b = enroll(s, "b", "{\"os\":\"winxp\"}", t);
+	CHECK(submit(s, "{\"name\":\"j\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		     "\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"win10\"]}}}", t) > 0);
+
+	CHECK_EQ_INT(store_task_lease(s, b, t, &lease), 0);
+	CHECK(lease == NULL); /* winxp does not match */
+	CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
+	CHECK(lease != NULL);
+	task = num(lease, "task_id");
+	CHECK_EQ_INT(num(lease, "attempt"), 1);
+	cJSON_Delete(lease);
+
+	/* Not yet expired at t+1000 (strictly before), expired after. */
+	CHECK_EQ_INT(store_expire_leases(s, t + 1000, &expired), 0);
+	CHECK_EQ_INT(expired, 0);
+	CHECK_EQ_INT(store_expire_leases(s, t + 1001, &expired), 0);
+	CHECK_EQ_INT(expired, 1);
+
+	/* Attempt 2; its failure backs off 500 ms << (2-1) = 1000 ms. */
+	CHECK_EQ_INT(store_task_lease(s, a, t + 2000, &lease), 0);
+	CHECK_EQ_INT(num(lease, "attempt"), 2);
+	cJSON_Delete(lease);
+	CHECK_EQ_INT(store_task_fail(s, a, task, 2, "boom", true, t + 2100, &out), 0);
+	CHECK_EQ_STR(str(out, "state"), "queued");
+	cJSON_Delete(out);
+	CHECK_EQ_INT(store_task_lease(s, a, t + 3099, &lease), 0);
+	CHECK(lease == NULL);
+	CHECK_EQ_INT(store_task_lease(s, a, t + 3100, &lease), 0);
+	CHECK_EQ_INT(num(lease, "attempt"), 3);
+	cJSON_Delete(lease);
+
+	/* A stale attempt and another agent are refused; nothing changes. */
+	CHECK_EQ_INT(store_task_result(s, a, task, 2, "{}", 2, t + 3200, &out, &replayed), STORE_STALE_ATTEMPT);
+	CHECK_EQ_INT(store_task_progress(s, b, task, 3, "build", 5, t + 3200, &out), LL_EFORBIDDEN);
+
+	/* The third attempt expires: max_attempts reached, the task is dead. */
+	CHECK_EQ_INT(store_expire_leases(s, t + 5000, &expired), 0);
+	CHECK_EQ_INT(expired, 1);
+	CHECK_EQ_INT(store_job_get(s, 1, &job), 0);
+	CHECK_EQ_STR(str(job, "state"), "failed");
+	CHECK_EQ_STR(str(cJSON_GetArrayItem(cJSON_GetObjectItem(job, "tasks"), 0), "state"), "dead");
+	cJSON_Delete(job);
+	store_close(s);
+}
+
+static void test_result_once_and_reopen(void)
+{
+	struct store *s = NULL;
+	cJSON *lease = NULL, *first = NULL, *again = NULL, *job = NULL;
+	long long t = 5000000, a, task;
+	bool replayed = true;
+	char *text = NULL;
+
+	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	a = enroll(s, "c", "{}", t);
+	CHECK(submit(s, "{\"name\":\"r\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		     "\"variants\":[\"now\"]}", t) == 2);
+	CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
+	task = num(lease, "task_id");
+	cJSON_Delete(lease);
+	CHECK_EQ_INT(store_task_result(s, a, task, 1, "{\"x\":1}", 7, t + 1, &first, &replayed), 0);
+	CHECK(!replayed);
+	CHECK_EQ_INT(store_task_result(s, a, task, 1, "{\"x\":2}", 7, t + 2, &again, &replayed), 0);
+	CHECK(replayed);
+	CHECK(cJSON_Compare(first, again, true));
+	CHECK_EQ_INT(store_result_get(s, num(first, "result_id"), &text), 0);
+	CHECK_EQ_STR(text, "{\"x\":1}"); /* the first one is kept */
+	free(text);
+	cJSON_Delete(first);
+	cJSON_Delete(again);
+	store_close(s);
+
+	/* Reopened: the migration is not run twice and the data is there. */
+	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	CHECK_EQ_INT(store_job_get(s, 2, &job), 0);
+	CHECK_EQ_STR(str(job, "state"), "done");
+	cJSON_Delete(job);
+	CHECK_EQ_INT(store_integrity_check(s), 0);
+	store_close(s);
+}
+
+#define WRITERS 16
+#define WRITES_EACH 25
+
+static struct store *shared_store;
+
+static void *writer(void *arg)
+{
+	long n = (long)arg;
+	for (int i = 0; i < WRITES_EACH; i++) {
+		unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
+		snprintf((char *)hash, sizeof(hash), "w%ld-%d", n, i);
+		if (store_token_create(shared_store, STORE_TOKEN_USER, "w", hash, 1, NULL) < 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_group_commit(void)
+{
+	pthread_t threads[WRITERS];
+	struct store_stats before, after;
+	long long count = 0;
+	int failures = 0;
+
+	CHECK_EQ_INT(store_open(db_path, &options, &shared_store), 0);
+	CHECK_EQ_INT(store_stats(shared_store, 0, &before), 0);
+	for (long i = 0; i < WRITERS; i++)
+		pthread_create(&threads[i], NULL, writer, (void *)i);
+	for (int i = 0; i < WRITERS; i++) {
+		void *rc;
+		pthread_join(threads[i], &rc);
+		failures += rc != NULL;
+	}
+	CHECK_EQ_INT(failures, 0);
+	CHECK_EQ_INT(store_token_count(shared_store, STORE_TOKEN_USER, &count), 0);
+	CHECK_EQ_INT(count, WRITERS * WRITES_EACH);
+	CHECK_EQ_INT(store_stats(shared_store, 0, &after), 0);
+	CHECK_EQ_INT(after.committed_ops - before.committed_ops, WRITERS * WRITES_EACH);
+	CHECK(after.commits - before.commits <= WRITERS * WRITES_EACH);
+	printf("group commit: %lld writes in %lld transactions\n", after.committed_ops - before.committed_ops,
+	       after.commits - before.commits);
+	store_close(shared_store);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/loadlab-store-XXXXXX";
+	char command[300];
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(db_path, sizeof(db_path), "%s/store.db", dir);
+	test_lease_expiry_retry_dead();
+	test_result_once_and_reopen();
+	test_group_commit();
+	snprintf(command, sizeof(command), "rm -rf %s", dir);
+	if (system(command) != 0)
+		return 1;
+	return check_finish();
+}
