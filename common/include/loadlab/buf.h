@@ -13,6 +13,8 @@
 #ifndef LOADLAB_BUF_H
 #define LOADLAB_BUF_H
 
+#include "loadlab/err.h"
+
 #include <stddef.h>
 
 struct buf {
@@ -33,7 +35,7 @@ int buf_append(struct buf *b, const void *data, size_t n);
 int buf_append_str(struct buf *b, const char *s);
 
 /* Appends formatted text (same errors as buf_append). */
-int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_printf(struct buf *b, const char *fmt, ...) LL_PRINTF_FORMAT(2, 3);
 
 /* The text held, or "" for an empty buffer. Borrowed. */
 const char *buf_str(const struct buf *b);

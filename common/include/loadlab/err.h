@@ -10,6 +10,16 @@
 #ifndef LOADLAB_ERR_H
 #define LOADLAB_ERR_H
 
+/* printf-style checking of a function's FMT (argument F) and its values
+ * (from A). mingw-w64's plain "printf" format means the MS runtime's, which
+ * knows no %zu or %lld; loadlab builds with __USE_MINGW_ANSI_STDIO=1 and
+ * checks against the GNU rules everywhere. */
+#if defined(__MINGW32__)
+#define LL_PRINTF_FORMAT(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
+#define LL_PRINTF_FORMAT(f, a) __attribute__((format(printf, f, a)))
+#endif
+
 enum {
 	LL_OK = 0,
 	LL_EINVAL = -1,       /* bad argument or input that fails validation */
@@ -33,7 +43,7 @@ const char *err_name(int code);
 
 /* Records a message for CODE on this thread and returns CODE, so that a
  * failing function can say `return err_set(LL_EINVAL, "...", ...);`. */
-int err_set(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int err_set(int code, const char *fmt, ...) LL_PRINTF_FORMAT(2, 3);
 
 /* The last message recorded on this thread, or a generic text for CODE when
  * none was recorded since err_clear(). Borrowed; valid until the next
