@@ -1,0 +1,307 @@
+#include "loadlab/stats.h"
+
+#include "loadlab/err.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int check_sample(const double *x, size_t n)
+{
+	if (!x || n == 0)
+		return err_set(LL_EINVAL, "A statistic needs at least one sample.");
+	if (n > STATS_MAX_SAMPLES)
+		return err_set(LL_ERANGE, "At most %d samples.", STATS_MAX_SAMPLES);
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return err_set(LL_EINVAL, "Sample %zu is not a finite number.", i);
+	return 0;
+}
+
+static double *sorted_copy(const double *x, size_t n)
+{
+	double *s = malloc(n * sizeof(*s));
+
+	if (s) {
+		memcpy(s, x, n * sizeof(*s));
+		qsort(s, n, sizeof(*s), compare_doubles);
+	}
+	return s;
+}
+
+/* Type 7 quantile of an already sorted sample. */
+static double quantile_sorted(const double *s, size_t n, double q)
+{
+	double h = (double)(n - 1) * q;
+	size_t lo = (size_t)floor(h);
+
+	if (lo + 1 >= n)
+		return s[n - 1];
+	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
+int stats_quantile(const double *x, size_t n, double q, double *ret)
+{
+	double *s;
+	int rc = check_sample(x, n);
+
+	if (rc < 0)
+		return rc;
+	if (!(q >= 0 && q <= 1))
+		return err_set(LL_EINVAL, "A quantile must be between 0 and 1.");
+	if (!(s = sorted_copy(x, n)))
+		return LL_ENOMEM;
+	*ret = quantile_sorted(s, n, q);
+	free(s);
+	return 0;
+}
+
+int stats_median(const double *x, size_t n, double *ret)
+{
+	return stats_quantile(x, n, 0.5, ret);
+}
+
+int stats_summarize(const double *x, size_t n, struct stats_summary *ret)
+{
+	struct stats_summary out = {0};
+	double *s, *dev, sum = 0, squares = 0;
+	int rc = check_sample(x, n);
+
+	if (rc < 0)
+		return rc;
+	if (!(s = sorted_copy(x, n)))
+		return LL_ENOMEM;
+	if (!(dev = malloc(n * sizeof(*dev)))) {
+		free(s);
+		return LL_ENOMEM;
+	}
+	out.n = n;
+	out.min = s[0];
+	out.max = s[n - 1];
+	out.median = quantile_sorted(s, n, 0.5);
+	out.p10 = quantile_sorted(s, n, 0.10);
+	out.p90 = quantile_sorted(s, n, 0.90);
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	out.mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++) {
+		squares += (x[i] - out.mean) * (x[i] - out.mean);
+		dev[i] = fabs(x[i] - out.median);
+	}
+	out.stddev = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
+	qsort(dev, n, sizeof(*dev), compare_doubles);
+	out.mad = quantile_sorted(dev, n, 0.5);
+	free(s);
+	free(dev);
+	*ret = out;
+	return 0;
+}
+
+/* splitmix64 (Steele, Lea and Flood): small, fast, and good enough to
+ * draw resample indexes; seeded so that reports are reproducible. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* An index in [0, n) without modulo bias (Lemire's multiply-shift is
+ * biased by at most n / 2^64, negligible for n <= STATS_MAX_SAMPLES). */
+static size_t random_index(uint64_t *state, size_t n)
+{
+	return (size_t)(((unsigned __int128)next_random(state) * n) >> 64);
+}
+
+static double statistic_of(double *scratch, size_t n, enum stats_statistic statistic)
+{
+	double v = 0;
+
+	switch (statistic) {
+	case STATS_MIN:
+		v = scratch[0];
+		for (size_t i = 1; i < n; i++)
+			if (scratch[i] < v)
+				v = scratch[i];
+		return v;
+	case STATS_MEAN:
+		for (size_t i = 0; i < n; i++)
+			v += scratch[i];
+		return v / (double)n;
+	case STATS_MEDIAN:
+	default:
+		qsort(scratch, n, sizeof(*scratch), compare_doubles);
+		return quantile_sorted(scratch, n, 0.5);
+	}
+}
+
+static double resampled(const double *x, size_t n, double *scratch, enum stats_statistic statistic,
+			uint64_t *state)
+{
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = x[random_index(state, n)];
+	return statistic_of(scratch, n, statistic);
+}
+
+static int check_bootstrap(double level, int resamples)
+{
+	if (!(level > 0 && level < 1))
+		return err_set(LL_EINVAL, "A confidence level must be between 0 and 1.");
+	if (resamples < 100 || resamples > 100000)
+		return err_set(LL_ERANGE, "Resamples must be 100 to 100000.");
+	return 0;
+}
+
+static int percentile_interval(double *values, int count, double level, double *ret_low,
+			       double *ret_high)
+{
+	qsort(values, (size_t)count, sizeof(*values), compare_doubles);
+	*ret_low = quantile_sorted(values, (size_t)count, (1 - level) / 2);
+	*ret_high = quantile_sorted(values, (size_t)count, 1 - (1 - level) / 2);
+	return 0;
+}
+
+int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
+		       int resamples, uint64_t seed, double *ret_low, double *ret_high)
+{
+	double *scratch, *values;
+	uint64_t state = seed;
+	int rc;
+
+	if ((rc = check_sample(x, n)) < 0 || (rc = check_bootstrap(level, resamples)) < 0)
+		return rc;
+	scratch = malloc(n * sizeof(*scratch));
+	values = malloc((size_t)resamples * sizeof(*values));
+	if (!scratch || !values) {
+		free(scratch);
+		free(values);
+		return LL_ENOMEM;
+	}
+	for (int r = 0; r < resamples; r++)
+		values[r] = resampled(x, n, scratch, statistic, &state);
+	rc = percentile_interval(values, resamples, level, ret_low, ret_high);
+	free(scratch);
+	free(values);
+	return rc;
+}
+
+int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
+			     enum stats_statistic statistic, double level, int resamples,
+			     uint64_t seed, double *ret_low, double *ret_high)
+{
+	double *scratch, *values;
+	uint64_t state = seed;
+	int rc, kept = 0;
+
+	if ((rc = check_sample(x, nx)) < 0 || (rc = check_sample(y, ny)) < 0 ||
+	    (rc = check_bootstrap(level, resamples)) < 0)
+		return rc;
+	scratch = malloc((nx > ny ? nx : ny) * sizeof(*scratch));
+	values = malloc((size_t)resamples * sizeof(*values));
+	if (!scratch || !values) {
+		free(scratch);
+		free(values);
+		return LL_ENOMEM;
+	}
+	for (int r = 0; r < resamples; r++) {
+		double base = resampled(x, nx, scratch, statistic, &state);
+		double cand = resampled(y, ny, scratch, statistic, &state);
+		if (base != 0)
+			values[kept++] = cand / base;
+	}
+	if (kept < resamples / 2)
+		rc = err_set(LL_EINVAL, "The baseline's statistic is zero; a ratio has no meaning.");
+	else
+		rc = percentile_interval(values, kept, level, ret_low, ret_high);
+	free(scratch);
+	free(values);
+	return rc;
+}
+
+struct ranked {
+	double value;
+	int group;
+};
+
+static int compare_ranked(const void *a, const void *b)
+{
+	return compare_doubles(&((const struct ranked *)a)->value, &((const struct ranked *)b)->value);
+}
+
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u,
+		       double *ret_p)
+{
+	size_t n = nx + ny, i = 0;
+	struct ranked *all;
+	double rank_sum_x = 0, tie_term = 0, u, mean, variance, z, p;
+	int rc;
+
+	if ((rc = check_sample(x, nx)) < 0 || (rc = check_sample(y, ny)) < 0)
+		return rc;
+	all = malloc(n * sizeof(*all));
+	if (!all)
+		return LL_ENOMEM;
+	for (size_t k = 0; k < nx; k++)
+		all[k] = (struct ranked){x[k], 0};
+	for (size_t k = 0; k < ny; k++)
+		all[nx + k] = (struct ranked){y[k], 1};
+	qsort(all, n, sizeof(*all), compare_ranked);
+	/* Average ranks over runs of ties; collect sum(t^3 - t) for the
+	 * variance's tie correction. */
+	while (i < n) {
+		size_t j = i;
+		double t, rank;
+		while (j + 1 < n && all[j + 1].value == all[i].value)
+			j++;
+		t = (double)(j - i + 1);
+		rank = ((double)i + (double)j) / 2 + 1;
+		for (size_t k = i; k <= j; k++)
+			if (all[k].group == 0)
+				rank_sum_x += rank;
+		tie_term += t * t * t - t;
+		i = j + 1;
+	}
+	free(all);
+	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
+	mean = (double)nx * (double)ny / 2;
+	variance = (double)nx * (double)ny / 12 *
+		   (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
+	if (n < 2 || variance <= 0) {
+		p = 1;
+	} else {
+		double d = fabs(u - mean) - 0.5;
+		z = (d > 0 ? d : 0) / sqrt(variance);
+		p = erfc(z / sqrt(2.0)); /* two-sided: 2 (1 - Phi(z)) */
+		if (p > 1)
+			p = 1;
+	}
+	*ret_u = u;
+	*ret_p = p;
+	return 0;
+}
+
+int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags, size_t *ret_count)
+{
+	struct stats_summary s;
+	size_t count = 0;
+	int rc = stats_summarize(x, n, &s);
+
+	if (rc < 0)
+		return rc;
+	if (!(threshold > 0))
+		return err_set(LL_EINVAL, "An outlier threshold must be positive.");
+	for (size_t i = 0; i < n; i++) {
+		bool flag = s.mad > 0 && fabs(0.6745 * (x[i] - s.median) / s.mad) > threshold;
+		ret_flags[i] = flag;
+		count += flag;
+	}
+	*ret_count = count;
+	return 0;
+}
