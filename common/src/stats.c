@@ -120,6 +120,55 @@ static size_t random_index(uint64_t *state, size_t n)
 	return (size_t)(((unsigned __int128)next_random(state) * n) >> 64);
 }
 
+/* Moves the K-th smallest of A[0..N) to A[K] (Hoare's selection, expected
+ * linear time): smaller values before it, larger after. */
+static void select_kth(double *a, size_t n, size_t k)
+{
+	size_t left = 0, right = n - 1;
+
+	while (left < right) {
+		double pivot = a[left + (right - left) / 2];
+		size_t i = left, j = right;
+		while (i <= j) {
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = a[i];
+				a[i] = a[j];
+				a[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			right = j;
+		else if (k >= i)
+			left = i;
+		else
+			return;
+	}
+}
+
+/* The type-7 median of A (reordered), without a full sort. */
+static double median_in_place(double *a, size_t n)
+{
+	size_t lo = (n - 1) / 2;
+	double next;
+
+	select_kth(a, n, lo);
+	if (n % 2)
+		return a[lo];
+	next = a[lo + 1];
+	for (size_t i = lo + 2; i < n; i++)
+		if (a[i] < next)
+			next = a[i];
+	return (a[lo] + next) / 2;
+}
+
 static double statistic_of(double *scratch, size_t n, enum stats_statistic statistic)
 {
 	double v = 0;
@@ -137,8 +186,7 @@ static double statistic_of(double *scratch, size_t n, enum stats_statistic stati
 		return v / (double)n;
 	case STATS_MEDIAN:
 	default:
-		qsort(scratch, n, sizeof(*scratch), compare_doubles);
-		return quantile_sorted(scratch, n, 0.5);
+		return median_in_place(scratch, n);
 	}
 }
 

@@ -138,6 +138,27 @@ static void test_bootstrap(void)
 	}
 }
 
+/* The bootstrap takes medians by selection, not by sorting: for small odd
+ * and even samples, the interval's ends must still be medians a resample
+ * can have, that is values of the sample or midpoints of two of them
+ * (with these seeds, the percentiles fall on such values). */
+static void test_bootstrap_median_values(void)
+{
+	for (size_t n = 1; n <= 9; n++) {
+		double x[9], lo, hi;
+		for (size_t i = 0; i < n; i++)
+			x[i] = (double)((i * 7) % 5) * 10;
+		CHECK_EQ_INT(stats_bootstrap_ci(x, n, STATS_MEDIAN, 0.99, 1000, n, &lo, &hi), 0);
+		bool lo_ok = false, hi_ok = false;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++) {
+				lo_ok |= NEAR(lo, (x[i] + x[j]) / 2, 1e-9);
+				hi_ok |= NEAR(hi, (x[i] + x[j]) / 2, 1e-9);
+			}
+		CHECK(lo_ok && hi_ok);
+	}
+}
+
 static void test_outliers(void)
 {
 	const double x[] = {10, 10, 11, 10, 12, 11, 10, 100};
@@ -159,6 +180,7 @@ int main(void)
 	test_summary_and_quantiles();
 	test_mann_whitney();
 	test_bootstrap();
+	test_bootstrap_median_values();
 	test_outliers();
 	return check_finish();
 }
