@@ -1,0 +1,77 @@
+#include "identity.h"
+#include "os.h"
+
+#include "loadlab/buf.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IDENTITY_FILE_LIMIT 4096
+
+void identity_path(const char *data_dir, char *out, unsigned size)
+{
+	snprintf(out, size, "%s%cagent.json", data_dir, os_path_separator);
+}
+
+int identity_load(const char *data_dir, struct identity *ret)
+{
+	char path[4096], chunk[512];
+	struct buf text;
+	cJSON *root = NULL;
+	const char *token;
+	long long id;
+	FILE *f;
+	size_t n;
+	int rc;
+
+	identity_path(data_dir, path, sizeof(path));
+	f = fopen(path, "rb");
+	if (!f)
+		return err_set(LL_ENOTFOUND, "No agent identity in %s.", path);
+	buf_init(&text, IDENTITY_FILE_LIMIT);
+	rc = 0;
+	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = buf_append(&text, chunk, n);
+	fclose(f);
+	if (rc < 0 || json_parse_object(buf_str(&text), text.len, 0, &root) < 0 ||
+	    json_get_int(root, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
+	    json_get_string(root, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0) {
+		rc = err_set(LL_EFORMAT, "The agent identity %s is damaged; remove it to enroll again.",
+			     path);
+		goto out;
+	}
+	ret->id = id;
+	snprintf(ret->token, sizeof(ret->token), "%s", token);
+	rc = 0;
+out:
+	cJSON_Delete(root);
+	buf_release(&text);
+	return rc;
+}
+
+int identity_save(const char *data_dir, const struct identity *identity, const char *server,
+		  const char *name)
+{
+	char path[4096];
+	cJSON *root = cJSON_CreateObject();
+	char *text = NULL;
+	int rc;
+
+	identity_path(data_dir, path, sizeof(path));
+	if (!root || !cJSON_AddNumberToObject(root, "id", (double)identity->id) ||
+	    !cJSON_AddStringToObject(root, "token", identity->token) ||
+	    !cJSON_AddStringToObject(root, "server", server) ||
+	    !cJSON_AddStringToObject(root, "name", name) || !(text = cJSON_Print(root))) {
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+		goto out;
+	}
+	rc = os_write_file_atomic(path, text, strlen(text), true);
+out:
+	free(text);
+	cJSON_Delete(root);
+	return rc;
+}

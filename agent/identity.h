@@ -1,0 +1,29 @@
+/*
+ * identity.h - the agent's own credentials, kept in DATA_DIR/agent.json
+ * ({"id": N, "token": "llagt_...", "server": URL, "name": NAME}, readable
+ * by its owner only) after enrolling, and read again on every start.
+ */
+#ifndef LOADLAB_AGENT_IDENTITY_H
+#define LOADLAB_AGENT_IDENTITY_H
+
+#include <stdbool.h>
+
+#define IDENTITY_TOKEN_MAX 128
+
+struct identity {
+	long long id;
+	char token[IDENTITY_TOKEN_MAX + 1];
+};
+
+/* Reads DATA_DIR/agent.json. LL_ENOTFOUND when there is none (the agent
+ * must enroll), LL_EFORMAT when it is damaged. *RET untouched on failure. */
+int identity_load(const char *data_dir, struct identity *ret);
+
+/* Writes DATA_DIR/agent.json (mode 0600), replacing it atomically. */
+int identity_save(const char *data_dir, const struct identity *identity, const char *server,
+		  const char *name);
+
+/* The path of the identity file into OUT, for messages. */
+void identity_path(const char *data_dir, char *out, unsigned size);
+
+#endif

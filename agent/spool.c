@@ -1,0 +1,134 @@
+#include "spool.h"
+#include "os.h"
+
+#include "loadlab/buf.h"
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPOOL_MAX_ENTRIES 4096
+
+struct spool_entry {
+	long long task_id;
+	long long attempt;
+};
+
+static void spool_dir(const char *data_dir, char *out, size_t size)
+{
+	snprintf(out, size, "%s%cspool", data_dir, os_path_separator);
+}
+
+static void spool_file(const char *data_dir, long long task_id, long long attempt, char *out,
+		       size_t size)
+{
+	snprintf(out, size, "%s%cspool%c%lld-%lld.json", data_dir, os_path_separator,
+		 os_path_separator, task_id, attempt);
+}
+
+int spool_put(const char *data_dir, long long task_id, long long attempt, const char *body)
+{
+	char path[4096];
+	int rc;
+
+	spool_dir(data_dir, path, sizeof(path));
+	if ((rc = os_make_dirs(path)) < 0)
+		return rc;
+	spool_file(data_dir, task_id, attempt, path, sizeof(path));
+	return os_write_file_atomic(path, body, strlen(body), true);
+}
+
+int spool_remove(const char *data_dir, long long task_id, long long attempt)
+{
+	char path[4096];
+
+	spool_file(data_dir, task_id, attempt, path, sizeof(path));
+	return os_remove_file(path);
+}
+
+struct listing {
+	struct spool_entry *entries;
+	size_t count;
+};
+
+/* Accepts exactly "<digits>-<digits>.json". */
+static int collect(void *context, const char *name)
+{
+	struct listing *list = context;
+	long long task_id, attempt;
+	int used = 0;
+
+	if (name[0] < '0' || name[0] > '9' ||
+	    sscanf(name, "%18lld-%9lld%n", &task_id, &attempt, &used) != 2 || task_id < 1 ||
+	    attempt < 1 || strcmp(name + used, ".json") != 0)
+		return 0;
+	if (list->count == SPOOL_MAX_ENTRIES)
+		return 0;
+	list->entries[list->count].task_id = task_id;
+	list->entries[list->count].attempt = attempt;
+	list->count++;
+	return 0;
+}
+
+static int by_task(const void *a, const void *b)
+{
+	const struct spool_entry *x = a, *y = b;
+
+	if (x->task_id != y->task_id)
+		return x->task_id < y->task_id ? -1 : 1;
+	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
+}
+
+static int read_limited(const char *path, struct buf *text)
+{
+	char chunk[8192];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int rc = 0;
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot open %s.", path);
+	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = buf_append(text, chunk, n);
+	fclose(f);
+	if (rc == LL_ETOOBIG)
+		return err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, text->limit);
+	return rc;
+}
+
+int spool_each(const char *data_dir,
+	       int (*deliver)(void *context, long long task_id, long long attempt, const char *body),
+	       void *context)
+{
+	struct listing list = {calloc(SPOOL_MAX_ENTRIES, sizeof(struct spool_entry)), 0};
+	char path[4096];
+	struct buf text;
+	int rc;
+
+	if (!list.entries)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	spool_dir(data_dir, path, sizeof(path));
+	rc = os_list_dir(path, collect, &list);
+	if (rc < 0)
+		goto out;
+	qsort(list.entries, list.count, sizeof(list.entries[0]), by_task);
+	buf_init(&text, SPOOL_RESULT_LIMIT);
+	for (size_t i = 0; i < list.count && rc == 0; i++) {
+		spool_file(data_dir, list.entries[i].task_id, list.entries[i].attempt, path,
+			   sizeof(path));
+		buf_reset(&text);
+		if (read_limited(path, &text) < 0) {
+			log_event(LOG_WARN, "spool_skipped", "file", path, "reason",
+				  err_message(LL_EIO), NULL);
+			continue;
+		}
+		rc = deliver(context, list.entries[i].task_id, list.entries[i].attempt,
+			     buf_str(&text));
+	}
+	buf_release(&text);
+out:
+	free(list.entries);
+	return rc;
+}

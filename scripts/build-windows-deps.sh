@@ -1,0 +1,98 @@
+#!/bin/sh
+# Builds the Windows libraries the agent links, for one architecture:
+#
+#   scripts/build-windows-deps.sh x86_64|i686 [PREFIX_ROOT]
+#
+# Debian's own source packages of curl and cJSON (apt-get source, with a
+# deb-src entry added from the existing deb entry when there is none) are
+# cross-compiled with mingw-w64 into PREFIX_ROOT/ARCH/prefix (default
+# build/windows-deps/ARCH/prefix): a static libcurl with Schannel and only
+# HTTP/HTTPS, and a static cJSON, each with a pkg-config file. i686 is
+# built with -D_WIN32_WINNT=0x0501 so that it imports nothing Windows XP
+# lacks. Does nothing when both libraries are already installed there.
+set -eu
+
+usage() { echo "usage: $0 x86_64|i686 [PREFIX_ROOT]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+arch=$1
+case "$arch" in
+    x86_64) winnt="" ;;
+    i686) winnt="-D_WIN32_WINNT=0x0501" ;;
+    *) usage ;;
+esac
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+top=${2:-$root/build/windows-deps}
+out=$top/$arch
+prefix=$out/prefix
+host=$arch-w64-mingw32
+
+if [ -f "$prefix/lib/libcurl.a" ] && [ -f "$prefix/lib/libcjson.a" ] &&
+   [ -f "$prefix/lib/pkgconfig/libcurl.pc" ] && [ -f "$prefix/lib/pkgconfig/libcjson.pc" ]; then
+    exit 0
+fi
+command -v "$host-gcc" >/dev/null || { echo "$0: $host-gcc not found (install mingw-w64)" >&2; exit 1; }
+command -v dpkg-source >/dev/null || { echo "$0: dpkg-source not found (install dpkg-dev)" >&2; exit 1; }
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+# apt-get source needs a deb-src entry; make one from the Debian deb entry.
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    src_list=/etc/apt/sources.list.d/loadlab-deb-src.sources
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+            $sudo tee "$src_list" >/dev/null
+    else
+        grep -hE '^deb .*debian' /etc/apt/sources.list | sed -e 's/^deb /deb-src /' |
+            $sudo tee /etc/apt/sources.list.d/loadlab-deb-src.list >/dev/null
+    fi
+    $sudo apt-get update -q >/dev/null
+fi
+
+start=$(date +%s)
+rm -rf "$out/src" "$out/build-curl"
+mkdir -p "$out/src" "$out/build-curl" "$prefix/lib/pkgconfig" "$prefix/include/cjson"
+(cd "$out/src" && apt-get source -q curl cjson >"$out/apt-source.log" 2>&1) ||
+    { echo "$0: apt-get source failed; see $out/apt-source.log" >&2; exit 1; }
+curl_src=$(find "$out/src" -maxdepth 1 -type d -name 'curl-*' | head -n 1)
+cjson_src=$(find "$out/src" -maxdepth 1 -type d -name 'cjson-*' | head -n 1)
+[ -n "$curl_src" ] && [ -n "$cjson_src" ] || { echo "$0: sources not unpacked in $out/src" >&2; exit 1; }
+
+# cJSON: one file; compiled directly, as its CMake build would.
+"$host-gcc" -std=c89 -O2 $winnt -c "$cjson_src/cJSON.c" -o "$out/cJSON.o"
+rm -f "$prefix/lib/libcjson.a"
+"$host-ar" rcs "$prefix/lib/libcjson.a" "$out/cJSON.o"
+cp "$cjson_src/cJSON.h" "$prefix/include/cjson/cJSON.h"
+cat >"$prefix/lib/pkgconfig/libcjson.pc" <<PC
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: libcjson
+Description: cJSON, static, for $host
+Version: $(basename "$cjson_src" | sed -e 's/^cjson-//')
+Libs: -L\${libdir} -lcjson
+Cflags: -I\${includedir}
+PC
+
+# libcurl: Schannel, static, HTTP and HTTPS only; only lib/ and include/
+# are built and installed (not the curl tool, not the manual).
+cd "$out/build-curl"
+"$curl_src/configure" -q --host="$host" --prefix="$prefix" \
+    CPPFLAGS="$winnt" CFLAGS="-O2" \
+    --disable-shared --enable-static --with-schannel --disable-pthreads \
+    --without-libpsl --without-brotli --without-zstd --without-zlib \
+    --without-libidn2 --without-librtmp --without-libssh2 --without-libssh \
+    --without-nghttp2 --without-ngtcp2 --without-nghttp3 --without-quiche \
+    --without-msh3 --without-hyper --without-libgsasl \
+    --disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
+    --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
+    --disable-smb --disable-smtp --disable-gopher --disable-mqtt \
+    --disable-manual --disable-alt-svc >"$out/configure.log" 2>&1 ||
+    { echo "$0: curl configure failed; see $out/configure.log" >&2; exit 1; }
+jobs=$(nproc 2>/dev/null || echo 2)
+{ make -C lib -j "$jobs" && make -C lib install && make -C include install &&
+  make install-pkgconfigDATA; } >"$out/make.log" 2>&1 ||
+    { echo "$0: curl build failed; see $out/make.log" >&2; exit 1; }
+echo "build-windows-deps: $arch done in $(( $(date +%s) - start )) s, prefix $prefix"

@@ -1,0 +1,359 @@
+"""The Linux loadlab-agent as a fleet member against a real loadlabd.
+
+Enrollment and its stored token, facts and labels, --once on a pe job,
+the agent's own bounds check, the server stopping mid-task, the agent
+killed mid-task, SIGTERM, cancellation and a refused token.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+
+# A pe job small enough to finish in seconds under Wine.
+TINY_JOB = {
+    "name": "agent-tiny",
+    "family": "pe",
+    "generator": {"dlls": 2, "exports": 2},
+    "variants": ["default"],
+    "measure": {"warm": {"runs": 3, "warmup": 0}},
+}
+
+# A pe job that takes long enough to be interrupted: many timed runs.
+SLOW_JOB = {
+    "name": "agent-slow",
+    "family": "pe",
+    "generator": {"dlls": 8, "exports": 50},
+    "variants": ["default", "rebase"],
+    "measure": {"warm": {"runs": int(os.environ.get("LOADLAB_TEST_SLOW_RUNS", "400")),
+                         "warmup": 0}},
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """A loadlab-agent process with its own data folder and log file."""
+
+    def __init__(self, daemon, data_dir=None, extra=(), server=None):
+        self.own_dir = data_dir is None
+        self.data_dir = data_dir or tempfile.mkdtemp(prefix="loadlab-agent-test-")
+        self.log_path = os.path.join(self.data_dir, "agent-%d.log" % time.monotonic_ns())
+        args = [AGENT, "--server", server or daemon.url, "--data-dir", self.data_dir,
+                "--log-format", "json"]
+        if daemon.enroll_token:
+            args += ["--enroll-token", daemon.enroll_token]
+        self.log = open(self.log_path, "wb")
+        env = dict(os.environ, FAKE_PIPELINE_SECONDS=os.environ.get("FAKE_PIPELINE_SECONDS", "8"))
+        self.proc = subprocess.Popen(args + list(extra), stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log, env=env)
+
+    def wait(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.log.flush()
+
+    def events(self):
+        out = []
+        with open(self.log_path, "rb") as f:
+            for line in f.read().decode(errors="replace").splitlines():
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    out.append({"event": "text", "line": line})
+        return out
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("the agent did not stop within %ds:\n%s" % (timeout, self.log_text()))
+        finally:
+            self.log.close()
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        for marker in harness.SANITIZER_MARKERS:
+            assert marker not in self.log_text(), self.log_text()[-4000:]
+        if self.own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+def wait_for(what, fn, timeout=60, interval=0.2):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def job_tasks(daemon, job_id):
+    r = daemon.api("GET", "/api/v1/jobs/%d" % job_id, token=daemon.admin_token)
+    assert r.status == 200, r
+    return r.json()["tasks"]
+
+
+def results_of(daemon, task_id):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
+    try:
+        rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
+    finally:
+        db.close()
+    return [(a, json.loads(b)) for a, b in rows]
+
+
+def agent_facts(work_dir):
+    out = subprocess.run([AGENT, "facts", "--work-dir", work_dir], check=True,
+                         capture_output=True, timeout=60)
+    return json.loads(out.stdout)
+
+
+def test_enroll_keeps_token_reports_facts_and_labels():
+    with harness.Daemon() as d:
+        a = Agent(d, extra=["--name", "lab-01", "--labels", "room=b12,disk_group=fast"])
+        try:
+            agents = wait_for("enrollment", lambda: d.api("GET", "/api/v1/agents",
+                                                          token=d.admin_token).json()["agents"])
+            assert len(agents) == 1, agents
+            agent = agents[0]
+            assert agent["name"] == "lab-01"
+            assert agent["labels"] == {"room": "b12", "disk_group": "fast"}, agent["labels"]
+            assert agent["facts"] == agent_facts(os.path.join(a.data_dir, "work")), agent["facts"]
+            path = os.path.join(a.data_dir, "agent.json")
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+            with open(path) as f:
+                identity = json.load(f)
+            assert identity["id"] == agent["id"] and identity["token"].startswith("llagt_")
+            # SIGTERM while idle (in a long poll): a clean, prompt stop.
+            start = time.time()
+            assert a.stop() == 0
+            assert time.time() - start < 5
+            # A restart uses the stored token: no second enrollment, even
+            # without an enrollment token.
+            d.enroll_token, enroll_token = None, d.enroll_token
+            b = Agent(d, data_dir=a.data_dir)
+            wait_for("the restarted agent's lease", lambda: any(
+                e.get("event") == "agent_started" for e in b.events()))
+            assert b.stop() == 0
+            d.enroll_token = enroll_token
+            agents = d.api("GET", "/api/v1/agents", token=d.admin_token).json()["agents"]
+            assert [x["id"] for x in agents] == [agent["id"]], agents
+        finally:
+            a.close()
+
+
+def test_once_runs_a_task_and_posts_its_result():
+    with harness.Daemon() as d:
+        job = d.submit(TINY_JOB)
+        a = Agent(d, extra=["--once"])
+        try:
+            code = a.wait(600)
+            assert code == 0, a.log_text()
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "done", task
+            results = results_of(d, task["id"])
+            assert len(results) == 1
+            attempt, body = results[0]
+            assert body["attempt"] == attempt == task["attempt"]
+            assert body["variants"] and body["variants"][0]["name"] == "default"
+            assert body["facts"]["runner"] in ("wine", "native")
+            # Delivered: nothing left in the spool, the work folder removed.
+            assert not os.listdir(os.path.join(a.data_dir, "spool"))
+            assert not os.listdir(os.path.join(a.data_dir, "work"))
+        finally:
+            a.close()
+
+
+def test_run_refuses_a_job_out_of_bounds():
+    tmp = tempfile.mkdtemp(prefix="loadlab-agent-run-")
+    try:
+        path = os.path.join(tmp, "job.json")
+        with open(path, "w") as f:
+            json.dump(dict(TINY_JOB, generator={"dlls": 1000, "exports": 2}), f)
+        out = subprocess.run([AGENT, "run", path], capture_output=True, timeout=60)
+        assert out.returncode == 2, out
+        lines = out.stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and "dlls" in lines[0], lines
+        assert out.stdout == b""
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_server_restart_mid_task_delivers_once():
+    port = free_port()
+    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
+    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
+    a = None
+    try:
+        job = d.submit(SLOW_JOB)
+        a = Agent(d, extra=["--once"])
+        wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+        d.stop()
+        time.sleep(3)  # heartbeats and progress fail meanwhile
+        d.start()
+        code = a.wait(900)
+        assert code == 0, a.log_text()
+        task = job_tasks(d, job["id"])[0]
+        assert task["state"] == "done", task
+        assert len(results_of(d, task["id"])) == 1
+        delivered = [e for e in a.events() if e.get("event") == "result_delivered"]
+        assert len(delivered) == 1, a.log_text()
+        assert not os.listdir(os.path.join(a.data_dir, "spool"))
+    finally:
+        if a:
+            a.close()
+        d.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_spooled_result_is_delivered_on_start():
+    """A result finished while the server was unreachable and the agent
+    was stopped: the next start delivers it before leasing."""
+    port = free_port()
+    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
+    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
+    a = b = None
+    try:
+        job = d.submit(TINY_JOB)
+        a = Agent(d, extra=["--once"])
+        wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+        d.stop()
+        spool = os.path.join(a.data_dir, "spool")
+        wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
+        assert a.stop() == 1  # stopped before the server took the result
+        assert len(os.listdir(spool)) == 1
+        d.start()
+        b = Agent(d, data_dir=a.data_dir, extra=["--once"])
+        wait_for("delivery", lambda: not os.listdir(spool), timeout=120)
+        task = job_tasks(d, job["id"])[0]
+        assert task["state"] == "done", task
+        assert len(results_of(d, task["id"])) == 1
+        assert b.stop() in (0, 1)
+    finally:
+        if b:
+            b.close()
+        if a:
+            a.close()
+        d.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_killed_agent_task_is_leased_again():
+    with harness.Daemon(["--lease-seconds", "2"]) as d:
+        job = d.submit(SLOW_JOB)
+        a = Agent(d, extra=["--once"])
+        b = None
+        try:
+            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            a.stop(signal.SIGKILL)
+            first = job_tasks(d, job["id"])[0]
+            assert first["state"] == "leased" and first["attempt"] == 1, first
+            wait_for("the lease to expire", lambda: job_tasks(d, job["id"])[0]["state"] == "queued",
+                     timeout=30)
+            # Another agent takes the task again as attempt 2.
+            b = Agent(d, extra=["--once"])
+            wait_for("the second lease", lambda: job_tasks(d, job["id"])[0]["attempt"] == 2,
+                     timeout=60)
+            assert b.stop() == 1  # stopped mid-task: reported back, exit 1
+        finally:
+            if b:
+                b.close()
+            a.close()
+
+
+def test_sigterm_mid_task_gives_the_task_back():
+    with harness.Daemon() as d:
+        job = d.submit(SLOW_JOB)
+        a = Agent(d, extra=["--once"])
+        try:
+            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            start = time.time()
+            assert a.stop(timeout=60) == 1
+            assert time.time() - start < 30
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "queued", task
+            assert "stopped" in (task["last_error"] or ""), task
+            assert results_of(d, task["id"]) == []
+        finally:
+            a.close()
+
+
+def test_cancel_mid_task_stops_and_posts_nothing():
+    with harness.Daemon(["--lease-seconds", "3"]) as d:
+        job = d.submit(SLOW_JOB)
+        a = Agent(d, extra=["--once"])
+        try:
+            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            r = d.api("POST", "/api/v1/jobs/%d/cancel" % job["id"], token=d.admin_token)
+            assert r.status == 200, r
+            code = a.wait(60)
+            assert code == 1, a.log_text()
+            abandoned = [e for e in a.events() if e.get("event") == "task_abandoned"]
+            assert abandoned and "cancelled" in abandoned[0].get("reason", ""), a.log_text()
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "cancelled", task
+            assert results_of(d, task["id"]) == []
+            assert not any(e.get("event") in ("failure_reported", "result_delivered")
+                           for e in a.events()), a.log_text()
+        finally:
+            a.close()
+
+
+def test_refused_token_exits_with_a_clear_message():
+    with harness.Daemon() as d:
+        data_dir = tempfile.mkdtemp(prefix="loadlab-agent-test-")
+        try:
+            with open(os.path.join(data_dir, "agent.json"), "w") as f:
+                json.dump({"id": 1, "token": "llagt_" + "0" * 64}, f)
+            a = Agent(d, data_dir=data_dir)
+            code = a.wait(60)
+            assert code == 2
+            last = a.log_text().strip().splitlines()[-1]
+            assert last.startswith("loadlab-agent: ") and "token" in last, last
+            a.close()
+        finally:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_no_enrollment_token_is_a_usage_error():
+    with harness.Daemon() as d:
+        d.enroll_token = None
+        a = Agent(d)
+        try:
+            assert a.wait(30) == 2
+            assert "--enroll-token" in a.log_text()
+        finally:
+            a.close()
+
+
+if __name__ == "__main__":
+    harness.run_tests(globals())
