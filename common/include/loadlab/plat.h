@@ -1,0 +1,118 @@
+/*
+ * plat.h - the few operating-system services the agent needs, one
+ * interface with a POSIX backend (src/plat/plat_posix.c) and a Win32 one
+ * (src/plat/plat_win32.c, XP-safe: nothing newer than _WIN32_WINNT 0x0501).
+ * Callers never see #ifdef _WIN32.
+ *
+ * Processes are started from an argv list (never through a shell), with
+ * the parent's environment plus additions, in a chosen folder, standard
+ * input from the null device and standard output and error to files (or
+ * the null device). Output goes to files rather than pipes because a
+ * Windows program under Wine (and a program that never reads its input)
+ * must not block on a pipe nobody drains.
+ *
+ *	const char *argv[] = {"/usr/bin/true", NULL};
+ *	struct plat_spawn_options o = {.argv = argv};
+ *	int code; long long us;
+ *	if (plat_run(&o, 10000, &code, &us) < 0) ... err_message() ...
+ *
+ * Functions return 0 or a negative LL_E* code (err.h) with a message;
+ * outputs are untouched on failure.
+ */
+#ifndef LOADLAB_PLAT_H
+#define LOADLAB_PLAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Longest path the layer builds or accepts, terminator excluded. */
+#define PLAT_MAX_PATH 4000u
+/* Most argv entries and environment additions of one process. */
+#define PLAT_MAX_ARGS 4096u
+/* Longest command line built for CreateProcess (Windows' own limit). */
+#define PLAT_MAX_COMMAND_LINE 32767u
+
+struct plat_spawn_options {
+	const char *const *argv;    /* NULL-terminated; argv[0] is the program's path */
+	const char *const *env_add; /* "KEY=VALUE" entries, NULL-terminated; replace
+				     * or extend the parent's environment; may be NULL */
+	const char *cwd;            /* working folder; NULL: the caller's */
+	const char *stdout_path;    /* created or truncated; NULL: the null device */
+	const char *stderr_path;    /* likewise; may equal stdout_path (shared file) */
+};
+
+/* A started process. Opaque. */
+struct plat_process;
+
+/* Starts a process. *RET_PROCESS must be waited for with plat_wait() (or
+ * killed) and then freed with plat_process_free(). LL_EIO when the program
+ * cannot be started (message names it), LL_ETOOBIG past the limits above. */
+int plat_spawn(const struct plat_spawn_options *options, struct plat_process **ret_process);
+
+/* Waits up to TIMEOUT_MS (< 0: forever) for the process to exit. Gives its
+ * exit code (a POSIX signal N gives 128 + N) and the wall time from just
+ * before it was started to the moment its exit was seen, in microseconds
+ * of the monotonic clock (QueryPerformanceCounter on Windows). LL_ERANGE
+ * when it is still running at the timeout (it is left running: kill it).
+ * RET_EXIT_CODE and RET_WALL_US may be NULL. */
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
+	      long long *ret_wall_us);
+
+/* Forcibly ends the process (SIGKILL, TerminateProcess) and reaps it.
+ * Fine on a process that already exited. */
+int plat_kill(struct plat_process *process);
+
+/* Releases the handle; a process still running is killed first.
+ * plat_process_free(NULL) is fine. */
+void plat_process_free(struct plat_process *process);
+
+/* plat_spawn() then plat_wait(); a process still running at TIMEOUT_MS is
+ * killed and LL_ERANGE returned. */
+int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+	     long long *ret_wall_us);
+
+/* The process id (for logs and the result). */
+long long plat_process_id(const struct plat_process *process);
+
+/* Creates PATH and every missing parent (like mkdir -p). An existing
+ * folder is fine; an existing non-folder is LL_EIO. */
+int plat_mkdirs(const char *path);
+
+/* Removes PATH and everything below it; symbolic links are removed, never
+ * followed. A missing PATH is fine. */
+int plat_remove_tree(const char *path);
+
+/* Copies the file SRC to DST (replaced). */
+int plat_copy_file(const char *src, const char *dst);
+
+/* True when PATH names an existing regular file. */
+bool plat_file_exists(const char *path);
+
+/* Finds NAME (a bare program name; ".exe" is tried too on Windows) in the
+ * folders of PATH and writes its full path to OUT (SIZE bytes).
+ * LL_ENOTFOUND when absent, LL_ETOOBIG when OUT is too small. */
+int plat_find_program(const char *name, char *out, size_t size);
+
+/* The lowercase hex SHA-256 of the file at PATH (64 digits and a NUL into
+ * RET_HEX) and its size in bytes. OpenSSL's EVP on POSIX; a portable
+ * implementation of FIPS 180-4 on Windows (XP has no SHA-256 API before
+ * SP3). */
+int plat_file_sha256(const char *path, char ret_hex[65], long long *ret_size);
+
+/* The operating system's own DLL folder (GetSystemDirectory) into OUT;
+ * LL_EUNSUPPORTED on POSIX, where Windows programs run under Wine. */
+int plat_system_dll_dir(char *out, size_t size);
+
+/* Raises this process's scheduling priority as far as the OS lets an
+ * unprivileged process; returns what it got as text ("normal", "high",
+ * "nice -N"), borrowed and static. Never fails. */
+const char *plat_raise_priority(void);
+
+/* True where Windows programs run natively (a Windows build); false where
+ * they run under Wine. */
+bool plat_runs_windows_programs(void);
+
+/* Sleeps MS milliseconds. */
+void plat_sleep_ms(long long ms);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * plat_posix.c - plat.h on Linux (and other POSIX systems where noted).
+ */
+#ifndef _WIN32
+
+#include "loadlab/plat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+
+extern char **environ;
+
+struct plat_process {
+	pid_t pid;
+	int pidfd;          /* -1 when pidfd_open is unavailable */
+	bool reaped;
+	int exit_code;
+	long long start_us;
+	long long end_us;
+};
+
+static size_t count_list(const char *const *list)
+{
+	size_t n = 0;
+	while (list && list[n])
+		n++;
+	return n;
+}
+
+static size_t key_length(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* The parent's environment with ADD applied (an entry replaces the parent's
+ * of the same key). The array is malloc'd; its strings are borrowed. */
+static int build_environment(const char *const *add, char ***ret_env)
+{
+	size_t parent = count_list((const char *const *)environ), extra = count_list(add), n = 0, i, j;
+	char **env;
+
+	if (extra > PLAT_MAX_ARGS)
+		return err_set(LL_ETOOBIG, "More than %u environment additions.", PLAT_MAX_ARGS);
+	env = calloc(parent + extra + 1, sizeof(*env));
+	if (!env)
+		return LL_ENOMEM;
+	for (i = 0; i < parent; i++) {
+		bool replaced = false;
+		for (j = 0; j < extra; j++)
+			if (key_length(environ[i]) == key_length(add[j]) &&
+			    strncmp(environ[i], add[j], key_length(add[j])) == 0)
+				replaced = true;
+		if (!replaced)
+			env[n++] = environ[i];
+	}
+	for (j = 0; j < extra; j++)
+		env[n++] = (char *)add[j];
+	env[n] = NULL;
+	*ret_env = env;
+	return 0;
+}
+
+static int open_output(const char *path)
+{
+	return open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
+int plat_spawn(const struct plat_spawn_options *options, struct plat_process **ret_process)
+{
+	posix_spawn_file_actions_t actions;
+	bool actions_ready = false;
+	struct plat_process *p = NULL;
+	char **env = NULL;
+	int out_fd = -1, err_fd = -1, in_fd = -1, rc, e;
+	size_t argc = count_list(options->argv);
+
+	if (argc == 0)
+		return err_set(LL_EINVAL, "No program to start.");
+	if (argc > PLAT_MAX_ARGS)
+		return err_set(LL_ETOOBIG, "More than %u arguments.", PLAT_MAX_ARGS);
+	if ((rc = build_environment(options->env_add, &env)) < 0)
+		return rc;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	p->pidfd = -1;
+	in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	out_fd = open_output(options->stdout_path);
+	if (options->stderr_path && options->stdout_path &&
+	    strcmp(options->stderr_path, options->stdout_path) == 0)
+		err_fd = dup(out_fd);
+	else
+		err_fd = open_output(options->stderr_path);
+	if (in_fd < 0 || out_fd < 0 || err_fd < 0) {
+		rc = err_set(LL_EIO, "Cannot open the output files of %s: %s.", options->argv[0],
+			     strerror(errno));
+		goto out;
+	}
+	if (posix_spawn_file_actions_init(&actions) != 0) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	actions_ready = true;
+	/* dup2 clears FD_CLOEXEC on the copies; the originals close at exec. */
+	if (posix_spawn_file_actions_adddup2(&actions, in_fd, 0) != 0 ||
+	    posix_spawn_file_actions_adddup2(&actions, out_fd, 1) != 0 ||
+	    posix_spawn_file_actions_adddup2(&actions, err_fd, 2) != 0 ||
+	    (options->cwd && posix_spawn_file_actions_addchdir_np(&actions, options->cwd) != 0)) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	p->start_us = clock_monotonic_us();
+	e = posix_spawn(&p->pid, options->argv[0], &actions, NULL, (char *const *)options->argv, env);
+	if (e != 0) {
+		rc = err_set(LL_EIO, "Cannot start %s: %s.", options->argv[0], strerror(e));
+		goto out;
+	}
+#ifdef SYS_pidfd_open
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+#endif
+	*ret_process = p;
+	p = NULL;
+	rc = 0;
+out:
+	if (actions_ready)
+		posix_spawn_file_actions_destroy(&actions);
+	if (in_fd >= 0)
+		close(in_fd);
+	if (out_fd >= 0)
+		close(out_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	free(env);
+	free(p);
+	return rc;
+}
+
+static void record_status(struct plat_process *p, int status)
+{
+	p->end_us = clock_monotonic_us();
+	p->reaped = true;
+	if (WIFEXITED(status))
+		p->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		p->exit_code = 128 + WTERMSIG(status);
+	else
+		p->exit_code = 255;
+}
+
+/* One waitpid attempt; 1 when reaped, 0 when still running. */
+static int try_reap(struct plat_process *p, bool block)
+{
+	int status;
+	pid_t r;
+
+	do
+		r = waitpid(p->pid, &status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return err_set(LL_EIO, "waitpid(%ld) failed: %s.", (long)p->pid, strerror(errno));
+	if (r == 0)
+		return 0;
+	record_status(p, status);
+	return 1;
+}
+
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
+	      long long *ret_wall_us)
+{
+	long long deadline = timeout_ms < 0 ? -1 : clock_monotonic_us() + timeout_ms * 1000;
+	int rc;
+
+	while (!process->reaped) {
+		if (timeout_ms < 0) {
+			if ((rc = try_reap(process, true)) < 0)
+				return rc;
+			continue;
+		}
+		if ((rc = try_reap(process, false)) < 0)
+			return rc;
+		if (rc == 1)
+			break;
+		long long left = deadline - clock_monotonic_us();
+		if (left <= 0)
+			return err_set(LL_ERANGE, "Process %ld still running after %lld ms.",
+				       (long)process->pid, timeout_ms);
+		if (process->pidfd >= 0) {
+			/* The pidfd becomes readable at exit: no polling delay
+			 * enters the measured wall time. */
+			struct pollfd pfd = {.fd = process->pidfd, .events = POLLIN};
+			int ms = left / 1000 > INT_MAX ? INT_MAX : (int)(left / 1000) + 1;
+			if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+				return err_set(LL_EIO, "poll on a process failed: %s.", strerror(errno));
+		} else {
+			struct timespec ts = {0, 200000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (ret_exit_code)
+		*ret_exit_code = process->exit_code;
+	if (ret_wall_us)
+		*ret_wall_us = process->end_us - process->start_us;
+	return 0;
+}
+
+int plat_kill(struct plat_process *process)
+{
+	if (process->reaped)
+		return 0;
+	if (kill(process->pid, SIGKILL) < 0 && errno != ESRCH)
+		return err_set(LL_EIO, "Cannot kill process %ld: %s.", (long)process->pid,
+			       strerror(errno));
+	return try_reap(process, true) < 0 ? LL_EIO : 0;
+}
+
+void plat_process_free(struct plat_process *process)
+{
+	if (!process)
+		return;
+	if (!process->reaped)
+		plat_kill(process);
+	if (process->pidfd >= 0)
+		close(process->pidfd);
+	free(process);
+}
+
+int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+	     long long *ret_wall_us)
+{
+	struct plat_process *p;
+	int rc;
+
+	if ((rc = plat_spawn(options, &p)) < 0)
+		return rc;
+	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
+	plat_process_free(p);
+	return rc;
+}
+
+long long plat_process_id(const struct plat_process *process)
+{
+	return (long long)process->pid;
+}
+
+int plat_mkdirs(const char *path)
+{
+	char copy[PLAT_MAX_PATH + 1];
+	size_t len = strlen(path), i;
+	struct stat st;
+
+	if (len == 0 || len > PLAT_MAX_PATH)
+		return err_set(LL_EINVAL, "Bad folder path.");
+	memcpy(copy, path, len + 1);
+	for (i = 1; i <= len; i++) {
+		if (copy[i] != '/' && copy[i] != '\0')
+			continue;
+		char saved = copy[i];
+		copy[i] = '\0';
+		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+			return err_set(LL_EIO, "Cannot create folder %s: %s.", copy, strerror(errno));
+		copy[i] = saved;
+	}
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return err_set(LL_EIO, "%s exists and is not a folder.", path);
+	return 0;
+}
+
+static int remove_at(int dirfd, const char *name, int depth)
+{
+	struct stat st;
+	int rc = 0;
+
+	if (depth > 64)
+		return err_set(LL_ETOOBIG, "Folder tree deeper than 64 levels.");
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : err_set(LL_EIO, "Cannot stat %s: %s.", name, strerror(errno));
+	if (S_ISDIR(st.st_mode)) {
+		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *dir;
+		struct dirent *entry;
+
+		if (fd < 0)
+			return err_set(LL_EIO, "Cannot open folder %s: %s.", name, strerror(errno));
+		dir = fdopendir(fd);
+		if (!dir) {
+			close(fd);
+			return err_set(LL_EIO, "Cannot read folder %s.", name);
+		}
+		while (rc == 0 && (entry = readdir(dir)) != NULL) {
+			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+				continue;
+			rc = remove_at(fd, entry->d_name, depth + 1);
+		}
+		closedir(dir);
+		if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
+			rc = err_set(LL_EIO, "Cannot remove folder %s: %s.", name, strerror(errno));
+		return rc;
+	}
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return err_set(LL_EIO, "Cannot remove %s: %s.", name, strerror(errno));
+	return 0;
+}
+
+int plat_remove_tree(const char *path)
+{
+	if (strlen(path) == 0 || strlen(path) > PLAT_MAX_PATH)
+		return err_set(LL_EINVAL, "Bad path to remove.");
+	return remove_at(AT_FDCWD, path, 0);
+}
+
+int plat_copy_file(const char *src, const char *dst)
+{
+	char block[65536];
+	int in = -1, out = -1, rc = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return err_set(LL_EIO, "Cannot open %s: %s.", src, strerror(errno));
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		rc = err_set(LL_EIO, "Cannot create %s: %s.", dst, strerror(errno));
+		goto out;
+	}
+	while ((n = read(in, block, sizeof(block))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = err_set(LL_EIO, "Cannot read %s: %s.", src, strerror(errno));
+			goto out;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, block + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = err_set(LL_EIO, "Cannot write %s: %s.", dst, strerror(errno));
+				goto out;
+			}
+			done += w;
+		}
+	}
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = err_set(LL_EIO, "Cannot write %s: %s.", dst, strerror(errno));
+	return rc;
+}
+
+bool plat_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int plat_find_program(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH"), *p;
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	if (strchr(name, '/'))
+		return err_set(LL_EINVAL, "Program name %s has a folder in it.", name);
+	for (p = path; *p;) {
+		const char *end = strchr(p, ':');
+		size_t dir_len = end ? (size_t)(end - p) : strlen(p);
+		char candidate[PLAT_MAX_PATH + 1];
+		int n = snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)dir_len, p, name);
+
+		if (dir_len > 0 && n > 0 && (size_t)n < sizeof(candidate) && access(candidate, X_OK) == 0 &&
+		    plat_file_exists(candidate)) {
+			if ((size_t)n >= size)
+				return err_set(LL_ETOOBIG, "Path of %s is too long.", name);
+			memcpy(out, candidate, (size_t)n + 1);
+			return 0;
+		}
+		p += dir_len;
+		if (*p == ':')
+			p++;
+	}
+	return err_set(LL_ENOTFOUND, "%s is not in PATH.", name);
+}
+
+int plat_system_dll_dir(char *out, size_t size)
+{
+	return err_set(LL_EUNSUPPORTED, "This system has no Windows DLL folder of its own.");
+}
+
+const char *plat_raise_priority(void)
+{
+	/* An unprivileged process may not lower its nice value; say what
+	 * it has rather than pretend. */
+	errno = 0;
+	int nice_value = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0 && nice_value == 0)
+		return "normal";
+	return errno == 0 && nice_value < 0 ? "raised" : "lowered";
+}
+
+bool plat_runs_windows_programs(void)
+{
+	return false;
+}
+
+void plat_sleep_ms(long long ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+#endif /* !_WIN32 */

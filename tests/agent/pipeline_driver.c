@@ -1,0 +1,78 @@
+/*
+ * pipeline_driver.c - runs pipeline_run() on a job file without the fleet
+ * side, for tests/agent/test_pe_pipeline.py.
+ *
+ *	pipeline_driver JOB.json WORK_DIR OUT.json [JOBS]
+ *
+ * The job is normalized as `loadlab-agent run` does, the cell is {} and the
+ * facts {"runner": "..."}; progress lines go to stderr. Exit 0 with the
+ * result written to OUT.json, 1 with one line on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+#include "loadlab/plat.h"
+#include "pe_pipeline.h"
+
+static bool progress(void *context, const char *phase, int percent)
+{
+	static char last_phase[32];
+	static int last_percent = -1;
+	(void)context;
+	if (percent / 25 != last_percent / 25 || strcmp(phase, last_phase) != 0) {
+		fprintf(stderr, "progress %s %d\n", phase, percent);
+		snprintf(last_phase, sizeof(last_phase), "%s", phase);
+		last_percent = percent;
+	}
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	cJSON *job = NULL, *normalized = NULL, *facts = NULL, *cell = NULL, *result = NULL;
+	char *text = NULL, *out = NULL;
+	size_t len;
+	int rc;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS]\n");
+		return 2;
+	}
+	if ((rc = pe_read_file(argv[1], 1u << 20, &text, &len)) < 0 ||
+	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
+		goto out;
+	facts = cJSON_CreateObject();
+	cell = cJSON_CreateObject();
+	if (!facts || !cell || !cJSON_AddStringToObject(facts, "runner",
+							plat_runs_windows_programs() ? "native" : "wine")) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	struct pipeline_task task = {.job = normalized, .cell = cell, .facts = facts, .work_dir = argv[2],
+				     .jobs = argc > 4 ? atoi(argv[4]) : 2, .progress = progress};
+	if (task.jobs < 1)
+		task.jobs = 1;
+	if ((rc = pipeline_run(&task, &result)) < 0)
+		goto out;
+	out = cJSON_Print(result);
+	if (!out) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	rc = pe_write_file(argv[3], out, strlen(out));
+out:
+	if (rc < 0)
+		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
+	free(out);
+	free(text);
+	cJSON_Delete(result);
+	cJSON_Delete(cell);
+	cJSON_Delete(facts);
+	cJSON_Delete(normalized);
+	cJSON_Delete(job);
+	return rc < 0 ? 1 : 0;
+}
