@@ -103,7 +103,7 @@ static int our_dll(const struct pe_context *ctx, const char *name)
 	return i;
 }
 
-static void invalid(struct pe_variant *var, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void invalid(struct pe_variant *var, const char *fmt, ...) __attribute__((format(gnu_printf, 2, 3)));
 
 static void invalid(struct pe_variant *var, const char *fmt, ...)
 {

@@ -1,0 +1,516 @@
+/*
+ * plat_win32.c - plat.h on Windows, XP-safe (_WIN32_WINNT 0x0501): only
+ * calls that Windows XP's kernel32 and advapi32 export.
+ */
+#ifdef _WIN32
+
+#include "loadlab/plat.h"
+
+#include <windows.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+
+struct plat_process {
+	HANDLE process;
+	DWORD pid;
+	bool exited;
+	int exit_code;
+	LARGE_INTEGER start;
+	LARGE_INTEGER end;
+};
+
+static long long elapsed_us(LARGE_INTEGER from, LARGE_INTEGER to)
+{
+	LARGE_INTEGER freq;
+	QueryPerformanceFrequency(&freq);
+	long long ticks = to.QuadPart - from.QuadPart;
+	return freq.QuadPart ? (long long)((double)ticks * 1e6 / (double)freq.QuadPart) : 0;
+}
+
+/* Appends ARG to LINE quoted the way the C runtime's argv parser splits
+ * it: backslashes are literal unless they precede a quote, so runs of
+ * backslashes before a quote (or the closing quote) are doubled. */
+static int append_arg(char *line, size_t *len, const char *arg)
+{
+	size_t n = *len;
+	bool quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
+
+#define PUT(c)                                                                          \
+	do {                                                                            \
+		if (n + 2 > PLAT_MAX_COMMAND_LINE)                                      \
+			return err_set(LL_ETOOBIG, "The command line is too long.");    \
+		line[n++] = (c);                                                        \
+	} while (0)
+	if (n > 0)
+		PUT(' ');
+	if (!quote) {
+		for (const char *p = arg; *p; p++)
+			PUT(*p);
+	} else {
+		PUT('"');
+		for (const char *p = arg;; p++) {
+			size_t slashes = 0;
+			while (*p == '\\') {
+				p++;
+				slashes++;
+			}
+			if (*p == '\0') {
+				for (size_t k = 0; k < slashes * 2; k++)
+					PUT('\\');
+				break;
+			}
+			if (*p == '"') {
+				for (size_t k = 0; k < slashes * 2 + 1; k++)
+					PUT('\\');
+				PUT('"');
+			} else {
+				for (size_t k = 0; k < slashes; k++)
+					PUT('\\');
+				PUT(*p);
+			}
+		}
+		PUT('"');
+	}
+#undef PUT
+	line[n] = '\0';
+	*len = n;
+	return 0;
+}
+
+static size_t key_length(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* The parent's environment block with ADD applied; malloc'd. */
+static int build_environment(const char *const *add, char **ret_block)
+{
+	char *parent = GetEnvironmentStringsA(), *block = NULL, *p;
+	size_t size = 1, extra = 0, n = 0;
+
+	if (!parent)
+		return err_set(LL_EIO, "Cannot read the environment.");
+	for (p = parent; *p; p += strlen(p) + 1)
+		size += strlen(p) + 1;
+	for (; add && add[extra]; extra++)
+		size += strlen(add[extra]) + 1;
+	if (extra > PLAT_MAX_ARGS) {
+		FreeEnvironmentStringsA(parent);
+		return err_set(LL_ETOOBIG, "More than %u environment additions.", PLAT_MAX_ARGS);
+	}
+	block = malloc(size + 1);
+	if (!block) {
+		FreeEnvironmentStringsA(parent);
+		return LL_ENOMEM;
+	}
+	for (p = parent; *p; p += strlen(p) + 1) {
+		bool replaced = false;
+		for (size_t j = 0; j < extra; j++)
+			if (key_length(p) == key_length(add[j]) && _strnicmp(p, add[j], key_length(p)) == 0)
+				replaced = true;
+		if (!replaced) {
+			memcpy(block + n, p, strlen(p) + 1);
+			n += strlen(p) + 1;
+		}
+	}
+	for (size_t j = 0; j < extra; j++) {
+		memcpy(block + n, add[j], strlen(add[j]) + 1);
+		n += strlen(add[j]) + 1;
+	}
+	block[n] = '\0';
+	if (n == 0)
+		block[1] = '\0';
+	FreeEnvironmentStringsA(parent);
+	*ret_block = block;
+	return 0;
+}
+
+static HANDLE open_inheritable(const char *path, bool write)
+{
+	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
+	return CreateFileA(path ? path : "NUL", write ? GENERIC_WRITE : GENERIC_READ,
+			   FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, write ? CREATE_ALWAYS : OPEN_EXISTING,
+			   FILE_ATTRIBUTE_NORMAL, NULL);
+}
+
+int plat_spawn(const struct plat_spawn_options *options, struct plat_process **ret_process)
+{
+	STARTUPINFOA si;
+	PROCESS_INFORMATION pi;
+	HANDLE in = INVALID_HANDLE_VALUE, out = INVALID_HANDLE_VALUE, err = INVALID_HANDLE_VALUE;
+	struct plat_process *p = NULL;
+	char *line = NULL, *env = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!options->argv || !options->argv[0])
+		return err_set(LL_EINVAL, "No program to start.");
+	line = malloc(PLAT_MAX_COMMAND_LINE + 1);
+	p = calloc(1, sizeof(*p));
+	if (!line || !p) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	line[0] = '\0';
+	for (size_t i = 0; options->argv[i]; i++)
+		if (i >= PLAT_MAX_ARGS || (rc = append_arg(line, &len, options->argv[i])) < 0) {
+			rc = i >= PLAT_MAX_ARGS ? err_set(LL_ETOOBIG, "Too many arguments.") : rc;
+			goto out;
+		}
+	if ((rc = build_environment(options->env_add, &env)) < 0)
+		goto out;
+	in = open_inheritable(NULL, false);
+	out = open_inheritable(options->stdout_path, true);
+	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
+		if (!DuplicateHandle(GetCurrentProcess(), out, GetCurrentProcess(), &err, 0, TRUE,
+				     DUPLICATE_SAME_ACCESS))
+			err = INVALID_HANDLE_VALUE;
+	} else {
+		err = open_inheritable(options->stderr_path, true);
+	}
+	if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
+		rc = err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],
+			     (unsigned long)GetLastError());
+		goto out;
+	}
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = in;
+	si.hStdOutput = out;
+	si.hStdError = err;
+	QueryPerformanceCounter(&p->start);
+	if (!CreateProcessA(options->argv[0], line, NULL, NULL, TRUE, CREATE_NO_WINDOW, env, options->cwd,
+			    &si, &pi)) {
+		rc = err_set(LL_EIO, "Cannot start %s (error %lu).", options->argv[0],
+			     (unsigned long)GetLastError());
+		goto out;
+	}
+	CloseHandle(pi.hThread);
+	p->process = pi.hProcess;
+	p->pid = pi.dwProcessId;
+	*ret_process = p;
+	p = NULL;
+	rc = 0;
+out:
+	if (in != INVALID_HANDLE_VALUE)
+		CloseHandle(in);
+	if (out != INVALID_HANDLE_VALUE)
+		CloseHandle(out);
+	if (err != INVALID_HANDLE_VALUE)
+		CloseHandle(err);
+	free(env);
+	free(line);
+	free(p);
+	return rc;
+}
+
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
+	      long long *ret_wall_us)
+{
+	if (!process->exited) {
+		DWORD ms = timeout_ms < 0 ? INFINITE : timeout_ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)timeout_ms;
+		DWORD r = WaitForSingleObject(process->process, ms);
+		DWORD code = 0;
+		if (r == WAIT_TIMEOUT)
+			return err_set(LL_ERANGE, "Process %lu still running after %lld ms.",
+				       (unsigned long)process->pid, timeout_ms);
+		if (r != WAIT_OBJECT_0)
+			return err_set(LL_EIO, "Waiting for process %lu failed (error %lu).",
+				       (unsigned long)process->pid, (unsigned long)GetLastError());
+		QueryPerformanceCounter(&process->end);
+		GetExitCodeProcess(process->process, &code);
+		process->exit_code = (int)code;
+		process->exited = true;
+	}
+	if (ret_exit_code)
+		*ret_exit_code = process->exit_code;
+	if (ret_wall_us)
+		*ret_wall_us = elapsed_us(process->start, process->end);
+	return 0;
+}
+
+int plat_kill(struct plat_process *process)
+{
+	if (process->exited)
+		return 0;
+	if (!TerminateProcess(process->process, 255) && WaitForSingleObject(process->process, 0) != WAIT_OBJECT_0)
+		return err_set(LL_EIO, "Cannot end process %lu (error %lu).", (unsigned long)process->pid,
+			       (unsigned long)GetLastError());
+	WaitForSingleObject(process->process, 10000);
+	return plat_wait(process, 0, NULL, NULL) < 0 ? LL_EIO : 0;
+}
+
+void plat_process_free(struct plat_process *process)
+{
+	if (!process)
+		return;
+	if (!process->exited)
+		plat_kill(process);
+	CloseHandle(process->process);
+	free(process);
+}
+
+int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+	     long long *ret_wall_us)
+{
+	struct plat_process *p;
+	int rc;
+
+	if ((rc = plat_spawn(options, &p)) < 0)
+		return rc;
+	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
+	plat_process_free(p);
+	return rc;
+}
+
+long long plat_process_id(const struct plat_process *process)
+{
+	return (long long)process->pid;
+}
+
+static bool is_folder(const char *path)
+{
+	DWORD a = GetFileAttributesA(path);
+	return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+int plat_mkdirs(const char *path)
+{
+	char copy[PLAT_MAX_PATH + 1];
+	size_t len = strlen(path);
+
+	if (len == 0 || len > PLAT_MAX_PATH)
+		return err_set(LL_EINVAL, "Bad folder path.");
+	memcpy(copy, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (copy[i] != '/' && copy[i] != '\\' && copy[i] != '\0')
+			continue;
+		if (i == 2 && copy[1] == ':')
+			continue; /* "C:\" */
+		char saved = copy[i];
+		copy[i] = '\0';
+		if (!CreateDirectoryA(copy, NULL) && GetLastError() != ERROR_ALREADY_EXISTS)
+			return err_set(LL_EIO, "Cannot create folder %s (error %lu).", copy,
+				       (unsigned long)GetLastError());
+		copy[i] = saved;
+	}
+	if (!is_folder(path))
+		return err_set(LL_EIO, "%s exists and is not a folder.", path);
+	return 0;
+}
+
+static int remove_tree(const char *path, int depth)
+{
+	char pattern[PLAT_MAX_PATH + 1];
+	WIN32_FIND_DATAA fd;
+	HANDLE h;
+	int rc = 0;
+	DWORD a = GetFileAttributesA(path);
+
+	if (a == INVALID_FILE_ATTRIBUTES)
+		return 0;
+	if (depth > 64)
+		return err_set(LL_ETOOBIG, "Folder tree deeper than 64 levels.");
+	/* A reparse point (junction, link) is removed itself, never entered. */
+	if (!(a & FILE_ATTRIBUTE_DIRECTORY) || (a & FILE_ATTRIBUTE_REPARSE_POINT)) {
+		SetFileAttributesA(path, FILE_ATTRIBUTE_NORMAL);
+		if ((a & FILE_ATTRIBUTE_DIRECTORY) ? !RemoveDirectoryA(path) : !DeleteFileA(path))
+			return err_set(LL_EIO, "Cannot remove %s (error %lu).", path, (unsigned long)GetLastError());
+		return 0;
+	}
+	if ((size_t)snprintf(pattern, sizeof(pattern), "%s\\*", path) >= sizeof(pattern))
+		return err_set(LL_ETOOBIG, "Path %s is too long.", path);
+	h = FindFirstFileA(pattern, &fd);
+	if (h != INVALID_HANDLE_VALUE) {
+		do {
+			char child[PLAT_MAX_PATH + 1];
+			if (strcmp(fd.cFileName, ".") == 0 || strcmp(fd.cFileName, "..") == 0)
+				continue;
+			if ((size_t)snprintf(child, sizeof(child), "%s\\%s", path, fd.cFileName) >= sizeof(child))
+				rc = err_set(LL_ETOOBIG, "Path below %s is too long.", path);
+			else
+				rc = remove_tree(child, depth + 1);
+		} while (rc == 0 && FindNextFileA(h, &fd));
+		FindClose(h);
+	}
+	if (rc == 0 && !RemoveDirectoryA(path))
+		rc = err_set(LL_EIO, "Cannot remove folder %s (error %lu).", path, (unsigned long)GetLastError());
+	return rc;
+}
+
+int plat_remove_tree(const char *path)
+{
+	if (strlen(path) == 0 || strlen(path) > PLAT_MAX_PATH)
+		return err_set(LL_EINVAL, "Bad path to remove.");
+	return remove_tree(path, 0);
+}
+
+int plat_copy_file(const char *src, const char *dst)
+{
+	if (!CopyFileA(src, dst, FALSE))
+		return err_set(LL_EIO, "Cannot copy %s to %s (error %lu).", src, dst, (unsigned long)GetLastError());
+	return 0;
+}
+
+bool plat_file_exists(const char *path)
+{
+	DWORD a = GetFileAttributesA(path);
+	return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+int plat_find_program(const char *name, char *out, size_t size)
+{
+	char found[PLAT_MAX_PATH + 1];
+	DWORD n = SearchPathA(NULL, name, ".exe", sizeof(found), found, NULL);
+
+	if (n == 0 || n >= sizeof(found))
+		return err_set(LL_ENOTFOUND, "%s is not in PATH.", name);
+	if (n >= size)
+		return err_set(LL_ETOOBIG, "Path of %s is too long.", name);
+	memcpy(out, found, n + 1);
+	return 0;
+}
+
+/* SHA-256 (FIPS 180-4): XP before SP3 has no SHA-256 provider, so the
+ * Windows build carries its own. */
+struct sha256 {
+	uint32_t h[8];
+	uint64_t length;
+	unsigned char block[64];
+	size_t fill;
+};
+
+static const uint32_t sha256_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(struct sha256 *s, const unsigned char *p)
+{
+	uint32_t w[64], a, b, c, d, e, f, g, h;
+	int t;
+
+	for (t = 0; t < 16; t++)
+		w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 | (uint32_t)p[4 * t + 2] << 8 |
+		       p[4 * t + 3];
+	for (t = 16; t < 64; t++) {
+		uint32_t s0 = ROTR(w[t - 15], 7) ^ ROTR(w[t - 15], 18) ^ (w[t - 15] >> 3);
+		uint32_t s1 = ROTR(w[t - 2], 17) ^ ROTR(w[t - 2], 19) ^ (w[t - 2] >> 10);
+		w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+	}
+	a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
+	e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+	for (t = 0; t < 64; t++) {
+		uint32_t t1 = h + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[t] + w[t];
+		uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+		h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+	}
+	s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
+	s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
+}
+
+static void sha256_update(struct sha256 *s, const unsigned char *p, size_t n)
+{
+	s->length += n;
+	while (n > 0) {
+		size_t take = 64 - s->fill < n ? 64 - s->fill : n;
+		memcpy(s->block + s->fill, p, take);
+		s->fill += take, p += take, n -= take;
+		if (s->fill == 64) {
+			sha256_block(s, s->block);
+			s->fill = 0;
+		}
+	}
+}
+
+static void sha256_final(struct sha256 *s, unsigned char digest[32])
+{
+	uint64_t bits = s->length * 8;
+	unsigned char pad[72] = {0x80};
+	size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
+
+	for (int i = 0; i < 8; i++)
+		pad[padlen + i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha256_update(s, pad, padlen + 8);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 4; k++)
+			digest[4 * i + k] = (unsigned char)(s->h[i] >> (24 - 8 * k));
+}
+
+int plat_file_sha256(const char *path, char ret_hex[65], long long *ret_size)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct sha256 s = {{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+			    0x5be0cd19}, 0, {0}, 0};
+	unsigned char block[65536], digest[32];
+	long long size = 0;
+	size_t n;
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot open %s.", path);
+	while ((n = fread(block, 1, sizeof(block), f)) > 0) {
+		sha256_update(&s, block, n);
+		size += (long long)n;
+	}
+	if (ferror(f)) {
+		fclose(f);
+		return err_set(LL_EIO, "Cannot read %s.", path);
+	}
+	fclose(f);
+	sha256_final(&s, digest);
+	for (int i = 0; i < 32; i++) {
+		ret_hex[2 * i] = digits[digest[i] >> 4];
+		ret_hex[2 * i + 1] = digits[digest[i] & 15];
+	}
+	ret_hex[64] = '\0';
+	if (ret_size)
+		*ret_size = size;
+	return 0;
+}
+
+int plat_system_dll_dir(char *out, size_t size)
+{
+	char dir[MAX_PATH + 1];
+	UINT n = GetSystemDirectoryA(dir, sizeof(dir));
+
+	if (n == 0 || n >= sizeof(dir))
+		return err_set(LL_EIO, "Cannot find the system folder.");
+	if (n >= size)
+		return err_set(LL_ETOOBIG, "The system folder's path is too long.");
+	memcpy(out, dir, n + 1);
+	return 0;
+}
+
+const char *plat_raise_priority(void)
+{
+	if (SetPriorityClass(GetCurrentProcess(), HIGH_PRIORITY_CLASS))
+		return "high";
+	return "normal";
+}
+
+bool plat_runs_windows_programs(void)
+{
+	return true;
+}
+
+void plat_sleep_ms(long long ms)
+{
+	Sleep(ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)ms);
+}
+
+#endif /* _WIN32 */
