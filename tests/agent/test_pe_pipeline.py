@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""The `pe` pipeline end to end under Wine, through pipeline_run().
+
+Runs tests/agent/pipeline_driver (pipeline_run() on a job file, no fleet
+side) on the column's job with a small generator (10 DLLs x 20 exports x 2
+globals) and every variant: default, rebase, bind, ordinal,
+ordinal+rebase, ordinal+bind, reorder, no-rebase; 3 warm runs. Asserts:
+
+- the result validates against schemas/result.json (with "attempt": 1);
+- every variant is valid, has files with a 64-digit sha256 and a size;
+- default and ordinal: all DLLs but one relocated by the loader;
+  rebase, bind, ordinal+*, reorder: none;
+- every import holds what GetProcAddress returns;
+- ordinal variants: every import of the DLLs by ordinal (in the file and
+  at run time) and no names exported; the others: all by name;
+- bind variants: a bound import directory naming every DLL, each with the
+  timestamp of the DLL file, the file's IAT equal to what the loader
+  resolved; and the fact that Wine's loader did not use it;
+- reorder: in every DLL the traced startup functions are first in .text,
+  contiguous and in trace order, and the trace is not in link order;
+- relocations: at least dlls * exports * globals in the DLLs;
+- valid variants and the floor have warm samples (runs of them).
+
+Also checks one claim against the file itself: the sha256 of the first
+variant's main.exe.
+
+Usage: test_pe_pipeline.py PIPELINE_DRIVER WORK_DIR
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import schemacheck  # noqa: E402
+
+DLLS, EXPORTS, GLOBALS, RUNS = 10, 20, 2, 3
+VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
+            "no-rebase"]
+JOB = {"name": "pietrek-2000-small", "family": "pe",
+       "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
+       "variants": VARIANTS, "measure": {"warm": {"runs": RUNS, "warmup": 1}}}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def main():
+    driver, work = sys.argv[1:3]
+    if not os.path.exists(driver):
+        sys.exit(f"FAIL: {driver} not built")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    job_path = os.path.join(work, "job.json")
+    out_path = os.path.join(work, "result.json")
+    with open(job_path, "w") as f:
+        json.dump(JOB, f)
+    task_dir = os.path.join(work, "task")
+    os.makedirs(task_dir)
+    started = time.monotonic()
+    r = subprocess.run([driver, job_path, task_dir, out_path, "2"], capture_output=True, text=True,
+                       timeout=280)
+    elapsed = time.monotonic() - started
+    if r.returncode != 0:
+        sys.exit(f"FAIL: pipeline_driver exited {r.returncode}\n{r.stderr[-3000:]}")
+    with open(out_path) as f:
+        result = json.load(f)
+
+    schemacheck.validate("result.json", dict(result, attempt=1))
+    check(result.get("family") == "pe" and result.get("runner") == "wine", "family/runner")
+    by_name = {v["name"]: v for v in result["variants"]}
+    check(sorted(by_name) == sorted(VARIANTS), f"variants {sorted(by_name)}")
+
+    for name, v in by_name.items():
+        vf = v.get("verify", {})
+        imports = vf.get("imports", {})
+        if not check(v.get("valid") is True, f"{name}: invalid: {v.get('invalid_reason')}"):
+            continue
+        files = v.get("files", [])
+        check(len(files) == DLLS + 1 and all(len(f.get("sha256", "")) == 64 and f.get("size", 0) > 0
+                                             for f in files), f"{name}: files {files}")
+        check(vf.get("dlls_loaded") == DLLS, f"{name}: loaded {vf.get('dlls_loaded')}")
+        relocated = vf.get("dlls_relocated")
+        if v["knobs"]["bases"] == "same":
+            check(relocated == DLLS - 1, f"{name}: {relocated} DLLs relocated, expected {DLLS - 1}")
+        elif v["knobs"]["bases"] == "unique":
+            check(relocated == 0, f"{name}: {relocated} DLLs relocated, expected 0")
+        total = DLLS * EXPORTS
+        check(imports.get("total") == total and imports.get("resolved_ok") == total,
+              f"{name}: imports {imports}")
+        if v["knobs"]["imports"] == "ordinal":
+            check(imports.get("by_ordinal") == total and imports.get("file_by_ordinal") == total,
+                  f"{name}: not every import by ordinal: {imports}")
+            check(vf.get("named_exports") == 0, f"{name}: named exports {vf.get('named_exports')}")
+        else:
+            check(imports.get("by_name") == total and imports.get("file_by_name") == total,
+                  f"{name}: not every import by name: {imports}")
+            check(vf.get("named_exports") == total, f"{name}: named exports {vf.get('named_exports')}")
+        binding = vf.get("binding", {})
+        if v["knobs"]["bind"]:
+            ours = [m for m in binding.get("modules", []) if m["name"].lower().startswith("lt")]
+            check(binding.get("present") and binding.get("valid") and len(ours) == DLLS and
+                  all(m["timestamp_matches"] and m["timestamp"] == m["file_timestamp"] for m in ours),
+                  f"{name}: binding {binding}")
+            check(binding.get("iat_checked") == total and binding.get("iat_wrong") == 0,
+                  f"{name}: bound IAT {binding}")
+            check(binding.get("loader_used_binding") is False, f"{name}: Wine cannot have used the binding")
+        else:
+            check(binding.get("present") is False, f"{name}: unexpected binding {binding}")
+        check(vf.get("relocations", 0) >= DLLS * EXPORTS * GLOBALS, f"{name}: relocations {vf.get('relocations')}")
+        if v["knobs"]["order"] == "trace":
+            order = vf.get("order", {})
+            dlls = order.get("dlls", [])
+            check(order.get("dlls_in_trace_order") == DLLS and len(dlls) == DLLS and
+                  all(d["at_start_of_text"] and d["contiguous"] and d["in_trace_order"] and d["traced"]
+                      for d in dlls), f"{name}: order {order}")
+            # The startup scenario calls functions last-first: a trace in
+            # link order would prove nothing.
+            check(any([int(t.split("_f")[1]) for t in d["traced"]] !=
+                      sorted(int(t.split("_f")[1]) for t in d["traced"]) for d in dlls),
+                  f"{name}: the trace is in link order")
+        warm = v.get("warm", {})
+        check(len(warm.get("samples_us", [])) == RUNS and warm.get("min_us", 0) > 0,
+              f"{name}: warm {warm}")
+
+    floor = result.get("floor", {}).get("warm", {})
+    check(len(floor.get("samples_us", [])) == RUNS and floor.get("min_us", 0) > 0, f"floor {floor}")
+
+    # The result's hash is the file's.
+    v0 = os.path.join(task_dir, "v", "00", "main.exe")
+    digest = hashlib.sha256(open(v0, "rb").read()).hexdigest()
+    listed = [f["sha256"] for f in by_name[VARIANTS[0]]["files"] if f["name"] == "main.exe"]
+    check(listed == [digest], f"main.exe sha256 {listed} != {digest}")
+
+    mins = {n: v.get("warm", {}).get("min_us") for n, v in by_name.items()}
+    print(f"pipeline: {elapsed:.1f} s, phases {result.get('phases_ms')}")
+    print(f"fastest of {RUNS} (us): floor {floor.get('min_us')}, " +
+          ", ".join(f"{n} {mins[n]}" for n in VARIANTS))
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
