@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8080
 DATA_DIR ?= $(CURDIR)/var
 
-.PHONY: all deps build asan run test clean
+.PHONY: all deps build asan run test clean windows
 
 all: build
 
@@ -29,9 +29,20 @@ run: build
 	@echo "loadlabd: dashboard at http://$(LISTEN)/ ; tokens in $(DATA_DIR)/admin.token and $(DATA_DIR)/enroll.token"
 	@exec $(BUILD_DIR)/server/loadlabd --listen $(LISTEN) --data-dir $(DATA_DIR)
 
+# The Windows agents (build-win64/agent/loadlab-agent.exe, x64, Vista- and
+# 10-class; build-win32/agent/loadlab-agent.exe, x86, XP-class), cross-built
+# with mingw-w64 against libcurl and cJSON built from Debian's sources.
+windows: deps
+	@scripts/build-windows-deps.sh x86_64
+	@scripts/build-windows-deps.sh i686
+	@cmake -S . -B build-win64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-x86_64.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build build-win64 -j $(JOBS)
+	@cmake -S . -B build-win32 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-i686.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build build-win32 -j $(JOBS)
+
 # Every test runs in the plain build; the unit and integration tests run
 # again in the ASan+UBSan build (ctest label "sanitize").
-test: build asan
+test: build asan windows
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
 

@@ -453,7 +453,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	char *text = NULL;
 	long long task_id, attempt, heartbeat_seconds;
 	enum task_outcome outcome;
-	int rc;
+	int rc = 0;
 
 	if (json_get_int(lease, "task_id", 1, 9007199254740992LL, true, 0, &task_id) < 0 ||
 	    json_get_int(lease, "attempt", 1, 1000000, true, 0, &attempt) < 0) {

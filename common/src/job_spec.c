@@ -100,7 +100,7 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 	static const char *const bases_values[] = {"same", "unique", "toolchain", NULL};
 	static const char *const import_values[] = {"name", "ordinal", NULL};
 	static const char *const order_values[] = {"link", "trace", NULL};
-	const char *name, *bases, *imports, *order;
+	const char *name = NULL, *bases = NULL, *imports = NULL, *order = NULL;
 	bool bind;
 	int rc;
 
@@ -179,7 +179,7 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 	static const char *const keys[] = {"dlls", "exports", "globals_per_function", "main", NULL};
 	static const char *const main_values[] = {"reference", "call", NULL};
 	long long dlls, exports, globals;
-	const char *main_mode;
+	const char *main_mode = NULL;
 	int rc;
 
 	if (!cJSON_IsObject(gen))

@@ -63,6 +63,7 @@ void log_event(enum log_level level, const char *event, ...)
 {
 	char stamp[64];
 	struct timeval tv;
+	time_t seconds;
 	struct tm tm;
 	struct buf line;
 	const char *key, *value;
@@ -71,7 +72,8 @@ void log_event(enum log_level level, const char *event, ...)
 	if (level < log_level)
 		return;
 	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
+	seconds = tv.tv_sec; /* a long in Windows' struct timeval */
+	gmtime_r(&seconds, &tm);
 	snprintf(stamp, sizeof(stamp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
 		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
 
