@@ -3,6 +3,10 @@
  * side, for tests/agent/test_pe_pipeline.py.
  *
  *	pipeline_driver JOB.json WORK_DIR OUT.json [JOBS]
+ *	pipeline_driver --msvc JOB.json
+ *
+ * The second form prints {VARIANT: [argv, ...]}: the MSVC commands
+ * pe_msvc_commands() gives for each variant of the job (src "S", out "O").
  *
  * The job is normalized as `loadlab-agent run` does, the cell is {} and the
  * facts {"runner": "..."}; progress lines go to stderr. Exit 0 with the
@@ -31,6 +35,52 @@ static bool progress(void *context, const char *phase, int percent)
 	return false;
 }
 
+static int msvc(const char *job_path)
+{
+	cJSON *job = NULL, *normalized = NULL, *all = NULL;
+	const cJSON *item;
+	char *text = NULL, *printed = NULL;
+	size_t len;
+	int rc;
+
+	if ((rc = pe_read_file(job_path, 1u << 20, &text, &len)) < 0 ||
+	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
+		goto out;
+	if (!(all = cJSON_CreateObject())) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	int dlls = (int)cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(normalized, "generator"),
+						       "dlls")->valuedouble;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(normalized, "variants")) {
+		struct pe_variant v;
+		cJSON *commands;
+		memset(&v, 0, sizeof(v));
+		snprintf(v.name, sizeof(v.name), "%s", cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
+		snprintf(v.bases, sizeof(v.bases), "%s", cJSON_GetObjectItemCaseSensitive(item, "bases")->valuestring);
+		v.bind = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "bind"));
+		v.ordinal = strcmp(cJSON_GetObjectItemCaseSensitive(item, "imports")->valuestring, "ordinal") == 0;
+		v.trace_order = strcmp(cJSON_GetObjectItemCaseSensitive(item, "order")->valuestring, "trace") == 0;
+		if ((rc = pe_msvc_commands(dlls, &v, "S", "O", &commands)) < 0)
+			goto out;
+		cJSON_AddItemToObject(all, v.name, commands);
+	}
+	if (!(printed = cJSON_Print(all))) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	puts(printed);
+out:
+	if (rc < 0)
+		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
+	free(printed);
+	free(text);
+	cJSON_Delete(all);
+	cJSON_Delete(normalized);
+	cJSON_Delete(job);
+	return rc < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	cJSON *job = NULL, *normalized = NULL, *facts = NULL, *cell = NULL, *result = NULL;
@@ -38,8 +88,10 @@ int main(int argc, char **argv)
 	size_t len;
 	int rc;
 
+	if (argc == 3 && strcmp(argv[1], "--msvc") == 0)
+		return msvc(argv[2]);
 	if (argc < 4) {
-		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS]\n");
+		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS] | --msvc JOB.json\n");
 		return 2;
 	}
 	if ((rc = pe_read_file(argv[1], 1u << 20, &text, &len)) < 0 ||

@@ -22,7 +22,12 @@ ordinal+rebase, ordinal+bind, reorder, no-rebase; 3 warm runs. Asserts:
 - valid variants and the floor have warm samples (runs of them).
 
 Also checks one claim against the file itself: the sha256 of the first
-variant's main.exe.
+variant's main.exe; and the MSVC command generation (`pipeline_driver
+--msvc JOB.json`, no MSVC needed): per variant, one cl and one link per DLL
+and for the program; the by-name or NONAME .def as the imports knob says;
+/BASE:0x10000000 and /DYNAMICBASE:NO for fixed bases and neither for
+`toolchain`; /ORDER:@file (and cl /Gy) exactly for trace order; the
+program linked against every DLL's import library.
 
 Usage: test_pe_pipeline.py PIPELINE_DRIVER WORK_DIR
 """
@@ -51,6 +56,33 @@ def check(cond, what):
     if not cond:
         failures.append(what)
     return cond
+
+
+def check_msvc(driver, job_path):
+    r = subprocess.run([driver, "--msvc", job_path], capture_output=True, text=True, timeout=30)
+    if not check(r.returncode == 0, f"--msvc exited {r.returncode}: {r.stderr}"):
+        return
+    commands = json.loads(r.stdout)
+    check(sorted(commands) == sorted(VARIANTS), f"msvc variants {sorted(commands)}")
+    knobs = {"default": ("same", "name", "link"), "rebase": ("unique", "name", "link"),
+             "bind": ("unique", "name", "link"), "ordinal": ("same", "ordinal", "link"),
+             "ordinal+rebase": ("unique", "ordinal", "link"), "ordinal+bind": ("unique", "ordinal", "link"),
+             "reorder": ("unique", "name", "trace"), "no-rebase": ("toolchain", "name", "link")}
+    for name, cmds in commands.items():
+        bases, imports, order = knobs[name]
+        cl = [c for c in cmds if c[0] == "cl"]
+        links = [c for c in cmds if c[0] == "link"]
+        check(len(cl) == DLLS + 1 and len(links) == DLLS + 1, f"msvc {name}: {len(cl)} cl, {len(links)} link")
+        for i, c in enumerate(links[:DLLS]):
+            want_def = f"/DEF:S\\lt{i}{'_ordinal' if imports == 'ordinal' else ''}.def"
+            check(want_def in c and "/DLL" in c, f"msvc {name}: {c}")
+            check(("/BASE:0x10000000" in c and "/DYNAMICBASE:NO" in c) == (bases != "toolchain") and
+                  (bases != "toolchain" or not any(a.startswith("/BASE") for a in c)), f"msvc {name}: bases {c}")
+            check(any(a.startswith("/ORDER:@") for a in c) == (order == "trace"), f"msvc {name}: order {c}")
+        check(all(("/Gy" in c) == (order == "trace") for c in cl[:DLLS]), f"msvc {name}: /Gy")
+        exe = links[-1]
+        check("/OUT:O\\main.exe" in exe and all(f"O\\lt{i}.lib" in exe for i in range(DLLS)),
+              f"msvc {name}: program link {exe}")
 
 
 def main():
@@ -139,6 +171,8 @@ def main():
     digest = hashlib.sha256(open(v0, "rb").read()).hexdigest()
     listed = [f["sha256"] for f in by_name[VARIANTS[0]]["files"] if f["name"] == "main.exe"]
     check(listed == [digest], f"main.exe sha256 {listed} != {digest}")
+
+    check_msvc(driver, job_path)
 
     mins = {n: v.get("warm", {}).get("min_us") for n, v in by_name.items()}
     print(f"pipeline: {elapsed:.1f} s, phases {result.get('phases_ms')}")
