@@ -51,8 +51,14 @@ static int read_verdict(const struct buf *json, int *ret_regression)
 	rc = json_get_string(root, "verdict", 64, true, NULL, &verdict);
 	if (rc < 0)
 		rc = err_set(LL_EFORMAT, "The server's comparison has no \"verdict\".");
+	else if (strcmp(verdict, "regression") == 0)
+		*ret_regression = 1;
+	else if (strcmp(verdict, "ok") == 0)
+		*ret_regression = 0;
+	else if (strcmp(verdict, "not_comparable") == 0)
+		*ret_regression = -1; /* shown, then an error: nothing could be judged */
 	else
-		*ret_regression = strcmp(verdict, "regression") == 0;
+		rc = err_set(LL_EFORMAT, "The server's verdict '%s' is not one this client knows.", verdict);
 	cJSON_Delete(root);
 	return rc;
 }
@@ -134,6 +140,8 @@ out:
 	buf_release(&json);
 	buf_release(&shown);
 	client_close(&c);
+	if (rc == 0 && regression < 0)
+		rc = err_set(LL_ESTATE, "No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)
 		return client_fail("compare", rc);
 	return regression ? 1 : 0;

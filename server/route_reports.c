@@ -1,63 +1,102 @@
-/* GET /api/v1/jobs/{id}/report and GET /api/v1/compare: routed and
- * checked now; the tables arrive with the reports issue (#6), until then
- * 501 not_implemented. */
+/* GET /api/v1/jobs/{id}/report and GET /api/v1/compare (report.h). */
 #include "routes.h"
+
+#include "report.h"
 
 #include "loadlab/err.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int check_format(struct http_request *req, struct http_reply *reply)
+/* "json" (default), "csv" or "md"; NULL after filling REPLY for others. */
+static const char *format_of(struct http_request *req, struct http_reply *reply)
 {
 	const char *format = http_query(req, "format");
 
-	if (format && strcmp(format, "json") && strcmp(format, "csv") && strcmp(format, "md"))
-		return reply_error(reply, 400, "invalid_argument", "format must be json, csv or md."), -1;
-	return 0;
+	if (!format)
+		return "json";
+	if (strcmp(format, "json") && strcmp(format, "csv") && strcmp(format, "md")) {
+		reply_error(reply, 400, "invalid_argument", "format must be json, csv or md.");
+		return NULL;
+	}
+	return format;
 }
 
-static int job_exists(struct http_request *req, struct http_reply *reply, const char *text,
-		      const char *name)
+static int job_id_of(struct http_request *req, struct http_reply *reply, const char *name,
+		     long long *ret)
 {
+	const char *text = http_query(req, name);
 	char *end;
 	long long id;
-	cJSON *job;
-	int rc;
 
 	if (!text)
 		return reply_error(reply, 400, "invalid_argument", "Query argument '%s' is required.", name), -1;
 	id = strtoll(text, &end, 10);
 	if (*end || end == text || id < 1)
 		return reply_error(reply, 400, "invalid_argument", "'%s' must be a job id.", name), -1;
-	rc = store_job_get(req->server->store, id, &job);
-	if (rc < 0)
-		return reply_from_err(reply, rc), -1;
-	cJSON_Delete(job);
+	*ret = id;
 	return 0;
+}
+
+/* Sends REPORT as FORMAT: JSON as is, md/csv rendered. */
+static int reply_rendered(struct http_reply *reply, cJSON *report, const char *format,
+			  int (*render)(const cJSON *, const char *, struct buf *))
+{
+	struct buf out;
+	int rc;
+
+	if (strcmp(format, "json") == 0)
+		return reply_json(reply, 200, report);
+	buf_init(&out, 64 << 20);
+	rc = render(report, format, &out);
+	cJSON_Delete(report);
+	if (rc < 0) {
+		buf_release(&out);
+		return reply_from_err(reply, rc);
+	}
+	return reply_text(reply, 200,
+			  strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8" : "text/csv; charset=utf-8",
+			  out.data ? out.data : strdup(""));
 }
 
 int route_reports_job(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *job;
+	const char *format = format_of(req, reply), *modules = http_query(req, "modules");
+	cJSON *report;
 	int rc;
 
-	if (check_format(req, reply) < 0)
+	if (!format)
 		return 0;
-	rc = store_job_get(req->server->store, req->path_id, &job);
+	rc = report_job(req->server->store, req->path_id,
+			modules && (strcmp(modules, "1") == 0 || strcmp(modules, "true") == 0), &report);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
-	cJSON_Delete(job);
-	return reply_error(reply, 501, "not_implemented",
-			   "Job reports are not available in this version of loadlabd.");
+	return reply_rendered(reply, report, format, report_render);
 }
 
 int route_reports_compare(struct http_request *req, struct http_reply *reply)
 {
-	if (check_format(req, reply) < 0 ||
-	    job_exists(req, reply, http_query(req, "baseline"), "baseline") < 0 ||
-	    job_exists(req, reply, http_query(req, "candidate"), "candidate") < 0)
+	const char *format = format_of(req, reply), *text;
+	long long base, cand;
+	double max_regression = 0;
+	cJSON *comparison;
+	int rc;
+
+	if (!format || job_id_of(req, reply, "baseline", &base) < 0 ||
+	    job_id_of(req, reply, "candidate", &cand) < 0)
 		return 0;
-	return reply_error(reply, 501, "not_implemented",
-			   "Comparisons are not available in this version of loadlabd.");
+	if ((text = http_query(req, "max_regression"))) {
+		char *end;
+		max_regression = strtod(text, &end);
+		if (*end == '%')
+			end++;
+		if (*end || end == text || !isfinite(max_regression) || max_regression < 0 || max_regression > 1000)
+			return reply_error(reply, 400, "invalid_argument",
+					   "max_regression must be a percentage from 0 to 1000.");
+	}
+	rc = report_compare(req->server->store, base, cand, max_regression, &comparison);
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	return reply_rendered(reply, comparison, format, report_render_compare);
 }

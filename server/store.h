@@ -158,6 +158,31 @@ int store_expire_leases(struct store *store, long long now, int *ret_expired);
 /* The stored result body of RESULT_ID (text as sent). */
 int store_result_get(struct store *store, long long result_id, char **ret_text);
 
+/* --- reports --- */
+
+/* One task of a job as reports see it. Texts are borrowed for the call. */
+struct store_report_row {
+	long long task_id;
+	const char *cell;          /* JSON object text */
+	const char *state;         /* task state */
+	const char *last_error;    /* NULL when none */
+	long long result_id;       /* 0 when the task has no result */
+	const char *summary;       /* cached summary text, NULL when none */
+	int summary_version;
+	const char *body;          /* result text: when asked for, or when no summary */
+};
+
+/* Calls FN(CONTEXT, row) for every task of JOB_ID in task order; FN's
+ * negative return stops the walk and is returned. WITH_BODIES: the result
+ * text for every task with a result, else only where no summary is cached.
+ * LL_ENOTFOUND for an unknown job. */
+int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+			  int (*fn)(void *context, const struct store_report_row *row),
+			  void *context);
+
+/* Caches the summary computed from RESULT_ID's text (report.c). */
+int store_summary_put(struct store *store, long long result_id, int version, const char *summary);
+
 /* --- metrics --- */
 
 struct store_stats {

@@ -88,6 +88,10 @@ static const char *const migrations[] = {
 	"  id INTEGER PRIMARY KEY, task_id INTEGER NOT NULL, attempt INTEGER NOT NULL,"
 	"  agent_id INTEGER NOT NULL, body TEXT NOT NULL, created_at INTEGER NOT NULL,"
 	"  UNIQUE (task_id, attempt));",
+	/* 2: per-result summaries cached for reports */
+	"CREATE TABLE result_summaries ("
+	"  result_id INTEGER PRIMARY KEY REFERENCES results(id),"
+	"  version INTEGER NOT NULL, body TEXT NOT NULL);",
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -1732,6 +1736,77 @@ int store_result_get(struct store *s, long long result_id, char **ret_text)
 	sqlite3_finalize(stmt);
 	pthread_mutex_unlock(&s->reader_lock);
 	return stmt ? rc : LL_ESTORE;
+}
+
+/* ----------------------------------------------------------------- reports */
+
+int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
+			  int (*fn)(void *context, const struct store_report_row *row),
+			  void *context)
+{
+	sqlite3_stmt *stmt;
+	long long exists = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	rc = db_int(s->reader, &exists, 0, "SELECT count(*) FROM jobs WHERE id = ?", "i", job_id);
+	if (rc == 0 && !exists)
+		rc = err_set(LL_ENOTFOUND, "No job has id %lld.", job_id);
+	stmt = rc < 0 ? NULL
+		      : db_prepare(s->reader,
+				   "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
+				   " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
+				   " FROM tasks t"
+				   " LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
+				   " LEFT JOIN result_summaries m ON m.result_id = r.id"
+				   " WHERE t.job_id = ?1 ORDER BY t.id");
+	if (rc == 0 && !stmt)
+		rc = LL_ESTORE;
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, job_id);
+		sqlite3_bind_int(stmt, 2, with_bodies);
+		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
+			struct store_report_row row = {
+				.task_id = sqlite3_column_int64(stmt, 0),
+				.cell = (const char *)sqlite3_column_text(stmt, 1),
+				.state = (const char *)sqlite3_column_text(stmt, 2),
+				.last_error = (const char *)sqlite3_column_text(stmt, 3),
+				.result_id = sqlite3_column_int64(stmt, 4),
+				.summary = (const char *)sqlite3_column_text(stmt, 5),
+				.summary_version = sqlite3_column_int(stmt, 6),
+				.body = (const char *)sqlite3_column_text(stmt, 7),
+			};
+			rc = fn(context, &row);
+		}
+		sqlite3_finalize(stmt);
+	}
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
+struct summary_put_op {
+	long long result_id;
+	int version;
+	const char *summary;
+};
+
+static int op_summary_put(struct store *s, void *arg)
+{
+	struct summary_put_op *a = arg;
+
+	return db_run(s->writer,
+		      "INSERT INTO result_summaries (result_id, version, body) VALUES (?, ?, ?)"
+		      " ON CONFLICT (result_id) DO UPDATE SET version = excluded.version, body = excluded.body",
+		      "iit", a->result_id, (long long)a->version, a->summary);
+}
+
+int store_summary_put(struct store *s, long long result_id, int version, const char *summary)
+{
+	struct summary_put_op a = {result_id, version, summary};
+
+	return store_write(s, op_summary_put, &a);
 }
 
 /* ----------------------------------------------------------------- metrics */

@@ -195,16 +195,17 @@ def test_routing_errors():
         assert d.api("GET", "/api/v1/jobs/99999999999999999999", token=d.admin_token).status == 404
         r = d.api("GET", "/api/v1/jobs/42", token=d.admin_token)
         assert r.status == 404 and "42" in r.json()["error"]["message"], r
-        # Reports are routed, checked, and not there yet.
+        # Reports check their arguments.
         jid = d.submit(load_example("pietrek-2000.json"))["id"]
-        r = d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token)
-        assert r.status == 501 and r.json()["error"]["code"] == "not_implemented", r
         assert d.api("GET", "/api/v1/jobs/77/report", token=d.admin_token).status == 404
         assert d.api("GET", "/api/v1/jobs/%d/report?format=pdf" % jid,
                      token=d.admin_token).status == 400
-        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d" % (jid, jid), token=d.admin_token)
-        assert r.status == 501, r
         assert d.api("GET", "/api/v1/compare?baseline=%d" % jid, token=d.admin_token).status == 400
+        assert d.api("GET", "/api/v1/compare?baseline=%d&candidate=x" % jid,
+                     token=d.admin_token).status == 400
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&max_regression=-1" % (jid, jid),
+                  token=d.admin_token)
+        assert r.status == 400 and "max_regression" in r.json()["error"]["message"], r
 
 
 run_tests(globals())

@@ -1,0 +1,50 @@
+/*
+ * report.h - the studies' tables from stored results, and the comparison
+ * of two jobs for CI.
+ *
+ * Every figure is computed from the raw samples a result carries
+ * (docs/rest-bodies.md, "Results, as reports read them"). What one result
+ * says on its own — per variant: the summary of its warm samples with a
+ * bootstrap CI of the median, the change against the baseline variant of
+ * the same task with its Mann-Whitney p-value, cold-start and churn figures
+ * — is its summary, computed once and cached in the store; a job's report
+ * then reads summaries only.
+ *
+ * A difference is called significant when the Mann-Whitney p < 0.05, the
+ * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
+ * at least 1 %: smaller effects are below what these machines can repeat.
+ */
+#ifndef LOADLAB_SERVER_REPORT_H
+#define LOADLAB_SERVER_REPORT_H
+
+#include "store.h"
+
+#include "loadlab/buf.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+#define REPORT_SUMMARY_VERSION 1
+#define REPORT_ALPHA 0.05
+#define REPORT_MIN_EFFECT_PCT 1.0
+#define REPORT_RESAMPLES 1000
+#define REPORT_COMPARE_RESAMPLES 500
+
+/* The summary of one result body (see above); the caller deletes it. */
+int report_summarize_result(const char *body, cJSON **ret_summary);
+
+/* The report of JOB_ID: {"job", "cells", "warm", "findings", "cold",
+ * "churn", "significance"}; with MODULES the cold table carries per-module
+ * rows. Summaries missing from the cache are computed and stored. */
+int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report);
+
+/* Pairs the variants and cells of two jobs: {"baseline", "candidate",
+ * "max_regression_pct", "verdict", "rows", "counts"}. */
+int report_compare(struct store *store, long long baseline_id, long long candidate_id,
+		   double max_regression_pct, cJSON **ret_comparison);
+
+/* Renders a report or a comparison as "md" (Markdown) or "csv". */
+int report_render(const cJSON *report, const char *format, struct buf *out);
+int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);
+
+#endif

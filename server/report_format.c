@@ -1,0 +1,264 @@
+/* Markdown and CSV forms of reports and comparisons (report.h). */
+#include "report.h"
+
+#include "loadlab/err.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static const char *text(const cJSON *obj, const char *key)
+{
+	const cJSON *item = get(obj, key);
+	return cJSON_IsString(item) ? item->valuestring : "";
+}
+
+/* Markdown table cells: no pipes or newlines inside. */
+static void md_escape(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			buf_append_str(out, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			buf_append_str(out, " ");
+		else
+			buf_append(out, s, 1);
+	}
+}
+
+/* CSV fields per RFC 4180: quoted, quotes doubled. */
+static void csv_field(struct buf *out, const cJSON *item, bool last)
+{
+	if (!item || cJSON_IsNull(item)) {
+		/* empty */
+	} else if (cJSON_IsNumber(item)) {
+		buf_printf(out, "%.10g", item->valuedouble);
+	} else if (cJSON_IsBool(item)) {
+		buf_append_str(out, cJSON_IsTrue(item) ? "true" : "false");
+	} else if (cJSON_IsString(item)) {
+		buf_append_str(out, "\"");
+		for (const char *s = item->valuestring; *s; s++)
+			buf_append_str(out, *s == '"' ? "\"\"" : (char[]){*s, 0});
+		buf_append_str(out, "\"");
+	}
+	buf_append_str(out, last ? "\r\n" : ",");
+}
+
+static void md_number(struct buf *out, double us)
+{
+	if (us >= 10000)
+		buf_printf(out, "%.2f ms", us / 1000);
+	else
+		buf_printf(out, "%.1f µs", us);
+}
+
+static void md_warm_cell(struct buf *out, const cJSON *c)
+{
+	const char *status = text(c, "status");
+
+	if (strcmp(status, "ok") != 0) {
+		buf_printf(out, "%s: ", status);
+		md_escape(out, text(c, "reason"));
+		return;
+	}
+	buf_append_str(out, "**");
+	md_number(out, get(c, "min_us")->valuedouble);
+	buf_append_str(out, "** · median ");
+	md_number(out, get(c, "median_us")->valuedouble);
+	buf_printf(out, " [%.1f–%.1f]", get(c, "ci_low_us")->valuedouble, get(c, "ci_high_us")->valuedouble);
+	if (get(c, "change_pct"))
+		buf_printf(out, " · %+.1f %%%s", get(c, "change_pct")->valuedouble,
+			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+}
+
+static void md_cold_cell(struct buf *out, const cJSON *c)
+{
+	const char *status = text(c, "status");
+
+	if (strcmp(status, "ok") != 0) {
+		buf_printf(out, "%s: ", status);
+		md_escape(out, text(c, "reason"));
+		return;
+	}
+	md_number(out, get(c, "mean_us")->valuedouble);
+	buf_printf(out, " ± %.1f", get(c, "stddev_us")->valuedouble);
+	if (get(c, "time_pct"))
+		buf_printf(out, " (%.1f %%)", get(c, "time_pct")->valuedouble);
+	if (get(c, "page_faults_mean"))
+		buf_printf(out, " · %.0f faults", get(c, "page_faults_mean")->valuedouble);
+	if (get(c, "read_bytes_mean"))
+		buf_printf(out, " · %.0f KiB read", get(c, "read_bytes_mean")->valuedouble / 1024);
+	if (cJSON_IsFalse(get(c, "cold")))
+		buf_printf(out, " · NOT COLD (%s)", text(c, "method"));
+}
+
+static void md_table(struct buf *out, const cJSON *table, const cJSON *cells,
+		     void (*cell)(struct buf *, const cJSON *))
+{
+	const cJSON *c, *row;
+
+	buf_append_str(out, "| variant |");
+	cJSON_ArrayForEach(c, cells) {
+		buf_append_str(out, " ");
+		md_escape(out, text(c, "key"));
+		buf_append_str(out, " |");
+	}
+	buf_append_str(out, "\n|---|");
+	cJSON_ArrayForEach(c, cells)
+		buf_append_str(out, "---|");
+	buf_append_str(out, "\n");
+	cJSON_ArrayForEach(row, get(table, "variants")) {
+		buf_append_str(out, "| ");
+		md_escape(out, text(row, "variant"));
+		buf_append_str(out, " |");
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			buf_append_str(out, " ");
+			cell(out, c);
+			buf_append_str(out, " |");
+		}
+		buf_append_str(out, "\n");
+	}
+}
+
+static void csv_rows(struct buf *out, const char *table_name, const cJSON *table,
+		     const char *const *fields)
+{
+	const cJSON *row, *c;
+
+	cJSON_ArrayForEach(row, get(table, "variants")) {
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			cJSON *name = cJSON_CreateString(table_name);
+			csv_field(out, name, false);
+			cJSON_Delete(name);
+			csv_field(out, get(row, "variant"), false);
+			for (int i = 0; fields[i]; i++)
+				csv_field(out, get(c, fields[i]), fields[i + 1] == NULL);
+		}
+	}
+}
+
+static const char *const report_csv_fields[] = {
+	"cell", "status", "reason", "n", "min_us", "median_us", "ci_low_us", "ci_high_us", "mad_us",
+	"change_pct", "min_change_pct", "p_value", "significant", "mean_us", "stddev_us", "time_pct",
+	"page_faults_mean", "read_bytes_mean", "cold", NULL,
+};
+
+int report_render(const cJSON *report, const char *format, struct buf *out)
+{
+	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f;
+
+	if (strcmp(format, "csv") == 0) {
+		buf_append_str(out, "table,variant");
+		for (int i = 0; report_csv_fields[i]; i++)
+			buf_printf(out, ",%s", report_csv_fields[i]);
+		buf_append_str(out, "\r\n");
+		csv_rows(out, "warm", get(report, "warm"), report_csv_fields);
+		if (cJSON_IsObject(get(report, "cold")))
+			csv_rows(out, "cold", get(report, "cold"), report_csv_fields);
+		return 0;
+	}
+	if (strcmp(format, "md") != 0)
+		return err_set(LL_EINVAL, "Unknown report format '%s'.", format);
+
+	buf_printf(out, "# Job %d: ", (int)get(job, "id")->valuedouble);
+	md_escape(out, text(job, "name"));
+	buf_printf(out, " (%s, %s)\n\n", text(job, "family"), text(job, "state"));
+	buf_printf(out, "## Warm load time\n\nFastest run in bold, then the median with its 95 %% "
+			"bootstrap CI (µs), then the median's change against `%s` in the same cell; "
+			"`*` marks a significant difference (Mann-Whitney p < %.2f, CI of the ratio "
+			"excluding 1, at least %.0f %%).\n\n",
+		   text(get(report, "warm"), "baseline"), REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);
+	md_table(out, get(report, "warm"), cells, md_warm_cell);
+	buf_append_str(out, "\n");
+	cJSON_ArrayForEach(f, get(report, "findings")) {
+		buf_append_str(out, "- ");
+		md_escape(out, f->valuestring);
+		buf_append_str(out, "\n");
+	}
+	if (cJSON_IsObject(get(report, "cold"))) {
+		buf_printf(out, "\n## Cold start\n\nMean ± standard deviation of the cold start, as a "
+				"percentage of `%s` in the same cell, with page faults and bytes read.\n\n",
+			   text(get(report, "cold"), "baseline"));
+		md_table(out, get(report, "cold"), cells, md_cold_cell);
+	}
+	if (cJSON_IsObject(get(report, "churn"))) {
+		const cJSON *r;
+		buf_append_str(out, "\n## Process churn\n\n| cell | DLL set | processes | create / process | "
+				    "destroy / process | blocked total | blocked max |\n|---|---|---|---|---|---|---|\n");
+		cJSON_ArrayForEach(r, get(get(report, "churn"), "rows")) {
+			buf_append_str(out, "| ");
+			md_escape(out, text(r, "cell"));
+			buf_append_str(out, " | ");
+			md_escape(out, text(r, "dll_set"));
+			buf_printf(out, " | %.0f | %.1f µs | %.1f µs | ", get(r, "processes") ? get(r, "processes")->valuedouble : 0,
+				   get(r, "create_us_per_process") ? get(r, "create_us_per_process")->valuedouble : NAN,
+				   get(r, "destroy_us_per_process") ? get(r, "destroy_us_per_process")->valuedouble : NAN);
+			if (get(r, "blocked_total_ms"))
+				buf_printf(out, "%.1f ms | %.1f ms |\n", get(r, "blocked_total_ms")->valuedouble,
+					   get(r, "blocked_max_ms")->valuedouble);
+			else
+				buf_append_str(out, "not measured | not measured |\n");
+		}
+	}
+	return 0;
+}
+
+static const char *const compare_csv_fields[] = {
+	"variant", "cell", "status", "reason", "regression", "baseline_median_us", "candidate_median_us",
+	"ratio", "ratio_ci_low", "ratio_ci_high", "change_pct", "baseline_min_us", "candidate_min_us",
+	"min_change_pct", "min_ratio_ci_low", "min_ratio_ci_high", "p_value", NULL,
+};
+
+int report_render_compare(const cJSON *comparison, const char *format, struct buf *out)
+{
+	const cJSON *row, *base = get(comparison, "baseline"), *cand = get(comparison, "candidate");
+	const cJSON *counts = get(comparison, "counts");
+
+	if (strcmp(format, "csv") == 0) {
+		for (int i = 0; compare_csv_fields[i]; i++)
+			buf_printf(out, "%s%s", i ? "," : "", compare_csv_fields[i]);
+		buf_append_str(out, "\r\n");
+		cJSON_ArrayForEach(row, get(comparison, "rows"))
+			for (int i = 0; compare_csv_fields[i]; i++)
+				csv_field(out, get(row, compare_csv_fields[i]), compare_csv_fields[i + 1] == NULL);
+		return 0;
+	}
+	if (strcmp(format, "md") != 0)
+		return err_set(LL_EINVAL, "Unknown comparison format '%s'.", format);
+	buf_printf(out, "### loadlab compare: %s\n\nBaseline job %d (", text(comparison, "verdict"),
+		   (int)get(base, "id")->valuedouble);
+	md_escape(out, text(base, "name"));
+	buf_printf(out, "), candidate job %d (", (int)get(cand, "id")->valuedouble);
+	md_escape(out, text(cand, "name"));
+	buf_printf(out, "); regressions beyond %.1f %% fail. %d faster, %d slower, %d without "
+			"significant change, %d not comparable.\n\n",
+		   get(comparison, "max_regression_pct")->valuedouble,
+		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
+		   (int)get(counts, "no_significant_change")->valuedouble,
+		   (int)get(counts, "not_comparable")->valuedouble);
+	buf_append_str(out, "| variant | cell | baseline median | candidate median | ratio [95 % CI] | "
+			    "change | verdict |\n|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(row, get(comparison, "rows")) {
+		buf_append_str(out, "| ");
+		md_escape(out, text(row, "variant"));
+		buf_append_str(out, " | ");
+		md_escape(out, text(row, "cell"));
+		if (strcmp(text(row, "status"), "not_comparable") == 0) {
+			buf_append_str(out, " | | | | | not comparable: ");
+			md_escape(out, text(row, "reason"));
+			buf_append_str(out, " |\n");
+			continue;
+		}
+		buf_printf(out, " | %.1f µs | %.1f µs | %.3f [%.3f, %.3f] | %+.1f %% | %s%s |\n",
+			   get(row, "baseline_median_us")->valuedouble, get(row, "candidate_median_us")->valuedouble,
+			   get(row, "ratio")->valuedouble, get(row, "ratio_ci_low")->valuedouble,
+			   get(row, "ratio_ci_high")->valuedouble, get(row, "change_pct")->valuedouble,
+			   text(row, "status"), cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "");
+	}
+	return 0;
+}

@@ -1,0 +1,218 @@
+"""Reports and comparisons computed by the real daemon from result sets
+built here with figures known in advance, read through the API and the real
+CLI: an injected 10 % slowdown is significant, 0.5 % is not; invalid,
+missing and failed cells are explained; cold-start and churn tables; the
+CLI's compare exit codes 0, 1 and 2 each reached by a real case."""
+import csv
+import io
+import random
+import subprocess
+
+from harness import LOADLAB, Daemon, load_example, run_tests
+from schemacheck import validate
+
+CELLS = [("winxp", "hdd"), ("winxp", "ssd"), ("win10", "hdd"), ("win10", "ssd")]
+
+
+def samples(center, rng, n=30, spread=5.0):
+    return [round(center + rng.gauss(0, spread), 1) for _ in range(n)]
+
+
+def warm_result(rng, shift=None, skip=()):
+    """The column's six variants: rebase 10 % slower, bind 0.5 % slower,
+    ordinal invalid, ordinal+rebase absent, ordinal+bind 10 % faster."""
+    shift = shift or {}
+    centers = {"default": 1000, "rebase": 1100, "bind": 1005, "ordinal+bind": 900}
+    variants = []
+    for name, center in centers.items():
+        if name in skip:
+            continue
+        variants.append({"name": name, "valid": True,
+                         "warm": {"runs": 30, "samples_us": samples(center * shift.get(name, 1), rng)}})
+    variants.append({"name": "ordinal", "valid": False,
+                     "invalid_reason": "probe: 3 imports resolved by name"})
+    return variants
+
+
+def run_agent(d, token, body):
+    lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
+    body = dict(body, attempt=lease["attempt"])
+    r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"], body, token=token)
+    assert r.status == 200, r
+    return lease
+
+
+def column_job(d, seed, shift=None, fail_cell=None, facts_extra=None):
+    """Submits the column's job and plays its four agents."""
+    rng = random.Random(seed)
+    job = d.submit(load_example("pietrek-2000.json"))
+    for os_name, disk in CELLS:
+        facts = {"os": os_name, "disk": disk, "cpu_model": "lab cpu", "runner": "wine"}
+        facts.update((facts_extra or {}).get((os_name, disk), {}))
+        _, token = d.enroll("%s-%s-%d" % (os_name, disk, job["id"]), facts)
+        if (os_name, disk) == fail_cell:
+            lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
+            r = d.api("POST", "/api/v1/tasks/%d/fail" % lease["task_id"],
+                      {"attempt": lease["attempt"], "reason": "mingw ran out of memory",
+                       "retryable": False}, token=token)
+            assert r.json()["state"] == "dead", r
+            continue
+        run_agent(d, token, {"facts": facts, "variants": warm_result(rng, shift)})
+    return job["id"]
+
+
+def cell(report, table, variant, key):
+    row = [r for r in report[table]["variants"] if r["variant"] == variant][0]
+    return [c for c in row["cells"] if c["cell"] == key][0]
+
+
+def cli(d, *args):
+    r = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_column_report():
+    with Daemon() as d:
+        jid = column_job(d, 1, fail_cell=("winxp", "ssd"))
+        r = d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token)
+        assert r.status == 200, r
+        report = r.json()
+        validate("report.json", report)
+        assert [c["key"] for c in report["cells"]] == \
+            ["os=winxp disk=hdd", "os=winxp disk=ssd", "os=win10 disk=hdd", "os=win10 disk=ssd"]
+        assert report["warm"]["baseline"] == "default"
+        assert [row["variant"] for row in report["warm"]["variants"]] == \
+            ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind"]
+        for key in ("os=winxp disk=hdd", "os=win10 disk=hdd", "os=win10 disk=ssd"):
+            base = cell(report, "warm", "default", key)
+            assert base["status"] == "ok" and base["n"] == 30
+            assert base["ci_low_us"] <= base["median_us"] <= base["ci_high_us"]
+            assert 980 < base["min_us"] < 1000 < base["median_us"] + 5
+            slow = cell(report, "warm", "rebase", key)
+            assert 9 < slow["change_pct"] < 11 and slow["significant"] is True, slow
+            assert slow["p_value"] < 1e-6
+            noise = cell(report, "warm", "bind", key)
+            assert abs(noise["change_pct"]) < 1 and noise["significant"] is False, noise
+            fast = cell(report, "warm", "ordinal+bind", key)
+            assert -11 < fast["change_pct"] < -9 and fast["significant"] is True, fast
+            inv = cell(report, "warm", "ordinal", key)
+            assert inv["status"] == "invalid" and "resolved by name" in inv["reason"]
+            assert "median_us" not in inv  # never numbers for an invalid variant
+            miss = cell(report, "warm", "ordinal+rebase", key)
+            assert miss["status"] == "missing", miss
+        failed = cell(report, "warm", "default", "os=winxp disk=ssd")
+        assert failed["status"] == "failed" and "out of memory" in failed["reason"], failed
+        findings = " ".join(report["findings"])
+        assert "rebase against default: load time worsened by 1" in findings, findings
+        assert "ordinal+bind against default: load time improved by" in findings
+        assert "bind against default: no significant change in 3 cells." in findings
+        assert report["cold"] is None and report["churn"] is None
+
+        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % jid, token=d.admin_token)
+        assert md.status == 200 and md.headers["Content-Type"].startswith("text/markdown")
+        text = md.body.decode()
+        assert "| variant | os=winxp disk=hdd | os=winxp disk=ssd |" in text
+        assert "invalid: probe: 3 imports resolved by name" in text and " *" in text
+        code, out, err = cli(d, "report", str(jid))
+        assert code == 0 and out.strip() == text.strip(), (code, err)
+        rows = list(csv.DictReader(io.StringIO(
+            d.api("GET", "/api/v1/jobs/%d/report?format=csv" % jid, token=d.admin_token).body.decode())))
+        assert len(rows) == 6 * 4
+        slow_rows = [x for x in rows if x["variant"] == "rebase" and x["status"] == "ok"]
+        assert len(slow_rows) == 3 and all(x["significant"] == "true" for x in slow_rows)
+        # The second report reads cached summaries and says the same.
+        again = d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token).json()
+        assert again == report
+
+
+def test_cold_and_churn_tables():
+    with Daemon() as d:
+        rng = random.Random(3)
+        job = d.submit(load_example("office-cold-start.json"))
+        for disk in ("hdd", "ssd"):
+            facts = {"os": "winxp", "disk": disk}
+            _, token = d.enroll("xp-" + disk, facts)
+
+            def cold(mean, faults, read):
+                return {"method": "posix_fadvise", "cold": disk == "hdd",
+                        "samples_us": samples(mean, rng, 10, mean * 0.01),
+                        "page_faults": [faults] * 10, "read_bytes": [read] * 10,
+                        "modules": [{"name": "lib0.dll", "resident_pages": 12, "page_faults": 7}]}
+            run_agent(d, token, {"facts": facts, "variants": [
+                {"name": "rebase", "cold": cold(100000, 1000, 4 << 20)},
+                {"name": "reorder", "cold": cold(80000, 600, 3 << 20)},
+                {"name": "no-rebase", "cold": cold(78400, 900, 2 << 20)}]})
+        report = d.api("GET", "/api/v1/jobs/%d/report?modules=1" % job["id"], token=d.admin_token).json()
+        validate("report.json", report)
+        assert report["cold"]["baseline"] == "rebase"
+        nr = cell(report, "cold", "no-rebase", "os=winxp disk=hdd")
+        assert 77 < nr["time_pct"] < 80 and nr["page_faults_pct"] == 90 and nr["read_bytes_pct"] == 50, nr
+        assert cell(report, "cold", "rebase", "os=winxp disk=hdd")["time_pct"] == 100
+        assert cell(report, "cold", "reorder", "os=winxp disk=ssd")["cold"] is False
+        assert len(report["cold"]["modules"]) == 6
+        warm = cell(report, "warm", "rebase", "os=winxp disk=hdd")
+        assert warm["status"] == "missing" and warm["reason"] == "no warm samples"
+        text = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
+        assert "## Cold start" in text and "NOT COLD (posix_fadvise)" in text
+
+        job = d.submit(load_example("churn.json"))
+        for os_name in ("winxp", "win10"):
+            _, token = d.enroll("churn-" + os_name, {"os": os_name})
+            churn = [{"dll_set": s, "processes": 1000, "create_us": 1000 * c, "destroy_us": 1000 * x}
+                     for s, c, x in (("none", 300, 100), ("user32", 900, 2500))]
+            if os_name == "winxp":
+                churn[1].update(blocked_total_ms=1800.5, blocked_max_ms=35.0)
+            run_agent(d, token, {"facts": {"os": os_name}, "variants": [{"name": "default"}],
+                                 "churn": churn})
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job["id"], token=d.admin_token).json()
+        validate("report.json", report)
+        rows = report["churn"]["rows"]
+        assert len(rows) == 4
+        xp_user32 = [r for r in rows if r["cell"] == "os=winxp" and r["dll_set"] == "user32"][0]
+        assert xp_user32["destroy_us_per_process"] == 2500 and xp_user32["blocked_max_ms"] == 35
+        w10 = [r for r in rows if r["cell"] == "os=win10" and r["dll_set"] == "user32"][0]
+        assert w10["blocked"] == "not measured on this platform"
+
+
+def test_compare_verdicts_and_exit_codes():
+    with Daemon() as d:
+        base = column_job(d, 10)
+        same = column_job(d, 11)
+        slower = column_job(d, 12, shift={"default": 1.10, "bind": 1.10})
+        moved = column_job(d, 13, facts_extra={("win10", "ssd"): {"cpu_model": "other cpu"}})
+        office = d.submit(load_example("office-cold-start.json"))["id"]
+
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&max_regression=5" % (base, slower),
+                  token=d.admin_token)
+        assert r.status == 200, r
+        cmp = r.json()
+        validate("compare.json", cmp)
+        assert cmp["verdict"] == "regression"
+        row = [x for x in cmp["rows"] if x["variant"] == "default" and x["cell"] == "os=win10 disk=ssd"][0]
+        assert row["status"] == "slower" and row["regression"] is True
+        assert 1.08 < row["ratio_ci_low"] <= row["ratio"] <= row["ratio_ci_high"] < 1.12, row
+        unchanged = [x for x in cmp["rows"] if x["variant"] == "rebase" and x["status"] != "not_comparable"]
+        assert unchanged and all(x["status"] == "no_significant_change" for x in unchanged), unchanged
+        assert all(x["status"] == "not_comparable" for x in cmp["rows"] if x["variant"] == "ordinal")
+
+        # CI as a shell script would run it: 1, 0, 0 and 2.
+        code, out, err = cli(d, "compare", str(base), str(slower), "--max-regression", "5")
+        assert code == 1 and "regression" in out, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(slower), "--max-regression", "20%")
+        assert code == 0, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(same), "--max-regression", "5")
+        assert code == 0 and "### loadlab compare: ok" in out, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(office))
+        assert code == 2 and "generator parameters differ" in out, (code, out, err)
+
+        cmp = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d" % (base, moved),
+                    token=d.admin_token).json()
+        moved_rows = [x for x in cmp["rows"] if x["cell"] == "os=win10 disk=ssd"]
+        assert all(x["status"] == "not_comparable" and "cpu_model" in x["reason"] for x in moved_rows)
+        csv_text = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&format=csv" % (base, moved),
+                         token=d.admin_token).body.decode()
+        assert len(list(csv.DictReader(io.StringIO(csv_text)))) == len(cmp["rows"])
+
+
+run_tests(globals())
