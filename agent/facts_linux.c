@@ -74,7 +74,7 @@ static void distribution(char *out, size_t size)
 		if (*value == '"')
 			value++;
 		value[strcspn(value, "\"")] = '\0';
-		snprintf(target, 64, "%s", value);
+		snprintf(target, 64, "%.63s", value);
 	}
 	fclose(f);
 	if (*id)

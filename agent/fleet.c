@@ -425,9 +425,10 @@ static bool on_progress(void *context, const char *phase, int percent)
 	       os_stop_requested();
 }
 
-/* Checks the lease's job against every bound, as the server did: the
- * lease adds "id", which a submission does not have. */
-static int check_job(const cJSON *job)
+/* Checks the lease's job against every bound, as the server did, and
+ * returns it as a submission: without the "id" the lease adds, which
+ * job_spec_normalize() (here and in the pipeline) refuses. */
+static int check_job(const cJSON *job, cJSON **ret_job)
 {
 	cJSON *copy = cJSON_Duplicate(job, true), *normalized = NULL;
 	int rc;
@@ -436,9 +437,13 @@ static int check_job(const cJSON *job)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	cJSON_DeleteItemFromObjectCaseSensitive(copy, "id");
 	rc = job_spec_normalize(copy, &normalized);
-	cJSON_Delete(copy);
 	cJSON_Delete(normalized);
-	return rc;
+	if (rc < 0) {
+		cJSON_Delete(copy);
+		return rc;
+	}
+	*ret_job = copy;
+	return 0;
 }
 
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
@@ -448,7 +453,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	struct task_watch w;
 	struct pipeline_task task;
 	struct os_thread *thread = NULL;
-	cJSON *result = NULL;
+	cJSON *result = NULL, *checked_job = NULL;
 	char work_dir[4200], reason[2000];
 	char *text = NULL;
 	long long task_id, attempt, heartbeat_seconds;
@@ -467,7 +472,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 			 ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring : "");
 
 	/* Bounds are checked here again: never trust the server blindly. */
-	if (!cJSON_IsObject(job) || (rc = check_job(job)) < 0) {
+	if (!cJSON_IsObject(job) || (rc = check_job(job, &checked_job)) < 0) {
 		snprintf(reason, sizeof(reason), "The agent refused the job: %s",
 			 cJSON_IsObject(job) ? err_message(rc) : "the lease has no job.");
 		log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
@@ -480,6 +485,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	if ((rc = os_remove_tree(work_dir)) < 0 || (rc = os_make_dirs(work_dir)) < 0) {
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 		post_failure(f, task_id, attempt, reason, true);
+		cJSON_Delete(checked_job);
 		return TASK_FAILED;
 	}
 
@@ -498,11 +504,12 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	if ((rc = os_thread_start(heartbeat_main, &w, &thread)) < 0) {
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 		post_failure(f, task_id, attempt, reason, true);
+		cJSON_Delete(checked_job);
 		return TASK_FAILED;
 	}
 
 	memset(&task, 0, sizeof(task));
-	task.job = job;
+	task.job = checked_job;
 	task.cell = cJSON_IsObject(cell) ? cell : NULL;
 	task.facts = f->facts;
 	task.work_dir = work_dir;
@@ -518,6 +525,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 	atomic_store(&w.done, 1);
 	os_thread_join(thread);
+	cJSON_Delete(checked_job);
 
 	if (atomic_load(&w.auth_failed)) {
 		cJSON_Delete(result);

@@ -1,0 +1,235 @@
+"""The Windows agents: what they import, and the x64 .exe under Wine.
+
+The i686 (XP-class) .exe cannot run here (no wine32), so it is checked
+statically: system DLLs only, nothing XP lacks by the headers' account.
+The x64 .exe runs under /usr/lib/wine/wine64 with a private WINEPREFIX and
+a wineserver this test starts and stops by its PID; a Windows program's
+output is read through a file, never a pipe (Wine's services inherit pipes
+and hold them open).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+WIN64_EXE = os.path.join(os.environ.get("LOADLAB_WIN64_DIR",
+                                        os.path.join(harness.SOURCE_DIR, "build-win64")),
+                         "agent", "loadlab-agent.exe")
+WIN32_EXE = os.path.join(os.environ.get("LOADLAB_WIN32_DIR",
+                                        os.path.join(harness.SOURCE_DIR, "build-win32")),
+                         "agent", "loadlab-agent.exe")
+WINE64 = "/usr/lib/wine/wine64"
+WINESERVER = "/usr/lib/wine/wineserver"
+
+# What a Windows system provides; anything else would have to sit beside the .exe.
+SYSTEM_DLLS = {"kernel32.dll", "advapi32.dll", "ws2_32.dll", "crypt32.dll", "msvcrt.dll",
+               "bcrypt.dll", "user32.dll", "secur32.dll", "psapi.dll", "ntdll.dll",
+               "shell32.dll", "iphlpapi.dll", "normaliz.dll", "wldap32.dll"}
+# DLLs that XP does not have at all.
+NOT_ON_XP_DLLS = {"bcrypt.dll", "ncrypt.dll", "normaliz.dll"}
+# Functions of XP-era DLLs that only Vista or later export.
+NOT_ON_XP_FUNCTIONS = {
+    "GetTickCount64", "InitializeConditionVariable", "SleepConditionVariableCS",
+    "SleepConditionVariableSRW", "WakeConditionVariable", "WakeAllConditionVariable",
+    "InitializeSRWLock", "AcquireSRWLockExclusive", "AcquireSRWLockShared",
+    "ReleaseSRWLockExclusive", "ReleaseSRWLockShared", "TryAcquireSRWLockExclusive",
+    "CreateSymbolicLinkA", "CreateSymbolicLinkW", "GetFinalPathNameByHandleA",
+    "GetFinalPathNameByHandleW", "InetPtonA", "InetPtonW", "InetNtopA", "InetNtopW",
+    "inet_pton", "inet_ntop", "WSAPoll", "if_nametoindex", "if_indextoname",
+    "GetSystemTimePreciseAsFileTime", "K32GetProcessMemoryInfo", "K32EnumProcessModules",
+    "QueryFullProcessImageNameA", "QueryFullProcessImageNameW", "CancelIoEx",
+    "GetFileInformationByHandleEx", "SetFileInformationByHandle", "CreateEventExA",
+    "CreateEventExW", "InitOnceExecuteOnce", "InitOnceBeginInitialize", "FlsAlloc",
+    "FlsFree", "FlsGetValue", "FlsSetValue", "GetLocaleInfoEx", "LCIDToLocaleName",
+    "LocaleNameToLCID", "CompareStringEx", "RegGetValueA", "RegGetValueW",
+    "GetErrorMode", "CreateThreadpoolWork", "GetCurrentProcessorNumber",
+    "GetLogicalProcessorInformation", "SetThreadErrorMode", "GetThreadErrorMode",
+}
+
+TINY_JOB = {
+    "name": "win-agent-tiny",
+    "family": "pe",
+    "generator": {"dlls": 2, "exports": 2},
+    "variants": ["default"],
+    "measure": {"warm": {"runs": 3, "warmup": 0}},
+}
+
+
+def objdump(exe, host):
+    out = subprocess.run(["%s-objdump" % host, "-p", exe], check=True, capture_output=True,
+                         timeout=120)
+    return out.stdout.decode(errors="replace")
+
+
+def imports_of(exe, host):
+    """{dll (lower case): [function, ...]} from objdump -p's import tables."""
+    imports, current = {}, None
+    for line in objdump(exe, host).splitlines():
+        m = re.match(r"\s*DLL Name: (\S+)", line)
+        if m:
+            current = m.group(1).lower()
+            imports[current] = []
+            continue
+        m = re.match(r"\s+[0-9a-f]+\s+([0-9a-f]+\s+)?(\d+)\s+(\S+)\s*$", line)
+        if current and m:
+            imports[current].append(m.group(3))
+        elif current and not line.strip():
+            current = None
+    return imports
+
+
+def check_static(exe, host):
+    assert os.path.exists(exe), "%s is missing: run make windows" % exe
+    imports = imports_of(exe, host)
+    assert "kernel32.dll" in imports and imports["kernel32.dll"], imports
+    extra = set(imports) - SYSTEM_DLLS
+    assert not extra, "imports DLLs that are not the system's: %s" % sorted(extra)
+    # Nothing sits beside the .exe either.
+    beside = [n for n in os.listdir(os.path.dirname(exe)) if n.lower().endswith(".dll")]
+    assert not beside, beside
+    return imports
+
+
+def test_x64_agent_imports_only_system_dlls():
+    check_static(WIN64_EXE, "x86_64-w64-mingw32")
+
+
+def test_xp_agent_imports_nothing_xp_lacks():
+    imports = check_static(WIN32_EXE, "i686-w64-mingw32")
+    assert not [d for d in imports if d.startswith("api-ms-win-")], imports.keys()
+    assert not set(imports) & NOT_ON_XP_DLLS, sorted(imports)
+    late = sorted({f for funcs in imports.values() for f in funcs} & NOT_ON_XP_FUNCTIONS)
+    assert not late, "post-XP imports: %s" % late
+    assert len(imports["kernel32.dll"]) > 20  # the parser really read the table
+    # And it was compiled for XP: the flags of its build tree.
+    flags = os.path.join(os.path.dirname(WIN32_EXE), "CMakeFiles", "loadlab-agent.dir", "flags.make")
+    with open(flags) as f:
+        text = f.read()
+    assert "-D_WIN32_WINNT=0x0501" in text and "-DPSAPI_VERSION=1" in text, text
+
+
+class Wine:
+    """A private WINEPREFIX with a persistent wineserver started here."""
+
+    def __enter__(self):
+        self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
+        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all")
+        self.server = subprocess.Popen([WINESERVER, "-p"], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=self.env)
+        time.sleep(0.5)
+        subprocess.run([WINE64, "wineboot", "-i"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
+                       timeout=300)
+        self.tmp = tempfile.mkdtemp(prefix="loadlab-win-agent-")
+        return self
+
+    def start(self, args, name):
+        """Starts the x64 agent with ARGS; its output goes to a file."""
+        path = os.path.join(self.tmp, name + ".log")
+        log = open(path, "wb")
+        proc = subprocess.Popen([WINE64, WIN64_EXE] + args, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, env=self.env, cwd=self.tmp)
+        log.close()
+        return proc, path
+
+    def run(self, args, name, timeout=120):
+        proc, path = self.start(args, name)
+        code = proc.wait(timeout)
+        with open(path, "rb") as f:
+            return code, f.read().decode(errors="replace")
+
+    @staticmethod
+    def windows_path(path):
+        return "Z:" + path.replace("/", "\\")
+
+    def __exit__(self, *exc):
+        self.server.terminate()
+        try:
+            self.server.wait(30)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def parse_json_output(text):
+    start = text.index("{")
+    return json.loads(text[start:text.rindex("}") + 1])
+
+
+def test_x64_agent_facts_under_wine():
+    with Wine() as wine:
+        code, out = wine.run(["facts"], "facts")
+        assert code == 0, out
+        facts = parse_json_output(out)
+        assert facts["runner"] == "wine", facts
+        assert re.match(r"^win(xp|vista|7|8|81|10|11)$", facts["os"]), facts
+        assert re.match(r"^\d+\.\d+\.\d+$", facts["os_version"]), facts
+        assert facts["arch"] == "x86_64" and facts["cores"] >= 1 and facts["ram_mb"] > 0
+        assert facts["fs"] != "unknown" and facts["disk"] in ("hdd", "ssd", "nvme", "unknown")
+        # The host's mingw-w64 is reachable from Windows as a Unix path on Z:.
+        if os.path.exists("/usr/bin/x86_64-w64-mingw32-gcc"):
+            i = facts["toolchains"].index("x86_64-w64-mingw32-gcc")
+            assert facts["toolchain_paths"][i] == "Z:\\usr\\bin\\x86_64-w64-mingw32-gcc", facts
+
+
+def test_x64_agent_enrolls_leases_and_heartbeats_under_wine():
+    with Wine() as wine, harness.Daemon(["--lease-seconds", "3"]) as d:
+        data_dir = os.path.join(wine.tmp, "data")
+        job = d.submit(TINY_JOB)
+        proc, log_path = wine.start(
+            ["--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
+             wine.windows_path(data_dir), "--name", "wine-x64", "--labels", "lab=wine",
+             "--log-format", "json", "--once"], "agent")
+        try:
+            agents = []
+            deadline = time.time() + 120
+            while time.time() < deadline and not agents:
+                agents = d.api("GET", "/api/v1/agents", token=d.admin_token).json()["agents"]
+                time.sleep(0.3)
+            assert agents, "the Windows agent did not enroll"
+            agent = agents[0]
+            assert agent["name"] == "wine-x64" and agent["labels"] == {"lab": "wine"}
+            assert agent["facts"]["runner"] == "wine" and agent["facts"]["os"].startswith("win")
+            with open(os.path.join(data_dir, "agent.json")) as f:
+                assert json.load(f)["id"] == agent["id"]
+            # Leased, and kept leased past the 3 s lease by heartbeats or
+            # progress, or finished and reported before that.
+            expiries = set()
+            deadline = time.time() + 600
+            task = None
+            while time.time() < deadline and proc.poll() is None:
+                task = d.api("GET", "/api/v1/jobs/%d" % job["id"],
+                             token=d.admin_token).json()["tasks"][0]
+                if task["state"] == "leased":
+                    expiries.add(task["lease_expires_at"])
+                time.sleep(0.3)
+            code = proc.wait(60)
+            task = d.api("GET", "/api/v1/jobs/%d" % job["id"], token=d.admin_token).json()["tasks"][0]
+            with open(log_path, "rb") as f:
+                log = f.read().decode(errors="replace")
+            assert task["attempt"] == 1, task
+            assert any('"event":"task_leased"' in line for line in log.splitlines()), log
+            assert len(expiries) >= 2 or task["state"] == "done", (expiries, task, log)
+            # The task ended reported: a result, or a failure the agent posted.
+            assert task["state"] == "done" or task["last_error"], (task, log)
+            assert code == (0 if task["state"] == "done" else 1), (code, task, log)
+            assert task["state"] == "done", "the pe pipeline failed under the Windows agent: %s\n%s" % (
+                task["last_error"], log[-3000:])
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+if __name__ == "__main__":
+    harness.run_tests(globals())
