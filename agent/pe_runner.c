@@ -113,8 +113,9 @@ void pe_runner_stop(struct pe_runner *runner)
 {
 	if (!runner->server)
 		return;
-	/* SIGKILL of our own wineserver (by its PID): its clients are gone. */
-	plat_kill(runner->server);
+	/* Our own wineserver, by its PID: SIGTERM lets it remove its socket
+	 * and lock; it gets 5 s before SIGKILL. */
+	plat_terminate(runner->server, 5000);
 	plat_process_free(runner->server);
 	runner->server = NULL;
 }

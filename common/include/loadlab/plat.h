@@ -62,6 +62,11 @@ int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_
  * Fine on a process that already exited. */
 int plat_kill(struct plat_process *process);
 
+/* Asks the process to end (SIGTERM; on Windows, which has no such request
+ * for a console-less child, TerminateProcess), waits up to GRACE_MS for it,
+ * then kills it as plat_kill() does. */
+int plat_terminate(struct plat_process *process, long long grace_ms);
+
 /* Releases the handle; a process still running is killed first.
  * plat_process_free(NULL) is fine. */
 void plat_process_free(struct plat_process *process);

@@ -234,6 +234,18 @@ int plat_kill(struct plat_process *process)
 	return try_reap(process, true) < 0 ? LL_EIO : 0;
 }
 
+int plat_terminate(struct plat_process *process, long long grace_ms)
+{
+	if (process->reaped)
+		return 0;
+	if (kill(process->pid, SIGTERM) < 0 && errno != ESRCH)
+		return err_set(LL_EIO, "Cannot signal process %ld: %s.", (long)process->pid,
+			       strerror(errno));
+	if (plat_wait(process, grace_ms, NULL, NULL) == 0)
+		return 0;
+	return plat_kill(process);
+}
+
 void plat_process_free(struct plat_process *process)
 {
 	if (!process)

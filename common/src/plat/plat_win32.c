@@ -247,6 +247,12 @@ int plat_kill(struct plat_process *process)
 	return plat_wait(process, 0, NULL, NULL) < 0 ? LL_EIO : 0;
 }
 
+int plat_terminate(struct plat_process *process, long long grace_ms)
+{
+	(void)grace_ms;
+	return plat_kill(process);
+}
+
 void plat_process_free(struct plat_process *process)
 {
 	if (!process)
