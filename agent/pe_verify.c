@@ -108,7 +108,6 @@ static void invalid(struct pe_variant *var, const char *fmt, ...) __attribute__(
 static void invalid(struct pe_variant *var, const char *fmt, ...)
 {
 	va_list ap;
-	size_t len;
 
 	if (!var->valid)
 		return; /* keep the first reason */
@@ -116,8 +115,6 @@ static void invalid(struct pe_variant *var, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
 	va_end(ap);
-	len = strlen(var->invalid_reason);
-	(void)len;
 }
 
 /* Module bases: probe versus files. Fills verify.modules and counts. */
@@ -483,11 +480,14 @@ int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, 
 		if ((rc = pe_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
 			goto out;
 		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(files, f) || !cJSON_AddStringToObject(f, "name", name) ||
-		    !cJSON_AddStringToObject(f, "sha256", hex) ||
+		if (!f || !cJSON_AddItemToArray(files, f)) {
+			cJSON_Delete(f);
+			rc = LL_ENOMEM;
+			goto out;
+		}
+		/* F belongs to FILES from here on. */
+		if (!cJSON_AddStringToObject(f, "name", name) || !cJSON_AddStringToObject(f, "sha256", hex) ||
 		    !cJSON_AddNumberToObject(f, "size", (double)size)) {
-			if (f && !cJSON_IsNull(f) && cJSON_GetArraySize(files) == 0)
-				cJSON_Delete(f);
 			rc = LL_ENOMEM;
 			goto out;
 		}

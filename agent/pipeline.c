@@ -317,12 +317,15 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON *order, cJSO
 			goto out;
 		if (!var->valid && !cJSON_AddStringToObject(o, "invalid_reason", var->invalid_reason))
 			goto out;
+		/* On success the result owns them; on failure they stay in VAR. */
 		if (var->verify) {
-			cJSON_AddItemToObject(o, "verify", var->verify);
+			if (!cJSON_AddItemToObject(o, "verify", var->verify))
+				goto out;
 			var->verify = NULL;
 		}
 		if (var->files) {
-			cJSON_AddItemToObject(o, "files", var->files);
+			if (!cJSON_AddItemToObject(o, "files", var->files))
+				goto out;
 			var->files = NULL;
 		}
 		if (var->valid && var->samples) {
