@@ -219,10 +219,13 @@ def test_x64_agent_enrolls_leases_and_heartbeats_under_wine():
                 log = f.read().decode(errors="replace")
             assert task["attempt"] == 1, task
             assert any('"event":"task_leased"' in line for line in log.splitlines()), log
-            assert len(expiries) >= 2 or task["state"] == "done", (expiries, task, log)
             # The task ended reported: a result, or a failure the agent posted.
             assert task["state"] == "done" or task["last_error"], (task, log)
             assert code == (0 if task["state"] == "done" else 1), (code, task, log)
+            if task["state"] == "leased" or len(expiries) > 1:
+                assert len(expiries) >= 2, expiries  # heartbeats renewed the lease
+            # The pe pipeline inside the .exe must find the host's mingw-w64
+            # through Wine (facts' toolchain_paths); until it does, this fails.
             assert task["state"] == "done", "the pe pipeline failed under the Windows agent: %s\n%s" % (
                 task["last_error"], log[-3000:])
         finally:
