@@ -36,7 +36,7 @@ SLOW_JOB = {
     "family": "pe",
     "generator": {"dlls": 8, "exports": 50},
     "variants": ["default", "rebase"],
-    "measure": {"warm": {"runs": int(os.environ.get("LOADLAB_TEST_SLOW_RUNS", "400")),
+    "measure": {"warm": {"runs": int(os.environ.get("LOADLAB_TEST_SLOW_RUNS", "150")),
                          "warmup": 0}},
 }
 
