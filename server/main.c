@@ -53,8 +53,10 @@ int main(int argc, char **argv)
 
 	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) < 0 ||
 	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
+	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
 	    (rc = http_start(&server)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
+		summarizer_stop(server.summarizer);
 		store_close(server.store);
 		return 1;
 	}
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
 	sigwait(&signals, &sig);
 	log_event(LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	http_stop(&server, 10000);
+	summarizer_stop(server.summarizer);
 	store_close(server.store);
 	log_event(LOG_INFO, "stopped", NULL);
 	return 0;

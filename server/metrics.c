@@ -62,6 +62,9 @@ int metrics_render(struct server *server, struct buf *out)
 		   load(&m->results_ingested));
 	buf_printf(out, "# HELP loadlab_results_stored Results in the store.\n"
 			"# TYPE loadlab_results_stored gauge\nloadlab_results_stored %lld\n", st.results);
+	buf_printf(out, "# HELP loadlab_summaries_pending Results waiting for their report summary.\n"
+			"# TYPE loadlab_summaries_pending gauge\nloadlab_summaries_pending %lld\n",
+		   summarizer_pending(server->summarizer));
 	buf_printf(out, "# HELP loadlab_store_commits_total Store transactions committed (group commit).\n"
 			"# TYPE loadlab_store_commits_total counter\nloadlab_store_commits_total %lld\n",
 		   st.commits);

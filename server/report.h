@@ -27,8 +27,8 @@
 #define REPORT_SUMMARY_VERSION 1
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
-#define REPORT_RESAMPLES 1000
-#define REPORT_COMPARE_RESAMPLES 500
+#define REPORT_RESAMPLES 500
+#define REPORT_COMPARE_RESAMPLES 200
 
 /* The summary of one result body (see above); the caller deletes it. */
 int report_summarize_result(const char *body, cJSON **ret_summary);

@@ -81,8 +81,11 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 	}
 	rc = store_task_result(req->server->store, req->token.agent_id, req->path_id, attempt,
 			       buf_str(&req->body), req->body.len, clock_now_ms(), &out, &replayed);
-	if (rc == 0 && !replayed)
+	if (rc == 0 && !replayed) {
 		metrics_add(&req->server->metrics.results_ingested, 1);
+		summarizer_enqueue(req->server->summarizer,
+				   (long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
+	}
 out:
 	cJSON_Delete(body);
 	return rc < 0 ? reply_task_error(reply, rc) : reply_json(reply, 200, out);

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "store.h"
+#include "summarizer.h"
 
 #include "loadlab/buf.h"
 
@@ -29,6 +30,7 @@ struct MHD_Connection;
 struct server {
 	struct config config;
 	struct store *store;
+	struct summarizer *summarizer;   /* result summaries, in the background */
 	struct metrics metrics;
 	struct MHD_Daemon *daemon;
 	int port;                        /* the port bound (for --listen :0) */

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Report and compare latency on a large store (not part of `make test`).
+
+    /usr/bin/python3 tests/bench/bench_reports.py [BUILD_DIR]
+
+Two jobs of 1,000 tasks (each_agent over 1,000 agents) x 8 variants x 30
+warm samples, posted over HTTP (their summaries are computed in the
+background as they arrive), then about 100,000 more stored results (filler
+rows written straight into the SQLite file while the daemon is stopped),
+then reports and compare, each timed against GET /api/v1/jobs/{id} of the
+same job as the floor.
+"""
+import json
+import os
+import random
+import sqlite3
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+if len(sys.argv) > 1:
+    os.environ["LOADLAB_BUILD_DIR"] = os.path.abspath(sys.argv[1])
+from harness import Daemon, request  # noqa: E402
+
+AGENTS = 1000
+VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
+            "no-rebase"]
+FILLER = 100000
+
+
+def post_results(d, tokens, seed):
+    errors = []
+
+    def work(chunk):
+        rng = random.Random(seed * 7919 + len(chunk))
+        for token in chunk:
+            lease = request(d.url + "/api/v1/lease", "POST", {}, token).json()
+            body = {"attempt": lease["attempt"], "facts": {"os": "bench"},
+                    "variants": [{"name": v, "warm": {"samples_us": [
+                        round(1000 + 10 * i + rng.gauss(0, 5), 1) for _ in range(30)]}}
+                        for i, v in enumerate(VARIANTS)]}
+            r = request(d.url + "/api/v1/tasks/%d/result" % lease["task_id"], "POST", body, token)
+            if r.status != 200:
+                errors.append(r)
+    chunks = [tokens[i::16] for i in range(16)]
+    threads = [threading.Thread(target=work, args=(c,)) for c in chunks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+
+
+def timed(d, path, repeat=1):
+    best = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        r = d.api("GET", path, token=d.admin_token, timeout=300)
+        elapsed = time.perf_counter() - start
+        assert r.status == 200, r
+        best = elapsed if best is None else min(best, elapsed)
+    return best, len(r.body)
+
+
+def main():
+    d = Daemon(["--threads", "16", "--per-ip-limit", "2000"]).start()
+    try:
+        start = time.time()
+        tokens = []
+        for i in range(AGENTS):
+            tokens.append(d.enroll("bench%04d" % i, {"os": "bench"})[1])
+        job = {"name": "bench", "family": "pe", "generator": {"dlls": 10, "exports": 100},
+               "variants": VARIANTS, "matrix": {"each_agent": {}}}
+        base = d.submit(job)["id"]
+        post_results(d, tokens, 1)
+        cand = d.submit(job)["id"]
+        post_results(d, tokens, 2)
+        posted = time.time()
+        print("setup: %d agents, 2 jobs of %d tasks x %d variants x 30 samples in %.1f s"
+              % (AGENTS, AGENTS, len(VARIANTS), posted - start))
+        while "loadlab_summaries_pending 0\n" not in d.api("GET", "/metrics").body.decode():
+            time.sleep(0.1)
+        print("background summaries done %.1f s after the last result" % (time.time() - posted))
+        data_dir = d.data_dir
+        d.stop()
+        db = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
+        body = json.dumps({"attempt": 1, "facts": {}, "variants": [
+            {"name": "default", "warm": {"samples_us": [1000.0] * 30}}]})
+        db.executemany("INSERT INTO results (task_id, attempt, agent_id, body, created_at) "
+                       "VALUES (?, ?, 1, ?, 0)",
+                       ((10 ** 9 + i, 1, body) for i in range(FILLER)))
+        db.commit()
+        stored = db.execute("SELECT count(*) FROM results").fetchone()[0]
+        db.close()
+        d.start()
+        samples = 2 * AGENTS * len(VARIANTS) * 30
+        print("store: %d results; the two jobs hold %d samples" % (stored, samples))
+        floor, size = timed(d, "/api/v1/jobs/%d" % base, 3)
+        print("floor: GET /api/v1/jobs/%d (1000 tasks)      %8.1f ms  (%d bytes)"
+              % (base, floor * 1000, size))
+        first, size = timed(d, "/api/v1/jobs/%d/report" % base)
+        print("report, first after restart            %8.1f ms  (%d bytes)  ratio %.1f"
+              % (first * 1000, size, first / floor))
+        cached, size = timed(d, "/api/v1/jobs/%d/report" % base, 3)
+        print("report, cached summaries               %8.1f ms  (%d bytes)  ratio %.1f"
+              % (cached * 1000, size, cached / floor))
+        md, size = timed(d, "/api/v1/jobs/%d/report?format=md" % base, 3)
+        print("report as Markdown                     %8.1f ms  (%d bytes)  ratio %.1f"
+              % (md * 1000, size, md / floor))
+        cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
+        print("compare (%d rows, %d samples)         %8.1f ms  (%d bytes)  ratio %.1f"
+              % (AGENTS * len(VARIANTS), samples, cmp * 1000, size, cmp / floor))
+    finally:
+        d.close()
+
+
+main()
