@@ -113,11 +113,18 @@ static uint64_t next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* An index in [0, n) without modulo bias (Lemire's multiply-shift is
- * biased by at most n / 2^64, negligible for n <= STATS_MAX_SAMPLES). */
+/* An index in [0, n): the high 64 bits of the 128-bit product of a random
+ * word and N (Lemire's multiply-shift; biased by at most n / 2^64,
+ * negligible for n <= STATS_MAX_SAMPLES). Computed from 32-bit halves so
+ * that 32-bit targets, which have no 128-bit integers, give the same
+ * draws. */
 static size_t random_index(uint64_t *state, size_t n)
 {
-	return (size_t)(((unsigned __int128)next_random(state) * n) >> 64);
+	uint64_t r = next_random(state), m = (uint64_t)n;
+	uint64_t r_lo = r & 0xffffffffu, r_hi = r >> 32, m_lo = m & 0xffffffffu, m_hi = m >> 32;
+	uint64_t cross = (r_lo * m_lo >> 32) + (r_hi * m_lo & 0xffffffffu) + r_lo * m_hi;
+
+	return (size_t)(r_hi * m_lo >> 32) + (size_t)(r_hi * m_hi) + (size_t)(cross >> 32);
 }
 
 /* Moves the K-th smallest of A[0..N) to A[K] (Hoare's selection, expected
