@@ -47,4 +47,4 @@ test: build asan windows
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32
