@@ -113,9 +113,15 @@ void pe_runner_stop(struct pe_runner *runner)
 {
 	if (!runner->server)
 		return;
-	/* Our own wineserver, by its PID: SIGTERM lets it remove its socket
-	 * and lock; it gets 5 s before SIGKILL. */
-	plat_terminate(runner->server, 5000);
+	/* `wineserver -k` in our prefix has our server end every process of
+	 * this prefix (wineboot leaves services.exe, winedevice.exe and
+	 * plugplay.exe running, which outlive a server that is merely
+	 * signalled); then our server, by its PID: SIGTERM, SIGKILL after 5 s. */
+	const char *argv[] = {runner->wineserver, "-k", NULL};
+	struct plat_spawn_options o = {.argv = argv, .env_add = runner->env};
+	plat_run(&o, 10000, NULL, NULL);
+	if (plat_wait(runner->server, 5000, NULL, NULL) < 0)
+		plat_terminate(runner->server, 5000);
 	plat_process_free(runner->server);
 	runner->server = NULL;
 }

@@ -5,6 +5,10 @@
  *	pipeline_driver JOB.json WORK_DIR OUT.json [JOBS]
  *	pipeline_driver --msvc JOB.json
  *
+ * With LOADLAB_TEST_CANCEL_AT=PHASE the progress callback reports the
+ * task cancelled when PHASE starts (pipeline_run() must then return
+ * LL_ESTATE: exit 1).
+ *
  * The second form prints {VARIANT: [argv, ...]}: the MSVC commands
  * pe_msvc_commands() gives for each variant of the job (src "S", out "O").
  *
@@ -26,7 +30,12 @@ static bool progress(void *context, const char *phase, int percent)
 {
 	static char last_phase[32];
 	static int last_percent = -1;
+	const char *cancel_at = getenv("LOADLAB_TEST_CANCEL_AT");
 	(void)context;
+	if (cancel_at && strcmp(cancel_at, phase) == 0) {
+		fprintf(stderr, "progress %s %d: cancelling\n", phase, percent);
+		return true;
+	}
 	if (percent / 25 != last_percent / 25 || strcmp(phase, last_phase) != 0) {
 		fprintf(stderr, "progress %s %d\n", phase, percent);
 		snprintf(last_phase, sizeof(last_phase), "%s", phase);

@@ -27,7 +27,9 @@ variant's main.exe; and the MSVC command generation (`pipeline_driver
 and for the program; the by-name or NONAME .def as the imports knob says;
 /BASE:0x10000000 and /DYNAMICBASE:NO for fixed bases and neither for
 `toolchain`; /ORDER:@file (and cl /Gy) exactly for trace order; the
-program linked against every DLL's import library.
+program linked against every DLL's import library. Finally, a task
+cancelled when verify starts fails promptly with a "cancelled" message and
+leaves no process of its own wineserver behind.
 
 Usage: test_pe_pipeline.py PIPELINE_DRIVER WORK_DIR
 """
@@ -83,6 +85,24 @@ def check_msvc(driver, job_path):
         exe = links[-1]
         check("/OUT:O\\main.exe" in exe and all(f"O\\lt{i}.lib" in exe for i in range(DLLS)),
               f"msvc {name}: program link {exe}")
+
+
+def check_cancel(driver, job_path, work):
+    task_dir = os.path.join(work, "cancelled")
+    os.makedirs(task_dir)
+    r = subprocess.run([driver, job_path, task_dir, os.path.join(work, "cancelled.json"), "2"],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LOADLAB_TEST_CANCEL_AT="verify"))
+    check(r.returncode == 1 and "cancelled" in r.stderr and
+          not os.path.exists(os.path.join(work, "cancelled.json")),
+          f"cancel: exit {r.returncode}, {r.stderr[-500:]}")
+    prefix = os.path.join(task_dir, "wineprefix")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        check(f"WINEPREFIX={prefix}".encode() not in env, f"cancel: process {pid} of the task still runs")
 
 
 def main():
@@ -173,6 +193,7 @@ def main():
     check(listed == [digest], f"main.exe sha256 {listed} != {digest}")
 
     check_msvc(driver, job_path)
+    check_cancel(driver, job_path, work)
 
     mins = {n: v.get("warm", {}).get("min_us") for n, v in by_name.items()}
     print(f"pipeline: {elapsed:.1f} s, phases {result.get('phases_ms')}")
