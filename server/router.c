@@ -27,7 +27,10 @@ const struct route router_routes[] = {
 	{"POST", "/api/v1/tokens", AUTH_ADMIN, ROUTE_MAX_BODY, route_tokens_create},
 	{"GET", "/api/v1/tokens", AUTH_ADMIN, 0, route_tokens_list},
 	{"DELETE", "/api/v1/tokens/{id}", AUTH_ADMIN, 0, route_tokens_revoke},
+	{"GET", "/api/v1/results/{id}", AUTH_READER, 0, route_results_get},
 	{"GET", "/", AUTH_ANYONE, 0, route_web},
+	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 
 const int router_route_count = (int)(sizeof(router_routes) / sizeof(router_routes[0]));

@@ -33,6 +33,8 @@ int route_tasks_progress(struct http_request *req, struct http_reply *reply);
 int route_tasks_result(struct http_request *req, struct http_reply *reply);
 int route_tasks_fail(struct http_request *req, struct http_reply *reply);
 
+int route_results_get(struct http_request *req, struct http_reply *reply);
+
 int route_tokens_create(struct http_request *req, struct http_reply *reply);
 int route_tokens_list(struct http_request *req, struct http_reply *reply);
 int route_tokens_revoke(struct http_request *req, struct http_reply *reply);
