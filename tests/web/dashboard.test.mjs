@@ -1,0 +1,375 @@
+/*
+ * The dashboard in headless Chromium against a real loadlabd holding real
+ * results (fake agents enroll, lease and post samples known in advance
+ * over HTTP, as tests/integration/test_reports.py does): the fleet lists
+ * the agents and an admin can quarantine one; a job submitted through the
+ * form shows the server's validation error next to its field, then appears
+ * and its tasks advance while the page polls; the report shows the API's
+ * numbers; the compare page gives the CLI's verdict and a link that
+ * reproduces it; every page is reachable from the first by links, none logs
+ * a console error; a screenshot of each page is saved at 1280 px.
+ */
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { chromium } from "playwright-core";
+
+const BUILD = process.env.LOADLAB_BUILD_DIR || path.resolve("build");
+const SOURCE = process.env.LOADLAB_SOURCE_DIR || path.resolve(".");
+const ARTIFACTS = process.env.LOADLAB_WEB_ARTIFACTS || path.join(BUILD, "tests", "web");
+const SHOTS = path.join(ARTIFACTS, "screenshots");
+const CELLS = [["winxp", "hdd"], ["winxp", "ssd"], ["win10", "hdd"], ["win10", "ssd"]];
+
+/* The tables' number formats (web/app.js). */
+const us = (v) => v.toFixed(1);
+const pct = (v) => (v > 0 ? "+" : "") + v.toFixed(2) + " %";
+
+let daemon, dataDir, url, admin, enrollToken, context, page;
+const agents = {};           /* "winxp-hdd" -> {id, token, facts} */
+const jobs = {};             /* base, slower, same, cold */
+const consoleErrors = [];
+let expectHttpErrors = false;
+
+async function api(method, p, body, token = admin) {
+  const headers = {};
+  if (token) headers.Authorization = "Bearer " + token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(url + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : null, text };
+}
+
+/* Deterministic samples around CENTER (a small LCG, not Math.random). */
+function samples(center, seed, n = 30, spread = 5) {
+  let x = seed >>> 0;
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    for (let k = 0; k < 6; k++) { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; s += x / 2 ** 32; }
+    out.push(Math.round((center + (s - 3) * spread * 1.4) * 10) / 10);
+  }
+  return out;
+}
+
+function warmVariants(seed, shift = {}) {
+  const centers = { default: 1000, rebase: 1100, bind: 1005, "ordinal+bind": 900 };
+  const variants = Object.entries(centers).map(([name, c], i) => ({
+    name, valid: true, warm: { runs: 30, samples_us: samples(c * (shift[name] || 1), seed * 31 + i) } }));
+  variants.push({ name: "ordinal", valid: false, invalid_reason: "probe: 3 imports resolved by name" });
+  return variants;
+}
+
+async function leaseAndPost(agent, body) {
+  const lease = await api("POST", "/api/v1/lease", {}, agent.token);
+  assert.equal(lease.status, 200, lease.text);
+  const r = await api("POST", `/api/v1/tasks/${lease.body.task_id}/result`, { ...body, attempt: lease.body.attempt }, agent.token);
+  assert.equal(r.status, 200, r.text);
+  return lease.body;
+}
+
+async function columnJob(seed, shift) {
+  const spec = JSON.parse(fs.readFileSync(path.join(SOURCE, "schemas/examples/pietrek-2000.json"), "utf8"));
+  const created = await api("POST", "/api/v1/jobs", spec);
+  assert.equal(created.status, 201, created.text);
+  for (const [o, d] of CELLS) {
+    const a = agents[`${o}-${d}`];
+    await leaseAndPost(a, { facts: a.facts, variants: warmVariants(seed, shift) });
+  }
+  return created.body.id;
+}
+
+async function coldJob() {
+  const spec = JSON.parse(fs.readFileSync(path.join(SOURCE, "schemas/examples/office-cold-start.json"), "utf8"));
+  const created = await api("POST", "/api/v1/jobs", spec);
+  assert.equal(created.status, 201, created.text);
+  let seed = 7;
+  for (const disk of ["hdd", "ssd"]) {
+    const a = agents[`winxp-${disk}`];
+    const cold = (mean, faults, read) => ({ method: "posix_fadvise", cold: disk === "hdd",
+      samples_us: samples(mean, seed++, 10, mean * 0.01), page_faults: Array(10).fill(faults), read_bytes: Array(10).fill(read),
+      modules: [{ name: "lib0.dll", page_faults: faults / 2, read_bytes: read / 2 }, { name: "lib1.dll", page_faults: faults / 4, read_bytes: read / 4 }] });
+    await leaseAndPost(a, { facts: a.facts, variants: [
+      { name: "rebase", cold: cold(100000, 1000, 4 << 20) },
+      { name: "reorder", cold: cold(80000, 600, 3 << 20) },
+      { name: "no-rebase", cold: cold(78400, 900, 2 << 20) }] });
+  }
+  return created.body.id;
+}
+
+async function shot(name) {
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
+}
+
+async function go(hash) {
+  await page.evaluate((h) => { location.hash = h; }, hash);
+}
+
+function assertNoConsoleErrors(where) {
+  const errors = consoleErrors.splice(0);
+  assert.deepEqual(errors, [], `console errors on ${where}`);
+}
+
+before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-web-"));
+  daemon = spawn(path.join(BUILD, "server/loadlabd"), ["--listen", "127.0.0.1:0", "--data-dir", dataDir],
+    { stdio: ["ignore", "pipe", fs.openSync(path.join(dataDir, "loadlabd.log"), "a")] });
+  url = await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: daemon.stdout });
+    const timer = setTimeout(() => reject(new Error("loadlabd did not print its URL")), 20000);
+    rl.on("line", (line) => { const m = line.match(/listening on (http:\/\/\S+)/); if (m) { clearTimeout(timer); resolve(m[1]); } });
+    daemon.on("exit", (code) => reject(new Error("loadlabd exited with " + code)));
+  });
+  admin = fs.readFileSync(path.join(dataDir, "admin.token"), "utf8").trim();
+  enrollToken = fs.readFileSync(path.join(dataDir, "enroll.token"), "utf8").trim();
+  for (const [o, d] of CELLS) {
+    const facts = { os: o, disk: d, cpu_model: "lab cpu", runner: "wine", arch: "x86_64" };
+    const r = await api("POST", "/api/v1/agents/enroll", { name: `${o}-${d}`, facts, labels: { rack: o === "winxp" ? "a" : "b" } }, enrollToken);
+    assert.equal(r.status, 201, r.text);
+    agents[`${o}-${d}`] = { id: r.body.id, token: r.body.token, facts };
+  }
+  jobs.base = await columnJob(1);
+  jobs.same = await columnJob(2);
+  jobs.slower = await columnJob(3, { default: 1.1, bind: 1.1 });
+  jobs.cold = await coldJob();
+
+  /* A new, empty profile: playwright takes it as launchPersistentContext's
+   * userDataDir (it refuses --user-data-dir among the args). */
+  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-chromium-")), {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  page = await context.newPage();
+  page.on("console", (msg) => {
+    if (msg.type() !== "error") return;
+    if (expectHttpErrors && /Failed to load resource: the server responded with a status of 4\d\d/.test(msg.text())) return;
+    consoleErrors.push(msg.text());
+  });
+  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+});
+
+after(async () => {
+  if (context) await context.close();
+  if (daemon) daemon.kill("SIGTERM");
+});
+
+test("GET /api/v1/results/{id} returns the stored result body to readers", async () => {
+  const job = (await api("GET", `/api/v1/jobs/${jobs.base}`)).body;
+  const task = job.tasks.find((t) => t.result_id);
+  const r = await api("GET", `/api/v1/results/${task.result_id}`);
+  assert.equal(r.status, 200);
+  const posted = r.body.variants.find((v) => v.name === "rebase");
+  const cell = `${task.cell.os}-${task.cell.disk}`;
+  assert.deepEqual(r.body.facts, agents[cell].facts);
+  assert.equal(posted.warm.samples_us.length, 30);
+  assert.equal((await api("GET", "/api/v1/results/999999")).status, 404);
+  assert.equal((await api("GET", `/api/v1/results/${task.result_id}`, undefined, null)).status, 401);
+});
+
+test("token asked once; the fleet page lists the enrolled agents; an admin quarantines one", async () => {
+  expectHttpErrors = true; /* the first load, before the token, is a 401 */
+  await page.goto(url + "/");
+  await page.waitForSelector("#global-error:has-text('needs a token')");
+  await page.fill("#token", admin);
+  await page.click("#use-token");
+  await page.waitForSelector("#agents tbody tr[data-agent]");
+  consoleErrors.splice(0);
+  expectHttpErrors = false;
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("loadlab.token")), admin);
+  const names = await page.$$eval("#agents .agent-name", (els) => els.map((e) => e.textContent).sort());
+  assert.deepEqual(names, Object.keys(agents).sort());
+  const row = `#agents tr[data-agent="${agents["win10-ssd"].id}"]`;
+  assert.match(await page.textContent(row), /disk=ssd/);
+  assert.match(await page.textContent(row), /rack=b/);
+  await shot("fleet");
+
+  await page.click(`${row} button.quarantine`);
+  await page.waitForSelector(`${row} .badge.state-quarantined`);
+  const listed = (await api("GET", "/api/v1/agents")).body.agents.find((a) => a.id === agents["win10-ssd"].id);
+  assert.equal(listed.state, "quarantined");
+  await page.click(`${row} button.quarantine`);
+  await page.waitForFunction((sel) => !document.querySelector(sel + " .badge.state-quarantined"), row);
+  await page.fill(`${row} input.label-edit`, "pool=nightly");
+  await page.click(`${row} button.label-save`);
+  await page.waitForSelector(`${row} .chip:has-text('pool=nightly')`);
+  const relabeled = (await api("GET", "/api/v1/agents")).body.agents.find((a) => a.id === agents["win10-ssd"].id);
+  assert.equal(relabeled.labels.pool, "nightly");
+  assert.notEqual(relabeled.state, "quarantined");
+  assertNoConsoleErrors("fleet");
+});
+
+test("a job submitted through the form: server errors beside the field, then its tasks advance", async () => {
+  await page.click("#nav a[data-page=submit]");
+  await page.waitForSelector("#submit-form");
+  await page.fill("input[name=name]", "from-the-form");
+  await page.fill("input[name=dlls]", "0");
+  await page.check("input[name=matrix_mode][value=cells]");
+  await page.check(".matrix-value[data-key=os][value=winxp]");
+  await page.check(".matrix-value[data-key=os][value=win10]");
+  await page.check(".matrix-value[data-key=disk][value=hdd]");
+  assert.equal(await page.textContent("#task-total"), "2");
+  expectHttpErrors = true; /* the 400 is the point */
+  await page.click("#submit-job");
+  const err = await page.waitForSelector("[data-field=dlls] .field-error");
+  assert.match(await err.textContent(), /Field 'dlls'/);
+  expectHttpErrors = false;
+  await page.fill("input[name=dlls]", "2");
+  await page.fill("input[name=exports]", "10");
+  await shot("submit");
+  await page.click("#submit-job");
+  await page.waitForFunction(() => /^#\/job\/\d+$/.test(location.hash));
+  const id = +(await page.evaluate(() => location.hash.split("/")[2]));
+  const job = (await api("GET", `/api/v1/jobs/${id}`)).body;
+  assert.equal(job.name, "from-the-form");
+  assert.equal(job.task_count, 2);
+  assert.deepEqual(job.spec.generator.dlls, 2);
+  await page.waitForSelector("#tasks tr[data-task]");
+  assert.equal(await page.$$eval("#tasks tr[data-task]", (rows) => rows.length), 2);
+
+  /* A fake agent takes the winxp cell and reports progress while the page polls. */
+  const agent = agents["winxp-hdd"];
+  const lease = (await api("POST", "/api/v1/lease", {}, agent.token)).body;
+  assert.equal(lease.job_id, id);
+  const row = `#tasks tr[data-task="${lease.task_id}"]`;
+  await page.waitForSelector(`${row} .badge.state-leased`);
+  const p = await api("POST", `/api/v1/tasks/${lease.task_id}/progress`, { attempt: lease.attempt, phase: "warm", percent: 40 }, agent.token);
+  assert.equal(p.status, 200, p.text);
+  await page.waitForFunction((sel) => {
+    const r = document.querySelector(sel);
+    return r && r.querySelector(".task-phase").textContent === "warm" && r.querySelector(".task-percent").textContent.includes("40 %");
+  }, row);
+  await shot("job-running");
+  const r = await api("POST", `/api/v1/tasks/${lease.task_id}/result`,
+    { attempt: lease.attempt, facts: agent.facts, variants: [{ name: "default", warm: { runs: 30, samples_us: samples(500, 99) } }] }, agent.token);
+  assert.equal(r.status, 200, r.text);
+  await page.waitForSelector(`${row} .badge.state-done`);
+  /* The other cell fails for good: its reason is shown. */
+  const other = agents["win10-hdd"];
+  const lease2 = (await api("POST", "/api/v1/lease", {}, other.token)).body;
+  assert.equal(lease2.job_id, id);
+  await api("POST", `/api/v1/tasks/${lease2.task_id}/fail`, { attempt: lease2.attempt, reason: "mingw ran out of memory", retryable: false }, other.token);
+  await page.waitForSelector("#failure-list:has-text('mingw ran out of memory')");
+  await page.waitForSelector(`#tasks tr[data-task="${lease2.task_id}"] .badge.state-dead`);
+  assertNoConsoleErrors("submit and job");
+});
+
+test("the report shows the numbers the API returns", async () => {
+  await page.click("#nav a[data-page=jobs]");
+  await page.waitForSelector(`#jobs tr[data-job="${jobs.base}"]`);
+  await shot("jobs");
+  await page.click(`#jobs tr[data-job="${jobs.base}"] a[href="#/report/${jobs.base}"]`);
+  await page.waitForSelector("#warm-table");
+  const report = (await api("GET", `/api/v1/jobs/${jobs.base}/report`)).body;
+  let checked = 0;
+  for (const row of report.warm.variants) {
+    for (const c of row.cells) {
+      const td = await page.$(`#warm-table td[data-variant="${row.variant}"][data-cell="${c.cell}"]`);
+      assert.ok(td, `${row.variant} ${c.cell} is shown`);
+      assert.equal(await td.getAttribute("data-status"), c.status);
+      if (c.status !== "ok") {
+        if (c.reason) assert.ok((await td.textContent()).includes(c.reason));
+        continue;
+      }
+      assert.equal(await td.$eval(".v-median", (e) => e.textContent), us(c.median_us));
+      assert.equal(await td.$eval(".v-min", (e) => e.textContent), us(c.min_us));
+      assert.equal(await td.$eval(".v-ci-low", (e) => e.textContent), us(c.ci_low_us));
+      assert.equal(await td.$eval(".v-n", (e) => e.textContent), String(c.n));
+      if (c.change_pct !== undefined) assert.equal(await td.$eval(".v-change", (e) => e.textContent), pct(c.change_pct));
+      checked++;
+    }
+  }
+  assert.ok(checked >= 16, `checked ${checked} cells`);
+  assert.deepEqual(await page.$$eval("#findings li", (li) => li.map((e) => e.textContent)), report.findings);
+  /* The box plot read the raw samples of a result. */
+  await page.waitForFunction(() => /variants, raw samples of result/.test(document.querySelector("#box-note").textContent));
+  assert.ok(await page.$("#heatmap canvas"));
+  assert.ok(await page.$("#boxplot canvas"));
+  await page.waitForTimeout(300);
+  await shot("report");
+  assertNoConsoleErrors("report");
+
+  await go(`#/report/${jobs.cold}`);
+  await page.waitForSelector("#cold-table");
+  const cold = (await api("GET", `/api/v1/jobs/${jobs.cold}/report`)).body;
+  const nr = cold.cold.variants.find((v) => v.variant === "no-rebase").cells[0];
+  assert.equal(await page.$eval(`#cold-table td[data-variant="no-rebase"][data-cell="${nr.cell}"] .v-mean`, (e) => e.textContent), us(nr.mean_us));
+  assert.ok(await page.$("#cold-faults canvas"));
+  await page.waitForTimeout(300);
+  await shot("report-cold");
+  assertNoConsoleErrors("cold report");
+});
+
+function cliCompare(base, cand, max) {
+  const r = spawnSync(path.join(BUILD, "cli/loadlab"), ["--server", url, "--token", admin, "compare", String(base), String(cand),
+    "--max-regression", String(max), "--format", "json"], { encoding: "utf8", timeout: 60000 });
+  return { code: r.status, verdict: JSON.parse(r.stdout).verdict };
+}
+
+test("the compare page gives the CLI's verdict, its command line and a link that reproduces it", async () => {
+  for (const [cand, max, expected] of [[jobs.slower, 5, "regression"], [jobs.same, 0, "ok"]]) {
+    await page.click("#nav a[data-page=compare]");
+    await page.waitForSelector("#compare-form");
+    await page.selectOption("#compare-form select[name=baseline]", String(jobs.base));
+    await page.selectOption("#compare-form select[name=candidate]", String(cand));
+    await page.fill("#compare-form input[name=max_regression]", String(max));
+    await page.click("#compare-form button");
+    await page.waitForSelector("#verdict");
+    const verdict = await page.getAttribute("#verdict", "data-verdict");
+    const cli = cliCompare(jobs.base, cand, max);
+    assert.equal(verdict, cli.verdict);
+    assert.equal(verdict, expected);
+    assert.equal(cli.code, expected === "regression" ? 1 : 0);
+    assert.equal(await page.textContent("#compare-cmd"), `loadlab compare ${jobs.base} ${cand} --max-regression ${max}`);
+    const cmp = (await api("GET", `/api/v1/compare?baseline=${jobs.base}&candidate=${cand}&max_regression=${max}`)).body;
+    assert.equal(await page.$$eval("#compare-table tbody tr", (r) => r.length), cmp.rows.length);
+    const slow = cmp.rows.find((r) => typeof r.ratio === "number");
+    assert.equal(await page.$eval(`#compare-table tr[data-variant="${slow.variant}"][data-cell="${slow.cell}"] .v-ratio`, (e) => e.textContent), slow.ratio.toFixed(4));
+    await page.waitForTimeout(300);
+    if (expected === "regression") await shot("compare");
+
+    /* The link, opened in a fresh tab of the same session, says the same. */
+    const link = await page.getAttribute("#compare-link", "href");
+    const tab = await context.newPage();
+    const tabErrors = [];
+    tab.on("console", (m) => { if (m.type() === "error") tabErrors.push(m.text()); });
+    await tab.goto(link);
+    await tab.waitForSelector("#verdict");
+    assert.equal(await tab.getAttribute("#verdict", "data-verdict"), verdict);
+    await tab.close();
+    assert.deepEqual(tabErrors, []);
+  }
+  assertNoConsoleErrors("compare");
+});
+
+test("every page is reachable from the first by links, none logs an error", async () => {
+  const seen = new Set();
+  const kinds = new Set();
+  const queue = ["#/fleet"];
+  await page.goto(url + "/");
+  await page.waitForSelector("#agents tbody tr");
+  const first = await page.$$eval("a[href^='#/']", (as) => as.map((a) => a.getAttribute("href")));
+  queue.push(...first);
+  while (queue.length && seen.size < 30) {
+    const hash = queue.shift();
+    const kind = hash.replace(/^#\/([a-z]+).*$/, "$1");
+    if (seen.has(hash) || (kinds.has(kind) && kind !== "job" && kind !== "report") || (kind === "job" || kind === "report") && [...seen].filter((h) => h.startsWith("#/" + kind + "/")).length >= 2) continue;
+    seen.add(hash);
+    kinds.add(kind);
+    await go(hash);
+    await page.waitForFunction(() => !document.querySelector("#page").textContent.startsWith("Loading"));
+    await page.waitForTimeout(150);
+    assert.equal(await page.textContent("#global-error"), "", `no error on ${hash}`);
+    assert.ok(!(await page.$("#page > p.error")), `${hash} loaded`);
+    const links = await page.$$eval("a[href^='#/']", (as) => as.map((a) => a.getAttribute("href")));
+    queue.push(...links.filter((h) => !seen.has(h)));
+    assertNoConsoleErrors(hash);
+  }
+  for (const k of ["fleet", "jobs", "job", "submit", "report", "compare"]) assert.ok(kinds.has(k), `page ${k} reachable (${[...kinds]})`);
+});
