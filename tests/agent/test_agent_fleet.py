@@ -59,7 +59,7 @@ class Agent:
         if daemon.enroll_token:
             args += ["--enroll-token", daemon.enroll_token]
         self.log = open(self.log_path, "wb")
-        env = dict(os.environ, FAKE_PIPELINE_SECONDS=os.environ.get("FAKE_PIPELINE_SECONDS", "8"))
+        env = dict(os.environ)
         self.proc = subprocess.Popen(args + list(extra), stdin=subprocess.DEVNULL,
                                      stdout=self.log, stderr=self.log, env=env)
 
@@ -100,6 +100,8 @@ class Agent:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
+        # A killed agent cannot stop the Wine services of its task's prefix.
+        harness.kill_processes_under(self.data_dir)
         for marker in harness.SANITIZER_MARKERS:
             assert marker not in self.log_text(), self.log_text()[-4000:]
         if self.own_dir:

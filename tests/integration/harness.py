@@ -159,6 +159,34 @@ class Daemon:
         return r.json()
 
 
+def kill_processes_under(path):
+    """Kills, by PID, every process whose WINEPREFIX lies under PATH: the
+    Wine services (services.exe, winedevice.exe, ...) that a test's Wine
+    prefix started and that outlive a killed agent or wineserver. Returns
+    how many were killed."""
+    killed = 0
+    path = os.path.abspath(path)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        for entry in env:
+            if entry.startswith(b"WINEPREFIX="):
+                prefix = os.path.abspath(entry[11:].decode(errors="replace"))
+                if prefix == path or prefix.startswith(path + os.sep):
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                        killed += 1
+                    except OSError:
+                        pass
+                break
+    return killed
+
+
 def load_example(name):
     with open(os.path.join(EXAMPLES, name)) as f:
         return json.load(f)
