@@ -124,7 +124,8 @@ static int run_commands(const struct pe_context *ctx, struct command_list *list,
 			struct plat_spawn_options o = {.argv = (const char *const *)c->argv,
 						       .stdout_path = c->log, .stderr_path = c->log};
 			size_t slot = (head + count) % jobs;
-			if ((rc = plat_spawn(&o, &running[slot])) < 0)
+			if ((rc = ctx->toolchain.host ? plat_spawn_host(&o, &running[slot])
+						      : plat_spawn(&o, &running[slot])) < 0)
 				break;
 			which[slot] = next++;
 			count++;
@@ -159,15 +160,36 @@ out:
 
 int pe_toolchain_find(struct pe_toolchain *ret_toolchain)
 {
-	const char *name = plat_runs_windows_programs() ? "gcc" : "x86_64-w64-mingw32-gcc";
+	static const char host_gcc[] = "x86_64-w64-mingw32-gcc";
+	const char *name = plat_runs_windows_programs() ? "gcc" : host_gcc;
 	struct pe_toolchain t;
 	int rc;
 
 	memset(&t, 0, sizeof(t));
-	if ((rc = plat_find_program(name, t.gcc, sizeof(t.gcc))) < 0)
-		return err_set(LL_ENOTFOUND, "No mingw-w64 compiler (%s) in PATH.", name);
+	if ((rc = plat_find_program(name, t.gcc, sizeof(t.gcc))) < 0) {
+		/* A Windows agent under Wine: the host's cross compiler, run
+		 * through the host's shell (plat.h, "Host programs"). */
+		if (!plat_runs_windows_programs() || !plat_under_wine() ||
+		    plat_find_host_program(host_gcc, t.gcc, sizeof(t.gcc)) < 0)
+			return err_set(LL_ENOTFOUND, "No mingw-w64 compiler (%s) in PATH%s.", name,
+				       plat_under_wine() ? ", nor the host's x86_64-w64-mingw32-gcc" : "");
+		name = host_gcc;
+		t.host = true;
+	}
 	snprintf(t.version, sizeof(t.version), "%s", name);
 	*ret_toolchain = t;
+	return 0;
+}
+
+/* DIR as the compiler sees it: a host path when it is the host's. OUT has
+ * PLAT_MAX_PATH + 1 bytes. */
+static int tool_dir(const struct pe_context *ctx, const char *dir, char *out)
+{
+	if (ctx->toolchain.host)
+		return plat_host_path(dir, out, PLAT_MAX_PATH + 1);
+	if (strlen(dir) > PLAT_MAX_PATH)
+		return err_set(LL_ETOOBIG, "A folder path is too long.");
+	memcpy(out, dir, strlen(dir) + 1);
 	return 0;
 }
 
@@ -175,13 +197,16 @@ static int compile(const struct pe_context *ctx, struct command_list *list, cons
 		   const char *object, bool trace, bool instrument)
 {
 	struct command *c = command_new(list);
+	char src[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
+	if ((rc = tool_dir(ctx, ctx->src, src)) < 0 || (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+		return rc;
 	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-O1")) < 0 ||
-	    (rc = command_arg(c, "-c")) < 0 || (rc = command_arg(c, "%s/%s", ctx->src, source)) < 0 ||
-	    (rc = command_arg(c, "-o")) < 0 || (rc = command_arg(c, "%s/%s", ctx->obj, object)) < 0)
+	    (rc = command_arg(c, "-c")) < 0 || (rc = command_arg(c, "%s/%s", src, source)) < 0 ||
+	    (rc = command_arg(c, "-o")) < 0 || (rc = command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
 	if (trace && (rc = command_arg(c, "-DLL_TRACE")) < 0)
 		return rc;
@@ -197,17 +222,21 @@ static int link_dll(const struct pe_context *ctx, struct command_list *list, con
 		    bool toolchain_flags, int i, const char *object, const char *def)
 {
 	struct command *c = command_new(list);
+	char out[PLAT_MAX_PATH + 1], src[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
+	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->src, src)) < 0 ||
+	    (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+		return rc;
 	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-shared")) < 0 ||
 	    (rc = command_arg(c, "-nostdlib")) < 0 || (rc = command_arg(c, "-e")) < 0 ||
 	    (rc = command_arg(c, "DllMain")) < 0 || (rc = command_arg(c, "-o")) < 0 ||
-	    (rc = command_arg(c, "%s/lt%d.dll", dir, i)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", ctx->obj, object)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", ctx->src, def)) < 0 ||
-	    (rc = command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", dir, i)) < 0)
+	    (rc = command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
+	    (rc = command_arg(c, "%s/%s", obj, object)) < 0 ||
+	    (rc = command_arg(c, "%s/%s", src, def)) < 0 ||
+	    (rc = command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
 		return rc;
 	if (!toolchain_flags &&
 	    (rc = command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase,--disable-high-entropy-va,"
@@ -223,16 +252,19 @@ static int link_exe(const struct pe_context *ctx, struct command_list *list, con
 		    bool toolchain_flags, const char *object, const char *exe, bool with_dlls)
 {
 	struct command *c = command_new(list);
+	char out[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
+	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+		return rc;
 	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-o")) < 0 ||
-	    (rc = command_arg(c, "%s/%s", dir, exe)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", ctx->obj, object)) < 0)
+	    (rc = command_arg(c, "%s/%s", out, exe)) < 0 ||
+	    (rc = command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
 	for (int i = 0; with_dlls && i < ctx->dlls; i++)
-		if ((rc = command_arg(c, "%s/liblt%d.a", dir, i)) < 0)
+		if ((rc = command_arg(c, "%s/liblt%d.a", out, i)) < 0)
 			return rc;
 	if (!toolchain_flags &&
 	    (rc = command_arg(c, "-Wl,--disable-dynamicbase,--disable-high-entropy-va")) < 0)

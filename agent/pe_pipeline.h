@@ -61,7 +61,8 @@ struct pe_variant {
 };
 
 struct pe_runner {
-	bool wine;
+	bool wine;                             /* programs run under Wine's loader */
+	bool through_wine64;                   /* Linux: each started by wine64 */
 	char wine64[PLAT_MAX_PATH];
 	char wineserver[PLAT_MAX_PATH];
 	char prefix_env[PLAT_MAX_PATH + 16];   /* "WINEPREFIX=..." */
@@ -74,6 +75,10 @@ struct pe_runner {
 struct pe_toolchain {
 	char gcc[PLAT_MAX_PATH];
 	char version[128];
+	/* The compiler is the host's (Unix) mingw-w64 and this agent a Windows
+	 * build under Wine: it runs through plat_spawn_host(), and every path
+	 * in its arguments is a host path (plat_host_path()). */
+	bool host;
 };
 
 struct pe_context {
@@ -121,8 +126,10 @@ int pe_generate_order(struct pe_context *ctx);
 
 /* ---- build ---- */
 
-/* Finds the mingw-w64 compiler (x86_64-w64-mingw32-gcc under Wine, gcc on
- * Windows). LL_ENOTFOUND when there is none. */
+/* Finds the mingw-w64 compiler: x86_64-w64-mingw32-gcc on Linux; gcc in
+ * PATH on Windows, else, for a Windows agent under Wine, the host's
+ * x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., toolchain.host set).
+ * LL_ENOTFOUND when there is none. */
 int pe_toolchain_find(struct pe_toolchain *ret_toolchain);
 
 /* Compiles every object (task->jobs at a time) and links every set of
@@ -161,7 +168,8 @@ int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, 
 
 /* ---- runner ---- */
 
-/* Prepares the runner: natively on Windows; under Linux a private
+/* Prepares the runner: natively on Windows (a Windows agent under Wine
+ * starts them the same way, and notes `wine`); under Linux a private
  * WINEPREFIX below WORK, a persistent wineserver and a booted prefix. */
 int pe_runner_start(struct pe_runner *runner, const char *work);
 

@@ -41,12 +41,28 @@ int pe_runner_start(struct pe_runner *runner, const char *work)
 
 	memset(&r, 0, sizeof(r));
 	if (plat_runs_windows_programs()) {
-		if (plat_system_dll_dir(r.system_dirs[0], sizeof(r.system_dirs[0])) == 0)
-			r.system_dir_count = 1;
+		/* A Windows agent under Wine: the programs run under the same
+		 * Wine (its prefix and wineserver, not ours), whose loader finds
+		 * system DLLs first in its builtin folder, as below. */
+		char kernel32[PLAT_MAX_PATH + 1];
+		r.wine = plat_under_wine();
+		if (r.wine) {
+			snprintf(r.system_dirs[0], sizeof(r.system_dirs[0]), "Z:%s", builtin_dll_dir);
+			for (char *p = r.system_dirs[0]; *p; p++)
+				if (*p == '/')
+					*p = '\\';
+			if (pe_path(kernel32, r.system_dirs[0], "kernel32.dll") == 0 &&
+			    plat_file_exists(kernel32))
+				r.system_dir_count = 1;
+		}
+		if (plat_system_dll_dir(r.system_dirs[r.system_dir_count],
+					sizeof(r.system_dirs[0])) == 0)
+			r.system_dir_count++;
 		*runner = r;
 		return 0;
 	}
 	r.wine = true;
+	r.through_wine64 = true;
 	if (find_in("wine64", r.wine64) < 0 || find_in("wineserver", r.wineserver) < 0)
 		return err_set(LL_ENOTFOUND, "Wine (wine64 and wineserver) is not installed.");
 	if ((rc = pe_path(prefix, work, "wineprefix")) < 0 || (rc = plat_mkdirs(prefix)) < 0)
@@ -92,7 +108,7 @@ int pe_runner_run(struct pe_runner *runner, const char *exe, const char *const *
 	size_t n = 0;
 	struct plat_spawn_options o = {0};
 
-	if (runner->wine)
+	if (runner->through_wine64)
 		argv[n++] = runner->wine64;
 	argv[n++] = exe;
 	for (size_t i = 0; args && args[i]; i++) {
@@ -102,7 +118,7 @@ int pe_runner_run(struct pe_runner *runner, const char *exe, const char *const *
 	}
 	argv[n] = NULL;
 	o.argv = argv;
-	o.env_add = runner->wine ? runner->env : NULL;
+	o.env_add = runner->through_wine64 ? runner->env : NULL;
 	o.cwd = cwd;
 	o.stdout_path = output_path;
 	o.stderr_path = output_path;

@@ -120,4 +120,54 @@ bool plat_runs_windows_programs(void);
 /* Sleeps MS milliseconds. */
 void plat_sleep_ms(long long ms);
 
+/* ---- Host programs (the Windows agent under Wine) ----
+ *
+ * A Windows build running under Wine can use the host's own programs
+ * (the Unix mingw-w64 toolchain): Wine's CreateProcess starts a Unix
+ * executable given as a Z:\ path, but its arguments reach it unchanged
+ * (they must be Unix paths), and the handle it returns cannot be waited
+ * on or asked for an exit code. So a host program is started through the
+ * host's /bin/sh with `-c` and a script built here from the argv alone
+ * (every word single-quoted): it changes to the Unix form of the working
+ * folder, runs the program under coreutils' `timeout` with its output
+ * redirected to the Unix form of the output files, and writes the exit
+ * code to a marker file (to a temporary name, then `mv`, so it is never
+ * seen half-written); plat_wait() polls for the marker. On POSIX these
+ * are plat_spawn() and plat_find_program(): host programs are ordinary
+ * programs there. */
+
+/* True when this is a Windows build running under Wine (ntdll exports
+ * wine_get_version); false everywhere else. */
+bool plat_under_wine(void);
+
+/* Writes the host's form of PATH into OUT (SIZE bytes): PATH itself on
+ * POSIX; under Wine, the Unix path that kernel32's wine_get_unix_file_name
+ * gives (PATH's folder must exist). LL_EUNSUPPORTED on Windows proper. */
+int plat_host_path(const char *path, char *out, size_t size);
+
+/* Finds the host program NAME and writes a path this process can start
+ * it by into OUT: plat_find_program() on POSIX; under Wine, "Z:\usr\local\bin\NAME",
+ * "Z:\usr\bin\NAME" or "Z:\bin\NAME", the first that exists.
+ * LL_ENOTFOUND when absent, LL_EUNSUPPORTED on Windows proper. */
+int plat_find_host_program(const char *name, char *out, size_t size);
+
+/* Starts a host program as plat_spawn() does. OPTIONS->argv[0] is a path
+ * from plat_find_host_program(); the other arguments are passed as they
+ * are, so paths among them must already be host paths (plat_host_path());
+ * cwd, stdout_path and stderr_path are this process's paths and are
+ * converted here. env_add is not supported under Wine (LL_EINVAL). The
+ * process is waited for with plat_wait(), and plat_kill() asks the host
+ * to end it. Under Wine the wall time has the marker's polling interval
+ * (a few ms) in it, and a program still running after PLAT_HOST_MAX_SECONDS
+ * is ended by `timeout`. LL_EUNSUPPORTED on Windows proper. */
+int plat_spawn_host(const struct plat_spawn_options *options, struct plat_process **ret_process);
+
+/* plat_spawn_host() then plat_wait(), as plat_run(). */
+int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+		  long long *ret_wall_us);
+
+/* Longest a host program started under Wine may run before the host's
+ * `timeout` ends it (SIGTERM, then SIGKILL 5 s later). */
+#define PLAT_HOST_MAX_SECONDS 600
+
 #endif

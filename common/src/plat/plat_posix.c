@@ -443,4 +443,36 @@ void plat_sleep_ms(long long ms)
 		;
 }
 
+/* Host programs are ordinary programs here (plat.h, "Host programs"). */
+bool plat_under_wine(void)
+{
+	return false;
+}
+
+int plat_host_path(const char *path, char *out, size_t size)
+{
+	size_t n = strlen(path);
+
+	if (n >= size)
+		return err_set(LL_ETOOBIG, "Path %s is too long.", path);
+	memcpy(out, path, n + 1);
+	return 0;
+}
+
+int plat_find_host_program(const char *name, char *out, size_t size)
+{
+	return plat_find_program(name, out, size);
+}
+
+int plat_spawn_host(const struct plat_spawn_options *options, struct plat_process **ret_process)
+{
+	return plat_spawn(options, ret_process);
+}
+
+int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+		  long long *ret_wall_us)
+{
+	return plat_run(options, timeout_ms, ret_exit_code, ret_wall_us);
+}
+
 #endif /* !_WIN32 */

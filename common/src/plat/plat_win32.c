@@ -22,7 +22,16 @@ struct plat_process {
 	int exit_code;
 	LARGE_INTEGER start;
 	LARGE_INTEGER end;
+	/* A host program under Wine (plat_spawn_host): no usable handle; the
+	 * exit code arrives in MARKER, the host PID of its `timeout` in
+	 * PID_FILE (this process's paths). */
+	bool host;
+	char marker[MAX_PATH + 64];
+	char pid_file[MAX_PATH + 64];
 };
+
+static int host_wait(struct plat_process *process, long long timeout_ms);
+static int host_kill(struct plat_process *process);
 
 static long long elapsed_us(LARGE_INTEGER from, LARGE_INTEGER to)
 {
@@ -214,6 +223,11 @@ out:
 int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
 	      long long *ret_wall_us)
 {
+	if (process->host && !process->exited) {
+		int rc = host_wait(process, timeout_ms);
+		if (rc < 0)
+			return rc;
+	}
 	if (!process->exited) {
 		DWORD ms = timeout_ms < 0 ? INFINITE : timeout_ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)timeout_ms;
 		DWORD r = WaitForSingleObject(process->process, ms);
@@ -240,6 +254,8 @@ int plat_kill(struct plat_process *process)
 {
 	if (process->exited)
 		return 0;
+	if (process->host)
+		return host_kill(process);
 	if (!TerminateProcess(process->process, 255) && WaitForSingleObject(process->process, 0) != WAIT_OBJECT_0)
 		return err_set(LL_EIO, "Cannot end process %lu (error %lu).", (unsigned long)process->pid,
 			       (unsigned long)GetLastError());
@@ -259,7 +275,12 @@ void plat_process_free(struct plat_process *process)
 		return;
 	if (!process->exited)
 		plat_kill(process);
-	CloseHandle(process->process);
+	if (process->host) {
+		DeleteFileA(process->marker);
+		DeleteFileA(process->pid_file);
+	}
+	if (process->process)
+		CloseHandle(process->process);
 	free(process);
 }
 
@@ -517,6 +538,348 @@ bool plat_runs_windows_programs(void)
 void plat_sleep_ms(long long ms)
 {
 	Sleep(ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)ms);
+}
+
+/* ---- Host programs under Wine (plat.h, "Host programs") ---- */
+
+/* kernel32's wine_get_unix_file_name (Wine only): the Unix path of a DOS
+ * path, allocated on the process heap. */
+typedef char *(__cdecl *wine_unix_name_fn)(const WCHAR *dos_path);
+
+bool plat_under_wine(void)
+{
+	HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+	return ntdll && GetProcAddress(ntdll, "wine_get_version") != NULL;
+}
+
+int plat_host_path(const char *path, char *out, size_t size)
+{
+	HMODULE kernel32 = GetModuleHandleA("kernel32.dll");
+	wine_unix_name_fn unix_name =
+		kernel32 ? (wine_unix_name_fn)(void (*)(void))GetProcAddress(kernel32, "wine_get_unix_file_name")
+			 : NULL;
+	WCHAR *wide;
+	char *name;
+	size_t n;
+	int rc = 0;
+
+	if (!unix_name)
+		return err_set(LL_EUNSUPPORTED, "Host (Unix) paths exist only under Wine.");
+	if (strlen(path) > PLAT_MAX_PATH)
+		return err_set(LL_ETOOBIG, "Path %s is too long.", path);
+	wide = malloc((PLAT_MAX_PATH + 1) * sizeof(*wide));
+	if (!wide)
+		return LL_ENOMEM;
+	if (!MultiByteToWideChar(CP_ACP, 0, path, -1, wide, PLAT_MAX_PATH + 1)) {
+		free(wide);
+		return err_set(LL_EINVAL, "Cannot convert the path %s.", path);
+	}
+	name = unix_name(wide);
+	free(wide);
+	if (!name)
+		return err_set(LL_EIO, "Wine has no Unix path for %s.", path);
+	n = strlen(name);
+	if (n >= size)
+		rc = err_set(LL_ETOOBIG, "The Unix path of %s is too long.", path);
+	else
+		memcpy(out, name, n + 1);
+	HeapFree(GetProcessHeap(), 0, name);
+	return rc;
+}
+
+/* The host path of the file PATH: its folder converted (it must exist),
+ * then the file's name, which need not exist yet. */
+static int host_file_path(const char *path, char *out, size_t size)
+{
+	const char *slash = NULL;
+	char folder[PLAT_MAX_PATH + 1];
+	size_t len, name_len;
+	int rc;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '\\' || *p == '/')
+			slash = p;
+	if (!slash || slash == path || (size_t)(slash - path) > PLAT_MAX_PATH)
+		return err_set(LL_EINVAL, "%s is not a full file path.", path);
+	memcpy(folder, path, (size_t)(slash - path));
+	folder[slash - path] = '\0';
+	if (slash - path == 2 && folder[1] == ':')
+		folder[2] = '\\', folder[3] = '\0'; /* "C:\" */
+	if ((rc = plat_host_path(folder, out, size)) < 0)
+		return rc;
+	len = strlen(out);
+	name_len = strlen(slash + 1);
+	if (len + 1 + name_len >= size)
+		return err_set(LL_ETOOBIG, "The Unix path of %s is too long.", path);
+	if (len == 0 || out[len - 1] != '/')
+		out[len++] = '/';
+	memcpy(out + len, slash + 1, name_len + 1);
+	return 0;
+}
+
+int plat_find_host_program(const char *name, char *out, size_t size)
+{
+	static const char *const folders[] = {"Z:\\usr\\local\\bin", "Z:\\usr\\bin", "Z:\\bin"};
+	char path[MAX_PATH + 1];
+
+	if (!plat_under_wine())
+		return err_set(LL_EUNSUPPORTED, "Host programs can be run only under Wine.");
+	if (strpbrk(name, "\\/:") || strlen(name) > 128)
+		return err_set(LL_EINVAL, "%s is not a bare program name.", name);
+	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
+		snprintf(path, sizeof(path), "%s\\%s", folders[i], name);
+		if (!plat_file_exists(path))
+			continue;
+		if (strlen(path) >= size)
+			return err_set(LL_ETOOBIG, "Path of %s is too long.", name);
+		memcpy(out, path, strlen(path) + 1);
+		return 0;
+	}
+	return err_set(LL_ENOTFOUND, "%s is not among the host's programs.", name);
+}
+
+/* A growing text; LL_ETOOBIG past PLAT_MAX_COMMAND_LINE. */
+struct script {
+	char text[PLAT_MAX_COMMAND_LINE + 1];
+	size_t len;
+};
+
+static int script_raw(struct script *s, const char *text)
+{
+	size_t n = strlen(text);
+	if (s->len + n > PLAT_MAX_COMMAND_LINE - 16)
+		return err_set(LL_ETOOBIG, "The host command is too long.");
+	memcpy(s->text + s->len, text, n + 1);
+	s->len += n;
+	return 0;
+}
+
+/* Appends WORD single-quoted for the POSIX shell (a ' inside becomes '\''),
+ * so the shell gives it to the program unchanged: nothing in it expands. */
+static int script_word(struct script *s, const char *word)
+{
+	int rc;
+
+	if ((rc = script_raw(s, " '")) < 0)
+		return rc;
+	for (const char *p = word; *p; p++) {
+		char one[2] = {*p, '\0'};
+		if ((rc = script_raw(s, *p == '\'' ? "'\\''" : one)) < 0)
+			return rc;
+	}
+	return script_raw(s, "'");
+}
+
+/* Appends a redirection OPERATOR to the host path of PATH (NULL: /dev/null). */
+static int script_redirect(struct script *s, const char *operator, const char *path)
+{
+	char unix_path[PLAT_MAX_PATH + 1];
+	int rc;
+
+	if (!path)
+		memcpy(unix_path, "/dev/null", sizeof("/dev/null"));
+	else if ((rc = host_file_path(path, unix_path, sizeof(unix_path))) < 0)
+		return rc;
+	if ((rc = script_raw(s, " ")) < 0 || (rc = script_raw(s, operator)) < 0)
+		return rc;
+	return script_word(s, unix_path);
+}
+
+int plat_spawn_host(const struct plat_spawn_options *options, struct plat_process **ret_process)
+{
+	static LONG counter;
+	const char *argv[4] = {NULL, "-c", NULL, NULL};
+	char shell[MAX_PATH + 1], temp[MAX_PATH + 1], marker_tmp[MAX_PATH + 64], pid_tmp[MAX_PATH + 64];
+	char unix_path[PLAT_MAX_PATH + 1], number[32];
+	struct plat_spawn_options o = {0};
+	struct plat_process *p = NULL;
+	struct script *s = NULL;
+	DWORD n;
+	LONG id;
+	int rc;
+
+	if (!plat_under_wine())
+		return err_set(LL_EUNSUPPORTED, "Host programs can be run only under Wine.");
+	if (!options->argv || !options->argv[0])
+		return err_set(LL_EINVAL, "No program to start.");
+	if (options->env_add && options->env_add[0])
+		return err_set(LL_EINVAL, "Environment additions are not supported for host programs.");
+	if ((rc = plat_find_host_program("sh", shell, sizeof(shell))) < 0)
+		return rc;
+	n = GetTempPathA(sizeof(temp), temp);
+	if (n == 0 || n >= sizeof(temp) - 1)
+		return err_set(LL_EIO, "Cannot find the temporary folder.");
+	if (temp[n - 1] != '\\')
+		temp[n++] = '\\', temp[n] = '\0';
+	id = InterlockedIncrement(&counter);
+	s = malloc(sizeof(*s));
+	p = calloc(1, sizeof(*p));
+	if (!s || !p) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	snprintf(p->marker, sizeof(p->marker), "%sloadlab-host-%lu-%ld.code", temp,
+		 (unsigned long)GetCurrentProcessId(), (long)id);
+	snprintf(marker_tmp, sizeof(marker_tmp), "%s.tmp", p->marker);
+	snprintf(p->pid_file, sizeof(p->pid_file), "%sloadlab-host-%lu-%ld.pid", temp,
+		 (unsigned long)GetCurrentProcessId(), (long)id);
+	snprintf(pid_tmp, sizeof(pid_tmp), "%s.tmp", p->pid_file);
+	DeleteFileA(p->marker);
+	DeleteFileA(p->pid_file);
+
+	/* PATH=...; cd CWD && { timeout -k 5 MAX PROGRAM ARGS... <null >OUT 2>ERR &
+	 *   echo $! >PID.tmp && mv -f PID.tmp PID; wait $!; };
+	 * echo $? >CODE.tmp && mv -f CODE.tmp CODE */
+	s->len = 0;
+	s->text[0] = '\0';
+	if ((rc = script_raw(s, "PATH=/usr/local/bin:/usr/bin:/bin; export PATH; cd")) < 0)
+		goto out;
+	if (options->cwd) {
+		if ((rc = plat_host_path(options->cwd, unix_path, sizeof(unix_path))) < 0 ||
+		    (rc = script_word(s, unix_path)) < 0)
+			goto out;
+	} else if ((rc = script_word(s, "/")) < 0) {
+		goto out;
+	}
+	snprintf(number, sizeof(number), " %d", PLAT_HOST_MAX_SECONDS);
+	if ((rc = script_raw(s, " && { timeout -k 5")) < 0 || (rc = script_raw(s, number)) < 0)
+		goto out;
+	if ((rc = plat_host_path(options->argv[0], unix_path, sizeof(unix_path))) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0)
+		goto out;
+	for (size_t i = 1; options->argv[i]; i++)
+		if (i >= PLAT_MAX_ARGS || (rc = script_word(s, options->argv[i])) < 0) {
+			rc = i >= PLAT_MAX_ARGS ? err_set(LL_ETOOBIG, "Too many arguments.") : rc;
+			goto out;
+		}
+	if ((rc = script_raw(s, " </dev/null")) < 0 ||
+	    (rc = script_redirect(s, ">", options->stdout_path)) < 0)
+		goto out;
+	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0)
+		rc = script_raw(s, " 2>&1");
+	else
+		rc = script_redirect(s, "2>", options->stderr_path);
+	if (rc < 0 || (rc = script_raw(s, " & echo $! >")) < 0 ||
+	    (rc = host_file_path(pid_tmp, unix_path, sizeof(unix_path))) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0 || (rc = script_raw(s, " && mv -f")) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0 ||
+	    (rc = host_file_path(p->pid_file, unix_path, sizeof(unix_path))) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0 || (rc = script_raw(s, "; wait $!; }; echo $? >")) < 0 ||
+	    (rc = host_file_path(marker_tmp, unix_path, sizeof(unix_path))) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0 || (rc = script_raw(s, " && mv -f")) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0 ||
+	    (rc = host_file_path(p->marker, unix_path, sizeof(unix_path))) < 0 ||
+	    (rc = script_word(s, unix_path)) < 0)
+		goto out;
+
+	argv[0] = shell;
+	argv[2] = s->text;
+	o.argv = argv;
+	QueryPerformanceCounter(&p->start);
+	{
+		struct plat_process *started = NULL;
+		if ((rc = plat_spawn(&o, &started)) < 0)
+			goto out;
+		/* Wine gives no usable handle for a Unix program. */
+		if (started->process)
+			CloseHandle(started->process);
+		free(started);
+	}
+	p->host = true;
+	*ret_process = p;
+	p = NULL;
+	rc = 0;
+out:
+	free(p);
+	free(s);
+	return rc;
+}
+
+/* Reads the exit code the host's shell wrote to MARKER; 1 when it is
+ * there, 0 when not yet. */
+static int read_marker(struct plat_process *process)
+{
+	FILE *f;
+	int code;
+
+	if (!plat_file_exists(process->marker))
+		return 0;
+	f = fopen(process->marker, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &code) != 1)
+		code = 255;
+	fclose(f);
+	QueryPerformanceCounter(&process->end);
+	process->exit_code = code;
+	process->exited = true;
+	DeleteFileA(process->marker);
+	return 1;
+}
+
+/* Polls for the marker: every 2 ms at first, then every 20 ms. */
+static int host_wait(struct plat_process *process, long long timeout_ms)
+{
+	DWORD started = GetTickCount();
+
+	for (unsigned polls = 0;; polls++) {
+		if (read_marker(process))
+			return 0;
+		if (timeout_ms >= 0 && (long long)(DWORD)(GetTickCount() - started) >= timeout_ms)
+			return err_set(LL_ERANGE, "Host program still running after %lld ms.", timeout_ms);
+		Sleep(polls < 50 ? 2 : 20);
+	}
+}
+
+/* Has the host end the program: SIGTERM to its `timeout` (which passes it
+ * on), by the PID the shell wrote; then waits up to 10 s for the marker. */
+static int host_kill(struct plat_process *process)
+{
+	DWORD started = GetTickCount();
+	bool sent = false;
+
+	while ((DWORD)(GetTickCount() - started) < 10000) {
+		if (read_marker(process))
+			return 0;
+		if (!sent && plat_file_exists(process->pid_file)) {
+			FILE *f = fopen(process->pid_file, "r");
+			long pid = 0;
+			if (f) {
+				if (fscanf(f, "%ld", &pid) != 1)
+					pid = 0;
+				fclose(f);
+			}
+			if (pid > 1) {
+				char shell[MAX_PATH + 1], command[64];
+				const char *argv[] = {shell, "-c", command, NULL};
+				struct plat_spawn_options o = {.argv = argv};
+				struct plat_process *killer = NULL;
+				snprintf(command, sizeof(command), "kill -TERM %ld", pid);
+				if (plat_find_host_program("sh", shell, sizeof(shell)) == 0 &&
+				    plat_spawn(&o, &killer) == 0) {
+					if (killer->process)
+						CloseHandle(killer->process);
+					free(killer);
+				}
+				sent = true;
+			}
+		}
+		Sleep(20);
+	}
+	return err_set(LL_EIO, "The host program did not end.");
+}
+
+int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+		  long long *ret_wall_us)
+{
+	struct plat_process *p;
+	int rc;
+
+	if ((rc = plat_spawn_host(options, &p)) < 0)
+		return rc;
+	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
+	plat_process_free(p);
+	return rc;
 }
 
 #endif /* _WIN32 */
