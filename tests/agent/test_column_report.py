@@ -1,0 +1,91 @@
+"""The column's job end to end: a real loadlabd, two real Linux agents
+running the pe pipeline under Wine, and the report. Every cell of the
+table is filled with figures or explained, never blank; the Markdown
+report and the CLI agree; comparing the job with itself is not a
+regression."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+from schemacheck import validate  # noqa: E402
+
+AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+
+# The column's experiment (schemas/examples/pietrek-2000.json) at a size
+# that runs in seconds, with all eight pe presets, over two cells that two
+# labelled agents serve.
+JOB = dict(harness.load_example("pietrek-2000.json"),
+           generator={"dlls": 6, "exports": 20, "globals_per_function": 2},
+           variants=["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind",
+                     "reorder", "no-rebase"],
+           measure={"warm": {"runs": 5, "warmup": 1}},
+           matrix={"cells": {"bench": ["a", "b"]}})
+
+
+def run_agents(d, job_id):
+    agents = []
+    try:
+        for label in ("a", "b"):
+            data_dir = tempfile.mkdtemp(prefix="loadlab-column-")
+            log = open(os.path.join(data_dir, "agent.log"), "wb")
+            proc = subprocess.Popen(
+                [AGENT, "--server", d.url, "--enroll-token", d.enroll_token, "--data-dir", data_dir,
+                 "--name", "column-" + label, "--labels", "bench=" + label, "--once"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            agents.append((proc, log, data_dir))
+        for proc, log, data_dir in agents:
+            code = proc.wait(600)
+            log.close()
+            with open(os.path.join(data_dir, "agent.log"), "rb") as f:
+                text = f.read().decode(errors="replace")
+            assert code == 0, text[-3000:]
+    finally:
+        for proc, log, data_dir in agents:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            harness.kill_processes_under(data_dir)
+            subprocess.run(["rm", "-rf", data_dir])
+
+
+def test_column_job_end_to_end():
+    with harness.Daemon() as d:
+        job_id = d.submit(JOB)["id"]
+        run_agents(d, job_id)
+        job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
+        assert job["state"] == "done", job
+        r = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token)
+        assert r.status == 200, r
+        report = r.json()
+        validate("report.json", report)
+        assert [c["key"] for c in report["cells"]] == ["bench=a", "bench=b"]
+        assert [row["variant"] for row in report["warm"]["variants"]] == JOB["variants"]
+        for row in report["warm"]["variants"]:
+            for cell in row["cells"]:
+                # Filled, or explained: never a blank cell.
+                if cell["status"] == "ok":
+                    assert cell["n"] == 5 and 0 < cell["min_us"] <= cell["median_us"], cell
+                    if row["variant"] != "default":
+                        assert "change_pct" in cell and "significant" in cell, cell
+                else:
+                    assert cell["status"] == "invalid" and cell["reason"], cell
+        ok = sum(c["status"] == "ok" for row in report["warm"]["variants"] for c in row["cells"])
+        assert ok >= 2 * 7, report  # the pipeline proves every preset under Wine
+        assert report["findings"] and all(f.endswith(".") for f in report["findings"])
+        for c in report["cells"]:
+            assert c["facts"]["runner"] == "wine", c
+        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
+        out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,
+                              "report", str(job_id)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.strip() == md.body.decode().strip()
+        # A job against itself: nothing can be slower than itself.
+        out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,
+                              "compare", str(job_id), str(job_id), "--format", "json"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, (out.stdout[-2000:], out.stderr)
+
+
+harness.run_tests(globals())
