@@ -3,14 +3,22 @@
 The i686 (XP-class) .exe cannot run here (no wine32), so it is checked
 statically: system DLLs only, nothing XP lacks by the headers' account.
 The x64 .exe runs under /usr/lib/wine/wine64 with a private WINEPREFIX and
-a wineserver this test starts and stops by its PID; a Windows program's
-output is read through a file, never a pipe (Wine's services inherit pipes
-and hold them open).
+a wineserver this test starts ("-f -p": in the foreground, so the PID held
+is the server's) and stops by its PID after `wineserver -k` for the prefix;
+a Windows program's output is read through a file, never a pipe (Wine's
+services inherit pipes and hold them open).
+
+The fleet test has the .exe enroll with a real loadlabd, lease the column's
+job (10 DLLs x 20 exports x 2 globals, every variant) with --once and post
+a result whose per-variant verification is checked as
+test_pe_pipeline.py checks the Linux pipeline's. Under Wine the .exe builds
+with the host's mingw-w64 through Wine's Unix exec (plat_spawn_host).
 """
 import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+import schemacheck  # noqa: E402
 
 WIN64_EXE = os.path.join(os.environ.get("LOADLAB_WIN64_DIR",
                                         os.path.join(harness.SOURCE_DIR, "build-win64")),
@@ -53,12 +62,16 @@ NOT_ON_XP_FUNCTIONS = {
     "GetLogicalProcessorInformation", "SetThreadErrorMode", "GetThreadErrorMode",
 }
 
-TINY_JOB = {
-    "name": "win-agent-tiny",
+# The column's job with a small generator, as tests/agent/test_pe_pipeline.py.
+DLLS, EXPORTS, GLOBALS, RUNS = 10, 20, 2, 3
+VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
+            "no-rebase"]
+COLUMN_JOB = {
+    "name": "win-agent-column",
     "family": "pe",
-    "generator": {"dlls": 2, "exports": 2},
-    "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}},
+    "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
+    "variants": VARIANTS,
+    "measure": {"warm": {"runs": RUNS, "warmup": 1}},
 }
 
 
@@ -120,8 +133,9 @@ class Wine:
 
     def __enter__(self):
         self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
-        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all")
-        self.server = subprocess.Popen([WINESERVER, "-p"], stdin=subprocess.DEVNULL,
+        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all",
+                        WINEDLLOVERRIDES="mscoree,mshtml=")
+        self.server = subprocess.Popen([WINESERVER, "-f", "-p"], stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=self.env)
         time.sleep(0.5)
@@ -150,7 +164,23 @@ class Wine:
     def windows_path(path):
         return "Z:" + path.replace("/", "\\")
 
+    def processes(self):
+        """PIDs of the processes still running in this prefix, the server aside."""
+        pids = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if ("WINEPREFIX=%s" % self.prefix).encode() in env and int(pid) != self.server.pid:
+                pids.append(int(pid))
+        return pids
+
     def __exit__(self, *exc):
+        # The server ends every process of the prefix, then itself, by PID.
+        subprocess.run([WINESERVER, "-k"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env=self.env, timeout=60)
         self.server.terminate()
         try:
             self.server.wait(30)
@@ -182,10 +212,92 @@ def test_x64_agent_facts_under_wine():
             assert facts["toolchain_paths"][i] == "Z:\\usr\\bin\\x86_64-w64-mingw32-gcc", facts
 
 
-def test_x64_agent_enrolls_leases_and_heartbeats_under_wine():
+def verification_failures(result):
+    """What the result's per-variant verification gets wrong, as
+    test_pe_pipeline.py judges the Linux pipeline's (an empty list: none)."""
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+        return cond
+
+    check(result.get("family") == "pe" and result.get("runner") == "wine",
+          "family/runner: %s/%s" % (result.get("family"), result.get("runner")))
+    by_name = {v["name"]: v for v in result.get("variants", [])}
+    check(sorted(by_name) == sorted(VARIANTS), "variants %s" % sorted(by_name))
+    total = DLLS * EXPORTS
+    for name, v in by_name.items():
+        vf = v.get("verify", {})
+        imports = vf.get("imports", {})
+        if not check(v.get("valid") is True, "%s: invalid: %s" % (name, v.get("invalid_reason"))):
+            continue
+        files = v.get("files", [])
+        check(len(files) == DLLS + 1 and all(len(f.get("sha256", "")) == 64 and f.get("size", 0) > 0
+                                             for f in files), "%s: files %s" % (name, files))
+        check(vf.get("dlls_loaded") == DLLS, "%s: loaded %s" % (name, vf.get("dlls_loaded")))
+        relocated = vf.get("dlls_relocated")
+        if v["knobs"]["bases"] == "same":
+            check(relocated == DLLS - 1, "%s: %s DLLs relocated, expected %d" % (name, relocated, DLLS - 1))
+        elif v["knobs"]["bases"] == "unique":
+            check(relocated == 0, "%s: %s DLLs relocated, expected 0" % (name, relocated))
+        check(imports.get("total") == total and imports.get("resolved_ok") == total,
+              "%s: imports %s" % (name, imports))
+        if v["knobs"]["imports"] == "ordinal":
+            check(imports.get("by_ordinal") == total and imports.get("file_by_ordinal") == total,
+                  "%s: not every import by ordinal: %s" % (name, imports))
+            check(vf.get("named_exports") == 0, "%s: named exports %s" % (name, vf.get("named_exports")))
+        else:
+            check(imports.get("by_name") == total and imports.get("file_by_name") == total,
+                  "%s: not every import by name: %s" % (name, imports))
+            check(vf.get("named_exports") == total, "%s: named exports %s" % (name, vf.get("named_exports")))
+        binding = vf.get("binding", {})
+        if v["knobs"]["bind"]:
+            ours = [m for m in binding.get("modules", []) if m["name"].lower().startswith("lt")]
+            check(binding.get("present") and binding.get("valid") and len(ours) == DLLS and
+                  all(m["timestamp_matches"] and m["timestamp"] == m["file_timestamp"] for m in ours),
+                  "%s: binding %s" % (name, binding))
+            check(binding.get("iat_checked") == total and binding.get("iat_wrong") == 0,
+                  "%s: bound IAT %s" % (name, binding))
+            check(binding.get("loader_used_binding") is False, "%s: Wine cannot have used the binding" % name)
+        else:
+            check(binding.get("present") is False, "%s: unexpected binding %s" % (name, binding))
+        check(vf.get("relocations", 0) >= DLLS * EXPORTS * GLOBALS,
+              "%s: relocations %s" % (name, vf.get("relocations")))
+        if v["knobs"]["order"] == "trace":
+            order = vf.get("order", {})
+            dlls = order.get("dlls", [])
+            check(order.get("dlls_in_trace_order") == DLLS and len(dlls) == DLLS and
+                  all(d["at_start_of_text"] and d["contiguous"] and d["in_trace_order"] and d["traced"]
+                      for d in dlls), "%s: order %s" % (name, order))
+            # The startup scenario calls functions last-first: a trace in
+            # link order would prove nothing.
+            check(any([int(t.split("_f")[1]) for t in d["traced"]] !=
+                      sorted(int(t.split("_f")[1]) for t in d["traced"]) for d in dlls),
+                  "%s: the trace is in link order" % name)
+        warm = v.get("warm", {})
+        check(len(warm.get("samples_us", [])) == RUNS and warm.get("min_us", 0) > 0,
+              "%s: warm %s" % (name, warm))
+    floor = result.get("floor", {}).get("warm", {})
+    check(len(floor.get("samples_us", [])) == RUNS and floor.get("min_us", 0) > 0, "floor %s" % floor)
+    return failures
+
+
+def results_of(daemon, task_id):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
+    try:
+        rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
+    finally:
+        db.close()
+    return [(a, json.loads(b)) for a, b in rows]
+
+
+def test_x64_agent_runs_the_column_job_under_wine():
+    """Enrolls, leases the column's job, heartbeats, builds with the host's
+    mingw-w64 through Wine, and posts a result whose verification holds."""
     with Wine() as wine, harness.Daemon(["--lease-seconds", "3"]) as d:
         data_dir = os.path.join(wine.tmp, "data")
-        job = d.submit(TINY_JOB)
+        job = d.submit(COLUMN_JOB)
         proc, log_path = wine.start(
             ["--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
              wine.windows_path(data_dir), "--name", "wine-x64", "--labels", "lab=wine",
@@ -203,10 +315,9 @@ def test_x64_agent_enrolls_leases_and_heartbeats_under_wine():
             with open(os.path.join(data_dir, "agent.json")) as f:
                 assert json.load(f)["id"] == agent["id"]
             # Leased, and kept leased past the 3 s lease by heartbeats or
-            # progress, or finished and reported before that.
+            # progress (the pipeline takes longer than that).
             expiries = set()
-            deadline = time.time() + 600
-            task = None
+            deadline = time.time() + 900
             while time.time() < deadline and proc.poll() is None:
                 task = d.api("GET", "/api/v1/jobs/%d" % job["id"],
                              token=d.admin_token).json()["tasks"][0]
@@ -217,17 +328,30 @@ def test_x64_agent_enrolls_leases_and_heartbeats_under_wine():
             task = d.api("GET", "/api/v1/jobs/%d" % job["id"], token=d.admin_token).json()["tasks"][0]
             with open(log_path, "rb") as f:
                 log = f.read().decode(errors="replace")
-            assert task["attempt"] == 1, task
             assert any('"event":"task_leased"' in line for line in log.splitlines()), log
-            # The task ended reported: a result, or a failure the agent posted.
-            assert task["state"] == "done" or task["last_error"], (task, log)
-            assert code == (0 if task["state"] == "done" else 1), (code, task, log)
-            if task["state"] == "leased" or len(expiries) > 1:
-                assert len(expiries) >= 2, expiries  # heartbeats renewed the lease
-            # The pe pipeline inside the .exe must find the host's mingw-w64
-            # through Wine (facts' toolchain_paths); until it does, this fails.
+            assert task["attempt"] == 1, (task, log[-3000:])
             assert task["state"] == "done", "the pe pipeline failed under the Windows agent: %s\n%s" % (
                 task["last_error"], log[-3000:])
+            assert code == 0, (code, log[-3000:])
+            assert len(expiries) >= 2, expiries  # heartbeats renewed the lease
+
+            results = results_of(d, task["id"])
+            assert len(results) == 1, results
+            attempt, body = results[0]
+            assert body["attempt"] == attempt == 1
+            schemacheck.validate("result.json", body)
+            # Built by the host's cross compiler, reached through Wine's Z: drive.
+            assert body["toolchain"]["compiler"] == "Z:\\usr\\bin\\x86_64-w64-mingw32-gcc", body["toolchain"]
+            assert body["facts"]["runner"] == "wine", body["facts"]
+            failures = verification_failures(body)
+            assert not failures, "\n".join(failures)
+            # Delivered and cleaned up: nothing spooled, the work folder
+            # removed, no exit-code markers of host programs left behind.
+            assert not os.listdir(os.path.join(data_dir, "spool"))
+            assert not os.listdir(os.path.join(data_dir, "work"))
+            leftovers = [os.path.join(root, n) for root, _, names in os.walk(wine.prefix)
+                         for n in names if n.startswith("loadlab-host-")]
+            assert not leftovers, leftovers
         finally:
             if proc.poll() is None:
                 proc.kill()
