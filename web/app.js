@@ -486,7 +486,11 @@ async function submitPage() {
     $("#task-total").textContent = total;
     $("#task-note").textContent = note;
   };
-  form.addEventListener("input", update);
+  form.addEventListener("input", (ev) => {
+    const field = ev.target.closest("[data-field]");
+    if (field) field.querySelectorAll(".field-error").forEach((e) => e.remove());
+    update();
+  });
   form.addEventListener("change", (ev) => { if (ev.target.name === "family") { drawPresets(); } update(); });
   update();
   form.addEventListener("submit", async (ev) => {
@@ -563,23 +567,26 @@ async function reportPage(id) {
   const [report, job] = await Promise.all([api(`/api/v1/jobs/${id}/report?modules=1`), api("/api/v1/jobs/" + id)]);
   const cells = report.cells;
   const resultOf = new Map(job.tasks.map((t) => [t.id, t.result_id]));
+  /* A cold-only or churn-only job has a warm table of "no warm samples". */
+  const hasTable = (t) => t && t.variants.some((row) => row.cells.some((c) => c.status === "ok"));
+  const warm = report.warm && (hasTable(report.warm) || !report.cold) ? report.warm : null;
   pageEl().innerHTML = `<h1>Report: job ${id} ${esc(job.name)} ${badge("state", job.state)}</h1>
     <div class="toolbar"><a href="#/job/${id}">Job and tasks</a> <a href="#/compare?baseline=${id}">Compare with…</a>
       <span class="muted">CLI: <code class="cmd">loadlab report ${id}</code></span></div>
     ${report.findings && report.findings.length ? `<div class="card"><b>Findings</b><ul id="findings">${report.findings.map((f) => `<li>${esc(f)}</li>`).join("")}</ul></div>` : ""}
-    ${report.warm ? `<h2>Warm start (baseline ${esc(report.warm.baseline)})</h2>
+    ${warm ? `<h2>Warm start (baseline ${esc(report.warm.baseline)})</h2>
       <p class="muted small">* significant: Mann-Whitney p &lt; 0.05, the bootstrap 95 % CI of the ratio of medians excludes 1, and |change| ≥ 1 %.</p>
       ${tableHtml(report.warm, "warm", cells)}
       <h2>Change against ${esc(report.warm.baseline)} (grey: not significant)</h2><div class="chart" id="heatmap"></div>` : ""}
     <h2>Samples per variant</h2>
     <div class="toolbar"><label>Cell <select id="box-cell">${cells.map((c, i) => `<option value="${i}">${esc(c.key)} (${esc(c.state)})</option>`).join("")}</select></label>
-      <label>Measurement <select id="box-measure"><option value="warm">warm</option>${report.cold ? '<option value="cold">cold</option>' : ""}</select></label>
+      <label>Measurement <select id="box-measure">${warm || !report.cold ? '<option value="warm">warm</option>' : ""}${report.cold ? '<option value="cold">cold</option>' : ""}</select></label>
       <span class="muted small" id="box-note"></span></div>
     <div class="chart" id="boxplot"></div>
     ${report.cold ? `<h2>Cold start (baseline ${esc(report.cold.baseline)})</h2>${tableHtml(report.cold, "cold", cells)}
       <h2>Cold start: page faults and read bytes per module</h2><div class="grid2"><div class="chart" id="cold-faults"></div><div class="chart" id="cold-bytes"></div></div>` : ""}
     ${report.churn ? `<h2>Churn</h2>${churnHtml(report.churn.rows)}` : ""}`;
-  if (report.warm) drawHeatmap(report.warm, cells);
+  if (warm) drawHeatmap(warm, cells);
   if (report.cold) drawColdBars(report.cold, cells);
   const box = chart($("#boxplot"));
   const samplesCache = new Map();
