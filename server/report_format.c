@@ -68,9 +68,16 @@ static void md_warm_cell(struct buf *out, const cJSON *c)
 	}
 	buf_append_str(out, "**");
 	md_number(out, get(c, "min_us")->valuedouble);
-	buf_append_str(out, "** · median ");
+	buf_append_str(out, "**");
+	if (get(c, "min_change_pct"))
+		buf_printf(out, " (%+.1f %%)", get(c, "min_change_pct")->valuedouble);
+	buf_append_str(out, " · median ");
 	md_number(out, get(c, "median_us")->valuedouble);
-	buf_printf(out, " [%.1f–%.1f]", get(c, "ci_low_us")->valuedouble, get(c, "ci_high_us")->valuedouble);
+	buf_append_str(out, " [");
+	md_number(out, get(c, "ci_low_us")->valuedouble);
+	buf_append_str(out, " – ");
+	md_number(out, get(c, "ci_high_us")->valuedouble);
+	buf_append_str(out, "]");
 	if (get(c, "change_pct"))
 		buf_printf(out, " · %+.1f %%%s", get(c, "change_pct")->valuedouble,
 			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
@@ -168,8 +175,8 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 	buf_printf(out, "# Job %d: ", (int)get(job, "id")->valuedouble);
 	md_escape(out, text(job, "name"));
 	buf_printf(out, " (%s, %s)\n\n", text(job, "family"), text(job, "state"));
-	buf_printf(out, "## Warm load time\n\nFastest run in bold, then the median with its 95 %% "
-			"bootstrap CI (µs), then the median's change against `%s` in the same cell; "
+	buf_printf(out, "## Warm load time\n\nFastest run in bold (its change against `%s`), then the "
+			"median with its 95 %% bootstrap CI, then the median's change against it in the same cell; "
 			"`*` marks a significant difference (Mann-Whitney p < %.2f, CI of the ratio "
 			"excluding 1, at least %.0f %%).\n\n",
 		   text(get(report, "warm"), "baseline"), REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);

@@ -79,7 +79,8 @@ def test_column_job_end_to_end():
             assert c["facts"]["runner"] == "wine", c
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
         out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,
-                              "report", str(job_id)], capture_output=True, text=True, timeout=60)
+                              "report", str(job_id), "--format", "md"], capture_output=True,
+                             text=True, timeout=60)
         assert out.returncode == 0 and out.stdout.strip() == md.body.decode().strip()
         # A job against itself: nothing can be slower than itself.
         out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,

@@ -505,9 +505,11 @@ def test_report_and_compare():
     d = shared_daemon()
     ids = [d.submit(one_task_job("report-%d" % i, "nowhere"))["id"] for i in range(2)]
     r = d.api("GET", "/api/v1/jobs/%d/report?format=md" % ids[0], token=d.admin_token)
-    code, out, err = cli(["report", str(ids[0])], d)
+    code, out, err = cli(["report", str(ids[0]), "--format", "md"], d)
     assert r.status == 200 and code == 0 and out.strip() == r.body.decode().strip(), (r, code, out, err)
     assert "pending" in out
+    code, out, err = cli(["report", str(ids[0])], d)  # the terminal table
+    assert code == 0 and out.startswith("Job %d: report-0" % ids[0]) and "pending" in out, (code, out, err)
     r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&format=json" % tuple(ids),
               token=d.admin_token)
     assert r.status == 200 and r.json()["verdict"] == "not_comparable", r

@@ -114,8 +114,13 @@ def test_column_report():
         text = md.body.decode()
         assert "| variant | os=winxp disk=hdd | os=winxp disk=ssd |" in text
         assert "invalid: probe: 3 imports resolved by name" in text and " *" in text
-        code, out, err = cli(d, "report", str(jid))
+        code, out, err = cli(d, "report", str(jid), "--format", "md")
         assert code == 0 and out.strip() == text.strip(), (code, err)
+        code, out, err = cli(d, "report", str(jid))  # the terminal table
+        assert code == 0 and "VARIANT" in out and "os=win10 disk=ssd" in out, (code, out, err)
+        rebase_line = [line for line in out.splitlines() if line.startswith("rebase ")][0]
+        assert "%.1f us /" % cell(report, "warm", "rebase", "os=win10 disk=hdd")["min_us"] in rebase_line
+        assert "invalid: probe: 3 imports resolved by name" in out
         rows = list(csv.DictReader(io.StringIO(
             d.api("GET", "/api/v1/jobs/%d/report?format=csv" % jid, token=d.admin_token).body.decode())))
         assert len(rows) == 6 * 4
