@@ -303,7 +303,7 @@ async function jobPage(id) {
     <div class="scroll"><table id="tasks"><thead><tr><th>task</th><th>cell</th><th>state</th><th>attempt</th><th>agent</th>
       <th>phase</th><th>progress</th><th>lease / retry</th><th>last error</th></tr></thead><tbody></tbody></table></div>
     <details><summary>Normalized spec</summary><pre id="job-spec"></pre></details>`;
-  let lastRows = "";
+  let lastRows = null;
   let job = null;
   const draw = async () => {
     job = await api("/api/v1/jobs/" + id);
@@ -337,7 +337,7 @@ async function jobPage(id) {
     if (!$("#job-spec").textContent) $("#job-spec").textContent = JSON.stringify(job.spec, null, 2);
     return ["queued", "running"].includes(job.state);
   };
-  $("#task-filter").addEventListener("change", () => { lastRows = ""; draw(); });
+  $("#task-filter").addEventListener("change", () => { lastRows = null; draw(); });
   $("#cancel-job").addEventListener("click", async () => {
     if (!confirm(`Cancel job ${id}? Leased tasks are told at their next heartbeat.`)) return;
     try { await api(`/api/v1/jobs/${id}/cancel`, { method: "POST", body: {} }); await draw(); }

@@ -379,3 +379,35 @@ test("every page is reachable from the first by links, none logs an error", asyn
   }
   for (const k of ["fleet", "jobs", "job", "submit", "report", "compare"]) assert.ok(kinds.has(k), `page ${k} reachable (${[...kinds]})`);
 });
+
+test("a job of 1,000 tasks stays responsive: one request per poll, all rows drawn quickly", async () => {
+  /* 1,000 agents for an each_agent matrix, enrolled 50 at a time. */
+  for (let i = 0; i < 1000; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, k) => api("POST", "/api/v1/agents/enroll",
+      { name: `bulk-${i + k}`, facts: { os: "win10" }, labels: { bulk: "yes" } }, enrollToken).then((r) => assert.equal(r.status, 201, r.text))));
+  }
+  const created = await api("POST", "/api/v1/jobs", { name: "thousand", family: "pe", generator: { dlls: 2, exports: 10 },
+    variants: ["default"], matrix: { each_agent: { bulk: ["yes"] } } });
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.body.task_count, 1000);
+  const requests = [];
+  const onRequest = (r) => { if (r.url().includes("/api/")) requests.push(r.url()); };
+  page.on("request", onRequest);
+  const started = Date.now();
+  await go(`#/job/${created.body.id}`);
+  await page.waitForFunction(() => document.querySelectorAll("#tasks tr[data-task]").length === 1000);
+  const drawn = Date.now() - started;
+  await page.waitForTimeout(3200); /* two more polls */
+  page.off("request", onRequest);
+  assert.ok(drawn < 5000, `1,000 tasks drawn in ${drawn} ms`);
+  assert.ok(requests.every((u) => u.endsWith(`/api/v1/jobs/${created.body.id}`)), requests.join(" "));
+  assert.ok(requests.length >= 2 && requests.length <= 5, `${requests.length} requests`);
+  /* The page answers input while it polls: filtering redraws at once. */
+  const t0 = Date.now();
+  await page.selectOption("#task-filter", "leased");
+  await page.waitForFunction(() => document.querySelectorAll("#tasks tr[data-task]").length === 0);
+  assert.ok(Date.now() - t0 < 2000);
+  await go("#/fleet");
+  await page.waitForFunction(() => document.querySelectorAll("#agents tr[data-agent]").length === 1004);
+  assertNoConsoleErrors("1,000 tasks");
+});
