@@ -246,6 +246,14 @@ test("a job submitted through the form: server errors beside the field, then its
     return r && r.querySelector(".task-phase").textContent === "warm" && r.querySelector(".task-percent").textContent.includes("40 %");
   }, row);
   await shot("job-running");
+  /* The fleet shows the agent's current task with its phase and progress. */
+  await page.click("#nav a[data-page=fleet]");
+  const agentRow = `#agents tr[data-agent="${agent.id}"]`;
+  await page.waitForSelector(`${agentRow} a[href="#/job/${id}"]:has-text('task ${lease.task_id}')`);
+  assert.match(await page.textContent(agentRow), /warm\s.*40 %/s);
+  await shot("fleet-busy");
+  await go(`#/job/${id}`);
+  await page.waitForSelector(`${row} .badge.state-leased`);
   const r = await api("POST", `/api/v1/tasks/${lease.task_id}/result`,
     { attempt: lease.attempt, facts: agent.facts, variants: [{ name: "default", warm: { runs: 30, samples_us: samples(500, 99) } }] }, agent.token);
   assert.equal(r.status, 200, r.text);
