@@ -1,0 +1,84 @@
+#!/bin/bash
+# loadlab as a new user and a CI job would drive it: curl against a real
+# loadlabd, then `loadlab compare` gating a build by its exit code.
+# Reaches compare's exit codes 0 (no regression), 1 (a regression beyond
+# the threshold) and 2 (an error: nothing comparable, or a bad job id).
+set -u
+BUILD="${LOADLAB_BUILD_DIR:?}"
+SRC="${LOADLAB_SOURCE_DIR:?}"
+WORK=$(mktemp -d /tmp/loadlab-ci-gate-XXXXXX)
+passed=0
+failed=0
+DAEMON_PID=
+
+cleanup() {
+    [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+check() { # check NAME COMMAND... : counts a pass when the command succeeds
+    local name=$1; shift
+    if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
+}
+
+"$BUILD/server/loadlabd" --listen 127.0.0.1:0 --data-dir "$WORK/data" >"$WORK/out" 2>"$WORK/log" &
+DAEMON_PID=$!
+for _ in $(seq 100); do grep -q "listening on" "$WORK/out" && break; sleep 0.1; done
+URL=$(sed -n 's/.*listening on //p' "$WORK/out")
+ADMIN=$(cat "$WORK/data/admin.token")
+ENROLL=$(cat "$WORK/data/enroll.token")
+
+api() { # api METHOD PATH TOKEN [BODY] -> body on stdout; status in $WORK/status
+    curl -s -o "$WORK/body" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $3" \
+         -H 'Content-Type: application/json' ${4:+--data "$4"} "$URL$2" >"$WORK/status"
+    cat "$WORK/body"
+}
+field() { # field NAME < JSON : a top-level number or string, without a JSON tool
+    sed -n "s/.*\"$1\":\"\{0,1\}\([^,\"}]*\).*/\1/p" | head -n 1
+}
+
+# Three jobs of the column's experiment with one cell each; a fake agent
+# posts 30 warm samples per variant: the candidate's default is 10 % slower.
+samples() { # samples CENTER -> 30 numbers around CENTER (deterministic)
+    local out="" i
+    for i in $(seq 0 29); do out="$out${out:+,}$(( $1 + (i * 7) % 11 - 5 ))"; done
+    echo "$out"
+}
+run_job() { # run_job NAME DEFAULT_CENTER -> job id
+    local job agent token lease task attempt
+    job=$(api POST /api/v1/jobs "$ADMIN" "{\"name\":\"$1\",\"family\":\"pe\",\"generator\":{\"dlls\":10,\"exports\":100},\"variants\":[\"default\",\"rebase\"]}" | field id)
+    agent=$(api POST /api/v1/agents/enroll "$ENROLL" "{\"name\":\"ci-$1\",\"facts\":{\"os\":\"win10\"}}")
+    token=$(echo "$agent" | field token)
+    lease=$(api POST /api/v1/lease "$token" '{}')
+    task=$(echo "$lease" | field task_id)
+    attempt=$(echo "$lease" | field attempt)
+    api POST "/api/v1/tasks/$task/result" "$token" "{\"attempt\":$attempt,\"facts\":{\"os\":\"win10\"},\"variants\":[{\"name\":\"default\",\"warm\":{\"samples_us\":[$(samples "$2")]}},{\"name\":\"rebase\",\"warm\":{\"samples_us\":[$(samples 1000)]}}]}" >/dev/null
+    echo "$job"
+}
+BASE=$(run_job base 1000)
+SAME=$(run_job same 1000)
+SLOWER=$(run_job slower 1100)
+OTHER=$(api POST /api/v1/jobs "$ADMIN" '{"name":"other","family":"pe","generator":{"dlls":3,"exports":3},"variants":["default"]}' | field id)
+
+check "submit answered 201" test "$(cat "$WORK/status")" = 201
+check "four jobs" test -n "$BASE" -a -n "$SAME" -a -n "$SLOWER" -a -n "$OTHER"
+
+gate() { # the CI step: exit code of loadlab compare
+    LOADLAB_SERVER="$URL" LOADLAB_TOKEN="$ADMIN" "$BUILD/cli/loadlab" compare "$@" >"$WORK/gate.out" 2>"$WORK/gate.err"
+}
+gate "$BASE" "$SAME" --max-regression 5;   code=$?; check "no regression: exit 0" test "$code" = 0
+gate "$BASE" "$SLOWER" --max-regression 5; code=$?; check "10 % slower beyond 5 %: exit 1" test "$code" = 1
+check "the table names the regression" grep -q "regression" "$WORK/gate.out"
+gate "$BASE" "$SLOWER" --max-regression 15; code=$?; check "10 % slower within 15 %: exit 0" test "$code" = 0
+gate "$BASE" "$OTHER";                      code=$?; check "different generators: exit 2" test "$code" = 2
+check "the reason is printed" grep -q "generator parameters differ" "$WORK/gate.out"
+gate "$BASE" 999999;                        code=$?; check "unknown job: exit 2" test "$code" = 2
+check "one line on stderr" test "$(wc -l <"$WORK/gate.err")" = 1
+# The same gate with the Markdown a pull request would show.
+gate "$BASE" "$SLOWER" --max-regression 5 --format md; code=$?
+check "markdown gate exits 1" test "$code" = 1
+check "markdown table" grep -q "^| variant | cell |" "$WORK/gate.out"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
