@@ -13,6 +13,12 @@ for pkg in $(sed -e 's/#.*//' "$list"); do
         *) missing="$missing $pkg" ;;
     esac
 done
+# Node.js and npm build the dashboard's chart bundle and drive the browser
+# tests. Machines here carry a Node.js of their own (with npm); Debian's
+# packages stand in only where there is none, so as not to fight it.
+if ! command -v npm >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing:$missing"
 sudo=""
