@@ -331,6 +331,22 @@ static int store_write(struct store *s, int (*fn)(struct store *, void *), void 
 	return op.rc;
 }
 
+/* store_write() for an op that builds its answer in *OUT: on success the
+ * answer goes to *RET, on failure it is deleted. */
+static int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg,
+			      cJSON **out, cJSON **ret)
+{
+	int rc = store_write(s, fn, arg);
+
+	if (rc < 0) {
+		cJSON_Delete(*out);
+		*out = NULL;
+		return rc;
+	}
+	*ret = *out;
+	return 0;
+}
+
 /* ------------------------------------------------------------ open, close */
 
 static int open_connection(const char *path, sqlite3 **ret)
@@ -520,17 +536,14 @@ int store_token_create(struct store *s, enum store_token_kind kind, const char *
 		       cJSON **ret_token)
 {
 	struct token_create_op a = {kind, name, hash, now, NULL};
-	int rc = store_write(s, op_token_create, &a);
+	cJSON *answer = NULL;
+	int rc = store_write_answer(s, op_token_create, &a, &a.out, &answer);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	if (ret_token)
-		*ret_token = a.out;
+	if (rc == 0 && ret_token)
+		*ret_token = answer;
 	else
-		cJSON_Delete(a.out);
-	return 0;
+		cJSON_Delete(answer);
+	return rc;
 }
 
 /* Constant-time comparison, so that how long a lookup takes says nothing
@@ -786,14 +799,8 @@ int store_agent_patch(struct store *s, long long agent_id, const cJSON *labels, 
 		      long long now, cJSON **ret_agent)
 {
 	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
-	int rc = store_write(s, op_agent_patch, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_agent = a.out;
-	return 0;
+	return store_write_answer(s, op_agent_patch, &a, &a.out, ret_agent);
 }
 
 /* -------------------------------------------------------------------- jobs */
@@ -1021,14 +1028,8 @@ int store_job_create(struct store *s, const cJSON *spec, const char *submitted_b
 		     cJSON **ret_body)
 {
 	struct job_create_op a = {spec, submitted_by, now, NULL};
-	int rc = store_write(s, op_job_create, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_body = a.out;
-	return 0;
+	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
 }
 
 int store_job_list(struct store *s, const char *state, int limit, long long before,
@@ -1183,14 +1184,8 @@ static int op_job_cancel(struct store *s, void *arg)
 int store_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
 {
 	struct job_cancel_op a = {job_id, now, NULL};
-	int rc = store_write(s, op_job_cancel, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_job = a.out;
-	return 0;
+	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
 }
 
 /* ------------------------------------------------------------------- tasks */
@@ -1321,14 +1316,8 @@ out:
 int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
 {
 	struct lease_op a = {agent_id, now, NULL};
-	int rc = store_write(s, op_task_lease, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_lease = a.out;
-	return 0;
+	return store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
 }
 
 struct heartbeat_op {
@@ -1382,14 +1371,8 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 int store_agent_heartbeat(struct store *s, long long agent_id, long long now, cJSON **ret_body)
 {
 	struct heartbeat_op a = {agent_id, now, NULL};
-	int rc = store_write(s, op_agent_heartbeat, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_body = a.out;
-	return 0;
+	return store_write_answer(s, op_agent_heartbeat, &a, &a.out, ret_body);
 }
 
 struct task_row {
@@ -1476,14 +1459,8 @@ int store_task_progress(struct store *s, long long agent_id, long long task_id, 
 			const char *phase, int percent, long long now, cJSON **ret_body)
 {
 	struct progress_op a = {agent_id, task_id, attempt, phase, percent, now, NULL};
-	int rc = store_write(s, op_task_progress, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_body = a.out;
-	return 0;
+	return store_write_answer(s, op_task_progress, &a, &a.out, ret_body);
 }
 
 struct result_op {
@@ -1569,15 +1546,11 @@ int store_task_result(struct store *s, long long agent_id, long long task_id, lo
 		      bool *ret_replayed)
 {
 	struct result_op a = {agent_id, task_id, attempt, body, body_len, now, NULL, false};
-	int rc = store_write(s, op_task_result, &a);
+	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_body = a.out;
-	*ret_replayed = a.replayed;
-	return 0;
+	if (rc == 0)
+		*ret_replayed = a.replayed;
+	return rc;
 }
 
 /* Ends the current attempt of a leased task: back to the queue after
@@ -1648,14 +1621,8 @@ int store_task_fail(struct store *s, long long agent_id, long long task_id, long
 		    const char *reason, bool retryable, long long now, cJSON **ret_body)
 {
 	struct fail_op a = {agent_id, task_id, attempt, reason, retryable, now, NULL};
-	int rc = store_write(s, op_task_fail, &a);
 
-	if (rc < 0) {
-		cJSON_Delete(a.out);
-		return rc;
-	}
-	*ret_body = a.out;
-	return 0;
+	return store_write_answer(s, op_task_fail, &a, &a.out, ret_body);
 }
 
 struct expire_op {
