@@ -69,3 +69,22 @@ int args_usage_error(const char *command, const char *fmt, ...)
 	fprintf(stderr, " (see loadlab %s --help)\n", command);
 	return 2;
 }
+
+int args_help_only(int argc, char **argv, const char *command, const char *usage)
+{
+	static const struct option options[] = {
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		return args_option_error(command, argv, opt);
+	}
+	return -1;
+}

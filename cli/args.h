@@ -31,4 +31,9 @@ int args_option_error(const char *command, char **argv, int answer);
 int args_usage_error(const char *command, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Option parsing for a command whose only option is --help. Returns -1 to
+ * go on, with optind at the first operand; otherwise the exit code to
+ * return: 0 after printing USAGE for --help, 2 after a bad option. */
+int args_help_only(int argc, char **argv, const char *command, const char *usage);
+
 #endif

@@ -72,22 +72,12 @@ static int print_agents(const cJSON *list)
 
 int cmd_agents(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct client c = {0};
 	cJSON *list = NULL;
 	int opt, rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		return args_option_error("agents", argv, opt);
-	}
+	if ((opt = args_help_only(argc, argv, "agents", usage_text)) >= 0)
+		return opt;
 	if (optind != argc)
 		return args_usage_error("agents", "takes no arguments, got '%s'", argv[optind]);
 	rc = client_open(&c);

@@ -16,24 +16,14 @@ static const char usage_text[] =
 
 int cmd_cancel(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct client c = {0};
 	cJSON *job = NULL;
 	char path[80], state[64];
 	long long id;
 	int opt, rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		return args_option_error("cancel", argv, opt);
-	}
+	if ((opt = args_help_only(argc, argv, "cancel", usage_text)) >= 0)
+		return opt;
 	if (argc - optind != 1)
 		return args_usage_error("cancel", "expects one JOB id");
 	rc = args_job_id(argv[optind], &id);
