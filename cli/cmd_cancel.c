@@ -5,7 +5,6 @@
 #include "table.h"
 
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 
 static const char usage_text[] =
