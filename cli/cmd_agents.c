@@ -5,6 +5,7 @@
 #include "table.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -5,6 +5,7 @@
 #include "table.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 
 static const char usage_text[] =

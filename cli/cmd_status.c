@@ -7,6 +7,7 @@
 #include "loadlab/err.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 
 static const char usage_text[] =
