@@ -348,7 +348,9 @@ def test_x64_agent_runs_the_column_job_under_wine():
             # Delivered and cleaned up: nothing spooled, the work folder
             # removed, no exit-code markers of host programs left behind.
             assert not os.listdir(os.path.join(data_dir, "spool"))
-            assert not os.listdir(os.path.join(data_dir, "work"))
+            left = [os.path.relpath(os.path.join(root, n), data_dir)
+                    for root, dirs, names in os.walk(os.path.join(data_dir, "work")) for n in names]
+            assert not os.listdir(os.path.join(data_dir, "work")), (left[:20], log[-2000:])
             leftovers = [os.path.join(root, n) for root, _, names in os.walk(wine.prefix)
                          for n in names if n.startswith("loadlab-host-")]
             assert not leftovers, leftovers

@@ -727,12 +727,16 @@ int plat_spawn_host(const struct plat_spawn_options *options, struct plat_proces
 	DeleteFileA(p->marker);
 	DeleteFileA(p->pid_file);
 
-	/* PATH=...; cd CWD && { timeout -k 5 MAX PROGRAM ARGS... <null >OUT 2>ERR &
+	/* exec <null >null 2>&1; PATH=...; cd CWD && {
+	 *   timeout -k 5 MAX PROGRAM ARGS... <null >OUT 2>ERR &
 	 *   echo $! >PID.tmp && mv -f PID.tmp PID; wait $!; };
 	 * echo $? >CODE.tmp && mv -f CODE.tmp CODE */
 	s->len = 0;
 	s->text[0] = '\0';
-	if ((rc = script_raw(s, "PATH=/usr/local/bin:/usr/bin:/bin; export PATH; cd")) < 0)
+	/* The shell's own messages ("Terminated") go nowhere, not to the
+	 * streams Wine handed it. */
+	if ((rc = script_raw(s, "exec </dev/null >/dev/null 2>&1; PATH=/usr/local/bin:/usr/bin:/bin; "
+				"export PATH; cd")) < 0)
 		goto out;
 	if (options->cwd) {
 		if ((rc = plat_host_path(options->cwd, unix_path, sizeof(unix_path))) < 0 ||
