@@ -17,6 +17,7 @@ struct agent_command {
 
 int cmd_run(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
+int cmd_time(int argc, char **argv); /* agent/cmd_time.c: the load timer on any program */
 int cmd_pe(int argc, char **argv); /* cli/cmd_pe.c: the PE toolkit's front end */
 
 #endif

@@ -28,6 +28,7 @@ static const struct agent_command commands[] = {
 	{"run", cmd_run, "JOB.json [--out RESULT.json] [--keep]",
 	 "run a job here, without a server, and print the result"},
 	{"facts", cmd_facts, "[--work-dir DIR]", "print the facts this agent reports"},
+	{"time", cmd_time, "[--runs N] [--cold] [--json] -- PROGRAM", "time a program as the pipeline does"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
 };
 
