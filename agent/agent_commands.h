@@ -18,6 +18,7 @@ struct agent_command {
 int cmd_run(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_time(int argc, char **argv); /* agent/cmd_time.c: the load timer on any program */
+int cmd_churn(int argc, char **argv); /* also `churn --child`, the Linux analog's child */
 int cmd_pe(int argc, char **argv); /* cli/cmd_pe.c: the PE toolkit's front end */
 
 #endif

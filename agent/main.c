@@ -29,6 +29,7 @@ static const struct agent_command commands[] = {
 	 "run a job here, without a server, and print the result"},
 	{"facts", cmd_facts, "[--work-dir DIR]", "print the facts this agent reports"},
 	{"time", cmd_time, "[--runs N] [--cold] [--json] -- PROGRAM", "time a program as the pipeline does"},
+	{"churn", cmd_churn, "[--processes N] [--dll-set S] [--wine] [--json]", "time the creation and destruction of N processes"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
 };
 

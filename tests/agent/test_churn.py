@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""The process-churn test (agent/churn.h) through `loadlab-agent churn`.
+
+- Linux analog, 200 processes, sets none and generated (two shared objects
+  built here with gcc -shared): create_us and destroy_us > 0, processes
+  == 200, "blocked" says it was not measured, and afterwards no process
+  carries this run's marker (an environment variable every child
+  inherits).
+- A library that does not load: exit 1 with one line naming the failure,
+  and no child left behind.
+- Bad options (processes 0 or 6000, an unknown set, user32 without
+  Windows programs): exit 2 with one clear stderr line and nothing run.
+- Under Wine (--wine; skipped without wine64 and x86_64-w64-mingw32-gcc),
+  50 processes, sets none, user32 and user32+gdi32 in one prefix: the
+  figures are there, blocked_total_ms and blocked_max_ms are >= 0 (max <=
+  total), the method says wine and carries the note about Wine's
+  implementation, and no process of the prefix is left.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+WINE64 = "/usr/lib/wine/wine64"
+MARKER = "LOADLAB_CHURN_TEST_MARKER"
+
+
+def marked_processes(marker):
+    """PIDs of live processes whose environment holds MARKER=marker."""
+    needle = ("%s=%s" % (MARKER, marker)).encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def run_agent(args, marker, timeout=300):
+    env = dict(os.environ)
+    env[MARKER] = marker
+    return subprocess.run([AGENT, "churn"] + args, capture_output=True, text=True, timeout=timeout,
+                          env=env)
+
+
+def stderr_lines(r):
+    return [line for line in r.stderr.splitlines() if line.strip()]
+
+
+def build_shared_objects(folder):
+    libs = []
+    for i in range(2):
+        src = os.path.join(folder, "churn%d.c" % i)
+        with open(src, "w") as f:
+            f.write("int churn%d_table[4096] = {1};\nint churn%d_f(int x) { return x + %d; }\n" % (i, i, i))
+        lib = os.path.join(folder, "libchurn%d.so" % i)
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", lib, src], check=True, timeout=60)
+        libs.append(lib)
+    return libs
+
+
+def test_linux_none_and_generated():
+    work = tempfile.mkdtemp(prefix="loadlab-churn-test-")
+    marker = uuid.uuid4().hex
+    try:
+        libs = build_shared_objects(work)
+        args = ["--processes", "200", "--dll-set", "none,generated", "--json", "--work-dir",
+                os.path.join(work, "w")]
+        for lib in libs:
+            args += ["--lib", lib]
+        r = run_agent(args, marker)
+        assert r.returncode == 0, r.stderr
+        results = json.loads(r.stdout)
+        assert [x["dll_set"] for x in results] == ["none", "generated"], results
+        for x in results:
+            assert x["processes"] == 200, x
+            assert x["create_us"] > 0 and x["destroy_us"] > 0, x
+            assert x["waves"] == 1 and x["wave_size"] == 200, x
+            assert x["blocked"] == "not measured on this platform", x
+            assert "blocked_total_ms" not in x and "blocked_max_ms" not in x, x
+            assert x["probe"]["measured"] is False, x
+            assert x["method"]["platform"] == "linux" and x["method"]["runner"] == "native", x
+            print("  linux %-10s 200 processes: create %.1f ms, destroy %.1f ms"
+                  % (x["dll_set"], x["create_us"] / 1000, x["destroy_us"] / 1000))
+        assert results[0]["method"]["libraries"] == [], results[0]
+        assert results[1]["method"]["libraries"] == libs, results[1]
+        assert marked_processes(marker) == [], "children left behind"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_linux_waves():
+    marker = uuid.uuid4().hex
+    r = run_agent(["--processes", "1001", "--json"], marker)
+    assert r.returncode == 0, r.stderr
+    x = json.loads(r.stdout)[0]
+    assert x["processes"] == 1001 and x["waves"] == 2 and x["wave_size"] == 1000, x
+    assert x["create_us"] > 0 and x["destroy_us"] > 0, x
+    assert marked_processes(marker) == [], "children left behind"
+
+
+def test_linux_library_that_does_not_load():
+    work = tempfile.mkdtemp(prefix="loadlab-churn-test-")
+    marker = uuid.uuid4().hex
+    try:
+        bad = os.path.join(work, "libbad.so")
+        with open(bad, "w") as f:
+            f.write("not an ELF file\n")
+        r = run_agent(["--processes", "100", "--dll-set", "generated", "--lib", bad], marker)
+        assert r.returncode == 1, (r.returncode, r.stderr)
+        own = [line for line in stderr_lines(r) if line.startswith("loadlab-agent churn: ")]
+        assert len(own) == 1 and "could not load" in own[0], r.stderr
+        assert r.stdout == "", r.stdout
+        assert marked_processes(marker) == [], "children left behind"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_bad_options():
+    cases = [(["--processes", "0"], "1..5000"),
+             (["--processes", "6000"], "1..5000"),
+             (["--dll-set", "user64"], "Unknown DLL set 'user64'"),
+             (["--dll-set", "generated"], "needs the libraries"),
+             (["--dll-set", "user32"], "needs Windows programs"),
+             (["--processes"], "missing value")]
+    for args, text in cases:
+        r = run_agent(args, uuid.uuid4().hex, timeout=30)
+        lines = stderr_lines(r)
+        assert r.returncode == 2, (args, r.returncode, r.stderr)
+        assert len(lines) == 1 and lines[0].startswith("loadlab-agent churn: ") and text in lines[0], \
+            (args, r.stderr)
+        assert r.stdout == "", (args, r.stdout)
+
+
+def test_wine_none_user32_gdi32():
+    if not (os.path.exists(WINE64) and shutil.which("x86_64-w64-mingw32-gcc")):
+        print("  skipped: no wine64 or x86_64-w64-mingw32-gcc")
+        return
+    work = tempfile.mkdtemp(prefix="loadlab-churn-wine-")
+    marker = uuid.uuid4().hex
+    try:
+        r = run_agent(["--wine", "--processes", "50", "--dll-set", "none,user32,user32+gdi32", "--json",
+                       "--work-dir", work], marker, timeout=600)
+        assert r.returncode == 0, r.stderr
+        results = json.loads(r.stdout)
+        assert [x["dll_set"] for x in results] == ["none", "user32", "user32+gdi32"], results
+        for x in results:
+            assert x["processes"] == 50 and x["waves"] == 1, x
+            assert x["create_us"] > 0 and x["destroy_us"] > 0, x
+            assert x["blocked_total_ms"] >= 0 and x["blocked_max_ms"] >= 0, x
+            assert x["blocked_max_ms"] <= x["blocked_total_ms"] + 1e-9, x
+            assert x["probe"]["destroy"]["blocked_total_ms"] == x["blocked_total_ms"], x
+            assert x["method"]["runner"] == "wine" and x["method"]["platform"] == "wine", x
+            assert "Wine" in x["method"]["note"], x
+            print("  wine  %-12s 50 processes: create %.1f ms, destroy %.1f ms, "
+                  "PeekMessage %d calls, blocked %.3f ms total, %.3f ms max (window %s)"
+                  % (x["dll_set"], x["create_us"] / 1000, x["destroy_us"] / 1000,
+                     x["probe"]["destroy"]["calls"], x["blocked_total_ms"], x["blocked_max_ms"],
+                     x["probe"]["window"]))
+        assert results[1]["method"]["libraries"] == ["user32.dll"], results[1]
+        assert results[2]["method"]["libraries"] == ["user32.dll", "gdi32.dll"], results[2]
+        assert marked_processes(marker) == [], "processes left behind"
+    finally:
+        left = harness.kill_processes_under(work)
+        shutil.rmtree(work, ignore_errors=True)
+    assert left == 0, "%d processes of the prefix were left" % left
+
+
+harness.run_tests(globals())
