@@ -80,9 +80,19 @@ int pe_runner_start(struct pe_runner *runner, const char *work)
 		return rc;
 	boot[0] = r.wine64;
 	o.argv = boot;
-	if ((rc = plat_run(&o, 300000, &code, NULL)) < 0 || code != 0) {
+	/* wineboot fails now and then on a busy machine (its client can race
+	 * the server we just started): try up to three times. */
+	for (int attempt = 1; attempt <= 3; attempt++) {
+		if (attempt > 1)
+			plat_sleep_ms(500 * attempt);
+		rc = plat_run(&o, 300000, &code, NULL);
+		if (rc == 0 && code == 0)
+			break;
 		if (rc == 0)
-			rc = err_set(LL_EIO, "wineboot exited with %d.", code);
+			rc = err_set(LL_EIO, "wineboot exited with %d (attempt %d of 3).", code, attempt);
+		log_event(LOG_WARN, "wineboot_failed", "prefix", prefix, "message", err_message(rc), NULL);
+	}
+	if (rc < 0) {
 		plat_kill(r.server);
 		plat_process_free(r.server);
 		return rc;
