@@ -125,14 +125,22 @@ static const char parent_source[] =
 	"\tHWND hwnd;\n"
 	"\tMSG msg;\n"
 	"\tDWORD interval = (DWORD)(size_t)arg;\n"
+	"\tint i;\n"
 	"\n"
 	"\tmemset(&wc, 0, sizeof(wc));\n"
 	"\twc.lpfnWndProc = DefWindowProcA;\n"
 	"\twc.hInstance = GetModuleHandleA(NULL);\n"
 	"\twc.lpszClassName = \"loadlab_churn_probe\";\n"
 	"\tRegisterClassA(&wc);\n"
-	"\thwnd = CreateWindowExA(0, wc.lpszClassName, \"loadlab churn probe\", WS_OVERLAPPED,\n"
-	"\t\t\t       0, 0, 16, 16, NULL, NULL, wc.hInstance, NULL);\n"
+	"\t/* Under Wine the first window of a freshly booted prefix can fail while\n"
+	"\t * its desktop process starts: a few tries, 250 ms apart. */\n"
+	"\tfor (i = 0; i < 20; i++) {\n"
+	"\t\thwnd = CreateWindowExA(0, wc.lpszClassName, \"loadlab churn probe\", WS_OVERLAPPED,\n"
+	"\t\t\t\t       0, 0, 16, 16, NULL, NULL, wc.hInstance, NULL);\n"
+	"\t\tif (hwnd)\n"
+	"\t\t\tbreak;\n"
+	"\t\tSleep(250);\n"
+	"\t}\n"
 	"\tprobe_window = hwnd != NULL;\n"
 	"\tSetEvent(probe_up);\n"
 	"\twhile (WaitForSingleObject(probe_stop, interval) == WAIT_TIMEOUT) {\n"
@@ -521,11 +529,21 @@ static void wine_stop(struct churn_env *env)
 	env->server = NULL;
 }
 
+static int wine_server_start(struct churn_env *env)
+{
+	const char *argv[] = {env->wineserver, "-f", "-p", NULL};
+	struct plat_spawn_options o = {.argv = argv, .env_add = env->env};
+
+	return plat_spawn(&o, &env->server);
+}
+
 static int wine_start(struct churn_env *env)
 {
 	char prefix[PLAT_MAX_PATH + 1];
-	const char *server_argv[] = {env->wineserver, "-f", "-p", NULL};
 	const char *boot_argv[] = {env->wine64, "wineboot", "-i", NULL};
+	const char *reg_argv[] = {env->wine64, "reg",      "add", "HKCU\\Software\\Wine\\Drivers",
+				  "/v",        "Graphics", "/d",  "null",
+				  "/f",        NULL};
 	struct plat_spawn_options o = {0};
 	int rc, code = -1;
 
@@ -539,9 +557,8 @@ static int wine_start(struct churn_env *env)
 	env->env[1] = "WINEDEBUG=-all";
 	env->env[2] = "WINEDLLOVERRIDES=mscoree,mshtml=";
 	env->env[3] = NULL;
-	o.argv = server_argv;
 	o.env_add = env->env;
-	if ((rc = plat_spawn(&o, &env->server)) < 0)
+	if ((rc = wine_server_start(env)) < 0)
 		return rc;
 	/* wineboot is flaky on a busy machine: one retry. */
 	o.argv = boot_argv;
@@ -556,6 +573,22 @@ static int wine_start(struct churn_env *env)
 		wine_stop(env);
 		return rc;
 	}
+	/* Wine's null display driver: with no X display (a lab machine's
+	 * agent, a test) Wine has no driver and CreateWindow fails; the null
+	 * driver keeps every window and message operation in wineserver,
+	 * which is what the probe times. */
+	o.argv = reg_argv;
+	if ((rc = plat_run(&o, 120000, &code, NULL)) < 0 || code != 0) {
+		if (rc == 0)
+			rc = err_set(LL_EIO, "wine64 reg add (the null display driver) exited with %d.", code);
+		wine_stop(env);
+		return rc;
+	}
+	/* The desktop process wineboot started has no driver and stays so for
+	 * the session: a new session reads the key. */
+	wine_stop(env);
+	if ((rc = wine_server_start(env)) < 0)
+		return rc;
 	log_event(LOG_DEBUG, "churn_wine_started", "prefix", prefix, NULL);
 	return 0;
 }
@@ -922,8 +955,10 @@ static int run_set(const struct churn_env *env, const struct churn_options *o, c
 	cJSON_AddNumberToObject(method, "wave_cap", env->wave_cap);
 	cJSON_AddStringToObject(method, "wave_cap_reason", env->wave_cap_reason);
 	cJSON_AddNumberToObject(method, "timeout_ms_per_phase", (double)phase_timeout(o));
-	if (env->windows && env->through_wine64)
+	if (env->windows && env->through_wine64) {
 		cJSON_AddNumberToObject(method, "wineboot_attempts", env->boot_attempts);
+		cJSON_AddStringToObject(method, "wine_display_driver", "null");
+	}
 	log_event(LOG_DEBUG, "churn_done", "dll_set", set, NULL);
 	*ret = result;
 	result = NULL;

@@ -13,8 +13,8 @@
 - Under Wine (--wine; skipped without wine64 and x86_64-w64-mingw32-gcc),
   50 processes, sets none, user32 and user32+gdi32 in one prefix: the
   figures are there, blocked_total_ms and blocked_max_ms are >= 0 (max <=
-  total), the method says wine and carries the note about Wine's
-  implementation, and no process of the prefix is left.
+  total), the probe owned a window (Wine's null display driver), the
+  method says wine and carries the note about Wine's implementation, and no process of the prefix is left.
 """
 import json
 import os
@@ -164,6 +164,8 @@ def test_wine_none_user32_gdi32():
             assert x["probe"]["destroy"]["blocked_total_ms"] == x["blocked_total_ms"], x
             assert x["method"]["runner"] == "wine" and x["method"]["platform"] == "wine", x
             assert "Wine" in x["method"]["note"], x
+            # The null display driver lets the probe own a window.
+            assert x["probe"]["window"] is True and x["method"]["wine_display_driver"] == "null", x
             print("  wine  %-12s 50 processes: create %.1f ms, destroy %.1f ms, "
                   "PeekMessage %d calls, blocked %.3f ms total, %.3f ms max (window %s)"
                   % (x["dll_set"], x["create_us"] / 1000, x["destroy_us"] / 1000,
