@@ -56,8 +56,6 @@ struct pe_variant {
 	char invalid_reason[512];
 	cJSON *verify;        /* owned */
 	cJSON *files;         /* owned */
-	long long *samples;   /* warm samples, microseconds */
-	size_t sample_count;
 };
 
 struct pe_runner {
@@ -85,7 +83,9 @@ struct pe_context {
 	const struct pipeline_task *task;
 	int dlls, exports, globals;
 	bool main_call;             /* generator.main "call" */
-	int warm_runs, warmup;
+	int warm_runs, warmup;     /* measure.warm; runs 0: not asked for */
+	int cold_runs;             /* measure.cold.runs; 0: not asked for */
+	uint64_t seed;             /* shuffles and bootstrap, from the job and cell */
 	char work[PLAT_MAX_PATH];
 	char src[PLAT_MAX_PATH];
 	char obj[PLAT_MAX_PATH];
@@ -100,9 +100,11 @@ struct pe_context {
 	int **trace;
 	size_t *trace_count;
 	cJSON *floor_files;         /* owned */
-	long long *floor_samples;
-	size_t floor_sample_count;
+	cJSON *warm, *cold;         /* owned: measure_warm() and measure_cold() results */
 };
+
+/* The empty program's name among the timed programs. */
+#define PE_FLOOR_NAME "(floor)"
 
 /* Joins A "/" B into OUT (PLAT_MAX_PATH + 1 bytes); LL_ETOOBIG when long. */
 int pe_path(char *out, const char *a, const char *b);
@@ -165,6 +167,12 @@ int pe_verify(struct pe_context *ctx);
 /* The files of FOLDER that make up a variant (lt<i>.dll..., main.exe or
  * just empty.exe when EMPTY) as [{"name","sha256","size"}]. */
 int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, cJSON **ret_files);
+
+/* ---- measure ---- */
+
+/* Times every valid variant and the floor, warm (when warm_runs > 0) and
+ * cold (when cold_runs > 0), into ctx->warm and ctx->cold (measure.h). */
+int pe_measure(struct pe_context *ctx);
 
 /* ---- runner ---- */
 

@@ -1,8 +1,7 @@
 /*
  * pipeline.c - pipeline_run() for family "pe": generate, build, transform,
- * verify, then the warm timer (until the measurement work lands: fastest
- * of N after warm-ups, variants and the empty program interleaved in
- * round-robin, raw samples kept).
+ * verify, then the load timer (pe_measure.c: warm and cold runs of every
+ * valid variant and the empty program) and the result.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -155,6 +154,13 @@ static int read_job(struct pe_context *ctx, const cJSON *job)
 			return rc;
 		ctx->warmup = (int)value;
 	}
+	ctx->cold_runs = 0;
+	item = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "measure"), "cold");
+	if (item) {
+		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &value)) < 0)
+			return rc;
+		ctx->cold_runs = (int)value;
+	}
 	variants = cJSON_GetObjectItemCaseSensitive(job, "variants");
 	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
 	ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants));
@@ -183,103 +189,6 @@ static int read_job(struct pe_context *ctx, const cJSON *job)
 	return 0;
 }
 
-/* Round-robin over the valid variants and the floor (index count):
- * warmup rounds first, unrecorded; then warm_runs recorded rounds. */
-static int time_warm(struct pe_context *ctx, cJSON *order_out)
-{
-	size_t count = ctx->variant_count, rounds = (size_t)(ctx->warmup + ctx->warm_runs);
-	char empty_dir[PLAT_MAX_PATH + 1], empty_exe[PLAT_MAX_PATH + 1];
-	int rc;
-
-	if ((rc = pe_path(empty_dir, ctx->work, "empty")) < 0 || (rc = pe_path(empty_exe, empty_dir, "empty.exe")) < 0)
-		return rc;
-	for (size_t v = 0; v < count; v++)
-		if (ctx->variants[v].valid &&
-		    !(ctx->variants[v].samples = calloc((size_t)ctx->warm_runs, sizeof(long long))))
-			return LL_ENOMEM;
-	if (!(ctx->floor_samples = calloc((size_t)ctx->warm_runs, sizeof(long long))))
-		return LL_ENOMEM;
-	for (size_t r = 0; r < rounds; r++) {
-		if ((rc = pe_progress(ctx, "warm", (int)(100 * r / rounds))) < 0)
-			return rc;
-		/* Rotate the starting point each round so no variant always
-		 * follows the same one. */
-		for (size_t k = 0; k <= count; k++) {
-			size_t v = (k + r) % (count + 1);
-			char exe[PLAT_MAX_PATH + 1];
-			const char *dir = v == count ? empty_dir : ctx->variants[v].dir;
-			long long us = 0;
-			int code = 0;
-
-			if (v < count && !ctx->variants[v].valid)
-				continue;
-			if (v < count && (rc = pe_path(exe, dir, "main.exe")) < 0)
-				return rc;
-			if ((rc = pe_runner_run(&ctx->runner, v == count ? empty_exe : exe, NULL, dir, NULL,
-						&code, &us)) < 0)
-				return rc;
-			if (code != 0)
-				return err_set(LL_EIO, "%s exited with %d while timed.",
-					       v == count ? "empty.exe" : ctx->variants[v].name, code);
-			if (r < (size_t)ctx->warmup)
-				continue;
-			if (r == (size_t)ctx->warmup) {
-				cJSON *s = cJSON_CreateString(v == count ? "(floor)" : ctx->variants[v].name);
-				if (!s || !cJSON_AddItemToArray(order_out, s))
-					return cJSON_Delete(s), LL_ENOMEM;
-			}
-			if (v == count)
-				ctx->floor_samples[ctx->floor_sample_count++] = us;
-			else
-				ctx->variants[v].samples[ctx->variants[v].sample_count++] = us;
-		}
-	}
-	return pe_progress(ctx, "warm", 100);
-}
-
-static int compare_ll(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int warm_json(const long long *samples, size_t n, int warmup, cJSON **ret)
-{
-	cJSON *o = cJSON_CreateObject(), *arr;
-	long long *sorted = NULL;
-	int rc = LL_ENOMEM;
-
-	if (!o || !(arr = cJSON_AddArrayToObject(o, "samples_us")))
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		cJSON *s = cJSON_CreateNumber((double)samples[i]);
-		if (!s || !cJSON_AddItemToArray(arr, s)) {
-			cJSON_Delete(s);
-			goto out;
-		}
-	}
-	if (!cJSON_AddNumberToObject(o, "runs", (double)n) || !cJSON_AddNumberToObject(o, "warmup", warmup))
-		goto out;
-	if (n > 0) {
-		if (!(sorted = malloc(n * sizeof(*sorted))))
-			goto out;
-		memcpy(sorted, samples, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), compare_ll);
-		double median = n % 2 ? (double)sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-		if (!cJSON_AddNumberToObject(o, "min_us", (double)sorted[0]) ||
-		    !cJSON_AddNumberToObject(o, "median_us", median) ||
-		    !cJSON_AddNumberToObject(o, "max_us", (double)sorted[n - 1]))
-			goto out;
-	}
-	*ret = o;
-	o = NULL;
-	rc = 0;
-out:
-	free(sorted);
-	cJSON_Delete(o);
-	return rc;
-}
-
 static int knobs_json(const struct pe_variant *var, cJSON *o)
 {
 	cJSON *k = cJSON_AddObjectToObject(o, "knobs");
@@ -290,9 +199,39 @@ static int knobs_json(const struct pe_variant *var, cJSON *o)
 	return 0;
 }
 
-static int result_json(struct pe_context *ctx, cJSON *phases, cJSON *order, cJSON **ret)
+/* Adds to O, as KEY, the figures MEASURED (a measure_warm() or
+ * measure_cold() result, may be NULL) holds for program NAME, with the
+ * runs and warm-ups asked for: {"runs", "samples_us", "summary", ...}. */
+static int add_measured(cJSON *o, const char *key, const cJSON *measured, const char *name)
 {
-	cJSON *r = cJSON_CreateObject(), *variants, *t, *item;
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(measured, "method");
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(measured, "programs"), name);
+	cJSON *copy;
+
+	if (!program)
+		return 0;
+	copy = cJSON_Duplicate(program, true);
+	if (!copy || !cJSON_AddItemToObject(o, key, copy)) {
+		cJSON_Delete(copy);
+		return LL_ENOMEM;
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(copy, "runs"))
+		cJSON_AddItemToObject(copy, "runs", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "runs"), true));
+	if (strcmp(key, "warm") == 0 && !cJSON_GetObjectItemCaseSensitive(copy, "warmup"))
+		cJSON_AddItemToObject(copy, "warmup", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "warmup"), true));
+	/* The column's figure and the median, at hand beside the samples. */
+	for (const char *const *k = (const char *const[]){"min_us", "median_us", NULL}; *k; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "summary"), *k);
+		if (v && !cJSON_GetObjectItemCaseSensitive(copy, *k))
+			cJSON_AddItemToObject(copy, *k, cJSON_Duplicate(v, true));
+	}
+	return 0;
+}
+
+static int result_json(struct pe_context *ctx, cJSON *phases, cJSON **ret)
+{
+	cJSON *r = cJSON_CreateObject(), *variants, *t, *item, *m;
 	int rc = LL_ENOMEM;
 
 	if (!r)
@@ -328,13 +267,9 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON *order, cJSO
 				goto out;
 			var->files = NULL;
 		}
-		if (var->valid && var->samples) {
-			cJSON *w;
-			if ((rc = warm_json(var->samples, var->sample_count, ctx->warmup, &w)) < 0)
-				goto out;
-			cJSON_AddItemToObject(o, "warm", w);
-			rc = LL_ENOMEM;
-		}
+		if (var->valid && (add_measured(o, "warm", ctx->warm, var->name) < 0 ||
+				   add_measured(o, "cold", ctx->cold, var->name) < 0))
+			goto out;
 	}
 	cJSON *floor = cJSON_AddObjectToObject(r, "floor");
 	if (!floor || !cJSON_AddStringToObject(floor, "name", "empty.exe"))
@@ -343,20 +278,22 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON *order, cJSO
 		cJSON_AddItemToObject(floor, "files", ctx->floor_files);
 		ctx->floor_files = NULL;
 	}
-	if (ctx->floor_samples) {
-		cJSON *w;
-		if ((rc = warm_json(ctx->floor_samples, ctx->floor_sample_count, ctx->warmup, &w)) < 0)
-			goto out;
-		cJSON_AddItemToObject(floor, "warm", w);
-		rc = LL_ENOMEM;
-	}
+	if (add_measured(floor, "warm", ctx->warm, PE_FLOOR_NAME) < 0 ||
+	    add_measured(floor, "cold", ctx->cold, PE_FLOOR_NAME) < 0 || !(m = cJSON_AddObjectToObject(r, "measurement")))
+		goto out;
+	if (ctx->warm && (!(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->warm, "method"), true)) ||
+			  !cJSON_AddItemToObject(m, "warm", item) ||
+			  !(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->warm, "order"), true)) ||
+			  !cJSON_AddItemToObject(m, "warm_order", item)))
+		goto out;
+	if (ctx->cold && (!(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->cold, "method"), true)) ||
+			  !cJSON_AddItemToObject(m, "cold", item)))
+		goto out;
 	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
 	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
-	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native") ||
-	    !cJSON_AddStringToObject(r, "priority", plat_raise_priority()))
+	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		goto out;
 	cJSON_AddItemToObject(r, "phases_ms", phases);
-	cJSON_AddItemToObject(r, "warm_order", order);
 	*ret = r;
 	return 0;
 fail_item:
@@ -364,7 +301,6 @@ fail_item:
 out:
 	cJSON_Delete(r);
 	cJSON_Delete(phases);
-	cJSON_Delete(order);
 	return rc;
 }
 
@@ -373,7 +309,6 @@ static void context_release(struct pe_context *ctx)
 	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++) {
 		cJSON_Delete(ctx->variants[v].verify);
 		cJSON_Delete(ctx->variants[v].files);
-		free(ctx->variants[v].samples);
 	}
 	free(ctx->variants);
 	for (int i = 0; ctx->trace && i < ctx->dlls; i++)
@@ -381,7 +316,8 @@ static void context_release(struct pe_context *ctx)
 	free(ctx->trace);
 	free(ctx->trace_count);
 	cJSON_Delete(ctx->floor_files);
-	free(ctx->floor_samples);
+	cJSON_Delete(ctx->warm);
+	cJSON_Delete(ctx->cold);
 	pe_runner_stop(&ctx->runner);
 }
 
@@ -395,10 +331,25 @@ static int phase_done(cJSON *phases, const char *phase, long long *start)
 	return 0;
 }
 
+/* The seed of the timer's shuffles and bootstrap: the same job and cell
+ * give the same order, so a rerun is comparable. */
+static uint64_t seed_of(const struct pipeline_task *task)
+{
+	char *text = cJSON_PrintUnformatted(task->cell);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task->job, "id");
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	h = (h ^ (uint64_t)(cJSON_IsNumber(id) ? id->valuedouble : 0)) * 1099511628211ULL;
+	for (const char *p = text ? text : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	free(text);
+	return h;
+}
+
 int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 {
 	struct pe_context ctx;
-	cJSON *normalized = NULL, *phases = NULL, *order = NULL;
+	cJSON *normalized = NULL, *phases = NULL;
 	char empty_dir[PLAT_MAX_PATH + 1];
 	long long start = clock_monotonic_us();
 	int rc;
@@ -416,9 +367,9 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 	if ((rc = pe_path(ctx.src, ctx.work, "src")) < 0 || (rc = pe_path(ctx.obj, ctx.work, "obj")) < 0 ||
 	    (rc = plat_mkdirs(ctx.src)) < 0 || (rc = plat_mkdirs(ctx.obj)) < 0)
 		goto out;
+	ctx.seed = seed_of(task);
 	phases = cJSON_CreateObject();
-	order = cJSON_CreateArray();
-	if (!phases || !order) {
+	if (!phases) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
@@ -444,17 +395,17 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 	if ((rc = pe_path(empty_dir, ctx.work, "empty")) < 0 ||
 	    (rc = pe_files_json(&ctx, empty_dir, true, &ctx.floor_files)) < 0)
 		goto out;
-	if (ctx.warm_runs > 0 && ((rc = time_warm(&ctx, order)) < 0 || (rc = phase_done(phases, "warm", &start)) < 0))
+	if ((ctx.warm_runs > 0 || ctx.cold_runs > 0) &&
+	    ((rc = pe_measure(&ctx)) < 0 || (rc = phase_done(phases, "measure", &start)) < 0))
 		goto out;
 	if ((rc = pe_progress(&ctx, "report", 100)) < 0)
 		goto out;
-	rc = result_json(&ctx, phases, order, ret_result);
-	phases = order = NULL;
+	rc = result_json(&ctx, phases, ret_result);
+	phases = NULL;
 out:
 	if (rc < 0)
 		log_event(LOG_WARN, "pipeline_failed", "message", err_message(rc), NULL);
 	cJSON_Delete(phases);
-	cJSON_Delete(order);
 	cJSON_Delete(normalized);
 	context_release(&ctx);
 	return rc;
