@@ -16,8 +16,9 @@
  *   children, waits for every ready signal, sets the event and waits for
  *   every child's exit (WaitForMultipleObjects, 64 handles at a time);
  *   QueryPerformanceCounter times both phases. A probe thread in the
- *   parent owns a hidden window and every 10 ms times a PeekMessage() on
- *   it, a call that takes the window manager's lock: calls, total and
+ *   parent owns a hidden window and, at each phase's start and then every
+ *   10 ms, times a PeekMessage() on it, a call that takes the window
+ *   manager's lock: calls, total and
  *   longest time spent in it, per phase. The parent writes its figures to
  *   a JSON file that churn.c reads. On Linux the parent runs under
  *   /usr/lib/wine/wine64 with a private WINEPREFIX below the work folder,

@@ -162,6 +162,7 @@ def test_wine_none_user32_gdi32():
             assert x["blocked_total_ms"] >= 0 and x["blocked_max_ms"] >= 0, x
             assert x["blocked_max_ms"] <= x["blocked_total_ms"] + 1e-9, x
             assert x["probe"]["destroy"]["blocked_total_ms"] == x["blocked_total_ms"], x
+            assert x["probe"]["destroy"]["calls"] >= 1, x  # one call at the phase's start
             assert x["method"]["runner"] == "wine" and x["method"]["platform"] == "wine", x
             assert "Wine" in x["method"]["note"], x
             # The null display driver lets the probe own a window.
