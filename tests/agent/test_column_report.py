@@ -1,8 +1,9 @@
 """The column's job end to end: a real loadlabd, two real Linux agents
-running the pe pipeline under Wine, and the report. Every cell of the
-table is filled with figures or explained, never blank; the Markdown
-report and the CLI agree; comparing the job with itself is not a
-regression."""
+running the pe pipeline under Wine, warm and cold, and the report. Every
+cell of the table is filled with figures or explained, never blank; each
+result validates against the schema and says where its counters came from;
+the Markdown report and the CLI agree; comparing the job with itself is not
+a regression."""
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ JOB = dict(harness.load_example("pietrek-2000.json"),
            generator={"dlls": 6, "exports": 20, "globals_per_function": 2},
            variants=["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind",
                      "reorder", "no-rebase"],
-           measure={"warm": {"runs": 5, "warmup": 1}},
+           measure={"warm": {"runs": 5, "warmup": 1}, "cold": {"runs": 2}},
            matrix={"cells": {"bench": ["a", "b"]}})
 
 
@@ -77,6 +78,21 @@ def test_column_job_end_to_end():
         assert report["findings"] and all(f.endswith(".") for f in report["findings"])
         for c in report["cells"]:
             assert c["facts"]["runner"] == "wine", c
+        # Cold runs: counted from the Linux side (the wine64 process), and said so.
+        assert report["cold"] is not None and report["cold"]["baseline"] == "rebase"
+        for row in report["cold"]["variants"]:
+            for cell in row["cells"]:
+                assert cell["status"] in ("ok", "invalid"), cell
+                if cell["status"] == "ok":
+                    assert cell["n"] == 2 and cell["mean_us"] > 0 and "page_faults_mean" in cell, cell
+        for task in job["tasks"]:
+            result = d.api("GET", "/api/v1/results/%d" % task["result_id"], token=d.admin_token).json()
+            validate("result.json", result)
+            cold = result["measurement"]["cold"]
+            assert "wine64" in cold["counters"] and cold["counters_reliable"] in (True, False), cold
+            warm = result["measurement"]["warm"]
+            assert warm["runs"] == 5 and warm["priority_read_back"], warm
+            assert len(result["floor"]["warm"]["samples_us"]) == 5
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
         out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,
                               "report", str(job_id), "--format", "md"], capture_output=True,

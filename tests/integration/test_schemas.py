@@ -14,7 +14,7 @@ EXPECTED_SCHEMAS = [
     "lease_request.json", "lease.json", "heartbeat_request.json", "heartbeat.json",
     "progress_request.json", "progress.json", "result.json", "result_accepted.json",
     "fail_request.json", "fail.json", "token_create.json", "token_created.json",
-    "token_list.json", "token_revoked.json",
+    "token_list.json", "token_revoked.json", "report.json", "compare.json",
 ]
 EXAMPLES = ["pietrek-2000.json", "office-cold-start.json", "churn.json",
             "elf-relocations.json"]
@@ -189,9 +189,19 @@ def test_request_schemas_refuse_unknown_fields():
     rejects("heartbeat_request.json", {"busy": True}, "an unknown field")
     # A result keeps further fields as sent.
     validate("result.json", {"attempt": 1, "facts": {"os": "win10"},
-                             "variants": [{"name": "default", "warm": {"min_us": 1}}],
+                             "variants": [{"name": "default", "warm": {"samples_us": [1.5, 2]},
+                                           "extra": True}],
                              "order": [0, 1]})
     rejects("result.json", {"attempt": 1, "facts": {}, "variants": [{}]}, "a nameless variant")
+    # The figures reports read are checked where given.
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [{"name": "d", "warm": {}}]},
+            "warm runs without samples")
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [
+        {"name": "d", "valid": False, "invalid_reason": "x", "warm": {"samples_us": [1]}}]},
+            "numbers for an invalid variant")
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [],
+                            "churn": [{"dll_set": "none", "processes": 0, "create_us": 1,
+                                       "destroy_us": 1}]}, "churn of no process")
 
 
 def summary(**over):
