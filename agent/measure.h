@@ -17,7 +17,7 @@
  * untouched on failure, and the caller owns it on success. A program that
  * exits non-zero fails the measurement (LL_EIO, naming it, the run and the
  * code); one still running at the timeout is killed and fails it
- * (LL_ERANGE); a progress callback returning false cancels it
+ * (LL_ERANGE); a progress callback returning true cancels it
  * (LL_ESTATE). Whatever happens, the agent's own priority and CPUs are
  * restored before returning.
  *
@@ -59,7 +59,7 @@ struct measure_options {
 	int warmup;              /* untimed runs per program first, 0..MEASURE_MAX_WARMUP (warm only) */
 	uint64_t seed;           /* the shuffles and the bootstrap: same seed, same order */
 	long long timeout_ms;    /* per run, > 0: a program still running is killed */
-	bool (*progress)(void *ctx, int percent); /* may be NULL; false cancels */
+	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
 };
 

@@ -215,7 +215,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	plat_measure_begin(&conditions);
 	for (int r = 0; r < o->runs; r++) {
 		cJSON *names = NULL;
-		if (o->progress && !o->progress(o->progress_ctx, 100 * r / o->runs)) {
+		if (o->progress && o->progress(o->progress_ctx, 100 * r / o->runs)) {
 			rc = err_set(LL_ESTATE, "The measurement was cancelled.");
 			goto out;
 		}
@@ -237,7 +237,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		}
 	}
 	plat_measure_end(&conditions);
-	if (o->progress && !o->progress(o->progress_ctx, 100)) {
+	if (o->progress && o->progress(o->progress_ctx, 100)) {
 		rc = err_set(LL_ESTATE, "The measurement was cancelled.");
 		goto out;
 	}

@@ -195,7 +195,7 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 	for (size_t r = 0; r < rounds; r++) {
 		bool timed = r >= (size_t)o->warmup;
 		cJSON *names = NULL;
-		if (o->progress && !o->progress(o->progress_ctx, (int)(100 * r / rounds))) {
+		if (o->progress && o->progress(o->progress_ctx, (int)(100 * r / rounds))) {
 			rc = err_set(LL_ESTATE, "The measurement was cancelled.");
 			goto out;
 		}
@@ -224,7 +224,7 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 	}
 	/* Statistics after the agent's normal scheduling is back. */
 	plat_measure_end(&conditions);
-	if (o->progress && !o->progress(o->progress_ctx, 100)) {
+	if (o->progress && o->progress(o->progress_ctx, 100)) {
 		rc = err_set(LL_ESTATE, "The measurement was cancelled.");
 		goto out;
 	}

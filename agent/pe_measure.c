@@ -4,6 +4,7 @@
  * in a shuffled round-robin and, when the job asks, cold; the figures are
  * kept in the context for the result (pipeline.c).
  */
+#include "churn.h"
 #include "measure.h"
 #include "pe_pipeline.h"
 
@@ -27,11 +28,12 @@ struct pe_measure_progress {
 	const char *phase;
 };
 
+/* The timer's and the churn's progress: true when the task was cancelled. */
 static bool measure_progress(void *context, int percent)
 {
 	struct pe_measure_progress *p = context;
 
-	return pe_progress(p->ctx, p->phase, percent) == 0;
+	return pe_progress(p->ctx, p->phase, percent) < 0;
 }
 
 static void measured_release(struct pe_measured *m)
@@ -117,5 +119,45 @@ int pe_measure(struct pe_context *ctx)
 	}
 	for (size_t i = 0; i < count; i++)
 		measured_release(&measured[i]);
+	return rc;
+}
+
+int pe_churn(struct pe_context *ctx)
+{
+	struct pe_measure_progress progress = {ctx, "churn"};
+	const char *sets[9] = {NULL};
+	char *libs[CHURN_MAX_LIBS + 1] = {NULL};
+	char work[PLAT_MAX_PATH + 1];
+	struct churn_options o = {
+		.processes = ctx->churn_processes, .work_dir = work, .timeout_ms = 0,
+		.wine = ctx->runner.through_wine64, .progress = measure_progress,
+		.progress_ctx = &progress,
+	};
+	const cJSON *set;
+	size_t n = 0;
+	int rc;
+
+	cJSON_ArrayForEach(set, ctx->churn_sets)
+		if (cJSON_IsString(set) && n < 8)
+			sets[n++] = set->valuestring;
+	if ((rc = pe_path(work, ctx->work, "churn")) < 0 || (rc = plat_mkdirs(work)) < 0)
+		return rc;
+	/* "generated": the DLLs of the first variant that proved valid. */
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		if (!ctx->variants[v].valid)
+			continue;
+		for (int i = 0; i < ctx->dlls && i < CHURN_MAX_LIBS && rc == 0; i++) {
+			char name[32], path[PLAT_MAX_PATH + 1];
+			snprintf(name, sizeof(name), "lt%d.dll", i);
+			if ((rc = pe_path(path, ctx->variants[v].dir, name)) == 0 && !(libs[i] = strdup(path)))
+				rc = LL_ENOMEM;
+		}
+		break;
+	}
+	o.generated_libs = (const char *const *)libs;
+	if (rc == 0)
+		rc = churn_run_sets(&o, sets, &ctx->churn);
+	for (size_t i = 0; libs[i]; i++)
+		free(libs[i]);
 	return rc;
 }

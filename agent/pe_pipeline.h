@@ -85,6 +85,8 @@ struct pe_context {
 	bool main_call;             /* generator.main "call" */
 	int warm_runs, warmup;     /* measure.warm; runs 0: not asked for */
 	int cold_runs;             /* measure.cold.runs; 0: not asked for */
+	int churn_processes;       /* measure.churn.processes; 0: not asked for */
+	const cJSON *churn_sets;   /* borrowed: measure.churn.dll_sets */
 	uint64_t seed;             /* shuffles and bootstrap, from the job and cell */
 	char work[PLAT_MAX_PATH];
 	char src[PLAT_MAX_PATH];
@@ -101,6 +103,7 @@ struct pe_context {
 	size_t *trace_count;
 	cJSON *floor_files;         /* owned */
 	cJSON *warm, *cold;         /* owned: measure_warm() and measure_cold() results */
+	cJSON *churn;               /* owned: churn_run_sets() result */
 };
 
 /* The empty program's name among the timed programs. */
@@ -173,6 +176,11 @@ int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, 
 /* Times every valid variant and the floor, warm (when warm_runs > 0) and
  * cold (when cold_runs > 0), into ctx->warm and ctx->cold (measure.h). */
 int pe_measure(struct pe_context *ctx);
+
+/* Runs the churn test (churn.h) for every DLL set the job names, with the
+ * Windows programs as the runner runs them ("generated": the first valid
+ * variant's DLLs), into ctx->churn. */
+int pe_churn(struct pe_context *ctx);
 
 /* ---- runner ---- */
 

@@ -161,6 +161,14 @@ static int read_job(struct pe_context *ctx, const cJSON *job)
 			return rc;
 		ctx->cold_runs = (int)value;
 	}
+	ctx->churn_processes = 0;
+	item = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "measure"), "churn");
+	if (item) {
+		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000, &value)) < 0)
+			return rc;
+		ctx->churn_processes = (int)value;
+		ctx->churn_sets = cJSON_GetObjectItemCaseSensitive(item, "dll_sets");
+	}
 	variants = cJSON_GetObjectItemCaseSensitive(job, "variants");
 	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
 	ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants));
@@ -293,6 +301,10 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON **ret)
 	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		goto out;
+	if (ctx->churn) {
+		cJSON_AddItemToObject(r, "churn", ctx->churn);
+		ctx->churn = NULL;
+	}
 	cJSON_AddItemToObject(r, "phases_ms", phases);
 	*ret = r;
 	return 0;
@@ -318,6 +330,7 @@ static void context_release(struct pe_context *ctx)
 	cJSON_Delete(ctx->floor_files);
 	cJSON_Delete(ctx->warm);
 	cJSON_Delete(ctx->cold);
+	cJSON_Delete(ctx->churn);
 	pe_runner_stop(&ctx->runner);
 }
 
@@ -397,6 +410,9 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 		goto out;
 	if ((ctx.warm_runs > 0 || ctx.cold_runs > 0) &&
 	    ((rc = pe_measure(&ctx)) < 0 || (rc = phase_done(phases, "measure", &start)) < 0))
+		goto out;
+	if (ctx.churn_processes > 0 &&
+	    ((rc = pe_churn(&ctx)) < 0 || (rc = phase_done(phases, "churn", &start)) < 0))
 		goto out;
 	if ((rc = pe_progress(&ctx, "report", 100)) < 0)
 		goto out;

@@ -4,7 +4,7 @@
 # the fleet side, so it builds whatever state agent/main.c is in.
 set(PIPELINE_AGENT_DIR ${PROJECT_SOURCE_DIR}/agent)
 file(GLOB PIPELINE_AGENT_SOURCES CONFIGURE_DEPENDS
-     ${PIPELINE_AGENT_DIR}/pipeline.c ${PIPELINE_AGENT_DIR}/pe_*.c ${PIPELINE_AGENT_DIR}/measure_*.c)
+     ${PIPELINE_AGENT_DIR}/pipeline.c ${PIPELINE_AGENT_DIR}/pe_*.c ${PIPELINE_AGENT_DIR}/measure_*.c ${PIPELINE_AGENT_DIR}/churn.c)
 add_executable(pipeline_driver ${CMAKE_CURRENT_LIST_DIR}/pipeline_driver.c ${PIPELINE_AGENT_SOURCES})
 target_include_directories(pipeline_driver PRIVATE ${PIPELINE_AGENT_DIR})
 target_link_libraries(pipeline_driver PRIVATE loadlab_common PkgConfig::CRYPTO)

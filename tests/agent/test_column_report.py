@@ -105,4 +105,29 @@ def test_column_job_end_to_end():
         assert out.returncode == 0, (out.stdout[-2000:], out.stderr)
 
 
+def test_churn_job_end_to_end():
+    """The termination study's job through the daemon and one Linux agent:
+    50 processes under Wine per DLL set, in the report's churn table."""
+    job = dict(harness.load_example("churn.json"), matrix={"cells": {"bench": ["a"]}},
+               measure={"churn": {"processes": 50, "dll_sets": ["none", "user32"]}})
+    with harness.Daemon() as d:
+        job_id = d.submit(job)["id"]
+        data_dir = tempfile.mkdtemp(prefix="loadlab-churn-")
+        try:
+            r = subprocess.run([AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
+                                "--data-dir", data_dir, "--labels", "bench=a", "--once"],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+            assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
+        finally:
+            harness.kill_processes_under(data_dir)
+            subprocess.run(["rm", "-rf", data_dir])
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
+        validate("report.json", report)
+        rows = report["churn"]["rows"]
+        assert [r["dll_set"] for r in rows] == ["none", "user32"], rows
+        for row in rows:
+            assert row["processes"] == 50 and row["create_us_per_process"] > 0, row
+            assert row["destroy_us_per_process"] > 0 and row["blocked_max_ms"] >= 0, row
+
+
 harness.run_tests(globals())
