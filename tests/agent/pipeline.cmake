@@ -17,3 +17,4 @@ add_test(NAME agent/pe_pipeline
           $<TARGET_FILE:pipeline_driver> ${CMAKE_CURRENT_BINARY_DIR}/pe_pipeline_work)
 set_tests_properties(agent/pe_pipeline PROPERTIES LABELS "agent;pe" TIMEOUT 300
   ENVIRONMENT "LOADLAB_SOURCE_DIR=${PROJECT_SOURCE_DIR};LOADLAB_BUILD_DIR=${PROJECT_BINARY_DIR};PYTHONPATH=${PROJECT_SOURCE_DIR}/tests/integration")
+set_tests_properties(agent/pe_pipeline PROPERTIES RESOURCE_LOCK wine)
