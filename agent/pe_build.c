@@ -158,7 +158,32 @@ out:
 	return rc;
 }
 
-int pe_toolchain_find(struct pe_toolchain *ret_toolchain)
+/* Asks the compiler T for its target into T->target and T->x86. */
+static int toolchain_target(const char *work, struct pe_toolchain *t)
+{
+	char path[PLAT_MAX_PATH + 1], *text = NULL;
+	const char *argv[] = {t->gcc, "-dumpmachine", NULL};
+	struct plat_spawn_options o = {.argv = argv};
+	size_t len = 0;
+	int rc, code = 0;
+
+	if ((rc = pe_path(path, work, "toolchain-target.txt")) < 0)
+		return rc;
+	o.stdout_path = path;
+	rc = t->host ? plat_run_host(&o, 60000, &code, NULL) : plat_run(&o, 60000, &code, NULL);
+	if (rc == 0 && code != 0)
+		rc = err_set(LL_EIO, "%s -dumpmachine exited with %d.", t->gcc, code);
+	if (rc == 0 && (rc = pe_read_file(path, 4096, &text, &len)) == 0) {
+		text[strcspn(text, "\r\n")] = '\0';
+		snprintf(t->target, sizeof(t->target), "%s", text);
+		t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 ||
+			 strncmp(text, "i386", 4) == 0;
+	}
+	free(text);
+	return rc;
+}
+
+int pe_toolchain_find(const char *work, struct pe_toolchain *ret_toolchain)
 {
 	static const char host_gcc[] = "x86_64-w64-mingw32-gcc";
 	const char *name = plat_runs_windows_programs() ? "gcc" : host_gcc;
@@ -177,6 +202,8 @@ int pe_toolchain_find(struct pe_toolchain *ret_toolchain)
 		t.host = true;
 	}
 	snprintf(t.version, sizeof(t.version), "%s", name);
+	if ((rc = toolchain_target(work, &t)) < 0)
+		return rc;
 	*ret_toolchain = t;
 	return 0;
 }
@@ -217,6 +244,13 @@ static int compile(const struct pe_context *ctx, struct command_list *list, cons
 	return 0;
 }
 
+/* The linker flag that turns high-entropy VA off, where there is one: a
+ * PE32 (32-bit x86) image has no such flag and its linker no option. */
+static const char *no_high_entropy(const struct pe_context *ctx)
+{
+	return ctx->toolchain.x86 ? "" : ",--disable-high-entropy-va";
+}
+
 /* DLL I of a set in DIR from OBJECT with DEF. */
 static int link_dll(const struct pe_context *ctx, struct command_list *list, const char *dir,
 		    bool toolchain_flags, int i, const char *object, const char *def)
@@ -232,16 +266,18 @@ static int link_dll(const struct pe_context *ctx, struct command_list *list, con
 		return rc;
 	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-shared")) < 0 ||
 	    (rc = command_arg(c, "-nostdlib")) < 0 || (rc = command_arg(c, "-e")) < 0 ||
-	    (rc = command_arg(c, "DllMain")) < 0 || (rc = command_arg(c, "-o")) < 0 ||
+	    /* __stdcall DllMain is _DllMain@12 to a 32-bit x86 linker. */
+	    (rc = command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0 ||
+	    (rc = command_arg(c, "-o")) < 0 ||
 	    (rc = command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
 	    (rc = command_arg(c, "%s/%s", obj, object)) < 0 ||
 	    (rc = command_arg(c, "%s/%s", src, def)) < 0 ||
 	    (rc = command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
 		return rc;
 	if (!toolchain_flags &&
-	    (rc = command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase,--disable-high-entropy-va,"
+	    (rc = command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase%s,"
 				 "--disable-auto-image-base,--enable-reloc-section",
-			      (unsigned long long)PE_SAME_BASE)) < 0)
+			      (unsigned long long)PE_SAME_BASE, no_high_entropy(ctx))) < 0)
 		return rc;
 	if ((size_t)snprintf(c->log, sizeof(c->log), "%s/lt%d.log", dir, i) >= sizeof(c->log))
 		return err_set(LL_ETOOBIG, "A log path is too long.");
@@ -266,8 +302,7 @@ static int link_exe(const struct pe_context *ctx, struct command_list *list, con
 	for (int i = 0; with_dlls && i < ctx->dlls; i++)
 		if ((rc = command_arg(c, "%s/liblt%d.a", out, i)) < 0)
 			return rc;
-	if (!toolchain_flags &&
-	    (rc = command_arg(c, "-Wl,--disable-dynamicbase,--disable-high-entropy-va")) < 0)
+	if (!toolchain_flags && (rc = command_arg(c, "-Wl,--disable-dynamicbase%s", no_high_entropy(ctx))) < 0)
 		return rc;
 	if ((size_t)snprintf(c->log, sizeof(c->log), "%s/%s.log", dir, exe) >= sizeof(c->log))
 		return err_set(LL_ETOOBIG, "A log path is too long.");

@@ -77,6 +77,8 @@ struct pe_toolchain {
 	 * build under Wine: it runs through plat_spawn_host(), and every path
 	 * in its arguments is a host path (plat_host_path()). */
 	bool host;
+	char target[64];      /* `gcc -dumpmachine`: "x86_64-w64-mingw32", "i686-w64-mingw32" */
+	bool x86;             /* 32-bit x86: the DLL entry is _DllMain@12 */
 };
 
 struct pe_context {
@@ -133,9 +135,11 @@ int pe_generate_order(struct pe_context *ctx);
 
 /* Finds the mingw-w64 compiler: x86_64-w64-mingw32-gcc on Linux; gcc in
  * PATH on Windows, else, for a Windows agent under Wine, the host's
- * x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., toolchain.host set).
- * LL_ENOTFOUND when there is none. */
-int pe_toolchain_find(struct pe_toolchain *ret_toolchain);
+ * x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., toolchain.host set); and
+ * asks it for its target (`gcc -dumpmachine`, its answer written to a
+ * file in WORK), because 32-bit x86 decorates the DLLs' stdcall entry
+ * point. LL_ENOTFOUND when there is none. */
+int pe_toolchain_find(const char *work, struct pe_toolchain *ret_toolchain);
 
 /* Compiles every object (task->jobs at a time) and links every set of
  * ctx->sets whose trace_order is TRACE_ORDER (the trace-ordered sets need

@@ -298,6 +298,7 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON **ret)
 			  !cJSON_AddItemToObject(m, "cold", item)))
 		goto out;
 	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
+	    !cJSON_AddStringToObject(t, "target", ctx->toolchain.target) ||
 	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		goto out;
@@ -386,7 +387,7 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if ((rc = pe_toolchain_find(&ctx.toolchain)) < 0)
+	if ((rc = pe_toolchain_find(ctx.work, &ctx.toolchain)) < 0)
 		goto out;
 	if ((rc = pe_progress(&ctx, "generate", 0)) < 0 || (rc = pe_generate(&ctx)) < 0 ||
 	    (rc = phase_done(phases, "generate", &start)) < 0)
