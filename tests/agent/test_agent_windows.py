@@ -28,6 +28,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 import schemacheck  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pe_checks  # noqa: E402
+
 WIN64_EXE = os.path.join(os.environ.get("LOADLAB_WIN64_DIR",
                                         os.path.join(harness.SOURCE_DIR, "build-win64")),
                          "agent", "loadlab-agent.exe")
@@ -213,74 +216,8 @@ def test_x64_agent_facts_under_wine():
 
 
 def verification_failures(result):
-    """What the result's per-variant verification gets wrong, as
-    test_pe_pipeline.py judges the Linux pipeline's (an empty list: none)."""
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
-        return cond
-
-    check(result.get("family") == "pe" and result.get("runner") == "wine",
-          "family/runner: %s/%s" % (result.get("family"), result.get("runner")))
-    by_name = {v["name"]: v for v in result.get("variants", [])}
-    check(sorted(by_name) == sorted(VARIANTS), "variants %s" % sorted(by_name))
-    total = DLLS * EXPORTS
-    for name, v in by_name.items():
-        vf = v.get("verify", {})
-        imports = vf.get("imports", {})
-        if not check(v.get("valid") is True, "%s: invalid: %s" % (name, v.get("invalid_reason"))):
-            continue
-        files = v.get("files", [])
-        check(len(files) == DLLS + 1 and all(len(f.get("sha256", "")) == 64 and f.get("size", 0) > 0
-                                             for f in files), "%s: files %s" % (name, files))
-        check(vf.get("dlls_loaded") == DLLS, "%s: loaded %s" % (name, vf.get("dlls_loaded")))
-        relocated = vf.get("dlls_relocated")
-        if v["knobs"]["bases"] == "same":
-            check(relocated == DLLS - 1, "%s: %s DLLs relocated, expected %d" % (name, relocated, DLLS - 1))
-        elif v["knobs"]["bases"] == "unique":
-            check(relocated == 0, "%s: %s DLLs relocated, expected 0" % (name, relocated))
-        check(imports.get("total") == total and imports.get("resolved_ok") == total,
-              "%s: imports %s" % (name, imports))
-        if v["knobs"]["imports"] == "ordinal":
-            check(imports.get("by_ordinal") == total and imports.get("file_by_ordinal") == total,
-                  "%s: not every import by ordinal: %s" % (name, imports))
-            check(vf.get("named_exports") == 0, "%s: named exports %s" % (name, vf.get("named_exports")))
-        else:
-            check(imports.get("by_name") == total and imports.get("file_by_name") == total,
-                  "%s: not every import by name: %s" % (name, imports))
-            check(vf.get("named_exports") == total, "%s: named exports %s" % (name, vf.get("named_exports")))
-        binding = vf.get("binding", {})
-        if v["knobs"]["bind"]:
-            ours = [m for m in binding.get("modules", []) if m["name"].lower().startswith("lt")]
-            check(binding.get("present") and binding.get("valid") and len(ours) == DLLS and
-                  all(m["timestamp_matches"] and m["timestamp"] == m["file_timestamp"] for m in ours),
-                  "%s: binding %s" % (name, binding))
-            check(binding.get("iat_checked") == total and binding.get("iat_wrong") == 0,
-                  "%s: bound IAT %s" % (name, binding))
-            check(binding.get("loader_used_binding") is False, "%s: Wine cannot have used the binding" % name)
-        else:
-            check(binding.get("present") is False, "%s: unexpected binding %s" % (name, binding))
-        check(vf.get("relocations", 0) >= DLLS * EXPORTS * GLOBALS,
-              "%s: relocations %s" % (name, vf.get("relocations")))
-        if v["knobs"]["order"] == "trace":
-            order = vf.get("order", {})
-            dlls = order.get("dlls", [])
-            check(order.get("dlls_in_trace_order") == DLLS and len(dlls) == DLLS and
-                  all(d["at_start_of_text"] and d["contiguous"] and d["in_trace_order"] and d["traced"]
-                      for d in dlls), "%s: order %s" % (name, order))
-            # The startup scenario calls functions last-first: a trace in
-            # link order would prove nothing.
-            check(any([int(t.split("_f")[1]) for t in d["traced"]] !=
-                      sorted(int(t.split("_f")[1]) for t in d["traced"]) for d in dlls),
-                  "%s: the trace is in link order" % name)
-        warm = v.get("warm", {})
-        check(len(warm.get("samples_us", [])) == RUNS and warm.get("min_us", 0) > 0,
-              "%s: warm %s" % (name, warm))
-    floor = result.get("floor", {}).get("warm", {})
-    check(len(floor.get("samples_us", [])) == RUNS and floor.get("min_us", 0) > 0, "floor %s" % floor)
-    return failures
+    """What the result's per-variant verification gets wrong (pe_checks.py)."""
+    return pe_checks.verification_failures(result, VARIANTS, DLLS, EXPORTS, GLOBALS, RUNS)
 
 
 def results_of(daemon, task_id):

@@ -13,6 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pe_checks  # noqa: E402
+
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 
 # The column's experiment (schemas/examples/pietrek-2000.json) at a size
@@ -88,6 +91,11 @@ def test_column_job_end_to_end():
         for task in job["tasks"]:
             result = d.api("GET", "/api/v1/results/%d" % task["result_id"], token=d.admin_token).json()
             validate("result.json", result)
+            # What the loader did, as the column's variants claim it.
+            gen = JOB["generator"]
+            failures = pe_checks.verification_failures(result, JOB["variants"], gen["dlls"], gen["exports"],
+                                                       gen["globals_per_function"], JOB["measure"]["warm"]["runs"])
+            assert not failures, failures
             cold = result["measurement"]["cold"]
             assert "wine64" in cold["counters"] and cold["counters_reliable"] in (True, False), cold
             warm = result["measurement"]["warm"]

@@ -44,6 +44,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import schemacheck  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pe_checks  # noqa: E402
+
 DLLS, EXPORTS, GLOBALS, RUNS = 10, 20, 2, 3
 VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
             "no-rebase"]
@@ -127,64 +130,10 @@ def main():
         result = json.load(f)
 
     schemacheck.validate("result.json", dict(result, attempt=1))
-    check(result.get("family") == "pe" and result.get("runner") == "wine", "family/runner")
+    for failure in pe_checks.verification_failures(result, VARIANTS, DLLS, EXPORTS, GLOBALS, RUNS):
+        check(False, failure)
     by_name = {v["name"]: v for v in result["variants"]}
-    check(sorted(by_name) == sorted(VARIANTS), f"variants {sorted(by_name)}")
-
-    for name, v in by_name.items():
-        vf = v.get("verify", {})
-        imports = vf.get("imports", {})
-        if not check(v.get("valid") is True, f"{name}: invalid: {v.get('invalid_reason')}"):
-            continue
-        files = v.get("files", [])
-        check(len(files) == DLLS + 1 and all(len(f.get("sha256", "")) == 64 and f.get("size", 0) > 0
-                                             for f in files), f"{name}: files {files}")
-        check(vf.get("dlls_loaded") == DLLS, f"{name}: loaded {vf.get('dlls_loaded')}")
-        relocated = vf.get("dlls_relocated")
-        if v["knobs"]["bases"] == "same":
-            check(relocated == DLLS - 1, f"{name}: {relocated} DLLs relocated, expected {DLLS - 1}")
-        elif v["knobs"]["bases"] == "unique":
-            check(relocated == 0, f"{name}: {relocated} DLLs relocated, expected 0")
-        total = DLLS * EXPORTS
-        check(imports.get("total") == total and imports.get("resolved_ok") == total,
-              f"{name}: imports {imports}")
-        if v["knobs"]["imports"] == "ordinal":
-            check(imports.get("by_ordinal") == total and imports.get("file_by_ordinal") == total,
-                  f"{name}: not every import by ordinal: {imports}")
-            check(vf.get("named_exports") == 0, f"{name}: named exports {vf.get('named_exports')}")
-        else:
-            check(imports.get("by_name") == total and imports.get("file_by_name") == total,
-                  f"{name}: not every import by name: {imports}")
-            check(vf.get("named_exports") == total, f"{name}: named exports {vf.get('named_exports')}")
-        binding = vf.get("binding", {})
-        if v["knobs"]["bind"]:
-            ours = [m for m in binding.get("modules", []) if m["name"].lower().startswith("lt")]
-            check(binding.get("present") and binding.get("valid") and len(ours) == DLLS and
-                  all(m["timestamp_matches"] and m["timestamp"] == m["file_timestamp"] for m in ours),
-                  f"{name}: binding {binding}")
-            check(binding.get("iat_checked") == total and binding.get("iat_wrong") == 0,
-                  f"{name}: bound IAT {binding}")
-            check(binding.get("loader_used_binding") is False, f"{name}: Wine cannot have used the binding")
-        else:
-            check(binding.get("present") is False, f"{name}: unexpected binding {binding}")
-        check(vf.get("relocations", 0) >= DLLS * EXPORTS * GLOBALS, f"{name}: relocations {vf.get('relocations')}")
-        if v["knobs"]["order"] == "trace":
-            order = vf.get("order", {})
-            dlls = order.get("dlls", [])
-            check(order.get("dlls_in_trace_order") == DLLS and len(dlls) == DLLS and
-                  all(d["at_start_of_text"] and d["contiguous"] and d["in_trace_order"] and d["traced"]
-                      for d in dlls), f"{name}: order {order}")
-            # The startup scenario calls functions last-first: a trace in
-            # link order would prove nothing.
-            check(any([int(t.split("_f")[1]) for t in d["traced"]] !=
-                      sorted(int(t.split("_f")[1]) for t in d["traced"]) for d in dlls),
-                  f"{name}: the trace is in link order")
-        warm = v.get("warm", {})
-        check(len(warm.get("samples_us", [])) == RUNS and warm.get("min_us", 0) > 0,
-              f"{name}: warm {warm}")
-
     floor = result.get("floor", {}).get("warm", {})
-    check(len(floor.get("samples_us", [])) == RUNS and floor.get("min_us", 0) > 0, f"floor {floor}")
 
     # The result's hash is the file's.
     v0 = os.path.join(task_dir, "v", "00", "main.exe")

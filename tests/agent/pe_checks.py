@@ -1,0 +1,78 @@
+"""What a pe result's per-variant verification must show, shared by the
+pipeline's own test, the Windows agent's and the end-to-end column test:
+under `default` all DLLs but one relocated, under `rebase` and `bind`
+none; under `ordinal` every import by ordinal and no names exported; under
+`bind` a valid bound directory whose timestamps match the DLLs; under
+`reorder` the traced startup functions contiguous at the start of `.text`
+in trace order; files hashed; valid variants and the floor timed."""
+
+
+def verification_failures(result, variants, dlls, exports, globals_per_function, runs):
+    """The list of what RESULT gets wrong (empty: nothing) for a job of
+    VARIANTS with the given generator and warm RUNS, run under Wine."""
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+        return cond
+
+    check(result.get("family") == "pe" and result.get("runner") == "wine",
+          "family/runner: %s/%s" % (result.get("family"), result.get("runner")))
+    by_name = {v["name"]: v for v in result.get("variants", [])}
+    check(sorted(by_name) == sorted(variants), "variants %s" % sorted(by_name))
+    total = dlls * exports
+    for name, v in by_name.items():
+        vf = v.get("verify", {})
+        imports = vf.get("imports", {})
+        if not check(v.get("valid") is True, "%s: invalid: %s" % (name, v.get("invalid_reason"))):
+            continue
+        files = v.get("files", [])
+        check(len(files) == dlls + 1 and all(len(f.get("sha256", "")) == 64 and f.get("size", 0) > 0
+                                             for f in files), "%s: files %s" % (name, files))
+        check(vf.get("dlls_loaded") == dlls, "%s: loaded %s" % (name, vf.get("dlls_loaded")))
+        relocated = vf.get("dlls_relocated")
+        if v["knobs"]["bases"] == "same":
+            check(relocated == dlls - 1, "%s: %s DLLs relocated, expected %d" % (name, relocated, dlls - 1))
+        elif v["knobs"]["bases"] == "unique":
+            check(relocated == 0, "%s: %s DLLs relocated, expected 0" % (name, relocated))
+        check(imports.get("total") == total and imports.get("resolved_ok") == total,
+              "%s: imports %s" % (name, imports))
+        if v["knobs"]["imports"] == "ordinal":
+            check(imports.get("by_ordinal") == total and imports.get("file_by_ordinal") == total,
+                  "%s: not every import by ordinal: %s" % (name, imports))
+            check(vf.get("named_exports") == 0, "%s: named exports %s" % (name, vf.get("named_exports")))
+        else:
+            check(imports.get("by_name") == total and imports.get("file_by_name") == total,
+                  "%s: not every import by name: %s" % (name, imports))
+            check(vf.get("named_exports") == total, "%s: named exports %s" % (name, vf.get("named_exports")))
+        binding = vf.get("binding", {})
+        if v["knobs"]["bind"]:
+            ours = [m for m in binding.get("modules", []) if m["name"].lower().startswith("lt")]
+            check(binding.get("present") and binding.get("valid") and len(ours) == dlls and
+                  all(m["timestamp_matches"] and m["timestamp"] == m["file_timestamp"] for m in ours),
+                  "%s: binding %s" % (name, binding))
+            check(binding.get("iat_checked") == total and binding.get("iat_wrong") == 0,
+                  "%s: bound IAT %s" % (name, binding))
+            check(binding.get("loader_used_binding") is False, "%s: Wine cannot have used the binding" % name)
+        else:
+            check(binding.get("present") is False, "%s: unexpected binding %s" % (name, binding))
+        check(vf.get("relocations", 0) >= dlls * exports * globals_per_function,
+              "%s: relocations %s" % (name, vf.get("relocations")))
+        if v["knobs"]["order"] == "trace":
+            order = vf.get("order", {})
+            traced = order.get("dlls", [])
+            check(order.get("dlls_in_trace_order") == dlls and len(traced) == dlls and
+                  all(d["at_start_of_text"] and d["contiguous"] and d["in_trace_order"] and d["traced"]
+                      for d in traced), "%s: order %s" % (name, order))
+            # The startup scenario calls functions last-first: a trace in
+            # link order would prove nothing.
+            check(any([int(t.split("_f")[1]) for t in d["traced"]] !=
+                      sorted(int(t.split("_f")[1]) for t in d["traced"]) for d in traced),
+                  "%s: the trace is in link order" % name)
+        warm = v.get("warm", {})
+        check(len(warm.get("samples_us", [])) == runs and warm.get("min_us", 0) > 0,
+              "%s: warm %s" % (name, warm))
+    floor = result.get("floor", {}).get("warm", {})
+    check(len(floor.get("samples_us", [])) == runs and floor.get("min_us", 0) > 0, "floor %s" % floor)
+    return failures
