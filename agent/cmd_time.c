@@ -13,7 +13,8 @@
 
 static const char usage_text[] =
 	"usage: loadlab-agent time [--runs N] [--warmup W] [--cold] [--file PATH]...\n"
-	"                          [--timeout MS] [--seed S] [--json] -- PROGRAM [ARGS...]\n"
+	"                          [--timeout MS] [--reruns R] [--seed S] [--json]\n"
+	"                          -- PROGRAM [ARGS...]\n"
 	"\n"
 	"Times PROGRAM as the pipeline times a variant (docs/agent.md, Measurements):\n"
 	"W untimed runs, then N timed ones (default 30 after 3), at the highest\n"
@@ -21,7 +22,8 @@ static const char usage_text[] =
 	"process is started to its exit. PROGRAM is a path or a name looked up in\n"
 	"PATH; its output is discarded. A run that exits non-zero, or is still\n"
 	"running after --timeout MS (default 60000; it is killed), fails the\n"
-	"measurement.\n"
+	"measurement; with --reruns R (warm runs only) a run that exits non-zero\n"
+	"is run again up to R times first, and each rerun is listed.\n"
 	"\n"
 	"--cold: before each run, evicts PROGRAM's file and every --file PATH from\n"
 	"the OS cache and checks it did; reports per run the wall time, page\n"
@@ -175,6 +177,8 @@ static cJSON *flatten(const char *program, char **argv, cJSON *result, const str
 	}
 	if ((item = cJSON_DetachItemFromObjectCaseSensitive(result, "method")))
 		cJSON_AddItemToObject(out, "method", item);
+	if ((item = cJSON_DetachItemFromObjectCaseSensitive(result, "reruns")))
+		cJSON_AddItemToObject(out, "reruns", item);
 	return out;
 fail:
 	cJSON_Delete(out);
@@ -217,6 +221,10 @@ int cmd_time(int argc, char **argv)
 			if (!parse_int(i + 1 < argc ? argv[++i] : NULL, 1, 86400000, &v))
 				return usage_error("--timeout needs 1..86400000 ms", NULL);
 			o.timeout_ms = v;
+		} else if (strcmp(a, "--reruns") == 0) {
+			if (!parse_int(i + 1 < argc ? argv[++i] : NULL, 0, MEASURE_MAX_RERUNS, &v))
+				return usage_error("--reruns needs 0..10", NULL);
+			o.reruns = (int)v;
 		} else if (strcmp(a, "--seed") == 0) {
 			if (!parse_int(i + 1 < argc ? argv[++i] : NULL, 0, (long long)(~0ULL >> 1), &v))
 				return usage_error("--seed needs a non-negative integer", NULL);

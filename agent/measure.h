@@ -39,6 +39,7 @@
 #define MEASURE_MAX_PROGRAMS 64
 #define MEASURE_MAX_RUNS 10000
 #define MEASURE_MAX_WARMUP 1000
+#define MEASURE_MAX_RERUNS 10
 /* Bootstrap resamples behind every confidence interval (95 %). */
 #define MEASURE_BOOTSTRAP_RESAMPLES 2000
 /* Modified z-score beyond which a sample is flagged an outlier. */
@@ -59,6 +60,10 @@ struct measure_options {
 	int warmup;              /* untimed runs per program first, 0..MEASURE_MAX_WARMUP (warm only) */
 	uint64_t seed;           /* the shuffles and the bootstrap: same seed, same order */
 	long long timeout_ms;    /* per run, > 0: a program still running is killed */
+	int reruns;              /* warm only, 0..MEASURE_MAX_RERUNS: a run whose program
+				  * exits non-zero is run again up to this many times before
+				  * the measurement fails; every rerun is listed in the
+				  * result's "reruns" ({"program", "run", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
 };
@@ -72,7 +77,8 @@ struct measure_options {
  *               "bootstrap_resamples", "confidence": 0.95},
  *    "programs": {NAME: {"samples_us": [...in run order...],
  *                        "summary": <measure_summary_json>}},
- *    "order": [[names of timed round 0], ...]}   (warm-up rounds not listed) */
+ *    "order": [[names of timed round 0], ...],   (warm-up rounds not listed)
+ *    "reruns": [{"program", "run", "exit_code"}...]} */
 int measure_warm(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret);
 

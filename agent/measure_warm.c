@@ -19,6 +19,8 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 		return err_set(LL_EINVAL, "Runs must be 1..%d.", MEASURE_MAX_RUNS);
 	if (o->warmup < 0 || o->warmup > MEASURE_MAX_WARMUP)
 		return err_set(LL_EINVAL, "Warm-up runs must be 0..%d.", MEASURE_MAX_WARMUP);
+	if (o->reruns < 0 || o->reruns > MEASURE_MAX_RERUNS)
+		return err_set(LL_EINVAL, "Reruns must be 0..%d.", MEASURE_MAX_RERUNS);
 	if (o->timeout_ms <= 0)
 		return err_set(LL_EINVAL, "A measurement needs a timeout per run.");
 	for (size_t i = 0; i < count; i++) {
@@ -153,17 +155,29 @@ out:
 	return rc;
 }
 
-/* One run of P; a non-zero exit fails the measurement. */
+/* One run of P: run again (up to o->reruns times, each listed in RERUNS)
+ * while it exits non-zero, then a non-zero exit fails the measurement. */
 static int run_once(const struct measure_program *p, const struct measure_options *o, int run,
-		    double *ret_us)
+		    cJSON *reruns, double *ret_us)
 {
 	struct plat_measure_counters k;
 	int rc;
 
-	if ((rc = plat_measure_run(&p->spawn, o->timeout_ms, false, &k)) < 0)
-		return rc;
-	if (k.exit_code != 0)
-		return err_set(LL_EIO, "%s exited with %d in run %d while timed.", p->name, k.exit_code, run + 1);
+	for (int attempt = 0;; attempt++) {
+		cJSON *entry;
+		if ((rc = plat_measure_run(&p->spawn, o->timeout_ms, false, &k)) < 0)
+			return rc;
+		if (k.exit_code == 0)
+			break;
+		if (attempt >= o->reruns)
+			return err_set(LL_EIO, "%s exited with %d in run %d while timed%s.", p->name, k.exit_code,
+				       run + 1, attempt ? " (after reruns)" : "");
+		if (!(entry = cJSON_CreateObject()) || !cJSON_AddItemToArray(reruns, entry) ||
+		    !cJSON_AddStringToObject(entry, "program", p->name) ||
+		    !cJSON_AddNumberToObject(entry, "run", run + 1) ||
+		    !cJSON_AddNumberToObject(entry, "exit_code", k.exit_code))
+			return err_set(LL_ENOMEM, "Out of memory.");
+	}
 	*ret_us = (double)k.wall_ns / 1000.0;
 	return 0;
 }
@@ -174,7 +188,7 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 	struct plat_measure_conditions conditions;
 	double *samples = NULL; /* [program][run] */
 	size_t *order = NULL, rounds;
-	cJSON *result = NULL, *method = NULL, *progs, *order_json;
+	cJSON *result = NULL, *method = NULL, *progs, *order_json, *reruns;
 	uint64_t state;
 	int rc;
 
@@ -184,7 +198,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 	samples = calloc(count * (size_t)o->runs, sizeof(*samples));
 	order = calloc(count, sizeof(*order));
 	result = cJSON_CreateObject();
-	if (!samples || !order || !result || !(order_json = cJSON_AddArrayToObject(result, "order"))) {
+	if (!samples || !order || !result || !(order_json = cJSON_AddArrayToObject(result, "order")) ||
+	    !(reruns = cJSON_AddArrayToObject(result, "reruns"))) {
 		free(samples);
 		free(order);
 		cJSON_Delete(result);
@@ -210,7 +225,7 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 			size_t run = r - (size_t)o->warmup;
 			double us = 0;
 			cJSON *name;
-			if ((rc = run_once(p, o, (int)r, &us)) < 0)
+			if ((rc = run_once(p, o, (int)r, reruns, &us)) < 0)
 				goto out;
 			if (!timed)
 				continue;

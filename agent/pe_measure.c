@@ -16,6 +16,8 @@
 
 /* Per run: a generated program that hangs is killed after this long. */
 #define PE_MEASURE_TIMEOUT_MS 60000
+/* Reruns of a warm run whose program failed to start or exited non-zero. */
+#define PE_MEASURE_RERUNS 2
 
 struct pe_measured {
 	const char *argv[3];
@@ -86,6 +88,9 @@ int pe_measure(struct pe_context *ctx)
 		.runs = ctx->warm_runs, .warmup = ctx->warmup, .seed = ctx->seed,
 		.timeout_ms = PE_MEASURE_TIMEOUT_MS, .progress = measure_progress,
 		.progress_ctx = &progress,
+		/* The generated programs always exit 0; under Wine on a busy
+		 * machine a start fails now and then: run it again, listed. */
+		.reruns = PE_MEASURE_RERUNS,
 	};
 	char empty_dir[PLAT_MAX_PATH + 1];
 	size_t count = 0;
@@ -115,6 +120,7 @@ int pe_measure(struct pe_context *ctx)
 		progress.phase = "cold";
 		o.runs = ctx->cold_runs;
 		o.warmup = 0;
+		o.reruns = 0; /* a rerun would no longer be cold */
 		rc = measure_cold(programs, count, &o, &ctx->cold);
 	}
 	for (size_t i = 0; i < count; i++)

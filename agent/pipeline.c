@@ -292,7 +292,9 @@ static int result_json(struct pe_context *ctx, cJSON *phases, cJSON **ret)
 	if (ctx->warm && (!(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->warm, "method"), true)) ||
 			  !cJSON_AddItemToObject(m, "warm", item) ||
 			  !(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->warm, "order"), true)) ||
-			  !cJSON_AddItemToObject(m, "warm_order", item)))
+			  !cJSON_AddItemToObject(m, "warm_order", item) ||
+			  !(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->warm, "reruns"), true)) ||
+			  !cJSON_AddItemToObject(m, "warm_reruns", item)))
 		goto out;
 	if (ctx->cold && (!(item = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(ctx->cold, "method"), true)) ||
 			  !cJSON_AddItemToObject(m, "cold", item)))

@@ -251,5 +251,30 @@ def test_wine_program_measured_from_the_linux_side():
         shutil.rmtree(work, ignore_errors=True)
 
 
+
+def test_reruns_run_a_failed_start_again_and_list_it():
+    """--reruns: a program that fails its first start is run again, and the
+    rerun is listed; without reruns the same program fails the measurement."""
+    work = tempfile.mkdtemp(prefix="loadlab-reruns-")
+    try:
+        marker = os.path.join(work, "started-once")
+        script = "test -e %s || { touch %s; exit 3; }" % (marker, marker)
+        r = subprocess.run([AGENT, "time", "--json", "--runs", "3", "--warmup", "0", "--reruns", "2",
+                            "--", "/bin/sh", "-c", script], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert len(out["samples_us"]) == 3, out
+        assert out["reruns"] == [{"program": out["reruns"][0]["program"], "run": 1, "exit_code": 3}], out
+        os.unlink(marker)
+        r = subprocess.run([AGENT, "time", "--json", "--runs", "3", "--warmup", "0",
+                            "--", "/bin/sh", "-c", script], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and "exited with 3" in r.stderr, (r.returncode, r.stderr)
+        r = subprocess.run([AGENT, "time", "--reruns", "11", "--", "/bin/true"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "--reruns" in r.stderr, r
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     run_tests(globals())
