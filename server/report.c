@@ -366,19 +366,28 @@ static int collect_row(void *context, const struct store_report_row *row)
 	return 0;
 }
 
-static void cache_summaries(struct store *store, const cJSON *tasks)
+/* Stores, in one transaction, the summaries collect_row() computed. */
+static void cache_summaries(struct store *store, const cJSON *tasks, int count)
 {
+	long long *ids = calloc((size_t)count + 1, sizeof(*ids));
+	char **texts = calloc((size_t)count + 1, sizeof(*texts));
 	const cJSON *t;
+	size_t n = 0;
 
-	cJSON_ArrayForEach(t, tasks) {
-		char *text;
-		if (!cJSON_IsTrue(get(t, "cache")))
-			continue;
-		text = cJSON_PrintUnformatted(get(t, "summary"));
-		if (text)
-			store_summary_put(store, (long long)number(t, "result_id", 0), REPORT_SUMMARY_VERSION, text);
-		free(text);
+	if (ids && texts) {
+		cJSON_ArrayForEach(t, tasks) {
+			if (!cJSON_IsTrue(get(t, "cache")) || n == (size_t)count)
+				continue;
+			if (!(texts[n] = cJSON_PrintUnformatted(get(t, "summary"))))
+				break;
+			ids[n++] = (long long)number(t, "result_id", 0);
+		}
+		store_summaries_put(store, n, ids, REPORT_SUMMARY_VERSION, (const char *const *)texts);
 	}
+	for (size_t i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(ids);
+	free(texts);
 }
 
 /* The figures of one variant in one task, or why there are none. */
@@ -542,7 +551,8 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_Delete(rows.tasks);
 		return rc;
 	}
-	cache_summaries(store, rows.tasks);
+	if (rows.computed)
+		cache_summaries(store, rows.tasks, rows.computed);
 	spec = get(job, "spec");
 	out = cJSON_CreateObject();
 	info = cJSON_AddObjectToObject(out, "job");

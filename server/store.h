@@ -180,8 +180,10 @@ int store_job_report_rows(struct store *store, long long job_id, bool with_bodie
 			  int (*fn)(void *context, const struct store_report_row *row),
 			  void *context);
 
-/* Caches the summary computed from RESULT_ID's text (report.c). */
-int store_summary_put(struct store *store, long long result_id, int version, const char *summary);
+/* Caches the summaries computed from results' texts (report.c): COUNT
+ * pairs of RESULT_IDS[i] and SUMMARIES[i], all in one transaction. */
+int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
+			const char *const *summaries);
 
 /* --- metrics --- */
 

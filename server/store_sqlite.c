@@ -1753,27 +1753,33 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 	return rc;
 }
 
-struct summary_put_op {
-	long long result_id;
+struct summaries_put_op {
+	size_t count;
+	const long long *ids;
 	int version;
-	const char *summary;
+	const char *const *summaries;
 };
 
-static int op_summary_put(struct store *s, void *arg)
+static int op_summaries_put(struct store *s, void *arg)
 {
-	struct summary_put_op *a = arg;
+	struct summaries_put_op *a = arg;
+	int rc = 0;
 
-	return db_run(s->writer,
-		      "INSERT INTO result_summaries (result_id, version, body) VALUES (?, ?, ?)"
-		      " ON CONFLICT (result_id) DO UPDATE SET version = excluded.version, body = excluded.body",
-		      "iit", a->result_id, (long long)a->version, a->summary);
+	for (size_t i = 0; i < a->count && rc == 0; i++)
+		rc = db_run(s->writer,
+			    "INSERT INTO result_summaries (result_id, version, body) VALUES (?, ?, ?)"
+			    " ON CONFLICT (result_id) DO UPDATE SET version = excluded.version,"
+			    " body = excluded.body",
+			    "iit", a->ids[i], (long long)a->version, a->summaries[i]);
+	return rc;
 }
 
-int store_summary_put(struct store *s, long long result_id, int version, const char *summary)
+int store_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
+			const char *const *summaries)
 {
-	struct summary_put_op a = {result_id, version, summary};
+	struct summaries_put_op a = {count, result_ids, version, summaries};
 
-	return store_write(s, op_summary_put, &a);
+	return count ? store_write(s, op_summaries_put, &a) : 0;
 }
 
 /* ----------------------------------------------------------------- metrics */

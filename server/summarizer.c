@@ -42,7 +42,7 @@ static void *summarizer_main(void *arg)
 		if (store_result_get(z->store, id, &body) == 0 &&
 		    report_summarize_result(body, &summary) == 0 &&
 		    (text = cJSON_PrintUnformatted(summary))) {
-			store_summary_put(z->store, id, REPORT_SUMMARY_VERSION, text);
+			store_summaries_put(z->store, 1, &id, REPORT_SUMMARY_VERSION, (const char *const[]){text});
 			free(text);
 		}
 		cJSON_Delete(summary);
