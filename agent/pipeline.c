@@ -372,14 +372,15 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.task = task;
-	/* The job's bounds again, on this side of the wire. */
-	if ((rc = job_spec_normalize(task->job, &normalized)) < 0 || (rc = read_job(&ctx, normalized)) < 0)
-		goto out;
-	if (strlen(task->work_dir) > PLAT_MAX_PATH - 200) {
-		rc = err_set(LL_ETOOBIG, "The work folder's path is too long.");
+	/* The work folder first: read_job() places the link sets in it. */
+	if (!task->work_dir || !task->work_dir[0] || strlen(task->work_dir) > PLAT_MAX_PATH - 200) {
+		rc = err_set(LL_EINVAL, "The work folder's path is empty or too long.");
 		goto out;
 	}
 	snprintf(ctx.work, sizeof(ctx.work), "%s", task->work_dir);
+	/* The job's bounds again, on this side of the wire. */
+	if ((rc = job_spec_normalize(task->job, &normalized)) < 0 || (rc = read_job(&ctx, normalized)) < 0)
+		goto out;
 	if ((rc = pe_path(ctx.src, ctx.work, "src")) < 0 || (rc = pe_path(ctx.obj, ctx.work, "obj")) < 0 ||
 	    (rc = plat_mkdirs(ctx.src)) < 0 || (rc = plat_mkdirs(ctx.obj)) < 0)
 		goto out;

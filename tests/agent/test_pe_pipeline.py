@@ -130,6 +130,10 @@ def main():
         result = json.load(f)
 
     schemacheck.validate("result.json", dict(result, attempt=1))
+    # Everything the pipeline builds stays in its work folder: the link
+    # sets are below it, never at the file system's root.
+    check(os.path.isdir(os.path.join(task_dir, "sets")) and not os.path.exists("/sets"),
+          "the link sets are not inside the work folder")
     for failure in pe_checks.verification_failures(result, VARIANTS, DLLS, EXPORTS, GLOBALS, RUNS):
         check(False, failure)
     by_name = {v["name"]: v for v in result["variants"]}

@@ -91,6 +91,10 @@ def main():
                        "VALUES (?, ?, 1, ?, 0)",
                        ((10 ** 9 + i, 1, body) for i in range(FILLER)))
         db.commit()
+        # The first report below computes every summary itself (as after a
+        # summarizer queue overflow), the later ones read them cached.
+        db.execute("DELETE FROM result_summaries")
+        db.commit()
         stored = db.execute("SELECT count(*) FROM results").fetchone()[0]
         db.close()
         d.start()
@@ -100,7 +104,7 @@ def main():
         print("floor: GET /api/v1/jobs/%d (1000 tasks)      %8.1f ms  (%d bytes)"
               % (base, floor * 1000, size))
         first, size = timed(d, "/api/v1/jobs/%d/report" % base)
-        print("report, first after restart            %8.1f ms  (%d bytes)  ratio %.1f"
+        print("report, summaries computed on demand   %8.1f ms  (%d bytes)  ratio %.1f"
               % (first * 1000, size, first / floor))
         cached, size = timed(d, "/api/v1/jobs/%d/report" % base, 3)
         print("report, cached summaries               %8.1f ms  (%d bytes)  ratio %.1f"
