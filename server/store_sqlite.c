@@ -1753,6 +1753,26 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 	return rc;
 }
 
+int store_results_unsummarized(struct store *s, int version, long long limit,
+			       void (*fn)(void *context, long long result_id), void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_prepare(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
+				     " ON m.result_id = r.id AND m.version = ?1"
+				     " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
+	if (stmt) {
+		sqlite3_bind_int(stmt, 1, version);
+		sqlite3_bind_int64(stmt, 2, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW)
+			fn(context, sqlite3_column_int64(stmt, 0));
+		sqlite3_finalize(stmt);
+	}
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}
+
 struct summaries_put_op {
 	size_t count;
 	const long long *ids;

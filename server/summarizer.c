@@ -54,6 +54,11 @@ static void *summarizer_main(void *arg)
 	return NULL;
 }
 
+static void enqueue_found(void *context, long long result_id)
+{
+	summarizer_enqueue(context, result_id);
+}
+
 int summarizer_start(struct store *store, struct summarizer **ret)
 {
 	struct summarizer *z = calloc(1, sizeof(*z));
@@ -70,6 +75,9 @@ int summarizer_start(struct store *store, struct summarizer **ret)
 		free(z);
 		return LL_ENOMEM;
 	}
+	/* Results stored before a restart, or dropped from a full queue,
+	 * are summarized first. */
+	store_results_unsummarized(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
 	*ret = z;
 	return 0;
 }

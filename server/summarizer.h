@@ -5,7 +5,8 @@
  * Result ingestion enqueues the result's id and returns at once; one
  * thread takes ids in order, computes and stores their summaries. The
  * queue holds SUMMARIZER_QUEUE_MAX ids; beyond that ids are dropped, and
- * the report computes what is missing when it is asked for.
+ * the report computes what is missing when it is asked for. At start the
+ * queue is filled with the stored results that have no summary yet.
  */
 #ifndef LOADLAB_SERVER_SUMMARIZER_H
 #define LOADLAB_SERVER_SUMMARIZER_H

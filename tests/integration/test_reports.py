@@ -5,8 +5,11 @@ missing and failed cells are explained; cold-start and churn tables; the
 CLI's compare exit codes 0, 1 and 2 each reached by a real case."""
 import csv
 import io
+import os
 import random
+import sqlite3
 import subprocess
+import time
 
 from harness import LOADLAB, Daemon, load_example, run_tests
 from schemacheck import validate
@@ -129,6 +132,20 @@ def test_column_report():
         # The second report reads cached summaries and says the same.
         again = d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token).json()
         assert again == report
+        # Summaries lost (or never made) are made again in the background
+        # when the daemon starts.
+        d.stop()
+        db = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
+        db.execute("DELETE FROM result_summaries")
+        db.commit()
+        d.start()
+        deadline = time.time() + 60
+        while "loadlab_summaries_pending 0\n" not in d.api("GET", "/metrics").body.decode():
+            assert time.time() < deadline, "summaries were not made again"
+            time.sleep(0.1)
+        assert db.execute("SELECT count(*) FROM result_summaries").fetchone()[0] == 3
+        db.close()
+        assert d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token).json() == report
 
 
 def test_cold_and_churn_tables():
