@@ -446,6 +446,22 @@ static int check_job(const cJSON *job, cJSON **ret_job)
 	return 0;
 }
 
+
+/* Removes a finished task's work folder. On Windows a file of a program
+ * that has just exited (or, under Wine, one a host tool is still closing)
+ * can stay locked for a moment: try a few times, then say what was left. */
+static void remove_work(long long task_id, long long attempt, const char *work_dir)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 5; i++) {
+		if ((rc = os_remove_tree(work_dir)) == 0)
+			return;
+		os_sleep_ms(200);
+	}
+	log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
+}
+
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 {
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
@@ -575,7 +591,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		log_task(LOG_WARN, "spool_failed", task_id, attempt, "reason", err_message(rc));
 	rc = deliver_result(f, task_id, attempt, text);
 	free(text);
-	os_remove_tree(work_dir);
+	remove_work(task_id, attempt, work_dir);
 	if (rc == LL_EAUTH)
 		return TASK_FATAL;
 	if (rc == LL_ESTATE)
