@@ -6,6 +6,7 @@
 #ifdef _WIN32
 
 #include "loadlab/plat_measure.h"
+#include "plat_win32_int.h"
 
 #include <windows.h>
 
@@ -122,96 +123,6 @@ void plat_measure_counters_source(const char *argv0, char *out, size_t size)
 				    "GetProcessMemoryInfo PageFaultCount");
 }
 
-/* Appends ARG to LINE (CAP bytes) quoted as the C runtime splits argv:
- * backslashes are literal except before a quote, where they are doubled. */
-static int append_arg(char *line, size_t cap, size_t *len, const char *arg)
-{
-	size_t n = *len;
-	bool quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
-
-	if (n + 2 * strlen(arg) + 4 > cap)
-		return err_set(LL_ETOOBIG, "The command line is too long.");
-	if (n > 0)
-		line[n++] = ' ';
-	if (!quote) {
-		memcpy(line + n, arg, strlen(arg));
-		n += strlen(arg);
-	} else {
-		size_t slashes = 0;
-		line[n++] = '"';
-		for (const char *p = arg; *p; p++) {
-			if (*p == '\\') {
-				slashes++;
-				line[n++] = '\\';
-				continue;
-			}
-			if (*p == '"') {
-				for (size_t k = 0; k < slashes + 1; k++)
-					line[n++] = '\\';
-			}
-			slashes = 0;
-			line[n++] = *p;
-		}
-		for (size_t k = 0; k < slashes; k++)
-			line[n++] = '\\';
-		line[n++] = '"';
-	}
-	line[n] = '\0';
-	*len = n;
-	return 0;
-}
-
-static size_t key_length(const char *entry)
-{
-	const char *eq = strchr(entry, '=');
-	return eq ? (size_t)(eq - entry) : strlen(entry);
-}
-
-/* This process's environment block with ADD applied; malloc'd. */
-static int build_environment(const char *const *add, char **ret_block)
-{
-	char *parent = GetEnvironmentStringsA(), *block, *p;
-	size_t size = 2, extra = 0, n = 0;
-
-	if (!parent)
-		return err_set(LL_EIO, "Cannot read the environment.");
-	for (p = parent; *p; p += strlen(p) + 1)
-		size += strlen(p) + 1;
-	for (; add && add[extra]; extra++)
-		size += strlen(add[extra]) + 1;
-	if (extra > PLAT_MAX_ARGS || !(block = malloc(size))) {
-		FreeEnvironmentStringsA(parent);
-		return extra > PLAT_MAX_ARGS ? err_set(LL_ETOOBIG, "Too many environment additions.")
-					     : err_set(LL_ENOMEM, "Out of memory.");
-	}
-	for (p = parent; *p; p += strlen(p) + 1) {
-		bool replaced = false;
-		for (size_t j = 0; j < extra && !replaced; j++)
-			replaced = key_length(p) == key_length(add[j]) && _strnicmp(p, add[j], key_length(p)) == 0;
-		if (!replaced) {
-			memcpy(block + n, p, strlen(p) + 1);
-			n += strlen(p) + 1;
-		}
-	}
-	for (size_t j = 0; j < extra; j++) {
-		memcpy(block + n, add[j], strlen(add[j]) + 1);
-		n += strlen(add[j]) + 1;
-	}
-	block[n] = '\0';
-	block[n + 1] = '\0';
-	FreeEnvironmentStringsA(parent);
-	*ret_block = block;
-	return 0;
-}
-
-static HANDLE open_inheritable(const char *path, bool write)
-{
-	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
-	return CreateFileA(path ? path : "NUL", write ? GENERIC_WRITE : GENERIC_READ,
-			   FILE_SHARE_READ | FILE_SHARE_WRITE, &sa, write ? CREATE_ALWAYS : OPEN_EXISTING,
-			   FILE_ATTRIBUTE_NORMAL, NULL);
-}
-
 static long long page_faults_of(HANDLE process)
 {
 	static get_process_memory_info_fn fn;
@@ -259,17 +170,17 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	}
 	line[0] = '\0';
 	for (size_t i = 0; options->argv[i]; i++)
-		if ((rc = append_arg(line, PLAT_MAX_COMMAND_LINE, &len, options->argv[i])) < 0)
+		if ((rc = plat_win32_append_arg(line, &len, options->argv[i])) < 0)
 			goto out;
-	if ((rc = build_environment(options->env_add, &env)) < 0)
+	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
 		goto out;
-	in = open_inheritable(NULL, false);
-	out = open_inheritable(options->stdout_path, true);
+	in = plat_win32_open_inheritable(NULL, false);
+	out = plat_win32_open_inheritable(options->stdout_path, true);
 	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
 		if (!DuplicateHandle(GetCurrentProcess(), out, GetCurrentProcess(), &err, 0, TRUE, DUPLICATE_SAME_ACCESS))
 			err = INVALID_HANDLE_VALUE;
 	} else {
-		err = open_inheritable(options->stderr_path, true);
+		err = plat_win32_open_inheritable(options->stderr_path, true);
 	}
 	if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
 		rc = err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],

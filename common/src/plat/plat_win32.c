@@ -5,6 +5,7 @@
 #ifdef _WIN32
 
 #include "loadlab/plat.h"
+#include "plat_win32_int.h"
 
 #include <windows.h>
 
@@ -44,7 +45,7 @@ static long long elapsed_us(LARGE_INTEGER from, LARGE_INTEGER to)
 /* Appends ARG to LINE quoted the way the C runtime's argv parser splits
  * it: backslashes are literal unless they precede a quote, so runs of
  * backslashes before a quote (or the closing quote) are doubled. */
-static int append_arg(char *line, size_t *len, const char *arg)
+int plat_win32_append_arg(char *line, size_t *len, const char *arg)
 {
 	size_t n = *len;
 	bool quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
@@ -98,7 +99,7 @@ static size_t key_length(const char *entry)
 }
 
 /* The parent's environment block with ADD applied; malloc'd. */
-static int build_environment(const char *const *add, char **ret_block)
+int plat_win32_environment(const char *const *add, char **ret_block)
 {
 	char *parent = GetEnvironmentStringsA(), *block = NULL, *p;
 	size_t size = 1, extra = 0, n = 0;
@@ -140,7 +141,7 @@ static int build_environment(const char *const *add, char **ret_block)
 	return 0;
 }
 
-static HANDLE open_inheritable(const char *path, bool write)
+HANDLE plat_win32_open_inheritable(const char *path, bool write)
 {
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
 	return CreateFileA(path ? path : "NUL", write ? GENERIC_WRITE : GENERIC_READ,
@@ -168,20 +169,20 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 	}
 	line[0] = '\0';
 	for (size_t i = 0; options->argv[i]; i++)
-		if (i >= PLAT_MAX_ARGS || (rc = append_arg(line, &len, options->argv[i])) < 0) {
+		if (i >= PLAT_MAX_ARGS || (rc = plat_win32_append_arg(line, &len, options->argv[i])) < 0) {
 			rc = i >= PLAT_MAX_ARGS ? err_set(LL_ETOOBIG, "Too many arguments.") : rc;
 			goto out;
 		}
-	if ((rc = build_environment(options->env_add, &env)) < 0)
+	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
 		goto out;
-	in = open_inheritable(NULL, false);
-	out = open_inheritable(options->stdout_path, true);
+	in = plat_win32_open_inheritable(NULL, false);
+	out = plat_win32_open_inheritable(options->stdout_path, true);
 	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
 		if (!DuplicateHandle(GetCurrentProcess(), out, GetCurrentProcess(), &err, 0, TRUE,
 				     DUPLICATE_SAME_ACCESS))
 			err = INVALID_HANDLE_VALUE;
 	} else {
-		err = open_inheritable(options->stderr_path, true);
+		err = plat_win32_open_inheritable(options->stderr_path, true);
 	}
 	if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
 		rc = err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],

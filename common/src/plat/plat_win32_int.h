@@ -1,0 +1,25 @@
+/*
+ * plat_win32_int.h - the pieces of the Win32 backend (plat_win32.c) that
+ * its other Windows files (plat_measure_win32.c) share. Windows builds only.
+ */
+#ifndef LOADLAB_PLAT_WIN32_INT_H
+#define LOADLAB_PLAT_WIN32_INT_H
+
+#include <windows.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Appends ARG to LINE (PLAT_MAX_COMMAND_LINE bytes), after a space when
+ * LINE is not empty, quoted the way the C runtime's argv parser splits it.
+ * LL_ETOOBIG past the limit. */
+int plat_win32_append_arg(char *line, size_t *len, const char *arg);
+
+/* This process's environment block with ADD ("KEY=VALUE", NULL-terminated,
+ * may be NULL) applied, for CreateProcess; the caller frees it. */
+int plat_win32_environment(const char *const *add, char **ret_block);
+
+/* PATH (NULL: the null device) opened as an inheritable handle for a
+ * child's standard input (WRITE false) or output. */
+HANDLE plat_win32_open_inheritable(const char *path, bool write);
+
+#endif
