@@ -4,6 +4,7 @@
 #ifndef _WIN32
 
 #include "loadlab/plat_measure.h"
+#include "plat_posix_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -193,46 +194,6 @@ fail:
 	_exit(127);
 }
 
-static size_t count_list(const char *const *list)
-{
-	size_t n = 0;
-	while (list && list[n])
-		n++;
-	return n;
-}
-
-static size_t key_length(const char *entry)
-{
-	const char *eq = strchr(entry, '=');
-	return eq ? (size_t)(eq - entry) : strlen(entry);
-}
-
-/* environ with ADD applied (an entry replaces the parent's of the same
- * key); the array is malloc'd, its strings borrowed. */
-static int build_environment(const char *const *add, char ***ret_env)
-{
-	size_t parent = count_list((const char *const *)environ), extra = count_list(add), n = 0;
-	char **env;
-
-	if (extra > PLAT_MAX_ARGS)
-		return err_set(LL_ETOOBIG, "More than %u environment additions.", PLAT_MAX_ARGS);
-	env = calloc(parent + extra + 1, sizeof(*env));
-	if (!env)
-		return err_set(LL_ENOMEM, "Out of memory.");
-	for (size_t i = 0; i < parent; i++) {
-		bool replaced = false;
-		for (size_t j = 0; j < extra && !replaced; j++)
-			replaced = key_length(environ[i]) == key_length(add[j]) &&
-				   strncmp(environ[i], add[j], key_length(add[j])) == 0;
-		if (!replaced)
-			env[n++] = environ[i];
-	}
-	for (size_t j = 0; j < extra; j++)
-		env[n++] = (char *)add[j];
-	*ret_env = env;
-	return 0;
-}
-
 static int open_output(const char *path)
 {
 	return open(path ? path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -323,7 +284,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	int pidfd = -1, status = 0, rc, policy, flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD;
 	long long start, end, deadline;
 	pid_t pid;
-	size_t argc = count_list(options->argv);
+	size_t argc = plat_posix_count(options->argv);
 
 	memset(&a, 0, sizeof(a));
 	a.fds[0] = a.fds[1] = a.fds[2] = -1;
@@ -333,7 +294,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		return err_set(LL_ETOOBIG, "More than %u arguments.", PLAT_MAX_ARGS);
 	if (timeout_ms <= 0)
 		return err_set(LL_EINVAL, "A measured run needs a timeout.");
-	if ((rc = build_environment(options->env_add, &env)) < 0)
+	if ((rc = plat_posix_environment(options->env_add, &env)) < 0)
 		return rc;
 	if (!(stack = malloc(CHILD_STACK_BYTES))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");

@@ -4,6 +4,7 @@
 #ifndef _WIN32
 
 #include "loadlab/plat.h"
+#include "plat_posix_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -37,7 +38,7 @@ struct plat_process {
 	long long end_us;
 };
 
-static size_t count_list(const char *const *list)
+size_t plat_posix_count(const char *const *list)
 {
 	size_t n = 0;
 	while (list && list[n])
@@ -51,11 +52,10 @@ static size_t key_length(const char *entry)
 	return eq ? (size_t)(eq - entry) : strlen(entry);
 }
 
-/* The parent's environment with ADD applied (an entry replaces the parent's
- * of the same key). The array is malloc'd; its strings are borrowed. */
-static int build_environment(const char *const *add, char ***ret_env)
+int plat_posix_environment(const char *const *add, char ***ret_env)
 {
-	size_t parent = count_list((const char *const *)environ), extra = count_list(add), n = 0, i, j;
+	size_t parent = plat_posix_count((const char *const *)environ), extra = plat_posix_count(add);
+	size_t n = 0, i, j;
 	char **env;
 
 	if (extra > PLAT_MAX_ARGS)
@@ -91,13 +91,13 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 	struct plat_process *p = NULL;
 	char **env = NULL;
 	int out_fd = -1, err_fd = -1, in_fd = -1, rc, e;
-	size_t argc = count_list(options->argv);
+	size_t argc = plat_posix_count(options->argv);
 
 	if (argc == 0)
 		return err_set(LL_EINVAL, "No program to start.");
 	if (argc > PLAT_MAX_ARGS)
 		return err_set(LL_ETOOBIG, "More than %u arguments.", PLAT_MAX_ARGS);
-	if ((rc = build_environment(options->env_add, &env)) < 0)
+	if ((rc = plat_posix_environment(options->env_add, &env)) < 0)
 		return rc;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
