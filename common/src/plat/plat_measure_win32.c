@@ -174,19 +174,8 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 			goto out;
 	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
 		goto out;
-	in = plat_win32_open_inheritable(NULL, false);
-	out = plat_win32_open_inheritable(options->stdout_path, true);
-	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
-		if (!DuplicateHandle(GetCurrentProcess(), out, GetCurrentProcess(), &err, 0, TRUE, DUPLICATE_SAME_ACCESS))
-			err = INVALID_HANDLE_VALUE;
-	} else {
-		err = plat_win32_open_inheritable(options->stderr_path, true);
-	}
-	if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
-		rc = err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],
-			     (unsigned long)GetLastError());
+	if ((rc = plat_win32_std_handles(options, &in, &out, &err)) < 0)
 		goto out;
-	}
 	if (with_counters && !(job = CreateJobObjectA(NULL, NULL))) {
 		rc = err_set(LL_EIO, "Cannot create a job object (error %lu).", (unsigned long)GetLastError());
 		goto out;

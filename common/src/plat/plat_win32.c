@@ -149,6 +149,23 @@ HANDLE plat_win32_open_inheritable(const char *path, bool write)
 			   FILE_ATTRIBUTE_NORMAL, NULL);
 }
 
+int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in, HANDLE *out, HANDLE *err)
+{
+	*in = plat_win32_open_inheritable(NULL, false);
+	*out = plat_win32_open_inheritable(options->stdout_path, true);
+	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
+		if (!DuplicateHandle(GetCurrentProcess(), *out, GetCurrentProcess(), err, 0, TRUE,
+				     DUPLICATE_SAME_ACCESS))
+			*err = INVALID_HANDLE_VALUE;
+	} else {
+		*err = plat_win32_open_inheritable(options->stderr_path, true);
+	}
+	if (*in == INVALID_HANDLE_VALUE || *out == INVALID_HANDLE_VALUE || *err == INVALID_HANDLE_VALUE)
+		return err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],
+			       (unsigned long)GetLastError());
+	return 0;
+}
+
 int plat_spawn(const struct plat_spawn_options *options, struct plat_process **ret_process)
 {
 	STARTUPINFOA si;
@@ -175,20 +192,8 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 		}
 	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
 		goto out;
-	in = plat_win32_open_inheritable(NULL, false);
-	out = plat_win32_open_inheritable(options->stdout_path, true);
-	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
-		if (!DuplicateHandle(GetCurrentProcess(), out, GetCurrentProcess(), &err, 0, TRUE,
-				     DUPLICATE_SAME_ACCESS))
-			err = INVALID_HANDLE_VALUE;
-	} else {
-		err = plat_win32_open_inheritable(options->stderr_path, true);
-	}
-	if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE || err == INVALID_HANDLE_VALUE) {
-		rc = err_set(LL_EIO, "Cannot open the output files of %s (error %lu).", options->argv[0],
-			     (unsigned long)GetLastError());
+	if ((rc = plat_win32_std_handles(options, &in, &out, &err)) < 0)
 		goto out;
-	}
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
 	si.dwFlags = STARTF_USESTDHANDLES;

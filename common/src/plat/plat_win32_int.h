@@ -22,4 +22,13 @@ int plat_win32_environment(const char *const *add, char **ret_block);
  * child's standard input (WRITE false) or output. */
 HANDLE plat_win32_open_inheritable(const char *path, bool write);
 
+struct plat_spawn_options;
+
+/* A child's standard handles per OPTIONS: input from the null device,
+ * output and error to their files (one handle duplicated when both name
+ * the same file). On failure every handle not opened is
+ * INVALID_HANDLE_VALUE and LL_EIO is returned; the caller closes the
+ * others either way. */
+int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in, HANDLE *out, HANDLE *err);
+
 #endif
