@@ -1,4 +1,5 @@
 #include "args.h"
+#include "client.h"
 
 #include "loadlab/err.h"
 
@@ -87,4 +88,17 @@ int args_help_only(int argc, char **argv, const char *command, const char *usage
 		return args_option_error(command, argv, opt);
 	}
 	return -1;
+}
+
+int args_job_only(int argc, char **argv, const char *command, const char *usage,
+		  long long *ret_id)
+{
+	int code = args_help_only(argc, argv, command, usage), rc;
+
+	if (code >= 0)
+		return code;
+	if (argc - optind != 1)
+		return args_usage_error(command, "expects one JOB id");
+	rc = args_job_id(argv[optind], ret_id);
+	return rc < 0 ? client_fail(command, rc) : -1;
 }

@@ -36,4 +36,11 @@ int args_usage_error(const char *command, const char *fmt, ...)
  * return: 0 after printing USAGE for --help, 2 after a bad option. */
 int args_help_only(int argc, char **argv, const char *command, const char *usage);
 
+/* Option parsing for a command whose only option is --help and whose one
+ * operand is a job id. Returns -1 to go on, with the id in *RET_ID;
+ * otherwise the exit code to return: 0 after printing USAGE for --help, 2
+ * after a bad option, a wrong operand count or an invalid id. */
+int args_job_only(int argc, char **argv, const char *command, const char *usage,
+		  long long *ret_id);
+
 #endif

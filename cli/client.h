@@ -1,25 +1,22 @@
 /*
- * client.h - the CLI's HTTP client for loadlabd's REST API.
+ * client.h - the CLI's use of the REST client (loadlab/rest_client.h).
  *
- * One libcurl easy handle per struct client, reused for every request of a
- * command. The server URL and token are set once by main() from the global
- * options or the environment. Every response body goes into a struct buf
- * with a size limit; an error response's JSON body
- * ({"error": {"code", "message"}}) becomes the err_message() of the
- * returned code, so that a command prints one clear line and exits 2.
+ * The server URL and token are set once by main() from the global options
+ * or the environment. Unlike the agent, the CLI treats every status outside
+ * 2xx as a failure: the error body's message becomes the err_message() of
+ * the returned code, so that a command prints one clear line and exits 2.
  *
- *	struct client c;
  *	cJSON *job = NULL;
- *	if (client_open(&c) < 0 || client_get_object(&c, "GET", "/api/v1/jobs/7", NULL, &job) < 0)
+ *	int rc = client_fetch_object("GET", "/api/v1/jobs/7", NULL, &job);
+ *	if (rc < 0)
  *		return client_fail("status", rc);
  *	...
  *	cJSON_Delete(job);
- *	client_close(&c);
  */
 #ifndef LOADLAB_CLI_CLIENT_H
 #define LOADLAB_CLI_CLIENT_H
 
-#include "loadlab/buf.h"
+#include "loadlab/rest_client.h"
 
 #include <cjson/cJSON.h>
 
@@ -27,48 +24,39 @@
 #define CLIENT_BODY_LIMIT ((size_t)4 << 20)
 /* Largest report or comparison the CLI reads. */
 #define CLIENT_REPORT_LIMIT ((size_t)16 << 20)
-/* Seconds to connect, and for a whole request. */
-#define CLIENT_CONNECT_TIMEOUT 10L
-#define CLIENT_REQUEST_TIMEOUT 120L
-
-struct client {
-	void *curl;        /* CURL *, opaque to callers */
-	char *base_url;    /* the server URL without a trailing '/' */
-	char *auth_header; /* "Authorization: Bearer ...", NULL without a token */
-};
 
 /* Sets the server URL and token every later client_open() uses. Both are
- * borrowed and must outlive the clients; TOKEN may be NULL. */
+ * borrowed and must outlive the clients; TOKEN may be NULL or "". */
 void client_configure(const char *server, const char *token);
 
-/* The configured server URL (borrowed), for messages. */
-const char *client_server(void);
+/* rest_client_open() for the configured server and token (same errors). */
+int client_open(struct rest_client *c);
 
-/* Prepares C for requests to the configured server. LL_EINVAL for a server
- * URL that is not http:// or https:// or a token with control characters,
- * LL_ENOMEM. On failure C needs no client_close(). */
-int client_open(struct client *c);
-
-/* Frees what client_open() made; a zeroed client is fine. */
-void client_close(struct client *c);
-
-/* Sends METHOD to PATH (the part after the server URL, starting with '/',
- * query included) with the JSON text BODY (NULL: no body) and appends the
- * response body to RESPONSE, whose limit caps what is read. Returns 0 for a
- * 2xx answer and stores its status in *RET_STATUS (may be NULL). Otherwise:
- * LL_EIO when the server cannot be reached or the transfer fails,
- * LL_ETOOBIG when the answer exceeds RESPONSE's limit, and for 4xx/5xx a
- * code for the status (400 LL_EINVAL, 401 LL_EAUTH, 403 LL_EFORBIDDEN, 404
- * LL_ENOTFOUND, 409 LL_ECONFLICT, 413 LL_ETOOBIG, 501 LL_EUNSUPPORTED,
- * other 5xx LL_ESTORE, other 4xx LL_EINVAL) with the server's message. */
-int client_request(struct client *c, const char *method, const char *path, const char *body,
-		   struct buf *response, long *ret_status);
+/* Sends METHOD to PATH with the JSON text BODY (NULL: no body), reading at
+ * most LIMIT bytes of answer. Returns 0 for a 2xx answer, stored in
+ * *ANSWER for the caller to release. Otherwise *ANSWER is empty and the
+ * code is rest_client_send()'s (LL_EIO, LL_ETOOBIG) or, for any other
+ * status, rest_answer_error()'s, with a hint when a 401 came to a request
+ * sent without a token. */
+int client_request(struct rest_client *c, const char *method, const char *path,
+		   const char *body, size_t limit, struct rest_answer *answer);
 
 /* client_request() for an answer that must be a JSON object (at most
  * CLIENT_BODY_LIMIT bytes); LL_EFORMAT when it is not. The caller deletes
- * *RET_ROOT. */
-int client_get_object(struct client *c, const char *method, const char *path, const char *body,
-		      cJSON **ret_root);
+ * *RET_ROOT, untouched on failure. */
+int client_get_object(struct rest_client *c, const char *method, const char *path,
+		      const char *body, cJSON **ret_root);
+
+/* client_request() and client_get_object() on a client of their own, for
+ * a command that makes one request. */
+int client_fetch(const char *method, const char *path, const char *body, size_t limit,
+		 struct rest_answer *answer);
+
+int client_fetch_object(const char *method, const char *path, const char *body,
+			cJSON **ret_root);
+
+/* Writes BODY to stdout as the server sent it, ending with a newline. */
+void client_print_body(const struct buf *body);
 
 /* Prints "loadlab COMMAND: <err_message(RC)>" as one line on stderr and
  * returns 2, the CLI's exit code for errors. */

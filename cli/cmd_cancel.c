@@ -5,7 +5,6 @@
 #include "table.h"
 
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 
 static const char usage_text[] =
@@ -16,23 +15,15 @@ static const char usage_text[] =
 
 int cmd_cancel(int argc, char **argv)
 {
-	struct client c = {0};
 	cJSON *job = NULL;
 	char path[80], state[64];
 	long long id;
-	int opt, rc;
+	int rc;
 
-	if ((opt = args_help_only(argc, argv, "cancel", usage_text)) >= 0)
-		return opt;
-	if (argc - optind != 1)
-		return args_usage_error("cancel", "expects one JOB id");
-	rc = args_job_id(argv[optind], &id);
-	if (rc < 0)
-		return client_fail("cancel", rc);
+	if ((rc = args_job_only(argc, argv, "cancel", usage_text, &id)) >= 0)
+		return rc;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/cancel", id);
-	rc = client_open(&c);
-	if (rc == 0)
-		rc = client_get_object(&c, "POST", path, "{}", &job);
+	rc = client_fetch_object("POST", path, "{}", &job);
 	if (rc == 0) {
 		table_json_text(cJSON_GetObjectItemCaseSensitive(job, "state"), state, sizeof(state));
 		printf("job %lld: ", id);
@@ -40,6 +31,5 @@ int cmd_cancel(int argc, char **argv)
 		fputc('\n', stdout);
 	}
 	cJSON_Delete(job);
-	client_close(&c);
 	return rc < 0 ? client_fail("cancel", rc) : 0;
 }

@@ -38,15 +38,15 @@ static int parse_percent(const char *text, double *ret_value)
 	return 0;
 }
 
-/* Reads "verdict" from a JSON comparison. LL_EFORMAT when it is missing: a
- * CI gate must not pass because the field went away. */
-static int read_verdict(const struct buf *json, int *ret_regression)
+/* Reads "verdict" from the JSON comparison ROOT (NULL: the answer was not
+ * a JSON object). LL_EFORMAT when it is missing: a CI gate must not pass
+ * because the field went away. */
+static int read_verdict(const cJSON *root, int *ret_regression)
 {
-	cJSON *root = NULL;
 	const char *verdict = NULL;
-	int rc = json_parse_object(json->data, json->len, 64, &root);
+	int rc;
 
-	if (rc < 0)
+	if (!root)
 		return err_set(LL_EFORMAT, "The server's comparison is not a JSON object.");
 	rc = json_get_string(root, "verdict", 64, true, NULL, &verdict);
 	if (rc < 0)
@@ -59,15 +59,7 @@ static int read_verdict(const struct buf *json, int *ret_regression)
 		*ret_regression = -1; /* shown, then an error: nothing could be judged */
 	else
 		rc = err_set(LL_EFORMAT, "The server's verdict '%s' is not one this client knows.", verdict);
-	cJSON_Delete(root);
 	return rc;
-}
-
-static void print_body(const struct buf *body)
-{
-	fwrite(buf_str(body), 1, body->len, stdout);
-	if (body->len && body->data[body->len - 1] != '\n')
-		fputc('\n', stdout);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -78,8 +70,8 @@ int cmd_compare(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct client c = {0};
-	struct buf json, shown;
+	struct rest_client c = {0};
+	struct rest_answer json = {0}, shown = {0};
 	const char *format = "md";
 	char path[256], threshold[48] = "";
 	long long base, candidate;
@@ -115,31 +107,29 @@ int cmd_compare(int argc, char **argv)
 	 * contract; the comparison of two finished jobs does not change between
 	 * them.
 	 */
-	buf_init(&json, CLIENT_REPORT_LIMIT);
-	buf_init(&shown, CLIENT_REPORT_LIMIT);
 	rc = client_open(&c);
 	if (rc < 0)
 		goto out;
 	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=json",
 		 base, candidate, threshold);
-	rc = client_request(&c, "GET", path, NULL, &json, NULL);
+	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &json);
 	if (rc == 0)
-		rc = read_verdict(&json, &regression);
+		rc = read_verdict(json.body, &regression);
 	if (rc < 0)
 		goto out;
 	if (strcmp(format, "json") == 0) {
-		print_body(&json);
+		client_print_body(&json.text);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=%s",
 		 base, candidate, threshold, format);
-	rc = client_request(&c, "GET", path, NULL, &shown, NULL);
+	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &shown);
 	if (rc == 0)
-		print_body(&shown);
+		client_print_body(&shown.text);
 out:
-	buf_release(&json);
-	buf_release(&shown);
-	client_close(&c);
+	rest_answer_release(&json);
+	rest_answer_release(&shown);
+	rest_client_close(&c);
 	if (rc == 0 && regression < 0)
 		rc = err_set(LL_ESTATE, "No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)

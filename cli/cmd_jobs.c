@@ -7,9 +7,9 @@
 #include "loadlab/json.h"
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage_text[] =
@@ -66,7 +66,6 @@ int cmd_jobs(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct client c = {0};
 	cJSON *list = NULL;
 	const char *state = NULL;
 	char path[256], *escaped = NULL;
@@ -88,14 +87,10 @@ int cmd_jobs(int argc, char **argv)
 	if (optind != argc)
 		return args_usage_error("jobs", "takes no arguments, got '%s'", argv[optind]);
 
-	rc = client_open(&c);
-	if (rc < 0)
-		return client_fail("jobs", rc);
 	if (state) {
-		escaped = curl_easy_escape(c.curl, state, 0);
+		escaped = rest_escape(state);
 		if (!escaped || strlen(escaped) > 64) {
-			curl_free(escaped);
-			client_close(&c);
+			free(escaped);
 			return args_usage_error("jobs", "--state '%s' is not a job state", state);
 		}
 	}
@@ -107,12 +102,11 @@ int cmd_jobs(int argc, char **argv)
 	if (before)
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "before=%lld&", before);
 	path[strlen(path) - 1] = '\0'; /* the last '&' or '?' */
-	curl_free(escaped);
+	free(escaped);
 
-	rc = client_get_object(&c, "GET", path, NULL, &list);
+	rc = client_fetch_object("GET", path, NULL, &list);
 	if (rc == 0)
 		rc = print_jobs(list);
 	cJSON_Delete(list);
-	client_close(&c);
 	return rc < 0 ? client_fail("jobs", rc) : 0;
 }

@@ -29,8 +29,7 @@ int cmd_report(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct client c = {0};
-	struct buf report;
+	struct rest_answer report = {0};
 	const char *format = "json";
 	bool table = true;
 	char path[96];
@@ -58,22 +57,14 @@ int cmd_report(int argc, char **argv)
 		return client_fail("report", rc);
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/report?format=%s", id, format);
 
-	buf_init(&report, CLIENT_REPORT_LIMIT);
-	rc = client_open(&c);
-	if (rc == 0)
-		rc = client_request(&c, "GET", path, NULL, &report, NULL);
-	if (rc == 0 && table) {
-		cJSON *root = NULL;
-		rc = json_parse_object(buf_str(&report), report.len, 64, &root);
-		if (rc == 0)
-			rc = report_table_print(root, stdout);
-		cJSON_Delete(root);
-	} else if (rc == 0) {
-		fwrite(buf_str(&report), 1, report.len, stdout);
-		if (report.len && report.data[report.len - 1] != '\n')
-			fputc('\n', stdout);
-	}
-	buf_release(&report);
-	client_close(&c);
+	rc = client_fetch("GET", path, NULL, CLIENT_REPORT_LIMIT, &report);
+	if (rc == 0 && table && !report.body) /* json_parse_object() says what is wrong */
+		rc = json_parse_object(buf_str(&report.text), report.text.len, REST_CLIENT_MAX_DEPTH,
+				       &report.body);
+	if (rc == 0 && table)
+		rc = report_table_print(report.body, stdout);
+	else if (rc == 0)
+		client_print_body(&report.text);
+	rest_answer_release(&report);
 	return rc < 0 ? client_fail("report", rc) : 0;
 }

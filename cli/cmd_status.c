@@ -7,31 +7,12 @@
 #include "loadlab/err.h"
 
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 
 static const char usage_text[] =
 	"usage: loadlab status JOB\n\n"
 	"Prints job JOB (name, family, state, who submitted it, task counts) and a\n"
 	"table of its tasks: cell, state, attempt, phase, percent, agent.\n";
-
-/* The cell {"os": "winxp", "disk": "hdd"} as "os=winxp,disk=hdd" ("-" if empty). */
-static void cell_text(const cJSON *cell, char *out, size_t size)
-{
-	const cJSON *item;
-	size_t used = 0;
-
-	out[0] = '\0';
-	cJSON_ArrayForEach(item, cell) {
-		char value[80];
-		table_json_text(item, value, sizeof(value));
-		if (used < size)
-			used += (size_t)snprintf(out + used, size - used, "%s%s=%s", used ? "," : "",
-						 item->string, value);
-	}
-	if (!used)
-		snprintf(out, size, "-");
-}
 
 static void print_field(const char *label, const cJSON *job, const char *key)
 {
@@ -70,9 +51,9 @@ static int print_job(const cJSON *job, long long id)
 	table_init(&t, headers);
 	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
 		char cell[256];
-		cell_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), cell, sizeof(cell));
+		table_map_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), ",", cell, sizeof(cell));
 		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
-		    (rc = table_add(&t, cell)) < 0 ||
+		    (rc = table_add(&t, *cell ? cell : "-")) < 0 ||
 		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "state"))) < 0 ||
 		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "attempt"))) < 0 ||
 		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "phase"))) < 0 ||
@@ -89,29 +70,20 @@ static int print_job(const cJSON *job, long long id)
 
 int cmd_status(int argc, char **argv)
 {
-	struct client c = {0};
 	cJSON *job = NULL;
 	char path[64];
 	long long id;
-	int opt, rc;
+	int rc;
 
-	if ((opt = args_help_only(argc, argv, "status", usage_text)) >= 0)
-		return opt;
-	if (argc - optind != 1)
-		return args_usage_error("status", "expects one JOB id");
-	rc = args_job_id(argv[optind], &id);
-	if (rc < 0)
-		return client_fail("status", rc);
+	if ((rc = args_job_only(argc, argv, "status", usage_text, &id)) >= 0)
+		return rc;
 	snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
-	rc = client_open(&c);
-	if (rc == 0)
-		rc = client_get_object(&c, "GET", path, NULL, &job);
+	rc = client_fetch_object("GET", path, NULL, &job);
 	if (rc == 0 && (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(job, "id")) ||
 			!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(job, "tasks"))))
 		rc = err_set(LL_EFORMAT, "The server's answer to GET %s is not a job.", path);
 	if (rc == 0)
 		rc = print_job(job, id);
 	cJSON_Delete(job);
-	client_close(&c);
 	return rc < 0 ? client_fail("status", rc) : 0;
 }

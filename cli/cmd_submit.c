@@ -129,7 +129,7 @@ static void sleep_ms(long ms)
 }
 
 /* Follows job ID until it ends; returns the exit code. */
-static int submit_wait(struct client *c, long long id)
+static int submit_wait(struct rest_client *c, long long id)
 {
 	bool tty = isatty(STDOUT_FILENO);
 	char path[64], line[512] = "", last[512] = "";
@@ -186,7 +186,7 @@ int cmd_submit(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct client c = {0};
+	struct rest_client c = {0};
 	struct buf file;
 	cJSON *parsed = NULL, *created = NULL;
 	const char *state = NULL;
@@ -241,6 +241,6 @@ out:
 	cJSON_Delete(created);
 	cJSON_Delete(parsed);
 	buf_release(&file);
-	client_close(&c);
+	rest_client_close(&c);
 	return code;
 }

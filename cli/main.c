@@ -2,7 +2,6 @@
 #include "client.h"
 #include "commands.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,13 +94,13 @@ int main(int argc, char **argv)
 	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
 		if (strcmp(argv[i], commands[c].name) != 0)
 			continue;
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		if (rest_client_global_init("loadlab/" LOADLAB_VERSION) < 0) {
 			fprintf(stderr, "loadlab: libcurl failed to start\n");
 			return 2;
 		}
 		client_configure(server, token);
 		code = commands[c].run(argc - i, argv + i);
-		curl_global_cleanup();
+		rest_client_global_cleanup();
 		return code;
 	}
 	fprintf(stderr, "loadlab: unknown command '%s' (see loadlab --help)\n", argv[i]);

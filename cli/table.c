@@ -164,3 +164,27 @@ void table_release(struct table *t)
 	t->count = 0;
 	t->alloc = 0;
 }
+
+void table_map_text(const cJSON *object, const char *separator, char *out, size_t size)
+{
+	const cJSON *item;
+	size_t used = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(item, object) {
+		char value[128];
+		int n;
+
+		table_json_text(item, value, sizeof(value));
+		n = snprintf(out + used, size - used, "%s%s=%s", used ? separator : "", item->string,
+			     value);
+		if (n < 0 || (size_t)n >= size - used) {
+			/* Mark the cut instead of showing half a value. */
+			out[used] = '\0';
+			if (used + 4 < size)
+				snprintf(out + used, size - used, "%s", used ? " ..." : "...");
+			break;
+		}
+		used += (size_t)n;
+	}
+}

@@ -54,6 +54,12 @@ void table_release(struct table *t);
  * truncated on a character boundary). */
 void table_json_text(const cJSON *item, char *out, size_t size);
 
+/* Writes OBJECT's members ({"os": "win10", "cores": 4}) as "os=win10" and
+ * "cores=4" joined by SEPARATOR into OUT (SIZE bytes; "" for none). Values
+ * are cut to 127 bytes; when the whole does not fit, the members that do
+ * are followed by "..." instead of half a member. */
+void table_map_text(const cJSON *object, const char *separator, char *out, size_t size);
+
 /* Writes TEXT to OUT with control characters replaced by '?'. */
 void table_print_text(FILE *out, const char *text);
 
