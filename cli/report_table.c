@@ -5,6 +5,7 @@
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,15 +29,23 @@ static void duration(struct buf *b, double us)
 		buf_printf(b, "%.1f us", us);
 }
 
-static void warm_text(struct buf *b, const cJSON *c)
+/* For a cell whose status is not "ok": writes "status: reason" and
+ * returns true. */
+static bool failed_text(struct buf *b, const cJSON *c)
 {
 	const cJSON *status = get(c, "status");
 
-	if (!cJSON_IsString(status) || strcmp(status->valuestring, "ok") != 0) {
-		buf_printf(b, "%s: %s", cJSON_IsString(status) ? status->valuestring : "?",
-			   cJSON_IsString(get(c, "reason")) ? get(c, "reason")->valuestring : "");
+	if (cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0)
+		return false;
+	buf_printf(b, "%s: %s", cJSON_IsString(status) ? status->valuestring : "?",
+		   cJSON_IsString(get(c, "reason")) ? get(c, "reason")->valuestring : "");
+	return true;
+}
+
+static void warm_text(struct buf *b, const cJSON *c)
+{
+	if (failed_text(b, c))
 		return;
-	}
 	duration(b, number(c, "min_us"));
 	buf_append_str(b, " / ");
 	duration(b, number(c, "median_us"));
@@ -47,13 +56,8 @@ static void warm_text(struct buf *b, const cJSON *c)
 
 static void cold_text(struct buf *b, const cJSON *c)
 {
-	const cJSON *status = get(c, "status");
-
-	if (!cJSON_IsString(status) || strcmp(status->valuestring, "ok") != 0) {
-		buf_printf(b, "%s: %s", cJSON_IsString(status) ? status->valuestring : "?",
-			   cJSON_IsString(get(c, "reason")) ? get(c, "reason")->valuestring : "");
+	if (failed_text(b, c))
 		return;
-	}
 	duration(b, number(c, "mean_us"));
 	if (get(c, "time_pct"))
 		buf_printf(b, " (%.1f%%)", number(c, "time_pct"));
