@@ -1,7 +1,6 @@
 #include "fleet.h"
 
 #include "facts.h"
-#include "http_client.h"
 #include "identity.h"
 #include "os.h"
 #include "pipeline.h"
@@ -12,6 +11,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
+#include "loadlab/rest_client.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ struct fleet {
 	const struct fleet_options *options;
 	struct identity identity;
 	cJSON *facts;
-	struct http_client http; /* the main thread's */
+	struct rest_client http; /* the main thread's */
 	unsigned random_state;
 	char work_root[4096];
 };
@@ -135,8 +135,8 @@ static void log_task(enum log_level level, const char *event, long long task_id,
 static int enroll(struct fleet *f)
 {
 	const struct fleet_options *o = f->options;
-	struct http_client c;
-	struct http_answer a;
+	struct rest_client c;
+	struct rest_answer a;
 	cJSON *body = cJSON_CreateObject();
 	long long delay = BACKOFF_FIRST_MS, id;
 	const char *token;
@@ -156,13 +156,13 @@ static int enroll(struct fleet *f)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	}
 	cJSON_Delete(body);
-	if ((rc = http_client_open(&c, o->server, o->enroll_token)) < 0) {
+	if ((rc = rest_client_open(&c, o->server, o->enroll_token)) < 0) {
 		free(text);
 		return rc;
 	}
-	http_client_set_abort(&c, stop_check, NULL);
+	rest_client_set_abort(&c, stop_check, NULL);
 	for (;;) {
-		rc = http_client_post(&c, "/api/v1/agents/enroll", text, REQUEST_TIMEOUT_SECONDS, &a);
+		rc = rest_client_post(&c, "/api/v1/agents/enroll", text, REQUEST_TIMEOUT_SECONDS, &a);
 		if (rc == LL_ESTATE)
 			break;
 		if (rc == 0 && a.status == 201)
@@ -171,30 +171,30 @@ static int enroll(struct fleet *f)
 			rc = err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
 				     "The server refused the enrollment: %s (HTTP %ld%s%s).", a.message,
 				     a.status, *a.error_code ? " " : "", a.error_code);
-			http_answer_release(&a);
+			rest_answer_release(&a);
 			break;
 		}
 		log_event(LOG_WARN, "server_unreachable", "during", "enroll", "reason",
 			  rc < 0 ? err_message(rc) : a.message, NULL);
 		if (rc == 0)
-			http_answer_release(&a);
+			rest_answer_release(&a);
 		if (!backoff_wait(f, &delay)) {
 			rc = err_set(LL_ESTATE, "Stopped before enrolling.");
 			break;
 		}
 	}
 	free(text);
-	http_client_close(&c);
+	rest_client_close(&c);
 	if (rc < 0)
 		return rc;
 	if (json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
 	    json_get_string(a.body, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0) {
-		http_answer_release(&a);
+		rest_answer_release(&a);
 		return err_set(LL_EFORMAT, "The server's enrollment answer has no id and token.");
 	}
 	f->identity.id = id;
 	snprintf(f->identity.token, sizeof(f->identity.token), "%s", token);
-	http_answer_release(&a);
+	rest_answer_release(&a);
 	if ((rc = identity_save(o->data_dir, &f->identity, o->server, o->name)) < 0)
 		return rc;
 	log_number(LOG_INFO, "enrolled", "agent_id", id, "name", o->name);
@@ -204,13 +204,13 @@ static int enroll(struct fleet *f)
 /* Sends BODY to PATH until the server answers (any status), backing off
  * while it cannot be reached or answers 5xx. LL_ESTATE when stopped. */
 static int post_until_answered(struct fleet *f, const char *path, const char *body,
-			       const char *during, struct http_answer *a)
+			       const char *during, struct rest_answer *a)
 {
 	long long delay = BACKOFF_FIRST_MS;
 	int rc;
 
 	for (;;) {
-		rc = http_client_post(&f->http, path, body, REQUEST_TIMEOUT_SECONDS, a);
+		rc = rest_client_post(&f->http, path, body, REQUEST_TIMEOUT_SECONDS, a);
 		if (rc == LL_ESTATE)
 			return rc;
 		if (rc == 0 && !is_retryable_status(a->status))
@@ -218,7 +218,7 @@ static int post_until_answered(struct fleet *f, const char *path, const char *bo
 		log_event(LOG_WARN, "server_unreachable", "during", during, "reason",
 			  rc < 0 ? err_message(rc) : a->message, NULL);
 		if (rc == 0)
-			http_answer_release(a);
+			rest_answer_release(a);
 		if (!backoff_wait(f, &delay))
 			return err_set(LL_ESTATE, "Stopped while waiting for the server.");
 	}
@@ -238,7 +238,7 @@ static int token_refused(struct fleet *f)
 static int deliver_result(void *context, long long task_id, long long attempt, const char *body)
 {
 	struct fleet *f = context;
-	struct http_answer a;
+	struct rest_answer a;
 	char path[64];
 	int rc;
 
@@ -247,14 +247,14 @@ static int deliver_result(void *context, long long task_id, long long attempt, c
 	if (rc < 0)
 		return rc;
 	if (a.status == 401) {
-		http_answer_release(&a);
+		rest_answer_release(&a);
 		return token_refused(f);
 	}
 	if (a.status >= 200 && a.status <= 299)
 		log_task(LOG_INFO, "result_delivered", task_id, attempt, "status", "accepted");
 	else
 		log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", a.message);
-	http_answer_release(&a);
+	rest_answer_release(&a);
 	return spool_remove(f->options->data_dir, task_id, attempt);
 }
 
@@ -263,7 +263,7 @@ static int deliver_result(void *context, long long task_id, long long attempt, c
 static void post_failure(struct fleet *f, long long task_id, long long attempt,
 			 const char *reason, bool retryable)
 {
-	struct http_answer a;
+	struct rest_answer a;
 	cJSON *body = cJSON_CreateObject();
 	char path[64], short_reason[2000], *text = NULL;
 	long long delay = BACKOFF_FIRST_MS;
@@ -279,17 +279,17 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt,
 	snprintf(path, sizeof(path), "/api/v1/tasks/%lld/fail", task_id);
 	for (int i = 0; i < FAIL_ATTEMPTS; i++) {
 		/* A stopping agent still reports: no abort during this post. */
-		http_client_set_abort(&f->http, NULL, NULL);
-		int rc = http_client_post(&f->http, path, text, REQUEST_TIMEOUT_SECONDS, &a);
-		http_client_set_abort(&f->http, stop_check, NULL);
+		rest_client_set_abort(&f->http, NULL, NULL);
+		int rc = rest_client_post(&f->http, path, text, REQUEST_TIMEOUT_SECONDS, &a);
+		rest_client_set_abort(&f->http, stop_check, NULL);
 		if (rc == 0 && !is_retryable_status(a.status)) {
 			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id,
 				 attempt, "reason", a.status == 200 ? short_reason : a.message);
-			http_answer_release(&a);
+			rest_answer_release(&a);
 			break;
 		}
 		if (rc == 0)
-			http_answer_release(&a);
+			rest_answer_release(&a);
 		if (i + 1 < FAIL_ATTEMPTS) {
 			long long d = delay;
 			delay *= 2;
@@ -300,7 +300,7 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt,
 }
 
 /* Reads the cancellation flag from a progress or heartbeat answer. */
-static void note_answer(struct task_watch *w, const struct http_answer *a, bool heartbeat)
+static void note_answer(struct task_watch *w, const struct rest_answer *a, bool heartbeat)
 {
 	const cJSON *tasks, *task;
 	bool listed = false;
@@ -354,18 +354,18 @@ static void heartbeat_main(void *arg)
 {
 	struct task_watch *w = arg;
 	struct fleet *f = w->fleet;
-	struct http_client c;
-	struct http_answer a;
+	struct rest_client c;
+	struct rest_answer a;
 	char heartbeat_path[64], progress_path[64];
 	long long next_heartbeat = clock_monotonic_us() / 1000 + w->heartbeat_ms;
 	long long last_progress = 0;
 	int posted_seq = 0;
 
-	if (http_client_open(&c, f->options->server, f->identity.token) < 0) {
+	if (rest_client_open(&c, f->options->server, f->identity.token) < 0) {
 		log_event(LOG_ERROR, "heartbeat_failed", "reason", err_message(LL_ENOMEM), NULL);
 		return;
 	}
-	http_client_set_abort(&c, watch_done, w);
+	rest_client_set_abort(&c, watch_done, w);
 	snprintf(heartbeat_path, sizeof(heartbeat_path), "/api/v1/agents/%lld/heartbeat",
 		 f->identity.id);
 	snprintf(progress_path, sizeof(progress_path), "/api/v1/tasks/%lld/progress", w->task_id);
@@ -379,26 +379,26 @@ static void heartbeat_main(void *arg)
 			snprintf(body, sizeof(body), "{\"attempt\":%lld,\"phase\":\"%s\",\"percent\":%d}",
 				 w->attempt, phase_names[phase], atomic_load(&w->percent));
 			last_progress = now;
-			if (http_client_post(&c, progress_path, body, HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
+			if (rest_client_post(&c, progress_path, body, HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
 				note_answer(w, &a, false);
 				if (a.status == 200) {
 					posted_seq = seq;
 					next_heartbeat = now + w->heartbeat_ms;
 				}
-				http_answer_release(&a);
+				rest_answer_release(&a);
 			}
 		} else if (now >= next_heartbeat) {
-			if (http_client_post(&c, heartbeat_path, "{}", HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
+			if (rest_client_post(&c, heartbeat_path, "{}", HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
 				note_answer(w, &a, true);
 				next_heartbeat = now + (a.status == 200 ? w->heartbeat_ms : 1000);
-				http_answer_release(&a);
+				rest_answer_release(&a);
 			} else {
 				next_heartbeat = now + 1000;
 			}
 		}
 		os_nap_ms(100);
 	}
-	http_client_close(&c);
+	rest_client_close(&c);
 }
 
 /* pipeline.h's progress(): records the phase for the heartbeat thread and
@@ -604,31 +604,31 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
  * the server could not be reached or failed). */
 static int lease_once(struct fleet *f, cJSON **ret_lease)
 {
-	struct http_answer a;
+	struct rest_answer a;
 	char body[32];
 	int rc;
 
 	snprintf(body, sizeof(body), "{\"wait\":%d}", LEASE_WAIT_SECONDS);
-	rc = http_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
+	rc = rest_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
 	if (rc < 0)
 		return rc;
 	if (a.status == 204) {
-		http_answer_release(&a);
+		rest_answer_release(&a);
 		return 0;
 	}
 	if (a.status == 200 && a.body) {
 		*ret_lease = a.body;
 		a.body = NULL;
-		http_answer_release(&a);
+		rest_answer_release(&a);
 		return 1;
 	}
 	if (a.status == 401) {
-		http_answer_release(&a);
+		rest_answer_release(&a);
 		return token_refused(f);
 	}
 	rc = err_set(is_retryable_status(a.status) ? LL_EIO : LL_EINVAL,
 		     "The server answered HTTP %ld to a lease: %s", a.status, a.message);
-	http_answer_release(&a);
+	rest_answer_release(&a);
 	return rc;
 }
 
@@ -660,11 +660,11 @@ int fleet_run(const struct fleet_options *options)
 		exit_code = rc == LL_ESTATE ? FLEET_EXIT_OK : fatal(rc);
 		goto out;
 	}
-	if ((rc = http_client_open(&f.http, options->server, f.identity.token)) < 0) {
+	if ((rc = rest_client_open(&f.http, options->server, f.identity.token)) < 0) {
 		exit_code = fatal(rc);
 		goto out;
 	}
-	http_client_set_abort(&f.http, stop_check, NULL);
+	rest_client_set_abort(&f.http, stop_check, NULL);
 	log_number(LOG_INFO, "agent_started", "agent_id", f.identity.id, "server", options->server);
 
 	/* Results finished before a restart go first. */
@@ -718,7 +718,7 @@ int fleet_run(const struct fleet_options *options)
 	if (fatal_rc < 0)
 		exit_code = fatal(fatal_rc); /* the last line the user sees */
 out:
-	http_client_close(&f.http);
+	rest_client_close(&f.http);
 	cJSON_Delete(f.facts);
 	return exit_code;
 }

@@ -7,12 +7,12 @@
  */
 #include "agent_commands.h"
 #include "fleet.h"
-#include "http_client.h"
 #include "os.h"
 
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/log.h"
+#include "loadlab/rest_client.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -216,7 +216,8 @@ static int run_fleet_member(int argc, char **argv)
 		goto out;
 	}
 	o.labels = labels;
-	if ((rc = os_install_stop_handler()) < 0 || (rc = http_client_global_init()) < 0) {
+	if ((rc = os_install_stop_handler()) < 0 ||
+	    (rc = rest_client_global_init("loadlab-agent/" LOADLAB_VERSION)) < 0) {
 		fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
 		rc = 2;
 		goto out;
