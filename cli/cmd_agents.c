@@ -32,19 +32,13 @@ static int print_agents(const cJSON *list)
 			       sizeof(labels));
 		table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "facts"), " ", facts,
 			       sizeof(facts));
-		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(agent, "id"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(agent, "name"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(agent, "state"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(agent, "last_seen"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(agent, "current_task"))) < 0 ||
+		if ((rc = table_add_fields(&t, agent, (const char *const[]){"id", "name", "state",
+					   "last_seen", "current_task", NULL})) < 0 ||
 		    (rc = table_add(&t, *labels ? labels : "-")) < 0 ||
 		    (rc = table_add(&t, *facts ? facts : "-")) < 0)
 			break;
 	}
-	if (rc == 0)
-		table_print(&t, stdout);
-	table_release(&t);
-	return rc;
+	return table_finish(&t, rc, stdout);
 }
 
 int cmd_agents(int argc, char **argv)

@@ -36,13 +36,11 @@ static int print_jobs(const cJSON *list)
 		table_json_text(cJSON_GetObjectItemCaseSensitive(by_state, "done"), done, sizeof(done));
 		table_json_text(cJSON_GetObjectItemCaseSensitive(job, "task_count"), total,
 				sizeof(total));
-		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "id"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "name"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "family"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "state"))) < 0 ||
+		if ((rc = table_add_fields(&t, job, (const char *const[]){"id", "name", "family",
+					   "state", NULL})) < 0 ||
 		    (rc = table_addf(&t, "%s/%s", done, total)) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "priority"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(job, "created_at"))) < 0)
+		    (rc = table_add_fields(&t, job, (const char *const[]){"priority", "created_at",
+					   NULL})) < 0)
 			break;
 	}
 	if (rc == 0) {

@@ -54,18 +54,11 @@ static int print_job(const cJSON *job, long long id)
 		table_map_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), ",", cell, sizeof(cell));
 		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
 		    (rc = table_add(&t, *cell ? cell : "-")) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "state"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "attempt"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "phase"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "percent"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "agent_id"))) < 0 ||
-		    (rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "last_error"))) < 0)
+		    (rc = table_add_fields(&t, task, (const char *const[]){"state", "attempt", "phase",
+					   "percent", "agent_id", "last_error", NULL})) < 0)
 			break;
 	}
-	if (rc == 0)
-		table_print(&t, stdout);
-	table_release(&t);
-	return rc;
+	return table_finish(&t, rc, stdout);
 }
 
 int cmd_status(int argc, char **argv)

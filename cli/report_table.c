@@ -95,9 +95,7 @@ static int print_table(const cJSON *table, const cJSON *cells, FILE *out,
 			buf_release(&b);
 		}
 	}
-	if (rc == 0)
-		table_print(&t, out);
-	table_release(&t);
+	rc = table_finish(&t, rc, out);
 	free(headers);
 	return rc;
 }

@@ -188,3 +188,20 @@ void table_map_text(const cJSON *object, const char *separator, char *out, size_
 		used += (size_t)n;
 	}
 }
+
+int table_add_fields(struct table *t, const cJSON *object, const char *const *keys)
+{
+	int rc = 0;
+
+	for (; *keys && rc == 0; keys++)
+		rc = table_add_json(t, cJSON_GetObjectItemCaseSensitive(object, *keys));
+	return rc;
+}
+
+int table_finish(struct table *t, int rc, FILE *out)
+{
+	if (rc == 0)
+		table_print(t, out);
+	table_release(t);
+	return rc;
+}

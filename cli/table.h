@@ -44,8 +44,15 @@ int table_addf(struct table *t, const char *fmt, ...) __attribute__((format(prin
  * missing item as "-" (same errors as table_add). */
 int table_add_json(struct table *t, const cJSON *item);
 
+/* Appends the members KEYS (NULL-terminated) of OBJECT as cells, each as
+ * table_add_json() shows it (same errors as table_add). */
+int table_add_fields(struct table *t, const cJSON *object, const char *const *keys);
+
 /* Writes the titles and every complete row to OUT. */
 void table_print(const struct table *t, FILE *out);
+
+/* Ends a listing: writes T to OUT when RC is 0, releases T and returns RC. */
+int table_finish(struct table *t, int rc, FILE *out);
 
 /* Frees the cells; the table is empty afterwards. */
 void table_release(struct table *t);
