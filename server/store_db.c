@@ -64,18 +64,27 @@ static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 	}
 }
 
-/* Runs a statement that returns no rows, with arguments as in db_bind(). */
-int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+/* db_prepare() with the arguments of TYPES (store_int.h) bound. */
+static sqlite3_stmt *db_prepare_args(sqlite3 *db, const char *sql, const char *types, va_list ap)
 {
 	sqlite3_stmt *stmt = db_prepare(db, sql);
+
+	if (stmt)
+		db_bind(stmt, types, ap);
+	return stmt;
+}
+
+int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	sqlite3_stmt *stmt;
 	va_list ap;
 	int rc;
 
+	va_start(ap, types);
+	stmt = db_prepare_args(db, sql, types, ap);
+	va_end(ap);
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
-	va_start(ap, types);
-	db_bind(stmt, types, ap);
-	va_end(ap);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -83,20 +92,18 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...)
 	return 0;
 }
 
-/* A single integer from a query (first column of first row); DEFAULT_VALUE
- * when there is no row. */
 int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
-		  const char *types, ...)
+	   const char *types, ...)
 {
-	sqlite3_stmt *stmt = db_prepare(db, sql);
+	sqlite3_stmt *stmt;
 	va_list ap;
 	int rc;
 
+	va_start(ap, types);
+	stmt = db_prepare_args(db, sql, types, ap);
+	va_end(ap);
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
-	va_start(ap, types);
-	db_bind(stmt, types, ap);
-	va_end(ap);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
