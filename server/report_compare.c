@@ -111,8 +111,9 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
 		cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
 	}
-	if (report_compare_samples(x, nx, y, ny, REPORT_COMPARE_RESAMPLES, report_seed_of(key) ^ report_seed_of(variant), row,
-			    &change, &significant) < 0) {
+	if (report_compare_samples(x, nx, y, ny, REPORT_COMPARE_RESAMPLES,
+				   report_seed_of(key) ^ report_seed_of(variant), row, &change,
+				   &significant) < 0) {
 		free(x);
 		free(y);
 		return not_comparable(row, "the baseline's times are zero");

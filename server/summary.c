@@ -82,7 +82,8 @@ static cJSON *summarize_warm(const double *x, size_t n, const char *name)
 	cJSON *w;
 
 	if (!flags || stats_summarize(x, n, &s) < 0 ||
-	    stats_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo, &hi) < 0 ||
+	    stats_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo,
+			       &hi) < 0 ||
 	    stats_outliers(x, n, 3.5, flags, &outliers) < 0) {
 		free(flags);
 		return NULL;
@@ -255,8 +256,8 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 				    report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) < 0)
 					continue;
 				cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
-				if (report_compare_samples(bx, bn, x, n, REPORT_RESAMPLES, report_seed_of(name), vs, &change,
-						    &significant) < 0)
+				if (report_compare_samples(bx, bn, x, n, REPORT_RESAMPLES, report_seed_of(name),
+							   vs, &change, &significant) < 0)
 					cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
 				free(x);
 			}
