@@ -64,56 +64,51 @@ static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 	}
 }
 
-/* db_prepare() with the arguments of TYPES (store_int.h) bound. */
-static sqlite3_stmt *db_prepare_args(sqlite3 *db, const char *sql, const char *types, va_list ap)
+/* Runs SQL with the arguments of TYPES (store_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql,
+		   const char *types, va_list ap)
 {
 	sqlite3_stmt *stmt = db_prepare(db, sql);
-
-	if (stmt)
-		db_bind(stmt, types, ap);
-	return stmt;
-}
-
-int db_run(sqlite3 *db, const char *sql, const char *types, ...)
-{
-	sqlite3_stmt *stmt;
-	va_list ap;
 	int rc;
 
-	va_start(ap, types);
-	stmt = db_prepare_args(db, sql, types, ap);
-	va_end(ap);
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
+	db_bind(stmt, types, ap);
 	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return db_error(db, sql);
-	return 0;
-}
-
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
-	   const char *types, ...)
-{
-	sqlite3_stmt *stmt;
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	stmt = db_prepare_args(db, sql, types, ap);
-	va_end(ap);
-	if (!stmt)
-		return err_set(LL_ESTORE, "The store failed.");
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
+	if (ret && rc == SQLITE_ROW)
 		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
 								    : sqlite3_column_int64(stmt, 0);
-	else if (rc == SQLITE_DONE)
+	else if (ret && rc == SQLITE_DONE)
 		*ret = default_value;
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_error(db, sql);
 	return 0;
+}
+
+int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, NULL, 0, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
+	   const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
 }
 
 int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,

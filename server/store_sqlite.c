@@ -122,9 +122,6 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Runs FN(store, ARG) in the writer's next transaction and waits until it
- * is committed. Returns FN's result, or LL_ESTORE if the commit failed; on
- * failure the message is copied to the calling thread. */
 int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
@@ -148,10 +145,8 @@ int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 	return op.rc;
 }
 
-/* store_write() for an op that builds its answer in *OUT: on success the
- * answer goes to *RET, on failure it is deleted. */
-int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg,
-			      cJSON **out, cJSON **ret)
+int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out,
+		       cJSON **ret)
 {
 	int rc = store_write(s, fn, arg);
 
