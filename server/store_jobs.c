@@ -14,24 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int read_text(void *context, sqlite3_stmt *row)
-{
-	char *out = context;
+/* Longest job state name, with its NUL. */
+#define JOB_STATE_SIZE 16
 
-	snprintf(out, 16, "%s", (const char *)sqlite3_column_text(row, 0));
+/* Column 0 into the JOB_STATE_SIZE buffer CONTEXT. */
+static int read_job_state(void *context, sqlite3_stmt *row)
+{
+	snprintf(context, JOB_STATE_SIZE, "%s", (const char *)sqlite3_column_text(row, 0));
 	return 0;
 }
 
 int job_refresh_state(struct store *s, long long job_id, long long now)
 {
 	struct queue_task_counts counts = {0};
-	char current[16] = "";
+	char current[JOB_STATE_SIZE] = "";
 	sqlite3_stmt *stmt;
 	const char *next;
 	int rc;
 
-	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_text,
-			  current);
+	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL,
+			  read_job_state, current);
 	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
 		return 0;
 	if (rc < 0)
