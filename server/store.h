@@ -189,7 +189,7 @@ int store_job_report_rows(struct store *store, long long job_id, bool with_bodie
 int store_results_unsummarized(struct store *store, int version, long long limit,
 			       void (*fn)(void *context, long long result_id), void *context);
 
-/* Caches the summaries computed from results' texts (report.c): COUNT
+/* Caches the summaries computed from results' texts (summary.c): COUNT
  * pairs of RESULT_IDS[i] and SUMMARIES[i], all in one transaction. */
 int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
 			const char *const *summaries);

@@ -1,5 +1,7 @@
 /*
- * store_sqlite.c - the SQLite implementation of store.h.
+ * store_sqlite.c - the SQLite store (store.h): opening, migrations, the
+ * writer thread and stats. The resources are in store_tokens.c,
+ * store_agents.c, store_jobs.c, store_tasks.c and store_results.c.
  *
  * Two connections: one writer, used only by the writer thread, and one
  * reader guarded by a mutex. WAL lets the reader see the last commit while
