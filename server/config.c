@@ -63,6 +63,16 @@ static void set_defaults(struct config *c)
 	c->public_metrics = true;
 }
 
+/* 1 for true, yes, on, 1; 0 for false, no, off, 0; -1 for anything else. */
+static int bool_word(const char *value)
+{
+	if (!strcmp(value, "1") || !strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "on"))
+		return 1;
+	if (!strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "off"))
+		return 0;
+	return -1;
+}
+
 static int set_option(struct config *c, const struct option_def *o, const char *value,
 		      const char *source)
 {
@@ -84,12 +94,9 @@ static int set_option(struct config *c, const struct option_def *o, const char *
 		*(int *)((char *)c + o->offset) = (int)v;
 		return 0;
 	case OPT_BOOL:
-		if (!strcmp(value, "1") || !strcmp(value, "true") || !strcmp(value, "yes") || !strcmp(value, "on"))
-			*(bool *)((char *)c + o->offset) = true;
-		else if (!strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") || !strcmp(value, "off"))
-			*(bool *)((char *)c + o->offset) = false;
-		else
+		if (bool_word(value) < 0)
 			return err_set(LL_EINVAL, "%s: %s must be true or false, not '%s'.", source, o->name, value);
+		*(bool *)((char *)c + o->offset) = bool_word(value) == 1;
 		return 0;
 	case OPT_LISTEN: {
 		const char *colon = strrchr(value, ':');
@@ -216,8 +223,10 @@ int config_load(struct config *c, int argc, char **argv, bool *ret_help)
 		o = find_option(name);
 		if (!o)
 			return err_set(LL_EINVAL, "Unknown option '--%s' (see --help).", name);
+		/* A boolean flag alone means true; "--flag false" takes the next
+		 * argument when it is a boolean word. */
 		if (!value && o->kind == OPT_BOOL)
-			value = "true";
+			value = i + 1 < argc && bool_word(argv[i + 1]) >= 0 ? argv[++i] : "true";
 		if (!value) {
 			if (i + 1 >= argc)
 				return err_set(LL_EINVAL, "Option '--%s' needs a value.", name);

@@ -143,7 +143,7 @@ static void *sweeper_main(void *arg)
 	struct server *server = arg;
 	int tick = 0;
 
-	while (!server->stopping) {
+	while (!atomic_load(&server->stopping)) {
 		long long now;
 		usleep(100 * 1000);
 		now = clock_now_ms();
@@ -230,7 +230,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		req = calloc(1, sizeof(*req));
 		if (!req)
 			return MHD_NO;
-		__atomic_fetch_add(&server->inflight, 1, __ATOMIC_RELAXED);
+		atomic_fetch_add_explicit(&server->inflight, 1, memory_order_relaxed);
 		req->server = server;
 		req->connection = connection;
 		req->started_us = clock_monotonic_us();
@@ -334,7 +334,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	buf_release(&req->body);
 	free(req);
 	*con_cls = NULL;
-	__atomic_fetch_sub(&server->inflight, 1, __ATOMIC_RELAXED);
+	atomic_fetch_sub_explicit(&server->inflight, 1, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ start, stop */
@@ -418,13 +418,13 @@ void http_stop(struct server *server, long long timeout_ms)
 	if (!server->daemon)
 		return;
 	MHD_quiesce_daemon(server->daemon);
-	server->stopping = 1;
+	atomic_store(&server->stopping, true);
 	if (server->sweeper_running)
 		pthread_join(server->sweeper, NULL);
 	/* Parked long-polls answer 204 once woken (the handler sees stopping). */
 	while (clock_now_ms() < deadline) {
 		http_waiters_wake_all(server);
-		if (__atomic_load_n(&server->inflight, __ATOMIC_RELAXED) == 0)
+		if (atomic_load_explicit(&server->inflight, memory_order_relaxed) == 0)
 			break;
 		usleep(20 * 1000);
 	}

@@ -10,6 +10,10 @@
  * — is its summary, computed once and cached in the store; a job's report
  * then reads summaries only.
  *
+ * Files: summary.c (one result's summary; summarizer.c runs it in the
+ * background), report_job.c (a job's report), report_compare.c (two jobs),
+ * report_format.c (rendering), sharing report_int.h.
+ *
  * A difference is called significant when the Mann-Whitney p < 0.05, the
  * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
  * at least 1 %: smaller effects are below what these machines can repeat.

@@ -33,7 +33,7 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 		metrics_add(&server->metrics.leases_granted, 1);
 		return reply_json(reply, 200, lease);
 	}
-	if (now >= req->wait_deadline_ms || server->stopping) {
+	if (now >= req->wait_deadline_ms || atomic_load(&server->stopping)) {
 		reply->status = 204;
 		return 0;
 	}

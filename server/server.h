@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct MHD_Daemon;
@@ -40,8 +41,8 @@ struct server {
 	struct http_request *waiters;    /* suspended long-polls */
 	pthread_t sweeper;
 	bool sweeper_running;
-	volatile int stopping;
-	long inflight;                   /* requests between first and completed callback */
+	atomic_bool stopping;            /* set once by http_stop(), read by every thread */
+	atomic_long inflight;            /* requests between first and completed callback */
 };
 
 #define HTTP_SUSPEND 1

@@ -4,8 +4,12 @@
  *
  * The interface speaks in ids, plain values and cJSON documents shaped as
  * the REST bodies of docs/rest-bodies.md, never in SQL: the SQLite backend
- * (store_sqlite.c) is one implementation, and a PostgreSQL one can sit
- * behind the same functions.
+ * is one implementation, and a PostgreSQL one can sit behind the same
+ * functions. SQLite: store_sqlite.c (opening, migrations, the writer
+ * thread, stats), store_tokens.c, store_agents.c, store_jobs.c,
+ * store_tasks.c, store_results.c, sharing store_int.h and store_db.c.
+ * The queue's decisions (a job's state, backoff, expiry, matching) are
+ * queue.h's pure functions.
  *
  * Durability: every function that changes state returns only after its
  * change is committed (SQLite: WAL, synchronous=FULL). Writes from many
@@ -185,7 +189,7 @@ int store_job_report_rows(struct store *store, long long job_id, bool with_bodie
 int store_results_unsummarized(struct store *store, int version, long long limit,
 			       void (*fn)(void *context, long long result_id), void *context);
 
-/* Caches the summaries computed from results' texts (report.c): COUNT
+/* Caches the summaries computed from results' texts (summary.c): COUNT
  * pairs of RESULT_IDS[i] and SUMMARIES[i], all in one transaction. */
 int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
 			const char *const *summaries);

@@ -1,0 +1,338 @@
+/* A job's report from its results' summaries: see report.h. Rendering
+ * is in report_format.c. */
+#include "report_int.h"
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+#include "loadlab/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void report_cell_key(const cJSON *cell, char *out, size_t size)
+{
+	const cJSON *item;
+	size_t len = 0;
+
+	out[0] = '\0';
+	cJSON_ArrayForEach(item, cell) {
+		int n = snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", item->string,
+				 cJSON_IsString(item) ? item->valuestring : "?");
+		if (n < 0 || (size_t)n >= size - len)
+			break;
+		len += (size_t)n;
+	}
+	if (!out[0])
+		snprintf(out, size, "any");
+}
+
+struct job_rows {
+	struct store *store;
+	cJSON *tasks; /* [{"key","cell","task_id","state","last_error","summary"}] */
+	int computed;
+};
+
+static int collect_row(void *context, const struct store_report_row *row)
+{
+	struct job_rows *rows = context;
+	cJSON *t = cJSON_CreateObject(), *cell = NULL, *summary = NULL;
+	char key[512];
+
+	json_parse_object(row->cell, strlen(row->cell), 0, &cell);
+	report_cell_key(cell, key, sizeof(key));
+	cJSON_AddStringToObject(t, "key", key);
+	cJSON_AddItemToObject(t, "cell", cell ? cell : cJSON_CreateObject());
+	cJSON_AddNumberToObject(t, "task_id", (double)row->task_id);
+	cJSON_AddStringToObject(t, "state", row->state);
+	if (row->last_error)
+		cJSON_AddStringToObject(t, "last_error", row->last_error);
+	if (row->result_id) {
+		if (row->summary && row->summary_version == REPORT_SUMMARY_VERSION)
+			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH, &summary);
+		if (!summary && row->body && report_summarize_result(row->body, &summary) == 0) {
+			/* Cached after the walk: the store's reader is busy here. */
+			cJSON_AddNumberToObject(t, "result_id", (double)row->result_id);
+			cJSON_AddBoolToObject(t, "cache", true);
+			rows->computed++;
+		}
+		if (!summary) {
+			cJSON_AddStringToObject(t, "result_error", "The stored result could not be read.");
+		}
+	}
+	if (summary)
+		cJSON_AddItemToObject(t, "summary", summary);
+	cJSON_AddItemToArray(rows->tasks, t);
+	return 0;
+}
+
+/* Stores, in one transaction, the summaries collect_row() computed. */
+static void cache_summaries(struct store *store, const cJSON *tasks, int count)
+{
+	long long *ids = calloc((size_t)count + 1, sizeof(*ids));
+	char **texts = calloc((size_t)count + 1, sizeof(*texts));
+	const cJSON *t;
+	size_t n = 0;
+
+	if (ids && texts) {
+		cJSON_ArrayForEach(t, tasks) {
+			if (!cJSON_IsTrue(get(t, "cache")) || n == (size_t)count)
+				continue;
+			if (!(texts[n] = cJSON_PrintUnformatted(get(t, "summary"))))
+				break;
+			ids[n++] = (long long)number(t, "result_id", 0);
+		}
+		store_summaries_put(store, n, ids, REPORT_SUMMARY_VERSION, (const char *const *)texts);
+	}
+	for (size_t i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(ids);
+	free(texts);
+}
+
+/* The figures of one variant in one task, or why there are none. */
+static cJSON *variant_cell(const cJSON *task, const char *variant, const char *table)
+{
+	const cJSON *summary = get(task, "summary"), *v = get(get(summary, "variants"), variant);
+	const char *state = string(task, "state");
+	cJSON *c = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(c, "cell", string(task, "key"));
+	if (strcmp(state, "done") != 0) {
+		bool dead = strcmp(state, "dead") == 0;
+		cJSON_AddStringToObject(c, "status", dead ? "failed" : strcmp(state, "cancelled") == 0 ? "cancelled" : "pending");
+		cJSON_AddStringToObject(c, "reason", dead && string(task, "last_error") ? string(task, "last_error")
+							: dead ? "the task failed" : state);
+		return c;
+	}
+	if (!summary) {
+		cJSON_AddStringToObject(c, "status", "missing");
+		cJSON_AddStringToObject(c, "reason", string(task, "result_error") ? string(task, "result_error")
+									    : "no result");
+		return c;
+	}
+	if (!v) {
+		cJSON_AddStringToObject(c, "status", "missing");
+		cJSON_AddStringToObject(c, "reason", "the result has no such variant");
+		return c;
+	}
+	if (cJSON_IsFalse(get(v, "valid"))) {
+		cJSON_AddStringToObject(c, "status", "invalid");
+		cJSON_AddStringToObject(c, "reason", string(v, "reason") ? string(v, "reason") : "verification failed");
+		return c;
+	}
+	if (!get(v, table)) {
+		cJSON_AddStringToObject(c, "status", "missing");
+		cJSON_AddStringToObject(c, "reason", strcmp(table, "warm") == 0 ? "no warm samples" : "no cold samples");
+		return c;
+	}
+	cJSON_AddStringToObject(c, "status", "ok");
+	for (const cJSON *f = get(v, table)->child; f; f = f->next)
+		if (strcmp(f->string, "vs_baseline") != 0 && strcmp(f->string, "modules") != 0)
+			cJSON_AddItemToObject(c, f->string, cJSON_Duplicate(f, true));
+	if (strcmp(table, "warm") == 0 && get(v, "vs_baseline"))
+		for (const cJSON *f = get(v, "vs_baseline")->child; f; f = f->next)
+			cJSON_AddItemToObject(c, f->string, cJSON_Duplicate(f, true));
+	if (strcmp(table, "cold") == 0 && get(get(v, "cold"), "vs_baseline"))
+		for (const cJSON *f = get(get(v, "cold"), "vs_baseline")->child; f; f = f->next)
+			cJSON_AddItemToObject(c, f->string, cJSON_Duplicate(f, true));
+	return c;
+}
+
+static bool table_present(const cJSON *tasks, const char *table)
+{
+	const cJSON *t, *v;
+
+	cJSON_ArrayForEach(t, tasks)
+		cJSON_ArrayForEach(v, get(get(t, "summary"), "variants"))
+			if (get(v, table))
+				return true;
+	return false;
+}
+
+static cJSON *build_table(const cJSON *tasks, const cJSON *variant_names, const char *table,
+			  const char *baseline)
+{
+	cJSON *out = cJSON_CreateObject(), *rows = cJSON_CreateArray();
+	const cJSON *name, *t;
+
+	cJSON_AddStringToObject(out, "baseline", baseline);
+	cJSON_ArrayForEach(name, variant_names) {
+		cJSON *row = cJSON_CreateObject(), *cells = cJSON_AddArrayToObject(row, "cells");
+		cJSON_AddStringToObject(row, "variant", name->valuestring);
+		cJSON_ArrayForEach(t, tasks)
+			cJSON_AddItemToArray(cells, variant_cell(t, name->valuestring, table));
+		cJSON_AddItemToArray(rows, row);
+	}
+	cJSON_AddItemToObject(out, "variants", rows);
+	return out;
+}
+
+/* The column's kind of sentence, computed: per variant, where it was
+ * significantly faster or slower than the baseline, and where not. */
+static cJSON *findings(const cJSON *warm)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *row, *c;
+	const char *baseline = string(warm, "baseline");
+
+	cJSON_ArrayForEach(row, get(warm, "variants")) {
+		struct buf text;
+		int faster = 0, slower = 0, same = 0;
+		if (strcmp(string(row, "variant"), baseline) == 0)
+			continue;
+		buf_init(&text, 8192);
+		buf_printf(&text, "%s against %s:", string(row, "variant"), baseline);
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			if (!get(c, "change_pct"))
+				continue;
+			double change = number(c, "change_pct", 0);
+			if (cJSON_IsTrue(get(c, "significant"))) {
+				buf_printf(&text, "%s load time %s by %.1f %% on %s", faster + slower ? ";" : "",
+					   change < 0 ? "improved" : "worsened", fabs(change), string(c, "cell"));
+				change < 0 ? faster++ : slower++;
+			} else {
+				same++;
+			}
+		}
+		if (same)
+			buf_printf(&text, "%s no significant change in %d cell%s", faster + slower ? ";" : "", same,
+				   same > 1 ? "s" : "");
+		if (faster + slower + same == 0)
+			buf_append_str(&text, " no comparable cells");
+		buf_append_str(&text, ".");
+		cJSON_AddItemToArray(out, cJSON_CreateString(buf_str(&text)));
+		buf_release(&text);
+	}
+	return out;
+}
+
+static cJSON *churn_table(const cJSON *tasks)
+{
+	cJSON *rows = cJSON_CreateArray();
+	const cJSON *t, *c;
+
+	cJSON_ArrayForEach(t, tasks) {
+		cJSON_ArrayForEach(c, get(get(t, "summary"), "churn")) {
+			double processes = number(c, "processes", 0);
+			cJSON *r = cJSON_CreateObject();
+			cJSON_AddStringToObject(r, "cell", string(t, "key"));
+			cJSON_AddStringToObject(r, "dll_set", string(c, "dll_set") ? string(c, "dll_set") : "?");
+			cJSON_AddNumberToObject(r, "processes", processes);
+			if (processes > 0) {
+				cJSON_AddNumberToObject(r, "create_us_per_process",
+							round_to(number(c, "create_us", 0) / processes, 0.1));
+				cJSON_AddNumberToObject(r, "destroy_us_per_process",
+							round_to(number(c, "destroy_us", 0) / processes, 0.1));
+			}
+			if (get(c, "blocked_total_ms")) {
+				cJSON_AddNumberToObject(r, "blocked_total_ms", number(c, "blocked_total_ms", 0));
+				cJSON_AddNumberToObject(r, "blocked_max_ms", number(c, "blocked_max_ms", 0));
+			} else {
+				cJSON_AddStringToObject(r, "blocked", "not measured on this platform");
+			}
+			cJSON_AddItemToArray(rows, r);
+		}
+	}
+	return rows;
+}
+
+int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report)
+{
+	struct job_rows rows = {store, cJSON_CreateArray(), 0};
+	cJSON *job = NULL, *out, *cells, *names, *significance, *info;
+	const cJSON *spec, *v, *t;
+	const char *cold_baseline = "rebase";
+	int rc;
+
+	if ((rc = store_job_get(store, job_id, &job)) < 0 ||
+	    (rc = store_job_report_rows(store, job_id, false, collect_row, &rows)) < 0) {
+		cJSON_Delete(job);
+		cJSON_Delete(rows.tasks);
+		return rc;
+	}
+	if (rows.computed)
+		cache_summaries(store, rows.tasks, rows.computed);
+	spec = get(job, "spec");
+	out = cJSON_CreateObject();
+	info = cJSON_AddObjectToObject(out, "job");
+	cJSON_AddNumberToObject(info, "id", (double)job_id);
+	cJSON_AddStringToObject(info, "name", string(job, "name"));
+	cJSON_AddStringToObject(info, "family", string(job, "family"));
+	cJSON_AddStringToObject(info, "state", string(job, "state"));
+	cJSON_AddItemToObject(info, "generator", cJSON_Duplicate(get(spec, "generator"), true));
+
+	cells = cJSON_AddArrayToObject(out, "cells");
+	cJSON_ArrayForEach(t, rows.tasks) {
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "key", string(t, "key"));
+		cJSON_AddItemToObject(c, "cell", cJSON_Duplicate(get(t, "cell"), true));
+		cJSON_AddNumberToObject(c, "task_id", number(t, "task_id", 0));
+		cJSON_AddStringToObject(c, "state", string(t, "state"));
+		if (get(t, "summary"))
+			cJSON_AddItemToObject(c, "facts", cJSON_Duplicate(get(get(t, "summary"), "facts"), true));
+		cJSON_AddItemToArray(cells, c);
+	}
+	names = cJSON_CreateArray();
+	cJSON_ArrayForEach(v, get(spec, "variants"))
+		cJSON_AddItemToArray(names, cJSON_CreateString(string(v, "name")));
+
+	{
+		const char *warm_base = "default";
+		bool has_default = false;
+		cJSON_ArrayForEach(v, names)
+			has_default |= strcmp(v->valuestring, "default") == 0;
+		if (!has_default && names->child)
+			warm_base = names->child->valuestring;
+		cJSON *warm = build_table(rows.tasks, names, "warm", warm_base);
+		cJSON_AddItemToObject(out, "warm", warm);
+		cJSON_AddItemToObject(out, "findings", findings(warm));
+	}
+	if (table_present(rows.tasks, "cold")) {
+		bool has_rebase = false;
+		cJSON_ArrayForEach(v, names)
+			has_rebase |= strcmp(v->valuestring, "rebase") == 0;
+		if (!has_rebase && names->child)
+			cold_baseline = names->child->valuestring;
+		cJSON *cold = build_table(rows.tasks, names, "cold", cold_baseline);
+		if (modules) {
+			cJSON *per_module = cJSON_AddArrayToObject(cold, "modules");
+			cJSON_ArrayForEach(t, rows.tasks) {
+				cJSON_ArrayForEach(v, get(get(t, "summary"), "variants")) {
+					const cJSON *m;
+					cJSON_ArrayForEach(m, get(get(v, "cold"), "modules")) {
+						cJSON *r = cJSON_Duplicate(m, true);
+						cJSON_AddStringToObject(r, "cell", string(t, "key"));
+						cJSON_AddStringToObject(r, "variant", v->string);
+						cJSON_AddItemToArray(per_module, r);
+					}
+				}
+			}
+		}
+		cJSON_AddItemToObject(out, "cold", cold);
+	} else {
+		cJSON_AddNullToObject(out, "cold");
+	}
+	{
+		cJSON *churn = churn_table(rows.tasks);
+		if (cJSON_GetArraySize(churn)) {
+			cJSON *c = cJSON_AddObjectToObject(out, "churn");
+			cJSON_AddItemToObject(c, "rows", churn);
+		} else {
+			cJSON_Delete(churn);
+			cJSON_AddNullToObject(out, "churn");
+		}
+	}
+	significance = cJSON_AddObjectToObject(out, "significance");
+	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
+	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
+	cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
+	cJSON_AddStringToObject(significance, "ci", "bootstrap percentile, 95 %");
+	cJSON_Delete(names);
+	cJSON_Delete(job);
+	cJSON_Delete(rows.tasks);
+	*ret_report = out;
+	return 0;
+}

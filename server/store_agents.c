@@ -1,0 +1,232 @@
+/*
+ * store_agents.c - the store's agents (store.h, "agents"): enrollment,
+ * listing, labels and quarantine, and heartbeats, which renew the leases
+ * an agent holds.
+ */
+#include "store_int.h"
+
+#include "queue.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int agent_touch(struct store *s, long long agent_id, long long now)
+{
+	return db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+}
+
+struct agent_enroll_op {
+	const char *name;
+	char *facts, *labels;
+	const unsigned char *hash;
+	long long now, id;
+};
+
+static int op_agent_enroll(struct store *s, void *arg)
+{
+	struct agent_enroll_op *a = arg;
+	int rc;
+
+	rc = db_run(s->writer,
+		    "INSERT INTO agents (name, facts, labels, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
+		    "tttii", a->name, a->facts, a->labels, a->now, a->now);
+	if (rc < 0)
+		return rc;
+	a->id = sqlite3_last_insert_rowid(s->writer);
+	return db_run(s->writer,
+		      "INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
+		      "tbii", a->name, a->hash, a->id, a->now);
+}
+
+int store_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+		       long long *ret_agent_id)
+{
+	struct agent_enroll_op a = {name, json_text(facts), json_text(labels), hash, now, 0};
+	int rc = (a.facts && a.labels) ? store_write(s, op_agent_enroll, &a) : LL_ENOMEM;
+
+	free(a.facts);
+	free(a.labels);
+	if (rc < 0)
+		return rc;
+	*ret_agent_id = a.id;
+	return 0;
+}
+
+#define AGENT_COLUMNS                                                                  \
+	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"  \
+	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')"
+
+static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
+{
+	cJSON *a = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(a, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddStringToObject(a, "name", (const char *)sqlite3_column_text(stmt, 1));
+	cJSON_AddItemToObject(a, "facts", column_json(stmt, 2));
+	cJSON_AddItemToObject(a, "labels", column_json(stmt, 3));
+	cJSON_AddStringToObject(a, "state",
+				queue_agent_state(sqlite3_column_int(stmt, 4) != 0,
+						  sqlite3_column_type(stmt, 5) != SQLITE_NULL,
+						  sqlite3_column_int64(stmt, 5), now,
+						  s->options.offline_after_ms));
+	add_time(a, "last_seen", stmt, 5);
+	add_int_or_null(a, "current_task", stmt, 7);
+	add_time(a, "created_at", stmt, 6);
+	return a;
+}
+
+/* The context of agent_from_row() called by db_reader_each() and
+ * db_row_by_id(). */
+struct agent_rows {
+	struct store *store;
+	long long now;
+	cJSON *list;    /* listing: the array to fill */
+	cJSON *agent;   /* by id: the agent read */
+};
+
+static void add_agent(void *context, sqlite3_stmt *row)
+{
+	struct agent_rows *c = context;
+
+	cJSON_AddItemToArray(c->list, agent_from_row(c->store, row, c->now));
+}
+
+int store_agent_list(struct store *s, long long now, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject();
+	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
+	int rc = db_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
+
+	if (rc < 0) {
+		cJSON_Delete(out);
+		return rc;
+	}
+	*ret_list = out;
+	return 0;
+}
+
+static int read_agent(void *context, sqlite3_stmt *row)
+{
+	struct agent_rows *c = context;
+
+	c->agent = agent_from_row(c->store, row, c->now);
+	return 0;
+}
+
+/* Reads one agent with the writer's connection (inside an op). */
+static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc = db_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id,
+			      "agent", read_agent, &c);
+
+	if (rc == 0)
+		*ret = c.agent;
+	return rc;
+}
+
+struct agent_patch_op {
+	long long id;
+	const cJSON *labels;
+	int quarantine;
+	long long now;
+	cJSON *out;
+};
+
+static int op_agent_patch(struct store *s, void *arg)
+{
+	struct agent_patch_op *a = arg;
+	cJSON *agent = NULL, *labels;
+	const cJSON *item;
+	char *text;
+	int rc;
+
+	if ((rc = writer_agent_get(s, a->id, a->now, &agent)) < 0)
+		return rc;
+	labels = cJSON_GetObjectItemCaseSensitive(agent, "labels");
+	cJSON_ArrayForEach(item, a->labels) {
+		cJSON_DeleteItemFromObjectCaseSensitive(labels, item->string);
+		if (cJSON_IsString(item))
+			cJSON_AddStringToObject(labels, item->string, item->valuestring);
+	}
+	if (cJSON_GetArraySize(labels) > 32) {
+		cJSON_Delete(agent);
+		return err_set(LL_ERANGE, "An agent has at most 32 labels.");
+	}
+	text = json_text(labels);
+	cJSON_Delete(agent);
+	rc = db_run(s->writer, "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
+	free(text);
+	if (rc == 0 && a->quarantine >= 0)
+		rc = db_run(s->writer, "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
+			    (long long)a->quarantine, a->id);
+	if (rc == 0)
+		rc = writer_agent_get(s, a->id, a->now, &a->out);
+	return rc;
+}
+
+int store_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
+		      long long now, cJSON **ret_agent)
+{
+	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
+
+	return store_write_answer(s, op_agent_patch, &a, &a.out, ret_agent);
+}
+
+struct heartbeat_op {
+	long long agent_id, now;
+	cJSON *out;
+};
+
+static int op_agent_heartbeat(struct store *s, void *arg)
+{
+	struct heartbeat_op *a = arg;
+	long long expires = a->now + s->options.lease_ms;
+	sqlite3_stmt *stmt;
+	cJSON *tasks;
+	int rc;
+
+	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE tasks SET lease_expires = ? WHERE lease_holder = ? AND state = 'leased'",
+			 "ii", expires, a->agent_id)) < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
+	tasks = cJSON_AddArrayToObject(a->out, "tasks");
+	stmt = db_prepare(s->writer,
+			  "SELECT id, attempt, state, lease_expires FROM tasks WHERE lease_holder = ?"
+			  " AND (state = 'leased' OR (state = 'cancelled' AND cancel_notified = 0))"
+			  " ORDER BY id");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, a->agent_id);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		cJSON *t = cJSON_CreateObject();
+		bool cancelled = strcmp((const char *)sqlite3_column_text(stmt, 2), "cancelled") == 0;
+		cJSON_AddNumberToObject(t, "task_id", (double)sqlite3_column_int64(stmt, 0));
+		cJSON_AddNumberToObject(t, "attempt", (double)sqlite3_column_int64(stmt, 1));
+		cJSON_AddStringToObject(t, "state", (const char *)sqlite3_column_text(stmt, 2));
+		cJSON_AddBoolToObject(t, "cancelled", cancelled);
+		if (cancelled)
+			cJSON_AddNullToObject(t, "lease_expires_at");
+		else
+			add_time(t, "lease_expires_at", stmt, 3);
+		cJSON_AddItemToArray(tasks, t);
+	}
+	sqlite3_finalize(stmt);
+	return db_run(s->writer,
+		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
+		      "i", a->agent_id);
+}
+
+int store_agent_heartbeat(struct store *s, long long agent_id, long long now, cJSON **ret_body)
+{
+	struct heartbeat_op a = {agent_id, now, NULL};
+
+	return store_write_answer(s, op_agent_heartbeat, &a, &a.out, ret_body);
+}

@@ -1,0 +1,202 @@
+/*
+ * store_db.c - the SQL and JSON helpers the store's files share
+ * (store_int.h).
+ */
+#include "store_int.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int db_error(sqlite3 *db, const char *what)
+{
+	log_event(LOG_ERROR, "store_error", "what", what, "sqlite", sqlite3_errmsg(db), NULL);
+	return err_set(LL_ESTORE, "The store failed (%s).", what);
+}
+
+int db_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", msg, NULL);
+		sqlite3_free(msg);
+		return err_set(LL_ESTORE, "The store failed.");
+	}
+	return 0;
+}
+
+/* Prepares SQL, cached by the connection (SQLITE_PREPARE_PERSISTENT is a
+ * hint only; statements are finalized by the caller). */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK) {
+		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", sqlite3_errmsg(db), NULL);
+		return NULL;
+	}
+	return stmt;
+}
+
+/* Binds arguments given by a format: 'i' long long, 't' text (NULL binds
+ * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
+{
+	for (int i = 0; types[i]; i++) {
+		if (types[i] == 'i') {
+			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 't') {
+			const char *t = va_arg(ap, const char *);
+			if (t)
+				sqlite3_bind_text(stmt, i + 1, t, -1, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else {
+			sqlite3_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *),
+					  STORE_TOKEN_HASH_SIZE, SQLITE_TRANSIENT);
+		}
+	}
+}
+
+/* Runs SQL with the arguments of TYPES (store_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql,
+		   const char *types, va_list ap)
+{
+	sqlite3_stmt *stmt = db_prepare(db, sql);
+	int rc;
+
+	if (!stmt)
+		return err_set(LL_ESTORE, "The store failed.");
+	db_bind(stmt, types, ap);
+	rc = sqlite3_step(stmt);
+	if (ret && rc == SQLITE_ROW)
+		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
+								    : sqlite3_column_int64(stmt, 0);
+	else if (ret && rc == SQLITE_DONE)
+		*ret = default_value;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, sql);
+	return 0;
+}
+
+int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, NULL, 0, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
+	   const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, sqlite3_stmt *row), void *context)
+{
+	sqlite3_stmt *stmt = db_prepare(db, sql);
+	int rc = LL_ENOTFOUND;
+
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, id);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		rc = read(context, stmt);
+	else if (what)
+		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_prepare(s->reader, sql);
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
+		add(context, stmt);
+	sqlite3_finalize(stmt);
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}
+
+cJSON *column_json(sqlite3_stmt *stmt, int col)
+{
+	const char *text = (const char *)sqlite3_column_text(stmt, col);
+	cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+	return v ? v : cJSON_CreateObject();
+}
+
+void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	char text[32];
+
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key,
+					clock_format_rfc3339(sqlite3_column_int64(stmt, col), text));
+}
+
+void add_time_value(cJSON *obj, const char *key, long long ms)
+{
+	char text[32];
+
+	cJSON_AddStringToObject(obj, key, clock_format_rfc3339(ms, text));
+}
+
+void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(stmt, col));
+}
+
+void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(stmt, col));
+}
+
+
+char *json_text(const cJSON *item)
+{
+	return cJSON_PrintUnformatted(item);
+}
+
+void log_state(const char *event, const char *id_key, long long id, const char *from,
+		      const char *to, const char *reason)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", id);
+	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL,
+		  reason, NULL);
+}
+

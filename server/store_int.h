@@ -1,0 +1,125 @@
+/*
+ * store_int.h - what the files of the SQLite store share: the struct
+ * behind store.h's handle, the writer's queue of operations, and the SQL
+ * and JSON helpers. Only store_*.c include it.
+ *
+ * Threads: s->writer is used only inside an op run by the writer thread
+ * (store_write()); s->reader only with s->reader_lock held.
+ */
+#ifndef LOADLAB_SERVER_STORE_INT_H
+#define LOADLAB_SERVER_STORE_INT_H
+
+#include "store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+/* At most this many writes share one transaction. */
+#define STORE_BATCH_MAX 256
+/* The lease scan looks at this many ready tasks per call. */
+#define STORE_LEASE_SCAN 500
+
+/* One write waiting for the writer thread. */
+struct store_op {
+	int (*fn)(struct store *store, void *arg);
+	void *arg;
+	int rc;
+	bool done;
+	char message[256];
+	struct store_op *next;
+};
+
+struct store {
+	sqlite3 *writer;
+	sqlite3 *reader;
+	pthread_mutex_t reader_lock;
+	struct store_options options;
+
+	pthread_t writer_thread;
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond;
+	pthread_cond_t done_cond;
+	struct store_op *head, *tail;
+	bool stopping;
+	long long commits, committed_ops;
+};
+
+/* --- the writer (store_sqlite.c) --- */
+
+/* Runs FN(store, ARG) in the writer's next transaction, inside its own
+ * savepoint, and waits until it is committed. Returns FN's result, or
+ * LL_ESTORE if the commit failed; on failure the message is copied to the
+ * calling thread. */
+int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* store_write() for an op that builds its answer in *OUT: on success the
+ * answer goes to *RET, on failure it is deleted. */
+int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg,
+		       cJSON **out, cJSON **ret);
+
+/* --- SQL helpers (store_db.c) --- */
+
+/* Logs the SQLite error of DB and returns LL_ESTORE with a message. */
+int db_error(sqlite3 *db, const char *what);
+
+/* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */
+int db_exec(sqlite3 *db, const char *sql);
+
+/* A prepared statement for SQL, NULL (logged) on failure; the caller
+ * finalizes it. */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
+
+/* Arguments, given by TYPES, one letter each: 'i' long long, 't' text (NULL
+ * binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* Runs a statement that returns no rows. */
+int db_run(sqlite3 *db, const char *sql, const char *types, ...);
+
+/* A single integer from a query (first column of first row);
+ * DEFAULT_VALUE when there is no row or it is NULL. */
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
+	   const char *types, ...);
+
+/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
+ * READ(CONTEXT, row) on the first row, returning READ's result. Without a
+ * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
+ * not NULL. LL_ESTORE when the statement cannot be prepared. */
+int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, sqlite3_stmt *row), void *context);
+
+/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
+ * reader, under its lock; 0 or LL_ESTORE. */
+int db_reader_each(struct store *store, const char *sql,
+		   void (*add)(void *context, sqlite3_stmt *row), void *context);
+
+/* --- JSON from columns (store_db.c) --- */
+
+/* The JSON text of column COL parsed; an empty object when NULL or bad. */
+cJSON *column_json(sqlite3_stmt *stmt, int col);
+
+/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
+void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+/* OBJ[KEY] = MS as an RFC 3339 time. */
+void add_time_value(cJSON *obj, const char *key, long long ms);
+/* OBJ[KEY] = column COL as text, or null. */
+void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+/* OBJ[KEY] = column COL as a number, or null. */
+void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+
+/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
+char *json_text(const cJSON *item);
+
+/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
+void log_state(const char *event, const char *id_key, long long id, const char *from,
+	       const char *to, const char *reason);
+
+/* --- shared between resources --- */
+
+/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
+ * stores it when it changed (store_jobs.c). */
+int job_refresh_state(struct store *store, long long job_id, long long now);
+
+/* Marks agent AGENT_ID seen at NOW (store_agents.c). */
+int agent_touch(struct store *store, long long agent_id, long long now);
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * store_jobs.c - the store's jobs (store.h, "jobs"): creation with their
+ * tasks, listing, reading, cancelling, and keeping a job's state in step
+ * with its tasks' (queue_job_state()).
+ */
+#include "store_int.h"
+
+#include "queue.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest job state name, with its NUL. */
+#define JOB_STATE_SIZE 16
+
+/* Column 0 into the JOB_STATE_SIZE buffer CONTEXT. */
+static int read_job_state(void *context, sqlite3_stmt *row)
+{
+	snprintf(context, JOB_STATE_SIZE, "%s", (const char *)sqlite3_column_text(row, 0));
+	return 0;
+}
+
+int job_refresh_state(struct store *s, long long job_id, long long now)
+{
+	struct queue_task_counts counts = {0};
+	char current[JOB_STATE_SIZE] = "";
+	sqlite3_stmt *stmt;
+	const char *next;
+	int rc;
+
+	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL,
+			  read_job_state, current);
+	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
+		return 0;
+	if (rc < 0)
+		return rc;
+
+	stmt = db_prepare(s->writer, "SELECT state, count(*), max(attempt) FROM tasks"
+				     " WHERE job_id = ? GROUP BY state");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		int state = queue_task_state_parse((const char *)sqlite3_column_text(stmt, 0));
+		if (state >= 0)
+			counts.by_state[state] = sqlite3_column_int64(stmt, 1);
+		if (sqlite3_column_int64(stmt, 2) > counts.max_attempt)
+			counts.max_attempt = sqlite3_column_int64(stmt, 2);
+	}
+	sqlite3_finalize(stmt);
+
+	next = queue_job_state(current, &counts);
+	if (strcmp(next, current) == 0)
+		return 0;
+	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next,
+		    now, job_id);
+	if (rc == 0)
+		log_state("job_state", "job_id", job_id, current, next, NULL);
+	return rc;
+}
+
+#define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"
+
+static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
+{
+	cJSON *j = cJSON_CreateObject(), *by_state;
+	sqlite3_stmt *stmt;
+	long long id = sqlite3_column_int64(row, 0), total = 0;
+
+	cJSON_AddNumberToObject(j, "id", (double)id);
+	cJSON_AddStringToObject(j, "name", (const char *)sqlite3_column_text(row, 1));
+	cJSON_AddStringToObject(j, "family", (const char *)sqlite3_column_text(row, 2));
+	cJSON_AddStringToObject(j, "state", (const char *)sqlite3_column_text(row, 3));
+	cJSON_AddNumberToObject(j, "priority", (double)sqlite3_column_int64(row, 4));
+	cJSON_AddStringToObject(j, "submitted_by", (const char *)sqlite3_column_text(row, 5));
+	add_time(j, "created_at", row, 6);
+	add_time(j, "updated_at", row, 7);
+	by_state = cJSON_CreateObject();
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
+		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
+	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? GROUP BY state");
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, id);
+		while (sqlite3_step(stmt) == SQLITE_ROW) {
+			const char *st = (const char *)sqlite3_column_text(stmt, 0);
+			long long n = sqlite3_column_int64(stmt, 1);
+			cJSON_ReplaceItemInObjectCaseSensitive(by_state, st, cJSON_CreateNumber((double)n));
+			total += n;
+		}
+		sqlite3_finalize(stmt);
+	}
+	cJSON_AddNumberToObject(j, "task_count", (double)total);
+	cJSON_AddItemToObject(j, "tasks_by_state", by_state);
+	return j;
+}
+
+/* The context of read_job_summary(). */
+struct job_summary_read {
+	sqlite3 *db;
+	cJSON *job;
+};
+
+static int read_job_summary(void *context, sqlite3_stmt *row)
+{
+	struct job_summary_read *c = context;
+
+	c->job = job_summary(c->db, row);
+	return 0;
+}
+
+static int job_summary_by_id(sqlite3 *db, long long job_id, cJSON **ret)
+{
+	struct job_summary_read c = {db, NULL};
+	int rc = db_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
+			      read_job_summary, &c);
+
+	if (rc == 0)
+		*ret = c.job;
+	return rc;
+}
+
+struct job_create_op {
+	const cJSON *spec;
+	const char *submitted_by;
+	long long now;
+	cJSON *out;
+};
+
+static int insert_task(struct store *s, long long job_id, const cJSON *cell, long long pinned,
+		       long long priority, long long now)
+{
+	char *text = json_text(cell);
+	sqlite3_stmt *stmt;
+	int rc;
+
+	if (!text)
+		return LL_ENOMEM;
+	stmt = db_prepare(s->writer, "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
+				     " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)");
+	if (!stmt) {
+		free(text);
+		return LL_ESTORE;
+	}
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_text(stmt, 2, text, -1, free);
+	if (pinned)
+		sqlite3_bind_int64(stmt, 3, pinned);
+	sqlite3_bind_int64(stmt, 4, priority);
+	sqlite3_bind_int64(stmt, 5, now);
+	sqlite3_bind_int64(stmt, 6, now);
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert task");
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+static int op_job_create(struct store *s, void *arg)
+{
+	struct job_create_op *a = arg;
+	const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(a->spec, "matrix");
+	const cJSON *selector = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
+	long long priority = (long long)cJSON_GetObjectItemCaseSensitive(a->spec, "priority")->valuedouble;
+	long long job_id, tasks = 0;
+	char *spec_text = json_text(a->spec);
+	int rc;
+
+	if (!spec_text)
+		return LL_ENOMEM;
+	rc = db_run(s->writer,
+		    "INSERT INTO jobs (name, family, spec, priority, state, submitted_by, created_at,"
+		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    "tttitii", cJSON_GetObjectItemCaseSensitive(a->spec, "name")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(a->spec, "family")->valuestring, spec_text, priority,
+		    a->submitted_by, a->now, a->now);
+	free(spec_text);
+	if (rc < 0)
+		return rc;
+	job_id = sqlite3_last_insert_rowid(s->writer);
+
+	if (selector) {
+		/* each_agent: one task pinned to every matching agent enrolled now. */
+		sqlite3_stmt *stmt = db_prepare(s->writer, "SELECT id, name, facts, labels, quarantined"
+							   " FROM agents ORDER BY id");
+		if (!stmt)
+			return LL_ESTORE;
+		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
+			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
+			struct queue_agent agent = {sqlite3_column_int64(stmt, 0), facts, labels,
+						    sqlite3_column_int(stmt, 4) != 0};
+			if (queue_agent_selected(selector, &agent)) {
+				cJSON *cell = cJSON_CreateObject();
+				cJSON_AddStringToObject(cell, "agent", (const char *)sqlite3_column_text(stmt, 1));
+				rc = insert_task(s, job_id, cell, sqlite3_column_int64(stmt, 0), priority, a->now);
+				cJSON_Delete(cell);
+				tasks++;
+			}
+			cJSON_Delete(facts);
+			cJSON_Delete(labels);
+		}
+		sqlite3_finalize(stmt);
+		if (rc == 0 && tasks == 0)
+			return err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
+						  "job's each_agent selector.");
+	} else {
+		cJSON *cells = NULL, *cell;
+		if ((rc = job_spec_expand_cells(a->spec, &cells)) < 0)
+			return rc;
+		cJSON_ArrayForEach(cell, cells) {
+			if ((rc = insert_task(s, job_id, cell, 0, priority, a->now)) < 0)
+				break;
+			tasks++;
+		}
+		cJSON_Delete(cells);
+	}
+	if (rc < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "id", (double)job_id);
+	cJSON_AddNumberToObject(a->out, "task_count", (double)tasks);
+	cJSON_AddStringToObject(a->out, "state", "queued");
+	log_state("job_state", "job_id", job_id, "", "queued", NULL);
+	return 0;
+}
+
+int store_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+		     cJSON **ret_body)
+{
+	struct job_create_op a = {spec, submitted_by, now, NULL};
+
+	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
+}
+
+int store_job_list(struct store *s, const char *state, int limit, long long before,
+		   cJSON **ret_list)
+{
+	sqlite3_stmt *stmt;
+	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
+	long long last = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	stmt = db_prepare(s->reader, "SELECT " JOB_COLUMNS " FROM jobs"
+				     " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
+				     " ORDER BY id DESC LIMIT ?3");
+	if (stmt) {
+		if (state)
+			sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, before);
+		sqlite3_bind_int64(stmt, 3, limit + 1);
+		while (sqlite3_step(stmt) == SQLITE_ROW) {
+			if (n++ == limit)
+				break;
+			last = sqlite3_column_int64(stmt, 0);
+			cJSON_AddItemToArray(list, job_summary(s->reader, stmt));
+		}
+	}
+	sqlite3_finalize(stmt);
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	if (!stmt) {
+		cJSON_Delete(out);
+		return LL_ESTORE;
+	}
+	if (n > limit)
+		cJSON_AddNumberToObject(out, "next_before", (double)last);
+	else
+		cJSON_AddNullToObject(out, "next_before");
+	*ret_list = out;
+	return 0;
+}
+
+static cJSON *task_from_row(sqlite3_stmt *stmt)
+{
+	/* columns: id, cell, pinned_agent, lease_holder, state, attempt, phase,
+	 * percent, lease_expires, not_before, last_error, result_id */
+	cJSON *t = cJSON_CreateObject();
+	const char *state = (const char *)sqlite3_column_text(stmt, 4);
+	bool leased = strcmp(state, "leased") == 0;
+
+	cJSON_AddNumberToObject(t, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddItemToObject(t, "cell", column_json(stmt, 1));
+	if (sqlite3_column_type(stmt, 2) != SQLITE_NULL)
+		add_int_or_null(t, "agent_id", stmt, 2);
+	else
+		add_int_or_null(t, "agent_id", stmt, 3);
+	cJSON_AddStringToObject(t, "state", state);
+	cJSON_AddNumberToObject(t, "attempt", (double)sqlite3_column_int64(stmt, 5));
+	add_text_or_null(t, "phase", stmt, 6);
+	add_int_or_null(t, "percent", stmt, 7);
+	if (leased)
+		add_time(t, "lease_expires_at", stmt, 8);
+	else
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	if (strcmp(state, "queued") == 0 && sqlite3_column_int64(stmt, 5) > 0)
+		add_time(t, "retry_at", stmt, 9);
+	else
+		cJSON_AddNullToObject(t, "retry_at");
+	add_text_or_null(t, "last_error", stmt, 10);
+	add_int_or_null(t, "result_id", stmt, 11);
+	return t;
+}
+
+/* Adds column 0 as the "spec" of the job CONTEXT. */
+static int read_spec(void *context, sqlite3_stmt *row)
+{
+	cJSON_AddItemToObject(context, "spec", column_json(row, 0));
+	return 0;
+}
+
+int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
+{
+	sqlite3_stmt *stmt;
+	cJSON *job = NULL, *tasks;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	rc = job_summary_by_id(s->reader, job_id, &job);
+	if (rc == 0) {
+		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec,
+			     job);
+		tasks = cJSON_AddArrayToObject(job, "tasks");
+		stmt = db_prepare(s->reader,
+				  "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+				  " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+				  " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1)"
+				  " FROM tasks t WHERE t.job_id = ? ORDER BY t.id");
+		if (!stmt)
+			rc = LL_ESTORE;
+		else {
+			sqlite3_bind_int64(stmt, 1, job_id);
+			while (sqlite3_step(stmt) == SQLITE_ROW)
+				cJSON_AddItemToArray(tasks, task_from_row(stmt));
+			sqlite3_finalize(stmt);
+		}
+	}
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc < 0) {
+		cJSON_Delete(job);
+		return rc;
+	}
+	*ret_job = job;
+	return 0;
+}
+
+struct job_cancel_op {
+	long long id, now;
+	cJSON *out;
+};
+
+static int op_job_cancel(struct store *s, void *arg)
+{
+	struct job_cancel_op *a = arg;
+	cJSON *job = NULL;
+	const char *state;
+	int rc;
+
+	if ((rc = job_summary_by_id(s->writer, a->id, &job)) < 0)
+		return rc;
+	state = cJSON_GetObjectItemCaseSensitive(job, "state")->valuestring;
+	if (queue_job_finished(state)) {
+		rc = err_set(LL_ECONFLICT, "Job %lld is already %s.", a->id, state);
+		cJSON_Delete(job);
+		return rc;
+	}
+	log_state("job_state", "job_id", a->id, state, "cancelled", "cancelled by a user");
+	cJSON_Delete(job);
+	/* Leased tasks keep their holder, who learns of the cancellation at
+	 * its next heartbeat (cancel_notified = 0 until then). */
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'cancelled', updated_at = ?,"
+			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
+			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
+			 "ii", a->now, a->id)) < 0 ||
+	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?",
+			 "ii", a->now, a->id)) < 0)
+		return rc;
+	return job_summary_by_id(s->writer, a->id, &a->out);
+}
+
+int store_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+{
+	struct job_cancel_op a = {job_id, now, NULL};
+
+	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
+}

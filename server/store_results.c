@@ -1,0 +1,126 @@
+/*
+ * store_results.c - the store's results and what reports read of them
+ * (store.h, "reports"): result bodies, a job's rows with their cached
+ * summaries, and the summaries' cache.
+ */
+#include "store_int.h"
+
+#include "loadlab/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int read_body(void *context, sqlite3_stmt *row)
+{
+	char **text = context;
+
+	*text = strdup((const char *)sqlite3_column_text(row, 0));
+	return *text ? 0 : LL_ENOMEM;
+}
+
+int store_result_get(struct store *s, long long result_id, char **ret_text)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader, "SELECT body FROM results WHERE id = ?", result_id, "result",
+			  read_body, ret_text);
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
+int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
+			  int (*fn)(void *context, const struct store_report_row *row),
+			  void *context)
+{
+	sqlite3_stmt *stmt;
+	long long exists = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	rc = db_int(s->reader, &exists, 0, "SELECT count(*) FROM jobs WHERE id = ?", "i", job_id);
+	if (rc == 0 && !exists)
+		rc = err_set(LL_ENOTFOUND, "No job has id %lld.", job_id);
+	stmt = rc < 0 ? NULL
+		      : db_prepare(s->reader,
+				   "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
+				   " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
+				   " FROM tasks t"
+				   " LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
+				   " LEFT JOIN result_summaries m ON m.result_id = r.id"
+				   " WHERE t.job_id = ?1 ORDER BY t.id");
+	if (rc == 0 && !stmt)
+		rc = LL_ESTORE;
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, job_id);
+		sqlite3_bind_int(stmt, 2, with_bodies);
+		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
+			struct store_report_row row = {
+				.task_id = sqlite3_column_int64(stmt, 0),
+				.cell = (const char *)sqlite3_column_text(stmt, 1),
+				.state = (const char *)sqlite3_column_text(stmt, 2),
+				.last_error = (const char *)sqlite3_column_text(stmt, 3),
+				.result_id = sqlite3_column_int64(stmt, 4),
+				.summary = (const char *)sqlite3_column_text(stmt, 5),
+				.summary_version = sqlite3_column_int(stmt, 6),
+				.body = (const char *)sqlite3_column_text(stmt, 7),
+			};
+			rc = fn(context, &row);
+		}
+		sqlite3_finalize(stmt);
+	}
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
+int store_results_unsummarized(struct store *s, int version, long long limit,
+			       void (*fn)(void *context, long long result_id), void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_prepare(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
+				     " ON m.result_id = r.id AND m.version = ?1"
+				     " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
+	if (stmt) {
+		sqlite3_bind_int(stmt, 1, version);
+		sqlite3_bind_int64(stmt, 2, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW)
+			fn(context, sqlite3_column_int64(stmt, 0));
+		sqlite3_finalize(stmt);
+	}
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}
+
+struct summaries_put_op {
+	size_t count;
+	const long long *ids;
+	int version;
+	const char *const *summaries;
+};
+
+static int op_summaries_put(struct store *s, void *arg)
+{
+	struct summaries_put_op *a = arg;
+	int rc = 0;
+
+	for (size_t i = 0; i < a->count && rc == 0; i++)
+		rc = db_run(s->writer,
+			    "INSERT INTO result_summaries (result_id, version, body) VALUES (?, ?, ?)"
+			    " ON CONFLICT (result_id) DO UPDATE SET version = excluded.version,"
+			    " body = excluded.body",
+			    "iit", a->ids[i], (long long)a->version, a->summaries[i]);
+	return rc;
+}
+
+int store_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
+			const char *const *summaries)
+{
+	struct summaries_put_op a = {count, result_ids, version, summaries};
+
+	return count ? store_write(s, op_summaries_put, &a) : 0;
+}
+

@@ -1,0 +1,448 @@
+/*
+ * store_tasks.c - the store's tasks (store.h, "tasks"): leasing, progress,
+ * results, failures and expired leases. What happens to a task is decided
+ * by queue.h; this file reads and writes the rows.
+ */
+#include "store_int.h"
+
+#include "queue.h"
+
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lease_op {
+	long long agent_id, now;
+	cJSON *out;
+};
+
+/* Column 0 parsed as JSON into *CONTEXT. */
+static int read_json(void *context, sqlite3_stmt *row)
+{
+	*(cJSON **)context = column_json(row, 0);
+	return 0;
+}
+
+static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt,
+		       cJSON *cell, long long expires, cJSON **ret)
+{
+	static const char *const copied[] = {"name", "family", "generator", "variants", "measure"};
+	cJSON *lease, *spec = NULL, *job;
+	int rc = db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL,
+			      read_json, &spec);
+
+	if (rc == LL_ENOTFOUND)
+		return err_set(LL_ESTORE, "Task %lld has no job.", task_id);
+	if (rc < 0)
+		return rc;
+
+	lease = cJSON_CreateObject();
+	cJSON_AddNumberToObject(lease, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(lease, "job_id", (double)job_id);
+	cJSON_AddNumberToObject(lease, "attempt", (double)attempt);
+	cJSON_AddItemToObject(lease, "cell", cell);
+	add_time_value(lease, "lease_expires_at", expires);
+	cJSON_AddNumberToObject(lease, "lease_seconds", (double)queue_lease_seconds(s->options.lease_ms));
+	cJSON_AddNumberToObject(lease, "heartbeat_seconds",
+				(double)queue_heartbeat_seconds(s->options.lease_ms));
+	job = cJSON_AddObjectToObject(lease, "job");
+	cJSON_AddNumberToObject(job, "id", (double)job_id);
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		cJSON_AddItemToObject(job, copied[i],
+				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
+	cJSON_Delete(spec);
+	*ret = lease;
+	return 0;
+}
+
+static int read_lease_agent(void *context, sqlite3_stmt *row)
+{
+	struct queue_agent *agent = context;
+
+	agent->facts = column_json(row, 0);
+	agent->labels = column_json(row, 1);
+	agent->quarantined = sqlite3_column_int(row, 2) != 0;
+	return 0;
+}
+
+static int op_task_lease(struct store *s, void *arg)
+{
+	struct lease_op *a = arg;
+	struct queue_agent agent = {.id = a->agent_id};
+	sqlite3_stmt *stmt;
+	cJSON *cell = NULL;
+	long long task_id = 0, job_id = 0, attempt = 0, expires;
+	int rc;
+
+	if ((rc = db_row_by_id(s->writer, "SELECT facts, labels, quarantined FROM agents WHERE id = ?",
+			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
+		return rc;
+	rc = agent_touch(s, a->agent_id, a->now);
+	if (rc < 0 || agent.quarantined)
+		goto out;
+
+	stmt = db_prepare(s->writer,
+			  "SELECT id, job_id, cell, pinned_agent, attempt FROM tasks"
+			  " WHERE state = 'queued' AND not_before <= ?1"
+			  " AND (pinned_agent IS NULL OR pinned_agent = ?2)"
+			  " ORDER BY priority DESC, id LIMIT ?3");
+	if (!stmt) {
+		rc = LL_ESTORE;
+		goto out;
+	}
+	sqlite3_bind_int64(stmt, 1, a->now);
+	sqlite3_bind_int64(stmt, 2, a->agent_id);
+	sqlite3_bind_int64(stmt, 3, STORE_LEASE_SCAN);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		cJSON *c = column_json(stmt, 2);
+		if (queue_task_matches(c, sqlite3_column_int64(stmt, 3), &agent)) {
+			task_id = sqlite3_column_int64(stmt, 0);
+			job_id = sqlite3_column_int64(stmt, 1);
+			attempt = sqlite3_column_int64(stmt, 4) + 1;
+			cell = c;
+			break;
+		}
+		cJSON_Delete(c);
+	}
+	sqlite3_finalize(stmt);
+	if (!task_id)
+		goto out;
+
+	expires = a->now + s->options.lease_ms;
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'leased', attempt = ?, lease_holder = ?,"
+			 " lease_expires = ?, phase = NULL, percent = NULL, updated_at = ? WHERE id = ?",
+			 "iiiii", attempt, a->agent_id, expires, a->now, task_id)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
+			 "iiii", task_id, attempt, a->agent_id, a->now)) < 0 ||
+	    (rc = job_refresh_state(s, job_id, a->now)) < 0)
+		goto out;
+	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
+	cell = NULL;
+	if (rc == 0) {
+		char task_text[24], agent_text[24];
+		snprintf(task_text, sizeof(task_text), "%lld", task_id);
+		snprintf(agent_text, sizeof(agent_text), "%lld", a->agent_id);
+		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
+			  "agent_id", agent_text, NULL);
+	}
+out:
+	cJSON_Delete(cell);
+	cJSON_Delete((cJSON *)agent.facts);
+	cJSON_Delete((cJSON *)agent.labels);
+	return rc;
+}
+
+int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
+{
+	struct lease_op a = {agent_id, now, NULL};
+
+	return store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
+}
+
+struct task_row {
+	long long job_id, attempt, holder;
+	char state[16];
+};
+
+static int read_task_row(void *context, sqlite3_stmt *stmt)
+{
+	struct task_row *row = context;
+
+	row->job_id = sqlite3_column_int64(stmt, 0);
+	row->attempt = sqlite3_column_int64(stmt, 1);
+	row->holder = sqlite3_column_int64(stmt, 2);
+	snprintf(row->state, sizeof(row->state), "%s", (const char *)sqlite3_column_text(stmt, 3));
+	return 0;
+}
+
+/* Checks that AGENT may report on (TASK, ATTEMPT): the task exists
+ * (LL_ENOTFOUND), the agent held some attempt of it (LL_EFORBIDDEN), this
+ * is the current, leased attempt held by the agent (else
+ * STORE_STALE_ATTEMPT, or STORE_TASK_CANCELLED for a cancelled job). */
+static int check_holder(struct store *s, long long agent_id, long long task_id, long long attempt,
+			struct task_row *ret)
+{
+	struct task_row row = {0};
+	long long held;
+	int rc;
+
+	if ((rc = db_row_by_id(s->writer,
+			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?",
+			       task_id, "task", read_task_row, &row)) < 0)
+		return rc;
+	if ((rc = db_int(s->writer, &held, 0,
+			 "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?", "ii",
+			 task_id, agent_id)) < 0)
+		return rc;
+	if (!held)
+		return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", task_id);
+	if (strcmp(row.state, "cancelled") == 0 && row.attempt == attempt && row.holder == agent_id)
+		return err_set(STORE_TASK_CANCELLED, "Task %lld was cancelled with its job.", task_id);
+	if (strcmp(row.state, "leased") != 0 || row.attempt != attempt || row.holder != agent_id)
+		return err_set(STORE_STALE_ATTEMPT,
+			       "Attempt %lld of task %lld is not the current lease (the task is %s, "
+			       "attempt %lld).", attempt, task_id, row.state, row.attempt);
+	*ret = row;
+	return 0;
+}
+
+struct progress_op {
+	long long agent_id, task_id, attempt;
+	const char *phase;
+	int percent;
+	long long now;
+	cJSON *out;
+};
+
+static int op_task_progress(struct store *s, void *arg)
+{
+	struct progress_op *a = arg;
+	struct task_row row;
+	long long expires = a->now + s->options.lease_ms;
+	int rc;
+
+	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE tasks SET phase = ?, percent = ?, lease_expires = ?, updated_at = ?"
+			 " WHERE id = ?",
+			 "tiiii", a->phase, (long long)a->percent, expires, a->now, a->task_id)) < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "task_id", (double)a->task_id);
+	cJSON_AddNumberToObject(a->out, "attempt", (double)a->attempt);
+	cJSON_AddStringToObject(a->out, "state", "leased");
+	cJSON_AddBoolToObject(a->out, "cancelled", false);
+	add_time_value(a->out, "lease_expires_at", expires);
+	return 0;
+}
+
+int store_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
+			const char *phase, int percent, long long now, cJSON **ret_body)
+{
+	struct progress_op a = {agent_id, task_id, attempt, phase, percent, now, NULL};
+
+	return store_write_answer(s, op_task_progress, &a, &a.out, ret_body);
+}
+
+struct result_op {
+	long long agent_id, task_id, attempt;
+	const char *body;
+	size_t len;
+	long long now;
+	cJSON *out;
+	bool replayed;
+};
+
+static cJSON *result_answer(long long task_id, long long attempt, long long result_id)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	cJSON_AddNumberToObject(o, "result_id", (double)result_id);
+	cJSON_AddStringToObject(o, "state", "done");
+	return o;
+}
+
+static int op_task_result(struct store *s, void *arg)
+{
+	struct result_op *a = arg;
+	struct task_row row;
+	sqlite3_stmt *stmt;
+	long long existing = 0, existing_agent = 0, result_id;
+	int rc;
+
+	/* A replay of a stored (task, attempt) gets the same answer. */
+	stmt = db_prepare(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, a->task_id);
+	sqlite3_bind_int64(stmt, 2, a->attempt);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		existing = sqlite3_column_int64(stmt, 0);
+		existing_agent = sqlite3_column_int64(stmt, 1);
+	}
+	sqlite3_finalize(stmt);
+	if (existing) {
+		if (existing_agent != a->agent_id)
+			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", a->task_id);
+		a->out = result_answer(a->task_id, a->attempt, existing);
+		a->replayed = true;
+		return agent_touch(s, a->agent_id, a->now);
+	}
+	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
+		return rc;
+	stmt = db_prepare(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
+				     " VALUES (?, ?, ?, ?, ?)");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, a->task_id);
+	sqlite3_bind_int64(stmt, 2, a->attempt);
+	sqlite3_bind_int64(stmt, 3, a->agent_id);
+	sqlite3_bind_text(stmt, 4, a->body, (int)a->len, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 5, a->now);
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert result");
+	sqlite3_finalize(stmt);
+	if (rc < 0)
+		return rc;
+	result_id = sqlite3_last_insert_rowid(s->writer);
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'done', percent = 100, lease_expires = NULL,"
+			 " updated_at = ? WHERE id = ?", "ii", a->now, a->task_id)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE task_attempts SET ended_at = ?, outcome = 'done' WHERE task_id = ? AND attempt = ?",
+			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
+	    (rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
+		return rc;
+	log_state("task_state", "task_id", a->task_id, "leased", "done", NULL);
+	a->out = result_answer(a->task_id, a->attempt, result_id);
+	return 0;
+}
+
+int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
+		      const char *body, size_t body_len, long long now, cJSON **ret_body,
+		      bool *ret_replayed)
+{
+	struct result_op a = {agent_id, task_id, attempt, body, body_len, now, NULL, false};
+	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
+
+	if (rc == 0)
+		*ret_replayed = a.replayed;
+	return rc;
+}
+
+/* Ends the current attempt of a leased task: back to the queue after
+ * DELAY_MS, or dead when RETRY is false or the attempts are used up. */
+static int end_attempt(struct store *s, long long task_id, long long job_id, long long attempt,
+		       const char *outcome, const char *reason, bool retry, long long delay_ms,
+		       long long now, const char **ret_state, long long *ret_retry_at)
+{
+	const char *next = queue_task_state_name(queue_after_attempt(attempt, s->options.max_attempts, retry));
+	long long retry_at = now + delay_ms;
+	int rc;
+
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = ?, lease_holder = NULL, lease_expires = NULL,"
+			 " not_before = ?, last_error = ?, updated_at = ? WHERE id = ?",
+			 "titii", next, retry_at, reason, now, task_id)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
+			 "itii", now, outcome, task_id, attempt)) < 0 ||
+	    (rc = job_refresh_state(s, job_id, now)) < 0)
+		return rc;
+	log_state("task_state", "task_id", task_id, "leased", next, reason);
+	*ret_state = next;
+	*ret_retry_at = retry_at;
+	return 0;
+}
+
+struct fail_op {
+	long long agent_id, task_id, attempt;
+	const char *reason;
+	bool retryable;
+	long long now;
+	cJSON *out;
+};
+
+static int op_task_fail(struct store *s, void *arg)
+{
+	struct fail_op *a = arg;
+	struct task_row row;
+	const char *state;
+	long long delay, retry_at;
+	int rc;
+
+	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
+		return rc;
+	delay = queue_retry_delay(a->attempt, s->options.backoff_ms, s->options.backoff_max_ms);
+	if ((rc = end_attempt(s, a->task_id, row.job_id, a->attempt, "failed", a->reason, a->retryable,
+			      delay, a->now, &state, &retry_at)) < 0 ||
+	    (rc = agent_touch(s, a->agent_id, a->now)) < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "task_id", (double)a->task_id);
+	cJSON_AddNumberToObject(a->out, "attempt", (double)a->attempt);
+	cJSON_AddStringToObject(a->out, "state", state);
+	if (strcmp(state, "queued") == 0)
+		add_time_value(a->out, "retry_at", retry_at);
+	else
+		cJSON_AddNullToObject(a->out, "retry_at");
+	return 0;
+}
+
+int store_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
+		    const char *reason, bool retryable, long long now, cJSON **ret_body)
+{
+	struct fail_op a = {agent_id, task_id, attempt, reason, retryable, now, NULL};
+
+	return store_write_answer(s, op_task_fail, &a, &a.out, ret_body);
+}
+
+struct expire_op {
+	long long now;
+	int expired;
+};
+
+static int op_expire_leases(struct store *s, void *arg)
+{
+	struct expire_op *a = arg;
+	sqlite3_stmt *stmt;
+	long long ids[64][3];
+	int n = 0, rc = 0;
+
+	/* Oldest lease first: the scan stops at the first one still good. */
+	stmt = db_prepare(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
+				     " WHERE state = 'leased' AND lease_expires IS NOT NULL"
+				     " ORDER BY lease_expires, id");
+	if (!stmt)
+		return LL_ESTORE;
+	while (n < 64 && sqlite3_step(stmt) == SQLITE_ROW &&
+	       queue_lease_expired(sqlite3_column_int64(stmt, 3), a->now)) {
+		ids[n][0] = sqlite3_column_int64(stmt, 0);
+		ids[n][1] = sqlite3_column_int64(stmt, 1);
+		ids[n][2] = sqlite3_column_int64(stmt, 2);
+		n++;
+	}
+	sqlite3_finalize(stmt);
+	for (int i = 0; i < n && rc == 0; i++) {
+		const char *state;
+		long long retry_at;
+		char reason[96];
+		snprintf(reason, sizeof(reason), "The lease of attempt %lld expired.", ids[i][2]);
+		/* The holder vanished, not the task's fault: no backoff. */
+		rc = end_attempt(s, ids[i][0], ids[i][1], ids[i][2], "expired", reason, true, 0, a->now,
+				 &state, &retry_at);
+	}
+	a->expired = n;
+	return rc;
+}
+
+int store_expire_leases(struct store *s, long long now, int *ret_expired)
+{
+	struct expire_op a = {now, 0};
+	long long oldest;
+	int rc;
+
+	/* A cheap read first: most sweeps find nothing to do. */
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_int(s->reader, &oldest, LLONG_MAX,
+		    "SELECT min(lease_expires) FROM tasks WHERE state = 'leased'", "");
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc < 0)
+		return rc;
+	*ret_expired = 0;
+	if (!queue_lease_expired(oldest, now))
+		return 0;
+	if ((rc = store_write(s, op_expire_leases, &a)) < 0)
+		return rc;
+	*ret_expired = a.expired;
+	return 0;
+}

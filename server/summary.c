@@ -1,0 +1,277 @@
+/* One result's summary (report.h, report_summarize_result()) and the
+ * statistics shared with comparisons: see report_int.h. */
+#include "report_int.h"
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+#include "loadlab/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int report_samples_of(const cJSON *array, double **ret, size_t *ret_n)
+{
+	const cJSON *item;
+	size_t n = 0, count = cJSON_IsArray(array) ? (size_t)cJSON_GetArraySize(array) : 0;
+	double *x;
+
+	if (count == 0 || count > STATS_MAX_SAMPLES)
+		return LL_EINVAL;
+	x = malloc(count * sizeof(*x));
+	if (!x)
+		return LL_ENOMEM;
+	cJSON_ArrayForEach(item, array) {
+		if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) || item->valuedouble < 0) {
+			free(x);
+			return LL_EINVAL;
+		}
+		x[n++] = item->valuedouble;
+	}
+	*ret = x;
+	*ret_n = n;
+	return 0;
+}
+
+uint64_t report_seed_of(const char *text)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (; *text; text++)
+		h = (h ^ (unsigned char)*text) * 1099511628211ULL;
+	return h;
+}
+
+int report_compare_samples(const double *x, size_t nx, const double *y, size_t ny, int resamples,
+			   uint64_t seed, cJSON *out, double *ret_change, bool *ret_significant)
+{
+	struct stats_summary sx, sy;
+	double u, p, lo, hi, change;
+	bool significant;
+	int rc;
+
+	if ((rc = stats_summarize(x, nx, &sx)) < 0 || (rc = stats_summarize(y, ny, &sy)) < 0 ||
+	    (rc = stats_mann_whitney(y, ny, x, nx, &u, &p)) < 0)
+		return rc;
+	if (sx.median <= 0 || sx.min <= 0)
+		return err_set(LL_EINVAL, "The baseline's times are zero.");
+	if ((rc = stats_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, &lo, &hi)) < 0)
+		return rc;
+	change = (sy.median / sx.median - 1) * 100;
+	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
+	cJSON_AddNumberToObject(out, "change_pct", round_to(change, 0.01));
+	cJSON_AddNumberToObject(out, "min_change_pct", round_to((sy.min / sx.min - 1) * 100, 0.01));
+	cJSON_AddNumberToObject(out, "ratio", round_to(sy.median / sx.median, 0.0001));
+	cJSON_AddNumberToObject(out, "ratio_ci_low", round_to(lo, 0.0001));
+	cJSON_AddNumberToObject(out, "ratio_ci_high", round_to(hi, 0.0001));
+	cJSON_AddNumberToObject(out, "p_value", p);
+	cJSON_AddBoolToObject(out, "significant", significant);
+	*ret_change = change;
+	*ret_significant = significant;
+	return 0;
+}
+
+static cJSON *summarize_warm(const double *x, size_t n, const char *name)
+{
+	struct stats_summary s;
+	double lo, hi;
+	bool *flags = malloc(n * sizeof(*flags));
+	size_t outliers = 0;
+	cJSON *w;
+
+	if (!flags || stats_summarize(x, n, &s) < 0 ||
+	    stats_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo,
+			       &hi) < 0 ||
+	    stats_outliers(x, n, 3.5, flags, &outliers) < 0) {
+		free(flags);
+		return NULL;
+	}
+	free(flags);
+	w = cJSON_CreateObject();
+	cJSON_AddNumberToObject(w, "n", (double)n);
+	cJSON_AddNumberToObject(w, "min_us", round_to(s.min, 0.1));
+	cJSON_AddNumberToObject(w, "median_us", round_to(s.median, 0.1));
+	cJSON_AddNumberToObject(w, "ci_low_us", round_to(lo, 0.1));
+	cJSON_AddNumberToObject(w, "ci_high_us", round_to(hi, 0.1));
+	cJSON_AddNumberToObject(w, "mad_us", round_to(s.mad, 0.1));
+	cJSON_AddNumberToObject(w, "p90_us", round_to(s.p90, 0.1));
+	cJSON_AddNumberToObject(w, "mean_us", round_to(s.mean, 0.1));
+	cJSON_AddNumberToObject(w, "outliers", (double)outliers);
+	return w;
+}
+
+static double mean_of(const cJSON *array, bool *ret_present)
+{
+	double *x = NULL, sum = 0;
+	size_t n = 0;
+
+	*ret_present = false;
+	if (report_samples_of(array, &x, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	free(x);
+	*ret_present = true;
+	return sum / (double)n;
+}
+
+static cJSON *summarize_cold(const cJSON *cold)
+{
+	struct stats_summary s;
+	double *x = NULL, v;
+	size_t n = 0;
+	bool present;
+	cJSON *c;
+	static const char *const means[][2] = {
+		{"page_faults", "page_faults_mean"}, {"hard_faults", "hard_faults_mean"},
+		{"soft_faults", "soft_faults_mean"}, {"read_bytes", "read_bytes_mean"},
+		{"read_ops", "read_ops_mean"},
+	};
+
+	if (report_samples_of(get(cold, "samples_us"), &x, &n) < 0)
+		return NULL;
+	stats_summarize(x, n, &s);
+	free(x);
+	c = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c, "n", (double)n);
+	cJSON_AddNumberToObject(c, "mean_us", round_to(s.mean, 0.1));
+	cJSON_AddNumberToObject(c, "stddev_us", round_to(s.stddev, 0.1));
+	cJSON_AddNumberToObject(c, "median_us", round_to(s.median, 0.1));
+	for (size_t i = 0; i < sizeof(means) / sizeof(means[0]); i++) {
+		v = mean_of(get(cold, means[i][0]), &present);
+		if (present)
+			cJSON_AddNumberToObject(c, means[i][1], round_to(v, 0.1));
+	}
+	/* Never pretend: a run whose cache eviction failed is not cold. */
+	cJSON_AddBoolToObject(c, "cold", !cJSON_IsFalse(get(cold, "cold")));
+	cJSON_AddStringToObject(c, "method", string(cold, "method") ? string(cold, "method") : "unknown");
+	if (cJSON_IsArray(get(cold, "modules")))
+		cJSON_AddItemToObject(c, "modules", cJSON_Duplicate(get(cold, "modules"), true));
+	return c;
+}
+
+const cJSON *report_find_variant(const cJSON *variants, const char *name)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, variants)
+		if (string(v, "name") && strcmp(string(v, "name"), name) == 0)
+			return v;
+	return NULL;
+}
+
+static void add_cold_vs(cJSON *mine, const cJSON *base)
+{
+	static const char *const keys[][2] = {
+		{"mean_us", "time_pct"}, {"page_faults_mean", "page_faults_pct"},
+		{"read_bytes_mean", "read_bytes_pct"},
+	};
+	cJSON *vs = cJSON_AddObjectToObject(mine, "vs_baseline");
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		double b = number(base, keys[i][0], -1), m = number(mine, keys[i][0], -1);
+		if (b > 0 && m >= 0)
+			cJSON_AddNumberToObject(vs, keys[i][1], round_to(m / b * 100, 0.01));
+	}
+}
+
+int report_summarize_result(const char *body, cJSON **ret_summary)
+{
+	const cJSON *variants, *v, *base_warm = NULL, *base_cold = NULL;
+	cJSON *root = NULL, *out, *by_name;
+	const char *warm_base_name = NULL;
+	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
+
+	if (rc < 0)
+		return rc;
+	variants = get(root, "variants");
+	out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(out, "v", REPORT_SUMMARY_VERSION);
+	cJSON_AddItemToObject(out, "facts", cJSON_IsObject(get(root, "facts"))
+						    ? cJSON_Duplicate(get(root, "facts"), true)
+						    : cJSON_CreateObject());
+	by_name = cJSON_AddObjectToObject(out, "variants");
+
+	cJSON_ArrayForEach(v, variants) {
+		const char *name = string(v, "name");
+		double *x = NULL;
+		size_t n = 0;
+		cJSON *s, *w, *c;
+		if (!name || get(by_name, name))
+			continue;
+		s = cJSON_AddObjectToObject(by_name, name);
+		if (cJSON_IsFalse(get(v, "valid"))) {
+			cJSON_AddBoolToObject(s, "valid", false);
+			cJSON_AddStringToObject(s, "reason", string(v, "invalid_reason")
+								     ? string(v, "invalid_reason")
+								     : "verification failed");
+			continue;
+		}
+		cJSON_AddBoolToObject(s, "valid", true);
+		if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0) {
+			if ((w = summarize_warm(x, n, name)))
+				cJSON_AddItemToObject(s, "warm", w);
+			free(x);
+		}
+		if ((c = summarize_cold(get(v, "cold"))))
+			cJSON_AddItemToObject(s, "cold", c);
+	}
+
+	/* Baselines: the column's `default` for warm times, the office
+	 * study's `rebase` for cold starts (else the first variant that has
+	 * the figures). */
+	if (get(get(by_name, "default"), "warm"))
+		warm_base_name = "default";
+	cJSON_ArrayForEach(v, by_name) {
+		if (!warm_base_name && get(v, "warm"))
+			warm_base_name = v->string;
+		if (!base_cold && get(v, "cold"))
+			base_cold = get(v, "cold");
+	}
+	if (get(get(by_name, "rebase"), "cold"))
+		base_cold = get(get(by_name, "rebase"), "cold");
+	cJSON_AddItemToObject(out, "warm_baseline", warm_base_name ? cJSON_CreateString(warm_base_name)
+								   : cJSON_CreateNull());
+	cJSON_AddItemToObject(out, "cold_baseline",
+			      base_cold ? cJSON_CreateString(get(by_name, "rebase") &&
+								     get(get(by_name, "rebase"), "cold")
+							     ? "rebase"
+							     : "first")
+					: cJSON_CreateNull());
+	if (warm_base_name) {
+		const cJSON *bv = report_find_variant(variants, warm_base_name);
+		double *bx = NULL;
+		size_t bn = 0;
+		base_warm = bv;
+		if (report_samples_of(get(get(bv, "warm"), "samples_us"), &bx, &bn) == 0) {
+			cJSON_ArrayForEach(v, variants) {
+				const char *name = string(v, "name");
+				cJSON *s = name ? cJSON_GetObjectItemCaseSensitive(by_name, name) : NULL;
+				double *x = NULL, change;
+				size_t n = 0;
+				bool significant;
+				if (!s || !get(s, "warm") || v == base_warm || get(s, "vs_baseline") ||
+				    report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) < 0)
+					continue;
+				cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
+				if (report_compare_samples(bx, bn, x, n, REPORT_RESAMPLES, report_seed_of(name),
+							   vs, &change, &significant) < 0)
+					cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
+				free(x);
+			}
+			free(bx);
+		}
+	}
+	if (base_cold) {
+		cJSON_ArrayForEach(v, by_name)
+			if (get(v, "cold"))
+				add_cold_vs(cJSON_GetObjectItemCaseSensitive(v, "cold"), base_cold);
+	}
+	if (cJSON_IsArray(get(root, "churn")))
+		cJSON_AddItemToObject(out, "churn", cJSON_Duplicate(get(root, "churn"), true));
+	cJSON_Delete(root);
+	*ret_summary = out;
+	return 0;
+}

@@ -1,0 +1,311 @@
+/* loadlabd's settings (config.c): defaults, flags in both spellings,
+ * environment variables, the config file, their order, and bad values. */
+#include "check.h"
+#include "config.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* config_load() with ARGS (NULL-terminated, without argv[0]). */
+static int load(struct config *c, const char *const *args)
+{
+	char *argv[32] = {"loadlabd"};
+	int argc = 1;
+	bool help = false;
+
+	for (; args && args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	return config_load(c, argc, argv, &help);
+}
+
+/* One test value per flag and how to read it back. */
+struct flag_case {
+	const char *name, *value;
+	const char *expect; /* the setting as text after loading */
+};
+
+static void setting_text(const struct config *c, const char *name, char *out, size_t size)
+{
+	if (!strcmp(name, "listen"))
+		snprintf(out, size, "%s:%d", c->listen_host, c->listen_port);
+	else if (!strcmp(name, "data-dir"))
+		snprintf(out, size, "%s", c->data_dir);
+	else if (!strcmp(name, "db"))
+		snprintf(out, size, "%s", c->db_path);
+	else if (!strcmp(name, "tls-cert"))
+		snprintf(out, size, "%s", c->tls_cert);
+	else if (!strcmp(name, "tls-key"))
+		snprintf(out, size, "%s", c->tls_key);
+	else if (!strcmp(name, "log-format"))
+		snprintf(out, size, "%s", c->log_format);
+	else if (!strcmp(name, "lease-seconds"))
+		snprintf(out, size, "%d", c->lease_seconds);
+	else if (!strcmp(name, "max-attempts"))
+		snprintf(out, size, "%d", c->max_attempts);
+	else if (!strcmp(name, "retry-backoff"))
+		snprintf(out, size, "%d", c->retry_backoff_seconds);
+	else if (!strcmp(name, "offline-after"))
+		snprintf(out, size, "%d", c->offline_after_seconds);
+	else if (!strcmp(name, "max-wait"))
+		snprintf(out, size, "%d", c->max_wait_seconds);
+	else if (!strcmp(name, "threads"))
+		snprintf(out, size, "%d", c->threads);
+	else if (!strcmp(name, "per-ip-limit"))
+		snprintf(out, size, "%d", c->per_ip_limit);
+	else if (!strcmp(name, "connection-timeout"))
+		snprintf(out, size, "%d", c->connection_timeout);
+	else if (!strcmp(name, "public-read"))
+		snprintf(out, size, "%s", c->public_read ? "true" : "false");
+	else if (!strcmp(name, "public-metrics"))
+		snprintf(out, size, "%s", c->public_metrics ? "true" : "false");
+	else
+		snprintf(out, size, "?");
+}
+
+/* Values that differ from the defaults. tls-cert and tls-key are loaded
+ * together (one alone is refused). */
+static const struct flag_case flags[] = {
+	{"listen", "0.0.0.0:9000", "0.0.0.0:9000"},
+	{"data-dir", "/srv/ll", "/srv/ll"},
+	{"db", "/srv/other.db", "/srv/other.db"},
+	{"tls-cert", "/c.pem", "/c.pem"},
+	{"tls-key", "/k.pem", "/k.pem"},
+	{"log-format", "json", "json"},
+	{"lease-seconds", "30", "30"},
+	{"max-attempts", "5", "5"},
+	{"retry-backoff", "0", "0"},
+	{"offline-after", "300", "300"},
+	{"max-wait", "15", "15"},
+	{"threads", "2", "2"},
+	{"per-ip-limit", "16", "16"},
+	{"connection-timeout", "30", "30"},
+	{"public-read", "true", "true"},
+	{"public-metrics", "false", "false"},
+};
+
+#define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))
+
+static const struct flag_case *flag_case(const char *name)
+{
+	for (size_t i = 0; i < FLAG_COUNT; i++)
+		if (!strcmp(flags[i].name, name))
+			return &flags[i];
+	return NULL;
+}
+
+/* Every flag of --help has a case above: a new flag must be tested. */
+static void test_every_flag_listed(void)
+{
+	char text[8192] = "", *p;
+	FILE *f = fmemopen(text, sizeof(text) - 1, "w");
+	int seen = 0;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	config_usage(f);
+	fclose(f);
+	p = strstr(text, "options:");
+	CHECK(p != NULL);
+	while (p && (p = strstr(p, "\n  --"))) {
+		char name[64];
+		p += 5;
+		sscanf(p, "%63[a-z-]", name);
+		if (!strcmp(name, "config"))
+			continue;
+		if (!flag_case(name))
+			fprintf(stderr, "no test case for --%s\n", name);
+		CHECK(flag_case(name) != NULL);
+		seen++;
+	}
+	CHECK_EQ_INT(seen, FLAG_COUNT);
+}
+
+/* Both "--flag value" and "--flag=value" for every flag. */
+static void test_both_spellings(void)
+{
+	for (size_t i = 0; i < FLAG_COUNT; i++) {
+		const struct flag_case *fc = &flags[i];
+		const char *pair = !strcmp(fc->name, "tls-cert") ? "tls-key"
+				   : !strcmp(fc->name, "tls-key") ? "tls-cert" : NULL;
+		const struct flag_case *other = pair ? flag_case(pair) : NULL;
+		char flag[64], joined[128], other_joined[128], got[1200];
+		struct config c;
+
+		snprintf(flag, sizeof(flag), "--%s", fc->name);
+		snprintf(joined, sizeof(joined), "--%s=%s", fc->name, fc->value);
+		if (other)
+			snprintf(other_joined, sizeof(other_joined), "--%s=%s", other->name, other->value);
+
+		const char *separate[] = {flag, fc->value, other ? other_joined : NULL, NULL};
+		CHECK_EQ_INT(load(&c, separate), 0);
+		setting_text(&c, fc->name, got, sizeof(got));
+		if (strcmp(got, fc->expect))
+			fprintf(stderr, "--%s %s gave '%s'\n", fc->name, fc->value, got);
+		CHECK_EQ_STR(got, fc->expect);
+
+		const char *one[] = {joined, other ? other_joined : NULL, NULL};
+		CHECK_EQ_INT(load(&c, one), 0);
+		setting_text(&c, fc->name, got, sizeof(got));
+		CHECK_EQ_STR(got, fc->expect);
+	}
+}
+
+static void test_defaults_and_booleans(void)
+{
+	struct config c;
+
+	CHECK_EQ_INT(load(&c, NULL), 0);
+	CHECK_EQ_STR(c.listen_host, "127.0.0.1");
+	CHECK_EQ_INT(c.listen_port, 8080);
+	CHECK_EQ_STR(c.db_path, "./var/loadlab.db");
+	CHECK_EQ_INT(c.lease_seconds, 60);
+	CHECK_EQ_INT(c.max_attempts, 3);
+	CHECK(c.public_metrics);
+	CHECK(!c.public_read);
+
+	/* A boolean flag alone is true, also before another flag. */
+	const char *alone[] = {"--public-read", "--threads", "4", NULL};
+	CHECK_EQ_INT(load(&c, alone), 0);
+	CHECK(c.public_read);
+	CHECK_EQ_INT(c.threads, 4);
+	const char *last[] = {"--public-read", NULL};
+	CHECK_EQ_INT(load(&c, last), 0);
+	CHECK(c.public_read);
+	const char *words[] = {"--public-metrics", "off", "--public-read", "yes", NULL};
+	CHECK_EQ_INT(load(&c, words), 0);
+	CHECK(!c.public_metrics);
+	CHECK(c.public_read);
+	const char *digits[] = {"--public-metrics=0", "--public-read=1", NULL};
+	CHECK_EQ_INT(load(&c, digits), 0);
+	CHECK(!c.public_metrics);
+	CHECK(c.public_read);
+	/* The data dir names the default db; --db wins. */
+	const char *dir[] = {"--data-dir", "/d", NULL};
+	CHECK_EQ_INT(load(&c, dir), 0);
+	CHECK_EQ_STR(c.db_path, "/d/loadlab.db");
+	const char *port0[] = {"--listen", "[::1]:0", NULL};
+	CHECK_EQ_INT(load(&c, port0), 0);
+	CHECK_EQ_STR(c.listen_host, "[::1]");
+	CHECK_EQ_INT(c.listen_port, 0);
+}
+
+static void test_bad_values(void)
+{
+	static const char *const bad[][3] = {
+		{"--threads", "0", NULL},          {"--threads", "257", NULL},
+		{"--threads", "4x", NULL},         {"--threads", "", NULL},
+		{"--lease-seconds=0", NULL, NULL}, {"--max-wait=301", NULL, NULL},
+		{"--public-metrics=maybe", NULL, NULL},
+		{"--listen", "8080", NULL},        {"--listen", ":80", NULL},
+		{"--listen", "host:65536", NULL},  {"--listen", "host:-1", NULL},
+		{"--log-format", "xml", NULL},     {"--tls-cert", "/c.pem", NULL},
+		{"--no-such-flag", NULL, NULL},    {"stray", NULL, NULL},
+		{"--threads", NULL, NULL},
+	};
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = load(&c, bad[i]);
+		if (rc != LL_EINVAL)
+			fprintf(stderr, "accepted: %s %s\n", bad[i][0], bad[i][1] ? bad[i][1] : "");
+		CHECK_EQ_INT(rc, LL_EINVAL);
+	}
+	/* A boolean flag does not swallow a following word that is no boolean. */
+	const char *stray[] = {"--public-read", "maybe", NULL};
+	CHECK_EQ_INT(load(&c, stray), LL_EINVAL);
+}
+
+static void test_env_and_file(void)
+{
+	char dir[] = "/tmp/loadlab-config-XXXXXX", path[300], command[300];
+	struct config c;
+	FILE *f;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/loadlabd.conf", dir);
+	f = fopen(path, "w");
+	fprintf(f, "# settings\n  threads = 3  \nmax-attempts=7 # trailing comment\n\n"
+		   "public-metrics = false\nlisten = 10.0.0.1:81\n");
+	fclose(f);
+
+	const char *with_file[] = {"--config", path, NULL};
+	CHECK_EQ_INT(load(&c, with_file), 0);
+	CHECK_EQ_INT(c.threads, 3);
+	CHECK_EQ_INT(c.max_attempts, 7);
+	CHECK(!c.public_metrics);
+	CHECK_EQ_STR(c.listen_host, "10.0.0.1");
+	CHECK_EQ_INT(c.listen_port, 81);
+
+	/* The environment wins over the file, the command line over both. */
+	setenv("LOADLAB_THREADS", "5", 1);
+	setenv("LOADLAB_MAX_ATTEMPTS", "9", 1);
+	setenv("LOADLAB_PUBLIC_METRICS", "true", 1);
+	char config_arg[320];
+	snprintf(config_arg, sizeof(config_arg), "--config=%s", path);
+	const char *flags_win[] = {config_arg, "--max-attempts", "2", NULL};
+	CHECK_EQ_INT(load(&c, flags_win), 0);
+	CHECK_EQ_INT(c.threads, 5);
+	CHECK_EQ_INT(c.max_attempts, 2);
+	CHECK(c.public_metrics);
+
+	/* LOADLAB_CONFIG names the file too; a bad env value is an error. */
+	unsetenv("LOADLAB_THREADS");
+	unsetenv("LOADLAB_MAX_ATTEMPTS");
+	unsetenv("LOADLAB_PUBLIC_METRICS");
+	setenv("LOADLAB_CONFIG", path, 1);
+	CHECK_EQ_INT(load(&c, NULL), 0);
+	CHECK_EQ_INT(c.threads, 3);
+	setenv("LOADLAB_PER_IP_LIMIT", "lots", 1);
+	CHECK_EQ_INT(load(&c, NULL), LL_EINVAL);
+	unsetenv("LOADLAB_PER_IP_LIMIT");
+	unsetenv("LOADLAB_CONFIG");
+
+	/* Bad files: an unknown key, a line without '=', a bad value, none. */
+	static const char *const bad_files[] = {"colour = blue\n", "threads\n", "threads = many\n"};
+	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
+		f = fopen(path, "w");
+		fputs(bad_files[i], f);
+		fclose(f);
+		CHECK_EQ_INT(load(&c, with_file), LL_EINVAL);
+	}
+	const char *missing[] = {"--config", "/nonexistent/loadlabd.conf", NULL};
+	CHECK_EQ_INT(load(&c, missing), LL_EIO);
+
+	snprintf(command, sizeof(command), "rm -rf %s", dir);
+	CHECK_EQ_INT(system(command), 0);
+}
+
+static void test_help(void)
+{
+	struct config c;
+	bool help = false;
+	char *argv[] = {"loadlabd", "--threads", "0", "--help", NULL};
+
+	CHECK_EQ_INT(config_load(&c, 4, argv, &help), 0);
+	CHECK(help);
+}
+
+int main(void)
+{
+	/* Only this test's settings count. */
+	static const char *const names[] = {"LOADLAB_CONFIG", "LOADLAB_LISTEN", "LOADLAB_DATA_DIR",
+					    "LOADLAB_DB", "LOADLAB_THREADS", "LOADLAB_PUBLIC_READ",
+					    "LOADLAB_PUBLIC_METRICS", "LOADLAB_LOG_FORMAT"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		unsetenv(names[i]);
+	test_every_flag_listed();
+	test_both_spellings();
+	test_defaults_and_booleans();
+	test_bad_values();
+	test_env_and_file();
+	test_help();
+	return check_finish();
+}

@@ -1,0 +1,187 @@
+/* The queue's policy (queue.h): pure functions, no database. */
+#include "check.h"
+#include "queue.h"
+
+#include <limits.h>
+
+static struct queue_task_counts counts(long long queued, long long leased, long long done,
+				       long long dead, long long cancelled, long long max_attempt)
+{
+	struct queue_task_counts c = {{queued, leased, done, dead, cancelled}, max_attempt};
+	return c;
+}
+
+static void test_task_state_names(void)
+{
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
+		CHECK_EQ_INT(queue_task_state_parse(queue_task_state_name((enum queue_task_state)i)), i);
+	CHECK_EQ_STR(queue_task_state_name(QUEUE_TASK_DEAD), "dead");
+	CHECK_EQ_INT(queue_task_state_parse("running"), -1);
+	CHECK_EQ_INT(queue_task_state_parse(""), -1);
+	CHECK_EQ_INT(queue_task_state_parse("Queued"), -1);
+}
+
+static void test_job_state(void)
+{
+	struct queue_task_counts c;
+
+	/* A job without tasks, and one whose tasks never ran, is queued. */
+	c = counts(0, 0, 0, 0, 0, 0);
+	CHECK_EQ_STR(queue_job_state("queued", &c), "queued");
+	c = counts(3, 0, 0, 0, 0, 0);
+	CHECK_EQ_STR(queue_job_state("queued", &c), "queued");
+	/* One lease makes it running. */
+	c = counts(2, 1, 0, 0, 0, 1);
+	CHECK_EQ_STR(queue_job_state("queued", &c), "running");
+	/* Back in the queue after a failure: still running (attempts > 0). */
+	c = counts(3, 0, 0, 0, 0, 1);
+	CHECK_EQ_STR(queue_job_state("running", &c), "running");
+	/* One done, others queued: running. */
+	c = counts(2, 0, 1, 0, 0, 1);
+	CHECK_EQ_STR(queue_job_state("running", &c), "running");
+	/* All done. */
+	c = counts(0, 0, 4, 0, 0, 2);
+	CHECK_EQ_STR(queue_job_state("running", &c), "done");
+	/* All finished, one dead: failed; all dead: failed. */
+	c = counts(0, 0, 3, 1, 0, 3);
+	CHECK_EQ_STR(queue_job_state("running", &c), "failed");
+	c = counts(0, 0, 0, 2, 0, 3);
+	CHECK_EQ_STR(queue_job_state("running", &c), "failed");
+	/* One dead while another still runs: running, not failed yet. */
+	c = counts(0, 1, 0, 1, 0, 3);
+	CHECK_EQ_STR(queue_job_state("running", &c), "running");
+	/* Cancelled stays cancelled, whatever the tasks say. */
+	c = counts(0, 0, 5, 0, 0, 1);
+	CHECK_EQ_STR(queue_job_state("cancelled", &c), "cancelled");
+
+	CHECK(queue_job_finished("done"));
+	CHECK(queue_job_finished("failed"));
+	CHECK(queue_job_finished("cancelled"));
+	CHECK(!queue_job_finished("running"));
+	CHECK(!queue_job_finished("queued"));
+}
+
+static void test_retry_delay(void)
+{
+	/* 500 ms doubling, capped at 1500 ms. */
+	CHECK_EQ_INT(queue_retry_delay(0, 500, 1500), 500);
+	CHECK_EQ_INT(queue_retry_delay(1, 500, 1500), 500);
+	CHECK_EQ_INT(queue_retry_delay(2, 500, 1500), 1000);
+	CHECK_EQ_INT(queue_retry_delay(3, 500, 1500), 1500);
+	CHECK_EQ_INT(queue_retry_delay(4, 500, 1500), 1500);
+	/* The daemon's defaults: 10 s doubling, capped at an hour. */
+	CHECK_EQ_INT(queue_retry_delay(5, 10000, 3600000), 160000);
+	CHECK_EQ_INT(queue_retry_delay(100, 10000, 3600000), 3600000);
+	/* A huge attempt number neither overflows nor loops for long. */
+	CHECK_EQ_INT(queue_retry_delay(LLONG_MAX, 1, LLONG_MAX / 2), LLONG_MAX / 2);
+	/* No backoff stays no backoff; a first delay above the cap is capped. */
+	CHECK_EQ_INT(queue_retry_delay(7, 0, 1500), 0);
+	CHECK_EQ_INT(queue_retry_delay(1, 5000, 1500), 1500);
+}
+
+static void test_lease_expiry(void)
+{
+	CHECK(!queue_lease_expired(1000, 999));
+	CHECK(!queue_lease_expired(1000, 1000)); /* still good at its last ms */
+	CHECK(queue_lease_expired(1000, 1001));
+	CHECK(!queue_lease_expired(LLONG_MAX, 0));
+	CHECK(!queue_lease_expired(LLONG_MAX, LLONG_MAX));
+}
+
+static void test_after_attempt(void)
+{
+	CHECK_EQ_INT(queue_after_attempt(1, 3, true), QUEUE_TASK_QUEUED);
+	CHECK_EQ_INT(queue_after_attempt(2, 3, true), QUEUE_TASK_QUEUED);
+	CHECK_EQ_INT(queue_after_attempt(3, 3, true), QUEUE_TASK_DEAD);
+	CHECK_EQ_INT(queue_after_attempt(4, 3, true), QUEUE_TASK_DEAD);
+	/* Not retryable: dead at once. */
+	CHECK_EQ_INT(queue_after_attempt(1, 3, false), QUEUE_TASK_DEAD);
+	/* One attempt allowed: the first failure is final. */
+	CHECK_EQ_INT(queue_after_attempt(1, 1, true), QUEUE_TASK_DEAD);
+}
+
+static void test_agent_state(void)
+{
+	CHECK_EQ_STR(queue_agent_state(false, true, 1000, 2000, 1000), "online");
+	CHECK_EQ_STR(queue_agent_state(false, true, 1000, 2001, 1000), "offline");
+	CHECK_EQ_STR(queue_agent_state(false, false, 0, 0, 1000), "offline");
+	CHECK_EQ_STR(queue_agent_state(true, true, 1000, 1000, 1000), "quarantined");
+	CHECK_EQ_STR(queue_agent_state(true, false, 0, 5000, 1000), "quarantined");
+}
+
+static cJSON *parse(const char *text)
+{
+	return cJSON_Parse(text);
+}
+
+static void test_matching(void)
+{
+	cJSON *facts = parse("{\"os\":\"win10\",\"arch\":[\"x64\",\"x86\"],\"cores\":8}");
+	cJSON *labels = parse("{\"rack\":\"b\",\"os\":\"win10-ltsc\"}");
+	cJSON *no_labels = parse("{}");
+	cJSON *empty = parse("{}");
+	cJSON *by_arch = parse("{\"arch\":\"x86\"}");
+	cJSON *by_cores = parse("{\"cores\":\"8\"}");
+	cJSON *by_rack = parse("{\"rack\":\"b\"}");
+	cJSON *wrong_rack = parse("{\"rack\":\"c\"}");
+	cJSON *unknown_key = parse("{\"gpu\":\"yes\"}");
+	cJSON *selector = parse("{\"arch\":[\"arm64\",\"x64\"]}");
+	cJSON *selector_none = parse("{\"arch\":[\"arm64\"]}");
+	struct queue_agent agent = {7, facts, labels, false};
+	struct queue_agent plain = {8, facts, no_labels, false};
+	struct queue_agent quarantined = {9, facts, labels, true};
+
+	CHECK(queue_task_matches(empty, 0, &agent));
+	CHECK(queue_task_matches(by_arch, 0, &agent));   /* one element of an array fact */
+	CHECK(queue_task_matches(by_cores, 0, &agent));  /* a number fact */
+	CHECK(queue_task_matches(by_rack, 0, &agent));   /* a label */
+	CHECK(!queue_task_matches(wrong_rack, 0, &agent));
+	CHECK(!queue_task_matches(unknown_key, 0, &agent));
+	CHECK(!queue_task_matches(by_rack, 0, &plain));
+	/* Pinned tasks go to their agent only, whatever the cell says. */
+	CHECK(queue_task_matches(wrong_rack, 7, &agent));
+	CHECK(!queue_task_matches(empty, 8, &agent));
+	/* A quarantined agent gets nothing, not even its pinned tasks. */
+	CHECK(!queue_task_matches(empty, 0, &quarantined));
+	CHECK(!queue_task_matches(empty, 9, &quarantined));
+
+	CHECK(queue_agent_selected(selector, &agent));
+	CHECK(!queue_agent_selected(selector_none, &agent));
+	CHECK(!queue_agent_selected(selector, &quarantined));
+
+	cJSON_Delete(facts);
+	cJSON_Delete(labels);
+	cJSON_Delete(no_labels);
+	cJSON_Delete(empty);
+	cJSON_Delete(by_arch);
+	cJSON_Delete(by_cores);
+	cJSON_Delete(by_rack);
+	cJSON_Delete(wrong_rack);
+	cJSON_Delete(unknown_key);
+	cJSON_Delete(selector);
+	cJSON_Delete(selector_none);
+}
+
+static void test_lease_timing(void)
+{
+	CHECK_EQ_INT(queue_lease_seconds(1000), 1);
+	CHECK_EQ_INT(queue_lease_seconds(1001), 2);
+	CHECK_EQ_INT(queue_lease_seconds(60000), 60);
+	CHECK_EQ_INT(queue_heartbeat_seconds(60000), 20);
+	CHECK_EQ_INT(queue_heartbeat_seconds(6000), 2);
+	CHECK_EQ_INT(queue_heartbeat_seconds(5999), 1);
+	CHECK_EQ_INT(queue_heartbeat_seconds(1000), 1);
+}
+
+int main(void)
+{
+	test_task_state_names();
+	test_job_state();
+	test_retry_delay();
+	test_lease_expiry();
+	test_after_attempt();
+	test_agent_state();
+	test_matching();
+	test_lease_timing();
+	return check_finish();
+}
