@@ -16,6 +16,16 @@
 
 #include "loadlab/err.h"
 
+/* wincrypt.h hides these below NTDDI_WINXPSP3; the XP build targets XP
+ * (0x0501) and reports LL_EUNSUPPORTED at run time on SP2 and older.
+ * Values from wincrypt.h. */
+#ifndef ALG_SID_SHA_256
+#define ALG_SID_SHA_256 12
+#endif
+#ifndef CALG_SHA_256
+#define CALG_SHA_256 (ALG_CLASS_HASH | ALG_TYPE_ANY | ALG_SID_SHA_256)
+#endif
+
 struct plat_sha256_state {
 	HCRYPTPROV provider;
 	HCRYPTHASH hash;
