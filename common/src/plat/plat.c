@@ -15,30 +15,44 @@
 
 #include "loadlab/err.h"
 
-int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
-	     long long *ret_wall_us)
+/* SPAWN (plat_spawn or plat_spawn_host), then plat_wait(). */
+static int run(int (*spawn)(const struct plat_spawn_options *, struct plat_process **),
+	       const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+	       long long *ret_wall_us)
 {
 	struct plat_process *process;
 	int rc;
 
-	if ((rc = plat_spawn(options, &process)) < 0)
+	if ((rc = spawn(options, &process)) < 0)
 		return rc;
 	rc = plat_wait(process, timeout_ms, ret_exit_code, ret_wall_us);
 	plat_process_free(process); /* kills it when still running */
 	return rc;
 }
 
+int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
+	     long long *ret_wall_us)
+{
+	return run(plat_spawn, options, timeout_ms, ret_exit_code, ret_wall_us);
+}
+
 int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
 		  long long *ret_wall_us)
 {
-	struct plat_process *process;
-	int rc;
+	return run(plat_spawn_host, options, timeout_ms, ret_exit_code, ret_wall_us);
+}
 
-	if ((rc = plat_spawn_host(options, &process)) < 0)
-		return rc;
-	rc = plat_wait(process, timeout_ms, ret_exit_code, ret_wall_us);
-	plat_process_free(process);
-	return rc;
+bool plat_sleep_unless_stopped(long long ms)
+{
+	while (ms > 0) {
+		long long slice = ms < 100 ? ms : 100;
+
+		if (plat_stop_requested())
+			return false;
+		plat_sleep_ms(slice);
+		ms -= slice;
+	}
+	return !plat_stop_requested();
 }
 
 static bool is_separator(char c)

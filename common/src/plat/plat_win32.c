@@ -373,19 +373,6 @@ void plat_request_stop(void)
 	InterlockedExchange(&stop_flag, 1);
 }
 
-bool plat_sleep_unless_stopped(long long ms)
-{
-	while (ms > 0) {
-		long long slice = ms < 100 ? ms : 100;
-
-		if (plat_stop_requested())
-			return false;
-		Sleep((DWORD)slice);
-		ms -= slice;
-	}
-	return !plat_stop_requested();
-}
-
 void plat_host_name(char *out, size_t size)
 {
 	DWORD n = (DWORD)size;
