@@ -1,8 +1,9 @@
 /*
- * plat.h - the few operating-system services the agent needs, one
- * interface with a POSIX backend (src/plat/plat_posix.c) and a Win32 one
- * (src/plat/plat_win32.c, XP-safe: nothing newer than _WIN32_WINNT 0x0501).
- * Callers never see #ifdef _WIN32.
+ * plat.h - the operating-system services loadlab needs, one interface
+ * (libuv's way): what is the same everywhere is written once in
+ * src/plat/plat.c; each OS backend (src/plat/plat_*posix.c and
+ * plat_*win32.c, the latter XP-safe: nothing newer than _WIN32_WINNT
+ * 0x0501) has only what differs. Callers never see #ifdef _WIN32. Threads: plat_thread.h.
  *
  * Processes are started from an argv list (never through a shell), with
  * the parent's environment plus additions, in a chosen folder, standard
