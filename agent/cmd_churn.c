@@ -1,7 +1,7 @@
 /* loadlab-agent churn: the process-churn test by hand (churn.h). */
 #include "agent_commands.h"
 #include "churn.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/err.h"
 
@@ -168,7 +168,7 @@ int cmd_churn(int argc, char **argv)
 			return usage_error(err_message(rc));
 	}
 	if (!work_dir) {
-		if ((rc = os_make_temp_dir("loadlab-churn", &temp)) < 0) {
+		if ((rc = plat_make_temp_dir("loadlab-churn", &temp)) < 0) {
 			fprintf(stderr, "loadlab-agent churn: %s\n", err_message(rc));
 			return 1;
 		}
@@ -176,7 +176,7 @@ int cmd_churn(int argc, char **argv)
 	}
 	rc = churn_run_sets(&o, sets, &results);
 	if (temp) {
-		os_remove_tree(temp);
+		plat_remove_tree(temp);
 		free(temp);
 	}
 	if (rc < 0) {

@@ -1,7 +1,7 @@
 /* loadlab-agent facts: print the facts the agent would report (facts.h). */
 #include "agent_commands.h"
 #include "facts.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/err.h"
 

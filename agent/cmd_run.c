@@ -8,7 +8,7 @@
  */
 #include "agent_commands.h"
 #include "facts.h"
-#include "os.h"
+#include "loadlab/plat.h"
 #include "pipeline.h"
 
 #include "loadlab/buf.h"
@@ -69,7 +69,7 @@ static bool print_progress(void *context, const char *phase, int percent)
 		snprintf(last, 32, "%s", phase);
 	}
 	(void)percent;
-	return os_stop_requested();
+	return plat_stop_requested();
 }
 
 int cmd_run(int argc, char **argv)
@@ -109,8 +109,8 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent run: %s: %s\n", job_path, err_message(rc));
 		return 2;
 	}
-	os_install_stop_handler();
-	if ((rc = os_make_temp_dir("loadlab-run", &work_dir)) < 0 ||
+	plat_install_stop_handler();
+	if ((rc = plat_make_temp_dir("loadlab-run", &work_dir)) < 0 ||
 	    (rc = facts_detect(work_dir, &facts)) < 0 || !(cell = cJSON_CreateObject())) {
 		exit_code = fail(rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory."));
 		goto out;
@@ -156,7 +156,7 @@ out:
 		if (keep)
 			fprintf(stderr, "loadlab-agent run: work folder kept: %s\n", work_dir);
 		else
-			os_remove_tree(work_dir);
+			plat_remove_tree(work_dir);
 	}
 	free(work_dir);
 	free(text);

@@ -2,7 +2,7 @@
 #ifdef __linux__
 
 #include "facts.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/err.h"
 
@@ -197,7 +197,7 @@ int facts_os_collect(const char *work_dir, cJSON *facts)
 
 const char *facts_os_runner(void)
 {
-	return os_is_executable(WINE64_PATH) ? "wine" : "native";
+	return plat_is_executable(WINE64_PATH) ? "wine" : "native";
 }
 
 char *facts_os_find_program(const char *name)
@@ -214,7 +214,7 @@ char *facts_os_find_program(const char *name)
 			size_t len = strcspn(p, ":");
 			if (len > 0 && (size_t)snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len, p,
 							want) < sizeof(candidate) &&
-			    os_is_executable(candidate))
+			    plat_is_executable(candidate))
 				return strdup(candidate);
 			p += len;
 			if (*p == ':')

@@ -2,7 +2,7 @@
 #ifdef _WIN32
 
 #include "facts.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/err.h"
 
@@ -266,7 +266,7 @@ char *facts_os_find_program(const char *name)
 		 * Unix path on drive Z:, so the host's toolchain is usable. */
 		if (under_wine()) {
 			snprintf(unix_path, sizeof(unix_path), "Z:\\usr\\bin\\%s", names[i]);
-			if (os_file_exists(unix_path))
+			if (plat_file_exists(unix_path))
 				return strdup(unix_path);
 		}
 	}

@@ -2,7 +2,8 @@
 
 #include "facts.h"
 #include "identity.h"
-#include "os.h"
+#include "loadlab/plat.h"
+#include "loadlab/plat_thread.h"
 #include "pipeline.h"
 #include "spool.h"
 
@@ -88,13 +89,13 @@ static bool backoff_wait(struct fleet *f, long long *delay_ms)
 	long long wait = base - jitter + (long long)(next_random(f) % (unsigned)(2 * jitter + 1));
 
 	*delay_ms = base * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : base * 2;
-	return os_sleep_ms(wait);
+	return plat_sleep_unless_stopped(wait);
 }
 
 static bool stop_check(void *context)
 {
 	(void)context;
-	return os_stop_requested();
+	return plat_stop_requested();
 }
 
 static bool is_retryable_status(long status)
@@ -293,7 +294,7 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt,
 		if (i + 1 < FAIL_ATTEMPTS) {
 			long long d = delay;
 			delay *= 2;
-			os_nap_ms(d);
+			plat_sleep_ms(d);
 		}
 	}
 	free(text);
@@ -396,7 +397,7 @@ static void heartbeat_main(void *arg)
 				next_heartbeat = now + 1000;
 			}
 		}
-		os_nap_ms(100);
+		plat_sleep_ms(100);
 	}
 	rest_client_close(&c);
 }
@@ -422,7 +423,7 @@ static bool on_progress(void *context, const char *phase, int percent)
 		break;
 	}
 	return atomic_load(&w->cancelled) || atomic_load(&w->lost) || atomic_load(&w->auth_failed) ||
-	       os_stop_requested();
+	       plat_stop_requested();
 }
 
 /* Checks the lease's job against every bound, as the server did, and
@@ -455,9 +456,9 @@ static void remove_work(long long task_id, long long attempt, const char *work_d
 	int rc = 0;
 
 	for (int i = 0; i < 5; i++) {
-		if ((rc = os_remove_tree(work_dir)) == 0)
+		if ((rc = plat_remove_tree(work_dir)) == 0)
 			return;
-		os_sleep_ms(200);
+		plat_sleep_unless_stopped(200);
 	}
 	log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
 }
@@ -468,7 +469,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(lease, "cell");
 	struct task_watch w;
 	struct pipeline_task task;
-	struct os_thread *thread = NULL;
+	struct plat_thread *thread = NULL;
 	cJSON *result = NULL, *checked_job = NULL;
 	char work_dir[4200], reason[2000];
 	char *text = NULL;
@@ -496,9 +497,9 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		return TASK_FAILED;
 	}
 
-	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, os_path_separator,
+	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator,
 		 task_id, attempt);
-	if ((rc = os_remove_tree(work_dir)) < 0 || (rc = os_make_dirs(work_dir)) < 0) {
+	if ((rc = plat_remove_tree(work_dir)) < 0 || (rc = plat_mkdirs_private(work_dir)) < 0) {
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 		post_failure(f, task_id, attempt, reason, true);
 		cJSON_Delete(checked_job);
@@ -517,7 +518,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	atomic_init(&w.lost, 0);
 	atomic_init(&w.auth_failed, 0);
 	atomic_init(&w.done, 0);
-	if ((rc = os_thread_start(heartbeat_main, &w, &thread)) < 0) {
+	if ((rc = plat_thread_start(heartbeat_main, &w, &thread)) < 0) {
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 		post_failure(f, task_id, attempt, reason, true);
 		cJSON_Delete(checked_job);
@@ -540,7 +541,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	if (rc < 0)
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 	atomic_store(&w.done, 1);
-	os_thread_join(thread);
+	plat_thread_join(thread);
 	cJSON_Delete(checked_job);
 
 	if (atomic_load(&w.auth_failed)) {
@@ -553,15 +554,15 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		log_task(LOG_INFO, "task_abandoned", task_id, attempt, "reason",
 			 atomic_load(&w.cancelled) ? "the job was cancelled" : "the lease was lost");
 		cJSON_Delete(result);
-		os_remove_tree(work_dir);
+		plat_remove_tree(work_dir);
 		return TASK_FAILED;
 	}
 	if (rc < 0) {
 		cJSON_Delete(result);
-		if (os_stop_requested()) {
+		if (plat_stop_requested()) {
 			post_failure(f, task_id, attempt, "The agent was stopped before the task finished.",
 				     true);
-			os_remove_tree(work_dir);
+			plat_remove_tree(work_dir);
 			return TASK_STOPPED;
 		}
 		log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
@@ -647,9 +648,9 @@ int fleet_run(const struct fleet_options *options)
 
 	memset(&f, 0, sizeof(f));
 	f.options = options;
-	f.random_state = os_random_seed();
-	snprintf(f.work_root, sizeof(f.work_root), "%s%cwork", options->data_dir, os_path_separator);
-	if ((rc = os_make_dirs(options->data_dir)) < 0 || (rc = os_make_dirs(f.work_root)) < 0 ||
+	f.random_state = plat_random_seed();
+	snprintf(f.work_root, sizeof(f.work_root), "%s%cwork", options->data_dir, plat_path_separator);
+	if ((rc = plat_mkdirs_private(options->data_dir)) < 0 || (rc = plat_mkdirs_private(f.work_root)) < 0 ||
 	    (rc = facts_detect(f.work_root, &f.facts)) < 0)
 		return fatal(rc);
 
@@ -676,7 +677,7 @@ int fleet_run(const struct fleet_options *options)
 	if (rc == LL_ESTATE)
 		goto out;
 
-	while (!os_stop_requested()) {
+	while (!plat_stop_requested()) {
 		cJSON *lease = NULL;
 		enum task_outcome outcome;
 

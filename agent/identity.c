@@ -1,5 +1,5 @@
 #include "identity.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
@@ -14,7 +14,7 @@
 
 void identity_path(const char *data_dir, char *out, unsigned size)
 {
-	snprintf(out, size, "%s%cagent.json", data_dir, os_path_separator);
+	snprintf(out, size, "%s%cagent.json", data_dir, plat_path_separator);
 }
 
 int identity_load(const char *data_dir, struct identity *ret)
@@ -69,7 +69,7 @@ int identity_save(const char *data_dir, const struct identity *identity, const c
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
-	rc = os_write_file_atomic(path, text, strlen(text), true);
+	rc = plat_write_file_atomic(path, text, strlen(text), true);
 out:
 	free(text);
 	cJSON_Delete(root);

@@ -7,7 +7,7 @@
  */
 #include "agent_commands.h"
 #include "fleet.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
@@ -148,9 +148,9 @@ static int run_fleet_member(int argc, char **argv)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
-	o.server = os_getenv("LOADLAB_SERVER");
-	o.enroll_token = os_getenv("LOADLAB_ENROLL_TOKEN");
-	o.data_dir = os_getenv("LOADLAB_AGENT_DATA_DIR");
+	o.server = plat_getenv("LOADLAB_SERVER");
+	o.enroll_token = plat_getenv("LOADLAB_ENROLL_TOKEN");
+	o.data_dir = plat_getenv("LOADLAB_AGENT_DATA_DIR");
 	if (!labels)
 		return usage_error("%s", "out of memory");
 	for (int i = 1; i < argc; i++) {
@@ -208,7 +208,7 @@ static int run_fleet_member(int argc, char **argv)
 	if (!o.data_dir || !*o.data_dir)
 		o.data_dir = "loadlab-agent";
 	if (!o.name) {
-		os_host_name(host, sizeof(host));
+		plat_host_name(host, sizeof(host));
 		o.name = host;
 	}
 	if (!*o.name || strlen(o.name) > NAME_MAX_BYTES) {
@@ -216,7 +216,7 @@ static int run_fleet_member(int argc, char **argv)
 		goto out;
 	}
 	o.labels = labels;
-	if ((rc = os_install_stop_handler()) < 0 ||
+	if ((rc = plat_install_stop_handler()) < 0 ||
 	    (rc = rest_client_global_init("loadlab-agent/" LOADLAB_VERSION)) < 0) {
 		fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
 		rc = 2;

@@ -1,5 +1,5 @@
 #include "spool.h"
-#include "os.h"
+#include "loadlab/plat.h"
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
@@ -18,14 +18,14 @@ struct spool_entry {
 
 static void spool_dir(const char *data_dir, char *out, size_t size)
 {
-	snprintf(out, size, "%s%cspool", data_dir, os_path_separator);
+	snprintf(out, size, "%s%cspool", data_dir, plat_path_separator);
 }
 
 static void spool_file(const char *data_dir, long long task_id, long long attempt, char *out,
 		       size_t size)
 {
-	snprintf(out, size, "%s%cspool%c%lld-%lld.json", data_dir, os_path_separator,
-		 os_path_separator, task_id, attempt);
+	snprintf(out, size, "%s%cspool%c%lld-%lld.json", data_dir, plat_path_separator,
+		 plat_path_separator, task_id, attempt);
 }
 
 int spool_put(const char *data_dir, long long task_id, long long attempt, const char *body)
@@ -34,10 +34,10 @@ int spool_put(const char *data_dir, long long task_id, long long attempt, const 
 	int rc;
 
 	spool_dir(data_dir, path, sizeof(path));
-	if ((rc = os_make_dirs(path)) < 0)
+	if ((rc = plat_mkdirs_private(path)) < 0)
 		return rc;
 	spool_file(data_dir, task_id, attempt, path, sizeof(path));
-	return os_write_file_atomic(path, body, strlen(body), true);
+	return plat_write_file_atomic(path, body, strlen(body), true);
 }
 
 int spool_remove(const char *data_dir, long long task_id, long long attempt)
@@ -45,7 +45,7 @@ int spool_remove(const char *data_dir, long long task_id, long long attempt)
 	char path[4096];
 
 	spool_file(data_dir, task_id, attempt, path, sizeof(path));
-	return os_remove_file(path);
+	return plat_remove_file(path);
 }
 
 struct listing {
@@ -110,7 +110,7 @@ int spool_each(const char *data_dir,
 	if (!list.entries)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	spool_dir(data_dir, path, sizeof(path));
-	rc = os_list_dir(path, collect, &list);
+	rc = plat_list_dir(path, collect, &list);
 	if (rc < 0)
 		goto out;
 	qsort(list.entries, list.count, sizeof(list.entries[0]), by_task);

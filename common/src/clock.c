@@ -1,23 +1,11 @@
+/*
+ * clock.c - the text form of a time. The clocks themselves are per OS:
+ * src/plat/plat_clock_posix.c and src/plat/plat_clock_win32.c.
+ */
 #include "loadlab/clock.h"
 
 #include <stdio.h>
 #include <time.h>
-
-long long clock_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-long long clock_monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 char *clock_format_rfc3339(long long ms, char *out)
 {

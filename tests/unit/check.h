@@ -4,7 +4,8 @@
  * CHECK(cond) records a failure with file and line and goes on;
  * CHECK_EQ_INT/CHECK_EQ_STR print both sides. A test's main() ends with
  * `return check_finish();`, which prints "N passed, N failed" and returns
- * non-zero when any check failed.
+ * non-zero when any check failed, or when no check ran at all (a test that
+ * asserted nothing has not passed).
  */
 #ifndef LOADLAB_TEST_CHECK_H
 #define LOADLAB_TEST_CHECK_H
@@ -52,6 +53,10 @@ static int check_passed, check_failed;
 static inline int check_finish(void)
 {
 	printf("%d passed, %d failed\n", check_passed, check_failed);
+	if (check_passed + check_failed == 0) {
+		fprintf(stderr, "no check ran: the test asserted nothing\n");
+		return 1;
+	}
 	return check_failed ? 1 : 0;
 }
 

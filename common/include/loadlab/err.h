@@ -45,9 +45,10 @@ const char *err_name(int code);
  * failing function can say `return err_set(LL_EINVAL, "...", ...);`. */
 int err_set(int code, const char *fmt, ...) LL_PRINTF_FORMAT(2, 3);
 
-/* The last message recorded on this thread, or a generic text for CODE when
- * none was recorded since err_clear(). Borrowed; valid until the next
- * err_set() on this thread. */
+/* The last message recorded on this thread when it was recorded for CODE;
+ * otherwise (none recorded since err_clear(), or the last one came with
+ * another code, so it belongs to an earlier failure) a generic text for
+ * CODE. Borrowed; valid until the next err_set() on this thread. */
 const char *err_message(int code);
 
 /* Forgets this thread's last message. */

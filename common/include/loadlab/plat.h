@@ -1,8 +1,9 @@
 /*
- * plat.h - the few operating-system services the agent needs, one
- * interface with a POSIX backend (src/plat/plat_posix.c) and a Win32 one
- * (src/plat/plat_win32.c, XP-safe: nothing newer than _WIN32_WINNT 0x0501).
- * Callers never see #ifdef _WIN32.
+ * plat.h - the operating-system services loadlab needs, one interface
+ * (libuv's way): what is the same everywhere is written once in
+ * src/plat/plat.c; each OS backend (src/plat/plat_*posix.c and
+ * plat_*win32.c, the latter XP-safe: nothing newer than _WIN32_WINNT
+ * 0x0501) has only what differs. Callers never see #ifdef _WIN32. Threads: plat_thread.h.
  *
  * Processes are started from an argv list (never through a shell), with
  * the parent's environment plus additions, in a chosen folder, standard
@@ -79,19 +80,65 @@ int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int
 /* The process id (for logs and the result). */
 long long plat_process_id(const struct plat_process *process);
 
-/* Creates PATH and every missing parent (like mkdir -p). An existing
- * folder is fine; an existing non-folder is LL_EIO. */
+/* Creates PATH and every missing parent (like mkdir -p), mode 0755 on
+ * POSIX. "C:\" and "\\server\share\" prefixes are taken as existing on
+ * Windows. An existing folder is fine; an existing non-folder is LL_EIO. */
 int plat_mkdirs(const char *path);
 
-/* Removes PATH and everything below it; symbolic links are removed, never
- * followed. A missing PATH is fine. */
+/* plat_mkdirs() for the agent's own data: the folders it creates are
+ * mode 0700 on POSIX (on Windows the parent's ACL applies). */
+int plat_mkdirs_private(const char *path);
+
+/* Removes PATH and everything below it; symbolic links (junctions,
+ * reparse points) are removed, never followed; read-only files are
+ * removed too. A missing PATH is fine. */
 int plat_remove_tree(const char *path);
+
+/* Removes the file PATH; a missing file is fine. */
+int plat_remove_file(const char *path);
 
 /* Copies the file SRC to DST (replaced). */
 int plat_copy_file(const char *src, const char *dst);
 
-/* True when PATH names an existing regular file. */
+/* True when PATH names an existing regular file (or a link to one). */
 bool plat_file_exists(const char *path);
+
+/* True when PATH names an existing file this process may execute (on
+ * Windows: any existing file). */
+bool plat_is_executable(const char *path);
+
+/* The folder separator for paths built here: '/' on POSIX, '\\' on
+ * Windows (which takes '/' too). */
+extern const char plat_path_separator;
+
+/* Writes A, the separator and B into OUT (SIZE bytes); no separator is
+ * added when A is empty or already ends with one. LL_ETOOBIG (OUT
+ * untouched) when the result and its NUL do not fit. */
+int plat_path_join(char *out, size_t size, const char *a, const char *b);
+
+/* Reads the whole file PATH into a malloc'd buffer with a NUL after the
+ * data (so text can be used as a string); the caller frees *RET_DATA.
+ * A file of exactly LIMIT bytes is fine; a larger one is LL_ETOOBIG.
+ * LL_EIO when it cannot be opened or read. */
+int plat_read_file(const char *path, size_t limit, char **ret_data, size_t *ret_len);
+
+/* Creates or truncates PATH and writes LEN bytes of DATA to it. */
+int plat_write_file(const char *path, const void *data, size_t len);
+
+/* Writes LEN bytes of DATA to PATH so that readers see the old content or
+ * the whole new one: a temporary file in the same folder, flushed to disk,
+ * then renamed over PATH. PRIVATE_MODE makes it readable by the owner only
+ * (0600 on POSIX; on Windows the folder's ACL applies). */
+int plat_write_file_atomic(const char *path, const void *data, size_t len, bool private_mode);
+
+/* Calls VISIT(CONTEXT, NAME) for each entry of folder PATH except "." and
+ * "..", in no particular order; stops early when VISIT returns non-zero
+ * and returns that. A missing folder has no entries. */
+int plat_list_dir(const char *path, int (*visit)(void *context, const char *name), void *context);
+
+/* Creates a new empty folder PREFIX-<unique> under the system's temporary
+ * folder ($TMPDIR or /tmp; GetTempPath); the caller frees *RET_PATH. */
+int plat_make_temp_dir(const char *prefix, char **ret_path);
 
 /* Finds NAME (a bare program name; ".exe" is tried too on Windows) in the
  * folders of PATH and writes its full path to OUT (SIZE bytes).
@@ -99,10 +146,14 @@ bool plat_file_exists(const char *path);
 int plat_find_program(const char *name, char *out, size_t size);
 
 /* The lowercase hex SHA-256 of the file at PATH (64 digits and a NUL into
- * RET_HEX) and its size in bytes. OpenSSL's EVP on POSIX; a portable
- * implementation of FIPS 180-4 on Windows (XP has no SHA-256 API before
- * SP3). */
+ * RET_HEX) and its size in bytes (RET_SIZE may be NULL). OpenSSL's EVP on
+ * POSIX; CryptoAPI's PROV_RSA_AES provider on Windows (XP SP3 and later;
+ * advapi32). LL_EUNSUPPORTED when the OS has no SHA-256 provider. */
 int plat_file_sha256(const char *path, char ret_hex[65], long long *ret_size);
+
+/* The lowercase hex SHA-256 of LEN bytes at DATA into RET_HEX, as
+ * plat_file_sha256(). */
+int plat_sha256(const void *data, size_t len, char ret_hex[65]);
 
 /* The operating system's own DLL folder (GetSystemDirectory) into OUT;
  * LL_EUNSUPPORTED on POSIX, where Windows programs run under Wine. */
@@ -117,8 +168,38 @@ const char *plat_raise_priority(void);
  * they run under Wine. */
 bool plat_runs_windows_programs(void);
 
-/* Sleeps MS milliseconds. */
+/* Sleeps MS milliseconds, whatever the stop flag says. */
 void plat_sleep_ms(long long ms);
+
+/* ---- Stopping, and facts about the host ---- */
+
+/* Has the OS set this process's stop flag, and do nothing else, on
+ * SIGTERM and SIGINT (POSIX, where SIGPIPE is also ignored so that a
+ * closed connection does not kill the process) or on Ctrl-C, Ctrl-Break,
+ * console close, logoff and shutdown (Windows; for the last three Windows
+ * ends the process when the handler returns, so it waits 4 s first). */
+int plat_install_stop_handler(void);
+
+/* True once a stop was asked for (by the handler or plat_request_stop()).
+ * The flag is atomic: any thread may read it. */
+bool plat_stop_requested(void);
+
+/* Sets the stop flag, as the handler would. */
+void plat_request_stop(void);
+
+/* Sleeps MS milliseconds, or less when a stop is requested meanwhile (it
+ * looks every 100 ms). True when the whole time passed with no stop. */
+bool plat_sleep_unless_stopped(long long ms);
+
+/* The machine's host name into OUT (SIZE bytes, at least 2); "agent" when
+ * the OS gives none. */
+void plat_host_name(char *out, size_t size);
+
+/* A number for seeding jitter: differs between processes and runs. */
+unsigned plat_random_seed(void);
+
+/* The value of environment variable NAME, or NULL. Borrowed. */
+const char *plat_getenv(const char *name);
 
 /* ---- Host programs (the Windows agent under Wine) ----
  *

@@ -108,7 +108,7 @@ static struct bind_module *get_module(struct bind_context *ctx, const char *name
 	if (!key)
 		return NULL;
 	memcpy(key, name, name_len);
-	strcpy(key + name_len, bare ? ".dll" : "");
+	memcpy(key + name_len, bare ? ".dll" : "", bare ? 5 : 1);
 	for (size_t i = 0; i < ctx->module_count; i++)
 		if (pe_name_casecmp(ctx->modules[i]->name, key) == 0) {
 			free(key);

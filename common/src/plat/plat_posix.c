@@ -4,6 +4,7 @@
 #ifndef _WIN32
 
 #include "loadlab/plat.h"
+#include "loadlab/plat_thread.h"
 #include "plat_posix_int.h"
 
 #include <dirent.h>
@@ -11,14 +12,17 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -257,134 +261,9 @@ void plat_process_free(struct plat_process *process)
 	free(process);
 }
 
-int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
-	     long long *ret_wall_us)
-{
-	struct plat_process *p;
-	int rc;
-
-	if ((rc = plat_spawn(options, &p)) < 0)
-		return rc;
-	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
-	plat_process_free(p);
-	return rc;
-}
-
 long long plat_process_id(const struct plat_process *process)
 {
 	return (long long)process->pid;
-}
-
-int plat_mkdirs(const char *path)
-{
-	char copy[PLAT_MAX_PATH + 1];
-	size_t len = strlen(path), i;
-	struct stat st;
-
-	if (len == 0 || len > PLAT_MAX_PATH)
-		return err_set(LL_EINVAL, "Bad folder path.");
-	memcpy(copy, path, len + 1);
-	for (i = 1; i <= len; i++) {
-		if (copy[i] != '/' && copy[i] != '\0')
-			continue;
-		char saved = copy[i];
-		copy[i] = '\0';
-		if (mkdir(copy, 0755) < 0 && errno != EEXIST)
-			return err_set(LL_EIO, "Cannot create folder %s: %s.", copy, strerror(errno));
-		copy[i] = saved;
-	}
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return err_set(LL_EIO, "%s exists and is not a folder.", path);
-	return 0;
-}
-
-static int remove_at(int dirfd, const char *name, int depth)
-{
-	struct stat st;
-	int rc = 0;
-
-	if (depth > 64)
-		return err_set(LL_ETOOBIG, "Folder tree deeper than 64 levels.");
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : err_set(LL_EIO, "Cannot stat %s: %s.", name, strerror(errno));
-	if (S_ISDIR(st.st_mode)) {
-		int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *dir;
-		struct dirent *entry;
-
-		if (fd < 0)
-			return err_set(LL_EIO, "Cannot open folder %s: %s.", name, strerror(errno));
-		dir = fdopendir(fd);
-		if (!dir) {
-			close(fd);
-			return err_set(LL_EIO, "Cannot read folder %s.", name);
-		}
-		while (rc == 0 && (entry = readdir(dir)) != NULL) {
-			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-				continue;
-			rc = remove_at(fd, entry->d_name, depth + 1);
-		}
-		closedir(dir);
-		if (rc == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
-			rc = err_set(LL_EIO, "Cannot remove folder %s: %s.", name, strerror(errno));
-		return rc;
-	}
-	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-		return err_set(LL_EIO, "Cannot remove %s: %s.", name, strerror(errno));
-	return 0;
-}
-
-int plat_remove_tree(const char *path)
-{
-	if (strlen(path) == 0 || strlen(path) > PLAT_MAX_PATH)
-		return err_set(LL_EINVAL, "Bad path to remove.");
-	return remove_at(AT_FDCWD, path, 0);
-}
-
-int plat_copy_file(const char *src, const char *dst)
-{
-	char block[65536];
-	int in = -1, out = -1, rc = 0;
-	ssize_t n;
-
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		return err_set(LL_EIO, "Cannot open %s: %s.", src, strerror(errno));
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-	if (out < 0) {
-		rc = err_set(LL_EIO, "Cannot create %s: %s.", dst, strerror(errno));
-		goto out;
-	}
-	while ((n = read(in, block, sizeof(block))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = err_set(LL_EIO, "Cannot read %s: %s.", src, strerror(errno));
-			goto out;
-		}
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = write(out, block + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				rc = err_set(LL_EIO, "Cannot write %s: %s.", dst, strerror(errno));
-				goto out;
-			}
-			done += w;
-		}
-	}
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0 && close(out) < 0 && rc == 0)
-		rc = err_set(LL_EIO, "Cannot write %s: %s.", dst, strerror(errno));
-	return rc;
-}
-
-bool plat_file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int plat_find_program(const char *name, char *out, size_t size)
@@ -443,6 +322,97 @@ void plat_sleep_ms(long long ms)
 		;
 }
 
+/* Lock-free (checked below), so the signal handler may store to it and
+ * any thread read it. */
+static atomic_int stop_flag;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the stop flag must be lock-free");
+
+static void on_stop_signal(int signo)
+{
+	(void)signo;
+	atomic_store(&stop_flag, 1);
+}
+
+int plat_install_stop_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return err_set(LL_EIO, "Cannot install the stop handler: %s.", strerror(errno));
+	/* A server that closes a connection must not kill the process. */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	return 0;
+}
+
+bool plat_stop_requested(void)
+{
+	return atomic_load(&stop_flag) != 0;
+}
+
+void plat_request_stop(void)
+{
+	atomic_store(&stop_flag, 1);
+}
+
+void plat_host_name(char *out, size_t size)
+{
+	if (gethostname(out, size) < 0 || !*out)
+		snprintf(out, size, "agent");
+	out[size - 1] = '\0';
+}
+
+unsigned plat_random_seed(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (unsigned)tv.tv_sec ^ (unsigned)tv.tv_usec * 2654435761u ^ (unsigned)getpid() << 16;
+}
+
+struct plat_thread {
+	pthread_t id;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static void *thread_main(void *p)
+{
+	struct plat_thread *t = p;
+
+	t->fn(t->arg);
+	return NULL;
+}
+
+int plat_thread_start(void (*fn)(void *arg), void *arg, struct plat_thread **ret_thread)
+{
+	struct plat_thread *t = calloc(1, sizeof(*t));
+	int e;
+
+	if (!t)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	t->fn = fn;
+	t->arg = arg;
+	e = pthread_create(&t->id, NULL, thread_main, t);
+	if (e != 0) {
+		free(t);
+		return err_set(LL_EIO, "Cannot start a thread: %s.", strerror(e));
+	}
+	*ret_thread = t;
+	return 0;
+}
+
+void plat_thread_join(struct plat_thread *thread)
+{
+	if (!thread)
+		return;
+	pthread_join(thread->id, NULL);
+	free(thread);
+}
+
 /* Host programs are ordinary programs here (plat.h, "Host programs"). */
 bool plat_under_wine(void)
 {
@@ -467,12 +437,6 @@ int plat_find_host_program(const char *name, char *out, size_t size)
 int plat_spawn_host(const struct plat_spawn_options *options, struct plat_process **ret_process)
 {
 	return plat_spawn(options, ret_process);
-}
-
-int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
-		  long long *ret_wall_us)
-{
-	return plat_run(options, timeout_ms, ret_exit_code, ret_wall_us);
 }
 
 #endif /* !_WIN32 */

@@ -5,9 +5,11 @@
 #ifdef _WIN32
 
 #include "loadlab/plat.h"
+#include "loadlab/plat_thread.h"
 #include "plat_win32_int.h"
 
 #include <windows.h>
+#include <process.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -290,112 +292,9 @@ void plat_process_free(struct plat_process *process)
 	free(process);
 }
 
-int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
-	     long long *ret_wall_us)
-{
-	struct plat_process *p;
-	int rc;
-
-	if ((rc = plat_spawn(options, &p)) < 0)
-		return rc;
-	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
-	plat_process_free(p);
-	return rc;
-}
-
 long long plat_process_id(const struct plat_process *process)
 {
 	return (long long)process->pid;
-}
-
-static bool is_folder(const char *path)
-{
-	DWORD a = GetFileAttributesA(path);
-	return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
-}
-
-int plat_mkdirs(const char *path)
-{
-	char copy[PLAT_MAX_PATH + 1];
-	size_t len = strlen(path);
-
-	if (len == 0 || len > PLAT_MAX_PATH)
-		return err_set(LL_EINVAL, "Bad folder path.");
-	memcpy(copy, path, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (copy[i] != '/' && copy[i] != '\\' && copy[i] != '\0')
-			continue;
-		if (i == 2 && copy[1] == ':')
-			continue; /* "C:\" */
-		char saved = copy[i];
-		copy[i] = '\0';
-		if (!CreateDirectoryA(copy, NULL) && GetLastError() != ERROR_ALREADY_EXISTS)
-			return err_set(LL_EIO, "Cannot create folder %s (error %lu).", copy,
-				       (unsigned long)GetLastError());
-		copy[i] = saved;
-	}
-	if (!is_folder(path))
-		return err_set(LL_EIO, "%s exists and is not a folder.", path);
-	return 0;
-}
-
-static int remove_tree(const char *path, int depth)
-{
-	char pattern[PLAT_MAX_PATH + 1];
-	WIN32_FIND_DATAA fd;
-	HANDLE h;
-	int rc = 0;
-	DWORD a = GetFileAttributesA(path);
-
-	if (a == INVALID_FILE_ATTRIBUTES)
-		return 0;
-	if (depth > 64)
-		return err_set(LL_ETOOBIG, "Folder tree deeper than 64 levels.");
-	/* A reparse point (junction, link) is removed itself, never entered. */
-	if (!(a & FILE_ATTRIBUTE_DIRECTORY) || (a & FILE_ATTRIBUTE_REPARSE_POINT)) {
-		SetFileAttributesA(path, FILE_ATTRIBUTE_NORMAL);
-		if ((a & FILE_ATTRIBUTE_DIRECTORY) ? !RemoveDirectoryA(path) : !DeleteFileA(path))
-			return err_set(LL_EIO, "Cannot remove %s (error %lu).", path, (unsigned long)GetLastError());
-		return 0;
-	}
-	if ((size_t)snprintf(pattern, sizeof(pattern), "%s\\*", path) >= sizeof(pattern))
-		return err_set(LL_ETOOBIG, "Path %s is too long.", path);
-	h = FindFirstFileA(pattern, &fd);
-	if (h != INVALID_HANDLE_VALUE) {
-		do {
-			char child[PLAT_MAX_PATH + 1];
-			if (strcmp(fd.cFileName, ".") == 0 || strcmp(fd.cFileName, "..") == 0)
-				continue;
-			if ((size_t)snprintf(child, sizeof(child), "%s\\%s", path, fd.cFileName) >= sizeof(child))
-				rc = err_set(LL_ETOOBIG, "Path below %s is too long.", path);
-			else
-				rc = remove_tree(child, depth + 1);
-		} while (rc == 0 && FindNextFileA(h, &fd));
-		FindClose(h);
-	}
-	if (rc == 0 && !RemoveDirectoryA(path))
-		rc = err_set(LL_EIO, "Cannot remove folder %s (error %lu).", path, (unsigned long)GetLastError());
-	return rc;
-}
-
-int plat_remove_tree(const char *path)
-{
-	if (strlen(path) == 0 || strlen(path) > PLAT_MAX_PATH)
-		return err_set(LL_EINVAL, "Bad path to remove.");
-	return remove_tree(path, 0);
-}
-
-int plat_copy_file(const char *src, const char *dst)
-{
-	if (!CopyFileA(src, dst, FALSE))
-		return err_set(LL_EIO, "Cannot copy %s to %s (error %lu).", src, dst, (unsigned long)GetLastError());
-	return 0;
-}
-
-bool plat_file_exists(const char *path)
-{
-	DWORD a = GetFileAttributesA(path);
-	return a != INVALID_FILE_ATTRIBUTES && !(a & FILE_ATTRIBUTE_DIRECTORY);
 }
 
 int plat_find_program(const char *name, char *out, size_t size)
@@ -408,111 +307,6 @@ int plat_find_program(const char *name, char *out, size_t size)
 	if (n >= size)
 		return err_set(LL_ETOOBIG, "Path of %s is too long.", name);
 	memcpy(out, found, n + 1);
-	return 0;
-}
-
-/* SHA-256 (FIPS 180-4): XP before SP3 has no SHA-256 provider, so the
- * Windows build carries its own. */
-struct sha256 {
-	uint32_t h[8];
-	uint64_t length;
-	unsigned char block[64];
-	size_t fill;
-};
-
-static const uint32_t sha256_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void sha256_block(struct sha256 *s, const unsigned char *p)
-{
-	uint32_t w[64], a, b, c, d, e, f, g, h;
-	int t;
-
-	for (t = 0; t < 16; t++)
-		w[t] = (uint32_t)p[4 * t] << 24 | (uint32_t)p[4 * t + 1] << 16 | (uint32_t)p[4 * t + 2] << 8 |
-		       p[4 * t + 3];
-	for (t = 16; t < 64; t++) {
-		uint32_t s0 = ROTR(w[t - 15], 7) ^ ROTR(w[t - 15], 18) ^ (w[t - 15] >> 3);
-		uint32_t s1 = ROTR(w[t - 2], 17) ^ ROTR(w[t - 2], 19) ^ (w[t - 2] >> 10);
-		w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-	}
-	a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-	e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-	for (t = 0; t < 64; t++) {
-		uint32_t t1 = h + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[t] + w[t];
-		uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-		h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
-	}
-	s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
-	s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
-}
-
-static void sha256_update(struct sha256 *s, const unsigned char *p, size_t n)
-{
-	s->length += n;
-	while (n > 0) {
-		size_t take = 64 - s->fill < n ? 64 - s->fill : n;
-		memcpy(s->block + s->fill, p, take);
-		s->fill += take, p += take, n -= take;
-		if (s->fill == 64) {
-			sha256_block(s, s->block);
-			s->fill = 0;
-		}
-	}
-}
-
-static void sha256_final(struct sha256 *s, unsigned char digest[32])
-{
-	uint64_t bits = s->length * 8;
-	unsigned char pad[72] = {0x80};
-	size_t padlen = (s->fill < 56 ? 56 : 120) - s->fill;
-
-	for (int i = 0; i < 8; i++)
-		pad[padlen + i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha256_update(s, pad, padlen + 8);
-	for (int i = 0; i < 8; i++)
-		for (int k = 0; k < 4; k++)
-			digest[4 * i + k] = (unsigned char)(s->h[i] >> (24 - 8 * k));
-}
-
-int plat_file_sha256(const char *path, char ret_hex[65], long long *ret_size)
-{
-	static const char digits[] = "0123456789abcdef";
-	struct sha256 s = {{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-			    0x5be0cd19}, 0, {0}, 0};
-	unsigned char block[65536], digest[32];
-	long long size = 0;
-	size_t n;
-	FILE *f = fopen(path, "rb");
-
-	if (!f)
-		return err_set(LL_EIO, "Cannot open %s.", path);
-	while ((n = fread(block, 1, sizeof(block), f)) > 0) {
-		sha256_update(&s, block, n);
-		size += (long long)n;
-	}
-	if (ferror(f)) {
-		fclose(f);
-		return err_set(LL_EIO, "Cannot read %s.", path);
-	}
-	fclose(f);
-	sha256_final(&s, digest);
-	for (int i = 0; i < 32; i++) {
-		ret_hex[2 * i] = digits[digest[i] >> 4];
-		ret_hex[2 * i + 1] = digits[digest[i] & 15];
-	}
-	ret_hex[64] = '\0';
-	if (ret_size)
-		*ret_size = size;
 	return 0;
 }
 
@@ -544,6 +338,101 @@ bool plat_runs_windows_programs(void)
 void plat_sleep_ms(long long ms)
 {
 	Sleep(ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)ms);
+}
+
+/* Set with Interlocked* (a full barrier): the console handler runs on a
+ * thread of its own. */
+static volatile LONG stop_flag;
+
+/* For close, logoff and shutdown Windows ends the process when the
+ * handler returns, so it waits a little for the agent to give its task
+ * back. */
+static BOOL WINAPI on_console_event(DWORD type)
+{
+	InterlockedExchange(&stop_flag, 1);
+	if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT)
+		Sleep(4000);
+	return TRUE;
+}
+
+int plat_install_stop_handler(void)
+{
+	if (!SetConsoleCtrlHandler(on_console_event, TRUE))
+		return err_set(LL_EIO, "Cannot install the console control handler (error %lu).",
+			       (unsigned long)GetLastError());
+	return 0;
+}
+
+bool plat_stop_requested(void)
+{
+	return InterlockedCompareExchange(&stop_flag, 0, 0) != 0;
+}
+
+void plat_request_stop(void)
+{
+	InterlockedExchange(&stop_flag, 1);
+}
+
+void plat_host_name(char *out, size_t size)
+{
+	DWORD n = (DWORD)size;
+
+	if (!GetComputerNameA(out, &n) || !*out)
+		snprintf(out, size, "agent");
+	out[size - 1] = '\0';
+}
+
+unsigned plat_random_seed(void)
+{
+	LARGE_INTEGER counter;
+
+	QueryPerformanceCounter(&counter);
+	return (unsigned)counter.LowPart ^ (unsigned)GetTickCount() * 2654435761u ^
+	       (unsigned)GetCurrentProcessId() << 16;
+}
+
+struct plat_thread {
+	HANDLE handle;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static unsigned __stdcall thread_main(void *p)
+{
+	struct plat_thread *t = p;
+
+	t->fn(t->arg);
+	return 0;
+}
+
+int plat_thread_start(void (*fn)(void *arg), void *arg, struct plat_thread **ret_thread)
+{
+	struct plat_thread *t = calloc(1, sizeof(*t));
+	uintptr_t handle;
+
+	if (!t)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	t->fn = fn;
+	t->arg = arg;
+	/* _beginthreadex, not CreateThread: the C runtime sets up its
+	 * per-thread state. */
+	handle = _beginthreadex(NULL, 0, thread_main, t, 0, NULL);
+	if (handle == 0) {
+		free(t);
+		return err_set(LL_EIO, "Cannot start a thread.");
+	}
+	t->handle = (HANDLE)handle;
+	*ret_thread = t;
+	return 0;
+}
+
+void plat_thread_join(struct plat_thread *thread)
+{
+	if (!thread)
+		return;
+	WaitForSingleObject(thread->handle, INFINITE);
+	CloseHandle(thread->handle);
+	free(thread);
 }
 
 /* ---- Host programs under Wine (plat.h, "Host programs") ---- */
@@ -877,19 +766,6 @@ static int host_kill(struct plat_process *process)
 		Sleep(20);
 	}
 	return err_set(LL_EIO, "The host program did not end.");
-}
-
-int plat_run_host(const struct plat_spawn_options *options, long long timeout_ms, int *ret_exit_code,
-		  long long *ret_wall_us)
-{
-	struct plat_process *p;
-	int rc;
-
-	if ((rc = plat_spawn_host(options, &p)) < 0)
-		return rc;
-	rc = plat_wait(p, timeout_ms, ret_exit_code, ret_wall_us);
-	plat_process_free(p);
-	return rc;
 }
 
 #endif /* _WIN32 */

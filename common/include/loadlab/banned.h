@@ -1,0 +1,64 @@
+/*
+ * banned.h - C library functions loadlab does not call, made compile
+ * errors (git's banned.h idea).
+ *
+ * Why each is out:
+ *   strcpy, strcat       no bound: use memcpy with a length checked
+ *                        first, snprintf, or buf.h.
+ *   strncpy              leaves the result without a NUL when it is cut,
+ *                        and pads with NULs when it is not.
+ *   sprintf, vsprintf    no bound: snprintf, vsnprintf (check the result
+ *                        against the size).
+ *   strtok               hidden state, not thread-safe: strchr/strcspn,
+ *                        or strtok_r where it must be.
+ *   gmtime, localtime,   a shared static result, not thread-safe:
+ *   ctime, asctime       gmtime_r / localtime_r, clock_format_rfc3339().
+ *
+ * How to use it: include it LAST in a .c file, after every system header
+ * (the system headers declare these names; the macros must come after),
+ *
+ *	#include <string.h>
+ *	#include "loadlab/err.h"
+ *	#include "loadlab/banned.h"
+ *
+ * or force it into every file of a target from CMake once no caller is
+ * left:
+ *
+ *	target_compile_options(loadlab_common PRIVATE
+ *		-include ${PROJECT_SOURCE_DIR}/common/include/loadlab/banned.h)
+ *
+ * A use then fails with an error that names the function, e.g.
+ * "'sorry_strcpy_is_a_banned_function' undeclared". Never include it from
+ * a header.
+ */
+#ifndef LOADLAB_BANNED_H
+#define LOADLAB_BANNED_H
+
+/* Expands to an identifier nobody declares, so the build stops there. */
+#define LOADLAB_BANNED(func) sorry_##func##_is_a_banned_function
+
+#undef strcpy
+#define strcpy(...) LOADLAB_BANNED(strcpy)
+#undef strcat
+#define strcat(...) LOADLAB_BANNED(strcat)
+#undef strncpy
+#define strncpy(...) LOADLAB_BANNED(strncpy)
+
+#undef sprintf
+#define sprintf(...) LOADLAB_BANNED(sprintf)
+#undef vsprintf
+#define vsprintf(...) LOADLAB_BANNED(vsprintf)
+
+#undef strtok
+#define strtok(...) LOADLAB_BANNED(strtok)
+
+#undef gmtime
+#define gmtime(...) LOADLAB_BANNED(gmtime)
+#undef localtime
+#define localtime(...) LOADLAB_BANNED(localtime)
+#undef ctime
+#define ctime(...) LOADLAB_BANNED(ctime)
+#undef asctime
+#define asctime(...) LOADLAB_BANNED(asctime)
+
+#endif
