@@ -90,8 +90,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) < 0 ||
-	    (protect_store(server.config.db_path), 0) ||
+	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) == 0)
+		protect_store(server.config.db_path);
+	if (rc < 0 ||
 	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
 	    (rc = http_start(&server)) < 0) {
