@@ -5,8 +5,13 @@
  * Per-request state is made on the first callback and freed in the
  * completed callback. Responses are queued on a later callback than the
  * first: libmicrohttpd 0.9.75 drops keep-alive when a response is queued
- * on the first one (DESIGN.md, "Known traps") — except 413, which is sent
- * before the body is read and closes the connection on purpose.
+ * on the first one (DESIGN.md, "Known traps") — except refusals of a
+ * request with a body (413, 414, 401, 403), which are sent before the body
+ * is read and close the connection on purpose.
+ *
+ * Capacity (capacity.h): a connection limit from the open-files limit,
+ * parked long-polls capped below it, and a header deadline enforced by
+ * the sweeper for every connection.
  */
 #include "server.h"
 
