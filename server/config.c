@@ -39,6 +39,9 @@ static const struct option_def options[] = {
 	{"threads", INT(threads, 1, 256), "HTTP worker threads"},
 	{"per-ip-limit", INT(per_ip_limit, 1, 10000), "concurrent connections per client address"},
 	{"connection-timeout", INT(connection_timeout, 1, 3600), "idle connection timeout in seconds"},
+	{"header-timeout", INT(header_timeout, 1, 3600), "seconds a connection has to send a request's headers"},
+	{"max-connections", INT(max_connections, 16, 1000000), "open connections at most (lowered to fit the open-files limit)"},
+	{"max-long-polls", INT(max_long_polls, 0, 1000000), "parked lease long-polls at most (0: connections less a reserve)"},
 	{"public-read", BOOL(public_read), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics), "allow /metrics without a token"},
 };
@@ -60,6 +63,9 @@ static void set_defaults(struct config *c)
 	c->threads = 8;
 	c->per_ip_limit = 256;
 	c->connection_timeout = 120;
+	c->header_timeout = 10;
+	c->max_connections = 8000;
+	c->max_long_polls = 0;
 	c->public_metrics = true;
 }
 
@@ -237,6 +243,8 @@ int config_load(struct config *c, int argc, char **argv, bool *ret_help)
 	}
 	if (strcmp(c->log_format, "text") != 0 && strcmp(c->log_format, "json") != 0)
 		return err_set(LL_EINVAL, "log-format must be text or json, not '%s'.", c->log_format);
+	if (c->header_timeout > c->connection_timeout)
+		c->header_timeout = c->connection_timeout;
 	if (!c->tls_cert[0] != !c->tls_key[0])
 		return err_set(LL_EINVAL, "TLS needs both --tls-cert and --tls-key.");
 	if (!c->db_path[0]) {
@@ -251,6 +259,7 @@ void config_usage(FILE *out)
 {
 	fprintf(out, "usage: loadlabd [--listen 127.0.0.1:8080] [--data-dir DIR] [--db PATH]\n"
 		     "                [--tls-cert F --tls-key F] [--config FILE] [--log-format text|json]\n"
+		     "                [--max-connections 8000] [--max-long-polls 0] [--header-timeout 10]\n"
 		     "                [more options below]\n\n"
 		     "Every option also reads from LOADLAB_<NAME> (e.g. LOADLAB_DATA_DIR) and from\n"
 		     "'name = value' lines of --config FILE; flags win over the environment, which\n"

@@ -28,6 +28,9 @@ struct config {
 	int threads;                /* 1..256, default 8 */
 	int per_ip_limit;           /* 1..10000, default 256 */
 	int connection_timeout;     /* seconds, 1..3600, default 120 */
+	int header_timeout;         /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
+	int max_connections;        /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
+	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
 };

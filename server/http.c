@@ -5,8 +5,13 @@
  * Per-request state is made on the first callback and freed in the
  * completed callback. Responses are queued on a later callback than the
  * first: libmicrohttpd 0.9.75 drops keep-alive when a response is queued
- * on the first one (DESIGN.md, "Known traps") — except 413, which is sent
- * before the body is read and closes the connection on purpose.
+ * on the first one (DESIGN.md, "Known traps") — except refusals of a
+ * request with a body (413, 414, 401, 403), which are sent before the body
+ * is read and close the connection on purpose.
+ *
+ * Capacity (capacity.h): a connection limit from the open-files limit,
+ * parked long-polls capped below it, and a header deadline enforced by
+ * the sweeper for every connection.
  */
 #include "server.h"
 
@@ -24,6 +29,17 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ replies */
+
+/* Replaces every byte that is not part of well-formed UTF-8 with '?': a
+ * message may quote a query argument or be cut by its buffer mid-character,
+ * and what the daemon sends must be valid JSON. */
+static void utf8_sanitize(char *text)
+{
+	size_t len = strlen(text), offset;
+
+	while (json_utf8_check(text, len, &offset) < 0)
+		text[offset] = '?';
+}
 
 int reply_json(struct http_reply *reply, int status, cJSON *body)
 {
@@ -49,6 +65,7 @@ int reply_error(struct http_reply *reply, int status, const char *code, const ch
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
+	utf8_sanitize(message);
 	error = cJSON_AddObjectToObject(body, "error");
 	cJSON_AddStringToObject(error, "code", code);
 	cJSON_AddStringToObject(error, "message", message);
@@ -105,6 +122,39 @@ int http_body_object(struct http_request *req, struct http_reply *reply, bool em
 
 /* ---------------------------------------------------------------- long-poll */
 
+enum limit_warning { WARN_CONNECTIONS, WARN_LONG_POLLS, WARN_HEADERS };
+
+/* Logs a warning that a limit bites, at most once per 10 s per limit. */
+static void warn_limit(struct server *server, enum limit_warning which, const char *event,
+		       const char *key, long long value)
+{
+	long long now = clock_now_ms(), next = atomic_load(&server->next_warning_ms[which]);
+	char text[24];
+
+	if (now < next ||
+	    !atomic_compare_exchange_strong(&server->next_warning_ms[which], &next, now + 10000))
+		return;
+	snprintf(text, sizeof(text), "%lld", value);
+	log_event(LOG_WARN, event, key, text, NULL);
+}
+
+bool http_long_poll_begin(struct http_request *req)
+{
+	struct server *server = req->server;
+
+	if (req->holds_long_poll)
+		return true;
+	if (atomic_fetch_add(&server->long_polls, 1) >= server->capacity.long_polls) {
+		atomic_fetch_sub(&server->long_polls, 1);
+		metrics_add(&server->metrics.long_polls_refused, 1);
+		warn_limit(server, WARN_LONG_POLLS, "long_poll_limit_reached", "limit",
+			   server->capacity.long_polls);
+		return false;
+	}
+	req->holds_long_poll = true;
+	return true;
+}
+
 void http_waiters_wake_all(struct server *server)
 {
 	pthread_mutex_lock(&server->waiters_lock);
@@ -135,6 +185,101 @@ static void wake_expired(struct server *server, long long now)
 	pthread_mutex_unlock(&server->waiters_lock);
 }
 
+/* ------------------------------------------------------------- connections */
+
+/* One open connection: libmicrohttpd's socket context. */
+struct http_conn {
+	struct http_conn *prev, *next;
+	int fd;
+	atomic_llong header_deadline_ms; /* 0: a request is being handled */
+};
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *server = cls;
+	struct http_conn *conn = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *info =
+			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+		long open = atomic_fetch_add(&server->connections_open, 1) + 1;
+		conn = calloc(1, sizeof(*conn));
+		if (conn) {
+			conn->fd = info ? info->connect_fd : -1;
+			atomic_store(&conn->header_deadline_ms,
+				     clock_now_ms() + server->config.header_timeout * 1000LL);
+			pthread_mutex_lock(&server->conns_lock);
+			conn->next = server->conns;
+			if (server->conns)
+				server->conns->prev = conn;
+			server->conns = conn;
+			pthread_mutex_unlock(&server->conns_lock);
+		}
+		*socket_context = conn;
+		if (open >= server->capacity.connections) {
+			metrics_add(&server->metrics.connection_limit_hits, 1);
+			warn_limit(server, WARN_CONNECTIONS, "connection_limit_reached", "limit",
+				   server->capacity.connections);
+		}
+		return;
+	}
+	atomic_fetch_sub(&server->connections_open, 1);
+	if (!conn)
+		return;
+	/* libmicrohttpd closes the socket after this callback: removing the
+	 * entry under the lock keeps expire_headers() from touching a closed
+	 * (or reused) descriptor. */
+	pthread_mutex_lock(&server->conns_lock);
+	if (conn->prev)
+		conn->prev->next = conn->next;
+	else
+		server->conns = conn->next;
+	if (conn->next)
+		conn->next->prev = conn->prev;
+	pthread_mutex_unlock(&server->conns_lock);
+	free(conn);
+	*socket_context = NULL;
+}
+
+/* Sets the header deadline of CONNECTION's request: now + --header-timeout
+ * when waiting for a request, 0 while one is handled. */
+static void set_header_deadline(struct server *server, struct MHD_Connection *connection, bool waiting)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct http_conn *conn = info ? info->socket_context : NULL;
+
+	if (conn)
+		atomic_store(&conn->header_deadline_ms,
+			     waiting ? clock_now_ms() + server->config.header_timeout * 1000LL : 0);
+}
+
+/* Closes every connection that has not sent a whole request's headers
+ * within --header-timeout of opening or of its previous answer.
+ * libmicrohttpd's own timeout is per idle period, so a client sending a
+ * header line now and then would hold its connection for ever; shutdown()
+ * makes libmicrohttpd read end-of-file and close it in its own thread. */
+static void expire_headers(struct server *server, long long now)
+{
+	long long closed = 0;
+
+	pthread_mutex_lock(&server->conns_lock);
+	for (struct http_conn *conn = server->conns; conn; conn = conn->next) {
+		long long deadline = atomic_load(&conn->header_deadline_ms);
+		if (deadline && deadline <= now && conn->fd >= 0) {
+			atomic_store(&conn->header_deadline_ms, 0);
+			shutdown(conn->fd, SHUT_RDWR);
+			closed++;
+		}
+	}
+	pthread_mutex_unlock(&server->conns_lock);
+	if (closed) {
+		metrics_add(&server->metrics.header_timeouts, closed);
+		warn_limit(server, WARN_HEADERS, "header_timeout", "closed", closed);
+	}
+}
+
 /* The sweeper: every 100 ms resumes long-polls past their deadline; every
  * second returns expired leases to the queue and, when tasks are ready,
  * wakes the long-polls so that they look again. */
@@ -148,6 +293,8 @@ static void *sweeper_main(void *arg)
 		usleep(100 * 1000);
 		now = clock_now_ms();
 		wake_expired(server, now);
+		if (tick % 5 == 0)
+			expire_headers(server, now);
 		if (++tick % 10)
 			continue;
 		int expired = 0;
@@ -200,11 +347,19 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 	if (reply->status != 204)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(response, "Cache-Control", "no-store");
+	if (reply->retry_after > 0) {
+		char seconds[16];
+		snprintf(seconds, sizeof(seconds), "%d", reply->retry_after);
+		MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
+	}
 	req->status = reply->status;
 	ret = MHD_queue_response(req->connection, (unsigned int)reply->status, response);
 	MHD_destroy_response(response);
 	return ret;
 }
+
+#define QUERY_TOO_LONG_MESSAGE "The query string has more than 64 arguments."
+_Static_assert(HTTP_MAX_QUERY_ARGS == 64, "QUERY_TOO_LONG_MESSAGE names the limit");
 
 static enum MHD_Result send_error(struct http_request *req, int status, const char *code,
 				  const char *message)
@@ -215,6 +370,103 @@ static enum MHD_Result send_error(struct http_request *req, int status, const ch
 	return send_reply(req, &reply);
 }
 
+/* The URI-log callback: called once a request line is in, before
+ * libmicrohttpd splits the query string. Makes the per-request state. A
+ * query of more than HTTP_MAX_QUERY_ARGS arguments is cut here (the byte
+ * after '?' becomes NUL, so libmicrohttpd parses none) and answered 414 by
+ * on_request(): libmicrohttpd 0.9.75 runs out of its connection pool on
+ * many arguments, queues a 431 and then overwrites its own state, so that
+ * the client never gets an answer. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection)
+{
+	struct server *server = cls;
+	struct http_request *req = calloc(1, sizeof(*req));
+	char *query = strchr(uri, '?');
+
+	if (!req)
+		return NULL;
+	atomic_fetch_add_explicit(&server->inflight, 1, memory_order_relaxed);
+	req->server = server;
+	req->connection = connection;
+	req->started_us = clock_monotonic_us();
+	req->route_index = -1;
+	if (query) {
+		int args = 1;
+		for (const char *p = query + 1; *p; p++)
+			args += *p == '&';
+		if (args > HTTP_MAX_QUERY_ARGS) {
+			req->query_too_long = true;
+			query[1] = '\0'; /* the request line lies in libmicrohttpd's writable buffer */
+		}
+	}
+	return req;
+}
+
+/* True when the request announces a body (Content-Length > 0 or chunked). */
+static bool has_body(struct MHD_Connection *connection)
+{
+	const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+							 MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (length && strtoull(length, NULL, 10) > 0) ||
+	       MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
+/* The first access callback: every header is in, no body byte is read.
+ * Matches the route and decides authorization from the headers alone. A
+ * refusal of a request with a body is sent now, so that the body is never
+ * read (libmicrohttpd then closes the connection); without a body it waits
+ * for the next callback, which keeps the connection alive. */
+static enum MHD_Result on_headers(struct server *server, struct http_request *req,
+				  struct MHD_Connection *connection, const char *url, const char *method)
+{
+	struct http_reply reply = {0};
+	const char *length;
+	bool wrong_method = false;
+
+	req->headers_done = true;
+	set_header_deadline(server, connection, false);
+	snprintf(req->method, sizeof(req->method), "%s", method);
+	snprintf(req->path, sizeof(req->path), "%s", url);
+	req->route_index = strlen(url) < sizeof(req->path)
+				   ? router_match(method, url, &req->path_id, &wrong_method)
+				   : -1;
+	req->route = req->route_index >= 0 ? &router_routes[req->route_index] : NULL;
+	buf_init(&req->body, req->route ? req->route->max_body : 0);
+	if (!req->route) {
+		req->status = wrong_method ? 405 : 404;
+		return MHD_YES;
+	}
+	if (req->query_too_long) {
+		metrics_add(&server->metrics.query_refused, 1);
+		if (has_body(connection))
+			return send_error(req, 414, "uri_too_long", QUERY_TOO_LONG_MESSAGE);
+		return MHD_YES;
+	}
+	/* Refuse an oversized body before reading it. */
+	length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+					     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (length && strtoull(length, NULL, 10) > req->route->max_body) {
+		char message[128];
+		snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
+			 req->route->max_body);
+		return send_error(req, 413, "too_large", message);
+	}
+	err_clear();
+	req->auth_rc = auth_check(server->store, req->route->auth, server->config.public_read,
+				  server->config.public_metrics,
+				  MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+							      MHD_HTTP_HEADER_AUTHORIZATION),
+				  &req->token);
+	if (req->auth_rc < 0 && has_body(connection)) {
+		reply_from_err(&reply, req->auth_rc);
+		return send_reply(req, &reply);
+	}
+	req->authorized = req->auth_rc == 0;
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -222,41 +474,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	struct server *server = cls;
 	struct http_request *req = *con_cls;
 	struct http_reply reply = {0};
-	const char *length;
-	bool wrong_method = false;
 	int rc;
 
-	if (!req) {
-		req = calloc(1, sizeof(*req));
-		if (!req)
-			return MHD_NO;
-		atomic_fetch_add_explicit(&server->inflight, 1, memory_order_relaxed);
-		req->server = server;
-		req->connection = connection;
-		req->started_us = clock_monotonic_us();
-		snprintf(req->method, sizeof(req->method), "%s", method);
-		snprintf(req->path, sizeof(req->path), "%s", url);
-		req->route_index = strlen(url) < sizeof(req->path)
-					   ? router_match(method, url, &req->path_id, &wrong_method)
-					   : -1;
-		req->route = req->route_index >= 0 ? &router_routes[req->route_index] : NULL;
-		buf_init(&req->body, req->route ? req->route->max_body : 0);
-		*con_cls = req;
-		if (!req->route) {
-			req->status = wrong_method ? 405 : 404;
-			return MHD_YES;
-		}
-		/* Refuse an oversized body before reading it. */
-		length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (length && strtoull(length, NULL, 10) > req->route->max_body) {
-			char message[128];
-			snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
-				 req->route->max_body);
-			return send_error(req, 413, "too_large", message);
-		}
-		return MHD_YES;
-	}
+	(void)version;
+	if (!req)
+		return MHD_NO; /* on_uri() ran out of memory */
+	if (!req->headers_done)
+		return on_headers(server, req, connection, url, method);
 
 	if (*upload_data_size) {
 		if (!req->body_too_big && buf_append(&req->body, upload_data, *upload_data_size) < 0)
@@ -271,6 +495,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 					  "This path does not take that method.");
 		return send_error(req, 404, "not_found", "No such route.");
 	}
+	if (req->query_too_long)
+		return send_error(req, 414, "uri_too_long", QUERY_TOO_LONG_MESSAGE);
 	if (req->body_too_big) {
 		char message[128];
 		snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
@@ -278,17 +504,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		return send_error(req, 413, "too_large", message);
 	}
 	if (!req->authorized) {
-		err_clear();
-		rc = auth_check(server->store, req->route->auth, server->config.public_read,
-				server->config.public_metrics,
-				MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-							    MHD_HTTP_HEADER_AUTHORIZATION),
-				&req->token);
-		if (rc < 0) {
-			reply_from_err(&reply, rc);
-			return send_reply(req, &reply);
-		}
-		req->authorized = true;
+		reply_from_err(&reply, req->auth_rc);
+		return send_reply(req, &reply);
 	}
 
 	err_clear();
@@ -317,6 +534,10 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 
 	if (!req)
 		return;
+	if (req->holds_long_poll)
+		atomic_fetch_sub(&server->long_polls, 1);
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		set_header_deadline(server, connection, true);
 	duration = clock_monotonic_us() - req->started_us;
 	if (!req->status)
 		req->status = 499; /* the client went away before an answer */
@@ -329,8 +550,9 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 		snprintf(who, sizeof(who), "token:%lld", req->token.id);
 	else
 		snprintf(who, sizeof(who), "-");
-	log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
-		  "ms", ms, "who", who, NULL);
+	if (req->headers_done)
+		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
+			  "ms", ms, "who", who, NULL);
 	buf_release(&req->body);
 	free(req);
 	*con_cls = NULL;
@@ -359,6 +581,54 @@ static char *read_file(const char *path)
 	return b.data ? b.data : strdup("");
 }
 
+/* libmicrohttpd's own messages go to the log as warnings; a connection
+ * it closes for the limit is counted. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct server *server = cls;
+	char message[512];
+	size_t len;
+
+	vsnprintf(message, sizeof(message), fmt, ap);
+	len = strlen(message);
+	while (len && (message[len - 1] == '\n' || message[len - 1] == '\r'))
+		message[--len] = '\0';
+	utf8_sanitize(message);
+	if (strstr(message, "reached connection limit")) {
+		metrics_add(&server->metrics.connection_limit_hits, 1);
+		warn_limit(server, WARN_CONNECTIONS, "connection_limit_reached", "limit",
+			   server->capacity.connections);
+		return;
+	}
+	log_event(LOG_WARN, "libmicrohttpd", "message", message, NULL);
+}
+
+/* Raises the open-files limit, plans the connection and long-poll limits
+ * (capacity.h) and says what it got. */
+static int plan_capacity(struct server *server)
+{
+	long long before, after;
+	char text[4][24];
+	int rc;
+
+	if ((rc = capacity_raise_nofile(&before, &after)) < 0 ||
+	    (rc = capacity_plan(&server->config, after, &server->capacity)) < 0)
+		return rc;
+	snprintf(text[0], sizeof(text[0]), "%lld", before);
+	snprintf(text[1], sizeof(text[1]), "%lld", after);
+	snprintf(text[2], sizeof(text[2]), "%d", server->capacity.connections);
+	snprintf(text[3], sizeof(text[3]), "%d", server->capacity.long_polls);
+	log_event(LOG_INFO, "capacity", "open_files_was", text[0], "open_files", text[1],
+		  "connections", text[2], "long_polls", text[3], NULL);
+	if (server->capacity.connections_lowered)
+		log_event(LOG_WARN, "max_connections_lowered", "asked", (snprintf(text[0], sizeof(text[0]), "%d",
+			  server->config.max_connections), text[0]), "connections", text[2], NULL);
+	if (server->capacity.long_polls_lowered)
+		log_event(LOG_WARN, "max_long_polls_lowered", "asked", (snprintf(text[0], sizeof(text[0]), "%d",
+			  server->config.max_long_polls), text[0]), "long_polls", text[3], NULL);
+	return 0;
+}
+
 int http_start(struct server *server)
 {
 	struct config *c = &server->config;
@@ -383,14 +653,24 @@ int http_start(struct server *server)
 		}
 		flags |= MHD_USE_TLS;
 	}
+	if (plan_capacity(server) < 0) {
+		free(cert);
+		free(key);
+		return LL_ERANGE;
+	}
 	pthread_mutex_init(&server->waiters_lock, NULL);
+	pthread_mutex_init(&server->conns_lock, NULL);
 	server->daemon = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, server,
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, server, /* first, or some go to stderr */
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)c->connection_timeout,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->per_ip_limit,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)server->capacity.connections,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
 		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
 		MHD_OPTION_HTTPS_MEM_KEY, key,
 		MHD_OPTION_END);

@@ -10,6 +10,42 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* Makes PATH and its missing parents, each 0700 (the folder holds the
+ * store and the token files). 0, or -1 with errno set. */
+static int make_folders(const char *path)
+{
+	char partial[sizeof(((struct config *)0)->data_dir)];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(partial)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(partial, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (partial[i] != '/' && partial[i] != '\0')
+			continue;
+		partial[i] = '\0';
+		if (mkdir(partial, 0700) < 0 && errno != EEXIST)
+			return -1;
+		partial[i] = path[i];
+	}
+	return 0;
+}
+
+/* The store and its -wal/-shm journal files, 0600 even when they were
+ * made by an older loadlabd (SQLite gives the journals the store's mode). */
+static void protect_store(const char *db_path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char path[sizeof(((struct config *)0)->db_path) + 16];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", db_path, suffixes[i]);
+		chmod(path, 0600);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct server server = {0};
@@ -30,7 +66,10 @@ int main(int argc, char **argv)
 	log_format_parse(server.config.log_format, &format);
 	log_set_format(format);
 
-	if (mkdir(server.config.data_dir, 0700) < 0 && errno != EEXIST) {
+	/* Everything loadlabd makes is its own: the store, its journals, the
+	 * token files, the data folder. */
+	umask(077);
+	if (make_folders(server.config.data_dir) < 0) {
 		fprintf(stderr, "loadlabd: cannot create %s: %s\n", server.config.data_dir, strerror(errno));
 		return 1;
 	}
@@ -51,7 +90,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) < 0 ||
+	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) == 0)
+		protect_store(server.config.db_path);
+	if (rc < 0 ||
 	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
 	    (rc = http_start(&server)) < 0) {

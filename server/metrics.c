@@ -72,6 +72,31 @@ int metrics_render(struct server *server, struct buf *out)
 			"# TYPE loadlab_store_writes_total counter\nloadlab_store_writes_total %lld\n",
 		   st.committed_ops);
 
+	buf_printf(out, "# HELP loadlab_http_connections Open HTTP connections.\n"
+			"# TYPE loadlab_http_connections gauge\nloadlab_http_connections %ld\n",
+		   atomic_load(&server->connections_open));
+	buf_printf(out, "# HELP loadlab_http_connections_limit Connections held at most (--max-connections, open-files limit).\n"
+			"# TYPE loadlab_http_connections_limit gauge\nloadlab_http_connections_limit %d\n",
+		   server->capacity.connections);
+	buf_printf(out, "# HELP loadlab_http_connection_limit_hits_total Times every connection was taken (new ones wait or are refused).\n"
+			"# TYPE loadlab_http_connection_limit_hits_total counter\nloadlab_http_connection_limit_hits_total %lld\n",
+		   load(&m->connection_limit_hits));
+	buf_printf(out, "# HELP loadlab_http_header_timeouts_total Connections closed for not sending their headers in time.\n"
+			"# TYPE loadlab_http_header_timeouts_total counter\nloadlab_http_header_timeouts_total %lld\n",
+		   load(&m->header_timeouts));
+	buf_printf(out, "# HELP loadlab_http_query_refused_total Requests refused for too many query arguments.\n"
+			"# TYPE loadlab_http_query_refused_total counter\nloadlab_http_query_refused_total %lld\n",
+		   load(&m->query_refused));
+	buf_printf(out, "# HELP loadlab_long_polls Lease long-polls parked.\n"
+			"# TYPE loadlab_long_polls gauge\nloadlab_long_polls %ld\n",
+		   atomic_load(&server->long_polls));
+	buf_printf(out, "# HELP loadlab_long_polls_limit Lease long-polls parked at most (--max-long-polls).\n"
+			"# TYPE loadlab_long_polls_limit gauge\nloadlab_long_polls_limit %d\n",
+		   server->capacity.long_polls);
+	buf_printf(out, "# HELP loadlab_long_polls_refused_total Leases answered at once (204, Retry-After) as every long-poll place was taken.\n"
+			"# TYPE loadlab_long_polls_refused_total counter\nloadlab_long_polls_refused_total %lld\n",
+		   load(&m->long_polls_refused));
+
 	buf_printf(out, "# HELP loadlab_http_requests_total HTTP requests by route and status class.\n"
 			"# TYPE loadlab_http_requests_total counter\n");
 	for (int r = -1; r < router_route_count; r++) {

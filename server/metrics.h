@@ -19,6 +19,10 @@ struct metrics {
 	long long leases_granted;
 	long long leases_expired;
 	long long results_ingested;
+	long long long_polls_refused;    /* leases answered at once: long-poll cap reached */
+	long long connection_limit_hits; /* times every connection was taken */
+	long long header_timeouts;       /* connections closed for slow headers */
+	long long query_refused;         /* requests with too many query arguments */
 };
 
 /* Counts one finished request (thread-safe). */

@@ -37,5 +37,10 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 		reply->status = 204;
 		return 0;
 	}
+	if (!http_long_poll_begin(req)) {
+		reply->status = 204;
+		reply->retry_after = CAPACITY_RETRY_AFTER_SECONDS;
+		return 0;
+	}
 	return HTTP_SUSPEND;
 }

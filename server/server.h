@@ -13,6 +13,7 @@
 #define LOADLAB_SERVER_SERVER_H
 
 #include "auth.h"
+#include "capacity.h"
 #include "config.h"
 #include "metrics.h"
 #include "store.h"
@@ -43,9 +44,20 @@ struct server {
 	bool sweeper_running;
 	atomic_bool stopping;            /* set once by http_stop(), read by every thread */
 	atomic_long inflight;            /* requests between first and completed callback */
+
+	struct capacity capacity;        /* connection and long-poll limits (capacity.h) */
+	atomic_long connections_open;
+	atomic_long long_polls;          /* long-polls parked, or about to be */
+	pthread_mutex_t conns_lock;
+	struct http_conn *conns;         /* open connections, for the header deadline */
+	atomic_llong next_warning_ms[3]; /* one warning per limit per 10 s */
 };
 
 #define HTTP_SUSPEND 1
+
+/* Query arguments a request may carry; more get 414 (libmicrohttpd 0.9.75
+ * would run out of its per-connection pool and never answer). */
+#define HTTP_MAX_QUERY_ARGS 64
 
 struct route;
 
@@ -59,6 +71,10 @@ struct http_request {
 	long long path_id;               /* the {id} of the route, if any */
 	struct buf body;
 	bool body_too_big;
+	bool headers_done;               /* the first access callback has run */
+	bool query_too_long;             /* more than HTTP_MAX_QUERY_ARGS arguments */
+	bool holds_long_poll;            /* counted in server->long_polls */
+	int auth_rc;                     /* auth_check()'s answer from the headers */
 	struct store_token token;        /* who called (id 0: anonymous) */
 	bool authorized;
 	int status;                      /* the status sent, for logs and metrics */
@@ -77,6 +93,7 @@ struct http_reply {
 	const void *static_data;         /* borrowed; the body when both are NULL */
 	size_t static_len;
 	const char *content_type;        /* default application/json */
+	int retry_after;                 /* seconds for a Retry-After header; 0: none */
 };
 
 typedef int (*route_handler)(struct http_request *req, struct http_reply *reply);
@@ -111,6 +128,11 @@ const char *http_query(struct http_request *req, const char *key);
  * EMPTY_IS_OBJECT). On failure fills REPLY with the 400 and returns < 0. */
 int http_body_object(struct http_request *req, struct http_reply *reply, bool empty_is_object,
 		     cJSON **ret_root);
+
+/* Takes one of the capacity's long-poll places for REQ, kept until the
+ * request completes. False, counted and warned about, when all are taken:
+ * the caller answers at once (204 with Retry-After) instead of parking. */
+bool http_long_poll_begin(struct http_request *req);
 
 /* Wakes every parked long-poll (tasks may have become available). */
 void http_waiters_wake_all(struct server *server);

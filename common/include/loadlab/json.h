@@ -18,9 +18,18 @@
 /* Parses LEN bytes as exactly one JSON value (trailing whitespace only).
  * Nesting deeper than MAX_DEPTH (0: JSON_DEFAULT_MAX_DEPTH) is refused
  * before cJSON sees the text, so its recursion stays shallow.
+ * Strict (RFC 8259 with I-JSON's rules, RFC 7493): the text must be valid
+ * UTF-8, no string may hold the escape \u0000 (cJSON would cut it there),
+ * and no object, at any depth, may name a key twice; the message names the
+ * byte offset or the key. Text accepted here prints back as valid JSON.
  * LL_EFORMAT for malformed text, LL_ETOOBIG for too deep. The caller
  * deletes *RET_ROOT with cJSON_Delete(). */
 int json_parse(const char *text, size_t len, int max_depth, cJSON **ret_root);
+
+/* 0 when LEN bytes of TEXT are well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF); else LL_EFORMAT with the offset of
+ * the first bad byte in *RET_OFFSET (may be NULL). Records no message. */
+int json_utf8_check(const char *text, size_t len, size_t *ret_offset);
 
 /* Like json_parse() but also requires an object at the top. */
 int json_parse_object(const char *text, size_t len, int max_depth, cJSON **ret_root);

@@ -58,6 +58,12 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%d", c->per_ip_limit);
 	else if (!strcmp(name, "connection-timeout"))
 		snprintf(out, size, "%d", c->connection_timeout);
+	else if (!strcmp(name, "header-timeout"))
+		snprintf(out, size, "%d", c->header_timeout);
+	else if (!strcmp(name, "max-connections"))
+		snprintf(out, size, "%d", c->max_connections);
+	else if (!strcmp(name, "max-long-polls"))
+		snprintf(out, size, "%d", c->max_long_polls);
 	else if (!strcmp(name, "public-read"))
 		snprintf(out, size, "%s", c->public_read ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
@@ -83,6 +89,9 @@ static const struct flag_case flags[] = {
 	{"threads", "2", "2"},
 	{"per-ip-limit", "16", "16"},
 	{"connection-timeout", "30", "30"},
+	{"header-timeout", "5", "5"},
+	{"max-connections", "20000", "20000"},
+	{"max-long-polls", "900", "900"},
 	{"public-read", "true", "true"},
 	{"public-metrics", "false", "false"},
 };
