@@ -24,7 +24,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/plat.h"
-#include "pe_pipeline.h"
+#include "family/pe/pe_family.h"
 
 static bool progress(void *context, const char *phase, int percent)
 {

@@ -1,6 +1,6 @@
 /* loadlab-agent churn: the process-churn test by hand (churn.h). */
-#include "agent_commands.h"
-#include "churn.h"
+#include "cmd/commands.h"
+#include "measure/churn.h"
 #include "os.h"
 
 #include "loadlab/err.h"

@@ -4,7 +4,7 @@
  */
 #ifndef _WIN32
 
-#include "loadlab/plat_churn.h"
+#include "measure/plat_churn.h"
 
 #include <ctype.h>
 #include <dirent.h>

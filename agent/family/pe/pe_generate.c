@@ -19,7 +19,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
-#include "pe_pipeline.h"
+#include "pe_family.h"
 
 #define SOURCE_LIMIT (256u * 1024u * 1024u)
 

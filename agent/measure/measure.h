@@ -4,7 +4,7 @@
  * office study's figures: wall time, page faults and reads after the
  * program's files were evicted from the OS cache). The pipeline and
  * `loadlab-agent time` call it; the OS specifics are in
- * loadlab/plat_measure.h, which says exactly how each number is taken.
+ * measure/plat_measure.h, which says exactly how each number is taken.
  *
  *	const char *argv[] = {"/usr/lib/wine/wine64", "C:\\w\\main.exe", NULL};
  *	const char *files[] = {"/w/main.exe", "/w/lt0.dll", NULL};

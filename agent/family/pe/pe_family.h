@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "loadlab/plat.h"
-#include "pipeline.h"
+#include "family/pipeline.h"
 
 /* The base every DLL of a `same` variant asks for (the column's worst case). */
 #define PE_SAME_BASE 0x10000000ull

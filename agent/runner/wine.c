@@ -12,7 +12,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
-#include "pe_pipeline.h"
+#include "family/pe/pe_family.h"
 
 /* Where Debian's wine 8 keeps the Wine programs and the builtin PE DLLs. */
 static const char *const wine_dirs[] = {"/usr/lib/wine", "/usr/lib64/wine", "/opt/wine-stable/bin"};

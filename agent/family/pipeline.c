@@ -13,7 +13,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
-#include "pe_pipeline.h"
+#include "pe/pe_family.h"
 
 int pe_path(char *out, const char *a, const char *b)
 {

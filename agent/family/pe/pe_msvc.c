@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "loadlab/err.h"
-#include "pe_pipeline.h"
+#include "pe_family.h"
 
 static int add_command(cJSON *commands, const char *const *args, size_t count)
 {

@@ -4,9 +4,9 @@
  * in a shuffled round-robin and, when the job asks, cold; the figures are
  * kept in the context for the result (pipeline.c).
  */
-#include "churn.h"
-#include "measure.h"
-#include "pe_pipeline.h"
+#include "measure/churn.h"
+#include "measure/measure.h"
+#include "pe_family.h"
 
 #include "loadlab/err.h"
 

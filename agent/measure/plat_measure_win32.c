@@ -5,7 +5,7 @@
  */
 #ifdef _WIN32
 
-#include "loadlab/plat_measure.h"
+#include "measure/plat_measure.h"
 #include "plat_win32_int.h"
 
 #include <windows.h>

@@ -16,7 +16,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
-#include "pe_pipeline.h"
+#include "pe_family.h"
 
 /* One command: argv strings owned. */
 struct command {

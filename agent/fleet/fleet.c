@@ -1,10 +1,10 @@
 #include "fleet.h"
 
-#include "facts.h"
+#include "fleet/facts.h"
 #include "http_client.h"
 #include "identity.h"
 #include "os.h"
-#include "pipeline.h"
+#include "family/pipeline.h"
 #include "spool.h"
 
 #include "loadlab/clock.h"

@@ -3,7 +3,7 @@
  */
 #ifndef _WIN32
 
-#include "loadlab/plat_measure.h"
+#include "measure/plat_measure.h"
 #include "plat_posix_int.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* loadlab-agent facts: print the facts the agent would report (facts.h). */
-#include "agent_commands.h"
-#include "facts.h"
+#include "cmd/commands.h"
+#include "fleet/facts.h"
 #include "os.h"
 
 #include "loadlab/err.h"

@@ -1,6 +1,6 @@
 /* loadlab-agent time: the load timer (measure.h) on any program. */
-#include "agent_commands.h"
-#include "measure.h"
+#include "cmd/commands.h"
+#include "measure/measure.h"
 
 #include "loadlab/err.h"
 #include "loadlab/plat.h"

@@ -2,7 +2,7 @@
 #include "measure.h"
 
 #include "loadlab/err.h"
-#include "loadlab/plat_measure.h"
+#include "measure/plat_measure.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/pe.h"
-#include "pe_pipeline.h"
+#include "pe_family.h"
 
 static int copy_set(const struct pe_context *ctx, const struct pe_link_set *set, const char *dir)
 {

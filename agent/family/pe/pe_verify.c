@@ -21,7 +21,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
-#include "pe_pipeline.h"
+#include "pe_family.h"
 
 /* Facts about one of our DLLs read from its file. */
 struct dll_facts {

@@ -6,10 +6,10 @@
  * written to --out. Exit 0 when the job ran, 1 when the pipeline failed,
  * 2 for bad arguments or a job out of bounds.
  */
-#include "agent_commands.h"
-#include "facts.h"
+#include "cmd/commands.h"
+#include "fleet/facts.h"
 #include "os.h"
-#include "pipeline.h"
+#include "family/pipeline.h"
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"

@@ -5,7 +5,7 @@
  */
 #ifdef _WIN32
 
-#include "loadlab/plat_churn.h"
+#include "measure/plat_churn.h"
 
 #include <windows.h>
 

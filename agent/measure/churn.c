@@ -14,7 +14,7 @@
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 #include "loadlab/plat.h"
-#include "loadlab/plat_churn.h"
+#include "measure/plat_churn.h"
 
 /* Memory a churn process is assumed to cost, for the wave cap: the Linux
  * analog's child (this agent with its shared libraries, mostly shared
