@@ -1,7 +1,8 @@
 /*
  * pipeline.h - how the agent runs one task: the seam between the fleet
- * side (agent/main.c, lease, heartbeat, report; owned by the agent core)
- * and the experiment side (agent/pe_*.c for family "pe").
+ * side (agent/fleet/: lease, heartbeat, report; and cmd/cmd_run.c) and
+ * the experiment side: the driver (pipeline.c) and the families it calls
+ * through family.h (agent/family/pe/ for family "pe").
  *
  * The fleet side leases a task, makes an empty work folder for it, and
  * calls pipeline_run() with the lease's "job" object (the normalized spec
@@ -10,7 +11,8 @@
  * normalized with job_spec_normalize() and the cell is {}.
  *
  * The experiment side checks the job's bounds again (job_spec_normalize()
- * on the job object), generates, builds, transforms, verifies and times
+ * on the job object), finds the job's family (LL_EUNSUPPORTED, naming the
+ * families there are, when this agent has none of that name), generates, builds, transforms, verifies and times
  * every variant, calling progress() at each phase; it runs no command
  * taken from the job, only programs it generated and toolchains it found.
  */

@@ -15,6 +15,7 @@
 #include "loadlab/log.h"
 #include "loadlab/plat.h"
 #include "measure/plat_churn.h"
+#include "runner/runner.h"
 
 /* Memory a churn process is assumed to cost, for the wave cap: the Linux
  * analog's child (this agent with its shared libraries, mostly shared
@@ -30,9 +31,6 @@
 
 static const char *const dll_sets[] = {"none", "user32", "user32+gdi32", "generated", NULL};
 
-/* Where Debian's Wine keeps wine64 and wineserver. */
-static const char *const wine_dirs[] = {"/usr/lib/wine", "/usr/lib64/wine", "/opt/wine-stable/bin"};
-
 static const char wine_note[] =
 	"Under Wine the probe's blocked times reflect Wine's wineserver and window-station "
 	"implementation, not Windows' win32k lock; creation and destruction are Wine's too.";
@@ -47,17 +45,10 @@ struct churn_env {
 	int wave_cap;
 	char wave_cap_reason[160];
 	/* Windows churn */
-	char gcc[PLAT_MAX_PATH + 1];
-	bool host_gcc;             /* the host's compiler, from a Windows agent under Wine */
+	struct runner_toolchain toolchain;
 	char parent_exe[PLAT_MAX_PATH + 1];
 	char child_exe[PLAT_MAX_PATH + 1];
-	/* Wine on Linux */
-	char wine64[PLAT_MAX_PATH + 1];
-	char wineserver[PLAT_MAX_PATH + 1];
-	char prefix_env[PLAT_MAX_PATH + 16];
-	const char *env[4];
-	struct plat_process *server;
-	int boot_attempts;
+	struct runner runner;      /* where they run: natively, or a Wine session */
 };
 
 /* ---- generated Windows programs ----
@@ -367,23 +358,6 @@ static int join_path(char *out, const char *a, const char *b)
 	return 0;
 }
 
-/* PATH (absolute, this process's form) as a Windows program started by
- * wine64 sees it: Z: and backslashes. Elsewhere PATH itself. */
-static int program_path(const struct churn_env *env, const char *path, char *out)
-{
-	if (strlen(path) + 3 > PLAT_MAX_PATH)
-		return err_set(LL_ETOOBIG, "The path %s is too long.", path);
-	if (!env->through_wine64) {
-		memcpy(out, path, strlen(path) + 1);
-		return 0;
-	}
-	snprintf(out, PLAT_MAX_PATH + 1, "Z:%s", path);
-	for (char *p = out; *p; p++)
-		if (*p == '/')
-			*p = '\\';
-	return 0;
-}
-
 static int write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "wb");
@@ -506,129 +480,17 @@ static bool cancelled(const struct churn_options *o, int percent)
 	return o->progress && o->progress(o->progress_ctx, percent < 0 ? 0 : percent > 100 ? 100 : percent);
 }
 
-/* ---- Wine on Linux (the pe runner's recipe, agent/pe_runner.c) ---- */
-
-static int find_wine_program(const char *name, char *out)
-{
-	for (size_t i = 0; i < sizeof(wine_dirs) / sizeof(wine_dirs[0]); i++) {
-		char path[PLAT_MAX_PATH + 1];
-		if (join_path(path, wine_dirs[i], name) == 0 && plat_file_exists(path)) {
-			memcpy(out, path, strlen(path) + 1);
-			return 0;
-		}
-	}
-	return plat_find_program(name, out, PLAT_MAX_PATH);
-}
-
-static void wine_stop(struct churn_env *env)
-{
-	if (!env->server)
-		return;
-	/* `wineserver -k` has our server end every process of our prefix
-	 * (children a failed parent left, and wineboot's services), then our
-	 * server goes by its PID. */
-	const char *argv[] = {env->wineserver, "-k", NULL};
-	struct plat_spawn_options o = {.argv = argv, .env_add = env->env};
-	plat_run(&o, 10000, NULL, NULL);
-	if (plat_wait(env->server, 5000, NULL, NULL) < 0)
-		plat_terminate(env->server, 5000);
-	plat_process_free(env->server);
-	env->server = NULL;
-}
-
-static int wine_server_start(struct churn_env *env)
-{
-	const char *argv[] = {env->wineserver, "-f", "-p", NULL};
-	struct plat_spawn_options o = {.argv = argv, .env_add = env->env};
-
-	return plat_spawn(&o, &env->server);
-}
-
-static int wine_start(struct churn_env *env)
-{
-	char prefix[PLAT_MAX_PATH + 1];
-	const char *boot_argv[] = {env->wine64, "wineboot", "-i", NULL};
-	const char *reg_argv[] = {env->wine64, "reg",      "add", "HKCU\\Software\\Wine\\Drivers",
-				  "/v",        "Graphics", "/d",  "null",
-				  "/f",        NULL};
-	struct plat_spawn_options o = {0};
-	int rc, code = -1;
-
-	if (find_wine_program("wine64", env->wine64) < 0 ||
-	    find_wine_program("wineserver", env->wineserver) < 0)
-		return err_set(LL_ENOTFOUND, "Wine (wine64 and wineserver) is not installed.");
-	if ((rc = join_path(prefix, env->work, "wineprefix")) < 0 || (rc = plat_mkdirs(prefix)) < 0)
-		return rc;
-	snprintf(env->prefix_env, sizeof(env->prefix_env), "WINEPREFIX=%s", prefix);
-	env->env[0] = env->prefix_env;
-	env->env[1] = "WINEDEBUG=-all";
-	env->env[2] = "WINEDLLOVERRIDES=mscoree,mshtml=";
-	env->env[3] = NULL;
-	o.env_add = env->env;
-	if ((rc = wine_server_start(env)) < 0)
-		return rc;
-	/* wineboot is flaky on a busy machine: one retry. */
-	o.argv = boot_argv;
-	for (env->boot_attempts = 1; env->boot_attempts <= 2; env->boot_attempts++) {
-		rc = plat_run(&o, 300000, &code, NULL);
-		if (rc == 0 && code == 0)
-			break;
-	}
-	if (rc < 0 || code != 0) {
-		if (rc == 0)
-			rc = err_set(LL_EIO, "wineboot exited with %d (twice).", code);
-		wine_stop(env);
-		return rc;
-	}
-	/* Wine's null display driver: with no X display (a lab machine's
-	 * agent, a test) Wine has no driver and CreateWindow fails; the null
-	 * driver keeps every window and message operation in wineserver,
-	 * which is what the probe times. */
-	o.argv = reg_argv;
-	if ((rc = plat_run(&o, 120000, &code, NULL)) < 0 || code != 0) {
-		if (rc == 0)
-			rc = err_set(LL_EIO, "wine64 reg add (the null display driver) exited with %d.", code);
-		wine_stop(env);
-		return rc;
-	}
-	/* The desktop process wineboot started has no driver and stays so for
-	 * the session: a new session reads the key. */
-	wine_stop(env);
-	if ((rc = wine_server_start(env)) < 0)
-		return rc;
-	log_event(LOG_DEBUG, "churn_wine_started", "prefix", prefix, NULL);
-	return 0;
-}
-
 /* ---- building the Windows programs ---- */
-
-static int find_compiler(struct churn_env *env)
-{
-	static const char cross[] = "x86_64-w64-mingw32-gcc";
-
-	if (!plat_runs_windows_programs())
-		return plat_find_program(cross, env->gcc, sizeof(env->gcc)) < 0
-			       ? err_set(LL_ENOTFOUND, "No mingw-w64 compiler (%s) in PATH.", cross)
-			       : 0;
-	if (plat_find_program("gcc", env->gcc, sizeof(env->gcc)) == 0)
-		return 0;
-	if (plat_under_wine() && plat_find_host_program(cross, env->gcc, sizeof(env->gcc)) == 0) {
-		env->host_gcc = true;
-		return 0;
-	}
-	return err_set(LL_ENOTFOUND, "No gcc (mingw-w64) in PATH%s.",
-		       plat_under_wine() ? ", nor the host's x86_64-w64-mingw32-gcc" : "");
-}
 
 static int compile(struct churn_env *env, const char *source, const char *exe, const char *log)
 {
 	char src[PLAT_MAX_PATH + 1], out[PLAT_MAX_PATH + 1], line[400];
-	const char *argv[] = {env->gcc, "-O1", "-Wall", "-o", out, src, NULL};
+	const char *argv[] = {env->toolchain.gcc, "-O1", "-Wall", "-o", out, src, NULL};
 	struct plat_spawn_options o = {.argv = argv, .cwd = env->work, .stdout_path = log,
 				       .stderr_path = log};
 	int rc, code = -1;
 
-	if (env->host_gcc) {
+	if (env->toolchain.host) {
 		if ((rc = plat_host_path(source, src, sizeof(src))) < 0 ||
 		    (rc = plat_host_path(env->work, out, sizeof(out))) < 0)
 			return rc;
@@ -661,7 +523,7 @@ static int build_windows_programs(struct churn_env *env)
 	char src[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if ((rc = find_compiler(env)) < 0 || (rc = join_path(log, env->work, "churn_build.log")) < 0)
+	if ((rc = runner_compiler_find(&env->toolchain)) < 0 || (rc = join_path(log, env->work, "churn_build.log")) < 0)
 		return rc;
 	if ((rc = join_path(src, env->work, "churn_child.c")) < 0 ||
 	    (rc = write_text(src, child_source)) < 0 ||
@@ -680,7 +542,7 @@ static int build_windows_programs(struct churn_env *env)
 
 static void env_release(struct churn_env *env)
 {
-	wine_stop(env);
+	runner_stop(&env->runner);
 }
 
 static int env_setup(const struct churn_options *o, struct churn_env *env)
@@ -697,11 +559,10 @@ static int env_setup(const struct churn_options *o, struct churn_env *env)
 					    env->wave_cap_reason, sizeof(env->wave_cap_reason));
 	if (!env->windows)
 		return plat_churn_self_path(env->self, sizeof(env->self));
-	if ((rc = build_windows_programs(env)) < 0)
+	/* The runner first: the programs' paths are in its form. */
+	if ((rc = runner_start(&env->runner, env->work, true)) < 0)
 		return rc;
-	if (env->through_wine64 && (rc = wine_start(env)) < 0)
-		return rc;
-	return 0;
+	return build_windows_programs(env);
 }
 
 /* ---- one run ---- */
@@ -741,7 +602,7 @@ static int child_libraries(const struct churn_env *env, const struct churn_optio
 		char full[PLAT_MAX_PATH + 1], path[PLAT_MAX_PATH + 1];
 		if (generated) {
 			if ((rc = plat_churn_absolute_path(libs[i], full, sizeof(full))) < 0 ||
-			    (rc = program_path(env, full, path)) < 0)
+			    (rc = runner_program_path(&env->runner, full, path)) < 0)
 				break;
 		} else {
 			snprintf(path, sizeof(path), "%s", libs[i]);
@@ -851,8 +712,8 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	if ((rc = join_path(out, env->work, name)) < 0)
 		return rc;
 	snprintf(name, sizeof(name), "churn_%s.log", set);
-	if ((rc = join_path(log, env->work, name)) < 0 || (rc = program_path(env, out, out_arg)) < 0 ||
-	    (rc = program_path(env, env->child_exe, child_arg)) < 0)
+	if ((rc = join_path(log, env->work, name)) < 0 || (rc = runner_program_path(&env->runner, out, out_arg)) < 0 ||
+	    (rc = runner_program_path(&env->runner, env->child_exe, child_arg)) < 0)
 		return rc;
 	remove(out);
 	snprintf(processes, sizeof(processes), "%d", o->processes);
@@ -860,7 +721,7 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	snprintf(timeout, sizeof(timeout), "%lld", phase_ms);
 	snprintf(interval, sizeof(interval), "%d", PROBE_INTERVAL_MS);
 	if (env->through_wine64)
-		argv[n++] = env->wine64;
+		argv[n++] = env->runner.wine64;
 	argv[n++] = env->parent_exe;
 	argv[n++] = out_arg;
 	argv[n++] = child_arg;
@@ -872,7 +733,7 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 		argv[n++] = libs[i];
 	argv[n] = NULL;
 	so.argv = argv;
-	so.env_add = env->through_wine64 ? env->env : NULL;
+	so.env_add = env->through_wine64 ? env->runner.env : NULL;
 	so.cwd = env->work;
 	so.stdout_path = log;
 	so.stderr_path = log;
@@ -963,7 +824,7 @@ static int run_set(const struct churn_env *env, const struct churn_options *o, c
 	cJSON_AddStringToObject(method, "wave_cap_reason", env->wave_cap_reason);
 	cJSON_AddNumberToObject(method, "timeout_ms_per_phase", (double)phase_timeout(o));
 	if (env->windows && env->through_wine64) {
-		cJSON_AddNumberToObject(method, "wineboot_attempts", env->boot_attempts);
+		cJSON_AddNumberToObject(method, "wineboot_attempts", env->runner.boot_attempts);
 		cJSON_AddStringToObject(method, "wine_display_driver", "null");
 	}
 	log_event(LOG_DEBUG, "churn_done", "dll_set", set, NULL);

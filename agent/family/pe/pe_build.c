@@ -92,7 +92,7 @@ static void failure_message(const struct command *c, int code)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (pe_read_file(c->log, 1u << 20, &text, &len) < 0)
+	if (family_read_file(c->log, 1u << 20, &text, &len) < 0)
 		text = NULL;
 	if (text && len > 1500)
 		text[1500] = '\0';
@@ -146,7 +146,7 @@ static int run_commands(const struct pe_context *ctx, struct command_list *list,
 		count--;
 		done++;
 		if (rc == 0 && list->count > 0)
-			rc = pe_progress(ctx, "build", from + (int)((to - from) * done / list->count));
+			rc = family_progress(ctx->task, "build", from + (int)((to - from) * done / list->count));
 		if (rc < 0 && count == 0)
 			break;
 	}
@@ -156,56 +156,6 @@ out:
 	free(running);
 	free(which);
 	return rc;
-}
-
-/* Asks the compiler T for its target into T->target and T->x86. */
-static int toolchain_target(const char *work, struct pe_toolchain *t)
-{
-	char path[PLAT_MAX_PATH + 1], *text = NULL;
-	const char *argv[] = {t->gcc, "-dumpmachine", NULL};
-	struct plat_spawn_options o = {.argv = argv};
-	size_t len = 0;
-	int rc, code = 0;
-
-	if ((rc = pe_path(path, work, "toolchain-target.txt")) < 0)
-		return rc;
-	o.stdout_path = path;
-	rc = t->host ? plat_run_host(&o, 60000, &code, NULL) : plat_run(&o, 60000, &code, NULL);
-	if (rc == 0 && code != 0)
-		rc = err_set(LL_EIO, "%s -dumpmachine exited with %d.", t->gcc, code);
-	if (rc == 0 && (rc = pe_read_file(path, 4096, &text, &len)) == 0) {
-		text[strcspn(text, "\r\n")] = '\0';
-		snprintf(t->target, sizeof(t->target), "%s", text);
-		t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 ||
-			 strncmp(text, "i386", 4) == 0;
-	}
-	free(text);
-	return rc;
-}
-
-int pe_toolchain_find(const char *work, struct pe_toolchain *ret_toolchain)
-{
-	static const char host_gcc[] = "x86_64-w64-mingw32-gcc";
-	const char *name = plat_runs_windows_programs() ? "gcc" : host_gcc;
-	struct pe_toolchain t;
-	int rc;
-
-	memset(&t, 0, sizeof(t));
-	if ((rc = plat_find_program(name, t.gcc, sizeof(t.gcc))) < 0) {
-		/* A Windows agent under Wine: the host's cross compiler, run
-		 * through the host's shell (plat.h, "Host programs"). */
-		if (!plat_runs_windows_programs() || !plat_under_wine() ||
-		    plat_find_host_program(host_gcc, t.gcc, sizeof(t.gcc)) < 0)
-			return err_set(LL_ENOTFOUND, "No mingw-w64 compiler (%s) in PATH%s.", name,
-				       plat_under_wine() ? ", nor the host's x86_64-w64-mingw32-gcc" : "");
-		name = host_gcc;
-		t.host = true;
-	}
-	snprintf(t.version, sizeof(t.version), "%s", name);
-	if ((rc = toolchain_target(work, &t)) < 0)
-		return rc;
-	*ret_toolchain = t;
-	return 0;
 }
 
 /* DIR as the compiler sees it: a host path when it is the host's. OUT has
@@ -358,7 +308,7 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 	}
 	if (rc == 0 && trace_build) {
 		char dir[PLAT_MAX_PATH + 1];
-		if ((rc = pe_path(dir, ctx->work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
+		if ((rc = family_path(dir, ctx->work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 			goto out;
 		for (i = 0; i < ctx->dlls && rc == 0; i++) {
 			char def[64];
@@ -371,7 +321,7 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 	}
 	if (rc == 0 && !trace_order) {
 		char dir[PLAT_MAX_PATH + 1];
-		if ((rc = pe_path(dir, ctx->work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0)
+		if ((rc = family_path(dir, ctx->work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 			goto out;
 		rc = link_exe(ctx, &exes, dir, false, "empty.o", "empty.exe", false);
 	}
@@ -397,7 +347,7 @@ static int trace_dll(struct pe_context *ctx, int i, const cJSON *rvas, const cha
 	const cJSON *item;
 
 	snprintf(file, sizeof(file), "lt%d.dll", i);
-	if ((rc = pe_path(path, dir, file)) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
+	if ((rc = family_path(path, dir, file)) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
 	    (rc = pe_exports_read(image, &exports)) < 0)
 		goto out;
 	list = calloc((size_t)ctx->exports + 1, sizeof(*list));
@@ -438,14 +388,14 @@ int pe_build_trace_run(struct pe_context *ctx)
 	size_t len;
 	int code = 0, rc;
 
-	if ((rc = pe_path(dir, ctx->work, "trace")) < 0 || (rc = pe_path(exe, dir, "main.exe")) < 0 ||
-	    (rc = pe_path(out_path, dir, "trace.json")) < 0)
+	if ((rc = family_path(dir, ctx->work, "trace")) < 0 || (rc = family_path(exe, dir, "main.exe")) < 0 ||
+	    (rc = family_path(out_path, dir, "trace.json")) < 0)
 		return rc;
-	if ((rc = pe_runner_run(&ctx->runner, exe, args, dir, NULL, &code, NULL)) < 0)
+	if ((rc = runner_run(&ctx->runner, exe, args, dir, NULL, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0)
 		return err_set(LL_EIO, "The trace build exited with %d.", code);
-	if ((rc = pe_read_file(out_path, PE_MAX_REPORT, &text, &len)) < 0 ||
+	if ((rc = family_read_file(out_path, PE_MAX_REPORT, &text, &len)) < 0 ||
 	    (rc = json_parse_object(text, len, 8, &root)) < 0)
 		goto out;
 	ctx->trace = calloc((size_t)ctx->dlls, sizeof(*ctx->trace));

@@ -1,8 +1,10 @@
 /*
- * pe_pipeline.h - the pieces of the `pe` experiment pipeline (pipeline.c
- * drives them in order): generate (pe_generate.c), build (pe_build.c),
- * transform (pe_transform.c), verify (pe_verify.c), the program runner
- * (pe_runner.c) and MSVC command generation (pe_msvc.c).
+ * pe_family.h - the `pe` family (family.h): its entry pe_family
+ * (pe_family.c: reads the job, runs the stages, describes the result) and
+ * its stages: generate (pe_generate.c), build (pe_build.c), transform
+ * (pe_transform.c), verify (pe_verify.c), what the driver times
+ * (pe_measure.c) and MSVC command generation (pe_msvc.c). Programs run
+ * through the runner and are built by the toolchain of runner/runner.h.
  *
  * Names in the generated program (used by every phase):
  *   DLL i (0-based) is "lt<i>.dll"; its function j is "lt<i>_f<j>",
@@ -12,8 +14,8 @@
  *   the probe report (pe_verify.c reads it); "trace FILE" (trace build
  *   only) runs the startup scenario and writes each DLL's first-call order.
  */
-#ifndef LOADLAB_AGENT_PE_PIPELINE_H
-#define LOADLAB_AGENT_PE_PIPELINE_H
+#ifndef LOADLAB_AGENT_PE_FAMILY_H
+#define LOADLAB_AGENT_PE_FAMILY_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -21,14 +23,18 @@
 #include <stdint.h>
 
 #include "loadlab/plat.h"
-#include "family/pipeline.h"
+#include "family/family.h"
+#include "family/family_util.h"
+#include "measure/churn.h"
+#include "measure/measure.h"
+#include "runner/runner.h"
 
 /* The base every DLL of a `same` variant asks for (the column's worst case). */
 #define PE_SAME_BASE 0x10000000ull
 /* Where the rebaser starts stacking DLLs for `unique` bases (REBASE -b). */
 #define PE_UNIQUE_BASE 0x60000000ull
 /* Longest time one run of a generated program may take. */
-#define PE_RUN_TIMEOUT_MS 60000
+#define PE_RUN_TIMEOUT_MS RUNNER_RUN_TIMEOUT_MS
 /* Longest time one compile or link may take. */
 #define PE_TOOL_TIMEOUT_MS 300000
 /* Largest probe or trace report read back. */
@@ -58,43 +64,15 @@ struct pe_variant {
 	cJSON *files;         /* owned */
 };
 
-struct pe_runner {
-	bool wine;                             /* programs run under Wine's loader */
-	bool through_wine64;                   /* Linux: each started by wine64 */
-	char wine64[PLAT_MAX_PATH];
-	char wineserver[PLAT_MAX_PATH];
-	char prefix_env[PLAT_MAX_PATH + 16];   /* "WINEPREFIX=..." */
-	const char *env[5];
-	struct plat_process *server;
-	char system_dirs[2][PLAT_MAX_PATH];    /* where the loader finds system DLLs */
-	size_t system_dir_count;
-};
-
-struct pe_toolchain {
-	char gcc[PLAT_MAX_PATH];
-	char version[128];
-	/* The compiler is the host's (Unix) mingw-w64 and this agent a Windows
-	 * build under Wine: it runs through plat_spawn_host(), and every path
-	 * in its arguments is a host path (plat_host_path()). */
-	bool host;
-	char target[64];      /* `gcc -dumpmachine`: "x86_64-w64-mingw32", "i686-w64-mingw32" */
-	bool x86;             /* 32-bit x86: the DLL entry is _DllMain@12 */
-};
-
 struct pe_context {
 	const struct pipeline_task *task;
 	int dlls, exports, globals;
 	bool main_call;             /* generator.main "call" */
-	int warm_runs, warmup;     /* measure.warm; runs 0: not asked for */
-	int cold_runs;             /* measure.cold.runs; 0: not asked for */
-	int churn_processes;       /* measure.churn.processes; 0: not asked for */
-	const cJSON *churn_sets;   /* borrowed: measure.churn.dll_sets */
-	uint64_t seed;             /* shuffles and bootstrap, from the job and cell */
 	char work[PLAT_MAX_PATH];
 	char src[PLAT_MAX_PATH];
 	char obj[PLAT_MAX_PATH];
-	struct pe_toolchain toolchain;
-	struct pe_runner runner;
+	struct runner_toolchain toolchain;
+	struct runner runner;
 	struct pe_variant *variants;
 	size_t variant_count;
 	struct pe_link_set sets[8];
@@ -104,19 +82,21 @@ struct pe_context {
 	int **trace;
 	size_t *trace_count;
 	cJSON *floor_files;         /* owned */
-	cJSON *warm, *cold;         /* owned: measure_warm() and measure_cold() results */
-	cJSON *churn;               /* owned: churn_run_sets() result */
+	/* What pe_timing() gives the driver: each program's argv and files. */
+	struct pe_measured {
+		const char *argv[3];
+		char exe[PLAT_MAX_PATH + 1];
+		char **files;       /* exe + DLLs, NULL-terminated */
+	} measured[MEASURE_MAX_PROGRAMS];
+	size_t measured_count;
+	char *churn_libs[CHURN_MAX_LIBS + 1]; /* the first valid variant's DLLs */
 };
+
+/* The family's entry in the table (families.c). */
+extern const struct family pe_family;
 
 /* The empty program's name among the timed programs. */
 #define PE_FLOOR_NAME "(floor)"
-
-/* Joins A "/" B into OUT (PLAT_MAX_PATH + 1 bytes); LL_ETOOBIG when long. */
-int pe_path(char *out, const char *a, const char *b);
-
-/* Calls the task's progress callback; LL_ESTATE (with a message) when it
- * says the task was cancelled. */
-int pe_progress(const struct pe_context *ctx, const char *phase, int percent);
 
 /* ---- generate ---- */
 
@@ -132,14 +112,6 @@ int pe_generate(struct pe_context *ctx);
 int pe_generate_order(struct pe_context *ctx);
 
 /* ---- build ---- */
-
-/* Finds the mingw-w64 compiler: x86_64-w64-mingw32-gcc on Linux; gcc in
- * PATH on Windows, else, for a Windows agent under Wine, the host's
- * x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., toolchain.host set); and
- * asks it for its target (`gcc -dumpmachine`, its answer written to a
- * file in WORK), because 32-bit x86 decorates the DLLs' stdcall entry
- * point. LL_ENOTFOUND when there is none. */
-int pe_toolchain_find(const char *work, struct pe_toolchain *ret_toolchain);
 
 /* Compiles every object (task->jobs at a time) and links every set of
  * ctx->sets whose trace_order is TRACE_ORDER (the trace-ordered sets need
@@ -177,35 +149,10 @@ int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, 
 
 /* ---- measure ---- */
 
-/* Times every valid variant and the floor, warm (when warm_runs > 0) and
- * cold (when cold_runs > 0), into ctx->warm and ctx->cold (measure.h). */
-int pe_measure(struct pe_context *ctx);
-
-/* Runs the churn test (churn.h) for every DLL set the job names, with the
- * Windows programs as the runner runs them ("generated": the first valid
- * variant's DLLs), into ctx->churn. */
-int pe_churn(struct pe_context *ctx);
-
-/* ---- runner ---- */
-
-/* Prepares the runner: natively on Windows (a Windows agent under Wine
- * starts them the same way, and notes `wine`); under Linux a private
- * WINEPREFIX below WORK, a persistent wineserver and a booted prefix. */
-int pe_runner_start(struct pe_runner *runner, const char *work);
-
-/* Runs EXE (a path) with ARGS (NULL-terminated, may be NULL) in CWD, its
- * output to OUTPUT_PATH (may be NULL). Gives exit code and wall time. */
-int pe_runner_run(struct pe_runner *runner, const char *exe, const char *const *args,
-		  const char *cwd, const char *output_path, int *ret_exit_code, long long *ret_wall_us);
-
-/* Stops the wineserver this runner started (by its PID). */
-void pe_runner_stop(struct pe_runner *runner);
-
-/* Reads a whole (small) text file into a malloc'd string, at most LIMIT
- * bytes. */
-int pe_read_file(const char *path, size_t limit, char **ret_text, size_t *ret_len);
-
-/* Writes TEXT to PATH. */
-int pe_write_file(const char *path, const char *text, size_t len);
+/* What the driver times (family.h): every valid variant and the floor
+ * (PE_FLOOR_NAME, the empty program), as the runner starts them, and for
+ * the churn test's "generated" set the DLLs of the first valid variant.
+ * Fills ctx->measured and ctx->churn_libs, which ctx keeps. */
+int pe_timing(struct pe_context *ctx, struct family_timing *ret);
 
 #endif

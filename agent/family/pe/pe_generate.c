@@ -36,9 +36,9 @@ static int write_buf(const char *dir, const char *name, struct buf *b)
 	char path[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if ((rc = pe_path(path, dir, name)) < 0)
+	if ((rc = family_path(path, dir, name)) < 0)
 		return rc;
-	return pe_write_file(path, buf_str(b), b->len);
+	return family_write_file(path, buf_str(b), b->len);
 }
 
 /* RANK[j] >= 0: position of function j in the trace. NULL: link order. */
@@ -243,7 +243,7 @@ int pe_generate(struct pe_context *ctx)
 
 	buf_init(&b, SOURCE_LIMIT);
 	for (i = 0; i < ctx->dlls; i++) {
-		if (i % 8 == 0 && (rc = pe_progress(ctx, "generate", 100 * i / ctx->dlls)) < 0)
+		if (i % 8 == 0 && (rc = family_progress(ctx->task, "generate", 100 * i / ctx->dlls)) < 0)
 			goto out;
 		buf_reset(&b);
 		snprintf(name, sizeof(name), "lt%d.c", i);
@@ -264,7 +264,7 @@ int pe_generate(struct pe_context *ctx)
 	buf_reset(&b);
 	if ((rc = buf_append_str(&b, empty_source)) < 0 || (rc = write_buf(ctx->src, "empty.c", &b)) < 0)
 		goto out;
-	rc = pe_progress(ctx, "generate", 100);
+	rc = family_progress(ctx->task, "generate", 100);
 out:
 	buf_release(&b);
 	return rc;

@@ -24,7 +24,7 @@ static int copy_set(const struct pe_context *ctx, const struct pe_link_set *set,
 			snprintf(name, sizeof(name), "lt%d.dll", i);
 		else
 			snprintf(name, sizeof(name), "main.exe");
-		if ((rc = pe_path(src, set->dir, name)) < 0 || (rc = pe_path(dst, dir, name)) < 0 ||
+		if ((rc = family_path(src, set->dir, name)) < 0 || (rc = family_path(dst, dir, name)) < 0 ||
 		    (rc = plat_copy_file(src, dst)) < 0)
 			return rc;
 	}
@@ -44,14 +44,14 @@ static int rebase_dlls(const struct pe_context *ctx, const char *dir, uint32_t t
 		return LL_ENOMEM;
 	for (; opened < ctx->dlls; opened++) {
 		snprintf(name, sizeof(name), "lt%d.dll", opened);
-		if ((rc = pe_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &images[opened])) < 0)
+		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &images[opened])) < 0)
 			goto out;
 	}
 	if ((rc = pe_rebase_batch(images, (size_t)ctx->dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) < 0)
 		goto out;
 	for (int i = 0; i < ctx->dlls; i++) {
 		snprintf(name, sizeof(name), "lt%d.dll", i);
-		if ((rc = pe_path(path, dir, name)) < 0 || (rc = pe_image_save(images[i], path)) < 0)
+		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_save(images[i], path)) < 0)
 			goto out;
 	}
 out:
@@ -74,7 +74,7 @@ static int bind_program(const struct pe_context *ctx, const char *dir, struct pe
 	options.image_dir = dir;
 	options.search_dirs = search;
 	options.search_dir_count = ctx->runner.system_dir_count;
-	if ((rc = pe_path(path, dir, "main.exe")) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
+	if ((rc = family_path(path, dir, "main.exe")) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
 	    (rc = pe_bind(image, &options, ret)) < 0 || (rc = pe_image_save(image, path)) < 0)
 		goto out;
 out:
@@ -93,10 +93,10 @@ int pe_transform(struct pe_context *ctx)
 		struct pe_variant *var = &ctx->variants[v];
 		char sub[32];
 
-		if ((rc = pe_progress(ctx, "transform", (int)(100 * v / ctx->variant_count))) < 0)
+		if ((rc = family_progress(ctx->task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
 			return rc;
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
-		if ((rc = pe_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
+		if ((rc = family_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
 		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->dir)) < 0)
 			return rc;
 		if (strcmp(var->bases, "unique") == 0 && (rc = rebase_dlls(ctx, var->dir, timestamp)) < 0)
@@ -110,5 +110,5 @@ int pe_transform(struct pe_context *ctx)
 			var->bind_functions_bound = result.functions_bound;
 		}
 	}
-	return pe_progress(ctx, "transform", 100);
+	return family_progress(ctx->task, "transform", 100);
 }

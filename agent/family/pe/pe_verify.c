@@ -50,7 +50,7 @@ static int read_dll(const struct pe_context *ctx, const char *dir, int i, struct
 	int rc;
 
 	snprintf(name, sizeof(name), "lt%d.dll", i);
-	if ((rc = pe_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
+	if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
 	    (rc = pe_exports_read(image, &exports)) < 0 || (rc = pe_relocs_read(image, &relocs)) < 0)
 		goto out;
 	f.image_base = image->image_base;
@@ -269,8 +269,8 @@ static bool file_timestamp(const struct pe_context *ctx, const char *dir, const 
 			return false;
 		for (size_t k = 0; k <= n; k++)
 			lower[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] + 32 : name[k]);
-		if (pe_path(path, dirs[d], name) == 0 && !plat_file_exists(path) &&
-		    pe_path(path, dirs[d], lower) < 0)
+		if (family_path(path, dirs[d], name) == 0 && !plat_file_exists(path) &&
+		    family_path(path, dirs[d], lower) < 0)
 			continue;
 		if (!plat_file_exists(path) || pe_image_open(path, &image) < 0)
 			continue;
@@ -477,7 +477,7 @@ int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, 
 			snprintf(name, sizeof(name), "lt%d.dll", i);
 		else
 			snprintf(name, sizeof(name), empty ? "empty.exe" : "main.exe");
-		if ((rc = pe_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
+		if ((rc = family_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
 			goto out;
 		f = cJSON_CreateObject();
 		if (!f || !cJSON_AddItemToArray(files, f)) {
@@ -523,17 +523,17 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	for (; read_count < ctx->dlls; read_count++)
 		if ((rc = read_dll(ctx, var->dir, read_count, &facts[read_count])) < 0)
 			goto out;
-	if ((rc = pe_path(exe_path, var->dir, "main.exe")) < 0 || (rc = pe_image_open(exe_path, &exe)) < 0 ||
+	if ((rc = family_path(exe_path, var->dir, "main.exe")) < 0 || (rc = pe_image_open(exe_path, &exe)) < 0 ||
 	    (rc = pe_imports_read(exe, false, &imports)) < 0 ||
-	    (rc = pe_path(report, var->dir, "probe.json")) < 0 ||
-	    (rc = pe_path(log_path, var->dir, "probe.log")) < 0)
+	    (rc = family_path(report, var->dir, "probe.json")) < 0 ||
+	    (rc = family_path(log_path, var->dir, "probe.log")) < 0)
 		goto out;
 	/* Under Wine on a busy machine a start fails now and then: a failed
 	 * probe is run once more before the variant is called invalid, and
 	 * the attempts are recorded. */
 	do {
 		remove(report);
-		if ((rc = pe_runner_run(&ctx->runner, exe_path, args, var->dir, log_path, &code, NULL)) < 0)
+		if ((rc = runner_run(&ctx->runner, exe_path, args, var->dir, log_path, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 			goto out;
 		attempts++;
 	} while ((code != 0 || !plat_file_exists(report)) && attempts < 2);
@@ -545,7 +545,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if (code != 0 || pe_read_file(report, PE_MAX_REPORT, &text, &len) < 0 ||
+	if (code != 0 || family_read_file(report, PE_MAX_REPORT, &text, &len) < 0 ||
 	    json_parse_object(text, len, 8, &probe) < 0) {
 		invalid(var, "The probe run failed (exit code %d, report %s).", code,
 			text ? "unreadable" : "missing");
@@ -593,9 +593,9 @@ int pe_verify(struct pe_context *ctx)
 	int rc;
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
-		if ((rc = pe_progress(ctx, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
+		if ((rc = family_progress(ctx->task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v])) < 0)
 			return rc;
 	}
-	return pe_progress(ctx, "verify", 100);
+	return family_progress(ctx->task, "verify", 100);
 }
