@@ -115,7 +115,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
  * modified z-score above MEASURE_OUTLIER_THRESHOLD). */
 int measure_summary_json(const double *samples_us, size_t n, uint64_t seed, cJSON **ret);
 
-/* ---- Internal to measure_warm.c and measure_cold.c ---- */
+/* ---- Internal to measure_warm.c and measure_cold.c (measure_common.c) ---- */
 
 struct plat_measure_conditions;
 
@@ -132,5 +132,21 @@ void measure_shuffle(size_t *order, size_t n, uint64_t *state);
 
 /* Adds an array of N numbers named NAME to OBJ; false when out of memory. */
 bool measure_add_numbers(cJSON *obj, const char *name, const double *values, size_t n);
+
+/* The rounds both timers share: between plat_measure_begin(C) and
+ * plat_measure_end(C), ROUNDS rounds, each first reporting progress
+ * (100 * round / ROUNDS; true cancels: LL_ESTATE), then drawing a new
+ * shuffle of the programs (from o->seed) and calling RUN(CTX, program
+ * index, round) for each in that order. Rounds from FIRST_LISTED on are
+ * listed in ORDER_JSON (an array) as arrays of program names. After the
+ * last round, progress 100 (cancellable too). Stops at RUN's first
+ * failure and returns it. */
+int measure_rounds(const struct measure_program *programs, size_t count, const struct measure_options *o,
+		   size_t rounds, size_t first_listed, struct plat_measure_conditions *c, cJSON *order_json,
+		   int (*run)(void *ctx, size_t program, size_t round), void *ctx);
+
+/* measure_method_json() added to RESULT as "method"; *RET_METHOD borrows it. */
+int measure_add_method(cJSON *result, const struct plat_measure_conditions *c, const struct measure_options *o,
+		       const char *kind, cJSON **ret_method);
 
 #endif

@@ -174,14 +174,27 @@ fail:
 	return rc;
 }
 
+struct cold_run {
+	const struct measure_program *programs;
+	struct cold_state *states;
+	const struct measure_options *o;
+};
+
+/* measure_rounds()'s run: round R of program I. */
+static int cold_one(void *ctx, size_t i, size_t r)
+{
+	struct cold_run *c = ctx;
+
+	return cold_run(&c->programs[i], &c->states[i], c->o, (int)r);
+}
+
 int measure_cold(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret)
 {
 	struct plat_measure_conditions conditions;
 	struct cold_state *states = NULL;
-	size_t *order = NULL;
+	struct cold_run run;
 	cJSON *result = NULL, *method = NULL, *progs, *order_json;
-	uint64_t state;
 	bool all_cold = true, verified = true;
 	int rc;
 
@@ -189,58 +202,22 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		return rc;
 	rc = err_set(LL_ENOMEM, "Out of memory.");
 	states = calloc(count, sizeof(*states));
-	order = calloc(count, sizeof(*order));
 	result = cJSON_CreateObject();
-	if (!states || !order || !result || !(order_json = cJSON_AddArrayToObject(result, "order"))) {
-		release(states, count);
-		free(order);
-		cJSON_Delete(result);
-		return rc;
-	}
+	if (!states || !result || !(order_json = cJSON_AddArrayToObject(result, "order")))
+		goto out;
 	for (size_t i = 0; i < count; i++) {
 		struct cold_state *s = &states[i];
 		s->files = count_files(programs[i].files);
 		s->series = calloc((size_t)SERIES_COUNT * (size_t)o->runs, sizeof(double));
 		s->resident = calloc((s->files ? s->files : 1) * (size_t)o->runs, sizeof(double));
 		s->cold_runs = calloc((size_t)o->runs, sizeof(bool));
-		if (!s->series || !s->resident || !s->cold_runs) {
-			release(states, count);
-			free(order);
-			cJSON_Delete(result);
-			return rc;
-		}
+		if (!s->series || !s->resident || !s->cold_runs)
+			goto out;
 		plat_measure_counters_source(programs[i].spawn.argv[0], s->counters, sizeof(s->counters));
 	}
-	state = o->seed;
-	plat_measure_begin(&conditions);
-	for (int r = 0; r < o->runs; r++) {
-		cJSON *names = NULL;
-		if (o->progress && o->progress(o->progress_ctx, 100 * r / o->runs)) {
-			rc = err_set(LL_ESTATE, "The measurement was cancelled.");
-			goto out;
-		}
-		measure_shuffle(order, count, &state);
-		if (!(names = cJSON_CreateArray()) || !cJSON_AddItemToArray(order_json, names)) {
-			cJSON_Delete(names);
-			rc = err_set(LL_ENOMEM, "Out of memory.");
-			goto out;
-		}
-		for (size_t k = 0; k < count; k++) {
-			cJSON *name;
-			if ((rc = cold_run(&programs[order[k]], &states[order[k]], o, r)) < 0)
-				goto out;
-			if (!(name = cJSON_CreateString(programs[order[k]].name)) || !cJSON_AddItemToArray(names, name)) {
-				cJSON_Delete(name);
-				rc = err_set(LL_ENOMEM, "Out of memory.");
-				goto out;
-			}
-		}
-	}
-	plat_measure_end(&conditions);
-	if (o->progress && o->progress(o->progress_ctx, 100)) {
-		rc = err_set(LL_ESTATE, "The measurement was cancelled.");
+	run = (struct cold_run){programs, states, o};
+	if ((rc = measure_rounds(programs, count, o, (size_t)o->runs, 0, &conditions, order_json, cold_one, &run)) < 0)
 		goto out;
-	}
 	if (!(progs = cJSON_AddObjectToObject(result, "programs"))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
@@ -258,13 +235,8 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 			all_cold = all_cold && states[i].cold_runs[r];
 		verified = verified && states[i].eviction.verified;
 	}
-	if ((rc = measure_method_json(&conditions, o, "cold", &method)) < 0)
+	if ((rc = measure_add_method(result, &conditions, o, "cold", &method)) < 0)
 		goto out;
-	if (!cJSON_AddItemToObject(result, "method", method)) {
-		cJSON_Delete(method);
-		rc = err_set(LL_ENOMEM, "Out of memory.");
-		goto out;
-	}
 	if (!cJSON_AddStringToObject(method, "eviction", states[0].eviction.method) ||
 	    !cJSON_AddBoolToObject(method, "eviction_verified", verified) ||
 	    !cJSON_AddStringToObject(method, "counters", states[0].counters) ||
@@ -277,9 +249,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	result = NULL;
 	rc = 0;
 out:
-	plat_measure_end(&conditions);
 	cJSON_Delete(result);
 	release(states, count);
-	free(order);
 	return rc;
 }
