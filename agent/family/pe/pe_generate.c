@@ -20,6 +20,7 @@
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
 #include "pe_family.h"
+#include "programs/programs.h"
 
 #define SOURCE_LIMIT (256u * 1024u * 1024u)
 
@@ -98,78 +99,22 @@ static int dll_def(const struct pe_context *ctx, int i, bool ordinal, bool trace
 	return rc < 0 ? LL_ETOOBIG : 0;
 }
 
-/* The probe: for the program and each DLL, the preferred base read from
- * its file's headers (PE spec, "Optional Header Standard Fields": ImageBase
- * at offset 28 in PE32, 24 in PE32+), the actual base, and for every
- * import of the program the IAT value next to what GetProcAddress gives. */
-static const char main_head[] =
-	"#include <windows.h>\n"
-	"#include <stdio.h>\n"
-	"#include <string.h>\n\n"
-	"static FILE *ll_out;\n\n"
-	"static void ll_hex(unsigned long long v)\n"
-	"{\n\tchar t[24];\n\tint n = 0;\n"
-	"\tdo {\n\t\tt[n++] = \"0123456789abcdef\"[v & 15];\n\t\tv >>= 4;\n\t} while (v);\n"
-	"\tfputs(\"\\\"0x\", ll_out);\n\twhile (n)\n\t\tfputc(t[--n], ll_out);\n"
-	"\tfputc('\"', ll_out);\n}\n\n"
-	"static unsigned long long ll_file_base(HMODULE h, unsigned long *stamp)\n"
-	"{\n\tchar path[MAX_PATH + 1];\n\tunsigned char hdr[4096];\n"
-	"\tDWORD n = GetModuleFileNameA(h, path, MAX_PATH), lfanew;\n"
-	"\tunsigned long long base = 0;\n\tsize_t got;\n\tWORD magic;\n\tFILE *f;\n\n"
-	"\tif (n == 0 || n >= MAX_PATH || !(f = fopen(path, \"rb\")))\n\t\treturn 0;\n"
-	"\tgot = fread(hdr, 1, sizeof(hdr), f);\n\tfclose(f);\n"
-	"\tif (got < 64)\n\t\treturn 0;\n"
-	"\tmemcpy(&lfanew, hdr + 0x3c, 4);\n"
-	"\tif (lfanew > got - 24 - 32)\n\t\treturn 0;\n"
-	"\tmemcpy(stamp, hdr + lfanew + 8, 4);\n"
-	"\tmemcpy(&magic, hdr + lfanew + 24, 2);\n"
-	"\tif (magic == 0x20b)\n\t\tmemcpy(&base, hdr + lfanew + 24 + 24, 8);\n"
-	"\telse\n\t\tmemcpy(&base, hdr + lfanew + 24 + 28, 4);\n"
-	"\treturn base;\n}\n\n"
-	"static void ll_module(const char *name, HMODULE h, int comma)\n"
-	"{\n\tunsigned long stamp = 0;\n"
-	"\tunsigned long long pref = h ? ll_file_base(h, &stamp) : 0;\n"
-	"\tfprintf(ll_out, \"%s{\\\"name\\\":\\\"%s\\\",\\\"loaded\\\":%s,\\\"preferred\\\":\",\n"
-	"\t\tcomma ? \",\" : \"\", name, h ? \"true\" : \"false\");\n"
-	"\tll_hex(pref);\n\tfputs(\",\\\"actual\\\":\", ll_out);\n"
-	"\tll_hex((unsigned long long)(ULONG_PTR)h);\n"
-	"\tfprintf(ll_out, \",\\\"relocated\\\":%s,\\\"file_timestamp\\\":%lu}\",\n"
-	"\t\t(h && pref != (unsigned long long)(ULONG_PTR)h) ? \"true\" : \"false\", stamp);\n}\n\n"
-	"static void ll_imports(void)\n"
-	"{\n\tBYTE *base = (BYTE *)GetModuleHandleA(NULL);\n"
-	"\tIMAGE_NT_HEADERS *nt = (IMAGE_NT_HEADERS *)(base + ((IMAGE_DOS_HEADER *)base)->e_lfanew);\n"
-	"\tIMAGE_DATA_DIRECTORY *d = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];\n"
-	"\tIMAGE_IMPORT_DESCRIPTOR *imp = (IMAGE_IMPORT_DESCRIPTOR *)(base + d->VirtualAddress);\n"
-	"\tint first = 1;\n\n"
-	"\tfputs(\"\\\"imports\\\":[\", ll_out);\n"
-	"\tfor (; d->VirtualAddress && imp->Name; imp++) {\n"
-	"\t\tconst char *dll = (const char *)(base + imp->Name);\n"
-	"\t\tHMODULE h = GetModuleHandleA(dll);\n"
-	"\t\tIMAGE_THUNK_DATA *names = (IMAGE_THUNK_DATA *)(base + (imp->OriginalFirstThunk ? imp->OriginalFirstThunk : imp->FirstThunk));\n"
-	"\t\tIMAGE_THUNK_DATA *iat = (IMAGE_THUNK_DATA *)(base + imp->FirstThunk);\n\n"
-	"\t\tfor (; names->u1.AddressOfData; names++, iat++) {\n"
-	"\t\t\tFARPROC p;\n"
-	"\t\t\tfprintf(ll_out, \"%s{\\\"dll\\\":\\\"%s\\\",\", first ? \"\" : \",\", dll);\n"
-	"\t\t\tfirst = 0;\n"
-	"\t\t\tif (IMAGE_SNAP_BY_ORDINAL(names->u1.Ordinal)) {\n"
-	"\t\t\t\tWORD ord = (WORD)IMAGE_ORDINAL(names->u1.Ordinal);\n"
-	"\t\t\t\tp = h ? GetProcAddress(h, MAKEINTRESOURCEA(ord)) : NULL;\n"
-	"\t\t\t\tfprintf(ll_out, \"\\\"ordinal\\\":%u,\", (unsigned)ord);\n"
-	"\t\t\t} else {\n"
-	"\t\t\t\tIMAGE_IMPORT_BY_NAME *n = (IMAGE_IMPORT_BY_NAME *)(base + names->u1.AddressOfData);\n"
-	"\t\t\t\tp = h ? GetProcAddress(h, (const char *)n->Name) : NULL;\n"
-	"\t\t\t\tfprintf(ll_out, \"\\\"name\\\":\\\"%s\\\",\", (const char *)n->Name);\n"
-	"\t\t\t}\n"
-	"\t\t\tfputs(\"\\\"iat\\\":\", ll_out);\n"
-	"\t\t\tll_hex((unsigned long long)(ULONG_PTR)iat->u1.Function);\n"
-	"\t\t\tfputs(\",\\\"resolved\\\":\", ll_out);\n"
-	"\t\t\tll_hex((unsigned long long)(ULONG_PTR)p);\n"
-	"\t\t\tfputc('}', ll_out);\n"
-	"\t\t}\n\t}\n\tfputc(']', ll_out);\n}\n\n";
 
+/* main.c: the probe (agent/programs/probe.c, embedded) and then what
+ * depends on the job: the imports, the startup scenario and main(). */
 static int main_source(const struct pe_context *ctx, struct buf *b)
 {
-	int rc = buf_append_str(b, main_head), i, j;
+	size_t probe_len;
+	const char *probe = agent_program_source("probe.c", &probe_len);
+	int rc, i, j;
+
+	if (!probe)
+		return err_set(LL_ENOTFOUND, "This agent has no embedded probe.c.");
+	rc = buf_append(b, probe, probe_len);
+	rc |= buf_printf(b, "\nstatic const char *const ll_dlls[] = {\n");
+	for (i = 0; i < ctx->dlls; i++)
+		rc |= buf_printf(b, "\t\"lt%d.dll\",\n", i);
+	rc |= buf_printf(b, "};\n\n");
 
 	for (i = 0; i < ctx->dlls; i++) {
 		for (j = 0; j < ctx->exports; j++)
@@ -205,16 +150,8 @@ static int main_source(const struct pe_context *ctx, struct buf *b)
 				 i, i, i ? "," : "", i);
 	rc |= buf_printf(b, "\tfputs(\"]}\\n\", ll_out);\n}\n#endif\n\n");
 	rc |= buf_printf(b, "int main(int argc, char **argv)\n{\n"
-			    "\tif (argc == 3 && strcmp(argv[1], \"probe\") == 0) {\n"
-			    "\t\tif (!(ll_out = fopen(argv[2], \"w\")))\n\t\t\treturn 2;\n"
-			    "\t\tfputs(\"{\\\"pointer_bits\\\":\", ll_out);\n"
-			    "\t\tfprintf(ll_out, \"%%u,\\\"modules\\\":[\", (unsigned)(8 * sizeof(void *)));\n"
-			    "\t\tll_module(\"main.exe\", GetModuleHandleA(NULL), 0);\n");
-	for (i = 0; i < ctx->dlls; i++)
-		rc |= buf_printf(b, "\t\tll_module(\"lt%d.dll\", GetModuleHandleA(\"lt%d.dll\"), 1);\n", i, i);
-	rc |= buf_printf(b, "\t\tfputs(\"],\", ll_out);\n\t\tll_imports();\n"
-			    "\t\tfputs(\"}\\n\", ll_out);\n"
-			    "\t\treturn fclose(ll_out) == 0 ? 0 : 3;\n\t}\n"
+			    "\tif (argc == 3 && strcmp(argv[1], \"probe\") == 0)\n"
+			    "\t\treturn ll_probe(argv[2], ll_dlls, %d);\n"
 			    "#ifdef LL_TRACE\n"
 			    "\tif (argc == 3 && strcmp(argv[1], \"trace\") == 0) {\n"
 			    "\t\tif (!(ll_out = fopen(argv[2], \"w\")))\n\t\t\treturn 2;\n"
@@ -225,7 +162,7 @@ static int main_source(const struct pe_context *ctx, struct buf *b)
 			    "\t/* The column's timed program: imports resolved, then gone\n"
 			    "\t * without DLL_PROCESS_DETACH. */\n"
 			    "\tTerminateProcess(GetCurrentProcess(), 0);\n\treturn (int)(ULONG_PTR)ll_refs[0];\n}\n",
-			 ctx->main_call ? "\t\tll_rest();\n" : "",
+			 ctx->dlls, ctx->main_call ? "\t\tll_rest();\n" : "",
 			 ctx->main_call ? "\tll_startup();\n\tll_rest();\n" : "");
 	return rc < 0 ? err_set(LL_ETOOBIG, "Generated program source exceeds %u bytes.", SOURCE_LIMIT) : 0;
 }
