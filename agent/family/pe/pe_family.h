@@ -86,6 +86,7 @@ struct pe_context {
 	struct pe_measured {
 		const char *argv[3];
 		char exe[PLAT_MAX_PATH + 1];
+		char dir[PLAT_MAX_PATH + 1]; /* its folder, the cwd it runs in */
 		char **files;       /* exe + DLLs, NULL-terminated */
 	} measured[MEASURE_MAX_PROGRAMS];
 	size_t measured_count;

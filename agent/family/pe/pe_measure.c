@@ -20,6 +20,9 @@ static int measured_init(const struct pe_context *ctx, const char *dir, bool emp
 	size_t n = 0, count = empty ? 1 : (size_t)ctx->dlls + 1;
 	int rc;
 
+	if (strlen(dir) > PLAT_MAX_PATH)
+		return err_set(LL_ETOOBIG, "The path %s is too long.", dir);
+	memcpy(m->dir, dir, strlen(dir) + 1);
 	if ((rc = family_path(m->exe, dir, empty ? "empty.exe" : "main.exe")) < 0)
 		return rc;
 	if (!(m->files = calloc(count + 1, sizeof(*m->files))) || !(m->files[0] = strdup(m->exe)))
@@ -39,7 +42,7 @@ static int measured_init(const struct pe_context *ctx, const char *dir, bool emp
 	m->argv[n] = NULL;
 	p->spawn.argv = m->argv;
 	p->spawn.env_add = ctx->runner.through_wine64 ? ctx->runner.env : NULL;
-	p->spawn.cwd = dir;
+	p->spawn.cwd = m->dir; /* DIR may not outlive this call */
 	p->files = (const char *const *)m->files;
 	return 0;
 }
