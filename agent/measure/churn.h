@@ -7,10 +7,11 @@
  * Two implementations, picked by where Windows programs run:
  *
  * - Windows programs (a Windows agent, or a Linux agent with WINE set):
- *   churn_parent.exe and churn_child.exe are generated into the work
- *   folder and built with mingw-w64 (x86_64-w64-mingw32-gcc on Linux, gcc
- *   in PATH on Windows, the host's cross compiler for a Windows agent
- *   under Wine). The child LoadLibrary()s the set (user32.dll, gdi32.dll
+ *   churn_parent.exe and churn_child.exe (agent/programs/, embedded:
+ *   programs.h) are written into the work folder and built with
+ *   mingw-w64 (runner/runner.h: x86_64-w64-mingw32-gcc on Linux, gcc in
+ *   PATH on Windows, the host's cross compiler for a Windows agent under
+ *   Wine). The child LoadLibrary()s the set (user32.dll, gdi32.dll
  *   or the generated DLLs), releases a shared "ready" semaphore and waits
  *   on a shared manual-reset "go" event. The parent CreateProcess()es the
  *   children, waits for every ready signal, sets the event and waits for
@@ -20,10 +21,10 @@
  *   10 ms, times a PeekMessage() on it, a call that takes the window
  *   manager's lock: calls, total and
  *   longest time spent in it, per phase. The parent writes its figures to
- *   a JSON file that churn.c reads. On Linux the parent runs under
- *   /usr/lib/wine/wine64 with a private WINEPREFIX below the work folder,
- *   WINEDEBUG=-all and its own wineserver (-f -p, stopped by PID after
- *   `wineserver -k`); the blocked times then describe Wine's wineserver,
+ *   a JSON file that churn.c reads. On Linux the parent runs in a Wine
+ *   session (runner/runner.h: a private WINEPREFIX below the work folder,
+ *   WINEDEBUG=-all, its own wineserver stopped by PID, Wine's null display
+ *   driver); the blocked times then describe Wine's wineserver,
  *   not Windows' win32k, and the result says so.
  *
  * - The Linux analog (a Linux agent without WINE): the children are this
