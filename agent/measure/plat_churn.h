@@ -1,9 +1,9 @@
 /*
  * plat_churn.h - the operating-system side of the process-churn test
- * (agent/churn.c): how many processes may live at once, and, on POSIX, one
- * wave of the Linux analog. POSIX backend src/plat/plat_churn_posix.c,
- * Win32 backend src/plat/plat_churn_win32.c (XP-safe). Callers never see
- * #ifdef _WIN32.
+ * (agent/measure/churn.c): how many processes may live at once, and, on
+ * POSIX, one wave of the Linux analog. POSIX backend plat_churn_posix.c,
+ * Win32 backend plat_churn_win32.c (XP-safe), beside it. Callers never
+ * see #ifdef _WIN32.
  *
  * A wave on POSIX: COUNT children are started with posix_spawn() from
  * CHILD_ARGV, each with two pipe ends at fixed descriptors:

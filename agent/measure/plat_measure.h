@@ -4,9 +4,10 @@
  * clock), a spawn-and-wait with as little of the timer's own cost as the
  * OS allows, per-process counters (page faults, reads) taken before the
  * process is reaped, and page-cache eviction with a residency check.
- * One interface, two backends: src/plat/plat_measure_posix.c (Linux) and
- * src/plat/plat_measure_win32.c (Windows, XP-safe: newer APIs are looked
- * up at run time). Callers never see #ifdef _WIN32.
+ * One interface, two backends beside it: plat_measure_posix.c (Linux) and
+ * plat_measure_win32.c (Windows, XP-safe: newer APIs are looked up at run
+ * time). Callers never see #ifdef _WIN32. Agent-only OS code, so it lives
+ * in agent/measure/, not in common/'s plat.
  *
  *	struct plat_measure_conditions c;
  *	struct plat_measure_counters k;
