@@ -188,11 +188,8 @@ static int pe_validate(const struct family_run *run, void **ret_state)
 	if (!ctx)
 		return LL_ENOMEM;
 	ctx->task = run->task;
-	/* The work folder first: read_job() places the link sets in it. */
-	if (strlen(run->work) > PLAT_MAX_PATH - 200) {
-		pe_release(ctx);
-		return err_set(LL_EINVAL, "The work folder's path is empty or too long.");
-	}
+	/* The work folder first (the driver checked its length): read_job()
+	 * places the link sets in it. */
 	snprintf(ctx->work, sizeof(ctx->work), "%s", run->work);
 	if ((rc = read_job(ctx, run->job)) < 0) {
 		pe_release(ctx);
