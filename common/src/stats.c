@@ -103,9 +103,7 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *ret)
 	return 0;
 }
 
-/* splitmix64 (Steele, Lea and Flood): small, fast, and good enough to
- * draw resample indexes; seeded so that reports are reproducible. */
-static uint64_t next_random(uint64_t *state)
+uint64_t stats_random_next(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -120,7 +118,7 @@ static uint64_t next_random(uint64_t *state)
  * draws. */
 static size_t random_index(uint64_t *state, size_t n)
 {
-	uint64_t r = next_random(state), m = (uint64_t)n;
+	uint64_t r = stats_random_next(state), m = (uint64_t)n;
 	uint64_t r_lo = r & 0xffffffffu, r_hi = r >> 32, m_lo = m & 0xffffffffu, m_hi = m >> 32;
 	uint64_t cross = (r_lo * m_lo >> 32) + (r_hi * m_lo & 0xffffffffu) + r_lo * m_hi;
 

@@ -1,13 +1,10 @@
-# The agent's `pe` experiment pipeline (agent/pipeline.c, agent/pe_*.c):
+# The agent's experiment pipeline (agent/family/pipeline.c and the `pe`
+# family, agent/family/pe/):
 # a driver that runs pipeline_run() on a job file, and its end-to-end test
-# under Wine. Included from tests/agent/CMakeLists.txt; needs nothing of
-# the fleet side, so it builds whatever state agent/main.c is in.
-set(PIPELINE_AGENT_DIR ${PROJECT_SOURCE_DIR}/agent)
-file(GLOB PIPELINE_AGENT_SOURCES CONFIGURE_DEPENDS
-     ${PIPELINE_AGENT_DIR}/pipeline.c ${PIPELINE_AGENT_DIR}/pe_*.c ${PIPELINE_AGENT_DIR}/measure_*.c ${PIPELINE_AGENT_DIR}/churn.c)
-add_executable(pipeline_driver ${CMAKE_CURRENT_LIST_DIR}/pipeline_driver.c ${PIPELINE_AGENT_SOURCES})
-target_include_directories(pipeline_driver PRIVATE ${PIPELINE_AGENT_DIR})
-target_link_libraries(pipeline_driver PRIVATE loadlab_common PkgConfig::CRYPTO)
+# under Wine. Included from tests/agent/CMakeLists.txt; calls nothing of
+# the fleet side (agent/main.c is not in loadlab_agent_core).
+add_executable(pipeline_driver ${CMAKE_CURRENT_LIST_DIR}/pipeline_driver.c)
+target_link_libraries(pipeline_driver PRIVATE loadlab_agent_core)
 
 # The column's job (10 DLLs x 20 exports x 2 globals, every variant, 3 warm
 # runs) through the driver, under Wine; asserts what each variant's

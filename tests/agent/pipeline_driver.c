@@ -24,7 +24,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/plat.h"
-#include "pe_pipeline.h"
+#include "family/pe/pe_family.h"
 
 static bool progress(void *context, const char *phase, int percent)
 {
@@ -52,7 +52,7 @@ static int msvc(const char *job_path)
 	size_t len;
 	int rc;
 
-	if ((rc = pe_read_file(job_path, 1u << 20, &text, &len)) < 0 ||
+	if ((rc = family_read_file(job_path, 1u << 20, &text, &len)) < 0 ||
 	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
 		goto out;
 	if (!(all = cJSON_CreateObject())) {
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS] | --msvc JOB.json\n");
 		return 2;
 	}
-	if ((rc = pe_read_file(argv[1], 1u << 20, &text, &len)) < 0 ||
+	if ((rc = family_read_file(argv[1], 1u << 20, &text, &len)) < 0 ||
 	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
 		goto out;
 	facts = cJSON_CreateObject();
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	rc = pe_write_file(argv[3], out, strlen(out));
+	rc = family_write_file(argv[3], out, strlen(out));
 out:
 	if (rc < 0)
 		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));

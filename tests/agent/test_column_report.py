@@ -135,7 +135,9 @@ def test_churn_job_end_to_end():
         assert [r["dll_set"] for r in rows] == ["none", "user32"], rows
         for row in rows:
             assert row["processes"] == 50 and row["create_us_per_process"] > 0, row
-            assert row["destroy_us_per_process"] > 0 and row["blocked_max_ms"] >= 0, row
+            # The probe timed at least one call into the window manager,
+            # which takes time (a result without the figure reads as 0).
+            assert row["destroy_us_per_process"] > 0 and row["blocked_max_ms"] > 0, row
 
 
 harness.run_tests(globals())

@@ -14,7 +14,7 @@
   is resident (the method says the eviction worked and was checked), after
   it both files have resident pages, read_bytes is at least the file's
   size, and the warm run right after reads 0 bytes from storage;
-- under Wine (skipped without /usr/lib/wine/wine64 or mingw): a tiny .exe
+- under Wine (failing without /usr/lib/wine/wine64 or mingw): a tiny .exe
   timed as `time --json -- /usr/lib/wine/wine64 Z:\\...\\tiny.exe` in a
   private prefix gives its samples, and --cold says its counters are the
   wine64 process's, taken from the Linux side.
@@ -192,9 +192,10 @@ TINY_EXE = "int main(void) { return 0; }\n"
 
 
 def test_wine_program_measured_from_the_linux_side():
-    if not os.path.exists(WINE64) or not MINGW:
-        print("skipped: no wine64 or mingw")
-        return
+    # Wine and mingw-w64 are installed by scripts/install-deps.sh: missing
+    # is a failure, never a pass.
+    assert os.path.exists(WINE64), "FAIL: %s not found; scripts/install-deps.sh installs wine64" % WINE64
+    assert MINGW, "FAIL: x86_64-w64-mingw32-gcc not found; scripts/install-deps.sh installs mingw-w64"
     work = tempfile.mkdtemp(prefix="measure-wine-", dir=BUILD)
     prefix = os.path.join(work, "prefix")
     env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")

@@ -41,6 +41,11 @@ int stats_median(const double *x, size_t n, double *ret);
 
 enum stats_statistic { STATS_MEDIAN, STATS_MIN, STATS_MEAN };
 
+/* The next word of splitmix64 (Steele, Lea and Flood) from *STATE
+ * (advanced): small, fast, and good enough to draw resample indexes and
+ * shuffle programs; seeded so that reports are reproducible. */
+uint64_t stats_random_next(uint64_t *state);
+
 /* Percentile bootstrap confidence interval of STATISTIC of X at LEVEL (for
  * example 0.95) from RESAMPLES resamples (100..100000) drawn with a
  * generator seeded by SEED, so a report is reproducible. For the minimum

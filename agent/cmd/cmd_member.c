@@ -1,0 +1,219 @@
+/*
+ * cmd_member.c - loadlab-agent with no subcommand: a lab machine's member
+ * of the loadlabd fleet (fleet/fleet.h); its options, and the help text.
+ */
+#include "cmd/commands.h"
+#include "fleet/fleet.h"
+#include "loadlab/plat.h"
+#include "loadlab/rest_client.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/log.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOKEN_FILE_LIMIT 512
+#define MAX_LABELS 32
+#define LABEL_VALUE_MAX 256
+#define NAME_MAX_BYTES 64
+
+
+void cmd_member_help(void)
+{
+	printf("usage: loadlab-agent --server URL [--enroll-token T | --enroll-token-file F]\n"
+	       "                     [--data-dir DIR] [--name NAME] [--labels k=v,...] [--once]\n"
+	       "                     [--log-format text|json]\n"
+	       "       loadlab-agent COMMAND [ARGS...]\n"
+	       "\n"
+	       "As a fleet member: enrolls with the enrollment token the first time and\n"
+	       "keeps its own token in DATA_DIR/agent.json (mode 0600); reports its facts\n"
+	       "and --labels; leases tasks (long poll), runs them, sends heartbeats and\n"
+	       "progress, and posts each result, which is kept in DATA_DIR/spool until\n"
+	       "the server has it. Retries an unreachable server with backoff (0.5 s\n"
+	       "doubling to 30 s). Stops cleanly on SIGTERM or Ctrl-C.\n"
+	       "\n"
+	       "options:\n"
+	       "  --server URL             loadlabd's URL (LOADLAB_SERVER)\n"
+	       "  --enroll-token T         enrollment token (LOADLAB_ENROLL_TOKEN); only\n"
+	       "                           needed before the first enrollment\n"
+	       "  --enroll-token-file F    read the enrollment token from F\n"
+	       "  --data-dir DIR           identity, spool and work folders\n"
+	       "                           (LOADLAB_AGENT_DATA_DIR; default ./loadlab-agent)\n"
+	       "  --name NAME              name to enroll with (default: the host name)\n"
+	       "  --labels k=v,...         labels to enroll with\n"
+	       "  --once                   take one task, report it, exit\n"
+	       "  --log-format text|json   log lines on stderr (default text)\n"
+	       "\n"
+	       "exit: 0 the --once task succeeded, or stopped by a signal; 1 the --once task\n"
+	       "failed, was refused, cancelled, or the agent stopped before finishing it;\n"
+	       "2 usage, enrollment or token errors.\n"
+	       "\n"
+	       "commands:\n");
+	for (const struct agent_command *c = agent_commands; c->name; c++)
+		printf("  %-6s %-40s %s\n", c->name, c->usage, c->summary);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "loadlab-agent: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (see loadlab-agent --help)\n");
+	return 2;
+}
+
+/* "k=v,k2=v2" into an object; keys as facts' keys, values 1..256 bytes. */
+static int parse_labels(const char *text, cJSON *labels)
+{
+	char *copy = strdup(text), *item, *save = NULL;
+	int count = 0, rc = 0;
+
+	if (!copy)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	for (item = strtok_r(copy, ",", &save); item && rc == 0; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '=');
+		if (!eq) {
+			rc = err_set(LL_EINVAL, "Label '%s' is not KEY=VALUE.", item);
+			break;
+		}
+		*eq = '\0';
+		if (!job_spec_key_valid(item))
+			rc = err_set(LL_EINVAL, "Label key '%s' must match ^[a-z][a-z0-9_]{0,31}$.", item);
+		else if (eq[1] == '\0' || strlen(eq + 1) > LABEL_VALUE_MAX)
+			rc = err_set(LL_EINVAL, "Label '%s' needs a value of 1..%d bytes.", item,
+				     LABEL_VALUE_MAX);
+		else if (cJSON_GetObjectItemCaseSensitive(labels, item))
+			rc = err_set(LL_EINVAL, "Label '%s' is given twice.", item);
+		else if (++count > MAX_LABELS)
+			rc = err_set(LL_EINVAL, "At most %d labels.", MAX_LABELS);
+		else if (!cJSON_AddStringToObject(labels, item, eq + 1))
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+	}
+	free(copy);
+	return rc;
+}
+
+/* The first line of PATH, without its line end, into OUT. */
+static int read_token_file(const char *path, char *out, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot open the token file %s.", path);
+	n = fread(out, 1, size - 1, f);
+	fclose(f);
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	if (!*out)
+		return err_set(LL_EINVAL, "The token file %s is empty.", path);
+	return 0;
+}
+
+/* The value of option ARGV[*I] ("--x V" or "--x=V"), or NULL. */
+static const char *option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len) != 0)
+		return NULL;
+	if (argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (argv[*i][len] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+int cmd_member(int argc, char **argv)
+{
+	struct fleet_options o;
+	static char token[TOKEN_FILE_LIMIT], host[NAME_MAX_BYTES + 1];
+	const char *token_file = NULL, *value;
+	cJSON *labels = cJSON_CreateObject();
+	enum log_format format;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.server = plat_getenv("LOADLAB_SERVER");
+	o.enroll_token = plat_getenv("LOADLAB_ENROLL_TOKEN");
+	o.data_dir = plat_getenv("LOADLAB_AGENT_DATA_DIR");
+	if (!labels)
+		return usage_error("%s", "out of memory");
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			cmd_member_help();
+			cJSON_Delete(labels);
+			return 0;
+		} else if (strcmp(arg, "--version") == 0) {
+			printf("loadlab-agent %s\n", LOADLAB_VERSION);
+			cJSON_Delete(labels);
+			return 0;
+		} else if (strcmp(arg, "--once") == 0) {
+			o.once = true;
+		} else if ((value = option_value(argc, argv, &i, "--server"))) {
+			o.server = value;
+		} else if ((value = option_value(argc, argv, &i, "--enroll-token-file"))) {
+			token_file = value;
+		} else if ((value = option_value(argc, argv, &i, "--enroll-token"))) {
+			o.enroll_token = value;
+		} else if ((value = option_value(argc, argv, &i, "--data-dir"))) {
+			o.data_dir = value;
+		} else if ((value = option_value(argc, argv, &i, "--name"))) {
+			o.name = value;
+		} else if ((value = option_value(argc, argv, &i, "--labels"))) {
+			if ((rc = parse_labels(value, labels)) < 0) {
+				cJSON_Delete(labels);
+				return usage_error("%s", err_message(rc));
+			}
+		} else if ((value = option_value(argc, argv, &i, "--log-format"))) {
+			if (log_format_parse(value, &format) < 0) {
+				cJSON_Delete(labels);
+				return usage_error("--log-format must be text or json, not '%s'", value);
+			}
+			log_set_format(format);
+		} else {
+			cJSON_Delete(labels);
+			return usage_error("unknown argument or missing value: '%s'", arg);
+		}
+	}
+	rc = 2;
+	if (!o.server || !*o.server) {
+		usage_error("%s", "--server URL is required");
+		goto out;
+	}
+	if (token_file) {
+		if ((rc = read_token_file(token_file, token, sizeof(token))) < 0) {
+			rc = usage_error("%s", err_message(rc));
+			goto out;
+		}
+		o.enroll_token = token;
+	}
+	if (o.enroll_token && !*o.enroll_token)
+		o.enroll_token = NULL;
+	if (!o.data_dir || !*o.data_dir)
+		o.data_dir = "loadlab-agent";
+	if (!o.name) {
+		plat_host_name(host, sizeof(host));
+		o.name = host;
+	}
+	if (!*o.name || strlen(o.name) > NAME_MAX_BYTES) {
+		rc = usage_error("%s", "--name must be 1..64 bytes");
+		goto out;
+	}
+	o.labels = labels;
+	if ((rc = plat_install_stop_handler()) < 0 ||
+	    (rc = rest_client_global_init("loadlab-agent/" LOADLAB_VERSION)) < 0) {
+		fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
+		rc = 2;
+		goto out;
+	}
+	rc = fleet_run(&o);
+out:
+	cJSON_Delete(labels);
+	return rc;
+}
+

@@ -1,0 +1,168 @@
+/*
+ * loadlab-agent run JOB.json [--out RESULT.json]: one job on this machine,
+ * with no server. The job file is checked against every bound
+ * (job_spec_normalize), run through pipeline_run() in a temporary work
+ * folder (removed afterwards unless --keep), and the result is printed or
+ * written to --out. Exit 0 when the job ran, 1 when the pipeline failed,
+ * 2 for bad arguments or a job out of bounds.
+ */
+#include "cmd/commands.h"
+#include "fleet/facts.h"
+#include "loadlab/plat.h"
+#include "family/pipeline.h"
+
+#include "loadlab/buf.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JOB_FILE_LIMIT ((size_t)1 << 20)
+
+static const char usage_text[] =
+	"usage: loadlab-agent run JOB.json [--out RESULT.json] [--keep]\n"
+	"\n"
+	"Runs a job (the body of POST /api/v1/jobs) here, without a server, and\n"
+	"prints the result (or writes it to --out). The job's bounds are checked\n"
+	"first. --keep leaves the work folder in place and names it on stderr.\n"
+	"Exit 0 when the job ran, 1 when it failed, 2 for bad arguments or a job\n"
+	"out of bounds.\n";
+
+static int fail(int rc)
+{
+	fprintf(stderr, "loadlab-agent run: %s\n", err_message(rc));
+	return 2;
+}
+
+static int read_job(const char *path, cJSON **ret_job)
+{
+	struct buf text;
+	char chunk[8192];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int rc = 0;
+
+	if (!f)
+		return err_set(LL_EIO, "Cannot open %s.", path);
+	buf_init(&text, JOB_FILE_LIMIT);
+	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = buf_append(&text, chunk, n);
+	fclose(f);
+	if (rc == LL_ETOOBIG)
+		rc = err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, JOB_FILE_LIMIT);
+	else if (rc == 0 && json_parse_object(buf_str(&text), text.len, 0, ret_job) < 0)
+		rc = err_set(LL_EFORMAT, "%s is not a JSON object: %s", path, err_message(LL_EFORMAT));
+	buf_release(&text);
+	return rc;
+}
+
+/* Progress on stderr, one line per phase; stops on Ctrl-C / SIGTERM. */
+static bool print_progress(void *context, const char *phase, int percent)
+{
+	char *last = context;
+
+	if (phase && strncmp(last, phase, 31) != 0) {
+		fprintf(stderr, "loadlab-agent run: %s\n", phase);
+		snprintf(last, 32, "%s", phase);
+	}
+	(void)percent;
+	return plat_stop_requested();
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *job_path = NULL, *out_path = NULL;
+	bool keep = false;
+	cJSON *submitted = NULL, *job = NULL, *facts = NULL, *cell = NULL, *result = NULL;
+	struct pipeline_task task;
+	char *work_dir = NULL, *text = NULL, last_phase[32] = "";
+	int rc, exit_code = 2;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+			out_path = argv[++i];
+		} else if (strcmp(argv[i], "--keep") == 0) {
+			keep = true;
+		} else if (argv[i][0] == '-' || job_path) {
+			fprintf(stderr, "loadlab-agent run: unexpected argument '%s' (see loadlab-agent run --help)\n",
+				argv[i]);
+			return 2;
+		} else {
+			job_path = argv[i];
+		}
+	}
+	if (!job_path) {
+		fprintf(stderr, "loadlab-agent run: missing JOB.json (see loadlab-agent run --help)\n");
+		return 2;
+	}
+	if ((rc = read_job(job_path, &submitted)) < 0)
+		return fail(rc);
+	rc = job_spec_normalize(submitted, &job);
+	cJSON_Delete(submitted);
+	if (rc < 0) {
+		fprintf(stderr, "loadlab-agent run: %s: %s\n", job_path, err_message(rc));
+		return 2;
+	}
+	plat_install_stop_handler();
+	if ((rc = plat_make_temp_dir("loadlab-run", &work_dir)) < 0 ||
+	    (rc = facts_detect(work_dir, &facts)) < 0 || !(cell = cJSON_CreateObject())) {
+		exit_code = fail(rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory."));
+		goto out;
+	}
+	memset(&task, 0, sizeof(task));
+	task.job = job;
+	task.cell = cell;
+	task.facts = facts;
+	task.work_dir = work_dir;
+	{
+		const cJSON *cores = cJSON_GetObjectItemCaseSensitive(facts, "cores");
+		task.jobs = cJSON_IsNumber(cores) && cores->valuedouble >= 1 ? (int)cores->valuedouble : 1;
+	}
+	task.progress = print_progress;
+	task.progress_context = last_phase;
+	err_clear();
+	rc = pipeline_run(&task, &result);
+	if (rc < 0) {
+		fprintf(stderr, "loadlab-agent run: the job failed: %s\n", err_message(rc));
+		exit_code = 1;
+		goto out;
+	}
+	if (!(text = cJSON_Print(result))) {
+		exit_code = fail(err_set(LL_ENOMEM, "Out of memory."));
+		goto out;
+	}
+	if (out_path) {
+		FILE *f = fopen(out_path, "wb");
+		bool written = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+		if (f && fclose(f) != 0)
+			written = false;
+		if (!written) {
+			exit_code = fail(err_set(LL_EIO, "Cannot write %s.", out_path));
+			goto out;
+		}
+	} else if (puts(text) < 0 || fflush(stdout) != 0) {
+		exit_code = fail(err_set(LL_EIO, "Cannot write the result."));
+		goto out;
+	}
+	exit_code = 0;
+out:
+	if (work_dir) {
+		if (keep)
+			fprintf(stderr, "loadlab-agent run: work folder kept: %s\n", work_dir);
+		else
+			plat_remove_tree(work_dir);
+	}
+	free(work_dir);
+	free(text);
+	cJSON_Delete(result);
+	cJSON_Delete(cell);
+	cJSON_Delete(facts);
+	cJSON_Delete(job);
+	return exit_code;
+}

@@ -1,0 +1,23 @@
+/* commands.c - the subcommands' table (commands.h). */
+#include "cmd/commands.h"
+
+#include <stddef.h>
+#include <string.h>
+
+const struct agent_command agent_commands[] = {
+	{"run", cmd_run, "JOB.json [--out RESULT.json] [--keep]",
+	 "run a job here, without a server, and print the result"},
+	{"facts", cmd_facts, "[--work-dir DIR]", "print the facts this agent reports"},
+	{"time", cmd_time, "[--runs N] [--cold] [--json] -- PROGRAM", "time a program as the pipeline does"},
+	{"churn", cmd_churn, "[--processes N] [--dll-set S] [--wine] [--json]", "time the creation and destruction of N processes"},
+	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
+	{NULL, NULL, NULL, NULL},
+};
+
+const struct agent_command *agent_command_find(const char *name)
+{
+	for (const struct agent_command *c = agent_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}

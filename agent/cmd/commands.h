@@ -1,0 +1,41 @@
+/*
+ * commands.h - the subcommands of loadlab-agent, one file each
+ * (agent/cmd/cmd_NAME.c, and cli/cmd_pe.c compiled in for `pe`), named by
+ * the table agent_commands[] (agent/cmd/commands.c) that agent/main.c
+ * dispatches on; a new subcommand is one file here and one table entry.
+ * With no subcommand the agent is a fleet member (cmd_member.c).
+ *
+ * argv[0] is the subcommand's name; the return value is the process exit
+ * code (0 success, 1 a task that failed, 2 an
+ * error after one line on stderr). Every command answers --help.
+ */
+#ifndef LOADLAB_AGENT_COMMANDS_H
+#define LOADLAB_AGENT_COMMANDS_H
+
+struct agent_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;   /* arguments after the name */
+	const char *summary; /* what it does */
+};
+
+/* Every subcommand, in the order of the help text; ends with a NULL name. */
+extern const struct agent_command agent_commands[];
+
+/* The entry named NAME, or NULL. */
+const struct agent_command *agent_command_find(const char *name);
+
+int cmd_run(int argc, char **argv);
+int cmd_facts(int argc, char **argv);
+int cmd_time(int argc, char **argv); /* agent/cmd/cmd_time.c: the load timer on any program */
+int cmd_churn(int argc, char **argv); /* also `churn --child`, the Linux analog's child */
+int cmd_pe(int argc, char **argv); /* cli/cmd_pe.c: the PE toolkit's front end */
+
+/* The fleet member (no subcommand): argv[0] is the program's name and the
+ * options follow; --help lists the table above. */
+int cmd_member(int argc, char **argv);
+
+/* The help text of the agent as a whole, the table's commands last. */
+void cmd_member_help(void);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * pe_transform.c - makes each variant's folder from its link set with the
+ * PE toolkit of common/: rebasing (REBASE.EXE semantics: non-overlapping,
+ * 64 KiB aligned bases from PE_UNIQUE_BASE up) and binding (BindImageEx
+ * semantics, against the folder the loader searches first and then the
+ * system folders of this machine).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "loadlab/err.h"
+#include "loadlab/pe.h"
+#include "pe_family.h"
+
+static int copy_set(const struct pe_context *ctx, const struct pe_link_set *set, const char *dir)
+{
+	char src[PLAT_MAX_PATH + 1], dst[PLAT_MAX_PATH + 1], name[64];
+	int rc;
+
+	for (int i = 0; i <= ctx->dlls; i++) {
+		if (i < ctx->dlls)
+			snprintf(name, sizeof(name), "lt%d.dll", i);
+		else
+			snprintf(name, sizeof(name), "main.exe");
+		if ((rc = family_path(src, set->dir, name)) < 0 || (rc = family_path(dst, dir, name)) < 0 ||
+		    (rc = plat_copy_file(src, dst)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Rebases every DLL of DIR as one batch; the images are all checked before
+ * any file is written. */
+static int rebase_dlls(const struct pe_context *ctx, const char *dir, uint32_t timestamp)
+{
+	struct pe_image **images;
+	char path[PLAT_MAX_PATH + 1], name[64];
+	int rc = 0, opened = 0;
+
+	images = calloc((size_t)ctx->dlls, sizeof(*images));
+	if (!images)
+		return LL_ENOMEM;
+	for (; opened < ctx->dlls; opened++) {
+		snprintf(name, sizeof(name), "lt%d.dll", opened);
+		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &images[opened])) < 0)
+			goto out;
+	}
+	if ((rc = pe_rebase_batch(images, (size_t)ctx->dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) < 0)
+		goto out;
+	for (int i = 0; i < ctx->dlls; i++) {
+		snprintf(name, sizeof(name), "lt%d.dll", i);
+		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_save(images[i], path)) < 0)
+			goto out;
+	}
+out:
+	for (int i = 0; i < opened; i++)
+		pe_image_free(images[i]);
+	free(images);
+	return rc;
+}
+
+static int bind_program(const struct pe_context *ctx, const char *dir, struct pe_bind_result *ret)
+{
+	const char *search[2];
+	char path[PLAT_MAX_PATH + 1];
+	struct pe_image *image = NULL;
+	struct pe_bind_options options = {0};
+	int rc;
+
+	for (size_t i = 0; i < ctx->runner.system_dir_count; i++)
+		search[i] = ctx->runner.system_dirs[i];
+	options.image_dir = dir;
+	options.search_dirs = search;
+	options.search_dir_count = ctx->runner.system_dir_count;
+	if ((rc = family_path(path, dir, "main.exe")) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
+	    (rc = pe_bind(image, &options, ret)) < 0 || (rc = pe_image_save(image, path)) < 0)
+		goto out;
+out:
+	pe_image_free(image);
+	return rc;
+}
+
+int pe_transform(struct pe_context *ctx)
+{
+	/* One timestamp for the whole task: rebased images of two variants
+	 * built alike stay byte-identical (a free noise estimate). */
+	uint32_t timestamp = (uint32_t)time(NULL);
+	int rc = 0;
+
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		struct pe_variant *var = &ctx->variants[v];
+		char sub[32];
+
+		if ((rc = family_progress(ctx->task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
+			return rc;
+		snprintf(sub, sizeof(sub), "v/%02zu", v);
+		if ((rc = family_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
+		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->dir)) < 0)
+			return rc;
+		if (strcmp(var->bases, "unique") == 0 && (rc = rebase_dlls(ctx, var->dir, timestamp)) < 0)
+			return rc;
+		if (var->bind) {
+			struct pe_bind_result result = {0};
+			if ((rc = bind_program(ctx, var->dir, &result)) < 0)
+				return rc;
+			var->bind_modules_bound = result.modules_bound;
+			var->bind_modules_skipped = result.modules_skipped;
+			var->bind_functions_bound = result.functions_bound;
+		}
+	}
+	return family_progress(ctx->task, "transform", 100);
+}

@@ -1,0 +1,289 @@
+/*
+ * pipeline.c - pipeline_run(): the driver of the experiment families
+ * (family.h). Looks the job's family up in families[], calls its stages in
+ * order, times what the family gives it (warm and cold runs through
+ * measure/measure.h, the churn test through measure/churn.h) and builds
+ * the result around the family's part of it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family/family.h"
+#include "family/family_util.h"
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+#include "measure/churn.h"
+#include "measure/measure.h"
+
+/* Per run: a generated program that hangs is killed after this long. */
+#define PIPELINE_MEASURE_TIMEOUT_MS 60000
+/* Reruns of a warm run whose program failed to start or exited non-zero. */
+#define PIPELINE_MEASURE_RERUNS 2
+/* Most DLL sets one churn measurement runs. */
+#define PIPELINE_MAX_CHURN_SETS 8
+
+/* The job's "measure" section: runs 0 where a kind is not asked for. */
+struct pipeline_measure {
+	int warm_runs, warmup;
+	int cold_runs;
+	int churn_processes;
+	const cJSON *churn_sets;   /* borrowed: measure.churn.dll_sets */
+};
+
+/* One run's state beside the family's. */
+struct pipeline_state {
+	struct family_run run;
+	const struct family *family;
+	void *family_state;
+	struct pipeline_measure measure;
+	uint64_t seed;
+	struct family_timing timing;
+	cJSON *warm, *cold, *churn;
+};
+
+/* The family named by JOB, or LL_EUNSUPPORTED naming the ones there are. */
+static int find_family(const cJSON *job, const struct family **ret)
+{
+	char have[256] = "";
+	const char *name;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = json_get_string(job, "family", 16, true, NULL, &name)) < 0)
+		return rc;
+	for (const struct family *const *f = families; *f; f++) {
+		if (strcmp((*f)->name, name) == 0) {
+			*ret = *f;
+			return 0;
+		}
+		int n = snprintf(have + len, sizeof(have) - len, "%s%s", len ? ", " : "", (*f)->name);
+		if (n > 0 && (size_t)n < sizeof(have) - len)
+			len += (size_t)n;
+	}
+	return err_set(LL_EUNSUPPORTED, "No family '%s' on this agent; it has: %s.", name, have);
+}
+
+static int read_measure(const cJSON *job, struct pipeline_measure *m)
+{
+	const cJSON *measure = cJSON_GetObjectItemCaseSensitive(job, "measure"), *item;
+	long long value;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "warm"))) {
+		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &value)) < 0)
+			return rc;
+		m->warm_runs = (int)value;
+		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
+			return rc;
+		m->warmup = (int)value;
+	}
+	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "cold"))) {
+		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &value)) < 0)
+			return rc;
+		m->cold_runs = (int)value;
+	}
+	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
+		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000, &value)) < 0)
+			return rc;
+		m->churn_processes = (int)value;
+		m->churn_sets = cJSON_GetObjectItemCaseSensitive(item, "dll_sets");
+	}
+	return 0;
+}
+
+/* The seed of the timer's shuffles and bootstrap: the same job and cell
+ * give the same order, so a rerun is comparable. */
+static uint64_t seed_of(const struct pipeline_task *task)
+{
+	char *text = cJSON_PrintUnformatted(task->cell);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task->job, "id");
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	h = (h ^ (uint64_t)(cJSON_IsNumber(id) ? id->valuedouble : 0)) * 1099511628211ULL;
+	for (const char *p = text ? text : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	free(text);
+	return h;
+}
+
+struct measure_progress {
+	const struct pipeline_task *task;
+	const char *phase;
+};
+
+/* The timer's and the churn's progress: true when the task was cancelled. */
+static bool measure_progress(void *context, int percent)
+{
+	struct measure_progress *p = context;
+
+	return family_progress(p->task, p->phase, percent) < 0;
+}
+
+/* Warm (when asked), then cold (when asked) runs of the family's programs. */
+static int time_programs(struct pipeline_state *s)
+{
+	struct measure_progress progress = {s->run.task, "warm"};
+	struct measure_options o = {
+		.runs = s->measure.warm_runs, .warmup = s->measure.warmup, .seed = s->seed,
+		.timeout_ms = PIPELINE_MEASURE_TIMEOUT_MS, .progress = measure_progress,
+		.progress_ctx = &progress,
+		/* The generated programs always exit 0; under Wine on a busy
+		 * machine a start fails now and then: run it again, listed. */
+		.reruns = PIPELINE_MEASURE_RERUNS,
+	};
+	int rc;
+
+	if (s->measure.warm_runs > 0 &&
+	    (rc = measure_warm(s->timing.programs, s->timing.count, &o, &s->warm)) < 0)
+		return rc;
+	if (s->measure.cold_runs > 0) {
+		progress.phase = "cold";
+		o.runs = s->measure.cold_runs;
+		o.warmup = 0;
+		o.reruns = 0; /* a rerun would no longer be cold */
+		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The churn test for every DLL set the job names, in its own folder. */
+static int churn(struct pipeline_state *s)
+{
+	struct measure_progress progress = {s->run.task, "churn"};
+	const char *sets[PIPELINE_MAX_CHURN_SETS + 1] = {NULL};
+	char work[PLAT_MAX_PATH + 1];
+	struct churn_options o = {
+		.processes = s->measure.churn_processes, .work_dir = work, .timeout_ms = 0,
+		.generated_libs = s->timing.churn_libs, .wine = s->timing.churn_wine,
+		.progress = measure_progress, .progress_ctx = &progress,
+	};
+	static const char *const no_libs[] = {NULL};
+	const cJSON *set;
+	size_t n = 0;
+	int rc;
+
+	if (!o.generated_libs)
+		o.generated_libs = no_libs;
+	cJSON_ArrayForEach(set, s->measure.churn_sets)
+		if (cJSON_IsString(set) && n < PIPELINE_MAX_CHURN_SETS)
+			sets[n++] = set->valuestring;
+	if ((rc = family_path(work, s->run.work, "churn")) < 0 || (rc = plat_mkdirs(work)) < 0)
+		return rc;
+	return churn_run_sets(&o, sets, &s->churn);
+}
+
+/* One stage of the family: progress at its start, its phase at its end. */
+static int stage(struct pipeline_state *s, const char *name, int (*fn)(struct family_run *, void *))
+{
+	int rc;
+
+	if ((rc = family_progress(s->run.task, name, 0)) < 0 || (rc = fn(&s->run, s->family_state)) < 0)
+		return rc;
+	return family_phase_done(&s->run, name);
+}
+
+static int stages(struct pipeline_state *s)
+{
+	const struct family *f = s->family;
+	int rc;
+
+	if ((rc = stage(s, "generate", f->generate)) < 0 || (rc = stage(s, "build", f->build)) < 0 ||
+	    (rc = stage(s, "transform", f->transform)) < 0 || (rc = stage(s, "verify", f->verify)) < 0 ||
+	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0)
+		return rc;
+	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
+	    ((rc = time_programs(s)) < 0 || (rc = family_phase_done(&s->run, "measure")) < 0))
+		return rc;
+	if (s->measure.churn_processes > 0 &&
+	    ((rc = churn(s)) < 0 || (rc = family_phase_done(&s->run, "churn")) < 0))
+		return rc;
+	return family_progress(s->run.task, "report", 100);
+}
+
+/* facts, cell and family; the family's part; churn and phases_ms. */
+static int result_json(struct pipeline_state *s, cJSON **ret)
+{
+	const struct pipeline_task *task = s->run.task;
+	struct family_measured measured = {s->warm, s->cold};
+	cJSON *r = cJSON_CreateObject(), *item;
+	int rc = LL_ENOMEM;
+
+	if (!r)
+		return LL_ENOMEM;
+	item = task->facts ? cJSON_Duplicate(task->facts, true) : cJSON_CreateObject();
+	if (!item || !cJSON_AddItemToObject(r, "facts", item))
+		goto fail_item;
+	item = task->cell ? cJSON_Duplicate(task->cell, true) : cJSON_CreateObject();
+	if (!item || !cJSON_AddItemToObject(r, "cell", item))
+		goto fail_item;
+	if (!cJSON_AddStringToObject(r, "family", s->family->name))
+		goto out;
+	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
+		goto out;
+	rc = LL_ENOMEM;
+	if (s->churn) {
+		if (!cJSON_AddItemToObject(r, "churn", s->churn))
+			goto out;
+		s->churn = NULL;
+	}
+	if (!cJSON_AddItemToObject(r, "phases_ms", s->run.phases))
+		goto out;
+	s->run.phases = NULL;
+	*ret = r;
+	return 0;
+fail_item:
+	cJSON_Delete(item);
+out:
+	cJSON_Delete(r);
+	return rc;
+}
+
+int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
+{
+	struct pipeline_state *s = calloc(1, sizeof(*s));
+	cJSON *normalized = NULL;
+	int rc;
+
+	if (!s)
+		return LL_ENOMEM;
+	s->run.task = task;
+	s->run.work = task->work_dir;
+	s->run.phase_start = clock_monotonic_us();
+	if (!task->work_dir || !task->work_dir[0] || strlen(task->work_dir) > PLAT_MAX_PATH - 200) {
+		rc = err_set(LL_EINVAL, "The work folder's path is empty or too long.");
+		goto out;
+	}
+	/* The job's bounds again, on this side of the wire. */
+	if ((rc = job_spec_normalize(task->job, &normalized)) < 0 || (rc = find_family(normalized, &s->family)) < 0)
+		goto out;
+	s->run.job = normalized;
+	if ((rc = s->family->validate(&s->run, &s->family_state)) < 0 ||
+	    (rc = read_measure(normalized, &s->measure)) < 0)
+		goto out;
+	s->seed = seed_of(task);
+	if (!(s->run.phases = cJSON_CreateObject())) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	if ((rc = stages(s)) < 0)
+		goto out;
+	rc = result_json(s, ret_result);
+out:
+	if (rc < 0)
+		log_event(LOG_WARN, "pipeline_failed", "message", err_message(rc), NULL);
+	if (s->family)
+		s->family->release(s->family_state);
+	cJSON_Delete(s->run.phases);
+	cJSON_Delete(s->warm);
+	cJSON_Delete(s->cold);
+	cJSON_Delete(s->churn);
+	cJSON_Delete(normalized);
+	free(s);
+	return rc;
+}

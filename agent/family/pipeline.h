@@ -1,0 +1,54 @@
+/*
+ * pipeline.h - how the agent runs one task: the seam between the fleet
+ * side (agent/fleet/: lease, heartbeat, report; and cmd/cmd_run.c) and
+ * the experiment side: the driver (pipeline.c) and the families it calls
+ * through family.h (agent/family/pe/ for family "pe").
+ *
+ * The fleet side leases a task, makes an empty work folder for it, and
+ * calls pipeline_run() with the lease's "job" object (the normalized spec
+ * of docs/rest-bodies.md, "POST /api/v1/lease") and its "cell". The same
+ * call serves `loadlab-agent run JOB.json`, where the job file is first
+ * normalized with job_spec_normalize() and the cell is {}.
+ *
+ * The experiment side checks the job's bounds again (job_spec_normalize()
+ * on the job object), finds the job's family (LL_EUNSUPPORTED, naming the
+ * families there are, when this agent has none of that name), generates, builds, transforms, verifies and times
+ * every variant, calling progress() at each phase; it runs no command
+ * taken from the job, only programs it generated and toolchains it found.
+ */
+#ifndef LOADLAB_AGENT_PIPELINE_H
+#define LOADLAB_AGENT_PIPELINE_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+struct pipeline_task {
+	const cJSON *job;        /* borrowed: {"id","name","family","generator","variants","measure"} */
+	const cJSON *cell;       /* borrowed: {KEY: VALUE}, may be empty */
+	const cJSON *facts;      /* borrowed: this agent's facts (facts.h) */
+	const char *work_dir;    /* an empty folder owned by this task */
+	int jobs;                /* parallel compiles allowed (>= 1) */
+
+	/* Called at each phase ("generate", "build", "transform", "verify",
+	 * "warm", "cold", "churn", "report") with 0..100. Returns true when
+	 * the task was cancelled (or the agent is stopping): the pipeline
+	 * then stops as soon as it can and returns LL_ESTATE. May be NULL. */
+	bool (*progress)(void *context, const char *phase, int percent);
+	void *progress_context;
+};
+
+/* Runs TASK and returns the result body to post (schemas/result.json,
+ * without "attempt": the fleet side adds it):
+ *   {"facts": {...}, "family": "pe", "cell": {...},
+ *    "variants": [{"name", "knobs": {...}, "valid": bool, "invalid_reason",
+ *                  "verify": {...}, "files": [{"name","sha256","size"}],
+ *                  "warm": {"runs", "samples_us": [...], "min_us", "median_us", ...}}],
+ *    "floor": {...the empty program timed the same way...},
+ *    "toolchain": {...}, "runner": "native"|"wine", "phases_ms": {...}}
+ * A variant whose verification contradicts its knobs has "valid": false
+ * and a reason, and is not timed. Returns 0, or a negative LL_E* code with
+ * a message (err_message()) when the task as a whole failed (no toolchain,
+ * build error, cancelled: LL_ESTATE). The caller deletes *RET_RESULT. */
+int pipeline_run(const struct pipeline_task *task, cJSON **ret_result);
+
+#endif

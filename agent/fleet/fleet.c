@@ -1,0 +1,726 @@
+#include "fleet.h"
+
+#include "fleet/facts.h"
+#include "loadlab/rest_client.h"
+#include "identity.h"
+#include "loadlab/plat.h"
+#include "family/pipeline.h"
+#include "loadlab/plat_thread.h"
+#include "spool.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+#include "loadlab/rest_client.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Seconds of one lease long poll, and the transfer timeout around it. */
+#define LEASE_WAIT_SECONDS 20
+#define LEASE_TIMEOUT_SECONDS (LEASE_WAIT_SECONDS + 15)
+/* Transfer timeout of every other request. */
+#define REQUEST_TIMEOUT_SECONDS 30
+#define HEARTBEAT_TIMEOUT_SECONDS 10
+/* Backoff between attempts to reach the server. */
+#define BACKOFF_FIRST_MS 500
+#define BACKOFF_CAP_MS 30000
+/* Progress is posted at most this often (a phase change goes at once). */
+#define PROGRESS_INTERVAL_MS 250
+/* How long a stopping agent keeps trying to tell the server it gave up. */
+#define FAIL_ATTEMPTS 3
+
+/* What a task ended with, for --once's exit code. */
+enum task_outcome {
+	TASK_SUCCEEDED,
+	TASK_FAILED,   /* failed, refused, cancelled or its lease lost */
+	TASK_STOPPED,  /* abandoned because the agent is stopping */
+	TASK_FATAL,    /* the server refused the agent's token */
+};
+
+struct fleet {
+	const struct fleet_options *options;
+	struct identity identity;
+	cJSON *facts;
+	struct rest_client http; /* the main thread's */
+	unsigned random_state;
+	char work_root[4096];
+};
+
+/* Shared by the main thread (pipeline progress) and the heartbeat thread. */
+struct task_watch {
+	struct fleet *fleet;
+	long long task_id;
+	long long attempt;
+	long long heartbeat_ms;
+	atomic_int phase;         /* index into phase_names, -1 before the first */
+	atomic_int percent;
+	atomic_int progress_seq;  /* bumped by every new phase or percent */
+	atomic_int cancelled;     /* the server said the task was cancelled */
+	atomic_int lost;          /* the server no longer lists the lease */
+	atomic_int auth_failed;   /* the server refused the token */
+	atomic_int done;          /* the pipeline returned: the thread ends */
+};
+
+static const char *const phase_names[] = {
+	"generate", "build", "transform", "verify", "warm", "cold", "churn", "report", NULL,
+};
+
+/* xorshift32: jitter needs no quality, only a different value per call. */
+static unsigned next_random(struct fleet *f)
+{
+	unsigned x = f->random_state ? f->random_state : 0x9e3779b9u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	f->random_state = x;
+	return x;
+}
+
+/* Sleeps for the current backoff delay with +-25 % jitter, then doubles it
+ * up to the cap. False when a stop was asked for meanwhile. */
+static bool backoff_wait(struct fleet *f, long long *delay_ms)
+{
+	long long base = *delay_ms, jitter = base / 4;
+	long long wait = base - jitter + (long long)(next_random(f) % (unsigned)(2 * jitter + 1));
+
+	*delay_ms = base * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : base * 2;
+	return plat_sleep_unless_stopped(wait);
+}
+
+static bool stop_check(void *context)
+{
+	(void)context;
+	return plat_stop_requested();
+}
+
+static bool is_retryable_status(long status)
+{
+	return status >= 500 || status == 429 || status == 408;
+}
+
+static char *print_object(const cJSON *item)
+{
+	char *text = json_print(item);
+
+	if (!text)
+		err_set(LL_ENOMEM, "Out of memory.");
+	return text;
+}
+
+static void log_number(enum log_level level, const char *event, const char *key, long long value,
+		       const char *key2, const char *value2)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%lld", value);
+	log_event(level, event, key, text, key2, value2, NULL);
+}
+
+static void log_task(enum log_level level, const char *event, long long task_id,
+		     long long attempt, const char *key, const char *value)
+{
+	char task[32], try[32];
+
+	snprintf(task, sizeof(task), "%lld", task_id);
+	snprintf(try, sizeof(try), "%lld", attempt);
+	log_event(level, event, "task", task, "attempt", try, key, value, NULL);
+}
+
+/* Enrollment: POST /api/v1/agents/enroll with the enrollment token, retried
+ * while the server cannot be reached. Saves the identity. */
+static int enroll(struct fleet *f)
+{
+	const struct fleet_options *o = f->options;
+	struct rest_client c;
+	struct rest_answer a;
+	cJSON *body = cJSON_CreateObject();
+	long long delay = BACKOFF_FIRST_MS, id;
+	const char *token;
+	char *text = NULL;
+	int rc;
+
+	if (!o->enroll_token) {
+		cJSON_Delete(body);
+		return err_set(LL_EAUTH, "This agent is not enrolled yet: give --enroll-token or "
+			       "--enroll-token-file.");
+	}
+	if (!body || !cJSON_AddStringToObject(body, "name", o->name) ||
+	    !cJSON_AddItemReferenceToObject(body, "facts", f->facts) ||
+	    !cJSON_AddItemToObject(body, "labels", cJSON_Duplicate(o->labels, true)) ||
+	    !(text = print_object(body))) {
+		cJSON_Delete(body);
+		return err_set(LL_ENOMEM, "Out of memory.");
+	}
+	cJSON_Delete(body);
+	if ((rc = rest_client_open(&c, o->server, o->enroll_token)) < 0) {
+		free(text);
+		return rc;
+	}
+	rest_client_set_abort(&c, stop_check, NULL);
+	for (;;) {
+		rc = rest_client_post(&c, "/api/v1/agents/enroll", text, REQUEST_TIMEOUT_SECONDS, &a);
+		if (rc == LL_ESTATE)
+			break;
+		if (rc == 0 && a.status == 201)
+			break;
+		if (rc == 0 && !is_retryable_status(a.status)) {
+			rc = err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
+				     "The server refused the enrollment: %s (HTTP %ld%s%s).", a.message,
+				     a.status, *a.error_code ? " " : "", a.error_code);
+			rest_answer_release(&a);
+			break;
+		}
+		log_event(LOG_WARN, "server_unreachable", "during", "enroll", "reason",
+			  rc < 0 ? err_message(rc) : a.message, NULL);
+		if (rc == 0)
+			rest_answer_release(&a);
+		if (!backoff_wait(f, &delay)) {
+			rc = err_set(LL_ESTATE, "Stopped before enrolling.");
+			break;
+		}
+	}
+	free(text);
+	rest_client_close(&c);
+	if (rc < 0)
+		return rc;
+	if (json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
+	    json_get_string(a.body, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0) {
+		rest_answer_release(&a);
+		return err_set(LL_EFORMAT, "The server's enrollment answer has no id and token.");
+	}
+	f->identity.id = id;
+	snprintf(f->identity.token, sizeof(f->identity.token), "%s", token);
+	rest_answer_release(&a);
+	if ((rc = identity_save(o->data_dir, &f->identity, o->server, o->name)) < 0)
+		return rc;
+	log_number(LOG_INFO, "enrolled", "agent_id", id, "name", o->name);
+	return 0;
+}
+
+/* Sends BODY to PATH until the server answers (any status), backing off
+ * while it cannot be reached or answers 5xx. LL_ESTATE when stopped. */
+static int post_until_answered(struct fleet *f, const char *path, const char *body,
+			       const char *during, struct rest_answer *a)
+{
+	long long delay = BACKOFF_FIRST_MS;
+	int rc;
+
+	for (;;) {
+		rc = rest_client_post(&f->http, path, body, REQUEST_TIMEOUT_SECONDS, a);
+		if (rc == LL_ESTATE)
+			return rc;
+		if (rc == 0 && !is_retryable_status(a->status))
+			return 0;
+		log_event(LOG_WARN, "server_unreachable", "during", during, "reason",
+			  rc < 0 ? err_message(rc) : a->message, NULL);
+		if (rc == 0)
+			rest_answer_release(a);
+		if (!backoff_wait(f, &delay))
+			return err_set(LL_ESTATE, "Stopped while waiting for the server.");
+	}
+}
+
+static int token_refused(struct fleet *f)
+{
+	char path[4096];
+
+	identity_path(f->options->data_dir, path, sizeof(path));
+	return err_set(LL_EAUTH, "The server refused this agent's token (agent %lld, %s); remove "
+		       "that file and enroll again.", f->identity.id, path);
+}
+
+/* Posts a spooled or fresh result until the server takes it (2xx) or says
+ * it never will (409, 404, 400, 413); only then the spool file goes. */
+static int deliver_result(void *context, long long task_id, long long attempt, const char *body)
+{
+	struct fleet *f = context;
+	struct rest_answer a;
+	char path[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/tasks/%lld/result", task_id);
+	rc = post_until_answered(f, path, body, "result", &a);
+	if (rc < 0)
+		return rc;
+	if (a.status == 401) {
+		rest_answer_release(&a);
+		return token_refused(f);
+	}
+	if (a.status >= 200 && a.status <= 299)
+		log_task(LOG_INFO, "result_delivered", task_id, attempt, "status", "accepted");
+	else
+		log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", a.message);
+	rest_answer_release(&a);
+	return spool_remove(f->options->data_dir, task_id, attempt);
+}
+
+/* Tells the server the task failed. Best effort: a few tries, then the
+ * lease runs out on its own. */
+static void post_failure(struct fleet *f, long long task_id, long long attempt,
+			 const char *reason, bool retryable)
+{
+	struct rest_answer a;
+	cJSON *body = cJSON_CreateObject();
+	char path[64], short_reason[2000], *text = NULL;
+	long long delay = BACKOFF_FIRST_MS;
+
+	snprintf(short_reason, sizeof(short_reason), "%s", *reason ? reason : "unknown failure");
+	if (!body || !cJSON_AddNumberToObject(body, "attempt", (double)attempt) ||
+	    !cJSON_AddStringToObject(body, "reason", short_reason) ||
+	    !cJSON_AddBoolToObject(body, "retryable", retryable) || !(text = print_object(body))) {
+		cJSON_Delete(body);
+		return;
+	}
+	cJSON_Delete(body);
+	snprintf(path, sizeof(path), "/api/v1/tasks/%lld/fail", task_id);
+	for (int i = 0; i < FAIL_ATTEMPTS; i++) {
+		/* A stopping agent still reports: no abort during this post. */
+		rest_client_set_abort(&f->http, NULL, NULL);
+		int rc = rest_client_post(&f->http, path, text, REQUEST_TIMEOUT_SECONDS, &a);
+		rest_client_set_abort(&f->http, stop_check, NULL);
+		if (rc == 0 && !is_retryable_status(a.status)) {
+			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id,
+				 attempt, "reason", a.status == 200 ? short_reason : a.message);
+			rest_answer_release(&a);
+			break;
+		}
+		if (rc == 0)
+			rest_answer_release(&a);
+		if (i + 1 < FAIL_ATTEMPTS) {
+			long long d = delay;
+			delay *= 2;
+			plat_sleep_ms(d);
+		}
+	}
+	free(text);
+}
+
+/* Reads the cancellation flag from a progress or heartbeat answer. */
+static void note_answer(struct task_watch *w, const struct rest_answer *a, bool heartbeat)
+{
+	const cJSON *tasks, *task;
+	bool listed = false;
+
+	if (a->status == 401) {
+		atomic_store(&w->auth_failed, 1);
+		return;
+	}
+	if (a->status == 409) {
+		/* stale_attempt or task_cancelled: our lease is gone either way. */
+		if (strcmp(a->error_code, "task_cancelled") == 0)
+			atomic_store(&w->cancelled, 1);
+		else
+			atomic_store(&w->lost, 1);
+		return;
+	}
+	if (a->status != 200 || !a->body)
+		return;
+	if (!heartbeat) {
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->body, "cancelled")))
+			atomic_store(&w->cancelled, 1);
+		return;
+	}
+	tasks = cJSON_GetObjectItemCaseSensitive(a->body, "tasks");
+	cJSON_ArrayForEach(task, tasks) {
+		long long id, attempt;
+		if (json_get_int(task, "task_id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
+		    id != w->task_id)
+			continue;
+		if (json_get_int(task, "attempt", 1, 1000000, false, w->attempt, &attempt) < 0 ||
+		    attempt != w->attempt)
+			continue;
+		listed = true;
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(task, "cancelled")))
+			atomic_store(&w->cancelled, 1);
+	}
+	if (!listed && cJSON_IsArray(tasks))
+		atomic_store(&w->lost, 1);
+}
+
+static bool watch_done(void *context)
+{
+	struct task_watch *w = context;
+
+	return atomic_load(&w->done) != 0;
+}
+
+/* The heartbeat thread: renews the lease every heartbeat_seconds, posts
+ * progress when it changed, and notes cancellation. */
+static void heartbeat_main(void *arg)
+{
+	struct task_watch *w = arg;
+	struct fleet *f = w->fleet;
+	struct rest_client c;
+	struct rest_answer a;
+	char heartbeat_path[64], progress_path[64];
+	long long next_heartbeat = clock_monotonic_us() / 1000 + w->heartbeat_ms;
+	long long last_progress = 0;
+	int posted_seq = 0;
+
+	if (rest_client_open(&c, f->options->server, f->identity.token) < 0) {
+		log_event(LOG_ERROR, "heartbeat_failed", "reason", err_message(LL_ENOMEM), NULL);
+		return;
+	}
+	rest_client_set_abort(&c, watch_done, w);
+	snprintf(heartbeat_path, sizeof(heartbeat_path), "/api/v1/agents/%lld/heartbeat",
+		 f->identity.id);
+	snprintf(progress_path, sizeof(progress_path), "/api/v1/tasks/%lld/progress", w->task_id);
+	while (!atomic_load(&w->done)) {
+		long long now = clock_monotonic_us() / 1000;
+		int seq = atomic_load(&w->progress_seq);
+		int phase = atomic_load(&w->phase);
+
+		if (seq != posted_seq && phase >= 0 && now - last_progress >= PROGRESS_INTERVAL_MS) {
+			char body[160];
+			snprintf(body, sizeof(body), "{\"attempt\":%lld,\"phase\":\"%s\",\"percent\":%d}",
+				 w->attempt, phase_names[phase], atomic_load(&w->percent));
+			last_progress = now;
+			if (rest_client_post(&c, progress_path, body, HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
+				note_answer(w, &a, false);
+				if (a.status == 200) {
+					posted_seq = seq;
+					next_heartbeat = now + w->heartbeat_ms;
+				}
+				rest_answer_release(&a);
+			}
+		} else if (now >= next_heartbeat) {
+			if (rest_client_post(&c, heartbeat_path, "{}", HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
+				note_answer(w, &a, true);
+				next_heartbeat = now + (a.status == 200 ? w->heartbeat_ms : 1000);
+				rest_answer_release(&a);
+			} else {
+				next_heartbeat = now + 1000;
+			}
+		}
+		plat_sleep_ms(100);
+	}
+	rest_client_close(&c);
+}
+
+/* pipeline.h's progress(): records the phase for the heartbeat thread and
+ * answers whether the pipeline must stop. */
+static bool on_progress(void *context, const char *phase, int percent)
+{
+	struct task_watch *w = context;
+
+	for (int i = 0; phase && phase_names[i]; i++) {
+		if (strcmp(phase, phase_names[i]) != 0)
+			continue;
+		if (percent < 0)
+			percent = 0;
+		if (percent > 100)
+			percent = 100;
+		if (atomic_load(&w->phase) != i || atomic_load(&w->percent) != percent) {
+			atomic_store(&w->percent, percent);
+			atomic_store(&w->phase, i);
+			atomic_fetch_add(&w->progress_seq, 1);
+		}
+		break;
+	}
+	return atomic_load(&w->cancelled) || atomic_load(&w->lost) || atomic_load(&w->auth_failed) ||
+	       plat_stop_requested();
+}
+
+/* Checks the lease's job against every bound, as the server did, and
+ * returns it as a submission: without the "id" the lease adds, which
+ * job_spec_normalize() (here and in the pipeline) refuses. */
+static int check_job(const cJSON *job, cJSON **ret_job)
+{
+	cJSON *copy = cJSON_Duplicate(job, true), *normalized = NULL;
+	int rc;
+
+	if (!copy)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	cJSON_DeleteItemFromObjectCaseSensitive(copy, "id");
+	rc = job_spec_normalize(copy, &normalized);
+	cJSON_Delete(normalized);
+	if (rc < 0) {
+		cJSON_Delete(copy);
+		return rc;
+	}
+	*ret_job = copy;
+	return 0;
+}
+
+
+/* Removes a finished task's work folder. On Windows a file of a program
+ * that has just exited (or, under Wine, one a host tool is still closing)
+ * can stay locked for a moment: try a few times, then say what was left. */
+static void remove_work(long long task_id, long long attempt, const char *work_dir)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 5; i++) {
+		if ((rc = plat_remove_tree(work_dir)) == 0)
+			return;
+		plat_sleep_unless_stopped(200);
+	}
+	log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
+}
+
+static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
+{
+	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
+	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(lease, "cell");
+	struct task_watch w;
+	struct pipeline_task task;
+	struct plat_thread *thread = NULL;
+	cJSON *result = NULL, *checked_job = NULL;
+	char work_dir[4200], reason[2000];
+	char *text = NULL;
+	long long task_id, attempt, heartbeat_seconds;
+	enum task_outcome outcome;
+	int rc = 0;
+
+	if (json_get_int(lease, "task_id", 1, 9007199254740992LL, true, 0, &task_id) < 0 ||
+	    json_get_int(lease, "attempt", 1, 1000000, true, 0, &attempt) < 0) {
+		log_event(LOG_ERROR, "lease_malformed", "reason", err_message(LL_EINVAL), NULL);
+		return TASK_FAILED;
+	}
+	if (json_get_int(lease, "heartbeat_seconds", 1, 3600, false, 10, &heartbeat_seconds) < 0)
+		heartbeat_seconds = 10;
+	log_task(LOG_INFO, "task_leased", task_id, attempt, "job",
+		 cJSON_IsString(cJSON_GetObjectItemCaseSensitive(job, "name"))
+			 ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring : "");
+
+	/* Bounds are checked here again: never trust the server blindly. */
+	if (!cJSON_IsObject(job) || (rc = check_job(job, &checked_job)) < 0) {
+		snprintf(reason, sizeof(reason), "The agent refused the job: %s",
+			 cJSON_IsObject(job) ? err_message(rc) : "the lease has no job.");
+		log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
+		post_failure(f, task_id, attempt, reason, false);
+		return TASK_FAILED;
+	}
+
+	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator,
+		 task_id, attempt);
+	if ((rc = plat_remove_tree(work_dir)) < 0 || (rc = plat_mkdirs_private(work_dir)) < 0) {
+		snprintf(reason, sizeof(reason), "%s", err_message(rc));
+		post_failure(f, task_id, attempt, reason, true);
+		cJSON_Delete(checked_job);
+		return TASK_FAILED;
+	}
+
+	memset(&w, 0, sizeof(w));
+	w.fleet = f;
+	w.task_id = task_id;
+	w.attempt = attempt;
+	w.heartbeat_ms = heartbeat_seconds * 1000;
+	atomic_init(&w.phase, -1);
+	atomic_init(&w.percent, 0);
+	atomic_init(&w.progress_seq, 0);
+	atomic_init(&w.cancelled, 0);
+	atomic_init(&w.lost, 0);
+	atomic_init(&w.auth_failed, 0);
+	atomic_init(&w.done, 0);
+	if ((rc = plat_thread_start(heartbeat_main, &w, &thread)) < 0) {
+		snprintf(reason, sizeof(reason), "%s", err_message(rc));
+		post_failure(f, task_id, attempt, reason, true);
+		cJSON_Delete(checked_job);
+		return TASK_FAILED;
+	}
+
+	memset(&task, 0, sizeof(task));
+	task.job = checked_job;
+	task.cell = cJSON_IsObject(cell) ? cell : NULL;
+	task.facts = f->facts;
+	task.work_dir = work_dir;
+	{
+		const cJSON *cores = cJSON_GetObjectItemCaseSensitive(f->facts, "cores");
+		task.jobs = cJSON_IsNumber(cores) && cores->valuedouble >= 1 ? (int)cores->valuedouble : 1;
+	}
+	task.progress = on_progress;
+	task.progress_context = &w;
+	err_clear();
+	rc = pipeline_run(&task, &result);
+	if (rc < 0)
+		snprintf(reason, sizeof(reason), "%s", err_message(rc));
+	atomic_store(&w.done, 1);
+	plat_thread_join(thread);
+	cJSON_Delete(checked_job);
+
+	if (atomic_load(&w.auth_failed)) {
+		cJSON_Delete(result);
+		token_refused(f);
+		return TASK_FATAL;
+	}
+	if (atomic_load(&w.cancelled) || atomic_load(&w.lost)) {
+		/* The server no longer wants this attempt: post nothing. */
+		log_task(LOG_INFO, "task_abandoned", task_id, attempt, "reason",
+			 atomic_load(&w.cancelled) ? "the job was cancelled" : "the lease was lost");
+		cJSON_Delete(result);
+		plat_remove_tree(work_dir);
+		return TASK_FAILED;
+	}
+	if (rc < 0) {
+		cJSON_Delete(result);
+		if (plat_stop_requested()) {
+			post_failure(f, task_id, attempt, "The agent was stopped before the task finished.",
+				     true);
+			plat_remove_tree(work_dir);
+			return TASK_STOPPED;
+		}
+		log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
+		post_failure(f, task_id, attempt, reason, true);
+		return TASK_FAILED;
+	}
+
+	/* Finished: spooled before it is posted, so it survives a restart. */
+	outcome = TASK_SUCCEEDED;
+	cJSON_DeleteItemFromObjectCaseSensitive(result, "attempt");
+	if (!cJSON_AddNumberToObject(result, "attempt", (double)attempt) ||
+	    !(text = print_object(result))) {
+		cJSON_Delete(result);
+		post_failure(f, task_id, attempt, "Out of memory.", true);
+		return TASK_FAILED;
+	}
+	cJSON_Delete(result);
+	if (strlen(text) > SPOOL_RESULT_LIMIT) {
+		snprintf(reason, sizeof(reason), "The result is larger than %zu bytes.",
+			 SPOOL_RESULT_LIMIT);
+		post_failure(f, task_id, attempt, reason, false);
+		free(text);
+		return TASK_FAILED;
+	}
+	log_task(LOG_INFO, "task_finished", task_id, attempt, NULL, NULL);
+	if ((rc = spool_put(f->options->data_dir, task_id, attempt, text)) < 0)
+		log_task(LOG_WARN, "spool_failed", task_id, attempt, "reason", err_message(rc));
+	rc = deliver_result(f, task_id, attempt, text);
+	free(text);
+	remove_work(task_id, attempt, work_dir);
+	if (rc == LL_EAUTH)
+		return TASK_FATAL;
+	if (rc == LL_ESTATE)
+		return TASK_STOPPED; /* still spooled: delivered on the next start */
+	return outcome;
+}
+
+/* One long poll. 1 with *RET_LEASE set, 0 when nothing came, < 0 for an
+ * error (LL_EAUTH: the token was refused; LL_ESTATE: stopping; LL_EIO:
+ * the server could not be reached or failed). */
+static int lease_once(struct fleet *f, cJSON **ret_lease)
+{
+	struct rest_answer a;
+	char body[32];
+	int rc;
+
+	snprintf(body, sizeof(body), "{\"wait\":%d}", LEASE_WAIT_SECONDS);
+	rc = rest_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
+	if (rc < 0)
+		return rc;
+	if (a.status == 204) {
+		rest_answer_release(&a);
+		return 0;
+	}
+	if (a.status == 200 && a.body) {
+		*ret_lease = a.body;
+		a.body = NULL;
+		rest_answer_release(&a);
+		return 1;
+	}
+	if (a.status == 401) {
+		rest_answer_release(&a);
+		return token_refused(f);
+	}
+	rc = err_set(is_retryable_status(a.status) ? LL_EIO : LL_EINVAL,
+		     "The server answered HTTP %ld to a lease: %s", a.status, a.message);
+	rest_answer_release(&a);
+	return rc;
+}
+
+static int fatal(int rc)
+{
+	fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
+	return FLEET_EXIT_ERROR;
+}
+
+int fleet_run(const struct fleet_options *options)
+{
+	struct fleet f;
+	long long delay = BACKOFF_FIRST_MS;
+	int rc, exit_code = FLEET_EXIT_OK, fatal_rc = 0;
+	bool ran_task = false;
+
+	memset(&f, 0, sizeof(f));
+	f.options = options;
+	f.random_state = plat_random_seed();
+	snprintf(f.work_root, sizeof(f.work_root), "%s%cwork", options->data_dir, plat_path_separator);
+	if ((rc = plat_mkdirs_private(options->data_dir)) < 0 || (rc = plat_mkdirs_private(f.work_root)) < 0 ||
+	    (rc = facts_detect(f.work_root, &f.facts)) < 0)
+		return fatal(rc);
+
+	rc = identity_load(options->data_dir, &f.identity);
+	if (rc == LL_ENOTFOUND)
+		rc = enroll(&f);
+	if (rc < 0) {
+		exit_code = rc == LL_ESTATE ? FLEET_EXIT_OK : fatal(rc);
+		goto out;
+	}
+	if ((rc = rest_client_open(&f.http, options->server, f.identity.token)) < 0) {
+		exit_code = fatal(rc);
+		goto out;
+	}
+	rest_client_set_abort(&f.http, stop_check, NULL);
+	log_number(LOG_INFO, "agent_started", "agent_id", f.identity.id, "server", options->server);
+
+	/* Results finished before a restart go first. */
+	rc = spool_each(options->data_dir, deliver_result, &f);
+	if (rc == LL_EAUTH) {
+		exit_code = fatal(rc);
+		goto out;
+	}
+	if (rc == LL_ESTATE)
+		goto out;
+
+	while (!plat_stop_requested()) {
+		cJSON *lease = NULL;
+		enum task_outcome outcome;
+
+		rc = lease_once(&f, &lease);
+		if (rc == LL_ESTATE)
+			break;
+		if (rc == LL_EAUTH) {
+			fatal_rc = rc;
+			break;
+		}
+		if (rc < 0) {
+			log_event(LOG_WARN, "server_unreachable", "during", "lease", "reason",
+				  err_message(rc), NULL);
+			if (!backoff_wait(&f, &delay))
+				break;
+			continue;
+		}
+		delay = BACKOFF_FIRST_MS;
+		if (rc == 0)
+			continue;
+		outcome = run_task(&f, lease);
+		cJSON_Delete(lease);
+		ran_task = true;
+		if (outcome == TASK_FATAL) {
+			fatal_rc = LL_EAUTH;
+			break;
+		}
+		if (options->once) {
+			exit_code = outcome == TASK_SUCCEEDED ? FLEET_EXIT_OK : FLEET_EXIT_TASK_FAILED;
+			break;
+		}
+		if (outcome == TASK_STOPPED)
+			break;
+	}
+	/* --once stopped before it had a task: it did not do what it was for. */
+	if (options->once && !ran_task && exit_code == FLEET_EXIT_OK)
+		exit_code = FLEET_EXIT_TASK_FAILED;
+	log_event(LOG_INFO, "agent_stopped", NULL);
+	if (fatal_rc < 0)
+		exit_code = fatal(fatal_rc); /* the last line the user sees */
+out:
+	rest_client_close(&f.http);
+	cJSON_Delete(f.facts);
+	return exit_code;
+}

@@ -1,0 +1,203 @@
+/* measure_common.c - what the warm and the cold timer share (measure.h). */
+#include "measure/measure.h"
+
+#include "loadlab/err.h"
+#include "loadlab/stats.h"
+#include "measure/plat_measure.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONFIDENCE 0.95
+
+int measure_check(const struct measure_program *programs, size_t count, const struct measure_options *o)
+{
+	if (!programs || count == 0 || count > MEASURE_MAX_PROGRAMS)
+		return err_set(LL_EINVAL, "A measurement needs 1..%d programs.", MEASURE_MAX_PROGRAMS);
+	if (!o || o->runs < 1 || o->runs > MEASURE_MAX_RUNS)
+		return err_set(LL_EINVAL, "Runs must be 1..%d.", MEASURE_MAX_RUNS);
+	if (o->warmup < 0 || o->warmup > MEASURE_MAX_WARMUP)
+		return err_set(LL_EINVAL, "Warm-up runs must be 0..%d.", MEASURE_MAX_WARMUP);
+	if (o->reruns < 0 || o->reruns > MEASURE_MAX_RERUNS)
+		return err_set(LL_EINVAL, "Reruns must be 0..%d.", MEASURE_MAX_RERUNS);
+	if (o->timeout_ms <= 0)
+		return err_set(LL_EINVAL, "A measurement needs a timeout per run.");
+	for (size_t i = 0; i < count; i++) {
+		if (!programs[i].name || !*programs[i].name)
+			return err_set(LL_EINVAL, "Program %zu has no name.", i);
+		if (!programs[i].spawn.argv || !programs[i].spawn.argv[0])
+			return err_set(LL_EINVAL, "Program %s has no argv.", programs[i].name);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(programs[i].name, programs[j].name) == 0)
+				return err_set(LL_EINVAL, "Two programs are named %s.", programs[i].name);
+	}
+	return 0;
+}
+
+int measure_method_json(const struct plat_measure_conditions *c, const struct measure_options *o,
+			const char *kind, cJSON **ret)
+{
+	cJSON *m = cJSON_CreateObject();
+	char seed[24];
+
+	/* The seed as text: a uint64 does not fit a JSON number exactly. */
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
+	if (!m || !cJSON_AddStringToObject(m, "kind", kind) || !cJSON_AddStringToObject(m, "clock", c->clock) ||
+	    !cJSON_AddNumberToObject(m, "timer_resolution_ns", c->timer_resolution_ns) ||
+	    !cJSON_AddStringToObject(m, "priority", c->priority) ||
+	    !cJSON_AddStringToObject(m, "priority_read_back", c->priority_read_back) ||
+	    !cJSON_AddBoolToObject(m, "realtime", c->realtime) ||
+	    !(c->cpu >= 0 ? cJSON_AddNumberToObject(m, "cpu", c->cpu) : cJSON_AddNullToObject(m, "cpu")) ||
+	    !cJSON_AddNumberToObject(m, "cpus_available", c->cpus_available) ||
+	    !cJSON_AddStringToObject(m, "spawn", c->spawn) || !cJSON_AddNumberToObject(m, "runs", o->runs) ||
+	    !cJSON_AddNumberToObject(m, "warmup", o->warmup) || !cJSON_AddStringToObject(m, "seed", seed) ||
+	    !cJSON_AddNumberToObject(m, "timeout_ms", (double)o->timeout_ms) ||
+	    !cJSON_AddNumberToObject(m, "bootstrap_resamples", MEASURE_BOOTSTRAP_RESAMPLES) ||
+	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE)) {
+		cJSON_Delete(m);
+		return err_set(LL_ENOMEM, "Out of memory.");
+	}
+	*ret = m;
+	return 0;
+}
+
+void measure_shuffle(size_t *order, size_t n, uint64_t *state)
+{
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	/* Fisher-Yates; the modulo bias is nil for n this small. */
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(stats_random_next(state) % i);
+		size_t t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+}
+
+bool measure_add_numbers(cJSON *obj, const char *name, const double *values, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(obj, name);
+
+	if (!arr)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *v = cJSON_CreateNumber(values[i]);
+		if (!v || !cJSON_AddItemToArray(arr, v)) {
+			cJSON_Delete(v);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool add_pair(cJSON *obj, const char *name, double low, double high)
+{
+	double pair[2] = {low, high};
+	return measure_add_numbers(obj, name, pair, 2);
+}
+
+int measure_summary_json(const double *x, size_t n, uint64_t seed, cJSON **ret)
+{
+	struct stats_summary s;
+	double med_lo, med_hi, min_lo, min_hi;
+	bool *flags = NULL;
+	size_t outliers;
+	cJSON *o = NULL, *arr;
+	int rc;
+
+	if (!x || n == 0)
+		return err_set(LL_EINVAL, "No samples to summarize.");
+	if ((rc = stats_summarize(x, n, &s)) < 0 ||
+	    (rc = stats_bootstrap_ci(x, n, STATS_MEDIAN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed, &med_lo,
+				     &med_hi)) < 0 ||
+	    (rc = stats_bootstrap_ci(x, n, STATS_MIN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed + 1, &min_lo,
+				     &min_hi)) < 0)
+		return rc;
+	if (!(flags = calloc(n, sizeof(*flags)))) {
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+		goto out;
+	}
+	if ((rc = stats_outliers(x, n, MEASURE_OUTLIER_THRESHOLD, flags, &outliers)) < 0)
+		goto out;
+	rc = err_set(LL_ENOMEM, "Out of memory.");
+	if (!(o = cJSON_CreateObject()) || !cJSON_AddNumberToObject(o, "n", (double)n) ||
+	    !cJSON_AddNumberToObject(o, "min_us", s.min) || !cJSON_AddNumberToObject(o, "median_us", s.median) ||
+	    !cJSON_AddNumberToObject(o, "mean_us", s.mean) || !cJSON_AddNumberToObject(o, "mad_us", s.mad) ||
+	    !cJSON_AddNumberToObject(o, "p90_us", s.p90) || !add_pair(o, "ci_median_us", med_lo, med_hi) ||
+	    !add_pair(o, "ci_min_us", min_lo, min_hi) || !(arr = cJSON_AddArrayToObject(o, "outliers")))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *v;
+		if (!flags[i])
+			continue;
+		if (!(v = cJSON_CreateNumber((double)i)) || !cJSON_AddItemToArray(arr, v)) {
+			cJSON_Delete(v);
+			goto out;
+		}
+	}
+	*ret = o;
+	o = NULL;
+	rc = 0;
+out:
+	cJSON_Delete(o);
+	free(flags);
+	return rc;
+}
+
+int measure_rounds(const struct measure_program *programs, size_t count, const struct measure_options *o,
+		   size_t rounds, size_t first_listed, struct plat_measure_conditions *c, cJSON *order_json,
+		   int (*run)(void *ctx, size_t program, size_t round), void *ctx)
+{
+	size_t *order = calloc(count, sizeof(*order));
+	uint64_t state = o->seed;
+	int rc = 0;
+
+	if (!order)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	plat_measure_begin(c);
+	for (size_t r = 0; r < rounds && rc == 0; r++) {
+		cJSON *names = NULL;
+		if (o->progress && o->progress(o->progress_ctx, (int)(100 * r / rounds))) {
+			rc = err_set(LL_ESTATE, "The measurement was cancelled.");
+			break;
+		}
+		measure_shuffle(order, count, &state);
+		if (r >= first_listed && (!(names = cJSON_CreateArray()) || !cJSON_AddItemToArray(order_json, names))) {
+			cJSON_Delete(names);
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+			break;
+		}
+		for (size_t k = 0; k < count && rc == 0; k++) {
+			cJSON *name;
+			if ((rc = run(ctx, order[k], r)) < 0 || !names)
+				continue;
+			if (!(name = cJSON_CreateString(programs[order[k]].name)) || !cJSON_AddItemToArray(names, name)) {
+				cJSON_Delete(name);
+				rc = err_set(LL_ENOMEM, "Out of memory.");
+			}
+		}
+	}
+	/* Statistics after the agent's normal scheduling is back. */
+	plat_measure_end(c);
+	free(order);
+	if (rc == 0 && o->progress && o->progress(o->progress_ctx, 100))
+		rc = err_set(LL_ESTATE, "The measurement was cancelled.");
+	return rc;
+}
+
+int measure_add_method(cJSON *result, const struct plat_measure_conditions *c, const struct measure_options *o,
+		       const char *kind, cJSON **ret_method)
+{
+	cJSON *method;
+	int rc;
+
+	if ((rc = measure_method_json(c, o, kind, &method)) < 0)
+		return rc;
+	if (!cJSON_AddItemToObject(result, "method", method)) {
+		cJSON_Delete(method);
+		return err_set(LL_ENOMEM, "Out of memory.");
+	}
+	*ret_method = method;
+	return 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * runner.h - where the agent's generated Windows programs run, and the
+ * compiler that builds them; one copy shared by the families
+ * (agent/family/) and the churn test (agent/measure/churn.c).
+ *
+ * A runner (wine.c) runs Windows programs natively on Windows, and on Linux
+ * under Wine with a private WINEPREFIX below the task's work folder,
+ * WINEDEBUG=-all and one persistent wineserver ("-f -p": in the
+ * foreground, so the PID held is the server's) started here and stopped
+ * by that PID after `wineserver -k`. wineboot is tried up to
+ * RUNNER_WINEBOOT_ATTEMPTS times (it fails now and then on a busy
+ * machine). A program's output is read from a file: under Wine a pipe
+ * would tie the program's exit to whoever drains it.
+ *
+ * A toolchain (toolchain.c) is mingw-w64's gcc: x86_64-w64-mingw32-gcc on
+ * Linux; gcc in PATH on Windows, else, for a Windows agent under Wine, the
+ * host's x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., run through the host).
+ */
+#ifndef LOADLAB_AGENT_RUNNER_H
+#define LOADLAB_AGENT_RUNNER_H
+
+#include <stdbool.h>
+
+#include "loadlab/plat.h"
+
+/* Tries of `wineboot -i` before a Wine session fails. */
+#define RUNNER_WINEBOOT_ATTEMPTS 3
+/* Longest time one run of a generated program may take (runner_run). */
+#define RUNNER_RUN_TIMEOUT_MS 60000
+
+struct runner {
+	bool wine;                             /* programs run under Wine's loader */
+	bool through_wine64;                   /* Linux: each started by wine64 */
+	char wine64[PLAT_MAX_PATH];
+	char wineserver[PLAT_MAX_PATH];
+	char prefix_env[PLAT_MAX_PATH + 16];   /* "WINEPREFIX=..." */
+	const char *env[5];                    /* for a program started by wine64; NULL-ended */
+	struct plat_process *server;
+	char system_dirs[2][PLAT_MAX_PATH];    /* where the loader finds system DLLs */
+	size_t system_dir_count;
+	int boot_attempts;                     /* wineboot runs it took (Wine on Linux) */
+};
+
+/* Prepares RUNNER: natively on Windows (a Windows agent under Wine starts
+ * programs the same way, and notes `wine`); on Linux a private WINEPREFIX
+ * below WORK, a persistent wineserver and a booted prefix. With
+ * NULL_DISPLAY the prefix gets Wine's null display driver (windows and
+ * messages without an X display; the server is restarted to read it).
+ * LL_ENOTFOUND when Wine is missing; on failure nothing is left running.
+ * The RUNNER must not move between runner_start() and runner_stop(). */
+int runner_start(struct runner *runner, const char *work, bool null_display);
+
+/* Runs EXE (a path) with ARGS (NULL-terminated, may be NULL) in CWD, its
+ * output to OUTPUT_PATH (may be NULL), for at most TIMEOUT_MS. Gives exit
+ * code and wall time (either may be NULL). */
+int runner_run(const struct runner *runner, const char *exe, const char *const *args, const char *cwd,
+	       const char *output_path, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us);
+
+/* Stops the wineserver this runner started (by its PID), after it ended
+ * every process of the prefix. Safe to call twice, or without a start. */
+void runner_stop(struct runner *runner);
+
+/* PATH (absolute, this process's form) as a program started by this
+ * runner sees it: under wine64 "Z:" and backslashes, elsewhere PATH
+ * itself. OUT has PLAT_MAX_PATH + 1 bytes. */
+int runner_program_path(const struct runner *runner, const char *path, char *out);
+
+struct runner_toolchain {
+	char gcc[PLAT_MAX_PATH];
+	char version[128];
+	/* The compiler is the host's (Unix) mingw-w64 and this agent a Windows
+	 * build under Wine: it runs through plat_spawn_host(), and every path
+	 * in its arguments is a host path (plat_host_path()). */
+	bool host;
+	char target[64];      /* `gcc -dumpmachine`: "x86_64-w64-mingw32", "i686-w64-mingw32" */
+	bool x86;             /* 32-bit x86: a DLL's stdcall entry is _DllMain@12 */
+};
+
+/* Finds the mingw-w64 compiler (above) into RET (target left empty).
+ * LL_ENOTFOUND with a message when there is none. */
+int runner_compiler_find(struct runner_toolchain *ret);
+
+/* runner_compiler_find(), then asks the compiler for its target (`gcc
+ * -dumpmachine`, its answer written to a file in WORK). */
+int runner_toolchain_find(const char *work, struct runner_toolchain *ret);
+
+#endif

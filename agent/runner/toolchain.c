@@ -1,0 +1,71 @@
+/* toolchain.c - finds mingw-w64's gcc and its target (runner.h). */
+#include "runner/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+
+static const char host_gcc[] = "x86_64-w64-mingw32-gcc";
+
+int runner_compiler_find(struct runner_toolchain *ret)
+{
+	const char *name = plat_runs_windows_programs() ? "gcc" : host_gcc;
+	struct runner_toolchain t;
+
+	memset(&t, 0, sizeof(t));
+	if (plat_find_program(name, t.gcc, sizeof(t.gcc)) < 0) {
+		/* A Windows agent under Wine: the host's cross compiler, run
+		 * through the host's shell (plat.h, "Host programs"). */
+		if (!plat_runs_windows_programs() || !plat_under_wine() ||
+		    plat_find_host_program(host_gcc, t.gcc, sizeof(t.gcc)) < 0)
+			return err_set(LL_ENOTFOUND, "No mingw-w64 compiler (%s) in PATH%s.", name,
+				       plat_under_wine() ? ", nor the host's x86_64-w64-mingw32-gcc" : "");
+		name = host_gcc;
+		t.host = true;
+	}
+	snprintf(t.version, sizeof(t.version), "%s", name);
+	*ret = t;
+	return 0;
+}
+
+/* Asks the compiler T for its target into T->target and T->x86. */
+static int toolchain_target(const char *work, struct runner_toolchain *t)
+{
+	char path[PLAT_MAX_PATH + 1], text[128];
+	const char *argv[] = {t->gcc, "-dumpmachine", NULL};
+	struct plat_spawn_options o = {.argv = argv};
+	int n, rc, code = 0;
+	FILE *f;
+
+	n = snprintf(path, sizeof(path), "%s/toolchain-target.txt", work);
+	if (n < 0 || n >= (int)sizeof(path))
+		return err_set(LL_ETOOBIG, "The path %s/toolchain-target.txt is too long.", work);
+	o.stdout_path = path;
+	rc = t->host ? plat_run_host(&o, 60000, &code, NULL) : plat_run(&o, 60000, &code, NULL);
+	if (rc == 0 && code != 0)
+		rc = err_set(LL_EIO, "%s -dumpmachine exited with %d.", t->gcc, code);
+	if (rc < 0)
+		return rc;
+	if (!(f = fopen(path, "rb")))
+		return err_set(LL_EIO, "Cannot open %s.", path);
+	if (!fgets(text, sizeof(text), f))
+		text[0] = '\0';
+	fclose(f);
+	text[strcspn(text, "\r\n")] = '\0';
+	snprintf(t->target, sizeof(t->target), "%s", text);
+	t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 || strncmp(text, "i386", 4) == 0;
+	return 0;
+}
+
+int runner_toolchain_find(const char *work, struct runner_toolchain *ret)
+{
+	struct runner_toolchain t;
+	int rc;
+
+	if ((rc = runner_compiler_find(&t)) < 0 || (rc = toolchain_target(work, &t)) < 0)
+		return rc;
+	*ret = t;
+	return 0;
+}

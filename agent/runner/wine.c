@@ -1,0 +1,207 @@
+/*
+ * wine.c - the runner (runner.h): Windows programs natively on Windows,
+ * under a private Wine session on Linux.
+ */
+#include "runner/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+/* Where Debian's wine 8 keeps the Wine programs and the builtin PE DLLs. */
+static const char *const wine_dirs[] = {"/usr/lib/wine", "/usr/lib64/wine", "/opt/wine-stable/bin"};
+static const char builtin_dll_dir[] = "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows";
+
+static int join(char *out, const char *a, const char *b)
+{
+	int n = snprintf(out, PLAT_MAX_PATH + 1, "%s/%s", a, b);
+	if (n < 0 || n > (int)PLAT_MAX_PATH)
+		return err_set(LL_ETOOBIG, "The path %s/%s is too long.", a, b);
+	return 0;
+}
+
+static int find_in(const char *name, char *out)
+{
+	for (size_t i = 0; i < sizeof(wine_dirs) / sizeof(wine_dirs[0]); i++) {
+		char path[PLAT_MAX_PATH + 1];
+		if (join(path, wine_dirs[i], name) == 0 && plat_file_exists(path) && strlen(path) < PLAT_MAX_PATH) {
+			memcpy(out, path, strlen(path) + 1);
+			return 0;
+		}
+	}
+	return plat_find_program(name, out, PLAT_MAX_PATH);
+}
+
+/* A Windows agent: programs start natively (under Wine, the same Wine:
+ * its prefix and wineserver, not ours, whose loader finds system DLLs
+ * first in its builtin folder). */
+static void start_native(struct runner *r)
+{
+	char kernel32[PLAT_MAX_PATH + 1];
+
+	r->wine = plat_under_wine();
+	if (r->wine) {
+		snprintf(r->system_dirs[0], sizeof(r->system_dirs[0]), "Z:%s", builtin_dll_dir);
+		for (char *p = r->system_dirs[0]; *p; p++)
+			if (*p == '/')
+				*p = '\\';
+		if (join(kernel32, r->system_dirs[0], "kernel32.dll") == 0 && plat_file_exists(kernel32))
+			r->system_dir_count = 1;
+	}
+	if (plat_system_dll_dir(r->system_dirs[r->system_dir_count], sizeof(r->system_dirs[0])) == 0)
+		r->system_dir_count++;
+}
+
+static int server_start(struct runner *r)
+{
+	const char *argv[] = {r->wineserver, "-f", "-p", NULL};
+	struct plat_spawn_options o = {.argv = argv, .env_add = r->env};
+
+	return plat_spawn(&o, &r->server);
+}
+
+/* wine64 ARGV[1..] in the prefix; LL_EIO naming WHAT when it exits non-zero. */
+static int wine_run(const struct runner *r, const char **argv, long long timeout_ms, const char *what)
+{
+	struct plat_spawn_options o = {.argv = argv, .env_add = r->env};
+	int rc, code = -1;
+
+	argv[0] = r->wine64;
+	if ((rc = plat_run(&o, timeout_ms, &code, NULL)) == 0 && code != 0)
+		rc = err_set(LL_EIO, "%s exited with %d.", what, code);
+	return rc;
+}
+
+static int boot(struct runner *r, const char *prefix)
+{
+	const char *argv[] = {NULL, "wineboot", "-i", NULL};
+	int rc = 0;
+
+	/* wineboot fails now and then on a busy machine (its client can race
+	 * the server just started): try again, a little later each time. */
+	for (r->boot_attempts = 1; r->boot_attempts <= RUNNER_WINEBOOT_ATTEMPTS; r->boot_attempts++) {
+		if (r->boot_attempts > 1)
+			plat_sleep_ms(500 * r->boot_attempts);
+		if ((rc = wine_run(r, argv, 300000, "wineboot")) == 0)
+			return 0;
+		log_event(LOG_WARN, "wineboot_failed", "prefix", prefix, "message", err_message(rc), NULL);
+	}
+	r->boot_attempts = RUNNER_WINEBOOT_ATTEMPTS;
+	return rc;
+}
+
+/* Wine's null display driver: with no X display (a lab machine's agent,
+ * a test) Wine has no driver and CreateWindow fails; the null driver
+ * keeps every window and message operation in wineserver. The desktop
+ * process wineboot started keeps no driver for the session: a new
+ * session (server) reads the key. */
+static int null_display(struct runner *r)
+{
+	const char *argv[] = {NULL, "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d", "null",
+			      "/f", NULL};
+	int rc;
+
+	if ((rc = wine_run(r, argv, 120000, "wine64 reg add (the null display driver)")) < 0)
+		return rc;
+	runner_stop(r);
+	return server_start(r);
+}
+
+int runner_start(struct runner *r, const char *work, bool with_null_display)
+{
+	char prefix[PLAT_MAX_PATH + 1], system32[PLAT_MAX_PATH + 1];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (plat_runs_windows_programs()) {
+		start_native(r);
+		return 0;
+	}
+	r->wine = true;
+	r->through_wine64 = true;
+	if (find_in("wine64", r->wine64) < 0 || find_in("wineserver", r->wineserver) < 0)
+		return err_set(LL_ENOTFOUND, "Wine (wine64 and wineserver) is not installed.");
+	if ((rc = join(prefix, work, "wineprefix")) < 0 || (rc = plat_mkdirs(prefix)) < 0)
+		return rc;
+	snprintf(r->prefix_env, sizeof(r->prefix_env), "WINEPREFIX=%s", prefix);
+	r->env[0] = r->prefix_env;
+	r->env[1] = "WINEDEBUG=-all";
+	/* No Mono or Gecko installer dialogs while the prefix boots. */
+	r->env[2] = "WINEDLLOVERRIDES=mscoree,mshtml=";
+	r->env[3] = NULL;
+	if ((rc = server_start(r)) < 0)
+		return rc;
+	if ((rc = boot(r, prefix)) < 0 || (with_null_display && (rc = null_display(r)) < 0)) {
+		runner_stop(r);
+		return rc;
+	}
+	/* The loader finds system DLLs in its builtin folder (real PE files)
+	 * and the prefix's system32 (placeholders that name the builtins). */
+	memcpy(r->system_dirs[0], builtin_dll_dir, sizeof(builtin_dll_dir));
+	r->system_dir_count = 1;
+	if (join(system32, prefix, "drive_c/windows/system32") == 0 && strlen(system32) < PLAT_MAX_PATH) {
+		memcpy(r->system_dirs[1], system32, strlen(system32) + 1);
+		r->system_dir_count = 2;
+	}
+	log_event(LOG_DEBUG, "wine_started", "prefix", prefix, NULL);
+	return 0;
+}
+
+int runner_run(const struct runner *r, const char *exe, const char *const *args, const char *cwd,
+	       const char *output_path, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us)
+{
+	const char *argv[16];
+	size_t n = 0;
+	struct plat_spawn_options o = {0};
+
+	if (r->through_wine64)
+		argv[n++] = r->wine64;
+	argv[n++] = exe;
+	for (size_t i = 0; args && args[i]; i++) {
+		if (n + 2 > sizeof(argv) / sizeof(argv[0]))
+			return err_set(LL_ETOOBIG, "Too many arguments for a generated program.");
+		argv[n++] = args[i];
+	}
+	argv[n] = NULL;
+	o.argv = argv;
+	o.env_add = r->through_wine64 ? r->env : NULL;
+	o.cwd = cwd;
+	o.stdout_path = output_path;
+	o.stderr_path = output_path;
+	return plat_run(&o, timeout_ms, ret_exit_code, ret_wall_us);
+}
+
+void runner_stop(struct runner *r)
+{
+	if (!r->server)
+		return;
+	/* `wineserver -k` in our prefix has our server end every process of
+	 * this prefix (wineboot leaves services.exe, winedevice.exe and
+	 * plugplay.exe running, which outlive a server that is merely
+	 * signalled); then our server, by its PID: SIGTERM, SIGKILL after 5 s. */
+	const char *argv[] = {r->wineserver, "-k", NULL};
+	struct plat_spawn_options o = {.argv = argv, .env_add = r->env};
+	plat_run(&o, 10000, NULL, NULL);
+	if (plat_wait(r->server, 5000, NULL, NULL) < 0)
+		plat_terminate(r->server, 5000);
+	plat_process_free(r->server);
+	r->server = NULL;
+}
+
+int runner_program_path(const struct runner *r, const char *path, char *out)
+{
+	if (strlen(path) + 3 > PLAT_MAX_PATH)
+		return err_set(LL_ETOOBIG, "The path %s is too long.", path);
+	if (!r->through_wine64) {
+		memcpy(out, path, strlen(path) + 1);
+		return 0;
+	}
+	snprintf(out, PLAT_MAX_PATH + 1, "Z:%s", path);
+	for (char *p = out; *p; p++)
+		if (*p == '/')
+			*p = '\\';
+	return 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * test_measure_common.c - the pieces the warm and cold timers share
+ * (agent/measure/measure_common.c) and the family helpers that put their
+ * figures in a result (agent/family/family_util.c).
+ */
+#include "check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "family/family_util.h"
+#include "loadlab/err.h"
+#include "loadlab/stats.h"
+#include "measure/measure.h"
+#include "measure/plat_measure.h"
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
+}
+
+static void test_random_and_shuffle(void)
+{
+	uint64_t state = 0, a = 7, b = 7, c = 8;
+	size_t x[10], y[10], z[10];
+	int seen[10] = {0};
+
+	/* splitmix64's published first output for seed 0. */
+	CHECK(stats_random_next(&state) == 0xe220a8397b1dcdafULL);
+	CHECK(state == 0x9e3779b97f4a7c15ULL);
+	measure_shuffle(x, 10, &a);
+	measure_shuffle(y, 10, &b);
+	measure_shuffle(z, 10, &c);
+	CHECK(memcmp(x, y, sizeof(x)) == 0); /* same seed, same order */
+	CHECK(memcmp(x, z, sizeof(x)) != 0); /* another seed, another order */
+	CHECK(a == b && a != 7);             /* the state advances */
+	for (size_t i = 0; i < 10; i++)
+		if (x[i] < 10)
+			seen[x[i]]++;
+	for (size_t i = 0; i < 10; i++)
+		CHECK_EQ_INT(seen[i], 1); /* a permutation */
+}
+
+static void test_summary(void)
+{
+	const double x[] = {1, 2, 3, 4, 100};
+	cJSON *s = NULL;
+	const cJSON *ci, *outliers;
+
+	CHECK_EQ_INT(measure_summary_json(x, 5, 1, &s), 0);
+	CHECK(num(s, "n") == 5);
+	CHECK(num(s, "min_us") == 1);
+	CHECK(num(s, "median_us") == 3);
+	CHECK(num(s, "mean_us") == 22);
+	CHECK(num(s, "mad_us") == 1);              /* |x - 3|: 0 1 1 2 97 */
+	CHECK(num(s, "p90_us") > 61.59 && num(s, "p90_us") < 61.61); /* type 7: 4 + 0.6 * 96 */
+	ci = get(s, "ci_min_us");
+	CHECK(cJSON_GetArraySize(ci) == 2 && cJSON_GetArrayItem(ci, 0)->valuedouble == 1 &&
+	      cJSON_GetArrayItem(ci, 0)->valuedouble <= cJSON_GetArrayItem(ci, 1)->valuedouble);
+	ci = get(s, "ci_median_us");
+	CHECK(cJSON_GetArraySize(ci) == 2 &&
+	      cJSON_GetArrayItem(ci, 0)->valuedouble <= cJSON_GetArrayItem(ci, 1)->valuedouble);
+	outliers = get(s, "outliers"); /* 100: modified z 65 */
+	CHECK(cJSON_GetArraySize(outliers) == 1 && cJSON_GetArrayItem(outliers, 0)->valuedouble == 4);
+	cJSON_Delete(s);
+	s = NULL;
+	CHECK_EQ_INT(measure_summary_json(x, 0, 1, &s), LL_EINVAL);
+	CHECK(s == NULL);
+}
+
+static const char *const argv_true[] = {"/bin/true", NULL};
+
+static void test_check(void)
+{
+	struct measure_program p[2] = {{"a", {.argv = argv_true}, NULL}, {"b", {.argv = argv_true}, NULL}};
+	struct measure_options o = {.runs = 3, .warmup = 1, .seed = 1, .timeout_ms = 1000};
+
+	CHECK_EQ_INT(measure_check(p, 2, &o), 0);
+	CHECK_EQ_INT(measure_check(p, 0, &o), LL_EINVAL);
+	p[1].name = "a";
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL); /* two named a */
+	CHECK(strstr(err_message(LL_EINVAL), "a") != NULL);
+	p[1].name = "b";
+	o.runs = 0;
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+	o.runs = 3;
+	o.timeout_ms = 0;
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+	o.timeout_ms = 1000;
+	o.reruns = MEASURE_MAX_RERUNS + 1;
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+}
+
+/* A run that counts, remembers the order and fails on request. */
+struct fake {
+	int calls[3];
+	int total;
+	int fail_at; /* 1-based call number that fails; 0 never */
+	int cancel_at_percent; /* progress >= this cancels; > 100 never */
+	int last_percent, progress_calls;
+};
+
+static int fake_run(void *ctx, size_t program, size_t round)
+{
+	struct fake *f = ctx;
+	(void)round;
+	f->calls[program]++;
+	if (++f->total == f->fail_at)
+		return err_set(LL_EIO, "fake run %d failed", f->total);
+	return 0;
+}
+
+static bool fake_progress(void *ctx, int percent)
+{
+	struct fake *f = ctx;
+	CHECK(percent >= f->last_percent); /* never goes back */
+	f->last_percent = percent;
+	f->progress_calls++;
+	return percent >= f->cancel_at_percent;
+}
+
+static void test_rounds(void)
+{
+	struct measure_program p[3] = {{"x", {.argv = argv_true}, NULL},
+				       {"y", {.argv = argv_true}, NULL},
+				       {"z", {.argv = argv_true}, NULL}};
+	struct fake f;
+	struct measure_options o = {.runs = 4, .seed = 5, .timeout_ms = 1000, .progress = fake_progress, .progress_ctx = &f};
+	struct plat_measure_conditions c;
+	cJSON *order = cJSON_CreateArray(), *round;
+
+	memset(&f, 0, sizeof(f));
+	f.cancel_at_percent = 101;
+	/* 5 rounds, the first 2 not listed. */
+	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 2, &c, order, fake_run, &f), 0);
+	CHECK(f.calls[0] == 5 && f.calls[1] == 5 && f.calls[2] == 5);
+	CHECK_EQ_INT(cJSON_GetArraySize(order), 3);
+	CHECK_EQ_INT(f.progress_calls, 6); /* each round, then 100 */
+	CHECK_EQ_INT(f.last_percent, 100);
+	cJSON_ArrayForEach(round, order) {
+		int seen = 0; /* a bit per name x, y, z */
+		const cJSON *name;
+		CHECK_EQ_INT(cJSON_GetArraySize(round), 3);
+		cJSON_ArrayForEach(name, round)
+			if (cJSON_IsString(name) && strlen(name->valuestring) == 1 && strchr("xyz", name->valuestring[0]))
+				seen |= 1 << (name->valuestring[0] - 'x');
+		CHECK_EQ_INT(seen, 7); /* each round lists every program once */
+	}
+	cJSON_Delete(order);
+
+	/* A failing run stops the rounds and is what they return. */
+	order = cJSON_CreateArray();
+	memset(&f, 0, sizeof(f));
+	f.cancel_at_percent = 101;
+	f.fail_at = 4;
+	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 0, &c, order, fake_run, &f), LL_EIO);
+	CHECK_EQ_INT(f.total, 4);
+	CHECK(strstr(err_message(LL_EIO), "fake run 4") != NULL);
+	cJSON_Delete(order);
+
+	/* Progress saying "cancelled" stops them: LL_ESTATE. */
+	order = cJSON_CreateArray();
+	memset(&f, 0, sizeof(f));
+	f.cancel_at_percent = 40;
+	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 0, &c, order, fake_run, &f), LL_ESTATE);
+	CHECK_EQ_INT(f.total, 6); /* rounds at 0 % and 20 % ran; 40 % cancelled */
+	cJSON_Delete(order);
+}
+
+static void test_method_and_result(void)
+{
+	struct plat_measure_conditions c;
+	struct measure_options o = {.runs = 2, .warmup = 1, .seed = 18446744073709551615ULL, .timeout_ms = 1000};
+	cJSON *result = cJSON_CreateObject(), *method = NULL, *warm = cJSON_CreateObject(), *o_json = cJSON_CreateObject();
+	cJSON *programs, *prog, *summary;
+	struct family_measured measured = {warm, NULL};
+
+	plat_measure_begin(&c);
+	plat_measure_end(&c);
+	CHECK_EQ_INT(measure_add_method(result, &c, &o, "warm", &method), 0);
+	CHECK(method && get(result, "method") == method);
+	CHECK(cJSON_IsString(get(method, "kind")) && strcmp(get(method, "kind")->valuestring, "warm") == 0);
+	/* A uint64 seed does not fit a JSON number: text. */
+	CHECK(cJSON_IsString(get(method, "seed")) &&
+	      strcmp(get(method, "seed")->valuestring, "18446744073709551615") == 0);
+	CHECK(num(method, "runs") == 2 && num(method, "warmup") == 1 && num(method, "confidence") == 0.95);
+
+	/* family_add_measured: the program's figures with runs, warmup, min and median at hand. */
+	cJSON_AddItemToObject(warm, "method", cJSON_Duplicate(method, true));
+	cJSON_AddItemToObject(warm, "order", cJSON_CreateArray());
+	cJSON_AddItemToObject(warm, "reruns", cJSON_CreateArray());
+	programs = cJSON_AddObjectToObject(warm, "programs");
+	prog = cJSON_AddObjectToObject(programs, "default");
+	summary = cJSON_AddObjectToObject(prog, "summary");
+	cJSON_AddNumberToObject(summary, "min_us", 10);
+	cJSON_AddNumberToObject(summary, "median_us", 12);
+	CHECK_EQ_INT(family_add_measured(o_json, "warm", warm, "default"), 0);
+	CHECK(num(get(o_json, "warm"), "runs") == 2 && num(get(o_json, "warm"), "warmup") == 1);
+	CHECK(num(get(o_json, "warm"), "min_us") == 10 && num(get(o_json, "warm"), "median_us") == 12);
+	CHECK_EQ_INT(family_add_measured(o_json, "cold", NULL, "default"), 0);
+	CHECK(get(o_json, "cold") == NULL);
+	CHECK_EQ_INT(family_add_measured(o_json, "other", warm, "nosuch"), 0);
+	CHECK(get(o_json, "other") == NULL);
+	CHECK_EQ_INT(family_add_measurement(o_json, &measured), 0);
+	CHECK(get(get(o_json, "measurement"), "warm") && get(get(o_json, "measurement"), "warm_order") &&
+	      get(get(o_json, "measurement"), "warm_reruns") && !get(get(o_json, "measurement"), "cold"));
+	cJSON_Delete(result);
+	cJSON_Delete(warm);
+	cJSON_Delete(o_json);
+}
+
+int main(void)
+{
+	test_random_and_shuffle();
+	test_summary();
+	test_check();
+	test_rounds();
+	test_method_and_result();
+	return check_finish();
+}
