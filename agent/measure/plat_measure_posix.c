@@ -4,7 +4,7 @@
 #ifndef _WIN32
 
 #include "measure/plat_measure.h"
-#include "plat_posix_int.h"
+#include "loadlab/plat_spawn_posix.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #ifdef _WIN32
 
 #include "measure/plat_measure.h"
-#include "plat_win32_int.h"
+#include "loadlab/plat_spawn_win32.h"
 
 #include <windows.h>
 

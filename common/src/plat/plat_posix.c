@@ -5,7 +5,7 @@
 
 #include "loadlab/plat.h"
 #include "loadlab/plat_thread.h"
-#include "plat_posix_int.h"
+#include "loadlab/plat_spawn_posix.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 
 #include "loadlab/plat.h"
 #include "loadlab/plat_thread.h"
-#include "plat_win32_int.h"
+#include "loadlab/plat_spawn_win32.h"
 
 #include <windows.h>
 #include <process.h>

@@ -1,9 +1,12 @@
 /*
- * plat_posix_int.h - the pieces of the POSIX backend (plat_posix.c) that
- * its other POSIX files (plat_measure_posix.c) share. POSIX builds only.
+ * plat_spawn_posix.h - building blocks of the POSIX backend's spawn
+ * (src/plat/plat_posix.c) for code that starts processes its own way, such
+ * as the agent's load timer (agent/measure/plat_measure_posix.c, which
+ * clones and execs with less overhead than plat_spawn()). POSIX builds
+ * only; callers are themselves POSIX-only backends.
  */
-#ifndef LOADLAB_PLAT_POSIX_INT_H
-#define LOADLAB_PLAT_POSIX_INT_H
+#ifndef LOADLAB_PLAT_SPAWN_POSIX_H
+#define LOADLAB_PLAT_SPAWN_POSIX_H
 
 #include <stddef.h>
 

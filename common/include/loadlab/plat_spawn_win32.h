@@ -1,9 +1,12 @@
 /*
- * plat_win32_int.h - the pieces of the Win32 backend (plat_win32.c) that
- * its other Windows files (plat_measure_win32.c) share. Windows builds only.
+ * plat_spawn_win32.h - building blocks of the Win32 backend's spawn
+ * (src/plat/plat_win32.c) for code that starts processes its own way, such
+ * as the agent's load timer (agent/measure/plat_measure_win32.c: suspended
+ * start in a job object). Windows builds only; callers are themselves
+ * Windows-only backends.
  */
-#ifndef LOADLAB_PLAT_WIN32_INT_H
-#define LOADLAB_PLAT_WIN32_INT_H
+#ifndef LOADLAB_PLAT_SPAWN_WIN32_H
+#define LOADLAB_PLAT_SPAWN_WIN32_H
 
 #include <windows.h>
 #include <stdbool.h>
