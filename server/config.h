@@ -30,6 +30,7 @@ struct config {
 	int connection_timeout;     /* seconds, 1..3600, default 120 */
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
+	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */
 };
 
 /* Fills CONFIG from defaults, the environment and ARGV (a --config FILE
