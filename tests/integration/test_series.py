@@ -9,9 +9,9 @@ import json
 import random
 import threading
 import time
-import urllib.parse
+import subprocess
 
-from harness import Daemon, run_tests
+from harness import LOADLAB, Daemon, run_tests
 from schemacheck import validate
 
 JOB = {"name": "nightly", "family": "pe", "generator": {"dlls": 2, "exports": 10},
@@ -216,6 +216,14 @@ def test_regression_alert_and_webhook():
             lst = d.api("GET", "/api/v1/series", token=d.admin_token).json()
             validate("series_list.json", lst)
             assert [(x["name"], x["jobs"], x["last_job"]["id"]) for x in lst["series"]] == [("perf/nightly", 3, ids[2])]
+
+            # the CLI prints the same points
+            out = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "series", "perf/nightly"],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out
+            lines = [l.split() for l in out.stdout.splitlines()[1:] if l.strip()]
+            assert len(lines) == 6 and [l[2] for l in lines if l[0] == "rebase"] == [str(i) for i in ids], out.stdout
+            assert [l[3] for l in lines if l[0] == "rebase"] == ["r1", "r2", "r3"], out.stdout
 
             # acknowledged once, by a user
             r = d.api("POST", "/api/v1/alerts/%d/ack" % a["id"], {}, token=d.admin_token)
