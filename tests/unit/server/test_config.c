@@ -58,6 +58,8 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%d", c->per_ip_limit);
 	else if (!strcmp(name, "connection-timeout"))
 		snprintf(out, size, "%d", c->connection_timeout);
+	else if (!strcmp(name, "schedule-tick-ms"))
+		snprintf(out, size, "%d", c->schedule_tick_ms);
 	else if (!strcmp(name, "public-read"))
 		snprintf(out, size, "%s", c->public_read ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
@@ -85,6 +87,7 @@ static const struct flag_case flags[] = {
 	{"connection-timeout", "30", "30"},
 	{"public-read", "true", "true"},
 	{"public-metrics", "false", "false"},
+	{"schedule-tick-ms", "50", "50"},
 };
 
 #define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))
