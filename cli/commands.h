@@ -29,4 +29,8 @@ int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
 
+/* series and schedules */
+int cmd_series(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
+
 #endif

@@ -17,6 +17,9 @@ static const struct cli_command commands[] = {
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
 	{"compare", cmd_compare, "BASE CAND [--max-regression PCT] [--format F]",
 	 "baseline vs candidate; exit 1 on a regression"},
+	/* series and schedules */
+	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]", "a series' history, per variant and cell"},
+	{"schedule", cmd_schedule, "add|list|pause|resume|rm|run ...", "recurring jobs of a series"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},
 };
 

@@ -44,6 +44,7 @@ static const struct option_def options[] = {
 	{"max-long-polls", INT(max_long_polls, 0, 1000000), "parked lease long-polls at most (0: connections less a reserve)"},
 	{"public-read", BOOL(public_read), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics), "allow /metrics without a token"},
+	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000), "how often due schedules and finished series jobs are looked at"},
 };
 
 #define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
@@ -61,6 +62,7 @@ static void set_defaults(struct config *c)
 	c->offline_after_seconds = 120;
 	c->max_wait_seconds = 60;
 	c->threads = 8;
+	c->schedule_tick_ms = 1000;
 	c->per_ip_limit = 256;
 	c->connection_timeout = 120;
 	c->header_timeout = 10;

@@ -33,6 +33,7 @@ struct config {
 	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
+	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */
 };
 
 /* Fills CONFIG from defaults, the environment and ARGV (a --config FILE

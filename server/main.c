@@ -1,4 +1,5 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
+#include "scheduler.h"
 #include "server.h"
 
 #include "loadlab/err.h"
@@ -49,6 +50,7 @@ static void protect_store(const char *db_path)
 int main(int argc, char **argv)
 {
 	struct server server = {0};
+	struct scheduler *scheduler = NULL;
 	struct store_options store_options;
 	enum log_format format;
 	sigset_t signals;
@@ -95,7 +97,9 @@ int main(int argc, char **argv)
 	if (rc < 0 ||
 	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
-	    (rc = http_start(&server)) < 0) {
+	    (rc = http_start(&server)) < 0 ||
+	    (rc = scheduler_start(&server, &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
+				  &scheduler)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		summarizer_stop(server.summarizer);
 		store_close(server.store);
@@ -108,6 +112,7 @@ int main(int argc, char **argv)
 
 	sigwait(&signals, &sig);
 	log_event(LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+	scheduler_stop(scheduler);
 	http_stop(&server, 10000);
 	summarizer_stop(server.summarizer);
 	store_close(server.store);

@@ -47,6 +47,17 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
 
+/* The history of series NAME (report_series.c): {"series","metric",
+ * "threshold_pct","webhook_url","jobs","traces","alerts"}, one trace per
+ * variant x cell, one point per job in submission order {"job_id",
+ * "revision","created_at","value_us","median_us","ci_low_us","ci_high_us",
+ * "min_us","n"}; value_us is the median or, for METRIC "min", the floor.
+ * VARIANT and CELL (a cell key, "os=xp") filter when not NULL; jobs
+ * created before SINCE_MS are left out. LL_ENOTFOUND for a series without
+ * jobs or settings. */
+int report_series(struct store *store, const char *name, const char *variant, const char *cell,
+		  const char *metric, long long since_ms, cJSON **ret_series);
+
 /* Renders a report or a comparison as "md" (Markdown) or "csv". */
 int report_render(const cJSON *report, const char *format, struct buf *out);
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);

@@ -1,6 +1,8 @@
 /*
  * router.c - the route table: method, path pattern, who may call, body
- * limit, handler. A pattern's "{id}" matches a decimal id 1..2^53.
+ * limit, handler. A pattern's "{id}" matches a decimal id 1..2^53; a
+ * final "{name}" matches the rest of the path (its handler reads it from
+ * req->path), '/' included, as series names have them.
  */
 #include "routes.h"
 
@@ -28,6 +30,18 @@ const struct route router_routes[] = {
 	{"GET", "/api/v1/tokens", AUTH_ADMIN, 0, route_tokens_list},
 	{"DELETE", "/api/v1/tokens/{id}", AUTH_ADMIN, 0, route_tokens_revoke},
 	{"GET", "/api/v1/results/{id}", AUTH_READER, 0, route_results_get},
+	/* series, schedules, regression alerts */
+	{"GET", "/api/v1/series", AUTH_READER, 0, route_series_list},
+	{"GET", "/api/v1/series/{name}", AUTH_READER, 0, route_series_get},
+	{"PUT", "/api/v1/series/{name}", AUTH_USER, ROUTE_MAX_BODY, route_series_put},
+	{"POST", "/api/v1/schedules", AUTH_USER, ROUTE_MAX_BODY, route_schedules_create},
+	{"GET", "/api/v1/schedules", AUTH_READER, 0, route_schedules_list},
+	{"GET", "/api/v1/schedules/{id}", AUTH_READER, 0, route_schedules_get},
+	{"PATCH", "/api/v1/schedules/{id}", AUTH_USER, ROUTE_MAX_BODY, route_schedules_patch},
+	{"DELETE", "/api/v1/schedules/{id}", AUTH_USER, 0, route_schedules_delete},
+	{"POST", "/api/v1/schedules/{id}/run", AUTH_USER, ROUTE_MAX_BODY, route_schedules_run},
+	{"GET", "/api/v1/alerts", AUTH_READER, 0, route_alerts_list},
+	{"POST", "/api/v1/alerts/{id}/ack", AUTH_USER, ROUTE_MAX_BODY, route_alerts_ack},
 	{"GET", "/", AUTH_ANYONE, 0, route_web},
 	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
@@ -44,6 +58,12 @@ static bool path_matches(const char *pattern, const char *path, long long *ret_i
 	long long id = 0;
 
 	while (*pattern) {
+		if (strcmp(pattern, "{name}") == 0) {
+			if (!*path)
+				return false;
+			*ret_id = 0;
+			return true;
+		}
 		if (strncmp(pattern, "{id}", 4) == 0) {
 			int digits = 0;
 			if (*path < '1' || *path > '9')

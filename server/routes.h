@@ -41,4 +41,17 @@ int route_tokens_revoke(struct http_request *req, struct http_reply *reply);
 
 int route_web(struct http_request *req, struct http_reply *reply);
 
+/* series, schedules, regression alerts */
+int route_series_list(struct http_request *req, struct http_reply *reply);
+int route_series_get(struct http_request *req, struct http_reply *reply);
+int route_series_put(struct http_request *req, struct http_reply *reply);
+int route_schedules_create(struct http_request *req, struct http_reply *reply);
+int route_schedules_list(struct http_request *req, struct http_reply *reply);
+int route_schedules_get(struct http_request *req, struct http_reply *reply);
+int route_schedules_patch(struct http_request *req, struct http_reply *reply);
+int route_schedules_delete(struct http_request *req, struct http_reply *reply);
+int route_schedules_run(struct http_request *req, struct http_reply *reply);
+int route_alerts_list(struct http_request *req, struct http_reply *reply);
+int route_alerts_ack(struct http_request *req, struct http_reply *reply);
+
 #endif

@@ -194,6 +194,131 @@ int store_results_unsummarized(struct store *store, int version, long long limit
 int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
 			const char *const *summaries);
 
+/* --- series, schedules, regression alerts (store_series.c) ---
+ *
+ * A series is the jobs whose spec names it, in submission (id) order.
+ * Its settings (threshold of an alert, webhook) default to
+ * STORE_SERIES_DEFAULT_THRESHOLD_PCT and none.
+ *
+ * A schedule fires exactly once per due time: store_schedule_claim()
+ * records the run and moves next_due past NOW in one transaction, the
+ * caller then creates the job (submitted_by "schedule:ID") and closes the
+ * run with store_schedule_run_finish(). A claim left open by a crash is
+ * matched with its job (the first job of that submitter after the claim)
+ * or handed back by store_schedule_pending() to be created once. */
+
+#define STORE_SERIES_DEFAULT_THRESHOLD_PCT 5.0
+#define STORE_WEBHOOK_URL_MAX 1024
+
+struct store_series_settings {
+	double threshold_pct;
+	char webhook_url[STORE_WEBHOOK_URL_MAX + 1]; /* "" when none */
+};
+
+/* {"series": [{"name","jobs","last_job":{"id","state","revision","created_at"},
+ * "threshold_pct","webhook_url"}]}, by name. */
+int store_series_list(struct store *store, cJSON **ret_list);
+
+/* The jobs of series NAME created at or after SINCE_MS, in submission
+ * order: [{"id","name","state","revision","created_at"}] (maybe empty). */
+int store_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
+
+int store_series_settings_get(struct store *store, const char *name,
+			      struct store_series_settings *ret_settings);
+/* Stores SETTINGS of NAME; {"name","threshold_pct","webhook_url"}. */
+int store_series_settings_put(struct store *store, const char *name,
+			      const struct store_series_settings *settings, long long now,
+			      cJSON **ret_body);
+
+/* A schedule as created; JOB_TEXT is the submitted job (JSON text). */
+struct store_schedule_new {
+	const char *series;
+	const char *cron;        /* NULL when INTERVAL_S is used */
+	long long interval_s;    /* 0 when CRON is used */
+	const char *job_text;
+	bool enabled;
+	const char *created_by;
+	long long first_due_ms;
+};
+
+/* SCHEDULE: {"id","series","cron","interval_s","job","enabled","created_by",
+ * "created_at","updated_at","next_run_at","last_due_at","last_job_id",
+ * "skipped","last_skip":{"at","reason"}|null}. */
+int store_schedule_create(struct store *store, const struct store_schedule_new *schedule,
+			  long long now, cJSON **ret_schedule);
+/* {"schedules": [SCHEDULE...]} by id. */
+int store_schedule_list(struct store *store, cJSON **ret_list);
+int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
+/* Changes what is given: ENABLED (-1: unchanged), CRON / INTERVAL_S (both
+ * NULL/0: unchanged), JOB_TEXT (NULL: unchanged), NEXT_DUE_MS (0:
+ * unchanged). Returns the SCHEDULE. */
+int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
+			 long long interval_s, const char *job_text, long long next_due_ms,
+			 long long now, cJSON **ret_schedule);
+/* Deletes a schedule (its jobs stay); {"id","deleted":true}. */
+int store_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+
+/* Up to MAX ids of enabled schedules due at NOW (next_due <= NOW). */
+int store_schedules_due(struct store *store, long long now, long long *ret_ids, int max,
+			int *ret_count);
+
+/* Computes the due time after PREVIOUS_DUE_MS that is the first one past
+ * NOW_MS for a schedule (scheduler.h's schedule_next_due()). */
+typedef int (*store_next_due_fn)(const char *cron, long long interval_s, long long previous_due_ms,
+				 long long now_ms, long long *ret_next_ms);
+
+struct store_schedule_claim {
+	long long run_id;
+	long long schedule_id;
+	long long due_ms;
+	bool skipped;            /* a job of the schedule is still queued or running */
+	char reason[160];        /* why it was skipped */
+	char *job_text;          /* the job to create (free()); NULL when skipped */
+};
+
+/* Claims schedule ID's run: when MANUAL, at NOW without moving next_due;
+ * else its due run (LL_ESTATE when it is not due or disabled), moving
+ * next_due with NEXT_DUE. When a job of the schedule is still queued or
+ * running, or a claim is open, the run is recorded as skipped (MANUAL:
+ * LL_ECONFLICT instead). */
+int store_schedule_claim(struct store *store, long long id, bool manual, long long now,
+			 store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
+
+/* Closes run RUN_ID: JOB_ID created, or ERROR (job_id 0) why not. */
+int store_schedule_run_finish(struct store *store, long long run_id, long long job_id,
+			      const char *error, long long now);
+
+/* Closes the open claims whose job exists; returns the others, whose job
+ * must still be created: [{"run_id","schedule_id","due","job"}]. */
+int store_schedule_pending(struct store *store, cJSON **ret_runs);
+
+/* Finished jobs (done, failed, cancelled) of a series not yet checked for
+ * a regression, oldest first: [{"id","series","state"}]. */
+int store_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
+
+/* The last done job of SERIES before JOB_ID; LL_ENOTFOUND when none. */
+int store_series_previous_done(struct store *store, const char *series, long long job_id,
+			       long long *ret_job_id);
+
+/* Records that JOB_ID was checked (VERDICT of its comparison with
+ * BASELINE_ID, 0 when none) and, when ALERT is not NULL
+ * ({"threshold_pct","worst_change_pct","rows"}), opens an alert, once:
+ * *RET_ALERT_ID is its id, or 0. */
+int store_series_check_record(struct store *store, long long job_id, const char *series,
+			      long long baseline_id, const char *verdict, const cJSON *alert,
+			      long long now, long long *ret_alert_id);
+
+/* ALERT: {"id","series","job_id","baseline_id","threshold_pct","worst_change_pct",
+ * "rows","created_at","acked_at","acked_by","webhook"}.
+ * {"alerts": [ALERT...]} newest first; only unacknowledged when OPEN_ONLY. */
+int store_alert_list(struct store *store, bool open_only, cJSON **ret_list);
+int store_alert_get(struct store *store, long long id, cJSON **ret_alert);
+/* Acknowledges alert ID (again: LL_ECONFLICT); returns the ALERT. */
+int store_alert_ack(struct store *store, long long id, const char *by, long long now,
+		    cJSON **ret_alert);
+/* Records how the alert's webhook went ("delivered", "failed: ..."). */
+int store_alert_webhook_status(struct store *store, long long id, const char *status);
+
 /* --- metrics --- */
 
 struct store_stats {

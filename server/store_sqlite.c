@@ -59,6 +59,37 @@ static const char *const migrations[] = {
 	"CREATE TABLE result_summaries ("
 	"  result_id INTEGER PRIMARY KEY REFERENCES results(id),"
 	"  version INTEGER NOT NULL, body TEXT NOT NULL);",
+	/* 3: series, schedules and regression alerts (store_series.c). A job's
+	 * series and revision live in its spec; the columns only expose them. */
+	"ALTER TABLE jobs ADD COLUMN series TEXT"
+	"  GENERATED ALWAYS AS (json_extract(spec, '$.series')) VIRTUAL;"
+	"ALTER TABLE jobs ADD COLUMN revision TEXT"
+	"  GENERATED ALWAYS AS (json_extract(spec, '$.revision')) VIRTUAL;"
+	"CREATE INDEX jobs_by_series ON jobs(series, id);"
+	"CREATE INDEX jobs_by_submitter ON jobs(submitted_by, state);"
+	"CREATE TABLE series_settings ("
+	"  name TEXT PRIMARY KEY, threshold_pct REAL NOT NULL, webhook_url TEXT,"
+	"  updated_at INTEGER NOT NULL);"
+	"CREATE TABLE schedules ("
+	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, cron TEXT, interval_s INTEGER,"
+	"  job TEXT NOT NULL, enabled INTEGER NOT NULL, created_by TEXT NOT NULL,"
+	"  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,"
+	"  next_due INTEGER NOT NULL, last_due INTEGER, last_job_id INTEGER,"
+	"  skipped INTEGER NOT NULL DEFAULT 0, last_skip_at INTEGER, last_skip_reason TEXT,"
+	"  deleted INTEGER NOT NULL DEFAULT 0);"
+	"CREATE TABLE schedule_runs ("
+	"  id INTEGER PRIMARY KEY, schedule_id INTEGER NOT NULL, due INTEGER NOT NULL,"
+	"  kind TEXT NOT NULL, outcome TEXT NOT NULL, job_id INTEGER, jobs_before INTEGER NOT NULL,"
+	"  reason TEXT, created_at INTEGER NOT NULL);"
+	"CREATE INDEX schedule_runs_by_schedule ON schedule_runs(schedule_id, id);"
+	"CREATE TABLE series_checks ("
+	"  job_id INTEGER PRIMARY KEY, series TEXT NOT NULL, baseline_id INTEGER,"
+	"  verdict TEXT NOT NULL, checked_at INTEGER NOT NULL);"
+	"CREATE TABLE alerts ("
+	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, job_id INTEGER NOT NULL,"
+	"  baseline_id INTEGER NOT NULL, threshold_pct REAL NOT NULL, worst_change_pct REAL,"
+	"  rows TEXT NOT NULL, created_at INTEGER NOT NULL, acked_at INTEGER, acked_by TEXT,"
+	"  webhook TEXT);",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -56,6 +56,18 @@ bool job_spec_key_valid(const char *name)
 	return true;
 }
 
+bool job_spec_series_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 1 || n > JOB_SPEC_MAX_SERIES)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
+			return false;
+	return true;
+}
+
 static bool name_valid(const char *s)
 {
 	for (; *s; s++)
@@ -358,9 +370,9 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
 	static const char *const keys[] = {"name", "family", "generator", "variants",
-					   "measure", "matrix", "priority", NULL};
+					   "measure", "matrix", "priority", "series", "revision", NULL};
 	static const char *const families[] = {"pe", "elf", NULL};
-	const char *name, *family;
+	const char *name, *family, *series, *revision;
 	long long priority;
 	cJSON *out = NULL, *o;
 	int rc;
@@ -370,10 +382,18 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	if ((rc = json_check_keys(job, keys, "job")) < 0 ||
 	    (rc = json_get_string(job, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
 	    (rc = json_get_string(job, "family", 16, true, NULL, &family)) < 0 ||
-	    (rc = json_get_int(job, "priority", -100, 100, false, 0, &priority)) < 0)
+	    (rc = json_get_int(job, "priority", -100, 100, false, 0, &priority)) < 0 ||
+	    (rc = json_get_string(job, "series", JOB_SPEC_MAX_SERIES, false, NULL, &series)) < 0 ||
+	    (rc = json_get_string(job, "revision", JOB_SPEC_MAX_REVISION, false, NULL, &revision)) < 0)
 		return rc;
 	if (!name_valid(name))
 		return err_set(LL_EINVAL, "Field 'name' has control characters.");
+	if (series && !job_spec_series_valid(series))
+		return err_set(LL_EINVAL, "Field 'series' must be 1 to %d printable characters.",
+			       JOB_SPEC_MAX_SERIES);
+	if (revision && (!revision[0] || !name_valid(revision)))
+		return err_set(LL_EINVAL, "Field 'revision' must be 1 to %d characters without control "
+					  "characters.", JOB_SPEC_MAX_REVISION);
 	if (!in_list(family, families))
 		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf).", family);
 
@@ -381,7 +401,9 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	out = cJSON_CreateObject();
 	if (!out || !cJSON_AddStringToObject(out, "name", name) ||
 	    !cJSON_AddStringToObject(out, "family", family) ||
-	    !cJSON_AddNumberToObject(out, "priority", (double)priority))
+	    !cJSON_AddNumberToObject(out, "priority", (double)priority) ||
+	    (series && !cJSON_AddStringToObject(out, "series", series)) ||
+	    (revision && !cJSON_AddStringToObject(out, "revision", revision)))
 		goto fail;
 	if (!(o = cJSON_AddObjectToObject(out, "generator")))
 		goto fail;

@@ -7,7 +7,10 @@
  *   globals_per_function 0..64; variants 1..32, distinct names;
  *   warm.runs 1..1000, warm.warmup 0..100, cold.runs 1..200,
  *   churn.processes 1..5000, churn.dll_sets 1..8;
- *   matrix: at most 8 keys, 16 values per key, 256 cells; priority -100..100.
+ *   matrix: at most 8 keys, 16 values per key, 256 cells; priority -100..100;
+ *   series (optional): 1..128 printable ASCII characters without spaces
+ *   ("ci/main"); revision (optional): 1..128 characters, no control
+ *   characters. Both are kept in the normalized spec only when given.
  */
 #ifndef LOADLAB_JOB_SPEC_H
 #define LOADLAB_JOB_SPEC_H
@@ -28,6 +31,8 @@
 #define JOB_SPEC_MAX_MATRIX_VALUES 16
 #define JOB_SPEC_MAX_CELLS 256
 #define JOB_SPEC_MAX_NAME 128
+#define JOB_SPEC_MAX_SERIES 128
+#define JOB_SPEC_MAX_REVISION 128
 
 /* Checks a submitted job (a parsed JSON object) against every rule and
  * bound, and returns its normalized form: all defaults present, every
@@ -52,6 +57,9 @@ bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *l
 /* True when an agent matches an each_agent SELECTOR ({KEY: [VALUE...]}):
  * for every KEY, one of the VALUEs matches as in job_spec_cell_matches. */
 bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels);
+
+/* True when NAME is a valid series name (see the bounds above). */
+bool job_spec_series_valid(const char *name);
 
 /* True when NAME is a valid matrix, fact or label key:
  * ^[a-z][a-z0-9_]{0,31}$. */

@@ -4,7 +4,9 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static cJSON *parse(const char *text)
 {
@@ -133,8 +135,49 @@ static void test_cells_and_matching(void)
 	CHECK(!job_spec_key_valid("abcdefghijklmnopqrstuvwxyz0123456"));
 }
 
+static void test_series_and_revision(void)
+{
+	const char *head = "{\"name\":\"s\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},"
+			   "\"variants\":[\"default\"]";
+	char text[512];
+	cJSON *n = NULL;
+
+	snprintf(text, sizeof(text), "%s,\"series\":\"ci/main\",\"revision\":\"v1.2 (abc)\"}", head);
+	CHECK_EQ_INT(normalize_text(text, &n), 0);
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(n, "series")->valuestring, "ci/main");
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(n, "revision")->valuestring, "v1.2 (abc)");
+	cJSON_Delete(n);
+	n = NULL;
+	/* absent: absent from the normalized spec too */
+	snprintf(text, sizeof(text), "%s}", head);
+	CHECK_EQ_INT(normalize_text(text, &n), 0);
+	CHECK(!cJSON_GetObjectItemCaseSensitive(n, "series"));
+	CHECK(!cJSON_GetObjectItemCaseSensitive(n, "revision"));
+	cJSON_Delete(n);
+	n = NULL;
+	snprintf(text, sizeof(text), "%s,\"series\":\"a b\"}", head);
+	CHECK_EQ_INT(normalize_text(text, &n), LL_EINVAL);
+	snprintf(text, sizeof(text), "%s,\"series\":\"\"}", head);
+	CHECK(normalize_text(text, &n) < 0);
+	snprintf(text, sizeof(text), "%s,\"series\":7}", head);
+	CHECK(normalize_text(text, &n) < 0);
+	snprintf(text, sizeof(text), "%s,\"revision\":\"a\\u0001\"}", head);
+	CHECK_EQ_INT(normalize_text(text, &n), LL_EINVAL);
+	CHECK(job_spec_series_valid("nightly-xp-matrix"));
+	CHECK(!job_spec_series_valid("caf\xc3\xa9"));
+	{
+		char long_name[130];
+		memset(long_name, 'x', 129);
+		long_name[129] = 0;
+		CHECK(!job_spec_series_valid(long_name));
+		long_name[128] = 0;
+		CHECK(job_spec_series_valid(long_name));
+	}
+}
+
 int main(void)
 {
+	test_series_and_revision();
 	test_presets_and_defaults();
 	test_bounds();
 	test_cells_and_matching();

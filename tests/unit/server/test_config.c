@@ -64,6 +64,8 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%d", c->max_connections);
 	else if (!strcmp(name, "max-long-polls"))
 		snprintf(out, size, "%d", c->max_long_polls);
+	else if (!strcmp(name, "schedule-tick-ms"))
+		snprintf(out, size, "%d", c->schedule_tick_ms);
 	else if (!strcmp(name, "public-read"))
 		snprintf(out, size, "%s", c->public_read ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
@@ -94,6 +96,7 @@ static const struct flag_case flags[] = {
 	{"max-long-polls", "900", "900"},
 	{"public-read", "true", "true"},
 	{"public-metrics", "false", "false"},
+	{"schedule-tick-ms", "50", "50"},
 };
 
 #define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))

@@ -24,7 +24,7 @@ static void test_table(void)
 		/* No two routes share a method and a pattern. */
 		CHECK_EQ_INT(route_index(r->method, r->pattern), i);
 		/* Routes that take a body have a limit; GET and DELETE read none. */
-		if (!strcmp(r->method, "POST") || !strcmp(r->method, "PATCH"))
+		if (!strcmp(r->method, "POST") || !strcmp(r->method, "PATCH") || !strcmp(r->method, "PUT"))
 			CHECK(r->max_body > 0);
 		else
 			CHECK_EQ_INT(r->max_body, 0);
@@ -32,6 +32,18 @@ static void test_table(void)
 	CHECK_EQ_INT(router_routes[route_index("POST", "/api/v1/tasks/{id}/result")].max_body,
 		     ROUTE_MAX_RESULT_BODY);
 	CHECK_EQ_INT(router_routes[route_index("GET", "/healthz")].auth, AUTH_ANYONE);
+	{
+		/* "{name}" takes the rest of the path, '/' included, never nothing */
+		long long id = 7;
+		bool wrong = false;
+		int i = router_match("GET", "/api/v1/series/ci/main", &id, &wrong);
+		CHECK(i >= 0 && strcmp(router_routes[i].pattern, "/api/v1/series/{name}") == 0);
+		CHECK_EQ_INT(router_match("GET", "/api/v1/series/", &id, &wrong), -1);
+		i = router_match("GET", "/api/v1/series", &id, &wrong);
+		CHECK(i >= 0 && strcmp(router_routes[i].pattern, "/api/v1/series") == 0);
+		CHECK_EQ_INT(router_match("DELETE", "/api/v1/series/x", &id, &wrong), -1);
+		CHECK(wrong);
+	}
 	CHECK_EQ_INT(router_routes[route_index("GET", "/metrics")].auth, AUTH_METRICS);
 	CHECK_EQ_INT(router_routes[route_index("DELETE", "/api/v1/tokens/{id}")].auth, AUTH_ADMIN);
 	CHECK_EQ_INT(router_routes[route_index("POST", "/api/v1/lease")].auth, AUTH_AGENT);

@@ -1,0 +1,238 @@
+"""Series, schedules and regression alerts against the real daemon: a
+schedule with a 2 s interval creates jobs of its series, never doubles a
+job still queued, runs missed due times once across a SIGTERM restart on
+the same data directory; a job with a deliberately slower variant opens an
+alert and calls a webhook served here on 127.0.0.1, an identical job does
+not; GET /api/v1/series/NAME returns one point per job."""
+import http.server
+import json
+import random
+import threading
+import time
+import subprocess
+
+from harness import LOADLAB, Daemon, run_tests
+from schemacheck import validate
+
+JOB = {"name": "nightly", "family": "pe", "generator": {"dlls": 2, "exports": 10},
+       "variants": ["default", "rebase"]}
+FACTS = {"os": "winxp", "disk": "ssd", "cpu_model": "lab cpu", "runner": "wine"}
+
+
+def wait_for(what, fn, timeout=15.0, step=0.1):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def series_jobs(d, name):
+    r = d.api("GET", "/api/v1/jobs?limit=200", token=d.admin_token)
+    assert r.status == 200, r
+    ids = []
+    for j in r.json()["jobs"]:
+        full = d.api("GET", "/api/v1/jobs/%d" % j["id"], token=d.admin_token).json()
+        if full["spec"].get("series") == name:
+            ids.append(full)
+    return sorted(ids, key=lambda j: j["id"])
+
+
+def test_schedule_fires_once_across_restart():
+    d = Daemon(extra_args=["--schedule-tick-ms", "100"]).start()
+    try:
+        body = {"series": "ci/main", "interval_s": 2, "job": JOB}
+        r = d.api("POST", "/api/v1/schedules", body, token=d.admin_token)
+        assert r.status == 201, r
+        validate("schedule.json", r.json())
+        sid = r.json()["id"]
+        assert r.json()["enabled"] is True and r.json()["interval_s"] == 2 and r.json()["cron"] is None
+
+        first = wait_for("the first job", lambda: series_jobs(d, "ci/main"), timeout=6)
+        assert len(first) == 1 and first[0]["submitted_by"] == "schedule:%d" % sid, first
+        assert first[0]["state"] == "queued"
+        # Two more due times pass while the job is queued: skipped, not doubled.
+        time.sleep(4.5)
+        assert len(series_jobs(d, "ci/main")) == 1
+        s = d.api("GET", "/api/v1/schedules/%d" % sid, token=d.admin_token).json()
+        assert s["skipped"] >= 1 and "still queued" in s["last_skip"]["reason"], s
+        assert s["last_job_id"] == first[0]["id"], s
+
+        # Run now while one is queued: refused.
+        r = d.api("POST", "/api/v1/schedules/%d/run" % sid, {}, token=d.admin_token)
+        assert r.status == 409, r
+
+        # Cancelled: the next due time creates the second job.
+        assert d.api("POST", "/api/v1/jobs/%d/cancel" % first[0]["id"], {}, token=d.admin_token).status == 200
+        second = wait_for("the second job", lambda: len(series_jobs(d, "ci/main")) == 2 and series_jobs(d, "ci/main"),
+                          timeout=5)
+        assert d.api("POST", "/api/v1/jobs/%d/cancel" % second[1]["id"], {}, token=d.admin_token).status == 200
+        assert d.stop() == 0
+
+        # Down for 5 s: two due times missed, run once after the restart.
+        time.sleep(5)
+        d2 = Daemon(extra_args=["--schedule-tick-ms", "100"], data_dir=d.data_dir).start()
+        try:
+            d2.admin_token = d.admin_token
+            third = wait_for("the missed run", lambda: len(series_jobs(d2, "ci/main")) >= 3 and series_jobs(d2, "ci/main"),
+                             timeout=5)
+            time.sleep(3)  # more due times pass: the third job is queued, none is added
+            jobs = series_jobs(d2, "ci/main")
+            assert len(jobs) == 3, [j["id"] for j in jobs]
+            assert len({j["id"] for j in jobs}) == 3
+            s = d2.api("GET", "/api/v1/schedules/%d" % sid, token=d.admin_token).json()
+            assert s["last_job_id"] == third[2]["id"], s
+
+            # pause, resume, run now, delete
+            r = d2.api("PATCH", "/api/v1/schedules/%d" % sid, {"enabled": False}, token=d.admin_token)
+            assert r.status == 200 and r.json()["enabled"] is False and r.json()["next_run_at"] is None, r
+            assert d2.api("POST", "/api/v1/jobs/%d/cancel" % third[2]["id"], {}, token=d.admin_token).status == 200
+            time.sleep(2.5)
+            assert len(series_jobs(d2, "ci/main")) == 3  # paused
+            r = d2.api("POST", "/api/v1/schedules/%d/run" % sid, {}, token=d.admin_token)
+            assert r.status == 201, r
+            validate("schedule_run.json", r.json())
+            assert len(series_jobs(d2, "ci/main")) == 4
+            lst = d2.api("GET", "/api/v1/schedules", token=d.admin_token)
+            validate("schedule_list.json", lst.json())
+            assert [x["id"] for x in lst.json()["schedules"]] == [sid]
+            assert d2.api("DELETE", "/api/v1/schedules/%d" % sid, token=d.admin_token).status == 200
+            assert d2.api("GET", "/api/v1/schedules/%d" % sid, token=d.admin_token).status == 404
+        finally:
+            d2.stop()
+    finally:
+        d.close()
+
+
+def test_schedule_validation():
+    with Daemon() as d:
+        bad = [
+            {"series": "s", "job": JOB},
+            {"series": "s", "cron": "* * *", "job": JOB},
+            {"series": "s", "cron": "0 0 30 2 *", "job": JOB},
+            {"series": "s", "cron": "* * * * *", "interval_s": 5, "job": JOB},
+            {"series": "s", "interval_s": 0, "job": JOB},
+            {"series": "a b", "interval_s": 5, "job": JOB},
+            {"series": "s", "interval_s": 5, "job": dict(JOB, series="other")},
+            {"series": "s", "interval_s": 5, "job": dict(JOB, variants=[])},
+            {"series": "s", "interval_s": 5, "job": JOB, "extra": 1},
+        ]
+        for body in bad:
+            r = d.api("POST", "/api/v1/schedules", body, token=d.admin_token)
+            assert r.status == 400, (body, r)
+            validate("error.json", r.json())
+        r = d.api("POST", "/api/v1/schedules", {"series": "s", "cron": "0 3 * * mon-fri", "job": JOB},
+                  token=d.admin_token)
+        assert r.status == 201, r
+        nxt = r.json()["next_run_at"]
+        assert nxt.endswith("T03:00:00.000Z"), nxt
+        assert d.api("POST", "/api/v1/schedules", {"series": "s", "interval_s": 5, "job": JOB}).status == 401
+
+
+class Hook(http.server.BaseHTTPRequestHandler):
+    received = []
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        Hook.received.append(json.loads(self.rfile.read(n)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def play(d, token, rng, shift=1.0):
+    lease = wait_for("a lease", lambda: d.api("POST", "/api/v1/lease", {}, token=token).json())
+    variants = [{"name": "default", "valid": True,
+                 "warm": {"runs": 30, "samples_us": [round(1000 + rng.gauss(0, 5), 1) for _ in range(30)]}},
+                {"name": "rebase", "valid": True,
+                 "warm": {"runs": 30, "samples_us": [round(1100 * shift + rng.gauss(0, 5), 1) for _ in range(30)]}}]
+    r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"],
+              {"attempt": lease["attempt"], "facts": FACTS, "variants": variants}, token=token)
+    assert r.status == 200, r
+
+
+def test_regression_alert_and_webhook():
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    Hook.received = []
+    try:
+        with Daemon(extra_args=["--schedule-tick-ms", "100"]) as d:
+            url = "http://127.0.0.1:%d/hook" % server.server_port
+            r = d.api("PUT", "/api/v1/series/perf%2Fnightly", {"threshold_pct": 5, "webhook_url": url},
+                      token=d.admin_token)
+            assert r.status == 200, r
+            validate("series_settings.json", r.json())
+            assert r.json() == {"name": "perf/nightly", "threshold_pct": 5, "webhook_url": url}
+            _, token = d.enroll("lab-1", FACTS)
+            rng = random.Random(7)
+            ids = []
+            for rev, shift in (("r1", 1.0), ("r2", 1.0), ("r3", 1.2)):
+                ids.append(d.submit(dict(JOB, series="perf/nightly", revision=rev))["id"])
+                play(d, token, rng, shift)
+                if rev == "r2":
+                    # the identical job is checked and opens nothing
+                    time.sleep(1.0)
+                    assert d.api("GET", "/api/v1/alerts", token=d.admin_token).json()["alerts"] == []
+            alerts = wait_for("the alert", lambda: d.api("GET", "/api/v1/alerts", token=d.admin_token).json()["alerts"])
+            validate("alert_list.json", {"alerts": alerts})
+            assert len(alerts) == 1, alerts
+            a = alerts[0]
+            assert a["job_id"] == ids[2] and a["baseline_id"] == ids[1] and a["series"] == "perf/nightly", a
+            assert [row["variant"] for row in a["rows"]] == ["rebase"], a
+            assert 15 < a["worst_change_pct"] < 25, a
+            hook = wait_for("the webhook", lambda: Hook.received)
+            assert hook[0]["event"] == "regression" and hook[0]["alert"]["id"] == a["id"], hook
+            validate("alert_webhook.json", hook[0])
+            wait_for("the webhook status",
+                     lambda: d.api("GET", "/api/v1/alerts", token=d.admin_token).json()["alerts"][0]["webhook"] == "delivered")
+
+            # the series, by encoded and by plain name
+            for path in ("/api/v1/series/perf%2Fnightly", "/api/v1/series/perf/nightly"):
+                s = d.api("GET", path, token=d.admin_token)
+                assert s.status == 200, s
+                validate("series.json", s.json())
+            s = s.json()
+            assert [j["id"] for j in s["jobs"]] == ids
+            assert sorted((t["variant"], t["cell"]) for t in s["traces"]) == [("default", "any"), ("rebase", "any")]
+            for t in s["traces"]:
+                assert [p["job_id"] for p in t["points"]] == ids
+                assert [p["revision"] for p in t["points"]] == ["r1", "r2", "r3"]
+                for p in t["points"]:
+                    assert p["ci_low_us"] <= p["median_us"] <= p["ci_high_us"] and p["n"] == 30
+                    assert p["value_us"] == p["median_us"]
+            rebase = [t for t in s["traces"] if t["variant"] == "rebase"][0]["points"]
+            assert rebase[2]["median_us"] > rebase[1]["median_us"] * 1.15
+            assert [x["id"] for x in s["alerts"]] == [a["id"]]
+            m = d.api("GET", "/api/v1/series/perf%2Fnightly?metric=min&variant=rebase", token=d.admin_token).json()
+            assert len(m["traces"]) == 1 and all(p["value_us"] == p["min_us"] for p in m["traces"][0]["points"])
+            assert d.api("GET", "/api/v1/series/perf%2Fnightly?metric=max", token=d.admin_token).status == 400
+            assert d.api("GET", "/api/v1/series/nothing-here", token=d.admin_token).status == 404
+            future = d.api("GET", "/api/v1/series/perf%2Fnightly?since=2999-01-01", token=d.admin_token).json()
+            assert future["jobs"] == [] and future["traces"] == []
+            lst = d.api("GET", "/api/v1/series", token=d.admin_token).json()
+            validate("series_list.json", lst)
+            assert [(x["name"], x["jobs"], x["last_job"]["id"]) for x in lst["series"]] == [("perf/nightly", 3, ids[2])]
+
+            # the CLI prints the same points
+            out = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "series", "perf/nightly"],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out
+            lines = [l.split() for l in out.stdout.splitlines()[1:] if l.strip()]
+            assert len(lines) == 6 and [l[2] for l in lines if l[0] == "rebase"] == [str(i) for i in ids], out.stdout
+            assert [l[3] for l in lines if l[0] == "rebase"] == ["r1", "r2", "r3"], out.stdout
+
+            # acknowledged once, by a user
+            r = d.api("POST", "/api/v1/alerts/%d/ack" % a["id"], {}, token=d.admin_token)
+            assert r.status == 200 and r.json()["acked_by"] and r.json()["acked_at"], r
+            assert d.api("POST", "/api/v1/alerts/%d/ack" % a["id"], {}, token=d.admin_token).status == 409
+            assert d.api("GET", "/api/v1/alerts?open=true", token=d.admin_token).json()["alerts"] == []
+            assert len(Hook.received) == 1
+    finally:
+        server.shutdown()
+
+
+run_tests(globals())
