@@ -33,6 +33,10 @@ struct config {
 	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
+	long long blob_max_bytes;   /* one blob, default 1 GiB (413 beyond) */
+	long long blob_quota_bytes; /* all blobs, default 20 GiB (507 beyond) */
+	long long blob_retention_s; /* unreferenced, unused blobs removed after this, default 7 days */
+	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */
 };
 
 /* Fills CONFIG from defaults, the environment and ARGV (a --config FILE

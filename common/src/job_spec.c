@@ -135,6 +135,11 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 		if (cJSON_IsString(item)) {
 			const char *name = item->valuestring;
 			size_t i;
+			if (strcmp(family, "program") == 0) {
+				if ((rc = job_spec_program_variant(name, out)) < 0)
+					return rc;
+				continue;
+			}
 			if (strcmp(family, "elf") == 0) {
 				cJSON *v;
 				if (!in_list(name, elf_presets))
@@ -355,11 +360,28 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
 }
 
+/* The family's own section: "generator" for pe and elf, "program" for
+ * program (job_spec_program.c); the other one must be absent. */
+static int normalize_family_section(const cJSON *job, const char *family, cJSON *out)
+{
+	bool program = strcmp(family, "program") == 0;
+	const char *mine = program ? "program" : "generator", *other = program ? "generator" : "program";
+	cJSON *o;
+
+	if (cJSON_GetObjectItemCaseSensitive(job, other))
+		return err_set(LL_EINVAL, "Family '%s' takes no '%s' section.", family, other);
+	if (!(o = cJSON_AddObjectToObject(out, mine)))
+		return LL_ENOMEM;
+	if (program)
+		return job_spec_normalize_program(cJSON_GetObjectItemCaseSensitive(job, mine), o);
+	return normalize_generator(cJSON_GetObjectItemCaseSensitive(job, mine), o);
+}
+
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name", "family", "generator", "variants",
+	static const char *const keys[] = {"name", "family", "generator", "program", "variants",
 					   "measure", "matrix", "priority", NULL};
-	static const char *const families[] = {"pe", "elf", NULL};
+	static const char *const families[] = {"pe", "elf", "program", NULL};
 	const char *name, *family;
 	long long priority;
 	cJSON *out = NULL, *o;
@@ -375,7 +397,7 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	if (!name_valid(name))
 		return err_set(LL_EINVAL, "Field 'name' has control characters.");
 	if (!in_list(family, families))
-		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf).", family);
+		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf, program).", family);
 
 	rc = LL_ENOMEM;
 	out = cJSON_CreateObject();
@@ -383,9 +405,7 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	    !cJSON_AddStringToObject(out, "family", family) ||
 	    !cJSON_AddNumberToObject(out, "priority", (double)priority))
 		goto fail;
-	if (!(o = cJSON_AddObjectToObject(out, "generator")))
-		goto fail;
-	if ((rc = normalize_generator(cJSON_GetObjectItemCaseSensitive(job, "generator"), o)) < 0)
+	if ((rc = normalize_family_section(job, family, out)) < 0)
 		goto fail;
 	rc = LL_ENOMEM;
 	if (!(o = cJSON_AddArrayToObject(out, "variants")))
@@ -397,6 +417,10 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		goto fail;
 	if ((rc = normalize_measure(cJSON_GetObjectItemCaseSensitive(job, "measure"), o)) < 0)
 		goto fail;
+	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(o, "churn")) {
+		rc = err_set(LL_EINVAL, "The program family measures warm and cold starts, not churn.");
+		goto fail;
+	}
 	rc = LL_ENOMEM;
 	if (!(o = cJSON_AddObjectToObject(out, "matrix")))
 		goto fail;
