@@ -144,6 +144,18 @@ static void show_progress(void *context, long long sent, long long total)
 	fflush(stderr);
 }
 
+/* True when a path of MISSING has the blob REF already (two files with
+ * the same content are one upload). */
+static bool already_listed(const cJSON *files, const cJSON *missing, const char *ref)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, missing)
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(files, item->valuestring)->valuestring, ref) == 0)
+			return true;
+	return false;
+}
+
 /* Uploads the files of W->files that the server lacks. */
 static int upload_missing(struct rest_client *c, struct walk *w, const char *folder,
 			  int *ret_uploaded, long long *ret_bytes)
@@ -168,7 +180,8 @@ static int upload_missing(struct rest_client *c, struct walk *w, const char *fol
 		if (rc != LL_ENOTFOUND)
 			goto out;
 		rc = 0;
-		cJSON_AddItemToArray(missing, cJSON_CreateString(file->string));
+		if (!already_listed(w->files, missing, file->valuestring))
+			cJSON_AddItemToArray(missing, cJSON_CreateString(file->string));
 	}
 	progress.total = cJSON_GetArraySize(missing);
 	cJSON_ArrayForEach(file, missing) {

@@ -8,6 +8,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,14 +166,13 @@ static int check_collisions(const cJSON *files, int count)
 				     "Program file '%.300s' is refused: another path differs from it only in case.",
 				     folded[i]);
 	for (int i = 0; i < n && rc == 0; i++) {
-		char *slash = folded[i];
-		while (rc == 0 && (slash = strchr(slash, '/'))) {
-			*slash = '\0';
-			if (find_folded(folded, (size_t)n, folded[i]))
+		char prefix[JOB_SPEC_MAX_PROGRAM_PATH + 1];
+		for (const char *slash = folded[i]; rc == 0 && (slash = strchr(slash, '/')); slash++) {
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - folded[i]), folded[i]);
+			if (find_folded(folded, (size_t)n, prefix))
 				rc = err_set(LL_EINVAL,
-					     "Program file '%.300s' is refused: another path uses it as a folder.",
-					     folded[i]);
-			*slash++ = '/';
+					     "Program file '%.260s' is refused: another path uses it as a folder.",
+					     prefix);
 		}
 	}
 out:
