@@ -132,14 +132,14 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 		return err_set(LL_ERANGE, "Field 'variants' must have 1 to %d entries.",
 			       JOB_SPEC_MAX_VARIANTS);
 	cJSON_ArrayForEach(item, variants) {
+		if (strcmp(family, "program") == 0) {
+			if ((rc = job_spec_program_variant(item, out)) < 0)
+				return rc;
+			continue;
+		}
 		if (cJSON_IsString(item)) {
 			const char *name = item->valuestring;
 			size_t i;
-			if (strcmp(family, "program") == 0) {
-				if ((rc = job_spec_program_variant(name, out)) < 0)
-					return rc;
-				continue;
-			}
 			if (strcmp(family, "elf") == 0) {
 				cJSON *v;
 				if (!in_list(name, elf_presets))

@@ -277,8 +277,30 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 	return 0;
 }
 
-int job_spec_program_variant(const char *name, cJSON *out)
+int job_spec_program_variant(const cJSON *item, cJSON *out)
 {
+	static const char *const keys[] = {"name", "bases", "bind", "aslr", NULL};
+	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
+	cJSON *last;
+	int rc;
+
+	if (cJSON_IsObject(item)) {
+		/* A normalized variant (the agent re-checks a leased spec): the
+		 * knobs must be its preset's. */
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
+		if ((rc = json_check_keys(item, keys, "variant")) < 0)
+			return rc;
+		name = cJSON_IsString(n) ? n->valuestring : NULL;
+		if (!name || (rc = job_spec_program_variant(n, out)) < 0)
+			return name ? rc : err_set(LL_EINVAL, "A program variant needs a preset name.");
+		last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
+		if (!cJSON_Compare(last, item, true))
+			return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
+				       name);
+		return 0;
+	}
+	if (!name)
+		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
 	for (size_t i = 0; i < sizeof(program_presets) / sizeof(program_presets[0]); i++) {
 		cJSON *v;
 		if (strcmp(program_presets[i].name, name) != 0)

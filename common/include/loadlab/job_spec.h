@@ -102,8 +102,10 @@ bool job_spec_blob_ref_valid(const char *ref, char ret_hex[65]);
  * the path or field; OUT may then hold part of the section. */
 int job_spec_normalize_program(const cJSON *program, cJSON *out);
 
-/* Appends the normalized program variant NAME to the array OUT;
- * LL_EINVAL for a name that is not a program preset. */
-int job_spec_program_variant(const char *name, cJSON *out);
+/* Appends the normalized program variant ITEM to the array OUT: ITEM is a
+ * preset name, or an already normalized variant whose knobs are exactly
+ * its preset's (so that a normalized spec normalizes to itself). LL_EINVAL
+ * for anything else. */
+int job_spec_program_variant(const cJSON *item, cJSON *out);
 
 #endif
