@@ -3,6 +3,7 @@
 #include "args.h"
 #include "client.h"
 #include "commands.h"
+#include "submit_program.h"
 #include "table.h"
 
 #include "loadlab/buf.h"
@@ -13,6 +14,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,12 +27,17 @@
 #define WAIT_UNREACHABLE_TRIES 15
 
 static const char usage_text[] =
-	"usage: loadlab submit FILE [--wait]\n\n"
+	"usage: loadlab submit FILE [--wait] [--program-dir DIR]\n\n"
 	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
 	"and prints its id and task count: \"job ID: N tasks, STATE\".\n\n"
 	"  --wait   follow the job until it ends: a progress line redrawn in place on a\n"
 	"           terminal, a plain line for each change otherwise. Exit 0 when the job\n"
-	"           is done, 1 when it failed or was cancelled, 2 on an error.\n";
+	"           is done, 1 when it failed or was cancelled, 2 on an error.\n"
+	"  --program-dir DIR\n"
+	"           a program job: hash DIR's files, upload those the server lacks, and\n"
+	"           submit with their manifest as program.files (also: \"program\":\n"
+	"           {\"dir\": DIR} in FILE, relative to FILE). Prints \"program: N files,\n"
+	"           U uploaded (B bytes)\" first.\n";
 
 static int read_file(const char *path, struct buf *out)
 {
@@ -183,6 +190,7 @@ int cmd_submit(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"wait", no_argument, NULL, 'w'},
+		{"program-dir", required_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -192,12 +200,15 @@ int cmd_submit(int argc, char **argv)
 	const char *state = NULL;
 	long long id = 0, tasks = 0;
 	bool wait = false;
+	const char *program_dir = NULL;
+	char *program_body = NULL;
 	int opt, rc, code = 2;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":wh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":whp:", options, NULL)) != -1) {
 		switch (opt) {
 		case 'w': wait = true; break;
+		case 'p': program_dir = optarg; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: return args_option_error("submit", argv, opt);
 		}
@@ -220,7 +231,10 @@ int cmd_submit(int argc, char **argv)
 	}
 	rc = client_open(&c);
 	if (rc == 0)
-		rc = client_get_object(&c, "POST", "/api/v1/jobs", buf_str(&file), &created);
+		rc = submit_program_prepare(&c, parsed, argv[optind], program_dir, &program_body);
+	if (rc == 0)
+		rc = client_get_object(&c, "POST", "/api/v1/jobs",
+				       program_body ? program_body : buf_str(&file), &created);
 	if (rc == 0)
 		rc = json_get_int(created, "id", 1, 1LL << 53, true, 0, &id);
 	if (rc == 0)
@@ -240,6 +254,7 @@ fail:
 out:
 	cJSON_Delete(created);
 	cJSON_Delete(parsed);
+	free(program_body);
 	buf_release(&file);
 	rest_client_close(&c);
 	return code;

@@ -9,7 +9,7 @@
 #define DEFAULT_SERVER "http://127.0.0.1:8080"
 
 static const struct cli_command commands[] = {
-	{"submit", cmd_submit, "FILE [--wait]", "submit a job file; --wait follows it to the end"},
+	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR]", "submit a job file; --wait follows it to the end"},
 	{"status", cmd_status, "JOB", "a job and its tasks"},
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},

@@ -61,7 +61,8 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 	const char *value;
 	int rc;
 
-	if (class == AUTH_ANYONE || (class == AUTH_READER && public_read) ||
+	if (class == AUTH_ANYONE ||
+	    ((class == AUTH_READER || class == AUTH_READER_OR_AGENT) && public_read) ||
 	    (class == AUTH_METRICS && public_metrics)) {
 		memset(ret_token, 0, sizeof(*ret_token));
 		ret_token->id = 0;
@@ -95,6 +96,11 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 		break;
 	case AUTH_AGENT:
 		rc = token.kind == STORE_TOKEN_AGENT;
+		break;
+	case AUTH_USER_OR_AGENT:
+	case AUTH_READER_OR_AGENT:
+		rc = token.kind == STORE_TOKEN_ADMIN || token.kind == STORE_TOKEN_USER ||
+		     token.kind == STORE_TOKEN_AGENT;
 		break;
 	default:
 		rc = 0;

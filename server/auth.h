@@ -24,6 +24,8 @@ enum auth_class {
 	AUTH_ADMIN,    /* the admin token */
 	AUTH_ENROLL,   /* an enrollment (or admin) token */
 	AUTH_AGENT,    /* an agent's own token */
+	AUTH_USER_OR_AGENT,   /* a user, admin or agent token (blob HEAD) */
+	AUTH_READER_OR_AGENT, /* anyone when public_read, else as AUTH_USER_OR_AGENT (blob GET) */
 };
 
 #define AUTH_TOKEN_MAX 256

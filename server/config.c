@@ -9,20 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN };
+enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN, OPT_LLONG };
 
 struct option_def {
 	const char *name;        /* flag without "--", config key */
 	enum option_kind kind;
 	size_t offset;
 	size_t size;             /* strings: buffer size */
-	int min, max;            /* ints */
+	long long min, max;      /* ints */
 	const char *help;
 };
 
 #define STR(field) OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0
 #define INT(field, lo, hi) OPT_INT, offsetof(struct config, field), 0, lo, hi
 #define BOOL(field) OPT_BOOL, offsetof(struct config, field), 0, 0, 1
+#define LLONG(field, lo, hi) OPT_LLONG, offsetof(struct config, field), 0, lo, hi
 
 static const struct option_def options[] = {
 	{"listen", OPT_LISTEN, 0, 0, 0, 0, "HOST:PORT to serve on (port 0: any free port)"},
@@ -45,6 +46,10 @@ static const struct option_def options[] = {
 	{"public-read", BOOL(public_read), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics), "allow /metrics without a token"},
 	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000), "how often due schedules and finished series jobs are looked at"},
+	{"blob-max-bytes", LLONG(blob_max_bytes, 1, 1LL << 40), "largest blob in bytes (default 1 GiB)"},
+	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50), "all blobs together, in bytes (default 20 GiB)"},
+	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400), "a blob no job references is removed after this many seconds unused (default 7 days)"},
+	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400), "seconds between blob retention sweeps (default 3600)"},
 };
 
 #define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
@@ -69,6 +74,10 @@ static void set_defaults(struct config *c)
 	c->max_connections = 8000;
 	c->max_long_polls = 0;
 	c->public_metrics = true;
+	c->blob_max_bytes = 1LL << 30;
+	c->blob_quota_bytes = 20LL << 30;
+	c->blob_retention_s = 7 * 86400;
+	c->blob_sweep_interval_s = 3600;
 }
 
 /* 1 for true, yes, on, 1; 0 for false, no, off, 0; -1 for anything else. */
@@ -94,13 +103,19 @@ static int set_option(struct config *c, const struct option_def *o, const char *
 		snprintf((char *)c + o->offset, o->size, "%s", value);
 		return 0;
 	case OPT_INT:
+	case OPT_LLONG: {
+		long long n;
 		errno = 0;
-		v = strtol(value, &end, 10);
-		if (errno || end == value || *end || v < o->min || v > o->max)
-			return err_set(LL_EINVAL, "%s: %s must be an integer from %d to %d, not '%s'.",
+		n = strtoll(value, &end, 10);
+		if (errno || end == value || *end || n < o->min || n > o->max)
+			return err_set(LL_EINVAL, "%s: %s must be an integer from %lld to %lld, not '%s'.",
 				       source, o->name, o->min, o->max, value);
-		*(int *)((char *)c + o->offset) = (int)v;
+		if (o->kind == OPT_INT)
+			*(int *)((char *)c + o->offset) = (int)n;
+		else
+			*(long long *)((char *)c + o->offset) = n;
 		return 0;
+	}
 	case OPT_BOOL:
 		if (bool_word(value) < 0)
 			return err_set(LL_EINVAL, "%s: %s must be true or false, not '%s'.", source, o->name, value);

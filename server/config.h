@@ -34,6 +34,10 @@ struct config {
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
 	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */
+	long long blob_max_bytes;   /* one blob, default 1 GiB (413 beyond) */
+	long long blob_quota_bytes; /* all blobs, default 20 GiB (507 beyond) */
+	long long blob_retention_s; /* unreferenced, unused blobs removed after this, default 7 days */
+	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */
 };
 
 /* Fills CONFIG from defaults, the environment and ARGV (a --config FILE

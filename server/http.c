@@ -9,6 +9,9 @@
  * request with a body (413, 414, 401, 403), which are sent before the body
  * is read and close the connection on purpose.
  *
+ * A route with a body stream (router_stream(), server.h) gets its body piece by piece instead
+ * of in req->body: blob uploads, which may be far larger than memory.
+ *
  * Capacity (capacity.h): a connection limit from the open-files limit,
  * parked long-polls capped below it, and a header deadline enforced by
  * the sweeper for every connection.
@@ -321,6 +324,17 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE;
 	const char *type = reply->content_type ? reply->content_type : "application/json";
 
+	if (reply->has_file) {
+		/* libmicrohttpd reads the file as it sends it and closes it. */
+		response = MHD_create_response_from_fd64((uint64_t)reply->file_size, reply->file_fd);
+		if (!response) {
+			close(reply->file_fd);
+			return MHD_NO;
+		}
+		reply->has_file = false;
+		type = reply->content_type ? reply->content_type : "application/octet-stream";
+		goto headers;
+	}
 	if (reply->json) {
 		text = cJSON_PrintUnformatted(reply->json);
 		cJSON_Delete(reply->json);
@@ -344,6 +358,7 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 			free(text);
 		return MHD_NO;
 	}
+headers:
 	if (reply->status != 204)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(response, "Cache-Control", "no-store");
@@ -433,6 +448,7 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 				   ? router_match(method, url, &req->path_id, &wrong_method)
 				   : -1;
 	req->route = req->route_index >= 0 ? &router_routes[req->route_index] : NULL;
+	req->stream = router_stream(req->route);
 	buf_init(&req->body, req->route ? req->route->max_body : 0);
 	if (!req->route) {
 		req->status = wrong_method ? 405 : 404;
@@ -444,10 +460,10 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 			return send_error(req, 414, "uri_too_long", QUERY_TOO_LONG_MESSAGE);
 		return MHD_YES;
 	}
-	/* Refuse an oversized body before reading it. */
+	/* Refuse an oversized body before reading it (a streamed one: begin()). */
 	length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
 					     MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (length && strtoull(length, NULL, 10) > req->route->max_body) {
+	if (!req->stream && length && strtoull(length, NULL, 10) > req->route->max_body) {
 		char message[128];
 		snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
 			 req->route->max_body);
@@ -464,6 +480,30 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 		return send_reply(req, &reply);
 	}
 	req->authorized = req->auth_rc == 0;
+	if (req->authorized && req->stream) {
+		req->stream->begin(req, &reply);
+		if (reply.status)
+			return send_reply(req, &reply);
+	}
+	return MHD_YES;
+}
+
+/* A piece of a streamed body: to the route, or dropped once it refused. */
+static enum MHD_Result on_stream_data(struct http_request *req, const char *data, size_t size)
+{
+	if (!req->authorized)
+		return MHD_YES; /* a refusal is waiting for the end of the body */
+	if (req->stream_failed) {
+		req->stream_dropped += (long long)size;
+		return req->stream_dropped > HTTP_STREAM_DROP_MAX ? MHD_NO : MHD_YES;
+	}
+	if (!req->stream_reply && !(req->stream_reply = calloc(1, sizeof(*req->stream_reply))))
+		return MHD_NO;
+	if (req->stream->data(req, data, size, req->stream_reply) < 0) {
+		req->stream_failed = true;
+		if (!req->stream_reply->status)
+			reply_error(req->stream_reply, 500, "internal", "The upload failed.");
+	}
 	return MHD_YES;
 }
 
@@ -482,6 +522,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	if (!req->headers_done)
 		return on_headers(server, req, connection, url, method);
 
+	if (*upload_data_size && req->stream) {
+		enum MHD_Result ret = on_stream_data(req, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return ret;
+	}
 	if (*upload_data_size) {
 		if (!req->body_too_big && buf_append(&req->body, upload_data, *upload_data_size) < 0)
 			req->body_too_big = true;
@@ -505,6 +550,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	}
 	if (!req->authorized) {
 		reply_from_err(&reply, req->auth_rc);
+		return send_reply(req, &reply);
+	}
+	if (req->stream_failed) {
+		reply = *req->stream_reply;
+		memset(req->stream_reply, 0, sizeof(*req->stream_reply));
 		return send_reply(req, &reply);
 	}
 
@@ -553,6 +603,13 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	if (req->headers_done)
 		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
 			  "ms", ms, "who", who, NULL);
+	if (req->stream && req->stream->release)
+		req->stream->release(req);
+	if (req->stream_reply) {
+		cJSON_Delete(req->stream_reply->json);
+		free(req->stream_reply->text);
+		free(req->stream_reply);
+	}
 	buf_release(&req->body);
 	free(req);
 	*con_cls = NULL;

@@ -1,4 +1,5 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
+#include "routes.h"
 #include "scheduler.h"
 #include "server.h"
 
@@ -96,12 +97,14 @@ int main(int argc, char **argv)
 		protect_store(server.config.db_path);
 	if (rc < 0 ||
 	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
+	    (rc = route_blobs_start(&server)) < 0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
 	    (rc = http_start(&server)) < 0 ||
 	    (rc = scheduler_start(&server, &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
 				  &scheduler)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		summarizer_stop(server.summarizer);
+		blobs_close(server.blobs);
 		store_close(server.store);
 		return 1;
 	}
@@ -114,6 +117,7 @@ int main(int argc, char **argv)
 	log_event(LOG_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
 	scheduler_stop(scheduler);
 	http_stop(&server, 10000);
+	blobs_close(server.blobs);
 	summarizer_stop(server.summarizer);
 	store_close(server.store);
 	log_event(LOG_INFO, "stopped", NULL);

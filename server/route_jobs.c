@@ -20,6 +20,7 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *body, *spec = NULL, *created = NULL;
 	char who[96];
+	bool program;
 	int rc;
 
 	if (http_body_object(req, reply, false, &body) < 0)
@@ -28,8 +29,20 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 	cJSON_Delete(body);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
+	/* A program's files must be uploaded, and stay until the job holds them. */
+	program = cJSON_GetObjectItemCaseSensitive(spec, "program") != NULL;
+	if (program) {
+		blobs_refs_lock(req->server->blobs);
+		if (route_blobs_check_spec(req, spec, reply) < 0) {
+			blobs_refs_unlock(req->server->blobs);
+			cJSON_Delete(spec);
+			return 0;
+		}
+	}
 	rc = store_job_create(req->server->store, spec, submitter(req, who, sizeof(who)),
 			      clock_now_ms(), &created);
+	if (program)
+		blobs_refs_unlock(req->server->blobs);
 	cJSON_Delete(spec);
 	if (rc < 0)
 		return reply_from_err(reply, rc);

@@ -1,6 +1,7 @@
 /*
  * router.c - the route table: method, path pattern, who may call, body
- * limit, handler. A pattern's "{id}" matches a decimal id 1..2^53; a
+ * limit, handler; and the routes whose body is streamed. A pattern's "{id}"
+ * matches a decimal id 1..2^53, "{sha256}" 64 lowercase hex digits; a
  * final "{name}" matches the rest of the path (its handler reads it from
  * req->path), '/' included, as series names have them.
  */
@@ -42,12 +43,31 @@ const struct route router_routes[] = {
 	{"POST", "/api/v1/schedules/{id}/run", AUTH_USER, ROUTE_MAX_BODY, route_schedules_run},
 	{"GET", "/api/v1/alerts", AUTH_READER, 0, route_alerts_list},
 	{"POST", "/api/v1/alerts/{id}/ack", AUTH_USER, ROUTE_MAX_BODY, route_alerts_ack},
+	{"PUT", "/api/v1/blobs/{sha256}", AUTH_USER, 0, route_blobs_put},
+	{"HEAD", "/api/v1/blobs/{sha256}", AUTH_USER_OR_AGENT, 0, route_blobs_head},
+	{"GET", "/api/v1/blobs/{sha256}", AUTH_READER_OR_AGENT, 0, route_blobs_get},
 	{"GET", "/", AUTH_ANYONE, 0, route_web},
 	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 
 const int router_route_count = (int)(sizeof(router_routes) / sizeof(router_routes[0]));
+
+/* The routes whose body is streamed to them, by handler. */
+static const struct {
+	route_handler handler;
+	const struct route_stream *stream;
+} streamed_routes[] = {
+	{route_blobs_put, &route_blobs_put_stream},
+};
+
+const struct route_stream *router_stream(const struct route *route)
+{
+	for (size_t i = 0; route && i < sizeof(streamed_routes) / sizeof(streamed_routes[0]); i++)
+		if (streamed_routes[i].handler == route->handler)
+			return streamed_routes[i].stream;
+	return NULL;
+}
 
 _Static_assert(sizeof(router_routes) / sizeof(router_routes[0]) <= METRICS_MAX_ROUTES,
 	       "raise METRICS_MAX_ROUTES");
@@ -63,6 +83,13 @@ static bool path_matches(const char *pattern, const char *path, long long *ret_i
 				return false;
 			*ret_id = 0;
 			return true;
+		}
+		if (strncmp(pattern, "{sha256}", 8) == 0) {
+			for (int i = 0; i < 64; i++, path++)
+				if (!((*path >= '0' && *path <= '9') || (*path >= 'a' && *path <= 'f')))
+					return false;
+			pattern += 8;
+			continue;
 		}
 		if (strncmp(pattern, "{id}", 4) == 0) {
 			int digits = 0;

@@ -53,5 +53,21 @@ int route_schedules_delete(struct http_request *req, struct http_reply *reply);
 int route_schedules_run(struct http_request *req, struct http_reply *reply);
 int route_alerts_list(struct http_request *req, struct http_reply *reply);
 int route_alerts_ack(struct http_request *req, struct http_reply *reply);
+/* /api/v1/blobs/{sha256} (route_blobs.c). A PUT's body is streamed
+ * through route_blobs_put_stream; route_blobs_put() finishes it. */
+extern const struct route_stream route_blobs_put_stream;
+int route_blobs_put(struct http_request *req, struct http_reply *reply);
+int route_blobs_head(struct http_request *req, struct http_reply *reply);
+int route_blobs_get(struct http_request *req, struct http_reply *reply);
+
+/* For a program job's normalized SPEC: 0 when every blob of its manifest
+ * is stored; else REPLY is filled (400 missing_blobs, "error.missing"
+ * lists them) and a negative code returned. Hold blobs_refs_lock() from
+ * here until the job is stored. */
+int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct http_reply *reply);
+
+/* Opens server->blobs under the data folder and starts its retention
+ * sweeper (main.c). */
+int route_blobs_start(struct server *server);
 
 #endif

@@ -13,6 +13,7 @@
 #define LOADLAB_SERVER_SERVER_H
 
 #include "auth.h"
+#include "blobs.h"
 #include "capacity.h"
 #include "config.h"
 #include "metrics.h"
@@ -33,6 +34,7 @@ struct server {
 	struct config config;
 	struct store *store;
 	struct summarizer *summarizer;   /* result summaries, in the background */
+	struct blob_store *blobs;        /* uploaded files (blobs.h) */
 	struct metrics metrics;
 	struct MHD_Daemon *daemon;
 	int port;                        /* the port bound (for --listen :0) */
@@ -80,6 +82,13 @@ struct http_request {
 	int status;                      /* the status sent, for logs and metrics */
 	long long started_us;
 
+	/* a streamed body (router_stream()) */
+	const struct route_stream *stream; /* NULL: the body goes to req->body */
+	void *stream_state;              /* the route's, freed by stream->release */
+	bool stream_failed;              /* data() refused: the rest is dropped, stream_reply sent */
+	long long stream_dropped;        /* bytes dropped since */
+	struct http_reply *stream_reply;
+
 	/* long-poll */
 	int calls;                       /* handler invocations so far */
 	long long wait_deadline_ms;
@@ -94,9 +103,33 @@ struct http_reply {
 	size_t static_len;
 	const char *content_type;        /* default application/json */
 	int retry_after;                 /* seconds for a Retry-After header; 0: none */
+	bool has_file;                   /* the body is file_fd (owned, closed when sent) */
+	int file_fd;
+	long long file_size;
 };
 
 typedef int (*route_handler)(struct http_request *req, struct http_reply *reply);
+
+/* A route whose body is handed over piece by piece instead of being read
+ * into req->body (uploads; router_stream() names them): max_body is then
+ * not checked by http.c. */
+struct route_stream {
+	/* Once the headers are in and the caller is authorized, before any
+	 * body byte. Filling REPLY refuses the request: the answer is sent at
+	 * once and the body never read (the connection then closes). */
+	int (*begin)(struct http_request *req, struct http_reply *reply);
+	/* Each piece of the body, in order. A negative return with REPLY
+	 * filled refuses the request: the rest of the body is read and
+	 * dropped (up to HTTP_STREAM_DROP_MAX bytes, beyond which the
+	 * connection is closed unanswered) and REPLY is sent once it ends.
+	 * The route's handler is then not called. */
+	int (*data)(struct http_request *req, const char *data, size_t size, struct http_reply *reply);
+	/* When the request completes, however it ended: frees stream_state. */
+	void (*release)(struct http_request *req);
+};
+
+/* Bytes of a refused streamed body read and dropped before giving up. */
+#define HTTP_STREAM_DROP_MAX ((long long)64 << 20)
 
 struct route {
 	const char *method;
@@ -112,6 +145,8 @@ struct route {
 extern const struct route router_routes[];
 extern const int router_route_count;
 int router_match(const char *method, const char *path, long long *ret_id, bool *ret_wrong_method);
+/* How ROUTE takes its body as a stream, or NULL: into req->body. */
+const struct route_stream *router_stream(const struct route *route);
 
 /* Reply helpers; each returns 0 so a handler can `return reply_...;`. */
 int reply_json(struct http_reply *reply, int status, cJSON *body);

@@ -331,4 +331,10 @@ struct store_stats {
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);
 
+/* --- blobs (store_blobs.c) --- */
+
+/* Every blob a job references through its "program.files" manifest, as a
+ * new cJSON array of 64-hex-digit strings (duplicates allowed). */
+int store_blob_references(struct store *store, cJSON **ret_hashes);
+
 #endif

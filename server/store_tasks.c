@@ -30,7 +30,8 @@ static int read_json(void *context, sqlite3_stmt *row)
 static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt,
 		       cJSON *cell, long long expires, cJSON **ret)
 {
-	static const char *const copied[] = {"name", "family", "generator", "variants", "measure"};
+	static const char *const copied[] = {"name", "family", "generator", "program", "variants",
+					     "measure"};
 	cJSON *lease, *spec = NULL, *job;
 	int rc = db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL,
 			      read_json, &spec);

@@ -144,6 +144,11 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 		return err_set(LL_ERANGE, "Field 'variants' must have 1 to %d entries.",
 			       JOB_SPEC_MAX_VARIANTS);
 	cJSON_ArrayForEach(item, variants) {
+		if (strcmp(family, "program") == 0) {
+			if ((rc = job_spec_program_variant(item, out)) < 0)
+				return rc;
+			continue;
+		}
 		if (cJSON_IsString(item)) {
 			const char *name = item->valuestring;
 			size_t i;
@@ -367,11 +372,28 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
 }
 
+/* The family's own section: "generator" for pe and elf, "program" for
+ * program (job_spec_program.c); the other one must be absent. */
+static int normalize_family_section(const cJSON *job, const char *family, cJSON *out)
+{
+	bool program = strcmp(family, "program") == 0;
+	const char *mine = program ? "program" : "generator", *other = program ? "generator" : "program";
+	cJSON *o;
+
+	if (cJSON_GetObjectItemCaseSensitive(job, other))
+		return err_set(LL_EINVAL, "Family '%s' takes no '%s' section.", family, other);
+	if (!(o = cJSON_AddObjectToObject(out, mine)))
+		return LL_ENOMEM;
+	if (program)
+		return job_spec_normalize_program(cJSON_GetObjectItemCaseSensitive(job, mine), o);
+	return normalize_generator(cJSON_GetObjectItemCaseSensitive(job, mine), o);
+}
+
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name", "family", "generator", "variants",
-					   "measure", "matrix", "priority", "series", "revision", NULL};
-	static const char *const families[] = {"pe", "elf", NULL};
+	static const char *const keys[] = {"name", "family", "generator", "program", "variants", "measure",
+					   "matrix", "priority", "series", "revision", NULL};
+	static const char *const families[] = {"pe", "elf", "program", NULL};
 	const char *name, *family, *series, *revision;
 	long long priority;
 	cJSON *out = NULL, *o;
@@ -395,7 +417,7 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		return err_set(LL_EINVAL, "Field 'revision' must be 1 to %d characters without control "
 					  "characters.", JOB_SPEC_MAX_REVISION);
 	if (!in_list(family, families))
-		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf).", family);
+		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf, program).", family);
 
 	rc = LL_ENOMEM;
 	out = cJSON_CreateObject();
@@ -405,9 +427,7 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	    (series && !cJSON_AddStringToObject(out, "series", series)) ||
 	    (revision && !cJSON_AddStringToObject(out, "revision", revision)))
 		goto fail;
-	if (!(o = cJSON_AddObjectToObject(out, "generator")))
-		goto fail;
-	if ((rc = normalize_generator(cJSON_GetObjectItemCaseSensitive(job, "generator"), o)) < 0)
+	if ((rc = normalize_family_section(job, family, out)) < 0)
 		goto fail;
 	rc = LL_ENOMEM;
 	if (!(o = cJSON_AddArrayToObject(out, "variants")))
@@ -419,6 +439,10 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		goto fail;
 	if ((rc = normalize_measure(cJSON_GetObjectItemCaseSensitive(job, "measure"), o)) < 0)
 		goto fail;
+	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(o, "churn")) {
+		rc = err_set(LL_EINVAL, "The program family measures warm and cold starts, not churn.");
+		goto fail;
+	}
 	rc = LL_ENOMEM;
 	if (!(o = cJSON_AddObjectToObject(out, "matrix")))
 		goto fail;

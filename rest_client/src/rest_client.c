@@ -136,13 +136,37 @@ static size_t on_data(char *data, size_t size, size_t count, void *userdata)
 	return n;
 }
 
+/* A file sent as the body (rest_client_upload()). */
+struct upload {
+	FILE *file;
+	long long size;
+	void (*progress)(void *context, long long sent, long long total);
+	void *context;
+};
+
+struct transfer {
+	struct rest_client *c;
+	struct upload *upload;   /* NULL: none */
+};
+
 static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
-	struct rest_client *c = userdata;
+	struct transfer *t = userdata;
+	struct rest_client *c = t->c;
 
-	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	(void)dltotal, (void)dlnow, (void)ultotal;
+	if (t->upload && t->upload->progress)
+		t->upload->progress(t->upload->context, (long long)ulnow, t->upload->size);
 	return c->abort_check && c->abort_check(c->abort_context) ? 1 : 0;
+}
+
+static size_t on_read(char *buffer, size_t size, size_t count, void *userdata)
+{
+	struct upload *upload = userdata;
+	size_t n = fread(buffer, 1, size * count, upload->file);
+
+	return n == 0 && ferror(upload->file) ? CURL_READFUNC_ABORT : n;
 }
 
 void rest_one_line(const char *text, char *out, size_t size)
@@ -189,9 +213,10 @@ static int add_header(struct curl_slist **list, const char *header)
 	return 0;
 }
 
-int rest_client_send(struct rest_client *c, const struct rest_request *request,
-		     struct rest_answer *answer)
+static int perform(struct rest_client *c, const struct rest_request *request,
+		   struct upload *upload, struct rest_answer *answer)
 {
+	struct transfer transfer = {c, upload};
 	CURL *curl = c->curl;
 	struct curl_slist *headers = NULL;
 	struct sink sink = {&answer->text, false};
@@ -207,7 +232,8 @@ int rest_client_send(struct rest_client *c, const struct rest_request *request,
 	url = join(c->base_url, path);
 	if (!url || add_header(&headers, "Expect:") < 0 ||
 	    (c->auth_header && add_header(&headers, c->auth_header) < 0) ||
-	    (body && add_header(&headers, "Content-Type: application/json") < 0)) {
+	    (body && add_header(&headers, "Content-Type: application/json") < 0) ||
+	    (upload && add_header(&headers, "Content-Type: application/octet-stream") < 0)) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
@@ -226,9 +252,20 @@ int rest_client_send(struct rest_client *c, const struct rest_request *request,
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
 	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	if (body || strcmp(method, "GET") != 0) {
+	if (upload) {
+		/* A large file takes as long as it takes; a stalled one fails. */
+		curl_easy_setopt(curl, CURLOPT_TIMEOUT, 0L);
+		curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, REST_CLIENT_TIMEOUT);
+		curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(curl, CURLOPT_READDATA, upload);
+		curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)upload->size);
+	} else if (strcmp(method, "HEAD") == 0) {
+		curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+	} else if (body || strcmp(method, "GET") != 0) {
 		/* Without a body, e.g. a cancel: an empty one. */
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? body : "");
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -268,6 +305,28 @@ out:
 	free(url);
 	if (rc < 0)
 		rest_answer_release(answer);
+	return rc;
+}
+
+int rest_client_send(struct rest_client *c, const struct rest_request *request,
+		     struct rest_answer *answer)
+{
+	return perform(c, request, NULL, answer);
+}
+
+int rest_client_upload(struct rest_client *c, const char *path, const char *file_path,
+		       long long size, void (*progress)(void *context, long long sent, long long total),
+		       void *context, struct rest_answer *answer)
+{
+	const struct rest_request request = {"PUT", path, NULL, 0, 0};
+	struct upload upload = {fopen(file_path, "rb"), size, progress, context};
+	int rc;
+
+	memset(answer, 0, sizeof(*answer));
+	if (!upload.file)
+		return err_set(LL_EIO, "Cannot open %s.", file_path);
+	rc = perform(c, &request, &upload, answer);
+	fclose(upload.file);
 	return rc;
 }
 

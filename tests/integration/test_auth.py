@@ -1,6 +1,7 @@
 """Every mutating route refuses missing, malformed, unknown, revoked, wrong-kind
 and other agents' tokens; tokens are made and revoked by the admin; the
 token files are written as API.md says."""
+import hashlib
 import os
 import stat
 
@@ -22,6 +23,7 @@ MUTATING = [
     ("POST", "/api/v1/tasks/{task}/fail", {"attempt": 1, "reason": "x"}, "agent"),
     ("POST", "/api/v1/tokens", {"kind": "user", "name": "x"}, "admin"),
     ("DELETE", "/api/v1/tokens/{token}", None, "admin"),
+    ("PUT", "/api/v1/blobs/" + hashlib.sha256(b"blob").hexdigest(), b"blob", "user"),
 ]
 
 
@@ -77,6 +79,13 @@ def test_every_mutating_route_refuses_bad_tokens():
             r = d.api(method, path, body, headers={"Authorization": "Basic Zm9vOmJhcg=="})
             assert r.status == 401, r
         assert state_snapshot(d) == before
+        blob = "/api/v1/blobs/" + hashlib.sha256(b"blob").hexdigest()
+        assert d.api("HEAD", blob, token=d.admin_token).status == 404
+        assert not [f for _, _, fs in os.walk(os.path.join(d.data_dir, "blobs")) for f in fs]
+        # Blob reads: users and agents; enrollment tokens may not.
+        assert d.api("HEAD", blob, token=agent_token).status == 404
+        assert d.api("HEAD", blob, token=d.enroll_token).status == 403
+        assert d.api("GET", blob).status == 401
 
         # Reads need a user token unless public reads are on.
         assert d.api("GET", "/api/v1/jobs").status == 401

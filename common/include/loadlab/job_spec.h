@@ -34,6 +34,13 @@
 #define JOB_SPEC_MAX_SERIES 128
 #define JOB_SPEC_MAX_REVISION 128
 
+/* The program family (see job_spec_normalize_program()). */
+#define JOB_SPEC_MAX_PROGRAM_FILES 4096
+#define JOB_SPEC_MAX_PROGRAM_PATH 260
+#define JOB_SPEC_MAX_PROGRAM_ARGS 64
+#define JOB_SPEC_MAX_PROGRAM_ARGS_BYTES 8192
+#define JOB_SPEC_MAX_PROGRAM_TIMEOUT 3600
+
 /* Checks a submitted job (a parsed JSON object) against every rule and
  * bound, and returns its normalized form: all defaults present, every
  * variant expanded to its knobs ({"name","bases","bind","imports","order"}
@@ -64,5 +71,49 @@ bool job_spec_series_valid(const char *name);
 /* True when NAME is a valid matrix, fact or label key:
  * ^[a-z][a-z0-9_]{0,31}$. */
 bool job_spec_key_valid(const char *name);
+
+/* --- the program family (job_spec_program.c) ---
+ *
+ * A job {"family": "program", "program": {...}, "variants": [...], ...}
+ * has no "generator"; its "program" section, normalized:
+ *   {"files": {PATH: "sha256:HEX", ...},  1..4096 files, order kept
+ *    "exe": PATH,                         one of files, ends in .exe (any case)
+ *    "args": [STRING...],                 0..64, 8192 bytes in all, no control characters
+ *    "until": "exit" | "input-idle",      default "exit"
+ *    "timeout_s": N}                      1..3600, default 60
+ * Its variants are preset names only, normalized to
+ *   {"name", "bases": "as-built"|"unique", "bind": bool, "aslr": "as-built"|"off"}:
+ *   as-built {as-built,false,as-built}, rebase {unique,false,off},
+ *   bind {unique,true,off}, aslr-off {as-built,false,off}.
+ * measure.churn is refused for it. */
+
+/* 0 when PATH may name a program file, else LL_EINVAL with a message
+ * naming PATH and the rule, and *RET_RULE (may be NULL) the rule alone
+ * (static text). A path is '/'-separated and relative: not empty, at most
+ * JOB_SPEC_MAX_PROGRAM_PATH bytes, no leading '/' or '\\' (so no UNC), no
+ * backslash, no ':' (drive letters, streams), no control character or
+ * any of < > " | ? *, no empty, "." or ".." component, no component
+ * ending in a dot or space, no Windows device name as a component (CON,
+ * PRN, AUX, NUL, COM0-9, LPT0-9, CONIN$, CONOUT$, CLOCK$; any case, with
+ * or without an extension). Case collisions need the whole manifest: see
+ * job_spec_normalize_program(). */
+int job_spec_program_path_check(const char *path, const char **ret_rule);
+
+/* True when REF is "sha256:" and 64 lowercase hex digits; the digits go
+ * to RET_HEX (may be NULL). */
+bool job_spec_blob_ref_valid(const char *ref, char ret_hex[65]);
+
+/* Checks the "program" section PROGRAM and adds its normalized members to
+ * the object OUT (see above). Beyond each path's rules, two paths may not
+ * differ only in ASCII case and no path may also be a folder of another
+ * ("bin" and "bin/app.exe"). LL_EINVAL / LL_ERANGE with a message naming
+ * the path or field; OUT may then hold part of the section. */
+int job_spec_normalize_program(const cJSON *program, cJSON *out);
+
+/* Appends the normalized program variant ITEM to the array OUT: ITEM is a
+ * preset name, or an already normalized variant whose knobs are exactly
+ * its preset's (so that a normalized spec normalizes to itself). LL_EINVAL
+ * for anything else. */
+int job_spec_program_variant(const cJSON *item, cJSON *out);
 
 #endif

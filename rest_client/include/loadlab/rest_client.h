@@ -104,6 +104,17 @@ void rest_client_close(struct rest_client *c);
 int rest_client_send(struct rest_client *c, const struct rest_request *request,
 		     struct rest_answer *answer);
 
+/* rest_client_send() of a PUT to PATH whose body is the file FILE_PATH,
+ * SIZE bytes (application/octet-stream), read as it is sent, never whole
+ * in memory; no overall time limit, but a transfer that moves nothing for
+ * REST_CLIENT_TIMEOUT seconds fails (LL_EIO). PROGRESS (may be NULL) is
+ * called with the bytes sent so far, at least once a second. LL_EIO also
+ * when the file cannot be opened or read. A method of "HEAD" given to
+ * rest_client_send() asks for the headers only. */
+int rest_client_upload(struct rest_client *c, const char *path, const char *file_path,
+		       long long size, void (*progress)(void *context, long long sent, long long total),
+		       void *context, struct rest_answer *answer);
+
 /* rest_client_send() of a POST of the JSON text BODY to PATH with
  * REST_CLIENT_BODY_LIMIT and a timeout of TIMEOUT_SECONDS. */
 int rest_client_post(struct rest_client *c, const char *path, const char *body,

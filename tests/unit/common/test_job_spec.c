@@ -175,11 +175,202 @@ static void test_series_and_revision(void)
 	}
 }
 
+#define REF "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* A program job with FILES_JSON (an object's members) and EXE; 0 or the
+ * code of job_spec_normalize(); the normalized spec in *RET (may be NULL). */
+static int program_job(const char *files_json, const char *exe, const char *extra, cJSON **ret)
+{
+	char text[20000];
+	cJSON *job, *n = NULL;
+	int rc;
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},\"exe\":\"%s\"%s},"
+		 "\"variants\":[\"as-built\",\"rebase\",\"bind\",\"aslr-off\"]}",
+		 files_json, exe, extra ? extra : "");
+	job = parse(text);
+	rc = job_spec_normalize(job, &n);
+	cJSON_Delete(job);
+	if (ret)
+		*ret = n;
+	else
+		cJSON_Delete(n);
+	return rc;
+}
+
+static void test_program_paths(void)
+{
+	static const char *const good[] = {
+		"app.exe", "bin/app.exe", "bin/plugins/x.dll", "Data/é.txt", "console/x", "conx.dll",
+		"com10.dll", "lpt.dll", ".hidden", "a..b", "bin/..x",
+	};
+	static const struct { const char *path, *rule; } bad[] = {
+		{"", "empty"},
+		{"/etc/passwd", "relative"}, {"\\\\server\\share\\x", "relative"},
+		{"\\x", "relative"}, {"bin\\x.dll", "backslash"},
+		{"C:/x.dll", "':'"}, {"c:x", "':'"}, {"x.dll:stream", "':'"},
+		{"..", "'..'"}, {"../x", "'..'"}, {"bin/../x", "'..'"}, {"./x", "'.'"}, {"bin/.", "'.'"},
+		{"bin//x", "empty component"}, {"bin/", "empty component"},
+		{"CON", "device"}, {"con", "device"}, {"Nul.txt", "device"}, {"bin/aux.tar.gz", "device"},
+		{"COM1", "device"}, {"com9.dll", "device"}, {"LPT1", "device"}, {"lpt9.x", "device"},
+		{"PRN", "device"}, {"AUX .dll", "device"}, {"CONIN$", "device"}, {"conout$.x", "device"},
+		{"clock$", "device"}, {"COM\xc2\xb9", "device"}, {"con.d/x", "device"},
+		{"x.", "dot or a space"}, {"x ", "dot or a space"}, {"bin./x", "dot or a space"},
+		{"a\x01" "b", "control"}, {"a\x7f", "control"}, {"a\tb", "control"},
+		{"a*b", "forbids"}, {"a?b", "forbids"}, {"a<b", "forbids"}, {"a|b", "forbids"},
+		{"a\"b", "forbids"},
+	};
+	char longest[262];
+	const char *rule;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK_EQ_INT(job_spec_program_path_check(good[i], NULL), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		rule = NULL;
+		CHECK_EQ_INT(job_spec_program_path_check(bad[i].path, &rule), LL_EINVAL);
+		CHECK(rule && strstr(rule, bad[i].rule));
+		CHECK(strstr(err_message(LL_EINVAL), "is refused"));
+	}
+	memset(longest, 'a', 260);
+	longest[260] = '\0';
+	CHECK_EQ_INT(job_spec_program_path_check(longest, NULL), 0);
+	longest[260] = 'a';
+	longest[261] = '\0';
+	CHECK_EQ_INT(job_spec_program_path_check(longest, &rule), LL_EINVAL);
+	CHECK(strstr(rule, "260"));
+
+	CHECK(job_spec_blob_ref_valid(REF, NULL));
+	CHECK(!job_spec_blob_ref_valid("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
+	CHECK(!job_spec_blob_ref_valid("sha1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
+	CHECK(!job_spec_blob_ref_valid("sha256:0123", NULL));
+}
+
+static void test_program_section(void)
+{
+	cJSON *n = NULL, *program, *v;
+
+	CHECK_EQ_INT(program_job("\"bin/app.exe\":\"" REF "\",\"bin/core.dll\":\"" REF "\"",
+				 "bin/app.exe", NULL, &n), 0);
+	program = cJSON_GetObjectItem(n, "program");
+	CHECK(program && !cJSON_GetObjectItem(n, "generator"));
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(program, "files")), 2);
+	CHECK_EQ_STR(cJSON_GetObjectItem(program, "until")->valuestring, "exit");
+	CHECK_EQ_INT(cJSON_GetObjectItem(program, "timeout_s")->valueint, 60);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(program, "args")), 0);
+	v = cJSON_GetObjectItem(n, "variants");
+	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 0), "bases")->valuestring, "as-built");
+	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 1), "aslr")->valuestring, "off");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 2), "bind")));
+	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 3), "bases")->valuestring, "as-built");
+	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 3), "aslr")->valuestring, "off");
+	{ /* normalizing twice changes nothing */
+		cJSON *again = NULL;
+		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+		CHECK(cJSON_Compare(n, again, true));
+		cJSON_Delete(again);
+	}
+	cJSON_Delete(n);
+
+	/* exe: one of the files, ending in .exe in any case */
+	CHECK_EQ_INT(program_job("\"A.EXE\":\"" REF "\"", "A.EXE", NULL, NULL), 0);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "b.exe", NULL, NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.dll\":\"" REF "\"", "a.dll", NULL, NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "A.exe", NULL, NULL), LL_EINVAL);
+	/* collisions: case, duplicates, a file used as a folder */
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\",\"A.exe\":\"" REF "\"", "a.exe", NULL, NULL),
+		     LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "only in case"));
+	{ /* the same path twice: the JSON parser refuses duplicate members */
+		const char *dup = "{\"a.exe\":1,\"a.exe\":2}";
+		cJSON *root = NULL;
+		CHECK(json_parse(dup, strlen(dup), 0, &root) < 0);
+		cJSON_Delete(root);
+	}
+	CHECK_EQ_INT(program_job("\"bin/a.exe\":\"" REF "\",\"BIN\":\"" REF "\"", "bin/a.exe", NULL,
+				 NULL), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "as a folder"));
+	CHECK_EQ_INT(program_job("\"bin/a.exe\":\"" REF "\",\"bin2\":\"" REF "\",\"bin-x/y\":\"" REF "\"",
+				 "bin/a.exe", NULL, NULL), 0);
+	/* a bad path is named */
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\",\"../x.dll\":\"" REF "\"", "a.exe", NULL, NULL),
+		     LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "'../x.dll'"));
+	/* blob references */
+	CHECK_EQ_INT(program_job("\"a.exe\":\"sha256:00\"", "a.exe", NULL, NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.exe\":5", "a.exe", NULL, NULL), LL_EINVAL);
+	/* no files; the other fields */
+	CHECK_EQ_INT(program_job("", "a.exe", NULL, NULL), LL_ERANGE);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"until\":\"input-idle\",\"timeout_s\":3600,"
+				 "\"args\":[\"--selftest\",\"x y\"]", NULL), 0);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"until\":\"never\"", NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"timeout_s\":0", NULL), LL_ERANGE);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"timeout_s\":3601", NULL), LL_ERANGE);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"args\":[1]", NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"args\":[\"a\\nb\"]", NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"dir\":\"build\"", NULL), LL_EINVAL);
+	{ /* args bounded in count and bytes */
+		char extra[16000];
+		size_t used = (size_t)snprintf(extra, sizeof(extra), ",\"args\":[");
+		for (int i = 0; i < 65; i++)
+			used += (size_t)snprintf(extra + used, sizeof(extra) - used, "%s\"a\"", i ? "," : "");
+		snprintf(extra + used, sizeof(extra) - used, "]");
+		CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", extra, NULL), LL_EINVAL);
+		used = (size_t)snprintf(extra, sizeof(extra), ",\"args\":[\"");
+		memset(extra + used, 'x', 8200);
+		snprintf(extra + used + 8200, sizeof(extra) - used - 8200, "\"]");
+		CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", extra, NULL), LL_ERANGE);
+	}
+}
+
+static void test_program_job_shape(void)
+{
+	static const char *const refused[] = {
+		/* pe variants, a generator, churn, a missing section */
+		"{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{\"a.exe\":\"" REF "\"},"
+		"\"exe\":\"a.exe\"},\"variants\":[\"default\"]}",
+		"{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{\"a.exe\":\"" REF "\"},"
+		"\"exe\":\"a.exe\"},\"variants\":[{\"name\":\"x\"}]}",
+		"{\"name\":\"p\",\"family\":\"program\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		"\"program\":{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
+		"{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{\"a.exe\":\"" REF "\"},"
+		"\"exe\":\"a.exe\"},\"variants\":[\"rebase\"],\"measure\":{\"churn\":{}}}",
+		"{\"name\":\"p\",\"family\":\"program\",\"variants\":[\"rebase\"]}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		"\"program\":{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
+	};
+	char many[JOB_SPEC_MAX_PROGRAM_FILES * 90 + 64];
+	size_t used = 0;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		cJSON *job = parse(refused[i]), *n = NULL;
+		CHECK(job_spec_normalize(job, &n) < 0);
+		CHECK(n == NULL);
+		cJSON_Delete(job);
+	}
+	for (int i = 0; i < JOB_SPEC_MAX_PROGRAM_FILES + 1; i++)
+		used += (size_t)snprintf(many + used, sizeof(many) - used, "%s\"f%d.exe\":\"" REF "\"",
+					 i ? "," : "", i);
+	{
+		char *text = malloc(used + 512);
+		cJSON *job, *n = NULL;
+		snprintf(text, used + 512, "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},"
+			 "\"exe\":\"f0.exe\"},\"variants\":[\"rebase\"]}", many);
+		job = parse(text);
+		CHECK_EQ_INT(job_spec_normalize(job, &n), LL_ERANGE);
+		cJSON_Delete(job);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	test_series_and_revision();
 	test_presets_and_defaults();
 	test_bounds();
 	test_cells_and_matching();
+	test_program_paths();
+	test_program_section();
+	test_program_job_shape();
 	return check_finish();
 }

@@ -70,6 +70,14 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%s", c->public_read ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
 		snprintf(out, size, "%s", c->public_metrics ? "true" : "false");
+	else if (!strcmp(name, "blob-max-bytes"))
+		snprintf(out, size, "%lld", c->blob_max_bytes);
+	else if (!strcmp(name, "blob-quota-bytes"))
+		snprintf(out, size, "%lld", c->blob_quota_bytes);
+	else if (!strcmp(name, "blob-retention-s"))
+		snprintf(out, size, "%lld", c->blob_retention_s);
+	else if (!strcmp(name, "blob-sweep-interval-s"))
+		snprintf(out, size, "%lld", c->blob_sweep_interval_s);
 	else
 		snprintf(out, size, "?");
 }
@@ -97,6 +105,10 @@ static const struct flag_case flags[] = {
 	{"public-read", "true", "true"},
 	{"public-metrics", "false", "false"},
 	{"schedule-tick-ms", "50", "50"},
+	{"blob-max-bytes", "5368709120", "5368709120"},
+	{"blob-quota-bytes", "109951162777600", "109951162777600"},
+	{"blob-retention-s", "0", "0"},
+	{"blob-sweep-interval-s", "60", "60"},
 };
 
 #define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))
@@ -179,6 +191,10 @@ static void test_defaults_and_booleans(void)
 	CHECK_EQ_INT(c.max_attempts, 3);
 	CHECK(c.public_metrics);
 	CHECK(!c.public_read);
+	CHECK(c.blob_max_bytes == 1LL << 30 && c.blob_quota_bytes == 20LL << 30);
+	CHECK(c.blob_retention_s == 7 * 86400 && c.blob_sweep_interval_s == 3600);
+	const char *too_big[] = {"--blob-max-bytes", "1099511627777", NULL};
+	CHECK_EQ_INT(load(&c, too_big), LL_EINVAL);
 
 	/* A boolean flag alone is true, also before another flag. */
 	const char *alone[] = {"--public-read", "--threads", "4", NULL};

@@ -1,0 +1,314 @@
+/* submit_program.c - a program folder to blobs and a manifest
+ * (submit_program.h). */
+#include "submit_program.h"
+
+#include "client.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/plat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct walk {
+	char root[PATH_MAX];      /* the folder, resolved */
+	cJSON *files;             /* {RELATIVE: "sha256:HEX"} */
+	cJSON *sizes;             /* {RELATIVE: size}, for the uploads */
+	int count;
+};
+
+static bool inside(const char *root, const char *path)
+{
+	size_t n = strlen(root);
+
+	return strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+static int walk_folder(struct walk *w, const char *abs, const char *rel, int depth);
+
+/* One entry of the folder: ABS on disk, REL in the manifest. */
+static int walk_entry(struct walk *w, const char *abs, const char *rel, int depth)
+{
+	char resolved[PATH_MAX], hex[65], ref[72];
+	struct stat st;
+	long long size;
+	int rc;
+
+	if (lstat(abs, &st) < 0)
+		return err_set(LL_EIO, "Cannot read %s: %s.", abs, strerror(errno));
+	if (S_ISLNK(st.st_mode)) {
+		if (!realpath(abs, resolved) || !inside(w->root, resolved))
+			return err_set(LL_EINVAL, "%s is a symbolic link that leads out of the program folder.",
+				       abs);
+		if (stat(resolved, &st) < 0)
+			return err_set(LL_EIO, "Cannot read %s: %s.", resolved, strerror(errno));
+	}
+	if (S_ISDIR(st.st_mode))
+		return walk_folder(w, abs, rel, depth + 1);
+	if (!S_ISREG(st.st_mode))
+		return err_set(LL_EINVAL, "%s is not a regular file or a folder.", abs);
+	if ((rc = job_spec_program_path_check(rel, NULL)) < 0)
+		return rc;
+	if (++w->count > JOB_SPEC_MAX_PROGRAM_FILES)
+		return err_set(LL_ERANGE, "The program folder has more than %d files.",
+			       JOB_SPEC_MAX_PROGRAM_FILES);
+	if ((rc = plat_file_sha256(abs, hex, &size)) < 0)
+		return rc;
+	snprintf(ref, sizeof(ref), "sha256:%s", hex);
+	if (!cJSON_AddStringToObject(w->files, rel, ref) ||
+	    !cJSON_AddNumberToObject(w->sizes, rel, (double)size))
+		return LL_ENOMEM;
+	return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The folder ABS, REL in the manifest ("" for the top), names sorted so
+ * that the manifest does not depend on the order on disk. */
+static int walk_folder(struct walk *w, const char *abs, const char *rel, int depth)
+{
+	char **names = NULL;
+	size_t count = 0, cap = 0;
+	struct dirent *entry;
+	DIR *dir;
+	int rc = 0;
+
+	if (depth > SUBMIT_PROGRAM_MAX_DEPTH)
+		return err_set(LL_ERANGE, "%s is nested more than %d folders deep.", abs,
+			       SUBMIT_PROGRAM_MAX_DEPTH);
+	if (!(dir = opendir(abs)))
+		return err_set(LL_EIO, "Cannot read the folder %s: %s.", abs, strerror(errno));
+	while ((entry = readdir(dir))) {
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		if (count == cap) {
+			char **more = realloc(names, (cap = cap ? cap * 2 : 64) * sizeof(*names));
+			if (!more) {
+				rc = LL_ENOMEM;
+				break;
+			}
+			names = more;
+		}
+		if (!(names[count] = strdup(entry->d_name))) {
+			rc = LL_ENOMEM;
+			break;
+		}
+		count++;
+	}
+	closedir(dir);
+	if (rc == 0)
+		qsort(names, count, sizeof(*names), compare_names);
+	for (size_t i = 0; rc == 0 && i < count; i++) {
+		char child_abs[PATH_MAX], child_rel[PATH_MAX];
+		if ((size_t)snprintf(child_abs, sizeof(child_abs), "%s/%s", abs, names[i]) >= sizeof(child_abs) ||
+		    (size_t)snprintf(child_rel, sizeof(child_rel), "%s%s%s", rel, *rel ? "/" : "",
+				     names[i]) >= sizeof(child_rel)) {
+			rc = err_set(LL_EINVAL, "A path under %s is too long.", abs);
+			break;
+		}
+		rc = walk_entry(w, child_abs, child_rel, depth);
+	}
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+struct progress {
+	bool tty;
+	int index, total;
+	const char *name;
+	long long last_shown;
+};
+
+static void show_progress(void *context, long long sent, long long total)
+{
+	struct progress *p = context;
+
+	if (!p->tty || (sent == p->last_shown && sent != 0))
+		return;
+	p->last_shown = sent;
+	fprintf(stderr, "\ruploading %d/%d %.60s: %lld%%\033[K", p->index, p->total, p->name,
+		total > 0 ? sent * 100 / total : 100);
+	fflush(stderr);
+}
+
+/* True when a path of MISSING has the blob REF already (two files with
+ * the same content are one upload). */
+static bool already_listed(const cJSON *files, const cJSON *missing, const char *ref)
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, missing)
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(files, item->valuestring)->valuestring, ref) == 0)
+			return true;
+	return false;
+}
+
+/* Uploads the files of W->files that the server lacks. */
+static int upload_missing(struct rest_client *c, struct walk *w, const char *folder,
+			  int *ret_uploaded, long long *ret_bytes)
+{
+	struct progress progress = {isatty(STDERR_FILENO), 0, 0, NULL, -1};
+	const cJSON *file;
+	cJSON *missing = cJSON_CreateArray();
+	int rc = 0;
+
+	if (!missing)
+		return LL_ENOMEM;
+	*ret_uploaded = 0;
+	*ret_bytes = 0;
+	cJSON_ArrayForEach(file, w->files) {
+		struct rest_answer answer;
+		char path[128];
+		snprintf(path, sizeof(path), "/api/v1/blobs/%s", file->valuestring + 7);
+		if ((rc = client_request(c, "HEAD", path, NULL, 0, &answer)) == 0) {
+			rest_answer_release(&answer);
+			continue;
+		}
+		if (rc != LL_ENOTFOUND)
+			goto out;
+		rc = 0;
+		if (!already_listed(w->files, missing, file->valuestring))
+			cJSON_AddItemToArray(missing, cJSON_CreateString(file->string));
+	}
+	progress.total = cJSON_GetArraySize(missing);
+	cJSON_ArrayForEach(file, missing) {
+		const char *rel = file->valuestring;
+		const char *ref = cJSON_GetObjectItemCaseSensitive(w->files, rel)->valuestring;
+		long long size = (long long)cJSON_GetObjectItemCaseSensitive(w->sizes, rel)->valuedouble;
+		struct rest_answer answer;
+		char path[128], abs[PATH_MAX * 2];
+		snprintf(path, sizeof(path), "/api/v1/blobs/%s", ref + 7);
+		snprintf(abs, sizeof(abs), "%s/%s", folder, rel);
+		progress.index++;
+		progress.name = rel;
+		progress.last_shown = -1;
+		rc = rest_client_upload(c, path, abs, size, show_progress, &progress, &answer);
+		if (rc == 0 && (rc = rest_answer_error(&answer, "PUT", path)) < 0) {
+			char why[400];
+			snprintf(why, sizeof(why), "%s", err_message(rc));
+			rc = err_set(rc, "Uploading %s: %s", rel, why);
+		}
+		rest_answer_release(&answer);
+		if (rc < 0)
+			goto out;
+		(*ret_uploaded)++;
+		*ret_bytes += size;
+	}
+out:
+	if (progress.tty && progress.index)
+		fputs("\r\033[K", stderr);
+	cJSON_Delete(missing);
+	return rc;
+}
+
+/* The only file ending in .exe (any case), or NULL. */
+static const char *only_exe(const cJSON *files)
+{
+	const cJSON *file, *found = NULL;
+
+	cJSON_ArrayForEach(file, files) {
+		size_t n = strlen(file->string);
+		if (n >= 4 && strcasecmp(file->string + n - 4, ".exe") == 0) {
+			if (found)
+				return NULL;
+			found = file;
+		}
+	}
+	return found ? found->string : NULL;
+}
+
+/* DIR as given, or "program.dir" of JOB relative to JOB_PATH's folder. */
+static int find_folder(cJSON *job, const char *job_path, const char *dir, char *out, size_t size)
+{
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
+	const cJSON *given = cJSON_GetObjectItemCaseSensitive(program, "dir");
+	const char *slash;
+
+	if (dir) {
+		snprintf(out, size, "%s", dir);
+		return 1;
+	}
+	if (!given)
+		return 0;
+	if (!cJSON_IsString(given) || !*given->valuestring)
+		return err_set(LL_EINVAL, "%s: 'program.dir' must be a folder name.", job_path);
+	slash = strrchr(job_path, '/');
+	if (given->valuestring[0] == '/' || !slash || strcmp(job_path, "-") == 0)
+		snprintf(out, size, "%s", given->valuestring);
+	else
+		snprintf(out, size, "%.*s/%s", (int)(slash - job_path), job_path, given->valuestring);
+	return 1;
+}
+
+int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path,
+			   const char *dir, char **ret_body)
+{
+	struct walk w = {{0}, cJSON_CreateObject(), cJSON_CreateObject(), 0};
+	char folder[PATH_MAX];
+	cJSON *program;
+	const char *exe;
+	long long bytes = 0;
+	int rc, uploaded = 0;
+
+	*ret_body = NULL;
+	rc = find_folder(job, job_path, dir, folder, sizeof(folder));
+	if (rc <= 0)
+		goto out;
+	rc = LL_ENOMEM;
+	if (!w.files || !w.sizes)
+		goto out;
+	if (!realpath(folder, w.root)) {
+		rc = err_set(LL_EIO, "Cannot open the program folder %s: %s.", folder, strerror(errno));
+		goto out;
+	}
+	if ((rc = walk_folder(&w, w.root, "", 0)) < 0)
+		goto out;
+	if (w.count == 0) {
+		rc = err_set(LL_EINVAL, "The program folder %s has no files.", folder);
+		goto out;
+	}
+	if ((rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
+		goto out;
+	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s",
+	       uploaded, bytes);
+	fflush(stdout);
+
+	rc = LL_ENOMEM;
+	program = cJSON_GetObjectItemCaseSensitive(job, "program");
+	if (!cJSON_IsObject(program)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(job, "program");
+		if (!(program = cJSON_AddObjectToObject(job, "program")))
+			goto out;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(job, "family");
+	if (!cJSON_AddStringToObject(job, "family", "program"))
+		goto out;
+	cJSON_DeleteItemFromObjectCaseSensitive(program, "dir");
+	cJSON_DeleteItemFromObjectCaseSensitive(program, "files");
+	cJSON_AddItemToObject(program, "files", w.files);
+	w.files = NULL;
+	if (!cJSON_GetObjectItemCaseSensitive(program, "exe") &&
+	    (exe = only_exe(cJSON_GetObjectItemCaseSensitive(program, "files"))) &&
+	    !cJSON_AddStringToObject(program, "exe", exe))
+		goto out;
+	if (!(*ret_body = cJSON_PrintUnformatted(job)))
+		goto out;
+	rc = 0;
+out:
+	cJSON_Delete(w.files);
+	cJSON_Delete(w.sizes);
+	return rc;
+}

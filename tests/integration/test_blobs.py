@@ -1,0 +1,337 @@
+"""Blobs against a real loadlabd: PUT streamed and hashed, HEAD, GET; wrong
+hashes, limits, quota, bad names and missing tokens change nothing; memory
+stays flat on a 200 MiB upload; a kill -9 mid-upload leaves nothing; the
+retention sweep; `loadlab submit --program-dir`; hostile manifests."""
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+
+from harness import LOADLAB, Daemon, load_example, run_tests
+from schemacheck import validate
+
+BLOBS = "/api/v1/blobs/"
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def put(d, data, name=None, token=None, headers=None):
+    return d.api("PUT", BLOBS + (name or sha(data)), data, token=token or d.admin_token,
+                 headers=dict({"Content-Type": "application/octet-stream"}, **(headers or {})))
+
+
+def stored_files(d):
+    """Every file under DATA_DIR/blobs (tmp/ included), relative."""
+    out = []
+    for root, _, files in os.walk(os.path.join(d.data_dir, "blobs")):
+        out += [os.path.relpath(os.path.join(root, f), d.data_dir) for f in files]
+    return sorted(out)
+
+
+def program_job(files, exe="bin/app.exe", **extra):
+    program = {"files": files, "exe": exe}
+    program.update(extra)
+    return {"name": "prog", "family": "program", "program": program,
+            "variants": ["as-built", "rebase", "bind", "aslr-off"]}
+
+
+def raw_put(d, name, head_len, body, chunked=False):
+    """Opens a socket and sends a PUT's headers and BODY (maybe partial);
+    returns the socket."""
+    u = urllib.parse.urlparse(d.url)
+    s = socket.create_connection((u.hostname, u.port))
+    headers = "PUT %s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % (
+        BLOBS, name, d.admin_token)
+    headers += "Transfer-Encoding: chunked\r\n" if chunked else "Content-Length: %d\r\n" % head_len
+    s.sendall(headers.encode() + b"\r\n" + body)
+    return s
+
+
+def read_answer(s):
+    s.settimeout(30)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return int(data.split(b" ", 2)[1]) if data else None
+
+
+def test_round_trip():
+    with Daemon() as d:
+        data = os.urandom(300000)
+        r = put(d, data)
+        assert r.status == 201, r
+        validate("blob_stored.json", r.json())
+        assert r.json() == {"sha256": sha(data), "size": len(data), "created": True}
+        path = os.path.join(d.data_dir, "blobs", sha(data)[:2], sha(data)[2:])
+        mtime = os.stat(path).st_mtime_ns
+        r = put(d, data)
+        assert r.status == 200 and r.json()["created"] is False, r
+        assert os.stat(path).st_ino and stored_files(d) == [os.path.relpath(path, d.data_dir)]
+        r = d.api("HEAD", BLOBS + sha(data), token=d.admin_token)
+        assert r.status == 200 and int(r.headers["Content-Length"]) == len(data), r
+        r = d.api("GET", BLOBS + sha(data), token=d.admin_token)
+        assert r.status == 200 and r.body == data
+        assert r.headers["Content-Type"] == "application/octet-stream"
+        assert os.stat(path).st_mtime_ns >= mtime
+        # Agents read and ask; they may not upload.
+        _, agent = d.enroll("a1")
+        assert d.api("HEAD", BLOBS + sha(data), token=agent).status == 200
+        assert d.api("GET", BLOBS + sha(data), token=agent).body == data
+        assert put(d, b"agent", token=agent).status == 403
+        # Absent, and the empty blob.
+        assert d.api("HEAD", BLOBS + sha(b"nope"), token=d.admin_token).status == 404
+        r = d.api("GET", BLOBS + sha(b"nope"), token=d.admin_token)
+        assert r.status == 404 and r.json()["error"]["code"] == "not_found"
+        assert put(d, b"").status == 201
+        assert d.api("GET", BLOBS + sha(b""), token=d.admin_token).body == b""
+
+
+def test_wrong_hash_and_bad_names_leave_nothing():
+    with Daemon() as d:
+        data = os.urandom(100000)
+        for chunked in (False, True):
+            hdrs = {"Transfer-Encoding": "chunked"} if chunked else {}
+            if chunked:
+                s = raw_put(d, sha(b"other"), 0, b"%x\r\n" % len(data) + data + b"\r\n0\r\n\r\n",
+                            chunked=True)
+                assert read_answer(s) == 400
+                s.close()
+            else:
+                r = put(d, data, name=sha(b"other"), headers=hdrs)
+                assert r.status == 400 and r.json()["error"]["code"] == "hash_mismatch", r
+                validate("error.json", r.json())
+        assert stored_files(d) == []
+        assert d.api("HEAD", BLOBS + sha(b"other"), token=d.admin_token).status == 404
+        for name in (sha(data).upper(), sha(data)[:63], sha(data) + "0", "../" + sha(data)[3:],
+                     "x" * 64, sha(data) + "/x"):
+            r = put(d, data, name=name)
+            assert r.status in (400, 404), (name, r)
+        assert stored_files(d) == []
+        # A body shorter than its Content-Length (the client goes away).
+        s = raw_put(d, sha(data), len(data), data[:1000])
+        s.close()
+        time.sleep(0.5)
+        assert stored_files(d) == []
+
+
+def test_size_limit_and_quota():
+    with Daemon(["--blob-max-bytes", "100000", "--blob-quota-bytes", "250000"]) as d:
+        big = os.urandom(100001)
+        r = put(d, big)
+        assert r.status == 413 and r.json()["error"]["code"] == "too_large", r
+        s = raw_put(d, sha(big), 0, b"%x\r\n" % len(big) + big + b"\r\n0\r\n\r\n", chunked=True)
+        assert read_answer(s) == 413
+        s.close()
+        assert stored_files(d) == []
+        a, b, c = (os.urandom(100000) for _ in range(3))
+        assert put(d, a).status == 201 and put(d, b).status == 201
+        r = put(d, c)
+        assert r.status == 507 and r.json()["error"]["code"] == "insufficient_storage", r
+        validate("error.json", r.json())
+        s = raw_put(d, sha(c), 0, b"%x\r\n" % len(c) + c + b"\r\n0\r\n\r\n", chunked=True)
+        assert read_answer(s) == 507
+        s.close()
+        assert len(stored_files(d)) == 2
+        assert put(d, a).status == 200  # present already: no new space needed
+
+
+def test_unauthenticated_stores_nothing():
+    with Daemon() as d:
+        data = b"secret"
+        for token in (None, "nope", "lladm_" + "0" * 64):
+            hdrs = {"Authorization": "Bearer " + token} if token else {}
+            r = d.api("PUT", BLOBS + sha(data), data, headers=hdrs)
+            assert r.status == 401, r
+        assert d.api("HEAD", BLOBS + sha(data)).status == 401
+        assert d.api("GET", BLOBS + sha(data)).status == 401
+        assert stored_files(d) == []
+
+
+def rss_kib(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise AssertionError(key)
+
+
+def test_200_mib_upload_keeps_memory_flat():
+    with Daemon() as d:
+        size = 200 << 20
+        block = os.urandom(1 << 20)
+        h = hashlib.sha256()
+        for _ in range(200):
+            h.update(block)
+        put(d, b"warm-up")
+        before = rss_kib(d.proc.pid, "VmHWM")
+        s = raw_put(d, h.hexdigest(), size, b"")
+        for _ in range(200):
+            s.sendall(block)
+        assert read_answer(s) == 201
+        s.close()
+        after = rss_kib(d.proc.pid, "VmHWM")
+        grew = (after - before) / 1024.0
+        print("200 MiB upload: VmHWM %d KiB -> %d KiB (+%.1f MiB), VmRSS %d KiB" %
+              (before, after, grew, rss_kib(d.proc.pid, "VmRSS")))
+        assert grew < 32, grew
+        r = d.api("HEAD", BLOBS + h.hexdigest(), token=d.admin_token)
+        assert int(r.headers["Content-Length"]) == size
+
+
+def test_kill_during_upload_leaves_nothing():
+    d = Daemon().start()
+    try:
+        data = os.urandom(4 << 20)
+        s = raw_put(d, sha(data), len(data), data[:len(data) // 2])
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.listdir(os.path.join(d.data_dir, "blobs", "tmp")):
+            time.sleep(0.05)
+        assert os.listdir(os.path.join(d.data_dir, "blobs", "tmp")), "no temporary file seen"
+        d.stop(signal.SIGKILL)
+        s.close()
+        d.start()
+        assert d.api("HEAD", BLOBS + sha(data), token=d.admin_token).status == 404
+        assert stored_files(d) == [], stored_files(d)
+        assert put(d, data).status == 201
+    finally:
+        d.close()
+
+
+def test_retention_sweep_keeps_referenced_blobs():
+    with Daemon(["--blob-retention-s", "1", "--blob-sweep-interval-s", "1"]) as d:
+        kept, dropped = b"MZ program", b"unreferenced"
+        assert put(d, kept).status == 201 and put(d, dropped).status == 201
+        d.submit(program_job({"bin/app.exe": "sha256:" + sha(kept)}))
+        # Unused for over a second, then swept within the next second or two.
+        time.sleep(3.5)
+        assert d.api("HEAD", BLOBS + sha(dropped), token=d.admin_token).status == 404
+        assert d.api("HEAD", BLOBS + sha(kept), token=d.admin_token).status == 200
+        assert "blob_removed" in d.read_log()
+
+
+def run_cli(d, *args):
+    env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
+    return subprocess.run([LOADLAB] + list(args), capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_submit_program_dir():
+    with Daemon() as d, tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "build")
+        os.makedirs(os.path.join(folder, "bin", "plugins"))
+        files = {"bin/app.exe": b"MZ app " * 1000, "bin/core.dll": b"MZ core",
+                 "bin/plugins/p.dll": b"MZ plugin", "README.txt": b"hello"}
+        for rel, data in files.items():
+            with open(os.path.join(folder, rel), "wb") as f:
+                f.write(data)
+        os.symlink("core.dll", os.path.join(folder, "bin", "alias.dll"))
+        job_path = os.path.join(tmp, "job.json")
+        with open(job_path, "w") as f:
+            json.dump({"name": "mine", "family": "program",
+                       "program": {"exe": "bin/app.exe", "args": ["--selftest"]},
+                       "variants": ["as-built", "rebase"]}, f)
+        r = run_cli(d, "submit", job_path, "--program-dir", folder)
+        assert r.returncode == 0, r
+        assert "program: 5 files, 4 uploaded" in r.stdout, r.stdout  # alias.dll = core.dll
+        job_id = int(r.stdout.split("job ", 1)[1].split(":")[0])
+        spec = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()["spec"]
+        files["bin/alias.dll"] = files["bin/core.dll"]
+        assert spec["program"]["files"] == {k: "sha256:" + sha(v) for k, v in files.items()}
+        assert spec["program"]["exe"] == "bin/app.exe"
+        assert spec["program"]["args"] == ["--selftest"]
+        # The same folder again, named from the job file this time: nothing uploaded.
+        with open(job_path, "w") as f:
+            json.dump({"name": "mine", "program": {"dir": "build", "exe": "bin/app.exe"},
+                       "variants": ["bind"]}, f)
+        r = run_cli(d, "submit", job_path)
+        assert r.returncode == 0, r
+        assert "program: 5 files, 0 uploaded (0 bytes)" in r.stdout, r.stdout
+        # A link leading out of the folder is refused, nothing submitted.
+        os.symlink("/etc/hostname", os.path.join(folder, "bin", "out.dll"))
+        jobs = len(d.api("GET", "/api/v1/jobs", token=d.admin_token).json()["jobs"])
+        r = run_cli(d, "submit", job_path)
+        assert r.returncode == 2 and "leads out of the program folder" in r.stderr, r
+        assert len(d.api("GET", "/api/v1/jobs", token=d.admin_token).json()["jobs"]) == jobs
+
+
+def test_hostile_manifests_are_refused():
+    with Daemon() as d:
+        exe = b"MZ exe"
+        assert put(d, exe).status == 201
+        ref = "sha256:" + sha(exe)
+        good = program_job({"bin/app.exe": ref})
+        r = d.api("POST", "/api/v1/jobs", good, token=d.admin_token)
+        assert r.status == 201, r
+        good_id = r.json()["id"]
+        before = d.api("GET", "/api/v1/jobs", token=d.admin_token).json()
+        hostile = {
+            "../evil.dll": "'.' or '..'", "bin/../../evil.dll": "'.' or '..'",
+            "C:/Windows/evil.dll": "':'", "c:evil.dll": "':'",
+            "\\\\server\\share\\evil.dll": "leading", "//server/share/evil.dll": "leading",
+            "/etc/evil.dll": "leading", "bin\\evil.dll": "backslash",
+            "CON": "device", "bin/nul.txt": "device", "Com1.dll": "device", "lpt9": "device",
+            "aux .dll": "device", "bin/evil.dll.": "dot or a space", "bin/evil ": "dot or a space",
+            "bin//evil.dll": "empty", "bin/evil\x01.dll": "control", "a" * 261: "260",
+            "bin/e*.dll": "forbids",
+        }
+        for path, rule in hostile.items():
+            job = program_job({"bin/app.exe": ref, path: ref})
+            r = d.api("POST", "/api/v1/jobs", job, token=d.admin_token)
+            assert r.status == 400, (path, r)
+            assert rule in r.json()["error"]["message"], (path, r.json())
+            validate("error.json", r.json())
+        collisions = [{"bin/app.exe": ref, "BIN/App.EXE": ref},
+                      {"bin/app.exe": ref, "bin": ref}]
+        for files in collisions:
+            r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+            assert r.status == 400, (files, r)
+        for job in (program_job({"bin/app.dll": ref}, exe="bin/app.dll"),
+                    program_job({"bin/app.exe": ref}, exe="bin/other.exe"),
+                    program_job({"bin/app.exe": "sha256:" + "A" * 64}),
+                    program_job({"bin/app.exe": ref}, until="later"),
+                    program_job({"bin/app.exe": ref}, timeout_s=0),
+                    program_job({"bin/app.exe": ref}, args=["x"] * 65),
+                    dict(program_job({"bin/app.exe": ref}), variants=["default"]),
+                    dict(program_job({"bin/app.exe": ref}), generator={"dlls": 1, "exports": 1})):
+            r = d.api("POST", "/api/v1/jobs", job, token=d.admin_token)
+            assert r.status == 400, (job, r)
+        # Files that were never uploaded.
+        missing = "sha256:" + sha(b"never uploaded")
+        r = d.api("POST", "/api/v1/jobs", program_job({"bin/app.exe": ref, "x.dll": missing}),
+                  token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        assert r.json()["error"]["missing"] == [sha(b"never uploaded")]
+        validate("error.json", r.json())
+        assert d.api("GET", "/api/v1/jobs", token=d.admin_token).json() == before
+        # The normalized section, as the agent will get it.
+        spec = d.api("GET", "/api/v1/jobs/%d" % good_id,
+                     token=d.admin_token).json()["spec"]
+        assert spec["program"] == {"files": {"bin/app.exe": ref}, "exe": "bin/app.exe",
+                                   "args": [], "until": "exit", "timeout_s": 60}
+        assert [v["name"] for v in spec["variants"]] == ["as-built", "rebase", "bind", "aslr-off"]
+        assert spec["variants"][2] == {"name": "bind", "bases": "unique", "bind": True,
+                                       "aslr": "off"}
+        assert "generator" not in spec
+
+
+def test_program_example_names_its_missing_blobs():
+    with Daemon() as d:
+        job = load_example("program-ci.json")
+        validate("job_submit.json", job)
+        r = d.api("POST", "/api/v1/jobs", job, token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        assert sorted(r.json()["error"]["missing"]) == sorted(
+            v[7:] for v in job["program"]["files"].values())
+
+
+run_tests(globals())
