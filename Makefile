@@ -11,8 +11,10 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8080
 DATA_DIR ?= $(CURDIR)/var
 LOCAL_AGENT ?= 1
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all deps build asan run test clean windows
+.PHONY: all deps build asan run test clean windows install
 
 all: build
 
@@ -47,6 +49,12 @@ windows: deps
 test: build asan windows
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# Binaries, systemd units (packaging/systemd/), their settings files,
+# schemas and example jobs under DESTDIR + PREFIX, from an existing build
+# (scripts/install.sh; it never builds: run make build first).
+install:
+	@DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BUILD_DIR='$(BUILD_DIR)' scripts/install.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32
