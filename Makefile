@@ -1,15 +1,20 @@
 # The two setup commands of the README:
 #   make run   installs what is missing, builds, starts loadlabd on 127.0.0.1:8080
+#              and one local loadlab-agent (LOCAL_AGENT=0: the daemon alone);
+#              Ctrl-C stops both (scripts/run-lab.sh)
 #   make test  installs what is missing, builds (plain and ASan+UBSan), runs ctest
-# Other targets: build, asan, clean.
+# Other targets: build, asan, windows, install (DESTDIR, PREFIX), clean.
 
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
 JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8080
 DATA_DIR ?= $(CURDIR)/var
+LOCAL_AGENT ?= 1
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: all deps build asan run test clean windows
+.PHONY: all deps build asan run test clean windows install
 
 all: build
 
@@ -25,9 +30,8 @@ asan: deps
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 
 run: build
-	@mkdir -p $(DATA_DIR)
-	@echo "loadlabd: dashboard at http://$(LISTEN)/ ; tokens in $(DATA_DIR)/admin.token and $(DATA_DIR)/enroll.token"
-	@exec $(BUILD_DIR)/server/loadlabd --listen $(LISTEN) --data-dir $(DATA_DIR)
+	@BUILD_DIR='$(BUILD_DIR)' LISTEN='$(LISTEN)' DATA_DIR='$(DATA_DIR)' LOCAL_AGENT='$(LOCAL_AGENT)' \
+		exec scripts/run-lab.sh
 
 # The Windows agents (build-win64/agent/loadlab-agent.exe, x64, Vista- and
 # 10-class; build-win32/agent/loadlab-agent.exe, x86, XP-class), cross-built
@@ -45,6 +49,12 @@ windows: deps
 test: build asan windows
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# Binaries, systemd units (packaging/systemd/), their settings files,
+# schemas and example jobs under DESTDIR + PREFIX, from an existing build
+# (scripts/install.sh; it never builds: run make build first).
+install:
+	@DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BUILD_DIR='$(BUILD_DIR)' scripts/install.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32

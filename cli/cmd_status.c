@@ -3,6 +3,7 @@
 #include "client.h"
 #include "commands.h"
 #include "table.h"
+#include "waiting.h"
 
 #include "loadlab/err.h"
 
@@ -12,7 +13,9 @@
 static const char usage_text[] =
 	"usage: loadlab status JOB\n\n"
 	"Prints job JOB (name, family, state, who submitted it, task counts) and a\n"
-	"table of its tasks: cell, state, attempt, phase, percent, agent.\n";
+	"table of its tasks: cell, state, attempt, phase, percent, agent; then, for\n"
+	"queued tasks that no enrolled agent can take now, why:\n"
+	"  waiting: tasks 3, 4: no agent has os=winxp\n";
 
 static void print_field(const char *label, const cJSON *job, const char *key)
 {
@@ -58,7 +61,10 @@ static int print_job(const cJSON *job, long long id)
 					   "percent", "agent_id", "last_error", NULL})) < 0)
 			break;
 	}
-	return table_finish(&t, rc, stdout);
+	rc = table_finish(&t, rc, stdout);
+	if (rc == 0)
+		waiting_print(stdout, job);
+	return rc;
 }
 
 int cmd_status(int argc, char **argv)

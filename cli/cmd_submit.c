@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "submit_program.h"
 #include "table.h"
+#include "waiting.h"
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
@@ -29,9 +30,12 @@
 static const char usage_text[] =
 	"usage: loadlab submit FILE [--wait] [--program-dir DIR]\n\n"
 	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
-	"and prints its id and task count: \"job ID: N tasks, STATE\".\n\n"
+	"and prints its id and task count: \"job ID: N tasks, STATE\". When no\n"
+	"enrolled agent can take some tasks now, says why on stderr (\"warning: 4\n"
+	"tasks: no agent has os=winxp\"); the job is queued all the same.\n\n"
 	"  --wait   follow the job until it ends: a progress line redrawn in place on a\n"
-	"           terminal, a plain line for each change otherwise. Exit 0 when the job\n"
+	"           terminal, a plain line for each change otherwise; while nothing\n"
+	"           runs, the line says why tasks wait. Exit 0 when the job\n"
 	"           is done, 1 when it failed or was cancelled, 2 on an error.\n"
 	"  --program-dir DIR\n"
 	"           a program job: hash DIR's files, upload those the server lacks, and\n"
@@ -61,6 +65,21 @@ static int read_file(const char *path, struct buf *out)
 	if (f != stdin)
 		fclose(f);
 	return rc;
+}
+
+/* The 201 answer's "warnings" on stderr, one line each. */
+static void print_warnings(const cJSON *created)
+{
+	const cJSON *warning;
+
+	cJSON_ArrayForEach(warning, cJSON_GetObjectItemCaseSensitive(created, "warnings")) {
+		if (!cJSON_IsString(warning))
+			continue;
+		fputs("loadlab submit: warning: ", stderr);
+		table_print_text(stderr, warning->valuestring);
+		fputc('\n', stderr);
+	}
+	fflush(stderr);
 }
 
 static bool job_finished(const char *state)
@@ -124,7 +143,15 @@ static void progress_line(long long id, const cJSON *job, const char *state, cha
 		shown++;
 	}
 	if (more && used < size)
-		snprintf(line + used, size - used, ", +%d more", more);
+		used += (size_t)snprintf(line + used, size - used, ", +%d more", more);
+	if (!shown && used < size) {
+		size_t others = 0;
+		const char *reason = waiting_first_reason(job, &others);
+		if (reason)
+			used += (size_t)snprintf(line + used, size - used, " | waiting: %s", reason);
+		if (reason && others && used < size)
+			snprintf(line + used, size - used, " (+%zu more reasons)", others);
+	}
 }
 
 static void sleep_ms(long ms)
@@ -247,6 +274,7 @@ int cmd_submit(int argc, char **argv)
 	table_print_text(stdout, state);
 	fputc('\n', stdout);
 	fflush(stdout);
+	print_warnings(created);
 	code = wait ? submit_wait(&c, id) : 0;
 	goto out;
 fail:

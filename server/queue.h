@@ -60,12 +60,16 @@ bool queue_lease_expired(long long expires_ms, long long now_ms);
  * MAX_ATTEMPTS), else QUEUE_TASK_DEAD. */
 enum queue_task_state queue_after_attempt(long long attempt, int max_attempts, bool retryable);
 
-/* An agent as the queue sees it. Facts and labels are borrowed. */
+/* An agent as the queue sees it. Facts, labels and name are borrowed.
+ * Only queue_task_waiting() reads the fields after QUARANTINED. */
 struct queue_agent {
 	long long id;
 	const cJSON *facts;     /* object */
 	const cJSON *labels;    /* object */
 	bool quarantined;
+	const char *name;       /* NULL: "agent ID" */
+	bool online;            /* queue_agent_state() said "online" */
+	long long last_seen_ms; /* 0: never seen */
 };
 
 /* "quarantined" when QUARANTINED, "online" when the agent was SEEN at
@@ -85,6 +89,27 @@ bool queue_task_matches(const cJSON *cell, long long pinned_agent, const struct 
  * (job_spec_selector_matches()). Offline agents are included: the task
  * waits for them. */
 bool queue_agent_selected(const cJSON *selector, const struct queue_agent *agent);
+
+/* Longest reason queue_task_waiting() writes, with its NUL. */
+#define QUEUE_WAITING_REASON_SIZE 256
+
+/* Whether a queued task with CELL (a JSON object), pinned to agent
+ * PINNED_AGENT (0: not pinned), can be leased by one of the COUNT AGENTS
+ * enrolled: true when one of them matches it (queue_task_matches()) and is
+ * online, and REASON is "". Else false, and REASON (QUEUE_WAITING_REASON_SIZE
+ * bytes) says why, first of:
+ *   "no agent has os=winxp"              (a cell value no agent has)
+ *   "no agent has os=winxp, disk=ssd together"
+ *   "agent 7 is not enrolled"            (a pinned task's agent is gone)
+ *   "the only matching agent (NAME) is quarantined"
+ *   "all 3 matching agents are quarantined"
+ *   "the only matching agent (NAME) is offline since TIME"
+ *   "matching agents are offline since TIME" (TIME: the latest last seen,
+ *   RFC 3339; "never seen" when none was).
+ * A pinned task names its agent: "agent NAME is quarantined", "agent NAME
+ * is offline since TIME". */
+bool queue_task_waiting(const cJSON *cell, long long pinned_agent, const struct queue_agent *agents,
+			size_t count, char *reason);
 
 /* A lease's length rounded up to seconds, as told to the agent. */
 long long queue_lease_seconds(long long lease_ms);

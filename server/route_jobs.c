@@ -1,6 +1,8 @@
 /* /api/v1/jobs: submit, list, show, cancel. */
 #include "routes.h"
 
+#include "queue.h"
+
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
@@ -14,6 +16,41 @@ static const char *submitter(struct http_request *req, char *out, size_t size)
 {
 	snprintf(out, size, "%s:%s", store_token_kind_name(req->token.kind), req->token.name);
 	return out;
+}
+
+/* Adds to CREATED (a job_created body) "warnings": one line for each
+ * reason why some of its tasks cannot run now ("3 tasks: no agent has
+ * os=winxp"). A job no agent matches is accepted all the same: agents may
+ * enroll later. */
+static void add_warnings(struct store *store, cJSON *created)
+{
+	cJSON *warnings = cJSON_AddArrayToObject(created, "warnings"), *job = NULL, *task, *reasons;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(created, "id"), *reason;
+
+	if (!cJSON_IsNumber(id) || store_job_get(store, (long long)id->valuedouble, &job) < 0)
+		return;
+	reasons = cJSON_CreateObject();   /* reason: number of tasks, in order */
+	if (store_job_add_waiting(store, job, clock_now_ms()) == 0 && reasons) {
+		cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+			const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
+			const cJSON *why = cJSON_GetObjectItemCaseSensitive(waiting, "reason");
+			cJSON *count;
+			if (!cJSON_IsString(why))
+				continue;
+			if ((count = cJSON_GetObjectItemCaseSensitive(reasons, why->valuestring)))
+				cJSON_SetNumberValue(count, count->valuedouble + 1);
+			else
+				cJSON_AddNumberToObject(reasons, why->valuestring, 1);
+		}
+	}
+	cJSON_ArrayForEach(reason, reasons) {
+		char line[QUEUE_WAITING_REASON_SIZE + 32];
+		snprintf(line, sizeof(line), "%lld task%s: %s", (long long)reason->valuedouble,
+			 reason->valuedouble == 1 ? "" : "s", reason->string);
+		cJSON_AddItemToArray(warnings, cJSON_CreateString(line));
+	}
+	cJSON_Delete(reasons);
+	cJSON_Delete(job);
 }
 
 int route_jobs_create(struct http_request *req, struct http_reply *reply)
@@ -47,6 +84,7 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 	if (rc < 0)
 		return reply_from_err(reply, rc);
 	http_waiters_wake_all(req->server);
+	add_warnings(req->server->store, created);
 	return reply_json(reply, 201, created);
 }
 
@@ -87,6 +125,8 @@ int route_jobs_get(struct http_request *req, struct http_reply *reply)
 	cJSON *job;
 	int rc = store_job_get(req->server->store, req->path_id, &job);
 
+	if (rc == 0 && (rc = store_job_add_waiting(req->server->store, job, clock_now_ms())) < 0)
+		cJSON_Delete(job);
 	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, job);
 }
 

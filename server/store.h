@@ -133,6 +133,12 @@ int store_job_list(struct store *store, const char *state, int limit, long long 
 /* JOB_SUMMARY + "spec" + "tasks". */
 int store_job_get(struct store *store, long long job_id, cJSON **ret_job);
 
+/* Adds "waiting" to every task of JOB (a store_job_get() body): null for
+ * a task that is not queued, else {"could_run": bool, "reason":
+ * string|null}: whether an agent enrolled at NOW can lease it and, when
+ * none can, why (queue_task_waiting(): "no agent has os=winxp", ...). */
+int store_job_add_waiting(struct store *store, cJSON *job, long long now);
+
 /* Cancels a job that is not finished; returns its JOB_SUMMARY. */
 int store_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
 

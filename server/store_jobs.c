@@ -188,8 +188,9 @@ static int op_job_create(struct store *s, void *arg)
 			return LL_ESTORE;
 		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
 			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
-			struct queue_agent agent = {sqlite3_column_int64(stmt, 0), facts, labels,
-						    sqlite3_column_int(stmt, 4) != 0};
+			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0), .facts = facts,
+						    .labels = labels,
+						    .quarantined = sqlite3_column_int(stmt, 4) != 0};
 			if (queue_agent_selected(selector, &agent)) {
 				cJSON *cell = cJSON_CreateObject();
 				cJSON_AddStringToObject(cell, "agent", (const char *)sqlite3_column_text(stmt, 1));
@@ -345,6 +346,98 @@ int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 		return rc;
 	}
 	*ret_job = job;
+	return 0;
+}
+
+/* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */
+struct waiting_agents {
+	struct store *store;
+	long long now;
+	struct queue_agent *list;
+	size_t count, size;
+	int rc;
+};
+
+static void add_waiting_agent(void *context, sqlite3_stmt *row)
+{
+	/* columns: id, name, facts, labels, quarantined, last_seen */
+	struct waiting_agents *w = context;
+	struct queue_agent *a;
+	bool seen = sqlite3_column_type(row, 5) != SQLITE_NULL;
+
+	if (w->rc < 0)
+		return;
+	if (w->count == w->size) {
+		size_t size = w->size ? w->size * 2 : 16;
+		struct queue_agent *list = realloc(w->list, size * sizeof(*list));
+		if (!list) {
+			w->rc = LL_ENOMEM;
+			return;
+		}
+		w->list = list;
+		w->size = size;
+	}
+	a = &w->list[w->count++];
+	a->id = sqlite3_column_int64(row, 0);
+	a->name = strdup((const char *)sqlite3_column_text(row, 1));
+	a->facts = column_json(row, 2);
+	a->labels = column_json(row, 3);
+	a->quarantined = sqlite3_column_int(row, 4) != 0;
+	a->last_seen_ms = seen ? sqlite3_column_int64(row, 5) : 0;
+	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
+					     w->store->options.offline_after_ms),
+			   "online") == 0;
+	if (!a->name)
+		w->rc = LL_ENOMEM;
+}
+
+static void waiting_agents_release(struct waiting_agents *w)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		free((char *)w->list[i].name);
+		cJSON_Delete((cJSON *)w->list[i].facts);
+		cJSON_Delete((cJSON *)w->list[i].labels);
+	}
+	free(w->list);
+}
+
+int store_job_add_waiting(struct store *s, cJSON *job, long long now)
+{
+	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
+	cJSON *task;
+	int rc = db_reader_each(s, "SELECT id, name, facts, labels, quarantined, last_seen"
+				   " FROM agents ORDER BY id", add_waiting_agent, &w);
+
+	if (rc == 0)
+		rc = w.rc;
+	if (rc < 0) {
+		waiting_agents_release(&w);
+		return rc;
+	}
+	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+		char reason[QUEUE_WAITING_REASON_SIZE];
+		cJSON *waiting;
+		bool could_run;
+
+		if (!cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0) {
+			cJSON_AddNullToObject(task, "waiting");
+			continue;
+		}
+		/* A queued task's agent_id is its pinned agent: the lease
+		 * holder is cleared when a task goes back to the queue. */
+		could_run = queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
+					       cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0,
+					       w.list, w.count, reason);
+		waiting = cJSON_AddObjectToObject(task, "waiting");
+		cJSON_AddBoolToObject(waiting, "could_run", could_run);
+		if (could_run)
+			cJSON_AddNullToObject(waiting, "reason");
+		else
+			cJSON_AddStringToObject(waiting, "reason", reason);
+	}
+	waiting_agents_release(&w);
 	return 0;
 }
 

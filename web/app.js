@@ -295,6 +295,7 @@ async function jobPage(id) {
       <a href="#/compare?candidate=${id}">Compare with…</a> <a href="#/jobs">All jobs</a>
       <button id="cancel-job" hidden>Cancel job</button><span class="error" id="job-error"></span></div>
     <div class="card small" id="job-meta"></div>
+    <div id="waiting"></div>
     <div id="failures"></div>
     <h2>Tasks</h2>
     <div class="toolbar"><label>Show <select id="task-filter"><option value="">all</option>
@@ -316,6 +317,14 @@ async function jobPage(id) {
       priority ${job.priority} · variants ${job.spec.variants.map((v) => esc(v.name || v)).join(", ")} ·
       measure ${esc(Object.keys(job.spec.measure || {}).join(", "))}`;
     $("#cancel-job").hidden = !["queued", "running"].includes(job.state);
+    /* Why queued tasks wait (TASK.waiting): one line per reason. */
+    const waiting = new Map();
+    for (const t of job.tasks) {
+      if (!t.waiting || t.waiting.could_run || !t.waiting.reason) continue;
+      waiting.set(t.waiting.reason, (waiting.get(t.waiting.reason) || []).concat(t.id));
+    }
+    $("#waiting").innerHTML = waiting.size ? `<h2>Waiting</h2><ul id="waiting-list">${[...waiting].map(([reason, ids]) =>
+      `<li><span class="error">${esc(reason)}</span> <span class="muted small">(task${ids.length === 1 ? "" : "s"} ${ids.join(", ")})</span></li>`).join("")}</ul>` : "";
     const failures = job.tasks.filter((t) => t.last_error);
     $("#failures").innerHTML = failures.length ? `<h2>Failures (${failures.length})</h2><div class="scroll" style="max-height:14em"><table id="failure-list">
       <tbody>${failures.map((t) => `<tr><td>task ${t.id}</td><td>${esc(cellKey(t.cell))}</td><td>${badge("state", t.state)}</td>
@@ -328,7 +337,8 @@ async function jobPage(id) {
       <td class="task-state">${badge("state", t.state)}</td><td class="num">${t.attempt}</td><td>${t.agent_id || ""}</td>
       <td class="task-phase">${esc(t.phase || "")}</td>
       <td class="task-percent">${t.percent === null || t.percent === undefined ? "" : progressBar(t.percent, 100) + t.percent + " %"}</td>
-      <td class="small">${esc(t.lease_expires_at || (t.retry_at ? "retry " + t.retry_at : ""))}</td>
+      <td class="small">${esc(t.lease_expires_at || (t.retry_at ? "retry " + t.retry_at : "") ||
+        (t.waiting && t.waiting.reason ? "waits: " + t.waiting.reason : ""))}</td>
       <td class="error small">${esc(t.last_error || "")}</td></tr>`).join("");
     if (rows !== lastRows) {
       $("#tasks tbody").innerHTML = rows || `<tr><td colspan="9" class="muted">No tasks.</td></tr>`;

@@ -259,7 +259,7 @@ def test_daemon_health_and_error_bodies_match_schemas():
 def test_daemon_accepts_examples_and_refuses_what_the_schema_refuses():
     d = shared_daemon()
     expected_tasks = {"pietrek-2000.json": 4, "office-cold-start.json": 2, "churn.json": 2,
-                      "elf-relocations.json": 1}
+                      "elf-relocations.json": 1, "quickstart.json": 1}
     for name, tasks in expected_tasks.items():
         r = d.api("POST", "/api/v1/jobs", load_example(name), token=d.admin_token)
         assert r.status == 201, (name, r)

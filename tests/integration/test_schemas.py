@@ -17,7 +17,7 @@ EXPECTED_SCHEMAS = [
     "token_list.json", "token_revoked.json", "report.json", "compare.json",
 ]
 EXAMPLES = ["pietrek-2000.json", "office-cold-start.json", "churn.json",
-            "elf-relocations.json"]
+            "elf-relocations.json", "quickstart.json"]
 
 # The job of API.md, "A job", verbatim.
 PIETREK_2000 = {
@@ -215,7 +215,8 @@ def summary(**over):
 def task(**over):
     t = {"id": 11, "cell": {"os": "winxp"}, "agent_id": None, "state": "queued", "attempt": 0,
          "phase": None, "percent": None, "lease_expires_at": None, "retry_at": None,
-         "last_error": None, "result_id": None}
+         "last_error": None, "result_id": None,
+         "waiting": {"could_run": False, "reason": "no agent has os=winxp"}}
     t.update(over)
     return t
 
@@ -234,9 +235,14 @@ def test_response_schemas_match_the_page():
     validate("error.json", {"error": {"code": "not_found", "message": "No job 9."}})
     rejects("error.json", {"error": {"code": "oops", "message": "x"}}, "an unlisted code")
     rejects("error.json", {"error": "not found"}, "a string error")
-    validate("job_created.json", {"id": 1, "task_count": 4, "state": "queued"})
-    rejects("job_created.json", {"id": 0, "task_count": 4, "state": "queued"}, "id 0")
-    rejects("job_created.json", {"id": "1", "task_count": 4, "state": "queued"}, "a string id")
+    validate("job_created.json", {"id": 1, "task_count": 4, "state": "queued", "warnings": []})
+    validate("job_created.json", {"id": 1, "task_count": 4, "state": "queued",
+                                  "warnings": ["4 tasks: no agent has os=winxp"]})
+    rejects("job_created.json", {"id": 1, "task_count": 4, "state": "queued"}, "no warnings")
+    rejects("job_created.json", {"id": 0, "task_count": 4, "state": "queued", "warnings": []},
+            "id 0")
+    rejects("job_created.json", {"id": "1", "task_count": 4, "state": "queued", "warnings": []},
+            "a string id")
     validate("job_list.json", {"jobs": [summary()], "next_before": None})
     validate("job_summary.json", summary(state="cancelled"))
     rejects("job_summary.json", summary(created_at="2026-11-30T10:00:00Z"),
@@ -245,8 +251,16 @@ def test_response_schemas_match_the_page():
             "tasks_by_state without every state")
     job = dict(summary(), spec=SPEC, tasks=[task(), task(id=12, state="leased", agent_id=3,
                                                         attempt=1, phase="warm", percent=40,
-                                                        lease_expires_at=T)])
+                                                        lease_expires_at=T, waiting=None)])
     validate("job.json", job)
+    validate("job.json", dict(job, tasks=[task(waiting={"could_run": True, "reason": None})]))
+    rejects("job.json", dict(job, tasks=[task(waiting={"could_run": False, "reason": None})]),
+            "a task that cannot run without its reason")
+    rejects("job.json", dict(job, tasks=[task(waiting={"could_run": True, "reason": "x"})]),
+            "a reason for a task that can run")
+    t = task()
+    del t["waiting"]
+    rejects("job.json", dict(job, tasks=[t]), "a task without waiting")
     rejects("job.json", dict(job, tasks=[task(state="running")]), "an unknown task state")
     rejects("job.json", dict(job, spec=dict(SPEC, variants=["default"])),
             "presets not expanded to knobs")

@@ -419,3 +419,22 @@ test("a job of 1,000 tasks stays responsive: one request per poll, all rows draw
   await page.waitForFunction(() => document.querySelectorAll("#agents tr[data-agent]").length === 1004);
   assertNoConsoleErrors("1,000 tasks");
 });
+
+test("the job page says why a queued task waits, until an agent that can take it enrolls", async () => {
+  const created = await api("POST", "/api/v1/jobs", { name: "waits-for-win2000", family: "pe",
+    generator: { dlls: 2, exports: 10 }, variants: ["default"], matrix: { cells: { os: ["win2000"] } } });
+  assert.equal(created.status, 201, created.text);
+  assert.deepEqual(created.body.warnings, ["1 task: no agent has os=win2000"]);
+  await go(`#/job/${created.body.id}`);
+  await page.waitForSelector("#waiting-list li", { timeout: 10000 }).catch(async (e) => { await shot("waiting-failed"); throw e; });
+  assert.match(await page.textContent("#waiting-list"), /no agent has os=win2000 \(task \d+\)/);
+  assert.match(await page.textContent("#tasks tr[data-task]"), /waits: no agent has os=win2000/);
+  await shot("job-waiting");
+  const r = await api("POST", "/api/v1/agents/enroll", { name: "w2k-1", facts: { os: "win2000" }, labels: {} }, enrollToken);
+  assert.equal(r.status, 201, r.text);
+  /* The page polls: the reason goes away without a reload. */
+  await page.waitForFunction(() => !document.querySelector("#waiting-list"), null, { timeout: 10000 });
+  assert.doesNotMatch(await page.textContent("#tasks tr[data-task]"), /waits:/);
+  assert.equal((await api("POST", `/api/v1/jobs/${created.body.id}/cancel`, {})).status, 200);
+  assertNoConsoleErrors("waiting job");
+});

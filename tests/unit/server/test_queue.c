@@ -127,9 +127,9 @@ static void test_matching(void)
 	cJSON *unknown_key = parse("{\"gpu\":\"yes\"}");
 	cJSON *selector = parse("{\"arch\":[\"arm64\",\"x64\"]}");
 	cJSON *selector_none = parse("{\"arch\":[\"arm64\"]}");
-	struct queue_agent agent = {7, facts, labels, false};
-	struct queue_agent plain = {8, facts, no_labels, false};
-	struct queue_agent quarantined = {9, facts, labels, true};
+	struct queue_agent agent = {.id = 7, .facts = facts, .labels = labels, .quarantined = false};
+	struct queue_agent plain = {.id = 8, .facts = facts, .labels = no_labels, .quarantined = false};
+	struct queue_agent quarantined = {.id = 9, .facts = facts, .labels = labels, .quarantined = true};
 
 	CHECK(queue_task_matches(empty, 0, &agent));
 	CHECK(queue_task_matches(by_arch, 0, &agent));   /* one element of an array fact */
@@ -162,6 +162,95 @@ static void test_matching(void)
 	cJSON_Delete(selector_none);
 }
 
+/* Why a queued task waits: every reason of queue_task_waiting(), and none
+ * once an agent that can take the task is there. */
+static void test_waiting(void)
+{
+	cJSON *linux_facts = parse("{\"os\":\"linux\",\"arch\":\"x64\"}");
+	cJSON *xp_facts = parse("{\"os\":\"winxp\",\"arch\":\"x86\"}");
+	cJSON *no_labels = parse("{}");
+	cJSON *on_xp = parse("{\"os\":\"winxp\"}");
+	cJSON *xp_x64 = parse("{\"os\":\"winxp\",\"arch\":\"x64\"}");
+	cJSON *anywhere = parse("{}");
+	/* 2026-01-01T00:00:00.000Z */
+	long long seen = 1767225600000LL;
+	struct queue_agent linux_agent = {1, linux_facts, no_labels, false, "lab-linux", true, seen};
+	struct queue_agent xp_online = {2, xp_facts, no_labels, false, "xp1", true, seen};
+	struct queue_agent xp_quarantined = {3, xp_facts, no_labels, true, "xp2", true, seen};
+	struct queue_agent xp_offline = {4, xp_facts, no_labels, false, "xp3", false, seen};
+	struct queue_agent xp_offline_later = {5, xp_facts, no_labels, false, NULL, false, seen + 60000};
+	struct queue_agent xp_never = {6, xp_facts, no_labels, false, "xp5", false, 0};
+	char reason[QUEUE_WAITING_REASON_SIZE];
+
+	/* No agent at all, or only one without the fact. */
+	CHECK(!queue_task_waiting(on_xp, 0, NULL, 0, reason));
+	CHECK_EQ_STR(reason, "no agent has os=winxp");
+	CHECK(!queue_task_waiting(on_xp, 0, &linux_agent, 1, reason));
+	CHECK_EQ_STR(reason, "no agent has os=winxp");
+	/* Each value is somewhere, but never on the same agent. */
+	{
+		struct queue_agent two[] = {linux_agent, xp_online};
+		CHECK(!queue_task_waiting(xp_x64, 0, two, 2, reason));
+		CHECK_EQ_STR(reason, "no agent has os=winxp, arch=x64 together");
+		/* An online, matching agent: nothing to say. */
+		strcpy(reason, "stale");
+		CHECK(queue_task_waiting(on_xp, 0, two, 2, reason));
+		CHECK_EQ_STR(reason, "");
+	}
+	/* A cell without constraints runs on any online agent. */
+	CHECK(queue_task_waiting(anywhere, 0, &linux_agent, 1, reason));
+	CHECK(!queue_task_waiting(anywhere, 0, &xp_quarantined, 1, reason));
+	/* Quarantined. */
+	{
+		struct queue_agent two[] = {linux_agent, xp_quarantined};
+		CHECK(!queue_task_waiting(on_xp, 0, two, 2, reason));
+		CHECK_EQ_STR(reason, "the only matching agent (xp2) is quarantined");
+	}
+	{
+		struct queue_agent two[] = {xp_quarantined, xp_quarantined};
+		CHECK(!queue_task_waiting(on_xp, 0, two, 2, reason));
+		CHECK_EQ_STR(reason, "all 2 matching agents are quarantined");
+	}
+	/* Offline: the latest time any of them was seen. */
+	CHECK(!queue_task_waiting(on_xp, 0, &xp_offline, 1, reason));
+	CHECK_EQ_STR(reason, "the only matching agent (xp3) is offline since 2026-01-01T00:00:00.000Z");
+	CHECK(!queue_task_waiting(on_xp, 0, &xp_never, 1, reason));
+	CHECK_EQ_STR(reason, "the only matching agent (xp5) is offline, never seen");
+	{
+		struct queue_agent three[] = {xp_offline, xp_offline_later, linux_agent};
+		CHECK(!queue_task_waiting(on_xp, 0, three, 3, reason));
+		CHECK_EQ_STR(reason, "matching agents are offline since 2026-01-01T00:01:00.000Z");
+	}
+	{
+		struct queue_agent mixed[] = {xp_offline, xp_quarantined};
+		CHECK(!queue_task_waiting(on_xp, 0, mixed, 2, reason));
+		CHECK_EQ_STR(reason, "matching agents are offline since 2026-01-01T00:00:00.000Z"
+				     " or quarantined");
+		/* Enrolling an online agent with the facts ends the wait. */
+		struct queue_agent more[] = {xp_offline, xp_quarantined, xp_online};
+		CHECK(queue_task_waiting(on_xp, 0, more, 3, reason));
+	}
+	/* Pinned tasks (each_agent) name their agent, whatever the cell. */
+	{
+		struct queue_agent all[] = {linux_agent, xp_quarantined, xp_offline_later};
+		CHECK(queue_task_waiting(on_xp, 1, all, 3, reason));
+		CHECK_EQ_STR(reason, "");
+		CHECK(!queue_task_waiting(anywhere, 3, all, 3, reason));
+		CHECK_EQ_STR(reason, "agent xp2 is quarantined");
+		CHECK(!queue_task_waiting(anywhere, 5, all, 3, reason));
+		CHECK_EQ_STR(reason, "agent 5 is offline since 2026-01-01T00:01:00.000Z");
+		CHECK(!queue_task_waiting(anywhere, 42, all, 3, reason));
+		CHECK_EQ_STR(reason, "agent 42 is not enrolled");
+	}
+
+	cJSON_Delete(linux_facts);
+	cJSON_Delete(xp_facts);
+	cJSON_Delete(no_labels);
+	cJSON_Delete(on_xp);
+	cJSON_Delete(xp_x64);
+	cJSON_Delete(anywhere);
+}
+
 static void test_lease_timing(void)
 {
 	CHECK_EQ_INT(queue_lease_seconds(1000), 1);
@@ -182,6 +271,7 @@ int main(void)
 	test_after_attempt();
 	test_agent_state();
 	test_matching();
+	test_waiting();
 	test_lease_timing();
 	return check_finish();
 }
