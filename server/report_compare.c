@@ -118,7 +118,7 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		free(y);
 		return not_comparable(row, "the baseline's times are zero");
 	}
-	if (stats_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
+	if (report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 				     report_seed_of(variant), &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
