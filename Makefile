@@ -1,7 +1,8 @@
 # The two setup commands of the README:
 #   make run   installs what is missing, builds, starts loadlabd on 127.0.0.1:8080
 #   make test  installs what is missing, builds (plain and ASan+UBSan), runs ctest
-# Other targets: build, asan, clean.
+# Other targets: build, asan, clean, bench (every benchmark under
+# tests/bench/, one table; not part of `make test`).
 
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
@@ -9,7 +10,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:8080
 DATA_DIR ?= $(CURDIR)/var
 
-.PHONY: all deps build asan run test clean windows
+.PHONY: all deps build asan run test clean windows bench
 
 all: build
 
@@ -45,6 +46,12 @@ windows: deps
 test: build asan windows
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# Every benchmark under tests/bench/ (a few minutes; the Wine ones under
+# the machine-wide Wine lock), then one table: what, figure, reference,
+# ratio, goal, met. Logs in $(BUILD_DIR)/bench/.
+bench: build
+	@tests/bench/run_benches.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32
