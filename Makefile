@@ -3,7 +3,8 @@
 #              and one local loadlab-agent (LOCAL_AGENT=0: the daemon alone);
 #              Ctrl-C stops both (scripts/run-lab.sh)
 #   make test  installs what is missing, builds (plain and ASan+UBSan), runs ctest
-# Other targets: build, asan, windows, install (DESTDIR, PREFIX), clean.
+# Other targets: build, asan, windows, install (DESTDIR, PREFIX), clean,
+# bench (every benchmark under tests/bench/, one table; not part of `make test`).
 
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
@@ -14,7 +15,7 @@ LOCAL_AGENT ?= 1
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build asan run test clean windows install
+.PHONY: all deps build asan run test clean windows install bench
 
 all: build
 
@@ -55,6 +56,12 @@ test: build asan windows
 # (scripts/install.sh; it never builds: run make build first).
 install:
 	@DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BUILD_DIR='$(BUILD_DIR)' scripts/install.sh
+
+# Every benchmark under tests/bench/ (a few minutes; the Wine ones under
+# the machine-wide Wine lock), then one table: what, figure, reference,
+# ratio, goal, met. Logs in $(BUILD_DIR)/bench/.
+bench: build
+	@tests/bench/run_benches.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32

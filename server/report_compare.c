@@ -11,16 +11,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A side's cells by key: KEY -> {"state","last_error","body": parsed
+ * result}, in task order, with a hash index over the keys so that finding
+ * a cell does not walk the other 999 (open addressing, never full). */
 struct compare_side {
-	cJSON *cells; /* {KEY: {"state","last_error","body": parsed result}} */
+	cJSON *cells;
+	size_t capacity; /* a power of two, over twice the count */
+	size_t count;
+	cJSON **index;
 };
+
+static cJSON **slot_of(struct compare_side *side, const char *key)
+{
+	size_t i = (size_t)report_seed_of(key) & (side->capacity - 1);
+
+	while (side->index[i] && strcmp(side->index[i]->string, key) != 0)
+		i = (i + 1) & (side->capacity - 1);
+	return &side->index[i];
+}
+
+static const cJSON *find_cell(struct compare_side *side, const char *key)
+{
+	return side->index ? *slot_of(side, key) : NULL;
+}
+
+/* Makes room for one more key in the index; LL_ENOMEM. */
+static int index_grow(struct compare_side *side)
+{
+	struct compare_side bigger = {side->cells, side->capacity ? side->capacity * 2 : 64, 0, NULL};
+
+	if (side->count * 2 + 2 <= side->capacity)
+		return 0;
+	if (!(bigger.index = calloc(bigger.capacity, sizeof(*bigger.index))))
+		return LL_ENOMEM;
+	for (size_t i = 0; i < side->capacity; i++)
+		if (side->index[i])
+			*slot_of(&bigger, side->index[i]->string) = side->index[i];
+	free(side->index);
+	side->index = bigger.index;
+	side->capacity = bigger.capacity;
+	return 0;
+}
 
 static int collect_side(void *context, const struct store_report_row *row)
 {
 	struct compare_side *side = context;
-	cJSON *cell = NULL, *entry = cJSON_CreateObject(), *body = NULL;
+	cJSON *cell = NULL, *entry, *body = NULL, **slot;
 	char key[512];
 
+	if (index_grow(side) < 0)
+		return LL_ENOMEM;
+	entry = cJSON_CreateObject();
 	json_parse_object(row->cell, strlen(row->cell), 0, &cell);
 	report_cell_key(cell, key, sizeof(key));
 	cJSON_Delete(cell);
@@ -29,8 +70,14 @@ static int collect_side(void *context, const struct store_report_row *row)
 		cJSON_AddStringToObject(entry, "last_error", row->last_error);
 	if (row->body && json_parse_object(row->body, strlen(row->body), REPORT_MAX_BODY_DEPTH, &body) == 0)
 		cJSON_AddItemToObject(entry, "body", body);
-	cJSON_DeleteItemFromObjectCaseSensitive(side->cells, key);
+	/* A later task of the same cell replaces the earlier, at the end. */
+	slot = slot_of(side, key);
+	if (*slot)
+		cJSON_Delete(cJSON_DetachItemViaPointer(side->cells, *slot));
+	else
+		side->count++;
 	cJSON_AddItemToObject(side->cells, key, entry);
+	*slot = entry;
 	return 0;
 }
 
@@ -46,6 +93,8 @@ static bool facts_differ(const cJSON *a, const cJSON *b, char *reason, size_t si
 		bool differ;
 		if (!x && !y)
 			continue;
+		if (cJSON_IsString(x) && cJSON_IsString(y) && strcmp(x->valuestring, y->valuestring) == 0)
+			continue; /* printed alike: equal */
 		tx = x ? cJSON_PrintUnformatted(x) : strdup("none");
 		ty = y ? cJSON_PrintUnformatted(y) : strdup("none");
 		differ = !tx || !ty || strcmp(tx, ty) != 0;
@@ -118,7 +167,7 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		free(y);
 		return not_comparable(row, "the baseline's times are zero");
 	}
-	if (stats_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
+	if (report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 				     report_seed_of(variant), &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
@@ -134,7 +183,7 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression, cJSON **ret_comparison)
 {
-	struct compare_side base = {cJSON_CreateObject()}, cand = {cJSON_CreateObject()};
+	struct compare_side base = {cJSON_CreateObject(), 0, 0, NULL}, cand = {cJSON_CreateObject(), 0, 0, NULL};
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
 	const cJSON *v, *cell;
 	const char *global_reason = NULL;
@@ -162,7 +211,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	rows = cJSON_CreateArray();
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		cJSON_ArrayForEach(cell, base.cells) {
-			cJSON *row = compare_row(string(v, "name"), cell->string, cell, get(cand.cells, cell->string),
+			cJSON *row = compare_row(string(v, "name"), cell->string, cell, find_cell(&cand, cell->string),
 						 global_reason, max_regression);
 			regressions += cJSON_IsTrue(get(row, "regression"));
 			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
@@ -197,5 +246,7 @@ done:
 	cJSON_Delete(cand_job);
 	cJSON_Delete(base.cells);
 	cJSON_Delete(cand.cells);
+	free(base.index);
+	free(cand.index);
 	return rc;
 }

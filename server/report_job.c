@@ -53,10 +53,20 @@ static int collect_row(void *context, const struct store_report_row *row)
 		if (row->summary && row->summary_version == REPORT_SUMMARY_VERSION)
 			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH, &summary);
 		if (!summary && row->body && report_summarize_result(row->body, &summary) == 0) {
-			/* Cached after the walk: the store's reader is busy here. */
-			cJSON_AddNumberToObject(t, "result_id", (double)row->result_id);
-			cJSON_AddBoolToObject(t, "cache", true);
-			rows->computed++;
+			/* Cached after the walk (the store's reader is busy here),
+			 * and read back from its text as a cached summary is:
+			 * cJSON prints 15 significant digits, so a figure read
+			 * back may differ in its last bit, and the report must
+			 * not depend on whether it was cached. */
+			char *text = cJSON_PrintUnformatted(summary);
+			cJSON_Delete(summary);
+			summary = NULL;
+			if (text && json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0) {
+				cJSON_AddNumberToObject(t, "result_id", (double)row->result_id);
+				cJSON_AddItemToObject(t, "cache", cJSON_CreateString(text));
+				rows->computed++;
+			}
+			free(text);
 		}
 		if (!summary) {
 			cJSON_AddStringToObject(t, "result_error", "The stored result could not be read.");
@@ -78,9 +88,9 @@ static void cache_summaries(struct store *store, const cJSON *tasks, int count)
 
 	if (ids && texts) {
 		cJSON_ArrayForEach(t, tasks) {
-			if (!cJSON_IsTrue(get(t, "cache")) || n == (size_t)count)
+			if (!string(t, "cache") || n == (size_t)count)
 				continue;
-			if (!(texts[n] = cJSON_PrintUnformatted(get(t, "summary"))))
+			if (!(texts[n] = strdup(string(t, "cache"))))
 				break;
 			ids[n++] = (long long)number(t, "result_id", 0);
 		}

@@ -25,6 +25,7 @@ struct store_op {
 	void *arg;
 	int rc;
 	bool done;
+	pthread_cond_t done_cond; /* signalled when done */
 	char message[256];
 	struct store_op *next;
 };
@@ -38,7 +39,6 @@ struct store {
 	pthread_t writer_thread;
 	pthread_mutex_t queue_lock;
 	pthread_cond_t queue_cond;
-	pthread_cond_t done_cond;
 	struct store_op *head, *tail;
 	bool stopping;
 	long long commits, committed_ops;
@@ -69,8 +69,28 @@ int db_exec(sqlite3 *db, const char *sql);
  * finalizes it. */
 sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
 
+/* Keeps the statements of connection DB prepared between calls (after
+ * it is opened), or stops and finalizes them (before it is closed). A
+ * connection that finds no free slot prepares every time. */
+void db_cache_attach(sqlite3 *db);
+void db_cache_detach(sqlite3 *db);
+
+/* A statement for SQL, which must be a string literal (its address is the
+ * key), from DB's cache when it has one that is not in use, else newly
+ * prepared; NULL (logged) on failure. Give it back with db_release(),
+ * which resets it and clears its bindings (or finalizes a statement the
+ * cache did not keep); never finalize it. */
+sqlite3_stmt *db_cached(sqlite3 *db, const char *sql);
+void db_release(sqlite3 *db, sqlite3_stmt *stmt);
+
+/* db_exec() of a literal without arguments through the cache. */
+int db_exec_cached(sqlite3 *db, const char *sql);
+
 /* Arguments, given by TYPES, one letter each: 'i' long long, 't' text (NULL
  * binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* db_run(), db_int(), db_row_by_id() and db_reader_each() take SQL
+ * literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
 int db_run(sqlite3 *db, const char *sql, const char *types, ...);

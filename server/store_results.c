@@ -43,7 +43,7 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 	if (rc == 0 && !exists)
 		rc = err_set(LL_ENOTFOUND, "No job has id %lld.", job_id);
 	stmt = rc < 0 ? NULL
-		      : db_prepare(s->reader,
+		      : db_cached(s->reader,
 				   "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
 				   " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
 				   " FROM tasks t"
@@ -68,7 +68,7 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 			};
 			rc = fn(context, &row);
 		}
-		sqlite3_finalize(stmt);
+		db_release(s->reader, stmt);
 	}
 	db_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
@@ -81,7 +81,7 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 	sqlite3_stmt *stmt;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_prepare(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
+	stmt = db_cached(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
 				     " ON m.result_id = r.id AND m.version = ?1"
 				     " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
 	if (stmt) {
@@ -89,7 +89,7 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 		sqlite3_bind_int64(stmt, 2, limit);
 		while (sqlite3_step(stmt) == SQLITE_ROW)
 			fn(context, sqlite3_column_int64(stmt, 0));
-		sqlite3_finalize(stmt);
+		db_release(s->reader, stmt);
 	}
 	pthread_mutex_unlock(&s->reader_lock);
 	return stmt ? 0 : LL_ESTORE;

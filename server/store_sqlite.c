@@ -8,7 +8,9 @@
  * the writer works. Every change is a store_write() op: the caller queues
  * it and sleeps; the writer takes every queued op, runs each inside its own
  * SAVEPOINT of one transaction, commits once (one fsync for the batch:
- * group commit), then wakes the callers. An op that fails is rolled back
+ * group commit), then wakes the batch's callers, each on its own condition
+ * (not every waiter on one). Statements, BEGIN, SAVEPOINT and COMMIT
+ * included, stay prepared (db_cached()). An op that fails is rolled back
  * to its savepoint without disturbing the others in its batch.
  */
 #include "store_int.h"
@@ -116,26 +118,26 @@ static void *writer_main(void *arg)
 		op->next = NULL;
 		pthread_mutex_unlock(&s->queue_lock);
 
-		rc = db_exec(s->writer, "BEGIN IMMEDIATE");
+		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
 		for (op = batch; op; op = op->next) {
 			if (rc < 0) {
 				op->rc = rc;
 				continue;
 			}
 			err_clear();
-			if (db_exec(s->writer, "SAVEPOINT op") < 0) {
+			if (db_exec_cached(s->writer, "SAVEPOINT op") < 0) {
 				op->rc = LL_ESTORE;
 				continue;
 			}
 			op->rc = op->fn(s, op->arg);
 			if (op->rc < 0) {
 				snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
-				db_exec(s->writer, "ROLLBACK TO op");
+				db_exec_cached(s->writer, "ROLLBACK TO op");
 			}
-			db_exec(s->writer, "RELEASE op");
+			db_exec_cached(s->writer, "RELEASE op");
 		}
-		if (rc == 0 && db_exec(s->writer, "COMMIT") < 0) {
-			db_exec(s->writer, "ROLLBACK");
+		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
+			db_exec_cached(s->writer, "ROLLBACK");
 			for (op = batch; op; op = op->next)
 				if (op->rc >= 0) {
 					op->rc = LL_ESTORE;
@@ -145,11 +147,13 @@ static void *writer_main(void *arg)
 
 		pthread_mutex_lock(&s->queue_lock);
 		s->commits++;
-		for (op = batch; op; op = op->next) {
+		for (op = batch; op;) {
+			struct store_op *next = op->next; /* OP is gone once woken */
 			s->committed_ops++;
 			op->done = true;
+			pthread_cond_signal(&op->done_cond);
+			op = next;
 		}
-		pthread_cond_broadcast(&s->done_cond);
 	}
 	pthread_mutex_unlock(&s->queue_lock);
 	return NULL;
@@ -159,9 +163,11 @@ int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
 
+	pthread_cond_init(&op.done_cond, NULL);
 	pthread_mutex_lock(&s->queue_lock);
 	if (s->stopping) {
 		pthread_mutex_unlock(&s->queue_lock);
+		pthread_cond_destroy(&op.done_cond);
 		return err_set(LL_ESTORE, "The store is closing.");
 	}
 	if (s->tail)
@@ -171,8 +177,9 @@ int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 	s->tail = &op;
 	pthread_cond_signal(&s->queue_cond);
 	while (!op.done)
-		pthread_cond_wait(&s->done_cond, &s->queue_lock);
+		pthread_cond_wait(&op.done_cond, &s->queue_lock);
 	pthread_mutex_unlock(&s->queue_lock);
+	pthread_cond_destroy(&op.done_cond);
 	if (op.rc < 0)
 		err_set(op.rc, "%s", op.message);
 	return op.rc;
@@ -254,10 +261,11 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	pthread_mutex_init(&s->reader_lock, NULL);
 	pthread_mutex_init(&s->queue_lock, NULL);
 	pthread_cond_init(&s->queue_cond, NULL);
-	pthread_cond_init(&s->done_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
 	    (rc = open_connection(path, &s->reader)) < 0)
 		goto fail;
+	db_cache_attach(s->writer);
+	db_cache_attach(s->reader);
 	if (pthread_create(&s->writer_thread, NULL, writer_main, s) != 0) {
 		rc = err_set(LL_ENOMEM, "Cannot start the store's writer thread.");
 		goto fail;
@@ -265,6 +273,8 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	*ret_store = s;
 	return 0;
 fail:
+	db_cache_detach(s->reader);
+	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);
 	sqlite3_close(s->writer);
 	free(s);
@@ -280,12 +290,13 @@ void store_close(struct store *s)
 	pthread_cond_signal(&s->queue_cond);
 	pthread_mutex_unlock(&s->queue_lock);
 	pthread_join(s->writer_thread, NULL);
+	db_cache_detach(s->reader);
+	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);
 	sqlite3_close(s->writer);
 	pthread_mutex_destroy(&s->reader_lock);
 	pthread_mutex_destroy(&s->queue_lock);
 	pthread_cond_destroy(&s->queue_cond);
-	pthread_cond_destroy(&s->done_cond);
 	free(s);
 }
 

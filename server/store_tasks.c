@@ -86,7 +86,7 @@ static int op_task_lease(struct store *s, void *arg)
 	if (rc < 0 || agent.quarantined)
 		goto out;
 
-	stmt = db_prepare(s->writer,
+	stmt = db_cached(s->writer,
 			  "SELECT id, job_id, cell, pinned_agent, attempt FROM tasks"
 			  " WHERE state = 'queued' AND not_before <= ?1"
 			  " AND (pinned_agent IS NULL OR pinned_agent = ?2)"
@@ -109,7 +109,7 @@ static int op_task_lease(struct store *s, void *arg)
 		}
 		cJSON_Delete(c);
 	}
-	sqlite3_finalize(stmt);
+	db_release(s->writer, stmt);
 	if (!task_id)
 		goto out;
 
@@ -261,7 +261,7 @@ static int op_task_result(struct store *s, void *arg)
 	int rc;
 
 	/* A replay of a stored (task, attempt) gets the same answer. */
-	stmt = db_prepare(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
+	stmt = db_cached(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
 	if (!stmt)
 		return LL_ESTORE;
 	sqlite3_bind_int64(stmt, 1, a->task_id);
@@ -270,7 +270,7 @@ static int op_task_result(struct store *s, void *arg)
 		existing = sqlite3_column_int64(stmt, 0);
 		existing_agent = sqlite3_column_int64(stmt, 1);
 	}
-	sqlite3_finalize(stmt);
+	db_release(s->writer, stmt);
 	if (existing) {
 		if (existing_agent != a->agent_id)
 			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", a->task_id);
@@ -280,7 +280,7 @@ static int op_task_result(struct store *s, void *arg)
 	}
 	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
 		return rc;
-	stmt = db_prepare(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
+	stmt = db_cached(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
 				     " VALUES (?, ?, ?, ?, ?)");
 	if (!stmt)
 		return LL_ESTORE;
@@ -290,7 +290,7 @@ static int op_task_result(struct store *s, void *arg)
 	sqlite3_bind_text(stmt, 4, a->body, (int)a->len, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 5, a->now);
 	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert result");
-	sqlite3_finalize(stmt);
+	db_release(s->writer, stmt);
 	if (rc < 0)
 		return rc;
 	result_id = sqlite3_last_insert_rowid(s->writer);
@@ -400,7 +400,7 @@ static int op_expire_leases(struct store *s, void *arg)
 	int n = 0, rc = 0;
 
 	/* Oldest lease first: the scan stops at the first one still good. */
-	stmt = db_prepare(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
+	stmt = db_cached(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
 				     " WHERE state = 'leased' AND lease_expires IS NOT NULL"
 				     " ORDER BY lease_expires, id");
 	if (!stmt)
@@ -412,7 +412,7 @@ static int op_expire_leases(struct store *s, void *arg)
 		ids[n][2] = sqlite3_column_int64(stmt, 2);
 		n++;
 	}
-	sqlite3_finalize(stmt);
+	db_release(s->writer, stmt);
 	for (int i = 0; i < n && rc == 0; i++) {
 		const char *state;
 		long long retry_at;

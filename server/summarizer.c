@@ -15,40 +15,53 @@ struct summarizer {
 	pthread_cond_t wake;
 	long long *ids; /* ring of SUMMARIZER_QUEUE_MAX */
 	size_t head, count;
-	bool busy;
+	size_t busy; /* ids taken from the queue, not yet stored */
 	bool stopping;
 };
+
+/* Ids taken from the queue at once; their summaries are stored in one
+ * write, so that the summarizer costs the writer one op per batch, not
+ * one per result. */
+#define SUMMARIZER_BATCH 64
 
 static void *summarizer_main(void *arg)
 {
 	struct summarizer *z = arg;
+	long long ids[SUMMARIZER_BATCH], done_ids[SUMMARIZER_BATCH];
+	char *texts[SUMMARIZER_BATCH];
 
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
-		long long id;
-		char *body = NULL, *text;
-		cJSON *summary = NULL;
+		size_t n = 0, done = 0;
 
 		while (!z->count && !z->stopping)
 			pthread_cond_wait(&z->wake, &z->lock);
 		if (z->stopping)
 			break;
-		id = z->ids[z->head];
-		z->head = (z->head + 1) % SUMMARIZER_QUEUE_MAX;
-		z->count--;
-		z->busy = true;
+		while (z->count && n < SUMMARIZER_BATCH) {
+			ids[n++] = z->ids[z->head];
+			z->head = (z->head + 1) % SUMMARIZER_QUEUE_MAX;
+			z->count--;
+		}
+		z->busy = n;
 		pthread_mutex_unlock(&z->lock);
 
-		if (store_result_get(z->store, id, &body) == 0 &&
-		    report_summarize_result(body, &summary) == 0 &&
-		    (text = cJSON_PrintUnformatted(summary))) {
-			store_summaries_put(z->store, 1, &id, REPORT_SUMMARY_VERSION, (const char *const[]){text});
-			free(text);
+		for (size_t i = 0; i < n; i++) {
+			char *body = NULL;
+			cJSON *summary = NULL;
+			if (store_result_get(z->store, ids[i], &body) == 0 &&
+			    report_summarize_result(body, &summary) == 0 &&
+			    (texts[done] = cJSON_PrintUnformatted(summary)))
+				done_ids[done++] = ids[i];
+			cJSON_Delete(summary);
+			free(body);
 		}
-		cJSON_Delete(summary);
-		free(body);
+		store_summaries_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION,
+				    (const char *const *)texts);
+		for (size_t i = 0; i < done; i++)
+			free(texts[i]);
 		pthread_mutex_lock(&z->lock);
-		z->busy = false;
+		z->busy = 0;
 	}
 	pthread_mutex_unlock(&z->lock);
 	return NULL;
@@ -102,7 +115,7 @@ long long summarizer_pending(struct summarizer *z)
 	if (!z)
 		return 0;
 	pthread_mutex_lock(&z->lock);
-	n = (long long)z->count + z->busy;
+	n = (long long)(z->count + z->busy);
 	pthread_mutex_unlock(&z->lock);
 	return n;
 }

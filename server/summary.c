@@ -57,7 +57,7 @@ int report_compare_samples(const double *x, size_t nx, const double *y, size_t n
 		return rc;
 	if (sx.median <= 0 || sx.min <= 0)
 		return err_set(LL_EINVAL, "The baseline's times are zero.");
-	if ((rc = stats_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, &lo, &hi)) < 0)
+	if ((rc = report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, &lo, &hi)) < 0)
 		return rc;
 	change = (sy.median / sx.median - 1) * 100;
 	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
@@ -82,7 +82,7 @@ static cJSON *summarize_warm(const double *x, size_t n, const char *name)
 	cJSON *w;
 
 	if (!flags || stats_summarize(x, n, &s) < 0 ||
-	    stats_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo,
+	    report_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo,
 			       &hi) < 0 ||
 	    stats_outliers(x, n, 3.5, flags, &outliers) < 0) {
 		free(flags);

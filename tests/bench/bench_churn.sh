@@ -40,4 +40,9 @@ if base:
     for r in wine:
         print("  wine %-14s creation %.2fx, destruction %.2fx of none" % (
             r["dll_set"], r["create_us"] / base["create_us"], r["destroy_us"] / base["destroy_us"]))
+        if r["dll_set"] != "none":
+            n, bn = r["processes"], base["processes"]
+            print("BENCH churn_create_%s %.1f us/process %.1f %.3f -" % (
+                r["dll_set"], r["create_us"] / n, base["create_us"] / bn,
+                (r["create_us"] / n) / (base["create_us"] / bn)))
 PY

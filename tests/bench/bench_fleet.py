@@ -15,8 +15,9 @@ about a minute of two cores; run by hand, see README "Benchmarks").
    127.0.0.7 must still be served, and the dribblers must be closed at the
    header deadline.
 
-Usage: bench_fleet.py [BUILD_DIR]   (default: ./build). Prints the figures
-and exits 1 when a check fails.
+Usage: bench_fleet.py [BUILD_DIR] [--agents N]   (default: ./build, 5,000
+agents; `make bench` runs it with 1,000). Prints the figures, BENCH lines
+for bench_table.py, and exits 1 when a check fails.
 """
 import json
 import os
@@ -29,11 +30,15 @@ import http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+AGENTS = 5000
+if "--agents" in sys.argv:
+    i = sys.argv.index("--agents")
+    AGENTS = int(sys.argv[i + 1])
+    del sys.argv[i:i + 2]
 if len(sys.argv) > 1:
     os.environ["LOADLAB_BUILD_DIR"] = os.path.abspath(sys.argv[1])
 from harness import Daemon  # noqa: E402
 
-AGENTS = 5000
 PER_ADDRESS = 200
 DRIBBLERS = 1100
 DRIBBLE_ADDRESSES = 5
@@ -202,6 +207,9 @@ def fleet():
               "(%.1f KiB per long-poll)" % (rss_idle / 1024, rss_peak / 1024, AGENTS,
                                             (rss_peak - rss_idle) / AGENTS))
         print("answers seen by the agents: %r" % poller.answers)
+        print("BENCH fleet_rss_%d_long_polls %.1f MiB %.1f - figure<=64" % (AGENTS, rss_peak / 1024,
+                                                                        rss_idle / 1024))
+        print("BENCH fleet_healthz_max_%d %.1f ms - - figure<=1000" % (AGENTS, max(latencies)))
         check(max(latencies) < 1000, "/healthz answered in under a second throughout")
         check(leased_after is not None and leased_after < 1.0,
               "a job submitted meanwhile is leased within a second (%s s)"

@@ -144,6 +144,8 @@ int main(int argc, char **argv)
 	       bytes / 1048576.0, relocs, rounds);
 	printf("copy   %8.1f ms\nrebase %8.1f ms\nratio rebase/copy %.2f\n", best_copy * 1e3,
 	       best_rebase * 1e3, best_rebase / best_copy);
+	printf("BENCH pe_rebase_vs_copy %.1f ms %.1f %.3f -\n", best_rebase * 1e3, best_copy * 1e3,
+	       best_rebase / best_copy);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", scratch);
 	if (system(cmd) != 0)
 		return 2;

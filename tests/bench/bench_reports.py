@@ -8,7 +8,8 @@ warm samples, posted over HTTP (their summaries are computed in the
 background as they arrive), then about 100,000 more stored results (filler
 rows written straight into the SQLite file while the daemon is stopped),
 then reports and compare, each timed against GET /api/v1/jobs/{id} of the
-same job as the floor.
+same job as the floor; then the summarizer's rate alone. Prints BENCH
+lines for bench_table.py (`make bench`).
 """
 import json
 import os
@@ -50,6 +51,13 @@ def post_results(d, tokens, seed):
     for t in threads:
         t.join()
     assert not errors, errors[:3]
+
+
+def metric(d, name):
+    for line in d.api("GET", "/metrics").body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError("no metric " + name)
 
 
 def timed(d, path, repeat=1):
@@ -115,6 +123,26 @@ def main():
         cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
         print("compare (%d rows, %d samples)         %8.1f ms  (%d bytes)  ratio %.1f"
               % (AGENTS * len(VARIANTS), samples, cmp * 1000, size, cmp / floor))
+        print("BENCH report_on_demand %.1f ms %.1f %.2f figure<=1000" % (first * 1000, floor * 1000,
+                                                                      first / floor))
+        print("BENCH report_cached %.1f ms %.1f %.2f -" % (cached * 1000, floor * 1000, cached / floor))
+        print("BENCH compare_1000x8 %.1f ms %.1f %.2f figure<=200" % (cmp * 1000, floor * 1000,
+                                                                    cmp / floor))
+        # The summarizer alone: every summary dropped again, the daemon
+        # restarted; it queues the unsummarized results, oldest (the two
+        # jobs' 8-variant results) first. Its rate over a few seconds.
+        d.stop()
+        db = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
+        db.execute("DELETE FROM result_summaries")
+        db.commit()
+        db.close()
+        d.start()
+        pending0, t0 = metric(d, "loadlab_summaries_pending"), time.perf_counter()
+        time.sleep(3)
+        pending1, t1 = metric(d, "loadlab_summaries_pending"), time.perf_counter()
+        rate = (pending0 - pending1) / (t1 - t0)
+        print("summarizer: %.0f results/s (8 variants x 30 samples each)" % rate)
+        print("BENCH summarizer %.0f results/s - - figure>=2000" % rate)
     finally:
         d.close()
 

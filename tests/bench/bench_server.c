@@ -409,6 +409,12 @@ int main(int argc, char **argv)
 	       ingest_rate);
 	printf("  group commit: %ld writes in %ld transactions (%.1f writes per fsync)\n", writes, commits,
 	       commits ? (double)writes / commits : 0.0);
+	/* For `make bench` (bench_table.py): name figure unit reference ratio goal. */
+	printf("BENCH round_trips %.0f requests/s %.0f %.4f ratio>=0.25\n", trip_rate, floor_rate,
+	       trip_rate / floor_rate);
+	printf("BENCH durable_ingestion %.0f results/s %.0f %.3f ratio>=3\n", ingest_rate, reference_rate,
+	       reference_rate > 0 ? ingest_rate / reference_rate : 0.0);
+	printf("BENCH writes_per_commit %.2f writes - - -\n", commits ? (double)writes / commits : 0.0);
 	curl_easy_cleanup(curl);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);

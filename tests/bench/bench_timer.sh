@@ -60,6 +60,10 @@ for name, lo, med in rows:
 base_min, base_med = loops["vfork"]
 print("agent / bare loop: fastest %.3f, median %.3f (aim <= 1.05)" %
       (agent["min_us"] / base_min, agent["median_us"] / base_med))
+print("BENCH timer_median %.1f us %.1f %.4f ratio<=1.05" %
+      (agent["median_us"], base_med, agent["median_us"] / base_med))
+print("BENCH posix_spawn_median %.1f us %.1f %.4f -" %
+      (loops["posix_spawn"][1], base_med, loops["posix_spawn"][1] / base_med))
 print("hyperfine / bare loop: fastest %.3f, median %.3f" %
       (min(hf_us) / base_min, statistics.median(hf_us) / base_med))
 print("posix_spawn / vfork+execve: median %.3f; clone / vfork+execve: median %.3f" %
