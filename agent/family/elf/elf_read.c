@@ -180,9 +180,14 @@ bool elf_check_object(const struct elf_object_facts *f, const struct job_spec_el
 		return contradiction(reason, size, "%s binding: DF_BIND_NOW/DF_1_NOW %s.",
 				     knobs->bind_now ? "Immediate" : "Lazy", f->bind_now ? "set" : "not set");
 	if (knobs->sysv_hash ? (!f->sysv_hash || f->gnu_hash) : (!f->gnu_hash || f->sysv_hash))
-		return contradiction(reason, size, "Hash style %s: the file has %s%s%s.",
-				     knobs->sysv_hash ? "sysv" : "gnu", f->gnu_hash ? ".gnu.hash " : "",
-				     f->sysv_hash ? ".hash" : "", f->gnu_hash || f->sysv_hash ? "" : "no hash table");
+		return contradiction(reason, size, "Hash style %s: the file has %s.", knobs->sysv_hash ? "sysv" : "gnu",
+				     f->gnu_hash && f->sysv_hash ? ".gnu.hash and .hash"
+				     : f->gnu_hash		 ? ".gnu.hash only"
+				     : f->sysv_hash		 ? ".hash only"
+								 : "no hash table");
+	if (!program && f->symbolic != knobs->symbolic)
+		return contradiction(reason, size, "-Bsymbolic %s, but DF_SYMBOLIC/DT_SYMBOLIC %s.",
+				     knobs->symbolic ? "asked for" : "not asked for", f->symbolic ? "set" : "not set");
 	if (!knobs->relr && f->relr)
 		return contradiction(reason, size, "No RELR asked for, but the file has DT_RELR.");
 	if (knobs->relr && f->relative > 0)
@@ -196,9 +201,6 @@ bool elf_check_object(const struct elf_object_facts *f, const struct job_spec_el
 		return contradiction(reason, size, "RELR: %zu relative relocations expected, no DT_RELR.", relative);
 	if (!knobs->relr && f->relative != relative)
 		return contradiction(reason, size, "%zu RELATIVE relocations, %zu expected.", f->relative, relative);
-	if (f->symbolic != knobs->symbolic)
-		return contradiction(reason, size, "-Bsymbolic %s, but DF_SYMBOLIC/DT_SYMBOLIC %s.",
-				     knobs->symbolic ? "asked for" : "not asked for", f->symbolic ? "set" : "not set");
 	if (f->symbolic_64 != (knobs->symbolic ? 0 : m))
 		return contradiction(reason, size, "%zu R_X86_64_64 relocations against functions, %zu expected.",
 				     f->symbolic_64, knobs->symbolic ? (size_t)0 : m);
