@@ -1,10 +1,14 @@
 /* families.c - the families this agent runs (family.h): one entry each. */
 #include "family/family.h"
+#include "family/elf/elf_family.h"
 #include "family/pe/pe_family.h"
 
 #include <stddef.h>
 
 const struct family *const families[] = {
 	&pe_family,
+#ifdef __linux__
+	&elf_family, /* Linux shared objects, run natively: Linux only */
+#endif
 	NULL,
 };

@@ -26,9 +26,28 @@ static const struct pe_preset pe_presets[] = {
 	{"no-rebase", "toolchain", false, "name", "link"},
 };
 
-static const char *const elf_presets[] = {
-	"default", "now", "relr", "hidden", "symbolic", "reorder", "sysv-hash", NULL,
+/* DESIGN.md, "Experiments": the elf names users type and what each builds
+ * (job_spec.h, struct job_spec_elf_knobs). */
+static const struct job_spec_elf_knobs elf_presets[] = {
+	{"default", false, false, false, false, false, false},
+	{"now", true, false, false, false, false, false},
+	{"relr", false, true, false, false, false, false},
+	{"hidden", false, false, true, false, false, false},
+	{"symbolic", false, false, false, true, false, false},
+	{"symbolic+relr", false, true, false, true, false, false},
+	{"reorder", false, false, false, false, true, false},
+	{"sysv-hash", false, false, false, false, false, true},
 };
+
+int job_spec_elf_preset(const char *name, struct job_spec_elf_knobs *ret)
+{
+	for (size_t i = 0; i < sizeof(elf_presets) / sizeof(elf_presets[0]); i++)
+		if (strcmp(elf_presets[i].name, name) == 0) {
+			*ret = elf_presets[i];
+			return 0;
+		}
+	return err_set(LL_EINVAL, "Unknown elf variant '%s'.", name);
+}
 
 static const char *const churn_dll_sets[] = {
 	"none", "user32", "user32+gdi32", "generated", NULL,
@@ -149,13 +168,26 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 				return rc;
 			continue;
 		}
-		if (cJSON_IsString(item)) {
-			const char *name = item->valuestring;
+		const cJSON *value = item;
+		/* An elf variant normalized already, {"name": PRESET} (the
+		 * agent normalizes the lease's job again): its name. */
+		if (cJSON_IsObject(item) && strcmp(family, "elf") == 0) {
+			static const char *const elf_keys[] = {"name", NULL};
+			const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "name");
+			if ((rc = json_check_keys(item, elf_keys, "variant")) < 0)
+				return rc;
+			if (!cJSON_IsString(name))
+				return err_set(LL_EINVAL, "Each variant must be a preset name.");
+			value = name;
+		}
+		if (cJSON_IsString(value)) {
+			const char *name = value->valuestring;
 			size_t i;
 			if (strcmp(family, "elf") == 0) {
+				struct job_spec_elf_knobs knobs;
 				cJSON *v;
-				if (!in_list(name, elf_presets))
-					return err_set(LL_EINVAL, "Unknown elf variant '%s'.", name);
+				if ((rc = job_spec_elf_preset(name, &knobs)) < 0)
+					return rc;
 				v = cJSON_CreateObject();
 				if (!v || !cJSON_AddStringToObject(v, "name", name)) {
 					cJSON_Delete(v);

@@ -41,6 +41,25 @@
 #define JOB_SPEC_MAX_PROGRAM_ARGS_BYTES 8192
 #define JOB_SPEC_MAX_PROGRAM_TIMEOUT 3600
 
+/* What an elf preset builds (DESIGN.md, "Experiments"; the agent's elf
+ * family, docs/elf-pipeline.md). An elf variant is named by its preset
+ * only: the normalized spec holds {"name"}, and the agent reads the knobs
+ * here. */
+struct job_spec_elf_knobs {
+	const char *name;     /* "default", "now", "relr", "hidden", "symbolic",
+			       * "symbolic+relr", "reorder", "sysv-hash" */
+	bool bind_now;        /* -z now: every symbol bound at load, none lazily */
+	bool relr;            /* -z pack-relative-relocs: RELATIVE relocations as DT_RELR */
+	bool hidden;          /* -fvisibility=hidden, only the functions exported */
+	bool symbolic;        /* -Bsymbolic: a library's own symbols bound inside it */
+	bool trace_order;     /* functions in startup-trace order, first in .text */
+	bool sysv_hash;       /* --hash-style=sysv: .hash, no .gnu.hash */
+};
+
+/* The knobs of the elf preset NAME into *RET; LL_EINVAL (with a message)
+ * when there is no such preset. */
+int job_spec_elf_preset(const char *name, struct job_spec_elf_knobs *ret);
+
 /* Checks a submitted job (a parsed JSON object) against every rule and
  * bound, and returns its normalized form: all defaults present, every
  * variant expanded to its knobs ({"name","bases","bind","imports","order"}

@@ -1,0 +1,159 @@
+/*
+ * elf_family.h - the `elf` family (family.h): Linux shared objects built
+ * with gcc and GNU ld, run natively (docs/elf-pipeline.md). Its entry
+ * elf_family (elf_family.c: reads the job, runs the stages, describes the
+ * result) and its stages: generate (elf_generate.c), build and the
+ * startup trace (elf_build.c), verify (elf_verify.c: the files through
+ * elfutils' libelf, the loader through LD_DEBUG=statistics and the
+ * probe), what the driver times (elf_measure.c).
+ *
+ * Linux only: on other systems every file here compiles to nothing and
+ * families.c leaves the family out.
+ *
+ * Names in the generated program (used by every phase):
+ *   library i (0-based) is "liblt<i>.so" from lt<i>.c; its function j is
+ *   "lt<i>_f<j>"; its table of function addresses "lt<i>_fns"; the
+ *   program is "main", the timing floor "empty". `main` with no argument
+ *   is the timed program; "probe FILE" writes each loaded object's name
+ *   and load address (dl_iterate_phdr); the trace build's "trace FILE"
+ *   runs the startup scenario and writes "<i> <j>" per function call.
+ */
+#ifndef LOADLAB_AGENT_ELF_FAMILY_H
+#define LOADLAB_AGENT_ELF_FAMILY_H
+
+#ifdef __linux__
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "family/family.h"
+#include "family/family_util.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/plat.h"
+#include "measure/measure.h"
+
+/* Longest time one run of a generated program may take. */
+#define ELF_RUN_TIMEOUT_MS 60000
+/* Longest time one compile or link may take. */
+#define ELF_TOOL_TIMEOUT_MS 300000
+/* Largest probe, trace or loader statistics report read back. */
+#define ELF_MAX_REPORT (64u * 1024u * 1024u)
+/* The empty program's name among the timed programs. */
+#define ELF_FLOOR_NAME "(floor)"
+
+/* What one object (a library or a program) holds, read with libelf
+ * (elf_verify.c, elf_read_object()). */
+struct elf_object_facts {
+	bool bind_now;            /* DF_BIND_NOW in DT_FLAGS or DF_1_NOW in DT_FLAGS_1 */
+	bool symbolic;            /* DF_SYMBOLIC in DT_FLAGS or a DT_SYMBOLIC entry */
+	bool relr;                /* a DT_RELR entry */
+	bool gnu_hash, sysv_hash; /* SHT_GNU_HASH, SHT_HASH sections */
+	size_t relative;          /* R_X86_64_RELATIVE in .rela.dyn */
+	size_t relr_words;        /* DT_RELRSZ / DT_RELRENT */
+	size_t symbolic_64;       /* R_X86_64_64 */
+	size_t glob_dat;          /* R_X86_64_GLOB_DAT */
+	size_t jump_slot;         /* R_X86_64_JUMP_SLOT (in .rela.plt) */
+	size_t other;             /* any other type */
+	size_t dynsym_defined;    /* defined symbols in .dynsym (no section or file symbols) */
+	size_t dynsym_functions;  /* of them, named lt<i>_f<j> */
+};
+
+struct elf_variant {
+	struct job_spec_elf_knobs knobs;
+	char name[JOB_SPEC_MAX_NAME + 1];
+	char dir[PLAT_MAX_PATH];
+	bool valid;
+	char invalid_reason[512];
+	cJSON *verify;            /* owned */
+	cJSON *files;             /* owned */
+};
+
+struct elf_context {
+	const struct pipeline_task *task;
+	int dlls, exports, globals;
+	bool main_call;             /* generator.main "call" */
+	char work[PLAT_MAX_PATH];
+	char src[PLAT_MAX_PATH];
+	char obj[PLAT_MAX_PATH];
+	char gcc[PLAT_MAX_PATH];
+	char gcc_version[64];
+	struct elf_variant *variants;
+	size_t variant_count;
+	bool need_trace, need_hidden;
+	/* trace[i] lists library i's function indexes in first-call order. */
+	int **trace;
+	size_t *trace_count;
+	cJSON *floor_files;         /* owned */
+	/* What elf_timing() gives the driver: each program's argv and files. */
+	struct elf_measured {
+		const char *argv[2];
+		char exe[PLAT_MAX_PATH + 1];
+		char dir[PLAT_MAX_PATH + 1];
+		char **files;       /* program + libraries, NULL-terminated */
+	} measured[MEASURE_MAX_PROGRAMS];
+	size_t measured_count;
+};
+
+/* The family's entry in the table (families.c). */
+extern const struct family elf_family;
+
+/* ---- generate ---- */
+
+/* Writes every source into ctx->src: lt<i>.c, main.c, empty.c. */
+int elf_generate(struct elf_context *ctx);
+
+/* Writes lt<i>_order.c for every library: its traced functions (ctx->trace)
+ * in sections ".text.sorted.<rank>", which GNU ld's default linker script
+ * places first in .text, sorted by name (`*(SORT(.text.sorted.*))`, since
+ * binutils 2.36), so in trace order; the other functions after them. */
+int elf_generate_order(struct elf_context *ctx);
+
+/* ---- build ---- */
+
+/* Compiles every object (task->jobs at a time) and links every variant's
+ * libraries and program into its folder, and the floor into work/empty.
+ * With TRACE_ORDER, only what the trace-ordered variants need (after
+ * elf_generate_order()); otherwise everything else, and with
+ * ctx->need_trace the instrumented trace build into work/trace. */
+int elf_build(struct elf_context *ctx, bool trace_order);
+
+/* Runs the trace build once in its startup scenario and fills ctx->trace. */
+int elf_build_trace_run(struct elf_context *ctx);
+
+/* ---- verify ---- */
+
+/* Reads the ELF object PATH with libelf into *RET. LL_EFORMAT with a
+ * message when it is no x86-64 ELF object libelf can read. */
+int elf_read_object(const char *path, struct elf_object_facts *ret);
+
+/* Checks what the file of a library (LIB: EXPORTS functions with GLOBALS
+ * globals each, as elf_generate.c writes it) says against KNOBS: the
+ * first contradiction into REASON (SIZE bytes), false; true when none.
+ * With PROGRAM, LIB is the program and only binding, hash style and RELR
+ * are checked. */
+bool elf_check_object(const struct elf_object_facts *lib, const struct job_spec_elf_knobs *knobs,
+		      bool program, int exports, int globals, char *reason, size_t size);
+
+/* Checks that the functions of library PATH named lt<INDEX>_f<j> for the
+ * TRACE_COUNT indexes TRACE come first in .text, in that order. Into
+ * REASON (SIZE bytes) the first contradiction, *RET_OK false. */
+int elf_check_order(const char *path, int index, const int *trace, size_t trace_count, bool *ret_ok,
+		    char *reason, size_t size);
+
+/* Verifies every variant (files, loader statistics against the floor's,
+ * probe), filling its verify, files, valid and reason. */
+int elf_verify(struct elf_context *ctx);
+
+/* The files of FOLDER (liblt<i>.so..., main; or just empty when EMPTY) as
+ * [{"name","sha256","size"}]. */
+int elf_files_json(const struct elf_context *ctx, const char *folder, bool empty, cJSON **ret_files);
+
+/* ---- measure ---- */
+
+/* What the driver times (family.h): every valid variant and the floor
+ * (ELF_FLOOR_NAME). Fills ctx->measured, which ctx keeps. */
+int elf_timing(struct elf_context *ctx, struct family_timing *ret);
+
+#endif /* __linux__ */
+#endif

@@ -1,0 +1,109 @@
+"""The elf family end to end: schemas/examples/elf-relocations.json (at a
+size that runs in seconds, with every elf preset) submitted to a real
+loadlabd, run by one real Linux agent natively, warm and cold, and the
+report. Every variant is verified (from the files and from the loader) and
+timed; the report has a row per variant against the baseline `default`."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+from schemacheck import validate  # noqa: E402
+
+AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+
+PRESETS = ["default", "now", "relr", "hidden", "symbolic", "symbolic+relr", "reorder", "sysv-hash"]
+GEN = {"dlls": 6, "exports": 40, "globals_per_function": 1}
+RUNS = 5
+JOB = dict(harness.load_example("elf-relocations.json"), generator=GEN, variants=PRESETS,
+           measure={"warm": {"runs": RUNS, "warmup": 1}, "cold": {"runs": 2}})
+
+
+def run_agent(d):
+    data_dir = tempfile.mkdtemp(prefix="loadlab-elf-")
+    try:
+        r = subprocess.run([AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
+                            "--data-dir", data_dir, "--name", "elf-linux", "--once"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
+    finally:
+        harness.kill_processes_under(data_dir)
+        subprocess.run(["rm", "-rf", data_dir])
+
+
+def check_verify(v):
+    """What the files and the loader say, against the preset's knobs."""
+    name, verify = v["name"], v["verify"]
+    libs, prog, loader = verify["libraries"], verify["program"], verify["loader"]
+    m, k, n = GEN["exports"], GEN["globals_per_function"], GEN["dlls"]
+    relocs = libs["relocations"]
+    assert libs["objects"] == n and verify["probe"]["libraries_loaded"] == n, verify
+    assert libs["bind_now"] == (name == "now") and prog["bind_now"] == (name == "now"), verify
+    assert libs["symbolic"] == name.startswith("symbolic"), verify
+    assert libs["relr"] == name.endswith("relr"), verify
+    assert libs["sysv_hash"] == (name == "sysv-hash") and libs["gnu_hash"] == (name != "sysv-hash"), verify
+    # The table of function addresses: symbol relocations, RELATIVE under -Bsymbolic.
+    assert relocs["R_X86_64_64"] == (0 if name.startswith("symbolic") else n * m), verify
+    relative = n * m * k + (n * m if name.startswith("symbolic") else 0)
+    assert relocs["R_X86_64_RELATIVE"] == (0 if name.endswith("relr") else relative), verify
+    assert (relocs["relr_words"] > 0) == name.endswith("relr"), verify
+    exported = libs["exported_symbols"]
+    assert exported == n * m if name == "hidden" else exported > n * m, verify
+    # The loader: lookups beyond the floor as the binding predicts.
+    assert loader["binding"] == ("immediate" if name == "now" else "lazy"), loader
+    assert loader["symbol_lookups_beyond_floor"] == loader["expected_immediate" if name == "now"
+                                                           else "expected_lazy"], loader
+    assert loader["expected_immediate"] - loader["expected_lazy"] >= n * m, loader
+    if name.startswith("symbolic"):
+        assert loader["symbol_lookups_beyond_floor"] == 0, loader
+    assert verify["order"] == ("trace" if name == "reorder" else "link"), verify
+
+
+def test_elf_job_end_to_end():
+    with harness.Daemon() as d:
+        job_id = d.submit(JOB)["id"]
+        run_agent(d)
+        job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
+        assert job["state"] == "done", job
+        assert len(job["tasks"]) == 1, job
+        result = d.api("GET", "/api/v1/results/%d" % job["tasks"][0]["result_id"], token=d.admin_token).json()
+        validate("result.json", result)
+        assert result["family"] == "elf" and result["runner"] == "native", result.get("family")
+        assert result["toolchain"]["kind"] == "gcc+ld" and result["toolchain"]["version"], result["toolchain"]
+        assert [v["name"] for v in result["variants"]] == PRESETS
+        for v in result["variants"]:
+            assert v["valid"] is True, (v["name"], v.get("invalid_reason"))
+            check_verify(v)
+            assert len(v["warm"]["samples_us"]) == RUNS and v["warm"]["summary"]["min_us"] > 0, v["name"]
+            assert len(v["cold"]["samples_us"]) == 2, v["name"]
+            modules = v["cold"]["modules"]
+            assert len(modules) == GEN["dlls"] + 1, modules
+            assert len(v["files"]) == GEN["dlls"] + 1, v["files"]
+        assert len(result["floor"]["warm"]["samples_us"]) == RUNS
+        # The trace order the reorder variant was built in came from a run.
+        assert "trace" in result["phases_ms"], result["phases_ms"]
+
+        r = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token)
+        assert r.status == 200, r
+        report = r.json()
+        validate("report.json", report)
+        assert [row["variant"] for row in report["warm"]["variants"]] == PRESETS
+        assert report["warm"]["baseline"] == "default", report["warm"]
+        for row in report["warm"]["variants"]:
+            for cell in row["cells"]:
+                assert cell["status"] == "ok", cell
+                assert cell["n"] == RUNS and 0 < cell["min_us"] <= cell["median_us"], cell
+                if row["variant"] != "default":
+                    assert "change_pct" in cell and "significant" in cell, cell
+        assert report["findings"] and all(f.endswith(".") for f in report["findings"])
+        assert report["cold"] is not None
+        for row in report["cold"]["variants"]:
+            for cell in row["cells"]:
+                assert cell["status"] == "ok" and cell["n"] == 2, cell
+        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
+        assert md.status == 200 and "symbolic+relr" in md.body.decode()
+
+
+harness.run_tests(globals())

@@ -1,0 +1,78 @@
+#!/bin/bash
+# The elf pipeline's overhead (issue 13), not part of `make test`:
+#   tests/bench/bench_elf_pipeline.sh [BUILD_DIR] [DLLS] [EXPORTS]   (defaults: build 10 100)
+# Runs a DLLS x EXPORTS job with all eight elf presets through
+# `loadlab-agent run` (one warm run, no warm-up: the point is the
+# pipeline, not the timer) and measures its wall time; then, in the same
+# run, a bare parallel build of the same sources with make -j$(nproc): every
+# library compiled (-fPIC, -fvisibility=hidden, trace-ordered), and each
+# variant's libraries and program linked with its flags. Prints both and
+# their ratio (aim: at most 1.3).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../../build}" && pwd)
+dlls=${2:-10}
+exports=${3:-100}
+agent="$build/agent/loadlab-agent"
+work=$(mktemp -d /tmp/loadlab-bench-elf-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/job.json" <<JOB
+{"name": "bench-elf", "family": "elf", "generator": {"dlls": $dlls, "exports": $exports},
+ "variants": ["default", "now", "relr", "hidden", "symbolic", "symbolic+relr", "reorder", "sysv-hash"],
+ "measure": {"warm": {"runs": 1, "warmup": 0}}}
+JOB
+start=$(date +%s.%N)
+"$agent" run "$work/job.json" --out "$work/result.json" --keep 2>"$work/run.log"
+end=$(date +%s.%N)
+kept=$(sed -n 's/.*work folder kept: //p' "$work/run.log")
+trap 'rm -rf "$work" "$kept"' EXIT
+
+# The bare build: the same sources, the same flags, no verification.
+bare="$work/bare"
+mkdir -p "$bare"
+cp "$kept"/src/*.c "$bare/"
+/usr/bin/python3 - "$bare" "$dlls" <<'PY'
+import sys
+bare, n = sys.argv[1], int(sys.argv[2])
+variants = {"default": [], "now": ["-Wl,-z,now"], "relr": ["-Wl,-z,pack-relative-relocs"],
+            "hidden": [], "symbolic": ["-Wl,-Bsymbolic"],
+            "symbolic+relr": ["-Wl,-Bsymbolic", "-Wl,-z,pack-relative-relocs"],
+            "reorder": [], "sysv-hash": ["-Wl,--hash-style=sysv"]}
+sets = {"link": ("", "-fPIC"), "hidden": ("", "-fPIC -fvisibility=hidden"), "order": ("_order", "-fPIC")}
+rules, all_targets = [], []
+for s, (suffix, flags) in sets.items():
+    for i in range(n):
+        rules.append("%s/lt%d.o: lt%d%s.c\n\tmkdir -p %s && gcc -O1 -c $< -o $@ %s\n" % (s, i, i, suffix, s, flags))
+rules.append("main.o: main.c\n\tgcc -O1 -c $< -o $@\n")
+for v, flags in variants.items():
+    s = "hidden" if v == "hidden" else "order" if v == "reorder" else "link"
+    d = "v-" + v.replace("+", "-")
+    libs = []
+    for i in range(n):
+        t = "%s/liblt%d.so" % (d, i)
+        rules.append("%s: %s/lt%d.o\n\tmkdir -p %s && gcc -shared -nostdlib -o $@ $< %s\n" % (t, s, i, d, " ".join(flags)))
+        libs.append(t)
+    main_flags = [f for f in flags if "Bsymbolic" not in f]
+    rules.append("%s/main: main.o %s\n\tgcc -o $@ main.o -L%s -Wl,-rpath,'$$ORIGIN' %s %s\n"
+                 % (d, " ".join(libs), d, " ".join("-llt%d" % i for i in range(n)), " ".join(main_flags)))
+    all_targets.append(d + "/main")
+open(bare + "/Makefile", "w").write("all: %s\n\n%s" % (" ".join(all_targets), "\n".join(rules)))
+PY
+bstart=$(date +%s.%N)
+make -s -C "$bare" -j"$(nproc)" >/dev/null
+bend=$(date +%s.%N)
+
+/usr/bin/python3 - "$start" "$end" "$bstart" "$bend" "$work/result.json" "$dlls" "$exports" <<'PY'
+import json, sys
+start, end, bstart, bend = map(float, sys.argv[1:5])
+result = json.load(open(sys.argv[5]))
+valid = sum(v["valid"] for v in result["variants"])
+pipeline, bare = end - start, bend - bstart
+print("elf pipeline benchmark: %s x %s, %d variants (%d valid)" % (sys.argv[6], sys.argv[7],
+      len(result["variants"]), valid))
+print("phases_ms: %s" % json.dumps(result["phases_ms"]))
+print("pipeline wall time       %8.2f s" % pipeline)
+print("bare parallel build      %8.2f s" % bare)
+print("ratio pipeline / bare    %8.2f   (aim: <= 1.3)" % (pipeline / bare))
+PY
