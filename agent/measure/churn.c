@@ -208,10 +208,10 @@ static int compile(struct churn_env *env, const char *source, const char *exe, c
 		const char *bs = strrchr(name, '\\');
 		if (bs)
 			name = bs + 1;
-		if (strlen(out) + strlen(name) + 2 > sizeof(out))
+		size_t used = strlen(out);
+		int n = snprintf(out + used, sizeof(out) - used, "/%s", name); /* a host (Unix) path */
+		if (n < 0 || (size_t)n >= sizeof(out) - used)
 			return err_set(LL_ETOOBIG, "The path %s is too long.", exe);
-		strcat(out, "/");
-		strcat(out, name);
 		rc = plat_run_host(&o, BUILD_TIMEOUT_MS, &code, NULL);
 	} else {
 		memcpy(src, source, strlen(source) + 1);

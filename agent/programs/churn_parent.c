@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	long long create_us = 0, destroy_us = 0;
 	HANDLE *h, thread, go = NULL, ready = NULL;
 	char *cmd, go_name[96], ready_name[96];
-	size_t cmd_size = 64;
+	size_t cmd_size = 64, used;
 	FILE *out;
 
 	if (argc < 7)
@@ -158,12 +158,14 @@ int main(int argc, char **argv)
 			snprintf(error, sizeof(error), "cannot create the shared event (%lu)", GetLastError());
 			goto fail;
 		}
-		snprintf(cmd, cmd_size, "\"%s\" %lu %s %s", argv[2], GetCurrentProcessId(), go_name,
-			 ready_name);
-		for (i = 7; i < argc; i++) {
-			strcat(cmd, " \"");
-			strcat(cmd, argv[i]);
-			strcat(cmd, "\"");
+		used = (size_t)snprintf(cmd, cmd_size, "\"%s\" %lu %s %s", argv[2], GetCurrentProcessId(),
+					go_name, ready_name);
+		for (i = 7; i < argc && used < cmd_size; i++)
+			used += (size_t)snprintf(cmd + used, cmd_size - used, " \"%s\"", argv[i]);
+		if (used >= cmd_size) {
+			snprintf(error, sizeof(error), "the child's command line is longer than %lu bytes",
+				 (unsigned long)cmd_size);
+			goto fail;
 		}
 		InterlockedExchange(&probe_phase, 0);
 		SetEvent(probe_kick);
