@@ -114,14 +114,15 @@ static int each_blob(struct blob_store *s, void (*fn)(struct blob_store *, const
 		if (strlen(folder->d_name) != 2 || !strchr("0123456789abcdef", folder->d_name[0]) ||
 		    !strchr("0123456789abcdef", folder->d_name[1]))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", s->root, folder->d_name);
-		if (!(dir = opendir(path)))
+		/* Both fit: s->root is checked at open, d_name is 2 bytes. */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s", s->root, folder->d_name) >= sizeof(path) ||
+		    !(dir = opendir(path)))
 			continue;
 		while ((entry = readdir(dir))) {
 			struct stat st;
 			if (strlen(entry->d_name) != 62)
 				continue;
-			snprintf(hex, sizeof(hex), "%s%s", folder->d_name, entry->d_name);
+			snprintf(hex, sizeof(hex), "%.2s%.62s", folder->d_name, entry->d_name);
 			if (!blobs_name_valid(hex) ||
 			    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    !S_ISREG(st.st_mode))
