@@ -894,7 +894,7 @@ async function schedulesPage() {
       <td>${s.cron ? `<code>${esc(s.cron)}</code> UTC` : `every ${s.interval_s} s`}</td>
       <td class="schedule-state">${badge("state", s.enabled ? "enabled" : "paused")}</td>
       <td class="next-run" title="${esc(s.next_run_at || "")}">${esc(utc(s.next_run_at))}</td>
-      <td class="last-job">${s.last_job_id ? `${jobLink(s.last_job_id)} <span class="muted small">due ${esc(age(s.last_due_at))}</span>` : `<span class="muted">none yet</span>`}</td>
+      <td class="last-job">${s.last_job_id ? `${jobLink(s.last_job_id)}${s.last_due_at ? ` <span class="muted small">due ${esc(age(s.last_due_at))}</span>` : ""}` : `<span class="muted">none yet</span>`}</td>
       <td class="small">${s.skipped ? s.skipped + (s.last_skip && s.last_skip.reason ? ": " + esc(s.last_skip.reason) : "") : ""}</td>
       <td><button class="toggle" data-id="${s.id}" data-on="${s.enabled ? 0 : 1}">${s.enabled ? "Pause" : "Resume"}</button>
         <button class="run-now" data-id="${s.id}">Run now</button></td></tr>`).join("") ||
