@@ -1,6 +1,9 @@
 /* loadlab compare BASE CAND [--max-regression PCT] [--format F]:
  * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..; prints the
- * comparison and exits 1 when the server's verdict is "regression". */
+ * comparison and exits 1 when the server's verdict is "regression".
+ * loadlab compare --series NAME [--against REVISION] picks the two jobs from
+ * GET /api/v1/series/{name}: its latest done job, against the done job before
+ * it or the latest done job carrying REVISION. */
 #include "args.h"
 #include "client.h"
 #include "commands.h"
@@ -16,10 +19,15 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: loadlab compare BASE CAND [--max-regression PCT] [--format table|md|csv|json]\n\n"
+	"usage: loadlab compare BASE CAND [--max-regression PCT] [--format table|md|csv|json]\n"
+	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n\n"
 	"Compares candidate job CAND with baseline job BASE: per variant and cell, the\n"
 	"ratio with its CI and a verdict. Prints the comparison and exits 0 when there\n"
 	"is no regression, 1 when there is one, 2 on an error.\n\n"
+	"  --series NAME         compare the latest done job of series NAME with the\n"
+	"                        done job before it (the jobs are named on stderr)\n"
+	"  --against REVISION    with --series: against the latest done job of the\n"
+	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
 	"  --format F            table (default; the Markdown table), md, csv or json\n";
 
@@ -62,51 +70,105 @@ static int read_verdict(const cJSON *root, int *ret_regression)
 	return rc;
 }
 
-int cmd_compare(int argc, char **argv)
+/* The job id, state and revision (NULL when it has none) of JOB, an item of
+ * a series' "jobs"; LL_EFORMAT when the id or state is missing. */
+static int series_job(const cJSON *job, long long *ret_id, const char **ret_state,
+		      const char **ret_revision)
 {
-	static const struct option options[] = {
-		{"max-regression", required_argument, NULL, 'm'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(job, "state");
+	const cJSON *revision = cJSON_GetObjectItemCaseSensitive(job, "revision");
+
+	if (!cJSON_IsNumber(id) || id->valuedouble < 1 || id->valuedouble > 9007199254740992.0 ||
+	    !cJSON_IsString(state))
+		return err_set(LL_EFORMAT, "The server's series has a job without an id or state.");
+	*ret_id = (long long)id->valuedouble;
+	*ret_state = state->valuestring;
+	*ret_revision = cJSON_IsString(revision) ? revision->valuestring : NULL;
+	return 0;
+}
+
+/* Picks the two jobs of series NAME to compare: the candidate is its latest
+ * done job (in submission order); the baseline is the done job before it,
+ * or, with AGAINST, the latest other done job whose revision is AGAINST.
+ * Names them on stderr. LL_ENOTFOUND for an unknown series or revision,
+ * LL_ESTATE when the series has fewer than two done jobs. */
+static int series_pick(const char *name, const char *against, long long *ret_base,
+		       long long *ret_candidate)
+{
+	char path[1024], *escaped = rest_escape(name);
+	long long base = 0, candidate = 0, id = 0;
+	const char *state = NULL, *revision = NULL, *base_revision = NULL, *candidate_revision = NULL;
+	const cJSON *jobs, *job;
+	cJSON *series = NULL;
+	int rc, n;
+
+	if (!escaped || strlen(escaped) > 800) {
+		free(escaped);
+		return err_set(LL_EINVAL, "'%s' is not a series name.", name);
+	}
+	snprintf(path, sizeof(path), "/api/v1/series/%s", escaped);
+	free(escaped);
+	if ((rc = client_fetch_object("GET", path, NULL, &series)) < 0)
+		return rc;
+	jobs = cJSON_GetObjectItemCaseSensitive(series, "jobs");
+	if (!cJSON_IsArray(jobs)) {
+		rc = err_set(LL_EFORMAT, "The server's series '%s' has no \"jobs\".", name);
+		goto out;
+	}
+	/* Newest first: the first done job is the candidate. */
+	for (n = cJSON_GetArraySize(jobs) - 1; n >= 0 && !base; n--) {
+		job = cJSON_GetArrayItem(jobs, n);
+		if ((rc = series_job(job, &id, &state, &revision)) < 0)
+			goto out;
+		if (strcmp(state, "done") != 0)
+			continue;
+		if (!candidate) {
+			candidate = id;
+			candidate_revision = revision;
+		} else if (!against || (revision && strcmp(revision, against) == 0)) {
+			base = id;
+			base_revision = revision;
+		}
+	}
+	if (!candidate || (!base && !against))
+		rc = err_set(LL_ESTATE, "Series '%s' has %s done job: nothing to compare.", name,
+			     candidate ? "one" : "no");
+	else if (!base)
+		rc = err_set(LL_ENOTFOUND, "Series '%s' has no done job with revision '%s' before job %lld.",
+			     name, against, candidate);
+	if (rc < 0)
+		goto out;
+	fprintf(stderr, "loadlab compare: series %s: job %lld%s%s%s against job %lld%s%s%s\n", name,
+		candidate, candidate_revision ? " (" : "", candidate_revision ? candidate_revision : "",
+		candidate_revision ? ")" : "", base, base_revision ? " (" : "",
+		base_revision ? base_revision : "", base_revision ? ")" : "");
+	*ret_base = base;
+	*ret_candidate = candidate;
+out:
+	cJSON_Delete(series);
+	return rc;
+}
+
+/*
+ * Compares CANDIDATE with BASE (THRESHOLD: "" or "&max_regression=PCT") and
+ * prints the comparison in FORMAT. *RET_REGRESSION: 1 a regression, 0 none,
+ * -1 nothing could be judged.
+ *
+ * The exit code comes from the JSON form's "verdict" field, the one the
+ * contract documents: we always ask for format=json first and, when another
+ * format is to be shown, ask again for it. Two requests cost little next to
+ * the jobs compared, and need no header outside the contract; the comparison
+ * of two finished jobs does not change between them.
+ */
+static int compare_jobs(long long base, long long candidate, const char *threshold,
+			const char *format, int *ret_regression)
+{
 	struct rest_client c = {0};
 	struct rest_answer json = {0}, shown = {0};
-	const char *format = "md";
-	char path[256], threshold[48] = "";
-	long long base, candidate;
-	double max_regression = 0;
-	int opt, rc = 0, regression = 0;
+	char path[256];
+	int rc, regression = 0;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":m:f:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			rc = parse_percent(optarg, &max_regression);
-			if (rc == 0)
-				snprintf(threshold, sizeof(threshold), "&max_regression=%g", max_regression);
-			break;
-		case 'f': rc = args_format(optarg, &format); break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("compare", argv, opt);
-		}
-		if (rc < 0)
-			return client_fail("compare", rc);
-	}
-	if (argc - optind != 2)
-		return args_usage_error("compare", "expects two job ids, BASE and CAND");
-	if ((rc = args_job_id(argv[optind], &base)) < 0 ||
-	    (rc = args_job_id(argv[optind + 1], &candidate)) < 0)
-		return client_fail("compare", rc);
-
-	/*
-	 * The exit code comes from the JSON form's "verdict" field, the one the
-	 * contract documents: we always ask for format=json first and, when
-	 * another format is to be shown, ask again for it. Two requests cost
-	 * little next to the jobs compared, and need no header outside the
-	 * contract; the comparison of two finished jobs does not change between
-	 * them.
-	 */
 	rc = client_open(&c);
 	if (rc < 0)
 		goto out;
@@ -130,6 +192,58 @@ out:
 	rest_answer_release(&json);
 	rest_answer_release(&shown);
 	rest_client_close(&c);
+	if (rc == 0)
+		*ret_regression = regression;
+	return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"max-regression", required_argument, NULL, 'm'},
+		{"format", required_argument, NULL, 'f'},
+		{"series", required_argument, NULL, 's'},
+		{"against", required_argument, NULL, 'a'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *format = "md", *series = NULL, *against = NULL;
+	char threshold[48] = "";
+	long long base, candidate;
+	double max_regression = 0;
+	int opt, rc = 0, regression = 0;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":m:f:s:a:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			rc = parse_percent(optarg, &max_regression);
+			if (rc == 0)
+				snprintf(threshold, sizeof(threshold), "&max_regression=%g", max_regression);
+			break;
+		case 'f': rc = args_format(optarg, &format); break;
+		case 's': series = optarg; break;
+		case 'a': against = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: return args_option_error("compare", argv, opt);
+		}
+		if (rc < 0)
+			return client_fail("compare", rc);
+	}
+	if (against && !series)
+		return args_usage_error("compare", "--against needs --series");
+	if (series) {
+		if (argc != optind)
+			return args_usage_error("compare", "takes no job ids with --series");
+		rc = series_pick(series, against, &base, &candidate);
+	} else {
+		if (argc - optind != 2)
+			return args_usage_error("compare", "expects two job ids, BASE and CAND");
+		if ((rc = args_job_id(argv[optind], &base)) == 0)
+			rc = args_job_id(argv[optind + 1], &candidate);
+	}
+	if (rc == 0)
+		rc = compare_jobs(base, candidate, threshold, format, &regression);
 	if (rc == 0 && regression < 0)
 		rc = err_set(LL_ESTATE, "No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)

@@ -15,7 +15,7 @@ static const struct cli_command commands[] = {
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},
 	{"agents", cmd_agents, "", "the fleet: agents, their state and facts"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
-	{"compare", cmd_compare, "BASE CAND [--max-regression PCT] [--format F]",
+	{"compare", cmd_compare, "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",
 	 "baseline vs candidate; exit 1 on a regression"},
 	/* series and schedules */
 	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]", "a series' history, per variant and cell"},

@@ -15,6 +15,9 @@ EXPECTED_SCHEMAS = [
     "progress_request.json", "progress.json", "result.json", "result_accepted.json",
     "fail_request.json", "fail.json", "token_create.json", "token_created.json",
     "token_list.json", "token_revoked.json", "report.json", "compare.json",
+    "series.json", "series_list.json", "series_settings.json", "series_settings_put.json",
+    "schedule_create.json", "schedule_patch.json", "schedule.json", "schedule_list.json",
+    "schedule_run.json", "alert.json", "alert_list.json", "alert_webhook.json",
 ]
 EXAMPLES = ["pietrek-2000.json", "office-cold-start.json", "churn.json",
             "elf-relocations.json", "quickstart.json"]
@@ -298,6 +301,112 @@ def test_response_schemas_match_the_page():
                                             "created_at": T, "token": "llu_x"}]},
             "a listed secret")
     validate("token_revoked.json", {"id": 2, "revoked": True})
+
+
+SERIES_JOB = {"name": "nightly", "family": "pe", "generator": {"dlls": 2, "exports": 10},
+              "variants": ["default", "rebase"]}
+
+
+def point(**over):
+    p = {"job_id": 7, "revision": "r1", "created_at": T, "value_us": 1000.5, "median_us": 1000.5,
+         "ci_low_us": 998.0, "ci_high_us": 1003.0, "min_us": 990.0, "n": 30}
+    p.update(over)
+    return p
+
+
+def alert(**over):
+    a = {"id": 1, "series": "ci/main", "job_id": 8, "baseline_id": 7, "threshold_pct": 5,
+         "worst_change_pct": 20.1, "rows": [{"variant": "rebase", "cell": "any", "change_pct": 20.1}],
+         "created_at": T, "acked_at": None, "acked_by": None, "webhook": None}
+    a.update(over)
+    return a
+
+
+def schedule(**over):
+    s = {"id": 3, "series": "ci/main", "cron": "0 3 * * mon-fri", "interval_s": None,
+         "job": SERIES_JOB, "enabled": True, "created_by": "admin", "created_at": T,
+         "updated_at": T, "next_run_at": T, "last_due_at": None, "last_job_id": None,
+         "skipped": 0, "last_skip": None}
+    s.update(over)
+    return s
+
+
+def test_series_bodies_match_their_schemas():
+    series = {"series": "ci/main", "metric": "median", "threshold_pct": 5, "webhook_url": None,
+              "traces": [{"variant": "rebase", "cell": "os=winxp", "points": [point(), point(job_id=8, revision=None)]}],
+              "alerts": [alert()],
+              "jobs": [{"id": 7, "name": "nightly", "state": "done", "revision": "r1", "created_at": T},
+                       {"id": 8, "name": "nightly", "state": "done", "revision": None, "created_at": T}]}
+    validate("series.json", series)
+    validate("series.json", dict(series, metric="min", webhook_url="https://hooks.example/x",
+                                 traces=[], alerts=[], jobs=[]))
+    rejects("series.json", dict(series, metric="max"), "an unknown metric")
+    rejects("series.json", dict(series, series="has space"), "a name with a space")
+    rejects("series.json", dict(series, webhook_url="ftp://x"), "a non-http webhook")
+    rejects("series.json", dict(series, traces=[{"variant": "v", "cell": "c", "points": [point(n=0)]}]),
+            "a point of no sample")
+    p = point()
+    del p["ci_high_us"]
+    rejects("series.json", dict(series, traces=[{"variant": "v", "cell": "c", "points": [p]}]),
+            "a point without its interval")
+    rejects("series.json", dict(series, traces=[{"variant": "v", "cell": "c", "points": [point(revision="")]}]),
+            "an empty revision")
+    rejects("series.json", dict(series, extra=1), "an unknown field")
+    listed = {"name": "ci/main", "jobs": 2, "threshold_pct": 5, "webhook_url": None,
+              "last_job": {"id": 8, "state": "done", "revision": None, "created_at": T}}
+    validate("series_list.json", {"series": [listed]})
+    validate("series_list.json", {"series": []})
+    rejects("series_list.json", {"series": [dict(listed, jobs=0)]}, "a series of no job")
+    rejects("series_list.json", {"series": [dict(listed, last_job=None)]}, "no last job")
+    validate("series_settings_put.json", {"threshold_pct": 2.5, "webhook_url": None})
+    validate("series_settings_put.json", {})
+    rejects("series_settings_put.json", {"threshold_pct": 0.1}, "threshold_pct 0.1")
+    rejects("series_settings_put.json", {"threshold_pct": 5, "colour": "red"}, "an unknown field")
+    validate("series_settings.json", {"name": "ci/main", "threshold_pct": 5, "webhook_url": "http://127.0.0.1:9/h"})
+    rejects("series_settings.json", {"name": "ci/main", "threshold_pct": 5}, "no webhook_url")
+
+
+def test_schedule_bodies_match_their_schemas():
+    validate("schedule_create.json", {"series": "ci/main", "cron": "*/5 * * * *", "job": SERIES_JOB})
+    validate("schedule_create.json", {"series": "ci/main", "interval_s": 3600, "job": SERIES_JOB, "enabled": False})
+    rejects("schedule_create.json", {"series": "ci/main", "interval_s": 60}, "no job")
+    rejects("schedule_create.json", {"series": "ci/main", "interval_s": 0, "job": SERIES_JOB}, "interval_s 0")
+    rejects("schedule_create.json", {"series": "ci/main", "interval_s": 60, "job": dict(SERIES_JOB, variants=[])},
+            "a job of no variant")
+    rejects("schedule_create.json", {"series": "ci/main", "interval_s": 60, "job": SERIES_JOB, "x": 1},
+            "an unknown field")
+    validate("schedule_patch.json", {"enabled": False})
+    rejects("schedule_patch.json", {"enabled": "no"}, "a string enabled")
+    rejects("schedule_patch.json", {"series": "other"}, "a new series")
+    validate("schedule.json", schedule())
+    validate("schedule.json", schedule(cron=None, interval_s=60, enabled=False, next_run_at=None,
+                                       last_due_at=T, last_job_id=9, skipped=2,
+                                       last_skip={"at": T, "reason": "job 9 is still queued"}))
+    rejects("schedule.json", schedule(skipped=-1), "a negative skip count")
+    rejects("schedule.json", schedule(last_job_id=0), "job id 0")
+    rejects("schedule.json", schedule(last_skip={"reason": "x"}), "a skip without its time")
+    rejects("schedule.json", schedule(job=dict(SERIES_JOB, family="macho")), "an invalid job")
+    s = schedule()
+    del s["next_run_at"]
+    rejects("schedule.json", s, "no next_run_at")
+    validate("schedule_list.json", {"schedules": [schedule(), schedule(id=4)]})
+    rejects("schedule_list.json", {"schedules": [dict(schedule(), extra=1)]}, "an unknown field")
+    validate("schedule_run.json", {"schedule_id": 3, "run_id": 12, "job_id": 9})
+    rejects("schedule_run.json", {"schedule_id": 3, "job_id": 9}, "no run_id")
+
+
+def test_alert_bodies_match_their_schemas():
+    validate("alert.json", alert())
+    validate("alert.json", alert(acked_at=T, acked_by="admin", webhook="delivered", worst_change_pct=None))
+    rejects("alert.json", alert(rows=[{"variant": "rebase", "cell": "any"}]), "a row without its change")
+    rejects("alert.json", alert(acked_at="yesterday"), "a time that is not RFC 3339")
+    a = alert()
+    del a["baseline_id"]
+    rejects("alert.json", a, "no baseline")
+    validate("alert_list.json", {"alerts": [alert(), alert(id=2, acked_at=T, acked_by="ci")]})
+    rejects("alert_list.json", {"alerts": [alert(id="2")]}, "a string id")
+    validate("alert_webhook.json", {"event": "regression", "alert": alert()})
+    rejects("alert_webhook.json", {"event": "recovery", "alert": alert()}, "an unknown event")
 
 
 def test_validate_message_names_schema_and_path():

@@ -235,4 +235,64 @@ def test_regression_alert_and_webhook():
         server.shutdown()
 
 
+def compare_series(d, *args):
+    out = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "compare", "--series"] + list(args),
+                         capture_output=True, text=True, timeout=60)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_compare_series():
+    """loadlab compare --series NAME [--against REVISION]: the latest done job
+    against the done job before it (or the one carrying REVISION), with
+    compare's exit codes: 0 no regression, 1 a regression, 2 an error."""
+    with Daemon(extra_args=["--schedule-tick-ms", "100"]) as d:
+        _, token = d.enroll("lab-1", FACTS)
+        rng = random.Random(11)
+        ids = []
+
+        def add(rev, shift):
+            ids.append(d.submit(dict(JOB, series="cmp/x", revision=rev))["id"])
+            play(d, token, rng, shift)
+            wait_for("job done", lambda: d.api("GET", "/api/v1/jobs/%d" % ids[-1], token=d.admin_token)
+                     .json()["state"] == "done")
+
+        add("r1", 1.0)
+        code, out, err = compare_series(d, "cmp/x")
+        assert code == 2 and "one done job" in err, (code, out, err)
+        add("r2", 1.0)
+        code, out, err = compare_series(d, "cmp/x", "--max-regression", "5", "--format", "json")
+        assert code == 0, (code, out, err)
+        body = json.loads(out)
+        assert (body["baseline"]["id"], body["candidate"]["id"], body["verdict"]) == (ids[0], ids[1], "ok"), body
+        assert "job %d (r2) against job %d (r1)" % (ids[1], ids[0]) in err, err
+        api = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&max_regression=5&format=json" % (ids[0], ids[1]),
+                    token=d.admin_token).json()
+        assert api == body
+
+        add("r3", 1.2)
+        # a queued job of the series is not the latest done one
+        queued = d.submit(dict(JOB, series="cmp/x", revision="r4"))["id"]
+        code, out, err = compare_series(d, "cmp/x", "--max-regression", "5")
+        assert code == 1 and "regression" in out, (code, out, err)
+        assert "job %d (r3) against job %d (r2)" % (ids[2], ids[1]) in err, err
+        code, out, err = compare_series(d, "cmp/x", "--against", "r1", "--max-regression", "5", "--format", "json")
+        assert code == 1 and json.loads(out)["baseline"]["id"] == ids[0], (code, out, err)
+        code, out, err = compare_series(d, "cmp/x", "--against", "r2", "--max-regression", "50", "--format", "csv")
+        assert code == 0 and out.strip(), (code, out, err)
+        assert "job %d (r3) against job %d (r2)" % (ids[2], ids[1]) in err, err
+        assert queued not in ids
+
+        # errors: exit 2 with one line on stderr
+        for args, says in ((["no/such-series"], "not_found"),
+                           (["cmp/x", "--against", "r9"], "no done job with revision 'r9'"),
+                           (["cmp/x", "--against", "r3"], "no done job with revision 'r3'"),
+                           (["cmp/x", "1"], "takes no job ids"),
+                           (["cmp/x", "--format", "yaml"], "yaml")):
+            code, out, err = compare_series(d, *args)
+            assert code == 2 and says in err and not out, (args, code, out, err)
+        out = subprocess.run([LOADLAB, "--server", d.url, "compare", "1", "2", "--against", "r1"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "--against needs --series" in out.stderr, out
+
+
 run_tests(globals())
