@@ -48,6 +48,7 @@ const struct route router_routes[] = {
 	{"GET", "/api/v1/blobs/{sha256}", AUTH_READER_OR_AGENT, 0, route_blobs_get},
 	{"GET", "/", AUTH_ANYONE, 0, route_web},
 	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/series.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 

@@ -1,0 +1,185 @@
+/*
+ * The dashboard's series, schedules and alerts pages (#/series,
+ * #/series/NAME, #/schedules, #/alerts) and the header's alert badge.
+ * Loaded before app.js, whose helpers (api, esc, chart, poll...) these
+ * functions call when they run; app.js's route table names them.
+ */
+"use strict";
+
+/* ---------------------------------------------- series, schedules, alerts */
+
+function seriesHref(name) { return "#/series/" + encodeURIComponent(name); }
+function jobLink(id) { return id ? `<a href="#/job/${id}">${id}</a>` : ""; }
+function utc(time) { return time ? time.replace("T", " ").replace(/\.\d+Z$/, " UTC") : "—"; }
+/* A point's place on a series' x axis: its revision, else its job id. */
+function pointLabel(p) { return p.revision || "#" + p.job_id; }
+
+/* The header's badge: how many alerts are open, refreshed on every page and
+ * every 30 s. Quiet on a refused token: the page itself says so. */
+async function refreshAlertCount() {
+  try {
+    const { alerts } = await api("/api/v1/alerts?open=true", { quiet: true });
+    $("#alert-count").textContent = String(alerts.length);
+    $("#alert-count").classList.toggle("open", alerts.length > 0);
+  } catch (e) { if (!(e instanceof ApiError)) console.warn(e); }
+}
+
+async function seriesListPage() {
+  const { series } = await api("/api/v1/series");
+  pageEl().innerHTML = `<h1>Series</h1>
+    <p class="muted small">The jobs that name a <code>series</code> form its history; <a href="#/schedules">schedules</a> submit them on time.</p>
+    <div class="scroll"><table id="series-list"><thead><tr><th>series</th><th class="num">jobs</th><th>last job</th><th>revision</th>
+    <th>submitted</th><th class="num">alert threshold</th><th>webhook</th></tr></thead><tbody>${series.map((s) => `<tr data-series="${esc(s.name)}">
+      <td><a href="${esc(seriesHref(s.name))}">${esc(s.name)}</a></td><td class="num">${s.jobs}</td>
+      <td>${jobLink(s.last_job.id)} ${badge("state", s.last_job.state)}</td><td>${esc(s.last_job.revision || "")}</td>
+      <td title="${esc(s.last_job.created_at)}">${esc(age(s.last_job.created_at))}</td><td class="num">${s.threshold_pct} %</td>
+      <td class="small">${esc(s.webhook_url || "")}</td></tr>`).join("") ||
+      `<tr><td colspan="7" class="muted">No series yet: submit a job with "series": "NAME".</td></tr>`}</tbody></table></div>`;
+}
+
+/* One trace: the median's 95 % interval as a band (the low bound, then the
+ * width stacked on it and filled), the metric as a line, one point per job,
+ * and a pin on each job whose alert names this variant and cell. */
+function drawTrace(el, trace, alerts, metric) {
+  const pts = trace.points, marks = [];
+  for (const a of alerts) {
+    const i = pts.findIndex((p) => p.job_id === a.job_id);
+    const row = a.rows.find((r) => r.variant === trace.variant && r.cell === trace.cell);
+    if (i >= 0 && row) marks.push({ name: "alert " + a.id, coord: [i, pts[i].value_us], alert_id: a.id,
+      value: (row.change_pct > 0 ? "+" : "") + Math.round(row.change_pct) + "%", itemStyle: { color: a.acked_at ? "#98a2b3" : "#b42318" } });
+  }
+  const c = chart(el);
+  c.setOption({
+    animation: false,
+    tooltip: { trigger: "axis", formatter: (items) => {
+      const p = pts[items[0].dataIndex];
+      return `job ${p.job_id}${p.revision ? " · " + esc(p.revision) : ""}<br>${metric} ${us(p.value_us)} µs<br>median ${us(p.median_us)} µs ` +
+        `[${us(p.ci_low_us)}, ${us(p.ci_high_us)}]<br>min ${us(p.min_us)} µs · n ${p.n}<br>${esc(utc(p.created_at))}`;
+    } },
+    grid: { left: 70, right: 30, top: 40, bottom: 40 },
+    xAxis: { type: "category", data: pts.map(pointLabel), boundaryGap: false },
+    yAxis: { type: "value", name: "µs", scale: true },
+    series: [
+      { name: "ci_low", type: "line", stack: "ci", data: pts.map((p) => p.ci_low_us), symbol: "none", lineStyle: { opacity: 0 }, silent: true },
+      { name: "ci_width", type: "line", stack: "ci", data: pts.map((p) => p.ci_high_us - p.ci_low_us), symbol: "none",
+        lineStyle: { opacity: 0 }, areaStyle: { color: "#2456c7", opacity: 0.15 }, silent: true },
+      { name: metric, type: "line", data: pts.map((p) => ({ value: p.value_us, job_id: p.job_id })), symbolSize: 8,
+        itemStyle: { color: "#2456c7" }, markPoint: { symbol: "pin", symbolSize: 42, data: marks, label: { fontSize: 9 } } },
+    ],
+  });
+  c.on("click", (p) => {
+    if (p.componentType === "markPoint") location.hash = "#/alerts?all=1";
+    else if (p.seriesIndex === 2 && p.data && p.data.job_id) location.hash = "#/job/" + p.data.job_id;
+  });
+}
+
+async function seriesPage(name) {
+  const metric = hashQuery().get("metric") === "min" ? "min" : "median";
+  const s = await api(`/api/v1/series/${encodeURIComponent(name)}?metric=${metric}`);
+  const jobs = s.jobs;
+  const rows = jobs.map((j, i) => {
+    const prev = jobs.slice(0, i).reverse().find((p) => p.state === "done"), alert = s.alerts.find((a) => a.job_id === j.id);
+    return `<tr data-job="${j.id}"><td>${jobLink(j.id)}</td><td>${esc(j.name)}</td><td>${esc(j.revision || "")}</td><td>${badge("state", j.state)}</td>
+      <td title="${esc(j.created_at)}">${esc(age(j.created_at))}</td>
+      <td>${alert ? `<a href="#/alerts?all=1">${pct(alert.worst_change_pct)}</a> ${badge("state", alert.acked_at ? "acked" : "open")}` : ""}</td>
+      <td>${prev ? `<a class="compare-prev" href="#/compare?baseline=${prev.id}&candidate=${j.id}&max_regression=${s.threshold_pct}">compare with ${esc(prev.revision || "job " + prev.id)}</a>` : ""}</td></tr>`;
+  }).reverse().join("");
+  pageEl().innerHTML = `<h1>Series ${esc(s.series)}</h1>
+    <div class="toolbar"><label>Line <select id="series-metric"><option value="median">median</option><option value="min"${metric === "min" ? " selected" : ""}>minimum</option></select></label>
+      <span class="muted small">Band: 95 % interval of the median. Pins: alerts (red: open). Click a point for its job.</span>
+      <span class="muted">CLI: <code class="cmd">loadlab series ${esc(s.series)}</code></span></div>
+    <form id="series-settings" class="toolbar"><label>Alert when <input name="threshold_pct" type="number" step="any" min="0.5" value="${s.threshold_pct}"> % slower</label>
+      <label>Webhook <input name="webhook_url" size="40" value="${esc(s.webhook_url || "")}" placeholder="https://… (empty: none)"></label>
+      <button>Save</button><span id="settings-note" class="small"></span></form>
+    <div id="series-charts">${s.traces.map((t, i) => `<div class="chart-title">${esc(t.variant)} <span class="muted">· ${esc(t.cell)} · ${t.points.length} points</span></div>
+      <div class="chart series-chart" id="trace-${i}" data-variant="${esc(t.variant)}" data-cell="${esc(t.cell)}"></div>`).join("") ||
+      `<p class="muted">No job of this series has results yet.</p>`}</div>
+    <h2>Jobs (newest first)</h2>
+    <div class="scroll"><table id="series-jobs"><thead><tr><th>job</th><th>name</th><th>revision</th><th>state</th><th>submitted</th>
+      <th>alert</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  s.traces.forEach((t, i) => drawTrace($("#trace-" + i), t, s.alerts, metric));
+  $("#series-metric").addEventListener("change", (ev) => { location.hash = seriesHref(name) + (ev.target.value === "min" ? "?metric=min" : ""); });
+  $("#series-settings").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const f = ev.target, note = $("#settings-note"), hook = f.webhook_url.value.trim();
+    try {
+      await api(`/api/v1/series/${encodeURIComponent(name)}`, { method: "PUT", body: { threshold_pct: +f.threshold_pct.value, webhook_url: hook || null } });
+      note.className = "small muted";
+      note.textContent = "Saved.";
+    } catch (e) { note.className = "small error"; note.textContent = e.message; }
+  });
+}
+
+async function schedulesPage() {
+  pageEl().innerHTML = `<h1>Schedules</h1>
+    <p class="muted small">A schedule submits its job to its series when due (five-field cron in UTC, or an interval); a job still queued or
+      running is not doubled. Pause, resume and run now need a user or admin token. Add one with <code class="cmd">loadlab schedule add</code>.</p>
+    <div class="scroll"><table id="schedules"><thead><tr><th>id</th><th>series</th><th>job</th><th>when</th><th>state</th><th>next run</th>
+      <th>last job</th><th>skipped</th><th></th></tr></thead><tbody></tbody></table></div>
+    <p id="schedule-note" class="small"></p>`;
+  const draw = async () => {
+    const { schedules } = await api("/api/v1/schedules");
+    $("#schedules tbody").innerHTML = schedules.map((s) => `<tr data-schedule="${s.id}"><td>${s.id}</td>
+      <td><a href="${esc(seriesHref(s.series))}">${esc(s.series)}</a></td><td>${esc(s.job.name)}</td>
+      <td>${s.cron ? `<code>${esc(s.cron)}</code> UTC` : `every ${s.interval_s} s`}</td>
+      <td class="schedule-state">${badge("state", s.enabled ? "enabled" : "paused")}</td>
+      <td class="next-run" title="${esc(s.next_run_at || "")}">${esc(utc(s.next_run_at))}</td>
+      <td class="last-job">${s.last_job_id ? `${jobLink(s.last_job_id)}${s.last_due_at ? ` <span class="muted small">due ${esc(age(s.last_due_at))}</span>` : ""}` : `<span class="muted">none yet</span>`}</td>
+      <td class="small">${s.skipped ? s.skipped + (s.last_skip && s.last_skip.reason ? ": " + esc(s.last_skip.reason) : "") : ""}</td>
+      <td><button class="toggle" data-id="${s.id}" data-on="${s.enabled ? 0 : 1}">${s.enabled ? "Pause" : "Resume"}</button>
+        <button class="run-now" data-id="${s.id}">Run now</button></td></tr>`).join("") ||
+      `<tr><td colspan="9" class="muted">No schedule.</td></tr>`;
+  };
+  $("#schedules").addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button"), note = $("#schedule-note");
+    if (!b) return;
+    try {
+      if (b.classList.contains("run-now")) {
+        const r = await api(`/api/v1/schedules/${b.dataset.id}/run`, { method: "POST", body: {} });
+        note.className = "small";
+        note.innerHTML = `Schedule ${r.schedule_id} submitted job <a id="run-job" href="#/job/${r.job_id}">${r.job_id}</a>.`;
+      } else {
+        await api("/api/v1/schedules/" + b.dataset.id, { method: "PATCH", body: { enabled: b.dataset.on === "1" } });
+        note.textContent = "";
+      }
+      await draw();
+    } catch (e) { note.className = "small error"; note.textContent = e.message; }
+  });
+  await draw();
+  poll(draw, 5000);
+}
+
+async function alertsPage() {
+  const all = hashQuery().get("all") === "1";
+  pageEl().innerHTML = `<h1>Regression alerts</h1>
+    <div class="toolbar"><label><input type="checkbox" id="alerts-all"${all ? " checked" : ""}> show acknowledged</label>
+      <span class="muted small">A job of a series slower than the one before it by more than the series' threshold (the statistics of compare).
+      Ack needs a user or admin token.</span></div>
+    <div class="scroll"><table id="alerts"><thead><tr><th>id</th><th>series</th><th>job</th><th>against</th><th class="num">worst</th>
+      <th>slower</th><th>opened</th><th>webhook</th><th>state</th></tr></thead><tbody></tbody></table></div>
+    <p id="alert-note" class="error small"></p>`;
+  const draw = async () => {
+    const { alerts } = await api("/api/v1/alerts" + (all ? "" : "?open=true"));
+    $("#alerts tbody").innerHTML = alerts.map((a) => `<tr data-alert="${a.id}"><td>${a.id}</td>
+      <td><a href="${esc(seriesHref(a.series))}">${esc(a.series)}</a></td><td>${jobLink(a.job_id)}</td>
+      <td>${jobLink(a.baseline_id)} · <a href="#/compare?baseline=${a.baseline_id}&candidate=${a.job_id}&max_regression=${a.threshold_pct}">compare</a></td>
+      <td class="num">${pct(a.worst_change_pct)}</td>
+      <td>${a.rows.map((r) => `<span class="chip">${esc(r.variant)} · ${esc(r.cell)} ${pct(r.change_pct)}</span>`).join("")}</td>
+      <td title="${esc(a.created_at)}">${esc(age(a.created_at))}</td><td class="small">${esc(a.webhook || "")}</td>
+      <td class="alert-state">${a.acked_at ? `${badge("state", "acked")} <span class="small muted">by ${esc(a.acked_by)}</span>` :
+        `${badge("state", "open")} <button class="ack" data-id="${a.id}">Ack</button>`}</td></tr>`).join("") ||
+      `<tr><td colspan="9" class="muted">${all ? "No alert." : "No open alert."}</td></tr>`;
+  };
+  $("#alerts-all").addEventListener("change", (ev) => { location.hash = "#/alerts" + (ev.target.checked ? "?all=1" : ""); });
+  $("#alerts").addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button.ack");
+    if (!b) return;
+    try {
+      await api(`/api/v1/alerts/${b.dataset.id}/ack`, { method: "POST", body: {} });
+      $("#alert-note").textContent = "";
+      await Promise.all([draw(), refreshAlertCount()]);
+    } catch (e) { $("#alert-note").textContent = e.message; }
+  });
+  await draw();
+  poll(draw, 10000);
+}
