@@ -16,29 +16,26 @@ static const char usage_text[] =
 	"Lists the enrolled agents: id, name, state (online, offline, quarantined),\n"
 	"last seen, the task it holds, its labels and the facts it detected.\n";
 
+static int add_agent(struct table *t, const cJSON *agent)
+{
+	char labels[MAP_TEXT_MAX], facts[MAP_TEXT_MAX];
+	int rc;
+
+	table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "labels"), " ", labels, sizeof(labels));
+	table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "facts"), " ", facts, sizeof(facts));
+	if ((rc = table_add_fields(t, agent, (const char *const[]){"id", "name", "state", "last_seen",
+				   "current_task", NULL})) < 0 ||
+	    (rc = table_add(t, *labels ? labels : "-")) < 0)
+		return rc;
+	return table_add(t, *facts ? facts : "-");
+}
+
 static int print_agents(const cJSON *list)
 {
 	static const char *const headers[] = {"ID", "NAME", "STATE", "LAST SEEN", "TASK",
 					      "LABELS", "FACTS", NULL};
-	const cJSON *agent;
-	struct table t;
-	int rc = 0;
 
-	table_init(&t, headers);
-	cJSON_ArrayForEach(agent, cJSON_GetObjectItemCaseSensitive(list, "agents")) {
-		char labels[MAP_TEXT_MAX], facts[MAP_TEXT_MAX];
-
-		table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "labels"), " ", labels,
-			       sizeof(labels));
-		table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "facts"), " ", facts,
-			       sizeof(facts));
-		if ((rc = table_add_fields(&t, agent, (const char *const[]){"id", "name", "state",
-					   "last_seen", "current_task", NULL})) < 0 ||
-		    (rc = table_add(&t, *labels ? labels : "-")) < 0 ||
-		    (rc = table_add(&t, *facts ? facts : "-")) < 0)
-			break;
-	}
-	return table_finish(&t, rc, stdout);
+	return table_list(stdout, list, "agents", headers, add_agent);
 }
 
 int cmd_agents(int argc, char **argv)

@@ -20,38 +20,33 @@ static const char usage_text[] =
 	"  --limit N    at most N jobs (1..200; the server's default is 50)\n"
 	"  --before ID  jobs older than job ID (the next page)\n";
 
+static int add_job(struct table *t, const cJSON *job)
+{
+	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
+	char done[32], total[32];
+	int rc;
+
+	table_json_text(cJSON_GetObjectItemCaseSensitive(by_state, "done"), done, sizeof(done));
+	table_json_text(cJSON_GetObjectItemCaseSensitive(job, "task_count"), total, sizeof(total));
+	if ((rc = table_add_fields(t, job, (const char *const[]){"id", "name", "family", "state",
+				   NULL})) < 0 ||
+	    (rc = table_addf(t, "%s/%s", done, total)) < 0)
+		return rc;
+	return table_add_fields(t, job, (const char *const[]){"priority", "created_at", NULL});
+}
+
 static int print_jobs(const cJSON *list)
 {
 	static const char *const headers[] = {"ID", "NAME", "FAMILY", "STATE", "DONE/TASKS",
 					      "PRIORITY", "CREATED", NULL};
-	const cJSON *job, *next = cJSON_GetObjectItemCaseSensitive(list, "next_before");
-	struct table t;
-	int rc = 0;
+	const cJSON *next = cJSON_GetObjectItemCaseSensitive(list, "next_before");
+	int rc = table_list(stdout, list, "jobs", headers, add_job);
 
-	table_init(&t, headers);
-	cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(list, "jobs")) {
-		const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
-		char done[32], total[32];
-
-		table_json_text(cJSON_GetObjectItemCaseSensitive(by_state, "done"), done, sizeof(done));
-		table_json_text(cJSON_GetObjectItemCaseSensitive(job, "task_count"), total,
-				sizeof(total));
-		if ((rc = table_add_fields(&t, job, (const char *const[]){"id", "name", "family",
-					   "state", NULL})) < 0 ||
-		    (rc = table_addf(&t, "%s/%s", done, total)) < 0 ||
-		    (rc = table_add_fields(&t, job, (const char *const[]){"priority", "created_at",
-					   NULL})) < 0)
-			break;
+	if (rc == 0 && cJSON_IsNumber(next)) {
+		char text[32];
+		table_json_text(next, text, sizeof(text));
+		printf("(more: loadlab jobs --before %s)\n", text);
 	}
-	if (rc == 0) {
-		table_print(&t, stdout);
-		if (cJSON_IsNumber(next)) {
-			char text[32];
-			table_json_text(next, text, sizeof(text));
-			printf("(more: loadlab jobs --before %s)\n", text);
-		}
-	}
-	table_release(&t);
 	return rc;
 }
 

@@ -21,33 +21,30 @@ static const char usage_text[] =
 
 #define SCHEDULE_MAX_JOB_FILE (1024 * 1024)
 
+static int add_schedule(struct table *t, const cJSON *s)
+{
+	const cJSON *cron = cJSON_GetObjectItemCaseSensitive(s, "cron");
+	char when[300];
+	int rc;
+
+	if (cJSON_IsString(cron))
+		snprintf(when, sizeof(when), "cron %s", cron->valuestring);
+	else
+		snprintf(when, sizeof(when), "every %.0f s",
+			 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "interval_s")));
+	if ((rc = table_add_fields(t, s, (const char *const[]){"id", "series", NULL})) < 0 ||
+	    (rc = table_addf(t, "%s", when)) < 0)
+		return rc;
+	return table_add_fields(t, s, (const char *const[]){"enabled", "next_run_at", "last_job_id",
+				"skipped", NULL});
+}
+
 static int print_list(const cJSON *list)
 {
 	static const char *const headers[] = {"ID", "SERIES", "WHEN", "ENABLED", "NEXT RUN",
 					      "LAST JOB", "SKIPPED", NULL};
-	const cJSON *s;
-	struct table t;
-	int rc = 0;
 
-	table_init(&t, headers);
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(list, "schedules")) {
-		const cJSON *cron = cJSON_GetObjectItemCaseSensitive(s, "cron");
-		char when[300];
-		if (cJSON_IsString(cron))
-			snprintf(when, sizeof(when), "cron %s", cron->valuestring);
-		else
-			snprintf(when, sizeof(when), "every %.0f s",
-				 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "interval_s")));
-		if ((rc = table_add_fields(&t, s, (const char *const[]){"id", "series", NULL})) < 0 ||
-		    (rc = table_addf(&t, "%s", when)) < 0 ||
-		    (rc = table_add_fields(&t, s, (const char *const[]){"enabled", "next_run_at", "last_job_id",
-					   "skipped", NULL})) < 0)
-			break;
-	}
-	if (rc == 0)
-		table_print(&t, stdout);
-	table_release(&t);
-	return rc;
+	return table_list(stdout, list, "schedules", headers, add_schedule);
 }
 
 static int read_file(const char *path, cJSON **ret)

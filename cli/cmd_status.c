@@ -26,15 +26,26 @@ static void print_field(const char *label, const cJSON *job, const char *key)
 	table_print_text(stdout, text);
 }
 
+static int add_task(struct table *t, const cJSON *task)
+{
+	char cell[256];
+	int rc;
+
+	table_map_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), ",", cell, sizeof(cell));
+	if ((rc = table_add_json(t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
+	    (rc = table_add(t, *cell ? cell : "-")) < 0)
+		return rc;
+	return table_add_fields(t, task, (const char *const[]){"state", "attempt", "phase", "percent",
+				"agent_id", "last_error", NULL});
+}
+
 static int print_job(const cJSON *job, long long id)
 {
 	static const char *const headers[] = {"TASK", "CELL", "STATE", "ATTEMPT", "PHASE",
 					      "PERCENT", "AGENT", "LAST ERROR", NULL};
 	static const char *const states[] = {"queued", "leased", "done", "dead", "cancelled"};
 	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
-	const cJSON *task;
-	struct table t;
-	int rc = 0;
+	int rc;
 
 	printf("job %lld", id);
 	print_field(" ", job, "name");
@@ -51,17 +62,7 @@ static int print_job(const cJSON *job, long long id)
 	}
 	printf(")\n\n");
 
-	table_init(&t, headers);
-	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
-		char cell[256];
-		table_map_text(cJSON_GetObjectItemCaseSensitive(task, "cell"), ",", cell, sizeof(cell));
-		if ((rc = table_add_json(&t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
-		    (rc = table_add(&t, *cell ? cell : "-")) < 0 ||
-		    (rc = table_add_fields(&t, task, (const char *const[]){"state", "attempt", "phase",
-					   "percent", "agent_id", "last_error", NULL})) < 0)
-			break;
-	}
-	rc = table_finish(&t, rc, stdout);
+	rc = table_list(stdout, job, "tasks", headers, add_task);
 	if (rc == 0)
 		waiting_print(stdout, job);
 	return rc;

@@ -205,3 +205,17 @@ int table_finish(struct table *t, int rc, FILE *out)
 	table_release(t);
 	return rc;
 }
+
+int table_list(FILE *out, const cJSON *object, const char *key, const char *const *headers,
+	       int (*add_row)(struct table *t, const cJSON *element))
+{
+	const cJSON *element;
+	struct table t;
+	int rc = 0;
+
+	table_init(&t, headers);
+	cJSON_ArrayForEach(element, cJSON_GetObjectItemCaseSensitive(object, key))
+		if ((rc = add_row(&t, element)) < 0)
+			break;
+	return table_finish(&t, rc, out);
+}

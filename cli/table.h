@@ -54,6 +54,12 @@ void table_print(const struct table *t, FILE *out);
 /* Ends a listing: writes T to OUT when RC is 0, releases T and returns RC. */
 int table_finish(struct table *t, int rc, FILE *out);
 
+/* Lists the elements of the array KEY of OBJECT as a table with HEADERS:
+ * ADD_ROW adds each element's cells. Writes the table to OUT when every
+ * row was added; returns 0 or ADD_ROW's first error. */
+int table_list(FILE *out, const cJSON *object, const char *key, const char *const *headers,
+	       int (*add_row)(struct table *t, const cJSON *element));
+
 /* Frees the cells; the table is empty afterwards. */
 void table_release(struct table *t);
 

@@ -17,67 +17,74 @@ struct option_def {
 	size_t offset;
 	size_t size;             /* strings: buffer size */
 	long long min, max;      /* ints */
+	long long initial;       /* ints and booleans: the default */
+	const char *initial_text; /* strings: the default, NULL for "" */
 	const char *help;
 };
 
-#define STR(field) OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0
-#define INT(field, lo, hi) OPT_INT, offsetof(struct config, field), 0, lo, hi
-#define BOOL(field) OPT_BOOL, offsetof(struct config, field), 0, 0, 1
-#define LLONG(field, lo, hi) OPT_LLONG, offsetof(struct config, field), 0, lo, hi
+#define STR(field, initial) \
+	OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, initial
+#define INT(field, lo, hi, initial) OPT_INT, offsetof(struct config, field), 0, lo, hi, initial, NULL
+#define BOOL(field, initial) OPT_BOOL, offsetof(struct config, field), 0, 0, 1, initial, NULL
+#define LLONG(field, lo, hi, initial) OPT_LLONG, offsetof(struct config, field), 0, lo, hi, initial, NULL
 
 static const struct option_def options[] = {
-	{"listen", OPT_LISTEN, 0, 0, 0, 0, "HOST:PORT to serve on (port 0: any free port)"},
-	{"data-dir", STR(data_dir), "folder for the store and the token files"},
-	{"db", STR(db_path), "SQLite file (default DATA_DIR/loadlab.db)"},
-	{"tls-cert", STR(tls_cert), "PEM certificate; with --tls-key serves HTTPS"},
-	{"tls-key", STR(tls_key), "PEM private key"},
-	{"log-format", STR(log_format), "text or json"},
-	{"lease-seconds", INT(lease_seconds, 1, 3600), "a task lease lasts this long unless renewed"},
-	{"max-attempts", INT(max_attempts, 1, 100), "leases per task before it is dead"},
-	{"retry-backoff", INT(retry_backoff_seconds, 0, 3600), "seconds before a failed task is retried; doubles per attempt"},
-	{"offline-after", INT(offline_after_seconds, 1, 86400), "an agent unseen this long is offline"},
-	{"max-wait", INT(max_wait_seconds, 0, 300), "longest lease long-poll in seconds"},
-	{"threads", INT(threads, 1, 256), "HTTP worker threads"},
-	{"per-ip-limit", INT(per_ip_limit, 1, 10000), "concurrent connections per client address"},
-	{"connection-timeout", INT(connection_timeout, 1, 3600), "idle connection timeout in seconds"},
-	{"header-timeout", INT(header_timeout, 1, 3600), "seconds a connection has to send a request's headers"},
-	{"max-connections", INT(max_connections, 16, 1000000), "open connections at most (lowered to fit the open-files limit)"},
-	{"max-long-polls", INT(max_long_polls, 0, 1000000), "parked lease long-polls at most (0: connections less a reserve)"},
-	{"public-read", BOOL(public_read), "allow GET of jobs, agents and reports without a token"},
-	{"public-metrics", BOOL(public_metrics), "allow /metrics without a token"},
-	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000), "how often due schedules and finished series jobs are looked at"},
-	{"blob-max-bytes", LLONG(blob_max_bytes, 1, 1LL << 40), "largest blob in bytes (default 1 GiB)"},
-	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50), "all blobs together, in bytes (default 20 GiB)"},
-	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400), "a blob no job references is removed after this many seconds unused (default 7 days)"},
-	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400), "seconds between blob retention sweeps (default 3600)"},
+	{"listen", OPT_LISTEN, 0, 0, 0, 0, 0, NULL, "HOST:PORT to serve on (port 0: any free port)"},
+	{"data-dir", STR(data_dir, "./var"), "folder for the store and the token files"},
+	{"db", STR(db_path, NULL), "SQLite file (default DATA_DIR/loadlab.db)"},
+	{"tls-cert", STR(tls_cert, NULL), "PEM certificate; with --tls-key serves HTTPS"},
+	{"tls-key", STR(tls_key, NULL), "PEM private key"},
+	{"log-format", STR(log_format, "text"), "text or json"},
+	{"lease-seconds", INT(lease_seconds, 1, 3600, 60), "a task lease lasts this long unless renewed"},
+	{"max-attempts", INT(max_attempts, 1, 100, 3), "leases per task before it is dead"},
+	{"retry-backoff", INT(retry_backoff_seconds, 0, 3600, 10), "seconds before a failed task is retried; doubles per attempt"},
+	{"offline-after", INT(offline_after_seconds, 1, 86400, 120), "an agent unseen this long is offline"},
+	{"max-wait", INT(max_wait_seconds, 0, 300, 60), "longest lease long-poll in seconds"},
+	{"threads", INT(threads, 1, 256, 8), "HTTP worker threads"},
+	{"per-ip-limit", INT(per_ip_limit, 1, 10000, 256), "concurrent connections per client address"},
+	{"connection-timeout", INT(connection_timeout, 1, 3600, 120), "idle connection timeout in seconds"},
+	{"header-timeout", INT(header_timeout, 1, 3600, 10), "seconds a connection has to send a request's headers"},
+	{"max-connections", INT(max_connections, 16, 1000000, 8000), "open connections at most (lowered to fit the open-files limit)"},
+	{"max-long-polls", INT(max_long_polls, 0, 1000000, 0), "parked lease long-polls at most (0: connections less a reserve)"},
+	{"public-read", BOOL(public_read, false), "allow GET of jobs, agents and reports without a token"},
+	{"public-metrics", BOOL(public_metrics, true), "allow /metrics without a token"},
+	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000, 1000), "how often due schedules and finished series jobs are looked at"},
+	{"blob-max-bytes", LLONG(blob_max_bytes, 1, 1LL << 40, 1LL << 30), "largest blob in bytes (default 1 GiB)"},
+	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30), "all blobs together, in bytes (default 20 GiB)"},
+	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400, 7 * 86400), "a blob no job references is removed after this many seconds unused (default 7 days)"},
+	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600), "seconds between blob retention sweeps (default 3600)"},
 };
 
 #define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
 
+/* Every option at its default (options[]'s INITIAL), the others zero. */
 static void set_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
 	c->listen_port = 8080;
-	snprintf(c->data_dir, sizeof(c->data_dir), "./var");
-	snprintf(c->log_format, sizeof(c->log_format), "text");
-	c->lease_seconds = 60;
-	c->max_attempts = 3;
-	c->retry_backoff_seconds = 10;
-	c->offline_after_seconds = 120;
-	c->max_wait_seconds = 60;
-	c->threads = 8;
-	c->schedule_tick_ms = 1000;
-	c->per_ip_limit = 256;
-	c->connection_timeout = 120;
-	c->header_timeout = 10;
-	c->max_connections = 8000;
-	c->max_long_polls = 0;
-	c->public_metrics = true;
-	c->blob_max_bytes = 1LL << 30;
-	c->blob_quota_bytes = 20LL << 30;
-	c->blob_retention_s = 7 * 86400;
-	c->blob_sweep_interval_s = 3600;
+	for (size_t i = 0; i < OPTION_COUNT; i++) {
+		const struct option_def *o = &options[i];
+		char *field = (char *)c + o->offset;
+
+		switch (o->kind) {
+		case OPT_STRING:
+			if (o->initial_text)
+				snprintf(field, o->size, "%s", o->initial_text);
+			break;
+		case OPT_INT:
+			*(int *)field = (int)o->initial;
+			break;
+		case OPT_LLONG:
+			*(long long *)field = o->initial;
+			break;
+		case OPT_BOOL:
+			*(bool *)field = o->initial != 0;
+			break;
+		case OPT_LISTEN:
+			break;
+		}
+	}
 }
 
 /* 1 for true, yes, on, 1; 0 for false, no, off, 0; -1 for anything else. */

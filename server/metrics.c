@@ -24,6 +24,38 @@ static long long load(const long long *counter)
 	return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
+/* One metric without labels: its HELP and TYPE lines and its value. */
+static void metric(struct buf *out, const char *name, const char *type, const char *help,
+		   long long value)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", name, help, name, type, name, value);
+}
+
+struct state_count {
+	const char *state;
+	long long count;
+};
+
+/* A gauge by state: its HELP and TYPE lines and one line per state. */
+static void gauge_by_state(struct buf *out, const char *name, const char *help,
+			   const struct state_count *states, size_t count)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (size_t i = 0; i < count; i++)
+		buf_printf(out, "%s{state=\"%s\"} %lld\n", name, states[i].state, states[i].count);
+}
+
+/* The route label of route R of router_routes, or of no route when R < 0. */
+static void route_label(int r, char *route, size_t size)
+{
+	if (r < 0)
+		snprintf(route, size, "unmatched");
+	else
+		snprintf(route, size, "%s %s", router_routes[r].method, router_routes[r].pattern);
+}
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
 int metrics_render(struct server *server, struct buf *out)
 {
 	struct metrics *m = &server->metrics;
@@ -32,79 +64,70 @@ int metrics_render(struct server *server, struct buf *out)
 
 	if (rc < 0)
 		return rc;
-	buf_printf(out, "# HELP loadlab_tasks Tasks by state (queued counts those waiting for a retry time too).\n"
-			"# TYPE loadlab_tasks gauge\n");
-	buf_printf(out, "loadlab_tasks{state=\"queued\"} %lld\n", st.tasks_queued);
-	buf_printf(out, "loadlab_tasks{state=\"leased\"} %lld\n", st.tasks_leased);
-	buf_printf(out, "loadlab_tasks{state=\"done\"} %lld\n", st.tasks_done);
-	buf_printf(out, "loadlab_tasks{state=\"dead\"} %lld\n", st.tasks_dead);
-	buf_printf(out, "loadlab_tasks{state=\"cancelled\"} %lld\n", st.tasks_cancelled);
-	buf_printf(out, "# HELP loadlab_queue_ready Queued tasks whose retry time has come.\n"
-			"# TYPE loadlab_queue_ready gauge\nloadlab_queue_ready %lld\n", st.tasks_ready);
-	buf_printf(out, "# HELP loadlab_jobs Jobs by state.\n# TYPE loadlab_jobs gauge\n");
-	buf_printf(out, "loadlab_jobs{state=\"queued\"} %lld\n", st.jobs_queued);
-	buf_printf(out, "loadlab_jobs{state=\"running\"} %lld\n", st.jobs_running);
-	buf_printf(out, "loadlab_jobs{state=\"done\"} %lld\n", st.jobs_done);
-	buf_printf(out, "loadlab_jobs{state=\"failed\"} %lld\n", st.jobs_failed);
-	buf_printf(out, "loadlab_jobs{state=\"cancelled\"} %lld\n", st.jobs_cancelled);
-	buf_printf(out, "# HELP loadlab_agents Agents by state.\n# TYPE loadlab_agents gauge\n");
-	buf_printf(out, "loadlab_agents{state=\"online\"} %lld\n", st.agents_online);
-	buf_printf(out, "loadlab_agents{state=\"offline\"} %lld\n", st.agents_offline);
-	buf_printf(out, "loadlab_agents{state=\"quarantined\"} %lld\n", st.agents_quarantined);
-	buf_printf(out, "# HELP loadlab_leases_granted_total Leases granted since start.\n"
-			"# TYPE loadlab_leases_granted_total counter\nloadlab_leases_granted_total %lld\n",
-		   load(&m->leases_granted));
-	buf_printf(out, "# HELP loadlab_leases_expired_total Leases expired since start.\n"
-			"# TYPE loadlab_leases_expired_total counter\nloadlab_leases_expired_total %lld\n",
-		   load(&m->leases_expired));
-	buf_printf(out, "# HELP loadlab_results_ingested_total Results stored since start.\n"
-			"# TYPE loadlab_results_ingested_total counter\nloadlab_results_ingested_total %lld\n",
-		   load(&m->results_ingested));
-	buf_printf(out, "# HELP loadlab_results_stored Results in the store.\n"
-			"# TYPE loadlab_results_stored gauge\nloadlab_results_stored %lld\n", st.results);
-	buf_printf(out, "# HELP loadlab_summaries_pending Results waiting for their report summary.\n"
-			"# TYPE loadlab_summaries_pending gauge\nloadlab_summaries_pending %lld\n",
-		   summarizer_pending(server->summarizer));
-	buf_printf(out, "# HELP loadlab_store_commits_total Store transactions committed (group commit).\n"
-			"# TYPE loadlab_store_commits_total counter\nloadlab_store_commits_total %lld\n",
-		   st.commits);
-	buf_printf(out, "# HELP loadlab_store_writes_total Store writes committed.\n"
-			"# TYPE loadlab_store_writes_total counter\nloadlab_store_writes_total %lld\n",
-		   st.committed_ops);
+	const struct state_count tasks[] = {
+		{"queued", st.tasks_queued}, {"leased", st.tasks_leased}, {"done", st.tasks_done},
+		{"dead", st.tasks_dead}, {"cancelled", st.tasks_cancelled},
+	};
+	const struct state_count jobs[] = {
+		{"queued", st.jobs_queued}, {"running", st.jobs_running}, {"done", st.jobs_done},
+		{"failed", st.jobs_failed}, {"cancelled", st.jobs_cancelled},
+	};
+	const struct state_count agents[] = {
+		{"online", st.agents_online},
+		{"offline", st.agents_offline},
+		{"quarantined", st.agents_quarantined},
+	};
+	const struct {
+		const char *name, *type, *help;
+		long long value;
+	} plain[] = {
+		{"loadlab_leases_granted_total", "counter", "Leases granted since start.",
+		 load(&m->leases_granted)},
+		{"loadlab_leases_expired_total", "counter", "Leases expired since start.",
+		 load(&m->leases_expired)},
+		{"loadlab_results_ingested_total", "counter", "Results stored since start.",
+		 load(&m->results_ingested)},
+		{"loadlab_results_stored", "gauge", "Results in the store.", st.results},
+		{"loadlab_summaries_pending", "gauge", "Results waiting for their report summary.",
+		 summarizer_pending(server->summarizer)},
+		{"loadlab_store_commits_total", "counter",
+		 "Store transactions committed (group commit).", st.commits},
+		{"loadlab_store_writes_total", "counter", "Store writes committed.", st.committed_ops},
+		{"loadlab_http_connections", "gauge", "Open HTTP connections.",
+		 atomic_load(&server->connections_open)},
+		{"loadlab_http_connections_limit", "gauge",
+		 "Connections held at most (--max-connections, open-files limit).",
+		 server->capacity.connections},
+		{"loadlab_http_connection_limit_hits_total", "counter",
+		 "Times every connection was taken (new ones wait or are refused).",
+		 load(&m->connection_limit_hits)},
+		{"loadlab_http_header_timeouts_total", "counter",
+		 "Connections closed for not sending their headers in time.", load(&m->header_timeouts)},
+		{"loadlab_http_query_refused_total", "counter",
+		 "Requests refused for too many query arguments.", load(&m->query_refused)},
+		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},
+		{"loadlab_long_polls_limit", "gauge", "Lease long-polls parked at most (--max-long-polls).",
+		 server->capacity.long_polls},
+		{"loadlab_long_polls_refused_total", "counter",
+		 "Leases answered at once (204, Retry-After) as every long-poll place was taken.",
+		 load(&m->long_polls_refused)},
+	};
 
-	buf_printf(out, "# HELP loadlab_http_connections Open HTTP connections.\n"
-			"# TYPE loadlab_http_connections gauge\nloadlab_http_connections %ld\n",
-		   atomic_load(&server->connections_open));
-	buf_printf(out, "# HELP loadlab_http_connections_limit Connections held at most (--max-connections, open-files limit).\n"
-			"# TYPE loadlab_http_connections_limit gauge\nloadlab_http_connections_limit %d\n",
-		   server->capacity.connections);
-	buf_printf(out, "# HELP loadlab_http_connection_limit_hits_total Times every connection was taken (new ones wait or are refused).\n"
-			"# TYPE loadlab_http_connection_limit_hits_total counter\nloadlab_http_connection_limit_hits_total %lld\n",
-		   load(&m->connection_limit_hits));
-	buf_printf(out, "# HELP loadlab_http_header_timeouts_total Connections closed for not sending their headers in time.\n"
-			"# TYPE loadlab_http_header_timeouts_total counter\nloadlab_http_header_timeouts_total %lld\n",
-		   load(&m->header_timeouts));
-	buf_printf(out, "# HELP loadlab_http_query_refused_total Requests refused for too many query arguments.\n"
-			"# TYPE loadlab_http_query_refused_total counter\nloadlab_http_query_refused_total %lld\n",
-		   load(&m->query_refused));
-	buf_printf(out, "# HELP loadlab_long_polls Lease long-polls parked.\n"
-			"# TYPE loadlab_long_polls gauge\nloadlab_long_polls %ld\n",
-		   atomic_load(&server->long_polls));
-	buf_printf(out, "# HELP loadlab_long_polls_limit Lease long-polls parked at most (--max-long-polls).\n"
-			"# TYPE loadlab_long_polls_limit gauge\nloadlab_long_polls_limit %d\n",
-		   server->capacity.long_polls);
-	buf_printf(out, "# HELP loadlab_long_polls_refused_total Leases answered at once (204, Retry-After) as every long-poll place was taken.\n"
-			"# TYPE loadlab_long_polls_refused_total counter\nloadlab_long_polls_refused_total %lld\n",
-		   load(&m->long_polls_refused));
+	gauge_by_state(out, "loadlab_tasks",
+		       "Tasks by state (queued counts those waiting for a retry time too).", tasks,
+		       COUNT_OF(tasks));
+	metric(out, "loadlab_queue_ready", "gauge", "Queued tasks whose retry time has come.",
+	       st.tasks_ready);
+	gauge_by_state(out, "loadlab_jobs", "Jobs by state.", jobs, COUNT_OF(jobs));
+	gauge_by_state(out, "loadlab_agents", "Agents by state.", agents, COUNT_OF(agents));
+	for (size_t i = 0; i < COUNT_OF(plain); i++)
+		metric(out, plain[i].name, plain[i].type, plain[i].help, plain[i].value);
 
 	buf_printf(out, "# HELP loadlab_http_requests_total HTTP requests by route and status class.\n"
 			"# TYPE loadlab_http_requests_total counter\n");
 	for (int r = -1; r < router_route_count; r++) {
 		char route[128];
-		if (r < 0)
-			snprintf(route, sizeof(route), "unmatched");
-		else
-			snprintf(route, sizeof(route), "%s %s", router_routes[r].method, router_routes[r].pattern);
+		route_label(r, route, sizeof(route));
 		for (int c = 1; c <= 5; c++) {
 			long long n = load(&m->requests[r + 1][c]);
 			if (n)
@@ -121,10 +144,7 @@ int metrics_render(struct server *server, struct buf *out)
 			count += load(&m->requests[r + 1][c]);
 		if (!count)
 			continue;
-		if (r < 0)
-			snprintf(route, sizeof(route), "unmatched");
-		else
-			snprintf(route, sizeof(route), "%s %s", router_routes[r].method, router_routes[r].pattern);
+		route_label(r, route, sizeof(route));
 		buf_printf(out, "loadlab_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
 			   load(&m->duration_us[r + 1]) / 1e6);
 		buf_printf(out, "loadlab_http_request_duration_seconds_count{route=\"%s\"} %lld\n", route,

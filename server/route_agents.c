@@ -1,4 +1,5 @@
 /* /api/v1/agents: enroll, list, patch (labels, quarantine), heartbeat. */
+#include "route_util.h"
 #include "routes.h"
 
 #include "loadlab/clock.h"
@@ -120,7 +121,7 @@ int route_agents_list(struct http_request *req, struct http_reply *reply)
 	cJSON *list;
 	int rc = store_agent_list(req->server->store, clock_now_ms(), &list);
 
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply(reply, rc, 200, list);
 }
 
 int route_agents_patch(struct http_request *req, struct http_reply *reply)
@@ -154,17 +155,13 @@ out:
 
 int route_agents_heartbeat(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *body, *out;
+	cJSON *out;
 	int rc;
 
 	if (req->path_id != req->token.agent_id)
 		return reply_error(reply, 403, "forbidden", "An agent may only send its own heartbeat.");
-	if (http_body_object(req, reply, true, &body) < 0)
+	if (route_empty_body(req, reply, "heartbeat") < 0)
 		return 0;
-	rc = json_check_keys(body, (const char *const[]){NULL}, "heartbeat");
-	cJSON_Delete(body);
-	if (rc < 0)
-		return reply_from_err(reply, rc);
 	rc = store_agent_heartbeat(req->server->store, req->token.agent_id, clock_now_ms(), &out);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply(reply, rc, 200, out);
 }

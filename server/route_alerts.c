@@ -1,5 +1,6 @@
 /* /api/v1/alerts: regressions found when a series' new job was compared
  * with the one before (scheduler.h). */
+#include "route_util.h"
 #include "routes.h"
 
 #include "loadlab/clock.h"
@@ -19,22 +20,18 @@ int route_alerts_list(struct http_request *req, struct http_reply *reply)
 	if (open && strcmp(open, "true") != 0 && strcmp(open, "false") != 0)
 		return reply_error(reply, 400, "invalid_argument", "open must be true or false.");
 	rc = store_alert_list(req->server->store, open && strcmp(open, "true") == 0, &list);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply(reply, rc, 200, list);
 }
 
 int route_alerts_ack(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *body, *alert;
+	cJSON *alert;
 	char who[96];
 	int rc;
 
-	if (http_body_object(req, reply, true, &body) < 0)
+	if (route_empty_body(req, reply, "acknowledgement") < 0)
 		return 0;
-	rc = json_check_keys(body, (const char *const[]){NULL}, "acknowledgement");
-	cJSON_Delete(body);
-	if (rc < 0)
-		return reply_from_err(reply, rc);
 	snprintf(who, sizeof(who), "%s:%s", store_token_kind_name(req->token.kind), req->token.name);
 	rc = store_alert_ack(req->server->store, req->path_id, who, clock_now_ms(), &alert);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, alert);
+	return route_reply(reply, rc, 200, alert);
 }

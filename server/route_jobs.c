@@ -1,4 +1,5 @@
 /* /api/v1/jobs: submit, list, show, cancel. */
+#include "route_util.h"
 #include "routes.h"
 
 #include "queue.h"
@@ -117,7 +118,7 @@ int route_jobs_list(struct http_request *req, struct http_reply *reply)
 			return reply_error(reply, 400, "invalid_argument", "before must be a job id.");
 	}
 	rc = store_job_list(req->server->store, state, (int)limit, before, &list);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply(reply, rc, 200, list);
 }
 
 int route_jobs_get(struct http_request *req, struct http_reply *reply)
@@ -127,20 +128,16 @@ int route_jobs_get(struct http_request *req, struct http_reply *reply)
 
 	if (rc == 0 && (rc = store_job_add_waiting(req->server->store, job, clock_now_ms())) < 0)
 		cJSON_Delete(job);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, job);
+	return route_reply(reply, rc, 200, job);
 }
 
 int route_jobs_cancel(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *body, *job;
+	cJSON *job;
 	int rc;
 
-	if (http_body_object(req, reply, true, &body) < 0)
+	if (route_empty_body(req, reply, "cancel request") < 0)
 		return 0;
-	rc = json_check_keys(body, (const char *const[]){NULL}, "cancel request");
-	cJSON_Delete(body);
-	if (rc < 0)
-		return reply_from_err(reply, rc);
 	rc = store_job_cancel(req->server->store, req->path_id, clock_now_ms(), &job);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, job);
+	return route_reply(reply, rc, 200, job);
 }

@@ -1,5 +1,6 @@
 /* /api/v1/schedules: recurring jobs of a series, on a cron expression
  * (UTC) or an interval; the scheduler (scheduler.h) creates their jobs. */
+#include "route_util.h"
 #include "routes.h"
 
 #include "cron.h"
@@ -104,23 +105,17 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 done:
 	free(job_text);
 	cJSON_Delete(body);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 201, out);
+	return route_reply(reply, rc, 201, out);
 }
 
 int route_schedules_list(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *list;
-	int rc = store_schedule_list(req->server->store, &list);
-
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply_list(req, reply, store_schedule_list);
 }
 
 int route_schedules_get(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *schedule;
-	int rc = store_schedule_get(req->server->store, req->path_id, &schedule);
-
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, schedule);
+	return route_reply_by_id(req, reply, store_schedule_get);
 }
 
 /* {"enabled", "cron" | "interval_s", "job"}, each optional. A new
@@ -167,15 +162,12 @@ done:
 	free(job_text);
 	cJSON_Delete(current);
 	cJSON_Delete(body);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply(reply, rc, 200, out);
 }
 
 int route_schedules_delete(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *out;
-	int rc = store_schedule_delete(req->server->store, req->path_id, &out);
-
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply_by_id(req, reply, store_schedule_delete);
 }
 
 /* Runs the schedule now, whatever its timing (its next due time stays);
@@ -184,15 +176,12 @@ int route_schedules_run(struct http_request *req, struct http_reply *reply)
 {
 	struct store_schedule_claim claim = {0};
 	long long now = clock_now_ms(), job_id = 0;
-	cJSON *body, *out;
+	cJSON *out;
 	int rc;
 
-	if (http_body_object(req, reply, true, &body) < 0)
+	if (route_empty_body(req, reply, "run request") < 0)
 		return 0;
-	rc = json_check_keys(body, (const char *const[]){NULL}, "run request");
-	cJSON_Delete(body);
-	if (rc < 0 ||
-	    (rc = store_schedule_claim(req->server->store, req->path_id, true, now, NULL, &claim)) < 0 ||
+	if ((rc = store_schedule_claim(req->server->store, req->path_id, true, now, NULL, &claim)) < 0 ||
 	    (rc = schedule_fire(req->server, &claim, now, &job_id)) < 0)
 		return reply_from_err(reply, rc);
 	out = cJSON_CreateObject();

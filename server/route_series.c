@@ -1,5 +1,6 @@
 /* /api/v1/series: the jobs that share a series, as points per variant and
  * cell (report_series()), and a series' alert settings. */
+#include "route_util.h"
 #include "routes.h"
 
 #include "report.h"
@@ -32,10 +33,7 @@ static const char *series_name(struct http_request *req, struct http_reply *repl
 
 int route_series_list(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *list;
-	int rc = store_series_list(req->server->store, &list);
-
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply_list(req, reply, store_series_list);
 }
 
 /* "since": milliseconds since the epoch, or an RFC 3339 UTC time
@@ -84,7 +82,7 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
 				   "since must be milliseconds since 1970 or a UTC time like 2024-05-01T12:00:00Z.");
 	rc = report_series(req->server->store, name, http_query(req, "variant"), http_query(req, "cell"),
 			   metric, since_ms, &out);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply(reply, rc, 200, out);
 }
 
 /* PUT /api/v1/series/{name}: {"threshold_pct": 0.5..1000, "webhook_url":
@@ -128,5 +126,5 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 	rc = store_series_settings_put(req->server->store, name, &settings, clock_now_ms(), &out);
 done:
 	cJSON_Delete(body);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply(reply, rc, 200, out);
 }

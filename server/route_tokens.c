@@ -1,5 +1,6 @@
 /* /api/v1/tokens: the admin makes user and enrollment tokens, lists and
  * revokes them. */
+#include "route_util.h"
 #include "routes.h"
 
 #include "loadlab/clock.h"
@@ -41,15 +42,12 @@ int route_tokens_create(struct http_request *req, struct http_reply *reply)
 		cJSON_AddStringToObject(out, "token", token);
 out:
 	cJSON_Delete(body);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 201, out);
+	return route_reply(reply, rc, 201, out);
 }
 
 int route_tokens_list(struct http_request *req, struct http_reply *reply)
 {
-	cJSON *list;
-	int rc = store_token_list(req->server->store, &list);
-
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, list);
+	return route_reply_list(req, reply, store_token_list);
 }
 
 int route_tokens_revoke(struct http_request *req, struct http_reply *reply)
@@ -60,5 +58,5 @@ int route_tokens_revoke(struct http_request *req, struct http_reply *reply)
 	if (req->path_id == req->token.id)
 		return reply_error(reply, 409, "conflict", "A token cannot revoke itself.");
 	rc = store_token_revoke(req->server->store, req->path_id, clock_now_ms(), &out);
-	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, 200, out);
+	return route_reply(reply, rc, 200, out);
 }

@@ -18,6 +18,8 @@ import traceback
 import urllib.error
 import urllib.request
 
+from schemacheck import validate
+
 SOURCE_DIR = os.environ.get("LOADLAB_SOURCE_DIR",
                             os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILD_DIR = os.environ.get("LOADLAB_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
@@ -156,6 +158,13 @@ class Daemon:
     def submit(self, job, token=None):
         r = self.api("POST", "/api/v1/jobs", job, token=token or self.admin_token)
         assert r.status == 201, r
+        return r.json()
+
+    def job(self, job_id):
+        """GET /api/v1/jobs/ID as the admin: 200 and valid against job.json."""
+        r = self.api("GET", "/api/v1/jobs/%d" % job_id, token=self.admin_token)
+        assert r.status == 200, r
+        validate("job.json", r.json())
         return r.json()
 
 

@@ -82,13 +82,6 @@ def submitted_id(out):
     return int(m.group(1)), int(m.group(2)), m.group(3)
 
 
-def get_job(d, job_id):
-    r = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token)
-    assert r.status == 200, r
-    validate("job.json", r.json())
-    return r.json()
-
-
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -265,7 +258,7 @@ def test_daemon_accepts_examples_and_refuses_what_the_schema_refuses():
         assert r.status == 201, (name, r)
         validate("job_created.json", r.json())
         assert r.json()["task_count"] == tasks, (name, r.json())
-        job = get_job(d, r.json()["id"])
+        job = d.job(r.json()["id"])
         assert job["spec"]["name"] == load_example(name)["name"]
         assert len(job["tasks"]) == tasks
     base = load_example("pietrek-2000.json")
@@ -287,7 +280,7 @@ def test_submit_prints_id_and_task_count():
     assert code == 0, (code, out, err)
     job_id, tasks, state = submitted_id(out)
     assert tasks == 4 and state == "queued", out
-    job = get_job(d, job_id)
+    job = d.job(job_id)
     assert job["name"] == "pietrek-2000" and job["task_count"] == 4
     cells = sorted((t["cell"]["os"], t["cell"]["disk"]) for t in job["tasks"])
     assert cells == [("win10", "hdd"), ("win10", "ssd"), ("winxp", "hdd"), ("winxp", "ssd")]
@@ -340,7 +333,7 @@ def test_status_shows_job_and_tasks():
     d = shared_daemon()
     code, out, err = cli(["submit", os.path.join(schemacheck.EXAMPLES, "pietrek-2000.json")], d)
     job_id = submitted_id(out)[0]
-    job = get_job(d, job_id)
+    job = d.job(job_id)
     code, out, err = cli(["status", str(job_id)], d)
     assert code == 0, err
     assert out.startswith("job %d pietrek-2000 (pe): queued" % job_id), out
@@ -358,7 +351,7 @@ def test_cancel_changes_state():
     job_id = submitted_id(out)[0]
     code, out, err = cli(["cancel", str(job_id)], d)
     assert code == 0 and out == "job %d: cancelled\n" % job_id, (code, out, err)
-    job = get_job(d, job_id)
+    job = d.job(job_id)
     assert job["state"] == "cancelled", job["state"]
     assert all(t["state"] == "cancelled" for t in job["tasks"]), job["tasks"]
     assert job["tasks_by_state"]["cancelled"] == 1, job["tasks_by_state"]
@@ -412,7 +405,7 @@ def test_submit_wait_exits_0_when_the_fake_agent_completes():
             answer = agent.progress(lease, phase, percent)
             assert answer["cancelled"] is False, answer
             time.sleep(0.6)
-        job = get_job(d, job_id)
+        job = d.job(job_id)
         task = job["tasks"][0]
         assert (task["state"], task["phase"], task["percent"]) == ("leased", "warm", 90), task
         assert task["agent_id"] == agent.id, task
@@ -425,7 +418,7 @@ def test_submit_wait_exits_0_when_the_fake_agent_completes():
         assert lines[-1].startswith("job %d done: 1/1 tasks done" % job_id), out
         # Not a terminal: plain lines, each printed once.
         assert "\r" not in out and len(lines) == len(set(lines)), out
-        job = get_job(d, job_id)
+        job = d.job(job_id)
         assert job["state"] == "done" and job["tasks"][0]["result_id"] == accepted["result_id"]
 
 

@@ -30,13 +30,6 @@ def result_body(attempt, name="default"):
             "variants": [{"name": name, "warm": {"samples_us": [1000, 1010, 990]}}]}
 
 
-def job(d, job_id):
-    r = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token)
-    assert r.status == 200, r
-    validate("job.json", r.json())
-    return r.json()
-
-
 def test_matrix_expands_and_agents_lease_only_matching_cells():
     with Daemon() as d:
         created = d.submit(load_example("pietrek-2000.json"))
@@ -64,7 +57,7 @@ def test_matrix_expands_and_agents_lease_only_matching_cells():
         validate("agent.json", r.json())
         c = lease(d, tlinux)
         assert c["cell"] == {"os": "win10", "disk": "hdd"}
-        j = job(d, created["id"])
+        j = d.job(created["id"])
         assert j["state"] == "running" and j["tasks_by_state"]["leased"] == 3
         r = d.api("GET", "/api/v1/agents", token=d.admin_token)
         validate("agent_list.json", r.json())
@@ -86,14 +79,14 @@ def test_progress_results_replay_and_job_done():
                       {"attempt": att, "phase": phase, "percent": pct}, token=tok)
             assert r.status == 200, r
             validate("progress.json", r.json())
-        task = job(d, created["id"])["tasks"][0]
+        task = d.job(created["id"])["tasks"][0]
         assert task["phase"] == "warm" and task["percent"] == 90 and task["agent_id"] == aid
         r1 = d.api("POST", "/api/v1/tasks/%d/result" % tid, result_body(att), token=tok)
         assert r1.status == 200, r1
         validate("result_accepted.json", r1.json())
         r2 = d.api("POST", "/api/v1/tasks/%d/result" % tid, result_body(att), token=tok)
         assert r2.status == 200 and r2.body == r1.body, (r1, r2)  # a replay: the same answer
-        j = job(d, created["id"])
+        j = d.job(created["id"])
         assert j["state"] == "done" and j["tasks"][0]["state"] == "done"
         assert j["tasks"][0]["result_id"] == r1.json()["result_id"]
         metrics = d.api("GET", "/metrics").body.decode()
@@ -129,7 +122,7 @@ def test_expired_lease_goes_back_and_stale_attempt_gets_409():
         r = d.api("POST", "/api/v1/tasks/%d/result" % first["task_id"], result_body(2),
                   token=live_agent)
         assert r.status == 200, r
-        assert job(d, created["id"])["state"] == "done"
+        assert d.job(created["id"])["state"] == "done"
         metrics = d.api("GET", "/metrics").body.decode()
         assert "loadlab_leases_expired_total 1\n" in metrics
         assert "loadlab_results_stored 1\n" in metrics
@@ -164,14 +157,14 @@ def test_failures_retry_with_backoff_then_die():
         validate("fail.json", r.json())
         assert r.json()["state"] == "queued" and r.json()["retry_at"]
         assert lease(d, tok) is None  # backing off
-        j = job(d, created["id"])
+        j = d.job(created["id"])
         assert j["tasks"][0]["last_error"] == "mingw crashed" and j["tasks"][0]["retry_at"]
         t2 = lease(d, tok, wait=5)
         assert t2 and t2["attempt"] == 2
         r = d.api("POST", "/api/v1/tasks/%d/fail" % t["task_id"],
                   {"attempt": 2, "reason": "again"}, token=tok)
         assert r.json()["state"] == "dead" and r.json()["retry_at"] is None, r
-        j = job(d, created["id"])
+        j = d.job(created["id"])
         assert j["state"] == "failed" and j["tasks"][0]["state"] == "dead"
 
 
@@ -195,7 +188,7 @@ def test_cancel_stops_leasing_and_tells_the_holder():
         assert r.status == 409 and r.json()["error"]["code"] == "task_cancelled", r
         r = d.api("POST", "/api/v1/jobs/%d/cancel" % created["id"], token=d.admin_token)
         assert r.status == 409, r
-        assert job(d, created["id"])["tasks_by_state"]["cancelled"] == 2
+        assert d.job(created["id"])["tasks_by_state"]["cancelled"] == 2
 
 
 def test_each_agent_and_priority():

@@ -152,21 +152,35 @@ static inline void fx_add_imports(struct fixture *f)
 	fx_dir(f, 12, r + 0x140, 5 * ts);
 }
 
+/* An export directory for DLL at .rdata+0x200 (PE spec, export directory
+ * table): ordinal base 1, FUNCTIONS addresses at +0x30, NAMES name
+ * pointers at +0x40 and their ordinals at +0x50, the DLL's name at +0x60.
+ * The caller fills the tables and sets the data directory. Returns the
+ * directory's RVA. */
+static inline uint32_t fx_export_directory(struct fixture *f, const char *dll, uint32_t functions,
+					   uint32_t names)
+{
+	uint32_t r = f->va[FX_RDATA] + 0x200;
+	unsigned char *d = fx_at(f, r);
+
+	fx_put32(d + 12, r + 0x60);
+	fx_put32(d + 16, 1);
+	fx_put32(d + 20, functions);
+	fx_put32(d + 24, names);
+	fx_put32(d + 28, r + 0x30);
+	fx_put32(d + 32, r + 0x40);
+	fx_put32(d + 36, r + 0x50);
+	strcpy((char *)fx_at(f, r + 0x60), dll);
+	return r;
+}
+
 /* Exports of "target.dll": base 1; 1 alpha (.text+0x10), 2 beta (+0x20),
  * 3 gamma (+0x30, no name), 4 delta -> "other.epsilon". Directory at
  * .rdata+0x200. */
 static inline void fx_add_exports_target(struct fixture *f)
 {
-	uint32_t r = f->va[FX_RDATA] + 0x200, t = f->va[FX_TEXT];
-	unsigned char *d = fx_at(f, r);
+	uint32_t r = fx_export_directory(f, "target.dll", 4, 3), t = f->va[FX_TEXT];
 
-	fx_put32(d + 12, r + 0x60);
-	fx_put32(d + 16, 1);
-	fx_put32(d + 20, 4);
-	fx_put32(d + 24, 3);
-	fx_put32(d + 28, r + 0x30);
-	fx_put32(d + 32, r + 0x40);
-	fx_put32(d + 36, r + 0x50);
 	fx_put32(fx_at(f, r + 0x30), t + 0x10);
 	fx_put32(fx_at(f, r + 0x34), t + 0x20);
 	fx_put32(fx_at(f, r + 0x38), t + 0x30);
@@ -177,7 +191,6 @@ static inline void fx_add_exports_target(struct fixture *f)
 	fx_put16(fx_at(f, r + 0x50), 0);
 	fx_put16(fx_at(f, r + 0x52), 1);
 	fx_put16(fx_at(f, r + 0x54), 3);
-	strcpy((char *)fx_at(f, r + 0x60), "target.dll");
 	strcpy((char *)fx_at(f, r + 0x70), "alpha");
 	strcpy((char *)fx_at(f, r + 0x78), "beta");
 	strcpy((char *)fx_at(f, r + 0x80), "delta");
@@ -188,19 +201,10 @@ static inline void fx_add_exports_target(struct fixture *f)
 /* Exports of "other.dll": 1 epsilon (.text+0x40). */
 static inline void fx_add_exports_other(struct fixture *f)
 {
-	uint32_t r = f->va[FX_RDATA] + 0x200, t = f->va[FX_TEXT];
-	unsigned char *d = fx_at(f, r);
+	uint32_t r = fx_export_directory(f, "other.dll", 1, 1), t = f->va[FX_TEXT];
 
-	fx_put32(d + 12, r + 0x60);
-	fx_put32(d + 16, 1);
-	fx_put32(d + 20, 1);
-	fx_put32(d + 24, 1);
-	fx_put32(d + 28, r + 0x30);
-	fx_put32(d + 32, r + 0x40);
-	fx_put32(d + 36, r + 0x50);
 	fx_put32(fx_at(f, r + 0x30), t + 0x40);
 	fx_put32(fx_at(f, r + 0x40), r + 0x70);
-	strcpy((char *)fx_at(f, r + 0x60), "other.dll");
 	strcpy((char *)fx_at(f, r + 0x70), "epsilon");
 	fx_dir(f, 0, r, 0x80);
 }

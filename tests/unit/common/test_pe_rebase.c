@@ -26,19 +26,37 @@ static const unsigned char *at(const struct pe_image *img, uint32_t rva)
 	return img->data + off;
 }
 
+/* A PE32 (PE32+ when PLUS) image at 0x10000000 with fx_add_relocs()'s
+ * relocations. */
+static void relocs_fixture(struct fixture *f, bool plus)
+{
+	fx_init(f, plus, 0x10000000, true, 0, false);
+	fx_add_relocs(f);
+}
+
+/* F made by relocs_fixture(), opened and rebased to NEW_BASE with the
+ * timestamp 0x5000; NULL when it does not open. */
+static struct pe_image *open_rebased(struct fixture *f, bool plus, uint64_t new_base)
+{
+	struct pe_image *img;
+
+	relocs_fixture(f, plus);
+	img = open_fixture(f);
+	if (!img)
+		return NULL;
+	CHECK_EQ_INT(pe_rebase(img, new_base, 0x5000), 0);
+	CHECK_EQ_INT(img->image_base, new_base);
+	return img;
+}
+
 static void test_pe32(void)
 {
 	struct fixture f;
-	struct pe_image *img;
 	const uint32_t old = 0x10000000, new = 0x23450000;
+	struct pe_image *img = open_rebased(&f, false, new);
 
-	fx_init(&f, false, old, true, 0, false);
-	fx_add_relocs(&f);
-	img = open_fixture(&f);
 	if (!img)
 		return;
-	CHECK_EQ_INT(pe_rebase(img, new, 0x5000), 0);
-	CHECK_EQ_INT(img->image_base, new);
 	CHECK_EQ_INT(fx_get32(img->data + img->optional_offset + 28), new);
 	CHECK_EQ_INT(img->timestamp, 0x5000);
 	CHECK_EQ_INT(fx_get32(img->data + img->nt_offset + 8), 0x5000);
@@ -65,16 +83,11 @@ static void test_pe32(void)
 static void test_pe32plus(void)
 {
 	struct fixture f;
-	struct pe_image *img;
 	const uint64_t new = 0x7ff612340000ull;
+	struct pe_image *img = open_rebased(&f, true, new);
 
-	fx_init(&f, true, 0x10000000, true, 0, false);
-	fx_add_relocs(&f);
-	img = open_fixture(&f);
 	if (!img)
 		return;
-	CHECK_EQ_INT(pe_rebase(img, new, 0x5000), 0);
-	CHECK_EQ_INT(img->image_base, new);
 	CHECK_EQ_INT(fx_get64(img->data + img->optional_offset + 24), new);
 	CHECK_EQ_INT(fx_get64(at(img, 0x1100)), new + 0x1010);
 	CHECK_EQ_INT(img->checksum, pe_checksum(img));
@@ -98,13 +111,22 @@ static void expect_untouched(struct pe_image *img, uint64_t base, int want, cons
 	free(copy);
 }
 
+/* F, opened, refuses to be rebased to 0x20000000 with WANT (untouched). */
+static void expect_refused(const struct fixture *f, int want, const char *what)
+{
+	struct pe_image *img = open_fixture(f);
+
+	if (img)
+		expect_untouched(img, 0x20000000, want, what);
+	pe_image_free(img);
+}
+
 static void test_refusals(void)
 {
 	struct fixture f;
 	struct pe_image *img;
 
-	fx_init(&f, false, 0x10000000, true, 0, false);
-	fx_add_relocs(&f);
+	relocs_fixture(&f, false);
 	fx_put32(f.data + f.opt + 56, 0x20000);
 	img = open_fixture(&f);
 	if (!img)
@@ -116,27 +138,16 @@ static void test_refusals(void)
 	/* Relocations stripped. */
 	fx_put32(f.data + f.opt + 56, 0x4000);
 	fx_put16(f.data + 0x40 + 22, fx_get16(f.data + 0x40 + 22) | PE_FILE_RELOCS_STRIPPED);
-	img = open_fixture(&f);
-	if (img)
-		expect_untouched(img, 0x20000000, LL_EINVAL, "stripped");
-	pe_image_free(img);
+	expect_refused(&f, LL_EINVAL, "stripped");
 
 	/* A type x86 does not know (ARM_MOV32), and a target past the file. */
-	fx_init(&f, false, 0x10000000, true, 0, false);
-	fx_add_relocs(&f);
+	relocs_fixture(&f, false);
 	fx_put16(fx_at(&f, 0x3000 + 8 + 2), (uint16_t)(5 << 12 | 0x108));
-	img = open_fixture(&f);
-	if (img)
-		expect_untouched(img, 0x20000000, LL_EUNSUPPORTED, "ARM_MOV32 on i386");
-	pe_image_free(img);
-	fx_init(&f, false, 0x10000000, true, 0, false);
-	fx_add_relocs(&f);
+	expect_refused(&f, LL_EUNSUPPORTED, "ARM_MOV32 on i386");
+	relocs_fixture(&f, false);
 	fx_put32(fx_at(&f, 0x3000), 0x2000);
 	fx_put16(fx_at(&f, 0x3000 + 8), (uint16_t)(3 << 12 | 0x3fe));
-	img = open_fixture(&f);
-	if (img)
-		expect_untouched(img, 0x20000000, LL_EFORMAT, "target straddles the section end");
-	pe_image_free(img);
+	expect_refused(&f, LL_EFORMAT, "target straddles the section end");
 }
 
 static void test_arm(void)

@@ -4,13 +4,6 @@
 
 #include <limits.h>
 
-static struct queue_task_counts counts(long long queued, long long leased, long long done,
-				       long long dead, long long cancelled, long long max_attempt)
-{
-	struct queue_task_counts c = {{queued, leased, done, dead, cancelled}, max_attempt};
-	return c;
-}
-
 static void test_task_state_names(void)
 {
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
@@ -23,36 +16,34 @@ static void test_task_state_names(void)
 
 static void test_job_state(void)
 {
-	struct queue_task_counts c;
+	/* Task counts by state (queued, leased, done, dead, cancelled), the
+	 * highest attempt, the job's stored state and the state it should be. */
+	static const struct {
+		struct queue_task_counts counts;
+		const char *stored, *expected;
+	} cases[] = {
+		/* A job without tasks, and one whose tasks never ran, is queued. */
+		{{{0, 0, 0, 0, 0}, 0}, "queued", "queued"},
+		{{{3, 0, 0, 0, 0}, 0}, "queued", "queued"},
+		/* One lease makes it running. */
+		{{{2, 1, 0, 0, 0}, 1}, "queued", "running"},
+		/* Back in the queue after a failure: still running (attempts > 0). */
+		{{{3, 0, 0, 0, 0}, 1}, "running", "running"},
+		/* One done, others queued: running. */
+		{{{2, 0, 1, 0, 0}, 1}, "running", "running"},
+		/* All done. */
+		{{{0, 0, 4, 0, 0}, 2}, "running", "done"},
+		/* All finished, one dead: failed; all dead: failed. */
+		{{{0, 0, 3, 1, 0}, 3}, "running", "failed"},
+		{{{0, 0, 0, 2, 0}, 3}, "running", "failed"},
+		/* One dead while another still runs: running, not failed yet. */
+		{{{0, 1, 0, 1, 0}, 3}, "running", "running"},
+		/* Cancelled stays cancelled, whatever the tasks say. */
+		{{{0, 0, 5, 0, 0}, 1}, "cancelled", "cancelled"},
+	};
 
-	/* A job without tasks, and one whose tasks never ran, is queued. */
-	c = counts(0, 0, 0, 0, 0, 0);
-	CHECK_EQ_STR(queue_job_state("queued", &c), "queued");
-	c = counts(3, 0, 0, 0, 0, 0);
-	CHECK_EQ_STR(queue_job_state("queued", &c), "queued");
-	/* One lease makes it running. */
-	c = counts(2, 1, 0, 0, 0, 1);
-	CHECK_EQ_STR(queue_job_state("queued", &c), "running");
-	/* Back in the queue after a failure: still running (attempts > 0). */
-	c = counts(3, 0, 0, 0, 0, 1);
-	CHECK_EQ_STR(queue_job_state("running", &c), "running");
-	/* One done, others queued: running. */
-	c = counts(2, 0, 1, 0, 0, 1);
-	CHECK_EQ_STR(queue_job_state("running", &c), "running");
-	/* All done. */
-	c = counts(0, 0, 4, 0, 0, 2);
-	CHECK_EQ_STR(queue_job_state("running", &c), "done");
-	/* All finished, one dead: failed; all dead: failed. */
-	c = counts(0, 0, 3, 1, 0, 3);
-	CHECK_EQ_STR(queue_job_state("running", &c), "failed");
-	c = counts(0, 0, 0, 2, 0, 3);
-	CHECK_EQ_STR(queue_job_state("running", &c), "failed");
-	/* One dead while another still runs: running, not failed yet. */
-	c = counts(0, 1, 0, 1, 0, 3);
-	CHECK_EQ_STR(queue_job_state("running", &c), "running");
-	/* Cancelled stays cancelled, whatever the tasks say. */
-	c = counts(0, 0, 5, 0, 0, 1);
-	CHECK_EQ_STR(queue_job_state("cancelled", &c), "cancelled");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_EQ_STR(queue_job_state(cases[i].stored, &cases[i].counts), cases[i].expected);
 
 	CHECK(queue_job_finished("done"));
 	CHECK(queue_job_finished("failed"));
@@ -63,20 +54,28 @@ static void test_job_state(void)
 
 static void test_retry_delay(void)
 {
-	/* 500 ms doubling, capped at 1500 ms. */
-	CHECK_EQ_INT(queue_retry_delay(0, 500, 1500), 500);
-	CHECK_EQ_INT(queue_retry_delay(1, 500, 1500), 500);
-	CHECK_EQ_INT(queue_retry_delay(2, 500, 1500), 1000);
-	CHECK_EQ_INT(queue_retry_delay(3, 500, 1500), 1500);
-	CHECK_EQ_INT(queue_retry_delay(4, 500, 1500), 1500);
-	/* The daemon's defaults: 10 s doubling, capped at an hour. */
-	CHECK_EQ_INT(queue_retry_delay(5, 10000, 3600000), 160000);
-	CHECK_EQ_INT(queue_retry_delay(100, 10000, 3600000), 3600000);
-	/* A huge attempt number neither overflows nor loops for long. */
-	CHECK_EQ_INT(queue_retry_delay(LLONG_MAX, 1, LLONG_MAX / 2), LLONG_MAX / 2);
-	/* No backoff stays no backoff; a first delay above the cap is capped. */
-	CHECK_EQ_INT(queue_retry_delay(7, 0, 1500), 0);
-	CHECK_EQ_INT(queue_retry_delay(1, 5000, 1500), 1500);
+	static const struct {
+		long long attempt, first_ms, cap_ms, expected;
+	} cases[] = {
+		/* 500 ms doubling, capped at 1500 ms. */
+		{0, 500, 1500, 500},
+		{1, 500, 1500, 500},
+		{2, 500, 1500, 1000},
+		{3, 500, 1500, 1500},
+		{4, 500, 1500, 1500},
+		/* The daemon's defaults: 10 s doubling, capped at an hour. */
+		{5, 10000, 3600000, 160000},
+		{100, 10000, 3600000, 3600000},
+		/* A huge attempt number neither overflows nor loops for long. */
+		{LLONG_MAX, 1, LLONG_MAX / 2, LLONG_MAX / 2},
+		/* No backoff stays no backoff; a first delay above the cap is capped. */
+		{7, 0, 1500, 0},
+		{1, 5000, 1500, 1500},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK_EQ_INT(queue_retry_delay(cases[i].attempt, cases[i].first_ms, cases[i].cap_ms),
+			     cases[i].expected);
 }
 
 static void test_lease_expiry(void)
@@ -119,45 +118,52 @@ static void test_matching(void)
 	cJSON *facts = parse("{\"os\":\"win10\",\"arch\":[\"x64\",\"x86\"],\"cores\":8}");
 	cJSON *labels = parse("{\"rack\":\"b\",\"os\":\"win10-ltsc\"}");
 	cJSON *no_labels = parse("{}");
-	cJSON *empty = parse("{}");
-	cJSON *by_arch = parse("{\"arch\":\"x86\"}");
-	cJSON *by_cores = parse("{\"cores\":\"8\"}");
-	cJSON *by_rack = parse("{\"rack\":\"b\"}");
-	cJSON *wrong_rack = parse("{\"rack\":\"c\"}");
-	cJSON *unknown_key = parse("{\"gpu\":\"yes\"}");
+	struct queue_agent agents[] = {
+		{.id = 7, .facts = facts, .labels = labels, .quarantined = false},
+		{.id = 8, .facts = facts, .labels = no_labels, .quarantined = false},
+		{.id = 9, .facts = facts, .labels = labels, .quarantined = true},
+	};
+	enum { AGENT, PLAIN, QUARANTINED };
+	static const struct {
+		const char *cell;
+		long long pinned_agent;
+		int agent;
+		bool expected;
+	} cases[] = {
+		{"{}", 0, AGENT, true},
+		{"{\"arch\":\"x86\"}", 0, AGENT, true}, /* one element of an array fact */
+		{"{\"cores\":\"8\"}", 0, AGENT, true},  /* a number fact */
+		{"{\"rack\":\"b\"}", 0, AGENT, true},   /* a label */
+		{"{\"rack\":\"c\"}", 0, AGENT, false},
+		{"{\"gpu\":\"yes\"}", 0, AGENT, false},
+		{"{\"rack\":\"b\"}", 0, PLAIN, false},
+		/* Pinned tasks go to their agent only, whatever the cell says. */
+		{"{\"rack\":\"c\"}", 7, AGENT, true},
+		{"{}", 8, AGENT, false},
+		/* A quarantined agent gets nothing, not even its pinned tasks. */
+		{"{}", 0, QUARANTINED, false},
+		{"{}", 9, QUARANTINED, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *cell = parse(cases[i].cell);
+
+		CHECK(cell != NULL);
+		CHECK_EQ_INT(queue_task_matches(cell, cases[i].pinned_agent, &agents[cases[i].agent]),
+			     cases[i].expected);
+		cJSON_Delete(cell);
+	}
+
 	cJSON *selector = parse("{\"arch\":[\"arm64\",\"x64\"]}");
 	cJSON *selector_none = parse("{\"arch\":[\"arm64\"]}");
-	struct queue_agent agent = {.id = 7, .facts = facts, .labels = labels, .quarantined = false};
-	struct queue_agent plain = {.id = 8, .facts = facts, .labels = no_labels, .quarantined = false};
-	struct queue_agent quarantined = {.id = 9, .facts = facts, .labels = labels, .quarantined = true};
 
-	CHECK(queue_task_matches(empty, 0, &agent));
-	CHECK(queue_task_matches(by_arch, 0, &agent));   /* one element of an array fact */
-	CHECK(queue_task_matches(by_cores, 0, &agent));  /* a number fact */
-	CHECK(queue_task_matches(by_rack, 0, &agent));   /* a label */
-	CHECK(!queue_task_matches(wrong_rack, 0, &agent));
-	CHECK(!queue_task_matches(unknown_key, 0, &agent));
-	CHECK(!queue_task_matches(by_rack, 0, &plain));
-	/* Pinned tasks go to their agent only, whatever the cell says. */
-	CHECK(queue_task_matches(wrong_rack, 7, &agent));
-	CHECK(!queue_task_matches(empty, 8, &agent));
-	/* A quarantined agent gets nothing, not even its pinned tasks. */
-	CHECK(!queue_task_matches(empty, 0, &quarantined));
-	CHECK(!queue_task_matches(empty, 9, &quarantined));
-
-	CHECK(queue_agent_selected(selector, &agent));
-	CHECK(!queue_agent_selected(selector_none, &agent));
-	CHECK(!queue_agent_selected(selector, &quarantined));
+	CHECK(queue_agent_selected(selector, &agents[AGENT]));
+	CHECK(!queue_agent_selected(selector_none, &agents[AGENT]));
+	CHECK(!queue_agent_selected(selector, &agents[QUARANTINED]));
 
 	cJSON_Delete(facts);
 	cJSON_Delete(labels);
 	cJSON_Delete(no_labels);
-	cJSON_Delete(empty);
-	cJSON_Delete(by_arch);
-	cJSON_Delete(by_cores);
-	cJSON_Delete(by_rack);
-	cJSON_Delete(wrong_rack);
-	cJSON_Delete(unknown_key);
 	cJSON_Delete(selector);
 	cJSON_Delete(selector_none);
 }

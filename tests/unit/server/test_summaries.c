@@ -47,25 +47,37 @@ static void samples(char *out, size_t size, int from, int count, const char *ext
 	snprintf(out + len, size - len, "%s%s]", extra ? "," : "", extra ? extra : "");
 }
 
-static void test_known_samples(void)
+/* The summary of the result BODY_FORMAT with its two "%s" filled by the
+ * samples FROM_A..FROM_A+10 (and EXTRA_A when not NULL) and
+ * FROM_B..FROM_B+10; NULL, and a failed check, when summarizing fails. */
+static cJSON *summarize(const char *body_format, int from_a, const char *extra_a, int from_b)
 {
 	char a[512], b[512], body[2048];
-	cJSON *summary = NULL, *again = NULL;
+	cJSON *summary = NULL;
+
+	samples(a, sizeof(a), from_a, 11, extra_a);
+	samples(b, sizeof(b), from_b, 11, NULL);
+	snprintf(body, sizeof(body), body_format, a, b);
+	CHECK_EQ_INT(report_summarize_result(body, &summary), 0);
+	return summary;
+}
+
+/* Variant "default" warm 100..110, "rebase" warm 200..210. */
+static const char known_body[] =
+	"{\"facts\":{\"os\":\"win10\"},\"variants\":["
+	"{\"name\":\"default\",\"warm\":{\"samples_us\":%s},"
+	" \"cold\":{\"samples_us\":[1000,3000],\"page_faults\":[10,30],\"cold\":true,"
+	"  \"method\":\"standby-purge\"}},"
+	"{\"name\":\"rebase\",\"warm\":{\"samples_us\":%s},"
+	" \"cold\":{\"samples_us\":[500,1500],\"page_faults\":[5,15],\"cold\":false}},"
+	"{\"name\":\"broken\",\"valid\":false,\"invalid_reason\":\"exit code 3\"},"
+	"{\"name\":\"empty\",\"warm\":{\"samples_us\":[]}}]}";
+
+static void test_known_samples(void)
+{
+	cJSON *summary = summarize(known_body, 100, NULL, 200), *again;
 	char *text1, *text2;
 
-	samples(a, sizeof(a), 100, 11, NULL); /* 100..110 */
-	samples(b, sizeof(b), 200, 11, NULL); /* 200..210 */
-	snprintf(body, sizeof(body),
-		 "{\"facts\":{\"os\":\"win10\"},\"variants\":["
-		 "{\"name\":\"default\",\"warm\":{\"samples_us\":%s},"
-		 " \"cold\":{\"samples_us\":[1000,3000],\"page_faults\":[10,30],\"cold\":true,"
-		 "  \"method\":\"standby-purge\"}},"
-		 "{\"name\":\"rebase\",\"warm\":{\"samples_us\":%s},"
-		 " \"cold\":{\"samples_us\":[500,1500],\"page_faults\":[5,15],\"cold\":false}},"
-		 "{\"name\":\"broken\",\"valid\":false,\"invalid_reason\":\"exit code 3\"},"
-		 "{\"name\":\"empty\",\"warm\":{\"samples_us\":[]}}]}",
-		 a, b);
-	CHECK_EQ_INT(report_summarize_result(body, &summary), 0);
 	if (!summary)
 		return;
 
@@ -119,7 +131,7 @@ static void test_known_samples(void)
 	CHECK(!at(summary, "variants.empty.warm"));
 
 	/* The bootstrap is seeded: the same body gives the same text. */
-	CHECK_EQ_INT(report_summarize_result(body, &again), 0);
+	again = summarize(known_body, 100, NULL, 200);
 	text1 = cJSON_PrintUnformatted(summary);
 	text2 = cJSON_PrintUnformatted(again);
 	CHECK_EQ_STR(text1, text2);
@@ -131,16 +143,11 @@ static void test_known_samples(void)
 
 static void test_outlier_and_small_change(void)
 {
-	char a[512], b[512], body[2048];
-	cJSON *summary = NULL;
+	/* x: 100..110 and one wild sample; y: the same times without it. */
+	cJSON *summary = summarize("{\"variants\":[{\"name\":\"x\",\"warm\":{\"samples_us\":%s}},"
+				   "{\"name\":\"y\",\"warm\":{\"samples_us\":%s}}]}",
+				   100, "100000", 100);
 
-	samples(a, sizeof(a), 100, 11, "100000"); /* one wild sample */
-	samples(b, sizeof(b), 100, 11, NULL);     /* the same times */
-	snprintf(body, sizeof(body),
-		 "{\"variants\":[{\"name\":\"x\",\"warm\":{\"samples_us\":%s}},"
-		 "{\"name\":\"y\",\"warm\":{\"samples_us\":%s}}]}",
-		 a, b);
-	CHECK_EQ_INT(report_summarize_result(body, &summary), 0);
 	if (!summary)
 		return;
 	/* No "default": the first variant with warm figures is the baseline. */

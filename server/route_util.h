@@ -1,0 +1,29 @@
+/*
+ * route_util.h - what several route_*.c handlers do alike: answer with the
+ * outcome of a store call, take a body that must be empty, and serve a
+ * store read (a list, or one row by the path's id) as it is.
+ */
+#ifndef LOADLAB_SERVER_ROUTE_UTIL_H
+#define LOADLAB_SERVER_ROUTE_UTIL_H
+
+#include "server.h"
+
+/* Replies with BODY (owned by the reply from now) as STATUS when RC is 0,
+ * else with the error RC (reply_from_err()). Returns 0, like reply_*(). */
+int route_reply(struct http_reply *reply, int rc, int status, cJSON *body);
+
+/* Takes REQ's body, which must be absent or "{}" (WHAT names it in the
+ * message): 0 when it is; else REPLY holds the 400 and a negative LL_E*
+ * code is returned, for the handler to return 0. */
+int route_empty_body(struct http_request *req, struct http_reply *reply, const char *what);
+
+/* Replies 200 with what LIST(store, &list) gives, or with its error. */
+int route_reply_list(struct http_request *req, struct http_reply *reply,
+		     int (*list)(struct store *store, cJSON **ret_list));
+
+/* Replies 200 with what READ(store, the path's id, &body) gives, or with
+ * its error. */
+int route_reply_by_id(struct http_request *req, struct http_reply *reply,
+		      int (*read)(struct store *store, long long id, cJSON **ret_body));
+
+#endif
