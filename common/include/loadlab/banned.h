@@ -14,25 +14,20 @@
  *   gmtime, localtime,   a shared static result, not thread-safe:
  *   ctime, asctime       gmtime_r / localtime_r, clock_format_rfc3339().
  *
- * How to use it: include it LAST in a .c file, after every system header
- * (the system headers declare these names; the macros must come after),
- *
- *	#include <string.h>
- *	#include "loadlab/err.h"
- *	#include "loadlab/banned.h"
- *
- * or force it into every file of a target from CMake once no caller is
- * left:
- *
- *	target_compile_options(loadlab_common PRIVATE
- *		-include ${PROJECT_SOURCE_DIR}/common/include/loadlab/banned.h)
- *
- * A use then fails with an error that names the function, e.g.
- * "'sorry_strcpy_is_a_banned_function' undeclared". Never include it from
- * a header.
+ * How it is used: the build forces it into every C file of the project
+ * (`-include`, CMakeLists.txt), before anything else. So that the system
+ * headers, which declare these names, are not caught by the macros, it
+ * includes them first; their include guards keep them from being read
+ * again after the macros exist. A use then fails with an error that names
+ * the function, e.g. "'sorry_strcpy_is_a_banned_function' undeclared".
+ * Never include it from a header of the project.
  */
 #ifndef LOADLAB_BANNED_H
 #define LOADLAB_BANNED_H
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 /* Expands to an identifier nobody declares, so the build stops there. */
 #define LOADLAB_BANNED(func) sorry_##func##_is_a_banned_function
