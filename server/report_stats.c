@@ -34,7 +34,7 @@
  * (r_hi * N + (r_lo * N >> 32) >> 32 cannot overflow), so that the loop
  * vectorizes where the CPU has 64-bit vector multiplies. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-__attribute__((target_clones("arch=x86-64-v4", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
 #endif
 static void draw_indexes(uint64_t seed, uint64_t k, uint32_t n, uint32_t *out)
 {
