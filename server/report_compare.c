@@ -161,14 +161,14 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
 	}
 	if (report_compare_samples(x, nx, y, ny, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), row, &change,
+				   report_seed_of(key) ^ report_seed_of(variant), false, row, &change,
 				   &significant) < 0) {
 		free(x);
 		free(y);
 		return not_comparable(row, "the baseline's times are zero");
 	}
 	if (report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
-				     report_seed_of(variant), &lo, &hi) == 0) {
+				     report_seed_of(variant), true, &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	}

@@ -53,18 +53,20 @@ uint64_t report_seed_of(const char *text);
 /* stats_bootstrap_ci() and stats_bootstrap_ratio_ci() (loadlab/stats.h)
  * for STATS_MEDIAN and STATS_MIN, with the same draws and the same
  * answers, faster (report_stats.c). X and Y are valid samples (as
- * report_samples_of() gives them). */
+ * report_samples_of() gives them). KEEP: SEED will come again with the
+ * same sizes (a seed from a variant's name), so its draws are kept for the
+ * next call (bounded; the draws do not depend on the samples). */
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
-			int resamples, uint64_t seed, double *ret_low, double *ret_high);
+			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high);
 int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
 			      enum stats_statistic statistic, double level, int resamples,
-			      uint64_t seed, double *ret_low, double *ret_high);
+			      uint64_t seed, bool keep, double *ret_low, double *ret_high);
 
 /* Decides significance of candidate Y against baseline X (see report.h);
  * adds change_pct, min_change_pct, ratio, its CI, p_value and significant
- * to OUT. */
+ * to OUT. KEEP as for report_bootstrap_ratio_ci(). */
 int report_compare_samples(const double *x, size_t nx, const double *y, size_t ny, int resamples,
-			   uint64_t seed, cJSON *out, double *ret_change, bool *ret_significant);
+			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant);
 
 /* The variant named NAME in the array VARIANTS of a result, or NULL. */
 const cJSON *report_find_variant(const cJSON *variants, const char *name);

@@ -2,38 +2,124 @@
  * report_stats.c - the bootstraps of reports and comparisons
  * (report_int.h): stats_bootstrap_ci() and stats_bootstrap_ratio_ci() of
  * loadlab/stats.h for the median and the minimum, drawing the same indexes
- * from the same seed and giving the same figures bit for bit, but on
- * ranks. The sample is sorted once; a resample's draws then only count
- * ranks, and its median or minimum is read from the sorted sample, where
- * stats.c copies every resample and selects in it. Profiled (perf,
- * bench_reports): the selection and the copies were most of a compare's
- * and of the summarizer's time.
+ * from the same seed and giving the same figures bit for bit, faster:
+ * - the sample is sorted once; a resample is its counts by position, and
+ *   its median or minimum is read by walking the sorted sample (stats.c
+ *   copies every resample and selects in it);
+ * - the draws depend on the seed and the sample sizes only, so the draws
+ *   of seeds that repeat (a summary's, compare's minimum) are kept and
+ *   serve every result (profiled, callgrind on bench_reports: the draws
+ *   were most of a summary's and of a compare's instructions);
+ * - the draws vectorize where the CPU can (draw_indexes);
+ * - the interval's two order statistics are selected, not sorted for.
  */
 #include "report_int.h"
 
 #include "loadlab/err.h"
 #include "loadlab/stats.h"
 
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64 and Lemire's multiply-shift from 32-bit halves: exactly
- * stats.c's next_random() and random_index(), so the draws are its draws. */
-static inline uint64_t next_random(uint64_t *state)
+/* splitmix64 and Lemire's multiply-shift: exactly stats.c's next_random()
+ * and random_index(), so the draws are its draws. Draw K (from 0) of a
+ * stream seeded SEED is mix(SEED + (K + 1) * golden): any block of a stream
+ * can be drawn without the draws before it. */
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+/* Draws K .. K+N-1 of the stream SEED as indexes in [0, N) into OUT (N <
+ * 2^32). The high half of the 128-bit product r * N, from 32-bit halves
+ * (r_hi * N + (r_lo * N >> 32) >> 32 cannot overflow), so that the loop
+ * vectorizes where the CPU has 64-bit vector multiplies. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
+#endif
+static void draw_indexes(uint64_t seed, uint64_t k, uint32_t n, uint32_t *out)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	uint64_t base = seed + k * GOLDEN;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t z = base + (uint64_t)(i + 1) * GOLDEN;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+		z ^= z >> 31;
+		out[i] = (uint32_t)(((z >> 32) * n + ((z & 0xffffffffu) * n >> 32)) >> 32);
+	}
 }
 
-static inline size_t random_index(uint64_t *state, size_t n)
+/* How often each position of a sample of N was drawn by draws K .. K+N-1
+ * of the stream SEED, into COUNT[0..N); SCRATCH holds N indexes. */
+static void draw_counts(uint64_t seed, uint64_t k, uint32_t n, uint32_t *scratch, uint32_t *count)
 {
-	uint64_t r = next_random(state), m = (uint64_t)n;
-	uint64_t r_lo = r & 0xffffffffu, r_hi = r >> 32, m_lo = m & 0xffffffffu, m_hi = m >> 32;
-	uint64_t cross = (r_lo * m_lo >> 32) + (r_hi * m_lo & 0xffffffffu) + r_lo * m_hi;
+	draw_indexes(seed, k, n, scratch);
+	memset(count, 0, n * sizeof(*count));
+	for (uint32_t i = 0; i < n; i++)
+		count[scratch[i]]++;
+}
 
-	return (size_t)(r_hi * m_lo >> 32) + (size_t)(r_hi * m_hi) + (size_t)(cross >> 32);
+/*
+ * The draws of a bootstrap: RESAMPLES resamples of a sample of N1 (and,
+ * for a ratio, each followed by one of a sample of N2), as counts by
+ * position. They depend on the seed and the sizes only, not on the
+ * samples: a summary's seeds are the variants' names and compare's
+ * minimum-ratio seed is the variant's, so the same draws serve every
+ * result. Such draws are kept (KEEP), up to DRAWS_KEPT sets and
+ * DRAWS_KEPT_COUNTS counts in all, never freed; the others are drawn per
+ * resample.
+ */
+#define DRAWS_KEPT 64
+#define DRAWS_KEPT_COUNTS (1u << 20) /* 4 MiB */
+#define DRAWS_KEPT_MAX_N 4096
+
+struct draws {
+	uint64_t seed;
+	uint32_t n1, n2;
+	int resamples;
+	uint32_t *counts; /* resample r: n1 counts then n2, at r * (n1 + n2); NULL: not kept */
+};
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct draws kept[DRAWS_KEPT];
+static size_t kept_count, kept_total;
+
+/* The kept draws for SEED, N1, N2 and RESAMPLES, made and kept when there
+ * is room; NULL when they are not kept (then drawn per resample). */
+static const uint32_t *kept_draws(uint64_t seed, uint32_t n1, uint32_t n2, int resamples)
+{
+	size_t size = (size_t)resamples * (n1 + n2);
+	const uint32_t *found = NULL;
+	uint32_t *counts, *scratch;
+
+	pthread_mutex_lock(&kept_lock);
+	for (size_t i = 0; i < kept_count && !found; i++)
+		if (kept[i].seed == seed && kept[i].n1 == n1 && kept[i].n2 == n2 &&
+		    kept[i].resamples == resamples)
+			found = kept[i].counts;
+	if (found || kept_count == DRAWS_KEPT || kept_total + size > DRAWS_KEPT_COUNTS ||
+	    n1 > DRAWS_KEPT_MAX_N || n2 > DRAWS_KEPT_MAX_N)
+		goto done;
+	counts = malloc(size * sizeof(*counts));
+	scratch = malloc((n1 > n2 ? n1 : n2) * sizeof(*scratch));
+	if (!counts || !scratch) {
+		free(counts);
+		free(scratch);
+		goto done;
+	}
+	for (int r = 0; r < resamples; r++) {
+		uint64_t k = (uint64_t)r * (n1 + n2);
+		draw_counts(seed, k, n1, scratch, counts + k);
+		if (n2)
+			draw_counts(seed, k + n1, n2, scratch, counts + k + n1);
+	}
+	free(scratch);
+	kept[kept_count++] = (struct draws){seed, n1, n2, resamples, counts};
+	kept_total += size;
+	found = counts;
+done:
+	pthread_mutex_unlock(&kept_lock);
+	return found;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -44,7 +130,7 @@ static int compare_doubles(const void *a, const void *b)
 
 struct valued {
 	double value;
-	size_t index;
+	uint32_t index;
 };
 
 static int compare_valued(const void *a, const void *b)
@@ -52,87 +138,124 @@ static int compare_valued(const void *a, const void *b)
 	return compare_doubles(&((const struct valued *)a)->value, &((const struct valued *)b)->value);
 }
 
-/* A sample sorted, each original position's rank in it, and room to
- * count a resample's ranks. */
+/* A sample sorted, the original position of each sorted value, and room
+ * to draw a resample's counts. */
 struct ranked {
-	size_t n;
+	uint32_t n;
 	double *sorted;
-	size_t *rank;
-	size_t *count;
+	uint32_t *order;
+	uint32_t *count, *scratch;
 };
 
 static void ranked_free(struct ranked *r)
 {
 	free(r->sorted);
-	free(r->rank);
+	free(r->order);
 	free(r->count);
+	free(r->scratch);
 }
 
 static int ranked_of(const double *x, size_t n, struct ranked *ret)
 {
 	struct valued *v = malloc(n * sizeof(*v));
-	struct ranked r = {n, malloc(n * sizeof(double)), malloc(n * sizeof(size_t)),
-			   malloc(n * sizeof(size_t))};
+	struct ranked r = {(uint32_t)n, malloc(n * sizeof(double)), malloc(n * sizeof(uint32_t)),
+			   malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t))};
 
-	if (!v || !r.sorted || !r.rank || !r.count) {
+	if (!v || !r.sorted || !r.order || !r.count || !r.scratch) {
 		free(v);
 		ranked_free(&r);
 		return LL_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		v[i] = (struct valued){x[i], i};
+		v[i] = (struct valued){x[i], (uint32_t)i};
 	qsort(v, n, sizeof(*v), compare_valued);
 	for (size_t k = 0; k < n; k++) {
 		r.sorted[k] = v[k].value;
-		r.rank[v[k].index] = k;
+		r.order[k] = v[k].index;
 	}
 	free(v);
 	*ret = r;
 	return 0;
 }
 
-/* STATISTIC (median or minimum) of one resample of S, drawn from STATE
- * as stats.c draws it: the type-7 median is the middle value, or the mean
- * of the two middle values, of the resample sorted. */
-static double resampled(struct ranked *s, enum stats_statistic statistic, uint64_t *state)
+/* STATISTIC (median or minimum) of the resample of S whose counts by
+ * position are COUNT, as stats.c computes it on the resample: the type-7
+ * median is the middle value, or the mean of the two middle values, of the
+ * resample sorted. Walks S in sorted order. */
+static double resampled(const struct ranked *s, enum stats_statistic statistic, const uint32_t *count)
 {
+	const uint32_t *order = s->order;
 	size_t n = s->n, lo = (n - 1) / 2, k = 0, next, seen = 0;
 
 	if (statistic == STATS_MIN) {
-		size_t least = n;
-		for (size_t i = 0; i < n; i++) {
-			size_t r = s->rank[random_index(state, n)];
-			if (r < least)
-				least = r;
-		}
-		return s->sorted[least];
+		while (!count[order[k]])
+			k++;
+		return s->sorted[k];
 	}
-	memset(s->count, 0, n * sizeof(*s->count));
-	for (size_t i = 0; i < n; i++)
-		s->count[s->rank[random_index(state, n)]]++;
-	while (seen + s->count[k] <= lo)
-		seen += s->count[k++];
+	while (seen + count[order[k]] <= lo)
+		seen += count[order[k++]];
 	if (n % 2)
 		return s->sorted[k];
 	next = k;
-	if (seen + s->count[k] <= lo + 1)
-		for (next = k + 1; !s->count[next]; next++)
+	if (seen + count[order[k]] <= lo + 1)
+		for (next = k + 1; !count[order[next]]; next++)
 			;
 	return (s->sorted[k] + s->sorted[next]) / 2;
 }
 
-/* stats.c's percentile interval of VALUES (sorted here). */
+/* The K-th smallest of V[0..N) moved to V[K], none larger before it and
+ * none smaller after (Wirth's selection; V holds no NaN). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	long left = 0, right = (long)n - 1, kk = (long)k;
+
+	while (left < right) {
+		double pivot = v[kk];
+		long i = left, j = right;
+		do {
+			while (v[i] < pivot)
+				i++;
+			while (pivot < v[j])
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		} while (i <= j);
+		if (j < kk)
+			left = i;
+		if (kk < i)
+			right = j;
+	}
+}
+
+/* The value that would be at position K (and K+1) if V were sorted. */
+static double sorted_at(double *v, size_t n, size_t k)
+{
+	select_kth(v, n, k);
+	return v[k];
+}
+
+/* stats.c's percentile interval of VALUES (reordered here): the sorted
+ * values it reads are found by selection. */
 static void percentile_interval(double *values, size_t count, double level, double *ret_low,
 				double *ret_high)
 {
 	double q[2] = {(1 - level) / 2, 1 - (1 - level) / 2}, *ret[2] = {ret_low, ret_high};
 
-	qsort(values, count, sizeof(*values), compare_doubles);
 	for (int i = 0; i < 2; i++) {
 		double h = (double)(count - 1) * q[i];
 		size_t lo = (size_t)floor(h);
-		*ret[i] = lo + 1 >= count ? values[count - 1]
-					  : values[lo] + (h - (double)lo) * (values[lo + 1] - values[lo]);
+		if (lo + 1 >= count) {
+			*ret[i] = sorted_at(values, count, count - 1);
+		} else {
+			double a = sorted_at(values, count, lo), b = values[lo + 1];
+			for (size_t j = lo + 2; j < count; j++)
+				if (values[j] < b)
+					b = values[j];
+			*ret[i] = a + (h - (double)lo) * (b - a);
+		}
 	}
 }
 
@@ -148,12 +271,25 @@ static int check(size_t nx, size_t ny, bool two, enum stats_statistic statistic,
 	return 0;
 }
 
+/* The counts of resample R of the side at OFFSET (0 or N1) of the draws
+ * for SEED: kept ones, or drawn into S's room. */
+static const uint32_t *counts_of(const uint32_t *kept_counts, uint64_t seed, int r, uint32_t n1,
+				 uint32_t n2, uint32_t offset, struct ranked *s)
+{
+	uint64_t k = (uint64_t)r * (n1 + n2) + offset;
+
+	if (kept_counts)
+		return kept_counts + k;
+	draw_counts(seed, k, s->n, s->scratch, s->count);
+	return s->count;
+}
+
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
-			int resamples, uint64_t seed, double *ret_low, double *ret_high)
+			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
 	struct ranked s;
+	const uint32_t *counts;
 	double *values;
-	uint64_t state = seed;
 	int rc;
 
 	if ((rc = check(n, 0, false, statistic, level, resamples)) < 0 || (rc = ranked_of(x, n, &s)) < 0)
@@ -162,8 +298,9 @@ int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statisti
 		ranked_free(&s);
 		return LL_ENOMEM;
 	}
+	counts = keep ? kept_draws(seed, s.n, 0, resamples) : NULL;
 	for (int r = 0; r < resamples; r++)
-		values[r] = resampled(&s, statistic, &state);
+		values[r] = resampled(&s, statistic, counts_of(counts, seed, r, s.n, 0, 0, &s));
 	percentile_interval(values, (size_t)resamples, level, ret_low, ret_high);
 	free(values);
 	ranked_free(&s);
@@ -172,11 +309,11 @@ int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statisti
 
 int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
 			      enum stats_statistic statistic, double level, int resamples,
-			      uint64_t seed, double *ret_low, double *ret_high)
+			      uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
 	struct ranked sx = {0}, sy = {0};
+	const uint32_t *counts;
 	double *values = NULL;
-	uint64_t state = seed;
 	int rc, kept = 0;
 
 	if ((rc = check(nx, ny, true, statistic, level, resamples)) < 0)
@@ -186,9 +323,10 @@ int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_
 		rc = rc < 0 ? rc : LL_ENOMEM;
 		goto done;
 	}
+	counts = keep ? kept_draws(seed, sx.n, sy.n, resamples) : NULL;
 	for (int r = 0; r < resamples; r++) {
-		double base = resampled(&sx, statistic, &state);
-		double cand = resampled(&sy, statistic, &state);
+		double base = resampled(&sx, statistic, counts_of(counts, seed, r, sx.n, sy.n, 0, &sx));
+		double cand = resampled(&sy, statistic, counts_of(counts, seed, r, sx.n, sy.n, sx.n, &sy));
 		if (base != 0)
 			values[kept++] = cand / base;
 	}

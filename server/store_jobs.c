@@ -24,11 +24,29 @@ static int read_job_state(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
+/* Whether job JOB_ID has a task in STATE (an index seek). */
+static int job_has_task(struct store *s, long long job_id, enum queue_task_state state, bool *ret)
+{
+	long long found = 0;
+	int rc = db_int(s->writer, &found, 0,
+			"SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = ?)", "it",
+			job_id, queue_task_state_name(state));
+
+	*ret = found != 0;
+	return rc;
+}
+
+/*
+ * queue_job_state() reads the counts only as "is there a task in this
+ * state" and "was any task attempted", so those are what is asked: one
+ * index seek per state (tasks_by_job_state), where counting the job's
+ * tasks by state cost a scan of all of them per result. Counts of 1 stand
+ * for "some".
+ */
 int job_refresh_state(struct store *s, long long job_id, long long now)
 {
 	struct queue_task_counts counts = {0};
 	char current[JOB_STATE_SIZE] = "";
-	sqlite3_stmt *stmt;
 	const char *next;
 	int rc;
 
@@ -38,20 +56,19 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 		return 0;
 	if (rc < 0)
 		return rc;
-
-	stmt = db_prepare(s->writer, "SELECT state, count(*), max(attempt) FROM tasks"
-				     " WHERE job_id = ? GROUP BY state");
-	if (!stmt)
-		return LL_ESTORE;
-	sqlite3_bind_int64(stmt, 1, job_id);
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		int state = queue_task_state_parse((const char *)sqlite3_column_text(stmt, 0));
-		if (state >= 0)
-			counts.by_state[state] = sqlite3_column_int64(stmt, 1);
-		if (sqlite3_column_int64(stmt, 2) > counts.max_attempt)
-			counts.max_attempt = sqlite3_column_int64(stmt, 2);
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++) {
+		bool has;
+		if ((rc = job_has_task(s, job_id, (enum queue_task_state)i, &has)) < 0)
+			return rc;
+		counts.by_state[i] = has;
 	}
-	sqlite3_finalize(stmt);
+	/* An attempt matters only while every task is queued (or cancelled). */
+	if (!counts.by_state[QUEUE_TASK_LEASED] && !counts.by_state[QUEUE_TASK_DONE] &&
+	    !counts.by_state[QUEUE_TASK_DEAD] &&
+	    (rc = db_int(s->writer, &counts.max_attempt, 0,
+			 "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND attempt > 0)", "i",
+			 job_id)) < 0)
+		return rc;
 
 	next = queue_job_state(current, &counts);
 	if (strcmp(next, current) == 0)

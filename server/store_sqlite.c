@@ -92,6 +92,9 @@ static const char *const migrations[] = {
 	"  baseline_id INTEGER NOT NULL, threshold_pct REAL NOT NULL, worst_change_pct REAL,"
 	"  rows TEXT NOT NULL, created_at INTEGER NOT NULL, acked_at INTEGER, acked_by TEXT,"
 	"  webhook TEXT);",
+	/* job_refresh_state() asks whether a job has a task in a state: one
+	 * seek each, where counting read every task of the job per result. */
+	"CREATE INDEX tasks_by_job_state ON tasks(job_id, state);",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -103,8 +103,8 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 	int rc = LL_ENOTFOUND;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_prepare(s->reader, "SELECT id, kind, agent_id, name, hash FROM tokens"
-				     " WHERE hash = ? AND revoked_at IS NULL");
+	stmt = db_cached(s->reader, "SELECT id, kind, agent_id, name, hash FROM tokens"
+				    " WHERE hash = ? AND revoked_at IS NULL");
 	if (!stmt) {
 		pthread_mutex_unlock(&s->reader_lock);
 		return LL_ESTORE;
@@ -120,7 +120,7 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 		*ret_token = t;
 		rc = 0;
 	}
-	sqlite3_finalize(stmt);
+	db_release(s->reader, stmt);
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
 }

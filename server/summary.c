@@ -45,7 +45,7 @@ uint64_t report_seed_of(const char *text)
 }
 
 int report_compare_samples(const double *x, size_t nx, const double *y, size_t ny, int resamples,
-			   uint64_t seed, cJSON *out, double *ret_change, bool *ret_significant)
+			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant)
 {
 	struct stats_summary sx, sy;
 	double u, p, lo, hi, change;
@@ -57,7 +57,7 @@ int report_compare_samples(const double *x, size_t nx, const double *y, size_t n
 		return rc;
 	if (sx.median <= 0 || sx.min <= 0)
 		return err_set(LL_EINVAL, "The baseline's times are zero.");
-	if ((rc = report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, &lo, &hi)) < 0)
+	if ((rc = report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo, &hi)) < 0)
 		return rc;
 	change = (sy.median / sx.median - 1) * 100;
 	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
@@ -82,7 +82,7 @@ static cJSON *summarize_warm(const double *x, size_t n, const char *name)
 	cJSON *w;
 
 	if (!flags || stats_summarize(x, n, &s) < 0 ||
-	    report_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), &lo,
+	    report_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), true, &lo,
 			       &hi) < 0 ||
 	    stats_outliers(x, n, 3.5, flags, &outliers) < 0) {
 		free(flags);
@@ -257,7 +257,7 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 					continue;
 				cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
 				if (report_compare_samples(bx, bn, x, n, REPORT_RESAMPLES, report_seed_of(name),
-							   vs, &change, &significant) < 0)
+							   true, vs, &change, &significant) < 0)
 					cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
 				free(x);
 			}
