@@ -24,6 +24,7 @@
 #include "loadlab/plat.h"
 
 #include <windows.h>
+#include <io.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,6 +109,7 @@ static int open_log(void)
 {
 	const char *dir = data_dir_of(run_argc, run_argv);
 	char path[PLAT_MAX_PATH + 32];
+	FILE *log;
 	int rc;
 
 	if (!dir || !*dir)
@@ -119,9 +121,19 @@ static int open_log(void)
 	if ((rc = plat_mkdirs_private(dir)) < 0)
 		return rc;
 	snprintf(path, sizeof(path), "%s\\%s", dir, SERVICE_LOG_FILE);
-	if (!freopen(path, "ab", stderr))
+	if (!(log = fopen(path, "ab")))
 		return err_set(LL_EIO, "Cannot open the log file %s.", path);
-	setvbuf(stderr, NULL, _IONBF, 0);
+	/* The log's events go to LOG. A service starts with no standard
+	 * handles and the C runtime's stderr is then unusable (writes fail,
+	 * freopen() fails under Wine): descriptor 2 is made the log file's
+	 * and stderr reopened on it, for the agent's last fatal line; when
+	 * that fails only that line is lost. */
+	setvbuf(log, NULL, _IONBF, 0);
+	log_set_stream(log);
+	if (_dup2(_fileno(log), 2) == 0 && freopen(path, "ab", stderr)) {
+		setvbuf(stderr, NULL, _IONBF, 0);
+		SetStdHandle(STD_ERROR_HANDLE, (HANDLE)_get_osfhandle(_fileno(stderr)));
+	}
 	return 0;
 }
 
