@@ -267,9 +267,16 @@ int service_install(const char *name, int argc, char **argv)
 		if ((rc = append_option(line, &len, argc, argv, &i)) < 0)
 			return rc;
 	snprintf(display, sizeof(display), "loadlab agent (%s)", name);
-	scm = OpenSCManagerA(NULL, NULL, SC_MANAGER_CREATE_SERVICE);
+	scm = OpenSCManagerA(NULL, NULL, SC_MANAGER_CONNECT | SC_MANAGER_CREATE_SERVICE);
 	if (!scm)
 		return scm_error("install", name);
+	/* Asked first: Wine's CreateService() replaces an existing service. */
+	if ((service = OpenServiceA(scm, name, SERVICE_QUERY_STATUS))) {
+		CloseServiceHandle(service);
+		CloseServiceHandle(scm);
+		SetLastError(ERROR_SERVICE_EXISTS);
+		return scm_error("install", name);
+	}
 	/* LocalSystem (no account given): docs/agent.md says how to choose another. */
 	service = CreateServiceA(scm, name, display, SERVICE_CHANGE_CONFIG | SERVICE_QUERY_STATUS,
 				 SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL,
