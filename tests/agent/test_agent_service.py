@@ -112,7 +112,7 @@ def test_service_install_start_stop_uninstall_under_wine():
             code, out = sc(wine, "start", NAME)
             if code == 0 or state_of(wine) == "RUNNING":
                 break
-            time.sleep(2)
+            time.sleep(10)
         assert code == 0 or state_of(wine) == "RUNNING", out
         wait_for("the service to run", lambda: state_of(wine) == "RUNNING", 60)
         agents = wait_for("the service's agent to enroll", lambda: d.api(
