@@ -129,6 +129,11 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 
 int cmd_member(int argc, char **argv)
 {
+	return cmd_member_start(argc, argv, true);
+}
+
+int cmd_member_start(int argc, char **argv, bool console_stop)
+{
 	struct fleet_options o;
 	static char token[TOKEN_FILE_LIMIT], host[NAME_MAX_BYTES + 1];
 	const char *token_file = NULL, *value;
@@ -205,7 +210,7 @@ int cmd_member(int argc, char **argv)
 		goto out;
 	}
 	o.labels = labels;
-	if ((rc = plat_install_stop_handler()) < 0 ||
+	if ((console_stop && (rc = plat_install_stop_handler()) < 0) ||
 	    (rc = rest_client_global_init("loadlab-agent/" LOADLAB_VERSION)) < 0) {
 		fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
 		rc = 2;

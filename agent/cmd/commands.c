@@ -10,6 +10,8 @@ const struct agent_command agent_commands[] = {
 	{"facts", cmd_facts, "[--work-dir DIR]", "print the facts this agent reports"},
 	{"time", cmd_time, "[--runs N] [--cold] [--json] -- PROGRAM", "time a program as the pipeline does"},
 	{"churn", cmd_churn, "[--processes N] [--dll-set S] [--wine] [--json]", "time the creation and destruction of N processes"},
+	{"service", cmd_service, "install|uninstall|run [OPTIONS]",
+	 "run as a Windows service (loadlab-agent service --help)"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
 	{NULL, NULL, NULL, NULL},
 };

@@ -12,6 +12,8 @@
 #ifndef LOADLAB_AGENT_COMMANDS_H
 #define LOADLAB_AGENT_COMMANDS_H
 
+#include <stdbool.h>
+
 struct agent_command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -30,10 +32,17 @@ int cmd_facts(int argc, char **argv);
 int cmd_time(int argc, char **argv); /* agent/cmd/cmd_time.c: the load timer on any program */
 int cmd_churn(int argc, char **argv); /* also `churn --child`, the Linux analog's child */
 int cmd_pe(int argc, char **argv); /* cli/cmd_pe.c: the PE toolkit's front end */
+int cmd_service(int argc, char **argv); /* install|uninstall|run as a Windows service */
 
 /* The fleet member (no subcommand): argv[0] is the program's name and the
  * options follow; --help lists the table above. */
 int cmd_member(int argc, char **argv);
+
+/* cmd_member() with a choice: CONSOLE_STOP false leaves the OS's stop
+ * signals alone (a Windows service is stopped by the Service Control
+ * Manager, and must not stop when a user logs off), so only
+ * plat_request_stop() stops the agent. */
+int cmd_member_start(int argc, char **argv, bool console_stop);
 
 /* The help text of the agent as a whole, the table's commands last. */
 void cmd_member_help(void);

@@ -29,6 +29,11 @@
 /* Backoff between attempts to reach the server. */
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_CAP_MS 30000
+/* A 204 sooner than this after asking for LEASE_WAIT_SECONDS means the
+ * server cut the long poll short (it is full, or stopping): back off. */
+#define LEASE_SHORT_MS (LEASE_WAIT_SECONDS * 1000 / 2)
+/* The longest Retry-After honoured, so a server cannot park an agent. */
+#define RETRY_AFTER_CAP_MS 300000LL
 /* Progress is posted at most this often (a phase change goes at once). */
 #define PROGRESS_INTERVAL_MS 250
 /* How long a stopping agent keeps trying to tell the server it gave up. */
@@ -37,7 +42,8 @@
 /* What a task ended with, for --once's exit code. */
 enum task_outcome {
 	TASK_SUCCEEDED,
-	TASK_FAILED,   /* failed, refused, cancelled or its lease lost */
+	TASK_FAILED,   /* failed, cancelled or its lease lost */
+	TASK_REFUSED,  /* the lease failed the agent's own checks: back off */
 	TASK_STOPPED,  /* abandoned because the agent is stopping */
 	TASK_FATAL,    /* the server refused the agent's token */
 };
@@ -82,15 +88,45 @@ static unsigned next_random(struct fleet *f)
 	return x;
 }
 
-/* Sleeps for the current backoff delay with +-25 % jitter, then doubles it
- * up to the cap. False when a stop was asked for meanwhile. */
-static bool backoff_wait(struct fleet *f, long long *delay_ms)
+/* Sleeps for the current backoff delay with +-25 % jitter, or for
+ * FLOOR_MS (a server's Retry-After, capped) plus up to 25 % when that is
+ * longer, then doubles the delay up to the cap. False when a stop was
+ * asked for meanwhile. */
+static bool backoff_wait(struct fleet *f, long long *delay_ms, long long floor_ms)
 {
 	long long base = *delay_ms, jitter = base / 4;
 	long long wait = base - jitter + (long long)(next_random(f) % (unsigned)(2 * jitter + 1));
 
+	if (floor_ms > RETRY_AFTER_CAP_MS)
+		floor_ms = RETRY_AFTER_CAP_MS;
+	if (wait < floor_ms)
+		wait = floor_ms + (long long)(next_random(f) % (unsigned)(floor_ms / 4 + 1));
 	*delay_ms = base * 2 > BACKOFF_CAP_MS ? BACKOFF_CAP_MS : base * 2;
 	return plat_sleep_unless_stopped(wait);
+}
+
+/* A's Retry-After in milliseconds, 0 when it has none. */
+static long long retry_after_ms(const struct rest_answer *a)
+{
+	return a->retry_after > 0 ? (long long)a->retry_after * 1000 : 0;
+}
+
+/* One printable line saying what is wrong with answer A to WHAT (for a
+ * 2xx the server sent no error message: its body's start is shown). */
+static void describe_answer(const struct rest_answer *a, const char *what, const char *problem,
+			    char *out, size_t size)
+{
+	char start[120];
+
+	rest_one_line(a->text.data ? a->text.data : "", start, sizeof(start));
+	if (!*problem)
+		problem = "was not expected";
+	if (a->status >= 200 && a->status <= 299)
+		snprintf(out, size, "The server's answer to %s (HTTP %ld) %s: %s", what, a->status,
+			 problem, a->text.len ? start : "(empty body)");
+	else
+		snprintf(out, size, "The server answered HTTP %ld to %s: %s", a->status, what,
+			 *a->message ? a->message : "(no message)");
 }
 
 static bool stop_check(void *context)
@@ -170,29 +206,50 @@ static int enroll(struct fleet *f)
 		if (rc == 0 && a.status == 201)
 			break;
 		if (rc == 0 && !is_retryable_status(a.status)) {
-			rc = err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
-				     "The server refused the enrollment: %s (HTTP %ld%s%s).", a.message,
-				     a.status, *a.error_code ? " " : "", a.error_code);
+			char reason[400];
+			describe_answer(&a, "the enrollment", "is not 201 Created", reason,
+					sizeof(reason));
+			rc = a.status >= 200 && a.status <= 299
+				? err_set(LL_EFORMAT, "%s.", reason)
+				: err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
+					  "The server refused the enrollment: %s (HTTP %ld%s%s).",
+					  a.message, a.status, *a.error_code ? " " : "", a.error_code);
 			rest_answer_release(&a);
 			break;
 		}
-		log_event(LOG_WARN, "server_unreachable", "during", "enroll", "reason",
-			  rc < 0 ? err_message(rc) : a.message, NULL);
-		if (rc == 0)
-			rest_answer_release(&a);
-		if (!backoff_wait(f, &delay)) {
-			rc = err_set(LL_ESTATE, "Stopped before enrolling.");
-			break;
+		{
+			char reason[400];
+			long long floor = rc == 0 ? retry_after_ms(&a) : 0;
+			if (rc == 0)
+				describe_answer(&a, "an enrollment", "", reason, sizeof(reason));
+			log_event(LOG_WARN, "server_unreachable", "during", "enroll", "reason",
+				  rc < 0 ? err_message(rc) : reason, NULL);
+			if (rc == 0)
+				rest_answer_release(&a);
+			if (!backoff_wait(f, &delay, floor)) {
+				rc = err_set(LL_ESTATE, "Stopped before enrolling.");
+				break;
+			}
 		}
 	}
 	free(text);
 	rest_client_close(&c);
 	if (rc < 0)
 		return rc;
-	if (json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
-	    json_get_string(a.body, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0) {
+	/* Checked whole before anything is saved: agent.json holds only an
+	 * id and a token of the shape loadlabd makes. */
+	if (!a.body || json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
+	    json_get_string(a.body, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0 ||
+	    !identity_token_valid(token)) {
+		char reason[400];
+		describe_answer(&a, "the enrollment",
+				!a.body ? "is not a JSON object"
+				: json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0
+					? "has no agent id (an integer from 1)"
+					: "has no agent token of the shape llagt_ and 64 hex digits",
+				reason, sizeof(reason));
 		rest_answer_release(&a);
-		return err_set(LL_EFORMAT, "The server's enrollment answer has no id and token.");
+		return err_set(LL_EFORMAT, "%s; nothing was saved.", reason);
 	}
 	f->identity.id = id;
 	snprintf(f->identity.token, sizeof(f->identity.token), "%s", token);
@@ -217,12 +274,18 @@ static int post_until_answered(struct fleet *f, const char *path, const char *bo
 			return rc;
 		if (rc == 0 && !is_retryable_status(a->status))
 			return 0;
-		log_event(LOG_WARN, "server_unreachable", "during", during, "reason",
-			  rc < 0 ? err_message(rc) : a->message, NULL);
-		if (rc == 0)
-			rest_answer_release(a);
-		if (!backoff_wait(f, &delay))
-			return err_set(LL_ESTATE, "Stopped while waiting for the server.");
+		{
+			char reason[400];
+			long long floor = rc == 0 ? retry_after_ms(a) : 0;
+			if (rc == 0)
+				describe_answer(a, during, "", reason, sizeof(reason));
+			log_event(LOG_WARN, "server_unreachable", "during", during, "reason",
+				  rc < 0 ? err_message(rc) : reason, NULL);
+			if (rc == 0)
+				rest_answer_release(a);
+			if (!backoff_wait(f, &delay, floor))
+				return err_set(LL_ESTATE, "Stopped while waiting for the server.");
+		}
 	}
 }
 
@@ -252,10 +315,13 @@ static int deliver_result(void *context, long long task_id, long long attempt, c
 		rest_answer_release(&a);
 		return token_refused(f);
 	}
-	if (a.status >= 200 && a.status <= 299)
+	if (a.status >= 200 && a.status <= 299) {
 		log_task(LOG_INFO, "result_delivered", task_id, attempt, "status", "accepted");
-	else
-		log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", a.message);
+	} else {
+		char reason[400];
+		describe_answer(&a, "a result", "", reason, sizeof(reason));
+		log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", reason);
+	}
 	rest_answer_release(&a);
 	return spool_remove(f->options->data_dir, task_id, attempt);
 }
@@ -285,8 +351,10 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt,
 		int rc = rest_client_post(&f->http, path, text, REQUEST_TIMEOUT_SECONDS, &a);
 		rest_client_set_abort(&f->http, stop_check, NULL);
 		if (rc == 0 && !is_retryable_status(a.status)) {
+			char answer_reason[400];
+			describe_answer(&a, "a failure report", "", answer_reason, sizeof(answer_reason));
 			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id,
-				 attempt, "reason", a.status == 200 ? short_reason : a.message);
+				 attempt, "reason", a.status == 200 ? short_reason : answer_reason);
 			rest_answer_release(&a);
 			break;
 		}
@@ -319,8 +387,17 @@ static void note_answer(struct task_watch *w, const struct rest_answer *a, bool 
 			atomic_store(&w->lost, 1);
 		return;
 	}
-	if (a->status != 200 || !a->body)
+	if (a->status != 200 || !a->body || (heartbeat && !cJSON_IsArray(
+			cJSON_GetObjectItemCaseSensitive(a->body, "tasks")))) {
+		char reason[400];
+		describe_answer(a, heartbeat ? "a heartbeat" : "a progress report",
+				a->status != 200 ? ""
+				: !a->body ? "is not a JSON object" : "has no \"tasks\" array",
+				reason, sizeof(reason));
+		log_task(LOG_WARN, heartbeat ? "heartbeat_malformed" : "progress_malformed",
+			 w->task_id, w->attempt, "reason", reason);
 		return;
+	}
 	if (!heartbeat) {
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->body, "cancelled")))
 			atomic_store(&w->cancelled, 1);
@@ -480,8 +557,8 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 
 	if (json_get_int(lease, "task_id", 1, 9007199254740992LL, true, 0, &task_id) < 0 ||
 	    json_get_int(lease, "attempt", 1, 1000000, true, 0, &attempt) < 0) {
-		log_event(LOG_ERROR, "lease_malformed", "reason", err_message(LL_EINVAL), NULL);
-		return TASK_FAILED;
+		log_event(LOG_ERROR, "lease_malformed", "reason", "the lease has no task_id or attempt", NULL);
+		return TASK_REFUSED;
 	}
 	if (json_get_int(lease, "heartbeat_seconds", 1, 3600, false, 10, &heartbeat_seconds) < 0)
 		heartbeat_seconds = 10;
@@ -495,7 +572,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 			 cJSON_IsObject(job) ? err_message(rc) : "the lease has no job.");
 		log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
 		post_failure(f, task_id, attempt, reason, false);
-		return TASK_FAILED;
+		return TASK_REFUSED;
 	}
 
 	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator,
@@ -601,35 +678,66 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	return outcome;
 }
 
-/* One long poll. 1 with *RET_LEASE set, 0 when nothing came, < 0 for an
- * error (LL_EAUTH: the token was refused; LL_ESTATE: stopping; LL_EIO:
- * the server could not be reached or failed). */
-static int lease_once(struct fleet *f, cJSON **ret_lease)
+/* What one long poll brought. */
+enum lease_outcome {
+	LEASE_NOTHING,   /* a 204 after most of the wait: poll again at once */
+	LEASE_CUT_SHORT, /* a 204 well before the wait was over: back off */
+	LEASE_TASK,      /* *RET_LEASE holds a task */
+};
+
+/* The problem with a 200 lease body, or NULL when it is a task: a JSON
+ * object with an integer task_id and attempt (the job is checked later,
+ * with every bound, by run_task()). */
+static const char *lease_problem(const cJSON *body)
+{
+	long long id, attempt;
+
+	if (!body)
+		return "is not a JSON object";
+	if (json_get_int(body, "task_id", 1, 9007199254740992LL, true, 0, &id) < 0)
+		return "has no task_id (an integer from 1)";
+	if (json_get_int(body, "attempt", 1, 1000000, true, 0, &attempt) < 0)
+		return "has no attempt (an integer 1..1000000)";
+	return NULL;
+}
+
+/* One long poll: a lease_outcome, or < 0 for an error (LL_EAUTH: the
+ * token was refused; LL_ESTATE: stopping; LL_EIO: the server could not be
+ * reached or failed; LL_EFORMAT: a 200 that is not a task, LL_EINVAL
+ * another status, both with their reason). *RET_RETRY_AFTER_MS is the
+ * answer's Retry-After (0: none). */
+static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_after_ms)
 {
 	struct rest_answer a;
-	char body[32];
+	char body[32], reason[400];
+	long long started_ms = clock_monotonic_us() / 1000;
+	const char *problem;
 	int rc;
 
+	*ret_retry_after_ms = 0;
 	snprintf(body, sizeof(body), "{\"wait\":%d}", LEASE_WAIT_SECONDS);
 	rc = rest_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
 	if (rc < 0)
 		return rc;
+	*ret_retry_after_ms = retry_after_ms(&a);
 	if (a.status == 204) {
 		rest_answer_release(&a);
-		return 0;
+		return clock_monotonic_us() / 1000 - started_ms < LEASE_SHORT_MS ? LEASE_CUT_SHORT
+										  : LEASE_NOTHING;
 	}
-	if (a.status == 200 && a.body) {
+	if (a.status == 200 && !(problem = lease_problem(a.body))) {
 		*ret_lease = a.body;
 		a.body = NULL;
 		rest_answer_release(&a);
-		return 1;
+		return LEASE_TASK;
 	}
 	if (a.status == 401) {
 		rest_answer_release(&a);
 		return token_refused(f);
 	}
-	rc = err_set(is_retryable_status(a.status) ? LL_EIO : LL_EINVAL,
-		     "The server answered HTTP %ld to a lease: %s", a.status, a.message);
+	describe_answer(&a, "a lease", a.status == 200 ? problem : "", reason, sizeof(reason));
+	rc = err_set(a.status == 200 ? LL_EFORMAT : is_retryable_status(a.status) ? LL_EIO : LL_EINVAL,
+		     "%s", reason);
 	rest_answer_release(&a);
 	return rc;
 }
@@ -681,24 +789,32 @@ int fleet_run(const struct fleet_options *options)
 	while (!plat_stop_requested()) {
 		cJSON *lease = NULL;
 		enum task_outcome outcome;
+		long long retry_after = 0;
 
-		rc = lease_once(&f, &lease);
+		rc = lease_once(&f, &lease, &retry_after);
 		if (rc == LL_ESTATE)
 			break;
 		if (rc == LL_EAUTH) {
 			fatal_rc = rc;
 			break;
 		}
-		if (rc < 0) {
-			log_event(LOG_WARN, "server_unreachable", "during", "lease", "reason",
-				  err_message(rc), NULL);
-			if (!backoff_wait(&f, &delay))
+		if (rc < 0 || rc == LEASE_CUT_SHORT) {
+			/* docs/agent.md, "Backoff": every error, and every 204 that
+			 * came back long before the wait asked for. */
+			if (rc < 0)
+				log_event(LOG_WARN,
+					  rc == LL_EFORMAT ? "lease_malformed"
+					  : rc == LL_EIO  ? "server_unreachable"
+							  : "lease_refused",
+					  "during", "lease", "reason", err_message(rc), NULL);
+			if (!backoff_wait(&f, &delay, retry_after))
 				break;
 			continue;
 		}
-		delay = BACKOFF_FIRST_MS;
-		if (rc == 0)
+		if (rc == LEASE_NOTHING) {
+			delay = BACKOFF_FIRST_MS;
 			continue;
+		}
 		outcome = run_task(&f, lease);
 		cJSON_Delete(lease);
 		ran_task = true;
@@ -711,6 +827,12 @@ int fleet_run(const struct fleet_options *options)
 			break;
 		}
 		if (outcome == TASK_STOPPED)
+			break;
+		/* A server that keeps sending tasks the agent refuses is not
+		 * polled in a tight loop either. */
+		if (outcome != TASK_REFUSED)
+			delay = BACKOFF_FIRST_MS;
+		else if (!backoff_wait(&f, &delay, 0))
 			break;
 	}
 	/* --once stopped before it had a task: it did not do what it was for. */

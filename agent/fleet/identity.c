@@ -11,6 +11,20 @@
 #include <string.h>
 
 #define IDENTITY_FILE_LIMIT 4096
+#define TOKEN_PREFIX "llagt_"
+#define TOKEN_HEX_DIGITS 64
+
+bool identity_token_valid(const char *token)
+{
+	size_t prefix = strlen(TOKEN_PREFIX);
+
+	if (strncmp(token, TOKEN_PREFIX, prefix) != 0 || strlen(token) != prefix + TOKEN_HEX_DIGITS)
+		return false;
+	for (const char *p = token + prefix; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+			return false;
+	return true;
+}
 
 void identity_path(const char *data_dir, char *out, unsigned size)
 {
@@ -39,7 +53,8 @@ int identity_load(const char *data_dir, struct identity *ret)
 	fclose(f);
 	if (rc < 0 || json_parse_object(buf_str(&text), text.len, 0, &root) < 0 ||
 	    json_get_int(root, "id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
-	    json_get_string(root, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0) {
+	    json_get_string(root, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0 ||
+	    !identity_token_valid(token)) {
 		rc = err_set(LL_EFORMAT, "The agent identity %s is damaged; remove it to enroll again.",
 			     path);
 		goto out;

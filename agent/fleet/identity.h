@@ -15,8 +15,15 @@ struct identity {
 	char token[IDENTITY_TOKEN_MAX + 1];
 };
 
+/* True when TOKEN has the shape of an agent token as loadlabd makes them
+ * (server/auth.h): "llagt_" and 64 hex digits, nothing else. An enroll
+ * answer whose token is not of that shape is refused before anything is
+ * saved: a hostile server cannot put control characters in agent.json. */
+bool identity_token_valid(const char *token);
+
 /* Reads DATA_DIR/agent.json. LL_ENOTFOUND when there is none (the agent
- * must enroll), LL_EFORMAT when it is damaged. *RET untouched on failure. */
+ * must enroll), LL_EFORMAT when it is damaged (its token not of the shape
+ * above included). *RET untouched on failure. */
 int identity_load(const char *data_dir, struct identity *ret);
 
 /* Writes DATA_DIR/agent.json (mode 0600), replacing it atomically. */

@@ -289,6 +289,12 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	answer->status = status;
+	{
+		curl_off_t retry_after = 0;
+		if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
+		    retry_after > 0)
+			answer->retry_after = retry_after > 86400 ? 86400 : (long)retry_after;
+	}
 	/* Not JSON is fine here: body stays NULL and the caller decides. */
 	if (answer->text.len &&
 	    json_parse_object(answer->text.data, answer->text.len, REST_CLIENT_MAX_DEPTH,

@@ -58,6 +58,8 @@ struct rest_answer {
 			      * first 119 bytes; one printable line (control characters
 			      * are spaces, a cut keeps UTF-8 sequences whole) */
 	bool server_message; /* message is the error body's "error.message" */
+	long retry_after;    /* seconds of a Retry-After header (either form, at most
+			      * a day), else 0 */
 };
 
 /* One request. */

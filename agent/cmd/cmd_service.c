@@ -1,0 +1,101 @@
+/*
+ * cmd_service.c - loadlab-agent service install|uninstall|run: the agent
+ * as a Windows service (service/service.h, docs/agent.md "Windows
+ * service"). On other systems it says so and names the systemd unit.
+ */
+#include "cmd/commands.h"
+#include "service/service.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void help(void)
+{
+	printf("usage: loadlab-agent service install [--service-name NAME] --server URL\n"
+	       "                                     --data-dir DIR [OPTIONS...]\n"
+	       "       loadlab-agent service uninstall [--service-name NAME]\n"
+	       "       loadlab-agent service run [--service-name NAME] OPTIONS...\n"
+	       "\n"
+	       "Windows only. install registers this program with the Service Control\n"
+	       "Manager as the service NAME (default " SERVICE_DEFAULT_NAME "), started at boot\n"
+	       "as LocalSystem, with the fleet member's OPTIONS (loadlab-agent --help:\n"
+	       "--server, --data-dir, --enroll-token-file, --name, --labels, --log-format;\n"
+	       "--data-dir and --enroll-token-file are made absolute). Start it with\n"
+	       "'sc start NAME' or 'net start NAME'. The service logs to DATA_DIR\\" SERVICE_LOG_FILE ";\n"
+	       "a stop or shutdown lets the task in hand finish or be given back.\n"
+	       "uninstall stops the service if it runs and removes it. run is what the\n"
+	       "Service Control Manager starts, not a command to type.\n"
+	       "On Linux, use the systemd unit packaging/systemd/loadlab-agent.service.\n"
+	       "\n"
+	       "exit: 0 done; 2 usage or a refusal of the Service Control Manager.\n");
+}
+
+static int fail(int rc)
+{
+	fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
+	return 2;
+}
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "loadlab-agent: %s (see loadlab-agent service --help)\n", what);
+	return 2;
+}
+
+/* True when ARGV holds OPTION, as "--x V" or "--x=V". */
+static bool has_option(int argc, char **argv, const char *option)
+{
+	size_t n = strlen(option);
+
+	for (int i = 0; i < argc; i++)
+		if ((strcmp(argv[i], option) == 0 && i + 1 < argc) ||
+		    (strncmp(argv[i], option, n) == 0 && argv[i][n] == '='))
+			return true;
+	return false;
+}
+
+int cmd_service(int argc, char **argv)
+{
+	const char *action, *name = SERVICE_DEFAULT_NAME;
+	int first = 2, rc;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		help();
+		return argc < 2 ? 2 : 0;
+	}
+	action = argv[1];
+	if (first < argc && strcmp(argv[first], "--service-name") == 0 && first + 1 < argc) {
+		name = argv[first + 1];
+		first += 2;
+	} else if (first < argc && strncmp(argv[first], "--service-name=", 15) == 0) {
+		name = argv[first] + 15;
+		first++;
+	}
+	if (!*name || strlen(name) > 200 || strpbrk(name, "/\\"))
+		return usage_error("--service-name must be 1..200 characters without / or \\");
+	if (strcmp(action, "install") == 0) {
+		if (!has_option(argc - first, argv + first, "--server") ||
+		    !has_option(argc - first, argv + first, "--data-dir"))
+			return usage_error("service install needs --server URL and --data-dir DIR");
+		if ((rc = service_install(name, argc - first, argv + first)) < 0)
+			return fail(rc);
+		printf("installed the service %s; start it with: sc start %s\n", name, name);
+		return 0;
+	}
+	if (strcmp(action, "uninstall") == 0) {
+		if (first != argc)
+			return usage_error("service uninstall takes only --service-name");
+		if ((rc = service_uninstall(name)) < 0)
+			return fail(rc);
+		printf("removed the service %s\n", name);
+		return 0;
+	}
+	if (strcmp(action, "run") == 0) {
+		/* argv[first - 1] stands for the program name of the member's argv. */
+		rc = service_run(name, argc - first + 1, argv + first - 1);
+		return rc < 0 ? fail(rc) : rc;
+	}
+	return usage_error("service takes install, uninstall or run");
+}

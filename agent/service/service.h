@@ -1,0 +1,40 @@
+/*
+ * service.h - loadlab-agent as a Windows service (docs/agent.md,
+ * "Windows service"): registered with the Service Control Manager, started
+ * by it, stopped by it. The fleet member runs unchanged inside; the
+ * Service Control Manager's stop and shutdown requests set the agent's
+ * stop flag (plat_request_stop()), so the task in progress is finished or
+ * given back exactly as after Ctrl-C.
+ *
+ * Windows only: on other systems every function returns LL_EUNSUPPORTED
+ * with a message naming the systemd unit (packaging/systemd/).
+ */
+#ifndef LOADLAB_AGENT_SERVICE_H
+#define LOADLAB_AGENT_SERVICE_H
+
+/* The service's name when none is given. */
+#define SERVICE_DEFAULT_NAME "loadlab-agent"
+/* The log file the service writes in its data folder. */
+#define SERVICE_LOG_FILE "agent.log"
+
+/* Registers this executable as the service NAME, started automatically at
+ * boot, with the command line "EXE service run --service-name NAME ARGS..."
+ * (ARGS: the fleet member's options, ARGC of them; --data-dir and
+ * --enroll-token-file made absolute, as a service starts in the system
+ * folder). LL_ECONFLICT when NAME exists, LL_EFORBIDDEN without the
+ * rights, LL_EIO for another refusal. */
+int service_install(const char *name, int argc, char **argv);
+
+/* Stops the service NAME if it runs (waiting up to a minute for it) and
+ * removes it. LL_ENOTFOUND when there is none. */
+int service_uninstall(const char *name);
+
+/* What the Service Control Manager starts: connects to it, runs the fleet
+ * member with ARGV (ARGV[0] a program name, the options after it) until a
+ * stop, with its log appended to DATA_DIR\agent.log, and reports its
+ * status throughout. Returns the process exit code; LL_ESTATE (after one
+ * line on stderr) when the process was not started by the Service Control
+ * Manager. */
+int service_run(const char *name, int argc, char **argv);
+
+#endif
