@@ -80,6 +80,43 @@ void family_context_release(struct family_context *ctx);
 /* Frees what VARIANT owns (not VARIANT). */
 void family_variant_release(struct family_variant *variant);
 
+/* ---- sources (family_generate.c) ---- */
+
+struct buf;
+
+/* Whether the startup scenario calls function J of library I: every
+ * function whose (7j + 3i) mod 4 is 0 (last one first), so that trace
+ * order differs from link order. */
+bool family_in_startup(int i, int j);
+
+/* Writes B's text to CTX->src/NAME. */
+int family_write_source(const struct family_context *ctx, const char *name, struct buf *b);
+
+/* Appends to B function J of library I's K globals and its table of K
+ * pointers to them ("static int lt<i>_g<j>_<k>;", "int *lt<i>_p<j>[K]"). */
+int family_globals_source(struct buf *b, int i, int j, int globals);
+
+/* Appends to B ll_startup() (the startup scenario's calls, in call order)
+ * and ll_rest() (every other function of every library). */
+int family_calls_source(const struct family_context *ctx, struct buf *b);
+
+/* Library I's source into B; RANK[j] >= 0 places function j at that
+ * position of the trace, RANK NULL keeps link order. FAMILY is the
+ * family's context. */
+typedef int family_library_source(const void *family, int i, const int *rank, struct buf *b);
+
+/* The main program's source into B. */
+typedef int family_main_source(const void *family, struct buf *b);
+
+/* Writes into CTX->src lt<i>.c for every library (LIBRARY), main.c (MAIN)
+ * and empty.c (EMPTY), reporting progress "generate". */
+int family_generate(const struct family_context *ctx, family_library_source *library, family_main_source *main,
+		    const char *empty, const void *family);
+
+/* Writes into CTX->src lt<i>_order.c for every library (LIBRARY), its
+ * traced functions ranked in CTX->trace order. */
+int family_generate_order(const struct family_context *ctx, family_library_source *library, const void *family);
+
 /* ---- build commands ---- */
 
 /* One command: argv strings owned, its output into LOG. */

@@ -24,27 +24,10 @@
 
 #define SOURCE_LIMIT (256u * 1024u * 1024u)
 
-/* Functions of DLL I called by the startup scenario, in call order: every
- * function whose (7j + 3i) mod 4 is 0, last one first, so that trace order
- * differs from link order. */
-static bool in_startup(int i, int j)
-{
-	return (7 * j + 3 * i) % 4 == 0;
-}
-
-static int write_buf(const char *dir, const char *name, struct buf *b)
-{
-	char path[PLAT_MAX_PATH + 1];
-	int rc;
-
-	if ((rc = family_path(path, dir, name)) < 0)
-		return rc;
-	return family_write_file(path, buf_str(b), b->len);
-}
-
 /* RANK[j] >= 0: position of function j in the trace. NULL: link order. */
-static int dll_source(const struct pe_context *ctx, int i, const int *rank, struct buf *b)
+static int dll_source(const void *family, int i, const int *rank, struct buf *b)
 {
+	const struct pe_context *ctx = family;
 	int rc = 0, j, k;
 
 	rc |= buf_printf(b,
@@ -63,14 +46,7 @@ static int dll_source(const struct pe_context *ctx, int i, const int *rank, stru
 			 "#else\n#define LL_NI\n#endif\n\n",
 			 i, ctx->base.dlls, ctx->base.exports, ctx->base.globals, ctx->base.exports, ctx->base.exports, i);
 	for (j = 0; j < ctx->base.exports && rc == 0; j++) {
-		for (k = 0; k < ctx->base.globals; k++)
-			rc |= buf_printf(b, "static int lt%d_g%d_%d;\n", i, j, k);
-		if (ctx->base.globals > 0) {
-			rc |= buf_printf(b, "int *lt%d_p%d[%d] = {", i, j, ctx->base.globals);
-			for (k = 0; k < ctx->base.globals; k++)
-				rc |= buf_printf(b, "%s&lt%d_g%d_%d", k ? ", " : "", i, j, k);
-			rc |= buf_printf(b, "};\n");
-		}
+		rc |= family_globals_source(b, i, j, ctx->base.globals);
 		if (rank && rank[j] >= 0)
 			rc |= buf_printf(b, "__attribute__((section(\".text$a_%06d\")))\n", rank[j]);
 		else
@@ -102,8 +78,9 @@ static int dll_def(const struct pe_context *ctx, int i, bool ordinal, bool trace
 
 /* main.c: the probe (agent/programs/probe.c, embedded) and then what
  * depends on the job: the imports, the startup scenario and main(). */
-static int main_source(const struct pe_context *ctx, struct buf *b)
+static int main_source(const void *family, struct buf *b)
 {
+	const struct pe_context *ctx = family;
 	size_t probe_len;
 	const char *probe = agent_program_source("probe.c", &probe_len);
 	int rc, i, j;
@@ -126,17 +103,9 @@ static int main_source(const struct pe_context *ctx, struct buf *b)
 	for (i = 0; i < ctx->base.dlls; i++)
 		for (j = 0; j < ctx->base.exports; j++)
 			rc |= buf_printf(b, "\tlt%d_f%d,\n", i, j);
-	rc |= buf_printf(b, "};\n\nstatic void ll_startup(void)\n{\n");
-	for (i = 0; i < ctx->base.dlls; i++)
-		for (j = ctx->base.exports - 1; j >= 0; j--)
-			if (in_startup(i, j))
-				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
-	rc |= buf_printf(b, "}\n\nstatic void ll_rest(void)\n{\n");
-	for (i = 0; i < ctx->base.dlls; i++)
-		for (j = 0; j < ctx->base.exports; j++)
-			if (!in_startup(i, j))
-				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
-	rc |= buf_printf(b, "}\n\n#ifdef LL_TRACE\nstatic void ll_trace(void)\n{\n"
+	rc |= buf_printf(b, "};\n\n");
+	rc |= family_calls_source(&ctx->base, b);
+	rc |= buf_printf(b, "#ifdef LL_TRACE\nstatic void ll_trace(void)\n{\n"
 			    "\tvoid **seen;\n\tint n, k;\n\tHMODULE h;\n\n"
 			    "\tfputs(\"{\\\"modules\\\":[\", ll_out);\n");
 	for (i = 0; i < ctx->base.dlls; i++)
@@ -174,61 +143,26 @@ static const char empty_source[] =
 
 int pe_generate(struct pe_context *ctx)
 {
+	static const char *const suffix[3] = {"", "_ordinal", "_trace"};
 	struct buf b;
 	char name[64];
-	int rc = 0, i;
+	int rc = 0;
 
 	buf_init(&b, SOURCE_LIMIT);
-	for (i = 0; i < ctx->base.dlls; i++) {
-		if (i % 8 == 0 && (rc = family_progress(ctx->base.task, "generate", 100 * i / ctx->base.dlls)) < 0)
-			goto out;
-		buf_reset(&b);
-		snprintf(name, sizeof(name), "lt%d.c", i);
-		if ((rc = dll_source(ctx, i, NULL, &b)) < 0 || (rc = write_buf(ctx->base.src, name, &b)) < 0)
-			goto out;
-		static const char *const suffix[3] = {"", "_ordinal", "_trace"};
-		for (int kind = 0; kind < 3; kind++) {
+	for (int i = 0; i < ctx->base.dlls && rc == 0; i++)
+		for (int kind = 0; kind < 3 && rc == 0; kind++) {
 			buf_reset(&b);
 			snprintf(name, sizeof(name), "lt%d%s.def", i, suffix[kind]);
-			if ((rc = dll_def(ctx, i, kind == 1, kind == 2, &b)) < 0 ||
-			    (rc = write_buf(ctx->base.src, name, &b)) < 0)
-				goto out;
+			if ((rc = dll_def(ctx, i, kind == 1, kind == 2, &b)) == 0)
+				rc = family_write_source(&ctx->base, name, &b);
 		}
-	}
-	buf_reset(&b);
-	if ((rc = main_source(ctx, &b)) < 0 || (rc = write_buf(ctx->base.src, "main.c", &b)) < 0)
-		goto out;
-	buf_reset(&b);
-	if ((rc = buf_append_str(&b, empty_source)) < 0 || (rc = write_buf(ctx->base.src, "empty.c", &b)) < 0)
-		goto out;
-	rc = family_progress(ctx->base.task, "generate", 100);
-out:
 	buf_release(&b);
-	return rc;
+	if (rc < 0)
+		return rc;
+	return family_generate(&ctx->base, dll_source, main_source, empty_source, ctx);
 }
 
 int pe_generate_order(struct pe_context *ctx)
 {
-	struct buf b;
-	char name[64];
-	int *rank = NULL, rc = 0, i;
-
-	rank = malloc(sizeof(*rank) * (size_t)ctx->base.exports);
-	if (!rank)
-		return LL_ENOMEM;
-	buf_init(&b, SOURCE_LIMIT);
-	for (i = 0; i < ctx->base.dlls; i++) {
-		for (int j = 0; j < ctx->base.exports; j++)
-			rank[j] = -1;
-		for (size_t r = 0; ctx->base.trace && r < ctx->base.trace_count[i]; r++)
-			rank[ctx->base.trace[i][r]] = (int)r;
-		buf_reset(&b);
-		snprintf(name, sizeof(name), "lt%d_order.c", i);
-		if ((rc = dll_source(ctx, i, rank, &b)) < 0 || (rc = write_buf(ctx->base.src, name, &b)) < 0)
-			goto out;
-	}
-out:
-	buf_release(&b);
-	free(rank);
-	return rc;
+	return family_generate_order(&ctx->base, dll_source, ctx);
 }
