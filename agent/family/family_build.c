@@ -65,6 +65,18 @@ void family_variant_release(struct family_variant *variant)
 	cJSON_Delete(variant->files);
 }
 
+void family_variant_invalid(struct family_variant *variant, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!variant->valid)
+		return; /* keep the first reason */
+	variant->valid = false;
+	va_start(ap, fmt);
+	vsnprintf(variant->invalid_reason, sizeof(variant->invalid_reason), fmt, ap);
+	va_end(ap);
+}
+
 void family_commands_release(struct family_commands *list)
 {
 	for (size_t i = 0; i < list->count; i++) {

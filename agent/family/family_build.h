@@ -80,6 +80,11 @@ void family_context_release(struct family_context *ctx);
 /* Frees what VARIANT owns (not VARIANT). */
 void family_variant_release(struct family_variant *variant);
 
+/* Marks VARIANT invalid with the printf-formatted reason, unless it is
+ * invalid already (the first reason stays). */
+void family_variant_invalid(struct family_variant *variant, const char *fmt, ...)
+	__attribute__((format(gnu_printf, 2, 3)));
+
 /* ---- sources (family_generate.c) ---- */
 
 struct buf;

@@ -21,7 +21,6 @@
  */
 #ifdef __linux__
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +32,6 @@
 struct loader_counts {
 	long long relocations, from_cache, relative;
 };
-
-static void invalid(struct elf_variant *var, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void invalid(struct elf_variant *var, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!var->base.valid)
-		return; /* keep the first reason */
-	var->base.valid = false;
-	va_start(ap, fmt);
-	vsnprintf(var->base.invalid_reason, sizeof(var->base.invalid_reason), fmt, ap);
-	va_end(ap);
-}
 
 /* The value of "LABEL: N" in the first statistics block of TEXT (the
  * lines are "PID:<spaces>LABEL: N"; "final LABEL" lines come later). */
@@ -137,14 +122,14 @@ static int check_libraries(const struct elf_context *ctx, struct elf_variant *va
 		if ((rc = family_path(path, var->base.dir, name)) < 0 || (rc = elf_read_object(path, &f)) < 0)
 			return rc;
 		if (!elf_check_object(&f, &var->knobs, false, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
-			invalid(var, "%s: %s", name, reason);
+			family_variant_invalid(&var->base, "%s: %s", name, reason);
 		if (var->knobs.trace_order) {
 			bool ok = true;
 			if ((rc = elf_check_order(path, i, ctx->base.trace ? ctx->base.trace[i] : NULL,
 						  ctx->base.trace ? ctx->base.trace_count[i] : 0, &ok, reason, sizeof(reason))) < 0)
 				return rc;
 			if (!ok)
-				invalid(var, "%s: trace order: %s", name, reason);
+				family_variant_invalid(&var->base, "%s: trace order: %s", name, reason);
 		}
 		if (i == 0) {
 			*sum = f;
@@ -179,7 +164,7 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 	    (rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0) {
-		invalid(var, "The probe exited with %d.", code);
+		family_variant_invalid(&var->base, "The probe exited with %d.", code);
 		return 0;
 	}
 	if ((rc = family_read_file(report, ELF_MAX_REPORT, &text, &len)) < 0)
@@ -210,7 +195,7 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 		goto out;
 	}
 	if (loaded != ctx->base.dlls)
-		invalid(var, "The probe saw %d of %d libraries loaded.", loaded, ctx->base.dlls);
+		family_variant_invalid(&var->base, "The probe saw %d of %d libraries loaded.", loaded, ctx->base.dlls);
 out:
 	free(text);
 	return rc;
@@ -248,12 +233,12 @@ static int check_loader(struct elf_variant *var, const struct loader_counts *flo
 	    !cJSON_AddStringToObject(o, "binding", binding))
 		return LL_ENOMEM;
 	if (var->knobs.bind_now ? seen != now : seen != lazy)
-		invalid(var, "The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
+		family_variant_invalid(&var->base, "The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
 			     "(%s: %lld).", seen, var->knobs.bind_now ? "immediate" : "lazy",
 			var->knobs.bind_now ? now : lazy, var->knobs.bind_now ? "lazy" : "immediate",
 			var->knobs.bind_now ? lazy : now);
 	else if (c.relative - floor->relative != relative)
-		invalid(var, "The loader applied %lld RELATIVE relocations beyond the floor; .rela.dyn holds %lld.",
+		family_variant_invalid(&var->base, "The loader applied %lld RELATIVE relocations beyond the floor; .rela.dyn holds %lld.",
 			c.relative - floor->relative, relative);
 	return 0;
 }
@@ -276,7 +261,7 @@ static int verify_variant(struct elf_context *ctx, struct elf_variant *var, cons
 	    (rc = elf_read_object(path, &program)) < 0)
 		return rc;
 	if (!elf_check_object(&program, &var->knobs, true, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
-		invalid(var, "main: %s", reason);
+		family_variant_invalid(&var->base, "main: %s", reason);
 	if ((rc = counts_json(verify, "libraries", &libs, (size_t)ctx->base.dlls)) < 0 ||
 	    (rc = counts_json(verify, "program", &program, 1)) < 0 ||
 	    (rc = check_loader(var, floor, floor_file, &libs, &program, verify)) < 0 ||

@@ -12,7 +12,6 @@
  * so under Wine a valid binding is checked against the files and reported
  * as not used by the loader.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,20 +102,6 @@ static int our_dll(const struct pe_context *ctx, const char *name)
 	return i;
 }
 
-static void invalid(struct pe_variant *var, const char *fmt, ...) __attribute__((format(gnu_printf, 2, 3)));
-
-static void invalid(struct pe_variant *var, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!var->base.valid)
-		return; /* keep the first reason */
-	var->base.valid = false;
-	va_start(ap, fmt);
-	vsnprintf(var->base.invalid_reason, sizeof(var->base.invalid_reason), fmt, ap);
-	va_end(ap);
-}
-
 /* Module bases: probe versus files. Fills verify.modules and counts. */
 static int check_modules(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe,
 			 const struct dll_facts *facts, cJSON *verify)
@@ -151,12 +136,12 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 		    !cJSON_AddNumberToObject(o, "named_exports", (double)facts[i].named_exports))
 			return LL_ENOMEM;
 		if (!is_loaded) {
-			invalid(var, "%s was not loaded.", name);
+			family_variant_invalid(&var->base, "%s was not loaded.", name);
 			continue;
 		}
 		loaded++;
 		if (preferred != facts[i].image_base)
-			invalid(var, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
+			family_variant_invalid(&var->base, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
 				(unsigned long long)preferred, (unsigned long long)facts[i].image_base);
 		if (preferred != actual)
 			relocated++;
@@ -166,12 +151,12 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 	    !cJSON_AddNumberToObject(verify, "dlls_relocated", relocated))
 		return LL_ENOMEM;
 	if (loaded != ctx->base.dlls)
-		invalid(var, "Only %d of %d DLLs were loaded.", loaded, ctx->base.dlls);
+		family_variant_invalid(&var->base, "Only %d of %d DLLs were loaded.", loaded, ctx->base.dlls);
 	else if (strcmp(var->bases, "same") == 0 && relocated < ctx->base.dlls - 1)
-		invalid(var, "Bases 'same': %d of %d DLLs relocated, expected all but one.", relocated,
+		family_variant_invalid(&var->base, "Bases 'same': %d of %d DLLs relocated, expected all but one.", relocated,
 			ctx->base.dlls);
 	else if (strcmp(var->bases, "unique") == 0 && relocated != 0)
-		invalid(var, "Bases 'unique': %d DLLs relocated, expected none.", relocated);
+		family_variant_invalid(&var->base, "Bases 'unique': %d DLLs relocated, expected none.", relocated);
 	return 0;
 }
 
@@ -241,15 +226,15 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 		return LL_ENOMEM;
 	size_t expected = (size_t)ctx->base.dlls * (size_t)ctx->base.exports;
 	if (ours != expected)
-		invalid(var, "The program imports %zu functions of the DLLs, expected %zu.", ours, expected);
+		family_variant_invalid(&var->base, "The program imports %zu functions of the DLLs, expected %zu.", ours, expected);
 	else if (resolved_ok != ours)
-		invalid(var, "%zu imports do not hold what GetProcAddress returns.", ours - resolved_ok);
+		family_variant_invalid(&var->base, "%zu imports do not hold what GetProcAddress returns.", ours - resolved_ok);
 	else if (var->ordinal && (by_ordinal != ours || file_by_ordinal != ours))
-		invalid(var, "Imports 'ordinal': %zu of %zu imports are by name.", by_name, ours);
+		family_variant_invalid(&var->base, "Imports 'ordinal': %zu of %zu imports are by name.", by_name, ours);
 	else if (var->ordinal && named_exports != 0)
-		invalid(var, "Imports 'ordinal': the DLLs still export %zu names.", named_exports);
+		family_variant_invalid(&var->base, "Imports 'ordinal': the DLLs still export %zu names.", named_exports);
 	else if (!var->ordinal && (by_name != ours || file_by_name != ours))
-		invalid(var, "Imports 'name': %zu of %zu imports are by ordinal.", by_ordinal, ours);
+		family_variant_invalid(&var->base, "Imports 'name': %zu of %zu imports are by ordinal.", by_ordinal, ours);
 	return 0;
 }
 
@@ -377,19 +362,19 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 		goto out;
 	if (var->bind) {
 		if (bound.count == 0)
-			invalid(var, "Bind: the program has no bound import directory.");
+			family_variant_invalid(&var->base, "Bind: the program has no bound import directory.");
 		else if (ours_bound != (size_t)ctx->base.dlls)
-			invalid(var, "Bind: %zu of %d DLLs are in the bound import directory.", ours_bound,
+			family_variant_invalid(&var->base, "Bind: %zu of %d DLLs are in the bound import directory.", ours_bound,
 				ctx->base.dlls);
 		else if (stale)
-			invalid(var, "Bind: %zu bound DLLs' timestamps differ from their files.", stale);
+			family_variant_invalid(&var->base, "Bind: %zu bound DLLs' timestamps differ from their files.", stale);
 		else if (iat_wrong)
-			invalid(var, "Bind: %zu IAT entries in the file differ from what the loader resolved.",
+			family_variant_invalid(&var->base, "Bind: %zu IAT entries in the file differ from what the loader resolved.",
 				iat_wrong);
 		else if (!all_at_preferred)
-			invalid(var, "Bind: DLLs were relocated, so the binding cannot be used.");
+			family_variant_invalid(&var->base, "Bind: DLLs were relocated, so the binding cannot be used.");
 	} else if (bound.count > 0) {
-		invalid(var, "Not bound, yet the program has a bound import directory.");
+		family_variant_invalid(&var->base, "Not bound, yet the program has a bound import directory.");
 	}
 out:
 	pe_bound_imports_release(&bound);
@@ -456,7 +441,7 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 	if (!cJSON_AddNumberToObject(o, "dlls_in_trace_order", good))
 		return LL_ENOMEM;
 	if (good != ctx->base.dlls)
-		invalid(var, "Order 'trace': %d of %d DLLs have their traced functions first, "
+		family_variant_invalid(&var->base, "Order 'trace': %d of %d DLLs have their traced functions first, "
 			     "contiguous and in trace order.", good, ctx->base.dlls);
 	return 0;
 }
@@ -509,7 +494,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	}
 	if (code != 0 || family_read_file(report, PE_MAX_REPORT, &text, &len) < 0 ||
 	    json_parse_object(text, len, 8, &probe) < 0) {
-		invalid(var, "The probe run failed (exit code %d, report %s).", code,
+		family_variant_invalid(&var->base, "The probe run failed (exit code %d, report %s).", code,
 			text ? "unreadable" : "missing");
 		rc = 0;
 		goto done;
@@ -519,7 +504,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	    (rc = check_binding(ctx, var, probe, exe, &imports, verify)) < 0 ||
 	    (rc = check_order(ctx, var, facts, verify)) < 0) {
 		if (rc == LL_EFORMAT) {
-			invalid(var, "The probe report is malformed: %s", err_message(rc));
+			family_variant_invalid(&var->base, "The probe report is malformed: %s", err_message(rc));
 			rc = 0;
 			goto done;
 		}
@@ -535,7 +520,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 		goto out;
 	}
 	if (relocations < (size_t)ctx->base.dlls * ctx->base.exports * ctx->base.globals)
-		invalid(var, "The DLLs have %zu base relocations, fewer than the %d generated.", relocations,
+		family_variant_invalid(&var->base, "The DLLs have %zu base relocations, fewer than the %d generated.", relocations,
 			ctx->base.dlls * ctx->base.exports * ctx->base.globals);
 done:
 	var->base.verify = verify;
