@@ -1,7 +1,6 @@
 /* family_util.c - the helpers of family_util.h. */
 #include "family/family_util.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,65 +35,12 @@ int family_phase_done(struct family_run *run, const char *phase)
 
 int family_read_file(const char *path, size_t limit, char **ret_text, size_t *ret_len)
 {
-	FILE *f = fopen(path, "rb");
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	int rc = 0;
-
-	if (!f)
-		return err_set(LL_EIO, "Cannot open %s: %s.", path, strerror(errno));
-	for (;;) {
-		if (len + 4097 > cap) {
-			size_t next = cap ? cap * 2 : 65536;
-			char *grown;
-			if (cap > limit + 4097) {
-				rc = err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, limit);
-				goto out;
-			}
-			grown = realloc(text, next);
-			if (!grown) {
-				rc = LL_ENOMEM;
-				goto out;
-			}
-			text = grown;
-			cap = next;
-		}
-		size_t n = fread(text + len, 1, cap - len - 1, f);
-		len += n;
-		if (len > limit) {
-			rc = err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, limit);
-			goto out;
-		}
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = err_set(LL_EIO, "Cannot read %s.", path);
-		goto out;
-	}
-	if (!text && !(text = malloc(1))) {
-		rc = LL_ENOMEM;
-		goto out;
-	}
-	text[len] = '\0';
-	*ret_text = text;
-	*ret_len = len;
-	text = NULL;
-out:
-	free(text);
-	fclose(f);
-	return rc;
+	return plat_read_file(path, limit, ret_text, ret_len);
 }
 
 int family_write_file(const char *path, const char *text, size_t len)
 {
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return err_set(LL_EIO, "Cannot create %s: %s.", path, strerror(errno));
-	size_t n = fwrite(text, 1, len, f);
-	if (fclose(f) != 0 || n != len)
-		return err_set(LL_EIO, "Cannot write %s.", path);
-	return 0;
+	return plat_write_file(path, text, len);
 }
 
 int family_add_measured(cJSON *o, const char *key, const cJSON *measured, const char *name)

@@ -15,10 +15,11 @@
 int family_path(char *out, const char *a, const char *b);
 
 /* Reads a whole (small) file into a malloc'd, NUL-terminated string of
- * at most LIMIT bytes (LL_ETOOBIG past it). The caller frees *RET_TEXT. */
+ * at most LIMIT bytes (LL_ETOOBIG past it). The caller frees *RET_TEXT.
+ * plat_read_file(), under the name the families know. */
 int family_read_file(const char *path, size_t limit, char **ret_text, size_t *ret_len);
 
-/* Writes TEXT (LEN bytes) to PATH, replacing it. */
+/* Writes TEXT (LEN bytes) to PATH, replacing it (plat_write_file()). */
 int family_write_file(const char *path, const char *text, size_t len);
 
 /* Calls TASK's progress callback; LL_ESTATE (with a message) when it says

@@ -44,16 +44,30 @@ static bool progress(void *context, const char *phase, int percent)
 	return false;
 }
 
-static int msvc(const char *job_path)
+/* The job file PATH, normalized as `loadlab-agent run` does. */
+static int load_job(const char *path, cJSON **ret_normalized)
 {
-	cJSON *job = NULL, *normalized = NULL, *all = NULL;
-	const cJSON *item;
-	char *text = NULL, *printed = NULL;
+	cJSON *job = NULL;
+	char *text = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = family_read_file(job_path, 1u << 20, &text, &len)) < 0 ||
-	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
+	if ((rc = plat_read_file(path, 1u << 20, &text, &len)) == 0 &&
+	    (rc = json_parse_object(text, len, 0, &job)) == 0)
+		rc = job_spec_normalize(job, ret_normalized);
+	cJSON_Delete(job);
+	free(text);
+	return rc;
+}
+
+static int msvc(const char *job_path)
+{
+	cJSON *normalized = NULL, *all = NULL;
+	const cJSON *item;
+	char *printed = NULL;
+	int rc;
+
+	if ((rc = load_job(job_path, &normalized)) < 0)
 		goto out;
 	if (!(all = cJSON_CreateObject())) {
 		rc = LL_ENOMEM;
@@ -65,14 +79,14 @@ static int msvc(const char *job_path)
 		struct pe_variant v;
 		cJSON *commands;
 		memset(&v, 0, sizeof(v));
-		snprintf(v.name, sizeof(v.name), "%s", cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
+		snprintf(v.base.name, sizeof(v.base.name), "%s", cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
 		snprintf(v.bases, sizeof(v.bases), "%s", cJSON_GetObjectItemCaseSensitive(item, "bases")->valuestring);
 		v.bind = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "bind"));
 		v.ordinal = strcmp(cJSON_GetObjectItemCaseSensitive(item, "imports")->valuestring, "ordinal") == 0;
 		v.trace_order = strcmp(cJSON_GetObjectItemCaseSensitive(item, "order")->valuestring, "trace") == 0;
 		if ((rc = pe_msvc_commands(dlls, &v, "S", "O", &commands)) < 0)
 			goto out;
-		cJSON_AddItemToObject(all, v.name, commands);
+		cJSON_AddItemToObject(all, v.base.name, commands);
 	}
 	if (!(printed = cJSON_Print(all))) {
 		rc = LL_ENOMEM;
@@ -83,18 +97,15 @@ out:
 	if (rc < 0)
 		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
 	free(printed);
-	free(text);
 	cJSON_Delete(all);
 	cJSON_Delete(normalized);
-	cJSON_Delete(job);
 	return rc < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	cJSON *job = NULL, *normalized = NULL, *facts = NULL, *cell = NULL, *result = NULL;
-	char *text = NULL, *out = NULL;
-	size_t len;
+	cJSON *normalized = NULL, *facts = NULL, *cell = NULL, *result = NULL;
+	char *out = NULL;
 	int rc;
 
 	if (argc == 3 && strcmp(argv[1], "--msvc") == 0)
@@ -103,8 +114,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS] | --msvc JOB.json\n");
 		return 2;
 	}
-	if ((rc = family_read_file(argv[1], 1u << 20, &text, &len)) < 0 ||
-	    (rc = json_parse_object(text, len, 0, &job)) < 0 || (rc = job_spec_normalize(job, &normalized)) < 0)
+	if ((rc = load_job(argv[1], &normalized)) < 0)
 		goto out;
 	facts = cJSON_CreateObject();
 	cell = cJSON_CreateObject();
@@ -124,16 +134,14 @@ int main(int argc, char **argv)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	rc = family_write_file(argv[3], out, strlen(out));
+	rc = plat_write_file(argv[3], out, strlen(out));
 out:
 	if (rc < 0)
 		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
 	free(out);
-	free(text);
 	cJSON_Delete(result);
 	cJSON_Delete(cell);
 	cJSON_Delete(facts);
 	cJSON_Delete(normalized);
-	cJSON_Delete(job);
 	return rc < 0 ? 1 : 0;
 }

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "family/family.h"
+#include "family/family_build.h"
 #include "family/family_util.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/plat.h"
@@ -60,43 +61,24 @@ struct elf_object_facts {
 };
 
 struct elf_variant {
+	struct family_variant base; /* name, dir, valid, invalid_reason, verify, files */
 	struct job_spec_elf_knobs knobs;
-	char name[JOB_SPEC_MAX_NAME + 1];
-	char dir[PLAT_MAX_PATH];
-	bool valid;
-	char invalid_reason[512];
-	cJSON *verify;            /* owned */
-	cJSON *files;             /* owned */
 };
 
 struct elf_context {
-	const struct pipeline_task *task;
-	int dlls, exports, globals;
-	bool main_call;             /* generator.main "call" */
-	char work[PLAT_MAX_PATH];
-	char src[PLAT_MAX_PATH];
-	char obj[PLAT_MAX_PATH];
+	struct family_context base; /* its measured: what elf_timing() gives the driver */
 	char gcc[PLAT_MAX_PATH];
 	char gcc_version[64];
 	struct elf_variant *variants;
 	size_t variant_count;
-	bool need_trace, need_hidden;
-	/* trace[i] lists library i's function indexes in first-call order. */
-	int **trace;
-	size_t *trace_count;
-	cJSON *floor_files;         /* owned */
-	/* What elf_timing() gives the driver: each program's argv and files. */
-	struct elf_measured {
-		const char *argv[2];
-		char exe[PLAT_MAX_PATH + 1];
-		char dir[PLAT_MAX_PATH + 1];
-		char **files;       /* program + libraries, NULL-terminated */
-	} measured[MEASURE_MAX_PROGRAMS];
-	size_t measured_count;
+	bool need_hidden;
 };
 
 /* The family's entry in the table (families.c). */
 extern const struct family elf_family;
+
+/* The program's file names: liblt<i>.so, main, empty (elf_family.c). */
+extern const struct family_names elf_names;
 
 /* ---- generate ---- */
 
@@ -144,10 +126,6 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 /* Verifies every variant (files, loader statistics against the floor's,
  * probe), filling its verify, files, valid and reason. */
 int elf_verify(struct elf_context *ctx);
-
-/* The files of FOLDER (liblt<i>.so..., main; or just empty when EMPTY) as
- * [{"name","sha256","size"}]. */
-int elf_files_json(const struct elf_context *ctx, const char *folder, bool empty, cJSON **ret_files);
 
 /* ---- measure ---- */
 

@@ -21,7 +21,6 @@
  */
 #ifdef __linux__
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,20 +32,6 @@
 struct loader_counts {
 	long long relocations, from_cache, relative;
 };
-
-static void invalid(struct elf_variant *var, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void invalid(struct elf_variant *var, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!var->valid)
-		return; /* keep the first reason */
-	var->valid = false;
-	va_start(ap, fmt);
-	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
-	va_end(ap);
-}
 
 /* The value of "LABEL: N" in the first statistics block of TEXT (the
  * lines are "PID:<spaces>LABEL: N"; "final LABEL" lines come later). */
@@ -129,22 +114,22 @@ static int check_libraries(const struct elf_context *ctx, struct elf_variant *va
 	char reason[400];
 
 	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; i < ctx->dlls; i++) {
+	for (int i = 0; i < ctx->base.dlls; i++) {
 		char name[64], path[PLAT_MAX_PATH + 1];
 		struct elf_object_facts f;
 		int rc;
 		snprintf(name, sizeof(name), "liblt%d.so", i);
-		if ((rc = family_path(path, var->dir, name)) < 0 || (rc = elf_read_object(path, &f)) < 0)
+		if ((rc = family_path(path, var->base.dir, name)) < 0 || (rc = elf_read_object(path, &f)) < 0)
 			return rc;
-		if (!elf_check_object(&f, &var->knobs, false, ctx->exports, ctx->globals, reason, sizeof(reason)))
-			invalid(var, "%s: %s", name, reason);
+		if (!elf_check_object(&f, &var->knobs, false, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
+			family_variant_invalid(&var->base, "%s: %s", name, reason);
 		if (var->knobs.trace_order) {
 			bool ok = true;
-			if ((rc = elf_check_order(path, i, ctx->trace ? ctx->trace[i] : NULL,
-						  ctx->trace ? ctx->trace_count[i] : 0, &ok, reason, sizeof(reason))) < 0)
+			if ((rc = elf_check_order(path, i, ctx->base.trace ? ctx->base.trace[i] : NULL,
+						  ctx->base.trace ? ctx->base.trace_count[i] : 0, &ok, reason, sizeof(reason))) < 0)
 				return rc;
 			if (!ok)
-				invalid(var, "%s: trace order: %s", name, reason);
+				family_variant_invalid(&var->base, "%s: trace order: %s", name, reason);
 		}
 		if (i == 0) {
 			*sum = f;
@@ -167,7 +152,7 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 {
 	char path[PLAT_MAX_PATH + 1], report[PLAT_MAX_PATH + 1];
 	const char *argv[] = {path, "probe", report, NULL};
-	struct plat_spawn_options o = {.argv = argv, .cwd = var->dir};
+	struct plat_spawn_options o = {.argv = argv, .cwd = var->base.dir};
 	cJSON *p = cJSON_AddObjectToObject(verify, "probe"), *modules;
 	char *text = NULL, *line, *save = NULL;
 	int code = 0, loaded = 0, rc;
@@ -175,11 +160,11 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 
 	if (!p || !(modules = cJSON_AddArrayToObject(p, "libraries")))
 		return LL_ENOMEM;
-	if ((rc = family_path(path, var->dir, "main")) < 0 || (rc = family_path(report, var->dir, "probe.txt")) < 0 ||
+	if ((rc = family_path(path, var->base.dir, "main")) < 0 || (rc = family_path(report, var->base.dir, "probe.txt")) < 0 ||
 	    (rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0) {
-		invalid(var, "The probe exited with %d.", code);
+		family_variant_invalid(&var->base, "The probe exited with %d.", code);
 		return 0;
 	}
 	if ((rc = family_read_file(report, ELF_MAX_REPORT, &text, &len)) < 0)
@@ -191,7 +176,7 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 		if (!name)
 			continue;
 		base = strrchr(++name, '/') ? strrchr(name, '/') + 1 : name;
-		if (sscanf(base, "liblt%d.so%n", &i, &n) != 1 || base[n] != '\0' || i < 0 || i >= ctx->dlls)
+		if (sscanf(base, "liblt%d.so%n", &i, &n) != 1 || base[n] != '\0' || i < 0 || i >= ctx->base.dlls)
 			continue;
 		line[name - 1 - line] = '\0';
 		if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(modules, m)) {
@@ -209,8 +194,8 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if (loaded != ctx->dlls)
-		invalid(var, "The probe saw %d of %d libraries loaded.", loaded, ctx->dlls);
+	if (loaded != ctx->base.dlls)
+		family_variant_invalid(&var->base, "The probe saw %d of %d libraries loaded.", loaded, ctx->base.dlls);
 out:
 	free(text);
 	return rc;
@@ -229,7 +214,7 @@ static int check_loader(struct elf_variant *var, const struct loader_counts *flo
 
 	if (!o)
 		return LL_ENOMEM;
-	if ((rc = loader_run(var->dir, "main", &c)) < 0)
+	if ((rc = loader_run(var->base.dir, "main", &c)) < 0)
 		return rc;
 	seen = c.relocations + c.from_cache - floor->relocations - floor->from_cache;
 	lazy = lookups(libs, false) + lookups(program, false) - lookups(floor_file, false);
@@ -248,12 +233,12 @@ static int check_loader(struct elf_variant *var, const struct loader_counts *flo
 	    !cJSON_AddStringToObject(o, "binding", binding))
 		return LL_ENOMEM;
 	if (var->knobs.bind_now ? seen != now : seen != lazy)
-		invalid(var, "The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
+		family_variant_invalid(&var->base, "The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
 			     "(%s: %lld).", seen, var->knobs.bind_now ? "immediate" : "lazy",
 			var->knobs.bind_now ? now : lazy, var->knobs.bind_now ? "lazy" : "immediate",
 			var->knobs.bind_now ? lazy : now);
 	else if (c.relative - floor->relative != relative)
-		invalid(var, "The loader applied %lld RELATIVE relocations beyond the floor; .rela.dyn holds %lld.",
+		family_variant_invalid(&var->base, "The loader applied %lld RELATIVE relocations beyond the floor; .rela.dyn holds %lld.",
 			c.relative - floor->relative, relative);
 	return 0;
 }
@@ -266,23 +251,23 @@ static int verify_variant(struct elf_context *ctx, struct elf_variant *var, cons
 	cJSON *verify;
 	int rc;
 
-	var->valid = true;
-	if (!(var->verify = verify = cJSON_CreateObject()))
+	var->base.valid = true;
+	if (!(var->base.verify = verify = cJSON_CreateObject()))
 		return LL_ENOMEM;
 	if (!cJSON_AddStringToObject(verify, "toolchain", "gcc+ld") ||
 	    !cJSON_AddStringToObject(verify, "order", var->knobs.trace_order ? "trace" : "link"))
 		return LL_ENOMEM;
-	if ((rc = check_libraries(ctx, var, &libs)) < 0 || (rc = family_path(path, var->dir, "main")) < 0 ||
+	if ((rc = check_libraries(ctx, var, &libs)) < 0 || (rc = family_path(path, var->base.dir, "main")) < 0 ||
 	    (rc = elf_read_object(path, &program)) < 0)
 		return rc;
-	if (!elf_check_object(&program, &var->knobs, true, ctx->exports, ctx->globals, reason, sizeof(reason)))
-		invalid(var, "main: %s", reason);
-	if ((rc = counts_json(verify, "libraries", &libs, (size_t)ctx->dlls)) < 0 ||
+	if (!elf_check_object(&program, &var->knobs, true, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
+		family_variant_invalid(&var->base, "main: %s", reason);
+	if ((rc = counts_json(verify, "libraries", &libs, (size_t)ctx->base.dlls)) < 0 ||
 	    (rc = counts_json(verify, "program", &program, 1)) < 0 ||
 	    (rc = check_loader(var, floor, floor_file, &libs, &program, verify)) < 0 ||
 	    (rc = probe(ctx, var, verify)) < 0)
 		return rc;
-	return elf_files_json(ctx, var->dir, false, &var->files);
+	return family_files_json(&ctx->base, &elf_names, var->base.dir, false, &var->base.files);
 }
 
 int elf_verify(struct elf_context *ctx)
@@ -292,52 +277,15 @@ int elf_verify(struct elf_context *ctx)
 	struct loader_counts floor;
 	int rc;
 
-	if ((rc = family_path(dir, ctx->work, "empty")) < 0 || (rc = family_path(path, dir, "empty")) < 0 ||
+	if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = family_path(path, dir, "empty")) < 0 ||
 	    (rc = elf_read_object(path, &floor_file)) < 0 || (rc = loader_run(dir, "empty", &floor)) < 0)
 		return rc;
 	for (size_t v = 0; v < ctx->variant_count; v++) {
-		if ((rc = family_progress(ctx->task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
+		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v], &floor, &floor_file)) < 0)
 			return rc;
 	}
-	return family_progress(ctx->task, "verify", 100);
-}
-
-int elf_files_json(const struct elf_context *ctx, const char *folder, bool empty, cJSON **ret_files)
-{
-	cJSON *files = cJSON_CreateArray();
-	int rc = 0;
-
-	if (!files)
-		return LL_ENOMEM;
-	for (int i = empty ? ctx->dlls : 0; i <= ctx->dlls; i++) {
-		char name[64], path[PLAT_MAX_PATH + 1], hex[65];
-		long long size = 0;
-		cJSON *f;
-
-		if (i < ctx->dlls)
-			snprintf(name, sizeof(name), "liblt%d.so", i);
-		else
-			snprintf(name, sizeof(name), empty ? "empty" : "main");
-		if ((rc = family_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
-			goto out;
-		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(files, f)) {
-			cJSON_Delete(f);
-			rc = LL_ENOMEM;
-			goto out;
-		}
-		if (!cJSON_AddStringToObject(f, "name", name) || !cJSON_AddStringToObject(f, "sha256", hex) ||
-		    !cJSON_AddNumberToObject(f, "size", (double)size)) {
-			rc = LL_ENOMEM;
-			goto out;
-		}
-	}
-	*ret_files = files;
-	files = NULL;
-out:
-	cJSON_Delete(files);
-	return rc;
+	return family_progress(ctx->base.task, "verify", 100);
 }
 
 #endif /* __linux__ */

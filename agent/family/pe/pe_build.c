@@ -8,7 +8,6 @@
  * --image-base=0x10000000 --disable-dynamicbase --disable-high-entropy-va
  * --disable-auto-image-base; a `toolchain` set passes none of them.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,144 +17,10 @@
 #include "loadlab/pe.h"
 #include "pe_family.h"
 
-/* One command: argv strings owned. */
-struct command {
-	char **argv;
-	size_t argc, cap;
-	char log[PLAT_MAX_PATH + 1];
-};
-
-struct command_list {
-	struct command *items;
-	size_t count, cap;
-};
-
-static void command_list_release(struct command_list *list)
+/* Runs LIST (family_commands_run()) with the toolchain's tools. */
+static int run_commands(const struct pe_context *ctx, struct family_commands *list, int from, int to)
 {
-	for (size_t i = 0; i < list->count; i++) {
-		for (size_t k = 0; k < list->items[i].argc; k++)
-			free(list->items[i].argv[k]);
-		free(list->items[i].argv);
-	}
-	free(list->items);
-	memset(list, 0, sizeof(*list));
-}
-
-static struct command *command_new(struct command_list *list)
-{
-	if (list->count == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 32;
-		struct command *items = realloc(list->items, cap * sizeof(*items));
-		if (!items)
-			return NULL;
-		list->items = items;
-		list->cap = cap;
-	}
-	memset(&list->items[list->count], 0, sizeof(list->items[0]));
-	return &list->items[list->count++];
-}
-
-static int command_arg(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int command_arg(struct command *c, const char *fmt, ...)
-{
-	char text[PLAT_MAX_PATH + 256];
-	va_list ap;
-	int n;
-
-	if (c->argc + 2 > c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		char **argv;
-		if (cap > PLAT_MAX_ARGS)
-			return err_set(LL_ETOOBIG, "A command would have more than %u arguments.", PLAT_MAX_ARGS);
-		argv = realloc(c->argv, cap * sizeof(*argv));
-		if (!argv)
-			return LL_ENOMEM;
-		c->argv = argv;
-		c->cap = cap;
-	}
-	va_start(ap, fmt);
-	n = vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(text))
-		return err_set(LL_ETOOBIG, "A command argument is too long.");
-	c->argv[c->argc] = strdup(text);
-	if (!c->argv[c->argc])
-		return LL_ENOMEM;
-	c->argv[++c->argc] = NULL;
-	return 0;
-}
-
-/* The first lines of a failed command's output, for the error message. */
-static void failure_message(const struct command *c, int code)
-{
-	char *text = NULL;
-	size_t len = 0;
-
-	if (family_read_file(c->log, 1u << 20, &text, &len) < 0)
-		text = NULL;
-	if (text && len > 1500)
-		text[1500] = '\0';
-	err_set(LL_EIO, "%s exited with %d: %s", c->argv[0], code, text ? text : "(no output)");
-	free(text);
-}
-
-/* Runs LIST, JOBS at a time, in order of start; stops at the first failure
- * or cancellation. PHASE and the percent range [FROM, TO] go to progress. */
-static int run_commands(const struct pe_context *ctx, struct command_list *list, int from, int to)
-{
-	size_t jobs = ctx->task->jobs > 0 ? (size_t)ctx->task->jobs : 1, next = 0, done = 0;
-	struct plat_process **running;
-	size_t *which;
-	size_t head = 0, count = 0;
-	int rc = 0;
-
-	if (jobs > 64)
-		jobs = 64;
-	running = calloc(jobs, sizeof(*running));
-	which = calloc(jobs, sizeof(*which));
-	if (!running || !which) {
-		rc = LL_ENOMEM;
-		goto out;
-	}
-	while (done < list->count) {
-		while (rc == 0 && count < jobs && next < list->count) {
-			struct command *c = &list->items[next];
-			struct plat_spawn_options o = {.argv = (const char *const *)c->argv,
-						       .stdout_path = c->log, .stderr_path = c->log};
-			size_t slot = (head + count) % jobs;
-			if ((rc = ctx->toolchain.host ? plat_spawn_host(&o, &running[slot])
-						      : plat_spawn(&o, &running[slot])) < 0)
-				break;
-			which[slot] = next++;
-			count++;
-		}
-		if (count == 0)
-			break;
-		int code = 0;
-		int wrc = plat_wait(running[head], PE_TOOL_TIMEOUT_MS, &code, NULL);
-		if (rc == 0 && wrc < 0)
-			rc = wrc;
-		else if (rc == 0 && code != 0) {
-			failure_message(&list->items[which[head]], code);
-			rc = LL_EIO;
-		}
-		plat_process_free(running[head]);
-		running[head] = NULL;
-		head = (head + 1) % jobs;
-		count--;
-		done++;
-		if (rc == 0 && list->count > 0)
-			rc = family_progress(ctx->task, "build", from + (int)((to - from) * done / list->count));
-		if (rc < 0 && count == 0)
-			break;
-	}
-out:
-	for (size_t i = 0; running && i < jobs; i++)
-		plat_process_free(running[i]);
-	free(running);
-	free(which);
-	return rc;
+	return family_commands_run(ctx->base.task, list, ctx->toolchain.host, PE_TOOL_TIMEOUT_MS, from, to);
 }
 
 /* DIR as the compiler sees it: a host path when it is the host's. OUT has
@@ -170,28 +35,26 @@ static int tool_dir(const struct pe_context *ctx, const char *dir, char *out)
 	return 0;
 }
 
-static int compile(const struct pe_context *ctx, struct command_list *list, const char *source,
+static int compile(const struct pe_context *ctx, struct family_commands *list, const char *source,
 		   const char *object, bool trace, bool instrument)
 {
-	struct command *c = command_new(list);
+	struct family_command *c = family_command_new(list);
 	char src[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
-	if ((rc = tool_dir(ctx, ctx->src, src)) < 0 || (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+	if ((rc = tool_dir(ctx, ctx->base.src, src)) < 0 || (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-O1")) < 0 ||
-	    (rc = command_arg(c, "-c")) < 0 || (rc = command_arg(c, "%s/%s", src, source)) < 0 ||
-	    (rc = command_arg(c, "-o")) < 0 || (rc = command_arg(c, "%s/%s", obj, object)) < 0)
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-O1")) < 0 ||
+	    (rc = family_command_arg(c, "-c")) < 0 || (rc = family_command_arg(c, "%s/%s", src, source)) < 0 ||
+	    (rc = family_command_arg(c, "-o")) < 0 || (rc = family_command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
-	if (trace && (rc = command_arg(c, "-DLL_TRACE")) < 0)
+	if (trace && (rc = family_command_arg(c, "-DLL_TRACE")) < 0)
 		return rc;
-	if (instrument && (rc = command_arg(c, "-finstrument-functions")) < 0)
+	if (instrument && (rc = family_command_arg(c, "-finstrument-functions")) < 0)
 		return rc;
-	if ((size_t)snprintf(c->log, sizeof(c->log), "%s/%s.log", ctx->obj, object) >= sizeof(c->log))
-		return err_set(LL_ETOOBIG, "A log path is too long.");
-	return 0;
+	return family_command_log(c, ctx->base.obj, object);
 }
 
 /* The linker flag that turns high-entropy VA off, where there is one: a
@@ -202,30 +65,30 @@ static const char *no_high_entropy(const struct pe_context *ctx)
 }
 
 /* DLL I of a set in DIR from OBJECT with DEF. */
-static int link_dll(const struct pe_context *ctx, struct command_list *list, const char *dir,
+static int link_dll(const struct pe_context *ctx, struct family_commands *list, const char *dir,
 		    bool toolchain_flags, int i, const char *object, const char *def)
 {
-	struct command *c = command_new(list);
+	struct family_command *c = family_command_new(list);
 	char out[PLAT_MAX_PATH + 1], src[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
-	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->src, src)) < 0 ||
-	    (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->base.src, src)) < 0 ||
+	    (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-shared")) < 0 ||
-	    (rc = command_arg(c, "-nostdlib")) < 0 || (rc = command_arg(c, "-e")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-shared")) < 0 ||
+	    (rc = family_command_arg(c, "-nostdlib")) < 0 || (rc = family_command_arg(c, "-e")) < 0 ||
 	    /* __stdcall DllMain is _DllMain@12 to a 32-bit x86 linker. */
-	    (rc = command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0 ||
-	    (rc = command_arg(c, "-o")) < 0 ||
-	    (rc = command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", obj, object)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", src, def)) < 0 ||
-	    (rc = command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
+	    (rc = family_command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0 ||
+	    (rc = family_command_arg(c, "-o")) < 0 ||
+	    (rc = family_command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", src, def)) < 0 ||
+	    (rc = family_command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
 		return rc;
 	if (!toolchain_flags &&
-	    (rc = command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase%s,"
+	    (rc = family_command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase%s,"
 				 "--disable-auto-image-base,--enable-reloc-section",
 			      (unsigned long long)PE_SAME_BASE, no_high_entropy(ctx))) < 0)
 		return rc;
@@ -234,39 +97,37 @@ static int link_dll(const struct pe_context *ctx, struct command_list *list, con
 	return 0;
 }
 
-static int link_exe(const struct pe_context *ctx, struct command_list *list, const char *dir,
+static int link_exe(const struct pe_context *ctx, struct family_commands *list, const char *dir,
 		    bool toolchain_flags, const char *object, const char *exe, bool with_dlls)
 {
-	struct command *c = command_new(list);
+	struct family_command *c = family_command_new(list);
 	char out[PLAT_MAX_PATH + 1], obj[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if (!c)
 		return LL_ENOMEM;
-	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->obj, obj)) < 0)
+	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = command_arg(c, "-o")) < 0 ||
-	    (rc = command_arg(c, "%s/%s", out, exe)) < 0 ||
-	    (rc = command_arg(c, "%s/%s", obj, object)) < 0)
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", out, exe)) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
-	for (int i = 0; with_dlls && i < ctx->dlls; i++)
-		if ((rc = command_arg(c, "%s/liblt%d.a", out, i)) < 0)
+	for (int i = 0; with_dlls && i < ctx->base.dlls; i++)
+		if ((rc = family_command_arg(c, "%s/liblt%d.a", out, i)) < 0)
 			return rc;
-	if (!toolchain_flags && (rc = command_arg(c, "-Wl,--disable-dynamicbase%s", no_high_entropy(ctx))) < 0)
+	if (!toolchain_flags && (rc = family_command_arg(c, "-Wl,--disable-dynamicbase%s", no_high_entropy(ctx))) < 0)
 		return rc;
-	if ((size_t)snprintf(c->log, sizeof(c->log), "%s/%s.log", dir, exe) >= sizeof(c->log))
-		return err_set(LL_ETOOBIG, "A log path is too long.");
-	return 0;
+	return family_command_log(c, dir, exe);
 }
 
 int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 {
-	struct command_list objects = {0}, dlls = {0}, exes = {0};
+	struct family_commands objects = {0}, dlls = {0}, exes = {0};
 	char name[64], object[64];
 	int rc = 0, i;
 
 	/* Objects. */
-	for (i = 0; i < ctx->dlls && rc == 0; i++) {
+	for (i = 0; i < ctx->base.dlls && rc == 0; i++) {
 		if (trace_order) {
 			snprintf(name, sizeof(name), "lt%d_order.c", i);
 			snprintf(object, sizeof(object), "lt%d_order.o", i);
@@ -297,7 +158,7 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 			continue;
 		if ((rc = plat_mkdirs(set->dir)) < 0)
 			goto out;
-		for (i = 0; i < ctx->dlls && rc == 0; i++) {
+		for (i = 0; i < ctx->base.dlls && rc == 0; i++) {
 			char def[64];
 			snprintf(object, sizeof(object), trace_order ? "lt%d_order.o" : "lt%d.o", i);
 			snprintf(def, sizeof(def), set->ordinal ? "lt%d_ordinal.def" : "lt%d.def", i);
@@ -308,9 +169,9 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 	}
 	if (rc == 0 && trace_build) {
 		char dir[PLAT_MAX_PATH + 1];
-		if ((rc = family_path(dir, ctx->work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
+		if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 			goto out;
-		for (i = 0; i < ctx->dlls && rc == 0; i++) {
+		for (i = 0; i < ctx->base.dlls && rc == 0; i++) {
 			char def[64];
 			snprintf(object, sizeof(object), "lt%d_trace.o", i);
 			snprintf(def, sizeof(def), "lt%d_trace.def", i);
@@ -321,7 +182,7 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 	}
 	if (rc == 0 && !trace_order) {
 		char dir[PLAT_MAX_PATH + 1];
-		if ((rc = family_path(dir, ctx->work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0)
+		if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 			goto out;
 		rc = link_exe(ctx, &exes, dir, false, "empty.o", "empty.exe", false);
 	}
@@ -329,9 +190,9 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 	    (rc = run_commands(ctx, &exes, trace_order ? 90 : 80, trace_order ? 100 : 90)) < 0)
 		goto out;
 out:
-	command_list_release(&objects);
-	command_list_release(&dlls);
-	command_list_release(&exes);
+	family_commands_release(&objects);
+	family_commands_release(&dlls);
+	family_commands_release(&exes);
 	return rc;
 }
 
@@ -350,7 +211,7 @@ static int trace_dll(struct pe_context *ctx, int i, const cJSON *rvas, const cha
 	if ((rc = family_path(path, dir, file)) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
 	    (rc = pe_exports_read(image, &exports)) < 0)
 		goto out;
-	list = calloc((size_t)ctx->exports + 1, sizeof(*list));
+	list = calloc((size_t)ctx->base.exports + 1, sizeof(*list));
 	if (!list) {
 		rc = LL_ENOMEM;
 		goto out;
@@ -362,15 +223,15 @@ static int trace_dll(struct pe_context *ctx, int i, const cJSON *rvas, const cha
 		for (size_t e = 0; e < exports.count; e++) {
 			const struct pe_export *x = &exports.entries[e];
 			int index = (int)x->ordinal - 1;
-			if (x->rva == (uint32_t)rva && index >= 0 && index < ctx->exports &&
-			    n < (size_t)ctx->exports) {
+			if (x->rva == (uint32_t)rva && index >= 0 && index < ctx->base.exports &&
+			    n < (size_t)ctx->base.exports) {
 				list[n++] = index;
 				break;
 			}
 		}
 	}
-	ctx->trace[i] = list;
-	ctx->trace_count[i] = n;
+	ctx->base.trace[i] = list;
+	ctx->base.trace_count[i] = n;
 	list = NULL;
 out:
 	free(list);
@@ -388,7 +249,7 @@ int pe_build_trace_run(struct pe_context *ctx)
 	size_t len;
 	int code = 0, rc;
 
-	if ((rc = family_path(dir, ctx->work, "trace")) < 0 || (rc = family_path(exe, dir, "main.exe")) < 0 ||
+	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = family_path(exe, dir, "main.exe")) < 0 ||
 	    (rc = family_path(out_path, dir, "trace.json")) < 0)
 		return rc;
 	if ((rc = runner_run(&ctx->runner, exe, args, dir, NULL, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
@@ -398,18 +259,18 @@ int pe_build_trace_run(struct pe_context *ctx)
 	if ((rc = family_read_file(out_path, PE_MAX_REPORT, &text, &len)) < 0 ||
 	    (rc = json_parse_object(text, len, 8, &root)) < 0)
 		goto out;
-	ctx->trace = calloc((size_t)ctx->dlls, sizeof(*ctx->trace));
-	ctx->trace_count = calloc((size_t)ctx->dlls, sizeof(*ctx->trace_count));
-	if (!ctx->trace || !ctx->trace_count) {
+	ctx->base.trace = calloc((size_t)ctx->base.dlls, sizeof(*ctx->base.trace));
+	ctx->base.trace_count = calloc((size_t)ctx->base.dlls, sizeof(*ctx->base.trace_count));
+	if (!ctx->base.trace || !ctx->base.trace_count) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
 	const cJSON *modules = cJSON_GetObjectItemCaseSensitive(root, "modules");
-	if (!cJSON_IsArray(modules) || cJSON_GetArraySize(modules) != ctx->dlls) {
+	if (!cJSON_IsArray(modules) || cJSON_GetArraySize(modules) != ctx->base.dlls) {
 		rc = err_set(LL_EFORMAT, "The trace report lists the wrong modules.");
 		goto out;
 	}
-	for (int i = 0; i < ctx->dlls; i++) {
+	for (int i = 0; i < ctx->base.dlls; i++) {
 		const cJSON *rvas = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(modules, i), "rvas");
 		if (!cJSON_IsArray(rvas)) {
 			rc = err_set(LL_EFORMAT, "The trace report of lt%d.dll has no rvas.", i);

@@ -24,6 +24,7 @@
 
 #include "loadlab/plat.h"
 #include "family/family.h"
+#include "family/family_build.h"
 #include "family/family_util.h"
 #include "measure/churn.h"
 #include "measure/measure.h"
@@ -50,46 +51,23 @@ struct pe_link_set {
 };
 
 struct pe_variant {
-	char name[160];
+	struct family_variant base; /* name, dir, valid, invalid_reason, verify, files */
 	char bases[16];       /* "same", "unique", "toolchain" */
 	bool bind;
 	bool ordinal;         /* imports "ordinal" */
 	bool trace_order;     /* order "trace" */
 	size_t link_set;      /* index into pe_context.sets */
 	size_t bind_modules_bound, bind_modules_skipped, bind_functions_bound;
-	char dir[PLAT_MAX_PATH];
-	bool valid;
-	char invalid_reason[512];
-	cJSON *verify;        /* owned */
-	cJSON *files;         /* owned */
 };
 
 struct pe_context {
-	const struct pipeline_task *task;
-	int dlls, exports, globals;
-	bool main_call;             /* generator.main "call" */
-	char work[PLAT_MAX_PATH];
-	char src[PLAT_MAX_PATH];
-	char obj[PLAT_MAX_PATH];
+	struct family_context base; /* its measured: what pe_timing() gives the driver */
 	struct runner_toolchain toolchain;
 	struct runner runner;
 	struct pe_variant *variants;
 	size_t variant_count;
 	struct pe_link_set sets[8];
 	size_t set_count;
-	bool need_trace;
-	/* trace[i] lists DLL i's function indexes in first-call order. */
-	int **trace;
-	size_t *trace_count;
-	cJSON *floor_files;         /* owned */
-	/* What pe_timing() gives the driver: each program's argv and files. */
-	struct pe_measured {
-		const char *argv[3];
-		char exe[PLAT_MAX_PATH + 1];
-		char dir[PLAT_MAX_PATH + 1]; /* its folder, the cwd it runs in */
-		char **files;       /* exe + DLLs, NULL-terminated */
-	} measured[MEASURE_MAX_PROGRAMS];
-	size_t measured_count;
 	char *churn_libs[CHURN_MAX_LIBS + 1]; /* the first valid variant's DLLs */
 };
 
@@ -98,6 +76,9 @@ extern const struct family pe_family;
 
 /* The empty program's name among the timed programs. */
 #define PE_FLOOR_NAME "(floor)"
+
+/* The program's file names: lt<i>.dll, main.exe, empty.exe (pe_family.c). */
+extern const struct family_names pe_names;
 
 /* ---- generate ---- */
 
@@ -143,10 +124,6 @@ int pe_transform(struct pe_context *ctx);
 
 /* Probes every variant, fills its verify, files, valid and reason. */
 int pe_verify(struct pe_context *ctx);
-
-/* The files of FOLDER that make up a variant (lt<i>.dll..., main.exe or
- * just empty.exe when EMPTY) as [{"name","sha256","size"}]. */
-int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, cJSON **ret_files);
 
 /* ---- measure ---- */
 

@@ -24,27 +24,10 @@
 
 #define SOURCE_LIMIT (256u * 1024u * 1024u)
 
-/* Functions of DLL I called by the startup scenario, in call order: every
- * function whose (7j + 3i) mod 4 is 0, last one first, so that trace order
- * differs from link order. */
-static bool in_startup(int i, int j)
-{
-	return (7 * j + 3 * i) % 4 == 0;
-}
-
-static int write_buf(const char *dir, const char *name, struct buf *b)
-{
-	char path[PLAT_MAX_PATH + 1];
-	int rc;
-
-	if ((rc = family_path(path, dir, name)) < 0)
-		return rc;
-	return family_write_file(path, buf_str(b), b->len);
-}
-
 /* RANK[j] >= 0: position of function j in the trace. NULL: link order. */
-static int dll_source(const struct pe_context *ctx, int i, const int *rank, struct buf *b)
+static int dll_source(const void *family, int i, const int *rank, struct buf *b)
 {
+	const struct pe_context *ctx = family;
 	int rc = 0, j, k;
 
 	rc |= buf_printf(b,
@@ -61,22 +44,15 @@ static int dll_source(const struct pe_context *ctx, int i, const int *rank, stru
 			 "{\n\t(void)fn;\n\t(void)site;\n}\n"
 			 "LL_NI int lt%d_trace(void ***ret)\n{\n\t*ret = ll_seen;\n\treturn ll_seen_count;\n}\n"
 			 "#else\n#define LL_NI\n#endif\n\n",
-			 i, ctx->dlls, ctx->exports, ctx->globals, ctx->exports, ctx->exports, i);
-	for (j = 0; j < ctx->exports && rc == 0; j++) {
-		for (k = 0; k < ctx->globals; k++)
-			rc |= buf_printf(b, "static int lt%d_g%d_%d;\n", i, j, k);
-		if (ctx->globals > 0) {
-			rc |= buf_printf(b, "int *lt%d_p%d[%d] = {", i, j, ctx->globals);
-			for (k = 0; k < ctx->globals; k++)
-				rc |= buf_printf(b, "%s&lt%d_g%d_%d", k ? ", " : "", i, j, k);
-			rc |= buf_printf(b, "};\n");
-		}
+			 i, ctx->base.dlls, ctx->base.exports, ctx->base.globals, ctx->base.exports, ctx->base.exports, i);
+	for (j = 0; j < ctx->base.exports && rc == 0; j++) {
+		rc |= family_globals_source(b, i, j, ctx->base.globals);
 		if (rank && rank[j] >= 0)
 			rc |= buf_printf(b, "__attribute__((section(\".text$a_%06d\")))\n", rank[j]);
 		else
 			rc |= buf_printf(b, "__attribute__((section(\".text$l_%06d\")))\n", j);
 		rc |= buf_printf(b, "void lt%d_f%d(void)\n{\n", i, j);
-		for (k = 0; k < ctx->globals; k++)
+		for (k = 0; k < ctx->base.globals; k++)
 			rc |= buf_printf(b, "\t*lt%d_p%d[%d] = %d;\n", i, j, k, j * 64 + k + 1);
 		rc |= buf_printf(b, "}\n\n");
 	}
@@ -92,18 +68,19 @@ static int dll_def(const struct pe_context *ctx, int i, bool ordinal, bool trace
 {
 	int rc = buf_printf(b, "LIBRARY lt%d.dll\nEXPORTS\n", i), j;
 
-	for (j = 0; j < ctx->exports; j++)
+	for (j = 0; j < ctx->base.exports; j++)
 		rc |= buf_printf(b, "  lt%d_f%d @%d%s\n", i, j, j + 1, ordinal ? " NONAME" : "");
 	if (trace)
-		rc |= buf_printf(b, "  lt%d_trace @%d\n", i, ctx->exports + 1);
+		rc |= buf_printf(b, "  lt%d_trace @%d\n", i, ctx->base.exports + 1);
 	return rc < 0 ? LL_ETOOBIG : 0;
 }
 
 
 /* main.c: the probe (agent/programs/probe.c, embedded) and then what
  * depends on the job: the imports, the startup scenario and main(). */
-static int main_source(const struct pe_context *ctx, struct buf *b)
+static int main_source(const void *family, struct buf *b)
 {
+	const struct pe_context *ctx = family;
 	size_t probe_len;
 	const char *probe = agent_program_source("probe.c", &probe_len);
 	int rc, i, j;
@@ -112,34 +89,26 @@ static int main_source(const struct pe_context *ctx, struct buf *b)
 		return err_set(LL_ENOTFOUND, "This agent has no embedded probe.c.");
 	rc = buf_append(b, probe, probe_len);
 	rc |= buf_printf(b, "\nstatic const char *const ll_dlls[] = {\n");
-	for (i = 0; i < ctx->dlls; i++)
+	for (i = 0; i < ctx->base.dlls; i++)
 		rc |= buf_printf(b, "\t\"lt%d.dll\",\n", i);
 	rc |= buf_printf(b, "};\n\n");
 
-	for (i = 0; i < ctx->dlls; i++) {
-		for (j = 0; j < ctx->exports; j++)
+	for (i = 0; i < ctx->base.dlls; i++) {
+		for (j = 0; j < ctx->base.exports; j++)
 			rc |= buf_printf(b, "void lt%d_f%d(void);\n", i, j);
 		rc |= buf_printf(b, "#ifdef LL_TRACE\nint lt%d_trace(void ***ret);\n#endif\n", i);
 	}
 	/* Referencing every import keeps each in the import table. */
 	rc |= buf_printf(b, "\nvoid (*const ll_refs[])(void) = {\n");
-	for (i = 0; i < ctx->dlls; i++)
-		for (j = 0; j < ctx->exports; j++)
+	for (i = 0; i < ctx->base.dlls; i++)
+		for (j = 0; j < ctx->base.exports; j++)
 			rc |= buf_printf(b, "\tlt%d_f%d,\n", i, j);
-	rc |= buf_printf(b, "};\n\nstatic void ll_startup(void)\n{\n");
-	for (i = 0; i < ctx->dlls; i++)
-		for (j = ctx->exports - 1; j >= 0; j--)
-			if (in_startup(i, j))
-				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
-	rc |= buf_printf(b, "}\n\nstatic void ll_rest(void)\n{\n");
-	for (i = 0; i < ctx->dlls; i++)
-		for (j = 0; j < ctx->exports; j++)
-			if (!in_startup(i, j))
-				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
-	rc |= buf_printf(b, "}\n\n#ifdef LL_TRACE\nstatic void ll_trace(void)\n{\n"
+	rc |= buf_printf(b, "};\n\n");
+	rc |= family_calls_source(&ctx->base, b);
+	rc |= buf_printf(b, "#ifdef LL_TRACE\nstatic void ll_trace(void)\n{\n"
 			    "\tvoid **seen;\n\tint n, k;\n\tHMODULE h;\n\n"
 			    "\tfputs(\"{\\\"modules\\\":[\", ll_out);\n");
-	for (i = 0; i < ctx->dlls; i++)
+	for (i = 0; i < ctx->base.dlls; i++)
 		rc |= buf_printf(b, "\th = GetModuleHandleA(\"lt%d.dll\");\n"
 				    "\tn = lt%d_trace(&seen);\n"
 				    "\tfprintf(ll_out, \"%s{\\\"dll\\\":\\\"lt%d.dll\\\",\\\"rvas\\\":[\");\n"
@@ -162,8 +131,8 @@ static int main_source(const struct pe_context *ctx, struct buf *b)
 			    "\t/* The column's timed program: imports resolved, then gone\n"
 			    "\t * without DLL_PROCESS_DETACH. */\n"
 			    "\tTerminateProcess(GetCurrentProcess(), 0);\n\treturn (int)(ULONG_PTR)ll_refs[0];\n}\n",
-			 ctx->dlls, ctx->main_call ? "\t\tll_rest();\n" : "",
-			 ctx->main_call ? "\tll_startup();\n\tll_rest();\n" : "");
+			 ctx->base.dlls, ctx->base.main_call ? "\t\tll_rest();\n" : "",
+			 ctx->base.main_call ? "\tll_startup();\n\tll_rest();\n" : "");
 	return rc < 0 ? err_set(LL_ETOOBIG, "Generated program source exceeds %u bytes.", SOURCE_LIMIT) : 0;
 }
 
@@ -174,61 +143,26 @@ static const char empty_source[] =
 
 int pe_generate(struct pe_context *ctx)
 {
+	static const char *const suffix[3] = {"", "_ordinal", "_trace"};
 	struct buf b;
 	char name[64];
-	int rc = 0, i;
+	int rc = 0;
 
 	buf_init(&b, SOURCE_LIMIT);
-	for (i = 0; i < ctx->dlls; i++) {
-		if (i % 8 == 0 && (rc = family_progress(ctx->task, "generate", 100 * i / ctx->dlls)) < 0)
-			goto out;
-		buf_reset(&b);
-		snprintf(name, sizeof(name), "lt%d.c", i);
-		if ((rc = dll_source(ctx, i, NULL, &b)) < 0 || (rc = write_buf(ctx->src, name, &b)) < 0)
-			goto out;
-		static const char *const suffix[3] = {"", "_ordinal", "_trace"};
-		for (int kind = 0; kind < 3; kind++) {
+	for (int i = 0; i < ctx->base.dlls && rc == 0; i++)
+		for (int kind = 0; kind < 3 && rc == 0; kind++) {
 			buf_reset(&b);
 			snprintf(name, sizeof(name), "lt%d%s.def", i, suffix[kind]);
-			if ((rc = dll_def(ctx, i, kind == 1, kind == 2, &b)) < 0 ||
-			    (rc = write_buf(ctx->src, name, &b)) < 0)
-				goto out;
+			if ((rc = dll_def(ctx, i, kind == 1, kind == 2, &b)) == 0)
+				rc = family_write_source(&ctx->base, name, &b);
 		}
-	}
-	buf_reset(&b);
-	if ((rc = main_source(ctx, &b)) < 0 || (rc = write_buf(ctx->src, "main.c", &b)) < 0)
-		goto out;
-	buf_reset(&b);
-	if ((rc = buf_append_str(&b, empty_source)) < 0 || (rc = write_buf(ctx->src, "empty.c", &b)) < 0)
-		goto out;
-	rc = family_progress(ctx->task, "generate", 100);
-out:
 	buf_release(&b);
-	return rc;
+	if (rc < 0)
+		return rc;
+	return family_generate(&ctx->base, dll_source, main_source, empty_source, ctx);
 }
 
 int pe_generate_order(struct pe_context *ctx)
 {
-	struct buf b;
-	char name[64];
-	int *rank = NULL, rc = 0, i;
-
-	rank = malloc(sizeof(*rank) * (size_t)ctx->exports);
-	if (!rank)
-		return LL_ENOMEM;
-	buf_init(&b, SOURCE_LIMIT);
-	for (i = 0; i < ctx->dlls; i++) {
-		for (int j = 0; j < ctx->exports; j++)
-			rank[j] = -1;
-		for (size_t r = 0; ctx->trace && r < ctx->trace_count[i]; r++)
-			rank[ctx->trace[i][r]] = (int)r;
-		buf_reset(&b);
-		snprintf(name, sizeof(name), "lt%d_order.c", i);
-		if ((rc = dll_source(ctx, i, rank, &b)) < 0 || (rc = write_buf(ctx->src, name, &b)) < 0)
-			goto out;
-	}
-out:
-	buf_release(&b);
-	free(rank);
-	return rc;
+	return family_generate_order(&ctx->base, dll_source, ctx);
 }

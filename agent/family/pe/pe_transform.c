@@ -19,8 +19,8 @@ static int copy_set(const struct pe_context *ctx, const struct pe_link_set *set,
 	char src[PLAT_MAX_PATH + 1], dst[PLAT_MAX_PATH + 1], name[64];
 	int rc;
 
-	for (int i = 0; i <= ctx->dlls; i++) {
-		if (i < ctx->dlls)
+	for (int i = 0; i <= ctx->base.dlls; i++) {
+		if (i < ctx->base.dlls)
 			snprintf(name, sizeof(name), "lt%d.dll", i);
 		else
 			snprintf(name, sizeof(name), "main.exe");
@@ -39,17 +39,17 @@ static int rebase_dlls(const struct pe_context *ctx, const char *dir, uint32_t t
 	char path[PLAT_MAX_PATH + 1], name[64];
 	int rc = 0, opened = 0;
 
-	images = calloc((size_t)ctx->dlls, sizeof(*images));
+	images = calloc((size_t)ctx->base.dlls, sizeof(*images));
 	if (!images)
 		return LL_ENOMEM;
-	for (; opened < ctx->dlls; opened++) {
+	for (; opened < ctx->base.dlls; opened++) {
 		snprintf(name, sizeof(name), "lt%d.dll", opened);
 		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &images[opened])) < 0)
 			goto out;
 	}
-	if ((rc = pe_rebase_batch(images, (size_t)ctx->dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) < 0)
+	if ((rc = pe_rebase_batch(images, (size_t)ctx->base.dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) < 0)
 		goto out;
-	for (int i = 0; i < ctx->dlls; i++) {
+	for (int i = 0; i < ctx->base.dlls; i++) {
 		snprintf(name, sizeof(name), "lt%d.dll", i);
 		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_save(images[i], path)) < 0)
 			goto out;
@@ -93,22 +93,22 @@ int pe_transform(struct pe_context *ctx)
 		struct pe_variant *var = &ctx->variants[v];
 		char sub[32];
 
-		if ((rc = family_progress(ctx->task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
+		if ((rc = family_progress(ctx->base.task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
 			return rc;
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
-		if ((rc = family_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
-		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->dir)) < 0)
+		if ((rc = family_path(var->base.dir, ctx->base.work, sub)) < 0 || (rc = plat_mkdirs(var->base.dir)) < 0 ||
+		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->base.dir)) < 0)
 			return rc;
-		if (strcmp(var->bases, "unique") == 0 && (rc = rebase_dlls(ctx, var->dir, timestamp)) < 0)
+		if (strcmp(var->bases, "unique") == 0 && (rc = rebase_dlls(ctx, var->base.dir, timestamp)) < 0)
 			return rc;
 		if (var->bind) {
 			struct pe_bind_result result = {0};
-			if ((rc = bind_program(ctx, var->dir, &result)) < 0)
+			if ((rc = bind_program(ctx, var->base.dir, &result)) < 0)
 				return rc;
 			var->bind_modules_bound = result.modules_bound;
 			var->bind_modules_skipped = result.modules_skipped;
 			var->bind_functions_bound = result.functions_bound;
 		}
 	}
-	return family_progress(ctx->task, "transform", 100);
+	return family_progress(ctx->base.task, "transform", 100);
 }

@@ -12,7 +12,6 @@
  * so under Wine a valid binding is checked against the files and reported
  * as not used by the loader.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +59,12 @@ static int read_dll(const struct pe_context *ctx, const char *dir, int i, struct
 	for (uint32_t s = 0; s < image->section_count; s++)
 		if (strcmp(image->sections[s].name, ".text") == 0)
 			f.text_rva = image->sections[s].virtual_address;
-	f.function_rvas = calloc((size_t)ctx->exports, sizeof(*f.function_rvas));
+	f.function_rvas = calloc((size_t)ctx->base.exports, sizeof(*f.function_rvas));
 	if (!f.function_rvas) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	for (int j = 0; j < ctx->exports; j++) {
+	for (int j = 0; j < ctx->base.exports; j++) {
 		const struct pe_export *x = pe_exports_find_ordinal(&exports, (uint32_t)j + 1);
 		f.function_rvas[j] = x ? x->rva : 0;
 	}
@@ -98,23 +97,9 @@ static int our_dll(const struct pe_context *ctx, const char *name)
 {
 	int i, n = 0;
 	if (!name || strncasecmp(name, "lt", 2) != 0 || sscanf(name + 2, "%d%n", &i, &n) != 1 ||
-	    strcasecmp(name + 2 + n, ".dll") != 0 || i < 0 || i >= ctx->dlls)
+	    strcasecmp(name + 2 + n, ".dll") != 0 || i < 0 || i >= ctx->base.dlls)
 		return -1;
 	return i;
-}
-
-static void invalid(struct pe_variant *var, const char *fmt, ...) __attribute__((format(gnu_printf, 2, 3)));
-
-static void invalid(struct pe_variant *var, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!var->valid)
-		return; /* keep the first reason */
-	var->valid = false;
-	va_start(ap, fmt);
-	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
-	va_end(ap);
 }
 
 /* Module bases: probe versus files. Fills verify.modules and counts. */
@@ -151,27 +136,27 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 		    !cJSON_AddNumberToObject(o, "named_exports", (double)facts[i].named_exports))
 			return LL_ENOMEM;
 		if (!is_loaded) {
-			invalid(var, "%s was not loaded.", name);
+			family_variant_invalid(&var->base, "%s was not loaded.", name);
 			continue;
 		}
 		loaded++;
 		if (preferred != facts[i].image_base)
-			invalid(var, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
+			family_variant_invalid(&var->base, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
 				(unsigned long long)preferred, (unsigned long long)facts[i].image_base);
 		if (preferred != actual)
 			relocated++;
 	}
-	if (!cJSON_AddNumberToObject(verify, "dll_count", ctx->dlls) ||
+	if (!cJSON_AddNumberToObject(verify, "dll_count", ctx->base.dlls) ||
 	    !cJSON_AddNumberToObject(verify, "dlls_loaded", loaded) ||
 	    !cJSON_AddNumberToObject(verify, "dlls_relocated", relocated))
 		return LL_ENOMEM;
-	if (loaded != ctx->dlls)
-		invalid(var, "Only %d of %d DLLs were loaded.", loaded, ctx->dlls);
-	else if (strcmp(var->bases, "same") == 0 && relocated < ctx->dlls - 1)
-		invalid(var, "Bases 'same': %d of %d DLLs relocated, expected all but one.", relocated,
-			ctx->dlls);
+	if (loaded != ctx->base.dlls)
+		family_variant_invalid(&var->base, "Only %d of %d DLLs were loaded.", loaded, ctx->base.dlls);
+	else if (strcmp(var->bases, "same") == 0 && relocated < ctx->base.dlls - 1)
+		family_variant_invalid(&var->base, "Bases 'same': %d of %d DLLs relocated, expected all but one.", relocated,
+			ctx->base.dlls);
 	else if (strcmp(var->bases, "unique") == 0 && relocated != 0)
-		invalid(var, "Bases 'unique': %d DLLs relocated, expected none.", relocated);
+		family_variant_invalid(&var->base, "Bases 'unique': %d DLLs relocated, expected none.", relocated);
 	return 0;
 }
 
@@ -227,7 +212,7 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 				file_by_name++;
 		}
 	}
-	for (int i = 0; i < ctx->dlls; i++)
+	for (int i = 0; i < ctx->base.dlls; i++)
 		named_exports += facts[i].named_exports;
 	if (!cJSON_AddNumberToObject(o, "total", (double)ours) ||
 	    !cJSON_AddNumberToObject(o, "by_ordinal", (double)by_ordinal) ||
@@ -239,17 +224,17 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 	    !cJSON_AddNumberToObject(o, "system_resolved_ok", (double)others_ok) ||
 	    !cJSON_AddNumberToObject(verify, "named_exports", (double)named_exports))
 		return LL_ENOMEM;
-	size_t expected = (size_t)ctx->dlls * (size_t)ctx->exports;
+	size_t expected = (size_t)ctx->base.dlls * (size_t)ctx->base.exports;
 	if (ours != expected)
-		invalid(var, "The program imports %zu functions of the DLLs, expected %zu.", ours, expected);
+		family_variant_invalid(&var->base, "The program imports %zu functions of the DLLs, expected %zu.", ours, expected);
 	else if (resolved_ok != ours)
-		invalid(var, "%zu imports do not hold what GetProcAddress returns.", ours - resolved_ok);
+		family_variant_invalid(&var->base, "%zu imports do not hold what GetProcAddress returns.", ours - resolved_ok);
 	else if (var->ordinal && (by_ordinal != ours || file_by_ordinal != ours))
-		invalid(var, "Imports 'ordinal': %zu of %zu imports are by name.", by_name, ours);
+		family_variant_invalid(&var->base, "Imports 'ordinal': %zu of %zu imports are by name.", by_name, ours);
 	else if (var->ordinal && named_exports != 0)
-		invalid(var, "Imports 'ordinal': the DLLs still export %zu names.", named_exports);
+		family_variant_invalid(&var->base, "Imports 'ordinal': the DLLs still export %zu names.", named_exports);
 	else if (!var->ordinal && (by_name != ours || file_by_name != ours))
-		invalid(var, "Imports 'name': %zu of %zu imports are by ordinal.", by_ordinal, ours);
+		family_variant_invalid(&var->base, "Imports 'name': %zu of %zu imports are by ordinal.", by_ordinal, ours);
 	return 0;
 }
 
@@ -306,7 +291,7 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 	}
 	for (size_t b = 0; b < bound.count; b++) {
 		uint32_t have = 0;
-		bool found = file_timestamp(ctx, var->dir, bound.modules[b].name, &have);
+		bool found = file_timestamp(ctx, var->base.dir, bound.modules[b].name, &have);
 		bool match = found && have == bound.modules[b].timestamp;
 		cJSON *m = cJSON_CreateObject();
 
@@ -352,7 +337,7 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 				iat_wrong++;
 		}
 	}
-	bool valid = ours_bound == (size_t)ctx->dlls && stale == 0 && iat_wrong == 0 && all_at_preferred;
+	bool valid = ours_bound == (size_t)ctx->base.dlls && stale == 0 && iat_wrong == 0 && all_at_preferred;
 	if (!cJSON_AddBoolToObject(o, "present", bound.count > 0) ||
 	    !cJSON_AddNumberToObject(o, "dlls_bound", (double)ours_bound) ||
 	    !cJSON_AddNumberToObject(o, "stale", (double)stale) ||
@@ -377,19 +362,19 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 		goto out;
 	if (var->bind) {
 		if (bound.count == 0)
-			invalid(var, "Bind: the program has no bound import directory.");
-		else if (ours_bound != (size_t)ctx->dlls)
-			invalid(var, "Bind: %zu of %d DLLs are in the bound import directory.", ours_bound,
-				ctx->dlls);
+			family_variant_invalid(&var->base, "Bind: the program has no bound import directory.");
+		else if (ours_bound != (size_t)ctx->base.dlls)
+			family_variant_invalid(&var->base, "Bind: %zu of %d DLLs are in the bound import directory.", ours_bound,
+				ctx->base.dlls);
 		else if (stale)
-			invalid(var, "Bind: %zu bound DLLs' timestamps differ from their files.", stale);
+			family_variant_invalid(&var->base, "Bind: %zu bound DLLs' timestamps differ from their files.", stale);
 		else if (iat_wrong)
-			invalid(var, "Bind: %zu IAT entries in the file differ from what the loader resolved.",
+			family_variant_invalid(&var->base, "Bind: %zu IAT entries in the file differ from what the loader resolved.",
 				iat_wrong);
 		else if (!all_at_preferred)
-			invalid(var, "Bind: DLLs were relocated, so the binding cannot be used.");
+			family_variant_invalid(&var->base, "Bind: DLLs were relocated, so the binding cannot be used.");
 	} else if (bound.count > 0) {
-		invalid(var, "Not bound, yet the program has a bound import directory.");
+		family_variant_invalid(&var->base, "Not bound, yet the program has a bound import directory.");
 	}
 out:
 	pe_bound_imports_release(&bound);
@@ -409,8 +394,8 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 	o = cJSON_AddObjectToObject(verify, "order");
 	if (!o || !(per = cJSON_AddArrayToObject(o, "dlls")))
 		return LL_ENOMEM;
-	for (int i = 0; i < ctx->dlls; i++) {
-		size_t n = ctx->trace ? ctx->trace_count[i] : 0;
+	for (int i = 0; i < ctx->base.dlls; i++) {
+		size_t n = ctx->base.trace ? ctx->base.trace_count[i] : 0;
 		const struct dll_facts *f = &facts[i];
 		bool at_start = false, in_order = n > 0, contiguous = n > 0;
 		uint32_t first = 0, last = 0;
@@ -423,7 +408,7 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 		if (!cJSON_AddStringToObject(d, "dll", name) || !(names = cJSON_AddArrayToObject(d, "traced")))
 			return LL_ENOMEM;
 		for (size_t r = 0; r < n; r++) {
-			int j = ctx->trace[i][r];
+			int j = ctx->base.trace[i][r];
 			snprintf(name, sizeof(name), "lt%d_f%d", i, j);
 			cJSON *s = cJSON_CreateString(name);
 			if (!s || !cJSON_AddItemToArray(names, s))
@@ -438,10 +423,10 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 			at_start = first == f->text_rva;
 			/* Contiguous: no untraced function lies between the first
 			 * and the last traced one. */
-			for (int j = 0; j < ctx->exports; j++) {
+			for (int j = 0; j < ctx->base.exports; j++) {
 				bool traced = false;
 				for (size_t r = 0; r < n; r++)
-					traced |= ctx->trace[i][r] == j;
+					traced |= ctx->base.trace[i][r] == j;
 				if (!traced && f->function_rvas[j] >= first && f->function_rvas[j] <= last)
 					contiguous = false;
 			}
@@ -455,48 +440,10 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 	}
 	if (!cJSON_AddNumberToObject(o, "dlls_in_trace_order", good))
 		return LL_ENOMEM;
-	if (good != ctx->dlls)
-		invalid(var, "Order 'trace': %d of %d DLLs have their traced functions first, "
-			     "contiguous and in trace order.", good, ctx->dlls);
+	if (good != ctx->base.dlls)
+		family_variant_invalid(&var->base, "Order 'trace': %d of %d DLLs have their traced functions first, "
+			     "contiguous and in trace order.", good, ctx->base.dlls);
 	return 0;
-}
-
-int pe_files_json(const struct pe_context *ctx, const char *folder, bool empty, cJSON **ret_files)
-{
-	cJSON *files = cJSON_CreateArray();
-	int rc = 0;
-
-	if (!files)
-		return LL_ENOMEM;
-	for (int i = empty ? ctx->dlls : 0; i <= ctx->dlls; i++) {
-		char name[64], path[PLAT_MAX_PATH + 1], hex[65];
-		long long size = 0;
-		cJSON *f;
-
-		if (i < ctx->dlls)
-			snprintf(name, sizeof(name), "lt%d.dll", i);
-		else
-			snprintf(name, sizeof(name), empty ? "empty.exe" : "main.exe");
-		if ((rc = family_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
-			goto out;
-		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(files, f)) {
-			cJSON_Delete(f);
-			rc = LL_ENOMEM;
-			goto out;
-		}
-		/* F belongs to FILES from here on. */
-		if (!cJSON_AddStringToObject(f, "name", name) || !cJSON_AddStringToObject(f, "sha256", hex) ||
-		    !cJSON_AddNumberToObject(f, "size", (double)size)) {
-			rc = LL_ENOMEM;
-			goto out;
-		}
-	}
-	*ret_files = files;
-	files = NULL;
-out:
-	cJSON_Delete(files);
-	return rc;
 }
 
 static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
@@ -511,29 +458,29 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	size_t len = 0;
 	int rc, code = 0, read_count = 0, attempts = 0;
 
-	var->valid = true;
-	if ((rc = pe_files_json(ctx, var->dir, false, &var->files)) < 0)
+	var->base.valid = true;
+	if ((rc = family_files_json(&ctx->base, &pe_names, var->base.dir, false, &var->base.files)) < 0)
 		goto out;
 	verify = cJSON_CreateObject();
-	facts = calloc((size_t)ctx->dlls, sizeof(*facts));
+	facts = calloc((size_t)ctx->base.dlls, sizeof(*facts));
 	if (!verify || !facts) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	for (; read_count < ctx->dlls; read_count++)
-		if ((rc = read_dll(ctx, var->dir, read_count, &facts[read_count])) < 0)
+	for (; read_count < ctx->base.dlls; read_count++)
+		if ((rc = read_dll(ctx, var->base.dir, read_count, &facts[read_count])) < 0)
 			goto out;
-	if ((rc = family_path(exe_path, var->dir, "main.exe")) < 0 || (rc = pe_image_open(exe_path, &exe)) < 0 ||
+	if ((rc = family_path(exe_path, var->base.dir, "main.exe")) < 0 || (rc = pe_image_open(exe_path, &exe)) < 0 ||
 	    (rc = pe_imports_read(exe, false, &imports)) < 0 ||
-	    (rc = family_path(report, var->dir, "probe.json")) < 0 ||
-	    (rc = family_path(log_path, var->dir, "probe.log")) < 0)
+	    (rc = family_path(report, var->base.dir, "probe.json")) < 0 ||
+	    (rc = family_path(log_path, var->base.dir, "probe.log")) < 0)
 		goto out;
 	/* Under Wine on a busy machine a start fails now and then: a failed
 	 * probe is run once more before the variant is called invalid, and
 	 * the attempts are recorded. */
 	do {
 		remove(report);
-		if ((rc = runner_run(&ctx->runner, exe_path, args, var->dir, log_path, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
+		if ((rc = runner_run(&ctx->runner, exe_path, args, var->base.dir, log_path, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 			goto out;
 		attempts++;
 	} while ((code != 0 || !plat_file_exists(report)) && attempts < 2);
@@ -547,7 +494,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	}
 	if (code != 0 || family_read_file(report, PE_MAX_REPORT, &text, &len) < 0 ||
 	    json_parse_object(text, len, 8, &probe) < 0) {
-		invalid(var, "The probe run failed (exit code %d, report %s).", code,
+		family_variant_invalid(&var->base, "The probe run failed (exit code %d, report %s).", code,
 			text ? "unreadable" : "missing");
 		rc = 0;
 		goto done;
@@ -557,26 +504,26 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	    (rc = check_binding(ctx, var, probe, exe, &imports, verify)) < 0 ||
 	    (rc = check_order(ctx, var, facts, verify)) < 0) {
 		if (rc == LL_EFORMAT) {
-			invalid(var, "The probe report is malformed: %s", err_message(rc));
+			family_variant_invalid(&var->base, "The probe report is malformed: %s", err_message(rc));
 			rc = 0;
 			goto done;
 		}
 		goto out;
 	}
 	size_t relocations = 0;
-	for (int i = 0; i < ctx->dlls; i++)
+	for (int i = 0; i < ctx->base.dlls; i++)
 		relocations += facts[i].relocations;
 	if (!cJSON_AddNumberToObject(verify, "relocations", (double)relocations) ||
 	    !cJSON_AddNumberToObject(verify, "relocations_generated",
-				     (double)ctx->dlls * ctx->exports * ctx->globals)) {
+				     (double)ctx->base.dlls * ctx->base.exports * ctx->base.globals)) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if (relocations < (size_t)ctx->dlls * ctx->exports * ctx->globals)
-		invalid(var, "The DLLs have %zu base relocations, fewer than the %d generated.", relocations,
-			ctx->dlls * ctx->exports * ctx->globals);
+	if (relocations < (size_t)ctx->base.dlls * ctx->base.exports * ctx->base.globals)
+		family_variant_invalid(&var->base, "The DLLs have %zu base relocations, fewer than the %d generated.", relocations,
+			ctx->base.dlls * ctx->base.exports * ctx->base.globals);
 done:
-	var->verify = verify;
+	var->base.verify = verify;
 	verify = NULL;
 out:
 	cJSON_Delete(verify);
@@ -593,9 +540,9 @@ int pe_verify(struct pe_context *ctx)
 	int rc;
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
-		if ((rc = family_progress(ctx->task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
+		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v])) < 0)
 			return rc;
 	}
-	return family_progress(ctx->task, "verify", 100);
+	return family_progress(ctx->base.task, "verify", 100);
 }

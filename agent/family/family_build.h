@@ -1,0 +1,188 @@
+/*
+ * family_build.h - what the families that generate a program of libraries,
+ * build it with a compiler driver and time it (pe/, elf/) share: the state
+ * every such family keeps (struct family_context, embedded first in its
+ * own), a variant's outcome (struct family_variant), the commands of a
+ * build run task->jobs at a time, the files of a folder as the result
+ * lists them, the programs given to the driver to time, and the parts of
+ * the result (variants, floor) they describe alike. They call no stage
+ * and no driver.
+ */
+#ifndef LOADLAB_AGENT_FAMILY_BUILD_H
+#define LOADLAB_AGENT_FAMILY_BUILD_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "family/family.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/plat.h"
+#include "measure/measure.h"
+
+/* The file names of a generated program: library i is
+ * LIBRARY_PREFIX i LIBRARY_SUFFIX ("lt0.dll", "liblt0.so"), the program
+ * MAIN, the timing floor EMPTY. */
+struct family_names {
+	const char *library_prefix, *library_suffix;
+	const char *main, *empty;
+};
+
+/* A program given to the driver to time: its argv and files. */
+struct family_program {
+	const char *argv[3];
+	char exe[PLAT_MAX_PATH + 1];
+	char dir[PLAT_MAX_PATH + 1]; /* its folder, the cwd it runs in */
+	char **files;                /* program + libraries, NULL-terminated */
+};
+
+/* The state every such family keeps, embedded first in its context. */
+struct family_context {
+	const struct pipeline_task *task;
+	int dlls, exports, globals;     /* generator.dlls, .exports, .globals_per_function */
+	bool main_call;                 /* generator.main "call" */
+	char work[PLAT_MAX_PATH];
+	char src[PLAT_MAX_PATH];
+	char obj[PLAT_MAX_PATH];
+	bool need_trace;
+	/* trace[i] lists library i's function indexes in first-call order. */
+	int **trace;
+	size_t *trace_count;
+	cJSON *floor_files;             /* owned */
+	/* What the family's timing gives the driver. */
+	struct family_program measured[MEASURE_MAX_PROGRAMS];
+	size_t measured_count;
+};
+
+/* A variant's outcome, embedded first in the family's variant. */
+struct family_variant {
+	char name[JOB_SPEC_MAX_NAME + 1];
+	char dir[PLAT_MAX_PATH];
+	bool valid;
+	char invalid_reason[512];
+	cJSON *verify;                  /* owned */
+	cJSON *files;                   /* owned */
+};
+
+/* ---- state ---- */
+
+/* Fills CTX's task and work folder from RUN and its generator from the
+ * job's "generator" (normalized): dlls, exports, globals_per_function,
+ * main. */
+int family_context_init(struct family_context *ctx, const struct family_run *run);
+
+/* Makes CTX's src and obj folders (below its work folder). */
+int family_context_folders(struct family_context *ctx);
+
+/* Frees what CTX owns (not CTX). */
+void family_context_release(struct family_context *ctx);
+
+/* Frees what VARIANT owns (not VARIANT). */
+void family_variant_release(struct family_variant *variant);
+
+/* Marks VARIANT invalid with the printf-formatted reason, unless it is
+ * invalid already (the first reason stays). */
+void family_variant_invalid(struct family_variant *variant, const char *fmt, ...)
+	__attribute__((format(gnu_printf, 2, 3)));
+
+/* ---- sources (family_generate.c) ---- */
+
+struct buf;
+
+/* Whether the startup scenario calls function J of library I: every
+ * function whose (7j + 3i) mod 4 is 0 (last one first), so that trace
+ * order differs from link order. */
+bool family_in_startup(int i, int j);
+
+/* Writes B's text to CTX->src/NAME. */
+int family_write_source(const struct family_context *ctx, const char *name, struct buf *b);
+
+/* Appends to B function J of library I's K globals and its table of K
+ * pointers to them ("static int lt<i>_g<j>_<k>;", "int *lt<i>_p<j>[K]"). */
+int family_globals_source(struct buf *b, int i, int j, int globals);
+
+/* Appends to B ll_startup() (the startup scenario's calls, in call order)
+ * and ll_rest() (every other function of every library). */
+int family_calls_source(const struct family_context *ctx, struct buf *b);
+
+/* Library I's source into B; RANK[j] >= 0 places function j at that
+ * position of the trace, RANK NULL keeps link order. FAMILY is the
+ * family's context. */
+typedef int family_library_source(const void *family, int i, const int *rank, struct buf *b);
+
+/* The main program's source into B. */
+typedef int family_main_source(const void *family, struct buf *b);
+
+/* Writes into CTX->src lt<i>.c for every library (LIBRARY), main.c (MAIN)
+ * and empty.c (EMPTY), reporting progress "generate". */
+int family_generate(const struct family_context *ctx, family_library_source *library, family_main_source *main,
+		    const char *empty, const void *family);
+
+/* Writes into CTX->src lt<i>_order.c for every library (LIBRARY), its
+ * traced functions ranked in CTX->trace order. */
+int family_generate_order(const struct family_context *ctx, family_library_source *library, const void *family);
+
+/* ---- build commands ---- */
+
+/* One command: argv strings owned, its output into LOG. */
+struct family_command {
+	char **argv;
+	size_t argc, cap;
+	char log[PLAT_MAX_PATH + 1];
+};
+
+struct family_commands {
+	struct family_command *items;
+	size_t count, cap;
+};
+
+/* Frees LIST's commands and empties it. */
+void family_commands_release(struct family_commands *list);
+
+/* A new empty command at the end of LIST; NULL when out of memory. */
+struct family_command *family_command_new(struct family_commands *list);
+
+/* Appends to C's argv the printf-formatted argument; LL_ETOOBIG past
+ * PLAT_MAX_ARGS arguments or a PLAT_MAX_PATH + 256 byte argument. */
+int family_command_arg(struct family_command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets C's log to DIR/NAME.log. */
+int family_command_log(struct family_command *c, const char *dir, const char *name);
+
+/* Runs LIST, TASK->jobs at a time (at most 64), in order of start, each
+ * for at most TIMEOUT_MS, spawned as the host's programs when HOST
+ * (plat_spawn_host()); stops at the first failure (LL_EIO with the first
+ * lines of its log) or cancellation. Progress "build" runs from FROM to TO
+ * percent. */
+int family_commands_run(const struct pipeline_task *task, struct family_commands *list, bool host,
+			int timeout_ms, int from, int to);
+
+/* ---- results ---- */
+
+/* The files of FOLDER (CTX->dlls libraries and the main program, or just
+ * the empty program when EMPTY), named as NAMES says, as
+ * [{"name","sha256","size"}]. */
+int family_files_json(const struct family_context *ctx, const struct family_names *names, const char *folder,
+		      bool empty, cJSON **ret_files);
+
+/* What the driver times (family.h): every valid one of the COUNT
+ * VARIANTS (each SIZE bytes, starting with its struct family_variant),
+ * then the floor FLOOR_NAME, the empty program of work/empty (its files
+ * into CTX->floor_files), each run as itself in its folder with its
+ * program and libraries as files. Fills CTX->measured, which CTX keeps. */
+int family_timing(struct family_context *ctx, const struct family_names *names, const void *variants,
+		  size_t count, size_t size, const char *floor_name, struct family_timing *ret);
+
+/* Adds to the array VARIANTS an object for VARIANT: "name", then the
+ * family's "knobs" (KNOBS, handed over: deleted on failure), "valid",
+ * "invalid_reason" when not, "verify" and "files" (moved out of VARIANT)
+ * and the warm and cold figures MEASURED holds for it. */
+int family_describe_variant(cJSON *variants, struct family_variant *variant, cJSON *knobs,
+			    const struct family_measured *measured);
+
+/* Adds to RESULT "floor": {"name": EMPTY, "files" (moved out of CTX),
+ * warm and cold figures of FLOOR_NAME} and "measurement". */
+int family_describe_floor(cJSON *result, struct family_context *ctx, const char *empty, const char *floor_name,
+			  const struct family_measured *measured);
+
+#endif
