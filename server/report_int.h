@@ -63,6 +63,8 @@ struct report_sample {
 	double *sorted, *dev;
 	uint32_t *order;	  /* order[k]: original position of sorted[k] */
 	uint32_t *count, *scratch; /* room to draw a resample's counts */
+	uint32_t *batch;	   /* room for a bootstrap's draws at once */
+	size_t batch_room;
 };
 
 /* Sorts X[0..N) (valid samples, as report_samples_of() gives them; X is
