@@ -117,9 +117,13 @@ static cJSON *not_comparable(cJSON *row, const char *reason)
 	return row;
 }
 
+/* One row; BASE and CAND are room for the two samples, reused row after
+ * row. */
 static cJSON *compare_row(const char *variant, const char *key, const cJSON *base_entry,
-			  const cJSON *cand_entry, const char *global_reason, double max_regression)
+			  const cJSON *cand_entry, const char *global_reason, double max_regression,
+			  struct report_sample *base, struct report_sample *cand)
 {
+	struct stats_summary sx, sy;
 	cJSON *row = cJSON_CreateObject();
 	const cJSON *bb = get(base_entry, "body"), *cb = get(cand_entry, "body");
 	const cJSON *bv = report_find_variant(get(bb, "variants"), variant);
@@ -151,24 +155,26 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		free(x);
 		return not_comparable(row, "warm samples are missing");
 	}
-	{
-		struct stats_summary sx, sy;
-		stats_summarize(x, nx, &sx);
-		stats_summarize(y, ny, &sy);
-		cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
-		cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
-		cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
-		cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	if (report_sample_set(base, x, nx) < 0 || report_sample_set(cand, y, ny) < 0) {
+		free(x);
+		free(y);
+		return not_comparable(row, "warm samples are missing");
 	}
-	if (report_compare_samples(x, nx, y, ny, REPORT_COMPARE_RESAMPLES,
+	report_sample_summary(base, &sx);
+	report_sample_summary(cand, &sy);
+	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
+	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	if (report_compare_samples(base, &sx, cand, &sy, REPORT_COMPARE_RESAMPLES,
 				   report_seed_of(key) ^ report_seed_of(variant), false, row, &change,
 				   &significant) < 0) {
 		free(x);
 		free(y);
 		return not_comparable(row, "the baseline's times are zero");
 	}
-	if (report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
-				     report_seed_of(variant), true, &lo, &hi) == 0) {
+	if (report_sample_bootstrap_ratio_ci(base, cand, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
+					     report_seed_of(variant), true, &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	}
@@ -184,6 +190,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		   double max_regression, cJSON **ret_comparison)
 {
 	struct compare_side base = {cJSON_CreateObject(), 0, 0, NULL}, cand = {cJSON_CreateObject(), 0, 0, NULL};
+	struct report_sample base_sample = {0}, cand_sample = {0};
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
 	const cJSON *v, *cell;
 	const char *global_reason = NULL;
@@ -212,7 +219,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		cJSON_ArrayForEach(cell, base.cells) {
 			cJSON *row = compare_row(string(v, "name"), cell->string, cell, find_cell(&cand, cell->string),
-						 global_reason, max_regression);
+						 global_reason, max_regression, &base_sample, &cand_sample);
 			regressions += cJSON_IsTrue(get(row, "regression"));
 			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
 			cJSON_AddItemToArray(rows, row);
@@ -248,5 +255,7 @@ done:
 	cJSON_Delete(cand.cells);
 	free(base.index);
 	free(cand.index);
+	report_sample_release(&base_sample);
+	report_sample_release(&cand_sample);
 	return rc;
 }

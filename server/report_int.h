@@ -50,22 +50,67 @@ int report_samples_of(const cJSON *array, double **ret, size_t *ret_n);
  * same every time it is made. */
 uint64_t report_seed_of(const char *text);
 
+/*
+ * A sample sorted once and shared by every statistic of it
+ * (report_stats.c): its summary, the Mann-Whitney test and the bootstraps
+ * read the same sorted copy, and its buffers are reused by the next sample
+ * set into it. Zero-initialize, then report_sample_set(); release with
+ * report_sample_release().
+ */
+struct report_sample {
+	const double *x; /* borrowed: the samples in their original order */
+	uint32_t n, capacity;
+	double *sorted, *dev;
+	uint32_t *order;	  /* order[k]: original position of sorted[k] */
+	uint32_t *count, *scratch; /* room to draw a resample's counts */
+	uint32_t *batch;	   /* room for a bootstrap's draws at once */
+	size_t batch_room;
+};
+
+/* Sorts X[0..N) (valid samples, as report_samples_of() gives them; X is
+ * borrowed until the next set or the release) into S, growing S's
+ * buffers when needed; LL_EINVAL for N out of 1..STATS_MAX_SAMPLES,
+ * LL_ENOMEM (S then holds no sample). */
+int report_sample_set(struct report_sample *s, const double *x, size_t n);
+void report_sample_release(struct report_sample *s);
+
+/* stats_summarize() of S's samples, the same figures bit for bit. */
+void report_sample_summary(struct report_sample *s, struct stats_summary *ret);
+
+/* stats_outliers()'s count for S whose summary is SUMMARY. */
+size_t report_sample_outliers(const struct report_sample *s, const struct stats_summary *summary,
+			      double threshold);
+
+/* stats_mann_whitney(X, Y) on two sorted samples, merged instead of
+ * sorted again: the same U and p bit for bit. */
+void report_mann_whitney(const struct report_sample *x, const struct report_sample *y, double *ret_u,
+			 double *ret_p);
+
 /* stats_bootstrap_ci() and stats_bootstrap_ratio_ci() (loadlab/stats.h)
  * for STATS_MEDIAN and STATS_MIN, with the same draws and the same
- * answers, faster (report_stats.c). X and Y are valid samples (as
- * report_samples_of() gives them). KEEP: SEED will come again with the
- * same sizes (a seed from a variant's name), so its draws are kept for the
- * next call (bounded; the draws do not depend on the samples). */
+ * answers, faster. KEEP: SEED will come again with the same sizes (a seed
+ * from a variant's name), so its draws are kept for the next call
+ * (bounded; the draws do not depend on the samples). The sample's count
+ * buffers are used as scratch. */
+int report_sample_bootstrap_ci(struct report_sample *s, enum stats_statistic statistic, double level,
+			       int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high);
+int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_sample *y,
+				     enum stats_statistic statistic, double level, int resamples,
+				     uint64_t seed, bool keep, double *ret_low, double *ret_high);
+
+/* The same on arrays (each call sorts them): X and Y are valid samples. */
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
 			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high);
 int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
 			      enum stats_statistic statistic, double level, int resamples,
 			      uint64_t seed, bool keep, double *ret_low, double *ret_high);
 
-/* Decides significance of candidate Y against baseline X (see report.h);
- * adds change_pct, min_change_pct, ratio, its CI, p_value and significant
- * to OUT. KEEP as for report_bootstrap_ratio_ci(). */
-int report_compare_samples(const double *x, size_t nx, const double *y, size_t ny, int resamples,
+/* Decides significance of candidate Y against baseline X (see report.h),
+ * whose summaries are SX and SY (report_sample_summary()); adds
+ * change_pct, min_change_pct, ratio, its CI, p_value and significant to
+ * OUT. KEEP as for report_sample_bootstrap_ratio_ci(). */
+int report_compare_samples(struct report_sample *x, const struct stats_summary *sx,
+			   struct report_sample *y, const struct stats_summary *sy, int resamples,
 			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant);
 
 /* The variant named NAME in the array VARIANTS of a result, or NULL. */

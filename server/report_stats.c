@@ -29,18 +29,18 @@
  * can be drawn without the draws before it. */
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 
-/* Draws K .. K+N-1 of the stream SEED as indexes in [0, N) into OUT (N <
- * 2^32). The high half of the 128-bit product r * N, from 32-bit halves
+/* Draws K .. K+COUNT-1 of the stream SEED as indexes in [0, N) into OUT
+ * (COUNT, N < 2^32). The high half of the 128-bit product r * N, from 32-bit halves
  * (r_hi * N + (r_lo * N >> 32) >> 32 cannot overflow), so that the loop
  * vectorizes where the CPU has 64-bit vector multiplies. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
 #endif
-static void draw_indexes(uint64_t seed, uint64_t k, uint32_t n, uint32_t *out)
+static void draw_indexes(uint64_t seed, uint64_t k, uint32_t count, uint32_t n, uint32_t *out)
 {
 	uint64_t base = seed + k * GOLDEN;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < count; i++) {
 		uint64_t z = base + (uint64_t)(i + 1) * GOLDEN;
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -49,14 +49,21 @@ static void draw_indexes(uint64_t seed, uint64_t k, uint32_t n, uint32_t *out)
 	}
 }
 
-/* How often each position of a sample of N was drawn by draws K .. K+N-1
- * of the stream SEED, into COUNT[0..N); SCRATCH holds N indexes. */
-static void draw_counts(uint64_t seed, uint64_t k, uint32_t n, uint32_t *scratch, uint32_t *count)
+/* How often each position of a sample of N was drawn by the N indexes
+ * DRAWN, into COUNT[0..N). */
+static void count_drawn(const uint32_t *drawn, uint32_t n, uint32_t *count)
 {
-	draw_indexes(seed, k, n, scratch);
 	memset(count, 0, n * sizeof(*count));
 	for (uint32_t i = 0; i < n; i++)
-		count[scratch[i]]++;
+		count[drawn[i]]++;
+}
+
+/* The same for draws K .. K+N-1 of the stream SEED; SCRATCH holds N
+ * indexes. */
+static void draw_counts(uint64_t seed, uint64_t k, uint32_t n, uint32_t *scratch, uint32_t *count)
+{
+	draw_indexes(seed, k, n, n, scratch);
+	count_drawn(scratch, n, count);
 }
 
 /*
@@ -138,51 +145,197 @@ static int compare_valued(const void *a, const void *b)
 	return compare_doubles(&((const struct valued *)a)->value, &((const struct valued *)b)->value);
 }
 
-/* A sample sorted, the original position of each sorted value, and room
- * to draw a resample's counts. */
-struct ranked {
-	uint32_t n;
-	double *sorted;
-	uint32_t *order;
-	uint32_t *count, *scratch;
-};
-
-static void ranked_free(struct ranked *r)
+void report_sample_release(struct report_sample *s)
 {
-	free(r->sorted);
-	free(r->order);
-	free(r->count);
-	free(r->scratch);
+	free(s->sorted);
+	free(s->dev);
+	free(s->order);
+	free(s->count);
+	free(s->scratch);
+	free(s->batch);
+	*s = (struct report_sample){0};
 }
 
-static int ranked_of(const double *x, size_t n, struct ranked *ret)
+/* Room for N samples in S's buffers; LL_ENOMEM. */
+static int sample_reserve(struct report_sample *s, uint32_t n)
 {
-	struct valued *v = malloc(n * sizeof(*v));
-	struct ranked r = {(uint32_t)n, malloc(n * sizeof(double)), malloc(n * sizeof(uint32_t)),
-			   malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t))};
+	struct report_sample r = {0};
 
-	if (!v || !r.sorted || !r.order || !r.count || !r.scratch) {
-		free(v);
-		ranked_free(&r);
+	if (n <= s->capacity)
+		return 0;
+	r.capacity = n < 64 ? 64 : n;
+	r.sorted = malloc(r.capacity * sizeof(double));
+	r.dev = malloc(r.capacity * sizeof(double));
+	r.order = malloc(r.capacity * sizeof(uint32_t));
+	r.count = malloc(r.capacity * sizeof(uint32_t));
+	r.scratch = malloc(r.capacity * sizeof(uint32_t));
+	if (!r.sorted || !r.dev || !r.order || !r.count || !r.scratch) {
+		report_sample_release(&r);
 		return LL_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		v[i] = (struct valued){x[i], (uint32_t)i};
-	qsort(v, n, sizeof(*v), compare_valued);
-	for (size_t k = 0; k < n; k++) {
-		r.sorted[k] = v[k].value;
-		r.order[k] = v[k].index;
-	}
-	free(v);
-	*ret = r;
+	r.batch = s->batch;
+	r.batch_room = s->batch_room;
+	s->batch = NULL;
+	report_sample_release(s);
+	*s = r;
 	return 0;
+}
+
+/* Small samples (a result's 30) by insertion; ties may end in any order:
+ * every figure read from the sorted sample depends on its values only. */
+#define SORT_BY_INSERTION 64
+
+int report_sample_set(struct report_sample *s, const double *x, size_t n)
+{
+	int rc;
+
+	s->n = 0;
+	if (n == 0 || n > STATS_MAX_SAMPLES)
+		return err_set(LL_EINVAL, "A statistic needs 1 to %d samples.", STATS_MAX_SAMPLES);
+	if ((rc = sample_reserve(s, (uint32_t)n)) < 0)
+		return rc;
+	if (n <= SORT_BY_INSERTION) {
+		for (uint32_t i = 0; i < n; i++) {
+			double v = x[i];
+			uint32_t k = i;
+			for (; k > 0 && s->sorted[k - 1] > v; k--) {
+				s->sorted[k] = s->sorted[k - 1];
+				s->order[k] = s->order[k - 1];
+			}
+			s->sorted[k] = v;
+			s->order[k] = i;
+		}
+	} else {
+		struct valued *v = malloc(n * sizeof(*v));
+		if (!v)
+			return LL_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			v[i] = (struct valued){x[i], (uint32_t)i};
+		qsort(v, n, sizeof(*v), compare_valued);
+		for (size_t k = 0; k < n; k++) {
+			s->sorted[k] = v[k].value;
+			s->order[k] = v[k].index;
+		}
+		free(v);
+	}
+	s->x = x;
+	s->n = (uint32_t)n;
+	return 0;
+}
+
+/* stats.c's type-7 quantile of a sorted sample. */
+static double quantile_sorted(const double *s, size_t n, double q)
+{
+	double h = (double)(n - 1) * q;
+	size_t lo = (size_t)floor(h);
+
+	if (lo + 1 >= n)
+		return s[n - 1];
+	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
+}
+
+void report_sample_summary(struct report_sample *s, struct stats_summary *ret)
+{
+	struct stats_summary out = {0};
+	const double *x = s->x, *v = s->sorted;
+	double sum = 0, squares = 0;
+	size_t n = s->n, below, above, k = 0;
+
+	out.n = n;
+	out.min = v[0];
+	out.max = v[n - 1];
+	out.median = quantile_sorted(v, n, 0.5);
+	out.p10 = quantile_sorted(v, n, 0.10);
+	out.p90 = quantile_sorted(v, n, 0.90);
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	out.mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		squares += (x[i] - out.mean) * (x[i] - out.mean);
+	out.stddev = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
+	/* The absolute deviations in order: they fall from the sorted
+	 * sample's start to the median and rise after it; merged. */
+	for (above = 0; above < n && v[above] <= out.median; above++)
+		;
+	below = above;
+	while (below > 0 || above < n) {
+		double lo = below > 0 ? fabs(v[below - 1] - out.median) : INFINITY;
+		double hi = above < n ? fabs(v[above] - out.median) : INFINITY;
+		if (below > 0 && (above == n || lo <= hi)) {
+			s->dev[k++] = lo;
+			below--;
+		} else {
+			s->dev[k++] = hi;
+			above++;
+		}
+	}
+	out.mad = quantile_sorted(s->dev, n, 0.5);
+	*ret = out;
+}
+
+size_t report_sample_outliers(const struct report_sample *s, const struct stats_summary *summary,
+			      double threshold)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		count += summary->mad > 0 &&
+			 fabs(0.6745 * (s->x[i] - summary->median) / summary->mad) > threshold;
+	return count;
+}
+
+/* stats.c's stats_mann_whitney(): ranks averaged over runs of ties, U of
+ * X, the normal approximation with continuity and tie corrections. Its
+ * sums are taken run by run in value order, as here. */
+void report_mann_whitney(const struct report_sample *x, const struct report_sample *y, double *ret_u,
+			 double *ret_p)
+{
+	size_t nx = x->n, ny = y->n, n = nx + ny, i = 0, ix = 0, iy = 0;
+	double rank_sum_x = 0, tie_term = 0, u, mean, variance, p;
+
+	while (i < n) {
+		double value = iy == ny || (ix < nx && x->sorted[ix] <= y->sorted[iy]) ? x->sorted[ix]
+										     : y->sorted[iy];
+		size_t in_x = 0, j = i;
+		double t, rank;
+		while (ix < nx && x->sorted[ix] == value) {
+			ix++;
+			in_x++;
+			j++;
+		}
+		while (iy < ny && y->sorted[iy] == value) {
+			iy++;
+			j++;
+		}
+		j--; /* the run is i .. j */
+		t = (double)(j - i + 1);
+		rank = ((double)i + (double)j) / 2 + 1;
+		for (size_t k = 0; k < in_x; k++)
+			rank_sum_x += rank;
+		tie_term += t * t * t - t;
+		i = j + 1;
+	}
+	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
+	mean = (double)nx * (double)ny / 2;
+	variance = (double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
+	if (n < 2 || variance <= 0) {
+		p = 1;
+	} else {
+		double d = fabs(u - mean) - 0.5;
+		double z = (d > 0 ? d : 0) / sqrt(variance);
+		p = erfc(z / sqrt(2.0));
+		if (p > 1)
+			p = 1;
+	}
+	*ret_u = u;
+	*ret_p = p;
 }
 
 /* STATISTIC (median or minimum) of the resample of S whose counts by
  * position are COUNT, as stats.c computes it on the resample: the type-7
  * median is the middle value, or the mean of the two middle values, of the
  * resample sorted. Walks S in sorted order. */
-static double resampled(const struct ranked *s, enum stats_statistic statistic, const uint32_t *count)
+static double resampled(const struct report_sample *s, enum stats_statistic statistic, const uint32_t *count)
 {
 	const uint32_t *order = s->order;
 	size_t n = s->n, lo = (n - 1) / 2, k = 0, next, seen = 0;
@@ -271,62 +424,89 @@ static int check(size_t nx, size_t ny, bool two, enum stats_statistic statistic,
 	return 0;
 }
 
+/* Draws not kept are drawn all at once when every one of them falls in
+ * the same range (one side, or two of one size): one long vectorized
+ * loop instead of two short ones per resample (profiled: the per-row
+ * draws of compare's median ratio were its largest cost). */
+#define BATCH_MAX_DRAWS (1u << 20)
+
+/* Draws 0 .. TOTAL-1 of the stream SEED in [0, N) into S's batch room;
+ * NULL when they are too many or there is no memory (then drawn per
+ * resample). */
+static const uint32_t *batch_draws(struct report_sample *s, uint64_t seed, size_t total, uint32_t n)
+{
+	if (total > BATCH_MAX_DRAWS)
+		return NULL;
+	if (total > s->batch_room) {
+		uint32_t *bigger = realloc(s->batch, total * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		s->batch = bigger;
+		s->batch_room = total;
+	}
+	draw_indexes(seed, 0, (uint32_t)total, n, s->batch);
+	return s->batch;
+}
+
 /* The counts of resample R of the side at OFFSET (0 or N1) of the draws
- * for SEED: kept ones, or drawn into S's room. */
-static const uint32_t *counts_of(const uint32_t *kept_counts, uint64_t seed, int r, uint32_t n1,
-				 uint32_t n2, uint32_t offset, struct ranked *s)
+ * for SEED: kept ones, or counted from the batch BATCH, or drawn into S's
+ * room. */
+static const uint32_t *counts_of(const uint32_t *kept_counts, const uint32_t *batch, uint64_t seed,
+				 int r, uint32_t n1, uint32_t n2, uint32_t offset, struct report_sample *s)
 {
 	uint64_t k = (uint64_t)r * (n1 + n2) + offset;
 
 	if (kept_counts)
 		return kept_counts + k;
-	draw_counts(seed, k, s->n, s->scratch, s->count);
+	if (batch)
+		count_drawn(batch + k, s->n, s->count);
+	else
+		draw_counts(seed, k, s->n, s->scratch, s->count);
 	return s->count;
 }
 
-int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
-			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
+/* The bootstrap's statistics, on the stack for the usual counts. */
+#define VALUES_ON_STACK 1024
+
+int report_sample_bootstrap_ci(struct report_sample *s, enum stats_statistic statistic, double level,
+			       int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
-	struct ranked s;
-	const uint32_t *counts;
-	double *values;
+	double stack[VALUES_ON_STACK], *values = stack;
+	const uint32_t *counts, *batch;
 	int rc;
 
-	if ((rc = check(n, 0, false, statistic, level, resamples)) < 0 || (rc = ranked_of(x, n, &s)) < 0)
+	if ((rc = check(s->n, 0, false, statistic, level, resamples)) < 0)
 		return rc;
-	if (!(values = malloc((size_t)resamples * sizeof(*values)))) {
-		ranked_free(&s);
+	if (resamples > VALUES_ON_STACK && !(values = malloc((size_t)resamples * sizeof(*values))))
 		return LL_ENOMEM;
-	}
-	counts = keep ? kept_draws(seed, s.n, 0, resamples) : NULL;
+	counts = keep ? kept_draws(seed, s->n, 0, resamples) : NULL;
+	batch = counts ? NULL : batch_draws(s, seed, (size_t)resamples * s->n, s->n);
 	for (int r = 0; r < resamples; r++)
-		values[r] = resampled(&s, statistic, counts_of(counts, seed, r, s.n, 0, 0, &s));
+		values[r] = resampled(s, statistic, counts_of(counts, batch, seed, r, s->n, 0, 0, s));
 	percentile_interval(values, (size_t)resamples, level, ret_low, ret_high);
-	free(values);
-	ranked_free(&s);
+	if (values != stack)
+		free(values);
 	return 0;
 }
 
-int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
-			      enum stats_statistic statistic, double level, int resamples,
-			      uint64_t seed, bool keep, double *ret_low, double *ret_high)
+int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_sample *y,
+				     enum stats_statistic statistic, double level, int resamples,
+				     uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
-	struct ranked sx = {0}, sy = {0};
-	const uint32_t *counts;
-	double *values = NULL;
+	double stack[VALUES_ON_STACK], *values = stack;
+	const uint32_t *counts, *batch;
 	int rc, kept = 0;
 
-	if ((rc = check(nx, ny, true, statistic, level, resamples)) < 0)
+	if ((rc = check(x->n, y->n, true, statistic, level, resamples)) < 0)
 		return rc;
-	if ((rc = ranked_of(x, nx, &sx)) < 0 || (rc = ranked_of(y, ny, &sy)) < 0 ||
-	    !(values = malloc((size_t)resamples * sizeof(*values)))) {
-		rc = rc < 0 ? rc : LL_ENOMEM;
-		goto done;
-	}
-	counts = keep ? kept_draws(seed, sx.n, sy.n, resamples) : NULL;
+	if (resamples > VALUES_ON_STACK && !(values = malloc((size_t)resamples * sizeof(*values))))
+		return LL_ENOMEM;
+	counts = keep ? kept_draws(seed, x->n, y->n, resamples) : NULL;
+	batch = counts || x->n != y->n ? NULL
+				       : batch_draws(x, seed, (size_t)resamples * (x->n + y->n), x->n);
 	for (int r = 0; r < resamples; r++) {
-		double base = resampled(&sx, statistic, counts_of(counts, seed, r, sx.n, sy.n, 0, &sx));
-		double cand = resampled(&sy, statistic, counts_of(counts, seed, r, sx.n, sy.n, sx.n, &sy));
+		double base = resampled(x, statistic, counts_of(counts, batch, seed, r, x->n, y->n, 0, x));
+		double cand = resampled(y, statistic, counts_of(counts, batch, seed, r, x->n, y->n, x->n, y));
 		if (base != 0)
 			values[kept++] = cand / base;
 	}
@@ -334,9 +514,35 @@ int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_
 		rc = err_set(LL_EINVAL, "The baseline's statistic is zero; a ratio has no meaning.");
 	else
 		percentile_interval(values, (size_t)kept, level, ret_low, ret_high);
-done:
-	free(values);
-	ranked_free(&sx);
-	ranked_free(&sy);
+	if (values != stack)
+		free(values);
+	return rc;
+}
+
+int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
+			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
+{
+	struct report_sample s = {0};
+	int rc;
+
+	if ((rc = check(n, 0, false, statistic, level, resamples)) == 0 && (rc = report_sample_set(&s, x, n)) == 0)
+		rc = report_sample_bootstrap_ci(&s, statistic, level, resamples, seed, keep, ret_low, ret_high);
+	report_sample_release(&s);
+	return rc;
+}
+
+int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
+			      enum stats_statistic statistic, double level, int resamples,
+			      uint64_t seed, bool keep, double *ret_low, double *ret_high)
+{
+	struct report_sample sx = {0}, sy = {0};
+	int rc;
+
+	if ((rc = check(nx, ny, true, statistic, level, resamples)) == 0 &&
+	    (rc = report_sample_set(&sx, x, nx)) == 0 && (rc = report_sample_set(&sy, y, ny)) == 0)
+		rc = report_sample_bootstrap_ratio_ci(&sx, &sy, statistic, level, resamples, seed, keep,
+						      ret_low, ret_high);
+	report_sample_release(&sx);
+	report_sample_release(&sy);
 	return rc;
 }

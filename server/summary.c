@@ -44,26 +44,24 @@ uint64_t report_seed_of(const char *text)
 	return h;
 }
 
-int report_compare_samples(const double *x, size_t nx, const double *y, size_t ny, int resamples,
+int report_compare_samples(struct report_sample *x, const struct stats_summary *sx,
+			   struct report_sample *y, const struct stats_summary *sy, int resamples,
 			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant)
 {
-	struct stats_summary sx, sy;
 	double u, p, lo, hi, change;
 	bool significant;
 	int rc;
 
-	if ((rc = stats_summarize(x, nx, &sx)) < 0 || (rc = stats_summarize(y, ny, &sy)) < 0 ||
-	    (rc = stats_mann_whitney(y, ny, x, nx, &u, &p)) < 0)
-		return rc;
-	if (sx.median <= 0 || sx.min <= 0)
+	report_mann_whitney(y, x, &u, &p);
+	if (sx->median <= 0 || sx->min <= 0)
 		return err_set(LL_EINVAL, "The baseline's times are zero.");
-	if ((rc = report_bootstrap_ratio_ci(x, nx, y, ny, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo, &hi)) < 0)
+	if ((rc = report_sample_bootstrap_ratio_ci(x, y, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo, &hi)) < 0)
 		return rc;
-	change = (sy.median / sx.median - 1) * 100;
+	change = (sy->median / sx->median - 1) * 100;
 	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
 	cJSON_AddNumberToObject(out, "change_pct", round_to(change, 0.01));
-	cJSON_AddNumberToObject(out, "min_change_pct", round_to((sy.min / sx.min - 1) * 100, 0.01));
-	cJSON_AddNumberToObject(out, "ratio", round_to(sy.median / sx.median, 0.0001));
+	cJSON_AddNumberToObject(out, "min_change_pct", round_to((sy->min / sx->min - 1) * 100, 0.01));
+	cJSON_AddNumberToObject(out, "ratio", round_to(sy->median / sx->median, 0.0001));
 	cJSON_AddNumberToObject(out, "ratio_ci_low", round_to(lo, 0.0001));
 	cJSON_AddNumberToObject(out, "ratio_ci_high", round_to(hi, 0.0001));
 	cJSON_AddNumberToObject(out, "p_value", p);
@@ -73,24 +71,20 @@ int report_compare_samples(const double *x, size_t nx, const double *y, size_t n
 	return 0;
 }
 
-static cJSON *summarize_warm(const double *x, size_t n, const char *name)
+static cJSON *summarize_warm(struct report_sample *x, const char *name)
 {
 	struct stats_summary s;
 	double lo, hi;
-	bool *flags = malloc(n * sizeof(*flags));
-	size_t outliers = 0;
+	size_t outliers;
 	cJSON *w;
 
-	if (!flags || stats_summarize(x, n, &s) < 0 ||
-	    report_bootstrap_ci(x, n, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), true, &lo,
-			       &hi) < 0 ||
-	    stats_outliers(x, n, 3.5, flags, &outliers) < 0) {
-		free(flags);
+	report_sample_summary(x, &s);
+	if (report_sample_bootstrap_ci(x, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), true,
+				       &lo, &hi) < 0)
 		return NULL;
-	}
-	free(flags);
+	outliers = report_sample_outliers(x, &s, 3.5);
 	w = cJSON_CreateObject();
-	cJSON_AddNumberToObject(w, "n", (double)n);
+	cJSON_AddNumberToObject(w, "n", (double)x->n);
 	cJSON_AddNumberToObject(w, "min_us", round_to(s.min, 0.1));
 	cJSON_AddNumberToObject(w, "median_us", round_to(s.median, 0.1));
 	cJSON_AddNumberToObject(w, "ci_low_us", round_to(lo, 0.1));
@@ -117,7 +111,7 @@ static double mean_of(const cJSON *array, bool *ret_present)
 	return sum / (double)n;
 }
 
-static cJSON *summarize_cold(const cJSON *cold)
+static cJSON *summarize_cold(const cJSON *cold, struct report_sample *sample)
 {
 	struct stats_summary s;
 	double *x = NULL, v;
@@ -132,7 +126,11 @@ static cJSON *summarize_cold(const cJSON *cold)
 
 	if (report_samples_of(get(cold, "samples_us"), &x, &n) < 0)
 		return NULL;
-	stats_summarize(x, n, &s);
+	if (report_sample_set(sample, x, n) < 0) {
+		free(x);
+		return NULL;
+	}
+	report_sample_summary(sample, &s);
 	free(x);
 	c = cJSON_CreateObject();
 	cJSON_AddNumberToObject(c, "n", (double)n);
@@ -182,6 +180,8 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 	const cJSON *variants, *v, *base_warm = NULL, *base_cold = NULL;
 	cJSON *root = NULL, *out, *by_name;
 	const char *warm_base_name = NULL;
+	struct report_sample sx = {0}, sy = {0};
+	struct stats_summary summary_x, summary_y;
 	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
 
 	if (rc < 0)
@@ -211,11 +211,11 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 		}
 		cJSON_AddBoolToObject(s, "valid", true);
 		if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0) {
-			if ((w = summarize_warm(x, n, name)))
+			if (report_sample_set(&sx, x, n) == 0 && (w = summarize_warm(&sx, name)))
 				cJSON_AddItemToObject(s, "warm", w);
 			free(x);
 		}
-		if ((c = summarize_cold(get(v, "cold"))))
+		if ((c = summarize_cold(get(v, "cold"), &sx)))
 			cJSON_AddItemToObject(s, "cold", c);
 	}
 
@@ -245,7 +245,9 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 		double *bx = NULL;
 		size_t bn = 0;
 		base_warm = bv;
-		if (report_samples_of(get(get(bv, "warm"), "samples_us"), &bx, &bn) == 0) {
+		if (report_samples_of(get(get(bv, "warm"), "samples_us"), &bx, &bn) == 0 &&
+		    report_sample_set(&sx, bx, bn) == 0) {
+			report_sample_summary(&sx, &summary_x);
 			cJSON_ArrayForEach(v, variants) {
 				const char *name = string(v, "name");
 				cJSON *s = name ? cJSON_GetObjectItemCaseSensitive(by_name, name) : NULL;
@@ -255,14 +257,18 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 				if (!s || !get(s, "warm") || v == base_warm || get(s, "vs_baseline") ||
 				    report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) < 0)
 					continue;
-				cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
-				if (report_compare_samples(bx, bn, x, n, REPORT_RESAMPLES, report_seed_of(name),
-							   true, vs, &change, &significant) < 0)
-					cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
+				if (report_sample_set(&sy, x, n) == 0) {
+					cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
+					report_sample_summary(&sy, &summary_y);
+					if (report_compare_samples(&sx, &summary_x, &sy, &summary_y, REPORT_RESAMPLES,
+								   report_seed_of(name), true, vs, &change,
+								   &significant) < 0)
+						cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
+				}
 				free(x);
 			}
-			free(bx);
 		}
+		free(bx);
 	}
 	if (base_cold) {
 		cJSON_ArrayForEach(v, by_name)
@@ -272,6 +278,8 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 	if (cJSON_IsArray(get(root, "churn")))
 		cJSON_AddItemToObject(out, "churn", cJSON_Duplicate(get(root, "churn"), true));
 	cJSON_Delete(root);
+	report_sample_release(&sx);
+	report_sample_release(&sy);
 	*ret_summary = out;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "report_int.h"
 
+#include "loadlab/err.h"
 #include "loadlab/stats.h"
 
 #include <stdlib.h>
@@ -79,9 +80,56 @@ static void test_ratio(void)
 	CHECK_EQ_INT(mismatches, 0);
 }
 
+static bool same_summary(const struct stats_summary *a, const struct stats_summary *b)
+{
+	return a->n == b->n && same(a->min, b->min) && same(a->max, b->max) && same(a->mean, b->mean) &&
+	       same(a->median, b->median) && same(a->stddev, b->stddev) && same(a->mad, b->mad) &&
+	       same(a->p10, b->p10) && same(a->p90, b->p90);
+}
+
+/* One sort shared by every statistic: the summary, the outliers and the
+ * Mann-Whitney test read from a report_sample equal stats.c's, for sizes
+ * on both sides of the insertion sort's limit, with ties, and with one
+ * sample reused for samples of other sizes. */
+static void test_shared_sort(void)
+{
+	static const size_t sizes[] = {1, 2, 3, 7, 25, 30, 64, 65, 101, 30};
+	double x[101], y[101], u1, p1, u2, p2;
+	bool flags[101];
+	struct report_sample sx = {0}, sy = {0};
+	struct stats_summary a, b;
+	int mismatches = 0, runs = 0;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (int kind = 0; kind < 2; kind++) {
+			size_t n = sizes[s], m = sizes[(s + 3) % 10], outliers;
+			fill(x, n, kind);
+			fill(y, m, kind);
+			if (kind == 1 && n > 3)
+				x[n / 2] = 90000; /* an outlier */
+			CHECK_EQ_INT(report_sample_set(&sx, x, n), 0);
+			CHECK_EQ_INT(report_sample_set(&sy, y, m), 0);
+			CHECK_EQ_INT(stats_summarize(x, n, &a), 0);
+			report_sample_summary(&sx, &b);
+			mismatches += !same_summary(&a, &b);
+			CHECK_EQ_INT(stats_outliers(x, n, 3.5, flags, &outliers), 0);
+			mismatches += outliers != report_sample_outliers(&sx, &b, 3.5);
+			CHECK_EQ_INT(stats_mann_whitney(y, m, x, n, &u1, &p1), 0);
+			report_mann_whitney(&sy, &sx, &u2, &p2);
+			mismatches += !same(u1, u2) || !same(p1, p2);
+			runs++;
+		}
+	CHECK_EQ_INT(runs, 20);
+	CHECK_EQ_INT(mismatches, 0);
+	CHECK_EQ_INT(report_sample_set(&sx, x, 0), LL_EINVAL);
+	report_sample_release(&sx);
+	report_sample_release(&sy);
+}
+
 int main(void)
 {
 	test_single();
 	test_ratio();
+	test_shared_sort();
 	return check_finish();
 }
