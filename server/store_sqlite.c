@@ -14,6 +14,7 @@
  * to its savepoint without disturbing the others in its batch.
  */
 #include "store_int.h"
+#include "worker.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -288,10 +289,7 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->queue_lock);
-	s->stopping = true;
-	pthread_cond_signal(&s->queue_cond);
-	pthread_mutex_unlock(&s->queue_lock);
+	worker_request_stop(&s->queue_lock, &s->queue_cond, &s->stopping);
 	pthread_join(s->writer_thread, NULL);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);

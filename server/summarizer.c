@@ -1,6 +1,7 @@
 #include "summarizer.h"
 
 #include "report.h"
+#include "worker.h"
 
 #include "loadlab/err.h"
 
@@ -124,10 +125,7 @@ void summarizer_stop(struct summarizer *z)
 {
 	if (!z)
 		return;
-	pthread_mutex_lock(&z->lock);
-	z->stopping = true;
-	pthread_cond_signal(&z->wake);
-	pthread_mutex_unlock(&z->lock);
+	worker_request_stop(&z->lock, &z->wake, &z->stopping);
 	pthread_join(z->thread, NULL);
 	pthread_mutex_destroy(&z->lock);
 	pthread_cond_destroy(&z->wake);
