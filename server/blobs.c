@@ -178,10 +178,8 @@ void blobs_close(struct blob_store *s)
 {
 	if (!s)
 		return;
-	if (s->sweeper_running) {
-		worker_request_stop(&s->stop_lock, &s->stop_cond, &s->stopping);
-		pthread_join(s->sweeper, NULL);
-	}
+	if (s->sweeper_running)
+		worker_stop(&s->stop_lock, &s->stop_cond, &s->stopping, s->sweeper);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->refs_lock);
 	pthread_mutex_destroy(&s->stop_lock);

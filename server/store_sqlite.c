@@ -289,8 +289,7 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	worker_request_stop(&s->queue_lock, &s->queue_cond, &s->stopping);
-	pthread_join(s->writer_thread, NULL);
+	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);

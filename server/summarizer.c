@@ -125,8 +125,7 @@ void summarizer_stop(struct summarizer *z)
 {
 	if (!z)
 		return;
-	worker_request_stop(&z->lock, &z->wake, &z->stopping);
-	pthread_join(z->thread, NULL);
+	worker_stop(&z->lock, &z->wake, &z->stopping, z->thread);
 	pthread_mutex_destroy(&z->lock);
 	pthread_cond_destroy(&z->wake);
 	free(z->ids);

@@ -12,6 +12,12 @@ void worker_request_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stop
 	pthread_mutex_unlock(lock);
 }
 
+void worker_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stopping, pthread_t thread)
+{
+	worker_request_stop(lock, wake, stopping);
+	pthread_join(thread, NULL);
+}
+
 bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping,
 			 long long ms)
 {

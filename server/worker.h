@@ -14,6 +14,9 @@
  * then sees the flag and ends its loop. The caller joins the threads. */
 void worker_request_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stopping);
 
+/* worker_request_stop(), then waits for THREAD to end. */
+void worker_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stopping, pthread_t thread);
+
 /* Waits on WAKE, under LOCK (not held by the caller), up to MS
  * milliseconds or until *STOPPING is set. True when stopping. */
 bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping,
