@@ -71,23 +71,43 @@ int args_usage_error(const char *command, const char *fmt, ...)
 	return 2;
 }
 
-int args_help_only(int argc, char **argv, const char *command, const char *usage)
+int args_parse(int argc, char **argv, const char *command, const char *usage,
+	       const struct option *options, args_option_fn *on_option, void *context)
 {
-	static const struct option options[] = {
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int opt;
+	struct option all[ARGS_OPTIONS_MAX + 2] = {{0}};
+	/* ':' first: a missing value is told apart from an unknown option. */
+	char short_options[2 * ARGS_OPTIONS_MAX + 3] = ":";
+	size_t n = 0, k = 1;
+	int opt, rc;
 
+	for (; options[n].name && n < ARGS_OPTIONS_MAX; n++) {
+		all[n] = options[n];
+		short_options[k++] = (char)options[n].val;
+		if (options[n].has_arg == required_argument)
+			short_options[k++] = ':';
+	}
+	all[n] = (struct option){"help", no_argument, NULL, 'h'};
+	short_options[k++] = 'h';
+	short_options[k] = '\0';
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, short_options, all, NULL)) != -1) {
 		if (opt == 'h') {
 			fputs(usage, stdout);
 			return 0;
 		}
-		return args_option_error(command, argv, opt);
+		if (opt == '?' || opt == ':' || !on_option)
+			return args_option_error(command, argv, opt);
+		if ((rc = on_option(context, opt, optarg)) < 0)
+			return client_fail(command, rc);
 	}
 	return -1;
+}
+
+int args_help_only(int argc, char **argv, const char *command, const char *usage)
+{
+	static const struct option none[] = {{NULL, 0, NULL, 0}};
+
+	return args_parse(argc, argv, command, usage, none, NULL, NULL);
 }
 
 int args_job_only(int argc, char **argv, const char *command, const char *usage,

@@ -31,6 +31,27 @@ int args_option_error(const char *command, char **argv, int answer);
 int args_usage_error(const char *command, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+struct option;
+
+/* What a command does with one of its options: OPTION is the option's val
+ * in the getopt_long() table, VALUE its argument (NULL for a flag).
+ * Returns 0, or a negative LL_E* code to stop with that error. */
+typedef int args_option_fn(void *context, int option, const char *value);
+
+/* At most this many options per command, --help not counted. */
+#define ARGS_OPTIONS_MAX 8
+
+/* The option loop of COMMAND. OPTIONS is its getopt_long() table (at most
+ * ARGS_OPTIONS_MAX entries, ended by an all-zero one), without --help,
+ * which every command has; the short options are the entries' vals ('h'
+ * is --help's). --help prints USAGE; every other option goes to ON_OPTION
+ * (NULL when there is none but --help). Returns -1 to go on, with optind
+ * at the first operand; otherwise the exit code to return: 0 after --help,
+ * 2 after a bad option or an error of ON_OPTION (printed by
+ * client_fail()). */
+int args_parse(int argc, char **argv, const char *command, const char *usage,
+	       const struct option *options, args_option_fn *on_option, void *context);
+
 /* Option parsing for a command whose only option is --help. Returns -1 to
  * go on, with optind at the first operand; otherwise the exit code to
  * return: 0 after printing USAGE for --help, 2 after a bad option. */

@@ -197,6 +197,30 @@ out:
 	return rc;
 }
 
+struct compare_options {
+	const char *format, *series, *against;
+	char threshold[48];
+};
+
+static int compare_option(void *context, int option, const char *value)
+{
+	struct compare_options *o = context;
+	double max_regression = 0;
+	int rc = 0;
+
+	switch (option) {
+	case 'm':
+		rc = parse_percent(value, &max_regression);
+		if (rc == 0)
+			snprintf(o->threshold, sizeof(o->threshold), "&max_regression=%g", max_regression);
+		break;
+	case 'f': rc = args_format(value, &o->format); break;
+	case 's': o->series = value; break;
+	case 'a': o->against = value; break;
+	}
+	return rc;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -204,38 +228,21 @@ int cmd_compare(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"series", required_argument, NULL, 's'},
 		{"against", required_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *format = "md", *series = NULL, *against = NULL;
-	char threshold[48] = "";
+	struct compare_options o = {.format = "md"};
 	long long base, candidate;
-	double max_regression = 0;
-	int opt, rc = 0, regression = 0;
+	int rc = args_parse(argc, argv, "compare", usage_text, options, compare_option, &o);
+	int regression = 0;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":m:f:s:a:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'm':
-			rc = parse_percent(optarg, &max_regression);
-			if (rc == 0)
-				snprintf(threshold, sizeof(threshold), "&max_regression=%g", max_regression);
-			break;
-		case 'f': rc = args_format(optarg, &format); break;
-		case 's': series = optarg; break;
-		case 'a': against = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("compare", argv, opt);
-		}
-		if (rc < 0)
-			return client_fail("compare", rc);
-	}
-	if (against && !series)
+	if (rc >= 0)
+		return rc;
+	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
-	if (series) {
+	if (o.series) {
 		if (argc != optind)
 			return args_usage_error("compare", "takes no job ids with --series");
-		rc = series_pick(series, against, &base, &candidate);
+		rc = series_pick(o.series, o.against, &base, &candidate);
 	} else {
 		if (argc - optind != 2)
 			return args_usage_error("compare", "expects two job ids, BASE and CAND");
@@ -243,7 +250,7 @@ int cmd_compare(int argc, char **argv)
 			rc = args_job_id(argv[optind + 1], &candidate);
 	}
 	if (rc == 0)
-		rc = compare_jobs(base, candidate, threshold, format, &regression);
+		rc = compare_jobs(base, candidate, o.threshold, o.format, &regression);
 	if (rc == 0 && regression < 0)
 		rc = err_set(LL_ESTATE, "No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)

@@ -50,50 +50,56 @@ static int print_jobs(const cJSON *list)
 	return rc;
 }
 
+struct jobs_options {
+	const char *state;
+	long long limit, before;
+};
+
+static int jobs_option(void *context, int option, const char *value)
+{
+	struct jobs_options *o = context;
+
+	if (option == 's')
+		o->state = value;
+	else if (option == 'n')
+		return args_integer(value, 1, 200, "--limit", &o->limit);
+	else if (option == 'b')
+		return args_job_id(value, &o->before);
+	return 0;
+}
+
 int cmd_jobs(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"state", required_argument, NULL, 's'},
 		{"limit", required_argument, NULL, 'n'},
 		{"before", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	struct jobs_options o = {0};
 	cJSON *list = NULL;
-	const char *state = NULL;
 	char path[256], *escaped = NULL;
-	long long limit = 0, before = 0;
-	int opt, rc = 0;
+	int rc = args_parse(argc, argv, "jobs", usage_text, options, jobs_option, &o);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":s:n:b:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 's': state = optarg; break;
-		case 'n': rc = args_integer(optarg, 1, 200, "--limit", &limit); break;
-		case 'b': rc = args_job_id(optarg, &before); break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("jobs", argv, opt);
-		}
-		if (rc < 0)
-			return client_fail("jobs", rc);
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind != argc)
 		return args_usage_error("jobs", "takes no arguments, got '%s'", argv[optind]);
 
-	if (state) {
-		escaped = rest_escape(state);
+	if (o.state) {
+		escaped = rest_escape(o.state);
 		if (!escaped || strlen(escaped) > 64) {
 			free(escaped);
-			return args_usage_error("jobs", "--state '%s' is not a job state", state);
+			return args_usage_error("jobs", "--state '%s' is not a job state", o.state);
 		}
 	}
 	snprintf(path, sizeof(path), "/api/v1/jobs?");
 	if (escaped)
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "state=%s&", escaped);
-	if (limit)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "limit=%lld&", limit);
-	if (before)
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "before=%lld&", before);
+	if (o.limit)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "limit=%lld&", o.limit);
+	if (o.before)
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "before=%lld&", o.before);
 	path[strlen(path) - 1] = '\0'; /* the last '&' or '?' */
 	free(escaped);
 

@@ -22,46 +22,53 @@ static const char usage_text[] =
 	"tables when they ran).\n\n"
 	"  --format F  table (default: aligned text for a terminal), md, csv or json\n";
 
+struct report_options {
+	const char *format;
+	bool table;
+};
+
+/* --format table asks the server for JSON and prints the table here. */
+static int report_option(void *context, int option, const char *value)
+{
+	struct report_options *o = context;
+	int rc;
+
+	if (option != 'f')
+		return 0;
+	if ((rc = args_format(value, &o->format)) < 0)
+		return rc;
+	o->table = strcmp(value, "table") == 0;
+	if (o->table)
+		o->format = "json";
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct rest_answer report = {0};
-	const char *format = "json";
-	bool table = true;
+	struct report_options o = {.format = "json", .table = true};
 	char path[96];
 	long long id;
-	int opt, rc;
+	int rc = args_parse(argc, argv, "report", usage_text, options, report_option, &o);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if ((rc = args_format(optarg, &format)) < 0)
-				return client_fail("report", rc);
-			table = strcmp(optarg, "table") == 0;
-			if (table)
-				format = "json";
-			break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("report", argv, opt);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 1)
 		return args_usage_error("report", "expects one JOB id");
 	rc = args_job_id(argv[optind], &id);
 	if (rc < 0)
 		return client_fail("report", rc);
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/report?format=%s", id, format);
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/report?format=%s", id, o.format);
 
 	rc = client_fetch("GET", path, NULL, CLIENT_REPORT_LIMIT, &report);
-	if (rc == 0 && table && !report.body) /* json_parse_object() says what is wrong */
+	if (rc == 0 && o.table && !report.body) /* json_parse_object() says what is wrong */
 		rc = json_parse_object(buf_str(&report.text), report.text.len, REST_CLIENT_MAX_DEPTH,
 				       &report.body);
-	if (rc == 0 && table)
+	if (rc == 0 && o.table)
 		rc = report_table_print(report.body, stdout);
 	else if (rc == 0)
 		client_print_body(&report.text);

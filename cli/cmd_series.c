@@ -39,30 +39,34 @@ done:
 	return rc;
 }
 
+/* Each of --variant, --cell and --metric fills its row of the query. */
+static int series_option(void *context, int option, const char *value)
+{
+	const char *(*query)[2] = context;
+
+	switch (option) {
+	case 'v': query[0][1] = value; break;
+	case 'c': query[1][1] = value; break;
+	case 'm': query[2][1] = value; break;
+	}
+	return 0;
+}
+
 int cmd_series(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"variant", required_argument, NULL, 'v'},
 		{"cell", required_argument, NULL, 'c'},
 		{"metric", required_argument, NULL, 'm'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *query[3][2] = {{"variant", NULL}, {"cell", NULL}, {"metric", NULL}};
 	char path[1024], *name;
 	cJSON *series = NULL;
-	int opt, rc;
+	int rc = args_parse(argc, argv, "series", usage_text, options, series_option, query);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":v:c:m:h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'v': query[0][1] = optarg; break;
-		case 'c': query[1][1] = optarg; break;
-		case 'm': query[2][1] = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("series", argv, opt);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (optind + 1 != argc)
 		return args_usage_error("series", "takes one series name");
 	if (!(name = rest_escape(argv[optind])) || strlen(name) > 400) {

@@ -213,12 +213,27 @@ static int submit_wait(struct rest_client *c, long long id)
 	return code;
 }
 
+struct submit_options {
+	bool wait;
+	const char *program_dir;
+};
+
+static int submit_option(void *context, int option, const char *value)
+{
+	struct submit_options *o = context;
+
+	if (option == 'w')
+		o->wait = true;
+	else if (option == 'p')
+		o->program_dir = value;
+	return 0;
+}
+
 int cmd_submit(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"wait", no_argument, NULL, 'w'},
 		{"program-dir", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct rest_client c = {0};
@@ -226,20 +241,12 @@ int cmd_submit(int argc, char **argv)
 	cJSON *parsed = NULL, *created = NULL;
 	const char *state = NULL;
 	long long id = 0, tasks = 0;
-	bool wait = false;
-	const char *program_dir = NULL;
+	struct submit_options o = {0};
 	char *program_body = NULL;
-	int opt, rc, code = 2;
+	int rc = args_parse(argc, argv, "submit", usage_text, options, submit_option, &o), code = 2;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":whp:", options, NULL)) != -1) {
-		switch (opt) {
-		case 'w': wait = true; break;
-		case 'p': program_dir = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return args_option_error("submit", argv, opt);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (argc - optind != 1)
 		return args_usage_error("submit", "expects one job FILE");
 
@@ -258,7 +265,7 @@ int cmd_submit(int argc, char **argv)
 	}
 	rc = client_open(&c);
 	if (rc == 0)
-		rc = submit_program_prepare(&c, parsed, argv[optind], program_dir, &program_body);
+		rc = submit_program_prepare(&c, parsed, argv[optind], o.program_dir, &program_body);
 	if (rc == 0)
 		rc = client_get_object(&c, "POST", "/api/v1/jobs",
 				       program_body ? program_body : buf_str(&file), &created);
@@ -275,7 +282,7 @@ int cmd_submit(int argc, char **argv)
 	fputc('\n', stdout);
 	fflush(stdout);
 	print_warnings(created);
-	code = wait ? submit_wait(&c, id) : 0;
+	code = o.wait ? submit_wait(&c, id) : 0;
 	goto out;
 fail:
 	code = client_fail("submit", rc);

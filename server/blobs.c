@@ -1,5 +1,6 @@
 /* blobs.c - the content-addressed file store (blobs.h). */
 #include "blobs.h"
+#include "worker.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/log.h"
@@ -177,13 +178,8 @@ void blobs_close(struct blob_store *s)
 {
 	if (!s)
 		return;
-	if (s->sweeper_running) {
-		pthread_mutex_lock(&s->stop_lock);
-		s->stopping = true;
-		pthread_cond_signal(&s->stop_cond);
-		pthread_mutex_unlock(&s->stop_lock);
-		pthread_join(s->sweeper, NULL);
-	}
+	if (s->sweeper_running)
+		worker_stop(&s->stop_lock, &s->stop_cond, &s->stopping, s->sweeper);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->refs_lock);
 	pthread_mutex_destroy(&s->stop_lock);
@@ -505,24 +501,14 @@ static void *sweeper_main(void *arg)
 {
 	struct blob_store *s = arg;
 
-	pthread_mutex_lock(&s->stop_lock);
-	while (!s->stopping) {
-		struct timespec until;
-		int removed = 0, rc;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)s->limits.sweep_interval_s;
-		while (!s->stopping &&
-		       pthread_cond_timedwait(&s->stop_cond, &s->stop_lock, &until) != ETIMEDOUT)
-			;
-		if (s->stopping)
-			break;
-		pthread_mutex_unlock(&s->stop_lock);
-		rc = blobs_sweep(s, (long long)time(NULL), s->references, s->references_context, &removed);
+	while (!worker_wait_or_stop(&s->stop_lock, &s->stop_cond, &s->stopping,
+				    s->limits.sweep_interval_s * 1000)) {
+		int removed = 0;
+		int rc = blobs_sweep(s, (long long)time(NULL), s->references, s->references_context,
+				     &removed);
 		if (rc < 0)
 			log_event(LOG_WARN, "blob_sweep_failed", "message", err_message(rc), NULL);
-		pthread_mutex_lock(&s->stop_lock);
 	}
-	pthread_mutex_unlock(&s->stop_lock);
 	return NULL;
 }
 

@@ -4,6 +4,7 @@
 #include "cron.h"
 #include "report.h"
 #include "server.h"
+#include "worker.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -259,22 +260,7 @@ void scheduler_tick(struct scheduler *s)
 /* Waits up to MS or until stopping; true when stopping. */
 static bool wait_or_stop(struct scheduler *s, long long ms)
 {
-	struct timespec until;
-	bool stopping;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&s->lock);
-	while (!s->stopping && pthread_cond_timedwait(&s->cond, &s->lock, &until) != ETIMEDOUT)
-		;
-	stopping = s->stopping;
-	pthread_mutex_unlock(&s->lock);
-	return stopping;
+	return worker_wait_or_stop(&s->lock, &s->cond, &s->stopping, ms);
 }
 
 static void *ticker_main(void *arg)
@@ -413,10 +399,7 @@ void scheduler_stop(struct scheduler *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->lock);
-	s->stopping = true;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	worker_request_stop(&s->lock, &s->cond, &s->stopping);
 	if (s->ticker_running)
 		pthread_join(s->ticker, NULL);
 	if (s->poster_running)

@@ -101,12 +101,7 @@ int store_agent_list(struct store *s, long long now, cJSON **ret_list)
 	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
 	int rc = db_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
 
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret_list = out;
-	return 0;
+	return store_answer(rc, out, ret_list);
 }
 
 static int read_agent(void *context, sqlite3_stmt *row)

@@ -28,10 +28,5 @@ int store_blob_references(struct store *s, cJSON **ret_hashes)
 		return LL_ENOMEM;
 	rc = db_reader_each(s, "SELECT spec FROM jobs WHERE family = 'program'", add_references,
 			    hashes);
-	if (rc < 0) {
-		cJSON_Delete(hashes);
-		return rc;
-	}
-	*ret_hashes = hashes;
-	return 0;
+	return store_answer(rc, hashes, ret_hashes);
 }

@@ -264,6 +264,35 @@ int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, 
 	return stmt ? 0 : LL_ESTORE;
 }
 
+void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns)
+{
+	for (int i = 0; columns[i].key; i++) {
+		const char *key = columns[i].key;
+		int col = first + i;
+		switch (columns[i].kind) {
+		case COLUMN_INT:
+			cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(row, col));
+			break;
+		case COLUMN_TEXT:
+			cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(row, col));
+			break;
+		case COLUMN_TEXT_OR_NULL: add_text_or_null(obj, key, row, col); break;
+		case COLUMN_INT_OR_NULL: add_int_or_null(obj, key, row, col); break;
+		case COLUMN_TIME: add_time(obj, key, row, col); break;
+		}
+	}
+}
+
+int store_answer(int rc, cJSON *out, cJSON **ret)
+{
+	if (rc < 0) {
+		cJSON_Delete(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
 cJSON *column_json(sqlite3_stmt *stmt, int col)
 {
 	const char *text = (const char *)sqlite3_column_text(stmt, col);

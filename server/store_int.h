@@ -126,6 +126,28 @@ void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 /* OBJ[KEY] = column COL as a number, or null. */
 void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 
+/* How add_columns() turns a column into a member. */
+enum column_kind {
+	COLUMN_INT,	     /* a number */
+	COLUMN_TEXT,	     /* a string */
+	COLUMN_TEXT_OR_NULL, /* add_text_or_null() */
+	COLUMN_INT_OR_NULL,  /* add_int_or_null() */
+	COLUMN_TIME,	     /* add_time() */
+};
+
+struct column {
+	const char *key;
+	enum column_kind kind;
+};
+
+/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
+ * becomes member COLUMNS[i], up to the entry whose key is NULL. */
+void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);
+
+/* The end of a function that built OUT for its caller: OUT goes to *RET
+ * when RC is not negative, else it is deleted; returns RC, or 0. */
+int store_answer(int rc, cJSON *out, cJSON **ret);
+
 /* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
 char *json_text(const cJSON *item);
 

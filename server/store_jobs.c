@@ -81,6 +81,11 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 }
 
 #define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"
+static const struct column job_columns[] = {
+	{"id", COLUMN_INT}, {"name", COLUMN_TEXT}, {"family", COLUMN_TEXT},
+	{"state", COLUMN_TEXT}, {"priority", COLUMN_INT}, {"submitted_by", COLUMN_TEXT},
+	{"created_at", COLUMN_TIME}, {"updated_at", COLUMN_TIME}, {NULL, 0},
+};
 
 static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 {
@@ -88,14 +93,7 @@ static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 	sqlite3_stmt *stmt;
 	long long id = sqlite3_column_int64(row, 0), total = 0;
 
-	cJSON_AddNumberToObject(j, "id", (double)id);
-	cJSON_AddStringToObject(j, "name", (const char *)sqlite3_column_text(row, 1));
-	cJSON_AddStringToObject(j, "family", (const char *)sqlite3_column_text(row, 2));
-	cJSON_AddStringToObject(j, "state", (const char *)sqlite3_column_text(row, 3));
-	cJSON_AddNumberToObject(j, "priority", (double)sqlite3_column_int64(row, 4));
-	cJSON_AddStringToObject(j, "submitted_by", (const char *)sqlite3_column_text(row, 5));
-	add_time(j, "created_at", row, 6);
-	add_time(j, "updated_at", row, 7);
+	add_columns(j, row, 0, job_columns);
 	by_state = cJSON_CreateObject();
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
 		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
@@ -358,12 +356,7 @@ int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 	}
 	db_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
-	if (rc < 0) {
-		cJSON_Delete(job);
-		return rc;
-	}
-	*ret_job = job;
-	return 0;
+	return store_answer(rc, job, ret_job);
 }
 
 /* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */

@@ -104,12 +104,7 @@ int store_schedule_list(struct store *s, cJSON **ret_list)
 	int rc = db_reader_each(s, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE deleted = 0 ORDER BY id",
 				add_schedule, list);
 
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret_list = out;
-	return 0;
+	return store_answer(rc, out, ret_list);
 }
 
 int store_schedule_get(struct store *s, long long id, cJSON **ret_schedule)

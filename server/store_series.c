@@ -56,6 +56,16 @@ static void add_settings(cJSON *o, const struct store_series_settings *st)
 		cJSON_AddNullToObject(o, "webhook_url");
 }
 
+/* A series' jobs (series_jobs()) and its last job (series_list()). */
+static const struct column series_job_columns[] = {
+	{"id", COLUMN_INT}, {"name", COLUMN_TEXT}, {"state", COLUMN_TEXT},
+	{"revision", COLUMN_TEXT_OR_NULL}, {"created_at", COLUMN_TIME}, {NULL, 0},
+};
+static const struct column last_job_columns[] = {
+	{"id", COLUMN_INT}, {"state", COLUMN_TEXT}, {"revision", COLUMN_TEXT_OR_NULL},
+	{"created_at", COLUMN_TIME}, {NULL, 0},
+};
+
 static int series_list(struct store *s, void *context)
 {
 	cJSON *list = context;
@@ -75,13 +85,8 @@ static int series_list(struct store *s, void *context)
 		cJSON_AddNumberToObject(o, "jobs", (double)sqlite3_column_int64(stmt, 1));
 		sqlite3_reset(last);
 		sqlite3_bind_int64(last, 1, sqlite3_column_int64(stmt, 2));
-		if (sqlite3_step(last) == SQLITE_ROW) {
-			cJSON *j = cJSON_AddObjectToObject(o, "last_job");
-			cJSON_AddNumberToObject(j, "id", (double)sqlite3_column_int64(last, 0));
-			cJSON_AddStringToObject(j, "state", (const char *)sqlite3_column_text(last, 1));
-			add_text_or_null(j, "revision", last, 2);
-			add_time(j, "created_at", last, 3);
-		}
+		if (sqlite3_step(last) == SQLITE_ROW)
+			add_columns(cJSON_AddObjectToObject(o, "last_job"), last, 0, last_job_columns);
 		settings_read(s->reader, name, &st);
 		add_settings(o, &st);
 		cJSON_AddItemToArray(list, o);
@@ -96,12 +101,7 @@ int store_series_list(struct store *s, cJSON **ret_list)
 	cJSON *out = cJSON_CreateObject();
 	int rc = with_reader(s, series_list, cJSON_AddArrayToObject(out, "series"));
 
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret_list = out;
-	return 0;
+	return store_answer(rc, out, ret_list);
 }
 
 struct series_jobs_read {
@@ -122,11 +122,7 @@ static int series_jobs(struct store *s, void *context)
 	sqlite3_bind_int64(stmt, 2, r->since);
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		cJSON *j = cJSON_CreateObject();
-		cJSON_AddNumberToObject(j, "id", (double)sqlite3_column_int64(stmt, 0));
-		cJSON_AddStringToObject(j, "name", (const char *)sqlite3_column_text(stmt, 1));
-		cJSON_AddStringToObject(j, "state", (const char *)sqlite3_column_text(stmt, 2));
-		add_text_or_null(j, "revision", stmt, 3);
-		add_time(j, "created_at", stmt, 4);
+		add_columns(j, stmt, 0, series_job_columns);
 		cJSON_AddItemToArray(r->jobs, j);
 	}
 	sqlite3_finalize(stmt);
@@ -358,12 +354,7 @@ int store_alert_list(struct store *s, bool open_only, cJSON **ret_list)
 					     : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
 				add_alert, list);
 
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret_list = out;
-	return 0;
+	return store_answer(rc, out, ret_list);
 }
 
 static int read_alert(void *context, sqlite3_stmt *row)

@@ -14,6 +14,7 @@
  * to its savepoint without disturbing the others in its batch.
  */
 #include "store_int.h"
+#include "worker.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -288,11 +289,7 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->queue_lock);
-	s->stopping = true;
-	pthread_cond_signal(&s->queue_cond);
-	pthread_mutex_unlock(&s->queue_lock);
-	pthread_join(s->writer_thread, NULL);
+	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);
@@ -331,6 +328,34 @@ int store_integrity_check(struct store *s)
 
 /* ----------------------------------------------------------------- metrics */
 
+/* Where count_states() puts a state's count (column 1) and, when SECOND is
+ * not NULL, column 2. */
+struct state_count {
+	const char *state;
+	long long *count, *second;
+};
+
+/* Steps STMT, whose rows are (state, count[, second]), and stores each
+ * state's numbers where COUNTS (ended by a NULL state) says; states it does
+ * not name are passed over. Finalizes STMT; LL_ESTORE when STMT is NULL. */
+static int count_states(sqlite3_stmt *stmt, const struct state_count *counts)
+{
+	if (!stmt)
+		return LL_ESTORE;
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		const char *state = (const char *)sqlite3_column_text(stmt, 0);
+		for (const struct state_count *c = counts; c->state; c++)
+			if (strcmp(state, c->state) == 0) {
+				*c->count = sqlite3_column_int64(stmt, 1);
+				if (c->second)
+					*c->second = sqlite3_column_int64(stmt, 2);
+				break;
+			}
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
 int store_stats(struct store *s, long long now, struct store_stats *ret)
 {
 	struct store_stats st = {0};
@@ -340,47 +365,25 @@ int store_stats(struct store *s, long long now, struct store_stats *ret)
 	pthread_mutex_lock(&s->reader_lock);
 	db_exec(s->reader, "BEGIN");
 	stmt = db_prepare(s->reader, "SELECT state, count(*), sum(not_before <= ?) FROM tasks GROUP BY state");
-	if (stmt) {
+	if (stmt)
 		sqlite3_bind_int64(stmt, 1, now);
-		while (sqlite3_step(stmt) == SQLITE_ROW) {
-			const char *state = (const char *)sqlite3_column_text(stmt, 0);
-			long long n = sqlite3_column_int64(stmt, 1);
-			if (strcmp(state, "queued") == 0) {
-				st.tasks_queued = n;
-				st.tasks_ready = sqlite3_column_int64(stmt, 2);
-			} else if (strcmp(state, "leased") == 0)
-				st.tasks_leased = n;
-			else if (strcmp(state, "done") == 0)
-				st.tasks_done = n;
-			else if (strcmp(state, "dead") == 0)
-				st.tasks_dead = n;
-			else if (strcmp(state, "cancelled") == 0)
-				st.tasks_cancelled = n;
-		}
-		sqlite3_finalize(stmt);
-	} else {
+	if (count_states(stmt, (const struct state_count[]){
+				{"queued", &st.tasks_queued, &st.tasks_ready},
+				{"leased", &st.tasks_leased, NULL},
+				{"done", &st.tasks_done, NULL},
+				{"dead", &st.tasks_dead, NULL},
+				{"cancelled", &st.tasks_cancelled, NULL},
+				{NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
-	}
-	stmt = db_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state");
-	if (stmt) {
-		while (sqlite3_step(stmt) == SQLITE_ROW) {
-			const char *state = (const char *)sqlite3_column_text(stmt, 0);
-			long long n = sqlite3_column_int64(stmt, 1);
-			if (strcmp(state, "queued") == 0)
-				st.jobs_queued = n;
-			else if (strcmp(state, "running") == 0)
-				st.jobs_running = n;
-			else if (strcmp(state, "done") == 0)
-				st.jobs_done = n;
-			else if (strcmp(state, "failed") == 0)
-				st.jobs_failed = n;
-			else if (strcmp(state, "cancelled") == 0)
-				st.jobs_cancelled = n;
-		}
-		sqlite3_finalize(stmt);
-	} else {
+	if (count_states(db_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state"),
+			 (const struct state_count[]){
+				{"queued", &st.jobs_queued, NULL},
+				{"running", &st.jobs_running, NULL},
+				{"done", &st.jobs_done, NULL},
+				{"failed", &st.jobs_failed, NULL},
+				{"cancelled", &st.jobs_cancelled, NULL},
+				{NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
-	}
 	if (rc == 0)
 		rc = db_int(s->reader, &st.agents_quarantined, 0,
 			    "SELECT count(*) FROM agents WHERE quarantined != 0", "");

@@ -127,13 +127,13 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 
 static void add_token(void *context, sqlite3_stmt *row)
 {
+	static const struct column columns[] = {
+		{"id", COLUMN_INT}, {"kind", COLUMN_TEXT}, {"name", COLUMN_TEXT},
+		{"created_at", COLUMN_TIME}, {"revoked_at", COLUMN_TIME}, {NULL, 0},
+	};
 	cJSON *t = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(t, "id", (double)sqlite3_column_int64(row, 0));
-	cJSON_AddStringToObject(t, "kind", (const char *)sqlite3_column_text(row, 1));
-	cJSON_AddStringToObject(t, "name", (const char *)sqlite3_column_text(row, 2));
-	add_time(t, "created_at", row, 3);
-	add_time(t, "revoked_at", row, 4);
+	add_columns(t, row, 0, columns);
 	cJSON_AddItemToArray(context, t);
 }
 
@@ -144,12 +144,7 @@ int store_token_list(struct store *s, cJSON **ret_list)
 				   " WHERE kind != 'agent' ORDER BY id",
 				add_token, cJSON_AddArrayToObject(out, "tokens"));
 
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret_list = out;
-	return 0;
+	return store_answer(rc, out, ret_list);
 }
 
 struct token_revoke_op {

@@ -1,6 +1,7 @@
 #include "summarizer.h"
 
 #include "report.h"
+#include "worker.h"
 
 #include "loadlab/err.h"
 
@@ -124,11 +125,7 @@ void summarizer_stop(struct summarizer *z)
 {
 	if (!z)
 		return;
-	pthread_mutex_lock(&z->lock);
-	z->stopping = true;
-	pthread_cond_signal(&z->wake);
-	pthread_mutex_unlock(&z->lock);
-	pthread_join(z->thread, NULL);
+	worker_stop(&z->lock, &z->wake, &z->stopping, z->thread);
 	pthread_mutex_destroy(&z->lock);
 	pthread_cond_destroy(&z->wake);
 	free(z->ids);
