@@ -161,6 +161,10 @@ void log_state(const char *event, const char *id_key, long long id, const char *
  * stores it when it changed (store_jobs.c). */
 int job_refresh_state(struct store *store, long long job_id, long long now);
 
+/* A new object {"task_id", "attempt", "state"} that begins the answers
+ * about one attempt of a task (store_tasks.c). */
+cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
+
 /* Marks agent AGENT_ID seen at NOW (store_agents.c). */
 int agent_touch(struct store *store, long long agent_id, long long now);
 
