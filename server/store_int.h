@@ -86,8 +86,9 @@ void db_release(sqlite3 *db, sqlite3_stmt *stmt);
 /* db_exec() of a literal without arguments through the cache. */
 int db_exec_cached(sqlite3 *db, const char *sql);
 
-/* Arguments, given by TYPES, one letter each: 'i' long long, 't' text (NULL
- * binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
+ * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
 /* db_run(), db_int(), db_row_by_id() and db_reader_each() take SQL
  * literals and use the statement cache. */
