@@ -4,6 +4,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
+#include "loadlab/report_text.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,28 +24,12 @@ static double number(const cJSON *obj, const char *key)
 /* Microseconds as "812.4 us" or "18.34 ms". */
 static void duration(struct buf *b, double us)
 {
-	if (us >= 10000)
-		buf_printf(b, "%.2f ms", us / 1000);
-	else
-		buf_printf(b, "%.1f us", us);
-}
-
-/* For a cell whose status is not "ok": writes "status: reason" and
- * returns true. */
-static bool failed_text(struct buf *b, const cJSON *c)
-{
-	const cJSON *status = get(c, "status");
-
-	if (cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0)
-		return false;
-	buf_printf(b, "%s: %s", cJSON_IsString(status) ? status->valuestring : "?",
-		   cJSON_IsString(get(c, "reason")) ? get(c, "reason")->valuestring : "");
-	return true;
+	report_text_duration(b, us, "us");
 }
 
 static void warm_text(struct buf *b, const cJSON *c)
 {
-	if (failed_text(b, c))
+	if (report_text_failed_cell(b, c, "?", NULL))
 		return;
 	duration(b, number(c, "min_us"));
 	buf_append_str(b, " / ");
@@ -56,7 +41,7 @@ static void warm_text(struct buf *b, const cJSON *c)
 
 static void cold_text(struct buf *b, const cJSON *c)
 {
-	if (failed_text(b, c))
+	if (report_text_failed_cell(b, c, "?", NULL))
 		return;
 	duration(b, number(c, "mean_us"));
 	if (get(c, "time_pct"))

@@ -66,6 +66,28 @@ bool auth_token_well_formed(const char *token)
 	return true;
 }
 
+#define KIND(kind) (1u << (kind))
+#define USER_KINDS (KIND(STORE_TOKEN_ADMIN) | KIND(STORE_TOKEN_USER))
+
+/* The token kinds each class of route admits once a token is needed, one
+ * bit KIND() each; AUTH_ANYONE needs none. */
+static const unsigned admitted_kinds[] = {
+	[AUTH_METRICS] = USER_KINDS,
+	[AUTH_READER] = USER_KINDS,
+	[AUTH_USER] = USER_KINDS,
+	[AUTH_ADMIN] = KIND(STORE_TOKEN_ADMIN),
+	[AUTH_ENROLL] = KIND(STORE_TOKEN_ENROLL) | KIND(STORE_TOKEN_ADMIN),
+	[AUTH_AGENT] = KIND(STORE_TOKEN_AGENT),
+	[AUTH_USER_OR_AGENT] = USER_KINDS | KIND(STORE_TOKEN_AGENT),
+	[AUTH_READER_OR_AGENT] = USER_KINDS | KIND(STORE_TOKEN_AGENT),
+};
+
+static bool class_admits(enum auth_class class, enum store_token_kind kind)
+{
+	return (unsigned)class < sizeof(admitted_kinds) / sizeof(admitted_kinds[0]) &&
+	       (unsigned)kind < 32 && (admitted_kinds[class] & KIND(kind)) != 0;
+}
+
 int auth_check(struct store *store, enum auth_class class, bool public_read, bool public_metrics,
 	       const char *header, struct store_token *ret_token)
 {
@@ -95,30 +117,7 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 	if (rc < 0)
 		return rc;
 
-	switch (class) {
-	case AUTH_METRICS:
-	case AUTH_READER:
-	case AUTH_USER:
-		rc = token.kind == STORE_TOKEN_ADMIN || token.kind == STORE_TOKEN_USER;
-		break;
-	case AUTH_ADMIN:
-		rc = token.kind == STORE_TOKEN_ADMIN;
-		break;
-	case AUTH_ENROLL:
-		rc = token.kind == STORE_TOKEN_ENROLL || token.kind == STORE_TOKEN_ADMIN;
-		break;
-	case AUTH_AGENT:
-		rc = token.kind == STORE_TOKEN_AGENT;
-		break;
-	case AUTH_USER_OR_AGENT:
-	case AUTH_READER_OR_AGENT:
-		rc = token.kind == STORE_TOKEN_ADMIN || token.kind == STORE_TOKEN_USER ||
-		     token.kind == STORE_TOKEN_AGENT;
-		break;
-	default:
-		rc = 0;
-	}
-	if (!rc)
+	if (!class_admits(class, token.kind))
 		return err_set(LL_EFORBIDDEN, "A %s token may not use this route.",
 			       store_token_kind_name(token.kind));
 	*ret_token = token;

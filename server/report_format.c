@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include "loadlab/err.h"
+#include "loadlab/report_text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -51,21 +52,13 @@ static void csv_field(struct buf *out, const cJSON *item, bool last)
 
 static void md_number(struct buf *out, double us)
 {
-	if (us >= 10000)
-		buf_printf(out, "%.2f ms", us / 1000);
-	else
-		buf_printf(out, "%.1f µs", us);
+	report_text_duration(out, us, "µs");
 }
 
 static void md_warm_cell(struct buf *out, const cJSON *c)
 {
-	const char *status = text(c, "status");
-
-	if (strcmp(status, "ok") != 0) {
-		buf_printf(out, "%s: ", status);
-		md_escape(out, text(c, "reason"));
+	if (report_text_failed_cell(out, c, "", md_escape))
 		return;
-	}
 	buf_append_str(out, "**");
 	md_number(out, get(c, "min_us")->valuedouble);
 	buf_append_str(out, "**");
@@ -85,13 +78,8 @@ static void md_warm_cell(struct buf *out, const cJSON *c)
 
 static void md_cold_cell(struct buf *out, const cJSON *c)
 {
-	const char *status = text(c, "status");
-
-	if (strcmp(status, "ok") != 0) {
-		buf_printf(out, "%s: ", status);
-		md_escape(out, text(c, "reason"));
+	if (report_text_failed_cell(out, c, "", md_escape))
 		return;
-	}
 	md_number(out, get(c, "mean_us")->valuedouble);
 	buf_printf(out, " ± %.1f", get(c, "stddev_us")->valuedouble);
 	if (get(c, "time_pct"))

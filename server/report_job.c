@@ -249,12 +249,23 @@ static cJSON *churn_table(const cJSON *tasks)
 	return rows;
 }
 
+/* The variant a table compares with: PREFERRED when NAMES (strings) has it,
+ * else the first name; PREFERRED when NAMES is empty. */
+static const char *baseline_name(const cJSON *names, const char *preferred)
+{
+	const cJSON *name;
+
+	cJSON_ArrayForEach(name, names)
+		if (strcmp(name->valuestring, preferred) == 0)
+			return preferred;
+	return names->child ? names->child->valuestring : preferred;
+}
+
 int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report)
 {
 	struct job_rows rows = {store, cJSON_CreateArray(), 0};
 	cJSON *job = NULL, *out, *cells, *names, *significance, *info;
 	const cJSON *spec, *v, *t;
-	const char *cold_baseline = "rebase";
 	int rc;
 
 	if ((rc = store_job_get(store, job_id, &job)) < 0 ||
@@ -290,23 +301,12 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddItemToArray(names, cJSON_CreateString(string(v, "name")));
 
 	{
-		const char *warm_base = "default";
-		bool has_default = false;
-		cJSON_ArrayForEach(v, names)
-			has_default |= strcmp(v->valuestring, "default") == 0;
-		if (!has_default && names->child)
-			warm_base = names->child->valuestring;
-		cJSON *warm = build_table(rows.tasks, names, "warm", warm_base);
+		cJSON *warm = build_table(rows.tasks, names, "warm", baseline_name(names, "default"));
 		cJSON_AddItemToObject(out, "warm", warm);
 		cJSON_AddItemToObject(out, "findings", findings(warm));
 	}
 	if (table_present(rows.tasks, "cold")) {
-		bool has_rebase = false;
-		cJSON_ArrayForEach(v, names)
-			has_rebase |= strcmp(v->valuestring, "rebase") == 0;
-		if (!has_rebase && names->child)
-			cold_baseline = names->child->valuestring;
-		cJSON *cold = build_table(rows.tasks, names, "cold", cold_baseline);
+		cJSON *cold = build_table(rows.tasks, names, "cold", baseline_name(names, "rebase"));
 		if (modules) {
 			cJSON *per_module = cJSON_AddArrayToObject(cold, "modules");
 			cJSON_ArrayForEach(t, rows.tasks) {

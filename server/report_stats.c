@@ -223,36 +223,13 @@ int report_sample_set(struct report_sample *s, const double *x, size_t n)
 	return 0;
 }
 
-/* stats.c's type-7 quantile of a sorted sample. */
-static double quantile_sorted(const double *s, size_t n, double q)
-{
-	double h = (double)(n - 1) * q;
-	size_t lo = (size_t)floor(h);
-
-	if (lo + 1 >= n)
-		return s[n - 1];
-	return s[lo] + (h - (double)lo) * (s[lo + 1] - s[lo]);
-}
-
 void report_sample_summary(struct report_sample *s, struct stats_summary *ret)
 {
-	struct stats_summary out = {0};
-	const double *x = s->x, *v = s->sorted;
-	double sum = 0, squares = 0;
+	struct stats_summary out;
+	const double *v = s->sorted;
 	size_t n = s->n, below, above, k = 0;
 
-	out.n = n;
-	out.min = v[0];
-	out.max = v[n - 1];
-	out.median = quantile_sorted(v, n, 0.5);
-	out.p10 = quantile_sorted(v, n, 0.10);
-	out.p90 = quantile_sorted(v, n, 0.90);
-	for (size_t i = 0; i < n; i++)
-		sum += x[i];
-	out.mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++)
-		squares += (x[i] - out.mean) * (x[i] - out.mean);
-	out.stddev = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
+	stats_summarize_sorted(s->x, v, n, &out);
 	/* The absolute deviations in order: they fall from the sorted
 	 * sample's start to the median and rise after it; merged. */
 	for (above = 0; above < n && v[above] <= out.median; above++)
@@ -269,7 +246,7 @@ void report_sample_summary(struct report_sample *s, struct stats_summary *ret)
 			above++;
 		}
 	}
-	out.mad = quantile_sorted(s->dev, n, 0.5);
+	out.mad = stats_quantile_sorted(s->dev, n, 0.5);
 	*ret = out;
 }
 

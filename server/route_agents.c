@@ -23,57 +23,69 @@ static int check_string_value(const cJSON *item, const char *where)
 	return 0;
 }
 
-/* Facts: {KEY: string | number | bool | [string...]}, at most 64 keys. */
-static int check_facts(const cJSON *facts)
+/* A fact's value: string | number | bool | [string...] (at most 32). */
+static int check_fact_value(const cJSON *item, bool allow_null)
 {
-	const cJSON *item, *element;
-	int n = 0, rc;
+	const cJSON *element;
 
-	if (!cJSON_IsObject(facts))
-		return err_set(LL_EINVAL, "Field 'facts' must be an object.");
-	cJSON_ArrayForEach(item, facts) {
-		if (++n > AGENT_MAX_FACTS)
-			return err_set(LL_ERANGE, "An agent reports at most %d facts.", AGENT_MAX_FACTS);
-		if (!job_spec_key_valid(item->string))
-			return err_set(LL_EINVAL, "Fact name '%s' must match [a-z][a-z0-9_]{0,31}.",
-				       item->string);
-		if (cJSON_IsString(item)) {
-			if ((rc = check_string_value(item, "Fact")) < 0)
-				return rc;
-		} else if (cJSON_IsArray(item)) {
-			if (cJSON_GetArraySize(item) > 32)
-				return err_set(LL_ERANGE, "Fact '%s' lists more than 32 values.", item->string);
-			cJSON_ArrayForEach(element, item)
-				if (!cJSON_IsString(element) || strlen(element->valuestring) > AGENT_MAX_VALUE)
-					return err_set(LL_EINVAL, "Fact '%s' must list strings.", item->string);
-		} else if (!cJSON_IsNumber(item) && !cJSON_IsBool(item)) {
-			return err_set(LL_EINVAL, "Fact '%s' must be a string, number, boolean or list of strings.",
-				       item->string);
-		}
+	(void)allow_null;
+	if (cJSON_IsString(item))
+		return check_string_value(item, "Fact");
+	if (cJSON_IsArray(item)) {
+		if (cJSON_GetArraySize(item) > 32)
+			return err_set(LL_ERANGE, "Fact '%s' lists more than 32 values.", item->string);
+		cJSON_ArrayForEach(element, item)
+			if (!cJSON_IsString(element) || strlen(element->valuestring) > AGENT_MAX_VALUE)
+				return err_set(LL_EINVAL, "Fact '%s' must list strings.", item->string);
+		return 0;
 	}
+	if (!cJSON_IsNumber(item) && !cJSON_IsBool(item))
+		return err_set(LL_EINVAL, "Fact '%s' must be a string, number, boolean or list of strings.",
+			       item->string);
 	return 0;
 }
 
-/* Labels: {KEY: string} (or null to remove, when ALLOW_NULL). */
-static int check_labels(const cJSON *labels, bool allow_null)
+/* A label's value: a non-empty string (or null to remove, when ALLOW_NULL). */
+static int check_label_value(const cJSON *item, bool allow_null)
+{
+	if (cJSON_IsNull(item) && allow_null)
+		return 0;
+	if (!cJSON_IsString(item) || !item->valuestring[0])
+		return err_set(LL_EINVAL, "Label '%s' must be a non-empty string%s.", item->string,
+			       allow_null ? " or null" : "");
+	return check_string_value(item, "Label");
+}
+
+/* What an agent's facts and its labels must be: an object, field FIELD,
+ * of at most MAX members ("An agent VERB at most MAX FIELD."), each named
+ * by a key (NOUN in messages) and with a value CHECK_VALUE accepts. */
+struct member_rules {
+	const char *field, *verb, *noun;
+	int max;
+	int (*check_value)(const cJSON *item, bool allow_null);
+};
+
+static const struct member_rules fact_rules = {"facts", "reports", "Fact", AGENT_MAX_FACTS,
+					       check_fact_value};
+static const struct member_rules label_rules = {"labels", "has", "Label", AGENT_MAX_LABELS,
+						check_label_value};
+
+/* Checks OBJECT by RULES, member by member: count, name, value. */
+static int check_members(const cJSON *object, const struct member_rules *rules, bool allow_null)
 {
 	const cJSON *item;
 	int n = 0, rc;
 
-	if (!cJSON_IsObject(labels))
-		return err_set(LL_EINVAL, "Field 'labels' must be an object.");
-	cJSON_ArrayForEach(item, labels) {
-		if (++n > AGENT_MAX_LABELS)
-			return err_set(LL_ERANGE, "An agent has at most %d labels.", AGENT_MAX_LABELS);
+	if (!cJSON_IsObject(object))
+		return err_set(LL_EINVAL, "Field '%s' must be an object.", rules->field);
+	cJSON_ArrayForEach(item, object) {
+		if (++n > rules->max)
+			return err_set(LL_ERANGE, "An agent %s at most %d %s.", rules->verb, rules->max,
+				       rules->field);
 		if (!job_spec_key_valid(item->string))
-			return err_set(LL_EINVAL, "Label name '%s' must match [a-z][a-z0-9_]{0,31}.",
+			return err_set(LL_EINVAL, "%s name '%s' must match [a-z][a-z0-9_]{0,31}.", rules->noun,
 				       item->string);
-		if (cJSON_IsNull(item) && allow_null)
-			continue;
-		if (!cJSON_IsString(item) || !item->valuestring[0])
-			return err_set(LL_EINVAL, "Label '%s' must be a non-empty string%s.", item->string,
-				       allow_null ? " or null" : "");
-		if ((rc = check_string_value(item, "Label")) < 0)
+		if ((rc = rules->check_value(item, allow_null)) < 0)
 			return rc;
 	}
 	return 0;
@@ -98,8 +110,8 @@ int route_agents_enroll(struct http_request *req, struct http_reply *reply)
 	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
 	if ((rc = json_check_keys(body, keys, "enrollment")) < 0 ||
 	    (rc = json_get_string(body, "name", 64, true, NULL, &name)) < 0 ||
-	    (rc = check_facts(facts ? facts : empty)) < 0 ||
-	    (rc = check_labels(labels ? labels : empty, false)) < 0 ||
+	    (rc = check_members(facts ? facts : empty, &fact_rules, false)) < 0 ||
+	    (rc = check_members(labels ? labels : empty, &label_rules, false)) < 0 ||
 	    (rc = auth_token_generate("llagt_", token, sizeof(token))) < 0)
 		goto out;
 	auth_token_hash(token, hash);
@@ -136,7 +148,7 @@ int route_agents_patch(struct http_request *req, struct http_reply *reply)
 		return 0;
 	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
 	if ((rc = json_check_keys(body, keys, "agent patch")) < 0 ||
-	    (labels && (rc = check_labels(labels, true)) < 0))
+	    (labels && (rc = check_members(labels, &label_rules, true)) < 0))
 		goto out;
 	if (cJSON_GetObjectItemCaseSensitive(body, "quarantined")) {
 		if ((rc = json_get_bool(body, "quarantined", true, false, &quarantined)) < 0)

@@ -10,6 +10,15 @@
 static const char *const phases[] = {"generate", "build", "transform", "verify", "warm",
 				     "cold", "churn", "report", NULL};
 
+/* The entry of phases[] equal to PHASE, or NULL. */
+static const char *known_phase(const char *phase)
+{
+	for (size_t i = 0; phases[i]; i++)
+		if (strcmp(phase, phases[i]) == 0)
+			return phases[i];
+	return NULL;
+}
+
 /* Maps the store's answer: a stale attempt and a cancelled task are 409s
  * with their own codes, so that an agent can tell them apart. */
 static int reply_task_error(struct http_reply *reply, int rc)
@@ -21,40 +30,55 @@ static int reply_task_error(struct http_reply *reply, int rc)
 	return reply_from_err(reply, rc);
 }
 
+/* What every report checks first: the body has no member but KEYS (when
+ * KEYS is not NULL; WHAT names the body in messages), and its "attempt" is
+ * 1..1000, into *RET_ATTEMPT. */
+static int check_report(const cJSON *body, const char *const *keys, const char *what,
+			long long *ret_attempt)
+{
+	int rc;
+
+	if (keys && (rc = json_check_keys(body, keys, what)) < 0)
+		return rc;
+	return json_get_int(body, "attempt", 1, 1000, true, 0, ret_attempt);
+}
+
+/* The end of every report: BODY deleted, then the store's answer OUT, or
+ * its error RC. */
+static int reply_report(struct http_reply *reply, cJSON *body, int rc, cJSON *out)
+{
+	cJSON_Delete(body);
+	return rc < 0 ? reply_task_error(reply, rc) : reply_json(reply, 200, out);
+}
+
 int route_tasks_progress(struct http_request *req, struct http_reply *reply)
 {
 	static const char *const keys[] = {"attempt", "phase", "percent", NULL};
-	cJSON *body, *out;
-	const char *phase;
+	cJSON *body, *out = NULL;
+	const char *phase, *known;
 	long long attempt, percent;
 	int rc;
-	size_t i;
 
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
-	if ((rc = json_check_keys(body, keys, "progress")) < 0 ||
-	    (rc = json_get_int(body, "attempt", 1, 1000, true, 0, &attempt)) < 0 ||
+	if ((rc = check_report(body, keys, "progress", &attempt)) < 0 ||
 	    (rc = json_get_string(body, "phase", 16, true, NULL, &phase)) < 0 ||
 	    (rc = json_get_int(body, "percent", 0, 100, true, 0, &percent)) < 0)
 		goto out;
-	for (i = 0; phases[i]; i++)
-		if (strcmp(phase, phases[i]) == 0)
-			break;
-	if (!phases[i]) {
+	if (!(known = known_phase(phase))) {
 		rc = err_set(LL_EINVAL, "Unknown phase '%s'.", phase);
 		goto out;
 	}
-	rc = store_task_progress(req->server->store, req->token.agent_id, req->path_id, attempt,
-				 phases[i], (int)percent, clock_now_ms(), &out);
+	rc = store_task_progress(req->server->store, req->token.agent_id, req->path_id, attempt, known,
+				 (int)percent, clock_now_ms(), &out);
 out:
-	cJSON_Delete(body);
-	return rc < 0 ? reply_task_error(reply, rc) : reply_json(reply, 200, out);
+	return reply_report(reply, body, rc, out);
 }
 
 int route_tasks_result(struct http_request *req, struct http_reply *reply)
 {
 	const cJSON *variants, *item;
-	cJSON *body, *out;
+	cJSON *body, *out = NULL;
 	long long attempt;
 	bool replayed = false;
 	int rc;
@@ -62,7 +86,7 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	variants = cJSON_GetObjectItemCaseSensitive(body, "variants");
-	if ((rc = json_get_int(body, "attempt", 1, 1000, true, 0, &attempt)) < 0)
+	if ((rc = check_report(body, NULL, NULL, &attempt)) < 0)
 		goto out;
 	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(body, "facts"))) {
 		rc = err_set(LL_EINVAL, "Field 'facts' is required and must be an object.");
@@ -87,14 +111,13 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 				   (long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
 	}
 out:
-	cJSON_Delete(body);
-	return rc < 0 ? reply_task_error(reply, rc) : reply_json(reply, 200, out);
+	return reply_report(reply, body, rc, out);
 }
 
 int route_tasks_fail(struct http_request *req, struct http_reply *reply)
 {
 	static const char *const keys[] = {"attempt", "reason", "retryable", NULL};
-	cJSON *body, *out;
+	cJSON *body, *out = NULL;
 	const char *reason;
 	long long attempt;
 	bool retryable;
@@ -102,14 +125,12 @@ int route_tasks_fail(struct http_request *req, struct http_reply *reply)
 
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
-	if ((rc = json_check_keys(body, keys, "failure")) < 0 ||
-	    (rc = json_get_int(body, "attempt", 1, 1000, true, 0, &attempt)) < 0 ||
+	if ((rc = check_report(body, keys, "failure", &attempt)) < 0 ||
 	    (rc = json_get_string(body, "reason", 2000, true, NULL, &reason)) < 0 ||
 	    (rc = json_get_bool(body, "retryable", false, true, &retryable)) < 0)
 		goto out;
 	rc = store_task_fail(req->server->store, req->token.agent_id, req->path_id, attempt, reason,
 			     retryable, clock_now_ms(), &out);
 out:
-	cJSON_Delete(body);
-	return rc < 0 ? reply_task_error(reply, rc) : reply_json(reply, 200, out);
+	return reply_report(reply, body, rc, out);
 }

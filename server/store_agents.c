@@ -201,11 +201,10 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 		return LL_ESTORE;
 	sqlite3_bind_int64(stmt, 1, a->agent_id);
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		cJSON *t = cJSON_CreateObject();
-		bool cancelled = strcmp((const char *)sqlite3_column_text(stmt, 2), "cancelled") == 0;
-		cJSON_AddNumberToObject(t, "task_id", (double)sqlite3_column_int64(stmt, 0));
-		cJSON_AddNumberToObject(t, "attempt", (double)sqlite3_column_int64(stmt, 1));
-		cJSON_AddStringToObject(t, "state", (const char *)sqlite3_column_text(stmt, 2));
+		const char *state = (const char *)sqlite3_column_text(stmt, 2);
+		bool cancelled = strcmp(state, "cancelled") == 0;
+		cJSON *t = task_attempt_json(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
+					     state);
 		cJSON_AddBoolToObject(t, "cancelled", cancelled);
 		if (cancelled)
 			cJSON_AddNullToObject(t, "lease_expires_at");

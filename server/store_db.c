@@ -166,13 +166,20 @@ int db_exec_cached(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-/* Binds arguments given by a format: 'i' long long, 't' text (NULL binds
- * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+/* Binds arguments given by a format (store_int.h). */
 static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 {
 	for (int i = 0; types[i]; i++) {
 		if (types[i] == 'i') {
 			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 'n') {
+			long long n = va_arg(ap, long long);
+			if (n)
+				sqlite3_bind_int64(stmt, i + 1, n);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else if (types[i] == 'd') {
+			sqlite3_bind_double(stmt, i + 1, va_arg(ap, double));
 		} else if (types[i] == 't') {
 			const char *t = va_arg(ap, const char *);
 			if (t)

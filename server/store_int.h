@@ -86,8 +86,9 @@ void db_release(sqlite3 *db, sqlite3_stmt *stmt);
 /* db_exec() of a literal without arguments through the cache. */
 int db_exec_cached(sqlite3 *db, const char *sql);
 
-/* Arguments, given by TYPES, one letter each: 'i' long long, 't' text (NULL
- * binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
+ * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
 /* db_run(), db_int(), db_row_by_id() and db_reader_each() take SQL
  * literals and use the statement cache. */
@@ -160,6 +161,10 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 /* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
  * stores it when it changed (store_jobs.c). */
 int job_refresh_state(struct store *store, long long job_id, long long now);
+
+/* A new object {"task_id", "attempt", "state"} that begins the answers
+ * about one attempt of a task (store_tasks.c). */
+cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
 
 /* Marks agent AGENT_ID seen at NOW (store_agents.c). */
 int agent_touch(struct store *store, long long agent_id, long long now);

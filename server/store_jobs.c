@@ -149,26 +149,14 @@ static int insert_task(struct store *s, long long job_id, const cJSON *cell, lon
 		       long long priority, long long now)
 {
 	char *text = json_text(cell);
-	sqlite3_stmt *stmt;
 	int rc;
 
 	if (!text)
 		return LL_ENOMEM;
-	stmt = db_prepare(s->writer, "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
-				     " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)");
-	if (!stmt) {
-		free(text);
-		return LL_ESTORE;
-	}
-	sqlite3_bind_int64(stmt, 1, job_id);
-	sqlite3_bind_text(stmt, 2, text, -1, free);
-	if (pinned)
-		sqlite3_bind_int64(stmt, 3, pinned);
-	sqlite3_bind_int64(stmt, 4, priority);
-	sqlite3_bind_int64(stmt, 5, now);
-	sqlite3_bind_int64(stmt, 6, now);
-	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert task");
-	sqlite3_finalize(stmt);
+	rc = db_run(s->writer, "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
+			       " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+		    "itniii", job_id, text, pinned, priority, now, now);
+	free(text);
 	return rc;
 }
 

@@ -117,7 +117,21 @@ int store_schedule_get(struct store *s, long long id, cJSON **ret_schedule)
 	return rc;
 }
 
-struct schedule_patch_op {
+/* 0 when schedule ID exists (read with the writer, inside an op), else
+ * schedule_by_id()'s error. */
+static int writer_schedule_exists(struct store *s, long long id)
+{
+	cJSON *current = NULL;
+	int rc = schedule_by_id(s->writer, id, &current);
+
+	cJSON_Delete(current);
+	return rc;
+}
+
+/* The argument of the ops on one schedule: a patch reads every field
+ * (enabled < 0, NULL texts and 0 numbers leave a column alone), a delete
+ * only ID. */
+struct schedule_op {
 	long long id;
 	int enabled;
 	const char *cron;
@@ -129,13 +143,11 @@ struct schedule_patch_op {
 
 static int op_schedule_patch(struct store *s, void *arg)
 {
-	struct schedule_patch_op *a = arg;
-	cJSON *current = NULL;
+	struct schedule_op *a = arg;
 	int rc;
 
-	if ((rc = schedule_by_id(s->writer, a->id, &current)) < 0)
+	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	cJSON_Delete(current);
 	if (a->enabled >= 0 &&
 	    (rc = db_run(s->writer, "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
 			 (long long)a->enabled, a->id)) < 0)
@@ -164,25 +176,18 @@ int store_schedule_patch(struct store *s, long long id, int enabled, const char 
 			 long long interval_s, const char *job_text, long long next_due_ms,
 			 long long now, cJSON **ret_schedule)
 {
-	struct schedule_patch_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
+	struct schedule_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
 
 	return store_write_answer(s, op_schedule_patch, &a, &a.out, ret_schedule);
 }
 
-struct schedule_delete_op {
-	long long id;
-	cJSON *out;
-};
-
 static int op_schedule_delete(struct store *s, void *arg)
 {
-	struct schedule_delete_op *a = arg;
-	cJSON *current = NULL;
+	struct schedule_op *a = arg;
 	int rc;
 
-	if ((rc = schedule_by_id(s->writer, a->id, &current)) < 0)
+	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	cJSON_Delete(current);
 	/* Kept, marked deleted: an open claim may still name it. */
 	if ((rc = db_run(s->writer, "UPDATE schedules SET deleted = 1, enabled = 0 WHERE id = ?", "i",
 			 a->id)) < 0)
@@ -195,7 +200,7 @@ static int op_schedule_delete(struct store *s, void *arg)
 
 int store_schedule_delete(struct store *s, long long id, cJSON **ret_body)
 {
-	struct schedule_delete_op a = {id, NULL};
+	struct schedule_op a = {.id = id};
 
 	return store_write_answer(s, op_schedule_delete, &a, &a.out, ret_body);
 }

@@ -261,7 +261,6 @@ static int op_check_record(struct store *s, void *arg)
 {
 	struct check_op *a = arg;
 	long long seen = 0;
-	sqlite3_stmt *stmt;
 	char *rows;
 	int rc;
 
@@ -280,21 +279,13 @@ static int op_check_record(struct store *s, void *arg)
 		return 0;
 	if (!(rows = json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
 		return LL_ENOMEM;
-	stmt = db_prepare(s->writer, "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
-				     " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)");
-	if (!stmt) {
-		free(rows);
-		return LL_ESTORE;
-	}
-	sqlite3_bind_text(stmt, 1, a->series, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, a->job_id);
-	sqlite3_bind_int64(stmt, 3, a->baseline_id);
-	sqlite3_bind_double(stmt, 4, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")));
-	sqlite3_bind_double(stmt, 5, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")));
-	sqlite3_bind_text(stmt, 6, rows, -1, free);
-	sqlite3_bind_int64(stmt, 7, a->now);
-	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert alert");
-	sqlite3_finalize(stmt);
+	rc = db_run(s->writer, "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
+			       " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		    "tiiddti", a->series, a->job_id, a->baseline_id,
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
+		    rows, a->now);
+	free(rows);
 	if (rc == 0) {
 		a->alert_id = sqlite3_last_insert_rowid(s->writer);
 		log_state("alert", "alert_id", a->alert_id, "", "open", a->series);

@@ -193,17 +193,34 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	return 0;
 }
 
-struct progress_op {
-	long long agent_id, task_id, attempt;
-	const char *phase;
-	int percent;
-	long long now;
+cJSON *task_attempt_json(long long task_id, long long attempt, const char *state)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	cJSON_AddStringToObject(o, "state", state);
+	return o;
+}
+
+/* An agent's report on attempt ATTEMPT of task TASK_ID at NOW: the
+ * argument of the progress, result and failure ops, each of which reads
+ * its own fields and builds its answer in OUT. */
+struct report_op {
+	long long agent_id, task_id, attempt, now;
+	const char *phase;	/* progress */
+	int percent;		/* progress */
+	const char *body;	/* result */
+	size_t body_len;	/* result */
+	bool replayed;		/* result: set when it was stored before */
+	const char *reason;	/* failure */
+	bool retryable;		/* failure */
 	cJSON *out;
 };
 
 static int op_task_progress(struct store *s, void *arg)
 {
-	struct progress_op *a = arg;
+	struct report_op *a = arg;
 	struct task_row row;
 	long long expires = a->now + s->options.lease_ms;
 	int rc;
@@ -215,10 +232,7 @@ static int op_task_progress(struct store *s, void *arg)
 			 " WHERE id = ?",
 			 "tiiii", a->phase, (long long)a->percent, expires, a->now, a->task_id)) < 0)
 		return rc;
-	a->out = cJSON_CreateObject();
-	cJSON_AddNumberToObject(a->out, "task_id", (double)a->task_id);
-	cJSON_AddNumberToObject(a->out, "attempt", (double)a->attempt);
-	cJSON_AddStringToObject(a->out, "state", "leased");
+	a->out = task_attempt_json(a->task_id, a->attempt, "leased");
 	cJSON_AddBoolToObject(a->out, "cancelled", false);
 	add_time_value(a->out, "lease_expires_at", expires);
 	return 0;
@@ -227,19 +241,10 @@ static int op_task_progress(struct store *s, void *arg)
 int store_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
 			const char *phase, int percent, long long now, cJSON **ret_body)
 {
-	struct progress_op a = {agent_id, task_id, attempt, phase, percent, now, NULL};
+	struct report_op a = {agent_id, task_id, attempt, now, .phase = phase, .percent = percent};
 
 	return store_write_answer(s, op_task_progress, &a, &a.out, ret_body);
 }
-
-struct result_op {
-	long long agent_id, task_id, attempt;
-	const char *body;
-	size_t len;
-	long long now;
-	cJSON *out;
-	bool replayed;
-};
 
 static cJSON *result_answer(long long task_id, long long attempt, long long result_id)
 {
@@ -254,7 +259,7 @@ static cJSON *result_answer(long long task_id, long long attempt, long long resu
 
 static int op_task_result(struct store *s, void *arg)
 {
-	struct result_op *a = arg;
+	struct report_op *a = arg;
 	struct task_row row;
 	sqlite3_stmt *stmt;
 	long long existing = 0, existing_agent = 0, result_id;
@@ -287,7 +292,7 @@ static int op_task_result(struct store *s, void *arg)
 	sqlite3_bind_int64(stmt, 1, a->task_id);
 	sqlite3_bind_int64(stmt, 2, a->attempt);
 	sqlite3_bind_int64(stmt, 3, a->agent_id);
-	sqlite3_bind_text(stmt, 4, a->body, (int)a->len, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 4, a->body, (int)a->body_len, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 5, a->now);
 	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert result");
 	db_release(s->writer, stmt);
@@ -312,7 +317,7 @@ int store_task_result(struct store *s, long long agent_id, long long task_id, lo
 		      const char *body, size_t body_len, long long now, cJSON **ret_body,
 		      bool *ret_replayed)
 {
-	struct result_op a = {agent_id, task_id, attempt, body, body_len, now, NULL, false};
+	struct report_op a = {agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
 	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
 
 	if (rc == 0)
@@ -345,17 +350,9 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 	return 0;
 }
 
-struct fail_op {
-	long long agent_id, task_id, attempt;
-	const char *reason;
-	bool retryable;
-	long long now;
-	cJSON *out;
-};
-
 static int op_task_fail(struct store *s, void *arg)
 {
-	struct fail_op *a = arg;
+	struct report_op *a = arg;
 	struct task_row row;
 	const char *state;
 	long long delay, retry_at;
@@ -368,10 +365,7 @@ static int op_task_fail(struct store *s, void *arg)
 			      delay, a->now, &state, &retry_at)) < 0 ||
 	    (rc = agent_touch(s, a->agent_id, a->now)) < 0)
 		return rc;
-	a->out = cJSON_CreateObject();
-	cJSON_AddNumberToObject(a->out, "task_id", (double)a->task_id);
-	cJSON_AddNumberToObject(a->out, "attempt", (double)a->attempt);
-	cJSON_AddStringToObject(a->out, "state", state);
+	a->out = task_attempt_json(a->task_id, a->attempt, state);
 	if (strcmp(state, "queued") == 0)
 		add_time_value(a->out, "retry_at", retry_at);
 	else
@@ -382,7 +376,7 @@ static int op_task_fail(struct store *s, void *arg)
 int store_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
 		    const char *reason, bool retryable, long long now, cJSON **ret_body)
 {
-	struct fail_op a = {agent_id, task_id, attempt, reason, retryable, now, NULL};
+	struct report_op a = {agent_id, task_id, attempt, now, .reason = reason, .retryable = retryable};
 
 	return store_write_answer(s, op_task_fail, &a, &a.out, ret_body);
 }

@@ -35,8 +35,7 @@ static double *sorted_copy(const double *x, size_t n)
 	return s;
 }
 
-/* Type 7 quantile of an already sorted sample. */
-static double quantile_sorted(const double *s, size_t n, double q)
+double stats_quantile_sorted(const double *s, size_t n, double q)
 {
 	double h = (double)(n - 1) * q;
 	size_t lo = (size_t)floor(h);
@@ -57,7 +56,7 @@ int stats_quantile(const double *x, size_t n, double q, double *ret)
 		return err_set(LL_EINVAL, "A quantile must be between 0 and 1.");
 	if (!(s = sorted_copy(x, n)))
 		return LL_ENOMEM;
-	*ret = quantile_sorted(s, n, q);
+	*ret = stats_quantile_sorted(s, n, q);
 	free(s);
 	return 0;
 }
@@ -67,10 +66,31 @@ int stats_median(const double *x, size_t n, double *ret)
 	return stats_quantile(x, n, 0.5, ret);
 }
 
-int stats_summarize(const double *x, size_t n, struct stats_summary *ret)
+void stats_summarize_sorted(const double *x, const double *sorted, size_t n,
+			    struct stats_summary *ret)
 {
 	struct stats_summary out = {0};
-	double *s, *dev, sum = 0, squares = 0;
+	double sum = 0, squares = 0;
+
+	out.n = n;
+	out.min = sorted[0];
+	out.max = sorted[n - 1];
+	out.median = stats_quantile_sorted(sorted, n, 0.5);
+	out.p10 = stats_quantile_sorted(sorted, n, 0.10);
+	out.p90 = stats_quantile_sorted(sorted, n, 0.90);
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	out.mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++)
+		squares += (x[i] - out.mean) * (x[i] - out.mean);
+	out.stddev = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
+	*ret = out;
+}
+
+int stats_summarize(const double *x, size_t n, struct stats_summary *ret)
+{
+	struct stats_summary out;
+	double *s, *dev;
 	int rc = check_sample(x, n);
 
 	if (rc < 0)
@@ -81,22 +101,11 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *ret)
 		free(s);
 		return LL_ENOMEM;
 	}
-	out.n = n;
-	out.min = s[0];
-	out.max = s[n - 1];
-	out.median = quantile_sorted(s, n, 0.5);
-	out.p10 = quantile_sorted(s, n, 0.10);
-	out.p90 = quantile_sorted(s, n, 0.90);
+	stats_summarize_sorted(x, s, n, &out);
 	for (size_t i = 0; i < n; i++)
-		sum += x[i];
-	out.mean = sum / (double)n;
-	for (size_t i = 0; i < n; i++) {
-		squares += (x[i] - out.mean) * (x[i] - out.mean);
 		dev[i] = fabs(x[i] - out.median);
-	}
-	out.stddev = n > 1 ? sqrt(squares / (double)(n - 1)) : 0;
 	qsort(dev, n, sizeof(*dev), compare_doubles);
-	out.mad = quantile_sorted(dev, n, 0.5);
+	out.mad = stats_quantile_sorted(dev, n, 0.5);
 	free(s);
 	free(dev);
 	*ret = out;
@@ -216,8 +225,8 @@ static int percentile_interval(double *values, int count, double level, double *
 			       double *ret_high)
 {
 	qsort(values, (size_t)count, sizeof(*values), compare_doubles);
-	*ret_low = quantile_sorted(values, (size_t)count, (1 - level) / 2);
-	*ret_high = quantile_sorted(values, (size_t)count, 1 - (1 - level) / 2);
+	*ret_low = stats_quantile_sorted(values, (size_t)count, (1 - level) / 2);
+	*ret_high = stats_quantile_sorted(values, (size_t)count, 1 - (1 - level) / 2);
 	return 0;
 }
 

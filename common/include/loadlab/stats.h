@@ -36,6 +36,17 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *ret);
  * statistics: h = (n - 1) Q (Hyndman & Fan type 7, R's default). */
 int stats_quantile(const double *x, size_t n, double q, double *ret);
 
+/* stats_quantile() of S[0..N), N > 0 values already in ascending order,
+ * without checks or a copy. */
+double stats_quantile_sorted(const double *s, size_t n, double q);
+
+/* stats_summarize() for a sample already checked and sorted: X[0..N) in
+ * the order measured, SORTED the same N > 0 values ascending. Fills every
+ * field of *RET but mad, which it sets to 0: the caller that has the
+ * absolute deviations in order adds it. */
+void stats_summarize_sorted(const double *x, const double *sorted, size_t n,
+			    struct stats_summary *ret);
+
 /* Median of X (the 0.5 quantile). */
 int stats_median(const double *x, size_t n, double *ret);
 

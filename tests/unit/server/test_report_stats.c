@@ -31,6 +31,21 @@ static bool same(double a, double b)
 	return memcmp(&a, &b, sizeof(a)) == 0;
 }
 
+/* What each sample size is tried with, in this order: the kind of values
+ * (fill()), the statistic, whether report_stats.c keeps the draws. */
+struct variation {
+	int kind;
+	enum stats_statistic statistic;
+	bool keep;
+};
+
+#define VARIATIONS 8
+
+static struct variation variation(int i)
+{
+	return (struct variation){i / 4, i / 2 % 2 ? STATS_MIN : STATS_MEDIAN, i % 2 != 0};
+}
+
 static void test_single(void)
 {
 	static const size_t sizes[] = {1, 2, 3, 4, 7, 30, 31, 64, 101};
@@ -38,17 +53,16 @@ static void test_single(void)
 	int mismatches = 0, runs = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (int kind = 0; kind < 2; kind++)
-			for (int stat = 0; stat < 2; stat++)
-				for (int keep = 0; keep < 2; keep++) {
-					enum stats_statistic st = stat ? STATS_MIN : STATS_MEDIAN;
-					uint64_t seed = 1000 + s * 7 + (uint64_t)kind;
-					fill(x, sizes[s], kind);
-					CHECK_EQ_INT(stats_bootstrap_ci(x, sizes[s], st, 0.95, 500, seed, &lo1, &hi1), 0);
-					CHECK_EQ_INT(report_bootstrap_ci(x, sizes[s], st, 0.95, 500, seed, keep, &lo2, &hi2), 0);
-					mismatches += !same(lo1, lo2) || !same(hi1, hi2);
-					runs++;
-				}
+		for (int i = 0; i < VARIATIONS; i++) {
+			struct variation v = variation(i);
+			uint64_t seed = 1000 + s * 7 + (uint64_t)v.kind;
+			fill(x, sizes[s], v.kind);
+			CHECK_EQ_INT(stats_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, &lo1, &hi1), 0);
+			CHECK_EQ_INT(report_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, v.keep, &lo2,
+							 &hi2), 0);
+			mismatches += !same(lo1, lo2) || !same(hi1, hi2);
+			runs++;
+		}
 	CHECK(runs == 72);
 	CHECK_EQ_INT(mismatches, 0);
 }
@@ -60,22 +74,20 @@ static void test_ratio(void)
 	int mismatches = 0, runs = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
-		for (int kind = 0; kind < 2; kind++)
-			for (int stat = 0; stat < 2; stat++)
-				for (int keep = 0; keep < 2; keep++) {
-					enum stats_statistic st = stat ? STATS_MIN : STATS_MEDIAN;
-					uint64_t seed = 77 + s;
-					int rc1, rc2;
-					fill(x, sizes[s][0], kind);
-					fill(y, sizes[s][1], kind);
-					rc1 = stats_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], st, 0.95, 200,
-								       seed, &lo1, &hi1);
-					rc2 = report_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], st, 0.95, 200,
-									seed, keep, &lo2, &hi2);
-					CHECK_EQ_INT(rc1, rc2);
-					mismatches += rc1 == 0 && (!same(lo1, lo2) || !same(hi1, hi2));
-					runs += rc1 == 0;
-				}
+		for (int i = 0; i < VARIATIONS; i++) {
+			struct variation v = variation(i);
+			uint64_t seed = 77 + s;
+			int rc1, rc2;
+			fill(x, sizes[s][0], v.kind);
+			fill(y, sizes[s][1], v.kind);
+			rc1 = stats_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], v.statistic, 0.95, 200,
+						       seed, &lo1, &hi1);
+			rc2 = report_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], v.statistic, 0.95, 200,
+							seed, v.keep, &lo2, &hi2);
+			CHECK_EQ_INT(rc1, rc2);
+			mismatches += rc1 == 0 && (!same(lo1, lo2) || !same(hi1, hi2));
+			runs += rc1 == 0;
+		}
 	CHECK(runs >= 24);
 	CHECK_EQ_INT(mismatches, 0);
 }
