@@ -263,8 +263,8 @@ static const cJSON *present_member(const cJSON *obj, const char *key)
 	return cJSON_IsNull(item) ? NULL : item;
 }
 
-/* What an absent member KEY is: LL_EINVAL when REQUIRED, else 0 (its
- * default stands). */
+/* What an absent member KEY is: LL_EINVAL when REQUIRED, else 0 (the
+ * caller then stores its default). */
 static int absent_member(const char *key, bool required)
 {
 	return required ? err_set(LL_EINVAL, "Field '%s' is required.", key) : 0;
@@ -276,7 +276,8 @@ int json_get_int(const cJSON *obj, const char *key, long long min, long long max
 	const cJSON *item = present_member(obj, key);
 
 	if (!item) {
-		*ret_value = default_value;
+		if (!required)
+			*ret_value = default_value;
 		return absent_member(key, required);
 	}
 	return json_number_to_int(item, min, max, key, ret_value);
@@ -289,7 +290,8 @@ int json_get_string(const cJSON *obj, const char *key, size_t max_len, bool requ
 	size_t len;
 
 	if (!item) {
-		*ret_value = default_value;
+		if (!required)
+			*ret_value = default_value;
 		return absent_member(key, required);
 	}
 	if (!cJSON_IsString(item))
@@ -307,7 +309,8 @@ int json_get_bool(const cJSON *obj, const char *key, bool required, bool default
 	const cJSON *item = present_member(obj, key);
 
 	if (!item) {
-		*ret_value = default_value;
+		if (!required)
+			*ret_value = default_value;
 		return absent_member(key, required);
 	}
 	if (!cJSON_IsBool(item))
