@@ -404,21 +404,28 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
 }
 
+/* Adds to OUT an object NAME holding what NORMALIZE makes of JOB's member
+ * NAME (NULL when absent). */
+static int add_section(const cJSON *job, const char *name,
+		       int (*normalize)(const cJSON *section, cJSON *out), cJSON *out)
+{
+	cJSON *o = cJSON_AddObjectToObject(out, name);
+
+	if (!o)
+		return LL_ENOMEM;
+	return normalize(cJSON_GetObjectItemCaseSensitive(job, name), o);
+}
+
 /* The family's own section: "generator" for pe and elf, "program" for
  * program (job_spec_program.c); the other one must be absent. */
 static int normalize_family_section(const cJSON *job, const char *family, cJSON *out)
 {
 	bool program = strcmp(family, "program") == 0;
 	const char *mine = program ? "program" : "generator", *other = program ? "generator" : "program";
-	cJSON *o;
 
 	if (cJSON_GetObjectItemCaseSensitive(job, other))
 		return err_set(LL_EINVAL, "Family '%s' takes no '%s' section.", family, other);
-	if (!(o = cJSON_AddObjectToObject(out, mine)))
-		return LL_ENOMEM;
-	if (program)
-		return job_spec_normalize_program(cJSON_GetObjectItemCaseSensitive(job, mine), o);
-	return normalize_generator(cJSON_GetObjectItemCaseSensitive(job, mine), o);
+	return add_section(job, mine, program ? job_spec_normalize_program : normalize_generator, out);
 }
 
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
@@ -466,19 +473,14 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		goto fail;
 	if ((rc = normalize_variants(cJSON_GetObjectItemCaseSensitive(job, "variants"), family, o)) < 0)
 		goto fail;
-	rc = LL_ENOMEM;
-	if (!(o = cJSON_AddObjectToObject(out, "measure")))
+	if ((rc = add_section(job, "measure", normalize_measure, out)) < 0)
 		goto fail;
-	if ((rc = normalize_measure(cJSON_GetObjectItemCaseSensitive(job, "measure"), o)) < 0)
-		goto fail;
-	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(o, "churn")) {
+	if (strcmp(family, "program") == 0 &&
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "measure"), "churn")) {
 		rc = err_set(LL_EINVAL, "The program family measures warm and cold starts, not churn.");
 		goto fail;
 	}
-	rc = LL_ENOMEM;
-	if (!(o = cJSON_AddObjectToObject(out, "matrix")))
-		goto fail;
-	if ((rc = normalize_matrix(cJSON_GetObjectItemCaseSensitive(job, "matrix"), o)) < 0)
+	if ((rc = add_section(job, "matrix", normalize_matrix, out)) < 0)
 		goto fail;
 	*ret_normalized = out;
 	return 0;

@@ -255,16 +255,30 @@ int json_number_to_int(const cJSON *item, long long min, long long max, const ch
 	return 0;
 }
 
-int json_get_int(const cJSON *obj, const char *key, long long min, long long max,
-		 bool required, long long default_value, long long *ret_value)
+/* OBJ's member KEY; NULL when it is absent or JSON null. */
+static const cJSON *present_member(const cJSON *obj, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	if (!item || cJSON_IsNull(item)) {
-		if (required)
-			return err_set(LL_EINVAL, "Field '%s' is required.", key);
-		*ret_value = default_value;
-		return 0;
+	return cJSON_IsNull(item) ? NULL : item;
+}
+
+/* What an absent member KEY is: LL_EINVAL when REQUIRED, else 0 (the
+ * caller then stores its default). */
+static int absent_member(const char *key, bool required)
+{
+	return required ? err_set(LL_EINVAL, "Field '%s' is required.", key) : 0;
+}
+
+int json_get_int(const cJSON *obj, const char *key, long long min, long long max,
+		 bool required, long long default_value, long long *ret_value)
+{
+	const cJSON *item = present_member(obj, key);
+
+	if (!item) {
+		if (!required)
+			*ret_value = default_value;
+		return absent_member(key, required);
 	}
 	return json_number_to_int(item, min, max, key, ret_value);
 }
@@ -272,14 +286,13 @@ int json_get_int(const cJSON *obj, const char *key, long long min, long long max
 int json_get_string(const cJSON *obj, const char *key, size_t max_len, bool required,
 		    const char *default_value, const char **ret_value)
 {
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *item = present_member(obj, key);
 	size_t len;
 
-	if (!item || cJSON_IsNull(item)) {
-		if (required)
-			return err_set(LL_EINVAL, "Field '%s' is required.", key);
-		*ret_value = default_value;
-		return 0;
+	if (!item) {
+		if (!required)
+			*ret_value = default_value;
+		return absent_member(key, required);
 	}
 	if (!cJSON_IsString(item))
 		return err_set(LL_EINVAL, "Field '%s' must be a string.", key);
@@ -293,13 +306,12 @@ int json_get_string(const cJSON *obj, const char *key, size_t max_len, bool requ
 int json_get_bool(const cJSON *obj, const char *key, bool required, bool default_value,
 		  bool *ret_value)
 {
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	const cJSON *item = present_member(obj, key);
 
-	if (!item || cJSON_IsNull(item)) {
-		if (required)
-			return err_set(LL_EINVAL, "Field '%s' is required.", key);
-		*ret_value = default_value;
-		return 0;
+	if (!item) {
+		if (!required)
+			*ret_value = default_value;
+		return absent_member(key, required);
 	}
 	if (!cJSON_IsBool(item))
 		return err_set(LL_EINVAL, "Field '%s' must be true or false.", key);

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -167,19 +166,6 @@ class Wine:
     def windows_path(path):
         return "Z:" + path.replace("/", "\\")
 
-    def processes(self):
-        """PIDs of the processes still running in this prefix, the server aside."""
-        pids = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open("/proc/%s/environ" % pid, "rb") as f:
-                    env = f.read().split(b"\0")
-            except OSError:
-                continue
-            if ("WINEPREFIX=%s" % self.prefix).encode() in env and int(pid) != self.server.pid:
-                pids.append(int(pid))
-        return pids
-
     def __exit__(self, *exc):
         # The server ends every process of the prefix, then itself, by PID.
         subprocess.run([WINESERVER, "-k"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -218,15 +204,6 @@ def test_x64_agent_facts_under_wine():
 def verification_failures(result):
     """What the result's per-variant verification gets wrong (pe_checks.py)."""
     return pe_checks.verification_failures(result, VARIANTS, DLLS, EXPORTS, GLOBALS, RUNS)
-
-
-def results_of(daemon, task_id):
-    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
-    try:
-        rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
-    finally:
-        db.close()
-    return [(a, json.loads(b)) for a, b in rows]
 
 
 def test_x64_agent_runs_the_column_job_under_wine():
@@ -272,7 +249,7 @@ def test_x64_agent_runs_the_column_job_under_wine():
             assert code == 0, (code, log[-3000:])
             assert len(expiries) >= 2, expiries  # heartbeats renewed the lease
 
-            results = results_of(d, task["id"])
+            results = harness.results_of(d, task["id"])
             assert len(results) == 1, results
             attempt, body = results[0]
             assert body["attempt"] == attempt == 1

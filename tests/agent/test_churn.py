@@ -27,7 +27,7 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
 
-AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+AGENT = harness.AGENT
 WINE64 = "/usr/lib/wine/wine64"
 MARKER = "LOADLAB_CHURN_TEST_MARKER"
 
@@ -35,17 +35,7 @@ MARKER = "LOADLAB_CHURN_TEST_MARKER"
 def marked_processes(marker):
     """PIDs of live processes whose environment holds MARKER=marker."""
     needle = ("%s=%s" % (MARKER, marker)).encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(pid))
-        except OSError:
-            pass
-    return found
+    return harness.pids_where("environ", lambda env: needle in env)
 
 
 def run_agent(args, marker, timeout=300):

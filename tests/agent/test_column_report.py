@@ -16,7 +16,7 @@ from schemacheck import validate  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pe_checks  # noqa: E402
 
-AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
+AGENT = harness.AGENT
 
 # The column's experiment (schemas/examples/pietrek-2000.json) at a size
 # that runs in seconds, with all eight pe presets, over two cells that two
@@ -120,15 +120,7 @@ def test_churn_job_end_to_end():
                measure={"churn": {"processes": 50, "dll_sets": ["none", "user32"]}})
     with harness.Daemon() as d:
         job_id = d.submit(job)["id"]
-        data_dir = tempfile.mkdtemp(prefix="loadlab-churn-")
-        try:
-            r = subprocess.run([AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
-                                "--data-dir", data_dir, "--labels", "bench=a", "--once"],
-                               stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
-            assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
-        finally:
-            harness.kill_processes_under(data_dir)
-            subprocess.run(["rm", "-rf", data_dir])
+        harness.run_agent_once(d, "loadlab-churn-", ["--labels", "bench=a"])
         report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
         validate("report.json", report)
         rows = report["churn"]["rows"]

@@ -4,33 +4,17 @@ loadlabd, run by one real Linux agent natively, warm and cold, and the
 report. Every variant is verified (from the files and from the loader) and
 timed; the report has a row per variant against the baseline `default`."""
 import os
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
 from schemacheck import validate  # noqa: E402
-
-AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 
 PRESETS = ["default", "now", "relr", "hidden", "symbolic", "symbolic+relr", "reorder", "sysv-hash"]
 GEN = {"dlls": 6, "exports": 40, "globals_per_function": 1}
 RUNS = 5
 JOB = dict(harness.load_example("elf-relocations.json"), generator=GEN, variants=PRESETS,
            measure={"warm": {"runs": RUNS, "warmup": 1}, "cold": {"runs": 2}})
-
-
-def run_agent(d):
-    data_dir = tempfile.mkdtemp(prefix="loadlab-elf-")
-    try:
-        r = subprocess.run([AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
-                            "--data-dir", data_dir, "--name", "elf-linux", "--once"],
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
-        assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
-    finally:
-        harness.kill_processes_under(data_dir)
-        subprocess.run(["rm", "-rf", data_dir])
 
 
 def check_verify(v):
@@ -64,7 +48,7 @@ def check_verify(v):
 def test_elf_job_end_to_end():
     with harness.Daemon() as d:
         job_id = d.submit(JOB)["id"]
-        run_agent(d)
+        harness.run_agent_once(d, "loadlab-elf-", ["--name", "elf-linux"])
         job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
         assert job["state"] == "done", job
         assert len(job["tasks"]) == 1, job

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from harness import kill_processes_under, run_tests  # noqa: E402
+from harness import kill_processes_under, pids_where, run_tests  # noqa: E402
 
 BUILD = os.environ.get("LOADLAB_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 AGENT = os.path.join(BUILD, "agent", "loadlab-agent")
@@ -105,16 +105,8 @@ def test_failing_program_is_an_error():
 
 
 def sleepers(arg):
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/cmdline" % pid, "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) >= 2 and argv[0].endswith(b"sleep") and argv[1] == arg.encode():
-            pids.append(int(pid))
-    return pids
+    return pids_where("cmdline", lambda argv: len(argv) >= 2 and argv[0].endswith(b"sleep")
+                      and argv[1] == arg.encode())
 
 
 def test_hung_program_is_killed():

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ SOURCE_DIR = os.environ.get("LOADLAB_SOURCE_DIR",
 BUILD_DIR = os.environ.get("LOADLAB_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 LOADLABD = os.path.join(BUILD_DIR, "server", "loadlabd")
 LOADLAB = os.path.join(BUILD_DIR, "cli", "loadlab")
+AGENT = os.path.join(BUILD_DIR, "agent", "loadlab-agent")
 SCHEMAS = os.path.join(SOURCE_DIR, "schemas")
 EXAMPLES = os.path.join(SCHEMAS, "examples")
 
@@ -168,32 +170,84 @@ class Daemon:
         return r.json()
 
 
+def pids_where(proc_file, match):
+    """PIDs of the live processes, this one aside, whose /proc/PID/PROC_FILE
+    ("environ", "cmdline"), split at its NUL bytes, MATCH accepts."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/%s" % (pid, proc_file), "rb") as f:
+                fields = f.read().split(b"\0")
+        except OSError:
+            continue
+        if match(fields):
+            pids.append(int(pid))
+    return pids
+
+
 def kill_processes_under(path):
     """Kills, by PID, every process whose WINEPREFIX lies under PATH: the
     Wine services (services.exe, winedevice.exe, ...) that a test's Wine
     prefix started and that outlive a killed agent or wineserver. Returns
     how many were killed."""
-    killed = 0
     path = os.path.abspath(path)
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/environ" % pid, "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
-            continue
+
+    def under(env):
         for entry in env:
             if entry.startswith(b"WINEPREFIX="):
                 prefix = os.path.abspath(entry[11:].decode(errors="replace"))
-                if prefix == path or prefix.startswith(path + os.sep):
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                        killed += 1
-                    except OSError:
-                        pass
-                break
+                return prefix == path or prefix.startswith(path + os.sep)
+        return False
+
+    killed = 0
+    for pid in pids_where("environ", under):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
     return killed
+
+
+def run_agent_once(daemon, prefix, args=()):
+    """Runs loadlab-agent --once against DAEMON (enrolling with its token)
+    in a new data directory named after PREFIX, with ARGS before --once;
+    asserts it exits 0 within 600 s (its stderr's end as the message), then
+    kills what Wine left under the directory and removes it."""
+    data_dir = tempfile.mkdtemp(prefix=prefix)
+    try:
+        r = subprocess.run([AGENT, "--server", daemon.url, "--enroll-token", daemon.enroll_token,
+                            "--data-dir", data_dir] + list(args) + ["--once"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")[-3000:]
+    finally:
+        kill_processes_under(data_dir)
+        subprocess.run(["rm", "-rf", data_dir])
+
+
+def results_of(daemon, task_id):
+    """The results stored for TASK_ID, as (attempt, parsed body) pairs, read
+    from DAEMON's database opened read-only."""
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
+    try:
+        rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
+    finally:
+        db.close()
+    return [(a, json.loads(b)) for a, b in rows]
+
+
+def wait_for(what, fn, timeout=15.0, interval=0.1):
+    """FN's first truthy value, called every INTERVAL seconds; an
+    AssertionError "timed out waiting for WHAT" after TIMEOUT seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("timed out waiting for " + what)
 
 
 def load_example(name):

@@ -11,22 +11,12 @@ import threading
 import time
 import subprocess
 
-from harness import LOADLAB, Daemon, run_tests
+from harness import LOADLAB, Daemon, run_tests, wait_for
 from schemacheck import validate
 
 JOB = {"name": "nightly", "family": "pe", "generator": {"dlls": 2, "exports": 10},
        "variants": ["default", "rebase"]}
 FACTS = {"os": "winxp", "disk": "ssd", "cpu_model": "lab cpu", "runner": "wine"}
-
-
-def wait_for(what, fn, timeout=15.0, step=0.1):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def series_jobs(d, name):

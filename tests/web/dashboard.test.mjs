@@ -11,49 +11,22 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
-import { chromium } from "playwright-core";
+import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screenshot } from "./lib.mjs";
 
-const BUILD = process.env.LOADLAB_BUILD_DIR || path.resolve("build");
-const SOURCE = process.env.LOADLAB_SOURCE_DIR || path.resolve(".");
-const ARTIFACTS = process.env.LOADLAB_WEB_ARTIFACTS || path.join(BUILD, "tests", "web");
-const SHOTS = path.join(ARTIFACTS, "screenshots");
 const CELLS = [["winxp", "hdd"], ["winxp", "ssd"], ["win10", "hdd"], ["win10", "ssd"]];
 
 /* The tables' number formats (web/app.js). */
 const us = (v) => v.toFixed(1);
 const pct = (v) => (v > 0 ? "+" : "") + v.toFixed(2) + " %";
 
-let daemon, dataDir, url, admin, enrollToken, context, page;
+let daemon, url, admin, enrollToken, api, context, page;
 const agents = {};           /* "winxp-hdd" -> {id, token, facts} */
 const jobs = {};             /* base, slower, same, cold */
 const consoleErrors = [];
 let expectHttpErrors = false;
-
-async function api(method, p, body, token = admin) {
-  const headers = {};
-  if (token) headers.Authorization = "Bearer " + token;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const r = await fetch(url + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : null, text };
-}
-
-/* Deterministic samples around CENTER (a small LCG, not Math.random). */
-function samples(center, seed, n = 30, spread = 5) {
-  let x = seed >>> 0;
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    for (let k = 0; k < 6; k++) { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; s += x / 2 ** 32; }
-    out.push(Math.round((center + (s - 3) * spread * 1.4) * 10) / 10);
-  }
-  return out;
-}
 
 function warmVariants(seed, shift = {}) {
   const centers = { default: 1000, rebase: 1100, bind: 1005, "ordinal+bind": 900 };
@@ -101,8 +74,7 @@ async function coldJob() {
 }
 
 async function shot(name) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
+  await screenshot(page, name);
 }
 
 async function go(hash) {
@@ -115,17 +87,8 @@ function assertNoConsoleErrors(where) {
 }
 
 before(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-web-"));
-  daemon = spawn(path.join(BUILD, "server/loadlabd"), ["--listen", "127.0.0.1:0", "--data-dir", dataDir],
-    { stdio: ["ignore", "pipe", fs.openSync(path.join(dataDir, "loadlabd.log"), "a")] });
-  url = await new Promise((resolve, reject) => {
-    const rl = readline.createInterface({ input: daemon.stdout });
-    const timer = setTimeout(() => reject(new Error("loadlabd did not print its URL")), 20000);
-    rl.on("line", (line) => { const m = line.match(/listening on (http:\/\/\S+)/); if (m) { clearTimeout(timer); resolve(m[1]); } });
-    daemon.on("exit", (code) => reject(new Error("loadlabd exited with " + code)));
-  });
-  admin = fs.readFileSync(path.join(dataDir, "admin.token"), "utf8").trim();
-  enrollToken = fs.readFileSync(path.join(dataDir, "enroll.token"), "utf8").trim();
+  ({ daemon, url, admin, enroll: enrollToken } = await startDaemon("loadlab-web-"));
+  api = apiClient(url, admin);
   for (const [o, d] of CELLS) {
     const facts = { os: o, disk: d, cpu_model: "lab cpu", runner: "wine", arch: "x86_64" };
     const r = await api("POST", "/api/v1/agents/enroll", { name: `${o}-${d}`, facts, labels: { rack: o === "winxp" ? "a" : "b" } }, enrollToken);
@@ -137,15 +100,7 @@ before(async () => {
   jobs.slower = await columnJob(3, { default: 1.1, bind: 1.1 });
   jobs.cold = await coldJob();
 
-  /* A new, empty profile: playwright takes it as launchPersistentContext's
-   * userDataDir (it refuses --user-data-dir among the args). */
-  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-chromium-")), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await launchChromium();
   page = await context.newPage();
   page.on("console", (msg) => {
     if (msg.type() !== "error") return;

@@ -11,53 +11,16 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import readline from "node:readline";
-import { chromium } from "playwright-core";
+import { startDaemon, apiClient, waitFor, samples, launchChromium, screenshot } from "./lib.mjs";
 
-const BUILD = process.env.LOADLAB_BUILD_DIR || path.resolve("build");
-const ARTIFACTS = process.env.LOADLAB_WEB_ARTIFACTS || path.join(BUILD, "tests", "web");
-const SHOTS = path.join(ARTIFACTS, "screenshots");
 const FACTS = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const JOB = { name: "nightly", family: "pe", generator: { dlls: 2, exports: 10 }, variants: ["default", "rebase"] };
 
-let daemon, dataDir, url, admin, agentToken, context, page;
+let daemon, url, admin, agentToken, api, context, page;
 const series = { "perf/nightly": [], "ci/main": [] }; /* name -> job ids in order */
 const consoleErrors = [];
-
-async function api(method, p, body, token = admin) {
-  const headers = {};
-  if (token) headers.Authorization = "Bearer " + token;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const r = await fetch(url + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : null, text };
-}
-
-async function waitFor(what, fn, ms = 15000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error("timed out waiting for " + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/* Deterministic samples around CENTER (a small LCG, not Math.random). */
-function samples(center, seed, n = 30, spread = 5) {
-  let x = seed >>> 0;
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    for (let k = 0; k < 6; k++) { x = (Math.imul(x, 1664525) + 1013904223) >>> 0; s += x / 2 ** 32; }
-    out.push(Math.round((center + (s - 3) * spread * 1.4) * 10) / 10);
-  }
-  return out;
-}
 
 /* Submits a job of series NAME and posts its one task's result, REBASE_SHIFT
  * times slower for the rebase variant; waits until the job is done. */
@@ -76,8 +39,7 @@ async function seriesJob(name, revision, seed, rebaseShift = 1) {
 }
 
 async function shot(name) {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
+  await screenshot(page, name);
   await page.screenshot({ path: path.join(os.tmpdir(), "loadlab-" + name + ".png"), fullPage: true });
 }
 
@@ -105,17 +67,9 @@ async function chartData(selector) {
 }
 
 before(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-web-series-"));
-  daemon = spawn(path.join(BUILD, "server/loadlabd"), ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--schedule-tick-ms", "100"],
-    { stdio: ["ignore", "pipe", fs.openSync(path.join(dataDir, "loadlabd.log"), "a")] });
-  url = await new Promise((resolve, reject) => {
-    const rl = readline.createInterface({ input: daemon.stdout });
-    const timer = setTimeout(() => reject(new Error("loadlabd did not print its URL")), 20000);
-    rl.on("line", (line) => { const m = line.match(/listening on (http:\/\/\S+)/); if (m) { clearTimeout(timer); resolve(m[1]); } });
-    daemon.on("exit", (code) => reject(new Error("loadlabd exited with " + code)));
-  });
-  admin = fs.readFileSync(path.join(dataDir, "admin.token"), "utf8").trim();
-  const enroll = fs.readFileSync(path.join(dataDir, "enroll.token"), "utf8").trim();
+  let enroll;
+  ({ daemon, url, admin, enroll } = await startDaemon("loadlab-web-series-", ["--schedule-tick-ms", "100"]));
+  api = apiClient(url, admin);
   const r = await api("POST", "/api/v1/agents/enroll", { name: "lab-1", facts: FACTS, labels: {} }, enroll);
   assert.equal(r.status, 201, r.text);
   agentToken = r.body.token;
@@ -128,13 +82,7 @@ before(async () => {
   await seriesJob("ci/main", null, 51, 1.3);
   await waitFor("two alerts", async () => (await api("GET", "/api/v1/alerts?open=true")).body.alerts.length === 2);
 
-  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-chromium-")), {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  context = await launchChromium();
   /* The token as the header's form stores it (dashboard.test.mjs types it). */
   await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), admin);
   page = await context.newPage();

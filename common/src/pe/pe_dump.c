@@ -184,12 +184,26 @@ static void add(cJSON *obj, const char *key, cJSON *item, bool *ok)
 	}
 }
 
-static void push(cJSON *arr, cJSON *item, bool *ok)
+/* Adds ITEM to OBJ as KEY and returns it; NULL, with *OK false, when
+ * that or anything before failed. */
+static cJSON *add_child(cJSON *obj, const char *key, cJSON *item, bool *ok)
 {
+	add(obj, key, item, ok);
+	return *ok ? item : NULL;
+}
+
+/* Appends a new object to ARR and returns it; NULL, with *OK false, when
+ * that fails. */
+static cJSON *push_object(cJSON *arr, bool *ok)
+{
+	cJSON *item = cJSON_CreateObject();
+
 	if (!item || !cJSON_AddItemToArray(arr, item)) {
 		cJSON_Delete(item);
 		*ok = false;
+		return NULL;
 	}
+	return item;
 }
 
 static cJSON *json_imports(const struct pe_imports *imports, bool *ok)
@@ -202,13 +216,10 @@ static cJSON *json_imports(const struct pe_imports *imports, bool *ok)
 	}
 	for (size_t i = 0; i < imports->module_count && *ok; i++) {
 		const struct pe_import_module *m = &imports->modules[i];
-		cJSON *o = cJSON_CreateObject(), *fns = cJSON_CreateArray();
+		cJSON *o = push_object(arr, ok), *fns;
 
-		push(arr, o, ok);
-		if (!o) {
-			cJSON_Delete(fns);
+		if (!o)
 			break;
-		}
 		add(o, "dll", cJSON_CreateString(m->name), ok);
 		add(o, "descriptor_rva", cJSON_CreateNumber(m->descriptor_rva), ok);
 		add(o, "name_table_rva", cJSON_CreateNumber(m->name_table_rva), ok);
@@ -218,12 +229,11 @@ static cJSON *json_imports(const struct pe_imports *imports, bool *ok)
 			add(o, "forwarder_chain", cJSON_CreateNumber(m->forwarder_chain), ok);
 		else
 			add(o, "attributes", cJSON_CreateNumber(m->delay_attributes), ok);
-		add(o, "functions", fns, ok);
+		fns = add_child(o, "functions", cJSON_CreateArray(), ok);
 		for (size_t f = 0; fns && f < m->function_count && *ok; f++) {
 			const struct pe_import_function *fn = &m->functions[f];
-			cJSON *x = cJSON_CreateObject();
+			cJSON *x = push_object(fns, ok);
 
-			push(fns, x, ok);
 			if (!x)
 				break;
 			if (fn->by_ordinal) {
@@ -271,13 +281,11 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 	add(root, "size_of_headers", cJSON_CreateNumber(image->size_of_headers), &ok);
 	add(root, "relocs_stripped", cJSON_CreateBool(image->characteristics & PE_FILE_RELOCS_STRIPPED), &ok);
 
-	arr = cJSON_CreateArray();
-	add(root, "sections", arr, &ok);
+	arr = add_child(root, "sections", cJSON_CreateArray(), &ok);
 	for (uint32_t i = 0; arr && i < image->section_count && ok; i++) {
 		const struct pe_section *s = &image->sections[i];
 
-		o = cJSON_CreateObject();
-		push(arr, o, &ok);
+		o = push_object(arr, &ok);
 		if (!o)
 			break;
 		add(o, "name", cJSON_CreateString(s->name), &ok);
@@ -287,13 +295,11 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 		add(o, "raw_size", cJSON_CreateNumber(s->raw_size), &ok);
 		add(o, "characteristics", cJSON_CreateNumber(s->characteristics), &ok);
 	}
-	arr = cJSON_CreateArray();
-	add(root, "directories", arr, &ok);
+	arr = add_child(root, "directories", cJSON_CreateArray(), &ok);
 	for (uint32_t i = 0; arr && i < image->directory_count && ok; i++) {
 		if (!image->directories[i].rva && !image->directories[i].size)
 			continue;
-		o = cJSON_CreateObject();
-		push(arr, o, &ok);
+		o = push_object(arr, &ok);
 		if (!o)
 			break;
 		add(o, "name", cJSON_CreateString(directory_names[i]), &ok);
@@ -303,23 +309,20 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 	add(root, "imports", json_imports(&p.imports, &ok), &ok);
 	add(root, "delay_imports", json_imports(&p.delay, &ok), &ok);
 
-	o = cJSON_CreateObject();
-	add(root, "exports", o, &ok);
-	if (o && ok) {
+	o = add_child(root, "exports", cJSON_CreateObject(), &ok);
+	if (o) {
 		add(o, "dll", p.exports.dll_name ? cJSON_CreateString(p.exports.dll_name) : cJSON_CreateNull(), &ok);
 		add(o, "base", cJSON_CreateNumber(p.exports.base), &ok);
 		add(o, "timestamp", cJSON_CreateNumber(p.exports.timestamp), &ok);
 		add(o, "count", cJSON_CreateNumber((double)p.exports.count), &ok);
-		arr = cJSON_CreateArray();
-		add(o, "functions", arr, &ok);
+		arr = add_child(o, "functions", cJSON_CreateArray(), &ok);
 		for (size_t i = 0; arr && i < p.exports.count && ok; i++) {
 			const struct pe_export *e = &p.exports.entries[i];
 			cJSON *x;
 
 			if (!e->rva)
 				continue;
-			x = cJSON_CreateObject();
-			push(arr, x, &ok);
+			x = push_object(arr, &ok);
 			if (!x)
 				break;
 			add(x, "ordinal", cJSON_CreateNumber(e->ordinal), &ok);
@@ -329,12 +332,10 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 			if (e->forwarder)
 				add(x, "forwarder", cJSON_CreateString(e->forwarder), &ok);
 		}
-		arr = cJSON_CreateArray();
-		add(o, "names", arr, &ok);
+		arr = add_child(o, "names", cJSON_CreateArray(), &ok);
 		for (size_t i = 0; arr && i < p.exports.name_count && ok; i++) {
-			cJSON *x = cJSON_CreateObject();
+			cJSON *x = push_object(arr, &ok);
 
-			push(arr, x, &ok);
 			if (!x)
 				break;
 			add(x, "name", cJSON_CreateString(p.exports.names[i].name), &ok);
@@ -342,9 +343,8 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 		}
 	}
 
-	o = cJSON_CreateObject();
-	add(root, "relocations", o, &ok);
-	if (o && ok) {
+	o = add_child(root, "relocations", cJSON_CreateObject(), &ok);
+	if (o) {
 		cJSON *types = cJSON_CreateObject();
 
 		add(o, "count", cJSON_CreateNumber((double)p.relocs.count), &ok);
@@ -355,12 +355,10 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 				add(types, pe_reloc_type_name(image->machine, t),
 				    cJSON_CreateNumber((double)p.type_counts[t]), &ok);
 		if (list_relocs) {
-			arr = cJSON_CreateArray();
-			add(o, "entries", arr, &ok);
+			arr = add_child(o, "entries", cJSON_CreateArray(), &ok);
 			for (size_t i = 0; arr && i < p.relocs.count && ok; i++) {
-				cJSON *x = cJSON_CreateObject();
+				cJSON *x = push_object(arr, &ok);
 
-				push(arr, x, &ok);
 				if (!x)
 					break;
 				add(x, "rva", cJSON_CreateNumber(p.relocs.entries[i].rva), &ok);
@@ -370,24 +368,20 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 		}
 	}
 
-	arr = cJSON_CreateArray();
-	add(root, "bound_imports", arr, &ok);
+	arr = add_child(root, "bound_imports", cJSON_CreateArray(), &ok);
 	for (size_t i = 0; arr && i < p.bound.count && ok; i++) {
 		const struct pe_bound_module *m = &p.bound.modules[i];
 		cJSON *fw;
 
-		o = cJSON_CreateObject();
-		push(arr, o, &ok);
+		o = push_object(arr, &ok);
 		if (!o)
 			break;
 		add(o, "dll", cJSON_CreateString(m->name), &ok);
 		add(o, "timestamp", cJSON_CreateNumber(m->timestamp), &ok);
-		fw = cJSON_CreateArray();
-		add(o, "forwarders", fw, &ok);
+		fw = add_child(o, "forwarders", cJSON_CreateArray(), &ok);
 		for (size_t f = 0; fw && f < m->forwarder_count && ok; f++) {
-			cJSON *x = cJSON_CreateObject();
+			cJSON *x = push_object(fw, &ok);
 
-			push(fw, x, &ok);
 			if (!x)
 				break;
 			add(x, "dll", cJSON_CreateString(m->forwarders[f].name), &ok);

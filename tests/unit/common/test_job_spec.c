@@ -25,6 +25,18 @@ static int normalize_text(const char *text, cJSON **ret)
 	return rc;
 }
 
+/* What MATCHES (job_spec_cell_matches or job_spec_selector_matches) says
+ * of the cell or selector in TEXT against FACTS and LABELS. */
+static bool matches_text(bool (*matches)(const cJSON *, const cJSON *, const cJSON *), const char *text,
+			 const cJSON *facts, const cJSON *labels)
+{
+	cJSON *cell = parse(text);
+	bool m = matches(cell, facts, labels);
+
+	cJSON_Delete(cell);
+	return m;
+}
+
 static void test_presets_and_defaults(void)
 {
 	cJSON *n = NULL, *v;
@@ -107,24 +119,14 @@ static void test_cells_and_matching(void)
 	cJSON_Delete(n);
 
 	/* A label or a fact may match; numbers, booleans and lists of facts too. */
-	cell = parse("{\"os\":\"win10\",\"disk\":\"hdd\"}");
-	CHECK(job_spec_cell_matches(cell, facts, labels));
-	cJSON_Delete(cell);
-	cell = parse("{\"cores\":\"4\",\"wine\":\"true\",\"toolchains\":\"clang\"}");
-	CHECK(job_spec_cell_matches(cell, facts, labels));
-	cJSON_Delete(cell);
-	cell = parse("{\"os\":\"winxp\"}");
-	CHECK(!job_spec_cell_matches(cell, facts, labels));
-	cJSON_Delete(cell);
-	cell = parse("{\"fs\":\"ntfs\"}");
-	CHECK(!job_spec_cell_matches(cell, facts, labels));
-	cJSON_Delete(cell);
-	cell = parse("{\"os\":[\"winxp\",\"win10\"],\"cores\":[\"4\"]}");
-	CHECK(job_spec_selector_matches(cell, facts, labels));
-	cJSON_Delete(cell);
-	cell = parse("{\"os\":[\"winxp\"]}");
-	CHECK(!job_spec_selector_matches(cell, facts, labels));
-	cJSON_Delete(cell);
+	CHECK(matches_text(job_spec_cell_matches, "{\"os\":\"win10\",\"disk\":\"hdd\"}", facts, labels));
+	CHECK(matches_text(job_spec_cell_matches, "{\"cores\":\"4\",\"wine\":\"true\",\"toolchains\":\"clang\"}",
+			   facts, labels));
+	CHECK(!matches_text(job_spec_cell_matches, "{\"os\":\"winxp\"}", facts, labels));
+	CHECK(!matches_text(job_spec_cell_matches, "{\"fs\":\"ntfs\"}", facts, labels));
+	CHECK(matches_text(job_spec_selector_matches, "{\"os\":[\"winxp\",\"win10\"],\"cores\":[\"4\"]}",
+			   facts, labels));
+	CHECK(!matches_text(job_spec_selector_matches, "{\"os\":[\"winxp\"]}", facts, labels));
 	cJSON_Delete(facts);
 	cJSON_Delete(labels);
 

@@ -18,13 +18,22 @@ static struct pe_image *open_fixture(const struct fixture *f)
 	return img;
 }
 
-static void test_headers(bool plus)
+/* A DLL fixture at 0x10000000 (PE32+ when PLUS) with what ADD puts in it
+ * (NULL: nothing), opened; NULL, after a failed check, when it is not. */
+static struct pe_image *open_dll_fixture(bool plus, void (*add)(struct fixture *f))
 {
 	struct fixture f;
-	struct pe_image *img;
 
 	fx_init(&f, plus, 0x10000000, true, 0, false);
-	img = open_fixture(&f);
+	if (add)
+		add(&f);
+	return open_fixture(&f);
+}
+
+static void test_headers(bool plus)
+{
+	struct pe_image *img = open_dll_fixture(plus, NULL);
+
 	if (!img)
 		return;
 	CHECK_EQ_INT(img->pe32plus, plus);
@@ -128,14 +137,10 @@ static void test_delay_imports(void)
 
 static void test_exports(bool plus)
 {
-	struct fixture f;
-	struct pe_image *img;
+	struct pe_image *img = open_dll_fixture(plus, fx_add_exports_target);
 	struct pe_exports exp;
 	const struct pe_export *e;
 
-	fx_init(&f, plus, 0x10000000, true, 0, false);
-	fx_add_exports_target(&f);
-	img = open_fixture(&f);
 	if (!img)
 		return;
 	CHECK_EQ_INT(pe_exports_read(img, &exp), 0);
@@ -164,13 +169,9 @@ static void test_exports(bool plus)
 
 static void test_relocs(bool plus)
 {
-	struct fixture f;
-	struct pe_image *img;
+	struct pe_image *img = open_dll_fixture(plus, fx_add_relocs);
 	struct pe_relocs rel;
 
-	fx_init(&f, plus, 0x10000000, true, 0, false);
-	fx_add_relocs(&f);
-	img = open_fixture(&f);
 	if (!img)
 		return;
 	CHECK_EQ_INT(pe_relocs_read(img, &rel), 0);
