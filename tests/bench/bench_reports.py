@@ -145,12 +145,7 @@ def main():
         # The summarizer alone: every summary dropped again, the daemon
         # restarted; it queues the unsummarized results, oldest (the two
         # jobs' 8-variant results) first. Its rate over a few seconds.
-        d.stop()
-        db = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
-        db.execute("DELETE FROM result_summaries")
-        db.commit()
-        db.close()
-        d.start()
+        d.restart_without_summaries()
         pending0, t0, c0 = metric(d, "loadlab_summaries_pending"), time.perf_counter(), cpu_seconds(d)
         time.sleep(3)
         pending1, t1, c1 = metric(d, "loadlab_summaries_pending"), time.perf_counter(), cpu_seconds(d)

@@ -137,6 +137,18 @@ class Daemon:
                 raise AssertionError("loadlabd reported '%s':\n%s" % (marker, log[-4000:]))
         return code
 
+    def restart_without_summaries(self):
+        """Stops the daemon, deletes every cached result summary from its
+        store and starts it again: its summarizer then queues the stored
+        results that have none, oldest first, and reports compute what
+        they need on demand."""
+        self.stop()
+        db = sqlite3.connect(os.path.join(self.data_dir, "loadlab.db"))
+        db.execute("DELETE FROM result_summaries")
+        db.commit()
+        db.close()
+        return self.start()
+
     def close(self):
         self.stop()
         if self.own_dir:
