@@ -17,7 +17,7 @@
 
 #include "cmd/commands.h"
 #include "fleet/fleet.h"
-#include "plat_win32_int.h"
+#include "loadlab/plat_spawn_win32.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
