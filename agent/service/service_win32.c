@@ -89,25 +89,28 @@ static DWORD WINAPI member_thread(LPVOID arg)
 	return 0;
 }
 
-/* The value of --data-dir in ARGV (either form), or NULL. */
-static const char *data_dir_of(int argc, char **argv)
+/* The value of option NAME ("--data-dir") in ARGV, either form, or NULL. */
+static const char *option_of(int argc, char **argv, const char *name)
 {
-	const char *dir = NULL;
+	const char *value = NULL;
+	size_t len = strlen(name);
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--data-dir") == 0 && i + 1 < argc)
-			dir = argv[++i];
-		else if (strncmp(argv[i], "--data-dir=", 11) == 0)
-			dir = argv[i] + 11;
+		if (strcmp(argv[i], name) == 0 && i + 1 < argc)
+			value = argv[++i];
+		else if (strncmp(argv[i], name, len) == 0 && argv[i][len] == '=')
+			value = argv[i] + len + 1;
 	}
-	return dir;
+	return value;
 }
 
 /* Standard error (the log's stream, and the agent's last fatal line)
  * appended to DATA_DIR\agent.log: a service has no console. */
 static int open_log(void)
 {
-	const char *dir = data_dir_of(run_argc, run_argv);
+	const char *dir = option_of(run_argc, run_argv, "--data-dir");
+	const char *format_name = option_of(run_argc, run_argv, "--log-format");
+	enum log_format format;
 	char path[PLAT_MAX_PATH + 32];
 	FILE *log;
 	int rc;
@@ -130,6 +133,9 @@ static int open_log(void)
 	 * that fails only that line is lost. */
 	setvbuf(log, NULL, _IONBF, 0);
 	log_set_stream(log);
+	/* The service's own lines in the format the agent's will have. */
+	if (format_name && log_format_parse(format_name, &format) == 0)
+		log_set_format(format);
 	if (_dup2(_fileno(log), 2) == 0 && freopen(path, "ab", stderr)) {
 		setvbuf(stderr, NULL, _IONBF, 0);
 		SetStdHandle(STD_ERROR_HANDLE, (HANDLE)_get_osfhandle(_fileno(stderr)));

@@ -68,6 +68,12 @@ class ServiceWine(Wine):
                        timeout=300)
         return self
 
+    def processes(self):
+        """PIDs of the processes still running in this prefix, the server aside."""
+        mine = ("WINEPREFIX=%s" % self.prefix).encode()
+        return [pid for pid in harness.pids_where("environ", lambda env: mine in env)
+                if pid != self.server.pid]
+
     def services_exes(self):
         return [pid for pid in self.processes() if cmdline_has(pid, b"services.exe")]
 
