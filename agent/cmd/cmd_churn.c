@@ -66,7 +66,9 @@ static int parse_int(const char *text, long long min, long long max, long long *
  * pieces point into TEXT, which is modified. */
 static int add_sets(char *text, const char **sets, int *count)
 {
-	for (char *item = strtok(text, ","); item; item = strtok(NULL, ",")) {
+	char *save = NULL;
+
+	for (char *item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		if (*count >= MAX_SETS)
 			return -1;
 		sets[(*count)++] = item;

@@ -31,6 +31,8 @@ struct fixture {
 
 static inline void fx_put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
 static inline void fx_put32(unsigned char *p, uint32_t v) { fx_put16(p, (uint16_t)v); fx_put16(p + 2, (uint16_t)(v >> 16)); }
+/* Writes TEXT and its NUL at P (the fixture's own, known-short names). */
+static inline void fx_put_text(unsigned char *p, const char *text) { memcpy(p, text, strlen(text) + 1); }
 static inline void fx_put64(unsigned char *p, uint64_t v) { fx_put32(p, (uint32_t)v); fx_put32(p + 4, (uint32_t)(v >> 32)); }
 static inline uint16_t fx_get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static inline uint32_t fx_get32(const unsigned char *p) { return fx_get16(p) | (uint32_t)fx_get16(p + 2) << 16; }
@@ -138,10 +140,10 @@ static inline void fx_add_imports(struct fixture *f)
 	fx_put32(d, r + 0x100);
 	fx_put32(d + 12, r + 0x1c0);
 	fx_put32(d + 16, r + 0x140);
-	fx_put16(fx_at(f, hn[0]), 0), strcpy((char *)fx_at(f, hn[0] + 2), "alpha");
-	fx_put16(fx_at(f, hn[1]), 5), strcpy((char *)fx_at(f, hn[1] + 2), "beta");
-	fx_put16(fx_at(f, hn[2]), 2), strcpy((char *)fx_at(f, hn[2] + 2), "delta");
-	strcpy((char *)fx_at(f, r + 0x1c0), "TARGET.dll");
+	fx_put16(fx_at(f, hn[0]), 0), fx_put_text(fx_at(f, hn[0] + 2), "alpha");
+	fx_put16(fx_at(f, hn[1]), 5), fx_put_text(fx_at(f, hn[1] + 2), "beta");
+	fx_put16(fx_at(f, hn[2]), 2), fx_put_text(fx_at(f, hn[2] + 2), "delta");
+	fx_put_text(fx_at(f, r + 0x1c0), "TARGET.dll");
 	for (uint32_t table = r + 0x100; table <= r + 0x140; table += 0x40) {
 		fx_thunk(f, table, hn[0]);
 		fx_thunk(f, table + ts, hn[1]);
@@ -170,7 +172,7 @@ static inline uint32_t fx_export_directory(struct fixture *f, const char *dll, u
 	fx_put32(d + 28, r + 0x30);
 	fx_put32(d + 32, r + 0x40);
 	fx_put32(d + 36, r + 0x50);
-	strcpy((char *)fx_at(f, r + 0x60), dll);
+	fx_put_text(fx_at(f, r + 0x60), dll);
 	return r;
 }
 
@@ -191,10 +193,10 @@ static inline void fx_add_exports_target(struct fixture *f)
 	fx_put16(fx_at(f, r + 0x50), 0);
 	fx_put16(fx_at(f, r + 0x52), 1);
 	fx_put16(fx_at(f, r + 0x54), 3);
-	strcpy((char *)fx_at(f, r + 0x70), "alpha");
-	strcpy((char *)fx_at(f, r + 0x78), "beta");
-	strcpy((char *)fx_at(f, r + 0x80), "delta");
-	strcpy((char *)fx_at(f, r + 0x90), "other.epsilon");
+	fx_put_text(fx_at(f, r + 0x70), "alpha");
+	fx_put_text(fx_at(f, r + 0x78), "beta");
+	fx_put_text(fx_at(f, r + 0x80), "delta");
+	fx_put_text(fx_at(f, r + 0x90), "other.epsilon");
 	fx_dir(f, 0, r, 0xa0);
 }
 
@@ -205,7 +207,7 @@ static inline void fx_add_exports_other(struct fixture *f)
 
 	fx_put32(fx_at(f, r + 0x30), t + 0x40);
 	fx_put32(fx_at(f, r + 0x40), r + 0x70);
-	strcpy((char *)fx_at(f, r + 0x70), "epsilon");
+	fx_put_text(fx_at(f, r + 0x70), "epsilon");
 	fx_dir(f, 0, r, 0x80);
 }
 

@@ -207,9 +207,9 @@ static void test_bound_directory(void)
 	fx_put32(d, 0x11111111), fx_put16(d + 4, 32), fx_put16(d + 6, 1);
 	fx_put32(d + 8, 0x22222222), fx_put16(d + 12, 43);
 	fx_put32(d + 16, 0x33333333), fx_put16(d + 20, 53);
-	strcpy((char *)d + 32, "target.dll");
-	strcpy((char *)d + 43, "other.dll");
-	strcpy((char *)d + 53, "third.dll");
+	fx_put_text(d + 32, "target.dll");
+	fx_put_text(d + 43, "other.dll");
+	fx_put_text(d + 53, "third.dll");
 	fx_dir(&f, 11, 0x1b0, 0x40);
 	img = open_fixture(&f);
 	if (!img)

@@ -199,7 +199,7 @@ static void test_waiting(void)
 		CHECK(!queue_task_waiting(xp_x64, 0, two, 2, reason));
 		CHECK_EQ_STR(reason, "no agent has os=winxp, arch=x64 together");
 		/* An online, matching agent: nothing to say. */
-		strcpy(reason, "stale");
+		snprintf(reason, sizeof(reason), "stale");
 		CHECK(queue_task_waiting(on_xp, 0, two, 2, reason));
 		CHECK_EQ_STR(reason, "");
 	}
