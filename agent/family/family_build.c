@@ -59,10 +59,30 @@ void family_context_release(struct family_context *ctx)
 	}
 }
 
-void family_variant_release(struct family_variant *variant)
+void family_variants_free(void *variants, size_t count, size_t size)
 {
-	cJSON_Delete(variant->verify);
-	cJSON_Delete(variant->files);
+	for (size_t v = 0; variants && v < count; v++) {
+		struct family_variant *var = (void *)((char *)variants + v * size);
+		cJSON_Delete(var->verify);
+		cJSON_Delete(var->files);
+	}
+	free(variants);
+}
+
+int family_state_new(const struct family_run *run, size_t size, family_read_job *read_job,
+		     void (*release)(void *state), void **ret_state)
+{
+	struct family_context *ctx = calloc(1, size);
+	int rc;
+
+	if (!ctx)
+		return LL_ENOMEM;
+	if ((rc = family_context_init(ctx, run)) < 0 || (rc = read_job(ctx, run->job)) < 0) {
+		release(ctx);
+		return rc;
+	}
+	*ret_state = ctx;
+	return 0;
 }
 
 void family_variant_invalid(struct family_variant *variant, const char *fmt, ...)
@@ -313,7 +333,9 @@ int family_timing(struct family_context *ctx, const struct family_names *names, 
 	return 0;
 }
 
-int family_describe_variant(cJSON *variants, struct family_variant *var, cJSON *knobs,
+/* Adds to the array VARIANTS an object for VAR (family_describe()),
+ * KNOBS handed over: deleted on failure. */
+static int describe_variant(cJSON *variants, struct family_variant *var, cJSON *knobs,
 			    const struct family_measured *measured)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -347,10 +369,20 @@ int family_describe_variant(cJSON *variants, struct family_variant *var, cJSON *
 	return 0;
 }
 
-int family_describe_floor(cJSON *result, struct family_context *ctx, const char *empty, const char *floor_name,
-			  const struct family_measured *measured)
+int family_describe(cJSON *result, struct family_context *ctx, void *variants, size_t count, size_t size,
+		    family_knobs_json *knobs, const char *empty, const char *floor_name,
+		    const struct family_measured *measured)
 {
-	cJSON *floor;
+	cJSON *list, *floor;
+	int rc;
+
+	if (!(list = cJSON_AddArrayToObject(result, "variants")))
+		return LL_ENOMEM;
+	for (size_t v = 0; v < count; v++) {
+		struct family_variant *var = (void *)((char *)variants + v * size);
+		if ((rc = describe_variant(list, var, knobs(var), measured)) < 0)
+			return rc;
+	}
 
 	if (!(floor = cJSON_AddObjectToObject(result, "floor")) || !cJSON_AddStringToObject(floor, "name", empty))
 		return LL_ENOMEM;
