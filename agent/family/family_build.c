@@ -224,6 +224,27 @@ out:
 	return rc;
 }
 
+int family_build_run(const struct pipeline_task *task, struct family_build *build, bool links, bool host,
+		     int timeout_ms, bool trace_order)
+{
+	static const int percent[2][4] = {{0, 40, 80, 90}, {50, 70, 90, 100}};
+	struct family_commands *steps[3] = {&build->objects, &build->libraries, &build->programs};
+	const int *at = percent[trace_order];
+	int rc;
+
+	for (int s = links ? 1 : 0; s < (links ? 3 : 1); s++)
+		if ((rc = family_commands_run(task, steps[s], host, timeout_ms, at[s], at[s + 1])) < 0)
+			return rc;
+	return 0;
+}
+
+void family_build_release(struct family_build *build)
+{
+	family_commands_release(&build->objects);
+	family_commands_release(&build->libraries);
+	family_commands_release(&build->programs);
+}
+
 /* Library I's name (I < CTX->dlls), else the program's, into NAME (SIZE). */
 static void file_name(const struct family_context *ctx, const struct family_names *names, int i, bool empty,
 		      char *name, size_t size)

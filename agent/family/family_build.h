@@ -178,6 +178,23 @@ int family_command_log(struct family_command *c, const char *dir, const char *na
 int family_commands_run(const struct pipeline_task *task, struct family_commands *list, bool host,
 			int timeout_ms, int from, int to);
 
+/* A build's commands, in the order they run: compile the objects, link
+ * the libraries, link the programs against them. */
+struct family_build {
+	struct family_commands objects, libraries, programs;
+};
+
+/* Runs BUILD's objects (LINKS false), or its libraries then its programs
+ * (LINKS true), through family_commands_run() with TASK, HOST and
+ * TIMEOUT_MS; progress "build" runs 0-40 (objects), 40-80 (libraries) and
+ * 80-90 (programs) percent, or 50-70, 70-90 and 90-100 for the
+ * trace-ordered build (TRACE_ORDER). */
+int family_build_run(const struct pipeline_task *task, struct family_build *build, bool links, bool host,
+		     int timeout_ms, bool trace_order);
+
+/* Frees BUILD's commands and empties it. */
+void family_build_release(struct family_build *build);
+
 /* ---- results ---- */
 
 /* The files of FOLDER (CTX->dlls libraries and the main program, or just
