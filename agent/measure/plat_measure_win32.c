@@ -232,12 +232,7 @@ out:
 	}
 	if (job)
 		CloseHandle(job);
-	if (in != INVALID_HANDLE_VALUE)
-		CloseHandle(in);
-	if (out != INVALID_HANDLE_VALUE)
-		CloseHandle(out);
-	if (err != INVALID_HANDLE_VALUE)
-		CloseHandle(err);
+	plat_win32_close_std_handles(in, out, err);
 	free(env);
 	free(line);
 	return rc;

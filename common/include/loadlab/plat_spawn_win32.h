@@ -27,6 +27,9 @@ HANDLE plat_win32_open_inheritable(const char *path, bool write);
 
 struct plat_spawn_options;
 
+/* Closes each of IN, OUT and ERR that is not INVALID_HANDLE_VALUE. */
+void plat_win32_close_std_handles(HANDLE in, HANDLE out, HANDLE err);
+
 /* A child's standard handles per OPTIONS: input from the null device,
  * output and error to their files (one handle duplicated when both name
  * the same file). On failure every handle not opened is

@@ -151,6 +151,15 @@ HANDLE plat_win32_open_inheritable(const char *path, bool write)
 			   FILE_ATTRIBUTE_NORMAL, NULL);
 }
 
+void plat_win32_close_std_handles(HANDLE in, HANDLE out, HANDLE err)
+{
+	HANDLE handles[3] = {in, out, err};
+
+	for (int i = 0; i < 3; i++)
+		if (handles[i] != INVALID_HANDLE_VALUE)
+			CloseHandle(handles[i]);
+}
+
 int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in, HANDLE *out, HANDLE *err)
 {
 	*in = plat_win32_open_inheritable(NULL, false);
@@ -226,12 +235,7 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 	p = NULL;
 	rc = 0;
 out:
-	if (in != INVALID_HANDLE_VALUE)
-		CloseHandle(in);
-	if (out != INVALID_HANDLE_VALUE)
-		CloseHandle(out);
-	if (err != INVALID_HANDLE_VALUE)
-		CloseHandle(err);
+	plat_win32_close_std_handles(in, out, err);
 	free(env);
 	free(line);
 	free(p);
