@@ -13,7 +13,6 @@ int cmd_facts(int argc, char **argv)
 {
 	const char *work_dir = ".";
 	cJSON *facts = NULL;
-	char *text;
 	int rc;
 
 	for (int i = 1; i < argc; i++) {
@@ -39,13 +38,5 @@ int cmd_facts(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent facts: %s\n", err_message(rc));
 		return 2;
 	}
-	text = cJSON_Print(facts);
-	cJSON_Delete(facts);
-	if (!text) {
-		fprintf(stderr, "loadlab-agent facts: out of memory\n");
-		return 2;
-	}
-	puts(text);
-	free(text);
-	return fflush(stdout) == 0 ? 0 : 2;
+	return cmd_print_json("facts", facts);
 }

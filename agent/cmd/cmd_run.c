@@ -11,7 +11,6 @@
 #include "loadlab/plat.h"
 #include "family/pipeline.h"
 
-#include "loadlab/buf.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
@@ -37,25 +36,18 @@ static int fail(int rc)
 	return 2;
 }
 
+/* The JSON object in the file PATH (at most JOB_FILE_LIMIT bytes). */
 static int read_job(const char *path, cJSON **ret_job)
 {
-	struct buf text;
-	char chunk[8192];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int rc = 0;
+	char *text;
+	size_t len;
+	int rc;
 
-	if (!f)
-		return err_set(LL_EIO, "Cannot open %s.", path);
-	buf_init(&text, JOB_FILE_LIMIT);
-	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		rc = buf_append(&text, chunk, n);
-	fclose(f);
-	if (rc == LL_ETOOBIG)
-		rc = err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, JOB_FILE_LIMIT);
-	else if (rc == 0 && json_parse_object(buf_str(&text), text.len, 0, ret_job) < 0)
+	if ((rc = plat_read_file(path, JOB_FILE_LIMIT, &text, &len)) < 0)
+		return rc;
+	if (json_parse_object(text, len, 0, ret_job) < 0)
 		rc = err_set(LL_EFORMAT, "%s is not a JSON object: %s", path, err_message(LL_EFORMAT));
-	buf_release(&text);
+	free(text);
 	return rc;
 }
 

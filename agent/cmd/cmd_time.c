@@ -193,7 +193,6 @@ int cmd_time(int argc, char **argv)
 	size_t nfiles = 1;
 	bool cold = false, json = false;
 	cJSON *result = NULL, *out = NULL;
-	char *text;
 	long long v;
 	int i, rc;
 
@@ -272,13 +271,5 @@ int cmd_time(int argc, char **argv)
 	}
 	out = flatten(program, argv + i, result, &o);
 	cJSON_Delete(result);
-	text = out ? cJSON_Print(out) : NULL;
-	cJSON_Delete(out);
-	if (!text) {
-		fprintf(stderr, "loadlab-agent time: out of memory\n");
-		return 2;
-	}
-	puts(text);
-	free(text);
-	return fflush(stdout) == 0 ? 0 : 2;
+	return cmd_print_json("time", out);
 }

@@ -2,6 +2,8 @@
 #include "cmd/commands.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct agent_command agent_commands[] = {
@@ -22,4 +24,18 @@ const struct agent_command *agent_command_find(const char *name)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
+}
+
+int cmd_print_json(const char *who, cJSON *doc)
+{
+	char *text = doc ? cJSON_Print(doc) : NULL;
+
+	cJSON_Delete(doc);
+	if (!text) {
+		fprintf(stderr, "loadlab-agent %s: out of memory\n", who);
+		return 2;
+	}
+	puts(text);
+	free(text);
+	return fflush(stdout) == 0 ? 0 : 2;
 }

@@ -12,6 +12,7 @@
 #ifndef LOADLAB_AGENT_COMMANDS_H
 #define LOADLAB_AGENT_COMMANDS_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 
 struct agent_command {
@@ -26,6 +27,11 @@ extern const struct agent_command agent_commands[];
 
 /* The entry named NAME, or NULL. */
 const struct agent_command *agent_command_find(const char *name);
+
+/* Prints DOC formatted on stdout and deletes it; DOC NULL stands for out
+ * of memory. 0, or 2 after one line on stderr ("loadlab-agent WHO: out of
+ * memory") when DOC cannot be printed or stdout not flushed. */
+int cmd_print_json(const char *who, cJSON *doc);
 
 int cmd_run(int argc, char **argv);
 int cmd_facts(int argc, char **argv);

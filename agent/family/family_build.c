@@ -59,10 +59,30 @@ void family_context_release(struct family_context *ctx)
 	}
 }
 
-void family_variant_release(struct family_variant *variant)
+void family_variants_free(void *variants, size_t count, size_t size)
 {
-	cJSON_Delete(variant->verify);
-	cJSON_Delete(variant->files);
+	for (size_t v = 0; variants && v < count; v++) {
+		struct family_variant *var = (void *)((char *)variants + v * size);
+		cJSON_Delete(var->verify);
+		cJSON_Delete(var->files);
+	}
+	free(variants);
+}
+
+int family_state_new(const struct family_run *run, size_t size, family_read_job *read_job,
+		     void (*release)(void *state), void **ret_state)
+{
+	struct family_context *ctx = calloc(1, size);
+	int rc;
+
+	if (!ctx)
+		return LL_ENOMEM;
+	if ((rc = family_context_init(ctx, run)) < 0 || (rc = read_job(ctx, run->job)) < 0) {
+		release(ctx);
+		return rc;
+	}
+	*ret_state = ctx;
+	return 0;
 }
 
 void family_variant_invalid(struct family_variant *variant, const char *fmt, ...)
@@ -204,6 +224,27 @@ out:
 	return rc;
 }
 
+int family_build_run(const struct pipeline_task *task, struct family_build *build, bool links, bool host,
+		     int timeout_ms, bool trace_order)
+{
+	static const int percent[2][4] = {{0, 40, 80, 90}, {50, 70, 90, 100}};
+	struct family_commands *steps[3] = {&build->objects, &build->libraries, &build->programs};
+	const int *at = percent[trace_order];
+	int rc;
+
+	for (int s = links ? 1 : 0; s < (links ? 3 : 1); s++)
+		if ((rc = family_commands_run(task, steps[s], host, timeout_ms, at[s], at[s + 1])) < 0)
+			return rc;
+	return 0;
+}
+
+void family_build_release(struct family_build *build)
+{
+	family_commands_release(&build->objects);
+	family_commands_release(&build->libraries);
+	family_commands_release(&build->programs);
+}
+
 /* Library I's name (I < CTX->dlls), else the program's, into NAME (SIZE). */
 static void file_name(const struct family_context *ctx, const struct family_names *names, int i, bool empty,
 		      char *name, size_t size)
@@ -313,7 +354,9 @@ int family_timing(struct family_context *ctx, const struct family_names *names, 
 	return 0;
 }
 
-int family_describe_variant(cJSON *variants, struct family_variant *var, cJSON *knobs,
+/* Adds to the array VARIANTS an object for VAR (family_describe()),
+ * KNOBS handed over: deleted on failure. */
+static int describe_variant(cJSON *variants, struct family_variant *var, cJSON *knobs,
 			    const struct family_measured *measured)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -347,10 +390,20 @@ int family_describe_variant(cJSON *variants, struct family_variant *var, cJSON *
 	return 0;
 }
 
-int family_describe_floor(cJSON *result, struct family_context *ctx, const char *empty, const char *floor_name,
-			  const struct family_measured *measured)
+int family_describe(cJSON *result, struct family_context *ctx, void *variants, size_t count, size_t size,
+		    family_knobs_json *knobs, const char *empty, const char *floor_name,
+		    const struct family_measured *measured)
 {
-	cJSON *floor;
+	cJSON *list, *floor;
+	int rc;
+
+	if (!(list = cJSON_AddArrayToObject(result, "variants")))
+		return LL_ENOMEM;
+	for (size_t v = 0; v < count; v++) {
+		struct family_variant *var = (void *)((char *)variants + v * size);
+		if ((rc = describe_variant(list, var, knobs(var), measured)) < 0)
+			return rc;
+	}
 
 	if (!(floor = cJSON_AddObjectToObject(result, "floor")) || !cJSON_AddStringToObject(floor, "name", empty))
 		return LL_ENOMEM;

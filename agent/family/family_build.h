@@ -77,8 +77,20 @@ int family_context_folders(struct family_context *ctx);
 /* Frees what CTX owns (not CTX). */
 void family_context_release(struct family_context *ctx);
 
-/* Frees what VARIANT owns (not VARIANT). */
-void family_variant_release(struct family_variant *variant);
+/* Releases what each of the COUNT VARIANTS (each SIZE bytes, starting
+ * with its struct family_variant) owns, then frees VARIANTS (may be
+ * NULL). */
+void family_variants_free(void *variants, size_t count, size_t size);
+
+/* Reads the family's parts of JOB (normalized) into STATE, the family's
+ * context. */
+typedef int family_read_job(void *state, const cJSON *job);
+
+/* A family's validate (family.h): a zeroed context of SIZE bytes (its
+ * struct family_context first) into *RET_STATE, filled by
+ * family_context_init() and READ_JOB; on failure freed by RELEASE. */
+int family_state_new(const struct family_run *run, size_t size, family_read_job *read_job,
+		     void (*release)(void *state), void **ret_state);
 
 /* Marks VARIANT invalid with the printf-formatted reason, unless it is
  * invalid already (the first reason stays). */
@@ -100,6 +112,15 @@ int family_write_source(const struct family_context *ctx, const char *name, stru
 /* Appends to B function J of library I's K globals and its table of K
  * pointers to them ("static int lt<i>_g<j>_<k>;", "int *lt<i>_p<j>[K]"). */
 int family_globals_source(struct buf *b, int i, int j, int globals);
+
+/* Appends to B library I's CTX->exports functions, each after its globals
+ * (family_globals_source()): "EXPORT void lt<i>_f<j>(void)", which sets
+ * every one of them, placed by "__attribute__((section("...")))" in
+ * section SORTED followed by RANK[j] (six digits) when RANK (may be NULL)
+ * has RANK[j] >= 0, else in section LINKED followed by j (no attribute
+ * when LINKED is NULL). */
+int family_functions_source(const struct family_context *ctx, struct buf *b, int i, const int *rank,
+			    const char *sorted, const char *linked, const char *export);
 
 /* Appends to B ll_startup() (the startup scenario's calls, in call order)
  * and ll_rest() (every other function of every library). */
@@ -157,6 +178,23 @@ int family_command_log(struct family_command *c, const char *dir, const char *na
 int family_commands_run(const struct pipeline_task *task, struct family_commands *list, bool host,
 			int timeout_ms, int from, int to);
 
+/* A build's commands, in the order they run: compile the objects, link
+ * the libraries, link the programs against them. */
+struct family_build {
+	struct family_commands objects, libraries, programs;
+};
+
+/* Runs BUILD's objects (LINKS false), or its libraries then its programs
+ * (LINKS true), through family_commands_run() with TASK, HOST and
+ * TIMEOUT_MS; progress "build" runs 0-40 (objects), 40-80 (libraries) and
+ * 80-90 (programs) percent, or 50-70, 70-90 and 90-100 for the
+ * trace-ordered build (TRACE_ORDER). */
+int family_build_run(const struct pipeline_task *task, struct family_build *build, bool links, bool host,
+		     int timeout_ms, bool trace_order);
+
+/* Frees BUILD's commands and empties it. */
+void family_build_release(struct family_build *build);
+
 /* ---- results ---- */
 
 /* The files of FOLDER (CTX->dlls libraries and the main program, or just
@@ -173,16 +211,19 @@ int family_files_json(const struct family_context *ctx, const struct family_name
 int family_timing(struct family_context *ctx, const struct family_names *names, const void *variants,
 		  size_t count, size_t size, const char *floor_name, struct family_timing *ret);
 
-/* Adds to the array VARIANTS an object for VARIANT: "name", then the
- * family's "knobs" (KNOBS, handed over: deleted on failure), "valid",
- * "invalid_reason" when not, "verify" and "files" (moved out of VARIANT)
- * and the warm and cold figures MEASURED holds for it. */
-int family_describe_variant(cJSON *variants, struct family_variant *variant, cJSON *knobs,
-			    const struct family_measured *measured);
+/* A variant's "knobs" as the result lists them (VARIANT is the family's
+ * variant); NULL when out of memory. */
+typedef cJSON *family_knobs_json(const void *variant);
 
-/* Adds to RESULT "floor": {"name": EMPTY, "files" (moved out of CTX),
- * warm and cold figures of FLOOR_NAME} and "measurement". */
-int family_describe_floor(cJSON *result, struct family_context *ctx, const char *empty, const char *floor_name,
-			  const struct family_measured *measured);
+/* Adds to RESULT "variants": for each of the COUNT VARIANTS (each SIZE
+ * bytes, starting with its struct family_variant) an object with "name",
+ * the family's "knobs" (KNOBS), "valid", "invalid_reason" when not,
+ * "verify" and "files" (moved out of the variant) and the warm and cold
+ * figures MEASURED holds for it; then "floor": {"name": EMPTY, "files"
+ * (moved out of CTX), warm and cold figures of FLOOR_NAME} and
+ * "measurement". What is not moved stays where it was. */
+int family_describe(cJSON *result, struct family_context *ctx, void *variants, size_t count, size_t size,
+		    family_knobs_json *knobs, const char *empty, const char *floor_name,
+		    const struct family_measured *measured);
 
 #endif

@@ -41,6 +41,25 @@ int family_globals_source(struct buf *b, int i, int j, int globals)
 	return rc < 0 ? LL_ETOOBIG : 0;
 }
 
+int family_functions_source(const struct family_context *ctx, struct buf *b, int i, const int *rank,
+			    const char *sorted, const char *linked, const char *export)
+{
+	int rc = 0;
+
+	for (int j = 0; j < ctx->exports && rc == 0; j++) {
+		rc |= family_globals_source(b, i, j, ctx->globals);
+		if (rank && rank[j] >= 0)
+			rc |= buf_printf(b, "__attribute__((section(\"%s%06d\")))\n", sorted, rank[j]);
+		else if (linked)
+			rc |= buf_printf(b, "__attribute__((section(\"%s%06d\")))\n", linked, j);
+		rc |= buf_printf(b, "%svoid lt%d_f%d(void)\n{\n", export, i, j);
+		for (int k = 0; k < ctx->globals; k++)
+			rc |= buf_printf(b, "\t*lt%d_p%d[%d] = %d;\n", i, j, k, j * 64 + k + 1);
+		rc |= buf_printf(b, "}\n\n");
+	}
+	return rc < 0 ? LL_ETOOBIG : 0;
+}
+
 int family_calls_source(const struct family_context *ctx, struct buf *b)
 {
 	int rc = buf_printf(b, "static void ll_startup(void)\n{\n");

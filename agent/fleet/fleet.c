@@ -541,6 +541,19 @@ static void remove_work(long long task_id, long long attempt, const char *work_d
 	log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
 }
 
+/* A task that could not start: reports RC's message as a retryable
+ * failure and frees JOB. */
+static enum task_outcome task_not_started(struct fleet *f, long long task_id, long long attempt, int rc,
+					  cJSON *job)
+{
+	char reason[2000];
+
+	snprintf(reason, sizeof(reason), "%s", err_message(rc));
+	post_failure(f, task_id, attempt, reason, true);
+	cJSON_Delete(job);
+	return TASK_FAILED;
+}
+
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 {
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
@@ -578,10 +591,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator,
 		 task_id, attempt);
 	if ((rc = plat_remove_tree(work_dir)) < 0 || (rc = plat_mkdirs_private(work_dir)) < 0) {
-		snprintf(reason, sizeof(reason), "%s", err_message(rc));
-		post_failure(f, task_id, attempt, reason, true);
-		cJSON_Delete(checked_job);
-		return TASK_FAILED;
+		return task_not_started(f, task_id, attempt, rc, checked_job);
 	}
 
 	memset(&w, 0, sizeof(w));
@@ -597,10 +607,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	atomic_init(&w.auth_failed, 0);
 	atomic_init(&w.done, 0);
 	if ((rc = plat_thread_start(heartbeat_main, &w, &thread)) < 0) {
-		snprintf(reason, sizeof(reason), "%s", err_message(rc));
-		post_failure(f, task_id, attempt, reason, true);
-		cJSON_Delete(checked_job);
-		return TASK_FAILED;
+		return task_not_started(f, task_id, attempt, rc, checked_job);
 	}
 
 	memset(&task, 0, sizeof(task));

@@ -1,7 +1,6 @@
 #include "spool.h"
 #include "loadlab/plat.h"
 
-#include "loadlab/buf.h"
 #include "loadlab/err.h"
 #include "loadlab/log.h"
 
@@ -81,30 +80,13 @@ static int by_task(const void *a, const void *b)
 	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
 }
 
-static int read_limited(const char *path, struct buf *text)
-{
-	char chunk[8192];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int rc = 0;
-
-	if (!f)
-		return err_set(LL_EIO, "Cannot open %s.", path);
-	while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		rc = buf_append(text, chunk, n);
-	fclose(f);
-	if (rc == LL_ETOOBIG)
-		return err_set(LL_ETOOBIG, "%s is larger than %zu bytes.", path, text->limit);
-	return rc;
-}
-
 int spool_each(const char *data_dir,
 	       int (*deliver)(void *context, long long task_id, long long attempt, const char *body),
 	       void *context)
 {
 	struct listing list = {calloc(SPOOL_MAX_ENTRIES, sizeof(struct spool_entry)), 0};
-	char path[4096];
-	struct buf text;
+	char path[4096], *text;
+	size_t len;
 	int rc;
 
 	if (!list.entries)
@@ -114,20 +96,17 @@ int spool_each(const char *data_dir,
 	if (rc < 0)
 		goto out;
 	qsort(list.entries, list.count, sizeof(list.entries[0]), by_task);
-	buf_init(&text, SPOOL_RESULT_LIMIT);
 	for (size_t i = 0; i < list.count && rc == 0; i++) {
 		spool_file(data_dir, list.entries[i].task_id, list.entries[i].attempt, path,
 			   sizeof(path));
-		buf_reset(&text);
-		if (read_limited(path, &text) < 0) {
+		if (plat_read_file(path, SPOOL_RESULT_LIMIT, &text, &len) < 0) {
 			log_event(LOG_WARN, "spool_skipped", "file", path, "reason",
 				  err_message(LL_EIO), NULL);
 			continue;
 		}
-		rc = deliver(context, list.entries[i].task_id, list.entries[i].attempt,
-			     buf_str(&text));
+		rc = deliver(context, list.entries[i].task_id, list.entries[i].attempt, text);
+		free(text);
 	}
-	buf_release(&text);
 out:
 	free(list.entries);
 	return rc;

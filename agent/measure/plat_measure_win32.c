@@ -155,7 +155,6 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	HANDLE in = INVALID_HANDLE_VALUE, out = INVALID_HANDLE_VALUE, err = INVALID_HANDLE_VALUE, job = NULL;
 	LARGE_INTEGER start, end, freq;
 	char *line = NULL, *env = NULL;
-	size_t len = 0;
 	DWORD flags, r, code = 0, priority;
 	bool started = false;
 	int rc;
@@ -168,24 +167,12 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
-	line[0] = '\0';
-	for (size_t i = 0; options->argv[i]; i++)
-		if ((rc = plat_win32_append_arg(line, &len, options->argv[i])) < 0)
-			goto out;
-	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
-		goto out;
-	if ((rc = plat_win32_std_handles(options, &in, &out, &err)) < 0)
+	if ((rc = plat_win32_start_info(options, line, &env, &in, &out, &err, &si)) < 0)
 		goto out;
 	if (with_counters && !(job = CreateJobObjectA(NULL, NULL))) {
 		rc = err_set(LL_EIO, "Cannot create a job object (error %lu).", (unsigned long)GetLastError());
 		goto out;
 	}
-	memset(&si, 0, sizeof(si));
-	si.cb = sizeof(si);
-	si.dwFlags = STARTF_USESTDHANDLES;
-	si.hStdInput = in;
-	si.hStdOutput = out;
-	si.hStdError = err;
 	/* A child gets NORMAL unless told: give it the agent's class. */
 	priority = GetPriorityClass(GetCurrentProcess());
 	flags = CREATE_NO_WINDOW | (priority ? priority : 0) | (with_counters ? CREATE_SUSPENDED : 0);
@@ -245,12 +232,7 @@ out:
 	}
 	if (job)
 		CloseHandle(job);
-	if (in != INVALID_HANDLE_VALUE)
-		CloseHandle(in);
-	if (out != INVALID_HANDLE_VALUE)
-		CloseHandle(out);
-	if (err != INVALID_HANDLE_VALUE)
-		CloseHandle(err);
+	plat_win32_close_std_handles(in, out, err);
 	free(env);
 	free(line);
 	return rc;

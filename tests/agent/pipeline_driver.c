@@ -60,11 +60,35 @@ static int load_job(const char *path, cJSON **ret_normalized)
 	return rc;
 }
 
+/* DOC, formatted, written to PATH, or printed on stdout when PATH is
+ * NULL. */
+static int write_json(const cJSON *doc, const char *path)
+{
+	char *text = cJSON_Print(doc);
+	int rc = 0;
+
+	if (!text)
+		return LL_ENOMEM;
+	if (path)
+		rc = plat_write_file(path, text, strlen(text));
+	else
+		puts(text);
+	free(text);
+	return rc;
+}
+
+/* The exit code for RC, after one line on stderr when it is an error. */
+static int exit_code(int rc)
+{
+	if (rc < 0)
+		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
+	return rc < 0 ? 1 : 0;
+}
+
 static int msvc(const char *job_path)
 {
 	cJSON *normalized = NULL, *all = NULL;
 	const cJSON *item;
-	char *printed = NULL;
 	int rc;
 
 	if ((rc = load_job(job_path, &normalized)) < 0)
@@ -88,24 +112,16 @@ static int msvc(const char *job_path)
 			goto out;
 		cJSON_AddItemToObject(all, v.base.name, commands);
 	}
-	if (!(printed = cJSON_Print(all))) {
-		rc = LL_ENOMEM;
-		goto out;
-	}
-	puts(printed);
+	rc = write_json(all, NULL);
 out:
-	if (rc < 0)
-		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
-	free(printed);
 	cJSON_Delete(all);
 	cJSON_Delete(normalized);
-	return rc < 0 ? 1 : 0;
+	return exit_code(rc);
 }
 
 int main(int argc, char **argv)
 {
 	cJSON *normalized = NULL, *facts = NULL, *cell = NULL, *result = NULL;
-	char *out = NULL;
 	int rc;
 
 	if (argc == 3 && strcmp(argv[1], "--msvc") == 0)
@@ -129,19 +145,11 @@ int main(int argc, char **argv)
 		task.jobs = 1;
 	if ((rc = pipeline_run(&task, &result)) < 0)
 		goto out;
-	out = cJSON_Print(result);
-	if (!out) {
-		rc = LL_ENOMEM;
-		goto out;
-	}
-	rc = plat_write_file(argv[3], out, strlen(out));
+	rc = write_json(result, argv[3]);
 out:
-	if (rc < 0)
-		fprintf(stderr, "pipeline_driver: %s\n", err_message(rc));
-	free(out);
 	cJSON_Delete(result);
 	cJSON_Delete(cell);
 	cJSON_Delete(facts);
 	cJSON_Delete(normalized);
-	return rc < 0 ? 1 : 0;
+	return exit_code(rc);
 }

@@ -78,6 +78,14 @@ class FakeServer:
         return [r for r in self.requests if r[2] == path]
 
 
+def wait_until(condition, timeout, interval=0.1):
+    """Polls CONDITION until it holds or TIMEOUT seconds pass; the caller
+    asserts what it needs afterwards."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and not condition():
+        time.sleep(interval)
+
+
 def json_answer(status, obj, headers=None):
     return status, dict(headers or {}, **{"Content-Type": "application/json"}), \
         json.dumps(obj).encode()
@@ -192,9 +200,7 @@ def test_a_full_long_poll_is_not_backed_off():
     with FakeServer(answer) as s:
         a = Agent(s.url)
         try:
-            deadline = time.time() + 30
-            while time.time() < deadline and len(s.paths("/api/v1/lease")) < 2:
-                time.sleep(0.1)
+            wait_until(lambda: len(s.paths("/api/v1/lease")) >= 2, 30)
             times = [r[0] for r in s.paths("/api/v1/lease")]
             assert len(times) >= 2, a.text()
             assert times[1] - times[0] < 11.0, times  # 10.5 s of poll, no added delay
@@ -259,9 +265,7 @@ def test_non_task_lease_is_logged_with_its_reason():
     with FakeServer(answer) as s:
         a = Agent(s.url)
         try:
-            deadline = time.time() + 20
-            while time.time() < deadline and len(a.events("lease_malformed")) < 3:
-                time.sleep(0.1)
+            wait_until(lambda: len(a.events("lease_malformed")) >= 3, 20)
             events = a.events("lease_malformed")
             assert len(events) >= 3, a.text()
             reasons = [e["reason"] for e in events]
@@ -317,9 +321,7 @@ def test_hostile_lease_job_is_refused_and_nothing_is_written_outside():
         a = Agent(s.url)
         try:
             # Backed off after each refusal: 0.5 s doubling to 30 s.
-            deadline = time.time() + 120
-            while time.time() < deadline and len(s.paths("/api/v1/lease")) <= len(leases):
-                time.sleep(0.2)
+            wait_until(lambda: len(s.paths("/api/v1/lease")) > len(leases), 120, interval=0.2)
             assert len(s.paths("/api/v1/lease")) > len(leases), a.text()
             assert a.stop() == 0, a.text()
             fails = {r[2]: json.loads(r[3]) for r in s.requests if r[2].endswith("/fail")}

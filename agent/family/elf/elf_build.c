@@ -25,10 +25,10 @@
 #include "elf_family.h"
 #include "loadlab/err.h"
 
-/* Runs LIST (family_commands_run()) with gcc. */
-static int run_commands(const struct elf_context *ctx, struct family_commands *list, int from, int to)
+/* Runs BUILD's objects or links (family_build_run()) with gcc. */
+static int run_build(const struct elf_context *ctx, struct family_build *build, bool links, bool trace_order)
 {
-	return family_commands_run(ctx->base.task, list, false, ELF_TOOL_TIMEOUT_MS, from, to);
+	return family_build_run(ctx->base.task, build, links, false, ELF_TOOL_TIMEOUT_MS, trace_order);
 }
 
 /* gcc -O1 -c SRC/SOURCE -o OBJ/OBJECT plus FLAGS (NULL-terminated). */
@@ -142,22 +142,22 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 	static const char *const instrument[] = {"-fPIC", "-finstrument-functions", NULL};
 	static const char *const trace_main[] = {"-DLL_TRACE", NULL};
 	static const struct job_spec_elf_knobs plain = {.name = "default"};
-	struct family_commands objects = {0}, libraries = {0}, programs = {0};
+	struct family_build build = {0};
 	char dir[PLAT_MAX_PATH + 1];
 	int rc = 0;
 
 	if (trace_order) {
-		rc = compile_set(ctx, &objects, "order", "_order", pic);
+		rc = compile_set(ctx, &build.objects, "order", "_order", pic);
 	} else {
-		if ((rc = compile_set(ctx, &objects, "link", "", pic)) < 0 ||
-		    (ctx->need_hidden && (rc = compile_set(ctx, &objects, "hidden", "", hidden)) < 0) ||
-		    (ctx->base.need_trace && (rc = compile_set(ctx, &objects, "trace", "", instrument)) < 0) ||
-		    (rc = compile(ctx, &objects, "main.c", "main.o", NULL)) < 0 ||
-		    (rc = compile(ctx, &objects, "empty.c", "empty.o", NULL)) < 0 ||
-		    (ctx->base.need_trace && (rc = compile(ctx, &objects, "main.c", "main_trace.o", trace_main)) < 0))
+		if ((rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
+		    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
+		    (ctx->base.need_trace && (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
+		    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
+		    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
+		    (ctx->base.need_trace && (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0))
 			goto out;
 	}
-	if (rc < 0 || (rc = run_commands(ctx, &objects, trace_order ? 50 : 0, trace_order ? 70 : 40)) < 0)
+	if (rc < 0 || (rc = run_build(ctx, &build, false, trace_order)) < 0)
 		goto out;
 
 	/* Every variant's libraries, then its program against them. */
@@ -168,32 +168,28 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 		if ((rc = plat_mkdirs(var->base.dir)) < 0)
 			goto out;
 		for (int i = 0; i < ctx->base.dlls; i++)
-			if ((rc = link_library(ctx, &libraries, var->base.dir, object_set(&var->knobs), i, &var->knobs)) < 0)
+			if ((rc = link_library(ctx, &build.libraries, var->base.dir, object_set(&var->knobs), i, &var->knobs)) < 0)
 				goto out;
-		if ((rc = link_program(ctx, &programs, var->base.dir, "main.o", "main", true, false, &var->knobs)) < 0)
+		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true, false, &var->knobs)) < 0)
 			goto out;
 	}
 	if (!trace_order) {
 		if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
-		    (rc = link_program(ctx, &programs, dir, "empty.o", "empty", false, false, &plain)) < 0)
+		    (rc = link_program(ctx, &build.programs, dir, "empty.o", "empty", false, false, &plain)) < 0)
 			goto out;
 		if (ctx->base.need_trace) {
 			if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 				goto out;
 			for (int i = 0; i < ctx->base.dlls; i++)
-				if ((rc = link_library(ctx, &libraries, dir, "trace", i, &plain)) < 0)
+				if ((rc = link_library(ctx, &build.libraries, dir, "trace", i, &plain)) < 0)
 					goto out;
-			if ((rc = link_program(ctx, &programs, dir, "main_trace.o", "main", true, true, &plain)) < 0)
+			if ((rc = link_program(ctx, &build.programs, dir, "main_trace.o", "main", true, true, &plain)) < 0)
 				goto out;
 		}
 	}
-	if ((rc = run_commands(ctx, &libraries, trace_order ? 70 : 40, trace_order ? 90 : 80)) < 0 ||
-	    (rc = run_commands(ctx, &programs, trace_order ? 90 : 80, trace_order ? 100 : 90)) < 0)
-		goto out;
+	rc = run_build(ctx, &build, true, trace_order);
 out:
-	family_commands_release(&objects);
-	family_commands_release(&libraries);
-	family_commands_release(&programs);
+	family_build_release(&build);
 	return rc;
 }
 

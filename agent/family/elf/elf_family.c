@@ -17,8 +17,9 @@
 #include "loadlab/json.h"
 
 /* The variants of JOB (normalized) into CTX. */
-static int read_job(struct elf_context *ctx, const cJSON *job)
+static int read_job(void *state, const cJSON *job)
 {
+	struct elf_context *ctx = state;
 	const cJSON *variants, *item;
 	size_t v = 0;
 	int rc;
@@ -47,9 +48,10 @@ static int read_job(struct elf_context *ctx, const cJSON *job)
 
 const struct family_names elf_names = {"liblt", ".so", "main", "empty"};
 
-/* K as the result lists it; NULL when out of memory. */
-static cJSON *knobs_json(const struct job_spec_elf_knobs *k)
+/* VARIANT's knobs as the result lists them; NULL when out of memory. */
+static cJSON *knobs_json(const void *variant)
 {
+	const struct job_spec_elf_knobs *k = &((const struct elf_variant *)variant)->knobs;
 	cJSON *j = cJSON_CreateObject();
 
 	if (!j || !cJSON_AddStringToObject(j, "bind", k->bind_now ? "now" : "lazy") ||
@@ -71,16 +73,12 @@ static cJSON *knobs_json(const struct job_spec_elf_knobs *k)
 static int elf_describe(struct family_run *run, void *state, const struct family_measured *measured, cJSON *r)
 {
 	struct elf_context *ctx = state;
-	cJSON *variants, *t;
+	cJSON *t;
 	int rc;
 
 	(void)run;
-	if (!(variants = cJSON_AddArrayToObject(r, "variants")))
-		return LL_ENOMEM;
-	for (size_t v = 0; v < ctx->variant_count; v++)
-		if ((rc = family_describe_variant(variants, &ctx->variants[v].base, knobs_json(&ctx->variants[v].knobs), measured)) < 0)
-			return rc;
-	if ((rc = family_describe_floor(r, &ctx->base, "empty", ELF_FLOOR_NAME, measured)) < 0)
+	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
+				  "empty", ELF_FLOOR_NAME, measured)) < 0)
 		return rc;
 	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "gcc+ld") ||
 	    !cJSON_AddStringToObject(t, "target", "x86_64-linux-gnu") ||
@@ -97,26 +95,14 @@ static void elf_release(void *state)
 
 	if (!ctx)
 		return;
-	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++)
-		family_variant_release(&ctx->variants[v].base);
-	free(ctx->variants);
+	family_variants_free(ctx->variants, ctx->variant_count, sizeof(*ctx->variants));
 	family_context_release(&ctx->base);
 	free(ctx);
 }
 
 static int elf_validate(const struct family_run *run, void **ret_state)
 {
-	struct elf_context *ctx = calloc(1, sizeof(*ctx));
-	int rc;
-
-	if (!ctx)
-		return LL_ENOMEM;
-	if ((rc = family_context_init(&ctx->base, run)) < 0 || (rc = read_job(ctx, run->job)) < 0) {
-		elf_release(ctx);
-		return rc;
-	}
-	*ret_state = ctx;
-	return 0;
+	return family_state_new(run, sizeof(struct elf_context), read_job, elf_release, ret_state);
 }
 
 /* gcc from PATH and its version (`gcc -dumpfullversion`, through a file

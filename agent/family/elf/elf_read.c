@@ -117,20 +117,28 @@ static int open_elf(const char *path, int *ret_fd, Elf **ret_elf)
 	return 0;
 }
 
+/* The section after *SCN (the first when *SCN is NULL) whose header
+ * libelf reads, into *SCN and *SHDR; false after the last. */
+static bool next_section(Elf *elf, Elf_Scn **scn, GElf_Shdr *shdr)
+{
+	while ((*scn = elf_nextscn(elf, *scn)))
+		if (gelf_getshdr(*scn, shdr))
+			return true;
+	return false;
+}
+
 int elf_read_object(const char *path, struct elf_object_facts *ret)
 {
 	struct elf_object_facts f = {0};
 	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
 	Elf *elf;
 	int fd, rc;
 
 	if ((rc = open_elf(path, &fd, &elf)) < 0)
 		return rc;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
+	while (next_section(elf, &scn, &shdr)) {
 		Elf_Data *data;
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
 		if (shdr.sh_type == SHT_GNU_HASH)
 			f.gnu_hash = true;
 		else if (shdr.sh_type == SHT_HASH)
@@ -220,6 +228,7 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 {
 	GElf_Addr *address = NULL, text_start = 0, lowest_other = (GElf_Addr)-1;
 	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
 	size_t functions = 0;
 	bool ok = true, *traced = NULL;
 	Elf *elf;
@@ -227,11 +236,8 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 
 	if ((rc = open_elf(path, &fd, &elf)) < 0)
 		return rc;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
+	while (next_section(elf, &scn, &shdr)) {
 		size_t shstrndx;
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
 		if (elf_getshdrstrndx(elf, &shstrndx) == 0 && shdr.sh_type == SHT_PROGBITS &&
 		    strcmp(elf_strptr(elf, shstrndx, shdr.sh_name) ? elf_strptr(elf, shstrndx, shdr.sh_name) : "",
 			   ".text") == 0)

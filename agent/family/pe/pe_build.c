@@ -17,10 +17,10 @@
 #include "loadlab/pe.h"
 #include "pe_family.h"
 
-/* Runs LIST (family_commands_run()) with the toolchain's tools. */
-static int run_commands(const struct pe_context *ctx, struct family_commands *list, int from, int to)
+/* Runs BUILD's objects or links (family_build_run()) with the toolchain's tools. */
+static int run_build(const struct pe_context *ctx, struct family_build *build, bool links, bool trace_order)
 {
-	return family_commands_run(ctx->base.task, list, ctx->toolchain.host, PE_TOOL_TIMEOUT_MS, from, to);
+	return family_build_run(ctx->base.task, build, links, ctx->toolchain.host, PE_TOOL_TIMEOUT_MS, trace_order);
 }
 
 /* DIR as the compiler sees it: a host path when it is the host's. OUT has
@@ -122,7 +122,7 @@ static int link_exe(const struct pe_context *ctx, struct family_commands *list, 
 
 int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 {
-	struct family_commands objects = {0}, dlls = {0}, exes = {0};
+	struct family_build build = {0};
 	char name[64], object[64];
 	int rc = 0, i;
 
@@ -131,24 +131,24 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 		if (trace_order) {
 			snprintf(name, sizeof(name), "lt%d_order.c", i);
 			snprintf(object, sizeof(object), "lt%d_order.o", i);
-			rc = compile(ctx, &objects, name, object, false, false);
+			rc = compile(ctx, &build.objects, name, object, false, false);
 			continue;
 		}
 		snprintf(name, sizeof(name), "lt%d.c", i);
 		snprintf(object, sizeof(object), "lt%d.o", i);
-		rc = compile(ctx, &objects, name, object, false, false);
+		rc = compile(ctx, &build.objects, name, object, false, false);
 		if (rc == 0 && trace_build) {
 			snprintf(object, sizeof(object), "lt%d_trace.o", i);
-			rc = compile(ctx, &objects, name, object, true, true);
+			rc = compile(ctx, &build.objects, name, object, true, true);
 		}
 	}
 	if (rc == 0 && !trace_order)
-		rc = compile(ctx, &objects, "main.c", "main.o", false, false);
+		rc = compile(ctx, &build.objects, "main.c", "main.o", false, false);
 	if (rc == 0 && !trace_order)
-		rc = compile(ctx, &objects, "empty.c", "empty.o", false, false);
+		rc = compile(ctx, &build.objects, "empty.c", "empty.o", false, false);
 	if (rc == 0 && trace_build)
-		rc = compile(ctx, &objects, "main.c", "main_trace.o", true, false);
-	if (rc < 0 || (rc = run_commands(ctx, &objects, trace_order ? 50 : 0, trace_order ? 70 : 40)) < 0)
+		rc = compile(ctx, &build.objects, "main.c", "main_trace.o", true, false);
+	if (rc < 0 || (rc = run_build(ctx, &build, false, trace_order)) < 0)
 		goto out;
 
 	/* DLLs of every set, then the programs against their import libraries. */
@@ -162,10 +162,10 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 			char def[64];
 			snprintf(object, sizeof(object), trace_order ? "lt%d_order.o" : "lt%d.o", i);
 			snprintf(def, sizeof(def), set->ordinal ? "lt%d_ordinal.def" : "lt%d.def", i);
-			rc = link_dll(ctx, &dlls, set->dir, set->toolchain_flags, i, object, def);
+			rc = link_dll(ctx, &build.libraries, set->dir, set->toolchain_flags, i, object, def);
 		}
 		if (rc == 0)
-			rc = link_exe(ctx, &exes, set->dir, set->toolchain_flags, "main.o", "main.exe", true);
+			rc = link_exe(ctx, &build.programs, set->dir, set->toolchain_flags, "main.o", "main.exe", true);
 	}
 	if (rc == 0 && trace_build) {
 		char dir[PLAT_MAX_PATH + 1];
@@ -175,24 +175,21 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 			char def[64];
 			snprintf(object, sizeof(object), "lt%d_trace.o", i);
 			snprintf(def, sizeof(def), "lt%d_trace.def", i);
-			rc = link_dll(ctx, &dlls, dir, false, i, object, def);
+			rc = link_dll(ctx, &build.libraries, dir, false, i, object, def);
 		}
 		if (rc == 0)
-			rc = link_exe(ctx, &exes, dir, false, "main_trace.o", "main.exe", true);
+			rc = link_exe(ctx, &build.programs, dir, false, "main_trace.o", "main.exe", true);
 	}
 	if (rc == 0 && !trace_order) {
 		char dir[PLAT_MAX_PATH + 1];
 		if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 			goto out;
-		rc = link_exe(ctx, &exes, dir, false, "empty.o", "empty.exe", false);
+		rc = link_exe(ctx, &build.programs, dir, false, "empty.o", "empty.exe", false);
 	}
-	if (rc < 0 || (rc = run_commands(ctx, &dlls, trace_order ? 70 : 40, trace_order ? 90 : 80)) < 0 ||
-	    (rc = run_commands(ctx, &exes, trace_order ? 90 : 80, trace_order ? 100 : 90)) < 0)
-		goto out;
+	if (rc == 0)
+		rc = run_build(ctx, &build, true, trace_order);
 out:
-	family_commands_release(&objects);
-	family_commands_release(&dlls);
-	family_commands_release(&exes);
+	family_build_release(&build);
 	return rc;
 }
 

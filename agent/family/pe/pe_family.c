@@ -41,8 +41,9 @@ static int choose_set(struct pe_context *ctx, struct pe_variant *var)
 }
 
 /* The variants of JOB (normalized) into CTX. */
-static int read_job(struct pe_context *ctx, const cJSON *job)
+static int read_job(void *state, const cJSON *job)
 {
+	struct pe_context *ctx = state;
 	const cJSON *variants, *item;
 	int rc;
 
@@ -77,8 +78,9 @@ static int read_job(struct pe_context *ctx, const cJSON *job)
 const struct family_names pe_names = {"lt", ".dll", "main.exe", "empty.exe"};
 
 /* VAR's knobs as the result lists them; NULL when out of memory. */
-static cJSON *knobs_json(const struct pe_variant *var)
+static cJSON *knobs_json(const void *variant)
 {
+	const struct pe_variant *var = variant;
 	cJSON *k = cJSON_CreateObject();
 	if (!k || !cJSON_AddStringToObject(k, "bases", var->bases) || !cJSON_AddBoolToObject(k, "bind", var->bind) ||
 	    !cJSON_AddStringToObject(k, "imports", var->ordinal ? "ordinal" : "name") ||
@@ -95,15 +97,11 @@ static cJSON *knobs_json(const struct pe_variant *var)
 static int pe_describe(struct family_run *run, void *state, const struct family_measured *measured, cJSON *r)
 {
 	struct pe_context *ctx = state;
-	cJSON *variants, *t;
+	cJSON *t;
 	int rc;
 
-	if (!(variants = cJSON_AddArrayToObject(r, "variants")))
-		return LL_ENOMEM;
-	for (size_t v = 0; v < ctx->variant_count; v++)
-		if ((rc = family_describe_variant(variants, &ctx->variants[v].base, knobs_json(&ctx->variants[v]), measured)) < 0)
-			return rc;
-	if ((rc = family_describe_floor(r, &ctx->base, "empty.exe", PE_FLOOR_NAME, measured)) < 0)
+	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
+				  "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
 	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
 	    !cJSON_AddStringToObject(t, "target", ctx->toolchain.target) ||
@@ -119,9 +117,7 @@ static void pe_release(void *state)
 
 	if (!ctx)
 		return;
-	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++)
-		family_variant_release(&ctx->variants[v].base);
-	free(ctx->variants);
+	family_variants_free(ctx->variants, ctx->variant_count, sizeof(*ctx->variants));
 	family_context_release(&ctx->base);
 	for (size_t i = 0; ctx->churn_libs[i]; i++)
 		free(ctx->churn_libs[i]);
@@ -131,17 +127,7 @@ static void pe_release(void *state)
 
 static int pe_validate(const struct family_run *run, void **ret_state)
 {
-	struct pe_context *ctx = calloc(1, sizeof(*ctx));
-	int rc;
-
-	if (!ctx)
-		return LL_ENOMEM;
-	if ((rc = family_context_init(&ctx->base, run)) < 0 || (rc = read_job(ctx, run->job)) < 0) {
-		pe_release(ctx);
-		return rc;
-	}
-	*ret_state = ctx;
-	return 0;
+	return family_state_new(run, sizeof(struct pe_context), read_job, pe_release, ret_state);
 }
 
 /* The toolchain first, then every source. */

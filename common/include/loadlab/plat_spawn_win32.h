@@ -27,11 +27,23 @@ HANDLE plat_win32_open_inheritable(const char *path, bool write);
 
 struct plat_spawn_options;
 
+/* Closes each of IN, OUT and ERR that is not INVALID_HANDLE_VALUE. */
+void plat_win32_close_std_handles(HANDLE in, HANDLE out, HANDLE err);
+
 /* A child's standard handles per OPTIONS: input from the null device,
  * output and error to their files (one handle duplicated when both name
  * the same file). On failure every handle not opened is
  * INVALID_HANDLE_VALUE and LL_EIO is returned; the caller closes the
  * others either way. */
 int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in, HANDLE *out, HANDLE *err);
+
+/* What CreateProcessA needs to start OPTIONS->argv: the command line in
+ * LINE (PLAT_MAX_COMMAND_LINE + 1 bytes; LL_ETOOBIG past PLAT_MAX_ARGS
+ * arguments or the line's limit), the environment block with
+ * OPTIONS->env_add (*RET_ENV, which the caller frees), and SI with the
+ * standard handles (plat_win32_std_handles(): the caller closes IN, OUT
+ * and ERR either way). */
+int plat_win32_start_info(const struct plat_spawn_options *options, char *line, char **ret_env, HANDLE *in,
+			  HANDLE *out, HANDLE *err, STARTUPINFOA *si);
 
 #endif

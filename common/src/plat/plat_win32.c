@@ -151,6 +151,15 @@ HANDLE plat_win32_open_inheritable(const char *path, bool write)
 			   FILE_ATTRIBUTE_NORMAL, NULL);
 }
 
+void plat_win32_close_std_handles(HANDLE in, HANDLE out, HANDLE err)
+{
+	HANDLE handles[3] = {in, out, err};
+
+	for (int i = 0; i < 3; i++)
+		if (handles[i] != INVALID_HANDLE_VALUE)
+			CloseHandle(handles[i]);
+}
+
 int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in, HANDLE *out, HANDLE *err)
 {
 	*in = plat_win32_open_inheritable(NULL, false);
@@ -168,6 +177,31 @@ int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in,
 	return 0;
 }
 
+int plat_win32_start_info(const struct plat_spawn_options *options, char *line, char **ret_env, HANDLE *in,
+			  HANDLE *out, HANDLE *err, STARTUPINFOA *si)
+{
+	size_t len = 0;
+	int rc;
+
+	line[0] = '\0';
+	for (size_t i = 0; options->argv[i]; i++) {
+		if (i >= PLAT_MAX_ARGS)
+			return err_set(LL_ETOOBIG, "Too many arguments.");
+		if ((rc = plat_win32_append_arg(line, &len, options->argv[i])) < 0)
+			return rc;
+	}
+	if ((rc = plat_win32_environment(options->env_add, ret_env)) < 0 ||
+	    (rc = plat_win32_std_handles(options, in, out, err)) < 0)
+		return rc;
+	memset(si, 0, sizeof(*si));
+	si->cb = sizeof(*si);
+	si->dwFlags = STARTF_USESTDHANDLES;
+	si->hStdInput = *in;
+	si->hStdOutput = *out;
+	si->hStdError = *err;
+	return 0;
+}
+
 int plat_spawn(const struct plat_spawn_options *options, struct plat_process **ret_process)
 {
 	STARTUPINFOA si;
@@ -175,7 +209,6 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 	HANDLE in = INVALID_HANDLE_VALUE, out = INVALID_HANDLE_VALUE, err = INVALID_HANDLE_VALUE;
 	struct plat_process *p = NULL;
 	char *line = NULL, *env = NULL;
-	size_t len = 0;
 	int rc;
 
 	if (!options->argv || !options->argv[0])
@@ -186,22 +219,8 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	line[0] = '\0';
-	for (size_t i = 0; options->argv[i]; i++)
-		if (i >= PLAT_MAX_ARGS || (rc = plat_win32_append_arg(line, &len, options->argv[i])) < 0) {
-			rc = i >= PLAT_MAX_ARGS ? err_set(LL_ETOOBIG, "Too many arguments.") : rc;
-			goto out;
-		}
-	if ((rc = plat_win32_environment(options->env_add, &env)) < 0)
+	if ((rc = plat_win32_start_info(options, line, &env, &in, &out, &err, &si)) < 0)
 		goto out;
-	if ((rc = plat_win32_std_handles(options, &in, &out, &err)) < 0)
-		goto out;
-	memset(&si, 0, sizeof(si));
-	si.cb = sizeof(si);
-	si.dwFlags = STARTF_USESTDHANDLES;
-	si.hStdInput = in;
-	si.hStdOutput = out;
-	si.hStdError = err;
 	QueryPerformanceCounter(&p->start);
 	if (!CreateProcessA(options->argv[0], line, NULL, NULL, TRUE, CREATE_NO_WINDOW, env, options->cwd,
 			    &si, &pi)) {
@@ -216,12 +235,7 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
 	p = NULL;
 	rc = 0;
 out:
-	if (in != INVALID_HANDLE_VALUE)
-		CloseHandle(in);
-	if (out != INVALID_HANDLE_VALUE)
-		CloseHandle(out);
-	if (err != INVALID_HANDLE_VALUE)
-		CloseHandle(err);
+	plat_win32_close_std_handles(in, out, err);
 	free(env);
 	free(line);
 	free(p);
