@@ -215,10 +215,11 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 		if ((rc = program_file_path(var->dir, ctx->files[i].path, false, path)) < 0 ||
 		    (rc = pe_image_open(path, &image)) < 0)
 			return rc;
-		rc = pe_bound_imports_read(image, &bound);
-		pe_image_free(image);
-		if (rc < 0)
+		/* The names point into the image: it is freed after the loop. */
+		if ((rc = pe_bound_imports_read(image, &bound)) < 0) {
+			pe_image_free(image);
 			return rc;
+		}
 		files_bound += bound.count > 0;
 		exe_bound |= i == ctx->exe && bound.count > 0;
 		for (size_t b = 0; b < bound.count && rc == 0; b++) {
@@ -242,6 +243,7 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 			stale += !match;
 		}
 		pe_bound_imports_release(&bound);
+		pe_image_free(image);
 		if (rc < 0)
 			return rc;
 	}
