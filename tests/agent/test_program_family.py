@@ -11,6 +11,7 @@ import hashlib
 import http.server
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from schemacheck import validate  # noqa: E402
 
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 LOADLAB = os.path.join(harness.BUILD_DIR, "cli", "loadlab")
@@ -51,12 +53,23 @@ def run_agent(url, data_dir, enroll_token, timeout=900):
         return code, f.read().decode(errors="replace")
 
 
+def program_folder(tmp):
+    """The Lua build plus a second copy of its DLL (bin/lua54b.dll) that
+    the script loads with package.loadlib: two DLLs asking for the same
+    base, so `as-built` has a relocation to record and `rebase` a
+    collision to remove."""
+    folder = os.path.join(tmp, "lua")
+    shutil.copytree(build_lua(), folder)
+    shutil.copy(os.path.join(folder, "bin", "lua54.dll"), os.path.join(folder, "bin", "lua54b.dll"))
+    return folder
+
+
 def submit(d, folder, tmp, name):
     job_path = os.path.join(tmp, name + ".json")
     with open(job_path, "w") as f:
         json.dump({"name": name, "family": "program",
                    "program": {"exe": "bin/lua.exe",
-                               "args": ["-e", "local t = {} for i = 1, 1000 do t[i] = i end"],
+                               "args": ["-e", "assert(package.loadlib('bin/lua54b.dll', '*'))"],
                                "until": "exit", "timeout_s": 60},
                    "variants": VARIANTS,
                    "measure": {"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": 1}}}, f)
@@ -91,18 +104,18 @@ def check_result(result):
         # exe and DLL among them, matched to their manifest paths.
         assert all(m["preferred"].startswith("0x") and m["actual"].startswith("0x") for m in modules)
         files = {m.get("file") for m in modules if m["program_file"]}
-        assert {"bin/lua.exe", "bin/lua54.dll"} <= files, modules
+        assert {"bin/lua.exe", "bin/lua54.dll", "bin/lua54b.dll"} <= files, modules
         assert any(not m["program_file"] and m["name"].lower() == "kernel32.dll" for m in modules), modules
         dll = next(m for m in modules if m.get("file") == "bin/lua54.dll")
         if v["knobs"]["bases"] == "unique":
             assert dll["preferred"] == "0x60000000" and not dll["relocated"], dll
-            assert verify["dlls_relocated"] == 0
+            assert verify["dlls_relocated"] == 0 and verify["relocated"] == [], verify
         else:
             assert dll["preferred"] == "0x38a2a0000" or int(dll["preferred"], 16) > 0, dll
         if v["knobs"]["aslr"] == "off":
             assert verify["files_with_aslr"] == 0, verify
         else:
-            assert verify["files_with_aslr"] == 2, verify  # mingw sets DYNAMIC_BASE
+            assert verify["files_with_aslr"] == 3, verify  # mingw sets DYNAMIC_BASE
         binding = verify["binding"]
         if v["knobs"]["bind"]:
             assert binding["present"] and binding["stale"] == 0 and binding["valid"], binding
@@ -111,7 +124,11 @@ def check_result(result):
             assert {"lua54.dll", "kernel32.dll"} <= names, binding
         else:
             assert not binding["present"], binding
-        assert {f["name"] for f in v["files"]} == {"bin/lua.exe", "bin/lua54.dll"}
+        assert {f["name"] for f in v["files"]} == {"bin/lua.exe", "bin/lua54.dll", "bin/lua54b.dll"}
+        # Both DLLs loaded; as built they ask for one base, so one moved.
+        assert verify["dll_count"] == 2 and verify["dlls_loaded"] == 2, verify
+        if v["knobs"]["bases"] == "as-built":
+            assert verify["dlls_relocated"] == 1 and len(verify["relocated"]) == 1, verify
         assert len(v["warm"]["samples_us"]) == WARM_RUNS and v["warm"]["min_us"] > 0, v["warm"]
         assert len(v["cold"]["samples_us"]) == 1, v["cold"]
     assert sum(v["valid"] for v in variants.values()) == len(VARIANTS), \
@@ -124,8 +141,8 @@ def check_result(result):
 
 
 def test_real_program_end_to_end():
-    folder = build_lua()
     with harness.Daemon() as d, tempfile.TemporaryDirectory(prefix="loadlab-program-") as tmp:
+        folder = program_folder(tmp)
         data_dir = os.path.join(tmp, "agent")
         os.makedirs(data_dir)
         first = submit(d, folder, tmp, "lua-1")
@@ -133,16 +150,23 @@ def test_real_program_end_to_end():
         assert code == 0, log[-4000:]
         result = result_of(d, first)
         check_result(result)
+        validate("result.json", result)
         cache = result["program"]["blob_cache"]
-        assert cache["fetched"] == 2 and cache["cached"] == 0, cache
+        # lua54b.dll is lua54.dll's bytes: one blob, fetched once.
+        assert cache["fetched"] == 2 and cache["cached"] == 1, cache
+        r = d.api("GET", "/api/v1/jobs/%d/report" % first, token=d.admin_token)
+        assert r.status == 200, r
+        rows = {row["variant"]: row for row in r.json()["warm"]["variants"]}
+        assert set(rows) == set(VARIANTS) and all(c["status"] == "ok" for row in rows.values()
+                                                  for c in row["cells"]), rows
         assert os.path.exists(os.path.join(data_dir, "blobs", "index.json"))
         # The same files again: nothing downloaded, both from the cache.
         second = submit(d, folder, tmp, "lua-2")
         code, log = run_agent(d.url, data_dir, d.enroll_token)
         assert code == 0, log[-4000:]
         cache = result_of(d, second)["program"]["blob_cache"]
-        assert cache["fetched"] == 0 and cache["cached"] == 2 and cache["bytes_fetched"] == 0, cache
-        assert '"cached":"2"' in log.replace(" ", "") or "cached=2" in log or '"fetched":"0"' in log, log[-2000:]
+        assert cache["fetched"] == 0 and cache["cached"] == 3 and cache["bytes_fetched"] == 0, cache
+        assert "program_blobs cached=3 fetched=0 bytes_fetched=0" in log, log[-2000:]
 
 
 class FakeServer(http.server.BaseHTTPRequestHandler):
