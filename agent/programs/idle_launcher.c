@@ -9,8 +9,9 @@
  * starts EXE with ARGS (in this process's folder), waits with
  * WaitForInputIdle until it waits for input with nothing queued, then ends
  * it (TerminateProcess) and exits 0. A program that exits by itself before
- * that exits the launcher with its own code (so a console program that
- * returns 0 counts as ready). Exit codes of its own: 2 bad arguments,
+ * that exits the launcher with its own code; a program with no message
+ * queue (a console program: WaitForInputIdle fails at once) is waited for
+ * until it exits, within the same time. Exit codes of its own: 2 bad arguments,
  * 3 EXE could not be started, 4 still not idle after TIMEOUT_MS,
  * 5 WaitForInputIdle failed while the program was still running.
  * Only APIs of Windows XP are used.
@@ -71,6 +72,10 @@ int wmain(int argc, wchar_t **argv)
 		return 3;
 	CloseHandle(pi.hThread);
 	wait = WaitForInputIdle(pi.hProcess, timeout_ms);
+	/* WAIT_FAILED: no message queue (a console program): its exit then
+	 * stands for "ready", within the same time. */
+	if (wait == WAIT_FAILED && WaitForSingleObject(pi.hProcess, timeout_ms) == WAIT_TIMEOUT)
+		wait = WAIT_TIMEOUT;
 	if (WaitForSingleObject(pi.hProcess, 0) == WAIT_OBJECT_0) {
 		/* It ended by itself: its own verdict. */
 		GetExitCodeProcess(pi.hProcess, &code);
