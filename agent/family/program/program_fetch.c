@@ -121,12 +121,13 @@ static int compile(const struct program_context *ctx, const char *name, const ch
 {
 	char source[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1], src_arg[PLAT_MAX_PATH + 1],
 		out_arg[PLAT_MAX_PATH + 1];
-	const char *argv[] = {ctx->toolchain.gcc, "-O1", "-Wall", unicode ? "-municode" : "-O1", "-o", out_arg,
-			      src_arg, NULL};
+	const char *argv[8] = {ctx->toolchain.gcc, "-O1", "-Wall", "-o", out_arg, src_arg};
 	struct plat_spawn_options o = {.argv = argv, .cwd = ctx->tools_dir, .stdout_path = log,
 				       .stderr_path = log};
 	int rc, code = -1;
 
+	if (unicode)
+		argv[6] = "-municode"; /* wmain */
 	if ((rc = family_path(source, ctx->tools_dir, name)) < 0 || (rc = family_path(log, ctx->tools_dir, "build.log")) < 0 ||
 	    (rc = write_source(name, source)) < 0)
 		return rc;
