@@ -1,5 +1,6 @@
 #include "fleet.h"
 
+#include "blobs/blob_cache.h"
 #include "fleet/facts.h"
 #include "loadlab/rest_client.h"
 #include "identity.h"
@@ -474,7 +475,8 @@ static int fetch_blob(void *context, const char *sha256_hex, const char *dest_pa
 	int rc;
 
 	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", sha256_hex);
-	if ((rc = rest_client_download(&f->http, path, dest_path, 1LL << 40, NULL, &a)) < 0)
+	/* No blob larger than the whole cache: a server cannot fill the disk. */
+	if ((rc = rest_client_download(&f->http, path, dest_path, BLOB_CACHE_DEFAULT_BYTES, NULL, &a)) < 0)
 		return rc;
 	rc = rest_answer_error(&a, "GET", path);
 	rest_answer_release(&a);
