@@ -125,7 +125,7 @@ struct sink {
 	/* rest_client_download(): a 2xx body goes here, up to FILE_LIMIT bytes. */
 	FILE *file;
 	long long file_limit, file_bytes;
-	bool file_failed;
+	bool file_failed, file_overflow;
 	void *curl;
 };
 
@@ -139,7 +139,7 @@ static size_t on_data(char *data, size_t size, size_t count, void *userdata)
 		curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
 		if (status >= 200 && status <= 299) {
 			if ((long long)n > sink->file_limit - sink->file_bytes) {
-				sink->overflow = true;
+				sink->file_overflow = true;
 				return 0;
 			}
 			if (fwrite(data, 1, n, sink->file) != n) {
@@ -307,7 +307,7 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 		rc = err_set(LL_EIO, "Cannot write the answer to %s %s to its file.", method, path);
 		goto out;
 	}
-	if (sink->overflow && download) {
+	if (sink->file_overflow) {
 		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %lld bytes.",
 			     method, path, download->file_limit);
 		goto out;
