@@ -2,6 +2,7 @@
 #include "family/family.h"
 #include "family/elf/elf_family.h"
 #include "family/pe/pe_family.h"
+#include "family/program/program_family.h"
 
 #include <stddef.h>
 
@@ -10,5 +11,6 @@ const struct family *const families[] = {
 #ifdef __linux__
 	&elf_family, /* Linux shared objects, run natively: Linux only */
 #endif
+	&program_family,
 	NULL,
 };

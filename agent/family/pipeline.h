@@ -35,6 +35,20 @@ struct pipeline_task {
 	 * then stops as soon as it can and returns LL_ESTATE. May be NULL. */
 	bool (*progress)(void *context, const char *phase, int percent);
 	void *progress_context;
+
+	/* The program family's files (family/program/): the job names each
+	 * by its SHA-256 and the family gets it through the agent's blob
+	 * cache (blobs/blob_cache.h), which calls FETCH_BLOB for a blob it
+	 * lacks. FETCH_BLOB puts the blob SHA256_HEX (64 lowercase hex
+	 * digits) at DEST_PATH, a file it may create or replace, or returns
+	 * a negative LL_E* code with a message; the cache checks the hash.
+	 * The fleet side GETs /api/v1/blobs/HEX; `run --program-dir` copies
+	 * from the folder. NULL: this caller has no blobs (a program job
+	 * then fails unless the cache holds them all). */
+	int (*fetch_blob)(void *context, const char *sha256_hex, const char *dest_path);
+	void *fetch_blob_context;
+	const char *blob_cache_dir;    /* the cache's folder; NULL: one in the work folder */
+	long long blob_cache_bytes;    /* its size cap; 0: BLOB_CACHE_DEFAULT_BYTES */
 };
 
 /* Runs TASK and returns the result body to post (schemas/result.json,

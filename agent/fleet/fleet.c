@@ -1,5 +1,6 @@
 #include "fleet.h"
 
+#include "blobs/blob_cache.h"
 #include "fleet/facts.h"
 #include "loadlab/rest_client.h"
 #include "identity.h"
@@ -554,6 +555,24 @@ static enum task_outcome task_not_started(struct fleet *f, long long task_id, lo
 	return TASK_FAILED;
 }
 
+/* The pipeline's fetch_blob hook (pipeline.h): GET /api/v1/blobs/HEX into
+ * DEST (the blob cache checks the hash and renames it into place). */
+static int fetch_blob(void *context, const char *sha256_hex, const char *dest_path)
+{
+	struct fleet *f = context;
+	struct rest_answer a;
+	char path[128];
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", sha256_hex);
+	/* No blob larger than the whole cache: a server cannot fill the disk. */
+	if ((rc = rest_client_download(&f->http, path, dest_path, BLOB_CACHE_DEFAULT_BYTES, NULL, &a)) < 0)
+		return rc;
+	rc = rest_answer_error(&a, "GET", path);
+	rest_answer_release(&a);
+	return rc;
+}
+
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 {
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
@@ -562,7 +581,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	struct pipeline_task task;
 	struct plat_thread *thread = NULL;
 	cJSON *result = NULL, *checked_job = NULL;
-	char work_dir[4200], reason[2000];
+	char work_dir[4200], reason[2000], blob_dir[4200];
 	char *text = NULL;
 	long long task_id, attempt, heartbeat_seconds;
 	enum task_outcome outcome;
@@ -621,6 +640,10 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	}
 	task.progress = on_progress;
 	task.progress_context = &w;
+	snprintf(blob_dir, sizeof(blob_dir), "%s%cblobs", f->options->data_dir, plat_path_separator);
+	task.fetch_blob = fetch_blob;
+	task.fetch_blob_context = f;
+	task.blob_cache_dir = blob_dir;
 	err_clear();
 	rc = pipeline_run(&task, &result);
 	if (rc < 0)

@@ -122,13 +122,34 @@ void rest_answer_release(struct rest_answer *answer)
 struct sink {
 	struct buf *body;
 	bool overflow;
+	/* rest_client_download(): a 2xx body goes here, up to FILE_LIMIT bytes. */
+	FILE *file;
+	long long file_limit, file_bytes;
+	bool file_failed, file_overflow;
+	void *curl;
 };
 
 static size_t on_data(char *data, size_t size, size_t count, void *userdata)
 {
 	struct sink *sink = userdata;
 	size_t n = size * count;
+	long status = 0;
 
+	if (sink->file) {
+		curl_easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &status);
+		if (status >= 200 && status <= 299) {
+			if ((long long)n > sink->file_limit - sink->file_bytes) {
+				sink->file_overflow = true;
+				return 0;
+			}
+			if (fwrite(data, 1, n, sink->file) != n) {
+				sink->file_failed = true;
+				return 0;
+			}
+			sink->file_bytes += (long long)n;
+			return n;
+		}
+	}
 	if (buf_append(sink->body, data, n) < 0) {
 		sink->overflow = true;
 		return 0; /* curl stops with CURLE_WRITE_ERROR */
@@ -214,12 +235,12 @@ static int add_header(struct curl_slist **list, const char *header)
 }
 
 static int perform(struct rest_client *c, const struct rest_request *request,
-		   struct upload *upload, struct rest_answer *answer)
+		   struct upload *upload, struct sink *download, struct rest_answer *answer)
 {
 	struct transfer transfer = {c, upload};
 	CURL *curl = c->curl;
 	struct curl_slist *headers = NULL;
-	struct sink sink = {&answer->text, false};
+	struct sink plain = {0}, *sink = download ? download : &plain;
 	const char *method = request->method, *path = request->path, *body = request->body;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	char *url = NULL;
@@ -229,6 +250,8 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 
 	memset(answer, 0, sizeof(*answer));
 	buf_init(&answer->text, request->limit ? request->limit : REST_CLIENT_BODY_LIMIT);
+	sink->body = &answer->text;
+	sink->curl = curl;
 	url = join(c->base_url, path);
 	if (!url || add_header(&headers, "Expect:") < 0 ||
 	    (c->auth_header && add_header(&headers, c->auth_header) < 0) ||
@@ -247,18 +270,21 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, REST_CLIENT_CONNECT_TIMEOUT);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT,
 			 request->timeout_seconds ? request->timeout_seconds : REST_CLIENT_TIMEOUT);
-	curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)answer->text.limit);
+	if (!download)
+		curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)answer->text.limit);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
 	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	if (upload) {
+	if (upload || download) {
 		/* A large file takes as long as it takes; a stalled one fails. */
 		curl_easy_setopt(curl, CURLOPT_TIMEOUT, 0L);
 		curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
 		curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, REST_CLIENT_TIMEOUT);
+	}
+	if (upload) {
 		curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
 		curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
 		curl_easy_setopt(curl, CURLOPT_READDATA, upload);
@@ -277,7 +303,16 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 			     path);
 		goto out;
 	}
-	if (sink.overflow || res == CURLE_FILESIZE_EXCEEDED) {
+	if (sink->file_failed) {
+		rc = err_set(LL_EIO, "Cannot write the answer to %s %s to its file.", method, path);
+		goto out;
+	}
+	if (sink->file_overflow) {
+		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %lld bytes.",
+			     method, path, download->file_limit);
+		goto out;
+	}
+	if (sink->overflow || res == CURLE_FILESIZE_EXCEEDED) {
 		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %zu bytes.",
 			     method, path, answer->text.limit);
 		goto out;
@@ -317,7 +352,28 @@ out:
 int rest_client_send(struct rest_client *c, const struct rest_request *request,
 		     struct rest_answer *answer)
 {
-	return perform(c, request, NULL, answer);
+	return perform(c, request, NULL, NULL, answer);
+}
+
+int rest_client_download(struct rest_client *c, const char *path, const char *file_path,
+			 long long limit, long long *ret_size, struct rest_answer *answer)
+{
+	const struct rest_request request = {"GET", path, NULL, 0, 0};
+	struct sink download = {0};
+	int rc;
+
+	memset(answer, 0, sizeof(*answer));
+	if (!(download.file = fopen(file_path, "wb")))
+		return err_set(LL_EIO, "Cannot create %s.", file_path);
+	download.file_limit = limit;
+	rc = perform(c, &request, NULL, &download, answer);
+	if (fclose(download.file) != 0 && rc == 0) {
+		rest_answer_release(answer);
+		rc = err_set(LL_EIO, "Cannot write %s.", file_path);
+	}
+	if (rc == 0 && ret_size)
+		*ret_size = download.file_bytes;
+	return rc;
 }
 
 int rest_client_upload(struct rest_client *c, const char *path, const char *file_path,
@@ -331,7 +387,7 @@ int rest_client_upload(struct rest_client *c, const char *path, const char *file
 	memset(answer, 0, sizeof(*answer));
 	if (!upload.file)
 		return err_set(LL_EIO, "Cannot open %s.", file_path);
-	rc = perform(c, &request, &upload, answer);
+	rc = perform(c, &request, &upload, NULL, answer);
 	fclose(upload.file);
 	return rc;
 }

@@ -65,6 +65,11 @@
 #define PE_FILE_RELOCS_STRIPPED 0x0001
 #define PE_FILE_DLL 0x2000
 
+/* Optional header DllCharacteristics bits used here. */
+#define PE_DLLCHAR_HIGH_ENTROPY_VA 0x0020
+#define PE_DLLCHAR_DYNAMIC_BASE 0x0040   /* ASLR: the loader may move it */
+#define PE_DLLCHAR_FORCE_INTEGRITY 0x0080
+
 /* Data directory indexes (PE spec, "Optional Header Data Directories"). */
 enum pe_directory {
 	PE_DIR_EXPORT = 0,
@@ -349,6 +354,14 @@ int pe_rebase_plan(struct pe_image *const *images, size_t count, uint64_t addres
  * be NULL) receives the bases. */
 int pe_rebase_batch(struct pe_image *const *images, size_t count, uint64_t address, bool down,
 		    uint32_t timestamp, uint64_t *ret_bases);
+
+/* Clears PE_DLLCHAR_DYNAMIC_BASE (and PE_DLLCHAR_HIGH_ENTROPY_VA, which
+ * means nothing without it) in the image's DllCharacteristics, so Vista
+ * and later load it at its preferred base when that is free, as XP does;
+ * the checksum is updated. Sets *RET_CHANGED (may be NULL) to whether the
+ * flag was set. Leaves the relocations, so the loader can still move the
+ * image when its base is taken. Cannot fail on an opened image: returns 0. */
+int pe_clear_dynamic_base(struct pe_image *image, bool *ret_changed);
 
 /* ---- binding (BIND.EXE / BindImageEx semantics) ------------------------ */
 

@@ -58,6 +58,7 @@ static inline void pe_put64(unsigned char *p, uint64_t v)
 #define PE_OPT_IMAGE_BASE64 24
 #define PE_OPT_SIZE_OF_HEADERS 60
 #define PE_OPT_CHECKSUM 64
+#define PE_OPT_DLL_CHARACTERISTICS 70
 #define PE_SECTION_HEADER_SIZE 40
 
 /* Parses the headers of the image's bytes into its fields (allocating the

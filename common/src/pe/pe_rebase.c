@@ -303,3 +303,21 @@ out:
 	free(bases);
 	return rc;
 }
+
+int pe_clear_dynamic_base(struct pe_image *image, bool *ret_changed)
+{
+	/* DllCharacteristics: optional header offset 70, inside the header
+	 * pe_image_parse() checked (at least 96 bytes). */
+	uint16_t flags = image->dll_characteristics;
+	bool set = (flags & PE_DLLCHAR_DYNAMIC_BASE) != 0;
+
+	if (ret_changed)
+		*ret_changed = set;
+	if (!set)
+		return 0;
+	flags &= (uint16_t)~(PE_DLLCHAR_DYNAMIC_BASE | PE_DLLCHAR_HIGH_ENTROPY_VA);
+	pe_put16(image->data + image->optional_offset + PE_OPT_DLL_CHARACTERISTICS, flags);
+	image->dll_characteristics = flags;
+	pe_checksum_update(image);
+	return 0;
+}

@@ -117,6 +117,17 @@ int rest_client_upload(struct rest_client *c, const char *path, const char *file
 		       long long size, void (*progress)(void *context, long long sent, long long total),
 		       void *context, struct rest_answer *answer);
 
+/* rest_client_send() of a GET of PATH whose 2xx body is written, as it
+ * arrives, to the file FILE_PATH (created or emptied), never whole in
+ * memory; at most LIMIT bytes (LL_ETOOBIG past it). Its size goes to
+ * RET_SIZE (may be NULL). Another status's body is read into ANSWER as
+ * rest_client_send() reads it, and the file is left empty. No overall
+ * time limit, but a transfer that moves nothing for REST_CLIENT_TIMEOUT
+ * seconds fails (LL_EIO); LL_EIO also when the file cannot be written.
+ * The caller removes the file when it does not want it. */
+int rest_client_download(struct rest_client *c, const char *path, const char *file_path,
+			 long long limit, long long *ret_size, struct rest_answer *answer);
+
 /* rest_client_send() of a POST of the JSON text BODY to PATH with
  * REST_CLIENT_BODY_LIMIT and a timeout of TIMEOUT_SECONDS. */
 int rest_client_post(struct rest_client *c, const char *path, const char *body,

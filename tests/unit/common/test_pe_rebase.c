@@ -238,8 +238,37 @@ out:
 		pe_image_free(imgs[i]);
 }
 
+/* Clearing the ASLR flag: only DllCharacteristics and the checksum change,
+ * HIGH_ENTROPY_VA goes with it, and a second call changes nothing. */
+static void test_clear_dynamic_base(void)
+{
+	struct fixture f;
+	struct pe_image *img;
+	bool changed = false;
+
+	fx_init(&f, true, 0x180000000ull, true, 0, false);
+	fx_add_relocs(&f);
+	fx_put16(f.data + f.opt + 70, PE_DLLCHAR_DYNAMIC_BASE | PE_DLLCHAR_HIGH_ENTROPY_VA | 0x0100);
+	img = open_fixture(&f);
+	if (!img)
+		return;
+	CHECK_EQ_INT(img->dll_characteristics, PE_DLLCHAR_DYNAMIC_BASE | PE_DLLCHAR_HIGH_ENTROPY_VA | 0x0100);
+	CHECK_EQ_INT(pe_clear_dynamic_base(img, &changed), 0);
+	CHECK(changed);
+	CHECK_EQ_INT(img->dll_characteristics, 0x0100);
+	CHECK_EQ_INT(fx_get16(img->data + img->optional_offset + 70), 0x0100);
+	CHECK_EQ_INT(img->checksum, pe_checksum(img));
+	CHECK_EQ_INT(img->image_base, 0x180000000ull);
+	CHECK(memcmp(img->data + 0x200, f.data + 0x200, f.size - 0x200) == 0);
+	CHECK_EQ_INT(pe_clear_dynamic_base(img, &changed), 0);
+	CHECK(!changed);
+	CHECK_EQ_INT(img->dll_characteristics, 0x0100);
+	pe_image_free(img);
+}
+
 int main(void)
 {
+	test_clear_dynamic_base();
 	test_pe32();
 	test_pe32plus();
 	test_refusals();

@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include "loadlab/err.h"
+#include "loadlab/plat.h"
 #include "loadlab/rest_client.h"
 
 #include <arpa/inet.h>
@@ -264,6 +265,40 @@ static void test_answers(struct rest_client *c)
 	rest_answer_release(&a);
 }
 
+/* rest_client_download(): a 2xx body into the file, an error body into
+ * the answer (the file left empty), a body over the limit refused. */
+static void test_download(struct rest_client *c)
+{
+	char path[] = "/tmp/loadlab-download-XXXXXX", *data = NULL;
+	struct rest_answer a;
+	long long size = -1;
+	size_t len = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	CHECK_EQ_INT(rest_client_download(c, "/big", path, 1 << 20, &size, &a), 0);
+	CHECK_EQ_INT(a.status, 200);
+	CHECK_EQ_INT(size, 4095);
+	CHECK_EQ_INT(a.text.len, 0);
+	CHECK_EQ_INT(plat_read_file(path, 1 << 20, &data, &len), 0);
+	CHECK_EQ_INT(len, 4095);
+	CHECK(data && data[0] == 'x' && data[4094] == 'x');
+	free(data);
+	rest_answer_release(&a);
+	CHECK_EQ_INT(rest_client_download(c, "/missing", path, 1 << 20, &size, &a), 0);
+	CHECK_EQ_INT(a.status, 404);
+	CHECK_EQ_STR(a.message, "No job 7.");
+	CHECK_EQ_INT(plat_read_file(path, 1 << 20, &data, &len), 0);
+	CHECK_EQ_INT(len, 0);
+	free(data);
+	rest_answer_release(&a);
+	CHECK_EQ_INT(rest_client_download(c, "/big", path, 100, &size, &a), LL_ETOOBIG);
+	remove(path);
+}
+
 static void test_abort(struct rest_client *c)
 {
 	struct rest_answer a;
@@ -351,6 +386,7 @@ int main(void)
 	}
 	CHECK_EQ_INT(rest_client_open(&c, url, "secret-1"), 0);
 	test_answers(&c);
+	test_download(&c);
 	test_abort(&c);
 	rest_client_send(&c, &(struct rest_request){"POST", "/stop", "{}", 0, 5}, &a);
 	rest_answer_release(&a);

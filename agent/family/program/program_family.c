@@ -1,0 +1,300 @@
+/*
+ * program_family.c - the `program` family behind family.h: reads the
+ * job's program section and variants, runs its stages (program_fetch.c,
+ * program_transform.c, program_verify.c) under the runner
+ * (runner/runner.h), gives the driver what to time (program_measure.c)
+ * and describes the result in the pe family's shape.
+ */
+#include "program_family.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+void program_invalid(struct program_variant *var, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!var->valid)
+		return; /* keep the first reason */
+	var->valid = false;
+	va_start(ap, fmt);
+	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
+	va_end(ap);
+}
+
+int program_note(struct program_variant *var, const char *text)
+{
+	cJSON *s;
+
+	if (!var->notes && !(var->notes = cJSON_CreateArray()))
+		return LL_ENOMEM;
+	if (!(s = cJSON_CreateString(text)) || !cJSON_AddItemToArray(var->notes, s)) {
+		cJSON_Delete(s);
+		return LL_ENOMEM;
+	}
+	return 0;
+}
+
+/* The program section (files, exe, args, until, timeout_s) of JOB. */
+static int read_program(struct program_context *ctx, const cJSON *job)
+{
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(program, "files");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(program, "args"), *item;
+	const char *exe, *until;
+	int rc;
+
+	if ((rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
+	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
+	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60, &ctx->timeout_s)) < 0)
+		return rc;
+	ctx->input_idle = strcmp(until, "input-idle") == 0;
+	if (!cJSON_IsObject(files) || cJSON_GetArraySize(files) < 1 ||
+	    cJSON_GetArraySize(files) > JOB_SPEC_MAX_PROGRAM_FILES)
+		return err_set(LL_EINVAL, "The program's files are missing or too many.");
+	ctx->file_count = (size_t)cJSON_GetArraySize(files);
+	if (!(ctx->files = calloc(ctx->file_count, sizeof(*ctx->files))))
+		return LL_ENOMEM;
+	ctx->exe = ctx->file_count;
+	size_t i = 0;
+	cJSON_ArrayForEach(item, files) {
+		struct program_file *f = &ctx->files[i];
+		/* The job was normalized on this side too; checked again here
+		 * because these paths become files below the work folder. */
+		if (!item->string || (rc = job_spec_program_path_check(item->string, NULL)) < 0)
+			return item->string ? rc : err_set(LL_EINVAL, "A program file has no path.");
+		if (!cJSON_IsString(item) || !job_spec_blob_ref_valid(item->valuestring, f->sha256))
+			return err_set(LL_EINVAL, "The program file %s names no sha256 blob.", item->string);
+		memcpy(f->path, item->string, strlen(item->string) + 1);
+		if (strcmp(f->path, exe) == 0)
+			ctx->exe = i;
+		i++;
+	}
+	if (ctx->exe == ctx->file_count)
+		return err_set(LL_EINVAL, "The program's exe %s is not one of its files.", exe);
+	ctx->arg_count = (size_t)cJSON_GetArraySize(args);
+	if (ctx->arg_count > JOB_SPEC_MAX_PROGRAM_ARGS)
+		return err_set(LL_EINVAL, "The program has too many arguments.");
+	if (!(ctx->args = calloc(ctx->arg_count + 1, sizeof(*ctx->args))))
+		return LL_ENOMEM;
+	i = 0;
+	cJSON_ArrayForEach(item, args) {
+		if (!cJSON_IsString(item))
+			return err_set(LL_EINVAL, "The program's arguments must be strings.");
+		ctx->args[i++] = item->valuestring;
+	}
+	return 0;
+}
+
+static int read_variants(struct program_context *ctx, const cJSON *job)
+{
+	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
+	size_t v = 0;
+	int rc;
+
+	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
+	if (ctx->variant_count == 0)
+		return err_set(LL_EINVAL, "The job has no variants.");
+	if (!(ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants))))
+		return LL_ENOMEM;
+	cJSON_ArrayForEach(item, variants) {
+		struct program_variant *var = &ctx->variants[v++];
+		const char *name, *bases, *aslr;
+		if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
+		    (rc = json_get_string(item, "bases", 15, true, NULL, &bases)) < 0 ||
+		    (rc = json_get_bool(item, "bind", true, false, &var->bind)) < 0 ||
+		    (rc = json_get_string(item, "aslr", 15, true, NULL, &aslr)) < 0)
+			return rc;
+		snprintf(var->name, sizeof(var->name), "%s", name);
+		var->unique_bases = strcmp(bases, "unique") == 0;
+		var->aslr_off = strcmp(aslr, "off") == 0;
+	}
+	return 0;
+}
+
+static int knobs_json(const struct program_variant *var, cJSON *o)
+{
+	cJSON *k = cJSON_AddObjectToObject(o, "knobs");
+
+	if (!k || !cJSON_AddStringToObject(k, "bases", var->unique_bases ? "unique" : "as-built") ||
+	    !cJSON_AddBoolToObject(k, "bind", var->bind) ||
+	    !cJSON_AddStringToObject(k, "aslr", var->aslr_off ? "off" : "as-built"))
+		return LL_ENOMEM;
+	return 0;
+}
+
+/* Moves *ITEM (when set) into O as KEY. */
+static int give(cJSON *o, const char *key, cJSON **item)
+{
+	if (!*item)
+		return 0;
+	if (!cJSON_AddItemToObject(o, key, *item))
+		return LL_ENOMEM;
+	*item = NULL;
+	return 0;
+}
+
+static int program_json(const struct program_context *ctx, cJSON *r)
+{
+	cJSON *p = cJSON_AddObjectToObject(r, "program"), *cache;
+
+	if (!p || !cJSON_AddStringToObject(p, "exe", ctx->files[ctx->exe].path) ||
+	    !cJSON_AddStringToObject(p, "until", ctx->input_idle ? "input-idle" : "exit") ||
+	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->file_count) ||
+	    !(cache = cJSON_AddObjectToObject(p, "blob_cache")) ||
+	    !cJSON_AddNumberToObject(cache, "cached", (double)ctx->blobs_cached) ||
+	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->blobs_fetched) ||
+	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->bytes_fetched))
+		return LL_ENOMEM;
+	return 0;
+}
+
+/* The variants, the floor, the measurement, the toolchain and the runner
+ * of RESULT (schemas/result.json), as the pe family gives them, and
+ * "program": what was run and what the blob cache did. */
+static int program_describe(struct family_run *run, void *state, const struct family_measured *measured, cJSON *r)
+{
+	struct program_context *ctx = state;
+	cJSON *variants, *t, *floor;
+
+	if (!(variants = cJSON_AddArrayToObject(r, "variants")))
+		return LL_ENOMEM;
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		struct program_variant *var = &ctx->variants[v];
+		cJSON *o = cJSON_CreateObject();
+		if (!o || !cJSON_AddItemToArray(variants, o)) {
+			cJSON_Delete(o);
+			return LL_ENOMEM;
+		}
+		if (!cJSON_AddStringToObject(o, "name", var->name) || knobs_json(var, o) < 0 ||
+		    !cJSON_AddBoolToObject(o, "valid", var->valid))
+			return LL_ENOMEM;
+		if (!var->valid && !cJSON_AddStringToObject(o, "invalid_reason", var->invalid_reason))
+			return LL_ENOMEM;
+		if (give(o, "notes", &var->notes) < 0 || give(o, "transform", &var->transform) < 0 ||
+		    give(o, "verify", &var->verify) < 0 || give(o, "files", &var->files) < 0)
+			return LL_ENOMEM;
+		if (var->valid && (family_add_measured(o, "warm", measured->warm, var->name) < 0 ||
+				   family_add_measured(o, "cold", measured->cold, var->name) < 0))
+			return LL_ENOMEM;
+	}
+	if (!(floor = cJSON_AddObjectToObject(r, "floor")) || !cJSON_AddStringToObject(floor, "name", "empty.exe") ||
+	    give(floor, "files", &ctx->floor_files) < 0)
+		return LL_ENOMEM;
+	if (family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
+	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
+	    family_add_measurement(r, measured) < 0 || program_json(ctx, r) < 0)
+		return LL_ENOMEM;
+	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
+	    !cJSON_AddStringToObject(t, "target", ctx->toolchain.target) ||
+	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
+	    !cJSON_AddStringToObject(t, "used_for", "the debug probe, the input-idle launcher and the floor") ||
+	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
+		return LL_ENOMEM;
+	return 0;
+}
+
+static void program_release(void *state)
+{
+	struct program_context *ctx = state;
+
+	if (!ctx)
+		return;
+	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++) {
+		cJSON_Delete(ctx->variants[v].notes);
+		cJSON_Delete(ctx->variants[v].transform);
+		cJSON_Delete(ctx->variants[v].verify);
+		cJSON_Delete(ctx->variants[v].files);
+	}
+	free(ctx->variants);
+	free(ctx->files);
+	free(ctx->args);
+	cJSON_Delete(ctx->floor_files);
+	for (size_t i = 0; i < ctx->measured_count; i++) {
+		struct program_measured *m = &ctx->measured[i];
+		for (size_t k = 0; m->strings && m->strings[k]; k++)
+			free(m->strings[k]);
+		for (size_t k = 0; m->files && m->files[k]; k++)
+			free(m->files[k]);
+		free(m->strings);
+		free(m->files);
+		free(m->argv);
+	}
+	if (ctx->runner_started)
+		runner_stop(&ctx->runner);
+	free(ctx);
+}
+
+static int program_validate(const struct family_run *run, void **ret_state)
+{
+	struct program_context *ctx = calloc(1, sizeof(*ctx));
+	int rc;
+
+	if (!ctx)
+		return LL_ENOMEM;
+	ctx->task = run->task;
+	snprintf(ctx->work, sizeof(ctx->work), "%s", run->work);
+	if ((rc = read_program(ctx, run->job)) < 0 || (rc = read_variants(ctx, run->job)) < 0) {
+		program_release(ctx);
+		return rc;
+	}
+	*ret_state = ctx;
+	return 0;
+}
+
+static int program_generate_stage(struct family_run *run, void *state)
+{
+	return program_fetch(state);
+}
+
+/* The toolchain, then the helper programs. */
+static int program_build_stage(struct family_run *run, void *state)
+{
+	struct program_context *ctx = state;
+	int rc;
+
+	if ((rc = runner_toolchain_find(ctx->work, &ctx->toolchain)) < 0)
+		return rc;
+	return program_build_tools(ctx);
+}
+
+/* The runner (phase "runner_start"), then the variants' folders. */
+static int program_transform_stage(struct family_run *run, void *state)
+{
+	struct program_context *ctx = state;
+	int rc;
+
+	if ((rc = runner_start(&ctx->runner, ctx->work, ctx->input_idle)) < 0)
+		return rc;
+	ctx->runner_started = true;
+	if ((rc = family_phase_done(run, "runner_start")) < 0)
+		return rc;
+	return program_transform(ctx);
+}
+
+static int program_verify_stage(struct family_run *run, void *state)
+{
+	return program_verify(state);
+}
+
+static int program_timing_stage(struct family_run *run, void *state, struct family_timing *ret)
+{
+	return program_timing(state, ret);
+}
+
+const struct family program_family = {
+	.name = "program",
+	.validate = program_validate,
+	.generate = program_generate_stage,
+	.build = program_build_stage,
+	.transform = program_transform_stage,
+	.verify = program_verify_stage,
+	.timing = program_timing_stage,
+	.describe = program_describe,
+	.release = program_release,
+};
