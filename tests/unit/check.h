@@ -50,6 +50,19 @@ static int check_passed, check_failed;
 		}                                                                     \
 	} while (0)
 
+/* FOLDER/NAME opened with MODE (fopen's), or NULL and a failed check when it
+ * cannot be; the caller closes it. */
+static inline FILE *check_fopen(const char *folder, const char *name, const char *mode)
+{
+	char path[4096 + 256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", folder, name);
+	f = fopen(path, mode);
+	CHECK(f != NULL);
+	return f;
+}
+
 static inline int check_finish(void)
 {
 	printf("%d passed, %d failed\n", check_passed, check_failed);

@@ -28,12 +28,8 @@ static char dir[PLAT_MAX_PATH];
 /* lt0.c (ORDERED: f2, f0 in ".text.sorted.*" sections, f1 after them). */
 static void write_source(const char *name, bool ordered)
 {
-	char path[PLAT_MAX_PATH + 64];
-	FILE *f;
+	FILE *f = check_fopen(dir, name, "w");
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	CHECK(f != NULL);
 	if (!f)
 		return;
 	fputs("#define LL_EXPORT __attribute__((visibility(\"default\")))\n", f);

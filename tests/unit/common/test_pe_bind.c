@@ -16,12 +16,8 @@ static char dir[64], sysdir[80];
 
 static void write_file(const char *folder, const char *name, const struct fixture *f)
 {
-	char path[200];
-	FILE *fp;
+	FILE *fp = check_fopen(folder, name, "wb");
 
-	snprintf(path, sizeof(path), "%s/%s", folder, name);
-	fp = fopen(path, "wb");
-	CHECK(fp != NULL);
 	if (!fp)
 		return;
 	CHECK_EQ_INT(fwrite(f->data, 1, f->size, fp), f->size);
