@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import socket
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -70,14 +69,7 @@ class Agent:
             self.log.flush()
 
     def events(self):
-        out = []
-        with open(self.log_path, "rb") as f:
-            for line in f.read().decode(errors="replace").splitlines():
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    out.append({"event": "text", "line": line})
-        return out
+        return harness.json_lines(self.log_path)
 
     def log_text(self):
         with open(self.log_path, "rb") as f:
@@ -109,13 +101,7 @@ class Agent:
 
 
 def wait_for(what, fn, timeout=60, interval=0.2):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out waiting for " + what)
+    return harness.wait_for(what, fn, timeout=timeout, interval=interval)
 
 
 def job_tasks(daemon, job_id):
@@ -124,13 +110,18 @@ def job_tasks(daemon, job_id):
     return r.json()["tasks"]
 
 
-def results_of(daemon, task_id):
-    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
-    try:
-        rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
-    finally:
-        db.close()
-    return [(a, json.loads(b)) for a, b in rows]
+def submit_and_start(daemon, spec):
+    """Submits the job SPEC to DAEMON and starts an --once agent: (job, agent)."""
+    job = daemon.submit(spec)
+    return job, Agent(daemon, extra=["--once"])
+
+
+def wait_for_progress(daemon, job):
+    """Waits until the first task of JOB reports a phase: it is running."""
+    wait_for("progress", lambda: job_tasks(daemon, job["id"])[0]["phase"], timeout=300)
+
+
+results_of = harness.results_of
 
 
 def agent_facts(work_dir):
@@ -175,8 +166,7 @@ def test_enroll_keeps_token_reports_facts_and_labels():
 
 def test_once_runs_a_task_and_posts_its_result():
     with harness.Daemon() as d:
-        job = d.submit(TINY_JOB)
-        a = Agent(d, extra=["--once"])
+        job, a = submit_and_start(d, TINY_JOB)
         try:
             code = a.wait(600)
             assert code == 0, a.log_text()
@@ -216,9 +206,8 @@ def test_server_restart_mid_task_delivers_once():
     d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
     a = None
     try:
-        job = d.submit(SLOW_JOB)
-        a = Agent(d, extra=["--once"])
-        wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+        job, a = submit_and_start(d, SLOW_JOB)
+        wait_for_progress(d, job)
         d.stop()
         time.sleep(3)  # heartbeats and progress fail meanwhile
         d.start()
@@ -245,9 +234,8 @@ def test_spooled_result_is_delivered_on_start():
     d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
     a = b = None
     try:
-        job = d.submit(TINY_JOB)
-        a = Agent(d, extra=["--once"])
-        wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+        job, a = submit_and_start(d, TINY_JOB)
+        wait_for_progress(d, job)
         d.stop()
         spool = os.path.join(a.data_dir, "spool")
         wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
@@ -271,11 +259,10 @@ def test_spooled_result_is_delivered_on_start():
 
 def test_killed_agent_task_is_leased_again():
     with harness.Daemon(["--lease-seconds", "2"]) as d:
-        job = d.submit(SLOW_JOB)
-        a = Agent(d, extra=["--once"])
+        job, a = submit_and_start(d, SLOW_JOB)
         b = None
         try:
-            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            wait_for_progress(d, job)
             a.stop(signal.SIGKILL)
             first = job_tasks(d, job["id"])[0]
             assert first["state"] == "leased" and first["attempt"] == 1, first
@@ -294,10 +281,9 @@ def test_killed_agent_task_is_leased_again():
 
 def test_sigterm_mid_task_gives_the_task_back():
     with harness.Daemon() as d:
-        job = d.submit(SLOW_JOB)
-        a = Agent(d, extra=["--once"])
+        job, a = submit_and_start(d, SLOW_JOB)
         try:
-            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            wait_for_progress(d, job)
             start = time.time()
             assert a.stop(timeout=60) == 1
             assert time.time() - start < 30
@@ -311,10 +297,9 @@ def test_sigterm_mid_task_gives_the_task_back():
 
 def test_cancel_mid_task_stops_and_posts_nothing():
     with harness.Daemon(["--lease-seconds", "3"]) as d:
-        job = d.submit(SLOW_JOB)
-        a = Agent(d, extra=["--once"])
+        job, a = submit_and_start(d, SLOW_JOB)
         try:
-            wait_for("progress", lambda: job_tasks(d, job["id"])[0]["phase"], timeout=300)
+            wait_for_progress(d, job)
             r = d.api("POST", "/api/v1/jobs/%d/cancel" % job["id"], token=d.admin_token)
             assert r.status == 200, r
             code = a.wait(60)

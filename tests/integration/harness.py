@@ -262,6 +262,21 @@ def wait_for(what, fn, timeout=15.0, interval=0.1):
     raise AssertionError("timed out waiting for " + what)
 
 
+def json_lines(path):
+    """The lines of the log file at PATH, each parsed as JSON; a line that is
+    not JSON as {"event": "text", "line": ...}; [] when there is no file."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, "rb") as f:
+        for line in f.read().decode(errors="replace").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                out.append({"event": "text", "line": line})
+    return out
+
+
 def load_example(name):
     with open(os.path.join(EXAMPLES, name)) as f:
         return json.load(f)
