@@ -18,20 +18,14 @@
 #include "loadlab/err.h"
 #include "pe_family.h"
 
+/* Appends ARGS (COUNT strings) to COMMANDS as one argv array. */
 static int add_command(cJSON *commands, const char *const *args, size_t count)
 {
-	cJSON *argv = cJSON_CreateArray();
+	cJSON *argv = cJSON_CreateStringArray(args, (int)count);
 
 	if (!argv || !cJSON_AddItemToArray(commands, argv)) {
 		cJSON_Delete(argv);
 		return LL_ENOMEM;
-	}
-	for (size_t i = 0; i < count; i++) {
-		cJSON *s = cJSON_CreateString(args[i]);
-		if (!s || !cJSON_AddItemToArray(argv, s)) {
-			cJSON_Delete(s);
-			return LL_ENOMEM;
-		}
 	}
 	return 0;
 }
@@ -46,6 +40,32 @@ static int add_command(cJSON *commands, const char *const *args, size_t count)
 		args[n++] = text[i];                                                          \
 	} while (0)
 
+/* Appends the cl command that compiles SRC\UNIT.c into OUT\UNIT.obj, with
+ * /GS- for a DLL and /Gy when the functions are to be laid out by an order
+ * file. */
+static int add_compile(cJSON *commands, const char *src, const char *out, const char *unit,
+		       bool dll, bool gy)
+{
+	char text[2][PLAT_MAX_PATH + 64];
+	const char *args[8];
+	size_t n = 0;
+	int rc;
+
+	args[n++] = "cl";
+	args[n++] = "/nologo";
+	args[n++] = "/O1";
+	if (dll)
+		args[n++] = "/GS-";
+	args[n++] = "/c";
+	if (gy)
+		args[n++] = "/Gy";
+	SLOT(0, "%s\\%s.c", src, unit);
+	SLOT(1, "/Fo%s\\%s.obj", out, unit);
+	return add_command(commands, args, n);
+out:
+	return rc;
+}
+
 int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src, const char *out,
 		     cJSON **ret_commands)
 {
@@ -59,17 +79,10 @@ int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src
 	if (!commands)
 		return LL_ENOMEM;
 	for (int i = 0; i < dlls; i++) {
-		n = 0;
-		args[n++] = "cl";
-		args[n++] = "/nologo";
-		args[n++] = "/O1";
-		args[n++] = "/GS-";
-		args[n++] = "/c";
-		if (variant->trace_order)
-			args[n++] = "/Gy";
-		SLOT(0, "%s\\lt%d.c", src, i);
-		SLOT(1, "/Fo%s\\lt%d.obj", out, i);
-		if ((rc = add_command(commands, args, n)) < 0)
+		char unit[16];
+
+		snprintf(unit, sizeof(unit), "lt%d", i);
+		if ((rc = add_compile(commands, src, out, unit, true, variant->trace_order)) < 0)
 			goto out;
 		n = 0;
 		args[n++] = "link";
@@ -90,14 +103,7 @@ int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src
 		if ((rc = add_command(commands, args, n)) < 0)
 			goto out;
 	}
-	n = 0;
-	args[n++] = "cl";
-	args[n++] = "/nologo";
-	args[n++] = "/O1";
-	args[n++] = "/c";
-	SLOT(0, "%s\\main.c", src);
-	SLOT(1, "/Fo%s\\main.obj", out);
-	if ((rc = add_command(commands, args, n)) < 0)
+	if ((rc = add_compile(commands, src, out, "main", false, false)) < 0)
 		goto out;
 	/* The program links every import library: one argv built in JSON. */
 	{
