@@ -21,11 +21,9 @@ one registry and one set of control-pipe names did not reach ServiceMain
 (error 1053). Booted with a single init, the prefix has one services.exe
 and the first `sc start` works (docs/agent.md).
 """
-import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -52,21 +50,9 @@ SLOW_JOB = {
 class ServiceWine(Wine):
     """test_agent_windows.Wine with one init, hence one services.exe."""
 
-    def __enter__(self):
-        self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
-        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all",
-                        WINEDLLOVERRIDES="mscoree,mshtml=")
-        self.server = subprocess.Popen([WINESERVER, "-f", "-p"], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       env=self.env)
-        self.tmp = tempfile.mkdtemp(prefix="loadlab-win-agent-")
-        time.sleep(0.5)
-        # The loader's own init of the new prefix, which it waits for;
-        # BOOT_COMMAND itself does nothing more.
-        subprocess.run([WINE64] + BOOT_COMMAND, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
-                       timeout=300)
-        return self
+    # The loader's own init of the new prefix, which it waits for;
+    # BOOT_COMMAND itself does nothing more.
+    BOOT = BOOT_COMMAND
 
     def processes(self):
         """PIDs of the processes still running in this prefix, the server aside."""
@@ -104,26 +90,10 @@ def state_of(wine):
 
 
 def wait_for(what, fn, timeout, interval=0.5):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out waiting for " + what)
+    return harness.wait_for(what, fn, timeout=timeout, interval=interval)
 
 
-def events(path):
-    out = []
-    if not os.path.exists(path):
-        return out
-    with open(path, "rb") as f:
-        for line in f.read().decode(errors="replace").splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                out.append({"event": "text", "line": line})
-    return out
+events = harness.json_lines
 
 
 def agent_processes(wine):

@@ -133,6 +133,9 @@ def test_xp_agent_imports_nothing_xp_lacks():
 class Wine:
     """A private WINEPREFIX with a persistent wineserver started here."""
 
+    # The first command run in the new prefix, which inits it.
+    BOOT = ["wineboot", "-i"]
+
     def __enter__(self):
         self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
         self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all",
@@ -141,7 +144,7 @@ class Wine:
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=self.env)
         time.sleep(0.5)
-        subprocess.run([WINE64, "wineboot", "-i"], stdin=subprocess.DEVNULL,
+        subprocess.run([WINE64] + self.BOOT, stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
                        timeout=300)
         self.tmp = tempfile.mkdtemp(prefix="loadlab-win-agent-")
