@@ -19,11 +19,8 @@ void program_invalid(struct program_variant *var, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!var->valid)
-		return; /* keep the first reason */
-	var->valid = false;
 	va_start(ap, fmt);
-	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
+	family_invalid_va(&var->valid, var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
 	va_end(ap);
 }
 
