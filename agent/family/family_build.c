@@ -321,9 +321,8 @@ int family_timing(struct family_context *ctx, const struct family_names *names, 
 		const struct family_variant *var = (const void *)((const char *)variants + v * size);
 		if (!var->valid)
 			continue;
-		if (n + 1 >= MEASURE_MAX_PROGRAMS)
-			return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
-		ret->programs[n].name = var->name;
+		if ((rc = family_timing_slot(ret, n, var->name)) < 0)
+			return rc;
 		ctx->measured_count = n + 1;
 		if ((rc = program_init(ctx, names, var->dir, false, &ctx->measured[n], &ret->programs[n])) < 0)
 			return rc;

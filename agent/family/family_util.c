@@ -152,3 +152,21 @@ void family_bind_options(const struct runner *runner, const char *image_dir, con
 	options->search_dirs = search;
 	options->search_dir_count = runner->system_dir_count;
 }
+
+int family_timing_slot(struct family_timing *ret, size_t n, const char *name)
+{
+	if (n + 1 >= MEASURE_MAX_PROGRAMS)
+		return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
+	ret->programs[n].name = name;
+	return 0;
+}
+
+cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target, const char *compiler)
+{
+	cJSON *t = cJSON_AddObjectToObject(result, "toolchain");
+
+	if (!t || !cJSON_AddStringToObject(t, "kind", kind) || !cJSON_AddStringToObject(t, "target", target) ||
+	    !cJSON_AddStringToObject(t, "compiler", compiler))
+		return NULL;
+	return t;
+}

@@ -62,6 +62,16 @@ int family_add_file(cJSON *files, const char *name, const char *path);
 void family_invalid_va(bool *valid, char *reason, size_t size, const char *fmt, va_list ap)
 	__attribute__((format(gnu_printf, 4, 0)));
 
+/* Adds to RESULT "toolchain": {"kind": KIND, "target": TARGET,
+ * "compiler": COMPILER} and returns it for what else the family lists;
+ * NULL when out of memory. */
+cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target, const char *compiler);
+
+/* Gives the variant NAME slot N of RET->programs, a timing being filled
+ * variant by variant; LL_ETOOBIG (with a message) when no slot would be
+ * left after it for the floor program. */
+int family_timing_slot(struct family_timing *ret, size_t n, const char *name);
+
 /* Fills OPTIONS (zeroed first) to bind the images in IMAGE_DIR as the
  * loader finds their DLLs: IMAGE_DIR, then RUNNER's system folders, whose
  * list SEARCH (2 entries, living as long as OPTIONS) holds. */
