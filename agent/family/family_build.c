@@ -89,11 +89,8 @@ void family_variant_invalid(struct family_variant *variant, const char *fmt, ...
 {
 	va_list ap;
 
-	if (!variant->valid)
-		return; /* keep the first reason */
-	variant->valid = false;
 	va_start(ap, fmt);
-	vsnprintf(variant->invalid_reason, sizeof(variant->invalid_reason), fmt, ap);
+	family_invalid_va(&variant->valid, variant->invalid_reason, sizeof(variant->invalid_reason), fmt, ap);
 	va_end(ap);
 }
 
@@ -264,25 +261,11 @@ int family_files_json(const struct family_context *ctx, const struct family_name
 	if (!files)
 		return LL_ENOMEM;
 	for (int i = empty ? ctx->dlls : 0; i <= ctx->dlls; i++) {
-		char name[64], path[PLAT_MAX_PATH + 1], hex[65];
-		long long size = 0;
-		cJSON *f;
+		char name[64], path[PLAT_MAX_PATH + 1];
 
 		file_name(ctx, names, i, empty, name, sizeof(name));
-		if ((rc = family_path(path, folder, name)) < 0 || (rc = plat_file_sha256(path, hex, &size)) < 0)
+		if ((rc = family_path(path, folder, name)) < 0 || (rc = family_add_file(files, name, path)) < 0)
 			goto out;
-		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(files, f)) {
-			cJSON_Delete(f);
-			rc = LL_ENOMEM;
-			goto out;
-		}
-		/* F belongs to FILES from here on. */
-		if (!cJSON_AddStringToObject(f, "name", name) || !cJSON_AddStringToObject(f, "sha256", hex) ||
-		    !cJSON_AddNumberToObject(f, "size", (double)size)) {
-			rc = LL_ENOMEM;
-			goto out;
-		}
 	}
 	*ret_files = files;
 	files = NULL;
@@ -338,9 +321,8 @@ int family_timing(struct family_context *ctx, const struct family_names *names, 
 		const struct family_variant *var = (const void *)((const char *)variants + v * size);
 		if (!var->valid)
 			continue;
-		if (n + 1 >= MEASURE_MAX_PROGRAMS)
-			return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
-		ret->programs[n].name = var->name;
+		if ((rc = family_timing_slot(ret, n, var->name)) < 0)
+			return rc;
 		ctx->measured_count = n + 1;
 		if ((rc = program_init(ctx, names, var->dir, false, &ctx->measured[n], &ret->programs[n])) < 0)
 			return rc;

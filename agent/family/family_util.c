@@ -95,3 +95,78 @@ int family_add_measurement(cJSON *result, const struct family_measured *measured
 		return LL_ENOMEM;
 	return 0;
 }
+
+uint64_t family_hex_value(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsString(item) || strncmp(item->valuestring, "0x", 2) != 0)
+		return 0;
+	return strtoull(item->valuestring + 2, NULL, 16);
+}
+
+int family_add_hex(cJSON *obj, const char *key, uint64_t value)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "0x%llx", (unsigned long long)value);
+	return cJSON_AddStringToObject(obj, key, text) ? 0 : LL_ENOMEM;
+}
+
+int family_add_file(cJSON *files, const char *name, const char *path)
+{
+	char hex[65];
+	long long size = 0;
+	cJSON *f;
+	int rc;
+
+	if ((rc = plat_file_sha256(path, hex, &size)) < 0)
+		return rc;
+	f = cJSON_CreateObject();
+	if (!f || !cJSON_AddItemToArray(files, f)) {
+		cJSON_Delete(f);
+		return LL_ENOMEM;
+	}
+	/* F belongs to FILES from here on. */
+	if (!cJSON_AddStringToObject(f, "name", name) || !cJSON_AddStringToObject(f, "sha256", hex) ||
+	    !cJSON_AddNumberToObject(f, "size", (double)size))
+		return LL_ENOMEM;
+	return 0;
+}
+
+void family_invalid_va(bool *valid, char *reason, size_t size, const char *fmt, va_list ap)
+{
+	if (!*valid)
+		return; /* keep the first reason */
+	*valid = false;
+	vsnprintf(reason, size, fmt, ap);
+}
+
+void family_bind_options(const struct runner *runner, const char *image_dir, const char *search[2],
+			 struct pe_bind_options *options)
+{
+	memset(options, 0, sizeof(*options));
+	for (size_t i = 0; i < runner->system_dir_count; i++)
+		search[i] = runner->system_dirs[i];
+	options->image_dir = image_dir;
+	options->search_dirs = search;
+	options->search_dir_count = runner->system_dir_count;
+}
+
+int family_timing_slot(struct family_timing *ret, size_t n, const char *name)
+{
+	if (n + 1 >= MEASURE_MAX_PROGRAMS)
+		return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
+	ret->programs[n].name = name;
+	return 0;
+}
+
+cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target, const char *compiler)
+{
+	cJSON *t = cJSON_AddObjectToObject(result, "toolchain");
+
+	if (!t || !cJSON_AddStringToObject(t, "kind", kind) || !cJSON_AddStringToObject(t, "target", target) ||
+	    !cJSON_AddStringToObject(t, "compiler", compiler))
+		return NULL;
+	return t;
+}

@@ -7,9 +7,14 @@
 #define LOADLAB_AGENT_FAMILY_UTIL_H
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "family/family.h"
+#include "loadlab/pe.h"
+#include "runner/runner.h"
 
 /* Joins A "/" B into OUT (PLAT_MAX_PATH + 1 bytes); LL_ETOOBIG when long. */
 int family_path(char *out, const char *a, const char *b);
@@ -40,5 +45,37 @@ int family_add_measured(cJSON *o, const char *key, const cJSON *measured, const 
 /* Adds to RESULT "measurement": {"warm": method, "warm_order",
  * "warm_reruns", "cold": method}, each where measured. */
 int family_add_measurement(cJSON *result, const struct family_measured *measured);
+
+/* The value of OBJ's member KEY, a JSON string "0x<hex>" (as the debug
+ * probes report addresses); 0 when there is no such string. */
+uint64_t family_hex_value(const cJSON *obj, const char *key);
+
+/* Adds to OBJ, as KEY, VALUE as the string "0x<hex>"; LL_ENOMEM. */
+int family_add_hex(cJSON *obj, const char *key, uint64_t value);
+
+/* Appends to the array FILES {"name": NAME, "sha256", "size"} for the
+ * file at PATH (plat_file_sha256()'s errors, LL_ENOMEM). */
+int family_add_file(cJSON *files, const char *name, const char *path);
+
+/* A variant's "invalid": unless *VALID is false already (the first reason
+ * stays), sets it false and formats FMT with AP into REASON (SIZE bytes). */
+void family_invalid_va(bool *valid, char *reason, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(gnu_printf, 4, 0)));
+
+/* Adds to RESULT "toolchain": {"kind": KIND, "target": TARGET,
+ * "compiler": COMPILER} and returns it for what else the family lists;
+ * NULL when out of memory. */
+cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target, const char *compiler);
+
+/* Gives the variant NAME slot N of RET->programs, a timing being filled
+ * variant by variant; LL_ETOOBIG (with a message) when no slot would be
+ * left after it for the floor program. */
+int family_timing_slot(struct family_timing *ret, size_t n, const char *name);
+
+/* Fills OPTIONS (zeroed first) to bind the images in IMAGE_DIR as the
+ * loader finds their DLLs: IMAGE_DIR, then RUNNER's system folders, whose
+ * list SEARCH (2 entries, living as long as OPTIONS) holds. */
+void family_bind_options(const struct runner *runner, const char *image_dir, const char *search[2],
+			 struct pe_bind_options *options);
 
 #endif

@@ -80,9 +80,7 @@ static int elf_describe(struct family_run *run, void *state, const struct family
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
 				  "empty", ELF_FLOOR_NAME, measured)) < 0)
 		return rc;
-	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "gcc+ld") ||
-	    !cJSON_AddStringToObject(t, "target", "x86_64-linux-gnu") ||
-	    !cJSON_AddStringToObject(t, "compiler", ctx->gcc) ||
+	if (!(t = family_add_toolchain(r, "gcc+ld", "x86_64-linux-gnu", ctx->gcc)) ||
 	    !cJSON_AddStringToObject(t, "version", ctx->gcc_version) ||
 	    !cJSON_AddStringToObject(t, "linker", "GNU ld") || !cJSON_AddStringToObject(r, "runner", "native"))
 		return LL_ENOMEM;

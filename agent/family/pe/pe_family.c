@@ -97,15 +97,12 @@ static cJSON *knobs_json(const void *variant)
 static int pe_describe(struct family_run *run, void *state, const struct family_measured *measured, cJSON *r)
 {
 	struct pe_context *ctx = state;
-	cJSON *t;
 	int rc;
 
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
 				  "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
-	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
-	    !cJSON_AddStringToObject(t, "target", ctx->toolchain.target) ||
-	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
+	if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
 	return 0;

@@ -66,14 +66,10 @@ static int bind_program(const struct pe_context *ctx, const char *dir, struct pe
 	const char *search[2];
 	char path[PLAT_MAX_PATH + 1];
 	struct pe_image *image = NULL;
-	struct pe_bind_options options = {0};
+	struct pe_bind_options options;
 	int rc;
 
-	for (size_t i = 0; i < ctx->runner.system_dir_count; i++)
-		search[i] = ctx->runner.system_dirs[i];
-	options.image_dir = dir;
-	options.search_dirs = search;
-	options.search_dir_count = ctx->runner.system_dir_count;
+	family_bind_options(&ctx->runner, dir, search, &options);
 	if ((rc = family_path(path, dir, "main.exe")) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
 	    (rc = pe_bind(image, &options, ret)) < 0 || (rc = pe_image_save(image, path)) < 0)
 		goto out;

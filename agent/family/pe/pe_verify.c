@@ -78,20 +78,6 @@ out:
 	return rc;
 }
 
-static uint64_t hex_value(const cJSON *item)
-{
-	if (!cJSON_IsString(item) || strncmp(item->valuestring, "0x", 2) != 0)
-		return 0;
-	return strtoull(item->valuestring + 2, NULL, 16);
-}
-
-static int add_hex(cJSON *obj, const char *key, uint64_t value)
-{
-	char text[24];
-	snprintf(text, sizeof(text), "0x%llx", (unsigned long long)value);
-	return cJSON_AddStringToObject(obj, key, text) ? 0 : LL_ENOMEM;
-}
-
 /* Our DLL's index from a module name "lt<i>.dll" (any case), or -1. */
 static int our_dll(const struct pe_context *ctx, const char *name)
 {
@@ -116,8 +102,8 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 		return err_set(LL_EFORMAT, "The probe report has no modules.");
 	cJSON_ArrayForEach(m, modules) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
-		uint64_t preferred = hex_value(cJSON_GetObjectItemCaseSensitive(m, "preferred"));
-		uint64_t actual = hex_value(cJSON_GetObjectItemCaseSensitive(m, "actual"));
+		uint64_t preferred = family_hex_value(m, "preferred");
+		uint64_t actual = family_hex_value(m, "actual");
 		bool is_loaded = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "loaded"));
 		int i = our_dll(ctx, name);
 		cJSON *o = cJSON_CreateObject();
@@ -126,7 +112,7 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 			return cJSON_Delete(o), LL_ENOMEM;
 		if (!cJSON_AddStringToObject(o, "name", name ? name : "?") ||
 		    !cJSON_AddBoolToObject(o, "loaded", is_loaded) ||
-		    (rc = add_hex(o, "preferred", preferred)) < 0 || (rc = add_hex(o, "actual", actual)) < 0 ||
+		    (rc = family_add_hex(o, "preferred", preferred)) < 0 || (rc = family_add_hex(o, "actual", actual)) < 0 ||
 		    !cJSON_AddBoolToObject(o, "relocated", is_loaded && preferred != actual))
 			return LL_ENOMEM;
 		if (i < 0)
@@ -177,8 +163,8 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 		return err_set(LL_EFORMAT, "The probe report has no imports.");
 	cJSON_ArrayForEach(x, imports) {
 		const char *dll = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "dll"));
-		uint64_t iat = hex_value(cJSON_GetObjectItemCaseSensitive(x, "iat"));
-		uint64_t resolved = hex_value(cJSON_GetObjectItemCaseSensitive(x, "resolved"));
+		uint64_t iat = family_hex_value(x, "iat");
+		uint64_t resolved = family_hex_value(x, "resolved");
 		bool ok = resolved != 0 && iat == resolved;
 
 		if (our_dll(ctx, dll) < 0) {
@@ -333,7 +319,7 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 			iat_checked++;
 			if (mod->timestamp != 0xFFFFFFFFu ||
 			    mod->functions[f].iat_value !=
-				    hex_value(cJSON_GetObjectItemCaseSensitive(x, "resolved")))
+				    family_hex_value(x, "resolved"))
 				iat_wrong++;
 		}
 	}

@@ -19,11 +19,8 @@ void program_invalid(struct program_variant *var, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!var->valid)
-		return; /* keep the first reason */
-	var->valid = false;
 	va_start(ap, fmt);
-	vsnprintf(var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
+	family_invalid_va(&var->valid, var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
 	va_end(ap);
 }
 
@@ -190,9 +187,7 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measurement(r, measured) < 0 || program_json(ctx, r) < 0)
 		return LL_ENOMEM;
-	if (!(t = cJSON_AddObjectToObject(r, "toolchain")) || !cJSON_AddStringToObject(t, "kind", "mingw-w64") ||
-	    !cJSON_AddStringToObject(t, "target", ctx->toolchain.target) ||
-	    !cJSON_AddStringToObject(t, "compiler", ctx->toolchain.gcc) ||
+	if (!(t = family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc)) ||
 	    !cJSON_AddStringToObject(t, "used_for", "the debug probe, the input-idle launcher and the floor") ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;

@@ -85,9 +85,8 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 		char exe[PLAT_MAX_PATH + 1];
 		if (!var->valid)
 			continue;
-		if (count + 1 >= MEASURE_MAX_PROGRAMS)
-			return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
-		ret->programs[count].name = var->name;
+		if ((rc = family_timing_slot(ret, count, var->name)) < 0)
+			return rc;
 		ctx->measured_count = count + 1;
 		if ((rc = program_file_path(var->dir, ctx->files[ctx->exe].path, false, exe)) < 0 ||
 		    (rc = measured_init(ctx, var->dir, exe, true, &ctx->measured[count], &ret->programs[count])) < 0)
@@ -100,18 +99,10 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 		return rc;
 	ret->count = count + 1;
 	if (!ctx->floor_files) {
-		char hex[65];
-		long long size = 0;
-		cJSON *f, *files = cJSON_CreateArray();
-		if (!files)
+		if (!(ctx->floor_files = cJSON_CreateArray()))
 			return LL_ENOMEM;
-		ctx->floor_files = files;
-		if ((rc = plat_file_sha256(empty, hex, &size)) < 0)
+		if ((rc = family_add_file(ctx->floor_files, "empty.exe", empty)) < 0)
 			return rc;
-		if (!(f = cJSON_CreateObject()) || !cJSON_AddItemToArray(files, f) ||
-		    !cJSON_AddStringToObject(f, "name", "empty.exe") || !cJSON_AddStringToObject(f, "sha256", hex) ||
-		    !cJSON_AddNumberToObject(f, "size", (double)size))
-			return LL_ENOMEM;
 	}
 	ret->churn_libs = NULL;
 	ret->churn_wine = ctx->runner.through_wine64;

@@ -40,14 +40,6 @@ static int copy_files(const struct program_context *ctx, const char *dir)
 	return 0;
 }
 
-static int add_hex(cJSON *o, const char *key, uint64_t value)
-{
-	char text[24];
-
-	snprintf(text, sizeof(text), "0x%llx", (unsigned long long)value);
-	return cJSON_AddStringToObject(o, key, text) ? 0 : LL_ENOMEM;
-}
-
 /* Rebases the program's DLLs in VAR's folder as one batch. A refusal
  * (relocations stripped, a relocation type the loader would not apply)
  * makes the variant invalid; nothing is written then. */
@@ -89,8 +81,8 @@ static int rebase_dlls(const struct program_context *ctx, struct program_variant
 		if ((rc = program_file_path(var->dir, ctx->files[which[k]].path, false, path)) < 0 ||
 		    (rc = pe_image_save(images[k], path)) < 0)
 			goto out;
-		if (o && ((rc = add_hex(o, "base_from", ctx->files[which[k]].image_base)) < 0 ||
-			  (rc = add_hex(o, "base_to", bases[k])) < 0))
+		if (o && ((rc = family_add_hex(o, "base_from", ctx->files[which[k]].image_base)) < 0 ||
+			  (rc = family_add_hex(o, "base_to", bases[k])) < 0))
 			goto out;
 	}
 out:
@@ -134,17 +126,13 @@ static int bind_files(const struct program_context *ctx, struct program_variant 
 {
 	const char *search[2];
 	char path[PLAT_MAX_PATH + 1], exe_dir[PLAT_MAX_PATH + 1];
-	struct pe_bind_options options = {0};
+	struct pe_bind_options options;
 	int rc;
 
 	if ((rc = program_file_path(var->dir, ctx->files[ctx->exe].path, false, exe_dir)) < 0)
 		return rc;
 	*strrchr(exe_dir, '/') = '\0';
-	for (size_t i = 0; i < ctx->runner.system_dir_count; i++)
-		search[i] = ctx->runner.system_dirs[i];
-	options.image_dir = exe_dir;
-	options.search_dirs = search;
-	options.search_dir_count = ctx->runner.system_dir_count;
+	family_bind_options(&ctx->runner, exe_dir, search, &options);
 	for (size_t i = 0; i < ctx->file_count; i++) {
 		struct pe_bind_result result = {0};
 		struct pe_image *image = NULL;

@@ -28,21 +28,6 @@
 #include "loadlab/pe.h"
 #include "program_family.h"
 
-static uint64_t hex_value(const cJSON *item)
-{
-	if (!cJSON_IsString(item) || strncmp(item->valuestring, "0x", 2) != 0)
-		return 0;
-	return strtoull(item->valuestring + 2, NULL, 16);
-}
-
-static int add_hex(cJSON *obj, const char *key, uint64_t value)
-{
-	char text[24];
-
-	snprintf(text, sizeof(text), "0x%llx", (unsigned long long)value);
-	return cJSON_AddStringToObject(obj, key, text) ? 0 : LL_ENOMEM;
-}
-
 /* The manifest file a loaded module's PATH (as the probe saw it, any
  * form: "\\??\\Z:\\...", "C:\\...", "\\Device\\...") is, or -1: its path
  * ends in "\\" + the manifest path, in any case. */
@@ -88,8 +73,8 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 	cJSON_ArrayForEach(m, modules) {
 		const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "path"));
 		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "kind"));
-		uint64_t preferred = hex_value(cJSON_GetObjectItemCaseSensitive(m, "preferred"));
-		uint64_t actual = hex_value(cJSON_GetObjectItemCaseSensitive(m, "actual"));
+		uint64_t preferred = family_hex_value(m, "preferred");
+		uint64_t actual = family_hex_value(m, "actual");
 		const char *name = path ? path + strlen(path) : "";
 		long file = path ? program_file_of(ctx, path) : -1;
 		cJSON *o = cJSON_CreateObject();
@@ -101,7 +86,7 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 		if (!cJSON_AddStringToObject(o, "name", *name ? name : "?") ||
 		    !cJSON_AddStringToObject(o, "path", path ? path : "") ||
 		    !cJSON_AddStringToObject(o, "kind", kind ? kind : "?") ||
-		    (rc = add_hex(o, "preferred", preferred)) < 0 || (rc = add_hex(o, "actual", actual)) < 0 ||
+		    (rc = family_add_hex(o, "preferred", preferred)) < 0 || (rc = family_add_hex(o, "actual", actual)) < 0 ||
 		    !cJSON_AddBoolToObject(o, "relocated", preferred != actual) ||
 		    !cJSON_AddBoolToObject(o, "program_file", file >= 0))
 			return LL_ENOMEM;
@@ -140,18 +125,25 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 	return 0;
 }
 
+/* Opens the image of the program's file I in the variant folder DIR. */
+static int file_image_open(const struct program_context *ctx, const char *dir, size_t i, struct pe_image **ret)
+{
+	char path[PLAT_MAX_PATH + 1];
+	int rc = program_file_path(dir, ctx->files[i].path, false, path);
+
+	return rc < 0 ? rc : pe_image_open(path, ret);
+}
+
 /* ASLR off: no PE file of the program keeps the flag. */
 static int check_aslr(const struct program_context *ctx, struct program_variant *var, cJSON *verify)
 {
-	char path[PLAT_MAX_PATH + 1];
 	int with_flag = 0, rc;
 
 	for (size_t i = 0; i < ctx->file_count; i++) {
 		struct pe_image *image = NULL;
 		if (!ctx->files[i].pe)
 			continue;
-		if ((rc = program_file_path(var->dir, ctx->files[i].path, false, path)) < 0 ||
-		    (rc = pe_image_open(path, &image)) < 0)
+		if ((rc = file_image_open(ctx, var->dir, i, &image)) < 0)
 			return rc;
 		with_flag += (image->dll_characteristics & PE_DLLCHAR_DYNAMIC_BASE) != 0;
 		pe_image_free(image);
@@ -196,7 +188,7 @@ static bool loader_timestamp(const struct program_context *ctx, const char *exe_
 /* Binding: each PE file's bound import directory against this machine. */
 static int check_binding(const struct program_context *ctx, struct program_variant *var, cJSON *verify)
 {
-	char path[PLAT_MAX_PATH + 1], exe_dir[PLAT_MAX_PATH + 1];
+	char exe_dir[PLAT_MAX_PATH + 1];
 	cJSON *o = cJSON_AddObjectToObject(verify, "binding"), *mods;
 	size_t descriptors = 0, stale = 0, files_bound = 0;
 	bool exe_bound = false;
@@ -212,8 +204,7 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 		struct pe_image *image = NULL;
 		if (!ctx->files[i].pe)
 			continue;
-		if ((rc = program_file_path(var->dir, ctx->files[i].path, false, path)) < 0 ||
-		    (rc = pe_image_open(path, &image)) < 0)
+		if ((rc = file_image_open(ctx, var->dir, i, &image)) < 0)
 			return rc;
 		/* The names point into the image: it is freed after the loop. */
 		if ((rc = pe_bound_imports_read(image, &bound)) < 0) {
@@ -280,24 +271,11 @@ int program_files_json(const struct program_context *ctx, const char *folder, cJ
 	if (!files)
 		return LL_ENOMEM;
 	for (size_t i = 0; i < ctx->file_count; i++) {
-		char path[PLAT_MAX_PATH + 1], hex[65];
-		long long size = 0;
-		cJSON *f;
+		char path[PLAT_MAX_PATH + 1];
 
 		if ((rc = program_file_path(folder, ctx->files[i].path, false, path)) < 0 ||
-		    (rc = plat_file_sha256(path, hex, &size)) < 0)
+		    (rc = family_add_file(files, ctx->files[i].path, path)) < 0)
 			goto out;
-		f = cJSON_CreateObject();
-		if (!f || !cJSON_AddItemToArray(files, f)) {
-			cJSON_Delete(f);
-			rc = LL_ENOMEM;
-			goto out;
-		}
-		if (!cJSON_AddStringToObject(f, "name", ctx->files[i].path) || !cJSON_AddStringToObject(f, "sha256", hex) ||
-		    !cJSON_AddNumberToObject(f, "size", (double)size)) {
-			rc = LL_ENOMEM;
-			goto out;
-		}
 	}
 	*ret_files = files;
 	files = NULL;
