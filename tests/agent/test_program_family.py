@@ -190,7 +190,7 @@ class FakeServer(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         if self.path == "/api/v1/agents/enroll":
-            return self.answer(201, {"id": 1, "token": "fake-agent-token"})
+            return self.answer(201, {"id": 1, "token": "llagt_" + "0123456789abcdef" * 4})
         if self.path == "/api/v1/lease":
             return self.answer(200, FakeServer.leases.pop(0)) if FakeServer.leases else self.answer(204)
         if self.path.endswith("/fail") or self.path.endswith("/result"):
