@@ -1,0 +1,60 @@
+#!/bin/bash
+# The conventions of STYLE.md that a machine can check, on the source tree:
+#   - every C file follows .clang-format (clang-format --dry-run --Werror);
+#   - no source file is over 1,000 lines;
+#   - common/ includes nothing of agent/, server/, cli/ (the shared library
+#     depends on no binary);
+#   - no banned function (loadlab/banned.h) is called anywhere, not even in
+#     code that a compile would not see (string literals, other OS's backend).
+# Exits 1 naming every file that breaks a rule.
+set -u
+src=${LOADLAB_SOURCE_DIR:?}
+cd "$src" || exit 2
+fail=0
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*' -not -path '*/node_modules/*')
+[ -n "$files" ] || { echo "no C files found under $src"; exit 1; }
+checked=0
+
+for f in $files; do
+    checked=$((checked + 1))
+    lines=$(wc -l <"$f")
+    if [ "$lines" -gt 1000 ]; then
+        echo "$f: $lines lines (at most 1,000)"
+        fail=1
+    fi
+done
+
+if command -v clang-format >/dev/null; then
+    # shellcheck disable=SC2086
+    if ! clang-format --dry-run --Werror $files 2>/tmp/loadlab-clang-format.$$; then
+        grep -E '^[^ ].*: (error|warning):' /tmp/loadlab-clang-format.$$ | cut -d: -f1 | sort -u |
+            sed 's/$/: not formatted as .clang-format says (clang-format -i FILE)/'
+        fail=1
+    fi
+    rm -f /tmp/loadlab-clang-format.$$
+else
+    echo "clang-format is missing (scripts/debian-packages.txt installs it)"
+    fail=1
+fi
+
+bad=$(grep -rlE '#include *"(\.\./)*(agent|server|cli)/' common 2>/dev/null)
+if [ -n "$bad" ]; then
+    echo "common/ includes a binary's header: $bad"
+    fail=1
+fi
+
+banned='\b(strcpy|strcat|strncpy|sprintf|vsprintf|strtok|gmtime|localtime|ctime|asctime)[[:space:]]*\('
+# shellcheck disable=SC2086
+hits=$(grep -nE "$banned" $files | grep -v 'common/include/loadlab/banned.h')
+if [ -n "$hits" ]; then
+    echo "banned functions (common/include/loadlab/banned.h says what to use instead):"
+    echo "$hits"
+    fail=1
+fi
+
+if [ $fail -eq 0 ]; then
+    echo "1 passed, 0 failed: $checked files follow the layout and style rules"
+else
+    echo "0 passed, 1 failed"
+fi
+exit $fail
