@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int args_integer(const char *text, long long min, long long max, const char *what,
-		 long long *ret_value)
+int args_integer(const char *text, long long min, long long max, const char *what, long long *ret_value)
 {
 	char *end = NULL;
 	long long v;
@@ -21,8 +20,8 @@ int args_integer(const char *text, long long min, long long max, const char *wha
 	if (!*text || *end || errno == EINVAL)
 		return err_set(LL_EINVAL, "%s '%s' is not a whole number.", what, text);
 	if (errno == ERANGE || v < min || v > max)
-		return err_set(LL_ERANGE, "%s must be between %lld and %lld, not '%s'.", what, min,
-			       max, text);
+		return err_set(LL_ERANGE, "%s must be between %lld and %lld, not '%s'.", what, min, max,
+			       text);
 	*ret_value = v;
 	return 0;
 }
@@ -71,8 +70,8 @@ int args_usage_error(const char *command, const char *fmt, ...)
 	return 2;
 }
 
-int args_parse(int argc, char **argv, const char *command, const char *usage,
-	       const struct option *options, args_option_fn *on_option, void *context)
+int args_parse(int argc, char **argv, const char *command, const char *usage, const struct option *options,
+	       args_option_fn *on_option, void *context)
 {
 	struct option all[ARGS_OPTIONS_MAX + 2] = {{0}};
 	/* ':' first: a missing value is told apart from an unknown option. */
@@ -110,8 +109,7 @@ int args_help_only(int argc, char **argv, const char *command, const char *usage
 	return args_parse(argc, argv, command, usage, none, NULL, NULL);
 }
 
-int args_job_only(int argc, char **argv, const char *command, const char *usage,
-		  long long *ret_id)
+int args_job_only(int argc, char **argv, const char *command, const char *usage, long long *ret_id)
 {
 	int code = args_help_only(argc, argv, command, usage), rc;
 

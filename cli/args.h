@@ -11,8 +11,7 @@
 
 /* A decimal integer within [MIN, MAX], the whole of TEXT. LL_EINVAL or
  * LL_ERANGE with a message naming WHAT; *RET_VALUE untouched then. */
-int args_integer(const char *text, long long min, long long max, const char *what,
-		 long long *ret_value);
+int args_integer(const char *text, long long min, long long max, const char *what, long long *ret_value);
 
 /* A job id (1 .. 2^53). */
 int args_job_id(const char *text, long long *ret_id);
@@ -28,8 +27,7 @@ int args_option_error(const char *command, char **argv, int answer);
 
 /* Prints "loadlab COMMAND: MESSAGE (see loadlab COMMAND --help)" and
  * returns 2. */
-int args_usage_error(const char *command, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int args_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 struct option;
 
@@ -49,8 +47,8 @@ typedef int args_option_fn(void *context, int option, const char *value);
  * at the first operand; otherwise the exit code to return: 0 after --help,
  * 2 after a bad option or an error of ON_OPTION (printed by
  * client_fail()). */
-int args_parse(int argc, char **argv, const char *command, const char *usage,
-	       const struct option *options, args_option_fn *on_option, void *context);
+int args_parse(int argc, char **argv, const char *command, const char *usage, const struct option *options,
+	       args_option_fn *on_option, void *context);
 
 /* Option parsing for a command whose only option is --help. Returns -1 to
  * go on, with optind at the first operand; otherwise the exit code to
@@ -61,7 +59,6 @@ int args_help_only(int argc, char **argv, const char *command, const char *usage
  * operand is a job id. Returns -1 to go on, with the id in *RET_ID;
  * otherwise the exit code to return: 0 after printing USAGE for --help, 2
  * after a bad option, a wrong operand count or an invalid id. */
-int args_job_only(int argc, char **argv, const char *command, const char *usage,
-		  long long *ret_id);
+int args_job_only(int argc, char **argv, const char *command, const char *usage, long long *ret_id);
 
 #endif

@@ -19,8 +19,8 @@ int client_open(struct rest_client *c)
 	return rest_client_open(c, configured_server, configured_token);
 }
 
-int client_request(struct rest_client *c, const char *method, const char *path,
-		   const char *body, size_t limit, struct rest_answer *answer)
+int client_request(struct rest_client *c, const char *method, const char *path, const char *body,
+		   size_t limit, struct rest_answer *answer)
 {
 	const struct rest_request request = {method, path, body, limit, 0};
 	int rc = rest_client_send(c, &request, answer);
@@ -28,9 +28,10 @@ int client_request(struct rest_client *c, const char *method, const char *path,
 	if (rc < 0)
 		return rc;
 	if (answer->status == 401 && !configured_token && answer->server_message)
-		rc = err_set(LL_EAUTH, "%s (HTTP 401 %s; no token given: use --token or "
-			     "LOADLAB_TOKEN)", answer->message,
-			     *answer->error_code ? answer->error_code : "error");
+		rc = err_set(LL_EAUTH,
+			     "%s (HTTP 401 %s; no token given: use --token or "
+			     "LOADLAB_TOKEN)",
+			     answer->message, *answer->error_code ? answer->error_code : "error");
 	else
 		rc = rest_answer_error(answer, method, path);
 	if (rc < 0)
@@ -39,13 +40,12 @@ int client_request(struct rest_client *c, const char *method, const char *path,
 }
 
 /* Moves ANSWER's JSON object to *RET_ROOT and releases ANSWER. */
-static int take_object(struct rest_answer *answer, const char *method, const char *path,
-		       cJSON **ret_root)
+static int take_object(struct rest_answer *answer, const char *method, const char *path, cJSON **ret_root)
 {
 	if (!answer->body) {
 		rest_answer_release(answer);
-		return err_set(LL_EFORMAT, "The server's answer to %s %s is not a JSON object.",
-			       method, path);
+		return err_set(LL_EFORMAT, "The server's answer to %s %s is not a JSON object.", method,
+			       path);
 	}
 	*ret_root = answer->body;
 	answer->body = NULL;
@@ -53,8 +53,8 @@ static int take_object(struct rest_answer *answer, const char *method, const cha
 	return 0;
 }
 
-int client_get_object(struct rest_client *c, const char *method, const char *path,
-		      const char *body, cJSON **ret_root)
+int client_get_object(struct rest_client *c, const char *method, const char *path, const char *body,
+		      cJSON **ret_root)
 {
 	struct rest_answer answer;
 	int rc = client_request(c, method, path, body, CLIENT_BODY_LIMIT, &answer);
@@ -75,8 +75,7 @@ int client_fetch(const char *method, const char *path, const char *body, size_t 
 	return rc;
 }
 
-int client_fetch_object(const char *method, const char *path, const char *body,
-			cJSON **ret_root)
+int client_fetch_object(const char *method, const char *path, const char *body, cJSON **ret_root)
 {
 	struct rest_answer answer;
 	int rc = client_fetch(method, path, body, CLIENT_BODY_LIMIT, &answer);

@@ -38,22 +38,21 @@ int client_open(struct rest_client *c);
  * code is rest_client_send()'s (LL_EIO, LL_ETOOBIG) or, for any other
  * status, rest_answer_error()'s, with a hint when a 401 came to a request
  * sent without a token. */
-int client_request(struct rest_client *c, const char *method, const char *path,
-		   const char *body, size_t limit, struct rest_answer *answer);
+int client_request(struct rest_client *c, const char *method, const char *path, const char *body,
+		   size_t limit, struct rest_answer *answer);
 
 /* client_request() for an answer that must be a JSON object (at most
  * CLIENT_BODY_LIMIT bytes); LL_EFORMAT when it is not. The caller deletes
  * *RET_ROOT, untouched on failure. */
-int client_get_object(struct rest_client *c, const char *method, const char *path,
-		      const char *body, cJSON **ret_root);
+int client_get_object(struct rest_client *c, const char *method, const char *path, const char *body,
+		      cJSON **ret_root);
 
 /* client_request() and client_get_object() on a client of their own, for
  * a command that makes one request. */
 int client_fetch(const char *method, const char *path, const char *body, size_t limit,
 		 struct rest_answer *answer);
 
-int client_fetch_object(const char *method, const char *path, const char *body,
-			cJSON **ret_root);
+int client_fetch_object(const char *method, const char *path, const char *body, cJSON **ret_root);
 
 /* Writes BODY to stdout as the server sent it, ending with a newline. */
 void client_print_body(const struct buf *body);

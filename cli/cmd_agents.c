@@ -23,8 +23,9 @@ static int add_agent(struct table *t, const cJSON *agent)
 
 	table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "labels"), " ", labels, sizeof(labels));
 	table_map_text(cJSON_GetObjectItemCaseSensitive(agent, "facts"), " ", facts, sizeof(facts));
-	if ((rc = table_add_fields(t, agent, (const char *const[]){"id", "name", "state", "last_seen",
-				   "current_task", NULL})) < 0 ||
+	if ((rc = table_add_fields(
+		     t, agent,
+		     (const char *const[]){"id", "name", "state", "last_seen", "current_task", NULL})) < 0 ||
 	    (rc = table_add(t, *labels ? labels : "-")) < 0)
 		return rc;
 	return table_add(t, *facts ? facts : "-");
@@ -32,8 +33,8 @@ static int add_agent(struct table *t, const cJSON *agent)
 
 static int print_agents(const cJSON *list)
 {
-	static const char *const headers[] = {"ID", "NAME", "STATE", "LAST SEEN", "TASK",
-					      "LABELS", "FACTS", NULL};
+	static const char *const headers[] = {"ID",   "NAME",   "STATE", "LAST SEEN",
+					      "TASK", "LABELS", "FACTS", NULL};
 
 	return table_list(stdout, list, "agents", headers, add_agent);
 }

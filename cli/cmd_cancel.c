@@ -7,11 +7,10 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-static const char usage_text[] =
-	"usage: loadlab cancel JOB\n\n"
-	"Cancels job JOB: queued tasks are not leased again and agents holding one\n"
-	"learn it at their next heartbeat. Prints \"job ID: STATE\". Cancelling a\n"
-	"finished job is an error (exit 2).\n";
+static const char usage_text[] = "usage: loadlab cancel JOB\n\n"
+				 "Cancels job JOB: queued tasks are not leased again and agents holding one\n"
+				 "learn it at their next heartbeat. Prints \"job ID: STATE\". Cancelling a\n"
+				 "finished job is an error (exit 2).\n";
 
 int cmd_cancel(int argc, char **argv)
 {

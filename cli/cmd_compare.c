@@ -40,8 +40,7 @@ static int parse_percent(const char *text, double *ret_value)
 	if (end == text || (*end && strcmp(end, "%") != 0) || !isfinite(v))
 		return err_set(LL_EINVAL, "--max-regression '%s' is not a percentage.", text);
 	if (v < 0 || v > 1000)
-		return err_set(LL_ERANGE, "--max-regression must be between 0 and 1000, not '%s'.",
-			       text);
+		return err_set(LL_ERANGE, "--max-regression must be between 0 and 1000, not '%s'.", text);
 	*ret_value = v;
 	return 0;
 }
@@ -72,8 +71,7 @@ static int read_verdict(const cJSON *root, int *ret_regression)
 
 /* The job id, state and revision (NULL when it has none) of JOB, an item of
  * a series' "jobs"; LL_EFORMAT when the id or state is missing. */
-static int series_job(const cJSON *job, long long *ret_id, const char **ret_state,
-		      const char **ret_revision)
+static int series_job(const cJSON *job, long long *ret_id, const char **ret_state, const char **ret_revision)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(job, "id");
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(job, "state");
@@ -93,8 +91,7 @@ static int series_job(const cJSON *job, long long *ret_id, const char **ret_stat
  * or, with AGAINST, the latest other done job whose revision is AGAINST.
  * Names them on stderr. LL_ENOTFOUND for an unknown series or revision,
  * LL_ESTATE when the series has fewer than two done jobs. */
-static int series_pick(const char *name, const char *against, long long *ret_base,
-		       long long *ret_candidate)
+static int series_pick(const char *name, const char *against, long long *ret_base, long long *ret_candidate)
 {
 	char path[1024], *escaped = rest_escape(name);
 	long long base = 0, candidate = 0, id = 0;
@@ -161,8 +158,8 @@ out:
  * the jobs compared, and need no header outside the contract; the comparison
  * of two finished jobs does not change between them.
  */
-static int compare_jobs(long long base, long long candidate, const char *threshold,
-			const char *format, int *ret_regression)
+static int compare_jobs(long long base, long long candidate, const char *threshold, const char *format,
+			int *ret_regression)
 {
 	struct rest_client c = {0};
 	struct rest_answer json = {0}, shown = {0};
@@ -172,8 +169,8 @@ static int compare_jobs(long long base, long long candidate, const char *thresho
 	rc = client_open(&c);
 	if (rc < 0)
 		goto out;
-	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=json",
-		 base, candidate, threshold);
+	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=json", base,
+		 candidate, threshold);
 	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &json);
 	if (rc == 0)
 		rc = read_verdict(json.body, &regression);
@@ -183,8 +180,8 @@ static int compare_jobs(long long base, long long candidate, const char *thresho
 		client_print_body(&json.text);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=%s",
-		 base, candidate, threshold, format);
+	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=%s", base,
+		 candidate, threshold, format);
 	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &shown);
 	if (rc == 0)
 		client_print_body(&shown.text);
@@ -214,9 +211,15 @@ static int compare_option(void *context, int option, const char *value)
 		if (rc == 0)
 			snprintf(o->threshold, sizeof(o->threshold), "&max_regression=%g", max_regression);
 		break;
-	case 'f': rc = args_format(value, &o->format); break;
-	case 's': o->series = value; break;
-	case 'a': o->against = value; break;
+	case 'f':
+		rc = args_format(value, &o->format);
+		break;
+	case 's':
+		o->series = value;
+		break;
+	case 'a':
+		o->against = value;
+		break;
 	}
 	return rc;
 }
@@ -252,7 +255,9 @@ int cmd_compare(int argc, char **argv)
 	if (rc == 0)
 		rc = compare_jobs(base, candidate, o.threshold, o.format, &regression);
 	if (rc == 0 && regression < 0)
-		rc = err_set(LL_ESTATE, "No variant and cell of the two jobs could be compared (see the reasons above).");
+		rc = err_set(
+			LL_ESTATE,
+			"No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)
 		return client_fail("compare", rc);
 	return regression ? 1 : 0;

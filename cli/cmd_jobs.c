@@ -28,8 +28,8 @@ static int add_job(struct table *t, const cJSON *job)
 
 	table_json_text(cJSON_GetObjectItemCaseSensitive(by_state, "done"), done, sizeof(done));
 	table_json_text(cJSON_GetObjectItemCaseSensitive(job, "task_count"), total, sizeof(total));
-	if ((rc = table_add_fields(t, job, (const char *const[]){"id", "name", "family", "state",
-				   NULL})) < 0 ||
+	if ((rc = table_add_fields(t, job, (const char *const[]){"id", "name", "family", "state", NULL})) <
+		    0 ||
 	    (rc = table_addf(t, "%s/%s", done, total)) < 0)
 		return rc;
 	return table_add_fields(t, job, (const char *const[]){"priority", "created_at", NULL});
@@ -37,8 +37,8 @@ static int add_job(struct table *t, const cJSON *job)
 
 static int print_jobs(const cJSON *list)
 {
-	static const char *const headers[] = {"ID", "NAME", "FAMILY", "STATE", "DONE/TASKS",
-					      "PRIORITY", "CREATED", NULL};
+	static const char *const headers[] = {"ID",         "NAME",     "FAMILY",  "STATE",
+					      "DONE/TASKS", "PRIORITY", "CREATED", NULL};
 	const cJSON *next = cJSON_GetObjectItemCaseSensitive(list, "next_before");
 	int rc = table_list(stdout, list, "jobs", headers, add_job);
 

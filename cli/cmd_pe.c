@@ -29,19 +29,18 @@
 #define DUMP_LIMIT (256u * 1024u * 1024u)
 #define MAX_SEARCH_DIRS 64
 
-static const char usage_text[] =
-	"usage: loadlab pe dump [--json] [--relocs] IMAGE\n"
-	"       loadlab pe rebase --base ADDR IMAGE\n"
-	"       loadlab pe rebase --batch ADDR [--down] IMAGE...\n"
-	"       loadlab pe bind [--path DIR]... IMAGE\n"
-	"\n"
-	"dump    headers, sections, imports, exports, relocations, bound imports\n"
-	"        (--relocs lists every relocation)\n"
-	"rebase  give one image a new preferred base, or with --batch give each\n"
-	"        image its own 64 KiB-aligned base from ADDR upwards (--down:\n"
-	"        ending at ADDR, downwards); images are rewritten in place\n"
-	"bind    bind the imports against the DLLs in the image's folder, then\n"
-	"        each --path DIR; the image is rewritten in place\n";
+static const char usage_text[] = "usage: loadlab pe dump [--json] [--relocs] IMAGE\n"
+				 "       loadlab pe rebase --base ADDR IMAGE\n"
+				 "       loadlab pe rebase --batch ADDR [--down] IMAGE...\n"
+				 "       loadlab pe bind [--path DIR]... IMAGE\n"
+				 "\n"
+				 "dump    headers, sections, imports, exports, relocations, bound imports\n"
+				 "        (--relocs lists every relocation)\n"
+				 "rebase  give one image a new preferred base, or with --batch give each\n"
+				 "        image its own 64 KiB-aligned base from ADDR upwards (--down:\n"
+				 "        ending at ADDR, downwards); images are rewritten in place\n"
+				 "bind    bind the imports against the DLLs in the image's folder, then\n"
+				 "        each --path DIR; the image is rewritten in place\n";
 
 static int fail(int rc)
 {

@@ -35,14 +35,14 @@ static int add_schedule(struct table *t, const cJSON *s)
 	if ((rc = table_add_fields(t, s, (const char *const[]){"id", "series", NULL})) < 0 ||
 	    (rc = table_addf(t, "%s", when)) < 0)
 		return rc;
-	return table_add_fields(t, s, (const char *const[]){"enabled", "next_run_at", "last_job_id",
-				"skipped", NULL});
+	return table_add_fields(
+		t, s, (const char *const[]){"enabled", "next_run_at", "last_job_id", "skipped", NULL});
 }
 
 static int print_list(const cJSON *list)
 {
-	static const char *const headers[] = {"ID", "SERIES", "WHEN", "ENABLED", "NEXT RUN",
-					      "LAST JOB", "SKIPPED", NULL};
+	static const char *const headers[] = {"ID",       "SERIES",   "WHEN",    "ENABLED",
+					      "NEXT RUN", "LAST JOB", "SKIPPED", NULL};
 
 	return table_list(stdout, list, "schedules", headers, add_schedule);
 }
@@ -99,9 +99,11 @@ static int add(int argc, char **argv)
 	rc = client_fetch_object("POST", "/api/v1/schedules", text, &out);
 	free(text);
 	if (rc == 0)
-		printf("schedule %.0f: next run %s\n", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "id")),
-		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "next_run_at")) ?
-		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "next_run_at")) : "-");
+		printf("schedule %.0f: next run %s\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "id")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "next_run_at"))
+			       ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out, "next_run_at"))
+			       : "-");
 	cJSON_Delete(out);
 	return rc < 0 ? client_fail("schedule", rc) : 0;
 }
@@ -130,22 +132,27 @@ int cmd_schedule(int argc, char **argv)
 		return rc < 0 ? client_fail("schedule", rc) : 0;
 	}
 	if (strcmp(verb, "pause") && strcmp(verb, "resume") && strcmp(verb, "rm") && strcmp(verb, "run"))
-		return args_usage_error("schedule", "unknown action '%s' (add, list, pause, resume, rm, run)", verb);
+		return args_usage_error("schedule", "unknown action '%s' (add, list, pause, resume, rm, run)",
+					verb);
 	if (argc != 3)
 		return args_usage_error("schedule", "%s takes one schedule id", verb);
 	if ((rc = args_job_id(argv[2], &id)) < 0)
 		return client_fail("schedule", rc);
 	snprintf(path, sizeof(path), "/api/v1/schedules/%lld%s", id, strcmp(verb, "run") == 0 ? "/run" : "");
 	if (strcmp(verb, "pause") == 0 || strcmp(verb, "resume") == 0)
-		rc = client_fetch_object("PATCH", path, strcmp(verb, "pause") == 0 ? "{\"enabled\":false}"
-										  : "{\"enabled\":true}", &out);
+		rc = client_fetch_object(
+			"PATCH", path,
+			strcmp(verb, "pause") == 0 ? "{\"enabled\":false}" : "{\"enabled\":true}", &out);
 	else
 		rc = client_fetch_object(strcmp(verb, "rm") == 0 ? "DELETE" : "POST", path,
 					 strcmp(verb, "rm") == 0 ? NULL : "{}", &out);
 	if (rc == 0 && strcmp(verb, "run") == 0)
 		printf("job %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(out, "job_id")));
 	else if (rc == 0)
-		printf("schedule %lld: %s\n", id, strcmp(verb, "rm") == 0 ? "deleted" : strcmp(verb, "pause") == 0 ? "paused" : "resumed");
+		printf("schedule %lld: %s\n", id,
+		       strcmp(verb, "rm") == 0      ? "deleted"
+		       : strcmp(verb, "pause") == 0 ? "paused"
+						    : "resumed");
 	cJSON_Delete(out);
 	return rc < 0 ? client_fail("schedule", rc) : 0;
 }

@@ -19,8 +19,8 @@ static const char usage_text[] =
 
 static int print_series(const cJSON *s)
 {
-	static const char *const headers[] = {"VARIANT", "CELL", "JOB", "REVISION", "MEDIAN_US",
-					      "CI_LOW_US", "CI_HIGH_US", "MIN_US", "N", NULL};
+	static const char *const headers[] = {"VARIANT",   "CELL",       "JOB",    "REVISION", "MEDIAN_US",
+					      "CI_LOW_US", "CI_HIGH_US", "MIN_US", "N",        NULL};
 	const cJSON *trace, *point;
 	struct table t;
 	int rc = 0;
@@ -28,9 +28,12 @@ static int print_series(const cJSON *s)
 	table_init(&t, headers);
 	cJSON_ArrayForEach(trace, cJSON_GetObjectItemCaseSensitive(s, "traces"))
 		cJSON_ArrayForEach(point, cJSON_GetObjectItemCaseSensitive(trace, "points")) {
-			if ((rc = table_add_fields(&t, trace, (const char *const[]){"variant", "cell", NULL})) < 0 ||
-			    (rc = table_add_fields(&t, point, (const char *const[]){"job_id", "revision", "median_us",
-						   "ci_low_us", "ci_high_us", "min_us", "n", NULL})) < 0)
+			if ((rc = table_add_fields(&t, trace,
+						   (const char *const[]){"variant", "cell", NULL})) < 0 ||
+			    (rc = table_add_fields(&t, point,
+						   (const char *const[]){"job_id", "revision", "median_us",
+									 "ci_low_us", "ci_high_us", "min_us",
+									 "n", NULL})) < 0)
 				goto done;
 		}
 	table_print(&t, stdout);
@@ -45,9 +48,15 @@ static int series_option(void *context, int option, const char *value)
 	const char *(*query)[2] = context;
 
 	switch (option) {
-	case 'v': query[0][1] = value; break;
-	case 'c': query[1][1] = value; break;
-	case 'm': query[2][1] = value; break;
+	case 'v':
+		query[0][1] = value;
+		break;
+	case 'c':
+		query[1][1] = value;
+		break;
+	case 'm':
+		query[2][1] = value;
+		break;
 	}
 	return 0;
 }

@@ -35,13 +35,14 @@ static int add_task(struct table *t, const cJSON *task)
 	if ((rc = table_add_json(t, cJSON_GetObjectItemCaseSensitive(task, "id"))) < 0 ||
 	    (rc = table_add(t, *cell ? cell : "-")) < 0)
 		return rc;
-	return table_add_fields(t, task, (const char *const[]){"state", "attempt", "phase", "percent",
-				"agent_id", "last_error", NULL});
+	return table_add_fields(t, task,
+				(const char *const[]){"state", "attempt", "phase", "percent", "agent_id",
+						      "last_error", NULL});
 }
 
 static int print_job(const cJSON *job, long long id)
 {
-	static const char *const headers[] = {"TASK", "CELL", "STATE", "ATTEMPT", "PHASE",
+	static const char *const headers[] = {"TASK",    "CELL",  "STATE",      "ATTEMPT", "PHASE",
 					      "PERCENT", "AGENT", "LAST ERROR", NULL};
 	static const char *const states[] = {"queued", "leased", "done", "dead", "cancelled"};
 	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");

@@ -84,8 +84,7 @@ static void print_warnings(const cJSON *created)
 
 static bool job_finished(const char *state)
 {
-	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
-	       strcmp(state, "cancelled") == 0;
+	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0;
 }
 
 static long long count_of(const cJSON *tasks_by_state, const char *state)
@@ -99,8 +98,7 @@ static long long count_of(const cJSON *tasks_by_state, const char *state)
 
 /* One line for the job's progress: tasks done of all, the other states that
  * are not empty, and the phase of each leased task (at most 4). */
-static void progress_line(long long id, const cJSON *job, const char *state, char *line,
-			  size_t size)
+static void progress_line(long long id, const cJSON *job, const char *state, char *line, size_t size)
 {
 	const cJSON *by_state = cJSON_GetObjectItemCaseSensitive(job, "tasks_by_state");
 	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks");
@@ -134,9 +132,8 @@ static void progress_line(long long id, const cJSON *job, const char *state, cha
 		table_json_text(phase, phase_text, sizeof(phase_text));
 		table_json_text(percent, percent_text, sizeof(percent_text));
 		if (used < size)
-			used += (size_t)snprintf(line + used, size - used, "%s %s%s%s",
-						 shown ? "," : " |", phase_text,
-						 cJSON_IsNumber(percent) ? " " : "",
+			used += (size_t)snprintf(line + used, size - used, "%s %s%s%s", shown ? "," : " |",
+						 phase_text, cJSON_IsNumber(percent) ? " " : "",
 						 cJSON_IsNumber(percent) ? percent_text : "");
 		if (used < size && cJSON_IsNumber(percent))
 			used += (size_t)snprintf(line + used, size - used, "%%");

@@ -9,32 +9,33 @@
 #define DEFAULT_SERVER "http://127.0.0.1:8080"
 
 static const struct cli_command commands[] = {
-	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR]", "submit a job file; --wait follows it to the end"},
+	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR]",
+	 "submit a job file; --wait follows it to the end"},
 	{"status", cmd_status, "JOB", "a job and its tasks"},
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},
 	{"agents", cmd_agents, "", "the fleet: agents, their state and facts"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
-	{"compare", cmd_compare, "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",
+	{"compare", cmd_compare,
+	 "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",
 	 "baseline vs candidate; exit 1 on a regression"},
 	/* series and schedules */
-	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]", "a series' history, per variant and cell"},
+	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]",
+	 "a series' history, per variant and cell"},
 	{"schedule", cmd_schedule, "add|list|pause|resume|rm|run ...", "recurring jobs of a series"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: loadlab [--server URL] [--token T] COMMAND [ARGS...]\n"
-		"       loadlab COMMAND --help | --help | --version\n\n"
-		"options:\n"
-		"  --server URL  loadlabd's URL (env LOADLAB_SERVER; default " DEFAULT_SERVER ")\n"
-		"  --token T     a user or admin token (env LOADLAB_TOKEN)\n\n"
-		"commands:\n");
+	fprintf(out, "usage: loadlab [--server URL] [--token T] COMMAND [ARGS...]\n"
+		     "       loadlab COMMAND --help | --help | --version\n\n"
+		     "options:\n"
+		     "  --server URL  loadlabd's URL (env LOADLAB_SERVER; default " DEFAULT_SERVER ")\n"
+		     "  --token T     a user or admin token (env LOADLAB_TOKEN)\n\n"
+		     "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %-45s %s\n", commands[i].name, commands[i].usage,
-			commands[i].summary);
+		fprintf(out, "  %-8s %-45s %s\n", commands[i].name, commands[i].usage, commands[i].summary);
 	fprintf(out, "\nexit status: 0 success, 1 a regression (compare) or a failed or "
 		     "cancelled job (submit --wait), 2 an error\n");
 }
@@ -79,8 +80,7 @@ int main(int argc, char **argv)
 		if (found == 0)
 			found = global_option(argc, argv, &i, "--token", &token);
 		if (found < 0) {
-			fprintf(stderr, "loadlab: option '%s' needs a value (see loadlab --help)\n",
-				argv[i]);
+			fprintf(stderr, "loadlab: option '%s' needs a value (see loadlab --help)\n", argv[i]);
 			return 2;
 		}
 		if (found == 0) {

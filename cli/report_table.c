@@ -95,7 +95,9 @@ int report_table_print(const cJSON *report, FILE *out)
 	fprintf(out, "Job %.0f: ", number(job, "id"));
 	table_print_text(out, cJSON_IsString(get(job, "name")) ? get(job, "name")->valuestring : "?");
 	fprintf(out, "\n\nWarm load time: fastest / median, median change against %s (* significant)\n",
-		cJSON_IsString(get(get(report, "warm"), "baseline")) ? get(get(report, "warm"), "baseline")->valuestring : "?");
+		cJSON_IsString(get(get(report, "warm"), "baseline"))
+			? get(get(report, "warm"), "baseline")->valuestring
+			: "?");
 	if ((rc = print_table(get(report, "warm"), cells, out, warm_text)) < 0)
 		return rc;
 	cJSON_ArrayForEach(f, get(report, "findings")) {
@@ -111,7 +113,8 @@ int report_table_print(const cJSON *report, FILE *out)
 	if (cJSON_IsObject(get(report, "churn"))) {
 		struct table t;
 		table_init(&t, (const char *const[]){"CELL", "DLL SET", "PROCESSES", "CREATE/PROC US",
-						     "DESTROY/PROC US", "BLOCKED TOTAL MS", "BLOCKED MAX MS", NULL});
+						     "DESTROY/PROC US", "BLOCKED TOTAL MS", "BLOCKED MAX MS",
+						     NULL});
 		fputs("\nProcess churn\n", out);
 		cJSON_ArrayForEach(r, get(get(report, "churn"), "rows")) {
 			table_add_json(&t, get(r, "cell"));

@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 struct walk {
-	char root[PATH_MAX];      /* the folder, resolved */
-	cJSON *files;             /* {RELATIVE: "sha256:HEX"} */
-	cJSON *sizes;             /* {RELATIVE: size}, for the uploads */
+	char root[PATH_MAX]; /* the folder, resolved */
+	cJSON *files;        /* {RELATIVE: "sha256:HEX"} */
+	cJSON *sizes;        /* {RELATIVE: size}, for the uploads */
 	int count;
 };
 
@@ -46,8 +46,8 @@ static int walk_entry(struct walk *w, const char *abs, const char *rel, int dept
 		return err_set(LL_EIO, "Cannot read %s: %s.", abs, strerror(errno));
 	if (S_ISLNK(st.st_mode)) {
 		if (!realpath(abs, resolved) || !inside(w->root, resolved))
-			return err_set(LL_EINVAL, "%s is a symbolic link that leads out of the program folder.",
-				       abs);
+			return err_set(LL_EINVAL,
+				       "%s is a symbolic link that leads out of the program folder.", abs);
 		if (stat(resolved, &st) < 0)
 			return err_set(LL_EIO, "Cannot read %s: %s.", resolved, strerror(errno));
 	}
@@ -111,7 +111,8 @@ static int walk_folder(struct walk *w, const char *abs, const char *rel, int dep
 		qsort(names, count, sizeof(*names), compare_names);
 	for (size_t i = 0; rc == 0 && i < count; i++) {
 		char child_abs[PATH_MAX], child_rel[PATH_MAX];
-		if ((size_t)snprintf(child_abs, sizeof(child_abs), "%s/%s", abs, names[i]) >= sizeof(child_abs) ||
+		if ((size_t)snprintf(child_abs, sizeof(child_abs), "%s/%s", abs, names[i]) >=
+			    sizeof(child_abs) ||
 		    (size_t)snprintf(child_rel, sizeof(child_rel), "%s%s%s", rel, *rel ? "/" : "",
 				     names[i]) >= sizeof(child_rel)) {
 			rc = err_set(LL_EINVAL, "A path under %s is too long.", abs);
@@ -157,8 +158,8 @@ static bool already_listed(const cJSON *files, const cJSON *missing, const char 
 }
 
 /* Uploads the files of W->files that the server lacks. */
-static int upload_missing(struct rest_client *c, struct walk *w, const char *folder,
-			  int *ret_uploaded, long long *ret_bytes)
+static int upload_missing(struct rest_client *c, struct walk *w, const char *folder, int *ret_uploaded,
+			  long long *ret_bytes)
 {
 	struct progress progress = {isatty(STDERR_FILENO), 0, 0, NULL, -1};
 	const cJSON *file;
@@ -253,8 +254,8 @@ static int find_folder(cJSON *job, const char *job_path, const char *dir, char *
 	return 1;
 }
 
-int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path,
-			   const char *dir, char **ret_body)
+int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
+			   char **ret_body)
 {
 	struct walk w = {{0}, cJSON_CreateObject(), cJSON_CreateObject(), 0};
 	char folder[PATH_MAX];
@@ -282,8 +283,8 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 	}
 	if ((rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
 		goto out;
-	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s",
-	       uploaded, bytes);
+	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s", uploaded,
+	       bytes);
 	fflush(stdout);
 
 	rc = LL_ENOMEM;

@@ -25,7 +25,7 @@
  * none. *RET_BODY is the job's new JSON text (free()), or NULL when JOB
  * names no folder and is to be sent as it was. LL_EINVAL for a bad folder
  * or path (the path and the rule named), LL_EIO, or the server's error. */
-int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path,
-			   const char *dir, char **ret_body);
+int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
+			   char **ret_body);
 
 #endif

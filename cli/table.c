@@ -176,8 +176,7 @@ void table_map_text(const cJSON *object, const char *separator, char *out, size_
 		int n;
 
 		table_json_text(item, value, sizeof(value));
-		n = snprintf(out + used, size - used, "%s%s=%s", used ? separator : "", item->string,
-			     value);
+		n = snprintf(out + used, size - used, "%s%s=%s", used ? separator : "", item->string, value);
 		if (n < 0 || (size_t)n >= size - used) {
 			/* Mark the cut instead of showing half a value. */
 			out[used] = '\0';

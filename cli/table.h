@@ -24,7 +24,7 @@
 struct table {
 	const char *const *headers; /* borrowed, NULL-terminated */
 	size_t columns;
-	char **cells;               /* row-major, owned */
+	char **cells; /* row-major, owned */
 	size_t count;
 	size_t alloc;
 };

@@ -12,8 +12,8 @@ static const char *task_reason(const cJSON *task)
 	const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
 	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(waiting, "reason");
 
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(waiting, "could_run")) ||
-	    !cJSON_IsString(reason) || !*reason->valuestring)
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(waiting, "could_run")) || !cJSON_IsString(reason) ||
+	    !*reason->valuestring)
 		return NULL;
 	return reason->valuestring;
 }

@@ -84,8 +84,8 @@ static const unsigned admitted_kinds[] = {
 
 static bool class_admits(enum auth_class class, enum store_token_kind kind)
 {
-	return (unsigned)class < sizeof(admitted_kinds) / sizeof(admitted_kinds[0]) &&
-	       (unsigned)kind < 32 && (admitted_kinds[class] & KIND(kind)) != 0;
+	return (unsigned)class < sizeof(admitted_kinds) / sizeof(admitted_kinds[0]) && (unsigned)kind < 32 &&
+	       (admitted_kinds[class] & KIND(kind)) != 0;
 }
 
 int auth_check(struct store *store, enum auth_class class, bool public_read, bool public_metrics,

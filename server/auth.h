@@ -17,13 +17,13 @@
 
 /* Who may call a route. */
 enum auth_class {
-	AUTH_ANYONE,   /* no token needed */
-	AUTH_METRICS,  /* anyone when public_metrics, else a user */
-	AUTH_READER,   /* anyone when public_read, else a user */
-	AUTH_USER,     /* a user or admin token */
-	AUTH_ADMIN,    /* the admin token */
-	AUTH_ENROLL,   /* an enrollment (or admin) token */
-	AUTH_AGENT,    /* an agent's own token */
+	AUTH_ANYONE,          /* no token needed */
+	AUTH_METRICS,         /* anyone when public_metrics, else a user */
+	AUTH_READER,          /* anyone when public_read, else a user */
+	AUTH_USER,            /* a user or admin token */
+	AUTH_ADMIN,           /* the admin token */
+	AUTH_ENROLL,          /* an enrollment (or admin) token */
+	AUTH_AGENT,           /* an agent's own token */
 	AUTH_USER_OR_AGENT,   /* a user, admin or agent token (blob HEAD) */
 	AUTH_READER_OR_AGENT, /* anyone when public_read, else as AUTH_USER_OR_AGENT (blob GET) */
 };

@@ -22,10 +22,10 @@
 struct blob_store {
 	char root[BLOBS_PATH_MAX - 100]; /* DATA_DIR/blobs */
 	struct blob_limits limits;
-	pthread_mutex_t lock;        /* used_bytes, reserved_bytes */
-	long long used_bytes;        /* stored blobs */
-	long long reserved_bytes;    /* uploads in flight */
-	pthread_mutex_t refs_lock;   /* blobs_refs_lock() */
+	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
+	long long used_bytes;      /* stored blobs */
+	long long reserved_bytes;  /* uploads in flight */
+	pthread_mutex_t refs_lock; /* blobs_refs_lock() */
 
 	pthread_t sweeper;
 	bool sweeper_running, stopping;
@@ -39,10 +39,10 @@ struct blob_upload {
 	struct blob_store *store;
 	char hex[65];
 	char tmp_path[BLOBS_PATH_MAX];
-	int fd;                      /* -1: the blob exists, the body is only hashed */
-	long long declared;          /* -1: unknown */
+	int fd;             /* -1: the blob exists, the body is only hashed */
+	long long declared; /* -1: unknown */
 	long long received;
-	long long reserved;          /* counted in store->reserved_bytes */
+	long long reserved; /* counted in store->reserved_bytes */
 	EVP_MD_CTX *hash;
 };
 
@@ -100,8 +100,9 @@ static int clean_tmp(struct blob_store *s)
 }
 
 /* Calls FN(S, hex, stat, CONTEXT) for every stored blob. */
-static int each_blob(struct blob_store *s, void (*fn)(struct blob_store *, const char *,
-						       const struct stat *, void *), void *context)
+static int each_blob(struct blob_store *s,
+		     void (*fn)(struct blob_store *, const char *, const struct stat *, void *),
+		     void *context)
 {
 	DIR *root = opendir(s->root);
 	struct dirent *folder;
@@ -116,7 +117,8 @@ static int each_blob(struct blob_store *s, void (*fn)(struct blob_store *, const
 		    !strchr("0123456789abcdef", folder->d_name[1]))
 			continue;
 		/* Both fit: s->root is checked at open, d_name is 2 bytes. */
-		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s", s->root, folder->d_name) >= sizeof(path) ||
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s", s->root, folder->d_name) >=
+			    sizeof(path) ||
 		    !(dir = opendir(path)))
 			continue;
 		while ((entry = readdir(dir))) {
@@ -359,8 +361,7 @@ int blobs_upload_finish(struct blob_upload *u, bool *ret_created)
 	if ((rc = digest_hex(u, hex)) < 0)
 		goto out;
 	if (u->declared >= 0 && u->received != u->declared) {
-		rc = err_set(LL_EINVAL, "The body ended after %lld of %lld bytes.", u->received,
-			     u->declared);
+		rc = err_set(LL_EINVAL, "The body ended after %lld of %lld bytes.", u->received, u->declared);
 		goto out;
 	}
 	if (strcmp(hex, u->hex) != 0) {
@@ -441,9 +442,9 @@ static int compare_strings(const void *a, const void *b)
 }
 
 struct sweep {
-	const char **referenced;     /* sorted */
+	const char **referenced; /* sorted */
 	size_t count;
-	time_t before;               /* unused since before this: removable */
+	time_t before; /* unused since before this: removable */
 	int removed;
 };
 
@@ -465,8 +466,8 @@ static void sweep_blob(struct blob_store *s, const char *hex, const struct stat 
 	log_event(LOG_INFO, "blob_removed", "sha256", hex, "reason", "retention", NULL);
 }
 
-int blobs_sweep(struct blob_store *s, long long now_s, blobs_references_fn references,
-		void *context, int *ret_removed)
+int blobs_sweep(struct blob_store *s, long long now_s, blobs_references_fn references, void *context,
+		int *ret_removed)
 {
 	struct sweep sw = {0};
 	cJSON *hashes = NULL;
@@ -504,8 +505,8 @@ static void *sweeper_main(void *arg)
 	while (!worker_wait_or_stop(&s->stop_lock, &s->stop_cond, &s->stopping,
 				    s->limits.sweep_interval_s * 1000)) {
 		int removed = 0;
-		int rc = blobs_sweep(s, (long long)time(NULL), s->references, s->references_context,
-				     &removed);
+		int rc =
+			blobs_sweep(s, (long long)time(NULL), s->references, s->references_context, &removed);
 		if (rc < 0)
 			log_event(LOG_WARN, "blob_sweep_failed", "message", err_message(rc), NULL);
 	}

@@ -37,10 +37,10 @@ struct blob_store;
 struct blob_upload;
 
 struct blob_limits {
-	long long max_bytes;         /* one blob */
-	long long quota_bytes;       /* all blobs */
-	long long retention_s;       /* unreferenced and unused this long: removed */
-	long long sweep_interval_s;  /* the sweeper's period */
+	long long max_bytes;        /* one blob */
+	long long quota_bytes;      /* all blobs */
+	long long retention_s;      /* unreferenced and unused this long: removed */
+	long long sweep_interval_s; /* the sweeper's period */
 };
 
 /* Says which blobs jobs reference: *RET_HASHES is a new cJSON array of
@@ -101,8 +101,8 @@ void blobs_refs_unlock(struct blob_store *store);
 
 /* Removes every blob unused since NOW_S - retention that REFERENCES does
  * not list; *RET_REMOVED says how many. Holds the refs lock. */
-int blobs_sweep(struct blob_store *store, long long now_s, blobs_references_fn references,
-		void *context, int *ret_removed);
+int blobs_sweep(struct blob_store *store, long long now_s, blobs_references_fn references, void *context,
+		int *ret_removed);
 
 /* Runs blobs_sweep() every sweep_interval_s in a thread of its own, until
  * blobs_close(). */

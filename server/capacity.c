@@ -32,7 +32,8 @@ int capacity_plan(const struct config *c, long long nofile, struct capacity *ret
 
 	if (nofile >= 0 && nofile - reserve < plan.connections) {
 		if (nofile - reserve < CAPACITY_MIN_CONNECTIONS)
-			return err_set(LL_ERANGE, "The open-files limit of %lld leaves fewer than %d connections "
+			return err_set(LL_ERANGE,
+				       "The open-files limit of %lld leaves fewer than %d connections "
 				       "(%lld descriptors are kept back); raise it (ulimit -n).",
 				       nofile, CAPACITY_MIN_CONNECTIONS, reserve);
 		plan.connections = (int)(nofile - reserve);

@@ -27,11 +27,11 @@
 #define CAPACITY_RETRY_AFTER_SECONDS 5
 
 struct capacity {
-	long long nofile;          /* the open-files limit the plan fits */
-	int connections;           /* libmicrohttpd's connection limit */
-	int long_polls;            /* parked long-polls at most (< connections) */
-	bool connections_lowered;  /* --max-connections did not fit NOFILE */
-	bool long_polls_lowered;   /* --max-long-polls left no reserve */
+	long long nofile;         /* the open-files limit the plan fits */
+	int connections;          /* libmicrohttpd's connection limit */
+	int long_polls;           /* parked long-polls at most (< connections) */
+	bool connections_lowered; /* --max-connections did not fit NOFILE */
+	bool long_polls_lowered;  /* --max-long-polls left no reserve */
 };
 
 /* Raises the soft RLIMIT_NOFILE to the hard limit (as far as the kernel

@@ -12,12 +12,12 @@
 enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN, OPT_LLONG };
 
 struct option_def {
-	const char *name;        /* flag without "--", config key */
+	const char *name; /* flag without "--", config key */
 	enum option_kind kind;
 	size_t offset;
-	size_t size;             /* strings: buffer size */
-	long long min, max;      /* ints */
-	long long initial;       /* ints and booleans: the default */
+	size_t size;              /* strings: buffer size */
+	long long min, max;       /* ints */
+	long long initial;        /* ints and booleans: the default */
 	const char *initial_text; /* strings: the default, NULL for "" */
 	const char *help;
 };
@@ -37,22 +37,31 @@ static const struct option_def options[] = {
 	{"log-format", STR(log_format, "text"), "text or json"},
 	{"lease-seconds", INT(lease_seconds, 1, 3600, 60), "a task lease lasts this long unless renewed"},
 	{"max-attempts", INT(max_attempts, 1, 100, 3), "leases per task before it is dead"},
-	{"retry-backoff", INT(retry_backoff_seconds, 0, 3600, 10), "seconds before a failed task is retried; doubles per attempt"},
+	{"retry-backoff", INT(retry_backoff_seconds, 0, 3600, 10),
+	 "seconds before a failed task is retried; doubles per attempt"},
 	{"offline-after", INT(offline_after_seconds, 1, 86400, 120), "an agent unseen this long is offline"},
 	{"max-wait", INT(max_wait_seconds, 0, 300, 60), "longest lease long-poll in seconds"},
 	{"threads", INT(threads, 1, 256, 8), "HTTP worker threads"},
 	{"per-ip-limit", INT(per_ip_limit, 1, 10000, 256), "concurrent connections per client address"},
 	{"connection-timeout", INT(connection_timeout, 1, 3600, 120), "idle connection timeout in seconds"},
-	{"header-timeout", INT(header_timeout, 1, 3600, 10), "seconds a connection has to send a request's headers"},
-	{"max-connections", INT(max_connections, 16, 1000000, 8000), "open connections at most (lowered to fit the open-files limit)"},
-	{"max-long-polls", INT(max_long_polls, 0, 1000000, 0), "parked lease long-polls at most (0: connections less a reserve)"},
+	{"header-timeout", INT(header_timeout, 1, 3600, 10),
+	 "seconds a connection has to send a request's headers"},
+	{"max-connections", INT(max_connections, 16, 1000000, 8000),
+	 "open connections at most (lowered to fit the open-files limit)"},
+	{"max-long-polls", INT(max_long_polls, 0, 1000000, 0),
+	 "parked lease long-polls at most (0: connections less a reserve)"},
 	{"public-read", BOOL(public_read, false), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics, true), "allow /metrics without a token"},
-	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000, 1000), "how often due schedules and finished series jobs are looked at"},
-	{"blob-max-bytes", LLONG(blob_max_bytes, 1, 1LL << 40, 1LL << 30), "largest blob in bytes (default 1 GiB)"},
-	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30), "all blobs together, in bytes (default 20 GiB)"},
-	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400, 7 * 86400), "a blob no job references is removed after this many seconds unused (default 7 days)"},
-	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600), "seconds between blob retention sweeps (default 3600)"},
+	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000, 1000),
+	 "how often due schedules and finished series jobs are looked at"},
+	{"blob-max-bytes", LLONG(blob_max_bytes, 1, 1LL << 40, 1LL << 30),
+	 "largest blob in bytes (default 1 GiB)"},
+	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30),
+	 "all blobs together, in bytes (default 20 GiB)"},
+	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400, 7 * 86400),
+	 "a blob no job references is removed after this many seconds unused (default 7 days)"},
+	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600),
+	 "seconds between blob retention sweeps (default 3600)"},
 };
 
 #define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
@@ -97,8 +106,7 @@ static int bool_word(const char *value)
 	return -1;
 }
 
-static int set_option(struct config *c, const struct option_def *o, const char *value,
-		      const char *source)
+static int set_option(struct config *c, const struct option_def *o, const char *value, const char *source)
 {
 	char *end;
 	long v;
@@ -125,7 +133,8 @@ static int set_option(struct config *c, const struct option_def *o, const char *
 	}
 	case OPT_BOOL:
 		if (bool_word(value) < 0)
-			return err_set(LL_EINVAL, "%s: %s must be true or false, not '%s'.", source, o->name, value);
+			return err_set(LL_EINVAL, "%s: %s must be true or false, not '%s'.", source, o->name,
+				       value);
 		*(bool *)((char *)c + o->offset) = bool_word(value) == 1;
 		return 0;
 	case OPT_LISTEN: {

@@ -16,27 +16,27 @@ struct config {
 	char listen_host[64];
 	int listen_port;
 	char data_dir[1024];
-	char db_path[1100];         /* default DATA_DIR/loadlab.db */
+	char db_path[1100]; /* default DATA_DIR/loadlab.db */
 	char tls_cert[1024];
 	char tls_key[1024];
-	char log_format[8];         /* text | json */
-	int lease_seconds;          /* 1..3600, default 60 */
-	int max_attempts;           /* 1..100, default 3 */
-	int retry_backoff_seconds;  /* 0..3600, default 10 */
-	int offline_after_seconds;  /* 1..86400, default 120 */
-	int max_wait_seconds;       /* longest lease long-poll, 0..300, default 60 */
-	int threads;                /* 1..256, default 8 */
-	int per_ip_limit;           /* 1..10000, default 256 */
-	int connection_timeout;     /* seconds, 1..3600, default 120 */
-	int header_timeout;         /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
-	int max_connections;        /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
-	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
-	bool public_read;           /* GET routes without a token */
-	bool public_metrics;        /* /metrics without a token (default true) */
-	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */
-	long long blob_max_bytes;   /* one blob, default 1 GiB (413 beyond) */
-	long long blob_quota_bytes; /* all blobs, default 20 GiB (507 beyond) */
-	long long blob_retention_s; /* unreferenced, unused blobs removed after this, default 7 days */
+	char log_format[8];        /* text | json */
+	int lease_seconds;         /* 1..3600, default 60 */
+	int max_attempts;          /* 1..100, default 3 */
+	int retry_backoff_seconds; /* 0..3600, default 10 */
+	int offline_after_seconds; /* 1..86400, default 120 */
+	int max_wait_seconds;      /* longest lease long-poll, 0..300, default 60 */
+	int threads;               /* 1..256, default 8 */
+	int per_ip_limit;          /* 1..10000, default 256 */
+	int connection_timeout;    /* seconds, 1..3600, default 120 */
+	int header_timeout;  /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
+	int max_connections; /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
+	int max_long_polls;  /* 0..1000000, default 0: connections less a reserve */
+	bool public_read;    /* GET routes without a token */
+	bool public_metrics; /* /metrics without a token (default true) */
+	int schedule_tick_ms;            /* scheduler tick (scheduler.h), 10..60000, default 1000 */
+	long long blob_max_bytes;        /* one blob, default 1 GiB (413 beyond) */
+	long long blob_quota_bytes;      /* all blobs, default 20 GiB (507 beyond) */
+	long long blob_retention_s;      /* unreferenced, unused blobs removed after this, default 7 days */
 	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */
 };
 

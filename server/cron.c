@@ -15,8 +15,8 @@ struct cron_field {
 	const char *const *names; /* names[i] is value min + i, or NULL */
 };
 
-static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun",
-					  "jul", "aug", "sep", "oct", "nov", "dec", NULL};
+static const char *const month_names[] = {"jan", "feb", "mar", "apr", "may", "jun", "jul",
+					  "aug", "sep", "oct", "nov", "dec", NULL};
 static const char *const weekday_names[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", NULL};
 
 static const struct cron_field fields[5] = {
@@ -40,7 +40,8 @@ static int parse_value(const struct cron_field *f, const char **p, int *ret)
 				break;
 		}
 		if (v < f->min || v > f->max)
-			return err_set(LL_EINVAL, "Cron %s %ld is out of range %d-%d.", f->what, v, f->min, f->max);
+			return err_set(LL_EINVAL, "Cron %s %ld is out of range %d-%d.", f->what, v, f->min,
+				       f->max);
 		*ret = (int)v;
 		*p = s;
 		return 0;
@@ -76,7 +77,8 @@ static int parse_field(const struct cron_field *f, const char *text, uint64_t *r
 				if ((rc = parse_value(f, &p, &hi)) < 0)
 					return rc;
 				if (hi < lo)
-					return err_set(LL_EINVAL, "Cron %s range %d-%d is backwards.", f->what, lo, hi);
+					return err_set(LL_EINVAL, "Cron %s range %d-%d is backwards.",
+						       f->what, lo, hi);
 			} else if (*p == '/') {
 				hi = f->max;
 			}
@@ -89,7 +91,8 @@ static int parse_field(const struct cron_field *f, const char *text, uint64_t *r
 			while (isdigit((unsigned char)*p) && v <= 1000)
 				v = v * 10 + (*p++ - '0');
 			if (v < 1 || v > f->max)
-				return err_set(LL_EINVAL, "Cron %s step %ld is out of range 1-%d.", f->what, v, f->max);
+				return err_set(LL_EINVAL, "Cron %s step %ld is out of range 1-%d.", f->what,
+					       v, f->max);
 			step = (int)v;
 		}
 		for (int v = lo; v <= hi; v += step)
@@ -121,8 +124,10 @@ int cron_parse(const char *text, struct cron_expr *ret_expr)
 		parts[n++] = tok;
 	}
 	if (n != 5)
-		return err_set(LL_EINVAL, "A cron expression has five fields (minute hour day month weekday), "
-					  "'%s' has %d.", text, n);
+		return err_set(LL_EINVAL,
+			       "A cron expression has five fields (minute hour day month weekday), "
+			       "'%s' has %d.",
+			       text, n);
 	for (int i = 0; i < 5; i++)
 		if ((rc = parse_field(&fields[i], parts[i], &bits[i])) < 0)
 			return rc;

@@ -22,7 +22,7 @@
 #define CRON_MAX_TEXT 256
 
 struct cron_expr {
-	uint64_t minutes;   /* bit N: minute N */
+	uint64_t minutes; /* bit N: minute N */
 	uint32_t hours;
 	uint32_t days;      /* bit N: day of month N (1..31) */
 	uint32_t months;    /* bit N: month N (1..12) */

@@ -83,15 +83,36 @@ int reply_from_err(struct http_reply *reply, int rc)
 	int status;
 
 	switch (rc) {
-	case LL_EINVAL: case LL_ERANGE: case LL_EFORMAT: status = 400; break;
-	case LL_ETOOBIG: status = 413; break;
-	case LL_EAUTH: status = 401; break;
-	case LL_EFORBIDDEN: status = 403; break;
-	case LL_ENOTFOUND: status = 404; break;
-	case LL_ECONFLICT: case LL_ESTATE: status = 409; break;
-	case LL_EUNSUPPORTED: status = 501; break;
-	case LL_ESTORE: status = 503; break;
-	default: status = 500; break;
+	case LL_EINVAL:
+	case LL_ERANGE:
+	case LL_EFORMAT:
+		status = 400;
+		break;
+	case LL_ETOOBIG:
+		status = 413;
+		break;
+	case LL_EAUTH:
+		status = 401;
+		break;
+	case LL_EFORBIDDEN:
+		status = 403;
+		break;
+	case LL_ENOTFOUND:
+		status = 404;
+		break;
+	case LL_ECONFLICT:
+	case LL_ESTATE:
+		status = 409;
+		break;
+	case LL_EUNSUPPORTED:
+		status = 501;
+		break;
+	case LL_ESTORE:
+		status = 503;
+		break;
+	default:
+		status = 500;
+		break;
 	}
 	return reply_error(reply, status, err_name(rc), "%s", err_message(rc));
 }
@@ -128,8 +149,8 @@ int http_body_object(struct http_request *req, struct http_reply *reply, bool em
 enum limit_warning { WARN_CONNECTIONS, WARN_LONG_POLLS, WARN_HEADERS };
 
 /* Logs a warning that a limit bites, at most once per 10 s per limit. */
-static void warn_limit(struct server *server, enum limit_warning which, const char *event,
-		       const char *key, long long value)
+static void warn_limit(struct server *server, enum limit_warning which, const char *event, const char *key,
+		       long long value)
 {
 	long long now = clock_now_ms(), next = atomic_load(&server->next_warning_ms[which]);
 	char text[24];
@@ -351,8 +372,8 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 		len = reply->static_len;
 		mode = MHD_RESPMEM_PERSISTENT;
 	}
-	response = MHD_create_response_from_buffer(len, text ? text : (char *)"", text ? mode
-									  : MHD_RESPMEM_PERSISTENT);
+	response = MHD_create_response_from_buffer(len, text ? text : (char *)"",
+						   text ? mode : MHD_RESPMEM_PERSISTENT);
 	if (!response) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
 			free(text);
@@ -376,8 +397,7 @@ headers:
 #define QUERY_TOO_LONG_MESSAGE "The query string has more than 64 arguments."
 _Static_assert(HTTP_MAX_QUERY_ARGS == 64, "QUERY_TOO_LONG_MESSAGE names the limit");
 
-static enum MHD_Result send_error(struct http_request *req, int status, const char *code,
-				  const char *message)
+static enum MHD_Result send_error(struct http_request *req, int status, const char *code, const char *message)
 {
 	struct http_reply reply = {0};
 
@@ -420,12 +440,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
 /* True when the request announces a body (Content-Length > 0 or chunked). */
 static bool has_body(struct MHD_Connection *connection)
 {
-	const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *length =
+		MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 
 	return (length && strtoull(length, NULL, 10) > 0) ||
-	       MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-					   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	       MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
 /* The first access callback: every header is in, no body byte is read.
@@ -461,8 +480,7 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 		return MHD_YES;
 	}
 	/* Refuse an oversized body before reading it (a streamed one: begin()). */
-	length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-					     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (!req->stream && length && strtoull(length, NULL, 10) > req->route->max_body) {
 		char message[128];
 		snprintf(message, sizeof(message), "The body is larger than the limit of %zu bytes.",
@@ -470,11 +488,10 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 		return send_error(req, 413, "too_large", message);
 	}
 	err_clear();
-	req->auth_rc = auth_check(server->store, req->route->auth, server->config.public_read,
-				  server->config.public_metrics,
-				  MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-							      MHD_HTTP_HEADER_AUTHORIZATION),
-				  &req->token);
+	req->auth_rc = auth_check(
+		server->store, req->route->auth, server->config.public_read, server->config.public_metrics,
+		MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+		&req->token);
 	if (req->auth_rc < 0 && has_body(connection)) {
 		reply_from_err(&reply, req->auth_rc);
 		return send_reply(req, &reply);
@@ -675,14 +692,16 @@ static int plan_capacity(struct server *server)
 	snprintf(text[1], sizeof(text[1]), "%lld", after);
 	snprintf(text[2], sizeof(text[2]), "%d", server->capacity.connections);
 	snprintf(text[3], sizeof(text[3]), "%d", server->capacity.long_polls);
-	log_event(LOG_INFO, "capacity", "open_files_was", text[0], "open_files", text[1],
-		  "connections", text[2], "long_polls", text[3], NULL);
+	log_event(LOG_INFO, "capacity", "open_files_was", text[0], "open_files", text[1], "connections",
+		  text[2], "long_polls", text[3], NULL);
 	if (server->capacity.connections_lowered)
-		log_event(LOG_WARN, "max_connections_lowered", "asked", (snprintf(text[0], sizeof(text[0]), "%d",
-			  server->config.max_connections), text[0]), "connections", text[2], NULL);
+		log_event(LOG_WARN, "max_connections_lowered", "asked",
+			  (snprintf(text[0], sizeof(text[0]), "%d", server->config.max_connections), text[0]),
+			  "connections", text[2], NULL);
 	if (server->capacity.long_polls_lowered)
-		log_event(LOG_WARN, "max_long_polls_lowered", "asked", (snprintf(text[0], sizeof(text[0]), "%d",
-			  server->config.max_long_polls), text[0]), "long_polls", text[3], NULL);
+		log_event(LOG_WARN, "max_long_polls_lowered", "asked",
+			  (snprintf(text[0], sizeof(text[0]), "%d", server->config.max_long_polls), text[0]),
+			  "long_polls", text[3], NULL);
 	return 0;
 }
 
@@ -690,8 +709,8 @@ int http_start(struct server *server)
 {
 	struct config *c = &server->config;
 	struct sockaddr_in addr = {0};
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			     MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	char *cert = NULL, *key = NULL;
 	const union MHD_DaemonInfo *info;
 
@@ -718,18 +737,15 @@ int http_start(struct server *server)
 	pthread_mutex_init(&server->waiters_lock, NULL);
 	pthread_mutex_init(&server->conns_lock, NULL);
 	server->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, server,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, server, /* first, or some go to stderr */
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)c->threads,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)c->connection_timeout,
+		flags, 0, NULL, NULL, on_request, server, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log,
+		server, /* first, or some go to stderr */
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
+		(unsigned int)c->threads, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)c->connection_timeout,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->per_ip_limit,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)server->capacity.connections,
-		MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned int)server->capacity.connections, MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
-		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
-		MHD_OPTION_HTTPS_MEM_KEY, key,
+		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
 		MHD_OPTION_END);
 	/* libmicrohttpd copies nothing: cert and key live until http_stop(). */
 	server->tls_cert_pem = cert;

@@ -95,12 +95,11 @@ int main(int argc, char **argv)
 
 	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) == 0)
 		protect_store(server.config.db_path);
-	if (rc < 0 ||
-	    (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
+	if (rc < 0 || (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = route_blobs_start(&server)) < 0 ||
-	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
-	    (rc = http_start(&server)) < 0 ||
-	    (rc = scheduler_start(&server, &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
+	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 || (rc = http_start(&server)) < 0 ||
+	    (rc = scheduler_start(&server,
+				  &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
 				  &scheduler)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		summarizer_stop(server.summarizer);

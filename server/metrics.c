@@ -25,8 +25,7 @@ static long long load(const long long *counter)
 }
 
 /* One metric without labels: its HELP and TYPE lines and its value. */
-static void metric(struct buf *out, const char *name, const char *type, const char *help,
-		   long long value)
+static void metric(struct buf *out, const char *name, const char *type, const char *help, long long value)
 {
 	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", name, help, name, type, name, value);
 }
@@ -65,11 +64,11 @@ int metrics_render(struct server *server, struct buf *out)
 	if (rc < 0)
 		return rc;
 	const struct state_count tasks[] = {
-		{"queued", st.tasks_queued}, {"leased", st.tasks_leased}, {"done", st.tasks_done},
-		{"dead", st.tasks_dead}, {"cancelled", st.tasks_cancelled},
+		{"queued", st.tasks_queued}, {"leased", st.tasks_leased},       {"done", st.tasks_done},
+		{"dead", st.tasks_dead},     {"cancelled", st.tasks_cancelled},
 	};
 	const struct state_count jobs[] = {
-		{"queued", st.jobs_queued}, {"running", st.jobs_running}, {"done", st.jobs_done},
+		{"queued", st.jobs_queued}, {"running", st.jobs_running},     {"done", st.jobs_done},
 		{"failed", st.jobs_failed}, {"cancelled", st.jobs_cancelled},
 	};
 	const struct state_count agents[] = {
@@ -90,8 +89,8 @@ int metrics_render(struct server *server, struct buf *out)
 		{"loadlab_results_stored", "gauge", "Results in the store.", st.results},
 		{"loadlab_summaries_pending", "gauge", "Results waiting for their report summary.",
 		 summarizer_pending(server->summarizer)},
-		{"loadlab_store_commits_total", "counter",
-		 "Store transactions committed (group commit).", st.commits},
+		{"loadlab_store_commits_total", "counter", "Store transactions committed (group commit).",
+		 st.commits},
 		{"loadlab_store_writes_total", "counter", "Store writes committed.", st.committed_ops},
 		{"loadlab_http_connections", "gauge", "Open HTTP connections.",
 		 atomic_load(&server->connections_open)},
@@ -131,12 +130,15 @@ int metrics_render(struct server *server, struct buf *out)
 		for (int c = 1; c <= 5; c++) {
 			long long n = load(&m->requests[r + 1][c]);
 			if (n)
-				buf_printf(out, "loadlab_http_requests_total{route=\"%s\",code=\"%dxx\"} %lld\n",
+				buf_printf(out,
+					   "loadlab_http_requests_total{route=\"%s\",code=\"%dxx\"} %lld\n",
 					   route, c, n);
 		}
 	}
-	buf_printf(out, "# HELP loadlab_http_request_duration_seconds Time from first byte to response, by route.\n"
-			"# TYPE loadlab_http_request_duration_seconds summary\n");
+	buf_printf(
+		out,
+		"# HELP loadlab_http_request_duration_seconds Time from first byte to response, by route.\n"
+		"# TYPE loadlab_http_request_duration_seconds summary\n");
 	for (int r = -1; r < router_route_count; r++) {
 		char route[128];
 		long long count = 0;

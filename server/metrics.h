@@ -26,8 +26,7 @@ struct metrics {
 };
 
 /* Counts one finished request (thread-safe). */
-void metrics_count_request(struct metrics *metrics, int route_index, int status,
-			   long long duration_us);
+void metrics_count_request(struct metrics *metrics, int route_index, int status, long long duration_us);
 
 /* Adds N to a counter (thread-safe). */
 void metrics_add(long long *counter, long long n);

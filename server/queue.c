@@ -47,8 +47,7 @@ const char *queue_job_state(const char *current, const struct queue_task_counts 
 
 bool queue_job_finished(const char *state)
 {
-	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
-	       strcmp(state, "cancelled") == 0;
+	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0;
 }
 
 long long queue_retry_delay(long long attempt, long long backoff_ms, long long backoff_max_ms)
@@ -117,8 +116,7 @@ static const char *agent_name(const struct queue_agent *agent, char *out, size_t
 }
 
 /* queue_task_waiting() for a task pinned to agent PINNED. */
-static bool pinned_waiting(long long pinned, const struct queue_agent *agents, size_t count,
-			   char *reason)
+static bool pinned_waiting(long long pinned, const struct queue_agent *agents, size_t count, char *reason)
 {
 	char name[96], since[48];
 
@@ -140,8 +138,7 @@ static bool pinned_waiting(long long pinned, const struct queue_agent *agents, s
 
 /* "no agent has K=V" for the first value of CELL no agent has, else
  * "no agent has K=V, K=V together". */
-static void unmatched_reason(const cJSON *cell, const struct queue_agent *agents, size_t count,
-			     char *reason)
+static void unmatched_reason(const cJSON *cell, const struct queue_agent *agents, size_t count, char *reason)
 {
 	const cJSON *key;
 	size_t used;
@@ -206,8 +203,7 @@ bool queue_task_waiting(const cJSON *cell, long long pinned_agent, const struct 
 			 matching);
 	else
 		snprintf(reason, QUEUE_WAITING_REASON_SIZE, "matching agents are %s%s",
-			 offline_since(latest_seen, since),
-			 quarantined ? " or quarantined" : "");
+			 offline_since(latest_seen, since), quarantined ? " or quarantined" : "");
 	return false;
 }
 

@@ -64,8 +64,8 @@ enum queue_task_state queue_after_attempt(long long attempt, int max_attempts, b
  * Only queue_task_waiting() reads the fields after QUARANTINED. */
 struct queue_agent {
 	long long id;
-	const cJSON *facts;     /* object */
-	const cJSON *labels;    /* object */
+	const cJSON *facts;  /* object */
+	const cJSON *labels; /* object */
 	bool quarantined;
 	const char *name;       /* NULL: "agent ID" */
 	bool online;            /* queue_agent_state() said "online" */

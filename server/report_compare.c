@@ -82,8 +82,8 @@ static int collect_side(void *context, const struct store_report_row *row)
 }
 
 /* Facts that must agree for two results to be compared. */
-static const char *const compared_facts[] = {"os", "os_version", "arch", "cpu_model", "disk", "fs",
-					     "runner", NULL};
+static const char *const compared_facts[] = {"os",   "os_version", "arch",   "cpu_model",
+					     "disk", "fs",         "runner", NULL};
 
 static bool facts_differ(const cJSON *a, const cJSON *b, char *reason, size_t size)
 {
@@ -148,8 +148,9 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 		return not_comparable(row, !bv ? "the baseline did not run this variant"
 					       : "the candidate did not run this variant");
 	if (cJSON_IsFalse(get(bv, "valid")) || cJSON_IsFalse(get(cv, "valid")))
-		return not_comparable(row, cJSON_IsFalse(get(bv, "valid")) ? "the baseline's variant is invalid"
-									     : "the candidate's variant is invalid");
+		return not_comparable(row, cJSON_IsFalse(get(bv, "valid"))
+						   ? "the baseline's variant is invalid"
+						   : "the candidate's variant is invalid");
 	if (report_samples_of(get(get(bv, "warm"), "samples_us"), &x, &nx) < 0 ||
 	    report_samples_of(get(get(cv, "warm"), "samples_us"), &y, &ny) < 0) {
 		free(x);
@@ -180,16 +181,19 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 	}
 	free(x);
 	free(y);
-	cJSON_AddStringToObject(row, "status", !significant ? "no_significant_change"
-					       : change > 0 ? "slower" : "faster");
+	cJSON_AddStringToObject(row, "status",
+				!significant ? "no_significant_change"
+				: change > 0 ? "slower"
+					     : "faster");
 	cJSON_AddBoolToObject(row, "regression", significant && change > 0 && change > max_regression);
 	return row;
 }
 
-int report_compare(struct store *store, long long baseline_id, long long candidate_id,
-		   double max_regression, cJSON **ret_comparison)
+int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,
+		   cJSON **ret_comparison)
 {
-	struct compare_side base = {cJSON_CreateObject(), 0, 0, NULL}, cand = {cJSON_CreateObject(), 0, 0, NULL};
+	struct compare_side base = {cJSON_CreateObject(), 0, 0, NULL},
+			    cand = {cJSON_CreateObject(), 0, 0, NULL};
 	struct report_sample base_sample = {0}, cand_sample = {0};
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
 	const cJSON *v, *cell;
@@ -201,7 +205,8 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	    (rc = store_job_report_rows(store, baseline_id, true, collect_side, &base)) < 0 ||
 	    (rc = store_job_report_rows(store, candidate_id, true, collect_side, &cand)) < 0)
 		goto done;
-	if (!cJSON_Compare(get(get(base_job, "spec"), "generator"), get(get(cand_job, "spec"), "generator"), true))
+	if (!cJSON_Compare(get(get(base_job, "spec"), "generator"), get(get(cand_job, "spec"), "generator"),
+			   true))
 		global_reason = "the jobs' generator parameters differ";
 	else if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
 		global_reason = "the jobs study different families";
@@ -218,17 +223,22 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	rows = cJSON_CreateArray();
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		cJSON_ArrayForEach(cell, base.cells) {
-			cJSON *row = compare_row(string(v, "name"), cell->string, cell, find_cell(&cand, cell->string),
-						 global_reason, max_regression, &base_sample, &cand_sample);
+			cJSON *row = compare_row(string(v, "name"), cell->string, cell,
+						 find_cell(&cand, cell->string), global_reason,
+						 max_regression, &base_sample, &cand_sample);
 			regressions += cJSON_IsTrue(get(row, "regression"));
 			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
 			cJSON_AddItemToArray(rows, row);
 		}
 	}
-	cJSON_AddStringToObject(out, "verdict", regressions ? "regression" : comparable ? "ok" : "not_comparable");
+	cJSON_AddStringToObject(out, "verdict",
+				regressions  ? "regression"
+				: comparable ? "ok"
+					     : "not_comparable");
 	counts = cJSON_AddObjectToObject(out, "counts");
 	{
-		static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
+		static const char *const statuses[] = {"faster", "slower", "no_significant_change",
+						       "not_comparable"};
 		for (size_t i = 0; i < 4; i++) {
 			int n = 0;
 			cJSON_ArrayForEach(cell, rows)
@@ -243,7 +253,8 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
 		cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
 		cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
-		cJSON_AddStringToObject(significance, "ci", "bootstrap percentile of the ratio of medians, 95 %");
+		cJSON_AddStringToObject(significance, "ci",
+					"bootstrap percentile of the ratio of medians, 95 %");
 	}
 	*ret_comparison = out;
 	out = NULL;

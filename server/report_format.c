@@ -120,8 +120,7 @@ static void md_table(struct buf *out, const cJSON *table, const cJSON *cells,
 	}
 }
 
-static void csv_rows(struct buf *out, const char *table_name, const cJSON *table,
-		     const char *const *fields)
+static void csv_rows(struct buf *out, const char *table_name, const cJSON *table, const char *const *fields)
 {
 	const cJSON *row, *c;
 
@@ -138,9 +137,10 @@ static void csv_rows(struct buf *out, const char *table_name, const cJSON *table
 }
 
 static const char *const report_csv_fields[] = {
-	"cell", "status", "reason", "n", "min_us", "median_us", "ci_low_us", "ci_high_us", "mad_us",
-	"change_pct", "min_change_pct", "p_value", "significant", "mean_us", "stddev_us", "time_pct",
-	"page_faults_mean", "read_bytes_mean", "cold", NULL,
+	"cell",           "status",           "reason",          "n",       "min_us",
+	"median_us",      "ci_low_us",        "ci_high_us",      "mad_us",  "change_pct",
+	"min_change_pct", "p_value",          "significant",     "mean_us", "stddev_us",
+	"time_pct",       "page_faults_mean", "read_bytes_mean", "cold",    NULL,
 };
 
 int report_render(const cJSON *report, const char *format, struct buf *out)
@@ -163,11 +163,13 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 	buf_printf(out, "# Job %d: ", (int)get(job, "id")->valuedouble);
 	md_escape(out, text(job, "name"));
 	buf_printf(out, " (%s, %s)\n\n", text(job, "family"), text(job, "state"));
-	buf_printf(out, "## Warm load time\n\nFastest run in bold (its change against `%s`), then the "
-			"median with its 95 %% bootstrap CI, then the median's change against it in the same cell; "
-			"`*` marks a significant difference (Mann-Whitney p < %.2f, CI of the ratio "
-			"excluding 1, at least %.0f %%).\n\n",
-		   text(get(report, "warm"), "baseline"), REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);
+	buf_printf(
+		out,
+		"## Warm load time\n\nFastest run in bold (its change against `%s`), then the "
+		"median with its 95 %% bootstrap CI, then the median's change against it in the same cell; "
+		"`*` marks a significant difference (Mann-Whitney p < %.2f, CI of the ratio "
+		"excluding 1, at least %.0f %%).\n\n",
+		text(get(report, "warm"), "baseline"), REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);
 	md_table(out, get(report, "warm"), cells, md_warm_cell);
 	buf_append_str(out, "\n");
 	cJSON_ArrayForEach(f, get(report, "findings")) {
@@ -176,25 +178,34 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 		buf_append_str(out, "\n");
 	}
 	if (cJSON_IsObject(get(report, "cold"))) {
-		buf_printf(out, "\n## Cold start\n\nMean ± standard deviation of the cold start, as a "
-				"percentage of `%s` in the same cell, with page faults and bytes read.\n\n",
+		buf_printf(out,
+			   "\n## Cold start\n\nMean ± standard deviation of the cold start, as a "
+			   "percentage of `%s` in the same cell, with page faults and bytes read.\n\n",
 			   text(get(report, "cold"), "baseline"));
 		md_table(out, get(report, "cold"), cells, md_cold_cell);
 	}
 	if (cJSON_IsObject(get(report, "churn"))) {
 		const cJSON *r;
-		buf_append_str(out, "\n## Process churn\n\n| cell | DLL set | processes | create / process | "
-				    "destroy / process | blocked total | blocked max |\n|---|---|---|---|---|---|---|\n");
+		buf_append_str(
+			out,
+			"\n## Process churn\n\n| cell | DLL set | processes | create / process | "
+			"destroy / process | blocked total | blocked max |\n|---|---|---|---|---|---|---|\n");
 		cJSON_ArrayForEach(r, get(get(report, "churn"), "rows")) {
 			buf_append_str(out, "| ");
 			md_escape(out, text(r, "cell"));
 			buf_append_str(out, " | ");
 			md_escape(out, text(r, "dll_set"));
-			buf_printf(out, " | %.0f | %.1f µs | %.1f µs | ", get(r, "processes") ? get(r, "processes")->valuedouble : 0,
-				   get(r, "create_us_per_process") ? get(r, "create_us_per_process")->valuedouble : NAN,
-				   get(r, "destroy_us_per_process") ? get(r, "destroy_us_per_process")->valuedouble : NAN);
+			buf_printf(out, " | %.0f | %.1f µs | %.1f µs | ",
+				   get(r, "processes") ? get(r, "processes")->valuedouble : 0,
+				   get(r, "create_us_per_process")
+					   ? get(r, "create_us_per_process")->valuedouble
+					   : NAN,
+				   get(r, "destroy_us_per_process")
+					   ? get(r, "destroy_us_per_process")->valuedouble
+					   : NAN);
 			if (get(r, "blocked_total_ms"))
-				buf_printf(out, "%.1f ms | %.1f ms |\n", get(r, "blocked_total_ms")->valuedouble,
+				buf_printf(out, "%.1f ms | %.1f ms |\n",
+					   get(r, "blocked_total_ms")->valuedouble,
 					   get(r, "blocked_max_ms")->valuedouble);
 			else
 				buf_append_str(out, "not measured | not measured |\n");
@@ -204,9 +215,24 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 }
 
 static const char *const compare_csv_fields[] = {
-	"variant", "cell", "status", "reason", "regression", "baseline_median_us", "candidate_median_us",
-	"ratio", "ratio_ci_low", "ratio_ci_high", "change_pct", "baseline_min_us", "candidate_min_us",
-	"min_change_pct", "min_ratio_ci_low", "min_ratio_ci_high", "p_value", NULL,
+	"variant",
+	"cell",
+	"status",
+	"reason",
+	"regression",
+	"baseline_median_us",
+	"candidate_median_us",
+	"ratio",
+	"ratio_ci_low",
+	"ratio_ci_high",
+	"change_pct",
+	"baseline_min_us",
+	"candidate_min_us",
+	"min_change_pct",
+	"min_ratio_ci_low",
+	"min_ratio_ci_high",
+	"p_value",
+	NULL,
 };
 
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out)
@@ -220,7 +246,8 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		buf_append_str(out, "\r\n");
 		cJSON_ArrayForEach(row, get(comparison, "rows"))
 			for (int i = 0; compare_csv_fields[i]; i++)
-				csv_field(out, get(row, compare_csv_fields[i]), compare_csv_fields[i + 1] == NULL);
+				csv_field(out, get(row, compare_csv_fields[i]),
+					  compare_csv_fields[i + 1] == NULL);
 		return 0;
 	}
 	if (strcmp(format, "md") != 0)
@@ -230,8 +257,9 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	md_escape(out, text(base, "name"));
 	buf_printf(out, "), candidate job %d (", (int)get(cand, "id")->valuedouble);
 	md_escape(out, text(cand, "name"));
-	buf_printf(out, "); regressions beyond %.1f %% fail. %d faster, %d slower, %d without "
-			"significant change, %d not comparable.\n\n",
+	buf_printf(out,
+		   "); regressions beyond %.1f %% fail. %d faster, %d slower, %d without "
+		   "significant change, %d not comparable.\n\n",
 		   get(comparison, "max_regression_pct")->valuedouble,
 		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
 		   (int)get(counts, "no_significant_change")->valuedouble,
@@ -250,10 +278,11 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			continue;
 		}
 		buf_printf(out, " | %.1f µs | %.1f µs | %.3f [%.3f, %.3f] | %+.1f %% | %s%s |\n",
-			   get(row, "baseline_median_us")->valuedouble, get(row, "candidate_median_us")->valuedouble,
-			   get(row, "ratio")->valuedouble, get(row, "ratio_ci_low")->valuedouble,
-			   get(row, "ratio_ci_high")->valuedouble, get(row, "change_pct")->valuedouble,
-			   text(row, "status"), cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "");
+			   get(row, "baseline_median_us")->valuedouble,
+			   get(row, "candidate_median_us")->valuedouble, get(row, "ratio")->valuedouble,
+			   get(row, "ratio_ci_low")->valuedouble, get(row, "ratio_ci_high")->valuedouble,
+			   get(row, "change_pct")->valuedouble, text(row, "status"),
+			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "");
 	}
 	return 0;
 }

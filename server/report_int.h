@@ -61,9 +61,9 @@ struct report_sample {
 	const double *x; /* borrowed: the samples in their original order */
 	uint32_t n, capacity;
 	double *sorted, *dev;
-	uint32_t *order;	  /* order[k]: original position of sorted[k] */
+	uint32_t *order;           /* order[k]: original position of sorted[k] */
 	uint32_t *count, *scratch; /* room to draw a resample's counts */
-	uint32_t *batch;	   /* room for a bootstrap's draws at once */
+	uint32_t *batch;           /* room for a bootstrap's draws at once */
 	size_t batch_room;
 };
 
@@ -102,16 +102,16 @@ int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_samp
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
 			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high);
 int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
-			      enum stats_statistic statistic, double level, int resamples,
-			      uint64_t seed, bool keep, double *ret_low, double *ret_high);
+			      enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+			      bool keep, double *ret_low, double *ret_high);
 
 /* Decides significance of candidate Y against baseline X (see report.h),
  * whose summaries are SX and SY (report_sample_summary()); adds
  * change_pct, min_change_pct, ratio, its CI, p_value and significant to
  * OUT. KEEP as for report_sample_bootstrap_ratio_ci(). */
-int report_compare_samples(struct report_sample *x, const struct stats_summary *sx,
-			   struct report_sample *y, const struct stats_summary *sy, int resamples,
-			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant);
+int report_compare_samples(struct report_sample *x, const struct stats_summary *sx, struct report_sample *y,
+			   const struct stats_summary *sy, int resamples, uint64_t seed, bool keep,
+			   cJSON *out, double *ret_change, bool *ret_significant);
 
 /* The variant named NAME in the array VARIANTS of a result, or NULL. */
 const cJSON *report_find_variant(const cJSON *variants, const char *name);

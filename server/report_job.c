@@ -51,7 +51,8 @@ static int collect_row(void *context, const struct store_report_row *row)
 		cJSON_AddStringToObject(t, "last_error", row->last_error);
 	if (row->result_id) {
 		if (row->summary && row->summary_version == REPORT_SUMMARY_VERSION)
-			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH, &summary);
+			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH,
+					  &summary);
 		if (!summary && row->body && report_summarize_result(row->body, &summary) == 0) {
 			/* Cached after the walk (the store's reader is busy here),
 			 * and read back from its text as a cached summary is:
@@ -61,7 +62,8 @@ static int collect_row(void *context, const struct store_report_row *row)
 			char *text = cJSON_PrintUnformatted(summary);
 			cJSON_Delete(summary);
 			summary = NULL;
-			if (text && json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0) {
+			if (text &&
+			    json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0) {
 				cJSON_AddNumberToObject(t, "result_id", (double)row->result_id);
 				cJSON_AddItemToObject(t, "cache", cJSON_CreateString(text));
 				rows->computed++;
@@ -112,15 +114,21 @@ static cJSON *variant_cell(const cJSON *task, const char *variant, const char *t
 	cJSON_AddStringToObject(c, "cell", string(task, "key"));
 	if (strcmp(state, "done") != 0) {
 		bool dead = strcmp(state, "dead") == 0;
-		cJSON_AddStringToObject(c, "status", dead ? "failed" : strcmp(state, "cancelled") == 0 ? "cancelled" : "pending");
-		cJSON_AddStringToObject(c, "reason", dead && string(task, "last_error") ? string(task, "last_error")
-							: dead ? "the task failed" : state);
+		cJSON_AddStringToObject(c, "status",
+					dead                              ? "failed"
+					: strcmp(state, "cancelled") == 0 ? "cancelled"
+									  : "pending");
+		cJSON_AddStringToObject(c, "reason",
+					dead && string(task, "last_error") ? string(task, "last_error")
+					: dead                             ? "the task failed"
+									   : state);
 		return c;
 	}
 	if (!summary) {
 		cJSON_AddStringToObject(c, "status", "missing");
-		cJSON_AddStringToObject(c, "reason", string(task, "result_error") ? string(task, "result_error")
-									    : "no result");
+		cJSON_AddStringToObject(c, "reason",
+					string(task, "result_error") ? string(task, "result_error")
+								     : "no result");
 		return c;
 	}
 	if (!v) {
@@ -130,12 +138,14 @@ static cJSON *variant_cell(const cJSON *task, const char *variant, const char *t
 	}
 	if (cJSON_IsFalse(get(v, "valid"))) {
 		cJSON_AddStringToObject(c, "status", "invalid");
-		cJSON_AddStringToObject(c, "reason", string(v, "reason") ? string(v, "reason") : "verification failed");
+		cJSON_AddStringToObject(c, "reason",
+					string(v, "reason") ? string(v, "reason") : "verification failed");
 		return c;
 	}
 	if (!get(v, table)) {
 		cJSON_AddStringToObject(c, "status", "missing");
-		cJSON_AddStringToObject(c, "reason", strcmp(table, "warm") == 0 ? "no warm samples" : "no cold samples");
+		cJSON_AddStringToObject(c, "reason",
+					strcmp(table, "warm") == 0 ? "no warm samples" : "no cold samples");
 		return c;
 	}
 	cJSON_AddStringToObject(c, "status", "ok");
@@ -200,16 +210,17 @@ static cJSON *findings(const cJSON *warm)
 				continue;
 			double change = number(c, "change_pct", 0);
 			if (cJSON_IsTrue(get(c, "significant"))) {
-				buf_printf(&text, "%s load time %s by %.1f %% on %s", faster + slower ? ";" : "",
-					   change < 0 ? "improved" : "worsened", fabs(change), string(c, "cell"));
+				buf_printf(&text, "%s load time %s by %.1f %% on %s",
+					   faster + slower ? ";" : "", change < 0 ? "improved" : "worsened",
+					   fabs(change), string(c, "cell"));
 				change < 0 ? faster++ : slower++;
 			} else {
 				same++;
 			}
 		}
 		if (same)
-			buf_printf(&text, "%s no significant change in %d cell%s", faster + slower ? ";" : "", same,
-				   same > 1 ? "s" : "");
+			buf_printf(&text, "%s no significant change in %d cell%s", faster + slower ? ";" : "",
+				   same, same > 1 ? "s" : "");
 		if (faster + slower + same == 0)
 			buf_append_str(&text, " no comparable cells");
 		buf_append_str(&text, ".");
@@ -229,16 +240,19 @@ static cJSON *churn_table(const cJSON *tasks)
 			double processes = number(c, "processes", 0);
 			cJSON *r = cJSON_CreateObject();
 			cJSON_AddStringToObject(r, "cell", string(t, "key"));
-			cJSON_AddStringToObject(r, "dll_set", string(c, "dll_set") ? string(c, "dll_set") : "?");
+			cJSON_AddStringToObject(r, "dll_set",
+						string(c, "dll_set") ? string(c, "dll_set") : "?");
 			cJSON_AddNumberToObject(r, "processes", processes);
 			if (processes > 0) {
 				cJSON_AddNumberToObject(r, "create_us_per_process",
 							round_to(number(c, "create_us", 0) / processes, 0.1));
-				cJSON_AddNumberToObject(r, "destroy_us_per_process",
-							round_to(number(c, "destroy_us", 0) / processes, 0.1));
+				cJSON_AddNumberToObject(
+					r, "destroy_us_per_process",
+					round_to(number(c, "destroy_us", 0) / processes, 0.1));
 			}
 			if (get(c, "blocked_total_ms")) {
-				cJSON_AddNumberToObject(r, "blocked_total_ms", number(c, "blocked_total_ms", 0));
+				cJSON_AddNumberToObject(r, "blocked_total_ms",
+							number(c, "blocked_total_ms", 0));
 				cJSON_AddNumberToObject(r, "blocked_max_ms", number(c, "blocked_max_ms", 0));
 			} else {
 				cJSON_AddStringToObject(r, "blocked", "not measured on this platform");
@@ -293,7 +307,8 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddNumberToObject(c, "task_id", number(t, "task_id", 0));
 		cJSON_AddStringToObject(c, "state", string(t, "state"));
 		if (get(t, "summary"))
-			cJSON_AddItemToObject(c, "facts", cJSON_Duplicate(get(get(t, "summary"), "facts"), true));
+			cJSON_AddItemToObject(c, "facts",
+					      cJSON_Duplicate(get(get(t, "summary"), "facts"), true));
 		cJSON_AddItemToArray(cells, c);
 	}
 	names = cJSON_CreateArray();

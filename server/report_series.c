@@ -9,9 +9,9 @@
 #include <string.h>
 
 struct series_walk {
-	const cJSON *job;        /* {"id","revision","created_at",...} */
+	const cJSON *job; /* {"id","revision","created_at",...} */
 	const char *variant, *cell, *metric;
-	cJSON *traces;           /* array of {"variant","cell","points"} */
+	cJSON *traces; /* array of {"variant","cell","points"} */
 };
 
 static cJSON *trace_for(cJSON *traces, const char *variant, const char *cell)
@@ -49,13 +49,16 @@ static int add_points(void *context, const struct store_report_row *row)
 	cJSON_ArrayForEach(v, get(summary, "variants")) {
 		const cJSON *warm = get(v, "warm");
 		cJSON *p;
-		if (!warm || cJSON_IsFalse(get(v, "valid")) || (w->variant && strcmp(w->variant, v->string) != 0))
+		if (!warm || cJSON_IsFalse(get(v, "valid")) ||
+		    (w->variant && strcmp(w->variant, v->string) != 0))
 			continue;
 		p = cJSON_CreateObject();
 		cJSON_AddNumberToObject(p, "job_id", number(w->job, "id", 0));
 		cJSON_AddItemToObject(p, "revision", cJSON_Duplicate(get(w->job, "revision"), true));
 		cJSON_AddItemToObject(p, "created_at", cJSON_Duplicate(get(w->job, "created_at"), true));
-		cJSON_AddNumberToObject(p, "value_us", number(warm, strcmp(w->metric, "min") == 0 ? "min_us" : "median_us", 0));
+		cJSON_AddNumberToObject(
+			p, "value_us",
+			number(warm, strcmp(w->metric, "min") == 0 ? "min_us" : "median_us", 0));
 		cJSON_AddNumberToObject(p, "median_us", number(warm, "median_us", 0));
 		cJSON_AddNumberToObject(p, "ci_low_us", number(warm, "ci_low_us", 0));
 		cJSON_AddNumberToObject(p, "ci_high_us", number(warm, "ci_high_us", 0));
@@ -81,7 +84,8 @@ int report_series(struct store *store, const char *name, const char *variant, co
 		goto done;
 	if (cJSON_GetArraySize(jobs) == 0) {
 		cJSON *all = NULL;
-		bool known = store_series_jobs(store, name, -(1LL << 62), &all) == 0 && cJSON_GetArraySize(all) > 0;
+		bool known = store_series_jobs(store, name, -(1LL << 62), &all) == 0 &&
+			     cJSON_GetArraySize(all) > 0;
 		cJSON_Delete(all);
 		if (!known) {
 			rc = err_set(LL_ENOTFOUND, "No job names the series '%s'.", name);
@@ -100,7 +104,8 @@ int report_series(struct store *store, const char *name, const char *variant, co
 		struct series_walk w = {NULL, variant, cell, metric, cJSON_AddArrayToObject(out, "traces")};
 		cJSON_ArrayForEach(job, jobs) {
 			w.job = job;
-			if ((rc = store_job_report_rows(store, (long long)number(job, "id", 0), false, add_points, &w)) < 0 &&
+			if ((rc = store_job_report_rows(store, (long long)number(job, "id", 0), false,
+							add_points, &w)) < 0 &&
 			    rc != LL_ENOTFOUND)
 				goto done;
 			rc = 0;

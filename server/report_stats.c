@@ -36,7 +36,8 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 __attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
 #endif
-static void draw_indexes(uint64_t seed, uint64_t k, uint32_t count, uint32_t n, uint32_t *out)
+static void
+draw_indexes(uint64_t seed, uint64_t k, uint32_t count, uint32_t n, uint32_t *out)
 {
 	uint64_t base = seed + k * GOLDEN;
 
@@ -272,7 +273,7 @@ void report_mann_whitney(const struct report_sample *x, const struct report_samp
 
 	while (i < n) {
 		double value = iy == ny || (ix < nx && x->sorted[ix] <= y->sorted[iy]) ? x->sorted[ix]
-										     : y->sorted[iy];
+										       : y->sorted[iy];
 		size_t in_x = 0, j = i;
 		double t, rank;
 		while (ix < nx && x->sorted[ix] == value) {
@@ -294,7 +295,8 @@ void report_mann_whitney(const struct report_sample *x, const struct report_samp
 	}
 	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
 	mean = (double)nx * (double)ny / 2;
-	variance = (double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
+	variance =
+		(double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
 	if (n < 2 || variance <= 0) {
 		p = 1;
 	} else {
@@ -369,8 +371,7 @@ static double sorted_at(double *v, size_t n, size_t k)
 
 /* stats.c's percentile interval of VALUES (reordered here): the sorted
  * values it reads are found by selection. */
-static void percentile_interval(double *values, size_t count, double level, double *ret_low,
-				double *ret_high)
+static void percentile_interval(double *values, size_t count, double level, double *ret_low, double *ret_high)
 {
 	double q[2] = {(1 - level) / 2, 1 - (1 - level) / 2}, *ret[2] = {ret_low, ret_high};
 
@@ -389,8 +390,7 @@ static void percentile_interval(double *values, size_t count, double level, doub
 	}
 }
 
-static int check(size_t nx, size_t ny, bool two, enum stats_statistic statistic, double level,
-		 int resamples)
+static int check(size_t nx, size_t ny, bool two, enum stats_statistic statistic, double level, int resamples)
 {
 	if (nx == 0 || nx > STATS_MAX_SAMPLES || (two && (ny == 0 || ny > STATS_MAX_SAMPLES)))
 		return err_set(LL_EINVAL, "A bootstrap needs 1 to %d samples.", STATS_MAX_SAMPLES);
@@ -428,8 +428,8 @@ static const uint32_t *batch_draws(struct report_sample *s, uint64_t seed, size_
 /* The counts of resample R of the side at OFFSET (0 or N1) of the draws
  * for SEED: kept ones, or counted from the batch BATCH, or drawn into S's
  * room. */
-static const uint32_t *counts_of(const uint32_t *kept_counts, const uint32_t *batch, uint64_t seed,
-				 int r, uint32_t n1, uint32_t n2, uint32_t offset, struct report_sample *s)
+static const uint32_t *counts_of(const uint32_t *kept_counts, const uint32_t *batch, uint64_t seed, int r,
+				 uint32_t n1, uint32_t n2, uint32_t offset, struct report_sample *s)
 {
 	uint64_t k = (uint64_t)r * (n1 + n2) + offset;
 
@@ -479,8 +479,7 @@ int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_samp
 	if (resamples > VALUES_ON_STACK && !(values = malloc((size_t)resamples * sizeof(*values))))
 		return LL_ENOMEM;
 	counts = keep ? kept_draws(seed, x->n, y->n, resamples) : NULL;
-	batch = counts || x->n != y->n ? NULL
-				       : batch_draws(x, seed, (size_t)resamples * (x->n + y->n), x->n);
+	batch = counts || x->n != y->n ? NULL : batch_draws(x, seed, (size_t)resamples * (x->n + y->n), x->n);
 	for (int r = 0; r < resamples; r++) {
 		double base = resampled(x, statistic, counts_of(counts, batch, seed, r, x->n, y->n, 0, x));
 		double cand = resampled(y, statistic, counts_of(counts, batch, seed, r, x->n, y->n, x->n, y));
@@ -502,15 +501,17 @@ int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statisti
 	struct report_sample s = {0};
 	int rc;
 
-	if ((rc = check(n, 0, false, statistic, level, resamples)) == 0 && (rc = report_sample_set(&s, x, n)) == 0)
-		rc = report_sample_bootstrap_ci(&s, statistic, level, resamples, seed, keep, ret_low, ret_high);
+	if ((rc = check(n, 0, false, statistic, level, resamples)) == 0 &&
+	    (rc = report_sample_set(&s, x, n)) == 0)
+		rc = report_sample_bootstrap_ci(&s, statistic, level, resamples, seed, keep, ret_low,
+						ret_high);
 	report_sample_release(&s);
 	return rc;
 }
 
 int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
-			      enum stats_statistic statistic, double level, int resamples,
-			      uint64_t seed, bool keep, double *ret_low, double *ret_high)
+			      enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+			      bool keep, double *ret_low, double *ret_high)
 {
 	struct report_sample sx = {0}, sy = {0};
 	int rc;

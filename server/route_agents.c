@@ -65,8 +65,7 @@ struct member_rules {
 	int (*check_value)(const cJSON *item, bool allow_null);
 };
 
-static const struct member_rules fact_rules = {"facts", "reports", "Fact", AGENT_MAX_FACTS,
-					       check_fact_value};
+static const struct member_rules fact_rules = {"facts", "reports", "Fact", AGENT_MAX_FACTS, check_fact_value};
 static const struct member_rules label_rules = {"labels", "has", "Label", AGENT_MAX_LABELS,
 						check_label_value};
 
@@ -83,8 +82,8 @@ static int check_members(const cJSON *object, const struct member_rules *rules, 
 			return err_set(LL_ERANGE, "An agent %s at most %d %s.", rules->verb, rules->max,
 				       rules->field);
 		if (!job_spec_key_valid(item->string))
-			return err_set(LL_EINVAL, "%s name '%s' must match [a-z][a-z0-9_]{0,31}.", rules->noun,
-				       item->string);
+			return err_set(LL_EINVAL, "%s name '%s' must match [a-z][a-z0-9_]{0,31}.",
+				       rules->noun, item->string);
 		if ((rc = rules->check_value(item, allow_null)) < 0)
 			return rc;
 	}
@@ -115,8 +114,8 @@ int route_agents_enroll(struct http_request *req, struct http_reply *reply)
 	    (rc = auth_token_generate("llagt_", token, sizeof(token))) < 0)
 		goto out;
 	auth_token_hash(token, hash);
-	rc = store_agent_enroll(req->server->store, name, facts ? facts : empty,
-				labels ? labels : empty, hash, clock_now_ms(), &id);
+	rc = store_agent_enroll(req->server->store, name, facts ? facts : empty, labels ? labels : empty,
+				hash, clock_now_ms(), &id);
 out:
 	cJSON_Delete(body);
 	cJSON_Delete(empty);
@@ -155,8 +154,7 @@ int route_agents_patch(struct http_request *req, struct http_reply *reply)
 			goto out;
 		quarantine = quarantined;
 	}
-	rc = store_agent_patch(req->server->store, req->path_id, labels, quarantine, clock_now_ms(),
-			       &agent);
+	rc = store_agent_patch(req->server->store, req->path_id, labels, quarantine, clock_now_ms(), &agent);
 out:
 	cJSON_Delete(body);
 	if (rc < 0)

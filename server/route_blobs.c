@@ -27,11 +27,14 @@ static const char *path_hex(const struct http_request *req)
 static int reply_blob_error(struct http_reply *reply, int rc)
 {
 	switch (rc) {
-	case BLOBS_E_TOO_BIG: return reply_error(reply, 413, "too_large", "%s", err_message(rc));
+	case BLOBS_E_TOO_BIG:
+		return reply_error(reply, 413, "too_large", "%s", err_message(rc));
 	case BLOBS_E_QUOTA:
 		return reply_error(reply, 507, "insufficient_storage", "%s", err_message(rc));
-	case BLOBS_E_MISMATCH: return reply_error(reply, 400, "hash_mismatch", "%s", err_message(rc));
-	default: return reply_from_err(reply, rc);
+	case BLOBS_E_MISMATCH:
+		return reply_error(reply, 400, "hash_mismatch", "%s", err_message(rc));
+	default:
+		return reply_from_err(reply, rc);
 	}
 }
 
@@ -67,8 +70,8 @@ int route_blobs_get(struct http_request *req, struct http_reply *reply)
  * piece, the handler finishes it, release() drops what is left. */
 static int put_begin(struct http_request *req, struct http_reply *reply)
 {
-	const char *length = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
-							 MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *length =
+		MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *chunked = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
 							  MHD_HTTP_HEADER_TRANSFER_ENCODING);
 	long long declared = chunked ? -1 : 0;
@@ -87,8 +90,7 @@ static int put_begin(struct http_request *req, struct http_reply *reply)
 	return 0;
 }
 
-static int put_data(struct http_request *req, const char *data, size_t size,
-		    struct http_reply *reply)
+static int put_data(struct http_request *req, const char *data, size_t size, struct http_reply *reply)
 {
 	int rc = blobs_upload_write(req->stream_state, data, size);
 
@@ -132,8 +134,8 @@ int route_blobs_put(struct http_request *req, struct http_reply *reply)
 
 int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct http_reply *reply)
 {
-	const cJSON *files = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(spec, "program"), "files");
+	const cJSON *files =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "program"), "files");
 	const cJSON *file;
 	cJSON *hexes = cJSON_CreateArray(), *missing = NULL;
 	char hex[65], list[400] = "";
@@ -156,12 +158,11 @@ int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct h
 	}
 	cJSON_ArrayForEach(file, missing)
 		if (used < sizeof(list) - 70)
-			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-						 used ? ", " : "", file->valuestring);
-	reply_error(reply, 400, "missing_blobs", "%d of the program's files %s not uploaded: %s%s.",
-		    count, count == 1 ? "is" : "are", list, used >= sizeof(list) - 70 ? ", ..." : "");
-	cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(reply->json, "error"), "missing",
-			      missing);
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
+						 file->valuestring);
+	reply_error(reply, 400, "missing_blobs", "%d of the program's files %s not uploaded: %s%s.", count,
+		    count == 1 ? "is" : "are", list, used >= sizeof(list) - 70 ? ", ..." : "");
+	cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(reply->json, "error"), "missing", missing);
 	return LL_EINVAL;
 }
 

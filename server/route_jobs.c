@@ -30,7 +30,7 @@ static void add_warnings(struct store *store, cJSON *created)
 
 	if (!cJSON_IsNumber(id) || store_job_get(store, (long long)id->valuedouble, &job) < 0)
 		return;
-	reasons = cJSON_CreateObject();   /* reason: number of tasks, in order */
+	reasons = cJSON_CreateObject(); /* reason: number of tasks, in order */
 	if (store_job_add_waiting(store, job, clock_now_ms()) == 0 && reasons) {
 		cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
 			const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
@@ -77,8 +77,8 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 			return 0;
 		}
 	}
-	rc = store_job_create(req->server->store, spec, submitter(req, who, sizeof(who)),
-			      clock_now_ms(), &created);
+	rc = store_job_create(req->server->store, spec, submitter(req, who, sizeof(who)), clock_now_ms(),
+			      &created);
 	if (program)
 		blobs_refs_unlock(req->server->blobs);
 	cJSON_Delete(spec);

@@ -19,7 +19,8 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 		if (http_body_object(req, reply, true, &body) < 0)
 			return 0;
 		if ((rc = json_check_keys(body, keys, "lease request")) < 0 ||
-		    (rc = json_get_int(body, "wait", 0, server->config.max_wait_seconds, false, 0, &wait)) < 0) {
+		    (rc = json_get_int(body, "wait", 0, server->config.max_wait_seconds, false, 0, &wait)) <
+			    0) {
 			cJSON_Delete(body);
 			return reply_from_err(reply, rc);
 		}

@@ -23,15 +23,15 @@ static const char *format_of(struct http_request *req, struct http_reply *reply)
 	return format;
 }
 
-static int job_id_of(struct http_request *req, struct http_reply *reply, const char *name,
-		     long long *ret)
+static int job_id_of(struct http_request *req, struct http_reply *reply, const char *name, long long *ret)
 {
 	const char *text = http_query(req, name);
 	char *end;
 	long long id;
 
 	if (!text)
-		return reply_error(reply, 400, "invalid_argument", "Query argument '%s' is required.", name), -1;
+		return reply_error(reply, 400, "invalid_argument", "Query argument '%s' is required.", name),
+		       -1;
 	id = strtoll(text, &end, 10);
 	if (*end || end == text || id < 1)
 		return reply_error(reply, 400, "invalid_argument", "'%s' must be a job id.", name), -1;
@@ -56,7 +56,8 @@ static int reply_rendered(struct http_reply *reply, cJSON *report, const char *f
 		return reply_from_err(reply, rc);
 	}
 	return reply_text(reply, 200,
-			  strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8" : "text/csv; charset=utf-8",
+			  strcmp(format, "md") == 0 ? "text/markdown; charset=utf-8"
+						    : "text/csv; charset=utf-8",
 			  out.data ? out.data : strdup(""));
 }
 
@@ -91,7 +92,8 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 		max_regression = strtod(text, &end);
 		if (*end == '%')
 			end++;
-		if (*end || end == text || !isfinite(max_regression) || max_regression < 0 || max_regression > 1000)
+		if (*end || end == text || !isfinite(max_regression) || max_regression < 0 ||
+		    max_regression > 1000)
 			return reply_error(reply, 400, "invalid_argument",
 					   "max_regression must be a percentage from 0 to 1000.");
 	}

@@ -90,7 +90,8 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 	    (rc = read_when(body, true, &n.cron, &n.interval_s)) < 0)
 		goto done;
 	if (!job_spec_series_valid(series)) {
-		rc = err_set(LL_EINVAL, "Field 'series' must be 1 to %d printable characters.", JOB_SPEC_MAX_SERIES);
+		rc = err_set(LL_EINVAL, "Field 'series' must be 1 to %d printable characters.",
+			     JOB_SPEC_MAX_SERIES);
 		goto done;
 	}
 	if ((rc = read_job(cJSON_GetObjectItemCaseSensitive(body, "job"), series, &job_text)) < 0 ||
@@ -145,14 +146,17 @@ int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 		enabled = cJSON_IsTrue(enabled_item);
 	}
 	series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(current, "series"));
-	if ((job = cJSON_GetObjectItemCaseSensitive(body, "job")) && (rc = read_job(job, series, &job_text)) < 0)
+	if ((job = cJSON_GetObjectItemCaseSensitive(body, "job")) &&
+	    (rc = read_job(job, series, &job_text)) < 0)
 		goto done;
 	if (cron || interval_s ||
 	    (enabled == 1 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(current, "enabled")))) {
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(current, "cron");
 		const cJSON *i = cJSON_GetObjectItemCaseSensitive(current, "interval_s");
 		const char *use_cron = cron ? cron : interval_s ? NULL : cJSON_GetStringValue(c);
-		long long use_interval = interval_s ? interval_s : cron ? 0 : (long long)cJSON_GetNumberValue(i);
+		long long use_interval = interval_s ? interval_s
+					 : cron     ? 0
+						    : (long long)cJSON_GetNumberValue(i);
 		if ((rc = schedule_next_due(use_cron, use_interval, now, now, &next_due)) < 0)
 			goto done;
 	}

@@ -78,8 +78,9 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
 	if (strcmp(metric, "median") != 0 && strcmp(metric, "min") != 0)
 		return reply_error(reply, 400, "invalid_argument", "metric must be median or min.");
 	if ((since = http_query(req, "since")) && parse_since(since, &since_ms) < 0)
-		return reply_error(reply, 400, "invalid_argument",
-				   "since must be milliseconds since 1970 or a UTC time like 2024-05-01T12:00:00Z.");
+		return reply_error(
+			reply, 400, "invalid_argument",
+			"since must be milliseconds since 1970 or a UTC time like 2024-05-01T12:00:00Z.");
 	rc = report_series(req->server->store, name, http_query(req, "variant"), http_query(req, "cell"),
 			   metric, since_ms, &out);
 	return route_reply(reply, rc, 200, out);
@@ -116,8 +117,10 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 		} else if (!cJSON_IsString(item) || strlen(item->valuestring) > STORE_WEBHOOK_URL_MAX ||
 			   (strncmp(item->valuestring, "http://", 7) != 0 &&
 			    strncmp(item->valuestring, "https://", 8) != 0)) {
-			rc = err_set(LL_EINVAL, "webhook_url must be an http:// or https:// URL of at most %d "
-						"characters, or null.", STORE_WEBHOOK_URL_MAX);
+			rc = err_set(LL_EINVAL,
+				     "webhook_url must be an http:// or https:// URL of at most %d "
+				     "characters, or null.",
+				     STORE_WEBHOOK_URL_MAX);
 			goto done;
 		} else {
 			snprintf(settings.webhook_url, sizeof(settings.webhook_url), "%s", item->valuestring);

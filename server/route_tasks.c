@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const phases[] = {"generate", "build", "transform", "verify", "warm",
-				     "cold", "churn", "report", NULL};
+				     "cold",     "churn", "report",    NULL};
 
 /* The entry of phases[] equal to PHASE, or NULL. */
 static const char *known_phase(const char *phase)
@@ -33,8 +33,7 @@ static int reply_task_error(struct http_reply *reply, int rc)
 /* What every report checks first: the body has no member but KEYS (when
  * KEYS is not NULL; WHAT names the body in messages), and its "attempt" is
  * 1..1000, into *RET_ATTEMPT. */
-static int check_report(const cJSON *body, const char *const *keys, const char *what,
-			long long *ret_attempt)
+static int check_report(const cJSON *body, const char *const *keys, const char *what, long long *ret_attempt)
 {
 	int rc;
 
@@ -98,7 +97,8 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 	}
 	cJSON_ArrayForEach(item, variants) {
 		const char *name;
-		if (!cJSON_IsObject(item) || (rc = json_get_string(item, "name", 64, true, NULL, &name)) < 0) {
+		if (!cJSON_IsObject(item) ||
+		    (rc = json_get_string(item, "name", 64, true, NULL, &name)) < 0) {
 			rc = err_set(LL_EINVAL, "Each entry of 'variants' must be an object with a 'name'.");
 			goto out;
 		}
@@ -107,8 +107,9 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 			       buf_str(&req->body), req->body.len, clock_now_ms(), &out, &replayed);
 	if (rc == 0 && !replayed) {
 		metrics_add(&req->server->metrics.results_ingested, 1);
-		summarizer_enqueue(req->server->summarizer,
-				   (long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
+		summarizer_enqueue(
+			req->server->summarizer,
+			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
 	}
 out:
 	return reply_report(reply, body, rc, out);

@@ -33,8 +33,8 @@ int route_tokens_create(struct http_request *req, struct http_reply *reply)
 		rc = err_set(LL_EINVAL, "Field 'kind' must be user or enroll.");
 		goto out;
 	}
-	if ((rc = auth_token_generate(kind == STORE_TOKEN_USER ? "llusr_" : "llenr_", token,
-				      sizeof(token))) < 0)
+	if ((rc = auth_token_generate(kind == STORE_TOKEN_USER ? "llusr_" : "llenr_", token, sizeof(token))) <
+	    0)
 		goto out;
 	auth_token_hash(token, hash);
 	rc = store_token_create(req->server->store, kind, name, hash, clock_now_ms(), &out);

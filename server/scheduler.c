@@ -49,8 +49,8 @@ static long long scheduler_now(struct scheduler *s)
 	return s->options.clock ? s->options.clock(s->options.clock_context) : clock_now_ms();
 }
 
-int schedule_next_due(const char *cron, long long interval_s, long long previous_due_ms,
-		      long long now_ms, long long *ret_next_ms)
+int schedule_next_due(const char *cron, long long interval_s, long long previous_due_ms, long long now_ms,
+		      long long *ret_next_ms)
 {
 	long long from = previous_due_ms > now_ms ? previous_due_ms : now_ms;
 
@@ -98,7 +98,8 @@ int schedule_fire(struct server *server, struct store_schedule_claim *claim, lon
 	if (rc == 0)
 		rc = store_job_create(server->store, spec, who, now, &created);
 	if (rc == 0) {
-		long long job_id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(created, "id"));
+		long long job_id =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(created, "id"));
 		rc = store_schedule_run_finish(server->store, claim->run_id, job_id, NULL, now);
 		char job[24];
 		snprintf(job, sizeof(job), "%lld", job_id);
@@ -129,8 +130,10 @@ static void recover(struct scheduler *s)
 	cJSON_ArrayForEach(run, runs) {
 		struct store_schedule_claim claim = {0};
 		long long job_id;
-		claim.run_id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "run_id"));
-		claim.schedule_id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "schedule_id"));
+		claim.run_id =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "run_id"));
+		claim.schedule_id =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "schedule_id"));
 		claim.due_ms = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(run, "due"));
 		claim.job_text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(run, "job"));
 		if (claim.job_text)
@@ -154,7 +157,8 @@ static void fire_due(struct scheduler *s)
 		if (claim.skipped) {
 			char id[24];
 			snprintf(id, sizeof(id), "%lld", ids[i]);
-			log_event(LOG_INFO, "schedule_skipped", "schedule_id", id, "reason", claim.reason, NULL);
+			log_event(LOG_INFO, "schedule_skipped", "schedule_id", id, "reason", claim.reason,
+				  NULL);
 			continue;
 		}
 		schedule_fire(s->server, &claim, now, &job_id);
@@ -170,7 +174,8 @@ static void webhook_enqueue(struct scheduler *s, long long alert_id, const char 
 		return;
 	}
 	{
-		struct webhook_item *w = &s->webhooks[(s->webhook_head + s->webhook_count) % SCHEDULER_WEBHOOK_QUEUE_MAX];
+		struct webhook_item *w =
+			&s->webhooks[(s->webhook_head + s->webhook_count) % SCHEDULER_WEBHOOK_QUEUE_MAX];
 		w->alert_id = alert_id;
 		snprintf(w->url, sizeof(w->url), "%s", url);
 		s->webhook_count++;
@@ -186,8 +191,15 @@ static cJSON *alert_of(const cJSON *comparison, double threshold)
 	cJSON *alert = cJSON_CreateObject(), *rows = cJSON_CreateArray();
 	const cJSON *row;
 	double worst = -INFINITY;
-	static const char *const keys[] = {"variant", "cell", "change_pct", "baseline_median_us",
-					   "candidate_median_us", "p_value", "ratio_ci_low", "ratio_ci_high", NULL};
+	static const char *const keys[] = {"variant",
+					   "cell",
+					   "change_pct",
+					   "baseline_median_us",
+					   "candidate_median_us",
+					   "p_value",
+					   "ratio_ci_low",
+					   "ratio_ci_high",
+					   NULL};
 
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(comparison, "rows")) {
 		cJSON *r;
@@ -224,13 +236,15 @@ static void check_one(struct scheduler *s, long long job_id, const char *series,
 			   report_compare(store, baseline, job_id, settings.threshold_pct, &comparison) < 0) {
 			return; /* tried again at the next tick */
 		} else {
-			verdict = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(comparison, "verdict"));
+			verdict =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(comparison, "verdict"));
 			if (verdict && strcmp(verdict, "regression") == 0)
 				alert = alert_of(comparison, settings.threshold_pct);
 		}
 	}
 	if (store_series_check_record(store, job_id, series, baseline, verdict ? verdict : "unknown", alert,
-				      scheduler_now(s), &alert_id) == 0 && alert_id && settings.webhook_url[0])
+				      scheduler_now(s), &alert_id) == 0 &&
+	    alert_id && settings.webhook_url[0])
 		webhook_enqueue(s, alert_id, settings.webhook_url);
 	cJSON_Delete(comparison);
 	cJSON_Delete(alert);

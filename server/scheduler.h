@@ -45,8 +45,8 @@ struct scheduler;
 typedef long long (*scheduler_clock_fn)(void *context);
 
 struct scheduler_options {
-	long long tick_ms;                /* 10..60000 */
-	scheduler_clock_fn clock;         /* NULL: the wall clock */
+	long long tick_ms;        /* 10..60000 */
+	scheduler_clock_fn clock; /* NULL: the wall clock */
 	void *clock_context;
 };
 
@@ -66,8 +66,8 @@ void scheduler_stop(struct scheduler *scheduler);
  * max(NOW_MS, PREVIOUS_DUE_MS); for INTERVAL_S, PREVIOUS_DUE_MS plus the
  * least whole number of intervals past NOW_MS. Pure. LL_EINVAL for a bad
  * cron expression or interval. */
-int schedule_next_due(const char *cron, long long interval_s, long long previous_due_ms,
-		      long long now_ms, long long *ret_next_ms);
+int schedule_next_due(const char *cron, long long interval_s, long long previous_due_ms, long long now_ms,
+		      long long *ret_next_ms);
 
 /* Creates the job of CLAIM (from store_schedule_claim(), not skipped) for
  * SERVER, submitted by "schedule:ID", and closes the run. *RET_JOB_ID is

@@ -33,23 +33,23 @@ struct MHD_Connection;
 struct server {
 	struct config config;
 	struct store *store;
-	struct summarizer *summarizer;   /* result summaries, in the background */
-	struct blob_store *blobs;        /* uploaded files (blobs.h) */
+	struct summarizer *summarizer; /* result summaries, in the background */
+	struct blob_store *blobs;      /* uploaded files (blobs.h) */
 	struct metrics metrics;
 	struct MHD_Daemon *daemon;
-	int port;                        /* the port bound (for --listen :0) */
+	int port;                         /* the port bound (for --listen :0) */
 	char *tls_cert_pem, *tls_key_pem; /* kept for the daemon's lifetime */
 
 	pthread_mutex_t waiters_lock;
-	struct http_request *waiters;    /* suspended long-polls */
+	struct http_request *waiters; /* suspended long-polls */
 	pthread_t sweeper;
 	bool sweeper_running;
-	atomic_bool stopping;            /* set once by http_stop(), read by every thread */
-	atomic_long inflight;            /* requests between first and completed callback */
+	atomic_bool stopping; /* set once by http_stop(), read by every thread */
+	atomic_long inflight; /* requests between first and completed callback */
 
-	struct capacity capacity;        /* connection and long-poll limits (capacity.h) */
+	struct capacity capacity; /* connection and long-poll limits (capacity.h) */
 	atomic_long connections_open;
-	atomic_long long_polls;          /* long-polls parked, or about to be */
+	atomic_long long_polls; /* long-polls parked, or about to be */
 	pthread_mutex_t conns_lock;
 	struct http_conn *conns;         /* open connections, for the header deadline */
 	atomic_llong next_warning_ms[3]; /* one warning per limit per 10 s */
@@ -70,40 +70,40 @@ struct http_request {
 	int route_index;
 	char method[8];
 	char path[256];
-	long long path_id;               /* the {id} of the route, if any */
+	long long path_id; /* the {id} of the route, if any */
 	struct buf body;
 	bool body_too_big;
-	bool headers_done;               /* the first access callback has run */
-	bool query_too_long;             /* more than HTTP_MAX_QUERY_ARGS arguments */
-	bool holds_long_poll;            /* counted in server->long_polls */
-	int auth_rc;                     /* auth_check()'s answer from the headers */
-	struct store_token token;        /* who called (id 0: anonymous) */
+	bool headers_done;        /* the first access callback has run */
+	bool query_too_long;      /* more than HTTP_MAX_QUERY_ARGS arguments */
+	bool holds_long_poll;     /* counted in server->long_polls */
+	int auth_rc;              /* auth_check()'s answer from the headers */
+	struct store_token token; /* who called (id 0: anonymous) */
 	bool authorized;
-	int status;                      /* the status sent, for logs and metrics */
+	int status; /* the status sent, for logs and metrics */
 	long long started_us;
 
 	/* a streamed body (router_stream()) */
 	const struct route_stream *stream; /* NULL: the body goes to req->body */
-	void *stream_state;              /* the route's, freed by stream->release */
-	bool stream_failed;              /* data() refused: the rest is dropped, stream_reply sent */
-	long long stream_dropped;        /* bytes dropped since */
+	void *stream_state;                /* the route's, freed by stream->release */
+	bool stream_failed;                /* data() refused: the rest is dropped, stream_reply sent */
+	long long stream_dropped;          /* bytes dropped since */
 	struct http_reply *stream_reply;
 
 	/* long-poll */
-	int calls;                       /* handler invocations so far */
+	int calls; /* handler invocations so far */
 	long long wait_deadline_ms;
 	struct http_request *next_waiter;
 };
 
 struct http_reply {
 	int status;
-	cJSON *json;                     /* owned; the body when set */
-	char *text;                      /* owned; the body when json is NULL */
-	const void *static_data;         /* borrowed; the body when both are NULL */
+	cJSON *json;             /* owned; the body when set */
+	char *text;              /* owned; the body when json is NULL */
+	const void *static_data; /* borrowed; the body when both are NULL */
 	size_t static_len;
-	const char *content_type;        /* default application/json */
-	int retry_after;                 /* seconds for a Retry-After header; 0: none */
-	bool has_file;                   /* the body is file_fd (owned, closed when sent) */
+	const char *content_type; /* default application/json */
+	int retry_after;          /* seconds for a Retry-After header; 0: none */
+	bool has_file;            /* the body is file_fd (owned, closed when sent) */
 	int file_fd;
 	long long file_size;
 };
@@ -133,9 +133,9 @@ struct route_stream {
 
 struct route {
 	const char *method;
-	const char *pattern;             /* "/api/v1/jobs/{id}/cancel" */
+	const char *pattern; /* "/api/v1/jobs/{id}/cancel" */
 	enum auth_class auth;
-	size_t max_body;                 /* 413 beyond this */
+	size_t max_body; /* 413 beyond this */
 	route_handler handler;
 };
 

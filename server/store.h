@@ -36,11 +36,11 @@
 struct store;
 
 struct store_options {
-	long long lease_ms;          /* a lease lasts this long unless renewed */
-	int max_attempts;            /* leases per task before it is dead */
-	long long backoff_ms;        /* delay before the first retry; doubles */
-	long long backoff_max_ms;    /* cap of the retry delay */
-	long long offline_after_ms;  /* unseen this long: the agent is offline */
+	long long lease_ms;         /* a lease lasts this long unless renewed */
+	int max_attempts;           /* leases per task before it is dead */
+	long long backoff_ms;       /* delay before the first retry; doubles */
+	long long backoff_max_ms;   /* cap of the retry delay */
+	long long offline_after_ms; /* unseen this long: the agent is offline */
 };
 
 /* Token kinds, from most to least powerful. */
@@ -51,7 +51,7 @@ enum store_token_kind { STORE_TOKEN_ADMIN, STORE_TOKEN_USER, STORE_TOKEN_ENROLL,
 struct store_token {
 	long long id;
 	enum store_token_kind kind;
-	long long agent_id;          /* for STORE_TOKEN_AGENT, else 0 */
+	long long agent_id; /* for STORE_TOKEN_AGENT, else 0 */
 	char name[65];
 };
 
@@ -83,8 +83,7 @@ int store_token_count(struct store *store, enum store_token_kind kind, long long
 
 /* Stores a token by its hash; *RET_TOKEN is {"id","kind","name","created_at"}. */
 int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-		       cJSON **ret_token);
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 
 /* The live token whose hash is HASH (compared in constant time), or
  * LL_ENOTFOUND when there is none or it was revoked. */
@@ -100,35 +99,33 @@ int store_token_revoke(struct store *store, long long id, long long now, cJSON *
 /* --- agents --- */
 
 /* Creates an agent with its token hash; FACTS and LABELS are objects. */
-int store_agent_enroll(struct store *store, const char *name, const cJSON *facts,
-		       const cJSON *labels, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		       long long now, long long *ret_agent_id);
+int store_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+		       long long *ret_agent_id);
 
 /* {"agents": [AGENT...]} */
 int store_agent_list(struct store *store, long long now, cJSON **ret_list);
 
 /* Applies LABELS ({KEY: string|null}, may be NULL) and QUARANTINE (-1:
  * unchanged, 0: off, 1: on); returns the AGENT. */
-int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels,
-		      int quarantine, long long now, cJSON **ret_agent);
+int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+		      long long now, cJSON **ret_agent);
 
 /* Marks the agent seen, renews the leases it holds, and reports each
  * (and, once, each of its tasks that was cancelled). */
-int store_agent_heartbeat(struct store *store, long long agent_id, long long now,
-			  cJSON **ret_body);
+int store_agent_heartbeat(struct store *store, long long agent_id, long long now, cJSON **ret_body);
 
 /* --- jobs --- */
 
 /* Creates a job from a normalized spec (job_spec_normalize()) and its
  * tasks; {"id","task_count","state"}. LL_EINVAL when an each_agent matrix
  * matches no agent. */
-int store_job_create(struct store *store, const cJSON *spec, const char *submitted_by,
-		     long long now, cJSON **ret_body);
+int store_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
+		     cJSON **ret_body);
 
 /* {"jobs": [JOB_SUMMARY...], "next_before": id|null}, newest first;
  * STATE may be NULL; BEFORE 0 means from the newest. */
-int store_job_list(struct store *store, const char *state, int limit, long long before,
-		   cJSON **ret_list);
+int store_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
 
 /* JOB_SUMMARY + "spec" + "tasks". */
 int store_job_get(struct store *store, long long job_id, cJSON **ret_job);
@@ -148,15 +145,13 @@ int store_job_cancel(struct store *store, long long job_id, long long now, cJSON
  * oldest); *RET_LEASE is NULL when there is none. Marks the agent seen. */
 int store_task_lease(struct store *store, long long agent_id, long long now, cJSON **ret_lease);
 
-int store_task_progress(struct store *store, long long agent_id, long long task_id,
-			long long attempt, const char *phase, int percent, long long now,
-			cJSON **ret_body);
+int store_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
+			const char *phase, int percent, long long now, cJSON **ret_body);
 
 /* Stores the result of (TASK_ID, ATTEMPT) once; a replay returns the same
  * body and sets *RET_REPLAYED. BODY is the request text, kept as sent. */
-int store_task_result(struct store *store, long long agent_id, long long task_id,
-		      long long attempt, const char *body, size_t body_len, long long now,
-		      cJSON **ret_body, bool *ret_replayed);
+int store_task_result(struct store *store, long long agent_id, long long task_id, long long attempt,
+		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed);
 
 int store_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
 		    const char *reason, bool retryable, long long now, cJSON **ret_body);
@@ -173,13 +168,13 @@ int store_result_get(struct store *store, long long result_id, char **ret_text);
 /* One task of a job as reports see it. Texts are borrowed for the call. */
 struct store_report_row {
 	long long task_id;
-	const char *cell;          /* JSON object text */
-	const char *state;         /* task state */
-	const char *last_error;    /* NULL when none */
-	long long result_id;       /* 0 when the task has no result */
-	const char *summary;       /* cached summary text, NULL when none */
+	const char *cell;       /* JSON object text */
+	const char *state;      /* task state */
+	const char *last_error; /* NULL when none */
+	long long result_id;    /* 0 when the task has no result */
+	const char *summary;    /* cached summary text, NULL when none */
 	int summary_version;
-	const char *body;          /* result text: when asked for, or when no summary */
+	const char *body; /* result text: when asked for, or when no summary */
 };
 
 /* Calls FN(CONTEXT, row) for every task of JOB_ID in task order; FN's
@@ -187,8 +182,7 @@ struct store_report_row {
  * text for every task with a result, else only where no summary is cached.
  * LL_ENOTFOUND for an unknown job. */
 int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-			  int (*fn)(void *context, const struct store_report_row *row),
-			  void *context);
+			  int (*fn)(void *context, const struct store_report_row *row), void *context);
 
 /* Calls FN(CONTEXT, id) for up to LIMIT results that have no cached
  * summary of VERSION, oldest first. */
@@ -233,14 +227,13 @@ int store_series_settings_get(struct store *store, const char *name,
 			      struct store_series_settings *ret_settings);
 /* Stores SETTINGS of NAME; {"name","threshold_pct","webhook_url"}. */
 int store_series_settings_put(struct store *store, const char *name,
-			      const struct store_series_settings *settings, long long now,
-			      cJSON **ret_body);
+			      const struct store_series_settings *settings, long long now, cJSON **ret_body);
 
 /* A schedule as created; JOB_TEXT is the submitted job (JSON text). */
 struct store_schedule_new {
 	const char *series;
-	const char *cron;        /* NULL when INTERVAL_S is used */
-	long long interval_s;    /* 0 when CRON is used */
+	const char *cron;     /* NULL when INTERVAL_S is used */
+	long long interval_s; /* 0 when CRON is used */
 	const char *job_text;
 	bool enabled;
 	const char *created_by;
@@ -250,8 +243,8 @@ struct store_schedule_new {
 /* SCHEDULE: {"id","series","cron","interval_s","job","enabled","created_by",
  * "created_at","updated_at","next_run_at","last_due_at","last_job_id",
  * "skipped","last_skip":{"at","reason"}|null}. */
-int store_schedule_create(struct store *store, const struct store_schedule_new *schedule,
-			  long long now, cJSON **ret_schedule);
+int store_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
+			  cJSON **ret_schedule);
 /* {"schedules": [SCHEDULE...]} by id. */
 int store_schedule_list(struct store *store, cJSON **ret_list);
 int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
@@ -259,14 +252,13 @@ int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
  * NULL/0: unchanged), JOB_TEXT (NULL: unchanged), NEXT_DUE_MS (0:
  * unchanged). Returns the SCHEDULE. */
 int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
-			 long long interval_s, const char *job_text, long long next_due_ms,
-			 long long now, cJSON **ret_schedule);
+			 long long interval_s, const char *job_text, long long next_due_ms, long long now,
+			 cJSON **ret_schedule);
 /* Deletes a schedule (its jobs stay); {"id","deleted":true}. */
 int store_schedule_delete(struct store *store, long long id, cJSON **ret_body);
 
 /* Up to MAX ids of enabled schedules due at NOW (next_due <= NOW). */
-int store_schedules_due(struct store *store, long long now, long long *ret_ids, int max,
-			int *ret_count);
+int store_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
 
 /* Computes the due time after PREVIOUS_DUE_MS that is the first one past
  * NOW_MS for a schedule (scheduler.h's schedule_next_due()). */
@@ -277,9 +269,9 @@ struct store_schedule_claim {
 	long long run_id;
 	long long schedule_id;
 	long long due_ms;
-	bool skipped;            /* a job of the schedule is still queued or running */
-	char reason[160];        /* why it was skipped */
-	char *job_text;          /* the job to create (free()); NULL when skipped */
+	bool skipped;     /* a job of the schedule is still queued or running */
+	char reason[160]; /* why it was skipped */
+	char *job_text;   /* the job to create (free()); NULL when skipped */
 };
 
 /* Claims schedule ID's run: when MANUAL, at NOW without moving next_due;
@@ -291,8 +283,8 @@ int store_schedule_claim(struct store *store, long long id, bool manual, long lo
 			 store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
 
 /* Closes run RUN_ID: JOB_ID created, or ERROR (job_id 0) why not. */
-int store_schedule_run_finish(struct store *store, long long run_id, long long job_id,
-			      const char *error, long long now);
+int store_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
+			      long long now);
 
 /* Closes the open claims whose job exists; returns the others, whose job
  * must still be created: [{"run_id","schedule_id","due","job"}]. */
@@ -311,8 +303,8 @@ int store_series_previous_done(struct store *store, const char *series, long lon
  * ({"threshold_pct","worst_change_pct","rows"}), opens an alert, once:
  * *RET_ALERT_ID is its id, or 0. */
 int store_series_check_record(struct store *store, long long job_id, const char *series,
-			      long long baseline_id, const char *verdict, const cJSON *alert,
-			      long long now, long long *ret_alert_id);
+			      long long baseline_id, const char *verdict, const cJSON *alert, long long now,
+			      long long *ret_alert_id);
 
 /* ALERT: {"id","series","job_id","baseline_id","threshold_pct","worst_change_pct",
  * "rows","created_at","acked_at","acked_by","webhook"}.
@@ -320,8 +312,7 @@ int store_series_check_record(struct store *store, long long job_id, const char 
 int store_alert_list(struct store *store, bool open_only, cJSON **ret_list);
 int store_alert_get(struct store *store, long long id, cJSON **ret_alert);
 /* Acknowledges alert ID (again: LL_ECONFLICT); returns the ALERT. */
-int store_alert_ack(struct store *store, long long id, const char *by, long long now,
-		    cJSON **ret_alert);
+int store_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
 /* Records how the alert's webhook went ("delivered", "failed: ..."). */
 int store_alert_webhook_status(struct store *store, long long id, const char *status);
 
@@ -332,7 +323,7 @@ struct store_stats {
 	long long jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
 	long long agents_online, agents_offline, agents_quarantined;
 	long long results;
-	long long commits, committed_ops;   /* group commit: transactions, writes */
+	long long commits, committed_ops; /* group commit: transactions, writes */
 };
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);

@@ -36,9 +36,10 @@ static int op_agent_enroll(struct store *s, void *arg)
 	if (rc < 0)
 		return rc;
 	a->id = sqlite3_last_insert_rowid(s->writer);
-	return db_run(s->writer,
-		      "INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
-		      "tbii", a->name, a->hash, a->id, a->now);
+	return db_run(
+		s->writer,
+		"INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
+		"tbii", a->name, a->hash, a->id, a->now);
 }
 
 int store_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
@@ -56,8 +57,8 @@ int store_agent_enroll(struct store *s, const char *name, const cJSON *facts, co
 	return 0;
 }
 
-#define AGENT_COLUMNS                                                                  \
-	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"  \
+#define AGENT_COLUMNS                                                                \
+	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at," \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')"
 
 static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
@@ -84,8 +85,8 @@ static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 struct agent_rows {
 	struct store *store;
 	long long now;
-	cJSON *list;    /* listing: the array to fill */
-	cJSON *agent;   /* by id: the agent read */
+	cJSON *list;  /* listing: the array to fill */
+	cJSON *agent; /* by id: the agent read */
 };
 
 static void add_agent(void *context, sqlite3_stmt *row)
@@ -116,8 +117,8 @@ static int read_agent(void *context, sqlite3_stmt *row)
 static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
 {
 	struct agent_rows c = {s, now, NULL, NULL};
-	int rc = db_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id,
-			      "agent", read_agent, &c);
+	int rc = db_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id, "agent",
+			      read_agent, &c);
 
 	if (rc == 0)
 		*ret = c.agent;
@@ -164,8 +165,8 @@ static int op_agent_patch(struct store *s, void *arg)
 	return rc;
 }
 
-int store_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
-		      long long now, cJSON **ret_agent)
+int store_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine, long long now,
+		      cJSON **ret_agent)
 {
 	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
 

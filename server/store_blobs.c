@@ -26,7 +26,6 @@ int store_blob_references(struct store *s, cJSON **ret_hashes)
 
 	if (!hashes)
 		return LL_ENOMEM;
-	rc = db_reader_each(s, "SELECT spec FROM jobs WHERE family = 'program'", add_references,
-			    hashes);
+	rc = db_reader_each(s, "SELECT spec FROM jobs WHERE family = 'program'", add_references, hashes);
 	return store_answer(rc, hashes, ret_hashes);
 }

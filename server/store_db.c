@@ -196,8 +196,8 @@ static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 /* Runs SQL with the arguments of TYPES (store_int.h); when RET is not
  * NULL, stores the first column of the first row there (DEFAULT_VALUE
  * when there is no row or it is NULL). */
-static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql,
-		   const char *types, va_list ap)
+static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
+		   va_list ap)
 {
 	sqlite3_stmt *stmt = db_cached(db, sql);
 	int rc;
@@ -208,7 +208,7 @@ static int db_step(sqlite3 *db, long long *ret, long long default_value, const c
 	rc = sqlite3_step(stmt);
 	if (ret && rc == SQLITE_ROW)
 		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
-								    : sqlite3_column_int64(stmt, 0);
+								   : sqlite3_column_int64(stmt, 0);
 	else if (ret && rc == SQLITE_DONE)
 		*ret = default_value;
 	db_release(db, stmt);
@@ -228,8 +228,7 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...)
 	return rc;
 }
 
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
-	   const char *types, ...)
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	int rc;
@@ -283,9 +282,15 @@ void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *
 		case COLUMN_TEXT:
 			cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(row, col));
 			break;
-		case COLUMN_TEXT_OR_NULL: add_text_or_null(obj, key, row, col); break;
-		case COLUMN_INT_OR_NULL: add_int_or_null(obj, key, row, col); break;
-		case COLUMN_TIME: add_time(obj, key, row, col); break;
+		case COLUMN_TEXT_OR_NULL:
+			add_text_or_null(obj, key, row, col);
+			break;
+		case COLUMN_INT_OR_NULL:
+			add_int_or_null(obj, key, row, col);
+			break;
+		case COLUMN_TIME:
+			add_time(obj, key, row, col);
+			break;
 		}
 	}
 }
@@ -342,19 +347,17 @@ void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
 		cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(stmt, col));
 }
 
-
 char *json_text(const cJSON *item)
 {
 	return cJSON_PrintUnformatted(item);
 }
 
-void log_state(const char *event, const char *id_key, long long id, const char *from,
-		      const char *to, const char *reason)
+void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+	       const char *reason)
 {
 	char text[24];
 
 	snprintf(text, sizeof(text), "%lld", id);
-	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL,
-		  reason, NULL);
+	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
+		  NULL);
 }
-

@@ -54,8 +54,8 @@ int store_write(struct store *store, int (*fn)(struct store *, void *), void *ar
 
 /* store_write() for an op that builds its answer in *OUT: on success the
  * answer goes to *RET, on failure it is deleted. */
-int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg,
-		       cJSON **out, cJSON **ret);
+int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
+		       cJSON **ret);
 
 /* --- SQL helpers (store_db.c) --- */
 
@@ -98,8 +98,7 @@ int db_run(sqlite3 *db, const char *sql, const char *types, ...);
 
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql,
-	   const char *types, ...);
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
 
 /* Fetches one row by id: runs SQL (its one parameter is ID) and calls
  * READ(CONTEXT, row) on the first row, returning READ's result. Without a
@@ -110,8 +109,8 @@ int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 
 /* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
  * reader, under its lock; 0 or LL_ESTORE. */
-int db_reader_each(struct store *store, const char *sql,
-		   void (*add)(void *context, sqlite3_stmt *row), void *context);
+int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context);
 
 /* --- JSON from columns (store_db.c) --- */
 
@@ -129,11 +128,11 @@ void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 
 /* How add_columns() turns a column into a member. */
 enum column_kind {
-	COLUMN_INT,	     /* a number */
-	COLUMN_TEXT,	     /* a string */
+	COLUMN_INT,          /* a number */
+	COLUMN_TEXT,         /* a string */
 	COLUMN_TEXT_OR_NULL, /* add_text_or_null() */
 	COLUMN_INT_OR_NULL,  /* add_int_or_null() */
-	COLUMN_TIME,	     /* add_time() */
+	COLUMN_TIME,         /* add_time() */
 };
 
 struct column {
@@ -153,8 +152,8 @@ int store_answer(int rc, cJSON *out, cJSON **ret);
 char *json_text(const cJSON *item);
 
 /* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
-void log_state(const char *event, const char *id_key, long long id, const char *from,
-	       const char *to, const char *reason);
+void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+	       const char *reason);
 
 /* --- shared between resources --- */
 

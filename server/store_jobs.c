@@ -29,8 +29,8 @@ static int job_has_task(struct store *s, long long job_id, enum queue_task_state
 {
 	long long found = 0;
 	int rc = db_int(s->writer, &found, 0,
-			"SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = ?)", "it",
-			job_id, queue_task_state_name(state));
+			"SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = ?)", "it", job_id,
+			queue_task_state_name(state));
 
 	*ret = found != 0;
 	return rc;
@@ -50,8 +50,8 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	const char *next;
 	int rc;
 
-	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL,
-			  read_job_state, current);
+	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
+			  current);
 	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
 		return 0;
 	if (rc < 0)
@@ -73,8 +73,8 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	next = queue_job_state(current, &counts);
 	if (strcmp(next, current) == 0)
 		return 0;
-	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next,
-		    now, job_id);
+	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
+		    job_id);
 	if (rc == 0)
 		log_state("job_state", "job_id", job_id, current, next, NULL);
 	return rc;
@@ -82,8 +82,8 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 
 #define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"
 static const struct column job_columns[] = {
-	{"id", COLUMN_INT}, {"name", COLUMN_TEXT}, {"family", COLUMN_TEXT},
-	{"state", COLUMN_TEXT}, {"priority", COLUMN_INT}, {"submitted_by", COLUMN_TEXT},
+	{"id", COLUMN_INT},          {"name", COLUMN_TEXT},       {"family", COLUMN_TEXT},
+	{"state", COLUMN_TEXT},      {"priority", COLUMN_INT},    {"submitted_by", COLUMN_TEXT},
 	{"created_at", COLUMN_TIME}, {"updated_at", COLUMN_TIME}, {NULL, 0},
 };
 
@@ -153,8 +153,9 @@ static int insert_task(struct store *s, long long job_id, const cJSON *cell, lon
 
 	if (!text)
 		return LL_ENOMEM;
-	rc = db_run(s->writer, "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
-			       " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+	rc = db_run(s->writer,
+		    "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
+		    " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
 		    "itniii", job_id, text, pinned, priority, now, now);
 	free(text);
 	return rc;
@@ -191,13 +192,16 @@ static int op_job_create(struct store *s, void *arg)
 			return LL_ESTORE;
 		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
 			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
-			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0), .facts = facts,
+			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0),
+						    .facts = facts,
 						    .labels = labels,
 						    .quarantined = sqlite3_column_int(stmt, 4) != 0};
 			if (queue_agent_selected(selector, &agent)) {
 				cJSON *cell = cJSON_CreateObject();
-				cJSON_AddStringToObject(cell, "agent", (const char *)sqlite3_column_text(stmt, 1));
-				rc = insert_task(s, job_id, cell, sqlite3_column_int64(stmt, 0), priority, a->now);
+				cJSON_AddStringToObject(cell, "agent",
+							(const char *)sqlite3_column_text(stmt, 1));
+				rc = insert_task(s, job_id, cell, sqlite3_column_int64(stmt, 0), priority,
+						 a->now);
 				cJSON_Delete(cell);
 				tasks++;
 			}
@@ -237,8 +241,7 @@ int store_job_create(struct store *s, const cJSON *spec, const char *submitted_b
 	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
 }
 
-int store_job_list(struct store *s, const char *state, int limit, long long before,
-		   cJSON **ret_list)
+int store_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
 {
 	sqlite3_stmt *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
@@ -325,14 +328,14 @@ int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 	db_exec(s->reader, "BEGIN");
 	rc = job_summary_by_id(s->reader, job_id, &job);
 	if (rc == 0) {
-		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec,
-			     job);
+		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
 		tasks = cJSON_AddArrayToObject(job, "tasks");
-		stmt = db_prepare(s->reader,
-				  "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
-				  " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
-				  " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1)"
-				  " FROM tasks t WHERE t.job_id = ? ORDER BY t.id");
+		stmt = db_prepare(
+			s->reader,
+			"SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+			" t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+			" (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1)"
+			" FROM tasks t WHERE t.job_id = ? ORDER BY t.id");
 		if (!stmt)
 			rc = LL_ESTORE;
 		else {
@@ -403,8 +406,10 @@ int store_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
 	cJSON *task;
-	int rc = db_reader_each(s, "SELECT id, name, facts, labels, quarantined, last_seen"
-				   " FROM agents ORDER BY id", add_waiting_agent, &w);
+	int rc = db_reader_each(s,
+				"SELECT id, name, facts, labels, quarantined, last_seen"
+				" FROM agents ORDER BY id",
+				add_waiting_agent, &w);
 
 	if (rc == 0)
 		rc = w.rc;
@@ -468,8 +473,8 @@ static int op_job_cancel(struct store *s, void *arg)
 			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
 			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
 			 "ii", a->now, a->id)) < 0 ||
-	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?",
-			 "ii", a->now, a->id)) < 0)
+	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
+			 a->now, a->id)) < 0)
 		return rc;
 	return job_summary_by_id(s->writer, a->id, &a->out);
 }

@@ -23,15 +23,14 @@ int store_result_get(struct store *s, long long result_id, char **ret_text)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader, "SELECT body FROM results WHERE id = ?", result_id, "result",
-			  read_body, ret_text);
+	rc = db_row_by_id(s->reader, "SELECT body FROM results WHERE id = ?", result_id, "result", read_body,
+			  ret_text);
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
 }
 
 int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
-			  int (*fn)(void *context, const struct store_report_row *row),
-			  void *context)
+			  int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	sqlite3_stmt *stmt;
 	long long exists = 0;
@@ -44,12 +43,13 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 		rc = err_set(LL_ENOTFOUND, "No job has id %lld.", job_id);
 	stmt = rc < 0 ? NULL
 		      : db_cached(s->reader,
-				   "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
-				   " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
-				   " FROM tasks t"
-				   " LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
-				   " LEFT JOIN result_summaries m ON m.result_id = r.id"
-				   " WHERE t.job_id = ?1 ORDER BY t.id");
+				  "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
+				  " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
+				  " FROM tasks t"
+				  " LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id "
+				  "= t.id)"
+				  " LEFT JOIN result_summaries m ON m.result_id = r.id"
+				  " WHERE t.job_id = ?1 ORDER BY t.id");
 	if (rc == 0 && !stmt)
 		rc = LL_ESTORE;
 	if (stmt) {
@@ -82,8 +82,8 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 
 	pthread_mutex_lock(&s->reader_lock);
 	stmt = db_cached(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
-				     " ON m.result_id = r.id AND m.version = ?1"
-				     " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
+				    " ON m.result_id = r.id AND m.version = ?1"
+				    " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
 	if (stmt) {
 		sqlite3_bind_int(stmt, 1, version);
 		sqlite3_bind_int64(stmt, 2, limit);
@@ -123,4 +123,3 @@ int store_summaries_put(struct store *s, size_t count, const long long *result_i
 
 	return count ? store_write(s, op_summaries_put, &a) : 0;
 }
-

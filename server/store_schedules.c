@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCHEDULE_COLUMNS                                                                    \
-	"id, series, cron, interval_s, job, enabled, created_by, created_at, updated_at,"  \
+#define SCHEDULE_COLUMNS                                                                  \
+	"id, series, cron, interval_s, job, enabled, created_by, created_at, updated_at," \
 	" next_due, last_due, last_job_id, skipped, last_skip_at, last_skip_reason"
 
 static cJSON *schedule_from_row(sqlite3_stmt *row)
@@ -53,8 +53,8 @@ static int read_schedule(void *context, sqlite3_stmt *row)
 
 static int schedule_by_id(sqlite3 *db, long long id, cJSON **ret)
 {
-	return db_row_by_id(db, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE id = ? AND deleted = 0",
-			    id, "schedule", read_schedule, ret);
+	return db_row_by_id(db, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE id = ? AND deleted = 0", id,
+			    "schedule", read_schedule, ret);
 }
 
 struct schedule_create_op {
@@ -148,9 +148,8 @@ static int op_schedule_patch(struct store *s, void *arg)
 
 	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	if (a->enabled >= 0 &&
-	    (rc = db_run(s->writer, "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
-			 (long long)a->enabled, a->id)) < 0)
+	if (a->enabled >= 0 && (rc = db_run(s->writer, "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
+					    (long long)a->enabled, a->id)) < 0)
 		return rc;
 	if (a->cron &&
 	    (rc = db_run(s->writer, "UPDATE schedules SET cron = ?, interval_s = NULL WHERE id = ?", "ti",
@@ -160,21 +159,20 @@ static int op_schedule_patch(struct store *s, void *arg)
 	    (rc = db_run(s->writer, "UPDATE schedules SET cron = NULL, interval_s = ? WHERE id = ?", "ii",
 			 a->interval_s, a->id)) < 0)
 		return rc;
-	if (a->job_text &&
-	    (rc = db_run(s->writer, "UPDATE schedules SET job = ? WHERE id = ?", "ti", a->job_text, a->id)) < 0)
+	if (a->job_text && (rc = db_run(s->writer, "UPDATE schedules SET job = ? WHERE id = ?", "ti",
+					a->job_text, a->id)) < 0)
 		return rc;
-	if (a->next_due > 0 &&
-	    (rc = db_run(s->writer, "UPDATE schedules SET next_due = ? WHERE id = ?", "ii", a->next_due,
+	if (a->next_due > 0 && (rc = db_run(s->writer, "UPDATE schedules SET next_due = ? WHERE id = ?", "ii",
+					    a->next_due, a->id)) < 0)
+		return rc;
+	if ((rc = db_run(s->writer, "UPDATE schedules SET updated_at = ? WHERE id = ?", "ii", a->now,
 			 a->id)) < 0)
-		return rc;
-	if ((rc = db_run(s->writer, "UPDATE schedules SET updated_at = ? WHERE id = ?", "ii", a->now, a->id)) < 0)
 		return rc;
 	return schedule_by_id(s->writer, a->id, &a->out);
 }
 
-int store_schedule_patch(struct store *s, long long id, int enabled, const char *cron,
-			 long long interval_s, const char *job_text, long long next_due_ms,
-			 long long now, cJSON **ret_schedule)
+int store_schedule_patch(struct store *s, long long id, int enabled, const char *cron, long long interval_s,
+			 const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule)
 {
 	struct schedule_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
 
@@ -269,8 +267,10 @@ static int op_schedule_claim(struct store *s, void *arg)
 	long long active = 0, open_claim = 0, jobs_before = 0, due, next = 0;
 	int rc;
 
-	rc = db_row_by_id(s->writer, "SELECT enabled, next_due, cron, interval_s, job FROM schedules"
-				     " WHERE id = ? AND deleted = 0", a->id, "schedule", read_claim_row, &r);
+	rc = db_row_by_id(s->writer,
+			  "SELECT enabled, next_due, cron, interval_s, job FROM schedules"
+			  " WHERE id = ? AND deleted = 0",
+			  a->id, "schedule", read_claim_row, &r);
 	if (rc < 0)
 		goto done;
 	if (!a->manual && (!r.enabled || r.next_due > a->now)) {
@@ -279,7 +279,8 @@ static int op_schedule_claim(struct store *s, void *arg)
 	}
 	due = a->manual ? a->now : r.next_due;
 	if (!a->manual) {
-		if ((rc = a->next_due(r.cron[0] ? r.cron : NULL, r.interval_s, r.next_due, a->now, &next)) < 0)
+		if ((rc = a->next_due(r.cron[0] ? r.cron : NULL, r.interval_s, r.next_due, a->now, &next)) <
+		    0)
 			goto done;
 		if ((rc = db_run(s->writer, "UPDATE schedules SET next_due = ?, last_due = ? WHERE id = ?",
 				 "iii", next, due, a->id)) < 0)
@@ -288,7 +289,8 @@ static int op_schedule_claim(struct store *s, void *arg)
 	schedule_submitter(a->id, submitter, sizeof(submitter));
 	if ((rc = db_int(s->writer, &active, 0,
 			 "SELECT id FROM jobs WHERE submitted_by = ? AND state IN ('queued', 'running')"
-			 " ORDER BY id LIMIT 1", "t", submitter)) < 0 ||
+			 " ORDER BY id LIMIT 1",
+			 "t", submitter)) < 0 ||
 	    (rc = db_int(s->writer, &open_claim, 0,
 			 "SELECT id FROM schedule_runs WHERE schedule_id = ? AND outcome = 'claimed' LIMIT 1",
 			 "i", a->id)) < 0 ||
@@ -298,29 +300,34 @@ static int op_schedule_claim(struct store *s, void *arg)
 	a->claim.due_ms = due;
 	if (active || open_claim) {
 		if (active)
-			snprintf(a->claim.reason, sizeof(a->claim.reason), "job %lld of the schedule is still queued or running", active);
+			snprintf(a->claim.reason, sizeof(a->claim.reason),
+				 "job %lld of the schedule is still queued or running", active);
 		else
-			snprintf(a->claim.reason, sizeof(a->claim.reason), "a run of the schedule is being created");
+			snprintf(a->claim.reason, sizeof(a->claim.reason),
+				 "a run of the schedule is being created");
 		if (a->manual) {
 			rc = err_set(LL_ECONFLICT, "Not run: %s.", a->claim.reason);
 			goto done;
 		}
 		a->claim.skipped = true;
 		if ((rc = db_run(s->writer,
-				 "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, job_id, jobs_before,"
+				 "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, job_id, "
+				 "jobs_before,"
 				 " reason, created_at) VALUES (?, ?, 'due', 'skipped', ?, ?, ?, ?)",
 				 "iiiiti", a->id, due, active, jobs_before, a->claim.reason, a->now)) < 0 ||
-		    (rc = db_run(s->writer, "UPDATE schedules SET skipped = skipped + 1, last_skip_at = ?,"
-					    " last_skip_reason = ? WHERE id = ?", "iti", a->now, a->claim.reason,
-				 a->id)) < 0)
+		    (rc = db_run(s->writer,
+				 "UPDATE schedules SET skipped = skipped + 1, last_skip_at = ?,"
+				 " last_skip_reason = ? WHERE id = ?",
+				 "iti", a->now, a->claim.reason, a->id)) < 0)
 			goto done;
 		a->claim.run_id = sqlite3_last_insert_rowid(s->writer);
 		goto done;
 	}
-	if ((rc = db_run(s->writer,
-			 "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, jobs_before, created_at)"
-			 " VALUES (?, ?, ?, 'claimed', ?, ?)",
-			 "iitii", a->id, due, a->manual ? "manual" : "due", jobs_before, a->now)) < 0)
+	if ((rc = db_run(
+		     s->writer,
+		     "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, jobs_before, created_at)"
+		     " VALUES (?, ?, ?, 'claimed', ?, ?)",
+		     "iitii", a->id, due, a->manual ? "manual" : "due", jobs_before, a->now)) < 0)
 		goto done;
 	a->claim.run_id = sqlite3_last_insert_rowid(s->writer);
 	a->claim.job_text = r.job_text;
@@ -355,19 +362,22 @@ static int op_run_finish(struct store *s, void *arg)
 	int rc;
 
 	if (a->job_id)
-		rc = db_run(s->writer, "UPDATE schedule_runs SET outcome = 'created', job_id = ? WHERE id = ?",
-			    "ii", a->job_id, a->run_id);
+		rc = db_run(s->writer,
+			    "UPDATE schedule_runs SET outcome = 'created', job_id = ? WHERE id = ?", "ii",
+			    a->job_id, a->run_id);
 	else
 		rc = db_run(s->writer, "UPDATE schedule_runs SET outcome = 'failed', reason = ? WHERE id = ?",
 			    "ti", a->error ? a->error : "unknown error", a->run_id);
 	if (rc == 0 && a->job_id)
-		rc = db_run(s->writer, "UPDATE schedules SET last_job_id = ? WHERE id ="
-				       " (SELECT schedule_id FROM schedule_runs WHERE id = ?)",
+		rc = db_run(s->writer,
+			    "UPDATE schedules SET last_job_id = ? WHERE id ="
+			    " (SELECT schedule_id FROM schedule_runs WHERE id = ?)",
 			    "ii", a->job_id, a->run_id);
 	if (rc == 0 && !a->job_id)
-		rc = db_run(s->writer, "UPDATE schedules SET last_skip_at = (SELECT created_at FROM"
-				       " schedule_runs WHERE id = ?1), last_skip_reason = ?2 WHERE id ="
-				       " (SELECT schedule_id FROM schedule_runs WHERE id = ?1)",
+		rc = db_run(s->writer,
+			    "UPDATE schedules SET last_skip_at = (SELECT created_at FROM"
+			    " schedule_runs WHERE id = ?1), last_skip_reason = ?2 WHERE id ="
+			    " (SELECT schedule_id FROM schedule_runs WHERE id = ?1)",
 			    "it", a->run_id, a->error ? a->error : "unknown error");
 	return rc;
 }
@@ -393,9 +403,10 @@ static int op_pending(struct store *s, void *arg)
 	int rc = 0;
 
 	a->out = cJSON_CreateArray();
-	stmt = db_prepare(s->writer, "SELECT r.id, r.schedule_id, r.due, r.jobs_before, s.job FROM schedule_runs r"
-				     " JOIN schedules s ON s.id = r.schedule_id WHERE r.outcome = 'claimed'"
-				     " ORDER BY r.id");
+	stmt = db_prepare(s->writer,
+			  "SELECT r.id, r.schedule_id, r.due, r.jobs_before, s.job FROM schedule_runs r"
+			  " JOIN schedules s ON s.id = r.schedule_id WHERE r.outcome = 'claimed'"
+			  " ORDER BY r.id");
 	if (!stmt)
 		return LL_ESTORE;
 	while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
@@ -408,7 +419,8 @@ static int op_pending(struct store *s, void *arg)
 		if (rc == 0 && job_id) {
 			struct run_finish_op f = {run_id, job_id, NULL};
 			rc = op_run_finish(s, &f);
-			log_state("schedule_run", "run_id", run_id, "claimed", "created", "job found after a restart");
+			log_state("schedule_run", "run_id", run_id, "claimed", "created",
+				  "job found after a restart");
 		} else if (rc == 0) {
 			cJSON *run = cJSON_CreateObject();
 			cJSON_AddNumberToObject(run, "run_id", (double)run_id);

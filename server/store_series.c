@@ -32,7 +32,8 @@ static void settings_defaults(struct store_series_settings *st)
 
 static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
-	sqlite3_stmt *stmt = db_prepare(db, "SELECT threshold_pct, webhook_url FROM series_settings WHERE name = ?");
+	sqlite3_stmt *stmt =
+		db_prepare(db, "SELECT threshold_pct, webhook_url FROM series_settings WHERE name = ?");
 
 	settings_defaults(st);
 	if (!stmt)
@@ -41,7 +42,8 @@ static int settings_read(sqlite3 *db, const char *name, struct store_series_sett
 	if (sqlite3_step(stmt) == SQLITE_ROW) {
 		st->threshold_pct = sqlite3_column_double(stmt, 0);
 		if (sqlite3_column_type(stmt, 1) != SQLITE_NULL)
-			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s", sqlite3_column_text(stmt, 1));
+			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s",
+				 sqlite3_column_text(stmt, 1));
 	}
 	sqlite3_finalize(stmt);
 	return 0;
@@ -58,12 +60,16 @@ static void add_settings(cJSON *o, const struct store_series_settings *st)
 
 /* A series' jobs (series_jobs()) and its last job (series_list()). */
 static const struct column series_job_columns[] = {
-	{"id", COLUMN_INT}, {"name", COLUMN_TEXT}, {"state", COLUMN_TEXT},
-	{"revision", COLUMN_TEXT_OR_NULL}, {"created_at", COLUMN_TIME}, {NULL, 0},
+	{"id", COLUMN_INT},          {"name", COLUMN_TEXT},
+	{"state", COLUMN_TEXT},      {"revision", COLUMN_TEXT_OR_NULL},
+	{"created_at", COLUMN_TIME}, {NULL, 0},
 };
 static const struct column last_job_columns[] = {
-	{"id", COLUMN_INT}, {"state", COLUMN_TEXT}, {"revision", COLUMN_TEXT_OR_NULL},
-	{"created_at", COLUMN_TIME}, {NULL, 0},
+	{"id", COLUMN_INT},
+	{"state", COLUMN_TEXT},
+	{"revision", COLUMN_TEXT_OR_NULL},
+	{"created_at", COLUMN_TIME},
+	{NULL, 0},
 };
 
 static int series_list(struct store *s, void *context)
@@ -164,10 +170,10 @@ struct settings_put_op {
 static int op_settings_put(struct store *s, void *arg)
 {
 	struct settings_put_op *a = arg;
-	sqlite3_stmt *stmt = db_prepare(s->writer,
-					"INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at)"
-					" VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET"
-					" threshold_pct = ?2, webhook_url = ?3, updated_at = ?4");
+	sqlite3_stmt *stmt = db_prepare(
+		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at)"
+			   " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET"
+			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4");
 	int rc;
 
 	if (!stmt)
@@ -182,9 +188,8 @@ static int op_settings_put(struct store *s, void *arg)
 	return rc;
 }
 
-int store_series_settings_put(struct store *s, const char *name,
-			      const struct store_series_settings *settings, long long now,
-			      cJSON **ret_body)
+int store_series_settings_put(struct store *s, const char *name, const struct store_series_settings *settings,
+			      long long now, cJSON **ret_body)
 {
 	struct settings_put_op a = {name, settings, now};
 	int rc = store_write(s, op_settings_put, &a);
@@ -217,9 +222,10 @@ int store_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
 	char sql[300];
 	int rc;
 
-	snprintf(sql, sizeof(sql), "SELECT id, series, state FROM jobs WHERE series IS NOT NULL"
-				   " AND state IN ('done', 'failed', 'cancelled')"
-				   " AND id NOT IN (SELECT job_id FROM series_checks) ORDER BY id LIMIT %d",
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, series, state FROM jobs WHERE series IS NOT NULL"
+		 " AND state IN ('done', 'failed', 'cancelled')"
+		 " AND id NOT IN (SELECT job_id FROM series_checks) ORDER BY id LIMIT %d",
 		 limit);
 	if ((rc = db_reader_each(s, sql, add_unchecked, jobs)) < 0) {
 		cJSON_Delete(jobs);
@@ -229,15 +235,15 @@ int store_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
 	return 0;
 }
 
-int store_series_previous_done(struct store *s, const char *series, long long job_id,
-			       long long *ret_job_id)
+int store_series_previous_done(struct store *s, const char *series, long long job_id, long long *ret_job_id)
 {
 	long long id = 0;
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, &id, 0, "SELECT max(id) FROM jobs WHERE series = ? AND state = 'done' AND id < ?",
-		    "ti", series, job_id);
+	rc = db_int(s->reader, &id, 0,
+		    "SELECT max(id) FROM jobs WHERE series = ? AND state = 'done' AND id < ?", "ti", series,
+		    job_id);
 	pthread_mutex_unlock(&s->reader_lock);
 	if (rc < 0)
 		return rc;
@@ -269,18 +275,21 @@ static int op_check_record(struct store *s, void *arg)
 		return rc;
 	if (seen)
 		return 0; /* checked already: never a second alert */
-	if ((rc = db_run(s->writer, "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
-				    " VALUES (?, ?, ?, ?, ?)", "ititi", a->job_id, a->series,
-			 a->baseline_id, a->verdict, a->now)) < 0)
+	if ((rc = db_run(s->writer,
+			 "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
+			 " VALUES (?, ?, ?, ?, ?)",
+			 "ititi", a->job_id, a->series, a->baseline_id, a->verdict, a->now)) < 0)
 		return rc;
 	if (a->baseline_id == 0)
-		db_run(s->writer, "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i", a->job_id);
+		db_run(s->writer, "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
+		       a->job_id);
 	if (!a->alert)
 		return 0;
 	if (!(rows = json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
 		return LL_ENOMEM;
-	rc = db_run(s->writer, "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
-			       " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	rc = db_run(s->writer,
+		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
+		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		    "tiiddti", a->series, a->job_id, a->baseline_id,
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
@@ -293,9 +302,8 @@ static int op_check_record(struct store *s, void *arg)
 	return rc;
 }
 
-int store_series_check_record(struct store *s, long long job_id, const char *series,
-			      long long baseline_id, const char *verdict, const cJSON *alert,
-			      long long now, long long *ret_alert_id)
+int store_series_check_record(struct store *s, long long job_id, const char *series, long long baseline_id,
+			      const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id)
 {
 	struct check_op a = {job_id, series, baseline_id, verdict, alert, now, 0};
 	int rc = store_write(s, op_check_record, &a);
@@ -305,7 +313,7 @@ int store_series_check_record(struct store *s, long long job_id, const char *ser
 	return rc;
 }
 
-#define ALERT_COLUMNS                                                                        \
+#define ALERT_COLUMNS                                                                         \
 	"id, series, job_id, baseline_id, threshold_pct, worst_change_pct, rows, created_at," \
 	" acked_at, acked_by, webhook"
 
@@ -324,7 +332,8 @@ static cJSON *alert_from_row(sqlite3_stmt *row)
 	else
 		cJSON_AddNumberToObject(o, "worst_change_pct", sqlite3_column_double(row, 5));
 	rows = text ? cJSON_Parse(text) : NULL;
-	cJSON_AddItemToObject(o, "rows", cJSON_IsArray(rows) ? rows : (cJSON_Delete(rows), cJSON_CreateArray()));
+	cJSON_AddItemToObject(o, "rows",
+			      cJSON_IsArray(rows) ? rows : (cJSON_Delete(rows), cJSON_CreateArray()));
 	add_time(o, "created_at", row, 7);
 	add_time(o, "acked_at", row, 8);
 	add_text_or_null(o, "acked_by", row, 9);
@@ -340,9 +349,10 @@ static void add_alert(void *context, sqlite3_stmt *row)
 int store_alert_list(struct store *s, bool open_only, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "alerts");
-	int rc = db_reader_each(s, open_only ? "SELECT " ALERT_COLUMNS " FROM alerts WHERE acked_at IS NULL"
-						" ORDER BY id DESC LIMIT 500"
-					     : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
+	int rc = db_reader_each(s,
+				open_only ? "SELECT " ALERT_COLUMNS " FROM alerts WHERE acked_at IS NULL"
+					    " ORDER BY id DESC LIMIT 500"
+					  : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
 				add_alert, list);
 
 	return store_answer(rc, out, ret_list);

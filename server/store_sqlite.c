@@ -145,7 +145,8 @@ static void *writer_main(void *arg)
 			for (op = batch; op; op = op->next)
 				if (op->rc >= 0) {
 					op->rc = LL_ESTORE;
-					snprintf(op->message, sizeof(op->message), "The store could not commit.");
+					snprintf(op->message, sizeof(op->message),
+						 "The store could not commit.");
 				}
 		}
 
@@ -217,8 +218,7 @@ static int open_connection(const char *path, sqlite3 **ret)
 		return rc;
 	}
 	sqlite3_busy_timeout(db, 10000);
-	if (db_exec(db, "PRAGMA journal_mode=WAL") < 0 ||
-	    db_exec(db, "PRAGMA synchronous=FULL") < 0 ||
+	if (db_exec(db, "PRAGMA journal_mode=WAL") < 0 || db_exec(db, "PRAGMA synchronous=FULL") < 0 ||
 	    db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
 		sqlite3_close(db);
 		return err_set(LL_ESTORE, "Cannot configure the store at %s.", path);
@@ -364,25 +364,24 @@ int store_stats(struct store *s, long long now, struct store_stats *ret)
 
 	pthread_mutex_lock(&s->reader_lock);
 	db_exec(s->reader, "BEGIN");
-	stmt = db_prepare(s->reader, "SELECT state, count(*), sum(not_before <= ?) FROM tasks GROUP BY state");
+	stmt = db_prepare(s->reader,
+			  "SELECT state, count(*), sum(not_before <= ?) FROM tasks GROUP BY state");
 	if (stmt)
 		sqlite3_bind_int64(stmt, 1, now);
-	if (count_states(stmt, (const struct state_count[]){
-				{"queued", &st.tasks_queued, &st.tasks_ready},
-				{"leased", &st.tasks_leased, NULL},
-				{"done", &st.tasks_done, NULL},
-				{"dead", &st.tasks_dead, NULL},
-				{"cancelled", &st.tasks_cancelled, NULL},
-				{NULL, NULL, NULL}}) < 0)
+	if (count_states(stmt, (const struct state_count[]){{"queued", &st.tasks_queued, &st.tasks_ready},
+							    {"leased", &st.tasks_leased, NULL},
+							    {"done", &st.tasks_done, NULL},
+							    {"dead", &st.tasks_dead, NULL},
+							    {"cancelled", &st.tasks_cancelled, NULL},
+							    {NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
 	if (count_states(db_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state"),
-			 (const struct state_count[]){
-				{"queued", &st.jobs_queued, NULL},
-				{"running", &st.jobs_running, NULL},
-				{"done", &st.jobs_done, NULL},
-				{"failed", &st.jobs_failed, NULL},
-				{"cancelled", &st.jobs_cancelled, NULL},
-				{NULL, NULL, NULL}}) < 0)
+			 (const struct state_count[]){{"queued", &st.jobs_queued, NULL},
+						      {"running", &st.jobs_running, NULL},
+						      {"done", &st.jobs_done, NULL},
+						      {"failed", &st.jobs_failed, NULL},
+						      {"cancelled", &st.jobs_cancelled, NULL},
+						      {NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
 	if (rc == 0)
 		rc = db_int(s->reader, &st.agents_quarantined, 0,
@@ -393,7 +392,8 @@ int store_stats(struct store *s, long long now, struct store_stats *ret)
 			    now - s->options.offline_after_ms);
 	if (rc == 0)
 		rc = db_int(s->reader, &st.agents_offline, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND (last_seen IS NULL OR last_seen < ?)",
+			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND (last_seen IS NULL OR "
+			    "last_seen < ?)",
 			    "i", now - s->options.offline_after_ms);
 	if (rc == 0)
 		rc = db_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");

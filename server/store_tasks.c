@@ -27,14 +27,13 @@ static int read_json(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
-static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt,
-		       cJSON *cell, long long expires, cJSON **ret)
+static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
+		       long long expires, cJSON **ret)
 {
-	static const char *const copied[] = {"name", "family", "generator", "program", "variants",
-					     "measure"};
+	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
 	cJSON *lease, *spec = NULL, *job;
-	int rc = db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL,
-			      read_json, &spec);
+	int rc =
+		db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_json, &spec);
 
 	if (rc == LL_ENOTFOUND)
 		return err_set(LL_ESTORE, "Task %lld has no job.", task_id);
@@ -86,11 +85,10 @@ static int op_task_lease(struct store *s, void *arg)
 	if (rc < 0 || agent.quarantined)
 		goto out;
 
-	stmt = db_cached(s->writer,
-			  "SELECT id, job_id, cell, pinned_agent, attempt FROM tasks"
-			  " WHERE state = 'queued' AND not_before <= ?1"
-			  " AND (pinned_agent IS NULL OR pinned_agent = ?2)"
-			  " ORDER BY priority DESC, id LIMIT ?3");
+	stmt = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt FROM tasks"
+				    " WHERE state = 'queued' AND not_before <= ?1"
+				    " AND (pinned_agent IS NULL OR pinned_agent = ?2)"
+				    " ORDER BY priority DESC, id LIMIT ?3");
 	if (!stmt) {
 		rc = LL_ESTORE;
 		goto out;
@@ -118,9 +116,10 @@ static int op_task_lease(struct store *s, void *arg)
 			 "UPDATE tasks SET state = 'leased', attempt = ?, lease_holder = ?,"
 			 " lease_expires = ?, phase = NULL, percent = NULL, updated_at = ? WHERE id = ?",
 			 "iiiii", attempt, a->agent_id, expires, a->now, task_id)) < 0 ||
-	    (rc = db_run(s->writer,
-			 "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
-			 "iiii", task_id, attempt, a->agent_id, a->now)) < 0 ||
+	    (rc = db_run(
+		     s->writer,
+		     "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
+		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0 ||
 	    (rc = job_refresh_state(s, job_id, a->now)) < 0)
 		goto out;
 	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
@@ -174,8 +173,8 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	int rc;
 
 	if ((rc = db_row_by_id(s->writer,
-			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?",
-			       task_id, "task", read_task_row, &row)) < 0)
+			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?", task_id,
+			       "task", read_task_row, &row)) < 0)
 		return rc;
 	if ((rc = db_int(s->writer, &held, 0,
 			 "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?", "ii",
@@ -188,7 +187,8 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	if (strcmp(row.state, "leased") != 0 || row.attempt != attempt || row.holder != agent_id)
 		return err_set(STORE_STALE_ATTEMPT,
 			       "Attempt %lld of task %lld is not the current lease (the task is %s, "
-			       "attempt %lld).", attempt, task_id, row.state, row.attempt);
+			       "attempt %lld).",
+			       attempt, task_id, row.state, row.attempt);
 	*ret = row;
 	return 0;
 }
@@ -208,13 +208,13 @@ cJSON *task_attempt_json(long long task_id, long long attempt, const char *state
  * its own fields and builds its answer in OUT. */
 struct report_op {
 	long long agent_id, task_id, attempt, now;
-	const char *phase;	/* progress */
-	int percent;		/* progress */
-	const char *body;	/* result */
-	size_t body_len;	/* result */
-	bool replayed;		/* result: set when it was stored before */
-	const char *reason;	/* failure */
-	bool retryable;		/* failure */
+	const char *phase;  /* progress */
+	int percent;        /* progress */
+	const char *body;   /* result */
+	size_t body_len;    /* result */
+	bool replayed;      /* result: set when it was stored before */
+	const char *reason; /* failure */
+	bool retryable;     /* failure */
 	cJSON *out;
 };
 
@@ -278,7 +278,8 @@ static int op_task_result(struct store *s, void *arg)
 	db_release(s->writer, stmt);
 	if (existing) {
 		if (existing_agent != a->agent_id)
-			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", a->task_id);
+			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.",
+				       a->task_id);
 		a->out = result_answer(a->task_id, a->attempt, existing);
 		a->replayed = true;
 		return agent_touch(s, a->agent_id, a->now);
@@ -286,7 +287,7 @@ static int op_task_result(struct store *s, void *arg)
 	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
 		return rc;
 	stmt = db_cached(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
-				     " VALUES (?, ?, ?, ?, ?)");
+				    " VALUES (?, ?, ?, ?, ?)");
 	if (!stmt)
 		return LL_ESTORE;
 	sqlite3_bind_int64(stmt, 1, a->task_id);
@@ -301,9 +302,11 @@ static int op_task_result(struct store *s, void *arg)
 	result_id = sqlite3_last_insert_rowid(s->writer);
 	if ((rc = db_run(s->writer,
 			 "UPDATE tasks SET state = 'done', percent = 100, lease_expires = NULL,"
-			 " updated_at = ? WHERE id = ?", "ii", a->now, a->task_id)) < 0 ||
+			 " updated_at = ? WHERE id = ?",
+			 "ii", a->now, a->task_id)) < 0 ||
 	    (rc = db_run(s->writer,
-			 "UPDATE task_attempts SET ended_at = ?, outcome = 'done' WHERE task_id = ? AND attempt = ?",
+			 "UPDATE task_attempts SET ended_at = ?, outcome = 'done' WHERE task_id = ? AND "
+			 "attempt = ?",
 			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
 	    (rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
 	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
@@ -314,8 +317,7 @@ static int op_task_result(struct store *s, void *arg)
 }
 
 int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
-		      const char *body, size_t body_len, long long now, cJSON **ret_body,
-		      bool *ret_replayed)
+		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
 	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
@@ -328,10 +330,11 @@ int store_task_result(struct store *s, long long agent_id, long long task_id, lo
 /* Ends the current attempt of a leased task: back to the queue after
  * DELAY_MS, or dead when RETRY is false or the attempts are used up. */
 static int end_attempt(struct store *s, long long task_id, long long job_id, long long attempt,
-		       const char *outcome, const char *reason, bool retry, long long delay_ms,
-		       long long now, const char **ret_state, long long *ret_retry_at)
+		       const char *outcome, const char *reason, bool retry, long long delay_ms, long long now,
+		       const char **ret_state, long long *ret_retry_at)
 {
-	const char *next = queue_task_state_name(queue_after_attempt(attempt, s->options.max_attempts, retry));
+	const char *next =
+		queue_task_state_name(queue_after_attempt(attempt, s->options.max_attempts, retry));
 	long long retry_at = now + delay_ms;
 	int rc;
 
@@ -339,9 +342,10 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 			 "UPDATE tasks SET state = ?, lease_holder = NULL, lease_expires = NULL,"
 			 " not_before = ?, last_error = ?, updated_at = ? WHERE id = ?",
 			 "titii", next, retry_at, reason, now, task_id)) < 0 ||
-	    (rc = db_run(s->writer,
-			 "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
-			 "itii", now, outcome, task_id, attempt)) < 0 ||
+	    (rc = db_run(
+		     s->writer,
+		     "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
+		     "itii", now, outcome, task_id, attempt)) < 0 ||
 	    (rc = job_refresh_state(s, job_id, now)) < 0)
 		return rc;
 	log_state("task_state", "task_id", task_id, "leased", next, reason);
@@ -361,8 +365,8 @@ static int op_task_fail(struct store *s, void *arg)
 	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
 		return rc;
 	delay = queue_retry_delay(a->attempt, s->options.backoff_ms, s->options.backoff_max_ms);
-	if ((rc = end_attempt(s, a->task_id, row.job_id, a->attempt, "failed", a->reason, a->retryable,
-			      delay, a->now, &state, &retry_at)) < 0 ||
+	if ((rc = end_attempt(s, a->task_id, row.job_id, a->attempt, "failed", a->reason, a->retryable, delay,
+			      a->now, &state, &retry_at)) < 0 ||
 	    (rc = agent_touch(s, a->agent_id, a->now)) < 0)
 		return rc;
 	a->out = task_attempt_json(a->task_id, a->attempt, state);
@@ -395,8 +399,8 @@ static int op_expire_leases(struct store *s, void *arg)
 
 	/* Oldest lease first: the scan stops at the first one still good. */
 	stmt = db_cached(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
-				     " WHERE state = 'leased' AND lease_expires IS NOT NULL"
-				     " ORDER BY lease_expires, id");
+				    " WHERE state = 'leased' AND lease_expires IS NOT NULL"
+				    " ORDER BY lease_expires, id");
 	if (!stmt)
 		return LL_ESTORE;
 	while (n < 64 && sqlite3_step(stmt) == SQLITE_ROW &&

@@ -70,8 +70,7 @@ static int op_token_create(struct store *s, void *arg)
 }
 
 int store_token_create(struct store *s, enum store_token_kind kind, const char *name,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-		       cJSON **ret_token)
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
 	struct token_create_op a = {kind, name, hash, now, NULL};
 	cJSON *answer = NULL;
@@ -110,8 +109,7 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 		return LL_ESTORE;
 	}
 	sqlite3_bind_blob(stmt, 1, hash, STORE_TOKEN_HASH_SIZE, SQLITE_STATIC);
-	if (sqlite3_step(stmt) == SQLITE_ROW &&
-	    sqlite3_column_bytes(stmt, 4) == STORE_TOKEN_HASH_SIZE &&
+	if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_bytes(stmt, 4) == STORE_TOKEN_HASH_SIZE &&
 	    hash_equal(sqlite3_column_blob(stmt, 4), hash) &&
 	    store_token_kind_parse((const char *)sqlite3_column_text(stmt, 1), &t.kind) == 0) {
 		t.id = sqlite3_column_int64(stmt, 0);
@@ -128,7 +126,7 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 static void add_token(void *context, sqlite3_stmt *row)
 {
 	static const struct column columns[] = {
-		{"id", COLUMN_INT}, {"kind", COLUMN_TEXT}, {"name", COLUMN_TEXT},
+		{"id", COLUMN_INT},          {"kind", COLUMN_TEXT},       {"name", COLUMN_TEXT},
 		{"created_at", COLUMN_TIME}, {"revoked_at", COLUMN_TIME}, {NULL, 0},
 	};
 	cJSON *t = cJSON_CreateObject();
@@ -140,8 +138,9 @@ static void add_token(void *context, sqlite3_stmt *row)
 int store_token_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
-	int rc = db_reader_each(s, "SELECT id, kind, name, created_at, revoked_at FROM tokens"
-				   " WHERE kind != 'agent' ORDER BY id",
+	int rc = db_reader_each(s,
+				"SELECT id, kind, name, created_at, revoked_at FROM tokens"
+				" WHERE kind != 'agent' ORDER BY id",
 				add_token, cJSON_AddArrayToObject(out, "tokens"));
 
 	return store_answer(rc, out, ret_list);
@@ -161,8 +160,7 @@ static int op_token_revoke(struct store *s, void *arg)
 		return rc;
 	if (!found)
 		return err_set(LL_ENOTFOUND, "No token has id %lld.", a->id);
-	return db_run(s->writer,
-		      "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
+	return db_run(s->writer, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
 		      a->now, a->id);
 }
 

@@ -44,9 +44,9 @@ uint64_t report_seed_of(const char *text)
 	return h;
 }
 
-int report_compare_samples(struct report_sample *x, const struct stats_summary *sx,
-			   struct report_sample *y, const struct stats_summary *sy, int resamples,
-			   uint64_t seed, bool keep, cJSON *out, double *ret_change, bool *ret_significant)
+int report_compare_samples(struct report_sample *x, const struct stats_summary *sx, struct report_sample *y,
+			   const struct stats_summary *sy, int resamples, uint64_t seed, bool keep,
+			   cJSON *out, double *ret_change, bool *ret_significant)
 {
 	double u, p, lo, hi, change;
 	bool significant;
@@ -55,7 +55,8 @@ int report_compare_samples(struct report_sample *x, const struct stats_summary *
 	report_mann_whitney(y, x, &u, &p);
 	if (sx->median <= 0 || sx->min <= 0)
 		return err_set(LL_EINVAL, "The baseline's times are zero.");
-	if ((rc = report_sample_bootstrap_ratio_ci(x, y, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo, &hi)) < 0)
+	if ((rc = report_sample_bootstrap_ratio_ci(x, y, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo,
+						   &hi)) < 0)
 		return rc;
 	change = (sy->median / sx->median - 1) * 100;
 	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
@@ -163,7 +164,8 @@ const cJSON *report_find_variant(const cJSON *variants, const char *name)
 static void add_cold_vs(cJSON *mine, const cJSON *base)
 {
 	static const char *const keys[][2] = {
-		{"mean_us", "time_pct"}, {"page_faults_mean", "page_faults_pct"},
+		{"mean_us", "time_pct"},
+		{"page_faults_mean", "page_faults_pct"},
 		{"read_bytes_mean", "read_bytes_pct"},
 	};
 	cJSON *vs = cJSON_AddObjectToObject(mine, "vs_baseline");
@@ -189,9 +191,9 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 	variants = get(root, "variants");
 	out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(out, "v", REPORT_SUMMARY_VERSION);
-	cJSON_AddItemToObject(out, "facts", cJSON_IsObject(get(root, "facts"))
-						    ? cJSON_Duplicate(get(root, "facts"), true)
-						    : cJSON_CreateObject());
+	cJSON_AddItemToObject(out, "facts",
+			      cJSON_IsObject(get(root, "facts")) ? cJSON_Duplicate(get(root, "facts"), true)
+								 : cJSON_CreateObject());
 	by_name = cJSON_AddObjectToObject(out, "variants");
 
 	cJSON_ArrayForEach(v, variants) {
@@ -204,9 +206,9 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 		s = cJSON_AddObjectToObject(by_name, name);
 		if (cJSON_IsFalse(get(v, "valid"))) {
 			cJSON_AddBoolToObject(s, "valid", false);
-			cJSON_AddStringToObject(s, "reason", string(v, "invalid_reason")
-								     ? string(v, "invalid_reason")
-								     : "verification failed");
+			cJSON_AddStringToObject(s, "reason",
+						string(v, "invalid_reason") ? string(v, "invalid_reason")
+									    : "verification failed");
 			continue;
 		}
 		cJSON_AddBoolToObject(s, "valid", true);
@@ -232,14 +234,14 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 	}
 	if (get(get(by_name, "rebase"), "cold"))
 		base_cold = get(get(by_name, "rebase"), "cold");
-	cJSON_AddItemToObject(out, "warm_baseline", warm_base_name ? cJSON_CreateString(warm_base_name)
-								   : cJSON_CreateNull());
-	cJSON_AddItemToObject(out, "cold_baseline",
-			      base_cold ? cJSON_CreateString(get(by_name, "rebase") &&
-								     get(get(by_name, "rebase"), "cold")
-							     ? "rebase"
-							     : "first")
-					: cJSON_CreateNull());
+	cJSON_AddItemToObject(out, "warm_baseline",
+			      warm_base_name ? cJSON_CreateString(warm_base_name) : cJSON_CreateNull());
+	cJSON_AddItemToObject(
+		out, "cold_baseline",
+		base_cold ? cJSON_CreateString(get(by_name, "rebase") && get(get(by_name, "rebase"), "cold")
+						       ? "rebase"
+						       : "first")
+			  : cJSON_CreateNull());
 	if (warm_base_name) {
 		const cJSON *bv = report_find_variant(variants, warm_base_name);
 		double *bx = NULL;
@@ -260,9 +262,9 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 				if (report_sample_set(&sy, x, n) == 0) {
 					cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
 					report_sample_summary(&sy, &summary_y);
-					if (report_compare_samples(&sx, &summary_x, &sy, &summary_y, REPORT_RESAMPLES,
-								   report_seed_of(name), true, vs, &change,
-								   &significant) < 0)
+					if (report_compare_samples(&sx, &summary_x, &sy, &summary_y,
+								   REPORT_RESAMPLES, report_seed_of(name),
+								   true, vs, &change, &significant) < 0)
 						cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
 				}
 				free(x);

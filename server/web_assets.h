@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 struct web_asset {
-	const char *path;          /* "/index.html" */
+	const char *path; /* "/index.html" */
 	const char *content_type;
 	const unsigned char *data;
 	size_t size;

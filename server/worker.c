@@ -18,8 +18,7 @@ void worker_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stopping, pt
 	pthread_join(thread, NULL);
 }
 
-bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping,
-			 long long ms)
+bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping, long long ms)
 {
 	struct timespec until;
 	bool stopped;

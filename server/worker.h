@@ -19,7 +19,6 @@ void worker_stop(pthread_mutex_t *lock, pthread_cond_t *wake, bool *stopping, pt
 
 /* Waits on WAKE, under LOCK (not held by the caller), up to MS
  * milliseconds or until *STOPPING is set. True when stopping. */
-bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping,
-			 long long ms);
+bool worker_wait_or_stop(pthread_mutex_t *lock, pthread_cond_t *wake, const bool *stopping, long long ms);
 
 #endif

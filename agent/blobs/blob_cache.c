@@ -235,8 +235,8 @@ static int fetch_into(struct blob_cache *cache, const char *hex, blob_fetch_fn f
 	int rc;
 
 	if (!fetch)
-		return err_set(LL_EUNSUPPORTED, "The blob %s is not cached and this agent cannot fetch blobs.",
-			       hex);
+		return err_set(LL_EUNSUPPORTED,
+			       "The blob %s is not cached and this agent cannot fetch blobs.", hex);
 	snprintf(name, sizeof(name), "%s.part", hex);
 	if ((rc = path_of(cache, name, part)) < 0)
 		return rc;
@@ -256,8 +256,8 @@ fail:
 	return rc;
 }
 
-int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_fn fetch,
-		   void *context, const char *dest_path, bool *ret_fetched)
+int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_fn fetch, void *context,
+		   const char *dest_path, bool *ret_fetched)
 {
 	char path[PLAT_MAX_PATH + 1], have[65];
 	struct blob_cache_entry *e;

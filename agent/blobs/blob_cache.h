@@ -31,11 +31,11 @@
 typedef int (*blob_fetch_fn)(void *context, const char *sha256_hex, const char *dest_path);
 
 struct blob_cache_stats {
-	size_t hits;            /* blobs found in the cache, hash verified */
-	size_t fetched;         /* blobs downloaded */
+	size_t hits;    /* blobs found in the cache, hash verified */
+	size_t fetched; /* blobs downloaded */
 	long long bytes_fetched;
-	size_t evicted;         /* blobs removed to stay under the cap */
-	size_t corrupt;         /* cached blobs whose hash no longer matched */
+	size_t evicted; /* blobs removed to stay under the cap */
+	size_t corrupt; /* cached blobs whose hash no longer matched */
 };
 
 struct blob_cache_entry;
@@ -43,10 +43,10 @@ struct blob_cache_entry;
 struct blob_cache {
 	char dir[PLAT_MAX_PATH];
 	long long cap_bytes;
-	long long seq;                   /* the last "used" given */
+	long long seq; /* the last "used" given */
 	struct blob_cache_entry *entries;
 	size_t count, capacity;
-	struct blob_cache_stats stats;   /* since blob_cache_open() */
+	struct blob_cache_stats stats; /* since blob_cache_open() */
 };
 
 /* Opens (creating it) the cache in DIR with a cap of CAP_BYTES (0:
@@ -65,8 +65,8 @@ void blob_cache_close(struct blob_cache *cache);
  * and it is renamed into place. Then marks it most recently used, evicts
  * past the cap and saves the index. Sets *RET_FETCHED (may be NULL) to
  * whether it was downloaded. */
-int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_fn fetch,
-		   void *context, const char *dest_path, bool *ret_fetched);
+int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_fn fetch, void *context,
+		   const char *dest_path, bool *ret_fetched);
 
 /* The bytes the cache holds by its index. */
 long long blob_cache_bytes(const struct blob_cache *cache);

@@ -29,7 +29,8 @@ int cmd_facts(int argc, char **argv)
 			work_dir = argv[++i];
 			continue;
 		}
-		fprintf(stderr, "loadlab-agent facts: unknown argument '%s' (see loadlab-agent facts --help)\n",
+		fprintf(stderr,
+			"loadlab-agent facts: unknown argument '%s' (see loadlab-agent facts --help)\n",
 			argv[i]);
 		return 2;
 	}

@@ -21,7 +21,6 @@
 #define LABEL_VALUE_MAX 256
 #define NAME_MAX_BYTES 64
 
-
 void cmd_member_help(void)
 {
 	printf("usage: loadlab-agent --server URL [--enroll-token T | --enroll-token-file F]\n"
@@ -221,4 +220,3 @@ out:
 	cJSON_Delete(labels);
 	return rc;
 }
-

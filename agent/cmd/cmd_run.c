@@ -21,14 +21,13 @@
 
 #define JOB_FILE_LIMIT ((size_t)1 << 20)
 
-static const char usage_text[] =
-	"usage: loadlab-agent run JOB.json [--out RESULT.json] [--keep]\n"
-	"\n"
-	"Runs a job (the body of POST /api/v1/jobs) here, without a server, and\n"
-	"prints the result (or writes it to --out). The job's bounds are checked\n"
-	"first. --keep leaves the work folder in place and names it on stderr.\n"
-	"Exit 0 when the job ran, 1 when it failed, 2 for bad arguments or a job\n"
-	"out of bounds.\n";
+static const char usage_text[] = "usage: loadlab-agent run JOB.json [--out RESULT.json] [--keep]\n"
+				 "\n"
+				 "Runs a job (the body of POST /api/v1/jobs) here, without a server, and\n"
+				 "prints the result (or writes it to --out). The job's bounds are checked\n"
+				 "first. --keep leaves the work folder in place and names it on stderr.\n"
+				 "Exit 0 when the job ran, 1 when it failed, 2 for bad arguments or a job\n"
+				 "out of bounds.\n";
 
 static int fail(int rc)
 {
@@ -82,7 +81,9 @@ int cmd_run(int argc, char **argv)
 		} else if (strcmp(argv[i], "--keep") == 0) {
 			keep = true;
 		} else if (argv[i][0] == '-' || job_path) {
-			fprintf(stderr, "loadlab-agent run: unexpected argument '%s' (see loadlab-agent run --help)\n",
+			fprintf(stderr,
+				"loadlab-agent run: unexpected argument '%s' (see loadlab-agent run "
+				"--help)\n",
 				argv[i]);
 			return 2;
 		} else {

@@ -102,7 +102,8 @@ static void print_text(const char *program, const cJSON *p, const cJSON *method,
 	const cJSON *outliers = cJSON_GetObjectItemCaseSensitive(summary, "outliers");
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(method, "cpu");
 
-	printf("%s: %d %s runs", program, (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(method, "runs")),
+	printf("%s: %d %s runs", program,
+	       (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(method, "runs")),
 	       cold ? "cold" : "warm");
 	if (!cold)
 		printf(" after %d warm-ups",
@@ -113,14 +114,17 @@ static void print_text(const char *program, const cJSON *p, const cJSON *method,
 	printf("  %-7s %10.1f us\n  %-7s %10.1f us\n  %-7s %10.1f us\n  outliers: %d\n", "mean",
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "mean_us")), "MAD",
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "mad_us")), "p90",
-	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "p90_us")), cJSON_GetArraySize(outliers));
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "p90_us")),
+	       cJSON_GetArraySize(outliers));
 	if (cold) {
 		const cJSON *warm = cJSON_GetObjectItemCaseSensitive(p, "warm_check");
-		printf("  cold: %s (%s)%s%s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "cold")) ? "yes" : "NO",
+		printf("  cold: %s (%s)%s%s\n",
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "cold")) ? "yes" : "NO",
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "method")),
 		       *cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "note")) ? ": " : "",
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "note")));
-		printf("  median per cold run: %.0f page faults (%.0f hard), %.0f bytes read from storage, %.0f "
+		printf("  median per cold run: %.0f page faults (%.0f hard), %.0f bytes read from storage, "
+		       "%.0f "
 		       "read calls\n",
 		       median_of(cJSON_GetObjectItemCaseSensitive(p, "page_faults")),
 		       median_of(cJSON_GetObjectItemCaseSensitive(p, "hard_faults")),
@@ -132,13 +136,15 @@ static void print_text(const char *program, const cJSON *p, const cJSON *method,
 		printf("  counters: %s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "counters")));
 	}
-	printf("  priority %s (read back %s), ", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "priority")),
+	printf("  priority %s (read back %s), ",
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "priority")),
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "priority_read_back")));
 	if (cJSON_IsNumber(cpu))
 		printf("CPU %d, ", (int)cpu->valuedouble);
 	else
 		printf("not pinned, ");
-	printf("%s (resolution %g ns), %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "clock")),
+	printf("%s (resolution %g ns), %s\n",
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "clock")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(method, "timer_resolution_ns")),
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(method, "spawn")));
 }
@@ -255,9 +261,8 @@ int cmd_time(int argc, char **argv)
 	files[0] = program;
 	files[nfiles] = NULL;
 	argv[i] = program; /* argv[0] of the child: the path found */
-	struct measure_program p = {.name = program,
-				    .spawn = {.argv = (const char *const *)(argv + i)},
-				    .files = files};
+	struct measure_program p = {
+		.name = program, .spawn = {.argv = (const char *const *)(argv + i)}, .files = files};
 	rc = cold ? measure_cold(&p, 1, &o, &result) : measure_warm(&p, 1, &o, &result);
 	if (rc < 0) {
 		fprintf(stderr, "loadlab-agent time: %s\n", err_message(rc));

@@ -35,9 +35,9 @@ int cmd_print_json(const char *who, cJSON *doc);
 
 int cmd_run(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
-int cmd_time(int argc, char **argv); /* agent/cmd/cmd_time.c: the load timer on any program */
-int cmd_churn(int argc, char **argv); /* also `churn --child`, the Linux analog's child */
-int cmd_pe(int argc, char **argv); /* cli/cmd_pe.c: the PE toolkit's front end */
+int cmd_time(int argc, char **argv);    /* agent/cmd/cmd_time.c: the load timer on any program */
+int cmd_churn(int argc, char **argv);   /* also `churn --child`, the Linux analog's child */
+int cmd_pe(int argc, char **argv);      /* cli/cmd_pe.c: the PE toolkit's front end */
 int cmd_service(int argc, char **argv); /* install|uninstall|run as a Windows service */
 
 /* The fleet member (no subcommand): argv[0] is the program's name and the

@@ -45,19 +45,19 @@
 /* One run, as the driver gives it to every stage. */
 struct family_run {
 	const struct pipeline_task *task;
-	const cJSON *job;          /* borrowed: the job, normalized (job_spec_normalize) */
-	const char *work;          /* task->work_dir: an empty folder of this run */
-	cJSON *phases;             /* phases_ms, owned by the driver */
-	long long phase_start;     /* clock_monotonic_us() of the last phase's end */
+	const cJSON *job;      /* borrowed: the job, normalized (job_spec_normalize) */
+	const char *work;      /* task->work_dir: an empty folder of this run */
+	cJSON *phases;         /* phases_ms, owned by the driver */
+	long long phase_start; /* clock_monotonic_us() of the last phase's end */
 };
 
 /* What a family gives the driver to time; everything borrowed from the
  * family's state until release. */
 struct family_timing {
 	struct measure_program programs[MEASURE_MAX_PROGRAMS];
-	size_t count;                      /* 0..MEASURE_MAX_PROGRAMS */
-	const char *const *churn_libs;     /* the churn set "generated": NULL-terminated, may be NULL */
-	bool churn_wine;                   /* Linux: the Windows churn under Wine */
+	size_t count;                  /* 0..MEASURE_MAX_PROGRAMS */
+	const char *const *churn_libs; /* the churn set "generated": NULL-terminated, may be NULL */
+	bool churn_wine;               /* Linux: the Windows churn under Wine */
 };
 
 /* What the driver measured, for describe: measure_warm() and
@@ -68,7 +68,7 @@ struct family_measured {
 };
 
 struct family {
-	const char *name;          /* the job's "family" */
+	const char *name; /* the job's "family" */
 	int (*validate)(const struct family_run *run, void **ret_state);
 	int (*generate)(struct family_run *run, void *state);
 	int (*build)(struct family_run *run, void *state);

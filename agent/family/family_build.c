@@ -39,8 +39,9 @@ int family_context_folders(struct family_context *ctx)
 {
 	int rc;
 
-	if ((rc = family_path(ctx->src, ctx->work, "src")) < 0 || (rc = family_path(ctx->obj, ctx->work, "obj")) < 0 ||
-	    (rc = plat_mkdirs(ctx->src)) < 0 || (rc = plat_mkdirs(ctx->obj)) < 0)
+	if ((rc = family_path(ctx->src, ctx->work, "src")) < 0 ||
+	    (rc = family_path(ctx->obj, ctx->work, "obj")) < 0 || (rc = plat_mkdirs(ctx->src)) < 0 ||
+	    (rc = plat_mkdirs(ctx->obj)) < 0)
 		return rc;
 	return 0;
 }
@@ -129,7 +130,8 @@ int family_command_arg(struct family_command *c, const char *fmt, ...)
 		size_t cap = c->cap ? c->cap * 2 : 16;
 		char **argv;
 		if (cap > PLAT_MAX_ARGS)
-			return err_set(LL_ETOOBIG, "A command would have more than %u arguments.", PLAT_MAX_ARGS);
+			return err_set(LL_ETOOBIG, "A command would have more than %u arguments.",
+				       PLAT_MAX_ARGS);
 		if (!(argv = realloc(c->argv, cap * sizeof(*argv))))
 			return LL_ENOMEM;
 		c->argv = argv;
@@ -187,9 +189,11 @@ int family_commands_run(const struct pipeline_task *task, struct family_commands
 		while (rc == 0 && count < jobs && next < list->count) {
 			struct family_command *c = &list->items[next];
 			struct plat_spawn_options o = {.argv = (const char *const *)c->argv,
-						       .stdout_path = c->log, .stderr_path = c->log};
+						       .stdout_path = c->log,
+						       .stderr_path = c->log};
 			size_t slot = (head + count) % jobs;
-			if ((rc = host ? plat_spawn_host(&o, &running[slot]) : plat_spawn(&o, &running[slot])) < 0)
+			if ((rc = host ? plat_spawn_host(&o, &running[slot])
+				       : plat_spawn(&o, &running[slot])) < 0)
 				break;
 			which[slot] = next++;
 			count++;
@@ -264,7 +268,8 @@ int family_files_json(const struct family_context *ctx, const struct family_name
 		char name[64], path[PLAT_MAX_PATH + 1];
 
 		file_name(ctx, names, i, empty, name, sizeof(name));
-		if ((rc = family_path(path, folder, name)) < 0 || (rc = family_add_file(files, name, path)) < 0)
+		if ((rc = family_path(path, folder, name)) < 0 ||
+		    (rc = family_add_file(files, name, path)) < 0)
 			goto out;
 	}
 	*ret_files = files;
@@ -324,7 +329,8 @@ int family_timing(struct family_context *ctx, const struct family_names *names, 
 		if ((rc = family_timing_slot(ret, n, var->name)) < 0)
 			return rc;
 		ctx->measured_count = n + 1;
-		if ((rc = program_init(ctx, names, var->dir, false, &ctx->measured[n], &ret->programs[n])) < 0)
+		if ((rc = program_init(ctx, names, var->dir, false, &ctx->measured[n], &ret->programs[n])) <
+		    0)
 			return rc;
 		n++;
 	}
@@ -348,7 +354,8 @@ static int describe_variant(cJSON *variants, struct family_variant *var, cJSON *
 		cJSON_Delete(knobs);
 		return LL_ENOMEM;
 	}
-	if (!cJSON_AddStringToObject(o, "name", var->name) || !knobs || !cJSON_AddItemToObject(o, "knobs", knobs)) {
+	if (!cJSON_AddStringToObject(o, "name", var->name) || !knobs ||
+	    !cJSON_AddItemToObject(o, "knobs", knobs)) {
 		cJSON_Delete(knobs);
 		return LL_ENOMEM;
 	}
@@ -387,7 +394,8 @@ int family_describe(cJSON *result, struct family_context *ctx, void *variants, s
 			return rc;
 	}
 
-	if (!(floor = cJSON_AddObjectToObject(result, "floor")) || !cJSON_AddStringToObject(floor, "name", empty))
+	if (!(floor = cJSON_AddObjectToObject(result, "floor")) ||
+	    !cJSON_AddStringToObject(floor, "name", empty))
 		return LL_ENOMEM;
 	if (ctx->floor_files) {
 		if (!cJSON_AddItemToObject(floor, "files", ctx->floor_files))

@@ -39,8 +39,8 @@ struct family_program {
 /* The state every such family keeps, embedded first in its context. */
 struct family_context {
 	const struct pipeline_task *task;
-	int dlls, exports, globals;     /* generator.dlls, .exports, .globals_per_function */
-	bool main_call;                 /* generator.main "call" */
+	int dlls, exports, globals; /* generator.dlls, .exports, .globals_per_function */
+	bool main_call;             /* generator.main "call" */
 	char work[PLAT_MAX_PATH];
 	char src[PLAT_MAX_PATH];
 	char obj[PLAT_MAX_PATH];
@@ -48,7 +48,7 @@ struct family_context {
 	/* trace[i] lists library i's function indexes in first-call order. */
 	int **trace;
 	size_t *trace_count;
-	cJSON *floor_files;             /* owned */
+	cJSON *floor_files; /* owned */
 	/* What the family's timing gives the driver. */
 	struct family_program measured[MEASURE_MAX_PROGRAMS];
 	size_t measured_count;
@@ -60,8 +60,8 @@ struct family_variant {
 	char dir[PLAT_MAX_PATH];
 	bool valid;
 	char invalid_reason[512];
-	cJSON *verify;                  /* owned */
-	cJSON *files;                   /* owned */
+	cJSON *verify; /* owned */
+	cJSON *files;  /* owned */
 };
 
 /* ---- state ---- */
@@ -136,12 +136,13 @@ typedef int family_main_source(const void *family, struct buf *b);
 
 /* Writes into CTX->src lt<i>.c for every library (LIBRARY), main.c (MAIN)
  * and empty.c (EMPTY), reporting progress "generate". */
-int family_generate(const struct family_context *ctx, family_library_source *library, family_main_source *main,
-		    const char *empty, const void *family);
+int family_generate(const struct family_context *ctx, family_library_source *library,
+		    family_main_source *main, const char *empty, const void *family);
 
 /* Writes into CTX->src lt<i>_order.c for every library (LIBRARY), its
  * traced functions ranked in CTX->trace order. */
-int family_generate_order(const struct family_context *ctx, family_library_source *library, const void *family);
+int family_generate_order(const struct family_context *ctx, family_library_source *library,
+			  const void *family);
 
 /* ---- build commands ---- */
 

@@ -77,8 +77,8 @@ int family_calls_source(const struct family_context *ctx, struct buf *b)
 	return rc < 0 ? LL_ETOOBIG : 0;
 }
 
-int family_generate(const struct family_context *ctx, family_library_source *library, family_main_source *main,
-		    const char *empty, const void *family)
+int family_generate(const struct family_context *ctx, family_library_source *library,
+		    family_main_source *main, const char *empty, const void *family)
 {
 	struct buf b;
 	char name[64];
@@ -105,7 +105,8 @@ out:
 	return rc;
 }
 
-int family_generate_order(const struct family_context *ctx, family_library_source *library, const void *family)
+int family_generate_order(const struct family_context *ctx, family_library_source *library,
+			  const void *family)
 {
 	struct buf b;
 	char name[64];

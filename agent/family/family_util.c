@@ -58,12 +58,17 @@ int family_add_measured(cJSON *o, const char *key, const cJSON *measured, const 
 		return LL_ENOMEM;
 	}
 	if (!cJSON_GetObjectItemCaseSensitive(copy, "runs"))
-		cJSON_AddItemToObject(copy, "runs", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "runs"), true));
+		cJSON_AddItemToObject(
+			copy, "runs",
+			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "runs"), true));
 	if (strcmp(key, "warm") == 0 && !cJSON_GetObjectItemCaseSensitive(copy, "warmup"))
-		cJSON_AddItemToObject(copy, "warmup", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "warmup"), true));
+		cJSON_AddItemToObject(
+			copy, "warmup",
+			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(method, "warmup"), true));
 	/* The column's figure and the median, at hand beside the samples. */
 	for (const char *const *k = (const char *const[]){"min_us", "median_us", NULL}; *k; k++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(copy, "summary"), *k);
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(copy, "summary"), *k);
 		if (v && !cJSON_GetObjectItemCaseSensitive(copy, *k))
 			cJSON_AddItemToObject(copy, *k, cJSON_Duplicate(v, true));
 	}
@@ -156,7 +161,8 @@ void family_bind_options(const struct runner *runner, const char *image_dir, con
 int family_timing_slot(struct family_timing *ret, size_t n, const char *name)
 {
 	if (n + 1 >= MEASURE_MAX_PROGRAMS)
-		return err_set(LL_ETOOBIG, "At most %d variants can be timed together.", MEASURE_MAX_PROGRAMS - 1);
+		return err_set(LL_ETOOBIG, "At most %d variants can be timed together.",
+			       MEASURE_MAX_PROGRAMS - 1);
 	ret->programs[n].name = name;
 	return 0;
 }
@@ -165,7 +171,8 @@ cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target,
 {
 	cJSON *t = cJSON_AddObjectToObject(result, "toolchain");
 
-	if (!t || !cJSON_AddStringToObject(t, "kind", kind) || !cJSON_AddStringToObject(t, "target", target) ||
+	if (!t || !cJSON_AddStringToObject(t, "kind", kind) ||
+	    !cJSON_AddStringToObject(t, "target", target) ||
 	    !cJSON_AddStringToObject(t, "compiler", compiler))
 		return NULL;
 	return t;

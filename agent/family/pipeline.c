@@ -31,7 +31,7 @@ struct pipeline_measure {
 	int warm_runs, warmup;
 	int cold_runs;
 	int churn_processes;
-	const cJSON *churn_sets;   /* borrowed: measure.churn.dll_sets */
+	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
 };
 
 /* One run's state beside the family's. */
@@ -88,7 +88,8 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		m->cold_runs = (int)value;
 	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
-		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000, &value)) < 0)
+		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
+				       &value)) < 0)
 			return rc;
 		m->churn_processes = (int)value;
 		m->churn_sets = cJSON_GetObjectItemCaseSensitive(item, "dll_sets");
@@ -129,8 +130,11 @@ static int time_programs(struct pipeline_state *s)
 {
 	struct measure_progress progress = {s->run.task, "warm"};
 	struct measure_options o = {
-		.runs = s->measure.warm_runs, .warmup = s->measure.warmup, .seed = s->seed,
-		.timeout_ms = PIPELINE_MEASURE_TIMEOUT_MS, .progress = measure_progress,
+		.runs = s->measure.warm_runs,
+		.warmup = s->measure.warmup,
+		.seed = s->seed,
+		.timeout_ms = PIPELINE_MEASURE_TIMEOUT_MS,
+		.progress = measure_progress,
 		.progress_ctx = &progress,
 		/* The generated programs always exit 0; under Wine on a busy
 		 * machine a start fails now and then: run it again, listed. */
@@ -159,9 +163,13 @@ static int churn(struct pipeline_state *s)
 	const char *sets[PIPELINE_MAX_CHURN_SETS + 1] = {NULL};
 	char work[PLAT_MAX_PATH + 1];
 	struct churn_options o = {
-		.processes = s->measure.churn_processes, .work_dir = work, .timeout_ms = 0,
-		.generated_libs = s->timing.churn_libs, .wine = s->timing.churn_wine,
-		.progress = measure_progress, .progress_ctx = &progress,
+		.processes = s->measure.churn_processes,
+		.work_dir = work,
+		.timeout_ms = 0,
+		.generated_libs = s->timing.churn_libs,
+		.wine = s->timing.churn_wine,
+		.progress = measure_progress,
+		.progress_ctx = &progress,
 	};
 	static const char *const no_libs[] = {NULL};
 	const cJSON *set;
@@ -260,7 +268,8 @@ int pipeline_run(const struct pipeline_task *task, cJSON **ret_result)
 		goto out;
 	}
 	/* The job's bounds again, on this side of the wire. */
-	if ((rc = job_spec_normalize(task->job, &normalized)) < 0 || (rc = find_family(normalized, &s->family)) < 0)
+	if ((rc = job_spec_normalize(task->job, &normalized)) < 0 ||
+	    (rc = find_family(normalized, &s->family)) < 0)
 		goto out;
 	s->run.job = normalized;
 	if ((rc = s->family->validate(&s->run, &s->family_state)) < 0 ||

@@ -23,11 +23,11 @@
 #include <stdbool.h>
 
 struct pipeline_task {
-	const cJSON *job;        /* borrowed: {"id","name","family","generator","variants","measure"} */
-	const cJSON *cell;       /* borrowed: {KEY: VALUE}, may be empty */
-	const cJSON *facts;      /* borrowed: this agent's facts (facts.h) */
-	const char *work_dir;    /* an empty folder owned by this task */
-	int jobs;                /* parallel compiles allowed (>= 1) */
+	const cJSON *job;     /* borrowed: {"id","name","family","generator","variants","measure"} */
+	const cJSON *cell;    /* borrowed: {KEY: VALUE}, may be empty */
+	const cJSON *facts;   /* borrowed: this agent's facts (facts.h) */
+	const char *work_dir; /* an empty folder owned by this task */
+	int jobs;             /* parallel compiles allowed (>= 1) */
 
 	/* Called at each phase ("generate", "build", "transform", "verify",
 	 * "warm", "cold", "churn", "report") with 0..100. Returns true when
@@ -47,8 +47,8 @@ struct pipeline_task {
 	 * then fails unless the cache holds them all). */
 	int (*fetch_blob)(void *context, const char *sha256_hex, const char *dest_path);
 	void *fetch_blob_context;
-	const char *blob_cache_dir;    /* the cache's folder; NULL: one in the work folder */
-	long long blob_cache_bytes;    /* its size cap; 0: BLOB_CACHE_DEFAULT_BYTES */
+	const char *blob_cache_dir; /* the cache's folder; NULL: one in the work folder */
+	long long blob_cache_bytes; /* its size cap; 0: BLOB_CACHE_DEFAULT_BYTES */
 };
 
 /* Runs TASK and returns the result body to post (schemas/result.json,

@@ -100,8 +100,7 @@ static void file_system(const char *path, char *out, size_t size)
 		if (sscanf(line, "%1023s %2047s %63s", device, point, type) != 3)
 			continue;
 		len = strlen(point);
-		if (strncmp(real, point, len) != 0 ||
-		    (len > 1 && real[len] != '/' && real[len] != '\0'))
+		if (strncmp(real, point, len) != 0 || (len > 1 && real[len] != '/' && real[len] != '\0'))
 			continue;
 		if (len >= best_len) {
 			best_len = len;
@@ -113,13 +112,26 @@ static void file_system(const char *path, char *out, size_t size)
 	if (!*best && statfs(real, &st) == 0) {
 		/* Magic numbers of <linux/magic.h>. */
 		switch ((unsigned long)st.f_type) {
-		case 0xEF53UL: snprintf(best, sizeof(best), "ext4"); break;
-		case 0x58465342UL: snprintf(best, sizeof(best), "xfs"); break;
-		case 0x9123683EUL: snprintf(best, sizeof(best), "btrfs"); break;
-		case 0x01021994UL: snprintf(best, sizeof(best), "tmpfs"); break;
-		case 0x4d44UL: snprintf(best, sizeof(best), "vfat"); break;
-		case 0x5346544eUL: snprintf(best, sizeof(best), "ntfs"); break;
-		default: break;
+		case 0xEF53UL:
+			snprintf(best, sizeof(best), "ext4");
+			break;
+		case 0x58465342UL:
+			snprintf(best, sizeof(best), "xfs");
+			break;
+		case 0x9123683EUL:
+			snprintf(best, sizeof(best), "btrfs");
+			break;
+		case 0x01021994UL:
+			snprintf(best, sizeof(best), "tmpfs");
+			break;
+		case 0x4d44UL:
+			snprintf(best, sizeof(best), "vfat");
+			break;
+		case 0x5346544eUL:
+			snprintf(best, sizeof(best), "ntfs");
+			break;
+		default:
+			break;
 		}
 	}
 	if (strcmp(best, "vfat") == 0 || strcmp(best, "msdos") == 0)
@@ -187,8 +199,8 @@ int facts_os_collect(const char *work_dir, cJSON *facts)
 		ok = ok && cJSON_AddNumberToObject(facts, "cores", (double)cores);
 	if (sysinfo(&si) == 0)
 		ok = ok && cJSON_AddNumberToObject(
-			facts, "ram_mb",
-			(double)((unsigned long long)si.totalram * si.mem_unit / (1024 * 1024)));
+				   facts, "ram_mb",
+				   (double)((unsigned long long)si.totalram * si.mem_unit / (1024 * 1024)));
 	ok = ok && cJSON_AddStringToObject(facts, "disk", disk_kind(work_dir));
 	file_system(work_dir, text, sizeof(text));
 	ok = ok && cJSON_AddStringToObject(facts, "fs", text);
@@ -212,8 +224,9 @@ char *facts_os_find_program(const char *name)
 		const char *want = pass ? alias : name;
 		for (const char *p = path; *p;) {
 			size_t len = strcspn(p, ":");
-			if (len > 0 && (size_t)snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len, p,
-							want) < sizeof(candidate) &&
+			if (len > 0 &&
+			    (size_t)snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len, p, want) <
+				    sizeof(candidate) &&
 			    plat_is_executable(candidate))
 				return strdup(candidate);
 			p += len;

@@ -18,19 +18,19 @@
 #define PROPERTY_SEEK_PENALTY 7
 #define BUS_TYPE_NVME 17
 
-struct property_query {       /* STORAGE_PROPERTY_QUERY */
+struct property_query { /* STORAGE_PROPERTY_QUERY */
 	DWORD property_id;
-	DWORD query_type;      /* PropertyStandardQuery: 0 */
+	DWORD query_type; /* PropertyStandardQuery: 0 */
 	BYTE additional[1];
 };
 
-struct seek_penalty {         /* DEVICE_SEEK_PENALTY_DESCRIPTOR (Windows 7) */
+struct seek_penalty { /* DEVICE_SEEK_PENALTY_DESCRIPTOR (Windows 7) */
 	DWORD version;
 	DWORD size;
 	BOOLEAN incurs_seek_penalty;
 };
 
-struct device_descriptor {    /* the start of STORAGE_DEVICE_DESCRIPTOR */
+struct device_descriptor { /* the start of STORAGE_DEVICE_DESCRIPTOR */
 	DWORD version;
 	DWORD size;
 	BYTE device_type;
@@ -46,7 +46,7 @@ struct device_descriptor {    /* the start of STORAGE_DEVICE_DESCRIPTOR */
 	BYTE raw_device_properties[1];
 };
 
-struct os_version_info {      /* RTL_OSVERSIONINFOW */
+struct os_version_info { /* RTL_OSVERSIONINFOW */
 	ULONG size;
 	ULONG major;
 	ULONG minor;
@@ -66,8 +66,7 @@ static HMODULE ntdll(void)
 static void windows_version(ULONG *major, ULONG *minor, ULONG *build)
 {
 	struct os_version_info info;
-	rtl_get_version_fn get = (rtl_get_version_fn)(void (*)(void))GetProcAddress(ntdll(),
-										    "RtlGetVersion");
+	rtl_get_version_fn get = (rtl_get_version_fn)(void (*)(void))GetProcAddress(ntdll(), "RtlGetVersion");
 	OSVERSIONINFOA fallback;
 
 	memset(&info, 0, sizeof(info));
@@ -103,10 +102,14 @@ static const char *arch_name(void)
 
 	GetNativeSystemInfo(&si);
 	switch (si.wProcessorArchitecture) {
-	case PROCESSOR_ARCHITECTURE_AMD64: return "x86_64";
-	case PROCESSOR_ARCHITECTURE_INTEL: return "i686";
-	case 12: return "aarch64"; /* PROCESSOR_ARCHITECTURE_ARM64 */
-	default: return "unknown";
+	case PROCESSOR_ARCHITECTURE_AMD64:
+		return "x86_64";
+	case PROCESSOR_ARCHITECTURE_INTEL:
+		return "i686";
+	case 12:
+		return "aarch64"; /* PROCESSOR_ARCHITECTURE_ARM64 */
+	default:
+		return "unknown";
 	}
 }
 
@@ -116,11 +119,11 @@ static void cpu_model(char *out, DWORD size)
 	DWORD type = 0, n = size - 1;
 
 	snprintf(out, size, "unknown");
-	if (RegOpenKeyExA(HKEY_LOCAL_MACHINE, "HARDWARE\\DESCRIPTION\\System\\CentralProcessor\\0",
-			  0, KEY_READ, &key) != ERROR_SUCCESS)
+	if (RegOpenKeyExA(HKEY_LOCAL_MACHINE, "HARDWARE\\DESCRIPTION\\System\\CentralProcessor\\0", 0,
+			  KEY_READ, &key) != ERROR_SUCCESS)
 		return;
-	if (RegQueryValueExA(key, "ProcessorNameString", NULL, &type, (BYTE *)out, &n) !=
-		    ERROR_SUCCESS || type != REG_SZ)
+	if (RegQueryValueExA(key, "ProcessorNameString", NULL, &type, (BYTE *)out, &n) != ERROR_SUCCESS ||
+	    type != REG_SZ)
 		snprintf(out, size, "unknown");
 	else
 		out[n < size ? n : size - 1] = '\0';
@@ -173,12 +176,10 @@ static const char *disk_kind(const char *root)
 	DWORD returned = 0;
 	const char *kind = "unknown";
 
-	if (!((root[0] >= 'A' && root[0] <= 'Z') || (root[0] >= 'a' && root[0] <= 'z')) ||
-	    root[1] != ':')
+	if (!((root[0] >= 'A' && root[0] <= 'Z') || (root[0] >= 'a' && root[0] <= 'z')) || root[1] != ':')
 		return kind;
 	snprintf(device, sizeof(device), "\\\\.\\%c:", root[0]);
-	volume = CreateFileA(device, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0,
-			     NULL);
+	volume = CreateFileA(device, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
 	if (volume == INVALID_HANDLE_VALUE)
 		return kind;
 	memset(&query, 0, sizeof(query));
@@ -192,8 +193,8 @@ static const char *disk_kind(const char *root)
 	} else {
 		query.property_id = PROPERTY_SEEK_PENALTY;
 		memset(&penalty, 0, sizeof(penalty));
-		if (DeviceIoControl(volume, IOCTL_STORAGE_QUERY_PROPERTY, &query, sizeof(query),
-				    &penalty, sizeof(penalty), &returned, NULL) &&
+		if (DeviceIoControl(volume, IOCTL_STORAGE_QUERY_PROPERTY, &query, sizeof(query), &penalty,
+				    sizeof(penalty), &returned, NULL) &&
 		    returned >= sizeof(penalty))
 			kind = penalty.incurs_seek_penalty ? "hdd" : "ssd";
 	}
@@ -223,8 +224,8 @@ int facts_os_collect(const char *work_dir, cJSON *facts)
 	memset(&memory, 0, sizeof(memory));
 	memory.dwLength = sizeof(memory);
 	if (GlobalMemoryStatusEx(&memory))
-		ok = ok && cJSON_AddNumberToObject(facts, "ram_mb",
-						   (double)(memory.ullTotalPhys / (1024 * 1024)));
+		ok = ok &&
+		     cJSON_AddNumberToObject(facts, "ram_mb", (double)(memory.ullTotalPhys / (1024 * 1024)));
 	if (!volume_root(work_dir, root, sizeof(root)))
 		root[0] = '\0';
 	ok = ok && cJSON_AddStringToObject(facts, "disk", *root ? disk_kind(root) : "unknown");

@@ -43,10 +43,10 @@
 /* What a task ended with, for --once's exit code. */
 enum task_outcome {
 	TASK_SUCCEEDED,
-	TASK_FAILED,   /* failed, cancelled or its lease lost */
-	TASK_REFUSED,  /* the lease failed the agent's own checks: back off */
-	TASK_STOPPED,  /* abandoned because the agent is stopping */
-	TASK_FATAL,    /* the server refused the agent's token */
+	TASK_FAILED,  /* failed, cancelled or its lease lost */
+	TASK_REFUSED, /* the lease failed the agent's own checks: back off */
+	TASK_STOPPED, /* abandoned because the agent is stopping */
+	TASK_FATAL,   /* the server refused the agent's token */
 };
 
 struct fleet {
@@ -64,13 +64,13 @@ struct task_watch {
 	long long task_id;
 	long long attempt;
 	long long heartbeat_ms;
-	atomic_int phase;         /* index into phase_names, -1 before the first */
+	atomic_int phase; /* index into phase_names, -1 before the first */
 	atomic_int percent;
-	atomic_int progress_seq;  /* bumped by every new phase or percent */
-	atomic_int cancelled;     /* the server said the task was cancelled */
-	atomic_int lost;          /* the server no longer lists the lease */
-	atomic_int auth_failed;   /* the server refused the token */
-	atomic_int done;          /* the pipeline returned: the thread ends */
+	atomic_int progress_seq; /* bumped by every new phase or percent */
+	atomic_int cancelled;    /* the server said the task was cancelled */
+	atomic_int lost;         /* the server no longer lists the lease */
+	atomic_int auth_failed;  /* the server refused the token */
+	atomic_int done;         /* the pipeline returned: the thread ends */
 };
 
 static const char *const phase_names[] = {
@@ -114,8 +114,8 @@ static long long retry_after_ms(const struct rest_answer *a)
 
 /* One printable line saying what is wrong with answer A to WHAT (for a
  * 2xx the server sent no error message: its body's start is shown). */
-static void describe_answer(const struct rest_answer *a, const char *what, const char *problem,
-			    char *out, size_t size)
+static void describe_answer(const struct rest_answer *a, const char *what, const char *problem, char *out,
+			    size_t size)
 {
 	char start[120];
 
@@ -123,8 +123,8 @@ static void describe_answer(const struct rest_answer *a, const char *what, const
 	if (!*problem)
 		problem = "was not expected";
 	if (a->status >= 200 && a->status <= 299)
-		snprintf(out, size, "The server's answer to %s (HTTP %ld) %s: %s", what, a->status,
-			 problem, a->text.len ? start : "(empty body)");
+		snprintf(out, size, "The server's answer to %s (HTTP %ld) %s: %s", what, a->status, problem,
+			 a->text.len ? start : "(empty body)");
 	else
 		snprintf(out, size, "The server answered HTTP %ld to %s: %s", a->status, what,
 			 *a->message ? a->message : "(no message)");
@@ -159,8 +159,8 @@ static void log_number(enum log_level level, const char *event, const char *key,
 	log_event(level, event, key, text, key2, value2, NULL);
 }
 
-static void log_task(enum log_level level, const char *event, long long task_id,
-		     long long attempt, const char *key, const char *value)
+static void log_task(enum log_level level, const char *event, long long task_id, long long attempt,
+		     const char *key, const char *value)
 {
 	char task[32], try[32];
 
@@ -185,7 +185,7 @@ static int enroll(struct fleet *f)
 	if (!o->enroll_token) {
 		cJSON_Delete(body);
 		return err_set(LL_EAUTH, "This agent is not enrolled yet: give --enroll-token or "
-			       "--enroll-token-file.");
+					 "--enroll-token-file.");
 	}
 	if (!body || !cJSON_AddStringToObject(body, "name", o->name) ||
 	    !cJSON_AddItemReferenceToObject(body, "facts", f->facts) ||
@@ -208,13 +208,12 @@ static int enroll(struct fleet *f)
 			break;
 		if (rc == 0 && !is_retryable_status(a.status)) {
 			char reason[400];
-			describe_answer(&a, "the enrollment", "is not 201 Created", reason,
-					sizeof(reason));
+			describe_answer(&a, "the enrollment", "is not 201 Created", reason, sizeof(reason));
 			rc = a.status >= 200 && a.status <= 299
-				? err_set(LL_EFORMAT, "%s.", reason)
-				: err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
-					  "The server refused the enrollment: %s (HTTP %ld%s%s).",
-					  a.message, a.status, *a.error_code ? " " : "", a.error_code);
+				     ? err_set(LL_EFORMAT, "%s.", reason)
+				     : err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
+					       "The server refused the enrollment: %s (HTTP %ld%s%s).",
+					       a.message, a.status, *a.error_code ? " " : "", a.error_code);
 			rest_answer_release(&a);
 			break;
 		}
@@ -263,8 +262,8 @@ static int enroll(struct fleet *f)
 
 /* Sends BODY to PATH until the server answers (any status), backing off
  * while it cannot be reached or answers 5xx. LL_ESTATE when stopped. */
-static int post_until_answered(struct fleet *f, const char *path, const char *body,
-			       const char *during, struct rest_answer *a)
+static int post_until_answered(struct fleet *f, const char *path, const char *body, const char *during,
+			       struct rest_answer *a)
 {
 	long long delay = BACKOFF_FIRST_MS;
 	int rc;
@@ -295,8 +294,10 @@ static int token_refused(struct fleet *f)
 	char path[4096];
 
 	identity_path(f->options->data_dir, path, sizeof(path));
-	return err_set(LL_EAUTH, "The server refused this agent's token (agent %lld, %s); remove "
-		       "that file and enroll again.", f->identity.id, path);
+	return err_set(LL_EAUTH,
+		       "The server refused this agent's token (agent %lld, %s); remove "
+		       "that file and enroll again.",
+		       f->identity.id, path);
 }
 
 /* Posts a spooled or fresh result until the server takes it (2xx) or says
@@ -329,8 +330,8 @@ static int deliver_result(void *context, long long task_id, long long attempt, c
 
 /* Tells the server the task failed. Best effort: a few tries, then the
  * lease runs out on its own. */
-static void post_failure(struct fleet *f, long long task_id, long long attempt,
-			 const char *reason, bool retryable)
+static void post_failure(struct fleet *f, long long task_id, long long attempt, const char *reason,
+			 bool retryable)
 {
 	struct rest_answer a;
 	cJSON *body = cJSON_CreateObject();
@@ -354,8 +355,8 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt,
 		if (rc == 0 && !is_retryable_status(a.status)) {
 			char answer_reason[400];
 			describe_answer(&a, "a failure report", "", answer_reason, sizeof(answer_reason));
-			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id,
-				 attempt, "reason", a.status == 200 ? short_reason : answer_reason);
+			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id, attempt,
+				 "reason", a.status == 200 ? short_reason : answer_reason);
 			rest_answer_release(&a);
 			break;
 		}
@@ -388,15 +389,16 @@ static void note_answer(struct task_watch *w, const struct rest_answer *a, bool 
 			atomic_store(&w->lost, 1);
 		return;
 	}
-	if (a->status != 200 || !a->body || (heartbeat && !cJSON_IsArray(
-			cJSON_GetObjectItemCaseSensitive(a->body, "tasks")))) {
+	if (a->status != 200 || !a->body ||
+	    (heartbeat && !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a->body, "tasks")))) {
 		char reason[400];
 		describe_answer(a, heartbeat ? "a heartbeat" : "a progress report",
 				a->status != 200 ? ""
-				: !a->body ? "is not a JSON object" : "has no \"tasks\" array",
+				: !a->body       ? "is not a JSON object"
+						 : "has no \"tasks\" array",
 				reason, sizeof(reason));
-		log_task(LOG_WARN, heartbeat ? "heartbeat_malformed" : "progress_malformed",
-			 w->task_id, w->attempt, "reason", reason);
+		log_task(LOG_WARN, heartbeat ? "heartbeat_malformed" : "progress_malformed", w->task_id,
+			 w->attempt, "reason", reason);
 		return;
 	}
 	if (!heartbeat) {
@@ -446,8 +448,7 @@ static void heartbeat_main(void *arg)
 		return;
 	}
 	rest_client_set_abort(&c, watch_done, w);
-	snprintf(heartbeat_path, sizeof(heartbeat_path), "/api/v1/agents/%lld/heartbeat",
-		 f->identity.id);
+	snprintf(heartbeat_path, sizeof(heartbeat_path), "/api/v1/agents/%lld/heartbeat", f->identity.id);
 	snprintf(progress_path, sizeof(progress_path), "/api/v1/tasks/%lld/progress", w->task_id);
 	while (!atomic_load(&w->done)) {
 		long long now = clock_monotonic_us() / 1000;
@@ -526,7 +527,6 @@ static int check_job(const cJSON *job, cJSON **ret_job)
 	return 0;
 }
 
-
 /* Removes a finished task's work folder. On Windows a file of a program
  * that has just exited (or, under Wine, one a host tool is still closing)
  * can stay locked for a moment: try a few times, then say what was left. */
@@ -589,14 +589,16 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 
 	if (json_get_int(lease, "task_id", 1, 9007199254740992LL, true, 0, &task_id) < 0 ||
 	    json_get_int(lease, "attempt", 1, 1000000, true, 0, &attempt) < 0) {
-		log_event(LOG_ERROR, "lease_malformed", "reason", "the lease has no task_id or attempt", NULL);
+		log_event(LOG_ERROR, "lease_malformed", "reason", "the lease has no task_id or attempt",
+			  NULL);
 		return TASK_REFUSED;
 	}
 	if (json_get_int(lease, "heartbeat_seconds", 1, 3600, false, 10, &heartbeat_seconds) < 0)
 		heartbeat_seconds = 10;
 	log_task(LOG_INFO, "task_leased", task_id, attempt, "job",
 		 cJSON_IsString(cJSON_GetObjectItemCaseSensitive(job, "name"))
-			 ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring : "");
+			 ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring
+			 : "");
 
 	/* Bounds are checked here again: never trust the server blindly. */
 	if (!cJSON_IsObject(job) || (rc = check_job(job, &checked_job)) < 0) {
@@ -607,8 +609,8 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		return TASK_REFUSED;
 	}
 
-	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator,
-		 task_id, attempt);
+	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator, task_id,
+		 attempt);
 	if ((rc = plat_remove_tree(work_dir)) < 0 || (rc = plat_mkdirs_private(work_dir)) < 0) {
 		return task_not_started(f, task_id, attempt, rc, checked_job);
 	}
@@ -681,16 +683,14 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	/* Finished: spooled before it is posted, so it survives a restart. */
 	outcome = TASK_SUCCEEDED;
 	cJSON_DeleteItemFromObjectCaseSensitive(result, "attempt");
-	if (!cJSON_AddNumberToObject(result, "attempt", (double)attempt) ||
-	    !(text = print_object(result))) {
+	if (!cJSON_AddNumberToObject(result, "attempt", (double)attempt) || !(text = print_object(result))) {
 		cJSON_Delete(result);
 		post_failure(f, task_id, attempt, "Out of memory.", true);
 		return TASK_FAILED;
 	}
 	cJSON_Delete(result);
 	if (strlen(text) > SPOOL_RESULT_LIMIT) {
-		snprintf(reason, sizeof(reason), "The result is larger than %zu bytes.",
-			 SPOOL_RESULT_LIMIT);
+		snprintf(reason, sizeof(reason), "The result is larger than %zu bytes.", SPOOL_RESULT_LIMIT);
 		post_failure(f, task_id, attempt, reason, false);
 		free(text);
 		return TASK_FAILED;
@@ -753,7 +753,7 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 	if (a.status == 204) {
 		rest_answer_release(&a);
 		return clock_monotonic_us() / 1000 - started_ms < LEASE_SHORT_MS ? LEASE_CUT_SHORT
-										  : LEASE_NOTHING;
+										 : LEASE_NOTHING;
 	}
 	if (a.status == 200 && !(problem = lease_problem(a.body))) {
 		*ret_lease = a.body;
@@ -766,7 +766,9 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 		return token_refused(f);
 	}
 	describe_answer(&a, "a lease", a.status == 200 ? problem : "", reason, sizeof(reason));
-	rc = err_set(a.status == 200 ? LL_EFORMAT : is_retryable_status(a.status) ? LL_EIO : LL_EINVAL,
+	rc = err_set(a.status == 200                 ? LL_EFORMAT
+		     : is_retryable_status(a.status) ? LL_EIO
+						     : LL_EINVAL,
 		     "%s", reason);
 	rest_answer_release(&a);
 	return rc;
@@ -789,8 +791,8 @@ int fleet_run(const struct fleet_options *options)
 	f.options = options;
 	f.random_state = plat_random_seed();
 	snprintf(f.work_root, sizeof(f.work_root), "%s%cwork", options->data_dir, plat_path_separator);
-	if ((rc = plat_mkdirs_private(options->data_dir)) < 0 || (rc = plat_mkdirs_private(f.work_root)) < 0 ||
-	    (rc = facts_detect(f.work_root, &f.facts)) < 0)
+	if ((rc = plat_mkdirs_private(options->data_dir)) < 0 ||
+	    (rc = plat_mkdirs_private(f.work_root)) < 0 || (rc = facts_detect(f.work_root, &f.facts)) < 0)
 		return fatal(rc);
 
 	rc = identity_load(options->data_dir, &f.identity);
@@ -834,8 +836,8 @@ int fleet_run(const struct fleet_options *options)
 			if (rc < 0)
 				log_event(LOG_WARN,
 					  rc == LL_EFORMAT ? "lease_malformed"
-					  : rc == LL_EIO  ? "server_unreachable"
-							  : "lease_refused",
+					  : rc == LL_EIO   ? "server_unreachable"
+							   : "lease_refused",
 					  "during", "lease", "reason", err_message(rc), NULL);
 			if (!backoff_wait(&f, &delay, retry_after))
 				break;

@@ -68,8 +68,7 @@ out:
 	return rc;
 }
 
-int identity_save(const char *data_dir, const struct identity *identity, const char *server,
-		  const char *name)
+int identity_save(const char *data_dir, const struct identity *identity, const char *server, const char *name)
 {
 	char path[4096];
 	cJSON *root = cJSON_CreateObject();

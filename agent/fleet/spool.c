@@ -20,11 +20,10 @@ static void spool_dir(const char *data_dir, char *out, size_t size)
 	snprintf(out, size, "%s%cspool", data_dir, plat_path_separator);
 }
 
-static void spool_file(const char *data_dir, long long task_id, long long attempt, char *out,
-		       size_t size)
+static void spool_file(const char *data_dir, long long task_id, long long attempt, char *out, size_t size)
 {
-	snprintf(out, size, "%s%cspool%c%lld-%lld.json", data_dir, plat_path_separator,
-		 plat_path_separator, task_id, attempt);
+	snprintf(out, size, "%s%cspool%c%lld-%lld.json", data_dir, plat_path_separator, plat_path_separator,
+		 task_id, attempt);
 }
 
 int spool_put(const char *data_dir, long long task_id, long long attempt, const char *body)
@@ -60,8 +59,8 @@ static int collect(void *context, const char *name)
 	int used = 0;
 
 	if (name[0] < '0' || name[0] > '9' ||
-	    sscanf(name, "%18lld-%9lld%n", &task_id, &attempt, &used) != 2 || task_id < 1 ||
-	    attempt < 1 || strcmp(name + used, ".json") != 0)
+	    sscanf(name, "%18lld-%9lld%n", &task_id, &attempt, &used) != 2 || task_id < 1 || attempt < 1 ||
+	    strcmp(name + used, ".json") != 0)
 		return 0;
 	if (list->count == SPOOL_MAX_ENTRIES)
 		return 0;
@@ -97,11 +96,10 @@ int spool_each(const char *data_dir,
 		goto out;
 	qsort(list.entries, list.count, sizeof(list.entries[0]), by_task);
 	for (size_t i = 0; i < list.count && rc == 0; i++) {
-		spool_file(data_dir, list.entries[i].task_id, list.entries[i].attempt, path,
-			   sizeof(path));
+		spool_file(data_dir, list.entries[i].task_id, list.entries[i].attempt, path, sizeof(path));
 		if (plat_read_file(path, SPOOL_RESULT_LIMIT, &text, &len) < 0) {
-			log_event(LOG_WARN, "spool_skipped", "file", path, "reason",
-				  err_message(LL_EIO), NULL);
+			log_event(LOG_WARN, "spool_skipped", "file", path, "reason", err_message(LL_EIO),
+				  NULL);
 			continue;
 		}
 		rc = deliver(context, list.entries[i].task_id, list.entries[i].attempt, text);

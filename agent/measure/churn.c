@@ -40,8 +40,8 @@ static const char wine_note[] =
 /* Everything one or more runs share: the children's program and, for the
  * Windows churn, the built programs and the Wine prefix. */
 struct churn_env {
-	bool windows;              /* the Windows churn (generated programs) */
-	bool through_wine64;       /* ... run on Linux by wine64 */
+	bool windows;        /* the Windows churn (generated programs) */
+	bool through_wine64; /* ... run on Linux by wine64 */
 	char work[PLAT_MAX_PATH + 1];
 	char self[PLAT_MAX_PATH + 1]; /* Linux analog: this agent */
 	int wave_cap;
@@ -50,7 +50,7 @@ struct churn_env {
 	struct runner_toolchain toolchain;
 	char parent_exe[PLAT_MAX_PATH + 1];
 	char child_exe[PLAT_MAX_PATH + 1];
-	struct runner runner;      /* where they run: natively, or a Wine session */
+	struct runner runner; /* where they run: natively, or a Wine session */
 };
 
 /* ---- helpers ---- */
@@ -144,15 +144,13 @@ static int check_set(const struct churn_options *o, const char *set)
 		if (set && strcmp(set, dll_sets[i]) == 0)
 			known = true;
 	if (!known)
-		return err_set(LL_EINVAL,
-			       "Unknown DLL set '%s' (none, user32, user32+gdi32 or generated).",
+		return err_set(LL_EINVAL, "Unknown DLL set '%s' (none, user32, user32+gdi32 or generated).",
 			       set ? set : "(null)");
 	if (strcmp(set, "generated") == 0 && libs == 0)
 		return err_set(LL_EINVAL, "The DLL set 'generated' needs the libraries to load.");
 	if (strncmp(set, "user32", 6) == 0 && !windows_programs(o))
 		return err_set(LL_EUNSUPPORTED,
-			       "The DLL set '%s' needs Windows programs: run on Windows or under Wine.",
-			       set);
+			       "The DLL set '%s' needs Windows programs: run on Windows or under Wine.", set);
 	return 0;
 }
 
@@ -165,8 +163,7 @@ static int check_common(const struct churn_options *o)
 		return err_set(LL_ERANGE, "The process count must be 1..%d, not %d.", CHURN_MAX_PROCESSES,
 			       o->processes);
 	if (libs > CHURN_MAX_LIBS)
-		return err_set(LL_ETOOBIG, "At most %d generated libraries, not %zu.", CHURN_MAX_LIBS,
-			       libs);
+		return err_set(LL_ETOOBIG, "At most %d generated libraries, not %zu.", CHURN_MAX_LIBS, libs);
 	for (size_t i = 0; i < libs; i++)
 		if (!*o->generated_libs[i] || strlen(o->generated_libs[i]) > PLAT_MAX_PATH / 2 ||
 		    strchr(o->generated_libs[i], '"'))
@@ -195,8 +192,8 @@ static int compile(struct churn_env *env, const char *source, const char *exe, c
 {
 	char src[PLAT_MAX_PATH + 1], out[PLAT_MAX_PATH + 1], line[400];
 	const char *argv[] = {env->toolchain.gcc, "-O1", "-Wall", "-o", out, src, NULL};
-	struct plat_spawn_options o = {.argv = argv, .cwd = env->work, .stdout_path = log,
-				       .stderr_path = log};
+	struct plat_spawn_options o = {
+		.argv = argv, .cwd = env->work, .stdout_path = log, .stderr_path = log};
 	int rc, code = -1;
 
 	if (env->toolchain.host) {
@@ -232,7 +229,8 @@ static int build_windows_programs(struct churn_env *env)
 	char src[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if ((rc = runner_compiler_find(&env->toolchain)) < 0 || (rc = join_path(log, env->work, "churn_build.log")) < 0)
+	if ((rc = runner_compiler_find(&env->toolchain)) < 0 ||
+	    (rc = join_path(log, env->work, "churn_build.log")) < 0)
 		return rc;
 	if ((rc = join_path(src, env->work, "churn_child.c")) < 0 ||
 	    (rc = write_program(src, "churn_child.c")) < 0 ||
@@ -299,8 +297,8 @@ static long long phase_timeout(const struct churn_options *o)
 /* The libraries of SET as the children get them: absolute paths for
  * generated ones (Z:\ form under wine64), names for system DLLs. Each
  * entry of OUT is a malloc'd string; OUT ends with NULL. */
-static int child_libraries(const struct churn_env *env, const struct churn_options *o,
-			   const char *set, char **out)
+static int child_libraries(const struct churn_env *env, const struct churn_options *o, const char *set,
+			   char **out)
 {
 	const char *const *libs = set_libraries(o, set);
 	bool generated = strcmp(set, "generated") == 0;
@@ -339,8 +337,8 @@ static cJSON *library_array(char *const *libs)
 	return a;
 }
 
-static int run_linux(const struct churn_env *env, const struct churn_options *o, const char *set,
-		     char **libs, int percent_from, int percent_to, cJSON *result)
+static int run_linux(const struct churn_env *env, const struct churn_options *o, const char *set, char **libs,
+		     int percent_from, int percent_to, cJSON *result)
 {
 	const char *argv[CHURN_MAX_LIBS + 4];
 	long long create_us = 0, destroy_us = 0, timeout = phase_timeout(o);
@@ -368,12 +366,12 @@ static int run_linux(const struct churn_env *env, const struct churn_options *o,
 	cJSON_AddNumberToObject(result, "create_us", (double)create_us);
 	cJSON_AddNumberToObject(result, "destroy_us", (double)destroy_us);
 	cJSON_AddNumberToObject(result, "waves", waves);
-	cJSON_AddNumberToObject(result, "wave_size", env->wave_cap < o->processes ? env->wave_cap : o->processes);
+	cJSON_AddNumberToObject(result, "wave_size",
+				env->wave_cap < o->processes ? env->wave_cap : o->processes);
 	cJSON_AddStringToObject(result, "blocked", "not measured on this platform");
 	probe = cJSON_AddObjectToObject(result, "probe");
 	cJSON_AddBoolToObject(probe, "measured", false);
-	cJSON_AddStringToObject(probe, "reason",
-				"Linux has no window-manager lock that process exit takes.");
+	cJSON_AddStringToObject(probe, "reason", "Linux has no window-manager lock that process exit takes.");
 	method = cJSON_AddObjectToObject(result, "method");
 	cJSON_AddStringToObject(method, "platform", "linux");
 	cJSON_AddStringToObject(method, "runner", "native");
@@ -421,7 +419,8 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	if ((rc = join_path(out, env->work, name)) < 0)
 		return rc;
 	snprintf(name, sizeof(name), "churn_%s.log", set);
-	if ((rc = join_path(log, env->work, name)) < 0 || (rc = runner_program_path(&env->runner, out, out_arg)) < 0 ||
+	if ((rc = join_path(log, env->work, name)) < 0 ||
+	    (rc = runner_program_path(&env->runner, out, out_arg)) < 0 ||
 	    (rc = runner_program_path(&env->runner, env->child_exe, child_arg)) < 0)
 		return rc;
 	remove(out);
@@ -485,15 +484,18 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 				"result's blocked_* figures are the destroy phase's");
 	cJSON_AddItemToObject(result, "probe", probe);
 	method = cJSON_AddObjectToObject(result, "method");
-	cJSON_AddStringToObject(method, "platform", env->through_wine64 || plat_under_wine() ? "wine" : "windows");
-	cJSON_AddStringToObject(method, "runner", env->through_wine64 || plat_under_wine() ? "wine" : "native");
+	cJSON_AddStringToObject(method, "platform",
+				env->through_wine64 || plat_under_wine() ? "wine" : "windows");
+	cJSON_AddStringToObject(method, "runner",
+				env->through_wine64 || plat_under_wine() ? "wine" : "native");
 	cJSON_AddStringToObject(method, "child",
 				"churn_child.exe (generated, mingw-w64; imports kernel32 and the C "
 				"runtime only): LoadLibrary of each library of the set");
 	cJSON_AddStringToObject(method, "spawn", "CreateProcess");
 	cJSON_AddStringToObject(method, "timer", "QueryPerformanceCounter");
-	cJSON_AddItemToObject(method, "timer_frequency_hz",
-			      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, "timer_frequency_hz"), true));
+	cJSON_AddItemToObject(
+		method, "timer_frequency_hz",
+		cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, "timer_frequency_hz"), true));
 	cJSON_AddStringToObject(method, "create",
 				"from just before the first CreateProcess until every child released "
 				"the shared ready semaphore");

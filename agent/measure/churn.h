@@ -57,13 +57,13 @@
 #define CHURN_DEFAULT_TIMEOUT_MS 120000
 
 struct churn_options {
-	int processes;                    /* 1..CHURN_MAX_PROCESSES */
-	const char *dll_set;              /* "none" | "user32" | "user32+gdi32" | "generated" */
-	const char *work_dir;             /* an existing folder churn may fill */
+	int processes;                     /* 1..CHURN_MAX_PROCESSES */
+	const char *dll_set;               /* "none" | "user32" | "user32+gdi32" | "generated" */
+	const char *work_dir;              /* an existing folder churn may fill */
 	const char *const *generated_libs; /* "generated": NULL-terminated DLL (Windows) or
 					    * shared object (Linux) paths, 1..CHURN_MAX_LIBS */
-	long long timeout_ms;             /* per phase of a wave; 0: CHURN_DEFAULT_TIMEOUT_MS */
-	bool wine;                        /* Linux: the Windows churn under Wine, not the
+	long long timeout_ms;              /* per phase of a wave; 0: CHURN_DEFAULT_TIMEOUT_MS */
+	bool wine;                         /* Linux: the Windows churn under Wine, not the
 					   * Linux analog; ignored where Windows programs run */
 	/* Called with 0..100 as waves finish; returning true cancels the run
 	 * (LL_ESTATE) at the next wave. May be NULL. */

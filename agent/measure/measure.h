@@ -45,22 +45,22 @@
 /* Modified z-score beyond which a sample is flagged an outlier. */
 #define MEASURE_OUTLIER_THRESHOLD 3.5
 
-struct measure_program {              /* one thing to time; everything borrowed */
-	const char *name;                 /* unique in a measurement: "default", "(floor)" */
-	struct plat_spawn_options spawn;  /* argv[0] a path (for a Windows program under Wine,
+struct measure_program {                 /* one thing to time; everything borrowed */
+	const char *name;                /* unique in a measurement: "default", "(floor)" */
+	struct plat_spawn_options spawn; /* argv[0] a path (for a Windows program under Wine,
 					   * {"/usr/lib/wine/wine64", "C:\\...\\main.exe", NULL}),
 					   * env_add, cwd, stdout/stderr files (NULL: discarded) */
-	const char *const *files;         /* NULL-terminated: the files it loads (exe + DLLs), evicted
+	const char *const *files;        /* NULL-terminated: the files it loads (exe + DLLs), evicted
 					   * before a cold run and checked for residency; may be NULL
 					   * for warm runs */
 };
 
 struct measure_options {
-	int runs;                /* timed runs per program, 1..MEASURE_MAX_RUNS */
-	int warmup;              /* untimed runs per program first, 0..MEASURE_MAX_WARMUP (warm only) */
-	uint64_t seed;           /* the shuffles and the bootstrap: same seed, same order */
-	long long timeout_ms;    /* per run, > 0: a program still running is killed */
-	int reruns;              /* warm only, 0..MEASURE_MAX_RERUNS: a run whose program
+	int runs;             /* timed runs per program, 1..MEASURE_MAX_RUNS */
+	int warmup;           /* untimed runs per program first, 0..MEASURE_MAX_WARMUP (warm only) */
+	uint64_t seed;        /* the shuffles and the bootstrap: same seed, same order */
+	long long timeout_ms; /* per run, > 0: a program still running is killed */
+	int reruns;           /* warm only, 0..MEASURE_MAX_RERUNS: a run whose program
 				  * exits non-zero is run again up to this many times before
 				  * the measurement fails; every rerun is listed in the
 				  * result's "reruns" ({"program", "run", "exit_code"}) */
@@ -146,7 +146,7 @@ int measure_rounds(const struct measure_program *programs, size_t count, const s
 		   int (*run)(void *ctx, size_t program, size_t round), void *ctx);
 
 /* measure_method_json() added to RESULT as "method"; *RET_METHOD borrows it. */
-int measure_add_method(cJSON *result, const struct plat_measure_conditions *c, const struct measure_options *o,
-		       const char *kind, cJSON **ret_method);
+int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
+		       const struct measure_options *o, const char *kind, cJSON **ret_method);
 
 #endif

@@ -10,24 +10,35 @@
 
 /* The per-run series of one program, each `runs` long. */
 enum series {
-	COLD_WALL, COLD_PAGE_FAULTS, COLD_HARD_FAULTS, COLD_SOFT_FAULTS, COLD_READ_BYTES, COLD_READ_OPS,
-	COLD_READ_CHARS, COLD_RESIDENT_BEFORE,
-	WARM_WALL, WARM_READ_BYTES, WARM_READ_OPS, WARM_PAGE_FAULTS, WARM_HARD_FAULTS, WARM_SOFT_FAULTS,
+	COLD_WALL,
+	COLD_PAGE_FAULTS,
+	COLD_HARD_FAULTS,
+	COLD_SOFT_FAULTS,
+	COLD_READ_BYTES,
+	COLD_READ_OPS,
+	COLD_READ_CHARS,
+	COLD_RESIDENT_BEFORE,
+	WARM_WALL,
+	WARM_READ_BYTES,
+	WARM_READ_OPS,
+	WARM_PAGE_FAULTS,
+	WARM_HARD_FAULTS,
+	WARM_SOFT_FAULTS,
 	SERIES_COUNT
 };
 
 static const char *const cold_names[] = {"samples_us", "page_faults", "hard_faults", "soft_faults",
-					 "read_bytes", "read_ops", "read_chars", "resident_before_pages"};
-static const char *const warm_names[] = {"samples_us", "read_bytes", "read_ops",
+					 "read_bytes", "read_ops",    "read_chars",  "resident_before_pages"};
+static const char *const warm_names[] = {"samples_us",  "read_bytes",  "read_ops",
 					 "page_faults", "hard_faults", "soft_faults"};
 
 struct cold_state {
-	size_t files;          /* how many files the program names */
-	double *series;        /* [SERIES_COUNT][runs] */
-	double *resident;      /* [files][runs]: pages resident after each run */
-	bool *cold_runs;       /* [runs] */
+	size_t files;                          /* how many files the program names */
+	double *series;                        /* [SERIES_COUNT][runs] */
+	double *resident;                      /* [files][runs]: pages resident after each run */
+	bool *cold_runs;                       /* [runs] */
 	struct plat_measure_eviction eviction; /* the last one */
-	char note[200];        /* the first reason a run was not cold */
+	char note[200];                        /* the first reason a run was not cold */
 	char counters[160];
 };
 
@@ -49,7 +60,8 @@ static void release(struct cold_state *s, size_t count)
 	free(s);
 }
 
-static void put_counters(double *series, int runs, int run, enum series first, const struct plat_measure_counters *k)
+static void put_counters(double *series, int runs, int run, enum series first,
+			 const struct plat_measure_counters *k)
 {
 	long long values[] = {k->page_faults, k->hard_faults, k->soft_faults, k->read_bytes, k->read_ops};
 	series[first * runs + run] = (double)k->wall_ns / 1000.0;
@@ -66,19 +78,21 @@ static void put_counters(double *series, int runs, int run, enum series first, c
 	}
 }
 
-static int run_counted(const struct measure_program *p, const struct measure_options *o, int run, const char *what,
-		       struct plat_measure_counters *k)
+static int run_counted(const struct measure_program *p, const struct measure_options *o, int run,
+		       const char *what, struct plat_measure_counters *k)
 {
 	int rc = plat_measure_run(&p->spawn, o->timeout_ms, true, k);
 	if (rc < 0)
 		return rc;
 	if (k->exit_code != 0)
-		return err_set(LL_EIO, "%s exited with %d in %s run %d.", p->name, k->exit_code, what, run + 1);
+		return err_set(LL_EIO, "%s exited with %d in %s run %d.", p->name, k->exit_code, what,
+			       run + 1);
 	return 0;
 }
 
 /* One cold run of P (evict, run, residency) and its warm check. */
-static int cold_run(const struct measure_program *p, struct cold_state *s, const struct measure_options *o, int run)
+static int cold_run(const struct measure_program *p, struct cold_state *s, const struct measure_options *o,
+		    int run)
 {
 	struct plat_measure_counters k;
 	struct plat_measure_eviction e;
@@ -91,7 +105,9 @@ static int cold_run(const struct measure_program *p, struct cold_state *s, const
 	cold = s->files > 0 && e.done && (!e.verified || e.resident_pages == 0);
 	if (!cold && !s->note[0])
 		snprintf(s->note, sizeof(s->note), "%s",
-			 s->files == 0 ? "No files to evict." : e.note[0] ? e.note : "The eviction failed.");
+			 s->files == 0 ? "No files to evict."
+			 : e.note[0]   ? e.note
+				       : "The eviction failed.");
 	s->cold_runs[run] = cold;
 	s->series[COLD_RESIDENT_BEFORE * o->runs + run] = (double)e.resident_pages;
 	if ((rc = run_counted(p, o, run, "cold", &k)) < 0)
@@ -111,8 +127,8 @@ static int cold_run(const struct measure_program *p, struct cold_state *s, const
 }
 
 /* The result object of program P. */
-static int program_json(const struct measure_program *p, const struct cold_state *s, const struct measure_options *o,
-			uint64_t seed, cJSON **ret)
+static int program_json(const struct measure_program *p, const struct cold_state *s,
+			const struct measure_options *o, uint64_t seed, cJSON **ret)
 {
 	size_t runs = (size_t)o->runs;
 	cJSON *j = cJSON_CreateObject(), *warm, *modules, *arr, *summary = NULL;
@@ -137,7 +153,8 @@ static int program_json(const struct measure_program *p, const struct cold_state
 	if (!cJSON_AddBoolToObject(j, "cold", all_cold) ||
 	    !cJSON_AddStringToObject(j, "method", s->eviction.method) ||
 	    !cJSON_AddBoolToObject(j, "eviction_verified", s->eviction.verified) ||
-	    !cJSON_AddStringToObject(j, "note", s->note) || !cJSON_AddStringToObject(j, "counters", s->counters))
+	    !cJSON_AddStringToObject(j, "note", s->note) ||
+	    !cJSON_AddStringToObject(j, "counters", s->counters))
 		goto fail;
 	if ((rc = measure_summary_json(s->series + COLD_WALL * runs, runs, seed, &summary)) < 0)
 		goto fail;
@@ -158,7 +175,8 @@ static int program_json(const struct measure_program *p, const struct cold_state
 			cJSON_Delete(m);
 			goto fail;
 		}
-		if (!cJSON_AddStringToObject(m, "name", p->files[f]) || !cJSON_AddNumberToObject(m, "pages", (double)pages) ||
+		if (!cJSON_AddStringToObject(m, "name", p->files[f]) ||
+		    !cJSON_AddNumberToObject(m, "pages", (double)pages) ||
 		    !measure_add_numbers(m, "resident_pages", s->resident + f * runs, runs))
 			goto fail;
 	}
@@ -216,7 +234,8 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		plat_measure_counters_source(programs[i].spawn.argv[0], s->counters, sizeof(s->counters));
 	}
 	run = (struct cold_run){programs, states, o};
-	if ((rc = measure_rounds(programs, count, o, (size_t)o->runs, 0, &conditions, order_json, cold_one, &run)) < 0)
+	if ((rc = measure_rounds(programs, count, o, (size_t)o->runs, 0, &conditions, order_json, cold_one,
+				 &run)) < 0)
 		goto out;
 	if (!(progs = cJSON_AddObjectToObject(result, "programs"))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");

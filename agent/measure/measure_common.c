@@ -43,7 +43,8 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 
 	/* The seed as text: a uint64 does not fit a JSON number exactly. */
 	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
-	if (!m || !cJSON_AddStringToObject(m, "kind", kind) || !cJSON_AddStringToObject(m, "clock", c->clock) ||
+	if (!m || !cJSON_AddStringToObject(m, "kind", kind) ||
+	    !cJSON_AddStringToObject(m, "clock", c->clock) ||
 	    !cJSON_AddNumberToObject(m, "timer_resolution_ns", c->timer_resolution_ns) ||
 	    !cJSON_AddStringToObject(m, "priority", c->priority) ||
 	    !cJSON_AddStringToObject(m, "priority_read_back", c->priority_read_back) ||
@@ -109,10 +110,10 @@ int measure_summary_json(const double *x, size_t n, uint64_t seed, cJSON **ret)
 	if (!x || n == 0)
 		return err_set(LL_EINVAL, "No samples to summarize.");
 	if ((rc = stats_summarize(x, n, &s)) < 0 ||
-	    (rc = stats_bootstrap_ci(x, n, STATS_MEDIAN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed, &med_lo,
-				     &med_hi)) < 0 ||
-	    (rc = stats_bootstrap_ci(x, n, STATS_MIN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed + 1, &min_lo,
-				     &min_hi)) < 0)
+	    (rc = stats_bootstrap_ci(x, n, STATS_MEDIAN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed,
+				     &med_lo, &med_hi)) < 0 ||
+	    (rc = stats_bootstrap_ci(x, n, STATS_MIN, CONFIDENCE, MEASURE_BOOTSTRAP_RESAMPLES, seed + 1,
+				     &min_lo, &min_hi)) < 0)
 		return rc;
 	if (!(flags = calloc(n, sizeof(*flags)))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
@@ -122,7 +123,8 @@ int measure_summary_json(const double *x, size_t n, uint64_t seed, cJSON **ret)
 		goto out;
 	rc = err_set(LL_ENOMEM, "Out of memory.");
 	if (!(o = cJSON_CreateObject()) || !cJSON_AddNumberToObject(o, "n", (double)n) ||
-	    !cJSON_AddNumberToObject(o, "min_us", s.min) || !cJSON_AddNumberToObject(o, "median_us", s.median) ||
+	    !cJSON_AddNumberToObject(o, "min_us", s.min) ||
+	    !cJSON_AddNumberToObject(o, "median_us", s.median) ||
 	    !cJSON_AddNumberToObject(o, "mean_us", s.mean) || !cJSON_AddNumberToObject(o, "mad_us", s.mad) ||
 	    !cJSON_AddNumberToObject(o, "p90_us", s.p90) || !add_pair(o, "ci_median_us", med_lo, med_hi) ||
 	    !add_pair(o, "ci_min_us", min_lo, min_hi) || !(arr = cJSON_AddArrayToObject(o, "outliers")))
@@ -163,7 +165,8 @@ int measure_rounds(const struct measure_program *programs, size_t count, const s
 			break;
 		}
 		measure_shuffle(order, count, &state);
-		if (r >= first_listed && (!(names = cJSON_CreateArray()) || !cJSON_AddItemToArray(order_json, names))) {
+		if (r >= first_listed &&
+		    (!(names = cJSON_CreateArray()) || !cJSON_AddItemToArray(order_json, names))) {
 			cJSON_Delete(names);
 			rc = err_set(LL_ENOMEM, "Out of memory.");
 			break;
@@ -172,7 +175,8 @@ int measure_rounds(const struct measure_program *programs, size_t count, const s
 			cJSON *name;
 			if ((rc = run(ctx, order[k], r)) < 0 || !names)
 				continue;
-			if (!(name = cJSON_CreateString(programs[order[k]].name)) || !cJSON_AddItemToArray(names, name)) {
+			if (!(name = cJSON_CreateString(programs[order[k]].name)) ||
+			    !cJSON_AddItemToArray(names, name)) {
 				cJSON_Delete(name);
 				rc = err_set(LL_ENOMEM, "Out of memory.");
 			}
@@ -186,8 +190,8 @@ int measure_rounds(const struct measure_program *programs, size_t count, const s
 	return rc;
 }
 
-int measure_add_method(cJSON *result, const struct plat_measure_conditions *c, const struct measure_options *o,
-		       const char *kind, cJSON **ret_method)
+int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
+		       const struct measure_options *o, const char *kind, cJSON **ret_method)
 {
 	cJSON *method;
 	int rc;

@@ -10,8 +10,8 @@
 
 /* One run of P: run again (up to o->reruns times, each listed in RERUNS)
  * while it exits non-zero, then a non-zero exit fails the measurement. */
-static int run_once(const struct measure_program *p, const struct measure_options *o, int run,
-		    cJSON *reruns, double *ret_us)
+static int run_once(const struct measure_program *p, const struct measure_options *o, int run, cJSON *reruns,
+		    double *ret_us)
 {
 	struct plat_measure_counters k;
 	int rc;
@@ -23,8 +23,8 @@ static int run_once(const struct measure_program *p, const struct measure_option
 		if (k.exit_code == 0)
 			break;
 		if (attempt >= o->reruns)
-			return err_set(LL_EIO, "%s exited with %d in run %d while timed%s.", p->name, k.exit_code,
-				       run + 1, attempt ? " (after reruns)" : "");
+			return err_set(LL_EIO, "%s exited with %d in run %d while timed%s.", p->name,
+				       k.exit_code, run + 1, attempt ? " (after reruns)" : "");
 		if (!(entry = cJSON_CreateObject()) || !cJSON_AddItemToArray(reruns, entry) ||
 		    !cJSON_AddStringToObject(entry, "program", p->name) ||
 		    !cJSON_AddNumberToObject(entry, "run", run + 1) ||
@@ -38,7 +38,7 @@ static int run_once(const struct measure_program *p, const struct measure_option
 struct warm_run {
 	const struct measure_program *programs;
 	const struct measure_options *o;
-	double *samples;           /* [program][run] */
+	double *samples; /* [program][run] */
 	cJSON *reruns;
 };
 
@@ -59,8 +59,8 @@ static int warm_one(void *ctx, size_t i, size_t r)
 
 /* RESULT's "programs": {NAME: {"samples_us", "summary"}} from SAMPLES
  * ([program][run]). */
-static int programs_json(const struct measure_program *programs, size_t count, const struct measure_options *o,
-			 const double *samples, cJSON *result)
+static int programs_json(const struct measure_program *programs, size_t count,
+			 const struct measure_options *o, const double *samples, cJSON *result)
 {
 	cJSON *progs = cJSON_AddObjectToObject(result, "programs");
 	int rc;

@@ -316,8 +316,7 @@ int plat_churn_wave_run(const char *const *child_argv, int count, long long time
 	t0 = clock_monotonic_us();
 	for (; started < count; started++) {
 		pid_t pid;
-		int e = posix_spawn(&pid, child_argv[0], &actions, NULL, (char *const *)child_argv,
-				    environ);
+		int e = posix_spawn(&pid, child_argv[0], &actions, NULL, (char *const *)child_argv, environ);
 		if (e != 0) {
 			rc = err_set(LL_EIO, "Cannot start churn child %d of %d (%s): %s.", started + 1,
 				     count, child_argv[0], strerror(e));

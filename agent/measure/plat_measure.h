@@ -59,7 +59,7 @@
 /* The conditions a measurement ran under, as obtained and read back. The
  * text fields are NUL-terminated and go into a result's "method". */
 struct plat_measure_conditions {
-	char priority[64];           /* asked for: "SCHED_FIFO 1 (agent 2)", "nice -20", "REALTIME_PRIORITY_CLASS" */
+	char priority[64]; /* asked for: "SCHED_FIFO 1 (agent 2)", "nice -20", "REALTIME_PRIORITY_CLASS" */
 	char priority_read_back[64]; /* what the OS reports afterwards, same vocabulary */
 	bool realtime;               /* a real-time class was granted */
 	int cpu;                     /* the CPU pinned to; -1 when not pinned */
@@ -89,8 +89,8 @@ void plat_measure_end(struct plat_measure_conditions *conditions);
 
 /* What one run of a program gave. Counters the OS does not provide are -1. */
 struct plat_measure_counters {
-	long long wall_ns;     /* just before starting it ... its exit seen */
-	int exit_code;         /* a POSIX signal N gives 128 + N */
+	long long wall_ns; /* just before starting it ... its exit seen */
+	int exit_code;     /* a POSIX signal N gives 128 + N */
 	long long pid;
 	long long page_faults; /* hard + soft (Windows: PageFaultCount) */
 	long long hard_faults; /* Linux ru_majflt: faults that needed I/O */
@@ -121,11 +121,11 @@ void plat_measure_counters_source(const char *argv0, char *out, size_t size);
 
 /* What plat_measure_evict() did. */
 struct plat_measure_eviction {
-	char method[96];         /* "fdatasync+posix_fadvise(DONTNEED)", "standby-list purge", "unavailable" */
-	bool done;               /* the OS accepted the eviction */
-	bool verified;           /* residency was checked afterwards (Linux: mincore) */
-	long long resident_pages;/* pages of FILES still resident after it; -1 when unchecked */
-	char note[200];          /* why it is unavailable or unverified; "" otherwise */
+	char method[96]; /* "fdatasync+posix_fadvise(DONTNEED)", "standby-list purge", "unavailable" */
+	bool done;       /* the OS accepted the eviction */
+	bool verified;   /* residency was checked afterwards (Linux: mincore) */
+	long long resident_pages; /* pages of FILES still resident after it; -1 when unchecked */
+	char note[200];           /* why it is unavailable or unverified; "" otherwise */
 };
 
 /* Evicts the NULL-terminated FILES from the OS cache and checks it.

@@ -116,7 +116,8 @@ int plat_measure_begin(struct plat_measure_conditions *ret)
 	if (clock_getres(CLOCK_MONOTONIC, &res) == 0)
 		c.timer_resolution_ns = (double)res.tv_sec * 1e9 + (double)res.tv_nsec;
 	snprintf(c.spawn, sizeof(c.spawn), "clone(CLONE_VM|CLONE_VFORK|CLONE_PIDFD)+execve");
-	snprintf(c.counters, sizeof(c.counters), "linux rusage (wait4) + /proc/PID/io of the measured process");
+	snprintf(c.counters, sizeof(c.counters),
+		 "linux rusage (wait4) + /proc/PID/io of the measured process");
 	c.counters_reliable = true;
 	c.active = true;
 	*ret = c;
@@ -145,8 +146,10 @@ void plat_measure_counters_source(const char *argv0, char *out, size_t size)
 
 	base = base ? base + 1 : argv0;
 	if (strncmp(base, "wine", 4) == 0)
-		snprintf(out, size, "linux rusage (wait4) + /proc/PID/io of the %s process (the Windows "
-				    "program runs in it)", base);
+		snprintf(out, size,
+			 "linux rusage (wait4) + /proc/PID/io of the %s process (the Windows "
+			 "program runs in it)",
+			 base);
 	else
 		snprintf(out, size, "linux rusage (wait4) + /proc/PID/io of the measured process");
 }
@@ -253,13 +256,15 @@ static int wait_exit(pid_t pid, int pidfd, long long deadline_ns)
 			if (r > 0)
 				return 1;
 			if (r < 0 && errno != EINTR)
-				return err_set(LL_EIO, "poll on process %ld failed: %s.", (long)pid, strerror(errno));
+				return err_set(LL_EIO, "poll on process %ld failed: %s.", (long)pid,
+					       strerror(errno));
 			if (r == 0 && now_ns() >= deadline_ns)
 				return 0;
 		} else {
 			siginfo_t info;
 			memset(&info, 0, sizeof(info));
-			if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+			if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+			    errno != EINTR)
 				return err_set(LL_EIO, "waitid(%ld) failed: %s.", (long)pid, strerror(errno));
 			if (info.si_pid == pid)
 				return 1;
@@ -274,8 +279,12 @@ static int wait_exit(pid_t pid, int pidfd, long long deadline_ns)
 int plat_measure_run(const struct plat_spawn_options *options, long long timeout_ms, bool with_counters,
 		     struct plat_measure_counters *ret)
 {
-	struct plat_measure_counters k = {.page_faults = -1, .hard_faults = -1, .soft_faults = -1,
-					  .read_bytes = -1, .read_ops = -1, .read_chars = -1};
+	struct plat_measure_counters k = {.page_faults = -1,
+					  .hard_faults = -1,
+					  .soft_faults = -1,
+					  .read_bytes = -1,
+					  .read_ops = -1,
+					  .read_chars = -1};
 	struct child_args a;
 	struct rusage ru;
 	sigset_t all, old;
@@ -308,7 +317,8 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	a.realtime = policy == SCHED_FIFO || policy == SCHED_RR;
 	a.fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	a.fds[1] = open_output(options->stdout_path);
-	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0)
+	if (options->stderr_path && options->stdout_path &&
+	    strcmp(options->stderr_path, options->stdout_path) == 0)
 		a.fds[2] = fcntl(a.fds[1], F_DUPFD_CLOEXEC, 3);
 	else
 		a.fds[2] = open_output(options->stderr_path);

@@ -116,11 +116,13 @@ void plat_measure_counters_source(const char *argv0, char *out, size_t size)
 {
 	(void)argv0;
 	if (under_wine())
-		snprintf(out, size, "job object accounting + GetProcessMemoryInfo: zeros under Wine "
-				    "(measure the wine process from the Linux side)");
+		snprintf(out, size,
+			 "job object accounting + GetProcessMemoryInfo: zeros under Wine "
+			 "(measure the wine process from the Linux side)");
 	else
-		snprintf(out, size, "job object accounting (JobObjectBasicAndIoAccountingInformation) + "
-				    "GetProcessMemoryInfo PageFaultCount");
+		snprintf(out, size,
+			 "job object accounting (JobObjectBasicAndIoAccountingInformation) + "
+			 "GetProcessMemoryInfo PageFaultCount");
 }
 
 static long long page_faults_of(HANDLE process)
@@ -132,7 +134,8 @@ static long long page_faults_of(HANDLE process)
 	if (!looked_up) {
 		HMODULE psapi = LoadLibraryA("psapi.dll");
 		if (psapi)
-			fn = (get_process_memory_info_fn)(void (*)(void))GetProcAddress(psapi, "GetProcessMemoryInfo");
+			fn = (get_process_memory_info_fn)(void (*)(void))GetProcAddress(
+				psapi, "GetProcessMemoryInfo");
 		if (!fn)
 			fn = (get_process_memory_info_fn)(void (*)(void))GetProcAddress(
 				GetModuleHandleA("kernel32.dll"), "K32GetProcessMemoryInfo");
@@ -148,8 +151,12 @@ static long long page_faults_of(HANDLE process)
 int plat_measure_run(const struct plat_spawn_options *options, long long timeout_ms, bool with_counters,
 		     struct plat_measure_counters *ret)
 {
-	struct plat_measure_counters k = {.page_faults = -1, .hard_faults = -1, .soft_faults = -1,
-					  .read_bytes = -1, .read_ops = -1, .read_chars = -1};
+	struct plat_measure_counters k = {.page_faults = -1,
+					  .hard_faults = -1,
+					  .soft_faults = -1,
+					  .read_bytes = -1,
+					  .read_ops = -1,
+					  .read_chars = -1};
 	STARTUPINFOA si;
 	PROCESS_INFORMATION pi = {0};
 	HANDLE in = INVALID_HANDLE_VALUE, out = INVALID_HANDLE_VALUE, err = INVALID_HANDLE_VALUE, job = NULL;
@@ -170,7 +177,8 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	if ((rc = plat_win32_start_info(options, line, &env, &in, &out, &err, &si)) < 0)
 		goto out;
 	if (with_counters && !(job = CreateJobObjectA(NULL, NULL))) {
-		rc = err_set(LL_EIO, "Cannot create a job object (error %lu).", (unsigned long)GetLastError());
+		rc = err_set(LL_EIO, "Cannot create a job object (error %lu).",
+			     (unsigned long)GetLastError());
 		goto out;
 	}
 	/* A child gets NORMAL unless told: give it the agent's class. */
@@ -178,7 +186,8 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	flags = CREATE_NO_WINDOW | (priority ? priority : 0) | (with_counters ? CREATE_SUSPENDED : 0);
 	QueryPerformanceCounter(&start);
 	if (!CreateProcessA(options->argv[0], line, NULL, NULL, TRUE, flags, env, options->cwd, &si, &pi)) {
-		rc = err_set(LL_EIO, "Cannot start %s (error %lu).", options->argv[0], (unsigned long)GetLastError());
+		rc = err_set(LL_EIO, "Cannot start %s (error %lu).", options->argv[0],
+			     (unsigned long)GetLastError());
 		goto out;
 	}
 	started = true;
@@ -196,8 +205,8 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	if (r == WAIT_TIMEOUT) {
 		TerminateProcess(pi.hProcess, 255);
 		WaitForSingleObject(pi.hProcess, 10000);
-		rc = err_set(LL_ERANGE, "%s was still running after %lld ms and was killed.", options->argv[0],
-			     timeout_ms);
+		rc = err_set(LL_ERANGE, "%s was still running after %lld ms and was killed.",
+			     options->argv[0], timeout_ms);
 		goto out;
 	}
 	if (r != WAIT_OBJECT_0) {
@@ -208,7 +217,10 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	}
 	GetExitCodeProcess(pi.hProcess, &code);
 	QueryPerformanceFrequency(&freq);
-	k.wall_ns = freq.QuadPart ? (long long)((double)(end.QuadPart - start.QuadPart) * 1e9 / (double)freq.QuadPart) : 0;
+	k.wall_ns =
+		freq.QuadPart
+			? (long long)((double)(end.QuadPart - start.QuadPart) * 1e9 / (double)freq.QuadPart)
+			: 0;
 	k.exit_code = (int)code;
 	k.pid = (long long)pi.dwProcessId;
 	if (with_counters) {
@@ -276,8 +288,9 @@ int plat_measure_evict(const char *const *files, struct plat_measure_eviction *r
 	memset(&e, 0, sizeof(e));
 	e.resident_pages = -1;
 	for (size_t i = 0; files && files[i]; i++) {
-		HANDLE h = CreateFileA(files[i], GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-				       NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+		HANDLE h = CreateFileA(files[i], GENERIC_READ,
+				       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+				       OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
 		if (h == INVALID_HANDLE_VALUE)
 			return err_set(LL_EIO, "Cannot open %s to evict it (error %lu).", files[i],
 				       (unsigned long)GetLastError());
@@ -287,24 +300,29 @@ int plat_measure_evict(const char *const *files, struct plat_measure_eviction *r
 	memset(&version, 0, sizeof(version));
 	version.dwOSVersionInfoSize = sizeof(version);
 	if (under_wine()) {
-		snprintf(e.note, sizeof(e.note), "Under Wine a standby-list purge would pretend to succeed; "
-						 "evict from the Linux side.");
+		snprintf(e.note, sizeof(e.note),
+			 "Under Wine a standby-list purge would pretend to succeed; "
+			 "evict from the Linux side.");
 	} else if (!GetVersionExA(&version) || version.dwMajorVersion < 6) {
 		snprintf(e.note, sizeof(e.note), "The standby list can be purged on Vista and later only.");
 	} else if (!enable_purge_privilege()) {
-		snprintf(e.note, sizeof(e.note), "The agent lacks SeProfileSingleProcessPrivilege "
-						 "(run it as an administrator).");
+		snprintf(e.note, sizeof(e.note),
+			 "The agent lacks SeProfileSingleProcessPrivilege "
+			 "(run it as an administrator).");
 	} else if (!(set_info = (set_system_information_fn)(void (*)(void))GetProcAddress(
 			     GetModuleHandleA("ntdll.dll"), "NtSetSystemInformation"))) {
 		snprintf(e.note, sizeof(e.note), "ntdll has no NtSetSystemInformation.");
 	} else if ((status = set_info(SYSTEM_MEMORY_LIST_INFORMATION, &command, sizeof(command))) < 0) {
-		snprintf(e.note, sizeof(e.note), "NtSetSystemInformation(MemoryPurgeStandbyList) failed: "
-						 "NTSTATUS 0x%08lx.", (unsigned long)status);
+		snprintf(e.note, sizeof(e.note),
+			 "NtSetSystemInformation(MemoryPurgeStandbyList) failed: "
+			 "NTSTATUS 0x%08lx.",
+			 (unsigned long)status);
 	} else {
 		/* Dirty pages are not on the standby list: files the agent
 		 * just wrote may stay cached. Not checkable here. */
 		snprintf(e.method, sizeof(e.method), "standby-list purge (NtSetSystemInformation)");
-		snprintf(e.note, sizeof(e.note), "Windows cannot tell which pages stayed cached: not verified.");
+		snprintf(e.note, sizeof(e.note),
+			 "Windows cannot tell which pages stayed cached: not verified.");
 		e.done = true;
 	}
 	*ret = e;

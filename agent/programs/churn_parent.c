@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct phase { long long calls; double total_ms, max_ms; };
+struct phase {
+	long long calls;
+	double total_ms, max_ms;
+};
 static struct phase phases[2];
 static volatile LONG probe_phase = -1; /* -1 idle, 0 create, 1 destroy */
 static HANDLE probe_stop, probe_up, probe_kick;
@@ -44,8 +47,8 @@ static DWORD WINAPI probe_main(void *arg)
 	/* Under Wine the first window of a freshly booted prefix can fail while
 	 * its desktop process starts: a few tries, 250 ms apart. */
 	for (i = 0; i < 20; i++) {
-		hwnd = CreateWindowExA(0, wc.lpszClassName, "loadlab churn probe", WS_OVERLAPPED,
-				       0, 0, 16, 16, NULL, NULL, wc.hInstance, NULL);
+		hwnd = CreateWindowExA(0, wc.lpszClassName, "loadlab churn probe", WS_OVERLAPPED, 0, 0, 16,
+				       16, NULL, NULL, wc.hInstance, NULL);
 		if (hwnd)
 			break;
 		Sleep(250);
@@ -102,8 +105,10 @@ static void kill_all(HANDLE *h, int n)
 
 static void write_phase(FILE *f, const char *name, const struct phase *p)
 {
-	fprintf(f, "\"%s\": {\"calls\": %lld, \"blocked_total_ms\": %.3f, "
-		   "\"blocked_max_ms\": %.3f}", name, p->calls, p->total_ms, p->max_ms);
+	fprintf(f,
+		"\"%s\": {\"calls\": %lld, \"blocked_total_ms\": %.3f, "
+		"\"blocked_max_ms\": %.3f}",
+		name, p->calls, p->total_ms, p->max_ms);
 }
 
 /* argv: OUT.json CHILD.exe PROCESSES WAVE_SIZE TIMEOUT_MS INTERVAL_MS [DLL...] */
@@ -150,12 +155,13 @@ int main(int argc, char **argv)
 		PROCESS_INFORMATION pi;
 
 		snprintf(go_name, sizeof(go_name), "loadlab_churn_go_%lu_%d", GetCurrentProcessId(), waves);
-		snprintf(ready_name, sizeof(ready_name), "loadlab_churn_ready_%lu_%d",
-			 GetCurrentProcessId(), waves);
+		snprintf(ready_name, sizeof(ready_name), "loadlab_churn_ready_%lu_%d", GetCurrentProcessId(),
+			 waves);
 		go = CreateEventA(NULL, TRUE, FALSE, go_name);
 		ready = CreateSemaphoreA(NULL, 0, n, ready_name);
 		if (!go || !ready) {
-			snprintf(error, sizeof(error), "cannot create the shared event (%lu)", GetLastError());
+			snprintf(error, sizeof(error), "cannot create the shared event (%lu)",
+				 GetLastError());
 			goto fail;
 		}
 		used = (size_t)snprintf(cmd, cmd_size, "\"%s\" %lu %s %s", argv[2], GetCurrentProcessId(),
@@ -193,13 +199,14 @@ int main(int argc, char **argv)
 				DWORD code = STILL_ACTIVE;
 				if (GetExitCodeProcess(h[i], &code) && code != STILL_ACTIVE) {
 					snprintf(error, sizeof(error),
-						 "child %d exited with %lu before it was ready%s", i + 1, code,
-						 code == 3 ? " (a DLL did not load)" : "");
+						 "child %d exited with %lu before it was ready%s", i + 1,
+						 code, code == 3 ? " (a DLL did not load)" : "");
 					goto fail;
 				}
 			}
 			if (left == 0) {
-				snprintf(error, sizeof(error), "only %d of %d children were ready in time", up, n);
+				snprintf(error, sizeof(error), "only %d of %d children were ready in time",
+					 up, n);
 				goto fail;
 			}
 		}
@@ -242,11 +249,12 @@ int main(int argc, char **argv)
 	}
 	if (!(out = fopen(argv[1], "w")))
 		return 1;
-	fprintf(out, "{\"processes\": %d, \"waves\": %d, \"wave_size\": %d, "
-		   "\"create_us\": %lld, \"destroy_us\": %lld, \"timer_frequency_hz\": %lld, "
-		   "\"probe\": {\"window\": %s, \"interval_ms\": %lu, ",
-		   total, waves, wave, create_us, destroy_us, (long long)freq.QuadPart,
-		   probe_window ? "true" : "false", interval);
+	fprintf(out,
+		"{\"processes\": %d, \"waves\": %d, \"wave_size\": %d, "
+		"\"create_us\": %lld, \"destroy_us\": %lld, \"timer_frequency_hz\": %lld, "
+		"\"probe\": {\"window\": %s, \"interval_ms\": %lu, ",
+		total, waves, wave, create_us, destroy_us, (long long)freq.QuadPart,
+		probe_window ? "true" : "false", interval);
 	write_phase(out, "create", &phases[0]);
 	fprintf(out, ", ");
 	write_phase(out, "destroy", &phases[1]);

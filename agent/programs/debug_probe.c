@@ -129,7 +129,11 @@ static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
 	size_t n = wcslen(cmd);
 	int quote = arg[0] == 0 || wcspbrk(arg, L" \t\"") != NULL;
 
-#define PUT(c) do { if (n + 1 < cap) cmd[n++] = (c); } while (0)
+#define PUT(c)                          \
+	do {                            \
+		if (n + 1 < cap)        \
+			cmd[n++] = (c); \
+	} while (0)
 	if (n)
 		PUT(L' ');
 	if (quote)
@@ -232,14 +236,15 @@ int wmain(int argc, wchar_t **argv)
 		}
 		switch (e.dwDebugEventCode) {
 		case CREATE_PROCESS_DEBUG_EVENT:
-			add_module(process, 0, e.u.CreateProcessInfo.lpBaseOfImage, e.u.CreateProcessInfo.hFile,
-				   e.u.CreateProcessInfo.lpImageName, e.u.CreateProcessInfo.fUnicode);
+			add_module(process, 0, e.u.CreateProcessInfo.lpBaseOfImage,
+				   e.u.CreateProcessInfo.hFile, e.u.CreateProcessInfo.lpImageName,
+				   e.u.CreateProcessInfo.fUnicode);
 			if (e.u.CreateProcessInfo.hFile)
 				CloseHandle(e.u.CreateProcessInfo.hFile);
 			break;
 		case LOAD_DLL_DEBUG_EVENT:
-			add_module(process, 1, e.u.LoadDll.lpBaseOfDll, e.u.LoadDll.hFile, e.u.LoadDll.lpImageName,
-				   e.u.LoadDll.fUnicode);
+			add_module(process, 1, e.u.LoadDll.lpBaseOfDll, e.u.LoadDll.hFile,
+				   e.u.LoadDll.lpImageName, e.u.LoadDll.fUnicode);
 			if (e.u.LoadDll.hFile)
 				CloseHandle(e.u.LoadDll.hFile);
 			break;
@@ -268,8 +273,9 @@ int wmain(int argc, wchar_t **argv)
 			if (e.dwDebugEventCode == LOAD_DLL_DEBUG_EVENT && e.u.LoadDll.hFile)
 				CloseHandle(e.u.LoadDll.hFile);
 			ContinueDebugEvent(e.dwProcessId, e.dwThreadId,
-					   e.dwDebugEventCode == EXCEPTION_DEBUG_EVENT ? DBG_EXCEPTION_NOT_HANDLED
-										       : DBG_CONTINUE);
+					   e.dwDebugEventCode == EXCEPTION_DEBUG_EVENT
+						   ? DBG_EXCEPTION_NOT_HANDLED
+						   : DBG_CONTINUE);
 			if (e.dwDebugEventCode == EXIT_PROCESS_DEBUG_EVENT)
 				break;
 		}

@@ -27,7 +27,11 @@ static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
 	size_t n = wcslen(cmd);
 	int quote = arg[0] == 0 || wcspbrk(arg, L" \t\"") != NULL;
 
-#define PUT(c) do { if (n + 1 < cap) cmd[n++] = (c); } while (0)
+#define PUT(c)                          \
+	do {                            \
+		if (n + 1 < cap)        \
+			cmd[n++] = (c); \
+	} while (0)
 	if (n)
 		PUT(L' ');
 	if (quote)

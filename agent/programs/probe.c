@@ -63,8 +63,8 @@ static void ll_module(const char *name, HMODULE h, int comma)
 {
 	unsigned long stamp = 0;
 	unsigned long long pref = h ? ll_file_base(h, &stamp) : 0;
-	fprintf(ll_out, "%s{\"name\":\"%s\",\"loaded\":%s,\"preferred\":",
-		comma ? "," : "", name, h ? "true" : "false");
+	fprintf(ll_out, "%s{\"name\":\"%s\",\"loaded\":%s,\"preferred\":", comma ? "," : "", name,
+		h ? "true" : "false");
 	ll_hex(pref);
 	fputs(",\"actual\":", ll_out);
 	ll_hex((unsigned long long)(ULONG_PTR)h);
@@ -84,7 +84,9 @@ static void ll_imports(void)
 	for (; d->VirtualAddress && imp->Name; imp++) {
 		const char *dll = (const char *)(base + imp->Name);
 		HMODULE h = GetModuleHandleA(dll);
-		IMAGE_THUNK_DATA *names = (IMAGE_THUNK_DATA *)(base + (imp->OriginalFirstThunk ? imp->OriginalFirstThunk : imp->FirstThunk));
+		IMAGE_THUNK_DATA *names =
+			(IMAGE_THUNK_DATA *)(base + (imp->OriginalFirstThunk ? imp->OriginalFirstThunk
+									     : imp->FirstThunk));
 		IMAGE_THUNK_DATA *iat = (IMAGE_THUNK_DATA *)(base + imp->FirstThunk);
 
 		for (; names->u1.AddressOfData; names++, iat++) {
@@ -96,7 +98,8 @@ static void ll_imports(void)
 				p = h ? GetProcAddress(h, MAKEINTRESOURCEA(ord)) : NULL;
 				fprintf(ll_out, "\"ordinal\":%u,", (unsigned)ord);
 			} else {
-				IMAGE_IMPORT_BY_NAME *n = (IMAGE_IMPORT_BY_NAME *)(base + names->u1.AddressOfData);
+				IMAGE_IMPORT_BY_NAME *n =
+					(IMAGE_IMPORT_BY_NAME *)(base + names->u1.AddressOfData);
 				p = h ? GetProcAddress(h, (const char *)n->Name) : NULL;
 				fprintf(ll_out, "\"name\":\"%s\",", (const char *)n->Name);
 			}

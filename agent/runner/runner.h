@@ -29,16 +29,16 @@
 #define RUNNER_RUN_TIMEOUT_MS 60000
 
 struct runner {
-	bool wine;                             /* programs run under Wine's loader */
-	bool through_wine64;                   /* Linux: each started by wine64 */
+	bool wine;           /* programs run under Wine's loader */
+	bool through_wine64; /* Linux: each started by wine64 */
 	char wine64[PLAT_MAX_PATH];
 	char wineserver[PLAT_MAX_PATH];
-	char prefix_env[PLAT_MAX_PATH + 16];   /* "WINEPREFIX=..." */
-	const char *env[5];                    /* for a program started by wine64; NULL-ended */
+	char prefix_env[PLAT_MAX_PATH + 16]; /* "WINEPREFIX=..." */
+	const char *env[5];                  /* for a program started by wine64; NULL-ended */
 	struct plat_process *server;
-	char system_dirs[2][PLAT_MAX_PATH];    /* where the loader finds system DLLs */
+	char system_dirs[2][PLAT_MAX_PATH]; /* where the loader finds system DLLs */
 	size_t system_dir_count;
-	int boot_attempts;                     /* wineboot runs it took (Wine on Linux) */
+	int boot_attempts; /* wineboot runs it took (Wine on Linux) */
 };
 
 /* Prepares RUNNER: natively on Windows (a Windows agent under Wine starts
@@ -72,8 +72,8 @@ struct runner_toolchain {
 	 * build under Wine: it runs through plat_spawn_host(), and every path
 	 * in its arguments is a host path (plat_host_path()). */
 	bool host;
-	char target[64];      /* `gcc -dumpmachine`: "x86_64-w64-mingw32", "i686-w64-mingw32" */
-	bool x86;             /* 32-bit x86: a DLL's stdcall entry is _DllMain@12 */
+	char target[64]; /* `gcc -dumpmachine`: "x86_64-w64-mingw32", "i686-w64-mingw32" */
+	bool x86;        /* 32-bit x86: a DLL's stdcall entry is _DllMain@12 */
 };
 
 /* Finds the mingw-w64 compiler (above) into RET (target left empty).

@@ -55,7 +55,8 @@ static int toolchain_target(const char *work, struct runner_toolchain *t)
 	fclose(f);
 	text[strcspn(text, "\r\n")] = '\0';
 	snprintf(t->target, sizeof(t->target), "%.*s", (int)sizeof(t->target) - 1, text);
-	t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 || strncmp(text, "i386", 4) == 0;
+	t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 ||
+		 strncmp(text, "i386", 4) == 0;
 	return 0;
 }
 

@@ -27,7 +27,8 @@ static int find_in(const char *name, char *out)
 {
 	for (size_t i = 0; i < sizeof(wine_dirs) / sizeof(wine_dirs[0]); i++) {
 		char path[PLAT_MAX_PATH + 1];
-		if (join(path, wine_dirs[i], name) == 0 && plat_file_exists(path) && strlen(path) < PLAT_MAX_PATH) {
+		if (join(path, wine_dirs[i], name) == 0 && plat_file_exists(path) &&
+		    strlen(path) < PLAT_MAX_PATH) {
 			memcpy(out, path, strlen(path) + 1);
 			return 0;
 		}
@@ -100,8 +101,8 @@ static int boot(struct runner *r, const char *prefix)
  * session (server) reads the key. */
 static int null_display(struct runner *r)
 {
-	const char *argv[] = {NULL, "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d", "null",
-			      "/f", NULL};
+	const char *argv[] = {NULL,   "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d",
+			      "null", "/f",  NULL};
 	int rc;
 
 	if ((rc = wine_run(r, argv, 120000, "wine64 reg add (the null display driver)")) < 0)

@@ -55,8 +55,8 @@ static void report_status(DWORD state, int exit_code, DWORD wait_hint)
 		state == SERVICE_RUNNING ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN : 0;
 	status.dwWin32ExitCode = exit_code ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
 	status.dwServiceSpecificExitCode = (DWORD)exit_code;
-	status.dwCheckPoint = state == SERVICE_START_PENDING || state == SERVICE_STOP_PENDING
-				      ? status.dwCheckPoint + 1 : 0;
+	status.dwCheckPoint =
+		state == SERVICE_START_PENDING || state == SERVICE_STOP_PENDING ? status.dwCheckPoint + 1 : 0;
 	status.dwWaitHint = wait_hint;
 	SetServiceStatus(status_handle, &status);
 	LeaveCriticalSection(&status_lock);
@@ -191,9 +191,11 @@ int service_run(const char *name, int argc, char **argv)
 		return run_exit_code;
 	error = GetLastError();
 	if (error == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)
-		return err_set(LL_ESTATE, "'service run' is what the Service Control Manager starts: "
+		return err_set(LL_ESTATE,
+			       "'service run' is what the Service Control Manager starts: "
 			       "register the agent with 'loadlab-agent service install', then "
-			       "'sc start %s'.", name);
+			       "'sc start %s'.",
+			       name);
 	return err_set(LL_EIO, "Cannot connect to the Service Control Manager (error %lu).",
 		       (unsigned long)error);
 }
@@ -201,23 +203,24 @@ int service_run(const char *name, int argc, char **argv)
 static int scm_error(const char *what, const char *name)
 {
 	DWORD error = GetLastError();
-	int code = error == ERROR_ACCESS_DENIED ? LL_EFORBIDDEN
-		   : error == ERROR_SERVICE_EXISTS || error == ERROR_DUPLICATE_SERVICE_NAME
-			   ? LL_ECONFLICT
-		   : error == ERROR_SERVICE_DOES_NOT_EXIST ? LL_ENOTFOUND
-							   : LL_EIO;
+	int code = error == ERROR_ACCESS_DENIED                                             ? LL_EFORBIDDEN
+		   : error == ERROR_SERVICE_EXISTS || error == ERROR_DUPLICATE_SERVICE_NAME ? LL_ECONFLICT
+		   : error == ERROR_SERVICE_DOES_NOT_EXIST                                  ? LL_ENOTFOUND
+											    : LL_EIO;
 
 	if (code == LL_EFORBIDDEN)
-		return err_set(code, "Cannot %s the service %s: access denied (run it as an "
-			       "administrator).", what, name);
+		return err_set(code,
+			       "Cannot %s the service %s: access denied (run it as an "
+			       "administrator).",
+			       what, name);
 	if (code == LL_ECONFLICT)
-		return err_set(code, "Cannot %s the service %s: it exists already (uninstall it "
-			       "first).", what, name);
+		return err_set(code,
+			       "Cannot %s the service %s: it exists already (uninstall it "
+			       "first).",
+			       what, name);
 	if (code == LL_ENOTFOUND)
-		return err_set(code, "Cannot %s the service %s: there is no such service.", what,
-			       name);
-	return err_set(code, "Cannot %s the service %s (error %lu).", what, name,
-		       (unsigned long)error);
+		return err_set(code, "Cannot %s the service %s: there is no such service.", what, name);
+	return err_set(code, "Cannot %s the service %s (error %lu).", what, name, (unsigned long)error);
 }
 
 /* Appends ARGV[*I] to LINE; --data-dir and --enroll-token-file (either
@@ -252,8 +255,9 @@ static int append_option(char *line, size_t *len, int argc, char **argv, int *i)
 int service_install(const char *name, int argc, char **argv)
 {
 	static char line[PLAT_MAX_COMMAND_LINE + 1];
-	char exe[MAX_PATH], display[128], description[] =
-		"Leases load-time experiments from loadlabd, runs them and posts the results.";
+	char exe[MAX_PATH], display[128],
+		description[] =
+			"Leases load-time experiments from loadlabd, runs them and posts the results.";
 	SERVICE_DESCRIPTIONA info = {description};
 	SC_HANDLE scm, service;
 	size_t len = 0;
@@ -285,8 +289,8 @@ int service_install(const char *name, int argc, char **argv)
 	}
 	/* LocalSystem (no account given): docs/agent.md says how to choose another. */
 	service = CreateServiceA(scm, name, display, SERVICE_CHANGE_CONFIG | SERVICE_QUERY_STATUS,
-				 SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL,
-				 line, NULL, NULL, NULL, NULL, NULL);
+				 SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL, line,
+				 NULL, NULL, NULL, NULL, NULL);
 	if (!service) {
 		rc = scm_error("install", name);
 		CloseServiceHandle(scm);
@@ -323,8 +327,10 @@ int service_uninstall(const char *name)
 			waited += 250;
 		}
 		if (now.dwCurrentState != SERVICE_STOPPED)
-			rc = err_set(LL_ESTATE, "The service %s did not stop within %d s; it is marked "
-				     "for deletion once it does.", name, UNINSTALL_STOP_WAIT_MS / 1000);
+			rc = err_set(LL_ESTATE,
+				     "The service %s did not stop within %d s; it is marked "
+				     "for deletion once it does.",
+				     name, UNINSTALL_STOP_WAIT_MS / 1000);
 	}
 	if (!DeleteService(service) && GetLastError() != ERROR_SERVICE_MARKED_FOR_DELETE && rc == 0)
 		rc = scm_error("uninstall", name);

@@ -14,7 +14,7 @@ char *clock_format_rfc3339(long long ms, char *out)
 
 	gmtime_r(&secs, &tm);
 	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (tm.tm_year + 1900) % 10000,
-		 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100,
-		 tm.tm_sec % 100, (int)(ms % 1000));
+		 (tm.tm_mon + 1) % 100, tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100,
+		 (int)(ms % 1000));
 	return out;
 }

@@ -11,21 +11,36 @@ static _Thread_local int last_code;
 const char *err_name(int code)
 {
 	switch (code) {
-	case LL_OK: return "ok";
-	case LL_EINVAL: return "invalid_argument";
-	case LL_ENOMEM: return "out_of_memory";
-	case LL_EIO: return "io_error";
-	case LL_ENOTFOUND: return "not_found";
-	case LL_ECONFLICT: return "conflict";
-	case LL_ERANGE: return "out_of_range";
-	case LL_EFORMAT: return "malformed";
-	case LL_ETOOBIG: return "too_large";
-	case LL_EAUTH: return "unauthorized";
-	case LL_EFORBIDDEN: return "forbidden";
-	case LL_ESTORE: return "store_error";
-	case LL_EUNSUPPORTED: return "unsupported";
-	case LL_ESTATE: return "invalid_state";
-	default: return "internal";
+	case LL_OK:
+		return "ok";
+	case LL_EINVAL:
+		return "invalid_argument";
+	case LL_ENOMEM:
+		return "out_of_memory";
+	case LL_EIO:
+		return "io_error";
+	case LL_ENOTFOUND:
+		return "not_found";
+	case LL_ECONFLICT:
+		return "conflict";
+	case LL_ERANGE:
+		return "out_of_range";
+	case LL_EFORMAT:
+		return "malformed";
+	case LL_ETOOBIG:
+		return "too_large";
+	case LL_EAUTH:
+		return "unauthorized";
+	case LL_EFORBIDDEN:
+		return "forbidden";
+	case LL_ESTORE:
+		return "store_error";
+	case LL_EUNSUPPORTED:
+		return "unsupported";
+	case LL_ESTATE:
+		return "invalid_state";
+	default:
+		return "internal";
 	}
 }
 
@@ -50,21 +65,36 @@ const char *err_message(int code)
 	if (last_message[0] && last_code == code)
 		return last_message;
 	switch (code) {
-	case LL_OK: return "No error.";
-	case LL_EINVAL: return "Invalid argument.";
-	case LL_ENOMEM: return "Out of memory.";
-	case LL_EIO: return "An I/O operation failed.";
-	case LL_ENOTFOUND: return "No such object.";
-	case LL_ECONFLICT: return "The object changed state meanwhile.";
-	case LL_ERANGE: return "A number is out of range.";
-	case LL_EFORMAT: return "Malformed input.";
-	case LL_ETOOBIG: return "A size limit was exceeded.";
-	case LL_EAUTH: return "Missing or unknown credentials.";
-	case LL_EFORBIDDEN: return "Not allowed.";
-	case LL_ESTORE: return "The store failed.";
-	case LL_EUNSUPPORTED: return "Not supported here.";
-	case LL_ESTATE: return "Not valid in the current state.";
-	default: return "The operation failed.";
+	case LL_OK:
+		return "No error.";
+	case LL_EINVAL:
+		return "Invalid argument.";
+	case LL_ENOMEM:
+		return "Out of memory.";
+	case LL_EIO:
+		return "An I/O operation failed.";
+	case LL_ENOTFOUND:
+		return "No such object.";
+	case LL_ECONFLICT:
+		return "The object changed state meanwhile.";
+	case LL_ERANGE:
+		return "A number is out of range.";
+	case LL_EFORMAT:
+		return "Malformed input.";
+	case LL_ETOOBIG:
+		return "A size limit was exceeded.";
+	case LL_EAUTH:
+		return "Missing or unknown credentials.";
+	case LL_EFORBIDDEN:
+		return "Not allowed.";
+	case LL_ESTORE:
+		return "The store failed.";
+	case LL_EUNSUPPORTED:
+		return "Not supported here.";
+	case LL_ESTATE:
+		return "Not valid in the current state.";
+	default:
+		return "The operation failed.";
 	}
 }
 

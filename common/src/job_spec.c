@@ -95,14 +95,13 @@ static bool name_valid(const char *s)
 	return true;
 }
 
-static int add_knobs(cJSON *variants, const char *name, const char *bases, bool bind,
-		     const char *imports, const char *order)
+static int add_knobs(cJSON *variants, const char *name, const char *bases, bool bind, const char *imports,
+		     const char *order)
 {
 	cJSON *v = cJSON_CreateObject();
 
-	if (!v || !cJSON_AddStringToObject(v, "name", name) ||
-	    !cJSON_AddStringToObject(v, "bases", bases) || !cJSON_AddBoolToObject(v, "bind", bind) ||
-	    !cJSON_AddStringToObject(v, "imports", imports) ||
+	if (!v || !cJSON_AddStringToObject(v, "name", name) || !cJSON_AddStringToObject(v, "bases", bases) ||
+	    !cJSON_AddBoolToObject(v, "bind", bind) || !cJSON_AddStringToObject(v, "imports", imports) ||
 	    !cJSON_AddStringToObject(v, "order", order)) {
 		cJSON_Delete(v);
 		return LL_ENOMEM;
@@ -147,7 +146,8 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 	if (bind && strcmp(bases, "same") == 0)
 		return err_set(LL_EINVAL,
 			       "Variant '%s' binds with bases 'same': bound imports are only "
-			       "valid when each DLL has its own base.", name);
+			       "valid when each DLL has its own base.",
+			       name);
 	return add_knobs(out, name, bases, bind, imports, order);
 }
 
@@ -206,8 +206,7 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 		} else if (cJSON_IsObject(item) && strcmp(family, "pe") == 0) {
 			rc = normalize_pe_knobs(item, out);
 		} else {
-			return err_set(LL_EINVAL,
-				       "Each variant must be a preset name%s.",
+			return err_set(LL_EINVAL, "Each variant must be a preset name%s.",
 				       strcmp(family, "pe") == 0 ? " or an object of knobs" : "");
 		}
 		if (rc < 0)
@@ -236,8 +235,8 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 	if ((rc = json_check_keys(gen, keys, "generator")) < 0 ||
 	    (rc = json_get_int(gen, "dlls", 1, JOB_SPEC_MAX_DLLS, true, 0, &dlls)) < 0 ||
 	    (rc = json_get_int(gen, "exports", 1, JOB_SPEC_MAX_EXPORTS, true, 0, &exports)) < 0 ||
-	    (rc = json_get_int(gen, "globals_per_function", 0, JOB_SPEC_MAX_GLOBALS, false, 0,
-			       &globals)) < 0 ||
+	    (rc = json_get_int(gen, "globals_per_function", 0, JOB_SPEC_MAX_GLOBALS, false, 0, &globals)) <
+		    0 ||
 	    (rc = choice(gen, "main", main_values, "reference", &main_mode)) < 0)
 		return rc;
 	if (dlls * exports > JOB_SPEC_MAX_TOTAL_EXPORTS)
@@ -264,8 +263,7 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 
 	if (!measure) {
 		o = cJSON_AddObjectToObject(out, "warm");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) ||
-		    !cJSON_AddNumberToObject(o, "warmup", 3))
+		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) || !cJSON_AddNumberToObject(o, "warmup", 3))
 			return LL_ENOMEM;
 		return 0;
 	}
@@ -320,9 +318,9 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 			cJSON_AddItemToArray(sets, cJSON_CreateString("user32"));
 			return 0;
 		}
-		if (!cJSON_IsArray(given) || cJSON_GetArraySize(given) < 1 ||
-		    cJSON_GetArraySize(given) > 8)
-			return err_set(LL_EINVAL, "Field 'measure.churn.dll_sets' must be an array of 1 to 8 names.");
+		if (!cJSON_IsArray(given) || cJSON_GetArraySize(given) < 1 || cJSON_GetArraySize(given) > 8)
+			return err_set(LL_EINVAL,
+				       "Field 'measure.churn.dll_sets' must be an array of 1 to 8 names.");
 		cJSON_ArrayForEach(item, given) {
 			if (!cJSON_IsString(item) || !in_list(item->valuestring, churn_dll_sets))
 				return err_set(LL_EINVAL,
@@ -406,8 +404,8 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 
 /* Adds to OUT an object NAME holding what NORMALIZE makes of JOB's member
  * NAME (NULL when absent). */
-static int add_section(const cJSON *job, const char *name,
-		       int (*normalize)(const cJSON *section, cJSON *out), cJSON *out)
+static int add_section(const cJSON *job, const char *name, int (*normalize)(const cJSON *section, cJSON *out),
+		       cJSON *out)
 {
 	cJSON *o = cJSON_AddObjectToObject(out, name);
 
@@ -430,8 +428,9 @@ static int normalize_family_section(const cJSON *job, const char *family, cJSON 
 
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name", "family", "generator", "program", "variants", "measure",
-					   "matrix", "priority", "series", "revision", NULL};
+	static const char *const keys[] = {"name",     "family",   "generator", "program",
+					   "variants", "measure",  "matrix",    "priority",
+					   "series",   "revision", NULL};
 	static const char *const families[] = {"pe", "elf", "program", NULL};
 	const char *name, *family, *series, *revision;
 	long long priority;
@@ -453,8 +452,10 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		return err_set(LL_EINVAL, "Field 'series' must be 1 to %d printable characters.",
 			       JOB_SPEC_MAX_SERIES);
 	if (revision && (!revision[0] || !name_valid(revision)))
-		return err_set(LL_EINVAL, "Field 'revision' must be 1 to %d characters without control "
-					  "characters.", JOB_SPEC_MAX_REVISION);
+		return err_set(LL_EINVAL,
+			       "Field 'revision' must be 1 to %d characters without control "
+			       "characters.",
+			       JOB_SPEC_MAX_REVISION);
 	if (!in_list(family, families))
 		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf, program).", family);
 
@@ -574,7 +575,8 @@ bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const 
 	cJSON_ArrayForEach(key, selector) {
 		bool any = false;
 		cJSON_ArrayForEach(value, key)
-			if (cJSON_IsString(value) && agent_has(facts, labels, key->string, value->valuestring))
+			if (cJSON_IsString(value) &&
+			    agent_has(facts, labels, key->string, value->valuestring))
 				any = true;
 		if (!any)
 			return false;

@@ -17,7 +17,7 @@ static const struct {
 	const char *name;
 	const char *bases; /* "as-built" | "unique" */
 	bool bind;
-	const char *aslr;  /* "as-built" | "off" */
+	const char *aslr; /* "as-built" | "off" */
 } program_presets[] = {
 	{"as-built", "as-built", false, "as-built"},
 	{"rebase", "unique", false, "off"},
@@ -163,16 +163,18 @@ static int check_collisions(const cJSON *files, int count)
 	for (int i = 1; i < n && rc == 0; i++)
 		if (strcmp(folded[i - 1], folded[i]) == 0)
 			rc = err_set(LL_EINVAL,
-				     "Program file '%.300s' is refused: another path differs from it only in case.",
+				     "Program file '%.300s' is refused: another path differs from it only in "
+				     "case.",
 				     folded[i]);
 	for (int i = 0; i < n && rc == 0; i++) {
 		char prefix[JOB_SPEC_MAX_PROGRAM_PATH + 1];
 		for (const char *slash = folded[i]; rc == 0 && (slash = strchr(slash, '/')); slash++) {
 			snprintf(prefix, sizeof(prefix), "%.*s", (int)(slash - folded[i]), folded[i]);
 			if (find_folded(folded, (size_t)n, prefix))
-				rc = err_set(LL_EINVAL,
-					     "Program file '%.260s' is refused: another path uses it as a folder.",
-					     prefix);
+				rc = err_set(
+					LL_EINVAL,
+					"Program file '%.260s' is refused: another path uses it as a folder.",
+					prefix);
 		}
 	}
 out:
@@ -200,7 +202,8 @@ static int normalize_files(const cJSON *files, cJSON *out)
 		if (!cJSON_IsString(item) || !job_spec_blob_ref_valid(item->valuestring, NULL))
 			return err_set(LL_EINVAL,
 				       "Program file '%.300s' is refused: its blob must be \"sha256:\" "
-				       "and 64 lowercase hex digits.", item->string);
+				       "and 64 lowercase hex digits.",
+				       item->string);
 	}
 	if ((rc = check_collisions(files, count)) < 0)
 		return rc;
@@ -225,7 +228,8 @@ static int normalize_args(const cJSON *args, cJSON *out)
 			return err_set(LL_EINVAL, "Field 'program.args' must hold strings only.");
 		for (const char *p = item->valuestring; *p; p++)
 			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				return err_set(LL_EINVAL, "An argument in 'program.args' has a control character.");
+				return err_set(LL_EINVAL,
+					       "An argument in 'program.args' has a control character.");
 		total += strlen(item->valuestring) + 1;
 		if (total > JOB_SPEC_MAX_PROGRAM_ARGS_BYTES)
 			return err_set(LL_ERANGE, "Field 'program.args' is longer than %d bytes in all.",
@@ -251,8 +255,8 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 	if ((rc = json_check_keys(program, keys, "program")) < 0 ||
 	    (rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
 	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
-	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60,
-			       &timeout)) < 0)
+	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60, &timeout)) <
+		    0)
 		return rc;
 	for (i = 0; until_values[i] && strcmp(until, until_values[i]) != 0; i++)
 		;

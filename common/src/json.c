@@ -106,7 +106,8 @@ static int json_text_ok(const char *text, size_t len)
 			in_string = false;
 		else if (text[i] == '\\' && i + 1 < len && text[i + 1] == 'u' && i + 6 <= len &&
 			 memcmp(text + i + 2, "0000", 4) == 0)
-			return err_set(LL_EFORMAT, "A string holds \\u0000 (byte offset %zu); NUL is not allowed.", i);
+			return err_set(LL_EFORMAT,
+				       "A string holds \\u0000 (byte offset %zu); NUL is not allowed.", i);
 		else if (text[i] == '\\')
 			i++;
 	}
@@ -270,8 +271,8 @@ static int absent_member(const char *key, bool required)
 	return required ? err_set(LL_EINVAL, "Field '%s' is required.", key) : 0;
 }
 
-int json_get_int(const cJSON *obj, const char *key, long long min, long long max,
-		 bool required, long long default_value, long long *ret_value)
+int json_get_int(const cJSON *obj, const char *key, long long min, long long max, bool required,
+		 long long default_value, long long *ret_value)
 {
 	const cJSON *item = present_member(obj, key);
 
@@ -303,8 +304,7 @@ int json_get_string(const cJSON *obj, const char *key, size_t max_len, bool requ
 	return 0;
 }
 
-int json_get_bool(const cJSON *obj, const char *key, bool required, bool default_value,
-		  bool *ret_value)
+int json_get_bool(const cJSON *obj, const char *key, bool required, bool default_value, bool *ret_value)
 {
 	const cJSON *item = present_member(obj, key);
 

@@ -12,9 +12,18 @@ static enum log_format log_format = LOG_FORMAT_TEXT;
 static enum log_level log_level = LOG_INFO;
 static FILE *log_stream;
 
-void log_set_format(enum log_format format) { log_format = format; }
-void log_set_level(enum log_level level) { log_level = level; }
-void log_set_stream(FILE *stream) { log_stream = stream; }
+void log_set_format(enum log_format format)
+{
+	log_format = format;
+}
+void log_set_level(enum log_level level)
+{
+	log_level = level;
+}
+void log_set_stream(FILE *stream)
+{
+	log_stream = stream;
+}
 
 int log_format_parse(const char *name, enum log_format *ret_format)
 {

@@ -66,8 +66,7 @@ int stats_median(const double *x, size_t n, double *ret)
 	return stats_quantile(x, n, 0.5, ret);
 }
 
-void stats_summarize_sorted(const double *x, const double *sorted, size_t n,
-			    struct stats_summary *ret)
+void stats_summarize_sorted(const double *x, const double *sorted, size_t n, struct stats_summary *ret)
 {
 	struct stats_summary out = {0};
 	double sum = 0, squares = 0;
@@ -221,8 +220,7 @@ static int check_bootstrap(double level, int resamples)
 	return 0;
 }
 
-static int percentile_interval(double *values, int count, double level, double *ret_low,
-			       double *ret_high)
+static int percentile_interval(double *values, int count, double level, double *ret_low, double *ret_high)
 {
 	qsort(values, (size_t)count, sizeof(*values), compare_doubles);
 	*ret_low = stats_quantile_sorted(values, (size_t)count, (1 - level) / 2);
@@ -230,8 +228,8 @@ static int percentile_interval(double *values, int count, double level, double *
 	return 0;
 }
 
-int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
-		       int resamples, uint64_t seed, double *ret_low, double *ret_high)
+int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level, int resamples,
+		       uint64_t seed, double *ret_low, double *ret_high)
 {
 	double *scratch, *values;
 	uint64_t state = seed;
@@ -255,8 +253,8 @@ int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic
 }
 
 int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
-			     enum stats_statistic statistic, double level, int resamples,
-			     uint64_t seed, double *ret_low, double *ret_high)
+			     enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+			     double *ret_low, double *ret_high)
 {
 	double *scratch, *values;
 	uint64_t state = seed;
@@ -297,8 +295,7 @@ static int compare_ranked(const void *a, const void *b)
 	return compare_doubles(&((const struct ranked *)a)->value, &((const struct ranked *)b)->value);
 }
 
-int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u,
-		       double *ret_p)
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u, double *ret_p)
 {
 	size_t n = nx + ny, i = 0;
 	struct ranked *all;
@@ -333,8 +330,8 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, d
 	free(all);
 	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
 	mean = (double)nx * (double)ny / 2;
-	variance = (double)nx * (double)ny / 12 *
-		   (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
+	variance =
+		(double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
 	if (n < 2 || variance <= 0) {
 		p = 1;
 	} else {

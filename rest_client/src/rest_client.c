@@ -167,7 +167,7 @@ struct upload {
 
 struct transfer {
 	struct rest_client *c;
-	struct upload *upload;   /* NULL: none */
+	struct upload *upload; /* NULL: none */
 };
 
 static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
@@ -234,8 +234,8 @@ static int add_header(struct curl_slist **list, const char *header)
 	return 0;
 }
 
-static int perform(struct rest_client *c, const struct rest_request *request,
-		   struct upload *upload, struct sink *download, struct rest_answer *answer)
+static int perform(struct rest_client *c, const struct rest_request *request, struct upload *upload,
+		   struct sink *download, struct rest_answer *answer)
 {
 	struct transfer transfer = {c, upload};
 	CURL *curl = c->curl;
@@ -294,13 +294,11 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 	} else if (body || strcmp(method, "GET") != 0) {
 		/* Without a body, e.g. a cancel: an empty one. */
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? body : "");
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)(body ? strlen(body) : 0));
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? strlen(body) : 0));
 	}
 	res = curl_easy_perform(curl);
 	if (res == CURLE_ABORTED_BY_CALLBACK) {
-		rc = err_set(LL_ESTATE, "The request %s %s was abandoned by its caller.", method,
-			     path);
+		rc = err_set(LL_ESTATE, "The request %s %s was abandoned by its caller.", method, path);
 		goto out;
 	}
 	if (sink->file_failed) {
@@ -308,13 +306,13 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 		goto out;
 	}
 	if (sink->file_overflow) {
-		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %lld bytes.",
-			     method, path, download->file_limit);
+		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %lld bytes.", method,
+			     path, download->file_limit);
 		goto out;
 	}
 	if (sink->overflow || res == CURLE_FILESIZE_EXCEEDED) {
-		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %zu bytes.",
-			     method, path, answer->text.limit);
+		rc = err_set(LL_ETOOBIG, "The server's answer to %s %s is larger than %zu bytes.", method,
+			     path, answer->text.limit);
 		goto out;
 	}
 	if (res != CURLE_OK) {
@@ -332,8 +330,7 @@ static int perform(struct rest_client *c, const struct rest_request *request,
 	}
 	/* Not JSON is fine here: body stays NULL and the caller decides. */
 	if (answer->text.len &&
-	    json_parse_object(answer->text.data, answer->text.len, REST_CLIENT_MAX_DEPTH,
-			      &answer->body) < 0)
+	    json_parse_object(answer->text.data, answer->text.len, REST_CLIENT_MAX_DEPTH, &answer->body) < 0)
 		answer->body = NULL;
 	if (status < 200 || status > 299)
 		describe(answer);
@@ -349,14 +346,13 @@ out:
 	return rc;
 }
 
-int rest_client_send(struct rest_client *c, const struct rest_request *request,
-		     struct rest_answer *answer)
+int rest_client_send(struct rest_client *c, const struct rest_request *request, struct rest_answer *answer)
 {
 	return perform(c, request, NULL, NULL, answer);
 }
 
-int rest_client_download(struct rest_client *c, const char *path, const char *file_path,
-			 long long limit, long long *ret_size, struct rest_answer *answer)
+int rest_client_download(struct rest_client *c, const char *path, const char *file_path, long long limit,
+			 long long *ret_size, struct rest_answer *answer)
 {
 	const struct rest_request request = {"GET", path, NULL, 0, 0};
 	struct sink download = {0};
@@ -376,9 +372,9 @@ int rest_client_download(struct rest_client *c, const char *path, const char *fi
 	return rc;
 }
 
-int rest_client_upload(struct rest_client *c, const char *path, const char *file_path,
-		       long long size, void (*progress)(void *context, long long sent, long long total),
-		       void *context, struct rest_answer *answer)
+int rest_client_upload(struct rest_client *c, const char *path, const char *file_path, long long size,
+		       void (*progress)(void *context, long long sent, long long total), void *context,
+		       struct rest_answer *answer)
 {
 	const struct rest_request request = {"PUT", path, NULL, 0, 0};
 	struct upload upload = {fopen(file_path, "rb"), size, progress, context};
@@ -392,8 +388,8 @@ int rest_client_upload(struct rest_client *c, const char *path, const char *file
 	return rc;
 }
 
-int rest_client_post(struct rest_client *c, const char *path, const char *body,
-		     long timeout_seconds, struct rest_answer *answer)
+int rest_client_post(struct rest_client *c, const char *path, const char *body, long timeout_seconds,
+		     struct rest_answer *answer)
 {
 	const struct rest_request request = {"POST", path, body, 0, timeout_seconds};
 
@@ -403,14 +399,22 @@ int rest_client_post(struct rest_client *c, const char *path, const char *body,
 int rest_status_code(long status)
 {
 	switch (status) {
-	case 400: return LL_EINVAL;
-	case 401: return LL_EAUTH;
-	case 403: return LL_EFORBIDDEN;
-	case 404: return LL_ENOTFOUND;
-	case 409: return LL_ECONFLICT;
-	case 413: return LL_ETOOBIG;
-	case 501: return LL_EUNSUPPORTED;
-	default: return status >= 500 ? LL_ESTORE : LL_EINVAL;
+	case 400:
+		return LL_EINVAL;
+	case 401:
+		return LL_EAUTH;
+	case 403:
+		return LL_EFORBIDDEN;
+	case 404:
+		return LL_ENOTFOUND;
+	case 409:
+		return LL_ECONFLICT;
+	case 413:
+		return LL_ETOOBIG;
+	case 501:
+		return LL_EUNSUPPORTED;
+	default:
+		return status >= 500 ? LL_ESTORE : LL_EINVAL;
 	}
 }
 
@@ -423,8 +427,8 @@ int rest_answer_error(const struct rest_answer *answer, const char *method, cons
 	if (answer->server_message)
 		return err_set(code, "%s (HTTP %ld %s)", answer->message, answer->status,
 			       *answer->error_code ? answer->error_code : "error");
-	return err_set(code, "The server answered HTTP %ld to %s %s%s%s", answer->status, method,
-		       path, *answer->message ? ": " : ".", answer->message);
+	return err_set(code, "The server answered HTTP %ld to %s %s%s%s", answer->status, method, path,
+		       *answer->message ? ": " : ".", answer->message);
 }
 
 char *rest_escape(const char *text)

@@ -97,17 +97,22 @@ static int msvc(const char *job_path)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	int dlls = (int)cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(normalized, "generator"),
-						       "dlls")->valuedouble;
+	int dlls = (int)cJSON_GetObjectItemCaseSensitive(
+			   cJSON_GetObjectItemCaseSensitive(normalized, "generator"), "dlls")
+			   ->valuedouble;
 	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(normalized, "variants")) {
 		struct pe_variant v;
 		cJSON *commands;
 		memset(&v, 0, sizeof(v));
-		snprintf(v.base.name, sizeof(v.base.name), "%s", cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
-		snprintf(v.bases, sizeof(v.bases), "%s", cJSON_GetObjectItemCaseSensitive(item, "bases")->valuestring);
+		snprintf(v.base.name, sizeof(v.base.name), "%s",
+			 cJSON_GetObjectItemCaseSensitive(item, "name")->valuestring);
+		snprintf(v.bases, sizeof(v.bases), "%s",
+			 cJSON_GetObjectItemCaseSensitive(item, "bases")->valuestring);
 		v.bind = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "bind"));
-		v.ordinal = strcmp(cJSON_GetObjectItemCaseSensitive(item, "imports")->valuestring, "ordinal") == 0;
-		v.trace_order = strcmp(cJSON_GetObjectItemCaseSensitive(item, "order")->valuestring, "trace") == 0;
+		v.ordinal = strcmp(cJSON_GetObjectItemCaseSensitive(item, "imports")->valuestring,
+				   "ordinal") == 0;
+		v.trace_order =
+			strcmp(cJSON_GetObjectItemCaseSensitive(item, "order")->valuestring, "trace") == 0;
 		if ((rc = pe_msvc_commands(dlls, &v, "S", "O", &commands)) < 0)
 			goto out;
 		cJSON_AddItemToObject(all, v.base.name, commands);
@@ -127,20 +132,25 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--msvc") == 0)
 		return msvc(argv[2]);
 	if (argc < 4) {
-		fprintf(stderr, "usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS] | --msvc JOB.json\n");
+		fprintf(stderr,
+			"usage: pipeline_driver JOB.json WORK_DIR OUT.json [JOBS] | --msvc JOB.json\n");
 		return 2;
 	}
 	if ((rc = load_job(argv[1], &normalized)) < 0)
 		goto out;
 	facts = cJSON_CreateObject();
 	cell = cJSON_CreateObject();
-	if (!facts || !cell || !cJSON_AddStringToObject(facts, "runner",
-							plat_runs_windows_programs() ? "native" : "wine")) {
+	if (!facts || !cell ||
+	    !cJSON_AddStringToObject(facts, "runner", plat_runs_windows_programs() ? "native" : "wine")) {
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	struct pipeline_task task = {.job = normalized, .cell = cell, .facts = facts, .work_dir = argv[2],
-				     .jobs = argc > 4 ? atoi(argv[4]) : 2, .progress = progress};
+	struct pipeline_task task = {.job = normalized,
+				     .cell = cell,
+				     .facts = facts,
+				     .work_dir = argv[2],
+				     .jobs = argc > 4 ? atoi(argv[4]) : 2,
+				     .progress = progress};
 	if (task.jobs < 1)
 		task.jobs = 1;
 	if ((rc = pipeline_run(&task, &result)) < 0)

@@ -123,7 +123,8 @@ int main(int argc, char **argv)
 				size_t n = 0;
 
 				snprintf(from, sizeof(from), "%s/%s", dir, names[i]);
-				snprintf(to, sizeof(to), "%s/%s.%s", scratch, names[i], copying ? "copy" : "rebased");
+				snprintf(to, sizeof(to), "%s/%s.%s", scratch, names[i],
+					 copying ? "copy" : "rebased");
 				if (copying ? copy_file(from, to, &n) < 0 : rebase_file(from, to, NULL) < 0) {
 					fprintf(stderr, "bench_pe_rebase: %s failed\n", from);
 					return 2;

@@ -56,8 +56,8 @@ static size_t collect(char *p, size_t size, size_t n, void *userdata)
 }
 
 /* One request on a reused handle; returns the HTTP status (0 on error). */
-static long call(CURL *curl, const char *method, const char *url, const char *token,
-		 const char *body, struct reply *out)
+static long call(CURL *curl, const char *method, const char *url, const char *token, const char *body,
+		 struct reply *out)
 {
 	struct curl_slist *headers = NULL;
 	char auth[200];
@@ -108,9 +108,8 @@ static long json_int(const char *text, const char *key)
 
 /* ---- the floor: hello world on libmicrohttpd, as loadlabd configures it */
 
-static enum MHD_Result hello(void *cls, struct MHD_Connection *c, const char *url,
-			     const char *method, const char *version, const char *data,
-			     size_t *size, void **state)
+static enum MHD_Result hello(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			     const char *version, const char *data, size_t *size, void **state)
 {
 	static int first;
 	struct MHD_Response *r;
@@ -182,8 +181,10 @@ static void *worker_main(void *arg)
 				w->errors++;
 			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", base_url, task);
 			snprintf(body, sizeof(body),
-				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":\"default\","
-				 "\"warm\":{\"samples_us\":[1001,1002,999,1000,1003]}}]}", attempt);
+				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":"
+				 "\"default\","
+				 "\"warm\":{\"samples_us\":[1001,1002,999,1000,1003]}}]}",
+				 attempt);
 			if (call(curl, "POST", url, w->token, body, r) == 200)
 				w->results++;
 			else
@@ -195,8 +196,10 @@ static void *worker_main(void *arg)
 			nheld--;
 			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", base_url, held[nheld][0]);
 			snprintf(body, sizeof(body),
-				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":\"default\","
-				 "\"warm\":{\"samples_us\":[1001,1002,999,1000,1003]}}]}", held[nheld][1]);
+				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":"
+				 "\"default\","
+				 "\"warm\":{\"samples_us\":[1001,1002,999,1000,1003]}}]}",
+				 held[nheld][1]);
 			if (call(curl, "POST", url, w->token, body, r) == 200)
 				w->results++;
 			else
@@ -211,8 +214,7 @@ static void *worker_main(void *arg)
 }
 
 /* Runs AGENTS workers of KIND for the bench's seconds; returns the rate. */
-static double run_phase(struct worker *workers, int agents, int kind, const char *what,
-			long *ret_results)
+static double run_phase(struct worker *workers, int agents, int kind, const char *what, long *ret_results)
 {
 	long requests = 0, results = 0, errors = 0;
 	double start, elapsed;
@@ -279,13 +281,16 @@ static double sqlite_commit_rate(const char *dir)
 	snprintf(path, sizeof(path), "%s/reference.db", dir);
 	if (sqlite3_open(path, &db) != SQLITE_OK)
 		return 0;
-	sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-			 "CREATE TABLE t (body TEXT)", NULL, NULL, NULL);
+	sqlite3_exec(db,
+		     "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+		     "CREATE TABLE t (body TEXT)",
+		     NULL, NULL, NULL);
 	sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?)", -1, &insert, NULL);
 	start = now_s();
 	while (now_s() - start < seconds) {
 		sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-		sqlite3_bind_text(insert, 1, "{\"attempt\":1,\"facts\":{},\"variants\":[]}", -1, SQLITE_STATIC);
+		sqlite3_bind_text(insert, 1, "{\"attempt\":1,\"facts\":{},\"variants\":[]}", -1,
+				  SQLITE_STATIC);
 		sqlite3_step(insert);
 		sqlite3_reset(insert);
 		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -306,7 +311,8 @@ static int submit_jobs(CURL *curl, struct reply *r, int count, int agents)
 	for (int j = 0; j < count; j++)
 		if (call(curl, "POST", url, admin_token,
 			 "{\"name\":\"bench\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-			 "\"variants\":[\"default\"],\"matrix\":{\"each_agent\":{}}}", r) != 201) {
+			 "\"variants\":[\"default\"],\"matrix\":{\"each_agent\":{}}}",
+			 r) != 201) {
 			fprintf(stderr, "bench_server: submit failed: %s\n", r->data);
 			return -1;
 		}
@@ -331,7 +337,8 @@ int main(int argc, char **argv)
 	struct reply *r = malloc(sizeof(*r));
 
 	if (argc < 2 || agents < 1 || agents > MAX_AGENTS) {
-		fprintf(stderr, "usage: bench_server PATH/TO/loadlabd [AGENTS 1..%d] [SECONDS]\n", MAX_AGENTS);
+		fprintf(stderr, "usage: bench_server PATH/TO/loadlabd [AGENTS 1..%d] [SECONDS]\n",
+			MAX_AGENTS);
 		return 2;
 	}
 	if (argc > 3)
@@ -340,8 +347,8 @@ int main(int argc, char **argv)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	workers = calloc((size_t)agents, sizeof(*workers));
 
-	hello_daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
-					hello, NULL, MHD_OPTION_THREAD_POOL_SIZE, 8u,
+	hello_daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, hello,
+					NULL, MHD_OPTION_THREAD_POOL_SIZE, 8u,
 					MHD_OPTION_PER_IP_CONNECTION_LIMIT, 1000u, MHD_OPTION_END);
 	info = MHD_get_daemon_info(hello_daemon, MHD_DAEMON_INFO_BIND_PORT);
 	snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%u", info->port);
@@ -377,7 +384,8 @@ int main(int argc, char **argv)
 		char *t;
 		snprintf(url, sizeof(url), "%s/api/v1/agents/enroll", base_url);
 		snprintf(body, sizeof(body), "{\"name\":\"bench%d\",\"facts\":{\"os\":\"bench\"}}", i);
-		if (call(curl, "POST", url, enroll_token, body, r) != 201 || !(t = strstr(r->data, "\"token\":\""))) {
+		if (call(curl, "POST", url, enroll_token, body, r) != 201 ||
+		    !(t = strstr(r->data, "\"token\":\""))) {
 			fprintf(stderr, "bench_server: enroll failed: %s\n", r->data);
 			return 1;
 		}

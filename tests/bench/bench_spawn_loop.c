@@ -84,7 +84,8 @@ int main(int argc, char **argv)
 	}
 	if (argc - i != 2 || (n = atoi(argv[i])) < 1 ||
 	    (strcmp(method, "vfork") && strcmp(method, "clone") && strcmp(method, "posix_spawn"))) {
-		fprintf(stderr, "usage: bench_spawn_loop [--method vfork|clone|posix_spawn] [--realtime] N PROGRAM\n");
+		fprintf(stderr, "usage: bench_spawn_loop [--method vfork|clone|posix_spawn] [--realtime] N "
+				"PROGRAM\n");
 		return 2;
 	}
 	child_argv[0] = argv[i + 1];
@@ -110,7 +111,8 @@ int main(int argc, char **argv)
 	for (int r = 0; r < n; r++) {
 		long long t0 = now_ns();
 		pid_t pid = start(method, stack, sizeof(stack));
-		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
 			fprintf(stderr, "bench_spawn_loop: %s failed: %s\n", child_argv[0], strerror(errno));
 			return 1;
 		}

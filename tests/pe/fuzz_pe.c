@@ -102,7 +102,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 		pe_rebase_plan(pair, 2, 0x10000000, size & 1, bases);
 	}
-	pe_rebase(img, (img->image_base + 0x10000) & ~(uint64_t)0xffff & (img->pe32plus ? ~0ull : 0x7fffffffull), 1);
+	pe_rebase(img,
+		  (img->image_base + 0x10000) & ~(uint64_t)0xffff & (img->pe32plus ? ~0ull : 0x7fffffffull),
+		  1);
 	pe_bind(img, &options, &result);
 	pe_image_free(img);
 	return 0;

@@ -25,18 +25,42 @@ struct fixture {
 	size_t size;
 	bool plus;
 	uint64_t base;
-	uint32_t opt;         /* optional header offset */
+	uint32_t opt; /* optional header offset */
 	uint32_t va[3], raw[3], rawsize[3];
 };
 
-static inline void fx_put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static inline void fx_put32(unsigned char *p, uint32_t v) { fx_put16(p, (uint16_t)v); fx_put16(p + 2, (uint16_t)(v >> 16)); }
+static inline void fx_put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+static inline void fx_put32(unsigned char *p, uint32_t v)
+{
+	fx_put16(p, (uint16_t)v);
+	fx_put16(p + 2, (uint16_t)(v >> 16));
+}
 /* Writes TEXT and its NUL at P (the fixture's own, known-short names). */
-static inline void fx_put_text(unsigned char *p, const char *text) { memcpy(p, text, strlen(text) + 1); }
-static inline void fx_put64(unsigned char *p, uint64_t v) { fx_put32(p, (uint32_t)v); fx_put32(p + 4, (uint32_t)(v >> 32)); }
-static inline uint16_t fx_get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static inline uint32_t fx_get32(const unsigned char *p) { return fx_get16(p) | (uint32_t)fx_get16(p + 2) << 16; }
-static inline uint64_t fx_get64(const unsigned char *p) { return fx_get32(p) | (uint64_t)fx_get32(p + 4) << 32; }
+static inline void fx_put_text(unsigned char *p, const char *text)
+{
+	memcpy(p, text, strlen(text) + 1);
+}
+static inline void fx_put64(unsigned char *p, uint64_t v)
+{
+	fx_put32(p, (uint32_t)v);
+	fx_put32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint16_t fx_get16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline uint32_t fx_get32(const unsigned char *p)
+{
+	return fx_get16(p) | (uint32_t)fx_get16(p + 2) << 16;
+}
+static inline uint64_t fx_get64(const unsigned char *p)
+{
+	return fx_get32(p) | (uint64_t)fx_get32(p + 4) << 32;
+}
 
 /* File bytes at RVA (which must lie in one of the three sections). */
 static inline unsigned char *fx_at(struct fixture *f, uint32_t rva)

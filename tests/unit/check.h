@@ -15,39 +15,38 @@
 
 static int check_passed, check_failed;
 
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (cond) {                                                           \
-			check_passed++;                                               \
-		} else {                                                              \
-			check_failed++;                                               \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		if (cond) {                                                                      \
+			check_passed++;                                                          \
+		} else {                                                                         \
+			check_failed++;                                                          \
 			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                     \
+		}                                                                                \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                            \
-	do {                                                                          \
-		long long check_a_ = (long long)(a), check_b_ = (long long)(b);       \
-		if (check_a_ == check_b_) {                                           \
-			check_passed++;                                               \
-		} else {                                                              \
-			check_failed++;                                               \
-			fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, \
-				#a, #b, check_a_, check_b_);                          \
-		}                                                                     \
+#define CHECK_EQ_INT(a, b)                                                                             \
+	do {                                                                                           \
+		long long check_a_ = (long long)(a), check_b_ = (long long)(b);                        \
+		if (check_a_ == check_b_) {                                                            \
+			check_passed++;                                                                \
+		} else {                                                                               \
+			check_failed++;                                                                \
+			fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, #a, #b, \
+				check_a_, check_b_);                                                   \
+		}                                                                                      \
 	} while (0)
 
-#define CHECK_EQ_STR(a, b)                                                            \
-	do {                                                                          \
-		const char *check_a_ = (a), *check_b_ = (b);                          \
-		if (check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0) {        \
-			check_passed++;                                               \
-		} else {                                                              \
-			check_failed++;                                               \
-			fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
-				#a, #b, check_a_ ? check_a_ : "(null)",               \
-				check_b_ ? check_b_ : "(null)");                      \
-		}                                                                     \
+#define CHECK_EQ_STR(a, b)                                                                                 \
+	do {                                                                                               \
+		const char *check_a_ = (a), *check_b_ = (b);                                               \
+		if (check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0) {                             \
+			check_passed++;                                                                    \
+		} else {                                                                                   \
+			check_failed++;                                                                    \
+			fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b, \
+				check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)");           \
+		}                                                                                          \
 	} while (0)
 
 /* FOLDER/NAME opened with MODE (fopen's), or NULL and a failed check when it

@@ -41,8 +41,10 @@ static int compile(const struct elf_context *ctx, struct family_commands *list, 
 	if (!c)
 		return LL_ENOMEM;
 	if ((rc = family_command_arg(c, "%s", ctx->gcc)) < 0 || (rc = family_command_arg(c, "-O1")) < 0 ||
-	    (rc = family_command_arg(c, "-c")) < 0 || (rc = family_command_arg(c, "%s/%s", ctx->base.src, source)) < 0 ||
-	    (rc = family_command_arg(c, "-o")) < 0 || (rc = family_command_arg(c, "%s/%s", ctx->base.obj, object)) < 0)
+	    (rc = family_command_arg(c, "-c")) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", ctx->base.src, source)) < 0 ||
+	    (rc = family_command_arg(c, "-o")) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", ctx->base.obj, object)) < 0)
 		return rc;
 	for (; flags && *flags; flags++)
 		if ((rc = family_command_arg(c, "%s", *flags)) < 0)
@@ -97,11 +99,13 @@ static int link_program(const struct elf_context *ctx, struct family_commands *l
 	if (!c)
 		return LL_ENOMEM;
 	if ((rc = family_command_arg(c, "%s", ctx->gcc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
-	    (rc = family_command_arg(c, "%s/%s", dir, exe)) < 0 || (rc = family_command_arg(c, "%s/%s", ctx->base.obj, object)) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", dir, exe)) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", ctx->base.obj, object)) < 0 ||
 	    (rc = knob_flags(c, knobs, false)) < 0)
 		return rc;
 	if (with_libraries) {
-		if ((rc = family_command_arg(c, "-L%s", dir)) < 0 || (rc = family_command_arg(c, "-Wl,-rpath,$ORIGIN")) < 0)
+		if ((rc = family_command_arg(c, "-L%s", dir)) < 0 ||
+		    (rc = family_command_arg(c, "-Wl,-rpath,$ORIGIN")) < 0)
 			return rc;
 		for (int i = 0; i < ctx->base.dlls; i++)
 			if ((rc = family_command_arg(c, "-llt%d", i)) < 0)
@@ -151,10 +155,12 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 	} else {
 		if ((rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
 		    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
-		    (ctx->base.need_trace && (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
+		    (ctx->base.need_trace &&
+		     (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
 		    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
 		    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
-		    (ctx->base.need_trace && (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0))
+		    (ctx->base.need_trace &&
+		     (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0))
 			goto out;
 	}
 	if (rc < 0 || (rc = run_build(ctx, &build, false, trace_order)) < 0)
@@ -168,22 +174,27 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 		if ((rc = plat_mkdirs(var->base.dir)) < 0)
 			goto out;
 		for (int i = 0; i < ctx->base.dlls; i++)
-			if ((rc = link_library(ctx, &build.libraries, var->base.dir, object_set(&var->knobs), i, &var->knobs)) < 0)
+			if ((rc = link_library(ctx, &build.libraries, var->base.dir, object_set(&var->knobs),
+					       i, &var->knobs)) < 0)
 				goto out;
-		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true, false, &var->knobs)) < 0)
+		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true, false,
+				       &var->knobs)) < 0)
 			goto out;
 	}
 	if (!trace_order) {
 		if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
-		    (rc = link_program(ctx, &build.programs, dir, "empty.o", "empty", false, false, &plain)) < 0)
+		    (rc = link_program(ctx, &build.programs, dir, "empty.o", "empty", false, false, &plain)) <
+			    0)
 			goto out;
 		if (ctx->base.need_trace) {
-			if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
+			if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 ||
+			    (rc = plat_mkdirs(dir)) < 0)
 				goto out;
 			for (int i = 0; i < ctx->base.dlls; i++)
 				if ((rc = link_library(ctx, &build.libraries, dir, "trace", i, &plain)) < 0)
 					goto out;
-			if ((rc = link_program(ctx, &build.programs, dir, "main_trace.o", "main", true, true, &plain)) < 0)
+			if ((rc = link_program(ctx, &build.programs, dir, "main_trace.o", "main", true, true,
+					       &plain)) < 0)
 				goto out;
 		}
 	}
@@ -214,8 +225,8 @@ int elf_build_trace_run(struct elf_context *ctx)
 	size_t len;
 	int code = 0, rc;
 
-	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = family_path(exe, dir, "main")) < 0 ||
-	    (rc = family_path(report, dir, "trace.txt")) < 0)
+	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 ||
+	    (rc = family_path(exe, dir, "main")) < 0 || (rc = family_path(report, dir, "trace.txt")) < 0)
 		return rc;
 	if ((rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
@@ -237,8 +248,8 @@ int elf_build_trace_run(struct elf_context *ctx)
 		}
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int i, j, n = 0;
-		if (sscanf(line, "%d %d%n", &i, &j, &n) != 2 || line[n] != '\0' || i < 0 || i >= ctx->base.dlls ||
-		    j < 0 || j >= ctx->base.exports) {
+		if (sscanf(line, "%d %d%n", &i, &j, &n) != 2 || line[n] != '\0' || i < 0 ||
+		    i >= ctx->base.dlls || j < 0 || j >= ctx->base.exports) {
 			rc = err_set(LL_EFORMAT, "The trace report has a bad line: %.80s", line);
 			goto out;
 		}

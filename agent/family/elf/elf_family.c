@@ -77,12 +77,13 @@ static int elf_describe(struct family_run *run, void *state, const struct family
 	int rc;
 
 	(void)run;
-	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
-				  "empty", ELF_FLOOR_NAME, measured)) < 0)
+	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
+				  knobs_json, "empty", ELF_FLOOR_NAME, measured)) < 0)
 		return rc;
 	if (!(t = family_add_toolchain(r, "gcc+ld", "x86_64-linux-gnu", ctx->gcc)) ||
 	    !cJSON_AddStringToObject(t, "version", ctx->gcc_version) ||
-	    !cJSON_AddStringToObject(t, "linker", "GNU ld") || !cJSON_AddStringToObject(r, "runner", "native"))
+	    !cJSON_AddStringToObject(t, "linker", "GNU ld") ||
+	    !cJSON_AddStringToObject(r, "runner", "native"))
 		return LL_ENOMEM;
 	return 0;
 }

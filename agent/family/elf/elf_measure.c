@@ -11,8 +11,8 @@
 
 int elf_timing(struct elf_context *ctx, struct family_timing *ret)
 {
-	return family_timing(&ctx->base, &elf_names, ctx->variants, ctx->variant_count, sizeof(ctx->variants[0]),
-			     ELF_FLOOR_NAME, ret);
+	return family_timing(&ctx->base, &elf_names, ctx->variants, ctx->variant_count,
+			     sizeof(ctx->variants[0]), ELF_FLOOR_NAME, ret);
 }
 
 #endif /* __linux__ */

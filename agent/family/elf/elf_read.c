@@ -47,11 +47,21 @@ static int function_index(const char *name, int index)
 static void count_relocation(struct elf_object_facts *f, unsigned long type)
 {
 	switch (type) {
-	case R_X86_64_RELATIVE: f->relative++; break;
-	case R_X86_64_64: f->symbolic_64++; break;
-	case R_X86_64_GLOB_DAT: f->glob_dat++; break;
-	case R_X86_64_JUMP_SLOT: f->jump_slot++; break;
-	default: f->other++; break;
+	case R_X86_64_RELATIVE:
+		f->relative++;
+		break;
+	case R_X86_64_64:
+		f->symbolic_64++;
+		break;
+	case R_X86_64_GLOB_DAT:
+		f->glob_dat++;
+		break;
+	case R_X86_64_JUMP_SLOT:
+		f->jump_slot++;
+		break;
+	default:
+		f->other++;
+		break;
 	}
 }
 
@@ -66,13 +76,26 @@ static int read_dynamic(Elf_Data *data, const GElf_Shdr *shdr, struct elf_object
 			f->bind_now |= (dyn.d_un.d_val & DF_BIND_NOW) != 0;
 			f->symbolic |= (dyn.d_un.d_val & DF_SYMBOLIC) != 0;
 			break;
-		case DT_FLAGS_1: f->bind_now |= (dyn.d_un.d_val & DF_1_NOW) != 0; break;
-		case DT_BIND_NOW: f->bind_now = true; break;
-		case DT_SYMBOLIC: f->symbolic = true; break;
-		case DT_RELR: f->relr = true; break;
-		case DT_RELRSZ: relr_size = dyn.d_un.d_val; break;
-		case DT_RELRENT: relr_entry = dyn.d_un.d_val; break;
-		default: break;
+		case DT_FLAGS_1:
+			f->bind_now |= (dyn.d_un.d_val & DF_1_NOW) != 0;
+			break;
+		case DT_BIND_NOW:
+			f->bind_now = true;
+			break;
+		case DT_SYMBOLIC:
+			f->symbolic = true;
+			break;
+		case DT_RELR:
+			f->relr = true;
+			break;
+		case DT_RELRSZ:
+			relr_size = dyn.d_un.d_val;
+			break;
+		case DT_RELRENT:
+			relr_entry = dyn.d_un.d_val;
+			break;
+		default:
+			break;
 		}
 	}
 	f->relr_words = relr_entry ? relr_size / relr_entry : 0;
@@ -105,9 +128,11 @@ static int open_elf(const char *path, int *ret_fd, Elf **ret_elf)
 		return err_set(LL_EUNSUPPORTED, "libelf is out of date: %s", elf_errmsg(-1));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return err_set(LL_EIO, "Cannot open %s.", path);
-	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)) || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
-	    ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
-		int rc = err_set(LL_EFORMAT, "%s is no x86-64 ELF file libelf reads: %s", path, elf_errmsg(-1));
+	if (!(elf = elf_begin(fd, ELF_C_READ, NULL)) || elf_kind(elf) != ELF_K_ELF ||
+	    !gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    ehdr.e_machine != EM_X86_64) {
+		int rc = err_set(LL_EFORMAT, "%s is no x86-64 ELF file libelf reads: %s", path,
+				 elf_errmsg(-1));
 		elf_end(elf);
 		close(fd);
 		return rc;
@@ -146,7 +171,8 @@ int elf_read_object(const char *path, struct elf_object_facts *ret)
 		if (shdr.sh_type != SHT_DYNAMIC && shdr.sh_type != SHT_RELA && shdr.sh_type != SHT_DYNSYM)
 			continue;
 		if (!(data = elf_getdata(scn, NULL))) {
-			rc = err_set(LL_EFORMAT, "%s: a section libelf cannot read: %s", path, elf_errmsg(-1));
+			rc = err_set(LL_EFORMAT, "%s: a section libelf cannot read: %s", path,
+				     elf_errmsg(-1));
 			goto out;
 		}
 		if (shdr.sh_type == SHT_DYNAMIC) {
@@ -167,7 +193,8 @@ out:
 	return rc;
 }
 
-static bool contradiction(char *reason, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool contradiction(char *reason, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static bool contradiction(char *reason, size_t size, const char *fmt, ...)
 {
@@ -188,37 +215,46 @@ bool elf_check_object(const struct elf_object_facts *f, const struct job_spec_el
 		return contradiction(reason, size, "%s binding: DF_BIND_NOW/DF_1_NOW %s.",
 				     knobs->bind_now ? "Immediate" : "Lazy", f->bind_now ? "set" : "not set");
 	if (knobs->sysv_hash ? (!f->sysv_hash || f->gnu_hash) : (!f->gnu_hash || f->sysv_hash))
-		return contradiction(reason, size, "Hash style %s: the file has %s.", knobs->sysv_hash ? "sysv" : "gnu",
+		return contradiction(reason, size, "Hash style %s: the file has %s.",
+				     knobs->sysv_hash ? "sysv" : "gnu",
 				     f->gnu_hash && f->sysv_hash ? ".gnu.hash and .hash"
-				     : f->gnu_hash		 ? ".gnu.hash only"
-				     : f->sysv_hash		 ? ".hash only"
+				     : f->gnu_hash               ? ".gnu.hash only"
+				     : f->sysv_hash              ? ".hash only"
 								 : "no hash table");
 	if (!program && f->symbolic != knobs->symbolic)
 		return contradiction(reason, size, "-Bsymbolic %s, but DF_SYMBOLIC/DT_SYMBOLIC %s.",
-				     knobs->symbolic ? "asked for" : "not asked for", f->symbolic ? "set" : "not set");
+				     knobs->symbolic ? "asked for" : "not asked for",
+				     f->symbolic ? "set" : "not set");
 	if (!knobs->relr && f->relr)
 		return contradiction(reason, size, "No RELR asked for, but the file has DT_RELR.");
 	if (knobs->relr && f->relative > 0)
-		return contradiction(reason, size, "RELR: %zu RELATIVE relocations left in .rela.dyn.", f->relative);
+		return contradiction(reason, size, "RELR: %zu RELATIVE relocations left in .rela.dyn.",
+				     f->relative);
 	if (program) {
 		if (knobs->relr && !f->relr)
 			return contradiction(reason, size, "RELR: the program has no DT_RELR.");
 		return true;
 	}
 	if (knobs->relr && relative > 0 && !f->relr)
-		return contradiction(reason, size, "RELR: %zu relative relocations expected, no DT_RELR.", relative);
+		return contradiction(reason, size, "RELR: %zu relative relocations expected, no DT_RELR.",
+				     relative);
 	if (!knobs->relr && f->relative != relative)
-		return contradiction(reason, size, "%zu RELATIVE relocations, %zu expected.", f->relative, relative);
+		return contradiction(reason, size, "%zu RELATIVE relocations, %zu expected.", f->relative,
+				     relative);
 	if (f->symbolic_64 != (knobs->symbolic ? 0 : m))
-		return contradiction(reason, size, "%zu R_X86_64_64 relocations against functions, %zu expected.",
+		return contradiction(reason, size,
+				     "%zu R_X86_64_64 relocations against functions, %zu expected.",
 				     f->symbolic_64, knobs->symbolic ? (size_t)0 : m);
 	if (f->dynsym_functions != m)
 		return contradiction(reason, size, "%zu of %zu functions exported.", f->dynsym_functions, m);
 	if (knobs->hidden && f->dynsym_defined != m)
-		return contradiction(reason, size, "Hidden visibility: %zu symbols exported, only the %zu functions expected.",
-				     f->dynsym_defined, m);
+		return contradiction(
+			reason, size,
+			"Hidden visibility: %zu symbols exported, only the %zu functions expected.",
+			f->dynsym_defined, m);
 	if (!knobs->hidden && f->dynsym_defined <= m)
-		return contradiction(reason, size, "Default visibility: only %zu symbols exported, the table too expected.",
+		return contradiction(reason, size,
+				     "Default visibility: only %zu symbols exported, the table too expected.",
 				     f->dynsym_defined);
 	return true;
 }
@@ -239,7 +275,8 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 	while (next_section(elf, &scn, &shdr)) {
 		size_t shstrndx;
 		if (elf_getshdrstrndx(elf, &shstrndx) == 0 && shdr.sh_type == SHT_PROGBITS &&
-		    strcmp(elf_strptr(elf, shstrndx, shdr.sh_name) ? elf_strptr(elf, shstrndx, shdr.sh_name) : "",
+		    strcmp(elf_strptr(elf, shstrndx, shdr.sh_name) ? elf_strptr(elf, shstrndx, shdr.sh_name)
+								   : "",
 			   ".text") == 0)
 			text_start = shdr.sh_addr;
 		if (shdr.sh_type != SHT_DYNSYM)
@@ -270,11 +307,13 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 		if (j < 0 || (size_t)j >= functions || !address[j])
 			ok = contradiction(reason, size, "lt%d_f%d is not among the exports.", index, j);
 		else if (r == 0 && address[j] != text_start)
-			ok = contradiction(reason, size, "The first traced function lt%d_f%d is at 0x%llx, .text starts at 0x%llx.",
-					   index, j, (unsigned long long)address[j], (unsigned long long)text_start);
+			ok = contradiction(
+				reason, size,
+				"The first traced function lt%d_f%d is at 0x%llx, .text starts at 0x%llx.",
+				index, j, (unsigned long long)address[j], (unsigned long long)text_start);
 		else if (r > 0 && address[j] <= address[trace[r - 1]])
-			ok = contradiction(reason, size, "lt%d_f%d (trace rank %zu) is not after lt%d_f%d.", index, j, r,
-					   index, trace[r - 1]);
+			ok = contradiction(reason, size, "lt%d_f%d (trace rank %zu) is not after lt%d_f%d.",
+					   index, j, r, index, trace[r - 1]);
 		else if (!(traced = traced ? traced : calloc(functions, sizeof(*traced))))
 			rc = LL_ENOMEM, ok = false;
 		else
@@ -285,8 +324,8 @@ int elf_check_order(const char *path, int index, const int *trace, size_t trace_
 		if (address[j] && !(traced && traced[j]) && address[j] < lowest_other)
 			lowest_other = address[j];
 	if (ok && rc == 0 && trace_count > 0 && address[trace[trace_count - 1]] >= lowest_other)
-		ok = contradiction(reason, size, "lt%d_f%d (traced last) lies after a function not traced.", index,
-				   trace[trace_count - 1]);
+		ok = contradiction(reason, size, "lt%d_f%d (traced last) lies after a function not traced.",
+				   index, trace[trace_count - 1]);
 	if (rc < 0)
 		goto out;
 	*ret_ok = ok;

@@ -39,7 +39,8 @@ static long long statistic(const char *text, const char *label)
 {
 	size_t n = strlen(label);
 
-	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		const char *p = strchr(line, ':'), *end = strchr(line, '\n');
 		if (!p || (end && p > end))
 			continue;
@@ -61,7 +62,8 @@ static int loader_run(const char *dir, const char *exe, struct loader_counts *re
 	size_t len;
 	int code = 0, rc;
 
-	if ((rc = family_path(path, dir, exe)) < 0 || (rc = family_path(log, dir, "loader-statistics.txt")) < 0)
+	if ((rc = family_path(path, dir, exe)) < 0 ||
+	    (rc = family_path(log, dir, "loader-statistics.txt")) < 0)
 		return rc;
 	o.stderr_path = log;
 	if ((rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
@@ -75,7 +77,8 @@ static int loader_run(const char *dir, const char *exe, struct loader_counts *re
 	ret->relative = statistic(text, "number of relative relocations");
 	free(text);
 	if (ret->relocations < 0 || ret->from_cache < 0 || ret->relative < 0)
-		return err_set(LL_EFORMAT, "The loader printed no statistics for %s (LD_DEBUG ignored?).", path);
+		return err_set(LL_EFORMAT, "The loader printed no statistics for %s (LD_DEBUG ignored?).",
+			       path);
 	return 0;
 }
 
@@ -91,8 +94,10 @@ static int counts_json(cJSON *o, const char *key, const struct elf_object_facts 
 	cJSON *c = cJSON_AddObjectToObject(o, key), *r;
 
 	if (!c || !cJSON_AddNumberToObject(c, "objects", (double)objects) ||
-	    !cJSON_AddBoolToObject(c, "bind_now", f->bind_now) || !cJSON_AddBoolToObject(c, "symbolic", f->symbolic) ||
-	    !cJSON_AddBoolToObject(c, "relr", f->relr) || !cJSON_AddBoolToObject(c, "gnu_hash", f->gnu_hash) ||
+	    !cJSON_AddBoolToObject(c, "bind_now", f->bind_now) ||
+	    !cJSON_AddBoolToObject(c, "symbolic", f->symbolic) ||
+	    !cJSON_AddBoolToObject(c, "relr", f->relr) ||
+	    !cJSON_AddBoolToObject(c, "gnu_hash", f->gnu_hash) ||
 	    !cJSON_AddBoolToObject(c, "sysv_hash", f->sysv_hash) ||
 	    !cJSON_AddNumberToObject(c, "exported_symbols", (double)f->dynsym_defined) ||
 	    !cJSON_AddNumberToObject(c, "exported_functions", (double)f->dynsym_functions) ||
@@ -109,7 +114,8 @@ static int counts_json(cJSON *o, const char *key, const struct elf_object_facts 
 
 /* Every library's file against the knobs; their sums into *SUM (flags
  * of the first library). */
-static int check_libraries(const struct elf_context *ctx, struct elf_variant *var, struct elf_object_facts *sum)
+static int check_libraries(const struct elf_context *ctx, struct elf_variant *var,
+			   struct elf_object_facts *sum)
 {
 	char reason[400];
 
@@ -121,12 +127,14 @@ static int check_libraries(const struct elf_context *ctx, struct elf_variant *va
 		snprintf(name, sizeof(name), "liblt%d.so", i);
 		if ((rc = family_path(path, var->base.dir, name)) < 0 || (rc = elf_read_object(path, &f)) < 0)
 			return rc;
-		if (!elf_check_object(&f, &var->knobs, false, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
+		if (!elf_check_object(&f, &var->knobs, false, ctx->base.exports, ctx->base.globals, reason,
+				      sizeof(reason)))
 			family_variant_invalid(&var->base, "%s: %s", name, reason);
 		if (var->knobs.trace_order) {
 			bool ok = true;
 			if ((rc = elf_check_order(path, i, ctx->base.trace ? ctx->base.trace[i] : NULL,
-						  ctx->base.trace ? ctx->base.trace_count[i] : 0, &ok, reason, sizeof(reason))) < 0)
+						  ctx->base.trace ? ctx->base.trace_count[i] : 0, &ok, reason,
+						  sizeof(reason))) < 0)
 				return rc;
 			if (!ok)
 				family_variant_invalid(&var->base, "%s: trace order: %s", name, reason);
@@ -160,7 +168,8 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 
 	if (!p || !(modules = cJSON_AddArrayToObject(p, "libraries")))
 		return LL_ENOMEM;
-	if ((rc = family_path(path, var->base.dir, "main")) < 0 || (rc = family_path(report, var->base.dir, "probe.txt")) < 0 ||
+	if ((rc = family_path(path, var->base.dir, "main")) < 0 ||
+	    (rc = family_path(report, var->base.dir, "probe.txt")) < 0 ||
 	    (rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0) {
@@ -176,7 +185,8 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 		if (!name)
 			continue;
 		base = strrchr(++name, '/') ? strrchr(name, '/') + 1 : name;
-		if (sscanf(base, "liblt%d.so%n", &i, &n) != 1 || base[n] != '\0' || i < 0 || i >= ctx->base.dlls)
+		if (sscanf(base, "liblt%d.so%n", &i, &n) != 1 || base[n] != '\0' || i < 0 ||
+		    i >= ctx->base.dlls)
 			continue;
 		line[name - 1 - line] = '\0';
 		if (!(m = cJSON_CreateObject()) || !cJSON_AddItemToArray(modules, m)) {
@@ -184,7 +194,8 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 			rc = LL_ENOMEM;
 			goto out;
 		}
-		if (!cJSON_AddStringToObject(m, "name", base) || !cJSON_AddStringToObject(m, "load_address", line)) {
+		if (!cJSON_AddStringToObject(m, "name", base) ||
+		    !cJSON_AddStringToObject(m, "load_address", line)) {
 			rc = LL_ENOMEM;
 			goto out;
 		}
@@ -195,7 +206,8 @@ static int probe(const struct elf_context *ctx, struct elf_variant *var, cJSON *
 		goto out;
 	}
 	if (loaded != ctx->base.dlls)
-		family_variant_invalid(&var->base, "The probe saw %d of %d libraries loaded.", loaded, ctx->base.dlls);
+		family_variant_invalid(&var->base, "The probe saw %d of %d libraries loaded.", loaded,
+				       ctx->base.dlls);
 out:
 	free(text);
 	return rc;
@@ -220,8 +232,10 @@ static int check_loader(struct elf_variant *var, const struct loader_counts *flo
 	lazy = lookups(libs, false) + lookups(program, false) - lookups(floor_file, false);
 	now = lookups(libs, true) + lookups(program, true) - lookups(floor_file, false);
 	relative = (long long)(libs->relative + program->relative) - (long long)floor_file->relative;
-	binding = seen == now && seen != lazy ? "immediate" : seen == lazy && seen != now ? "lazy"
-						: seen == lazy ? "either" : "neither";
+	binding = seen == now && seen != lazy   ? "immediate"
+		  : seen == lazy && seen != now ? "lazy"
+		  : seen == lazy                ? "either"
+						: "neither";
 	if (!cJSON_AddNumberToObject(o, "relocations", (double)c.relocations) ||
 	    !cJSON_AddNumberToObject(o, "relocations_from_cache", (double)c.from_cache) ||
 	    !cJSON_AddNumberToObject(o, "relative_relocations", (double)c.relative) ||
@@ -233,13 +247,17 @@ static int check_loader(struct elf_variant *var, const struct loader_counts *flo
 	    !cJSON_AddStringToObject(o, "binding", binding))
 		return LL_ENOMEM;
 	if (var->knobs.bind_now ? seen != now : seen != lazy)
-		family_variant_invalid(&var->base, "The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
-			     "(%s: %lld).", seen, var->knobs.bind_now ? "immediate" : "lazy",
-			var->knobs.bind_now ? now : lazy, var->knobs.bind_now ? "lazy" : "immediate",
-			var->knobs.bind_now ? lazy : now);
+		family_variant_invalid(
+			&var->base,
+			"The loader made %lld symbol lookups beyond the floor; %s binding predicts %lld "
+			"(%s: %lld).",
+			seen, var->knobs.bind_now ? "immediate" : "lazy", var->knobs.bind_now ? now : lazy,
+			var->knobs.bind_now ? "lazy" : "immediate", var->knobs.bind_now ? lazy : now);
 	else if (c.relative - floor->relative != relative)
-		family_variant_invalid(&var->base, "The loader applied %lld RELATIVE relocations beyond the floor; .rela.dyn holds %lld.",
-			c.relative - floor->relative, relative);
+		family_variant_invalid(&var->base,
+				       "The loader applied %lld RELATIVE relocations beyond the floor; "
+				       ".rela.dyn holds %lld.",
+				       c.relative - floor->relative, relative);
 	return 0;
 }
 
@@ -257,10 +275,11 @@ static int verify_variant(struct elf_context *ctx, struct elf_variant *var, cons
 	if (!cJSON_AddStringToObject(verify, "toolchain", "gcc+ld") ||
 	    !cJSON_AddStringToObject(verify, "order", var->knobs.trace_order ? "trace" : "link"))
 		return LL_ENOMEM;
-	if ((rc = check_libraries(ctx, var, &libs)) < 0 || (rc = family_path(path, var->base.dir, "main")) < 0 ||
-	    (rc = elf_read_object(path, &program)) < 0)
+	if ((rc = check_libraries(ctx, var, &libs)) < 0 ||
+	    (rc = family_path(path, var->base.dir, "main")) < 0 || (rc = elf_read_object(path, &program)) < 0)
 		return rc;
-	if (!elf_check_object(&program, &var->knobs, true, ctx->base.exports, ctx->base.globals, reason, sizeof(reason)))
+	if (!elf_check_object(&program, &var->knobs, true, ctx->base.exports, ctx->base.globals, reason,
+			      sizeof(reason)))
 		family_variant_invalid(&var->base, "main: %s", reason);
 	if ((rc = counts_json(verify, "libraries", &libs, (size_t)ctx->base.dlls)) < 0 ||
 	    (rc = counts_json(verify, "program", &program, 1)) < 0 ||
@@ -277,11 +296,13 @@ int elf_verify(struct elf_context *ctx)
 	struct loader_counts floor;
 	int rc;
 
-	if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = family_path(path, dir, "empty")) < 0 ||
-	    (rc = elf_read_object(path, &floor_file)) < 0 || (rc = loader_run(dir, "empty", &floor)) < 0)
+	if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 ||
+	    (rc = family_path(path, dir, "empty")) < 0 || (rc = elf_read_object(path, &floor_file)) < 0 ||
+	    (rc = loader_run(dir, "empty", &floor)) < 0)
 		return rc;
 	for (size_t v = 0; v < ctx->variant_count; v++) {
-		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
+		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) <
+			    0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v], &floor, &floor_file)) < 0)
 			return rc;
 	}

@@ -20,7 +20,8 @@
 /* Runs BUILD's objects or links (family_build_run()) with the toolchain's tools. */
 static int run_build(const struct pe_context *ctx, struct family_build *build, bool links, bool trace_order)
 {
-	return family_build_run(ctx->base.task, build, links, ctx->toolchain.host, PE_TOOL_TIMEOUT_MS, trace_order);
+	return family_build_run(ctx->base.task, build, links, ctx->toolchain.host, PE_TOOL_TIMEOUT_MS,
+				trace_order);
 }
 
 /* DIR as the compiler sees it: a host path when it is the host's. OUT has
@@ -46,8 +47,9 @@ static int compile(const struct pe_context *ctx, struct family_commands *list, c
 		return LL_ENOMEM;
 	if ((rc = tool_dir(ctx, ctx->base.src, src)) < 0 || (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-O1")) < 0 ||
-	    (rc = family_command_arg(c, "-c")) < 0 || (rc = family_command_arg(c, "%s/%s", src, source)) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 ||
+	    (rc = family_command_arg(c, "-O1")) < 0 || (rc = family_command_arg(c, "-c")) < 0 ||
+	    (rc = family_command_arg(c, "%s/%s", src, source)) < 0 ||
 	    (rc = family_command_arg(c, "-o")) < 0 || (rc = family_command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
 	if (trace && (rc = family_command_arg(c, "-DLL_TRACE")) < 0)
@@ -77,8 +79,9 @@ static int link_dll(const struct pe_context *ctx, struct family_commands *list, 
 	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->base.src, src)) < 0 ||
 	    (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-shared")) < 0 ||
-	    (rc = family_command_arg(c, "-nostdlib")) < 0 || (rc = family_command_arg(c, "-e")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 ||
+	    (rc = family_command_arg(c, "-shared")) < 0 || (rc = family_command_arg(c, "-nostdlib")) < 0 ||
+	    (rc = family_command_arg(c, "-e")) < 0 ||
 	    /* __stdcall DllMain is _DllMain@12 to a 32-bit x86 linker. */
 	    (rc = family_command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0 ||
 	    (rc = family_command_arg(c, "-o")) < 0 ||
@@ -88,9 +91,10 @@ static int link_dll(const struct pe_context *ctx, struct family_commands *list, 
 	    (rc = family_command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
 		return rc;
 	if (!toolchain_flags &&
-	    (rc = family_command_arg(c, "-Wl,--image-base=0x%llx,--disable-dynamicbase%s,"
-				 "--disable-auto-image-base,--enable-reloc-section",
-			      (unsigned long long)PE_SAME_BASE, no_high_entropy(ctx))) < 0)
+	    (rc = family_command_arg(c,
+				     "-Wl,--image-base=0x%llx,--disable-dynamicbase%s,"
+				     "--disable-auto-image-base,--enable-reloc-section",
+				     (unsigned long long)PE_SAME_BASE, no_high_entropy(ctx))) < 0)
 		return rc;
 	if ((size_t)snprintf(c->log, sizeof(c->log), "%s/lt%d.log", dir, i) >= sizeof(c->log))
 		return err_set(LL_ETOOBIG, "A log path is too long.");
@@ -108,14 +112,15 @@ static int link_exe(const struct pe_context *ctx, struct family_commands *list, 
 		return LL_ENOMEM;
 	if ((rc = tool_dir(ctx, dir, out)) < 0 || (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
-	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
-	    (rc = family_command_arg(c, "%s/%s", out, exe)) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 ||
+	    (rc = family_command_arg(c, "-o")) < 0 || (rc = family_command_arg(c, "%s/%s", out, exe)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0)
 		return rc;
 	for (int i = 0; with_dlls && i < ctx->base.dlls; i++)
 		if ((rc = family_command_arg(c, "%s/liblt%d.a", out, i)) < 0)
 			return rc;
-	if (!toolchain_flags && (rc = family_command_arg(c, "-Wl,--disable-dynamicbase%s", no_high_entropy(ctx))) < 0)
+	if (!toolchain_flags &&
+	    (rc = family_command_arg(c, "-Wl,--disable-dynamicbase%s", no_high_entropy(ctx))) < 0)
 		return rc;
 	return family_command_log(c, dir, exe);
 }
@@ -165,7 +170,8 @@ int pe_build(struct pe_context *ctx, bool trace_order, bool trace_build)
 			rc = link_dll(ctx, &build.libraries, set->dir, set->toolchain_flags, i, object, def);
 		}
 		if (rc == 0)
-			rc = link_exe(ctx, &build.programs, set->dir, set->toolchain_flags, "main.o", "main.exe", true);
+			rc = link_exe(ctx, &build.programs, set->dir, set->toolchain_flags, "main.o",
+				      "main.exe", true);
 	}
 	if (rc == 0 && trace_build) {
 		char dir[PLAT_MAX_PATH + 1];
@@ -246,7 +252,8 @@ int pe_build_trace_run(struct pe_context *ctx)
 	size_t len;
 	int code = 0, rc;
 
-	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = family_path(exe, dir, "main.exe")) < 0 ||
+	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 ||
+	    (rc = family_path(exe, dir, "main.exe")) < 0 ||
 	    (rc = family_path(out_path, dir, "trace.json")) < 0)
 		return rc;
 	if ((rc = runner_run(&ctx->runner, exe, args, dir, NULL, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)

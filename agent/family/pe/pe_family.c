@@ -82,7 +82,8 @@ static cJSON *knobs_json(const void *variant)
 {
 	const struct pe_variant *var = variant;
 	cJSON *k = cJSON_CreateObject();
-	if (!k || !cJSON_AddStringToObject(k, "bases", var->bases) || !cJSON_AddBoolToObject(k, "bind", var->bind) ||
+	if (!k || !cJSON_AddStringToObject(k, "bases", var->bases) ||
+	    !cJSON_AddBoolToObject(k, "bind", var->bind) ||
 	    !cJSON_AddStringToObject(k, "imports", var->ordinal ? "ordinal" : "name") ||
 	    !cJSON_AddStringToObject(k, "order", var->trace_order ? "trace" : "link")) {
 		cJSON_Delete(k);
@@ -99,8 +100,8 @@ static int pe_describe(struct family_run *run, void *state, const struct family_
 	struct pe_context *ctx = state;
 	int rc;
 
-	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants), knobs_json,
-				  "empty.exe", PE_FLOOR_NAME, measured)) < 0)
+	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
+				  knobs_json, "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
 	if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))

@@ -52,11 +52,11 @@ struct pe_link_set {
 
 struct pe_variant {
 	struct family_variant base; /* name, dir, valid, invalid_reason, verify, files */
-	char bases[16];       /* "same", "unique", "toolchain" */
+	char bases[16];             /* "same", "unique", "toolchain" */
 	bool bind;
-	bool ordinal;         /* imports "ordinal" */
-	bool trace_order;     /* order "trace" */
-	size_t link_set;      /* index into pe_context.sets */
+	bool ordinal;     /* imports "ordinal" */
+	bool trace_order; /* order "trace" */
+	size_t link_set;  /* index into pe_context.sets */
 	size_t bind_modules_bound, bind_modules_skipped, bind_functions_bound;
 };
 
@@ -110,8 +110,8 @@ int pe_build_trace_run(struct pe_context *ctx);
  * and program with cl and link: .def exports (NONAME for ordinal), /BASE
  * for `same`, /DYNAMICBASE:NO, /ORDER:@file for trace order. SRC and OUT
  * are folders. The caller deletes *RET_COMMANDS. */
-int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src,
-		     const char *out, cJSON **ret_commands);
+int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src, const char *out,
+		     cJSON **ret_commands);
 
 /* ---- transform ---- */
 

@@ -13,8 +13,8 @@
 
 int pe_timing(struct pe_context *ctx, struct family_timing *ret)
 {
-	int rc = family_timing(&ctx->base, &pe_names, ctx->variants, ctx->variant_count, sizeof(ctx->variants[0]),
-			       PE_FLOOR_NAME, ret);
+	int rc = family_timing(&ctx->base, &pe_names, ctx->variants, ctx->variant_count,
+			       sizeof(ctx->variants[0]), PE_FLOOR_NAME, ret);
 
 	if (rc < 0)
 		return rc;

@@ -31,20 +31,19 @@ static int add_command(cJSON *commands, const char *const *args, size_t count)
 }
 
 /* Formats into one of the slots of TEXT; LL_ETOOBIG when it does not fit. */
-#define SLOT(i, ...)                                                                          \
-	do {                                                                                  \
+#define SLOT(i, ...)                                                                              \
+	do {                                                                                      \
 		if ((size_t)snprintf(text[i], sizeof(text[i]), __VA_ARGS__) >= sizeof(text[i])) { \
-			rc = err_set(LL_ETOOBIG, "An MSVC command argument is too long.");    \
-			goto out;                                                             \
-		}                                                                             \
-		args[n++] = text[i];                                                          \
+			rc = err_set(LL_ETOOBIG, "An MSVC command argument is too long.");        \
+			goto out;                                                                 \
+		}                                                                                 \
+		args[n++] = text[i];                                                              \
 	} while (0)
 
 /* Appends the cl command that compiles SRC\UNIT.c into OUT\UNIT.obj, with
  * /GS- for a DLL and /Gy when the functions are to be laid out by an order
  * file. */
-static int add_compile(cJSON *commands, const char *src, const char *out, const char *unit,
-		       bool dll, bool gy)
+static int add_compile(cJSON *commands, const char *src, const char *out, const char *unit, bool dll, bool gy)
 {
 	char text[2][PLAT_MAX_PATH + 64];
 	const char *args[8];

@@ -44,10 +44,12 @@ static int rebase_dlls(const struct pe_context *ctx, const char *dir, uint32_t t
 		return LL_ENOMEM;
 	for (; opened < ctx->base.dlls; opened++) {
 		snprintf(name, sizeof(name), "lt%d.dll", opened);
-		if ((rc = family_path(path, dir, name)) < 0 || (rc = pe_image_open(path, &images[opened])) < 0)
+		if ((rc = family_path(path, dir, name)) < 0 ||
+		    (rc = pe_image_open(path, &images[opened])) < 0)
 			goto out;
 	}
-	if ((rc = pe_rebase_batch(images, (size_t)ctx->base.dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) < 0)
+	if ((rc = pe_rebase_batch(images, (size_t)ctx->base.dlls, PE_UNIQUE_BASE, false, timestamp, NULL)) <
+	    0)
 		goto out;
 	for (int i = 0; i < ctx->base.dlls; i++) {
 		snprintf(name, sizeof(name), "lt%d.dll", i);
@@ -89,13 +91,16 @@ int pe_transform(struct pe_context *ctx)
 		struct pe_variant *var = &ctx->variants[v];
 		char sub[32];
 
-		if ((rc = family_progress(ctx->base.task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
+		if ((rc = family_progress(ctx->base.task, "transform", (int)(100 * v / ctx->variant_count))) <
+		    0)
 			return rc;
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
-		if ((rc = family_path(var->base.dir, ctx->base.work, sub)) < 0 || (rc = plat_mkdirs(var->base.dir)) < 0 ||
+		if ((rc = family_path(var->base.dir, ctx->base.work, sub)) < 0 ||
+		    (rc = plat_mkdirs(var->base.dir)) < 0 ||
 		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->base.dir)) < 0)
 			return rc;
-		if (strcmp(var->bases, "unique") == 0 && (rc = rebase_dlls(ctx, var->base.dir, timestamp)) < 0)
+		if (strcmp(var->bases, "unique") == 0 &&
+		    (rc = rebase_dlls(ctx, var->base.dir, timestamp)) < 0)
 			return rc;
 		if (var->bind) {
 			struct pe_bind_result result = {0};

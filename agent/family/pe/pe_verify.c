@@ -28,8 +28,8 @@ struct dll_facts {
 	uint32_t timestamp;
 	size_t relocations;
 	size_t named_exports;
-	uint32_t text_rva;          /* the .text section's RVA */
-	uint32_t *function_rvas;    /* by function index */
+	uint32_t text_rva;       /* the .text section's RVA */
+	uint32_t *function_rvas; /* by function index */
 };
 
 static void dll_facts_release(struct dll_facts *f, int count)
@@ -112,7 +112,8 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 			return cJSON_Delete(o), LL_ENOMEM;
 		if (!cJSON_AddStringToObject(o, "name", name ? name : "?") ||
 		    !cJSON_AddBoolToObject(o, "loaded", is_loaded) ||
-		    (rc = family_add_hex(o, "preferred", preferred)) < 0 || (rc = family_add_hex(o, "actual", actual)) < 0 ||
+		    (rc = family_add_hex(o, "preferred", preferred)) < 0 ||
+		    (rc = family_add_hex(o, "actual", actual)) < 0 ||
 		    !cJSON_AddBoolToObject(o, "relocated", is_loaded && preferred != actual))
 			return LL_ENOMEM;
 		if (i < 0)
@@ -127,7 +128,9 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 		}
 		loaded++;
 		if (preferred != facts[i].image_base)
-			family_variant_invalid(&var->base, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
+			family_variant_invalid(
+				&var->base,
+				"%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", name,
 				(unsigned long long)preferred, (unsigned long long)facts[i].image_base);
 		if (preferred != actual)
 			relocated++;
@@ -139,18 +142,19 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 	if (loaded != ctx->base.dlls)
 		family_variant_invalid(&var->base, "Only %d of %d DLLs were loaded.", loaded, ctx->base.dlls);
 	else if (strcmp(var->bases, "same") == 0 && relocated < ctx->base.dlls - 1)
-		family_variant_invalid(&var->base, "Bases 'same': %d of %d DLLs relocated, expected all but one.", relocated,
-			ctx->base.dlls);
+		family_variant_invalid(&var->base,
+				       "Bases 'same': %d of %d DLLs relocated, expected all but one.",
+				       relocated, ctx->base.dlls);
 	else if (strcmp(var->bases, "unique") == 0 && relocated != 0)
-		family_variant_invalid(&var->base, "Bases 'unique': %d DLLs relocated, expected none.", relocated);
+		family_variant_invalid(&var->base, "Bases 'unique': %d DLLs relocated, expected none.",
+				       relocated);
 	return 0;
 }
 
 /* Imports: how the file imports (name or ordinal), and how they resolved
  * at run time (IAT value versus GetProcAddress). */
 static int check_imports(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe,
-			 const struct dll_facts *facts, const struct pe_imports *file_imports,
-			 cJSON *verify)
+			 const struct dll_facts *facts, const struct pe_imports *file_imports, cJSON *verify)
 {
 	const cJSON *imports = cJSON_GetObjectItemCaseSensitive(probe, "imports"), *x;
 	size_t ours = 0, by_ordinal = 0, by_name = 0, resolved_ok = 0, mismatched = 0, others = 0,
@@ -212,21 +216,26 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 		return LL_ENOMEM;
 	size_t expected = (size_t)ctx->base.dlls * (size_t)ctx->base.exports;
 	if (ours != expected)
-		family_variant_invalid(&var->base, "The program imports %zu functions of the DLLs, expected %zu.", ours, expected);
+		family_variant_invalid(&var->base,
+				       "The program imports %zu functions of the DLLs, expected %zu.", ours,
+				       expected);
 	else if (resolved_ok != ours)
-		family_variant_invalid(&var->base, "%zu imports do not hold what GetProcAddress returns.", ours - resolved_ok);
+		family_variant_invalid(&var->base, "%zu imports do not hold what GetProcAddress returns.",
+				       ours - resolved_ok);
 	else if (var->ordinal && (by_ordinal != ours || file_by_ordinal != ours))
-		family_variant_invalid(&var->base, "Imports 'ordinal': %zu of %zu imports are by name.", by_name, ours);
+		family_variant_invalid(&var->base, "Imports 'ordinal': %zu of %zu imports are by name.",
+				       by_name, ours);
 	else if (var->ordinal && named_exports != 0)
-		family_variant_invalid(&var->base, "Imports 'ordinal': the DLLs still export %zu names.", named_exports);
+		family_variant_invalid(&var->base, "Imports 'ordinal': the DLLs still export %zu names.",
+				       named_exports);
 	else if (!var->ordinal && (by_name != ours || file_by_name != ours))
-		family_variant_invalid(&var->base, "Imports 'name': %zu of %zu imports are by ordinal.", by_ordinal, ours);
+		family_variant_invalid(&var->base, "Imports 'name': %zu of %zu imports are by ordinal.",
+				       by_ordinal, ours);
 	return 0;
 }
 
 /* The timestamp of module NAME where the loader would find it. */
-static bool file_timestamp(const struct pe_context *ctx, const char *dir, const char *name,
-			   uint32_t *ret)
+static bool file_timestamp(const struct pe_context *ctx, const char *dir, const char *name, uint32_t *ret)
 {
 	const char *dirs[3] = {dir, ctx->runner.system_dirs[0], ctx->runner.system_dirs[1]};
 	size_t count = 1 + ctx->runner.system_dir_count;
@@ -305,7 +314,8 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 	const cJSON *modules = cJSON_GetObjectItemCaseSensitive(probe, "modules"), *pm;
 	cJSON_ArrayForEach(pm, modules) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pm, "name"));
-		if (our_dll(ctx, name) >= 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pm, "relocated")))
+		if (our_dll(ctx, name) >= 0 &&
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pm, "relocated")))
 			all_at_preferred = false;
 	}
 	const cJSON *imports = cJSON_GetObjectItemCaseSensitive(probe, "imports"), *x;
@@ -318,8 +328,7 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 				continue;
 			iat_checked++;
 			if (mod->timestamp != 0xFFFFFFFFu ||
-			    mod->functions[f].iat_value !=
-				    family_hex_value(x, "resolved"))
+			    mod->functions[f].iat_value != family_hex_value(x, "resolved"))
 				iat_wrong++;
 		}
 	}
@@ -339,7 +348,8 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 	 * when the binding is valid for the modules as loaded. */
 	if (ctx->runner.wine) {
 		if (!cJSON_AddBoolToObject(o, "loader_used_binding", false) ||
-		    !cJSON_AddStringToObject(o, "note", "Wine ignores bound imports and resolves every import."))
+		    !cJSON_AddStringToObject(o, "note",
+					     "Wine ignores bound imports and resolves every import."))
 			rc = LL_ENOMEM;
 	} else if (!cJSON_AddBoolToObject(o, "loader_used_binding", valid)) {
 		rc = LL_ENOMEM;
@@ -348,19 +358,27 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 		goto out;
 	if (var->bind) {
 		if (bound.count == 0)
-			family_variant_invalid(&var->base, "Bind: the program has no bound import directory.");
+			family_variant_invalid(&var->base,
+					       "Bind: the program has no bound import directory.");
 		else if (ours_bound != (size_t)ctx->base.dlls)
-			family_variant_invalid(&var->base, "Bind: %zu of %d DLLs are in the bound import directory.", ours_bound,
-				ctx->base.dlls);
+			family_variant_invalid(&var->base,
+					       "Bind: %zu of %d DLLs are in the bound import directory.",
+					       ours_bound, ctx->base.dlls);
 		else if (stale)
-			family_variant_invalid(&var->base, "Bind: %zu bound DLLs' timestamps differ from their files.", stale);
+			family_variant_invalid(&var->base,
+					       "Bind: %zu bound DLLs' timestamps differ from their files.",
+					       stale);
 		else if (iat_wrong)
-			family_variant_invalid(&var->base, "Bind: %zu IAT entries in the file differ from what the loader resolved.",
+			family_variant_invalid(
+				&var->base,
+				"Bind: %zu IAT entries in the file differ from what the loader resolved.",
 				iat_wrong);
 		else if (!all_at_preferred)
-			family_variant_invalid(&var->base, "Bind: DLLs were relocated, so the binding cannot be used.");
+			family_variant_invalid(&var->base,
+					       "Bind: DLLs were relocated, so the binding cannot be used.");
 	} else if (bound.count > 0) {
-		family_variant_invalid(&var->base, "Not bound, yet the program has a bound import directory.");
+		family_variant_invalid(&var->base,
+				       "Not bound, yet the program has a bound import directory.");
 	}
 out:
 	pe_bound_imports_release(&bound);
@@ -369,8 +387,8 @@ out:
 
 /* Trace order: each DLL's traced functions first in .text, contiguous and
  * in trace order. */
-static int check_order(const struct pe_context *ctx, struct pe_variant *var,
-		       const struct dll_facts *facts, cJSON *verify)
+static int check_order(const struct pe_context *ctx, struct pe_variant *var, const struct dll_facts *facts,
+		       cJSON *verify)
 {
 	cJSON *o, *per;
 	int good = 0;
@@ -391,7 +409,8 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 		if (!d || !cJSON_AddItemToArray(per, d))
 			return cJSON_Delete(d), LL_ENOMEM;
 		snprintf(name, sizeof(name), "lt%d.dll", i);
-		if (!cJSON_AddStringToObject(d, "dll", name) || !(names = cJSON_AddArrayToObject(d, "traced")))
+		if (!cJSON_AddStringToObject(d, "dll", name) ||
+		    !(names = cJSON_AddArrayToObject(d, "traced")))
 			return LL_ENOMEM;
 		for (size_t r = 0; r < n; r++) {
 			int j = ctx->base.trace[i][r];
@@ -427,8 +446,10 @@ static int check_order(const struct pe_context *ctx, struct pe_variant *var,
 	if (!cJSON_AddNumberToObject(o, "dlls_in_trace_order", good))
 		return LL_ENOMEM;
 	if (good != ctx->base.dlls)
-		family_variant_invalid(&var->base, "Order 'trace': %d of %d DLLs have their traced functions first, "
-			     "contiguous and in trace order.", good, ctx->base.dlls);
+		family_variant_invalid(&var->base,
+				       "Order 'trace': %d of %d DLLs have their traced functions first, "
+				       "contiguous and in trace order.",
+				       good, ctx->base.dlls);
 	return 0;
 }
 
@@ -456,8 +477,8 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	for (; read_count < ctx->base.dlls; read_count++)
 		if ((rc = read_dll(ctx, var->base.dir, read_count, &facts[read_count])) < 0)
 			goto out;
-	if ((rc = family_path(exe_path, var->base.dir, "main.exe")) < 0 || (rc = pe_image_open(exe_path, &exe)) < 0 ||
-	    (rc = pe_imports_read(exe, false, &imports)) < 0 ||
+	if ((rc = family_path(exe_path, var->base.dir, "main.exe")) < 0 ||
+	    (rc = pe_image_open(exe_path, &exe)) < 0 || (rc = pe_imports_read(exe, false, &imports)) < 0 ||
 	    (rc = family_path(report, var->base.dir, "probe.json")) < 0 ||
 	    (rc = family_path(log_path, var->base.dir, "probe.log")) < 0)
 		goto out;
@@ -466,7 +487,8 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	 * the attempts are recorded. */
 	do {
 		remove(report);
-		if ((rc = runner_run(&ctx->runner, exe_path, args, var->base.dir, log_path, PE_RUN_TIMEOUT_MS, &code, NULL)) < 0)
+		if ((rc = runner_run(&ctx->runner, exe_path, args, var->base.dir, log_path, PE_RUN_TIMEOUT_MS,
+				     &code, NULL)) < 0)
 			goto out;
 		attempts++;
 	} while ((code != 0 || !plat_file_exists(report)) && attempts < 2);
@@ -481,7 +503,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	if (code != 0 || family_read_file(report, PE_MAX_REPORT, &text, &len) < 0 ||
 	    json_parse_object(text, len, 8, &probe) < 0) {
 		family_variant_invalid(&var->base, "The probe run failed (exit code %d, report %s).", code,
-			text ? "unreadable" : "missing");
+				       text ? "unreadable" : "missing");
 		rc = 0;
 		goto done;
 	}
@@ -490,7 +512,8 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	    (rc = check_binding(ctx, var, probe, exe, &imports, verify)) < 0 ||
 	    (rc = check_order(ctx, var, facts, verify)) < 0) {
 		if (rc == LL_EFORMAT) {
-			family_variant_invalid(&var->base, "The probe report is malformed: %s", err_message(rc));
+			family_variant_invalid(&var->base, "The probe report is malformed: %s",
+					       err_message(rc));
 			rc = 0;
 			goto done;
 		}
@@ -506,8 +529,9 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 		goto out;
 	}
 	if (relocations < (size_t)ctx->base.dlls * ctx->base.exports * ctx->base.globals)
-		family_variant_invalid(&var->base, "The DLLs have %zu base relocations, fewer than the %d generated.", relocations,
-			ctx->base.dlls * ctx->base.exports * ctx->base.globals);
+		family_variant_invalid(&var->base,
+				       "The DLLs have %zu base relocations, fewer than the %d generated.",
+				       relocations, ctx->base.dlls * ctx->base.exports * ctx->base.globals);
 done:
 	var->base.verify = verify;
 	verify = NULL;
@@ -526,7 +550,8 @@ int pe_verify(struct pe_context *ctx)
 	int rc;
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
-		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
+		if ((rc = family_progress(ctx->base.task, "verify", (int)(100 * v / ctx->variant_count))) <
+			    0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v])) < 0)
 			return rc;
 	}

@@ -48,7 +48,8 @@ static int read_program(struct program_context *ctx, const cJSON *job)
 
 	if ((rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
 	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
-	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60, &ctx->timeout_s)) < 0)
+	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60,
+			       &ctx->timeout_s)) < 0)
 		return rc;
 	ctx->input_idle = strcmp(until, "input-idle") == 0;
 	if (!cJSON_IsObject(files) || cJSON_GetArraySize(files) < 1 ||
@@ -154,7 +155,8 @@ static int program_json(const struct program_context *ctx, cJSON *r)
 /* The variants, the floor, the measurement, the toolchain and the runner
  * of RESULT (schemas/result.json), as the pe family gives them, and
  * "program": what was run and what the blob cache did. */
-static int program_describe(struct family_run *run, void *state, const struct family_measured *measured, cJSON *r)
+static int program_describe(struct family_run *run, void *state, const struct family_measured *measured,
+			    cJSON *r)
 {
 	struct program_context *ctx = state;
 	cJSON *variants, *t, *floor;
@@ -180,7 +182,8 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 				   family_add_measured(o, "cold", measured->cold, var->name) < 0))
 			return LL_ENOMEM;
 	}
-	if (!(floor = cJSON_AddObjectToObject(r, "floor")) || !cJSON_AddStringToObject(floor, "name", "empty.exe") ||
+	if (!(floor = cJSON_AddObjectToObject(r, "floor")) ||
+	    !cJSON_AddStringToObject(floor, "name", "empty.exe") ||
 	    give(floor, "files", &ctx->floor_files) < 0)
 		return LL_ENOMEM;
 	if (family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
@@ -188,7 +191,8 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 	    family_add_measurement(r, measured) < 0 || program_json(ctx, r) < 0)
 		return LL_ENOMEM;
 	if (!(t = family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc)) ||
-	    !cJSON_AddStringToObject(t, "used_for", "the debug probe, the input-idle launcher and the floor") ||
+	    !cJSON_AddStringToObject(t, "used_for",
+				     "the debug probe, the input-idle launcher and the floor") ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
 	return 0;

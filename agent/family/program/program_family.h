@@ -53,9 +53,9 @@
 struct program_file {
 	char path[JOB_SPEC_MAX_PROGRAM_PATH + 1]; /* relative, '/'-separated, checked */
 	char sha256[65];
-	bool pe;            /* the toolkit opened it as a PE image */
-	bool dll;           /* ... with IMAGE_FILE_DLL */
-	bool signed_image;  /* ... with a security directory (Authenticode) */
+	bool pe;           /* the toolkit opened it as a PE image */
+	bool dll;          /* ... with IMAGE_FILE_DLL */
+	bool signed_image; /* ... with a security directory (Authenticode) */
 	bool relocs_stripped;
 	bool dynamic_base;
 	uint64_t image_base;
@@ -64,32 +64,32 @@ struct program_file {
 
 struct program_variant {
 	char name[JOB_SPEC_MAX_NAME + 1];
-	bool unique_bases;  /* bases "unique" (else "as-built") */
+	bool unique_bases; /* bases "unique" (else "as-built") */
 	bool bind;
-	bool aslr_off;      /* aslr "off" (else "as-built") */
+	bool aslr_off; /* aslr "off" (else "as-built") */
 	char dir[PLAT_MAX_PATH + 1];
 	bool valid;
 	char invalid_reason[512];
-	cJSON *notes;       /* owned: ["..."], facts that are no contradiction */
-	cJSON *transform;   /* owned: what the transform did, for verify */
-	cJSON *verify;      /* owned */
-	cJSON *files;       /* owned */
+	cJSON *notes;     /* owned: ["..."], facts that are no contradiction */
+	cJSON *transform; /* owned: what the transform did, for verify */
+	cJSON *verify;    /* owned */
+	cJSON *files;     /* owned */
 };
 
 struct program_context {
 	const struct pipeline_task *task;
 	char work[PLAT_MAX_PATH + 1];
-	char files_dir[PLAT_MAX_PATH + 1];  /* WORK/files: the program as built */
-	char tools_dir[PLAT_MAX_PATH + 1];  /* WORK/tools: the helper programs */
+	char files_dir[PLAT_MAX_PATH + 1]; /* WORK/files: the program as built */
+	char tools_dir[PLAT_MAX_PATH + 1]; /* WORK/tools: the helper programs */
 	char probe_exe[PLAT_MAX_PATH + 1];
 	char launcher_exe[PLAT_MAX_PATH + 1];
-	char floor_dir[PLAT_MAX_PATH + 1];  /* WORK/floor: empty.exe */
+	char floor_dir[PLAT_MAX_PATH + 1]; /* WORK/floor: empty.exe */
 	struct program_file *files;
 	size_t file_count;
-	size_t exe;                         /* index of the program's exe in files */
-	const char **args;                  /* borrowed from the job, NULL-terminated */
+	size_t exe;        /* index of the program's exe in files */
+	const char **args; /* borrowed from the job, NULL-terminated */
 	size_t arg_count;
-	bool input_idle;                    /* until "input-idle" */
+	bool input_idle; /* until "input-idle" */
 	long long timeout_s;
 	struct program_variant *variants;
 	size_t variant_count;
@@ -99,12 +99,12 @@ struct program_context {
 	/* The blob cache's account of this task. */
 	size_t blobs_cached, blobs_fetched;
 	long long bytes_fetched;
-	cJSON *floor_files;                 /* owned */
+	cJSON *floor_files; /* owned */
 	/* What program_timing() gives the driver. */
 	struct program_measured {
-		const char **argv;              /* owned array, strings borrowed or in strings */
-		char **strings;                 /* owned, NULL-terminated */
-		char **files;                   /* owned, NULL-terminated */
+		const char **argv; /* owned array, strings borrowed or in strings */
+		char **strings;    /* owned, NULL-terminated */
+		char **files;      /* owned, NULL-terminated */
 	} measured[MEASURE_MAX_PROGRAMS];
 	size_t measured_count;
 };
@@ -141,7 +141,8 @@ int program_verify(struct program_context *ctx);
 int program_files_json(const struct program_context *ctx, const char *folder, cJSON **ret_files);
 
 /* Marks VAR invalid with a reason (the first one is kept). */
-void program_invalid(struct program_variant *var, const char *fmt, ...) __attribute__((format(gnu_printf, 2, 3)));
+void program_invalid(struct program_variant *var, const char *fmt, ...)
+	__attribute__((format(gnu_printf, 2, 3)));
 
 /* Adds the note TEXT to VAR's notes. */
 int program_note(struct program_variant *var, const char *text);

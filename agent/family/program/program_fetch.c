@@ -68,7 +68,8 @@ int program_fetch(struct program_context *ctx)
 	struct blob_cache cache;
 	int rc;
 
-	if ((rc = family_path(ctx->files_dir, ctx->work, "files")) < 0 || (rc = plat_mkdirs(ctx->files_dir)) < 0)
+	if ((rc = family_path(ctx->files_dir, ctx->work, "files")) < 0 ||
+	    (rc = plat_mkdirs(ctx->files_dir)) < 0)
 		return rc;
 	if (task->blob_cache_dir && task->blob_cache_dir[0])
 		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
@@ -96,7 +97,8 @@ int program_fetch(struct program_context *ctx)
 		snprintf(cached, sizeof(cached), "%zu", cache.stats.hits);
 		snprintf(got, sizeof(got), "%zu", cache.stats.fetched);
 		snprintf(bytes, sizeof(bytes), "%lld", cache.stats.bytes_fetched);
-		log_event(LOG_INFO, "program_blobs", "cached", cached, "fetched", got, "bytes_fetched", bytes, NULL);
+		log_event(LOG_INFO, "program_blobs", "cached", cached, "fetched", got, "bytes_fetched", bytes,
+			  NULL);
 	}
 	rc = family_progress(task, "generate", 100);
 out:
@@ -122,14 +124,14 @@ static int compile(const struct program_context *ctx, const char *name, const ch
 	char source[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1], src_arg[PLAT_MAX_PATH + 1],
 		out_arg[PLAT_MAX_PATH + 1];
 	const char *argv[8] = {ctx->toolchain.gcc, "-O1", "-Wall", "-o", out_arg, src_arg};
-	struct plat_spawn_options o = {.argv = argv, .cwd = ctx->tools_dir, .stdout_path = log,
-				       .stderr_path = log};
+	struct plat_spawn_options o = {
+		.argv = argv, .cwd = ctx->tools_dir, .stdout_path = log, .stderr_path = log};
 	int rc, code = -1;
 
 	if (unicode)
 		argv[6] = "-municode"; /* wmain */
-	if ((rc = family_path(source, ctx->tools_dir, name)) < 0 || (rc = family_path(log, ctx->tools_dir, "build.log")) < 0 ||
-	    (rc = write_source(name, source)) < 0)
+	if ((rc = family_path(source, ctx->tools_dir, name)) < 0 ||
+	    (rc = family_path(log, ctx->tools_dir, "build.log")) < 0 || (rc = write_source(name, source)) < 0)
 		return rc;
 	if (ctx->toolchain.host) {
 		/* The host's compiler: host paths (the output's folder exists). */
@@ -160,8 +162,10 @@ int program_build_tools(struct program_context *ctx)
 	char empty[PLAT_MAX_PATH + 1], built[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if ((rc = family_path(ctx->tools_dir, ctx->work, "tools")) < 0 || (rc = plat_mkdirs(ctx->tools_dir)) < 0 ||
-	    (rc = family_path(ctx->floor_dir, ctx->work, "floor")) < 0 || (rc = plat_mkdirs(ctx->floor_dir)) < 0 ||
+	if ((rc = family_path(ctx->tools_dir, ctx->work, "tools")) < 0 ||
+	    (rc = plat_mkdirs(ctx->tools_dir)) < 0 ||
+	    (rc = family_path(ctx->floor_dir, ctx->work, "floor")) < 0 ||
+	    (rc = plat_mkdirs(ctx->floor_dir)) < 0 ||
 	    (rc = family_path(ctx->probe_exe, ctx->tools_dir, "debug_probe.exe")) < 0 ||
 	    (rc = family_path(ctx->launcher_exe, ctx->tools_dir, "idle_launcher.exe")) < 0 ||
 	    (rc = family_path(built, ctx->tools_dir, "empty.exe")) < 0 ||
@@ -170,7 +174,8 @@ int program_build_tools(struct program_context *ctx)
 	if ((rc = compile(ctx, "debug_probe.c", ctx->probe_exe, true)) < 0 ||
 	    (rc = family_progress(ctx->task, "build", 40)) < 0 ||
 	    (ctx->input_idle && (rc = compile(ctx, "idle_launcher.c", ctx->launcher_exe, true)) < 0) ||
-	    (rc = compile(ctx, "empty_program.c", built, false)) < 0 || (rc = plat_copy_file(built, empty)) < 0)
+	    (rc = compile(ctx, "empty_program.c", built, false)) < 0 ||
+	    (rc = plat_copy_file(built, empty)) < 0)
 		return rc;
 	return family_progress(ctx->task, "build", 100);
 }

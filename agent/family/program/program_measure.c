@@ -28,15 +28,16 @@ static const char *keep(struct program_measured *m, size_t *count, const char *t
 /* M and P for EXE (a path of this process) run in DIR with ARGS, through
  * the launcher for input-idle; FILES (manifest paths in DIR) or, when
  * NULL, EXE alone for eviction. */
-static int measured_init(const struct program_context *ctx, const char *dir, const char *exe,
-			 bool with_files, struct program_measured *m, struct measure_program *p)
+static int measured_init(const struct program_context *ctx, const char *dir, const char *exe, bool with_files,
+			 struct program_measured *m, struct measure_program *p)
 {
 	size_t argc = 0, strings = 0, nfiles = with_files ? ctx->file_count : 1;
 	char arg[PLAT_MAX_PATH + 1], timeout[32];
 	int rc;
 
 	if (!(m->argv = calloc(ctx->arg_count + 6, sizeof(*m->argv))) ||
-	    !(m->strings = calloc(4, sizeof(*m->strings))) || !(m->files = calloc(nfiles + 1, sizeof(*m->files))))
+	    !(m->strings = calloc(4, sizeof(*m->strings))) ||
+	    !(m->files = calloc(nfiles + 1, sizeof(*m->files))))
 		return LL_ENOMEM;
 	if (ctx->runner.through_wine64)
 		m->argv[argc++] = ctx->runner.wine64;
@@ -45,7 +46,8 @@ static int measured_init(const struct program_context *ctx, const char *dir, con
 		if ((rc = runner_program_path(&ctx->runner, exe, arg)) < 0)
 			return rc;
 		if (!(m->argv[argc++] = keep(m, &strings, ctx->launcher_exe)) ||
-		    !(m->argv[argc++] = keep(m, &strings, timeout)) || !(m->argv[argc++] = keep(m, &strings, arg)))
+		    !(m->argv[argc++] = keep(m, &strings, timeout)) ||
+		    !(m->argv[argc++] = keep(m, &strings, arg)))
 			return LL_ENOMEM;
 	} else if (!(m->argv[argc++] = keep(m, &strings, exe))) {
 		return LL_ENOMEM;
@@ -89,13 +91,15 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 			return rc;
 		ctx->measured_count = count + 1;
 		if ((rc = program_file_path(var->dir, ctx->files[ctx->exe].path, false, exe)) < 0 ||
-		    (rc = measured_init(ctx, var->dir, exe, true, &ctx->measured[count], &ret->programs[count])) < 0)
+		    (rc = measured_init(ctx, var->dir, exe, true, &ctx->measured[count],
+					&ret->programs[count])) < 0)
 			return rc;
 		count++;
 	}
 	ret->programs[count].name = PROGRAM_FLOOR_NAME;
 	ctx->measured_count = count + 1;
-	if ((rc = measured_init(ctx, ctx->floor_dir, empty, false, &ctx->measured[count], &ret->programs[count])) < 0)
+	if ((rc = measured_init(ctx, ctx->floor_dir, empty, false, &ctx->measured[count],
+				&ret->programs[count])) < 0)
 		return rc;
 	ret->count = count + 1;
 	if (!ctx->floor_files) {

@@ -71,8 +71,9 @@ static int rebase_dlls(const struct program_context *ctx, struct program_variant
 	}
 	if ((rc = pe_rebase_batch(images, count, PROGRAM_UNIQUE_BASE, false, timestamp, bases)) < 0) {
 		/* "Image K of N: ..." names the image by its place in the batch. */
-		program_invalid(var, "Rebase cannot apply: %s (the batch: the program's %zu DLLs in manifest order)",
-				err_message(rc), count);
+		program_invalid(
+			var, "Rebase cannot apply: %s (the batch: the program's %zu DLLs in manifest order)",
+			err_message(rc), count);
 		rc = 0;
 		goto out;
 	}
@@ -147,12 +148,14 @@ static int bind_files(const struct program_context *ctx, struct program_variant 
 			rc = pe_image_save(image, path);
 		pe_image_free(image);
 		if (rc < 0) {
-			program_invalid(var, "Bind cannot apply to %s: %s", ctx->files[i].path, err_message(rc));
+			program_invalid(var, "Bind cannot apply to %s: %s", ctx->files[i].path,
+					err_message(rc));
 			return 0;
 		}
-		if (o && (!cJSON_AddNumberToObject(o, "bind_modules_bound", (double)result.modules_bound) ||
-			  !cJSON_AddNumberToObject(o, "bind_modules_skipped", (double)result.modules_skipped) ||
-			  !cJSON_AddNumberToObject(o, "bind_functions_bound", (double)result.functions_bound)))
+		if (o &&
+		    (!cJSON_AddNumberToObject(o, "bind_modules_bound", (double)result.modules_bound) ||
+		     !cJSON_AddNumberToObject(o, "bind_modules_skipped", (double)result.modules_skipped) ||
+		     !cJSON_AddNumberToObject(o, "bind_functions_bound", (double)result.functions_bound)))
 			return LL_ENOMEM;
 	}
 	return 0;
@@ -175,14 +178,17 @@ static int transform_variant(struct program_context *ctx, struct program_variant
 		if (!f->pe)
 			continue;
 		if (!(o = cJSON_AddObjectToObject(var->transform, f->path)) ||
-		    !cJSON_AddStringToObject(o, "kind", f->dll ? "dll" : i == ctx->exe ? "exe" : "pe") ||
+		    !cJSON_AddStringToObject(o, "kind",
+					     f->dll          ? "dll"
+					     : i == ctx->exe ? "exe"
+							     : "pe") ||
 		    !cJSON_AddBoolToObject(o, "signed", f->signed_image))
 			return LL_ENOMEM;
 		if (changes && f->signed_image) {
 			char note[JOB_SPEC_MAX_PROGRAM_PATH + JOB_SPEC_MAX_NAME + 80];
 			snprintf(note, sizeof(note),
-				 "%s is signed (Authenticode): after %s its signature no longer holds.", f->path,
-				 var->name);
+				 "%s is signed (Authenticode): after %s its signature no longer holds.",
+				 f->path, var->name);
 			if ((rc = program_note(var, note)) < 0)
 				return rc;
 		}

@@ -86,7 +86,8 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 		if (!cJSON_AddStringToObject(o, "name", *name ? name : "?") ||
 		    !cJSON_AddStringToObject(o, "path", path ? path : "") ||
 		    !cJSON_AddStringToObject(o, "kind", kind ? kind : "?") ||
-		    (rc = family_add_hex(o, "preferred", preferred)) < 0 || (rc = family_add_hex(o, "actual", actual)) < 0 ||
+		    (rc = family_add_hex(o, "preferred", preferred)) < 0 ||
+		    (rc = family_add_hex(o, "actual", actual)) < 0 ||
 		    !cJSON_AddBoolToObject(o, "relocated", preferred != actual) ||
 		    !cJSON_AddBoolToObject(o, "program_file", file >= 0))
 			return LL_ENOMEM;
@@ -99,11 +100,14 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 		char fpath[PLAT_MAX_PATH + 1];
 		if (!cJSON_AddStringToObject(o, "file", f->path))
 			return LL_ENOMEM;
-		if ((rc = program_file_path(var->dir, f->path, false, fpath)) < 0 || (rc = pe_image_open(fpath, &image)) < 0)
+		if ((rc = program_file_path(var->dir, f->path, false, fpath)) < 0 ||
+		    (rc = pe_image_open(fpath, &image)) < 0)
 			return rc;
 		if (image->image_base != preferred)
-			program_invalid(var, "%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.", f->path,
-					(unsigned long long)preferred, (unsigned long long)image->image_base);
+			program_invalid(var,
+					"%s: the probe read base 0x%llx from its file, the toolkit 0x%llx.",
+					f->path, (unsigned long long)preferred,
+					(unsigned long long)image->image_base);
 		pe_image_free(image);
 		if (f->dll)
 			dlls_loaded++;
@@ -120,13 +124,15 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 	    !cJSON_AddNumberToObject(verify, "system_modules_relocated", system_relocated))
 		return LL_ENOMEM;
 	if (var->unique_bases && relocated != 0)
-		program_invalid(var, "Bases 'unique': %d of the program's DLLs were relocated, expected none.",
+		program_invalid(var,
+				"Bases 'unique': %d of the program's DLLs were relocated, expected none.",
 				relocated);
 	return 0;
 }
 
 /* Opens the image of the program's file I in the variant folder DIR. */
-static int file_image_open(const struct program_context *ctx, const char *dir, size_t i, struct pe_image **ret)
+static int file_image_open(const struct program_context *ctx, const char *dir, size_t i,
+			   struct pe_image **ret)
 {
 	char path[PLAT_MAX_PATH + 1];
 	int rc = program_file_path(dir, ctx->files[i].path, false, path);
@@ -151,7 +157,8 @@ static int check_aslr(const struct program_context *ctx, struct program_variant 
 	if (!cJSON_AddNumberToObject(verify, "files_with_aslr", with_flag))
 		return LL_ENOMEM;
 	if (var->aslr_off && with_flag)
-		program_invalid(var, "ASLR 'off': %d of the program's files still have the ASLR flag.", with_flag);
+		program_invalid(var, "ASLR 'off': %d of the program's files still have the ASLR flag.",
+				with_flag);
 	return 0;
 }
 
@@ -246,7 +253,8 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 		return LL_ENOMEM;
 	if (ctx->runner.wine) {
 		if (!cJSON_AddBoolToObject(o, "loader_used_binding", false) ||
-		    !cJSON_AddStringToObject(o, "note", "Wine ignores bound imports and resolves every import."))
+		    !cJSON_AddStringToObject(o, "note",
+					     "Wine ignores bound imports and resolves every import."))
 			return LL_ENOMEM;
 	} else if (!cJSON_AddBoolToObject(o, "loader_used_binding", var->valid && exe_bound && stale == 0)) {
 		return LL_ENOMEM;
@@ -255,8 +263,11 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 		if (!exe_bound)
 			program_invalid(var, "Bind: the program's exe has no bound import directory.");
 		else if (stale)
-			program_invalid(var, "Bind: %zu of %zu bound descriptors' timestamps differ from the files "
-					     "the loader would use.", stale, descriptors);
+			program_invalid(
+				var,
+				"Bind: %zu of %zu bound descriptors' timestamps differ from the files "
+				"the loader would use.",
+				stale, descriptors);
 	} else if (descriptors > 0 && var->unique_bases) {
 		program_invalid(var, "Not bound, yet the program has bound import directories.");
 	}
@@ -300,8 +311,9 @@ static int probe_run(struct program_context *ctx, struct program_variant *var, s
 		return LL_ENOMEM;
 	snprintf(sub, sizeof(sub), "verify/%02zu.json", v);
 	snprintf(quiet, sizeof(quiet), "%lld", quiet_ms);
-	if ((rc = family_path(report, ctx->work, sub)) < 0 || (rc = family_path(log_path, ctx->work, "verify")) < 0 ||
-	    (rc = plat_mkdirs(log_path)) < 0 || (rc = family_path(log_path, log_path, "probe.log")) < 0 ||
+	if ((rc = family_path(report, ctx->work, sub)) < 0 ||
+	    (rc = family_path(log_path, ctx->work, "verify")) < 0 || (rc = plat_mkdirs(log_path)) < 0 ||
+	    (rc = family_path(log_path, log_path, "probe.log")) < 0 ||
 	    (rc = program_file_path(var->dir, ctx->files[ctx->exe].path, false, exe)) < 0 ||
 	    (rc = runner_program_path(&ctx->runner, report, report_arg)) < 0 ||
 	    (rc = runner_program_path(&ctx->runner, exe, exe_arg)) < 0)
@@ -312,7 +324,8 @@ static int probe_run(struct program_context *ctx, struct program_variant *var, s
 	for (size_t i = 0; i < ctx->arg_count; i++)
 		args[3 + i] = ctx->args[i];
 	remove(report);
-	if ((rc = runner_run(&ctx->runner, ctx->probe_exe, args, var->dir, log_path, quiet_ms + 60000, &code, NULL)) < 0)
+	if ((rc = runner_run(&ctx->runner, ctx->probe_exe, args, var->dir, log_path, quiet_ms + 60000, &code,
+			     NULL)) < 0)
 		goto out;
 	if (!cJSON_AddNumberToObject(verify, "probe_exit_code", code)) {
 		rc = LL_ENOMEM;
@@ -346,7 +359,8 @@ static int check_run(const struct program_context *ctx, struct program_variant *
 	if (ctx->input_idle)
 		return 0;
 	if (!ended || strcmp(ended, "exit") != 0)
-		program_invalid(var, "The program did not exit within %lld s under the debug probe.", ctx->timeout_s);
+		program_invalid(var, "The program did not exit within %lld s under the debug probe.",
+				ctx->timeout_s);
 	else if (exit_code != 0)
 		program_invalid(var, "The program exited with code %.0f under the debug probe.", exit_code);
 	return 0;
@@ -369,8 +383,9 @@ static int verify_variant(struct program_context *ctx, struct program_variant *v
 		goto out;
 	if (!probe)
 		goto done;
-	if ((rc = check_run(ctx, var, probe, verify)) < 0 || (rc = check_modules(ctx, var, probe, verify)) < 0 ||
-	    (rc = check_aslr(ctx, var, verify)) < 0 || (rc = check_binding(ctx, var, verify)) < 0) {
+	if ((rc = check_run(ctx, var, probe, verify)) < 0 ||
+	    (rc = check_modules(ctx, var, probe, verify)) < 0 || (rc = check_aslr(ctx, var, verify)) < 0 ||
+	    (rc = check_binding(ctx, var, verify)) < 0) {
 		if (rc != LL_EFORMAT)
 			goto out;
 		program_invalid(var, "The probe report is malformed: %s", err_message(rc));

@@ -18,10 +18,10 @@
 #include <stddef.h>
 
 struct buf {
-	char *data;     /* NULL until the first append; then NUL-terminated */
-	size_t len;     /* bytes held, terminator excluded */
-	size_t alloc;   /* bytes allocated */
-	size_t limit;   /* len never exceeds this */
+	char *data;   /* NULL until the first append; then NUL-terminated */
+	size_t len;   /* bytes held, terminator excluded */
+	size_t alloc; /* bytes allocated */
+	size_t limit; /* len never exceeds this */
 };
 
 /* An empty buffer that will refuse to grow past LIMIT bytes. */

@@ -22,19 +22,19 @@
 
 enum {
 	LL_OK = 0,
-	LL_EINVAL = -1,       /* bad argument or input that fails validation */
-	LL_ENOMEM = -2,       /* allocation failed */
-	LL_EIO = -3,          /* the OS refused a read, write or open */
-	LL_ENOTFOUND = -4,    /* no such object */
-	LL_ECONFLICT = -5,    /* the object changed state under the caller */
-	LL_ERANGE = -6,       /* a number outside its documented bounds */
-	LL_EFORMAT = -7,      /* a malformed file or message */
-	LL_ETOOBIG = -8,      /* a documented size limit was exceeded */
-	LL_EAUTH = -9,        /* missing, malformed or unknown credentials */
-	LL_EFORBIDDEN = -10,  /* credentials valid but not allowed here */
-	LL_ESTORE = -11,      /* the store failed */
-	LL_EUNSUPPORTED = -12,/* not available on this platform or build */
-	LL_ESTATE = -13,      /* not valid in the object's current state */
+	LL_EINVAL = -1,        /* bad argument or input that fails validation */
+	LL_ENOMEM = -2,        /* allocation failed */
+	LL_EIO = -3,           /* the OS refused a read, write or open */
+	LL_ENOTFOUND = -4,     /* no such object */
+	LL_ECONFLICT = -5,     /* the object changed state under the caller */
+	LL_ERANGE = -6,        /* a number outside its documented bounds */
+	LL_EFORMAT = -7,       /* a malformed file or message */
+	LL_ETOOBIG = -8,       /* a documented size limit was exceeded */
+	LL_EAUTH = -9,         /* missing, malformed or unknown credentials */
+	LL_EFORBIDDEN = -10,   /* credentials valid but not allowed here */
+	LL_ESTORE = -11,       /* the store failed */
+	LL_EUNSUPPORTED = -12, /* not available on this platform or build */
+	LL_ESTATE = -13,       /* not valid in the object's current state */
 };
 
 /* Returns a stable snake_case name for CODE ("invalid_argument"), suitable

@@ -46,14 +46,14 @@
  * only: the normalized spec holds {"name"}, and the agent reads the knobs
  * here. */
 struct job_spec_elf_knobs {
-	const char *name;     /* "default", "now", "relr", "hidden", "symbolic",
+	const char *name; /* "default", "now", "relr", "hidden", "symbolic",
 			       * "symbolic+relr", "reorder", "sysv-hash" */
-	bool bind_now;        /* -z now: every symbol bound at load, none lazily */
-	bool relr;            /* -z pack-relative-relocs: RELATIVE relocations as DT_RELR */
-	bool hidden;          /* -fvisibility=hidden, only the functions exported */
-	bool symbolic;        /* -Bsymbolic: a library's own symbols bound inside it */
-	bool trace_order;     /* functions in startup-trace order, first in .text */
-	bool sysv_hash;       /* --hash-style=sysv: .hash, no .gnu.hash */
+	bool bind_now;    /* -z now: every symbol bound at load, none lazily */
+	bool relr;        /* -z pack-relative-relocs: RELATIVE relocations as DT_RELR */
+	bool hidden;      /* -fvisibility=hidden, only the functions exported */
+	bool symbolic;    /* -Bsymbolic: a library's own symbols bound inside it */
+	bool trace_order; /* functions in startup-trace order, first in .text */
+	bool sysv_hash;   /* --hash-style=sysv: .hash, no .gnu.hash */
 };
 
 /* The knobs of the elf preset NAME into *RET; LL_EINVAL (with a message)

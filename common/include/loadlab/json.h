@@ -41,8 +41,8 @@ int json_check_keys(const cJSON *obj, const char *const *allowed, const char *wh
 /* An integer member KEY of OBJ within [MIN, MAX]. When absent: DEFAULT_VALUE
  * if REQUIRED is false, else LL_EINVAL. Non-integers and numbers beyond
  * 2^53 are refused. */
-int json_get_int(const cJSON *obj, const char *key, long long min, long long max,
-		 bool required, long long default_value, long long *ret_value);
+int json_get_int(const cJSON *obj, const char *key, long long min, long long max, bool required,
+		 long long default_value, long long *ret_value);
 
 /* A string member KEY of OBJ, 1..MAX_LEN bytes. When absent: DEFAULT_VALUE
  * (may be NULL) if REQUIRED is false. *RET_VALUE is borrowed from OBJ. */
@@ -50,8 +50,7 @@ int json_get_string(const cJSON *obj, const char *key, size_t max_len, bool requ
 		    const char *default_value, const char **ret_value);
 
 /* A boolean member KEY of OBJ; DEFAULT_VALUE when absent and not REQUIRED. */
-int json_get_bool(const cJSON *obj, const char *key, bool required, bool default_value,
-		  bool *ret_value);
+int json_get_bool(const cJSON *obj, const char *key, bool required, bool default_value, bool *ret_value);
 
 /* Reads a JSON number as an integer within [MIN, MAX] (no member lookup). */
 int json_number_to_int(const cJSON *item, long long min, long long max, const char *name,

@@ -67,7 +67,7 @@
 
 /* Optional header DllCharacteristics bits used here. */
 #define PE_DLLCHAR_HIGH_ENTROPY_VA 0x0020
-#define PE_DLLCHAR_DYNAMIC_BASE 0x0040   /* ASLR: the loader may move it */
+#define PE_DLLCHAR_DYNAMIC_BASE 0x0040 /* ASLR: the loader may move it */
 #define PE_DLLCHAR_FORCE_INTEGRITY 0x0080
 
 /* Data directory indexes (PE spec, "Optional Header Data Directories"). */
@@ -112,13 +112,13 @@ struct pe_data_directory {
 };
 
 struct pe_section {
-	char name[9];             /* NUL-terminated copy of the 8-byte name */
+	char name[9]; /* NUL-terminated copy of the 8-byte name */
 	uint32_t virtual_address;
 	uint32_t virtual_size;
-	uint32_t raw_offset;      /* PointerToRawData */
-	uint32_t raw_size;        /* SizeOfRawData */
+	uint32_t raw_offset; /* PointerToRawData */
+	uint32_t raw_size;   /* SizeOfRawData */
 	uint32_t characteristics;
-	uint32_t readable_size;   /* bytes of the section that the file holds
+	uint32_t readable_size; /* bytes of the section that the file holds
 				   * and the loader maps: min(raw size, virtual
 				   * size when set, bytes left in the file) */
 };
@@ -126,17 +126,17 @@ struct pe_section {
 /* An image in memory. Fields are read-only for callers: the toolkit's
  * functions keep them in step with the bytes. */
 struct pe_image {
-	unsigned char *data;   /* the whole file */
+	unsigned char *data; /* the whole file */
 	size_t size;
-	bool pe32plus;         /* optional header magic 0x20b */
+	bool pe32plus; /* optional header magic 0x20b */
 	uint16_t machine;
 	uint16_t characteristics;
 	uint16_t dll_characteristics;
 	uint16_t subsystem;
-	uint32_t timestamp;    /* COFF TimeDateStamp */
-	uint32_t checksum;     /* optional header CheckSum as stored */
+	uint32_t timestamp; /* COFF TimeDateStamp */
+	uint32_t checksum;  /* optional header CheckSum as stored */
 	uint64_t image_base;
-	uint32_t entry_point;  /* AddressOfEntryPoint (RVA) */
+	uint32_t entry_point; /* AddressOfEntryPoint (RVA) */
 	uint32_t section_alignment;
 	uint32_t file_alignment;
 	uint32_t size_of_image;
@@ -146,7 +146,7 @@ struct pe_image {
 	uint32_t optional_offset;    /* offset of the optional header */
 	uint32_t optional_size;      /* SizeOfOptionalHeader */
 	uint32_t section_table_offset;
-	uint32_t directory_count;    /* NumberOfRvaAndSizes, capped at 16 */
+	uint32_t directory_count;                           /* NumberOfRvaAndSizes, capped at 16 */
 	struct pe_data_directory directories[PE_DIR_COUNT]; /* zero past count */
 	uint32_t section_count;
 	struct pe_section *sections;
@@ -183,27 +183,27 @@ const struct pe_section *pe_section_for_rva(const struct pe_image *image, uint32
 
 struct pe_import_function {
 	bool by_ordinal;
-	bool has_name_table;  /* false: read from the IAT (no ILT) */
-	uint16_t ordinal;     /* by_ordinal */
-	uint16_t hint;        /* by name */
-	const char *name;     /* by name; NULL when by ordinal, or when the
+	bool has_name_table; /* false: read from the IAT (no ILT) */
+	uint16_t ordinal;    /* by_ordinal */
+	uint16_t hint;       /* by name */
+	const char *name;    /* by name; NULL when by ordinal, or when the
 			       * descriptor has no name table and is bound */
-	uint32_t iat_rva;     /* the function's IAT slot */
-	uint64_t iat_value;   /* what that slot holds in the file */
+	uint32_t iat_rva;    /* the function's IAT slot */
+	uint64_t iat_value;  /* what that slot holds in the file */
 };
 
 struct pe_import_module {
-	const char *name;        /* the DLL name as written */
-	bool delay;              /* from the delay-load directory */
+	const char *name; /* the DLL name as written */
+	bool delay;       /* from the delay-load directory */
 	uint32_t descriptor_rva;
 	uint32_t name_table_rva; /* OriginalFirstThunk / ImportNameTableRVA; 0: none */
 	uint32_t iat_rva;        /* FirstThunk / ImportAddressTableRVA */
 	uint32_t timestamp;      /* 0 unbound, 0xFFFFFFFF new-style bound */
 	uint32_t forwarder_chain;
-	uint32_t delay_attributes;         /* delay only */
-	uint32_t delay_module_handle_rva;  /* delay only */
-	uint32_t delay_bound_iat_rva;      /* delay only */
-	uint32_t delay_unload_iat_rva;     /* delay only */
+	uint32_t delay_attributes;        /* delay only */
+	uint32_t delay_module_handle_rva; /* delay only */
+	uint32_t delay_bound_iat_rva;     /* delay only */
+	uint32_t delay_unload_iat_rva;    /* delay only */
 	size_t function_count;
 	struct pe_import_function *functions;
 };
@@ -226,23 +226,23 @@ void pe_imports_release(struct pe_imports *imports);
 /* ---- exports (PE spec, "The .edata Section") --------------------------- */
 
 struct pe_export {
-	uint32_t ordinal;       /* Base + index in the export address table */
-	uint32_t rva;           /* 0 for an unused slot */
-	const char *name;       /* the first name that points at this slot, or NULL */
-	const char *forwarder;  /* "DLL.Name" or "DLL.#N" when the RVA lies
+	uint32_t ordinal;      /* Base + index in the export address table */
+	uint32_t rva;          /* 0 for an unused slot */
+	const char *name;      /* the first name that points at this slot, or NULL */
+	const char *forwarder; /* "DLL.Name" or "DLL.#N" when the RVA lies
 				 * inside the export directory, else NULL */
 };
 
 struct pe_export_name {
 	const char *name;
-	uint32_t index;         /* index into entries (ordinal - base) */
+	uint32_t index; /* index into entries (ordinal - base) */
 };
 
 struct pe_exports {
-	const char *dll_name;   /* may be NULL when the directory has none */
-	uint32_t base;          /* ordinal base */
+	const char *dll_name; /* may be NULL when the directory has none */
+	uint32_t base;        /* ordinal base */
 	uint32_t timestamp;
-	size_t count;           /* export address table slots */
+	size_t count; /* export address table slots */
 	struct pe_export *entries;
 	size_t name_count;
 	struct pe_export_name *names; /* the name pointer table, in file order */
@@ -265,14 +265,14 @@ void pe_exports_release(struct pe_exports *exports);
 /* ---- base relocations (PE spec, "The .reloc Section") ------------------ */
 
 struct pe_reloc {
-	uint32_t rva;    /* page RVA + offset */
-	uint8_t type;    /* enum pe_reloc_type */
-	uint16_t param;  /* HIGHADJ: the low 16 bits from the next entry */
+	uint32_t rva;   /* page RVA + offset */
+	uint8_t type;   /* enum pe_reloc_type */
+	uint16_t param; /* HIGHADJ: the low 16 bits from the next entry */
 };
 
 struct pe_relocs {
 	size_t block_count;
-	size_t count;    /* entries, ABSOLUTE padding excluded */
+	size_t count; /* entries, ABSOLUTE padding excluded */
 	struct pe_reloc *entries;
 };
 
@@ -369,12 +369,12 @@ struct pe_bind_options {
 	const char *image_dir;          /* the image's own folder, searched first */
 	const char *const *search_dirs; /* then these, in order ("system" folders) */
 	size_t search_dir_count;
-	uint32_t max_forwarder_depth;   /* 0: 16 */
+	uint32_t max_forwarder_depth; /* 0: 16 */
 };
 
 struct pe_bind_result {
-	size_t modules_bound;    /* import descriptors bound */
-	size_t modules_skipped;  /* left unbound: DLL not found, a function
+	size_t modules_bound;   /* import descriptors bound */
+	size_t modules_skipped; /* left unbound: DLL not found, a function
 				  * not exported, or no name table */
 	size_t functions_bound;
 };
@@ -400,8 +400,7 @@ struct pe_bind_result {
  * below the first section's RVA, else LL_ETOOBIG. Descriptors that cannot
  * be bound (DLL not found, import missing, no name table) are left as they
  * were and counted in RET_RESULT (may be NULL). The checksum is updated. */
-int pe_bind(struct pe_image *image, const struct pe_bind_options *options,
-	    struct pe_bind_result *ret_result);
+int pe_bind(struct pe_image *image, const struct pe_bind_options *options, struct pe_bind_result *ret_result);
 
 /* ---- presentation ------------------------------------------------------ */
 

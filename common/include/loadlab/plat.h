@@ -56,8 +56,7 @@ int plat_spawn(const struct plat_spawn_options *options, struct plat_process **r
  * of the monotonic clock (QueryPerformanceCounter on Windows). LL_ERANGE
  * when it is still running at the timeout (it is left running: kill it).
  * RET_EXIT_CODE and RET_WALL_US may be NULL. */
-int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
-	      long long *ret_wall_us);
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us);
 
 /* Forcibly ends the process (SIGKILL, TerminateProcess) and reaps it.
  * Fine on a process that already exited. */

@@ -44,8 +44,7 @@ double stats_quantile_sorted(const double *s, size_t n, double q);
  * the order measured, SORTED the same N > 0 values ascending. Fills every
  * field of *RET but mad, which it sets to 0: the caller that has the
  * absolute deviations in order adds it. */
-void stats_summarize_sorted(const double *x, const double *sorted, size_t n,
-			    struct stats_summary *ret);
+void stats_summarize_sorted(const double *x, const double *sorted, size_t n, struct stats_summary *ret);
 
 /* Median of X (the 0.5 quantile). */
 int stats_median(const double *x, size_t n, double *ret);
@@ -62,27 +61,25 @@ uint64_t stats_random_next(uint64_t *state);
  * generator seeded by SEED, so a report is reproducible. For the minimum
  * the interval says what the data can: no resample goes below the observed
  * minimum, so that is (almost always) the interval's lower end. */
-int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
-		       int resamples, uint64_t seed, double *ret_low, double *ret_high);
+int stats_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level, int resamples,
+		       uint64_t seed, double *ret_low, double *ret_high);
 
 /* Bootstrap confidence interval of STATISTIC(Y) / STATISTIC(X), resampling
  * X and Y independently: the ratio of a candidate Y to a baseline X. */
 int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
-			     enum stats_statistic statistic, double level, int resamples,
-			     uint64_t seed, double *ret_low, double *ret_high);
+			     enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+			     double *ret_low, double *ret_high);
 
 /* Mann-Whitney U test, two-sided. *RET_U is U for X (the number of pairs
  * with x > y, ties counting one half); *RET_P the p-value by the normal
  * approximation with tie correction and continuity correction (as R's
  * wilcox.test(exact = FALSE, correct = TRUE)). When every value is tied,
  * p is 1. */
-int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u,
-		       double *ret_p);
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u, double *ret_p);
 
 /* Flags outliers by the modified z-score M = 0.6745 (x - median) / MAD
  * (Iglewicz and Hoaglin): RET_FLAGS[i] is set when |M| > THRESHOLD (3.5 is
  * customary). With MAD == 0 nothing is flagged. *RET_COUNT counts flags. */
-int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags,
-		   size_t *ret_count);
+int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags, size_t *ret_count);
 
 #endif

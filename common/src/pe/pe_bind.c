@@ -12,8 +12,8 @@
 
 /* A DLL opened for binding, looked up by the name it was asked for. */
 struct bind_module {
-	char *name;               /* as asked for, ".dll" added when bare */
-	struct pe_image *image;   /* NULL: not found or not loadable */
+	char *name;             /* as asked for, ".dll" added when bare */
+	struct pe_image *image; /* NULL: not found or not loadable */
 	struct pe_exports exports;
 };
 
@@ -154,8 +154,7 @@ static void uses_add(struct bind_uses *uses, struct bind_module *m)
  * module sits at its preferred base, following forwarders. False when it
  * cannot be resolved. */
 static bool resolve(struct bind_context *ctx, struct bind_module *m, bool by_ordinal, uint32_t ordinal,
-		    const char *name, uint16_t hint, uint32_t depth, struct bind_uses *uses,
-		    uint64_t *ret_va)
+		    const char *name, uint16_t hint, uint32_t depth, struct bind_uses *uses, uint64_t *ret_va)
 {
 	const struct pe_export *e;
 	const char *fwd, *dot;
@@ -195,8 +194,8 @@ static bool resolve(struct bind_context *ctx, struct bind_module *m, bool by_ord
 /* One bound descriptor's outcome. */
 struct bound_plan {
 	const struct pe_import_module *import;
-	struct bind_uses uses;   /* uses.list[0] is the DLL itself */
-	uint64_t *values;        /* per function */
+	struct bind_uses uses; /* uses.list[0] is the DLL itself */
+	uint64_t *values;      /* per function */
 	bool ok;
 };
 
@@ -295,10 +294,12 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 		if (copy->sections[i].virtual_address < first_va)
 			first_va = copy->sections[i].virtual_address;
 	if (soh > copy->size || table_end > soh)
-		return err_set(LL_EFORMAT, "Malformed image: SizeOfHeaders 0x%x does not cover the section table.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: SizeOfHeaders 0x%x does not cover the section table.",
 			       (unsigned)soh);
 	if (!region_free(copy, table_end, soh, old_start, old_end))
-		return err_set(LL_ETOOBIG, "The header space after the section table is in use; no room for the bound import directory.");
+		return err_set(LL_ETOOBIG, "The header space after the section table is in use; no room for "
+					   "the bound import directory.");
 	/* Clear the old directory; it is rewritten below. */
 	if (old_end > old_start && old_end <= soh)
 		memset(copy->data + old_start, 0, old_end - old_start);
@@ -308,10 +309,13 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 	}
 	/* Grow the headers by whole file-alignment units. */
 	if (soh % fa)
-		return err_set(LL_ETOOBIG, "SizeOfHeaders is not file-aligned; no room for the bound import directory.");
+		return err_set(LL_ETOOBIG,
+			       "SizeOfHeaders is not file-aligned; no room for the bound import directory.");
 	new_soh = (start + len + fa - 1) & ~(size_t)(fa - 1);
 	if (new_soh > first_va || new_soh > UINT32_MAX)
-		return err_set(LL_ETOOBIG, "The headers cannot grow to 0x%llx bytes below the first section at 0x%x; no room for the bound import directory.",
+		return err_set(LL_ETOOBIG,
+			       "The headers cannot grow to 0x%llx bytes below the first section at 0x%x; no "
+			       "room for the bound import directory.",
 			       (unsigned long long)new_soh, first_va);
 	for (uint32_t i = 0; i < copy->section_count; i++)
 		if (copy->sections[i].raw_size && copy->sections[i].raw_offset < soh)
@@ -335,7 +339,8 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 				pe_put32(s + field, (uint32_t)(pe_le32(s + field) + delta));
 	}
 	if (copy->pointer_to_symbols >= soh)
-		pe_put32(data + copy->nt_offset + PE_COFF_SYMBOLS, (uint32_t)(copy->pointer_to_symbols + delta));
+		pe_put32(data + copy->nt_offset + PE_COFF_SYMBOLS,
+			 (uint32_t)(copy->pointer_to_symbols + delta));
 	if (copy->directory_count > PE_DIR_SECURITY && copy->directories[PE_DIR_SECURITY].rva >= soh) {
 		size_t at = copy->optional_offset + (copy->pe32plus ? 112 : 96) + 8 * PE_DIR_SECURITY;
 
@@ -369,10 +374,10 @@ static int make_room(struct pe_image *copy, size_t len, uint32_t *ret_offset)
 	return 0;
 }
 
-int pe_bind(struct pe_image *image, const struct pe_bind_options *options,
-	    struct pe_bind_result *ret_result)
+int pe_bind(struct pe_image *image, const struct pe_bind_options *options, struct pe_bind_result *ret_result)
 {
-	struct bind_context ctx = {image, options, NULL, 0, options->max_forwarder_depth ? options->max_forwarder_depth : 16};
+	struct bind_context ctx = {image, options, NULL, 0,
+				   options->max_forwarder_depth ? options->max_forwarder_depth : 16};
 	struct pe_imports imports = {0, NULL};
 	struct bound_plan *plans = NULL;
 	struct pe_bind_result result = {0, 0, 0};
@@ -386,7 +391,8 @@ int pe_bind(struct pe_image *image, const struct pe_bind_options *options,
 	if (rc < 0)
 		goto out;
 	if (image->directory_count <= PE_DIR_BOUND_IMPORT) {
-		rc = err_set(LL_EUNSUPPORTED, "The image has %u data directories; binding needs the bound import entry (12).",
+		rc = err_set(LL_EUNSUPPORTED,
+			     "The image has %u data directories; binding needs the bound import entry (12).",
 			     image->directory_count);
 		goto out;
 	}

@@ -21,8 +21,7 @@ void pe_bound_imports_release(struct pe_bound_imports *bound)
 	bound->count = 0;
 }
 
-static int bound_name(const struct pe_image *image, uint32_t dir_rva, uint16_t offset,
-		      const char **ret_name)
+static int bound_name(const struct pe_image *image, uint32_t dir_rva, uint16_t offset, const char **ret_name)
 {
 	return pe_rva_string(image, dir_rva + offset, ret_name);
 }
@@ -46,7 +45,8 @@ int pe_bound_imports_read(const struct pe_image *image, struct pe_bound_imports 
 		uint16_t nfwd;
 
 		if (!p || pos > 0xffff) {
-			rc = err_set(LL_EFORMAT, "Malformed image: the bound import directory runs out of the file.");
+			rc = err_set(LL_EFORMAT,
+				     "Malformed image: the bound import directory runs out of the file.");
 			goto fail;
 		}
 		if (!pe_le32(p) && !pe_le16(p + 4) && !pe_le16(p + 6))
@@ -82,7 +82,9 @@ int pe_bound_imports_read(const struct pe_image *image, struct pe_bound_imports 
 			const unsigned char *f = pe_rva_ptr(image, dir->rva + pos, BOUND_ENTRY_SIZE);
 
 			if (!f || pos > 0xffff) {
-				rc = err_set(LL_EFORMAT, "Malformed image: the bound import directory runs out of the file.");
+				rc = err_set(
+					LL_EFORMAT,
+					"Malformed image: the bound import directory runs out of the file.");
 				goto fail;
 			}
 			m->forwarders[i].timestamp = pe_le32(f);

@@ -10,25 +10,38 @@
 #include <string.h>
 
 static const char *const directory_names[PE_DIR_COUNT] = {
-	"export", "import", "resource", "exception", "security", "basereloc", "debug", "architecture",
-	"globalptr", "tls", "load_config", "bound_import", "iat", "delay_import", "clr", "reserved",
+	"export", "import",       "resource",  "exception", "security",    "basereloc",
+	"debug",  "architecture", "globalptr", "tls",       "load_config", "bound_import",
+	"iat",    "delay_import", "clr",       "reserved",
 };
 
 static const char *machine_name(uint16_t m)
 {
 	switch (m) {
-	case PE_MACHINE_I386: return "i386";
-	case PE_MACHINE_AMD64: return "amd64";
-	case PE_MACHINE_ARM: return "arm";
-	case PE_MACHINE_ARMNT: return "armnt";
-	case PE_MACHINE_ARM64: return "arm64";
-	case PE_MACHINE_IA64: return "ia64";
-	case PE_MACHINE_R4000: return "r4000";
-	case PE_MACHINE_RISCV32: return "riscv32";
-	case PE_MACHINE_RISCV64: return "riscv64";
-	case PE_MACHINE_LOONGARCH32: return "loongarch32";
-	case PE_MACHINE_LOONGARCH64: return "loongarch64";
-	default: return "unknown";
+	case PE_MACHINE_I386:
+		return "i386";
+	case PE_MACHINE_AMD64:
+		return "amd64";
+	case PE_MACHINE_ARM:
+		return "arm";
+	case PE_MACHINE_ARMNT:
+		return "armnt";
+	case PE_MACHINE_ARM64:
+		return "arm64";
+	case PE_MACHINE_IA64:
+		return "ia64";
+	case PE_MACHINE_R4000:
+		return "r4000";
+	case PE_MACHINE_RISCV32:
+		return "riscv32";
+	case PE_MACHINE_RISCV64:
+		return "riscv64";
+	case PE_MACHINE_LOONGARCH32:
+		return "loongarch32";
+	case PE_MACHINE_LOONGARCH64:
+		return "loongarch64";
+	default:
+		return "unknown";
 	}
 }
 
@@ -57,8 +70,7 @@ static int parts_read(const struct pe_image *image, struct dump_parts *p)
 	memset(p, 0, sizeof(*p));
 	if ((rc = pe_imports_read(image, false, &p->imports)) < 0 ||
 	    (rc = pe_imports_read(image, true, &p->delay)) < 0 ||
-	    (rc = pe_exports_read(image, &p->exports)) < 0 ||
-	    (rc = pe_relocs_read(image, &p->relocs)) < 0 ||
+	    (rc = pe_exports_read(image, &p->exports)) < 0 || (rc = pe_relocs_read(image, &p->relocs)) < 0 ||
 	    (rc = pe_bound_imports_read(image, &p->bound)) < 0) {
 		parts_release(p);
 		return rc;
@@ -87,7 +99,8 @@ static int text_imports(struct buf *out, const struct pe_imports *imports, const
 			else
 				rc = buf_printf(out, "    (bound, no name table)");
 			if (rc == 0)
-				rc = buf_printf(out, "  iat 0x%x = 0x%" PRIx64 "\n", fn->iat_rva, fn->iat_value);
+				rc = buf_printf(out, "  iat 0x%x = 0x%" PRIx64 "\n", fn->iat_rva,
+						fn->iat_value);
 		}
 	}
 	return rc;
@@ -134,14 +147,16 @@ int pe_dump_text(const struct pe_image *image, bool list_relocs, struct buf *out
 	if (rc == 0)
 		rc = buf_printf(out, "exports: %s  base %u  %llu functions  %llu names\n",
 				p.exports.dll_name ? p.exports.dll_name : "(unnamed)", p.exports.base,
-				(unsigned long long)p.exports.count, (unsigned long long)p.exports.name_count);
+				(unsigned long long)p.exports.count,
+				(unsigned long long)p.exports.name_count);
 	for (size_t i = 0; i < p.exports.count && rc == 0; i++) {
 		const struct pe_export *e = &p.exports.entries[i];
 
 		if (!e->rva)
 			continue;
-		rc = buf_printf(out, "  %5u 0x%08x %s%s%s\n", e->ordinal, e->rva, e->name ? e->name : "(no name)",
-				e->forwarder ? " -> " : "", e->forwarder ? e->forwarder : "");
+		rc = buf_printf(out, "  %5u 0x%08x %s%s%s\n", e->ordinal, e->rva,
+				e->name ? e->name : "(no name)", e->forwarder ? " -> " : "",
+				e->forwarder ? e->forwarder : "");
 	}
 	if (rc == 0)
 		rc = buf_printf(out, "relocations: %llu in %llu blocks\n", (unsigned long long)p.relocs.count,
@@ -311,7 +326,8 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 
 	o = add_child(root, "exports", cJSON_CreateObject(), &ok);
 	if (o) {
-		add(o, "dll", p.exports.dll_name ? cJSON_CreateString(p.exports.dll_name) : cJSON_CreateNull(), &ok);
+		add(o, "dll",
+		    p.exports.dll_name ? cJSON_CreateString(p.exports.dll_name) : cJSON_CreateNull(), &ok);
 		add(o, "base", cJSON_CreateNumber(p.exports.base), &ok);
 		add(o, "timestamp", cJSON_CreateNumber(p.exports.timestamp), &ok);
 		add(o, "count", cJSON_CreateNumber((double)p.exports.count), &ok);
@@ -339,7 +355,8 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 			if (!x)
 				break;
 			add(x, "name", cJSON_CreateString(p.exports.names[i].name), &ok);
-			add(x, "ordinal", cJSON_CreateNumber((double)p.exports.base + p.exports.names[i].index), &ok);
+			add(x, "ordinal",
+			    cJSON_CreateNumber((double)p.exports.base + p.exports.names[i].index), &ok);
 		}
 	}
 
@@ -362,8 +379,10 @@ int pe_dump_json(const struct pe_image *image, bool list_relocs, cJSON **ret_jso
 				if (!x)
 					break;
 				add(x, "rva", cJSON_CreateNumber(p.relocs.entries[i].rva), &ok);
-				add(x, "type", cJSON_CreateString(pe_reloc_type_name(image->machine,
-										      p.relocs.entries[i].type)), &ok);
+				add(x, "type",
+				    cJSON_CreateString(
+					    pe_reloc_type_name(image->machine, p.relocs.entries[i].type)),
+				    &ok);
 			}
 		}
 	}

@@ -29,8 +29,8 @@ int pe_exports_read(const struct pe_image *image, struct pe_exports *ret_exports
 	/* Export directory table, 40 bytes. */
 	d = pe_rva_ptr(image, dir->rva, 40);
 	if (!d)
-		return err_set(LL_EFORMAT, "Malformed image: the export directory at 0x%x is not in the file.",
-			       dir->rva);
+		return err_set(LL_EFORMAT,
+			       "Malformed image: the export directory at 0x%x is not in the file.", dir->rva);
 	out.timestamp = pe_le32(d + 4);
 	out.base = pe_le32(d + 16);
 	count = pe_le32(d + 20);
@@ -41,11 +41,13 @@ int pe_exports_read(const struct pe_image *image, struct pe_exports *ret_exports
 			return rc;
 	}
 	if (count > PE_MAX_EXPORTS || name_count > PE_MAX_EXPORTS)
-		return err_set(LL_ETOOBIG, "Export directory lists %u functions and %u names; the limit is %u.",
-			       count, name_count, PE_MAX_EXPORTS);
+		return err_set(LL_ETOOBIG,
+			       "Export directory lists %u functions and %u names; the limit is %u.", count,
+			       name_count, PE_MAX_EXPORTS);
 	if (count && (uint64_t)out.base + count - 1 > UINT32_MAX)
-		return err_set(LL_EFORMAT, "Malformed image: export ordinals overflow (base %u, %u functions).",
-			       out.base, count);
+		return err_set(LL_EFORMAT,
+			       "Malformed image: export ordinals overflow (base %u, %u functions).", out.base,
+			       count);
 	eat = count ? pe_rva_ptr(image, pe_le32(d + 28), count * 4) : NULL;
 	if (count && !eat)
 		return err_set(LL_EFORMAT, "Malformed image: the export address table is not in the file.");
@@ -53,7 +55,9 @@ int pe_exports_read(const struct pe_image *image, struct pe_exports *ret_exports
 		names = pe_rva_ptr(image, pe_le32(d + 32), name_count * 4);
 		ordinals = pe_rva_ptr(image, pe_le32(d + 36), name_count * 2);
 		if (!names || !ordinals)
-			return err_set(LL_EFORMAT, "Malformed image: the export name or ordinal table is not in the file.");
+			return err_set(
+				LL_EFORMAT,
+				"Malformed image: the export name or ordinal table is not in the file.");
 	}
 	out.count = count;
 	out.name_count = name_count;

@@ -40,8 +40,7 @@ int pe_image_parse(struct pe_image *image)
 	lfanew = pe_le32(d + 0x3c);
 	/* Signature (4) + COFF file header (20) must fit (PE spec, "MS-DOS Stub"). */
 	if (lfanew > size || size - lfanew < 24)
-		return err_set(LL_EFORMAT, "Malformed image: e_lfanew 0x%x points past the file.",
-			       lfanew);
+		return err_set(LL_EFORMAT, "Malformed image: e_lfanew 0x%x points past the file.", lfanew);
 	if (memcmp(d + lfanew, "PE\0\0", 4) != 0)
 		return err_set(LL_EFORMAT, "Not a PE image: no PE signature at 0x%x.", lfanew);
 	h.nt_offset = lfanew;
@@ -54,7 +53,8 @@ int pe_image_parse(struct pe_image *image)
 	opt = lfanew + 24;
 	h.optional_offset = opt;
 	if (h.optional_size < 2 || (size_t)opt + h.optional_size > size)
-		return err_set(LL_EFORMAT, "Malformed image: the optional header (%u bytes) does not fit in the file.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: the optional header (%u bytes) does not fit in the file.",
 			       h.optional_size);
 	magic = pe_le16(d + opt);
 	if (magic == 0x20b) {
@@ -66,11 +66,12 @@ int pe_image_parse(struct pe_image *image)
 		return err_set(LL_EFORMAT, "Malformed image: unknown optional header magic 0x%x.", magic);
 	}
 	if (h.optional_size < dir_offset)
-		return err_set(LL_EFORMAT, "Malformed image: optional header of %u bytes is too short for %s.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: optional header of %u bytes is too short for %s.",
 			       h.optional_size, h.pe32plus ? "PE32+" : "PE32");
 	h.entry_point = pe_le32(d + opt + 16);
-	h.image_base = h.pe32plus ? pe_le64(d + opt + PE_OPT_IMAGE_BASE64)
-				  : pe_le32(d + opt + PE_OPT_IMAGE_BASE32);
+	h.image_base =
+		h.pe32plus ? pe_le64(d + opt + PE_OPT_IMAGE_BASE64) : pe_le32(d + opt + PE_OPT_IMAGE_BASE32);
 	h.section_alignment = pe_le32(d + opt + 32);
 	h.file_alignment = pe_le32(d + opt + 36);
 	h.size_of_image = pe_le32(d + opt + 56);
@@ -84,7 +85,8 @@ int pe_image_parse(struct pe_image *image)
 			       h.section_alignment, h.file_alignment);
 	h.directory_count = rva_count > PE_DIR_COUNT ? PE_DIR_COUNT : rva_count;
 	if (dir_offset + 8 * h.directory_count > h.optional_size)
-		return err_set(LL_EFORMAT, "Malformed image: %u data directories do not fit in the optional header.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: %u data directories do not fit in the optional header.",
 			       rva_count);
 	for (uint32_t i = 0; i < h.directory_count; i++) {
 		h.directories[i].rva = pe_le32(d + opt + dir_offset + 8 * i);
@@ -96,7 +98,8 @@ int pe_image_parse(struct pe_image *image)
 			       PE_MAX_SECTIONS);
 	table_end = h.section_table_offset + h.section_count * PE_SECTION_HEADER_SIZE;
 	if (table_end > size)
-		return err_set(LL_EFORMAT, "Malformed image: the section table (%u sections) runs past the file.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: the section table (%u sections) runs past the file.",
 			       h.section_count);
 	if (h.section_count) {
 		h.sections = calloc(h.section_count, sizeof(*h.sections));
@@ -121,8 +124,9 @@ int pe_image_parse(struct pe_image *image)
 
 			memcpy(name, sec->name, sizeof(name));
 			free(h.sections);
-			return err_set(LL_EFORMAT, "Malformed image: section %u ('%s') wraps the address space.",
-				       i, name);
+			return err_set(LL_EFORMAT,
+				       "Malformed image: section %u ('%s') wraps the address space.", i,
+				       name);
 		}
 		/* The loader maps min(raw, virtual) bytes from the file and
 		 * zero-fills the rest (PE spec, "Section Table"). */
@@ -213,7 +217,8 @@ int pe_rva_string(const struct pe_image *image, uint32_t rva, const char **ret_s
 	if (avail > PE_MAX_NAME + 1)
 		avail = PE_MAX_NAME + 1;
 	if (!memchr(p, 0, avail))
-		return err_set(LL_EFORMAT, "Malformed image: string at RVA 0x%x is unterminated or longer than %u bytes.",
+		return err_set(LL_EFORMAT,
+			       "Malformed image: string at RVA 0x%x is unterminated or longer than %u bytes.",
 			       rva, PE_MAX_NAME);
 	*ret_string = (const char *)p;
 	return 0;
@@ -225,8 +230,8 @@ int pe_image_from_memory(const void *data, size_t size, struct pe_image **ret_im
 	int rc;
 
 	if (size > PE_MAX_FILE_SIZE)
-		return err_set(LL_ETOOBIG, "Image of %llu bytes exceeds the limit of %u bytes.", (unsigned long long)size,
-			       PE_MAX_FILE_SIZE);
+		return err_set(LL_ETOOBIG, "Image of %llu bytes exceeds the limit of %u bytes.",
+			       (unsigned long long)size, PE_MAX_FILE_SIZE);
 	image = calloc(1, sizeof(*image));
 	if (!image)
 		return LL_ENOMEM;

@@ -51,7 +51,8 @@ static int read_functions(const struct pe_image *image, struct pe_import_module 
 		if ((uint64_t)table + (n + 1) * ts > UINT32_MAX ||
 		    !(p = pe_rva_ptr(image, table + (uint32_t)(n * ts), ts))) {
 			free(fns);
-			return err_set(LL_EFORMAT, "Malformed image: the import table of '%s' runs out of the file.",
+			return err_set(LL_EFORMAT,
+				       "Malformed image: the import table of '%s' runs out of the file.",
 				       m->name);
 		}
 		v = pe_read_thunk(image, p);
@@ -93,8 +94,10 @@ static int read_functions(const struct pe_image *image, struct pe_import_module 
 
 			if (!h || rva > UINT32_MAX - 2) {
 				free(fns);
-				return err_set(LL_EFORMAT, "Malformed image: hint/name entry 0x%x of '%s' is not in the file.",
-					       rva, m->name);
+				return err_set(
+					LL_EFORMAT,
+					"Malformed image: hint/name entry 0x%x of '%s' is not in the file.",
+					rva, m->name);
 			}
 			f->hint = pe_le16(h);
 			rc = pe_rva_string(image, rva + 2, &f->name);
@@ -109,8 +112,8 @@ static int read_functions(const struct pe_image *image, struct pe_import_module 
 	return 0;
 }
 
-static int read_descriptor(const struct pe_image *image, bool delay, const unsigned char *p,
-			   uint32_t rva, struct pe_import_module *m)
+static int read_descriptor(const struct pe_image *image, bool delay, const unsigned char *p, uint32_t rva,
+			   struct pe_import_module *m)
 {
 	uint32_t name_rva;
 	int rc;
@@ -136,7 +139,9 @@ static int read_descriptor(const struct pe_image *image, bool delay, const unsig
 				if (!f[i])
 					continue;
 				if (f[i] < image->image_base || f[i] - image->image_base > UINT32_MAX)
-					return err_set(LL_EFORMAT, "Malformed image: delay-load descriptor at 0x%x holds an address outside the image.",
+					return err_set(LL_EFORMAT,
+						       "Malformed image: delay-load descriptor at 0x%x holds "
+						       "an address outside the image.",
 						       rva);
 				f[i] = (uint32_t)(f[i] - image->image_base);
 			}
@@ -181,7 +186,8 @@ int pe_imports_read(const struct pe_image *image, bool delay, struct pe_imports 
 		}
 		if ((uint64_t)rva + (i + 1) * size > UINT32_MAX ||
 		    !(p = pe_rva_ptr(image, rva + (uint32_t)(i * size), size))) {
-			rc = err_set(LL_EFORMAT, "Malformed image: the %simport directory runs out of the file.",
+			rc = err_set(LL_EFORMAT,
+				     "Malformed image: the %simport directory runs out of the file.",
 				     delay ? "delay-load " : "");
 			goto fail;
 		}

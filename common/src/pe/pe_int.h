@@ -20,8 +20,7 @@ static inline uint16_t pe_le16(const unsigned char *p)
 
 static inline uint32_t pe_le32(const unsigned char *p)
 {
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-	       ((uint32_t)p[3] << 24);
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 static inline uint64_t pe_le64(const unsigned char *p)
@@ -52,7 +51,7 @@ static inline void pe_put64(unsigned char *p, uint64_t v)
 /* Offsets inside the headers (PE spec, "COFF File Header", "Optional
  * Header Windows-Specific Fields"). Optional header offsets are from its
  * start. */
-#define PE_COFF_TIMESTAMP 8       /* from nt_offset: 4 signature + 4 */
+#define PE_COFF_TIMESTAMP 8 /* from nt_offset: 4 signature + 4 */
 #define PE_COFF_SYMBOLS 12
 #define PE_OPT_IMAGE_BASE32 28
 #define PE_OPT_IMAGE_BASE64 24

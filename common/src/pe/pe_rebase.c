@@ -36,12 +36,18 @@ static uint32_t reloc_width(uint16_t machine, unsigned type)
 	switch (type) {
 	case PE_REL_HIGH:
 	case PE_REL_LOW:
-	case PE_REL_HIGHADJ: return 2;
-	case PE_REL_HIGHLOW: return 4;
-	case PE_REL_DIR64: return 8;
-	case PE_REL_MACHINE_5: return is_arm(machine) ? 8 : is_mips(machine) ? 4 : 0;
-	case PE_REL_MACHINE_7: return is_arm(machine) ? 8 : 0;
-	default: return 0;
+	case PE_REL_HIGHADJ:
+		return 2;
+	case PE_REL_HIGHLOW:
+		return 4;
+	case PE_REL_DIR64:
+		return 8;
+	case PE_REL_MACHINE_5:
+		return is_arm(machine) ? 8 : is_mips(machine) ? 4 : 0;
+	case PE_REL_MACHINE_7:
+		return is_arm(machine) ? 8 : 0;
+	default:
+		return 0;
 	}
 }
 
@@ -154,13 +160,15 @@ static int rebase_prepare(const struct pe_image *image, uint64_t new_base, struc
 		uint32_t width = reloc_width(image->machine, r->type);
 
 		if (!width) {
-			rc = err_set(LL_EUNSUPPORTED, "Relocation type %s (%u) at 0x%x is not supported for machine 0x%x.",
+			rc = err_set(LL_EUNSUPPORTED,
+				     "Relocation type %s (%u) at 0x%x is not supported for machine 0x%x.",
 				     pe_reloc_type_name(image->machine, r->type), r->type, r->rva,
 				     image->machine);
 			goto fail;
 		}
 		if (!pe_rva_ptr(image, r->rva, width)) {
-			rc = err_set(LL_EFORMAT, "Malformed image: relocation at 0x%x patches bytes outside the file.",
+			rc = err_set(LL_EFORMAT,
+				     "Malformed image: relocation at 0x%x patches bytes outside the file.",
 				     r->rva);
 			goto fail;
 		}
@@ -229,7 +237,8 @@ int pe_rebase_plan(struct pe_image *const *images, size_t count, uint64_t addres
 	uint64_t *bases;
 
 	if (address % REBASE_ALIGNMENT)
-		return err_set(LL_EINVAL, "Address 0x%llx is not 64 KiB aligned.", (unsigned long long)address);
+		return err_set(LL_EINVAL, "Address 0x%llx is not 64 KiB aligned.",
+			       (unsigned long long)address);
 	for (size_t i = 0; i < count; i++)
 		if (!images[i]->pe32plus)
 			limit = 0x100000000ull;
@@ -261,8 +270,8 @@ int pe_rebase_plan(struct pe_image *const *images, size_t count, uint64_t addres
 	return 0;
 range:
 	free(bases);
-	return err_set(LL_ERANGE, "The %llu images do not fit %s 0x%llx.", (unsigned long long)count, down ? "below" : "above",
-		       (unsigned long long)address);
+	return err_set(LL_ERANGE, "The %llu images do not fit %s 0x%llx.", (unsigned long long)count,
+		       down ? "below" : "above", (unsigned long long)address);
 }
 
 int pe_rebase_batch(struct pe_image *const *images, size_t count, uint64_t address, bool down,
@@ -315,7 +324,7 @@ int pe_clear_dynamic_base(struct pe_image *image, bool *ret_changed)
 		*ret_changed = set;
 	if (!set)
 		return 0;
-	flags &= (uint16_t)~(PE_DLLCHAR_DYNAMIC_BASE | PE_DLLCHAR_HIGH_ENTROPY_VA);
+	flags &= (uint16_t) ~(PE_DLLCHAR_DYNAMIC_BASE | PE_DLLCHAR_HIGH_ENTROPY_VA);
 	pe_put16(image->data + image->optional_offset + PE_OPT_DLL_CHARACTERISTICS, flags);
 	image->dll_characteristics = flags;
 	pe_checksum_update(image);

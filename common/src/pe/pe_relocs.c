@@ -27,8 +27,10 @@ int pe_relocs_read(const struct pe_image *image, struct pe_relocs *ret_relocs)
 	}
 	p = pe_rva_ptr(image, dir->rva, dir->size);
 	if (!p)
-		return err_set(LL_EFORMAT, "Malformed image: the relocation directory (0x%x, %u bytes) is not in the file.",
-			       dir->rva, dir->size);
+		return err_set(
+			LL_EFORMAT,
+			"Malformed image: the relocation directory (0x%x, %u bytes) is not in the file.",
+			dir->rva, dir->size);
 	/* Upper bound: every 2-byte slot an entry. */
 	alloc = dir->size / 2;
 	out.entries = malloc((alloc ? alloc : 1) * sizeof(*out.entries));
@@ -55,7 +57,8 @@ int pe_relocs_read(const struct pe_image *image, struct pe_relocs *ret_relocs)
 				continue;
 			if ((uint64_t)page + (e & 0xfff) > UINT32_MAX) {
 				pe_relocs_release(&out);
-				return err_set(LL_EFORMAT, "Malformed image: relocation page 0x%x overflows.", page);
+				return err_set(LL_EFORMAT, "Malformed image: relocation page 0x%x overflows.",
+					       page);
 			}
 			r = &out.entries[out.count++];
 			r->rva = page + (e & 0xfff);
@@ -68,7 +71,9 @@ int pe_relocs_read(const struct pe_image *image, struct pe_relocs *ret_relocs)
 					uint32_t at = r->rva;
 
 					pe_relocs_release(&out);
-					return err_set(LL_EFORMAT, "Malformed image: HIGHADJ relocation at 0x%x lacks its parameter.",
+					return err_set(LL_EFORMAT,
+						       "Malformed image: HIGHADJ relocation at 0x%x lacks "
+						       "its parameter.",
 						       at);
 				}
 				r->param = pe_le16(p + off + 8 + 2 * ++i);
@@ -90,21 +95,29 @@ const char *pe_reloc_type_name(uint16_t machine, unsigned type)
 	bool loong = machine == PE_MACHINE_LOONGARCH32 || machine == PE_MACHINE_LOONGARCH64;
 
 	switch (type) {
-	case PE_REL_ABSOLUTE: return "ABSOLUTE";
-	case PE_REL_HIGH: return "HIGH";
-	case PE_REL_LOW: return "LOW";
-	case PE_REL_HIGHLOW: return "HIGHLOW";
-	case PE_REL_HIGHADJ: return "HIGHADJ";
+	case PE_REL_ABSOLUTE:
+		return "ABSOLUTE";
+	case PE_REL_HIGH:
+		return "HIGH";
+	case PE_REL_LOW:
+		return "LOW";
+	case PE_REL_HIGHLOW:
+		return "HIGHLOW";
+	case PE_REL_HIGHADJ:
+		return "HIGHADJ";
 	case PE_REL_MACHINE_5:
 		return mips ? "MIPS_JMPADDR" : arm ? "ARM_MOV32" : riscv ? "RISCV_HIGH20" : "MACHINE_5";
-	case PE_REL_RESERVED_6: return "RESERVED_6";
+	case PE_REL_RESERVED_6:
+		return "RESERVED_6";
 	case PE_REL_MACHINE_7:
 		return arm ? "THUMB_MOV32" : riscv ? "RISCV_LOW12I" : "MACHINE_7";
 	case PE_REL_MACHINE_8:
 		return riscv ? "RISCV_LOW12S" : loong ? "LOONGARCH_MARK_LA" : "MACHINE_8";
 	case PE_REL_MACHINE_9:
 		return mips ? "MIPS_JMPADDR16" : machine == PE_MACHINE_IA64 ? "IA64_IMM64" : "MACHINE_9";
-	case PE_REL_DIR64: return "DIR64";
-	default: return "UNKNOWN";
+	case PE_REL_DIR64:
+		return "DIR64";
+	default:
+		return "UNKNOWN";
 	}
 }

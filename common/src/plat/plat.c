@@ -159,8 +159,7 @@ int plat_sha256(const void *data, size_t len, char ret_hex[65])
 
 	if ((rc = plat_sha256_begin(&state)) < 0)
 		return rc;
-	if ((rc = plat_sha256_update(state, data, len)) == 0 &&
-	    (rc = plat_sha256_finish(state, digest)) == 0)
+	if ((rc = plat_sha256_update(state, data, len)) == 0 && (rc = plat_sha256_finish(state, digest)) == 0)
 		to_hex(digest, ret_hex);
 	plat_sha256_free(state);
 	return rc;

@@ -192,7 +192,8 @@ int plat_list_dir(const char *path, int (*visit)(void *context, const char *name
 	int rc = 0;
 
 	if (!dir)
-		return errno == ENOENT ? 0 : err_set(LL_EIO, "Cannot read folder %s: %s.", path, strerror(errno));
+		return errno == ENOENT ? 0
+				       : err_set(LL_EIO, "Cannot read folder %s: %s.", path, strerror(errno));
 	while (rc == 0 && (entry = readdir(dir)))
 		if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0)
 			rc = visit(context, entry->d_name);

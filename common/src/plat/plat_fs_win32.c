@@ -81,8 +81,9 @@ static int remove_tree(const char *path, int depth)
 	DWORD a = GetFileAttributesA(path);
 
 	if (a == INVALID_FILE_ATTRIBUTES)
-		return is_missing(GetLastError()) ? 0 : err_set(LL_EIO, "Cannot remove %s (error %lu).", path,
-								 (unsigned long)GetLastError());
+		return is_missing(GetLastError()) ? 0
+						  : err_set(LL_EIO, "Cannot remove %s (error %lu).", path,
+							    (unsigned long)GetLastError());
 	if (depth > 64)
 		return err_set(LL_ETOOBIG, "Folder tree deeper than 64 levels.");
 	if (a & FILE_ATTRIBUTE_READONLY)
@@ -91,7 +92,8 @@ static int remove_tree(const char *path, int depth)
 	if (!(a & FILE_ATTRIBUTE_DIRECTORY) || (a & FILE_ATTRIBUTE_REPARSE_POINT)) {
 		BOOL ok = (a & FILE_ATTRIBUTE_DIRECTORY) ? RemoveDirectoryA(path) : DeleteFileA(path);
 		if (!ok && !is_missing(GetLastError()))
-			return err_set(LL_EIO, "Cannot remove %s (error %lu).", path, (unsigned long)GetLastError());
+			return err_set(LL_EIO, "Cannot remove %s (error %lu).", path,
+				       (unsigned long)GetLastError());
 		return 0;
 	}
 	if ((size_t)snprintf(pattern, sizeof(pattern), "%s\\*", path) >= sizeof(pattern))
@@ -102,7 +104,8 @@ static int remove_tree(const char *path, int depth)
 			char child[PLAT_MAX_PATH + 1];
 			if (strcmp(entry.cFileName, ".") == 0 || strcmp(entry.cFileName, "..") == 0)
 				continue;
-			if ((size_t)snprintf(child, sizeof(child), "%s\\%s", path, entry.cFileName) >= sizeof(child))
+			if ((size_t)snprintf(child, sizeof(child), "%s\\%s", path, entry.cFileName) >=
+			    sizeof(child))
 				rc = err_set(LL_ETOOBIG, "Path below %s is too long.", path);
 			else
 				rc = remove_tree(child, depth + 1);
@@ -110,7 +113,8 @@ static int remove_tree(const char *path, int depth)
 		FindClose(find);
 	}
 	if (rc == 0 && !RemoveDirectoryA(path) && !is_missing(GetLastError()))
-		rc = err_set(LL_EIO, "Cannot remove folder %s (error %lu).", path, (unsigned long)GetLastError());
+		rc = err_set(LL_EIO, "Cannot remove folder %s (error %lu).", path,
+			     (unsigned long)GetLastError());
 	return rc;
 }
 
@@ -131,7 +135,8 @@ int plat_remove_file(const char *path)
 int plat_copy_file(const char *src, const char *dst)
 {
 	if (!CopyFileA(src, dst, FALSE))
-		return err_set(LL_EIO, "Cannot copy %s to %s (error %lu).", src, dst, (unsigned long)GetLastError());
+		return err_set(LL_EIO, "Cannot copy %s to %s (error %lu).", src, dst,
+			       (unsigned long)GetLastError());
 	return 0;
 }
 
@@ -163,7 +168,8 @@ int plat_write_file_atomic(const char *path, const void *data, size_t len, bool 
 	while (len > 0 && rc == 0) {
 		DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, written = 0;
 		if (!WriteFile(file, p, chunk, &written, NULL) || written == 0)
-			rc = err_set(LL_EIO, "Cannot write %s (error %lu).", tmp, (unsigned long)GetLastError());
+			rc = err_set(LL_EIO, "Cannot write %s (error %lu).", tmp,
+				     (unsigned long)GetLastError());
 		p += written;
 		len -= written;
 	}
@@ -209,8 +215,8 @@ int plat_make_temp_dir(const char *prefix, char **ret_path)
 	if (n == 0 || n >= sizeof(base))
 		return err_set(LL_EIO, "The system has no temporary folder.");
 	for (unsigned i = 0; i < 1000; i++) {
-		snprintf(path, sizeof(path), "%s%s-%lu-%lu", base, prefix, (unsigned long)GetCurrentProcessId(),
-			 (unsigned long)(GetTickCount() + i));
+		snprintf(path, sizeof(path), "%s%s-%lu-%lu", base, prefix,
+			 (unsigned long)GetCurrentProcessId(), (unsigned long)(GetTickCount() + i));
 		if (CreateDirectoryA(path, NULL)) {
 			*ret_path = strdup(path);
 			return *ret_path ? 0 : err_set(LL_ENOMEM, "Out of memory.");
@@ -218,7 +224,8 @@ int plat_make_temp_dir(const char *prefix, char **ret_path)
 		if (GetLastError() != ERROR_ALREADY_EXISTS)
 			break;
 	}
-	return err_set(LL_EIO, "Cannot create a folder in %s (error %lu).", base, (unsigned long)GetLastError());
+	return err_set(LL_EIO, "Cannot create a folder in %s (error %lu).", base,
+		       (unsigned long)GetLastError());
 }
 
 #endif /* _WIN32 */

@@ -39,7 +39,8 @@ int plat_sha256_begin(struct plat_sha256_state **ret_state)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	if (!CryptAcquireContextA(&s->provider, NULL, MS_ENH_RSA_AES_PROV_A, PROV_RSA_AES,
 				  CRYPT_VERIFYCONTEXT | CRYPT_SILENT) &&
-	    !CryptAcquireContextA(&s->provider, NULL, NULL, PROV_RSA_AES, CRYPT_VERIFYCONTEXT | CRYPT_SILENT)) {
+	    !CryptAcquireContextA(&s->provider, NULL, NULL, PROV_RSA_AES,
+				  CRYPT_VERIFYCONTEXT | CRYPT_SILENT)) {
 		DWORD e = GetLastError();
 		free(s);
 		return err_set(LL_EUNSUPPORTED, "No SHA-256 provider (error %lu; XP needs SP3).",

@@ -35,7 +35,7 @@ extern char **environ;
 
 struct plat_process {
 	pid_t pid;
-	int pidfd;          /* -1 when pidfd_open is unavailable */
+	int pidfd; /* -1 when pidfd_open is unavailable */
 	bool reaped;
 	int exit_code;
 	long long start_us;
@@ -189,8 +189,7 @@ static int try_reap(struct plat_process *p, bool block)
 	return 1;
 }
 
-int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
-	      long long *ret_wall_us)
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us)
 {
 	long long deadline = timeout_ms < 0 ? -1 : clock_monotonic_us() + timeout_ms * 1000;
 	int rc;
@@ -233,8 +232,7 @@ int plat_kill(struct plat_process *process)
 	if (process->reaped)
 		return 0;
 	if (kill(process->pid, SIGKILL) < 0 && errno != ESRCH)
-		return err_set(LL_EIO, "Cannot kill process %ld: %s.", (long)process->pid,
-			       strerror(errno));
+		return err_set(LL_EIO, "Cannot kill process %ld: %s.", (long)process->pid, strerror(errno));
 	return try_reap(process, true) < 0 ? LL_EIO : 0;
 }
 
@@ -243,8 +241,7 @@ int plat_terminate(struct plat_process *process, long long grace_ms)
 	if (process->reaped)
 		return 0;
 	if (kill(process->pid, SIGTERM) < 0 && errno != ESRCH)
-		return err_set(LL_EIO, "Cannot signal process %ld: %s.", (long)process->pid,
-			       strerror(errno));
+		return err_set(LL_EIO, "Cannot signal process %ld: %s.", (long)process->pid, strerror(errno));
 	if (plat_wait(process, grace_ms, NULL, NULL) == 0)
 		return 0;
 	return plat_kill(process);

@@ -52,11 +52,11 @@ int plat_win32_append_arg(char *line, size_t *len, const char *arg)
 	size_t n = *len;
 	bool quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
 
-#define PUT(c)                                                                          \
-	do {                                                                            \
-		if (n + 2 > PLAT_MAX_COMMAND_LINE)                                      \
-			return err_set(LL_ETOOBIG, "The command line is too long.");    \
-		line[n++] = (c);                                                        \
+#define PUT(c)                                                                       \
+	do {                                                                         \
+		if (n + 2 > PLAT_MAX_COMMAND_LINE)                                   \
+			return err_set(LL_ETOOBIG, "The command line is too long."); \
+		line[n++] = (c);                                                     \
 	} while (0)
 	if (n > 0)
 		PUT(' ');
@@ -164,7 +164,8 @@ int plat_win32_std_handles(const struct plat_spawn_options *options, HANDLE *in,
 {
 	*in = plat_win32_open_inheritable(NULL, false);
 	*out = plat_win32_open_inheritable(options->stdout_path, true);
-	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0) {
+	if (options->stderr_path && options->stdout_path &&
+	    strcmp(options->stderr_path, options->stdout_path) == 0) {
 		if (!DuplicateHandle(GetCurrentProcess(), *out, GetCurrentProcess(), err, 0, TRUE,
 				     DUPLICATE_SAME_ACCESS))
 			*err = INVALID_HANDLE_VALUE;
@@ -242,8 +243,7 @@ out:
 	return rc;
 }
 
-int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code,
-	      long long *ret_wall_us)
+int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us)
 {
 	if (process->host && !process->exited) {
 		int rc = host_wait(process, timeout_ms);
@@ -251,7 +251,9 @@ int plat_wait(struct plat_process *process, long long timeout_ms, int *ret_exit_
 			return rc;
 	}
 	if (!process->exited) {
-		DWORD ms = timeout_ms < 0 ? INFINITE : timeout_ms > 0x7fffffffLL ? 0x7fffffff : (DWORD)timeout_ms;
+		DWORD ms = timeout_ms < 0              ? INFINITE
+			   : timeout_ms > 0x7fffffffLL ? 0x7fffffff
+						       : (DWORD)timeout_ms;
 		DWORD r = WaitForSingleObject(process->process, ms);
 		DWORD code = 0;
 		if (r == WAIT_TIMEOUT)
@@ -278,7 +280,8 @@ int plat_kill(struct plat_process *process)
 		return 0;
 	if (process->host)
 		return host_kill(process);
-	if (!TerminateProcess(process->process, 255) && WaitForSingleObject(process->process, 0) != WAIT_OBJECT_0)
+	if (!TerminateProcess(process->process, 255) &&
+	    WaitForSingleObject(process->process, 0) != WAIT_OBJECT_0)
 		return err_set(LL_EIO, "Cannot end process %lu (error %lu).", (unsigned long)process->pid,
 			       (unsigned long)GetLastError());
 	WaitForSingleObject(process->process, 10000);
@@ -464,9 +467,9 @@ bool plat_under_wine(void)
 int plat_host_path(const char *path, char *out, size_t size)
 {
 	HMODULE kernel32 = GetModuleHandleA("kernel32.dll");
-	wine_unix_name_fn unix_name =
-		kernel32 ? (wine_unix_name_fn)(void (*)(void))GetProcAddress(kernel32, "wine_get_unix_file_name")
-			 : NULL;
+	wine_unix_name_fn unix_name = kernel32 ? (wine_unix_name_fn)(void (*)(void))GetProcAddress(
+							 kernel32, "wine_get_unix_file_name")
+					       : NULL;
 	WCHAR *wide;
 	char *name;
 	size_t n;
@@ -580,7 +583,7 @@ static int script_word(struct script *s, const char *word)
 }
 
 /* Appends a redirection OPERATOR to the host path of PATH (NULL: /dev/null). */
-static int script_redirect(struct script *s, const char *operator, const char *path)
+static int script_redirect(struct script *s, const char *operator, const char * path)
 {
 	char unix_path[PLAT_MAX_PATH + 1];
 	int rc;
@@ -668,7 +671,8 @@ int plat_spawn_host(const struct plat_spawn_options *options, struct plat_proces
 	if ((rc = script_raw(s, " </dev/null")) < 0 ||
 	    (rc = script_redirect(s, ">", options->stdout_path)) < 0)
 		goto out;
-	if (options->stderr_path && options->stdout_path && strcmp(options->stderr_path, options->stdout_path) == 0)
+	if (options->stderr_path && options->stdout_path &&
+	    strcmp(options->stderr_path, options->stdout_path) == 0)
 		rc = script_raw(s, " 2>&1");
 	else
 		rc = script_redirect(s, "2>", options->stderr_path);

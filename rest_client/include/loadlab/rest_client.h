@@ -49,9 +49,9 @@ struct rest_client {
 /* What the server answered. Filled by rest_client_send(); the caller
  * releases it with rest_answer_release() after a 0 return. */
 struct rest_answer {
-	long status;         /* the HTTP status */
-	struct buf text;     /* the body as received, NUL-terminated */
-	cJSON *body;         /* the body when it is a JSON object, else NULL */
+	long status;     /* the HTTP status */
+	struct buf text; /* the body as received, NUL-terminated */
+	cJSON *body;     /* the body when it is a JSON object, else NULL */
 	/* For a status outside 2xx only (else "" and false): */
 	char error_code[64]; /* "error.code" of an error body, one printable line, else "" */
 	char message[300];   /* "error.message" when a non-empty string, else the body's
@@ -103,8 +103,7 @@ void rest_client_close(struct rest_client *c);
  * cannot be reached or the transfer breaks or times out, LL_ETOOBIG for an
  * answer body over the limit, LL_ESTATE when the abort check said stop,
  * LL_ENOMEM. */
-int rest_client_send(struct rest_client *c, const struct rest_request *request,
-		     struct rest_answer *answer);
+int rest_client_send(struct rest_client *c, const struct rest_request *request, struct rest_answer *answer);
 
 /* rest_client_send() of a PUT to PATH whose body is the file FILE_PATH,
  * SIZE bytes (application/octet-stream), read as it is sent, never whole
@@ -113,9 +112,9 @@ int rest_client_send(struct rest_client *c, const struct rest_request *request,
  * called with the bytes sent so far, at least once a second. LL_EIO also
  * when the file cannot be opened or read. A method of "HEAD" given to
  * rest_client_send() asks for the headers only. */
-int rest_client_upload(struct rest_client *c, const char *path, const char *file_path,
-		       long long size, void (*progress)(void *context, long long sent, long long total),
-		       void *context, struct rest_answer *answer);
+int rest_client_upload(struct rest_client *c, const char *path, const char *file_path, long long size,
+		       void (*progress)(void *context, long long sent, long long total), void *context,
+		       struct rest_answer *answer);
 
 /* rest_client_send() of a GET of PATH whose 2xx body is written, as it
  * arrives, to the file FILE_PATH (created or emptied), never whole in
@@ -125,13 +124,13 @@ int rest_client_upload(struct rest_client *c, const char *path, const char *file
  * time limit, but a transfer that moves nothing for REST_CLIENT_TIMEOUT
  * seconds fails (LL_EIO); LL_EIO also when the file cannot be written.
  * The caller removes the file when it does not want it. */
-int rest_client_download(struct rest_client *c, const char *path, const char *file_path,
-			 long long limit, long long *ret_size, struct rest_answer *answer);
+int rest_client_download(struct rest_client *c, const char *path, const char *file_path, long long limit,
+			 long long *ret_size, struct rest_answer *answer);
 
 /* rest_client_send() of a POST of the JSON text BODY to PATH with
  * REST_CLIENT_BODY_LIMIT and a timeout of TIMEOUT_SECONDS. */
-int rest_client_post(struct rest_client *c, const char *path, const char *body,
-		     long timeout_seconds, struct rest_answer *answer);
+int rest_client_post(struct rest_client *c, const char *path, const char *body, long timeout_seconds,
+		     struct rest_answer *answer);
 
 /* Frees what *ANSWER holds; it is empty afterwards. */
 void rest_answer_release(struct rest_answer *answer);

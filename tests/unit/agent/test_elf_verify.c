@@ -117,7 +117,8 @@ static void test_knobs(void)
 {
 	static const char *const lazy_gnu[] = {"-Wl,-z,lazy", "-Wl,--hash-style=gnu", NULL};
 	static const char *const now[] = {"-Wl,-z,now", "-Wl,--hash-style=gnu", NULL};
-	static const char *const relr[] = {"-Wl,-z,lazy", "-Wl,--hash-style=gnu", "-Wl,-z,pack-relative-relocs", NULL};
+	static const char *const relr[] = {"-Wl,-z,lazy", "-Wl,--hash-style=gnu",
+					   "-Wl,-z,pack-relative-relocs", NULL};
 	static const char *const symbolic[] = {"-Wl,-z,lazy", "-Wl,--hash-style=gnu", "-Wl,-Bsymbolic", NULL};
 	static const char *const symbolic_relr[] = {"-Wl,-z,lazy", "-Wl,--hash-style=gnu", "-Wl,-Bsymbolic",
 						    "-Wl,-z,pack-relative-relocs", NULL};

@@ -59,7 +59,7 @@ static void test_summary(void)
 	CHECK(num(s, "min_us") == 1);
 	CHECK(num(s, "median_us") == 3);
 	CHECK(num(s, "mean_us") == 22);
-	CHECK(num(s, "mad_us") == 1);              /* |x - 3|: 0 1 1 2 97 */
+	CHECK(num(s, "mad_us") == 1);                                /* |x - 3|: 0 1 1 2 97 */
 	CHECK(num(s, "p90_us") > 61.59 && num(s, "p90_us") < 61.61); /* type 7: 4 + 0.6 * 96 */
 	ci = get(s, "ci_min_us");
 	CHECK(cJSON_GetArraySize(ci) == 2 && cJSON_GetArrayItem(ci, 0)->valuedouble == 1 &&
@@ -102,7 +102,7 @@ static void test_check(void)
 struct fake {
 	int calls[3];
 	int total;
-	int fail_at; /* 1-based call number that fails; 0 never */
+	int fail_at;           /* 1-based call number that fails; 0 never */
 	int cancel_at_percent; /* progress >= this cancels; > 100 never */
 	int last_percent, progress_calls;
 };
@@ -132,7 +132,8 @@ static void test_rounds(void)
 				       {"y", {.argv = argv_true}, NULL},
 				       {"z", {.argv = argv_true}, NULL}};
 	struct fake f;
-	struct measure_options o = {.runs = 4, .seed = 5, .timeout_ms = 1000, .progress = fake_progress, .progress_ctx = &f};
+	struct measure_options o = {
+		.runs = 4, .seed = 5, .timeout_ms = 1000, .progress = fake_progress, .progress_ctx = &f};
 	struct plat_measure_conditions c;
 	cJSON *order = cJSON_CreateArray(), *round;
 
@@ -149,7 +150,8 @@ static void test_rounds(void)
 		const cJSON *name;
 		CHECK_EQ_INT(cJSON_GetArraySize(round), 3);
 		cJSON_ArrayForEach(name, round)
-			if (cJSON_IsString(name) && strlen(name->valuestring) == 1 && strchr("xyz", name->valuestring[0]))
+			if (cJSON_IsString(name) && strlen(name->valuestring) == 1 &&
+			    strchr("xyz", name->valuestring[0]))
 				seen |= 1 << (name->valuestring[0] - 'x');
 		CHECK_EQ_INT(seen, 7); /* each round lists every program once */
 	}
@@ -177,8 +179,10 @@ static void test_rounds(void)
 static void test_method_and_result(void)
 {
 	struct plat_measure_conditions c;
-	struct measure_options o = {.runs = 2, .warmup = 1, .seed = 18446744073709551615ULL, .timeout_ms = 1000};
-	cJSON *result = cJSON_CreateObject(), *method = NULL, *warm = cJSON_CreateObject(), *o_json = cJSON_CreateObject();
+	struct measure_options o = {
+		.runs = 2, .warmup = 1, .seed = 18446744073709551615ULL, .timeout_ms = 1000};
+	cJSON *result = cJSON_CreateObject(), *method = NULL, *warm = cJSON_CreateObject(),
+	      *o_json = cJSON_CreateObject();
 	cJSON *programs, *prog, *summary;
 	struct family_measured measured = {warm, NULL};
 

@@ -42,8 +42,8 @@ static void test_latest_wins(void)
 /* Every code has a generic text of its own, and a name. */
 static void test_generic_texts(void)
 {
-	static const int codes[] = {LL_EINVAL, LL_ENOMEM,   LL_EIO,       LL_ENOTFOUND, LL_ECONFLICT,
-				    LL_ERANGE, LL_EFORMAT,  LL_ETOOBIG,   LL_EAUTH,     LL_EFORBIDDEN,
+	static const int codes[] = {LL_EINVAL, LL_ENOMEM,       LL_EIO,     LL_ENOTFOUND, LL_ECONFLICT,
+				    LL_ERANGE, LL_EFORMAT,      LL_ETOOBIG, LL_EAUTH,     LL_EFORBIDDEN,
 				    LL_ESTORE, LL_EUNSUPPORTED, LL_ESTATE};
 	size_t n = sizeof(codes) / sizeof(codes[0]);
 

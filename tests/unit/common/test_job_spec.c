@@ -55,10 +55,15 @@ static void test_presets_and_defaults(void)
 	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 4), "order")->valuestring, "trace");
 	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 4), "imports")->valuestring, "name");
 	/* Defaults: warm 30 after 3, globals 0, main "reference", one empty cell. */
-	CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "warm"),
-					 "runs")->valueint, 30);
-	CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "generator"), "globals_per_function")->valueint, 0);
-	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "generator"), "main")->valuestring, "reference");
+	CHECK_EQ_INT(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "warm"), "runs")
+			->valueint,
+		30);
+	CHECK_EQ_INT(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(n, "generator"), "globals_per_function")->valueint,
+		0);
+	CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "generator"), "main")->valuestring,
+		     "reference");
 	{
 		cJSON *cells = NULL;
 		CHECK_EQ_INT(job_spec_expand_cells(n, &cells), 0);
@@ -79,14 +84,22 @@ static void test_presets_and_defaults(void)
 static void test_bounds(void)
 {
 	static const char *const bad[] = {
-		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":257,\"exports\":1},\"variants\":[\"default\"]}",
-		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":100,\"exports\":1001},\"variants\":[\"default\"]}",
-		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[\"now\"]}",
-		"{\"name\":\"p\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[\"bind\"]}",
-		"{\"name\":\"p\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[{\"name\":\"x\"}]}",
-		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[\"default\"],\"measure\":{\"warm\":{\"runs\":1001}}}",
-		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"a\",\"a\"]}}}",
-		"{\"name\":\"p\\u0001\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[\"default\"]}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":257,\"exports\":1},\"variants\":["
+		"\"default\"]}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":100,\"exports\":1001},"
+		"\"variants\":[\"default\"]}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":["
+		"\"now\"]}",
+		"{\"name\":\"p\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":["
+		"\"bind\"]}",
+		"{\"name\":\"p\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":[{"
+		"\"name\":\"x\"}]}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":["
+		"\"default\"],\"measure\":{\"warm\":{\"runs\":1001}}}",
+		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},\"variants\":["
+		"\"default\"],\"matrix\":{\"cells\":{\"os\":[\"a\",\"a\"]}}}",
+		"{\"name\":\"p\\u0001\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		"\"variants\":[\"default\"]}",
 		"[]",
 	};
 	cJSON *n = (cJSON *)1;
@@ -106,9 +119,12 @@ static void test_cells_and_matching(void)
 	cJSON *labels = parse("{\"disk\":\"hdd\"}");
 	cJSON *cell;
 
-	CHECK_EQ_INT(normalize_text("{\"name\":\"m\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-				    "\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"winxp\",\"win10\"],"
-				    "\"disk\":[\"hdd\",\"ssd\"],\"fs\":[\"ntfs\"]}}}", &n), 0);
+	CHECK_EQ_INT(normalize_text(
+			     "{\"name\":\"m\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+			     "\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"winxp\",\"win10\"],"
+			     "\"disk\":[\"hdd\",\"ssd\"],\"fs\":[\"ntfs\"]}}}",
+			     &n),
+		     0);
 	CHECK_EQ_INT(job_spec_expand_cells(n, &cells), 0);
 	CHECK_EQ_INT(cJSON_GetArraySize(cells), 4);
 	cell = cJSON_GetArrayItem(cells, 3);
@@ -120,8 +136,8 @@ static void test_cells_and_matching(void)
 
 	/* A label or a fact may match; numbers, booleans and lists of facts too. */
 	CHECK(matches_text(job_spec_cell_matches, "{\"os\":\"win10\",\"disk\":\"hdd\"}", facts, labels));
-	CHECK(matches_text(job_spec_cell_matches, "{\"cores\":\"4\",\"wine\":\"true\",\"toolchains\":\"clang\"}",
-			   facts, labels));
+	CHECK(matches_text(job_spec_cell_matches,
+			   "{\"cores\":\"4\",\"wine\":\"true\",\"toolchains\":\"clang\"}", facts, labels));
 	CHECK(!matches_text(job_spec_cell_matches, "{\"os\":\"winxp\"}", facts, labels));
 	CHECK(!matches_text(job_spec_cell_matches, "{\"fs\":\"ntfs\"}", facts, labels));
 	CHECK(matches_text(job_spec_selector_matches, "{\"os\":[\"winxp\",\"win10\"],\"cores\":[\"4\"]}",
@@ -204,23 +220,54 @@ static int program_job(const char *files_json, const char *exe, const char *extr
 static void test_program_paths(void)
 {
 	static const char *const good[] = {
-		"app.exe", "bin/app.exe", "bin/plugins/x.dll", "Data/é.txt", "console/x", "conx.dll",
-		"com10.dll", "lpt.dll", ".hidden", "a..b", "bin/..x",
+		"app.exe",   "bin/app.exe", "bin/plugins/x.dll", "Data/é.txt", "console/x", "conx.dll",
+		"com10.dll", "lpt.dll",     ".hidden",           "a..b",       "bin/..x",
 	};
-	static const struct { const char *path, *rule; } bad[] = {
+	static const struct {
+		const char *path, *rule;
+	} bad[] = {
 		{"", "empty"},
-		{"/etc/passwd", "relative"}, {"\\\\server\\share\\x", "relative"},
-		{"\\x", "relative"}, {"bin\\x.dll", "backslash"},
-		{"C:/x.dll", "':'"}, {"c:x", "':'"}, {"x.dll:stream", "':'"},
-		{"..", "'..'"}, {"../x", "'..'"}, {"bin/../x", "'..'"}, {"./x", "'.'"}, {"bin/.", "'.'"},
-		{"bin//x", "empty component"}, {"bin/", "empty component"},
-		{"CON", "device"}, {"con", "device"}, {"Nul.txt", "device"}, {"bin/aux.tar.gz", "device"},
-		{"COM1", "device"}, {"com9.dll", "device"}, {"LPT1", "device"}, {"lpt9.x", "device"},
-		{"PRN", "device"}, {"AUX .dll", "device"}, {"CONIN$", "device"}, {"conout$.x", "device"},
-		{"clock$", "device"}, {"COM\xc2\xb9", "device"}, {"con.d/x", "device"},
-		{"x.", "dot or a space"}, {"x ", "dot or a space"}, {"bin./x", "dot or a space"},
-		{"a\x01" "b", "control"}, {"a\x7f", "control"}, {"a\tb", "control"},
-		{"a*b", "forbids"}, {"a?b", "forbids"}, {"a<b", "forbids"}, {"a|b", "forbids"},
+		{"/etc/passwd", "relative"},
+		{"\\\\server\\share\\x", "relative"},
+		{"\\x", "relative"},
+		{"bin\\x.dll", "backslash"},
+		{"C:/x.dll", "':'"},
+		{"c:x", "':'"},
+		{"x.dll:stream", "':'"},
+		{"..", "'..'"},
+		{"../x", "'..'"},
+		{"bin/../x", "'..'"},
+		{"./x", "'.'"},
+		{"bin/.", "'.'"},
+		{"bin//x", "empty component"},
+		{"bin/", "empty component"},
+		{"CON", "device"},
+		{"con", "device"},
+		{"Nul.txt", "device"},
+		{"bin/aux.tar.gz", "device"},
+		{"COM1", "device"},
+		{"com9.dll", "device"},
+		{"LPT1", "device"},
+		{"lpt9.x", "device"},
+		{"PRN", "device"},
+		{"AUX .dll", "device"},
+		{"CONIN$", "device"},
+		{"conout$.x", "device"},
+		{"clock$", "device"},
+		{"COM\xc2\xb9", "device"},
+		{"con.d/x", "device"},
+		{"x.", "dot or a space"},
+		{"x ", "dot or a space"},
+		{"bin./x", "dot or a space"},
+		{"a\x01"
+		 "b",
+		 "control"},
+		{"a\x7f", "control"},
+		{"a\tb", "control"},
+		{"a*b", "forbids"},
+		{"a?b", "forbids"},
+		{"a<b", "forbids"},
+		{"a|b", "forbids"},
 		{"a\"b", "forbids"},
 	};
 	char longest[262];
@@ -243,8 +290,10 @@ static void test_program_paths(void)
 	CHECK(strstr(rule, "260"));
 
 	CHECK(job_spec_blob_ref_valid(REF, NULL));
-	CHECK(!job_spec_blob_ref_valid("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
-	CHECK(!job_spec_blob_ref_valid("sha1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
+	CHECK(!job_spec_blob_ref_valid(
+		"sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
+	CHECK(!job_spec_blob_ref_valid(
+		"sha1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
 	CHECK(!job_spec_blob_ref_valid("sha256:0123", NULL));
 }
 
@@ -252,8 +301,9 @@ static void test_program_section(void)
 {
 	cJSON *n = NULL, *program, *v;
 
-	CHECK_EQ_INT(program_job("\"bin/app.exe\":\"" REF "\",\"bin/core.dll\":\"" REF "\"",
-				 "bin/app.exe", NULL, &n), 0);
+	CHECK_EQ_INT(program_job("\"bin/app.exe\":\"" REF "\",\"bin/core.dll\":\"" REF "\"", "bin/app.exe",
+				 NULL, &n),
+		     0);
 	program = cJSON_GetObjectItem(n, "program");
 	CHECK(program && !cJSON_GetObjectItem(n, "generator"));
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(program, "files")), 2);
@@ -289,11 +339,12 @@ static void test_program_section(void)
 		CHECK(json_parse(dup, strlen(dup), 0, &root) < 0);
 		cJSON_Delete(root);
 	}
-	CHECK_EQ_INT(program_job("\"bin/a.exe\":\"" REF "\",\"BIN\":\"" REF "\"", "bin/a.exe", NULL,
-				 NULL), LL_EINVAL);
+	CHECK_EQ_INT(program_job("\"bin/a.exe\":\"" REF "\",\"BIN\":\"" REF "\"", "bin/a.exe", NULL, NULL),
+		     LL_EINVAL);
 	CHECK(strstr(err_message(LL_EINVAL), "as a folder"));
 	CHECK_EQ_INT(program_job("\"bin/a.exe\":\"" REF "\",\"bin2\":\"" REF "\",\"bin-x/y\":\"" REF "\"",
-				 "bin/a.exe", NULL, NULL), 0);
+				 "bin/a.exe", NULL, NULL),
+		     0);
 	/* a bad path is named */
 	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\",\"../x.dll\":\"" REF "\"", "a.exe", NULL, NULL),
 		     LL_EINVAL);
@@ -303,8 +354,11 @@ static void test_program_section(void)
 	CHECK_EQ_INT(program_job("\"a.exe\":5", "a.exe", NULL, NULL), LL_EINVAL);
 	/* no files; the other fields */
 	CHECK_EQ_INT(program_job("", "a.exe", NULL, NULL), LL_ERANGE);
-	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"until\":\"input-idle\",\"timeout_s\":3600,"
-				 "\"args\":[\"--selftest\",\"x y\"]", NULL), 0);
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe",
+				 ",\"until\":\"input-idle\",\"timeout_s\":3600,"
+				 "\"args\":[\"--selftest\",\"x y\"]",
+				 NULL),
+		     0);
 	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"until\":\"never\"", NULL), LL_EINVAL);
 	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"timeout_s\":0", NULL), LL_ERANGE);
 	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"timeout_s\":3601", NULL), LL_ERANGE);
@@ -334,12 +388,14 @@ static void test_program_job_shape(void)
 		"{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{\"a.exe\":\"" REF "\"},"
 		"\"exe\":\"a.exe\"},\"variants\":[{\"name\":\"x\"}]}",
 		"{\"name\":\"p\",\"family\":\"program\",\"generator\":{\"dlls\":1,\"exports\":1},"
-		"\"program\":{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
+		"\"program\":{\"files\":{\"a.exe\":\"" REF
+		"\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
 		"{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{\"a.exe\":\"" REF "\"},"
 		"\"exe\":\"a.exe\"},\"variants\":[\"rebase\"],\"measure\":{\"churn\":{}}}",
 		"{\"name\":\"p\",\"family\":\"program\",\"variants\":[\"rebase\"]}",
 		"{\"name\":\"p\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-		"\"program\":{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
+		"\"program\":{\"files\":{\"a.exe\":\"" REF
+		"\"},\"exe\":\"a.exe\"},\"variants\":[\"rebase\"]}",
 	};
 	char many[JOB_SPEC_MAX_PROGRAM_FILES * 90 + 64];
 	size_t used = 0;
@@ -356,8 +412,10 @@ static void test_program_job_shape(void)
 	{
 		char *text = malloc(used + 512);
 		cJSON *job, *n = NULL;
-		snprintf(text, used + 512, "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},"
-			 "\"exe\":\"f0.exe\"},\"variants\":[\"rebase\"]}", many);
+		snprintf(text, used + 512,
+			 "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},"
+			 "\"exe\":\"f0.exe\"},\"variants\":[\"rebase\"]}",
+			 many);
 		job = parse(text);
 		CHECK_EQ_INT(job_spec_normalize(job, &n), LL_ERANGE);
 		cJSON_Delete(job);

@@ -62,10 +62,10 @@ static void check_bound(const struct pe_image *img, uint64_t target_base, uint32
 
 		CHECK_EQ_INT(m->timestamp, 0xffffffff);
 		CHECK_EQ_INT(m->forwarder_chain, 0xffffffff);
-		CHECK_EQ_INT(m->functions[0].iat_value, target_base + 0x1010);  /* alpha */
-		CHECK_EQ_INT(m->functions[1].iat_value, target_base + 0x1020);  /* beta, bad hint */
-		CHECK_EQ_INT(m->functions[2].iat_value, target_base + 0x1030);  /* ordinal 3 */
-		CHECK_EQ_INT(m->functions[3].iat_value, 0x20000000 + 0x1040);   /* delta -> other.epsilon */
+		CHECK_EQ_INT(m->functions[0].iat_value, target_base + 0x1010); /* alpha */
+		CHECK_EQ_INT(m->functions[1].iat_value, target_base + 0x1020); /* beta, bad hint */
+		CHECK_EQ_INT(m->functions[2].iat_value, target_base + 0x1030); /* ordinal 3 */
+		CHECK_EQ_INT(m->functions[3].iat_value, 0x20000000 + 0x1040);  /* delta -> other.epsilon */
 		/* The name table is kept. */
 		CHECK_EQ_STR(m->functions[0].name, "alpha");
 		CHECK(m->functions[2].by_ordinal);

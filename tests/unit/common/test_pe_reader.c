@@ -293,48 +293,66 @@ static void test_malformed(bool plus)
 	f = g, fx_put16(f.data + g.opt, 0x107);
 	expect_refused(&f, "bad magic", LL_EFORMAT, "unknown optional header magic 0x107");
 	f = g, fx_put16(f.data + 0x40 + 20, 0xffff);
-	expect_refused(&f, "optional header past the file", LL_EFORMAT, "optional header (65535 bytes) does not fit");
+	expect_refused(&f, "optional header past the file", LL_EFORMAT,
+		       "optional header (65535 bytes) does not fit");
 	f = g, fx_put16(f.data + 0x40 + 20, 16);
-	expect_refused(&f, "optional header too short", LL_EFORMAT, "optional header of 16 bytes is too short for PE32");
-	f = g, fx_put32(f.data + g.opt + (plus ? 108 : 92), 16), fx_put16(f.data + 0x40 + 20, plus ? 120 : 100);
-	expect_refused(&f, "directories past the optional header", LL_EFORMAT, "16 data directories do not fit");
+	expect_refused(&f, "optional header too short", LL_EFORMAT,
+		       "optional header of 16 bytes is too short for PE32");
+	f = g, fx_put32(f.data + g.opt + (plus ? 108 : 92), 16),
+	fx_put16(f.data + 0x40 + 20, plus ? 120 : 100);
+	expect_refused(&f, "directories past the optional header", LL_EFORMAT,
+		       "16 data directories do not fit");
 	f = g, fx_put16(f.data + 0x40 + 6, 60);
-	expect_refused(&f, "section table past the file", LL_EFORMAT, "section table (60 sections) runs past the file");
+	expect_refused(&f, "section table past the file", LL_EFORMAT,
+		       "section table (60 sections) runs past the file");
 	f = g, fx_put32(f.data + g.opt + 36, 0x300);
-	expect_refused(&f, "file alignment not a power of two", LL_EFORMAT, "alignments 0x1000/0x300 are not powers of two");
+	expect_refused(&f, "file alignment not a power of two", LL_EFORMAT,
+		       "alignments 0x1000/0x300 are not powers of two");
 	f = g, fx_put32(f.data + table + 12, 0xffffff00);
 	expect_refused(&f, "section wraps", LL_EFORMAT, "section 0 ('.text') wraps the address space");
 	f = g, fx_put32(fx_at(&f, 0x2000 + 12), 0x2400);
-	expect_refused(&f, "import DLL name outside the file", LL_EFORMAT, "string at RVA 0x2400 is not in the file");
+	expect_refused(&f, "import DLL name outside the file", LL_EFORMAT,
+		       "string at RVA 0x2400 is not in the file");
 	f = g, memset(fx_at(&f, 0x21c0), 'A', 0x240);
 	expect_refused(&f, "unterminated DLL name", LL_EFORMAT, "string at RVA 0x21c0 is unterminated");
 	f = g, fx_thunk(&f, 0x2100, 0x23ff);
-	expect_refused(&f, "hint/name entry at the section's end", LL_EFORMAT, "hint/name entry 0x23ff of 'TARGET.dll' is not in the file");
-	f = g, fx_put32(fx_at(&f, 0x2000), 0x2400 - (plus ? 8 : 4)), fx_thunk(&f, 0x2400 - (plus ? 8 : 4), 0x2180);
-	expect_refused(&f, "name table runs off the section", LL_EFORMAT, "import table of 'TARGET.dll' runs out of the file");
+	expect_refused(&f, "hint/name entry at the section's end", LL_EFORMAT,
+		       "hint/name entry 0x23ff of 'TARGET.dll' is not in the file");
+	f = g, fx_put32(fx_at(&f, 0x2000), 0x2400 - (plus ? 8 : 4)),
+	fx_thunk(&f, 0x2400 - (plus ? 8 : 4), 0x2180);
+	expect_refused(&f, "name table runs off the section", LL_EFORMAT,
+		       "import table of 'TARGET.dll' runs out of the file");
 	f = g, fx_put32(fx_at(&f, 0x2200 + 20), 0x7fffffff);
-	expect_refused(&f, "export count beyond the limit", LL_ETOOBIG, "lists 2147483647 functions and 3 names; the limit is 65536");
+	expect_refused(&f, "export count beyond the limit", LL_ETOOBIG,
+		       "lists 2147483647 functions and 3 names; the limit is 65536");
 	f = g, fx_put32(fx_at(&f, 0x2200 + 20), 0x200);
-	expect_refused(&f, "export address table past the section", LL_EFORMAT, "export address table is not in the file");
+	expect_refused(&f, "export address table past the section", LL_EFORMAT,
+		       "export address table is not in the file");
 	f = g, fx_put16(fx_at(&f, 0x2252), 9);
-	expect_refused(&f, "export name points at a slot beyond the table", LL_EFORMAT, "export name 'beta' points at slot 9 of 4");
+	expect_refused(&f, "export name points at a slot beyond the table", LL_EFORMAT,
+		       "export name 'beta' points at slot 9 of 4");
 	f = g, fx_put32(fx_at(&f, 0x2244), 0x3ffff);
-	expect_refused(&f, "export name outside the file", LL_EFORMAT, "string at RVA 0x3ffff is not in the file");
+	expect_refused(&f, "export name outside the file", LL_EFORMAT,
+		       "string at RVA 0x3ffff is not in the file");
 	f = g, fx_put32(fx_at(&f, 0x3004), 3);
 	expect_refused(&f, "relocation block too small", LL_EFORMAT, "relocation block at +0x0 has size 3.");
 	f = g, fx_put32(fx_at(&f, 0x3004), 0x1000);
-	expect_refused(&f, "relocation block past the directory", LL_EFORMAT, "relocation block at +0x0 has size 4096.");
+	expect_refused(&f, "relocation block past the directory", LL_EFORMAT,
+		       "relocation block at +0x0 has size 4096.");
 	f = g, fx_dir(&f, 5, 0x3100, 0x200);
-	expect_refused(&f, "relocation directory past the section", LL_EFORMAT, "relocation directory (0x3100, 512 bytes) is not in the file");
+	expect_refused(&f, "relocation directory past the section", LL_EFORMAT,
+		       "relocation directory (0x3100, 512 bytes) is not in the file");
 	f = g, fx_dir(&f, 11, 0x9f0, 0x10);
-	expect_refused(&f, "bound import directory outside the file", LL_EFORMAT, "bound import directory runs out of the file");
+	expect_refused(&f, "bound import directory outside the file", LL_EFORMAT,
+		       "bound import directory runs out of the file");
 	/* A descriptor table without its terminator at the end of .rdata. */
 	f = g, memset(fx_at(&f, 0x2000), 0, 40);
 	for (uint32_t at = 0x2000; at + 20 <= 0x2400; at += 20)
 		fx_put32(fx_at(&f, at + 12), 0x21c0), fx_put32(fx_at(&f, at + 16), 0x2140),
 			fx_put32(fx_at(&f, at), 0x2100);
 	fx_dir(&f, 1, 0x2000, 20);
-	expect_refused(&f, "unterminated import directory", LL_EFORMAT, "the import directory runs out of the file");
+	expect_refused(&f, "unterminated import directory", LL_EFORMAT,
+		       "the import directory runs out of the file");
 }
 
 /* Every truncation and every single-byte change of the headers and tables
@@ -392,7 +410,9 @@ static void test_checksum(void)
 
 			for (size_t i = 0; i < size; i += 2) {
 				unsigned lo = (i >= field && i < field + 4) ? 0 : data[i];
-				unsigned hi = (i + 1 >= size || (i + 1 >= field && i + 1 < field + 4)) ? 0 : data[i + 1];
+				unsigned hi = (i + 1 >= size || (i + 1 >= field && i + 1 < field + 4))
+						      ? 0
+						      : data[i + 1];
 
 				sum += lo | hi << 8;
 				sum = (sum & 0xffff) + (sum >> 16);

@@ -61,9 +61,9 @@ static void test_pe32(void)
 	CHECK_EQ_INT(img->timestamp, 0x5000);
 	CHECK_EQ_INT(fx_get32(img->data + img->nt_offset + 8), 0x5000);
 	CHECK_EQ_INT(img->checksum, pe_checksum(img));
-	CHECK_EQ_INT(fx_get32(at(img, 0x1100)), new + 0x1010);                 /* HIGHLOW */
-	CHECK_EQ_INT(fx_get16(at(img, 0x1108)), (new + 0x12345) >> 16);        /* HIGH */
-	CHECK_EQ_INT(fx_get16(at(img, 0x110c)), (uint16_t)(new + 0x1234));     /* LOW */
+	CHECK_EQ_INT(fx_get32(at(img, 0x1100)), new + 0x1010);                   /* HIGHLOW */
+	CHECK_EQ_INT(fx_get16(at(img, 0x1108)), (new + 0x12345) >> 16);          /* HIGH */
+	CHECK_EQ_INT(fx_get16(at(img, 0x110c)), (uint16_t)(new + 0x1234));       /* LOW */
 	CHECK_EQ_INT(fx_get16(at(img, 0x1110)), (new + 0x18000 + 0x8000) >> 16); /* HIGHADJ */
 
 	/* Back to the old base: the bytes return, but for the headers. */
@@ -160,7 +160,7 @@ static void test_arm(void)
 	fx_init(&f, false, 0x10000000, true, 0, false);
 	fx_put16(f.data + 0x44, PE_MACHINE_ARMNT);
 	p = fx_at(&f, 0x1100);
-	fx_put32(p, 0xe3000000 | (0x1 << 16) | 0x234);   /* movw r0, #0x1234 */
+	fx_put32(p, 0xe3000000 | (0x1 << 16) | 0x234);     /* movw r0, #0x1234 */
 	fx_put32(p + 4, 0xe3400000 | (0x1 << 16) | 0x000); /* movt r0, #0x1000 */
 	p = fx_at(&f, 0x1110);
 	/* Thumb movw r0, #0x5678: imm4=5 i=0 imm3=6 imm8=0x78; movt #0x1000. */

@@ -39,8 +39,8 @@ static void test_summary_and_quantiles(void)
 
 /* The second implementation: U by counting pairs, the variance's tie
  * term by counting equal values directly. */
-static void reference_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-				   double *ret_u, double *ret_p)
+static void reference_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u,
+				   double *ret_p)
 {
 	double u = 0, ties = 0, n = (double)(nx + ny);
 	for (size_t i = 0; i < nx; i++)
@@ -133,7 +133,8 @@ static void test_bootstrap(void)
 		double y[30];
 		for (int i = 0; i < 30; i++)
 			y[i] = x[i] * 1.1;
-		CHECK_EQ_INT(stats_bootstrap_ratio_ci(x, 30, y, 30, STATS_MEDIAN, 0.95, 2000, 9, &lo, &hi), 0);
+		CHECK_EQ_INT(stats_bootstrap_ratio_ci(x, 30, y, 30, STATS_MEDIAN, 0.95, 2000, 9, &lo, &hi),
+			     0);
 		CHECK(lo < 1.1 && 1.1 < hi && lo > 1.0);
 	}
 }

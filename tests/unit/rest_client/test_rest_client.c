@@ -126,8 +126,9 @@ static void *server_main(void *arg)
 		else if (strcmp(path, "/text502") == 0)
 			answer(fd, 502, "upstream\r\ndown");
 		else if (strcmp(path, "/control") == 0)
-			answer(fd, 400, "{\"error\": {\"code\": \"bad\\ncode\", \"message\": "
-					"\"line1\\nline2\\u001b[31m\\r\"}}");
+			answer(fd, 400,
+			       "{\"error\": {\"code\": \"bad\\ncode\", \"message\": "
+			       "\"line1\\nline2\\u001b[31m\\r\"}}");
 		else if (strcmp(path, "/slow") == 0)
 			answer_slowly(fd);
 		else if (strcmp(path, "/stop") == 0) {
@@ -155,8 +156,8 @@ static int start_server(pthread_t *thread, char *url, size_t size)
 	return pthread_create(thread, NULL, server_main, NULL) == 0 ? 0 : -1;
 }
 
-static int send_request(struct rest_client *c, const char *method, const char *path,
-			const char *body, size_t limit, struct rest_answer *a)
+static int send_request(struct rest_client *c, const char *method, const char *path, const char *body,
+			size_t limit, struct rest_answer *a)
 {
 	const struct rest_request request = {method, path, body, limit, 10};
 
@@ -228,8 +229,7 @@ static void test_answers(struct rest_client *c)
 	CHECK(!a.server_message);
 	CHECK_EQ_STR(a.message, "upstream  down");
 	CHECK_EQ_INT(rest_answer_error(&a, "GET", "/text502"), LL_ESTORE);
-	CHECK_EQ_STR(err_message(LL_ESTORE),
-		     "The server answered HTTP 502 to GET /text502: upstream  down");
+	CHECK_EQ_STR(err_message(LL_ESTORE), "The server answered HTTP 502 to GET /text502: upstream  down");
 	rest_answer_release(&a);
 
 	/* Control characters in the server's code and message become spaces. */
@@ -346,7 +346,9 @@ static void test_refusals(void)
 	CHECK_EQ_STR(text, "a");
 	rest_one_line("ab\xc3\xa9", text, 5);
 	CHECK_EQ_STR(text, "ab\xc3\xa9");
-	rest_one_line("\t\x1b" "x", text, sizeof(text));
+	rest_one_line("\t\x1b"
+		      "x",
+		      text, sizeof(text));
 	CHECK_EQ_STR(text, "  x");
 }
 

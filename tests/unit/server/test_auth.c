@@ -42,10 +42,10 @@ static void test_generate_and_shape(void)
 	CHECK(auth_token_well_formed(a));
 	CHECK_EQ_INT(auth_token_generate("lladm_", small, sizeof(small)), LL_EINVAL);
 
-	CHECK(auth_token_well_formed("0123456789abcdef"));        /* 16: the shortest */
-	CHECK(!auth_token_well_formed("0123456789abcde"));        /* 15 */
+	CHECK(auth_token_well_formed("0123456789abcdef")); /* 16: the shortest */
+	CHECK(!auth_token_well_formed("0123456789abcde")); /* 15 */
 	CHECK(auth_token_well_formed("Ab0._~+/=-Ab0._~+/=-"));
-	CHECK(!auth_token_well_formed("0123456789abcdef "));      /* a space */
+	CHECK(!auth_token_well_formed("0123456789abcdef "));        /* a space */
 	CHECK(!auth_token_well_formed("0123456789abcdef\xc3\xa9")); /* not ASCII */
 	char longest[AUTH_TOKEN_MAX + 2];
 	memset(longest, 'x', sizeof(longest));
@@ -57,7 +57,9 @@ static void test_generate_and_shape(void)
 }
 
 static const char *const tokens[] = {
-	"admin-token-0123456789", "user-token-0123456789", "enroll-token-0123456789",
+	"admin-token-0123456789",
+	"user-token-0123456789",
+	"enroll-token-0123456789",
 	"agent-token-0123456789",
 };
 
@@ -72,7 +74,7 @@ static int check_as(struct store *s, enum auth_class class, int who, struct stor
 static void test_check(struct store *s)
 {
 	static const enum auth_class classes[] = {AUTH_METRICS, AUTH_READER, AUTH_USER,
-						  AUTH_ADMIN, AUTH_ENROLL, AUTH_AGENT};
+						  AUTH_ADMIN,   AUTH_ENROLL, AUTH_AGENT};
 	/* allowed[class][kind]: admin, user, enroll, agent */
 	static const bool allowed[][4] = {
 		{1, 1, 0, 0}, {1, 1, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 0}, {1, 0, 1, 0}, {0, 0, 0, 1},
@@ -137,7 +139,10 @@ static void test_check(struct store *s)
 int main(void)
 {
 	static const struct store_options options = {
-		.lease_ms = 1000, .max_attempts = 3, .backoff_ms = 500, .backoff_max_ms = 1500,
+		.lease_ms = 1000,
+		.max_attempts = 3,
+		.backoff_ms = 500,
+		.backoff_max_ms = 1500,
 		.offline_after_ms = 60000,
 	};
 	char dir[] = "/tmp/loadlab-auth-XXXXXX", path[300], command[300];

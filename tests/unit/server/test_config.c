@@ -154,8 +154,9 @@ static void test_both_spellings(void)
 {
 	for (size_t i = 0; i < FLAG_COUNT; i++) {
 		const struct flag_case *fc = &flags[i];
-		const char *pair = !strcmp(fc->name, "tls-cert") ? "tls-key"
-				   : !strcmp(fc->name, "tls-key") ? "tls-cert" : NULL;
+		const char *pair = !strcmp(fc->name, "tls-cert")  ? "tls-key"
+				   : !strcmp(fc->name, "tls-key") ? "tls-cert"
+								  : NULL;
 		const struct flag_case *other = pair ? flag_case(pair) : NULL;
 		char flag[64], joined[128], other_joined[128], got[1200];
 		struct config c;
@@ -225,14 +226,21 @@ static void test_defaults_and_booleans(void)
 static void test_bad_values(void)
 {
 	static const char *const bad[][3] = {
-		{"--threads", "0", NULL},          {"--threads", "257", NULL},
-		{"--threads", "4x", NULL},         {"--threads", "", NULL},
-		{"--lease-seconds=0", NULL, NULL}, {"--max-wait=301", NULL, NULL},
+		{"--threads", "0", NULL},
+		{"--threads", "257", NULL},
+		{"--threads", "4x", NULL},
+		{"--threads", "", NULL},
+		{"--lease-seconds=0", NULL, NULL},
+		{"--max-wait=301", NULL, NULL},
 		{"--public-metrics=maybe", NULL, NULL},
-		{"--listen", "8080", NULL},        {"--listen", ":80", NULL},
-		{"--listen", "host:65536", NULL},  {"--listen", "host:-1", NULL},
-		{"--log-format", "xml", NULL},     {"--tls-cert", "/c.pem", NULL},
-		{"--no-such-flag", NULL, NULL},    {"stray", NULL, NULL},
+		{"--listen", "8080", NULL},
+		{"--listen", ":80", NULL},
+		{"--listen", "host:65536", NULL},
+		{"--listen", "host:-1", NULL},
+		{"--log-format", "xml", NULL},
+		{"--tls-cert", "/c.pem", NULL},
+		{"--no-such-flag", NULL, NULL},
+		{"stray", NULL, NULL},
 		{"--threads", NULL, NULL},
 	};
 	struct config c;
@@ -324,9 +332,9 @@ static void test_help(void)
 int main(void)
 {
 	/* Only this test's settings count. */
-	static const char *const names[] = {"LOADLAB_CONFIG", "LOADLAB_LISTEN", "LOADLAB_DATA_DIR",
-					    "LOADLAB_DB", "LOADLAB_THREADS", "LOADLAB_PUBLIC_READ",
-					    "LOADLAB_PUBLIC_METRICS", "LOADLAB_LOG_FORMAT"};
+	static const char *const names[] = {
+		"LOADLAB_CONFIG",  "LOADLAB_LISTEN",      "LOADLAB_DATA_DIR",       "LOADLAB_DB",
+		"LOADLAB_THREADS", "LOADLAB_PUBLIC_READ", "LOADLAB_PUBLIC_METRICS", "LOADLAB_LOG_FORMAT"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unsetenv(names[i]);
 	test_every_flag_listed();

@@ -16,7 +16,7 @@ static long long utc(long long y, int m, int d, int h, int mi)
 
 struct case_next {
 	const char *expr;
-	long long after[5];     /* y, m, d, h, mi */
+	long long after[5]; /* y, m, d, h, mi */
 	long long expect[5];
 };
 
@@ -43,8 +43,8 @@ static const struct case_next next_cases[] = {
 	{"0,30 8,20 * * *", {2024, 5, 5, 20, 30}, {2024, 5, 6, 8, 0}},
 	{"1,2,5-7/2 0 * * *", {2024, 5, 5, 0, 2}, {2024, 5, 5, 0, 5}},
 	/* month ends */
-	{"0 0 31 * *", {2024, 1, 31, 0, 0}, {2024, 3, 31, 0, 0}},   /* skips February */
-	{"0 0 31 * *", {2024, 3, 31, 0, 0}, {2024, 5, 31, 0, 0}},   /* skips April */
+	{"0 0 31 * *", {2024, 1, 31, 0, 0}, {2024, 3, 31, 0, 0}}, /* skips February */
+	{"0 0 31 * *", {2024, 3, 31, 0, 0}, {2024, 5, 31, 0, 0}}, /* skips April */
 	{"0 0 31 * *", {2024, 7, 31, 0, 0}, {2024, 8, 31, 0, 0}},
 	{"0 0 31 * *", {2024, 8, 31, 0, 0}, {2024, 10, 31, 0, 0}},
 	{"0 0 30 * *", {2024, 1, 30, 0, 0}, {2024, 3, 30, 0, 0}},
@@ -56,17 +56,17 @@ static const struct case_next next_cases[] = {
 	{"0 0 28 2 *", {2023, 2, 28, 0, 0}, {2024, 2, 28, 0, 0}},
 	{"0 0 1 3 *", {2024, 2, 28, 0, 0}, {2024, 3, 1, 0, 0}},
 	/* names */
-	{"0 6 * jan,jul mon", {2024, 1, 1, 6, 0}, {2024, 1, 8, 6, 0}},   /* 2024-01-01 is a Monday */
-	{"0 6 * * mon-fri", {2024, 5, 3, 6, 0}, {2024, 5, 6, 6, 0}},     /* Friday -> Monday */
+	{"0 6 * jan,jul mon", {2024, 1, 1, 6, 0}, {2024, 1, 8, 6, 0}}, /* 2024-01-01 is a Monday */
+	{"0 6 * * mon-fri", {2024, 5, 3, 6, 0}, {2024, 5, 6, 6, 0}},   /* Friday -> Monday */
 	{"0 6 * * SAT", {2024, 5, 3, 6, 0}, {2024, 5, 4, 6, 0}},
 	{"0 0 1 DEC *", {2024, 5, 3, 6, 0}, {2024, 12, 1, 0, 0}},
 	/* day of week: 0 and 7 are Sunday */
 	{"0 0 * * 0", {2024, 5, 1, 0, 0}, {2024, 5, 5, 0, 0}},
 	{"0 0 * * 7", {2024, 5, 1, 0, 0}, {2024, 5, 5, 0, 0}},
 	/* Vixie OR rule: both restricted -> either matches */
-	{"0 0 13 * 5", {2024, 9, 1, 0, 0}, {2024, 9, 6, 0, 0}},    /* Friday 6th comes before the 13th */
+	{"0 0 13 * 5", {2024, 9, 1, 0, 0}, {2024, 9, 6, 0, 0}}, /* Friday 6th comes before the 13th */
 	{"0 0 13 * 5", {2024, 9, 6, 0, 0}, {2024, 9, 13, 0, 0}},
-	{"0 0 1 * 1", {2024, 5, 28, 0, 0}, {2024, 6, 1, 0, 0}},    /* the 1st (a Saturday) */
+	{"0 0 1 * 1", {2024, 5, 28, 0, 0}, {2024, 6, 1, 0, 0}}, /* the 1st (a Saturday) */
 	/* one restricted with '*' in the other: AND (the star matches all) */
 	{"0 0 13 * *", {2024, 9, 1, 0, 0}, {2024, 9, 13, 0, 0}},
 	{"0 0 * * 5", {2024, 9, 7, 0, 0}, {2024, 9, 13, 0, 0}},
@@ -89,8 +89,11 @@ static void test_next_table(void)
 		if (rc < 0)
 			fprintf(stderr, "case %zu '%s': %s\n", i, c->expr, err_message(rc));
 		CHECK_EQ_INT(rc, 0);
-		CHECK_EQ_INT(cron_next(&e, utc(c->after[0], (int)c->after[1], (int)c->after[2],
-					      (int)c->after[3], (int)c->after[4]), &got), 0);
+		CHECK_EQ_INT(cron_next(&e,
+				       utc(c->after[0], (int)c->after[1], (int)c->after[2], (int)c->after[3],
+					   (int)c->after[4]),
+				       &got),
+			     0);
 		if (got != want)
 			fprintf(stderr, "case %zu '%s': got %lld want %lld\n", i, c->expr, got, want);
 		CHECK_EQ_INT(got, want);
@@ -137,10 +140,27 @@ static void test_walk_counts(void)
 static void test_parse_errors(void)
 {
 	static const char *const bad[] = {
-		"", "* * * *", "* * * * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *",
-		"* * * 13 *", "* * * * 8", "5-1 * * * *", "*/0 * * * *", "*/ * * * *", "a * * * *",
-		"1,,2 * * * *", "1- * * * *", "* * * foo *", "* * * * mon-", "0 0 30 2 *", "0 0 31 4,6 *",
-		"1.5 * * * *", "* * * janu *",
+		"",
+		"* * * *",
+		"* * * * * *",
+		"60 * * * *",
+		"* 24 * * *",
+		"* * 0 * *",
+		"* * 32 * *",
+		"* * * 13 *",
+		"* * * * 8",
+		"5-1 * * * *",
+		"*/0 * * * *",
+		"*/ * * * *",
+		"a * * * *",
+		"1,,2 * * * *",
+		"1- * * * *",
+		"* * * foo *",
+		"* * * * mon-",
+		"0 0 30 2 *",
+		"0 0 31 4,6 *",
+		"1.5 * * * *",
+		"* * * janu *",
 	};
 	struct cron_expr e = {0}, untouched;
 

@@ -57,9 +57,11 @@ static void test_single(void)
 			struct variation v = variation(i);
 			uint64_t seed = 1000 + s * 7 + (uint64_t)v.kind;
 			fill(x, sizes[s], v.kind);
-			CHECK_EQ_INT(stats_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, &lo1, &hi1), 0);
-			CHECK_EQ_INT(report_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, v.keep, &lo2,
-							 &hi2), 0);
+			CHECK_EQ_INT(
+				stats_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, &lo1, &hi1), 0);
+			CHECK_EQ_INT(report_bootstrap_ci(x, sizes[s], v.statistic, 0.95, 500, seed, v.keep,
+							 &lo2, &hi2),
+				     0);
 			mismatches += !same(lo1, lo2) || !same(hi1, hi2);
 			runs++;
 		}
@@ -82,8 +84,8 @@ static void test_ratio(void)
 			fill(y, sizes[s][1], v.kind);
 			rc1 = stats_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], v.statistic, 0.95, 200,
 						       seed, &lo1, &hi1);
-			rc2 = report_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], v.statistic, 0.95, 200,
-							seed, v.keep, &lo2, &hi2);
+			rc2 = report_bootstrap_ratio_ci(x, sizes[s][0], y, sizes[s][1], v.statistic, 0.95,
+							200, seed, v.keep, &lo2, &hi2);
 			CHECK_EQ_INT(rc1, rc2);
 			mismatches += rc1 == 0 && (!same(lo1, lo2) || !same(hi1, hi2));
 			runs += rc1 == 0;

@@ -27,7 +27,8 @@ static void test_table(void)
 		 * uploads: their own limits); GET and DELETE read none. */
 		if (router_stream(r))
 			CHECK(!strcmp(r->method, "PUT") && r->max_body == 0);
-		else if (!strcmp(r->method, "POST") || !strcmp(r->method, "PATCH") || !strcmp(r->method, "PUT"))
+		else if (!strcmp(r->method, "POST") || !strcmp(r->method, "PATCH") ||
+			 !strcmp(r->method, "PUT"))
 			CHECK(r->max_body > 0);
 		else
 			CHECK_EQ_INT(r->max_body, 0);
@@ -65,8 +66,7 @@ static void test_match(void)
 	CHECK_EQ_INT(i, route_index("GET", "/api/v1/jobs"));
 	CHECK_EQ_INT(id, 0);
 	/* Same path, other method: another route. */
-	CHECK_EQ_INT(router_match("POST", "/api/v1/jobs", &id, &wrong),
-		     route_index("POST", "/api/v1/jobs"));
+	CHECK_EQ_INT(router_match("POST", "/api/v1/jobs", &id, &wrong), route_index("POST", "/api/v1/jobs"));
 
 	/* Path parameters. */
 	i = router_match("GET", "/api/v1/jobs/42", &id, &wrong);
@@ -85,9 +85,9 @@ static void test_match(void)
 	/* Bad ids match nothing (404): zero, a leading zero, 16 digits, signs,
 	 * letters, nothing at all. */
 	static const char *const bad[] = {
-		"/api/v1/jobs/0", "/api/v1/jobs/012", "/api/v1/jobs/1234567890123456",
-		"/api/v1/jobs/-1", "/api/v1/jobs/+1", "/api/v1/jobs/1a", "/api/v1/jobs/",
-		"/api/v1/jobs/1/", "/api/v1/jobs/1/cancel/x",
+		"/api/v1/jobs/0",  "/api/v1/jobs/012", "/api/v1/jobs/1234567890123456",
+		"/api/v1/jobs/-1", "/api/v1/jobs/+1",  "/api/v1/jobs/1a",
+		"/api/v1/jobs/",   "/api/v1/jobs/1/",  "/api/v1/jobs/1/cancel/x",
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		wrong = true;
@@ -97,7 +97,7 @@ static void test_match(void)
 
 	/* Unknown paths: 404, not 405. */
 	static const char *const unknown[] = {"/api/v1/job", "/api/v1/jobsx", "/API/v1/jobs", "",
-					      "/healthz/", "/api/v2/jobs"};
+					      "/healthz/",   "/api/v2/jobs"};
 	for (size_t k = 0; k < sizeof(unknown) / sizeof(unknown[0]); k++) {
 		wrong = true;
 		CHECK_EQ_INT(router_match("GET", unknown[k], &id, &wrong), -1);

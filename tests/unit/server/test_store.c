@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 static const struct store_options options = {
-	.lease_ms = 1000, .max_attempts = 3, .backoff_ms = 500, .backoff_max_ms = 1500,
+	.lease_ms = 1000,
+	.max_attempts = 3,
+	.backoff_ms = 500,
+	.backoff_max_ms = 1500,
 	.offline_after_ms = 60000,
 };
 
@@ -78,8 +81,10 @@ static void test_lease_expiry_retry_dead(void)
 	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
 	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
 	b = enroll(s, "b", "{\"os\":\"winxp\"}", t);
-	CHECK(submit(s, "{\"name\":\"j\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-		     "\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"win10\"]}}}", t) > 0);
+	CHECK(submit(s,
+		     "{\"name\":\"j\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		     "\"variants\":[\"default\"],\"matrix\":{\"cells\":{\"os\":[\"win10\"]}}}",
+		     t) > 0);
 
 	CHECK_EQ_INT(store_task_lease(s, b, t, &lease), 0);
 	CHECK(lease == NULL); /* winxp does not match */
@@ -109,7 +114,8 @@ static void test_lease_expiry_retry_dead(void)
 	cJSON_Delete(lease);
 
 	/* A stale attempt and another agent are refused; nothing changes. */
-	CHECK_EQ_INT(store_task_result(s, a, task, 2, "{}", 2, t + 3200, &out, &replayed), STORE_STALE_ATTEMPT);
+	CHECK_EQ_INT(store_task_result(s, a, task, 2, "{}", 2, t + 3200, &out, &replayed),
+		     STORE_STALE_ATTEMPT);
 	CHECK_EQ_INT(store_task_progress(s, b, task, 3, "build", 5, t + 3200, &out), LL_EFORBIDDEN);
 
 	/* The third attempt expires: max_attempts reached, the task is dead. */
@@ -132,8 +138,10 @@ static void test_result_once_and_reopen(void)
 
 	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
 	a = enroll(s, "c", "{}", t);
-	CHECK(submit(s, "{\"name\":\"r\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},"
-		     "\"variants\":[\"now\"]}", t) == 2);
+	CHECK(submit(s,
+		     "{\"name\":\"r\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		     "\"variants\":[\"now\"]}",
+		     t) == 2);
 	CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
 	task = num(lease, "task_id");
 	cJSON_Delete(lease);

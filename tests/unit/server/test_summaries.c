@@ -173,7 +173,9 @@ static void test_bad_bodies(void)
 	/* Negative or non-numeric samples are no samples. */
 	summary = NULL;
 	CHECK_EQ_INT(report_summarize_result("{\"variants\":[{\"name\":\"a\",\"warm\":"
-					     "{\"samples_us\":[1,-2,3]}}]}", &summary), 0);
+					     "{\"samples_us\":[1,-2,3]}}]}",
+					     &summary),
+		     0);
 	CHECK(summary && !at(summary, "variants.a.warm"));
 	CHECK(summary && cJSON_IsNull(at(summary, "warm_baseline")));
 	cJSON_Delete(summary);
