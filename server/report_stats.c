@@ -269,7 +269,7 @@ void report_mann_whitney(const struct report_sample *x, const struct report_samp
 			 double *ret_p)
 {
 	size_t nx = x->n, ny = y->n, n = nx + ny, i = 0, ix = 0, iy = 0;
-	double rank_sum_x = 0, tie_term = 0, u, mean, variance, p;
+	double rank_sum_x = 0, tie_term = 0;
 
 	while (i < n) {
 		double value = iy == ny || (ix < nx && x->sorted[ix] <= y->sorted[iy]) ? x->sorted[ix]
@@ -293,21 +293,7 @@ void report_mann_whitney(const struct report_sample *x, const struct report_samp
 		tie_term += t * t * t - t;
 		i = j + 1;
 	}
-	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
-	mean = (double)nx * (double)ny / 2;
-	variance =
-		(double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
-	if (n < 2 || variance <= 0) {
-		p = 1;
-	} else {
-		double d = fabs(u - mean) - 0.5;
-		double z = (d > 0 ? d : 0) / sqrt(variance);
-		p = erfc(z / sqrt(2.0));
-		if (p > 1)
-			p = 1;
-	}
-	*ret_u = u;
-	*ret_p = p;
+	stats_mann_whitney_from_ranks(nx, ny, rank_sum_x, tie_term, ret_u, ret_p);
 }
 
 /* STATISTIC (median or minimum) of the resample of S whose counts by

@@ -299,7 +299,7 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, d
 {
 	size_t n = nx + ny, i = 0;
 	struct ranked *all;
-	double rank_sum_x = 0, tie_term = 0, u, mean, variance, z, p;
+	double rank_sum_x = 0, tie_term = 0;
 	int rc;
 
 	if ((rc = check_sample(x, nx)) < 0 || (rc = check_sample(y, ny)) < 0)
@@ -328,22 +328,30 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, d
 		i = j + 1;
 	}
 	free(all);
-	u = rank_sum_x - (double)nx * ((double)nx + 1) / 2;
-	mean = (double)nx * (double)ny / 2;
-	variance =
+	stats_mann_whitney_from_ranks(nx, ny, rank_sum_x, tie_term, ret_u, ret_p);
+	return 0;
+}
+
+void stats_mann_whitney_from_ranks(size_t nx, size_t ny, double rank_sum_x, double tie_term, double *ret_u,
+				   double *ret_p)
+{
+	size_t n = nx + ny;
+	double u = rank_sum_x - (double)nx * ((double)nx + 1) / 2, mean = (double)nx * (double)ny / 2;
+	double variance =
 		(double)nx * (double)ny / 12 * (((double)n + 1) - tie_term / ((double)n * ((double)n - 1)));
+	double p;
+
 	if (n < 2 || variance <= 0) {
 		p = 1;
 	} else {
 		double d = fabs(u - mean) - 0.5;
-		z = (d > 0 ? d : 0) / sqrt(variance);
+		double z = (d > 0 ? d : 0) / sqrt(variance);
 		p = erfc(z / sqrt(2.0)); /* two-sided: 2 (1 - Phi(z)) */
 		if (p > 1)
 			p = 1;
 	}
 	*ret_u = u;
 	*ret_p = p;
-	return 0;
 }
 
 int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags, size_t *ret_count)

@@ -77,6 +77,13 @@ int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t
  * p is 1. */
 int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, double *ret_u, double *ret_p);
 
+/* The last step of stats_mann_whitney(), for callers that rank the two
+ * samples their own way (the daemon merges samples it keeps sorted): from
+ * the sum of X's ranks (ties averaged) and sum(t^3 - t) over the runs of
+ * ties, U for X and the p-value, as stats_mann_whitney() gives them. */
+void stats_mann_whitney_from_ranks(size_t nx, size_t ny, double rank_sum_x, double tie_term, double *ret_u,
+				   double *ret_p);
+
 /* Flags outliers by the modified z-score M = 0.6745 (x - median) / MAD
  * (Iglewicz and Hoaglin): RET_FLAGS[i] is set when |M| > THRESHOLD (3.5 is
  * customary). With MAD == 0 nothing is flagged. *RET_COUNT counts flags. */

@@ -2,6 +2,7 @@
  * class against a real store. */
 #include "auth.h"
 #include "check.h"
+#include "store_fixture.h"
 
 #include "loadlab/err.h"
 
@@ -138,13 +139,6 @@ static void test_check(struct store *s)
 
 int main(void)
 {
-	static const struct store_options options = {
-		.lease_ms = 1000,
-		.max_attempts = 3,
-		.backoff_ms = 500,
-		.backoff_max_ms = 1500,
-		.offline_after_ms = 60000,
-	};
 	char dir[] = "/tmp/loadlab-auth-XXXXXX", path[300], command[300];
 	struct store *s = NULL;
 
@@ -153,7 +147,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/store.db", dir);
-	CHECK_EQ_INT(store_open(path, &options, &s), 0);
+	CHECK_EQ_INT(store_open(path, &test_store_options, &s), 0);
 	if (s)
 		test_check(s);
 	store_close(s);

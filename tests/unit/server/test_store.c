@@ -2,6 +2,7 @@
  * under concurrent writers, reopening. */
 #include "check.h"
 #include "store.h"
+#include "store_fixture.h"
 
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
@@ -13,13 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static const struct store_options options = {
-	.lease_ms = 1000,
-	.max_attempts = 3,
-	.backoff_ms = 500,
-	.backoff_max_ms = 1500,
-	.offline_after_ms = 60000,
-};
+static const struct store_options *const options = &test_store_options;
 
 static char db_path[256];
 
@@ -78,7 +73,7 @@ static void test_lease_expiry_retry_dead(void)
 	bool replayed = true;
 	int expired = -1;
 
-	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	CHECK_EQ_INT(store_open(db_path, options, &s), 0);
 	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
 	b = enroll(s, "b", "{\"os\":\"winxp\"}", t);
 	CHECK(submit(s,
@@ -136,7 +131,7 @@ static void test_result_once_and_reopen(void)
 	bool replayed = true;
 	char *text = NULL;
 
-	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	CHECK_EQ_INT(store_open(db_path, options, &s), 0);
 	a = enroll(s, "c", "{}", t);
 	CHECK(submit(s,
 		     "{\"name\":\"r\",\"family\":\"elf\",\"generator\":{\"dlls\":1,\"exports\":1},"
@@ -158,7 +153,7 @@ static void test_result_once_and_reopen(void)
 	store_close(s);
 
 	/* Reopened: the migration is not run twice and the data is there. */
-	CHECK_EQ_INT(store_open(db_path, &options, &s), 0);
+	CHECK_EQ_INT(store_open(db_path, options, &s), 0);
 	CHECK_EQ_INT(store_job_get(s, 2, &job), 0);
 	CHECK_EQ_STR(str(job, "state"), "done");
 	cJSON_Delete(job);
@@ -196,7 +191,7 @@ static void test_group_commit(void)
 	long long count = 0, writes, commits;
 	int failures = 0;
 
-	CHECK_EQ_INT(store_open(db_path, &options, &shared_store), 0);
+	CHECK_EQ_INT(store_open(db_path, options, &shared_store), 0);
 	CHECK_EQ_INT(store_stats(shared_store, 0, &before), 0);
 	CHECK_EQ_INT(sqlite3_open(db_path, &blocker), SQLITE_OK);
 	CHECK_EQ_INT(sqlite3_exec(blocker, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
