@@ -94,7 +94,7 @@ int cmd_service(int argc, char **argv)
 	}
 	if (strcmp(action, "run") == 0) {
 		/* argv[first - 1] stands for the program name of the member's argv. */
-		rc = service_run(name, argc - first + 1, argv + first - 1);
+		rc = service_run(name, cmd_member_start, argc - first + 1, argv + first - 1);
 		return rc < 0 ? fail(rc) : rc;
 	}
 	return usage_error("service takes install, uninstall or run");

@@ -12,6 +12,8 @@
 #ifndef LOADLAB_AGENT_SERVICE_H
 #define LOADLAB_AGENT_SERVICE_H
 
+#include <stdbool.h>
+
 /* The service's name when none is given. */
 #define SERVICE_DEFAULT_NAME "loadlab-agent"
 /* The log file the service writes in its data folder. */
@@ -29,12 +31,17 @@ int service_install(const char *name, int argc, char **argv);
  * removes it. LL_ENOTFOUND when there is none. */
 int service_uninstall(const char *name);
 
-/* What the Service Control Manager starts: connects to it, runs the fleet
- * member with ARGV (ARGV[0] a program name, the options after it) until a
- * stop, with its log appended to DATA_DIR\agent.log, and reports its
- * status throughout. Returns the process exit code; LL_ESTATE (after one
- * line on stderr) when the process was not started by the Service Control
- * Manager. */
-int service_run(const char *name, int argc, char **argv);
+/* The work a service does: the fleet member (cmd/cmd_member.c's
+ * cmd_member_start), given by the caller so that this folder depends on
+ * no command. Returns the process exit code. */
+typedef int service_work_fn(int argc, char **argv, bool console_stop);
+
+/* What the Service Control Manager starts: connects to it, runs WORK with
+ * ARGV (ARGV[0] a program name, the options after it; console_stop false)
+ * until a stop, with its log appended to DATA_DIR\agent.log, and reports
+ * its status throughout. Returns the process exit code; LL_ESTATE (after
+ * one line on stderr) when the process was not started by the Service
+ * Control Manager. */
+int service_run(const char *name, service_work_fn *work, int argc, char **argv);
 
 #endif

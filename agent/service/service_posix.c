@@ -24,9 +24,9 @@ int service_uninstall(const char *name)
 	return not_here();
 }
 
-int service_run(const char *name, int argc, char **argv)
+int service_run(const char *name, service_work_fn *work, int argc, char **argv)
 {
-	(void)name, (void)argc, (void)argv;
+	(void)name, (void)work, (void)argc, (void)argv;
 	return not_here();
 }
 #endif

@@ -15,7 +15,6 @@
 #ifdef _WIN32
 #include "service/service.h"
 
-#include "cmd/commands.h"
 #include "fleet/fleet.h"
 #include "loadlab/plat_spawn_win32.h"
 
@@ -36,6 +35,7 @@
 
 /* The run's state, shared by the dispatcher's threads. */
 static const char *run_name;
+static service_work_fn *run_work; /* the fleet member */
 static int run_argc;
 static char **run_argv;
 static int run_exit_code;
@@ -85,7 +85,7 @@ static DWORD WINAPI on_control(DWORD control, DWORD type, LPVOID data, LPVOID co
 static DWORD WINAPI member_thread(LPVOID arg)
 {
 	(void)arg;
-	run_exit_code = cmd_member_start(run_argc, run_argv, false);
+	run_exit_code = run_work(run_argc, run_argv, false);
 	return 0;
 }
 
@@ -177,12 +177,13 @@ static void WINAPI service_main(DWORD argc, LPSTR *argv)
 	report_status(SERVICE_STOPPED, run_exit_code, 0);
 }
 
-int service_run(const char *name, int argc, char **argv)
+int service_run(const char *name, service_work_fn *work, int argc, char **argv)
 {
 	SERVICE_TABLE_ENTRYA table[] = {{(char *)name, service_main}, {NULL, NULL}};
 	DWORD error;
 
 	run_name = name;
+	run_work = work;
 	run_argc = argc;
 	run_argv = argv;
 	run_exit_code = FLEET_EXIT_ERROR;

@@ -3,7 +3,8 @@
 #   - every C file follows .clang-format (clang-format --dry-run --Werror);
 #   - no source file is over 1,000 lines;
 #   - common/ includes nothing of agent/, server/, cli/ (the shared library
-#     depends on no binary);
+#     depends on no binary), and agent/'s folders include each other in
+#     one direction only;
 #   - no banned function (loadlab/banned.h) is called anywhere, not even in
 #     code that a compile would not see (string literals, other OS's backend).
 # Exits 1 naming every file that breaks a rule.
@@ -40,6 +41,47 @@ fi
 bad=$(grep -rlE '#include *"(\.\./)*(agent|server|cli)/' common 2>/dev/null)
 if [ -n "$bad" ]; then
     echo "common/ includes a binary's header: $bad"
+    fail=1
+fi
+
+# agent/'s folders (fleet, family, measure, runner, cmd, ...) include each
+# other in one direction only: a cycle in the include graph between them is
+# a driver and its stages calling each other.
+cycle=$(python3 - <<'PY'
+import os, re
+root = "agent"
+folders = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+edges = {d: set() for d in folders}
+for d in folders:
+    for dirpath, _, files in os.walk(os.path.join(root, d)):
+        for name in files:
+            if name.endswith((".c", ".h")):
+                text = open(os.path.join(dirpath, name), errors="replace").read()
+                for dep in re.findall(r'#include "([a-z_]+)/', text):
+                    if dep in edges and dep != d:
+                        edges[d].add(dep)
+state = {}
+def visit(node, path):
+    state[node] = 1
+    for dep in sorted(edges[node]):
+        if state.get(dep) == 1:
+            return path + [node, dep]
+        if dep not in state:
+            found = visit(dep, path + [node])
+            if found:
+                return found
+    state[node] = 2
+    return None
+for d in folders:
+    if d not in state:
+        found = visit(d, [])
+        if found:
+            print(" -> ".join(found))
+            break
+PY
+)
+if [ -n "$cycle" ]; then
+    echo "agent/ folders include each other in a loop: $cycle"
     fail=1
 fi
 
