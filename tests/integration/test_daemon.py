@@ -48,16 +48,25 @@ def test_health_metrics_and_keep_alive():
         assert resp.status == 403
         c.close()
         d.api("GET", "/api/v1/jobs", token=d.admin_token)
-        m = d.api("GET", "/metrics")
-        assert m.status == 200 and m.headers["Content-Type"].startswith("text/plain")
-        text = m.body.decode()
-        for needle in ('loadlab_tasks{state="queued"} 0', 'loadlab_agents{state="online"} 0',
-                       "loadlab_leases_granted_total 0", "loadlab_leases_expired_total 0",
-                       "loadlab_results_ingested_total 0",
-                       'loadlab_http_requests_total{route="GET /healthz",code="2xx"} 3',
-                       'loadlab_http_requests_total{route="POST /api/v1/lease",code="4xx"} 1',
-                       'loadlab_http_request_duration_seconds_count{route="GET /api/v1/jobs"} 1'):
-            assert needle in text, (needle, text)
+        needles = ('loadlab_tasks{state="queued"} 0', 'loadlab_agents{state="online"} 0',
+                   "loadlab_leases_granted_total 0", "loadlab_leases_expired_total 0",
+                   "loadlab_results_ingested_total 0",
+                   'loadlab_http_requests_total{route="GET /healthz",code="2xx"} 3',
+                   'loadlab_http_requests_total{route="POST /api/v1/lease",code="4xx"} 1',
+                   'loadlab_http_request_duration_seconds_count{route="GET /api/v1/jobs"} 1')
+        # A request is counted once its answer has been sent (its duration
+        # includes the sending), so the client may ask for /metrics a moment
+        # before its last request is in them: ask again for a few seconds.
+        deadline = time.monotonic() + 5
+        while True:
+            m = d.api("GET", "/metrics")
+            assert m.status == 200 and m.headers["Content-Type"].startswith("text/plain")
+            text = m.body.decode()
+            missing = [n for n in needles if n not in text]
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert not missing, (missing, text)
         # The dashboard page is served from the binary.
         page = d.api("GET", "/")
         assert page.status == 200 and b"<title>loadlab</title>" in page.body
