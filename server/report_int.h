@@ -65,6 +65,8 @@ struct report_sample {
 	uint32_t *count, *scratch; /* room to draw a resample's counts */
 	uint32_t *batch;           /* room for a bootstrap's draws at once */
 	size_t batch_room;
+	uint8_t *table; /* room for a bootstrap's table of draws (report_stats.c) */
+	size_t table_room;
 };
 
 /* Sorts X[0..N) (valid samples, as report_samples_of() gives them; X is
@@ -97,6 +99,36 @@ int report_sample_bootstrap_ci(struct report_sample *s, enum stats_statistic sta
 int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_sample *y,
 				     enum stats_statistic statistic, double level, int resamples,
 				     uint64_t seed, bool keep, double *ret_low, double *ret_high);
+
+/* Most resamples bootstrapped by ranks (report_stats.c), and so most
+ * resamples whose ranks compare's cached data holds. */
+#define REPORT_MAX_RESAMPLES_RANKED 1024
+
+/* For compare's cached data (report_compare_data()): the rank in S's
+ * sorted sample of STATISTIC (median or minimum) of each of RESAMPLES
+ * resamples that report_sample_bootstrap_ratio_ci() draws for SEED with
+ * a baseline and a candidate both of S's size, S being the candidate
+ * (AS_CANDIDATE) or the baseline, into RET_LO[0..RESAMPLES) and RET_HI
+ * (report_ranked_value()); KEEP as there. LL_EINVAL when S has more than
+ * 255 samples or RESAMPLES is over REPORT_MAX_RESAMPLES_RANKED: such are
+ * not cached. */
+int report_sample_ratio_ranks(struct report_sample *s, enum stats_statistic statistic, int resamples,
+			      uint64_t seed, bool keep, bool as_candidate, uint8_t *ret_lo, uint8_t *ret_hi);
+
+/* The resample's STATISTIC whose ranks in the SORTED sample of N are LO
+ * and HI (report_sample_ratio_ranks()): bit for bit what the bootstrap
+ * computes. */
+double report_ranked_value(const double *sorted, uint32_t n, enum stats_statistic statistic, uint8_t lo,
+			   uint8_t hi);
+
+/* report_sample_bootstrap_ratio_ci() of the baseline X (sorted, NX
+ * samples) and the candidate Y from their ranks (as baseline and as
+ * candidate, report_sample_ratio_ranks() of the same seed; RESAMPLES at
+ * most REPORT_MAX_RESAMPLES_RANKED): the same interval bit for bit. */
+int report_ranked_ratio_ci(const double *x, uint32_t nx, const uint8_t *x_lo, const uint8_t *x_hi,
+			   const double *y, uint32_t ny, const uint8_t *y_lo, const uint8_t *y_hi,
+			   enum stats_statistic statistic, double level, int resamples, double *ret_low,
+			   double *ret_high);
 
 /* The same on arrays (each call sorts them): X and Y are valid samples. */
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,

@@ -69,65 +69,178 @@ static void draw_counts(uint64_t seed, uint64_t k, uint32_t n, uint32_t *scratch
 
 /*
  * The draws of a bootstrap: RESAMPLES resamples of a sample of N1 (and,
- * for a ratio, each followed by one of a sample of N2), as counts by
- * position. They depend on the seed and the sizes only, not on the
- * samples: a summary's seeds are the variants' names and compare's
- * minimum-ratio seed is the variant's, so the same draws serve every
- * result. Such draws are kept (KEEP), up to DRAWS_KEPT sets and
- * DRAWS_KEPT_COUNTS counts in all, never freed; the others are drawn per
- * resample.
+ * for a ratio, each followed by one of a sample of N2). They depend on the
+ * seed and the sizes only, not on the samples.
+ *
+ * For samples of at most RANKED_MAX_N, the draws are a table of bytes,
+ * transposed: t[p * RESAMPLES + r] is how often position p (x's N1
+ * positions, then y's N2) was drawn in resample r. A sample's statistic in
+ * every resample is then found by walking its positions in sorted order
+ * once, adding each position's row of counts to every resample's running
+ * count at once (ranks_of(): a loop over bytes that vectorizes), instead
+ * of one walk per resample (profiled, perf on bench_reports: the
+ * per-resample walk was 40 % of a summary's time).
+ *
+ * A summary's seeds are the variants' names and compare's minimum-ratio
+ * seed is the variant's, so the same draws serve every result. Such tables
+ * are kept (KEEP), up to DRAWS_KEPT of them and DRAWS_KEPT_BYTES in all,
+ * never freed; the others are drawn per call. Larger samples draw per
+ * resample and walk it (resampled()).
  */
+#define RANKED_MAX_N 255
 #define DRAWS_KEPT 64
-#define DRAWS_KEPT_COUNTS (1u << 20) /* 4 MiB */
-#define DRAWS_KEPT_MAX_N 4096
+#define DRAWS_KEPT_BYTES (4u << 20)
 
 struct draws {
 	uint64_t seed;
 	uint32_t n1, n2;
 	int resamples;
-	uint32_t *counts; /* resample r: n1 counts then n2, at r * (n1 + n2); NULL: not kept */
+	uint8_t *table;
 };
 
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct draws kept[DRAWS_KEPT];
 static size_t kept_count, kept_total;
 
-/* The kept draws for SEED, N1, N2 and RESAMPLES, made and kept when there
- * is room; NULL when they are not kept (then drawn per resample). */
-static const uint32_t *kept_draws(uint64_t seed, uint32_t n1, uint32_t n2, int resamples)
+/* The table of draws 0 .. RESAMPLES * (N1 + N2) - 1 of the stream SEED
+ * into T (RESAMPLES * (N1 + N2) bytes); DRAWN holds RESAMPLES * N1
+ * indexes (N2 is 0 or N1) or N1 + N2 (N2 differs). */
+static void draw_table(uint64_t seed, uint32_t n1, uint32_t n2, int resamples, uint32_t *drawn, uint8_t *t)
+{
+	size_t per = n1 + n2, rr = (size_t)resamples;
+
+	memset(t, 0, rr * per);
+	if (n2 == 0 || n2 == n1) {
+		draw_indexes(seed, 0, (uint32_t)(rr * per), n1, drawn);
+		for (size_t r = 0; r < rr; r++) {
+			const uint32_t *d = drawn + r * per;
+			for (uint32_t i = 0; i < n1; i++)
+				t[d[i] * rr + r]++;
+			for (uint32_t i = 0; i < n2; i++)
+				t[(n1 + d[n1 + i]) * rr + r]++;
+		}
+		return;
+	}
+	for (size_t r = 0; r < rr; r++) {
+		draw_indexes(seed, r * per, n1, n1, drawn);
+		draw_indexes(seed, r * per + n1, n2, n2, drawn + n1);
+		for (uint32_t i = 0; i < n1; i++)
+			t[drawn[i] * rr + r]++;
+		for (uint32_t i = 0; i < n2; i++)
+			t[(n1 + drawn[n1 + i]) * rr + r]++;
+	}
+}
+
+/* Room for the indexes draw_table() draws at once. */
+static size_t drawn_room(uint32_t n1, uint32_t n2, int resamples)
+{
+	return n2 == 0 || n2 == n1 ? (size_t)resamples * (n1 + n2) : n1 + n2;
+}
+
+/* The kept table for SEED, N1, N2 and RESAMPLES, made and kept when there
+ * is room; NULL when it is not kept. */
+static const uint8_t *kept_table(uint64_t seed, uint32_t n1, uint32_t n2, int resamples)
 {
 	size_t size = (size_t)resamples * (n1 + n2);
-	const uint32_t *found = NULL;
-	uint32_t *counts, *scratch;
+	const uint8_t *found = NULL;
+	uint8_t *table;
+	uint32_t *drawn;
 
 	pthread_mutex_lock(&kept_lock);
 	for (size_t i = 0; i < kept_count && !found; i++)
 		if (kept[i].seed == seed && kept[i].n1 == n1 && kept[i].n2 == n2 &&
 		    kept[i].resamples == resamples)
-			found = kept[i].counts;
-	if (found || kept_count == DRAWS_KEPT || kept_total + size > DRAWS_KEPT_COUNTS ||
-	    n1 > DRAWS_KEPT_MAX_N || n2 > DRAWS_KEPT_MAX_N)
+			found = kept[i].table;
+	if (found || kept_count == DRAWS_KEPT || kept_total + size > DRAWS_KEPT_BYTES)
 		goto done;
-	counts = malloc(size * sizeof(*counts));
-	scratch = malloc((n1 > n2 ? n1 : n2) * sizeof(*scratch));
-	if (!counts || !scratch) {
-		free(counts);
-		free(scratch);
+	table = malloc(size);
+	drawn = malloc(drawn_room(n1, n2, resamples) * sizeof(*drawn));
+	if (!table || !drawn) {
+		free(table);
+		free(drawn);
 		goto done;
 	}
-	for (int r = 0; r < resamples; r++) {
-		uint64_t k = (uint64_t)r * (n1 + n2);
-		draw_counts(seed, k, n1, scratch, counts + k);
-		if (n2)
-			draw_counts(seed, k + n1, n2, scratch, counts + k + n1);
-	}
-	free(scratch);
-	kept[kept_count++] = (struct draws){seed, n1, n2, resamples, counts};
+	draw_table(seed, n1, n2, resamples, drawn, table);
+	free(drawn);
+	kept[kept_count++] = (struct draws){seed, n1, n2, resamples, table};
 	kept_total += size;
-	found = counts;
+	found = table;
 done:
 	pthread_mutex_unlock(&kept_lock);
 	return found;
+}
+
+/* The table for SEED, N1, N2, RESAMPLES: kept, or drawn into S's room;
+ * NULL: no memory. */
+static const uint8_t *table_for(struct report_sample *s, uint64_t seed, uint32_t n1, uint32_t n2,
+				int resamples, bool keep)
+{
+	size_t size = (size_t)resamples * (n1 + n2), room = drawn_room(n1, n2, resamples);
+	const uint8_t *t = keep ? kept_table(seed, n1, n2, resamples) : NULL;
+
+	if (t)
+		return t;
+	if (size > s->table_room) {
+		uint8_t *bigger = realloc(s->table, size);
+		if (!bigger)
+			return NULL;
+		s->table = bigger;
+		s->table_room = size;
+	}
+	if (room > s->batch_room) {
+		uint32_t *bigger = realloc(s->batch, room * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		s->batch = bigger;
+		s->batch_room = room;
+	}
+	draw_table(seed, n1, n2, resamples, s->batch, s->table);
+	return s->table;
+}
+
+/* For every resample r of the table rows T (S's N rows of RESAMPLES
+ * counts): LO[r] = how many of S's sorted positions k have at most
+ * AT_LO of the resample's values at positions <= k, the same for HI and
+ * AT_HI: the rank in S of the resample's value AT_LO (and AT_HI) in its
+ * own order. CUM is room for RESAMPLES bytes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("O3")))
+#endif
+static void
+ranks_of(const uint8_t *t, size_t resamples, const uint32_t *order, uint32_t n, uint8_t at_lo, uint8_t at_hi,
+	 uint8_t *cum, uint8_t *lo, uint8_t *hi)
+{
+	memset(cum, 0, resamples);
+	memset(lo, 0, resamples);
+	memset(hi, 0, resamples);
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *c = t + (size_t)order[k] * resamples;
+		for (size_t r = 0; r < resamples; r++) {
+			uint8_t v = (uint8_t)(cum[r] + c[r]);
+			cum[r] = v;
+			lo[r] = (uint8_t)(lo[r] + (v <= at_lo));
+			hi[r] = (uint8_t)(hi[r] + (v <= at_hi));
+		}
+	}
+}
+
+double report_ranked_value(const double *sorted, uint32_t n, enum stats_statistic statistic, uint8_t lo,
+			   uint8_t hi)
+{
+	if (statistic == STATS_MIN || n % 2)
+		return sorted[lo];
+	return (sorted[lo] + sorted[hi]) / 2;
+}
+
+/* The ranks (report_ranked_value()) of STATISTIC in every resample of S
+ * whose table rows are T. */
+static void sample_ranks(const struct report_sample *s, const uint8_t *t, int resamples,
+			 enum stats_statistic statistic, uint8_t *lo, uint8_t *hi)
+{
+	uint8_t cum[REPORT_MAX_RESAMPLES_RANKED];
+	uint8_t at = statistic == STATS_MIN ? 0 : (uint8_t)((s->n - 1) / 2);
+
+	ranks_of(t, (size_t)resamples, s->order, s->n, at, (uint8_t)(at + 1), cum, lo, hi);
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -154,6 +267,7 @@ void report_sample_release(struct report_sample *s)
 	free(s->count);
 	free(s->scratch);
 	free(s->batch);
+	free(s->table);
 	*s = (struct report_sample){0};
 }
 
@@ -176,7 +290,10 @@ static int sample_reserve(struct report_sample *s, uint32_t n)
 	}
 	r.batch = s->batch;
 	r.batch_room = s->batch_room;
+	r.table = s->table;
+	r.table_room = s->table_room;
 	s->batch = NULL;
+	s->table = NULL;
 	report_sample_release(s);
 	*s = r;
 	return 0;
@@ -355,6 +472,36 @@ static double sorted_at(double *v, size_t n, size_t k)
 	return v[k];
 }
 
+/* Sorted positions K and K+1 of V[0..N) (K + 1 < N) into A and B when
+ * they lie within EXTREME of either end (a bootstrap interval's are near
+ * the ends): the K + 2 smallest or the N - K largest kept by insertion,
+ * one pass, instead of selecting twice; false when they do not. */
+#define EXTREME 64
+
+static bool near_end(const double *v, size_t n, size_t k, double *ret_a, double *ret_b)
+{
+	double keep[EXTREME];
+	size_t m, filled = 0;
+	bool low = k + 2 <= EXTREME;
+
+	if (!low && n - k > EXTREME)
+		return false;
+	m = low ? k + 2 : n - k; /* the M smallest, or the M largest */
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i];
+		size_t j;
+		if (filled == m && (low ? !(x < keep[m - 1]) : !(x > keep[m - 1])))
+			continue;
+		j = filled < m ? filled++ : m - 1;
+		for (; j > 0 && (low ? x < keep[j - 1] : x > keep[j - 1]); j--)
+			keep[j] = keep[j - 1];
+		keep[j] = x;
+	}
+	*ret_a = low ? keep[k] : keep[n - 1 - k];
+	*ret_b = low ? keep[k + 1] : keep[n - 2 - k];
+	return true;
+}
+
 /* stats.c's percentile interval of VALUES (reordered here): the sorted
  * values it reads are found by selection. */
 static void percentile_interval(double *values, size_t count, double level, double *ret_low, double *ret_high)
@@ -362,17 +509,20 @@ static void percentile_interval(double *values, size_t count, double level, doub
 	double q[2] = {(1 - level) / 2, 1 - (1 - level) / 2}, *ret[2] = {ret_low, ret_high};
 
 	for (int i = 0; i < 2; i++) {
-		double h = (double)(count - 1) * q[i];
+		double h = (double)(count - 1) * q[i], a, b;
 		size_t lo = (size_t)floor(h);
 		if (lo + 1 >= count) {
 			*ret[i] = sorted_at(values, count, count - 1);
-		} else {
-			double a = sorted_at(values, count, lo), b = values[lo + 1];
+			continue;
+		}
+		if (!near_end(values, count, lo, &a, &b)) {
+			a = sorted_at(values, count, lo);
+			b = values[lo + 1];
 			for (size_t j = lo + 2; j < count; j++)
 				if (values[j] < b)
 					b = values[j];
-			*ret[i] = a + (h - (double)lo) * (b - a);
 		}
+		*ret[i] = a + (h - (double)lo) * (b - a);
 	}
 }
 
@@ -387,10 +537,9 @@ static int check(size_t nx, size_t ny, bool two, enum stats_statistic statistic,
 	return 0;
 }
 
-/* Draws not kept are drawn all at once when every one of them falls in
- * the same range (one side, or two of one size): one long vectorized
- * loop instead of two short ones per resample (profiled: the per-row
- * draws of compare's median ratio were its largest cost). */
+/* Samples too large for a table of bytes draw each resample's counts
+ * and walk them (resampled()): all draws at once when they fall in one
+ * range, else per resample. */
 #define BATCH_MAX_DRAWS (1u << 20)
 
 /* Draws 0 .. TOTAL-1 of the stream SEED in [0, N) into S's batch room;
@@ -412,20 +561,23 @@ static const uint32_t *batch_draws(struct report_sample *s, uint64_t seed, size_
 }
 
 /* The counts of resample R of the side at OFFSET (0 or N1) of the draws
- * for SEED: kept ones, or counted from the batch BATCH, or drawn into S's
- * room. */
-static const uint32_t *counts_of(const uint32_t *kept_counts, const uint32_t *batch, uint64_t seed, int r,
-				 uint32_t n1, uint32_t n2, uint32_t offset, struct report_sample *s)
+ * for SEED: counted from the batch BATCH, or drawn into S's room. */
+static const uint32_t *counts_of(const uint32_t *batch, uint64_t seed, int r, uint32_t n1, uint32_t n2,
+				 uint32_t offset, struct report_sample *s)
 {
 	uint64_t k = (uint64_t)r * (n1 + n2) + offset;
 
-	if (kept_counts)
-		return kept_counts + k;
 	if (batch)
 		count_drawn(batch + k, s->n, s->count);
 	else
 		draw_counts(seed, k, s->n, s->scratch, s->count);
 	return s->count;
+}
+
+/* Whether samples of N1 and N2 are bootstrapped by a table of bytes. */
+static bool ranked(uint32_t n1, uint32_t n2, int resamples)
+{
+	return n1 <= RANKED_MAX_N && n2 <= RANKED_MAX_N && resamples <= REPORT_MAX_RESAMPLES_RANKED;
 }
 
 /* The bootstrap's statistics, on the stack for the usual counts. */
@@ -435,20 +587,67 @@ int report_sample_bootstrap_ci(struct report_sample *s, enum stats_statistic sta
 			       int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
 	double stack[VALUES_ON_STACK], *values = stack;
-	const uint32_t *counts, *batch;
+	uint8_t lo[REPORT_MAX_RESAMPLES_RANKED], hi[REPORT_MAX_RESAMPLES_RANKED];
+	const uint32_t *batch;
+	const uint8_t *t;
 	int rc;
 
 	if ((rc = check(s->n, 0, false, statistic, level, resamples)) < 0)
 		return rc;
 	if (resamples > VALUES_ON_STACK && !(values = malloc((size_t)resamples * sizeof(*values))))
 		return LL_ENOMEM;
-	counts = keep ? kept_draws(seed, s->n, 0, resamples) : NULL;
-	batch = counts ? NULL : batch_draws(s, seed, (size_t)resamples * s->n, s->n);
-	for (int r = 0; r < resamples; r++)
-		values[r] = resampled(s, statistic, counts_of(counts, batch, seed, r, s->n, 0, 0, s));
+	if (ranked(s->n, 0, resamples)) {
+		if (!(t = table_for(s, seed, s->n, 0, resamples, keep))) {
+			rc = LL_ENOMEM;
+			goto done;
+		}
+		sample_ranks(s, t, resamples, statistic, lo, hi);
+		for (int r = 0; r < resamples; r++)
+			values[r] = report_ranked_value(s->sorted, s->n, statistic, lo[r], hi[r]);
+	} else {
+		batch = batch_draws(s, seed, (size_t)resamples * s->n, s->n);
+		for (int r = 0; r < resamples; r++)
+			values[r] = resampled(s, statistic, counts_of(batch, seed, r, s->n, 0, 0, s));
+	}
 	percentile_interval(values, (size_t)resamples, level, ret_low, ret_high);
+done:
 	if (values != stack)
 		free(values);
+	return rc;
+}
+
+int report_ranked_ratio_ci(const double *x, uint32_t nx, const uint8_t *x_lo, const uint8_t *x_hi,
+			   const double *y, uint32_t ny, const uint8_t *y_lo, const uint8_t *y_hi,
+			   enum stats_statistic statistic, double level, int resamples, double *ret_low,
+			   double *ret_high)
+{
+	double values[REPORT_MAX_RESAMPLES_RANKED];
+	int kept = 0;
+
+	for (int r = 0; r < resamples; r++) {
+		double base = report_ranked_value(x, nx, statistic, x_lo[r], x_hi[r]);
+		double cand = report_ranked_value(y, ny, statistic, y_lo[r], y_hi[r]);
+		if (base != 0)
+			values[kept++] = cand / base;
+	}
+	if (kept < resamples / 2)
+		return err_set(LL_EINVAL, "The baseline's statistic is zero; a ratio has no meaning.");
+	percentile_interval(values, (size_t)kept, level, ret_low, ret_high);
+	return 0;
+}
+
+int report_sample_ratio_ranks(struct report_sample *s, enum stats_statistic statistic, int resamples,
+			      uint64_t seed, bool keep, bool as_candidate, uint8_t *ret_lo, uint8_t *ret_hi)
+{
+	const uint8_t *t;
+
+	if (s->n == 0 || !ranked(s->n, s->n, resamples) || resamples < 1)
+		return err_set(LL_EINVAL, "Ranks need 1 to %d samples and at most %d resamples.",
+			       RANKED_MAX_N, REPORT_MAX_RESAMPLES_RANKED);
+	if (!(t = table_for(s, seed, s->n, s->n, resamples, keep)))
+		return LL_ENOMEM;
+	sample_ranks(s, t + (as_candidate ? (size_t)s->n * (size_t)resamples : 0), resamples, statistic,
+		     ret_lo, ret_hi);
 	return 0;
 }
 
@@ -457,18 +656,28 @@ int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_samp
 				     uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {
 	double stack[VALUES_ON_STACK], *values = stack;
-	const uint32_t *counts, *batch;
+	uint8_t xlo[REPORT_MAX_RESAMPLES_RANKED], xhi[REPORT_MAX_RESAMPLES_RANKED];
+	uint8_t ylo[REPORT_MAX_RESAMPLES_RANKED], yhi[REPORT_MAX_RESAMPLES_RANKED];
+	const uint32_t *batch;
+	const uint8_t *t;
 	int rc, kept = 0;
 
 	if ((rc = check(x->n, y->n, true, statistic, level, resamples)) < 0)
 		return rc;
+	if (ranked(x->n, y->n, resamples)) {
+		if (!(t = table_for(x, seed, x->n, y->n, resamples, keep)))
+			return LL_ENOMEM;
+		sample_ranks(x, t, resamples, statistic, xlo, xhi);
+		sample_ranks(y, t + (size_t)x->n * (size_t)resamples, resamples, statistic, ylo, yhi);
+		return report_ranked_ratio_ci(x->sorted, x->n, xlo, xhi, y->sorted, y->n, ylo, yhi, statistic,
+					      level, resamples, ret_low, ret_high);
+	}
 	if (resamples > VALUES_ON_STACK && !(values = malloc((size_t)resamples * sizeof(*values))))
 		return LL_ENOMEM;
-	counts = keep ? kept_draws(seed, x->n, y->n, resamples) : NULL;
-	batch = counts || x->n != y->n ? NULL : batch_draws(x, seed, (size_t)resamples * (x->n + y->n), x->n);
+	batch = x->n != y->n ? NULL : batch_draws(x, seed, (size_t)resamples * (x->n + y->n), x->n);
 	for (int r = 0; r < resamples; r++) {
-		double base = resampled(x, statistic, counts_of(counts, batch, seed, r, x->n, y->n, 0, x));
-		double cand = resampled(y, statistic, counts_of(counts, batch, seed, r, x->n, y->n, x->n, y));
+		double base = resampled(x, statistic, counts_of(batch, seed, r, x->n, y->n, 0, x));
+		double cand = resampled(y, statistic, counts_of(batch, seed, r, x->n, y->n, x->n, y));
 		if (base != 0)
 			values[kept++] = cand / base;
 	}
@@ -480,7 +689,6 @@ int report_sample_bootstrap_ratio_ci(struct report_sample *x, struct report_samp
 		free(values);
 	return rc;
 }
-
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
 			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high)
 {

@@ -48,8 +48,8 @@ static struct variation variation(int i)
 
 static void test_single(void)
 {
-	static const size_t sizes[] = {1, 2, 3, 4, 7, 30, 31, 64, 101};
-	double x[101], lo1, hi1, lo2, hi2;
+	static const size_t sizes[] = {1, 2, 3, 4, 7, 30, 31, 64, 101, 255, 256, 300};
+	double x[300], lo1, hi1, lo2, hi2;
 	int mismatches = 0, runs = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
@@ -65,14 +65,15 @@ static void test_single(void)
 			mismatches += !same(lo1, lo2) || !same(hi1, hi2);
 			runs++;
 		}
-	CHECK(runs == 72);
+	CHECK(runs == 96);
 	CHECK_EQ_INT(mismatches, 0);
 }
 
 static void test_ratio(void)
 {
-	static const size_t sizes[][2] = {{1, 1}, {2, 3}, {30, 30}, {30, 29}, {8, 40}, {101, 100}};
-	double x[101], y[101], lo1, hi1, lo2, hi2;
+	static const size_t sizes[][2] = {{1, 1},  {2, 3},     {30, 30},   {30, 29},
+					  {8, 40}, {101, 100}, {255, 255}, {300, 300}};
+	double x[300], y[300], lo1, hi1, lo2, hi2;
 	int mismatches = 0, runs = 0;
 
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
