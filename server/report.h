@@ -28,7 +28,8 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-#define REPORT_SUMMARY_VERSION 1
+/* 2: compare's data cached beside the summary (issue 16). */
+#define REPORT_SUMMARY_VERSION 2
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
 #define REPORT_RESAMPLES 500
@@ -36,6 +37,18 @@
 
 /* The summary of one result body (see above); the caller deletes it. */
 int report_summarize_result(const char *body, cJSON **ret_summary);
+
+/* The same, and for a result of a task in the cell KEY (the row's key,
+ * "os=win10 disk=ssd") what compare needs of it, cached beside the
+ * summary (report_compare_data.c): a new buffer *RET_COMPARE of
+ * *RET_COMPARE_LEN bytes, NULL when it could not be made (compare then
+ * reads the result). KEY NULL: no compare data. */
+int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summary, void **ret_compare,
+			   size_t *ret_compare_len);
+
+/* report_summarize_keyed() for the task's CELL (JSON object text). */
+int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summary, void **ret_compare,
+			  size_t *ret_compare_len);
 
 /* The report of JOB_ID: {"job", "cells", "warm", "findings", "cold",
  * "churn", "significance"}; with MODULES the cold table carries per-module
@@ -59,6 +72,16 @@ int report_series(struct store *store, const char *name, const char *variant, co
 		  const char *metric, long long since_ms, cJSON **ret_series);
 
 /* Renders a report or a comparison as "md" (Markdown) or "csv". */
+/* Turns every number in ITEM, its siblings and their children into raw
+ * text that cJSON_PrintUnformatted() prints as it would have printed the
+ * number, byte for byte, faster (report_format.c); the tree is then only
+ * for printing. LL_ENOMEM (then partly turned). */
+int report_fast_numbers(cJSON *item);
+
+/* cJSON_PrintUnformatted(ITEM) after report_fast_numbers() of ITEM (not
+ * its siblings): the same text; NULL when out of memory. */
+char *report_print_json(cJSON *item);
+
 int report_render(const cJSON *report, const char *format, struct buf *out);
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);
 

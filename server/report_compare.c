@@ -11,100 +11,180 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A side's cells by key: KEY -> {"state","last_error","body": parsed
- * result}, in task order, with a hash index over the keys so that finding
- * a cell does not walk the other 999 (open addressing, never full). */
-struct compare_side {
-	cJSON *cells;
-	size_t capacity; /* a power of two, over twice the count */
-	size_t count;
-	cJSON **index;
+/* A side's tasks in task order, a later task of a cell replacing the
+ * earlier one at the end, with a hash index over the cells' keys (open
+ * addressing, never full). Each task holds what compare needs of its
+ * result (report_compare_data.c), cached or computed here. */
+struct side_task {
+	char *key, *state, *last_error;
+	bool replaced;
+	long long result_id;
+	bool has_result; /* the result could be read */
+	void *data;      /* compare data, 8-byte aligned */
+	size_t data_len;
+	struct report_compare_data read;
 };
 
-static cJSON **slot_of(struct compare_side *side, const char *key)
+struct compare_side {
+	struct side_task *tasks;
+	size_t count, room;
+	size_t capacity; /* of the index: a power of two, over twice the count */
+	size_t *index;   /* task number + 1; 0: empty */
+	char **bodies;   /* results without cached data, read after the walk */
+};
+
+static size_t *slot_of(struct compare_side *side, const char *key)
 {
 	size_t i = (size_t)report_seed_of(key) & (side->capacity - 1);
 
-	while (side->index[i] && strcmp(side->index[i]->string, key) != 0)
+	while (side->index[i] && strcmp(side->tasks[side->index[i] - 1].key, key) != 0)
 		i = (i + 1) & (side->capacity - 1);
 	return &side->index[i];
 }
 
-static const cJSON *find_cell(struct compare_side *side, const char *key)
+static struct side_task *find_task(struct compare_side *side, const char *key)
 {
-	return side->index ? *slot_of(side, key) : NULL;
+	size_t at = side->index ? *slot_of(side, key) : 0;
+
+	return at ? &side->tasks[at - 1] : NULL;
 }
 
-/* Makes room for one more key in the index; LL_ENOMEM. */
-static int index_grow(struct compare_side *side)
+/* Room for one more task; LL_ENOMEM. */
+static int side_grow(struct compare_side *side)
 {
-	struct compare_side bigger = {side->cells, side->capacity ? side->capacity * 2 : 64, 0, NULL};
-
-	if (side->count * 2 + 2 <= side->capacity)
-		return 0;
-	if (!(bigger.index = calloc(bigger.capacity, sizeof(*bigger.index))))
-		return LL_ENOMEM;
-	for (size_t i = 0; i < side->capacity; i++)
-		if (side->index[i])
-			*slot_of(&bigger, side->index[i]->string) = side->index[i];
-	free(side->index);
-	side->index = bigger.index;
-	side->capacity = bigger.capacity;
+	if (side->count == side->room) {
+		size_t room = side->room ? side->room * 2 : 64;
+		struct side_task *tasks = realloc(side->tasks, room * sizeof(*tasks));
+		if (!tasks)
+			return LL_ENOMEM;
+		side->tasks = tasks;
+		side->room = room;
+	}
+	if ((side->count + 1) * 2 + 2 > side->capacity) {
+		size_t capacity = side->capacity ? side->capacity * 2 : 128;
+		size_t *index = calloc(capacity, sizeof(*index));
+		if (!index)
+			return LL_ENOMEM;
+		free(side->index);
+		side->index = index;
+		side->capacity = capacity;
+		for (size_t i = 0; i < side->count; i++)
+			if (!side->tasks[i].replaced)
+				*slot_of(side, side->tasks[i].key) = i + 1;
+	}
 	return 0;
 }
+
+static void side_release(struct compare_side *side)
+{
+	for (size_t i = 0; i < side->count; i++) {
+		free(side->tasks[i].key);
+		free(side->tasks[i].state);
+		free(side->tasks[i].last_error);
+		free(side->tasks[i].data);
+		report_compare_data_release(&side->tasks[i].read);
+	}
+	free(side->tasks);
+	free(side->index);
+}
+
+/* An aligned copy of LEN bytes of DATA; NULL when out of memory. */
+static void *aligned_copy(const void *data, size_t len)
+{
+	void *copy = NULL;
+
+	if (posix_memalign(&copy, 8, len ? len : 1) != 0)
+		return NULL;
+	memcpy(copy, data, len);
+	return copy;
+}
+
+/* The context of collect_side(): a side and the bodies to summarize. */
+struct collect {
+	struct compare_side *side;
+	cJSON *bodies; /* {"<task number>": result text} */
+};
 
 static int collect_side(void *context, const struct store_report_row *row)
 {
-	struct compare_side *side = context;
-	cJSON *cell = NULL, *entry, *body = NULL, **slot;
+	struct collect *c = context;
+	struct compare_side *side = c->side;
+	struct side_task *t;
+	cJSON *cell = NULL;
+	size_t *slot;
 	char key[512];
 
-	if (index_grow(side) < 0)
+	if (side_grow(side) < 0)
 		return LL_ENOMEM;
-	entry = cJSON_CreateObject();
 	json_parse_object(row->cell, strlen(row->cell), 0, &cell);
 	report_cell_key(cell, key, sizeof(key));
 	cJSON_Delete(cell);
-	cJSON_AddStringToObject(entry, "state", row->state);
-	if (row->last_error)
-		cJSON_AddStringToObject(entry, "last_error", row->last_error);
-	if (row->body && json_parse_object(row->body, strlen(row->body), REPORT_MAX_BODY_DEPTH, &body) == 0)
-		cJSON_AddItemToObject(entry, "body", body);
-	/* A later task of the same cell replaces the earlier, at the end. */
+	t = &side->tasks[side->count];
+	*t = (struct side_task){.key = strdup(key),
+				.state = strdup(row->state),
+				.last_error = row->last_error ? strdup(row->last_error) : NULL,
+				.result_id = row->result_id};
+	if (!t->key || !t->state || (row->last_error && !t->last_error)) {
+		free(t->key);
+		free(t->state);
+		free(t->last_error);
+		return LL_ENOMEM;
+	}
+	if (row->result_id && row->compare && row->summary_version == REPORT_SUMMARY_VERSION &&
+	    (t->data = aligned_copy(row->compare, row->compare_len)) &&
+	    report_compare_data_read(t->data, row->compare_len, &t->read) == 0) {
+		t->has_result = true;
+	} else if (row->result_id && row->body) {
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", side->count);
+		cJSON_AddItemToObject(c->bodies, name, cJSON_CreateString(row->body));
+	}
 	slot = slot_of(side, key);
 	if (*slot)
-		cJSON_Delete(cJSON_DetachItemViaPointer(side->cells, *slot));
-	else
-		side->count++;
-	cJSON_AddItemToObject(side->cells, key, entry);
-	*slot = entry;
+		side->tasks[*slot - 1].replaced = true;
+	*slot = ++side->count;
 	return 0;
 }
 
-/* Facts that must agree for two results to be compared. */
-static const char *const compared_facts[] = {"os",   "os_version", "arch",   "cpu_model",
-					     "disk", "fs",         "runner", NULL};
-
-static bool facts_differ(const cJSON *a, const cJSON *b, char *reason, size_t size)
+/* Compare's data of the results whose data was not cached, from their
+ * texts. */
+static void summarize_bodies(struct compare_side *side, const cJSON *bodies)
 {
-	for (int i = 0; compared_facts[i]; i++) {
-		const cJSON *x = get(a, compared_facts[i]), *y = get(b, compared_facts[i]);
-		char *tx, *ty;
-		bool differ;
+	struct report_sample room = {0};
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, bodies) {
+		struct side_task *t = &side->tasks[strtoul(b->string, NULL, 10)];
+		cJSON *result = NULL;
+		void *data = NULL;
+		size_t len = 0;
+		if (json_parse_object(b->valuestring, strlen(b->valuestring), REPORT_MAX_BODY_DEPTH,
+				      &result) == 0 &&
+		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
+			free(t->data);
+			t->data = aligned_copy(data, len);
+			if (t->data && report_compare_data_read(t->data, len, &t->read) == 0)
+				t->has_result = true;
+		}
+		free(data);
+		cJSON_Delete(result);
+	}
+	report_sample_release(&room);
+}
+
+static bool facts_differ(const struct report_compare_data *a, const struct report_compare_data *b,
+			 char *reason, size_t size)
+{
+	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
+		const char *x = a->facts[i], *y = b->facts[i];
+		size_t nx = a->fact_len[i], ny = b->fact_len[i];
 		if (!x && !y)
 			continue;
-		if (cJSON_IsString(x) && cJSON_IsString(y) && strcmp(x->valuestring, y->valuestring) == 0)
+		if (x && y && nx == ny && memcmp(x, y, nx) == 0)
 			continue; /* printed alike: equal */
-		tx = x ? cJSON_PrintUnformatted(x) : strdup("none");
-		ty = y ? cJSON_PrintUnformatted(y) : strdup("none");
-		differ = !tx || !ty || strcmp(tx, ty) != 0;
-		if (differ)
-			snprintf(reason, size, "the agents' facts differ: %s %s vs %s", compared_facts[i],
-				 tx ? tx : "?", ty ? ty : "?");
-		free(tx);
-		free(ty);
-		if (differ)
-			return true;
+		snprintf(reason, size, "the agents' facts differ: %s %.*s vs %.*s", report_compared_facts[i],
+			 x ? (int)nx : 4, x ? x : "none", y ? (int)ny : 4, y ? y : "none");
+		return true;
 	}
 	return false;
 }
@@ -117,70 +197,116 @@ static cJSON *not_comparable(cJSON *row, const char *reason)
 	return row;
 }
 
-/* One row; BASE and CAND are room for the two samples, reused row after
- * row. */
-static cJSON *compare_row(const char *variant, const char *key, const cJSON *base_entry,
-			  const cJSON *cand_entry, const char *global_reason, double max_regression,
-			  struct report_sample *base, struct report_sample *cand)
-{
-	struct stats_summary sx, sy;
-	cJSON *row = cJSON_CreateObject();
-	const cJSON *bb = get(base_entry, "body"), *cb = get(cand_entry, "body");
-	const cJSON *bv = report_find_variant(get(bb, "variants"), variant);
-	const cJSON *cv = report_find_variant(get(cb, "variants"), variant);
-	double *x = NULL, *y = NULL, change = 0, lo, hi;
-	size_t nx = 0, ny = 0;
-	bool significant = false;
-	char reason[300];
+/* Room reused row after row. */
+struct row_room {
+	struct report_sample base, cand;
+	double *x, *y;
+};
 
-	cJSON_AddStringToObject(row, "variant", variant);
-	cJSON_AddStringToObject(row, "cell", key);
-	if (global_reason)
-		return not_comparable(row, global_reason);
-	if (!cand_entry)
-		return not_comparable(row, "the candidate has no task in this cell");
-	if (!bb || !cb)
-		return not_comparable(row, !bb ? "the baseline has no result in this cell"
-					       : "the candidate has no result in this cell");
-	if (facts_differ(get(bb, "facts"), get(cb, "facts"), reason, sizeof(reason)))
-		return not_comparable(row, reason);
-	if (!bv || !cv)
-		return not_comparable(row, !bv ? "the baseline did not run this variant"
-					       : "the candidate did not run this variant");
-	if (cJSON_IsFalse(get(bv, "valid")) || cJSON_IsFalse(get(cv, "valid")))
-		return not_comparable(row, cJSON_IsFalse(get(bv, "valid"))
-						   ? "the baseline's variant is invalid"
-						   : "the candidate's variant is invalid");
-	if (report_samples_of(get(get(bv, "warm"), "samples_us"), &x, &nx) < 0 ||
-	    report_samples_of(get(get(cv, "warm"), "samples_us"), &y, &ny) < 0) {
-		free(x);
-		return not_comparable(row, "warm samples are missing");
-	}
-	if (report_sample_set(base, x, nx) < 0 || report_sample_set(cand, y, ny) < 0) {
-		free(x);
-		free(y);
-		return not_comparable(row, "warm samples are missing");
-	}
-	report_sample_summary(base, &sx);
-	report_sample_summary(cand, &sy);
+/* The figures of a row whose two samples have ranks cached for the same
+ * size (report_compare_data.c): what the bootstraps would give, without
+ * drawing. */
+static int ranked_figures(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
+			  cJSON *row, double *change, bool *significant)
+{
+	const int r = REPORT_COMPARE_RESAMPLES;
+	struct report_sample x = {.sorted = (double *)bv->values, .n = bv->n};
+	struct report_sample y = {.sorted = (double *)cv->values, .n = cv->n};
+	struct stats_summary sx = {.median = stats_quantile_sorted(bv->values, bv->n, 0.5),
+				   .min = bv->values[0]};
+	struct stats_summary sy = {.median = stats_quantile_sorted(cv->values, cv->n, 0.5),
+				   .min = cv->values[0]};
+	double u, p, lo, hi;
+
 	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
 	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
-	if (report_compare_samples(base, &sx, cand, &sy, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), false, row, &change,
-				   &significant) < 0) {
-		free(x);
-		free(y);
-		return not_comparable(row, "the baseline's times are zero");
-	}
-	if (report_sample_bootstrap_ratio_ci(base, cand, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
-					     report_seed_of(variant), true, &lo, &hi) == 0) {
+	if (sx.median <= 0 || sx.min <= 0 ||
+	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n,
+				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
+		return LL_EINVAL;
+	report_mann_whitney(&y, &x, &u, &p);
+	report_compare_figures(&sx, &sy, p, lo, hi, row, change, significant);
+	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
+				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	}
-	free(x);
-	free(y);
+	return 0;
+}
+
+/* The same from the samples, bootstrapped here (unequal sizes, or more
+ * than 255 samples). */
+static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
+			 const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
+			 double *change, bool *significant)
+{
+	struct stats_summary sx, sy;
+	double lo, hi;
+
+	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
+	    report_compare_variant_sample(cv, &room->cand, &room->y) < 0)
+		return LL_ENOMEM;
+	report_sample_summary(&room->base, &sx);
+	report_sample_summary(&room->cand, &sy);
+	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
+	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
+				   report_seed_of(key) ^ report_seed_of(variant), false, row, change,
+				   significant) < 0)
+		return LL_EINVAL;
+	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
+					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
+					     &hi) == 0) {
+		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
+		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
+	}
+	return 0;
+}
+
+/* One row. */
+static cJSON *compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
+			  const char *global_reason, double max_regression, struct row_room *room)
+{
+	cJSON *row = cJSON_CreateObject();
+	const struct report_compare_variant *bv = NULL, *cv = NULL;
+	double change = 0;
+	bool significant = false;
+	char reason[300];
+	int rc;
+
+	cJSON_AddStringToObject(row, "variant", variant);
+	cJSON_AddStringToObject(row, "cell", base->key);
+	if (global_reason)
+		return not_comparable(row, global_reason);
+	if (!cand)
+		return not_comparable(row, "the candidate has no task in this cell");
+	if (!base->has_result || !cand->has_result)
+		return not_comparable(row, !base->has_result ? "the baseline has no result in this cell"
+							     : "the candidate has no result in this cell");
+	if (facts_differ(&base->read, &cand->read, reason, sizeof(reason)))
+		return not_comparable(row, reason);
+	bv = report_compare_data_variant(&base->read, variant);
+	cv = report_compare_data_variant(&cand->read, variant);
+	if (!bv || !cv)
+		return not_comparable(row, !bv ? "the baseline did not run this variant"
+					       : "the candidate did not run this variant");
+	if (bv->invalid || cv->invalid)
+		return not_comparable(row, bv->invalid ? "the baseline's variant is invalid"
+						       : "the candidate's variant is invalid");
+	if (!bv->values || !cv->values)
+		return not_comparable(row, "warm samples are missing");
+	if (bv->ranked && cv->ranked && bv->n == cv->n)
+		rc = ranked_figures(bv, cv, row, &change, &significant);
+	else
+		rc = drawn_figures(variant, base->key, bv, cv, room, row, &change, &significant);
+	if (rc == LL_ENOMEM)
+		return not_comparable(row, "warm samples are missing");
+	if (rc < 0)
+		return not_comparable(row, "the baseline's times are zero");
 	cJSON_AddStringToObject(row, "status",
 				!significant ? "no_significant_change"
 				: change > 0 ? "slower"
@@ -192,9 +318,10 @@ static cJSON *compare_row(const char *variant, const char *key, const cJSON *bas
 int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,
 		   cJSON **ret_comparison)
 {
-	struct compare_side base = {cJSON_CreateObject(), 0, 0, NULL},
-			    cand = {cJSON_CreateObject(), 0, 0, NULL};
-	struct report_sample base_sample = {0}, cand_sample = {0};
+	struct compare_side base = {0}, cand = {0};
+	struct collect base_collect = {&base, cJSON_CreateObject()},
+		       cand_collect = {&cand, cJSON_CreateObject()};
+	struct row_room room = {0};
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
 	const cJSON *v, *cell;
 	const char *global_reason = NULL;
@@ -202,9 +329,11 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
-	    (rc = store_job_report_rows(store, baseline_id, true, collect_side, &base)) < 0 ||
-	    (rc = store_job_report_rows(store, candidate_id, true, collect_side, &cand)) < 0)
+	    (rc = store_job_report_rows(store, baseline_id, false, collect_side, &base_collect)) < 0 ||
+	    (rc = store_job_report_rows(store, candidate_id, false, collect_side, &cand_collect)) < 0)
 		goto done;
+	summarize_bodies(&base, base_collect.bodies);
+	summarize_bodies(&cand, cand_collect.bodies);
 	if (!cJSON_Compare(get(get(base_job, "spec"), "generator"), get(get(cand_job, "spec"), "generator"),
 			   true))
 		global_reason = "the jobs' generator parameters differ";
@@ -222,10 +351,13 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression);
 	rows = cJSON_CreateArray();
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
-		cJSON_ArrayForEach(cell, base.cells) {
-			cJSON *row = compare_row(string(v, "name"), cell->string, cell,
-						 find_cell(&cand, cell->string), global_reason,
-						 max_regression, &base_sample, &cand_sample);
+		for (size_t i = 0; i < base.count; i++) {
+			cJSON *row;
+			if (base.tasks[i].replaced)
+				continue;
+			row = compare_row(string(v, "name"), &base.tasks[i],
+					  find_task(&cand, base.tasks[i].key), global_reason, max_regression,
+					  &room);
 			regressions += cJSON_IsTrue(get(row, "regression"));
 			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
 			cJSON_AddItemToArray(rows, row);
@@ -262,11 +394,13 @@ done:
 	cJSON_Delete(out);
 	cJSON_Delete(base_job);
 	cJSON_Delete(cand_job);
-	cJSON_Delete(base.cells);
-	cJSON_Delete(cand.cells);
-	free(base.index);
-	free(cand.index);
-	report_sample_release(&base_sample);
-	report_sample_release(&cand_sample);
+	side_release(&base);
+	side_release(&cand);
+	cJSON_Delete(base_collect.bodies);
+	cJSON_Delete(cand_collect.bodies);
+	report_sample_release(&room.base);
+	report_sample_release(&room.cand);
+	free(room.x);
+	free(room.y);
 	return rc;
 }

@@ -145,6 +145,57 @@ int report_compare_samples(struct report_sample *x, const struct stats_summary *
 			   const struct stats_summary *sy, int resamples, uint64_t seed, bool keep,
 			   cJSON *out, double *ret_change, bool *ret_significant);
 
+/* The facts that must agree for two results to be compared. */
+#define REPORT_COMPARED_FACTS 7
+extern const char *const report_compared_facts[REPORT_COMPARED_FACTS];
+
+/* What compare needs of one result (report_compare_data.c), read from its
+ * cached data: pointers into that data, valid while it is. */
+struct report_compare_variant {
+	const char *name; /* not terminated */
+	uint16_t name_len;
+	bool invalid;         /* "valid": false */
+	uint32_t n;           /* warm samples; 0 with VALUES NULL: none valid */
+	const double *values; /* RANKED: sorted, else as measured */
+	bool ranked;          /* ORDER and RANKS are there */
+	const uint8_t *order; /* order[k]: measured position of values[k] */
+	const uint8_t *ranks; /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
+};
+
+struct report_compare_data {
+	const char *facts[REPORT_COMPARED_FACTS]; /* JSON text, not terminated; NULL: absent */
+	size_t fact_len[REPORT_COMPARED_FACTS];
+	struct report_compare_variant *variants;
+	size_t count;
+};
+
+/* The data of the parsed result RESULT in the cell KEY (report_cell_key())
+ * into a new buffer *RET_DATA of *RET_LEN bytes; S is room for a sample.
+ * LL_ENOMEM. */
+int report_compare_data(const cJSON *result, const char *key, struct report_sample *s, void **ret_data,
+			size_t *ret_len);
+
+/* Reads DATA (LEN bytes, 8-byte aligned) into RET; LL_EFORMAT when it is
+ * not data of this version (then computed again from the result). */
+int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret);
+void report_compare_data_release(struct report_compare_data *d);
+
+/* The variant named NAME in D, or NULL. */
+const struct report_compare_variant *report_compare_data_variant(const struct report_compare_data *d,
+								 const char *name);
+
+/* V's samples into S (in their measured order, so that any bootstrap of S
+ * draws what it would from the result); ROOM is a buffer reused call
+ * after call. LL_EINVAL when V has no valid samples. */
+int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
+				  double **room);
+
+/* The figures of a comparison (report_compare_samples()) from the
+ * summaries SX and SY, the Mann-Whitney P and the median ratio's interval
+ * LO .. HI, added to OUT. */
+void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
+			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant);
+
 /* The variant named NAME in the array VARIANTS of a result, or NULL. */
 const cJSON *report_find_variant(const cJSON *variants, const char *name);
 

@@ -32,8 +32,40 @@ void report_cell_key(const cJSON *cell, char *out, size_t size)
 struct job_rows {
 	struct store *store;
 	cJSON *tasks; /* [{"key","cell","task_id","state","last_error","summary"}] */
-	int computed;
+	/* summaries computed here, cached after the walk */
+	size_t computed, room;
+	long long *ids;
+	char **texts;
+	void **compare;
+	size_t *compare_len;
 };
+
+/* Keeps a computed summary for cache_summaries(); false: no memory. */
+static bool keep_computed(struct job_rows *rows, long long id, char *text, void *compare, size_t compare_len)
+{
+	if (rows->computed == rows->room) {
+		size_t room = rows->room ? rows->room * 2 : 64;
+		long long *ids = realloc(rows->ids, room * sizeof(*ids));
+		char **texts = ids ? realloc(rows->texts, room * sizeof(*texts)) : NULL;
+		void **cmp = texts ? realloc(rows->compare, room * sizeof(*cmp)) : NULL;
+		size_t *lens = cmp ? realloc(rows->compare_len, room * sizeof(*lens)) : NULL;
+		if (ids)
+			rows->ids = ids;
+		if (texts)
+			rows->texts = texts;
+		if (cmp)
+			rows->compare = cmp;
+		if (!lens)
+			return false;
+		rows->compare_len = lens;
+		rows->room = room;
+	}
+	rows->ids[rows->computed] = id;
+	rows->texts[rows->computed] = text;
+	rows->compare[rows->computed] = compare;
+	rows->compare_len[rows->computed++] = compare_len;
+	return true;
+}
 
 static int collect_row(void *context, const struct store_report_row *row)
 {
@@ -53,22 +85,43 @@ static int collect_row(void *context, const struct store_report_row *row)
 		if (row->summary && row->summary_version == REPORT_SUMMARY_VERSION)
 			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH,
 					  &summary);
-		if (!summary && row->body && report_summarize_result(row->body, &summary) == 0) {
+		if (!summary && row->body) {
 			/* Cached after the walk (the store's reader is busy here),
-			 * and read back from its text as a cached summary is:
-			 * cJSON prints 15 significant digits, so a figure read
-			 * back may differ in its last bit, and the report must
-			 * not depend on whether it was cached. */
-			char *text = cJSON_PrintUnformatted(summary);
+			 * with what compare needs of the result, and read back
+			 * from its text as a cached summary is: cJSON prints 15
+			 * significant digits, so a figure read back may differ in
+			 * its last bit, and the report must not depend on whether
+			 * it was cached. A summary already cached is kept, and so
+			 * is compare's data cached beside it. */
+			void *compare = NULL;
+			size_t compare_len = 0;
+			char *text = NULL;
+			if (report_summarize_keyed(row->body, key, &summary, &compare, &compare_len) == 0)
+				text = report_print_json(summary);
 			cJSON_Delete(summary);
 			summary = NULL;
 			if (text &&
-			    json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0) {
-				cJSON_AddNumberToObject(t, "result_id", (double)row->result_id);
-				cJSON_AddItemToObject(t, "cache", cJSON_CreateString(text));
-				rows->computed++;
+			    json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0 &&
+			    keep_computed(rows, row->result_id, text, compare, compare_len)) {
+				text = NULL;
+				compare = NULL;
 			}
 			free(text);
+			free(compare);
+		} else if (summary && row->body && !row->compare) {
+			/* The summary is cached, compare's data is not (a summary
+			 * from before it was kept): made and cached too. */
+			cJSON *again = NULL;
+			void *compare = NULL;
+			size_t compare_len = 0;
+			char *text = NULL;
+			if (report_summarize_keyed(row->body, key, &again, &compare, &compare_len) == 0)
+				text = report_print_json(again);
+			cJSON_Delete(again);
+			if (!text || !keep_computed(rows, row->result_id, text, compare, compare_len)) {
+				free(text);
+				free(compare);
+			}
 		}
 		if (!summary) {
 			cJSON_AddStringToObject(t, "result_error", "The stored result could not be read.");
@@ -80,28 +133,22 @@ static int collect_row(void *context, const struct store_report_row *row)
 	return 0;
 }
 
-/* Stores, in one transaction, the summaries collect_row() computed. */
-static void cache_summaries(struct store *store, const cJSON *tasks, int count)
+/* Stores, in one transaction, the summaries collect_row() computed, and
+ * frees them. */
+static void cache_summaries(struct store *store, struct job_rows *rows)
 {
-	long long *ids = calloc((size_t)count + 1, sizeof(*ids));
-	char **texts = calloc((size_t)count + 1, sizeof(*texts));
-	const cJSON *t;
-	size_t n = 0;
-
-	if (ids && texts) {
-		cJSON_ArrayForEach(t, tasks) {
-			if (!string(t, "cache") || n == (size_t)count)
-				continue;
-			if (!(texts[n] = strdup(string(t, "cache"))))
-				break;
-			ids[n++] = (long long)number(t, "result_id", 0);
-		}
-		store_summaries_put(store, n, ids, REPORT_SUMMARY_VERSION, (const char *const *)texts);
+	if (store)
+		store_summaries_put(store, rows->computed, rows->ids, REPORT_SUMMARY_VERSION,
+				    (const char *const *)rows->texts, (const void *const *)rows->compare,
+				    rows->compare_len);
+	for (size_t i = 0; i < rows->computed; i++) {
+		free(rows->texts[i]);
+		free(rows->compare[i]);
 	}
-	for (size_t i = 0; texts && i < n; i++)
-		free(texts[i]);
-	free(ids);
-	free(texts);
+	free(rows->ids);
+	free(rows->texts);
+	free(rows->compare);
+	free(rows->compare_len);
 }
 
 /* The figures of one variant in one task, or why there are none. */
@@ -277,7 +324,7 @@ static const char *baseline_name(const cJSON *names, const char *preferred)
 
 int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report)
 {
-	struct job_rows rows = {store, cJSON_CreateArray(), 0};
+	struct job_rows rows = {.store = store, .tasks = cJSON_CreateArray()};
 	cJSON *job = NULL, *out, *cells, *names, *significance, *info;
 	const cJSON *spec, *v, *t;
 	int rc;
@@ -286,10 +333,10 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 	    (rc = store_job_report_rows(store, job_id, false, collect_row, &rows)) < 0) {
 		cJSON_Delete(job);
 		cJSON_Delete(rows.tasks);
+		cache_summaries(NULL, &rows);
 		return rc;
 	}
-	if (rows.computed)
-		cache_summaries(store, rows.tasks, rows.computed);
+	cache_summaries(store, &rows);
 	spec = get(job, "spec");
 	out = cJSON_CreateObject();
 	info = cJSON_AddObjectToObject(out, "job");

@@ -46,8 +46,13 @@ static int reply_rendered(struct http_reply *reply, cJSON *report, const char *f
 	struct buf out;
 	int rc;
 
-	if (strcmp(format, "json") == 0)
+	if (strcmp(format, "json") == 0) {
+		if (report_fast_numbers(report) < 0) {
+			cJSON_Delete(report);
+			return reply_from_err(reply, LL_ENOMEM);
+		}
 		return reply_json(reply, 200, report);
+	}
 	buf_init(&out, 64 << 20);
 	rc = render(report, format, &out);
 	cJSON_Delete(report);

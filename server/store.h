@@ -163,6 +163,10 @@ int store_expire_leases(struct store *store, long long now, int *ret_expired);
 /* The stored result body of RESULT_ID (text as sent). */
 int store_result_get(struct store *store, long long result_id, char **ret_text);
 
+/* The same and the cell of its task (JSON object text; "{}" when the task
+ * is gone), for its summary. */
+int store_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
+
 /* --- reports --- */
 
 /* One task of a job as reports see it. Texts are borrowed for the call. */
@@ -174,7 +178,9 @@ struct store_report_row {
 	long long result_id;    /* 0 when the task has no result */
 	const char *summary;    /* cached summary text, NULL when none */
 	int summary_version;
-	const char *body; /* result text: when asked for, or when no summary */
+	const char *body;    /* result text: when asked for, or when no summary or no compare data */
+	const void *compare; /* cached compare data (report_compare_data.c), NULL when none */
+	size_t compare_len;
 };
 
 /* Calls FN(CONTEXT, row) for every task of JOB_ID in task order; FN's
@@ -190,9 +196,10 @@ int store_results_unsummarized(struct store *store, int version, long long limit
 			       void (*fn)(void *context, long long result_id), void *context);
 
 /* Caches the summaries computed from results' texts (summary.c): COUNT
- * pairs of RESULT_IDS[i] and SUMMARIES[i], all in one transaction. */
+ * pairs of RESULT_IDS[i] and SUMMARIES[i], with COMPARE[i] (COMPARE_LEN[i]
+ * bytes; COMPARE or COMPARE[i] NULL: none), all in one transaction. */
 int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-			const char *const *summaries);
+			const char *const *summaries, const void *const *compare, const size_t *compare_len);
 
 /* --- series, schedules, regression alerts (store_series.c) ---
  *

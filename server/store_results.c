@@ -29,6 +29,39 @@ int store_result_get(struct store *s, long long result_id, char **ret_text)
 	return rc;
 }
 
+struct body_and_cell {
+	char **body, **cell;
+};
+
+static int read_body_and_cell(void *context, sqlite3_stmt *row)
+{
+	struct body_and_cell *c = context;
+	const char *cell = (const char *)sqlite3_column_text(row, 1);
+
+	*c->body = strdup((const char *)sqlite3_column_text(row, 0));
+	*c->cell = strdup(cell ? cell : "{}");
+	if (*c->body && *c->cell)
+		return 0;
+	free(*c->body);
+	free(*c->cell);
+	*c->body = *c->cell = NULL;
+	return LL_ENOMEM;
+}
+
+int store_result_with_cell(struct store *s, long long result_id, char **ret_text, char **ret_cell)
+{
+	struct body_and_cell c = {ret_text, ret_cell};
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader,
+			  "SELECT r.body, t.cell FROM results r LEFT JOIN tasks t ON t.id = r.task_id"
+			  " WHERE r.id = ?",
+			  result_id, "result", read_body_and_cell, &c);
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
 int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 			  int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
@@ -44,7 +77,8 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 	stmt = rc < 0 ? NULL
 		      : db_cached(s->reader,
 				  "SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
-				  " CASE WHEN ?2 OR m.body IS NULL THEN r.body END"
+				  " CASE WHEN ?2 OR m.body IS NULL OR m.compare IS NULL THEN r.body END,"
+				  " m.compare"
 				  " FROM tasks t"
 				  " LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id "
 				  "= t.id)"
@@ -65,6 +99,8 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 				.summary = (const char *)sqlite3_column_text(stmt, 5),
 				.summary_version = sqlite3_column_int(stmt, 6),
 				.body = (const char *)sqlite3_column_text(stmt, 7),
+				.compare = sqlite3_column_blob(stmt, 8),
+				.compare_len = (size_t)sqlite3_column_bytes(stmt, 8),
 			};
 			rc = fn(context, &row);
 		}
@@ -100,6 +136,8 @@ struct summaries_put_op {
 	const long long *ids;
 	int version;
 	const char *const *summaries;
+	const void *const *compare;
+	const size_t *compare_len;
 };
 
 static int op_summaries_put(struct store *s, void *arg)
@@ -107,19 +145,36 @@ static int op_summaries_put(struct store *s, void *arg)
 	struct summaries_put_op *a = arg;
 	int rc = 0;
 
-	for (size_t i = 0; i < a->count && rc == 0; i++)
-		rc = db_run(s->writer,
-			    "INSERT INTO result_summaries (result_id, version, body) VALUES (?, ?, ?)"
-			    " ON CONFLICT (result_id) DO UPDATE SET version = excluded.version,"
-			    " body = excluded.body",
-			    "iit", a->ids[i], (long long)a->version, a->summaries[i]);
+	sqlite3_stmt *stmt =
+		db_cached(s->writer, "INSERT INTO result_summaries (result_id, version, body, compare)"
+				     " VALUES (?, ?, ?, ?) ON CONFLICT (result_id) DO UPDATE SET"
+				     " version = excluded.version, body = excluded.body,"
+				     " compare = excluded.compare");
+
+	if (!stmt)
+		return LL_ESTORE;
+	for (size_t i = 0; i < a->count && rc == 0; i++) {
+		const void *compare = a->compare ? a->compare[i] : NULL;
+		sqlite3_bind_int64(stmt, 1, a->ids[i]);
+		sqlite3_bind_int(stmt, 2, a->version);
+		sqlite3_bind_text(stmt, 3, a->summaries[i], -1, SQLITE_STATIC);
+		if (compare)
+			sqlite3_bind_blob(stmt, 4, compare, (int)a->compare_len[i], SQLITE_STATIC);
+		else
+			sqlite3_bind_null(stmt, 4);
+		if (sqlite3_step(stmt) != SQLITE_DONE)
+			rc = err_set(LL_ESTORE, "Storing a summary: %s", sqlite3_errmsg(s->writer));
+		sqlite3_reset(stmt);
+	}
+	sqlite3_clear_bindings(stmt);
+	db_release(s->writer, stmt);
 	return rc;
 }
 
 int store_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
-			const char *const *summaries)
+			const char *const *summaries, const void *const *compare, const size_t *compare_len)
 {
-	struct summaries_put_op a = {count, result_ids, version, summaries};
+	struct summaries_put_op a = {count, result_ids, version, summaries, compare, compare_len};
 
 	return count ? store_write(s, op_summaries_put, &a) : 0;
 }

@@ -96,6 +96,10 @@ static const char *const migrations[] = {
 	/* job_refresh_state() asks whether a job has a task in a state: one
 	 * seek each, where counting read every task of the job per result. */
 	"CREATE INDEX tasks_by_job_state ON tasks(job_id, state);",
+	/* (issue 16, reports) What compare needs of a result, cached beside
+	 * its summary: sorted samples and bootstrap ranks
+	 * (report_compare_data.c). */
+	"ALTER TABLE result_summaries ADD COLUMN compare BLOB;",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -30,6 +30,8 @@ static void *summarizer_main(void *arg)
 	struct summarizer *z = arg;
 	long long ids[SUMMARIZER_BATCH], done_ids[SUMMARIZER_BATCH];
 	char *texts[SUMMARIZER_BATCH];
+	void *compare[SUMMARIZER_BATCH];
+	size_t compare_len[SUMMARIZER_BATCH];
 
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
@@ -48,19 +50,26 @@ static void *summarizer_main(void *arg)
 		pthread_mutex_unlock(&z->lock);
 
 		for (size_t i = 0; i < n; i++) {
-			char *body = NULL;
+			char *body = NULL, *cell = NULL;
 			cJSON *summary = NULL;
-			if (store_result_get(z->store, ids[i], &body) == 0 &&
-			    report_summarize_result(body, &summary) == 0 &&
-			    (texts[done] = cJSON_PrintUnformatted(summary)))
+			compare[done] = NULL;
+			if (store_result_with_cell(z->store, ids[i], &body, &cell) == 0 &&
+			    report_summarize_cell(body, cell, &summary, &compare[done], &compare_len[done]) ==
+				    0 &&
+			    (texts[done] = report_print_json(summary)))
 				done_ids[done++] = ids[i];
+			else
+				free(compare[done]);
 			cJSON_Delete(summary);
 			free(body);
+			free(cell);
 		}
 		store_summaries_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION,
-				    (const char *const *)texts);
-		for (size_t i = 0; i < done; i++)
+				    (const char *const *)texts, (const void *const *)compare, compare_len);
+		for (size_t i = 0; i < done; i++) {
 			free(texts[i]);
+			free(compare[i]);
+		}
 		pthread_mutex_lock(&z->lock);
 		z->busy = 0;
 	}

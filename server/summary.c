@@ -44,22 +44,12 @@ uint64_t report_seed_of(const char *text)
 	return h;
 }
 
-int report_compare_samples(struct report_sample *x, const struct stats_summary *sx, struct report_sample *y,
-			   const struct stats_summary *sy, int resamples, uint64_t seed, bool keep,
-			   cJSON *out, double *ret_change, bool *ret_significant)
+void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
+			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant)
 {
-	double u, p, lo, hi, change;
-	bool significant;
-	int rc;
+	double change = (sy->median / sx->median - 1) * 100;
+	bool significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
 
-	report_mann_whitney(y, x, &u, &p);
-	if (sx->median <= 0 || sx->min <= 0)
-		return err_set(LL_EINVAL, "The baseline's times are zero.");
-	if ((rc = report_sample_bootstrap_ratio_ci(x, y, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo,
-						   &hi)) < 0)
-		return rc;
-	change = (sy->median / sx->median - 1) * 100;
-	significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
 	cJSON_AddNumberToObject(out, "change_pct", round_to(change, 0.01));
 	cJSON_AddNumberToObject(out, "min_change_pct", round_to((sy->min / sx->min - 1) * 100, 0.01));
 	cJSON_AddNumberToObject(out, "ratio", round_to(sy->median / sx->median, 0.0001));
@@ -69,6 +59,22 @@ int report_compare_samples(struct report_sample *x, const struct stats_summary *
 	cJSON_AddBoolToObject(out, "significant", significant);
 	*ret_change = change;
 	*ret_significant = significant;
+}
+
+int report_compare_samples(struct report_sample *x, const struct stats_summary *sx, struct report_sample *y,
+			   const struct stats_summary *sy, int resamples, uint64_t seed, bool keep,
+			   cJSON *out, double *ret_change, bool *ret_significant)
+{
+	double u, p, lo, hi;
+	int rc;
+
+	report_mann_whitney(y, x, &u, &p);
+	if (sx->median <= 0 || sx->min <= 0)
+		return err_set(LL_EINVAL, "The baseline's times are zero.");
+	if ((rc = report_sample_bootstrap_ratio_ci(x, y, STATS_MEDIAN, 0.95, resamples, seed, keep, &lo,
+						   &hi)) < 0)
+		return rc;
+	report_compare_figures(sx, sy, p, lo, hi, out, ret_change, ret_significant);
 	return 0;
 }
 
@@ -177,17 +183,15 @@ static void add_cold_vs(cJSON *mine, const cJSON *base)
 	}
 }
 
-int report_summarize_result(const char *body, cJSON **ret_summary)
+/* The summary of the parsed result ROOT; SX and SY are room for samples. */
+static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, struct report_sample *sy_room)
 {
 	const cJSON *variants, *v, *base_warm = NULL, *base_cold = NULL;
-	cJSON *root = NULL, *out, *by_name;
+	cJSON *out, *by_name;
 	const char *warm_base_name = NULL;
-	struct report_sample sx = {0}, sy = {0};
+	struct report_sample sx = *sx_room, sy = *sy_room;
 	struct stats_summary summary_x, summary_y;
-	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
 
-	if (rc < 0)
-		return rc;
 	variants = get(root, "variants");
 	out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(out, "v", REPORT_SUMMARY_VERSION);
@@ -279,9 +283,42 @@ int report_summarize_result(const char *body, cJSON **ret_summary)
 	}
 	if (cJSON_IsArray(get(root, "churn")))
 		cJSON_AddItemToObject(out, "churn", cJSON_Duplicate(get(root, "churn"), true));
+	*sx_room = sx;
+	*sy_room = sy;
+	return out;
+}
+
+int report_summarize_result(const char *body, cJSON **ret_summary)
+{
+	return report_summarize_keyed(body, NULL, ret_summary, NULL, NULL);
+}
+
+int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summary, void **ret_compare,
+			   size_t *ret_compare_len)
+{
+	struct report_sample sx = {0}, sy = {0};
+	cJSON *root = NULL;
+	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
+
+	if (rc < 0)
+		return rc;
+	*ret_summary = summarize_root(root, &sx, &sy);
+	if (key && report_compare_data(root, key, &sx, ret_compare, ret_compare_len) < 0)
+		*ret_compare = NULL;
 	cJSON_Delete(root);
 	report_sample_release(&sx);
 	report_sample_release(&sy);
-	*ret_summary = out;
 	return 0;
+}
+
+int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summary, void **ret_compare,
+			  size_t *ret_compare_len)
+{
+	cJSON *parsed = NULL;
+	char key[512];
+
+	json_parse_object(cell, strlen(cell), 0, &parsed);
+	report_cell_key(parsed, key, sizeof(key));
+	cJSON_Delete(parsed);
+	return report_summarize_keyed(body, key, ret_summary, ret_compare, ret_compare_len);
 }

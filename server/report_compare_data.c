@@ -1,0 +1,280 @@
+/*
+ * report_compare_data.c - what compare needs of one result, computed once
+ * (when the result is summarized) and cached beside its summary, so that a
+ * compare reads no result text and draws no bootstrap (report_int.h,
+ * struct report_compare_data).
+ *
+ * A compare row's median-ratio bootstrap is seeded by its cell and variant
+ * and its minimum-ratio bootstrap by its variant; both draw, per resample,
+ * the baseline's sample then the candidate's. A result knows its cell, so
+ * for the usual case (both sides of a row with the same number of samples,
+ * at most 255) the statistic of every resample of its sample, as baseline
+ * and as candidate, is known at summary time: its ranks in the sorted
+ * sample (report_sample_ratio_ranks()) are kept, one byte each, and
+ * compare divides the values they point at. The figures are the same bit
+ * for bit (the seeds, the draws and the arithmetic are those of
+ * report_stats.c).
+ *
+ * The data (native byte order; written and read by this file only):
+ *   u32 magic, u16 resamples, u16 variant count,
+ *   per compared fact (REPORT_COMPARED_FACTS): u16 length (0xffff: absent),
+ *     its JSON text,
+ *   per variant: u16 name length, the name, u8 flags, u32 n, padding to
+ *     8 bytes, then (DATA_SAMPLES) n doubles: sorted (DATA_RANKED) or as
+ *     measured; DATA_RANKED: n bytes of order (order[k]: the measured
+ *     position of sorted[k]) and 6 x resamples bytes of ranks: median as
+ *     baseline (lo, hi), as candidate (lo, hi), minimum as baseline, as
+ *     candidate.
+ */
+#include "report_int.h"
+
+#include "loadlab/err.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DATA_MAGIC 0x4c4c4331u /* "LLC1" */
+#define DATA_INVALID 1u
+#define DATA_SAMPLES 2u
+#define DATA_RANKED 4u
+#define DATA_MAX_VARIANTS 256
+
+const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
+								  "disk", "fs",         "runner"};
+
+struct out {
+	uint8_t *data;
+	size_t len, room;
+	bool failed;
+};
+
+static void *put(struct out *o, const void *bytes, size_t n)
+{
+	void *at;
+
+	if (o->len + n > o->room) {
+		size_t room = o->room ? o->room * 2 : 4096;
+		uint8_t *bigger;
+		while (room < o->len + n)
+			room *= 2;
+		if (!(bigger = realloc(o->data, room))) {
+			o->failed = true;
+			return NULL;
+		}
+		o->data = bigger;
+		o->room = room;
+	}
+	at = o->data + o->len;
+	if (bytes)
+		memcpy(at, bytes, n);
+	else
+		memset(at, 0, n);
+	o->len += n;
+	return at;
+}
+
+static void put_u16(struct out *o, uint16_t v)
+{
+	put(o, &v, sizeof(v));
+}
+
+static void put_text(struct out *o, const char *text, size_t n)
+{
+	put_u16(o, (uint16_t)n);
+	put(o, text, n);
+}
+
+/* One variant's entry; S is room for its sample. */
+static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key,
+			struct report_sample *s)
+{
+	const int resamples = REPORT_COMPARE_RESAMPLES;
+	uint8_t flags = cJSON_IsFalse(get(v, "valid")) ? DATA_INVALID : 0, *ranks;
+	double *x = NULL;
+	size_t n = 0;
+	uint32_t n32;
+	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED];
+
+	if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0)
+		flags |= DATA_SAMPLES;
+	if ((flags & DATA_SAMPLES) && n <= 255 && report_sample_set(s, x, n) == 0)
+		flags |= DATA_RANKED;
+	put_text(o, name, strlen(name));
+	put(o, &flags, 1);
+	n32 = (uint32_t)n;
+	put(o, &n32, sizeof(n32));
+	put(o, NULL, (8 - o->len % 8) % 8);
+	if (flags & DATA_RANKED) {
+		uint64_t cell_seed = report_seed_of(key) ^ report_seed_of(name);
+		put(o, s->sorted, n * sizeof(double));
+		if ((ranks = put(o, NULL, n)))
+			for (size_t k = 0; k < n; k++)
+				ranks[k] = (uint8_t)s->order[k];
+		if ((ranks = put(o, NULL, 6 * (size_t)resamples)) &&
+		    (report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, false, ranks,
+					       ranks + resamples) < 0 ||
+		     report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, true,
+					       ranks + 2 * resamples, ranks + 3 * resamples) < 0 ||
+		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, false,
+					       ranks + 4 * resamples, scratch) < 0 ||
+		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, true,
+					       ranks + 5 * resamples, scratch) < 0))
+			o->failed = true;
+	} else if (flags & DATA_SAMPLES) {
+		put(o, x, n * sizeof(double));
+	}
+	free(x);
+}
+
+int report_compare_data(const cJSON *result, const char *key, struct report_sample *s, void **ret_data,
+			size_t *ret_len)
+{
+	struct out o = {0};
+	const cJSON *facts = get(result, "facts"), *v, *variants = get(result, "variants");
+	uint32_t magic = DATA_MAGIC;
+	uint16_t count = 0, *count_at;
+
+	put(&o, &magic, sizeof(magic));
+	put_u16(&o, REPORT_COMPARE_RESAMPLES);
+	put_u16(&o, 0);
+	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
+		const cJSON *fact = get(facts, report_compared_facts[i]);
+		char *text = fact ? cJSON_PrintUnformatted(fact) : NULL;
+		if (!fact)
+			put_u16(&o, 0xffff);
+		else if (!text || strlen(text) >= 0xffff)
+			o.failed = true;
+		else
+			put_text(&o, text, strlen(text));
+		free(text);
+	}
+	cJSON_ArrayForEach(v, variants) {
+		const char *name = string(v, "name");
+		if (!name || strlen(name) >= 0xffff || report_find_variant(variants, name) != v)
+			continue; /* compare reads a name's first variant */
+		if (count == DATA_MAX_VARIANTS) {
+			o.failed = true;
+			break;
+		}
+		put_variant(&o, v, name, key, s);
+		count++;
+	}
+	if (o.failed) {
+		free(o.data);
+		return LL_ENOMEM;
+	}
+	count_at = (uint16_t *)(o.data + 6);
+	*count_at = count;
+	*ret_data = o.data;
+	*ret_len = o.len;
+	return 0;
+}
+
+struct in {
+	const uint8_t *at, *end;
+};
+
+static const void *take(struct in *in, size_t n)
+{
+	const uint8_t *at = in->at;
+
+	if ((size_t)(in->end - in->at) < n)
+		return NULL;
+	in->at += n;
+	return at;
+}
+
+static bool take_u16(struct in *in, uint16_t *ret)
+{
+	const void *at = take(in, sizeof(*ret));
+
+	if (at)
+		memcpy(ret, at, sizeof(*ret));
+	return at != NULL;
+}
+
+void report_compare_data_release(struct report_compare_data *d)
+{
+	free(d->variants);
+	*d = (struct report_compare_data){0};
+}
+
+int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret)
+{
+	struct in in = {data, (const uint8_t *)data + len};
+	struct report_compare_data d = {0};
+	const uint32_t *magic = take(&in, sizeof(*magic));
+	uint16_t resamples, count;
+
+	if ((uintptr_t)data % 8 || !magic || *magic != DATA_MAGIC || !take_u16(&in, &resamples) ||
+	    resamples != REPORT_COMPARE_RESAMPLES || !take_u16(&in, &count))
+		return LL_EFORMAT;
+	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
+		uint16_t n;
+		if (!take_u16(&in, &n))
+			return LL_EFORMAT;
+		d.facts[i] = n == 0xffff ? NULL : take(&in, n);
+		d.fact_len[i] = n == 0xffff ? 0 : n;
+		if (n != 0xffff && !d.facts[i])
+			return LL_EFORMAT;
+	}
+	if (count && !(d.variants = calloc(count, sizeof(*d.variants))))
+		return LL_ENOMEM;
+	for (d.count = 0; d.count < count; d.count++) {
+		struct report_compare_variant *v = &d.variants[d.count];
+		const uint8_t *flags;
+		const uint32_t *n;
+		size_t pad;
+		if (!take_u16(&in, &v->name_len) || !(v->name = take(&in, v->name_len)) ||
+		    !(flags = take(&in, 1)) || !(n = take(&in, sizeof(*n))))
+			goto bad;
+		memcpy(&v->n, n, sizeof(v->n));
+		v->invalid = *flags & DATA_INVALID;
+		pad = (8 - (size_t)(in.at - (const uint8_t *)data) % 8) % 8;
+		if (!take(&in, pad))
+			goto bad;
+		if (!(*flags & DATA_SAMPLES))
+			continue;
+		if (v->n == 0 || v->n > STATS_MAX_SAMPLES || !(v->values = take(&in, v->n * sizeof(double))))
+			goto bad;
+		v->ranked = *flags & DATA_RANKED;
+		if (v->ranked && (v->n > 255 || !(v->order = take(&in, v->n)) ||
+				  !(v->ranks = take(&in, 6 * (size_t)resamples))))
+			goto bad;
+	}
+	if (in.at != in.end)
+		goto bad;
+	*ret = d;
+	return 0;
+bad:
+	report_compare_data_release(&d);
+	return LL_EFORMAT;
+}
+
+const struct report_compare_variant *report_compare_data_variant(const struct report_compare_data *d,
+								 const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < d->count; i++)
+		if (d->variants[i].name_len == len && memcmp(d->variants[i].name, name, len) == 0)
+			return &d->variants[i];
+	return NULL;
+}
+
+int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
+				  double **room)
+{
+	double *x;
+
+	if (!v->values)
+		return LL_EINVAL;
+	if (!v->ranked)
+		return report_sample_set(s, v->values, v->n);
+	if (!(x = realloc(*room, v->n * sizeof(*x))))
+		return LL_ENOMEM;
+	*room = x;
+	for (uint32_t k = 0; k < v->n; k++)
+		x[v->order[k]] = v->values[k];
+	return report_sample_set(s, x, v->n);
+}
