@@ -67,6 +67,9 @@ struct report_sample {
 	size_t batch_room;
 	uint8_t *table; /* room for a bootstrap's table of draws (report_stats.c) */
 	size_t table_room;
+	uint64_t table_seed; /* what TABLE holds, when TABLE_RESAMPLES is not 0 */
+	uint32_t table_n1, table_n2;
+	int table_resamples;
 };
 
 /* Sorts X[0..N) (valid samples, as report_samples_of() gives them; X is

@@ -180,6 +180,10 @@ static const uint8_t *table_for(struct report_sample *s, uint64_t seed, uint32_t
 
 	if (t)
 		return t;
+	if (s->table_resamples == resamples && s->table_seed == seed && s->table_n1 == n1 &&
+	    s->table_n2 == n2)
+		return s->table; /* drawn by the call before (compare's data: both roles) */
+	s->table_resamples = 0;
 	if (size > s->table_room) {
 		uint8_t *bigger = realloc(s->table, size);
 		if (!bigger)
@@ -195,6 +199,10 @@ static const uint8_t *table_for(struct report_sample *s, uint64_t seed, uint32_t
 		s->batch_room = room;
 	}
 	draw_table(seed, n1, n2, resamples, s->batch, s->table);
+	s->table_seed = seed;
+	s->table_n1 = n1;
+	s->table_n2 = n2;
+	s->table_resamples = resamples;
 	return s->table;
 }
 
@@ -292,6 +300,10 @@ static int sample_reserve(struct report_sample *s, uint32_t n)
 	r.batch_room = s->batch_room;
 	r.table = s->table;
 	r.table_room = s->table_room;
+	r.table_seed = s->table_seed;
+	r.table_n1 = s->table_n1;
+	r.table_n2 = s->table_n2;
+	r.table_resamples = s->table_resamples;
 	s->batch = NULL;
 	s->table = NULL;
 	report_sample_release(s);
