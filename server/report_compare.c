@@ -30,7 +30,6 @@ struct compare_side {
 	size_t count, room;
 	size_t capacity; /* of the index: a power of two, over twice the count */
 	size_t *index;   /* task number + 1; 0: empty */
-	char **bodies;   /* results without cached data, read after the walk */
 };
 
 static size_t *slot_of(struct compare_side *side, const char *key)
