@@ -41,7 +41,7 @@ def test_windows_agent_runs_a_program_job_under_wine():
             tempfile.TemporaryDirectory(prefix="loadlab-program-win-") as tmp:
         folder = prog.program_folder(tmp)
         data_dir = os.path.join(wine.tmp, "data")
-        first = prog.submit(d, folder, tmp, "lua-win-1")
+        first = prog.submit(d, folder, tmp, "lua-win-1", timeout_s=45)
         code, log = run_windows_agent(wine, d, data_dir, "agent-1")
         job = d.api("GET", "/api/v1/jobs/%d" % first, token=d.admin_token).json()
         assert job["state"] == "done", (job["tasks"][0].get("last_error"), log[-4000:])
@@ -52,6 +52,9 @@ def test_windows_agent_runs_a_program_job_under_wine():
         assert result["facts"]["os"].startswith("win") and result["facts"]["runner"] == "wine", \
             result["facts"]
         prog.check_result(result)
+        # Each timed run is bounded by the job's timeout_s, not a fixed 60 s.
+        for table in ("warm", "cold"):
+            assert result["measurement"][table]["timeout_ms"] == 45000, result["measurement"][table]
         cache = result["program"]["blob_cache"]
         assert cache["fetched"] == 2 and cache["cached"] == 1 and cache["bytes_fetched"] > 0, cache
         # Every variant's modules carry their preferred and actual base,
