@@ -129,6 +129,9 @@ gate "$LUA_BASE" "$LUA_CAND" --max-regression 1000; code=$?
 check "the same within 1000 %: exit 0" test "$code" = 0
 gate "$LUA_BASE" "$LUA_CAND" --format json; code=$?
 check "json names the files" grep -q '"added":\[{"path":"bin/plugin1.dll"' "$WORK/gate.out"
+gate "$LUA_CAND" "$LUA_BASE" --max-regression 5; code=$?
+check "the plugins taken out again: exit 0" test "$code" = 0
+check "... and named as removed" grep -q "| bin/plugin1.dll | removed | [0-9a-f]\{12\} |  |" "$WORK/gate.out"
 gate "$LUA_BASE" "$LUA_BASE"; code=$?
 check "a job against itself: the same program" grep -q "the same program" "$WORK/gate.out"
 [ "$failed" = 0 ] || { tail -n 30 "$WORK/agent.log" "$WORK/submit.err" "$WORK/gate.out"; }
