@@ -65,6 +65,8 @@ def test_windows_agent_runs_a_program_job_under_wine():
         r = d.api("GET", "/api/v1/jobs/%d/report" % first, token=d.admin_token)
         assert r.status == 200, r
         report = r.json()
+        validate("report.json", report)
+        assert report["job"]["family"] == "program" and report["job"]["program"]["exe"] == "bin/lua.exe"
         for table in ("warm", "cold"):
             rows = {row["variant"]: row for row in report[table]["variants"]}
             assert set(rows) == set(prog.VARIANTS), (table, rows)
@@ -76,6 +78,17 @@ def test_windows_agent_runs_a_program_job_under_wine():
         assert code == 0, log[-4000:]
         cache = prog.result_of(d, second)["program"]["blob_cache"]
         assert cache["fetched"] == 0 and cache["cached"] == 3 and cache["bytes_fetched"] == 0, cache
+        # The two jobs compare as generated ones do: the same files, run
+        # with another timeout_s (45 s, then the default 60 s).
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&max_regression=1000&format=json"
+                  % (first, second), token=d.admin_token)
+        assert r.status == 200, r
+        comparison = r.json()
+        validate("compare.json", comparison)
+        assert comparison["verdict"] == "ok", comparison
+        assert {row["variant"] for row in comparison["rows"]} == set(prog.VARIANTS), comparison["rows"]
+        assert comparison["program"] == {"same_program": False, "settings_changed": ["timeout_s"], "files": {
+            "added": [], "removed": [], "changed": [], "unchanged": 3}}, comparison["program"]
         # Delivered and cleaned up: the work folder is empty again.
         assert not os.listdir(os.path.join(data_dir, "work")), os.listdir(os.path.join(data_dir, "work"))
 
