@@ -147,6 +147,81 @@ out:
 	return rc;
 }
 
+/* TEXT in a Markdown table cell: '|' and '\\' escaped. */
+static void print_md(const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (*p == '|' || *p == '\\')
+			putchar('\\');
+		putchar(*p);
+	}
+}
+
+/* "sha256:HEX" as its first 12 hex digits. */
+static const char *short_hash(const cJSON *item)
+{
+	static char out[13];
+	const char *text = cJSON_GetStringValue(item);
+
+	snprintf(out, sizeof(out), "%s", text && strncmp(text, "sha256:", 7) == 0 ? text + 7 : "?");
+	return out;
+}
+
+/* The comparison's "program" part (two program jobs) in Markdown, after
+ * the server's table: whether the jobs measured the same program and, if
+ * not, every file added, removed or changed and the settings that differ.
+ * Nothing when ROOT has no such part. */
+static void print_program_changes(const cJSON *root)
+{
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(root, "program");
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(program, "files"), *item;
+	const cJSON *settings = cJSON_GetObjectItemCaseSensitive(program, "settings_changed");
+	static const char *const lists[] = {"changed", "added", "removed"};
+	int counts[3], unchanged;
+
+	if (!cJSON_IsObject(program) || !cJSON_IsObject(files))
+		return;
+	for (int l = 0; l < 3; l++)
+		counts[l] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(files, lists[l]));
+	unchanged = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(files, "unchanged"));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(program, "same_program"))) {
+		printf("\nBoth jobs measured the same program (%d files, the same hashes).\n", unchanged);
+		return;
+	}
+	printf("\n#### The two jobs measured different programs\n\n"
+	       "%d files changed, %d added, %d removed, %d unchanged.",
+	       counts[0], counts[1], counts[2], unchanged);
+	if (cJSON_GetArraySize(settings) > 0) {
+		printf(" Settings changed:");
+		cJSON_ArrayForEach(item, settings)
+			printf("%s %s", item == settings->child ? "" : ",", cJSON_GetStringValue(item));
+		printf(".");
+	}
+	printf("\n");
+	if (counts[0] + counts[1] + counts[2] == 0)
+		return;
+	printf("\n| file | change | baseline sha256 | candidate sha256 |\n|---|---|---|---|\n");
+	for (int l = 0; l < 3; l++) {
+		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(files, lists[l])) {
+			const char *path =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "path"));
+			const cJSON *hash = cJSON_GetObjectItemCaseSensitive(item, "sha256");
+			printf("| ");
+			print_md(path ? path : "?");
+			printf(" | %s | ", lists[l]);
+			if (l == 0) {
+				printf("%s | ",
+				       short_hash(cJSON_GetObjectItemCaseSensitive(item, "baseline_sha256")));
+				printf("%s |\n", short_hash(cJSON_GetObjectItemCaseSensitive(
+							 item, "candidate_sha256")));
+			} else {
+				printf("%s | ", l == 2 ? short_hash(hash) : "");
+				printf("%s |\n", l == 1 ? short_hash(hash) : "");
+			}
+		}
+	}
+}
+
 /*
  * Compares CANDIDATE with BASE (THRESHOLD: "" or "&max_regression=PCT") and
  * prints the comparison in FORMAT. *RET_REGRESSION: 1 a regression, 0 none,
@@ -185,6 +260,8 @@ static int compare_jobs(long long base, long long candidate, const char *thresho
 	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &shown);
 	if (rc == 0)
 		client_print_body(&shown.text);
+	if (rc == 0 && strcmp(format, "md") == 0)
+		print_program_changes(json.body);
 out:
 	rest_answer_release(&json);
 	rest_answer_release(&shown);

@@ -333,8 +333,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		goto done;
 	summarize_bodies(&base, base_collect.bodies);
 	summarize_bodies(&cand, cand_collect.bodies);
-	if (!cJSON_Compare(get(get(base_job, "spec"), "generator"), get(get(cand_job, "spec"), "generator"),
-			   true))
+	if (!report_same_generator(get(base_job, "spec"), get(cand_job, "spec")))
 		global_reason = "the jobs' generator parameters differ";
 	else if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
 		global_reason = "the jobs study different families";
@@ -348,6 +347,8 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		cJSON_AddStringToObject(j, "state", string(job, "state"));
 	}
 	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression);
+	if ((rc = report_compare_program(base_job, cand_job, out)) < 0)
+		goto done;
 	rows = cJSON_CreateArray();
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		for (size_t i = 0; i < base.count; i++) {

@@ -205,4 +205,16 @@ const cJSON *report_find_variant(const cJSON *variants, const char *name);
 /* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell. */
 void report_cell_key(const cJSON *cell, char *out, size_t size);
 
+/* report_compare_program.c: whether two jobs' specs have equal "generator"
+ * sections (both without one, as program jobs are, counts as equal). */
+bool report_same_generator(const cJSON *base_spec, const cJSON *cand_spec);
+
+/* When both jobs are program jobs, adds to OUT (the comparison) "program":
+ * {"same_program", "files": {"added": [{"path","sha256"}], "removed":
+ * [{"path","sha256"}], "changed": [{"path","baseline_sha256",
+ * "candidate_sha256"}], "unchanged": N} in path order, "settings_changed":
+ * the names among exe, args, until and timeout_s that differ}. Else adds
+ * nothing. LL_ENOMEM. */
+int report_compare_program(const cJSON *base_job, const cJSON *cand_job, cJSON *out);
+
 #endif

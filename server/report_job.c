@@ -344,7 +344,9 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 	cJSON_AddStringToObject(info, "name", string(job, "name"));
 	cJSON_AddStringToObject(info, "family", string(job, "family"));
 	cJSON_AddStringToObject(info, "state", string(job, "state"));
+	/* A pe or elf job has a generator, a program job a program section. */
 	cJSON_AddItemToObject(info, "generator", cJSON_Duplicate(get(spec, "generator"), true));
+	cJSON_AddItemToObject(info, "program", cJSON_Duplicate(get(spec, "program"), true));
 
 	cells = cJSON_AddArrayToObject(out, "cells");
 	cJSON_ArrayForEach(t, rows.tasks) {

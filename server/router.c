@@ -49,6 +49,7 @@ const struct route router_routes[] = {
 	{"GET", "/", AUTH_ANYONE, 0, route_web},
 	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/series.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/program.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 

@@ -304,6 +304,7 @@ async function jobPage(id) {
     <div class="card small" id="job-meta"></div>
     <div id="waiting"></div>
     <div id="failures"></div>
+    <div id="program"></div>
     <h2>Tasks</h2>
     <div class="toolbar"><label>Show <select id="task-filter"><option value="">all</option>
       <option>queued</option><option>leased</option><option>done</option><option>dead</option><option>cancelled</option></select></label>
@@ -352,6 +353,7 @@ async function jobPage(id) {
       lastRows = rows;
     }
     if (!$("#job-spec").textContent) $("#job-spec").textContent = JSON.stringify(job.spec, null, 2);
+    if (job.family === "program") await programSection(job); /* web/program.js */
     return ["queued", "running"].includes(job.state);
   };
   $("#task-filter").addEventListener("change", () => { lastRows = null; draw(); });

@@ -58,6 +58,7 @@ struct family_timing {
 	size_t count;                  /* 0..MEASURE_MAX_PROGRAMS */
 	const char *const *churn_libs; /* the churn set "generated": NULL-terminated, may be NULL */
 	bool churn_wine;               /* Linux: the Windows churn under Wine */
+	long long timeout_ms;          /* per timed run; 0: the driver's default */
 };
 
 /* What the driver measured, for describe: measure_warm() and

@@ -133,7 +133,7 @@ static int time_programs(struct pipeline_state *s)
 		.runs = s->measure.warm_runs,
 		.warmup = s->measure.warmup,
 		.seed = s->seed,
-		.timeout_ms = PIPELINE_MEASURE_TIMEOUT_MS,
+		.timeout_ms = s->timing.timeout_ms > 0 ? s->timing.timeout_ms : PIPELINE_MEASURE_TIMEOUT_MS,
 		.progress = measure_progress,
 		.progress_ctx = &progress,
 		/* The generated programs always exit 0; under Wine on a busy

@@ -64,13 +64,13 @@ def program_folder(tmp):
     return folder
 
 
-def submit(d, folder, tmp, name):
+def submit(d, folder, tmp, name, timeout_s=60):
     job_path = os.path.join(tmp, name + ".json")
     with open(job_path, "w") as f:
         json.dump({"name": name, "family": "program",
                    "program": {"exe": "bin/lua.exe",
                                "args": ["-e", "assert(package.loadlib('bin/lua54b.dll', '*'))"],
-                               "until": "exit", "timeout_s": 60},
+                               "until": "exit", "timeout_s": timeout_s},
                    "variants": VARIANTS,
                    "measure": {"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": 1}}}, f)
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)

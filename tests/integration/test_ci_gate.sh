@@ -80,5 +80,61 @@ gate "$BASE" "$SLOWER" --max-regression 5 --format md; code=$?
 check "markdown gate exits 1" test "$code" = 1
 check "markdown table" grep -q "^| variant | cell |" "$WORK/gate.out"
 
+# The same gate on a real program: Lua 5.4 from Debian's source package,
+# cross-built with mingw-w64 (tests/agent/build_lua_mingw.sh, cached in the
+# build tree), in two builds of one product folder submitted with
+# --program-dir and run by the Linux agent under Wine. The candidate
+# ships plugins its bin/main.lua loads at start (bin/plugin1..4.dll, one
+# blob uploaded once: 16 MiB of pointers, 2 Mi base relocations, asking
+# for the exe's own base so the loader must relocate all of it): the kind
+# of regression large new DLLs bring, about 30 ms each on every start
+# here, well above what two agent runs on a busy machine differ by (one
+# 600 KB DLL more, or one plugin, was within that noise). One variant
+# (as-built), 7 warm runs: the agent runs take under a minute under the
+# "wine" lock.
+api POST "/api/v1/jobs/$OTHER/cancel" "$ADMIN" '{}' >/dev/null
+LUA="$BUILD/tests/program-lua"
+check "lua built" sh "$SRC/tests/agent/build_lua_mingw.sh" "$LUA"
+printf '\t.data\n\t.globl table\ntable:\n\t.rept 2097152\n\t.quad table\n\t.endr\n' >"$WORK/plugin.s"
+check "plugin built" x86_64-w64-mingw32-gcc -shared -nostdlib -nostartfiles -Wl,--image-base,0x140000000 \
+    -o "$WORK/plugin.dll" "$WORK/plugin.s"
+for build in 1.0 1.1; do
+    mkdir -p "$WORK/lua-$build/bin"
+    cp "$LUA/bin/lua.exe" "$LUA/bin/lua54.dll" "$WORK/lua-$build/bin/"
+done
+echo 'print("lua-app 1.0")' >"$WORK/lua-1.0/bin/main.lua"
+for n in 1 2 3 4; do cp "$WORK/plugin.dll" "$WORK/lua-1.1/bin/plugin$n.dll"; done
+echo 'for n = 1, 4 do assert(package.loadlib("bin/plugin" .. n .. ".dll", "*")) end' >"$WORK/lua-1.1/bin/main.lua"
+cat >"$WORK/lua-job.json" <<'JOB'
+{"name": "lua-app", "family": "program",
+ "program": {"exe": "bin/lua.exe", "args": ["bin/main.lua"], "until": "exit", "timeout_s": 60},
+ "variants": ["as-built"], "measure": {"warm": {"runs": 7, "warmup": 1}}}
+JOB
+submit_program() { # submit_program DIR -> job id; runs it with the agent
+    LOADLAB_SERVER="$URL" LOADLAB_TOKEN="$ADMIN" "$BUILD/cli/loadlab" submit "$WORK/lua-job.json" \
+        --program-dir "$1" >"$WORK/submit.out" 2>>"$WORK/submit.err" || return 1
+    sed -n 's/^job \([0-9]*\):.*/\1/p' "$WORK/submit.out"
+    "$BUILD/agent/loadlab-agent" --server "$URL" --enroll-token "$ENROLL" --data-dir "$WORK/agent" \
+        --name ci-wine --once >>"$WORK/agent.log" 2>&1 </dev/null
+}
+LUA_BASE=$(submit_program "$WORK/lua-1.0")
+LUA_CAND=$(submit_program "$WORK/lua-1.1")
+check "both Lua jobs done" test "$(api GET "/api/v1/jobs/$LUA_BASE" "$ADMIN" | field state)" = done -a \
+    "$(api GET "/api/v1/jobs/$LUA_CAND" "$ADMIN" | field state)" = done
+gate "$LUA_BASE" "$LUA_CAND" --max-regression 5; code=$?
+check "a large plugin beyond 5 %: exit 1" test "$code" = 1
+check "the changed files are named" grep -q "| bin/plugin4.dll | added |" "$WORK/gate.out"
+check "... and the script that loads it" grep -q "| bin/main.lua | changed |" "$WORK/gate.out"
+gate "$LUA_BASE" "$LUA_CAND" --max-regression 1000; code=$?
+check "the same within 1000 %: exit 0" test "$code" = 0
+gate "$LUA_BASE" "$LUA_CAND" --format json; code=$?
+check "json names the files" grep -q '"added":\[{"path":"bin/plugin1.dll"' "$WORK/gate.out"
+gate "$LUA_CAND" "$LUA_BASE" --max-regression 5; code=$?
+check "the plugins taken out again: exit 0" test "$code" = 0
+check "... and named as removed" grep -q "| bin/plugin1.dll | removed | [0-9a-f]\{12\} |  |" "$WORK/gate.out"
+gate "$LUA_BASE" "$LUA_BASE"; code=$?
+check "a job against itself: the same program" grep -q "the same program" "$WORK/gate.out"
+[ "$failed" = 0 ] || { tail -n 30 "$WORK/agent.log" "$WORK/submit.err" "$WORK/gate.out"; }
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

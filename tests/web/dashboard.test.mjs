@@ -12,6 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screenshot } from "./lib.mjs";
@@ -73,6 +74,38 @@ async function coldJob() {
   return created.body.id;
 }
 
+/* A program job (family "program"): its two files uploaded as blobs, the
+ * job submitted with their manifest, and a result posted with the shape the
+ * agent gives (tests/agent/test_program_family.py checks the real one):
+ * per variant the files and the debug probe's modules with both bases. */
+const PROGRAM_FILES = { "bin/app.exe": "MZ app.exe of the dashboard test", "bin/core.dll": "MZ core.dll, twice as long as the exe's text" };
+const sha256 = (text) => crypto.createHash("sha256").update(text).digest("hex");
+
+async function programJob() {
+  const files = {};
+  for (const [p, text] of Object.entries(PROGRAM_FILES)) {
+    const r = await fetch(`${url}/api/v1/blobs/${sha256(text)}`, { method: "PUT", body: text, headers: { Authorization: "Bearer " + admin } });
+    assert.ok(r.status === 201 || r.status === 200, await r.text());
+    files[p] = "sha256:" + sha256(text);
+  }
+  const created = await api("POST", "/api/v1/jobs", { name: "app-1.4.2", family: "program",
+    program: { files, exe: "bin/app.exe", args: ["--selftest"], until: "exit", timeout_s: 30 },
+    variants: ["as-built", "rebase"], measure: { warm: { runs: 30, warmup: 1 } } });
+  assert.equal(created.status, 201, created.text);
+  const fileList = Object.entries(PROGRAM_FILES).map(([name, text]) => ({ name, sha256: sha256(text), size: text.length }));
+  const module = (name, file, preferred, actual) => ({ name, path: "Z:\\w\\" + (file || name), kind: file ? "program" : "system",
+    preferred, actual, relocated: preferred !== actual, program_file: !!file, ...(file ? { file } : {}) });
+  const variant = (name, bases, dllActual, seed) => ({ name, knobs: { bases, bind: false, aslr: "off" }, valid: true, files: fileList,
+    verify: { ended: "exit", exit_code: 0, dll_count: 1, dlls_loaded: 1, dlls_relocated: dllActual === "0x10000000" ? 0 : 1,
+      system_modules_relocated: 0, relocated: dllActual === "0x10000000" ? [] : ["bin/core.dll"],
+      modules: [module("app.exe", "bin/app.exe", "0x140000000", "0x140000000"), module("ntdll.dll", null, "0x170000000", "0x170000000"),
+        module("core.dll", "bin/core.dll", "0x10000000", dllActual)] },
+    warm: { runs: 30, samples_us: samples(20000, seed) } });
+  const a = agents["winxp-hdd"];
+  await leaseAndPost(a, { facts: a.facts, variants: [variant("as-built", "as-built", "0x7ff0000", 41), variant("rebase", "unique", "0x10000000", 42)] });
+  return created.body.id;
+}
+
 async function shot(name) {
   await screenshot(page, name);
 }
@@ -99,6 +132,7 @@ before(async () => {
   jobs.same = await columnJob(2);
   jobs.slower = await columnJob(3, { default: 1.1, bind: 1.1 });
   jobs.cold = await coldJob();
+  jobs.program = await programJob();
 
   context = await launchChromium();
   page = await context.newPage();
@@ -315,6 +349,34 @@ test("the compare page gives the CLI's verdict, its command line and a link that
     assert.deepEqual(tabErrors, []);
   }
   assertNoConsoleErrors("compare");
+});
+
+test("a program job's page lists its files and each variant's modules with both bases", async () => {
+  const job = (await api("GET", `/api/v1/jobs/${jobs.program}`)).body;
+  assert.equal(job.state, "done");
+  const result = (await api("GET", `/api/v1/results/${job.tasks[0].result_id}`)).body;
+  await go(`#/job/${jobs.program}`);
+  await page.waitForSelector("#program-files tbody tr");
+  const files = await page.$$eval("#program-files tbody tr", (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+  assert.deepEqual(files, Object.entries(PROGRAM_FILES).sort().map(([p, text]) =>
+    [p === "bin/app.exe" ? p + " exe" : p, text.length + " B", sha256(text)]));
+  await page.waitForSelector(".program-variant");
+  for (const v of result.variants) {
+    const rows = await page.$$eval(`.program-variant[data-variant="${v.name}"] .program-modules tbody tr`,
+      (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent.trim())));
+    assert.deepEqual(rows.map((r) => [r[0], r[2], r[3]]), v.verify.modules.map((m) => [m.name, m.preferred, m.actual]), v.name);
+    assert.deepEqual(rows.map((r) => r[4] === "relocated"), v.verify.modules.map((m) => m.relocated), v.name);
+  }
+  /* The API's claim, drawn: as built the DLL moved, rebased it did not. */
+  assert.match(await page.textContent('.program-variant[data-variant="as-built"]'), /core\.dll\s*bin\/core\.dll\s*0x10000000\s*0x7ff0000\s*relocated/);
+  await shot("job-program");
+  /* Its report works as for a generated job, with the as-built baseline. */
+  const report = await api("GET", `/api/v1/jobs/${jobs.program}/report`);
+  assert.equal(report.status, 200, report.text);
+  assert.equal(report.body.job.family, "program");
+  assert.equal(report.body.job.program.exe, "bin/app.exe");
+  assert.equal(report.body.warm.baseline, "as-built");
+  assertNoConsoleErrors("program job");
 });
 
 test("every page is reachable from the first by links, none logs an error", async () => {

@@ -149,6 +149,13 @@ static int program_json(const struct program_context *ctx, cJSON *r)
 	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->blobs_fetched) ||
 	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->bytes_fetched))
 		return LL_ENOMEM;
+	/* docs/program-family.md, "What Wine cannot show". */
+	if (ctx->input_idle && ctx->runner.wine &&
+	    !cJSON_AddStringToObject(p, "until_note",
+				     "Under Wine, input-idle is Wine's WaitForInputIdle on the null display "
+				     "driver: comparable only between runs on one runner, and a program that "
+				     "exits before it is idle fails the run with its own exit code."))
+		return LL_ENOMEM;
 	return 0;
 }
 

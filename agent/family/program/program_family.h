@@ -42,6 +42,9 @@
 /* How long the probe lets a program that waits for input (until
  * "input-idle") sit without a debug event before it ends it. */
 #define PROGRAM_PROBE_QUIET_MS 3000
+/* What a timed run through the idle launcher may take beyond the job's
+ * timeout_s: the launcher's own start and the ending of the program. */
+#define PROGRAM_LAUNCHER_SLACK_MS 10000
 /* Largest probe report read back. */
 #define PROGRAM_MAX_REPORT (4u * 1024u * 1024u)
 /* Longest compile of a helper program. */

@@ -9,7 +9,8 @@
  * waits until it is ready for input, ends it and exits 0: the run is that
  * span (plus the launcher's own start, which the floor, started the same
  * way, also carries). The files to evict before a cold run are the
- * manifest's files in the variant's folder.
+ * manifest's files in the variant's folder. Each timed run is killed
+ * (failing the measurement) after the job's timeout_s.
  */
 #include "program_family.h"
 
@@ -110,5 +111,8 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 	}
 	ret->churn_libs = NULL;
 	ret->churn_wine = ctx->runner.through_wine64;
+	/* The job's timeout_s bounds each timed run; through the launcher
+	 * (input-idle) its own start and the ending of the program too. */
+	ret->timeout_ms = ctx->timeout_s * 1000 + (ctx->input_idle ? PROGRAM_LAUNCHER_SLACK_MS : 0);
 	return 0;
 }
