@@ -194,10 +194,10 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
 	tasks = cJSON_AddArrayToObject(a->out, "tasks");
-	stmt = db_prepare(s->writer,
-			  "SELECT id, attempt, state, lease_expires FROM tasks WHERE lease_holder = ?"
-			  " AND (state = 'leased' OR (state = 'cancelled' AND cancel_notified = 0))"
-			  " ORDER BY id");
+	stmt = db_cached(s->writer,
+			 "SELECT id, attempt, state, lease_expires FROM tasks WHERE lease_holder = ?"
+			 " AND (state = 'leased' OR (state = 'cancelled' AND cancel_notified = 0))"
+			 " ORDER BY id");
 	if (!stmt)
 		return LL_ESTORE;
 	sqlite3_bind_int64(stmt, 1, a->agent_id);
@@ -213,7 +213,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 			add_time(t, "lease_expires_at", stmt, 3);
 		cJSON_AddItemToArray(tasks, t);
 	}
-	sqlite3_finalize(stmt);
+	db_release(s->writer, stmt);
 	return db_run(s->writer,
 		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
 		      "i", a->agent_id);

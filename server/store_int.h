@@ -19,6 +19,19 @@
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
 
+/* Live tokens remembered by store_token_find(): slots, chosen by the
+ * hash's first byte. */
+#define STORE_TOKEN_CACHE_SLOTS 64
+
+/* A token found live while token_generation was GENERATION; it stands only
+ * while the generation has not moved (every token write moves it). */
+struct token_cache_entry {
+	bool used;
+	unsigned long long generation;
+	unsigned char hash[STORE_TOKEN_HASH_SIZE];
+	struct store_token token;
+};
+
 /* One write waiting for the writer thread. */
 struct store_op {
 	int (*fn)(struct store *store, void *arg);
@@ -42,6 +55,10 @@ struct store {
 	struct store_op *head, *tail;
 	bool stopping;
 	long long commits, committed_ops;
+
+	pthread_mutex_t token_cache_lock; /* guards the two below */
+	unsigned long long token_generation;
+	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
 };
 
 /* --- the writer (store_sqlite.c) --- */

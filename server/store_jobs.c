@@ -48,6 +48,7 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	struct queue_task_counts counts = {0};
 	char current[JOB_STATE_SIZE] = "";
 	const char *next;
+	bool has_leased;
 	int rc;
 
 	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
@@ -56,8 +57,15 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 		return 0;
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++) {
+	/* A leased task decides alone (the job runs), so it is asked first:
+	 * a lease, or a result while others are out, costs one seek. */
+	if ((rc = job_has_task(s, job_id, QUEUE_TASK_LEASED, &has_leased)) < 0)
+		return rc;
+	counts.by_state[QUEUE_TASK_LEASED] = has_leased;
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT && !has_leased; i++) {
 		bool has;
+		if (i == QUEUE_TASK_LEASED)
+			continue;
 		if ((rc = job_has_task(s, job_id, (enum queue_task_state)i, &has)) < 0)
 			return rc;
 		counts.by_state[i] = has;

@@ -7,8 +7,10 @@
  * reader guarded by a mutex. WAL lets the reader see the last commit while
  * the writer works. Every change is a store_write() op: the caller queues
  * it and sleeps; the writer takes every queued op, runs each inside its own
- * SAVEPOINT of one transaction, commits once (one fsync for the batch:
- * group commit), then wakes the batch's callers, each on its own condition
+ * SAVEPOINT of one transaction, takes the ops queued meanwhile into the same
+ * transaction until the queue is empty or the batch full, commits once (one
+ * fsync for the batch: group commit), then wakes the batch's callers, each
+ * on its own condition
  * (not every waiter on one). Statements, BEGIN, SAVEPOINT and COMMIT
  * included, stay prepared (db_cached()). An op that fails is rolled back
  * to its savepoint without disturbing the others in its batch.
@@ -102,48 +104,93 @@ static const char *const migrations[] = {
 	"ALTER TABLE result_summaries ADD COLUMN compare BLOB;",
 };
 
+/* Indexes that only speed up queries, created at every open when missing
+ * (outside the migrations: a store without them answers the same). */
+static const char derived_indexes[] =
+	/* The lease scans (store_tasks.c) seek the ready tasks pinned to one
+	 * agent and those pinned to none, each in the queue's order; with
+	 * tasks_ready alone they walked every other agent's pinned tasks. */
+	"CREATE INDEX IF NOT EXISTS tasks_ready_by_pin ON tasks(state, pinned_agent, priority DESC, id);";
+
 /* ------------------------------------------------------ the writer thread */
 
+/* Runs each op of the list BATCH inside its own savepoint of the open
+ * transaction (RC: whether it opened), recording each op's result. */
+static void run_ops(struct store *s, struct store_op *batch, int rc)
+{
+	for (struct store_op *op = batch; op; op = op->next) {
+		if (rc < 0) {
+			op->rc = rc;
+			continue;
+		}
+		err_clear();
+		if (db_exec_cached(s->writer, "SAVEPOINT op") < 0) {
+			op->rc = LL_ESTORE;
+			continue;
+		}
+		op->rc = op->fn(s, op->arg);
+		if (op->rc < 0) {
+			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
+			db_exec_cached(s->writer, "ROLLBACK TO op");
+		}
+		db_exec_cached(s->writer, "RELEASE op");
+	}
+}
+
+/* Takes up to ROOM ops from the head of the queue (the queue lock held);
+ * returns the first, *RET_LAST the last, *RET_COUNT how many. */
+static struct store_op *take_ops(struct store *s, int room, struct store_op **ret_last, int *ret_count)
+{
+	struct store_op *first = s->head, *op = first;
+	int n = 1;
+
+	for (; op->next && n < room; op = op->next)
+		n++;
+	s->head = op->next;
+	if (!s->head)
+		s->tail = NULL;
+	op->next = NULL;
+	*ret_last = op;
+	*ret_count = n;
+	return first;
+}
+
+/* The writer: one transaction per round. Ops that arrive while it runs
+ * the round's ops join the same transaction until the queue is empty or
+ * STORE_BATCH_MAX ops are in it (group commit: the callers that queued
+ * during the work share its one fsync instead of waiting for the next). */
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
 
 	pthread_mutex_lock(&s->queue_lock);
 	for (;;) {
-		struct store_op *batch, *op;
+		struct store_op *batch = NULL, *last = NULL, *op;
 		int n = 0, rc;
 
 		while (!s->head && !s->stopping)
 			pthread_cond_wait(&s->queue_cond, &s->queue_lock);
 		if (!s->head)
 			break;
-		batch = s->head;
-		for (op = batch; op->next && n < STORE_BATCH_MAX - 1; op = op->next)
-			n++;
-		s->head = op->next;
-		if (!s->head)
-			s->tail = NULL;
-		op->next = NULL;
 		pthread_mutex_unlock(&s->queue_lock);
 
 		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
-		for (op = batch; op; op = op->next) {
-			if (rc < 0) {
-				op->rc = rc;
-				continue;
-			}
-			err_clear();
-			if (db_exec_cached(s->writer, "SAVEPOINT op") < 0) {
-				op->rc = LL_ESTORE;
-				continue;
-			}
-			op->rc = op->fn(s, op->arg);
-			if (op->rc < 0) {
-				snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
-				db_exec_cached(s->writer, "ROLLBACK TO op");
-			}
-			db_exec_cached(s->writer, "RELEASE op");
+		pthread_mutex_lock(&s->queue_lock);
+		while (s->head && n < STORE_BATCH_MAX) {
+			struct store_op *chunk_last;
+			int taken;
+			struct store_op *chunk = take_ops(s, STORE_BATCH_MAX - n, &chunk_last, &taken);
+			pthread_mutex_unlock(&s->queue_lock);
+			run_ops(s, chunk, rc);
+			if (last)
+				last->next = chunk;
+			else
+				batch = chunk;
+			last = chunk_last;
+			n += taken;
+			pthread_mutex_lock(&s->queue_lock);
 		}
+		pthread_mutex_unlock(&s->queue_lock);
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
 			for (op = batch; op; op = op->next)
@@ -269,8 +316,9 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	pthread_mutex_init(&s->reader_lock, NULL);
 	pthread_mutex_init(&s->queue_lock, NULL);
 	pthread_cond_init(&s->queue_cond, NULL);
+	pthread_mutex_init(&s->token_cache_lock, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
-	    (rc = open_connection(path, &s->reader)) < 0)
+	    (rc = db_exec(s->writer, derived_indexes)) < 0 || (rc = open_connection(path, &s->reader)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
 	db_cache_attach(s->reader);
@@ -301,6 +349,7 @@ void store_close(struct store *s)
 	pthread_mutex_destroy(&s->reader_lock);
 	pthread_mutex_destroy(&s->queue_lock);
 	pthread_cond_destroy(&s->queue_cond);
+	pthread_mutex_destroy(&s->token_cache_lock);
 	free(s);
 }
 

@@ -17,6 +17,7 @@
 
 struct lease_op {
 	long long agent_id, now;
+	long long task_id; /* set when a task was leased */
 	cJSON *out;
 };
 
@@ -59,6 +60,17 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	return 0;
 }
 
+/* True when the row at ROW_A comes before the row at ROW_B in the queue's
+ * order (priority DESC, id): columns 5 and 0 of the lease scans. */
+static bool queue_order_before(sqlite3_stmt *row_a, sqlite3_stmt *row_b)
+{
+	long long priority_a = sqlite3_column_int64(row_a, 5), priority_b = sqlite3_column_int64(row_b, 5);
+
+	if (priority_a != priority_b)
+		return priority_a > priority_b;
+	return sqlite3_column_int64(row_a, 0) < sqlite3_column_int64(row_b, 0);
+}
+
 static int read_lease_agent(void *context, sqlite3_stmt *row)
 {
 	struct queue_agent *agent = context;
@@ -73,7 +85,8 @@ static int op_task_lease(struct store *s, void *arg)
 {
 	struct lease_op *a = arg;
 	struct queue_agent agent = {.id = a->agent_id};
-	sqlite3_stmt *stmt;
+	sqlite3_stmt *pinned, *anyone;
+	bool has_pinned, has_anyone;
 	cJSON *cell = NULL;
 	long long task_id = 0, job_id = 0, attempt = 0, expires;
 	int rc;
@@ -85,18 +98,27 @@ static int op_task_lease(struct store *s, void *arg)
 	if (rc < 0 || agent.quarantined)
 		goto out;
 
-	stmt = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt FROM tasks"
-				    " WHERE state = 'queued' AND not_before <= ?1"
-				    " AND (pinned_agent IS NULL OR pinned_agent = ?2)"
-				    " ORDER BY priority DESC, id LIMIT ?3");
-	if (!stmt) {
+	/* The queue order over both: pinned to this agent, and pinned to none. */
+	pinned = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
+				      " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1"
+				      " ORDER BY priority DESC, id LIMIT ?3");
+	anyone = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
+				      " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1"
+				      " ORDER BY priority DESC, id LIMIT ?3");
+	if (!pinned || !anyone) {
 		rc = LL_ESTORE;
-		goto out;
+		goto release;
 	}
-	sqlite3_bind_int64(stmt, 1, a->now);
-	sqlite3_bind_int64(stmt, 2, a->agent_id);
-	sqlite3_bind_int64(stmt, 3, STORE_LEASE_SCAN);
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	sqlite3_bind_int64(pinned, 1, a->now);
+	sqlite3_bind_int64(pinned, 2, a->agent_id);
+	sqlite3_bind_int64(pinned, 3, STORE_LEASE_SCAN);
+	sqlite3_bind_int64(anyone, 1, a->now);
+	sqlite3_bind_int64(anyone, 3, STORE_LEASE_SCAN);
+	has_pinned = sqlite3_step(pinned) == SQLITE_ROW;
+	has_anyone = sqlite3_step(anyone) == SQLITE_ROW;
+	for (int scanned = 0; (has_pinned || has_anyone) && scanned < STORE_LEASE_SCAN; scanned++) {
+		sqlite3_stmt *stmt =
+			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
 		cJSON *c = column_json(stmt, 2);
 		if (queue_task_matches(c, sqlite3_column_int64(stmt, 3), &agent)) {
 			task_id = sqlite3_column_int64(stmt, 0);
@@ -106,8 +128,16 @@ static int op_task_lease(struct store *s, void *arg)
 			break;
 		}
 		cJSON_Delete(c);
+		if (stmt == pinned)
+			has_pinned = sqlite3_step(pinned) == SQLITE_ROW;
+		else
+			has_anyone = sqlite3_step(anyone) == SQLITE_ROW;
 	}
-	db_release(s->writer, stmt);
+release:
+	db_release(s->writer, pinned);
+	db_release(s->writer, anyone);
+	if (rc < 0)
+		goto out;
 	if (!task_id)
 		goto out;
 
@@ -124,13 +154,7 @@ static int op_task_lease(struct store *s, void *arg)
 		goto out;
 	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
 	cell = NULL;
-	if (rc == 0) {
-		char task_text[24], agent_text[24];
-		snprintf(task_text, sizeof(task_text), "%lld", task_id);
-		snprintf(agent_text, sizeof(agent_text), "%lld", a->agent_id);
-		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
-			  "agent_id", agent_text, NULL);
-	}
+	a->task_id = task_id;
 out:
 	cJSON_Delete(cell);
 	cJSON_Delete((cJSON *)agent.facts);
@@ -140,9 +164,18 @@ out:
 
 int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
 {
-	struct lease_op a = {agent_id, now, NULL};
+	struct lease_op a = {agent_id, now, 0, NULL};
+	int rc = store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
 
-	return store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
+	/* Logged by the caller once committed: the writer thread only writes. */
+	if (rc == 0 && a.task_id) {
+		char task_text[24], agent_text[24];
+		snprintf(task_text, sizeof(task_text), "%lld", a.task_id);
+		snprintf(agent_text, sizeof(agent_text), "%lld", agent_id);
+		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
+			  "agent_id", agent_text, NULL);
+	}
+	return rc;
 }
 
 struct task_row {
@@ -311,7 +344,6 @@ static int op_task_result(struct store *s, void *arg)
 	    (rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
 	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
 		return rc;
-	log_state("task_state", "task_id", a->task_id, "leased", "done", NULL);
 	a->out = result_answer(a->task_id, a->attempt, result_id);
 	return 0;
 }
@@ -322,6 +354,8 @@ int store_task_result(struct store *s, long long agent_id, long long task_id, lo
 	struct report_op a = {agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
 	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
 
+	if (rc == 0 && !a.replayed)
+		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
 	if (rc == 0)
 		*ret_replayed = a.replayed;
 	return rc;

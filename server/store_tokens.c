@@ -39,6 +39,59 @@ int store_token_count(struct store *s, enum store_token_kind kind, long long *re
 	return rc;
 }
 
+/* Constant-time comparison, so that how long a lookup takes says nothing
+ * about how much of a hash matched. */
+static bool hash_equal(const unsigned char *a, const unsigned char *b)
+{
+	unsigned char diff = 0;
+
+	for (int i = 0; i < STORE_TOKEN_HASH_SIZE; i++)
+		diff |= a[i] ^ b[i];
+	return diff == 0;
+}
+
+/* Forgets every remembered token: called after each write to the tokens
+ * table has committed. A lookup that read the table before that carries
+ * the older generation, so what it remembers never stands. */
+static void token_cache_forget(struct store *s)
+{
+	pthread_mutex_lock(&s->token_cache_lock);
+	s->token_generation++;
+	pthread_mutex_unlock(&s->token_cache_lock);
+}
+
+/* The remembered token of HASH in *RET when it still stands, else false
+ * and *RET_GENERATION is the generation to remember a lookup under. */
+static bool token_cache_get(struct store *s, const unsigned char *hash, struct store_token *ret,
+			    unsigned long long *ret_generation)
+{
+	struct token_cache_entry *e = &s->token_cache[hash[0] % STORE_TOKEN_CACHE_SLOTS];
+	bool found;
+
+	pthread_mutex_lock(&s->token_cache_lock);
+	found = e->used && e->generation == s->token_generation && hash_equal(e->hash, hash);
+	if (found)
+		*ret = e->token;
+	*ret_generation = s->token_generation;
+	pthread_mutex_unlock(&s->token_cache_lock);
+	return found;
+}
+
+static void token_cache_put(struct store *s, const unsigned char *hash, const struct store_token *token,
+			    unsigned long long generation)
+{
+	struct token_cache_entry *e = &s->token_cache[hash[0] % STORE_TOKEN_CACHE_SLOTS];
+
+	pthread_mutex_lock(&s->token_cache_lock);
+	if (generation == s->token_generation) {
+		e->used = true;
+		e->generation = generation;
+		memcpy(e->hash, hash, STORE_TOKEN_HASH_SIZE);
+		e->token = *token;
+	}
+	pthread_mutex_unlock(&s->token_cache_lock);
+}
+
 struct token_create_op {
 	enum store_token_kind kind;
 	const char *name;
@@ -76,6 +129,7 @@ int store_token_create(struct store *s, enum store_token_kind kind, const char *
 	cJSON *answer = NULL;
 	int rc = store_write_answer(s, op_token_create, &a, &a.out, &answer);
 
+	token_cache_forget(s); /* a revoked token of this hash may live again */
 	if (rc == 0 && ret_token)
 		*ret_token = answer;
 	else
@@ -83,24 +137,18 @@ int store_token_create(struct store *s, enum store_token_kind kind, const char *
 	return rc;
 }
 
-/* Constant-time comparison, so that how long a lookup takes says nothing
- * about how much of a hash matched. */
-static bool hash_equal(const unsigned char *a, const unsigned char *b)
-{
-	unsigned char diff = 0;
-
-	for (int i = 0; i < STORE_TOKEN_HASH_SIZE; i++)
-		diff |= a[i] ^ b[i];
-	return diff == 0;
-}
-
+/* A live token is remembered (token_cache_get()): every request checks its
+ * token, and the query under the reader's lock was most of that check. */
 int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 		     struct store_token *ret_token)
 {
 	sqlite3_stmt *stmt;
 	struct store_token t = {0};
+	unsigned long long generation;
 	int rc = LL_ENOTFOUND;
 
+	if (token_cache_get(s, hash, ret_token, &generation))
+		return 0;
 	pthread_mutex_lock(&s->reader_lock);
 	stmt = db_cached(s->reader, "SELECT id, kind, agent_id, name, hash FROM tokens"
 				    " WHERE hash = ? AND revoked_at IS NULL");
@@ -120,6 +168,8 @@ int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_
 	}
 	db_release(s->reader, stmt);
 	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == 0)
+		token_cache_put(s, hash, &t, generation);
 	return rc;
 }
 
@@ -169,6 +219,7 @@ int store_token_revoke(struct store *s, long long id, long long now, cJSON **ret
 	struct token_revoke_op a = {id, now};
 	int rc = store_write(s, op_token_revoke, &a);
 
+	token_cache_forget(s);
 	if (rc < 0)
 		return rc;
 	*ret_body = cJSON_CreateObject();

@@ -21,6 +21,7 @@ for bench_table.py, and exits 1 when a check fails.
 """
 import json
 import os
+import resource
 import selectors
 import socket
 import sys
@@ -264,7 +265,22 @@ def dribblers():
         check(closed == DRIBBLERS, "every dribbler closed at the header deadline")
 
 
+def raise_open_files():
+    """This process holds AGENTS + DRIBBLERS sockets at once: the soft
+    open-files limit is raised to the hard one (often 1,024 soft), and
+    the run stops early when even that is too few. The daemon raises its
+    own (it logs `capacity open_files=...`; --max-connections caps it)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = max(AGENTS, DRIBBLERS) + 100
+    if soft != resource.RLIM_INFINITY and soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    if soft != resource.RLIM_INFINITY and soft < need:
+        sys.exit("bench_fleet: needs %d open files, the hard limit is %d" % (need, soft))
+
+
 if __name__ == "__main__":
+    raise_open_files()
     fleet()
     dribblers()
     print("%d checks failed" % len(failures))

@@ -221,6 +221,55 @@ static void test_group_commit(void)
 	store_close(shared_store);
 }
 
+/* A lease merges the tasks pinned to the agent and the unpinned ones in
+ * the queue's order (priority, then submission), and never takes a task
+ * pinned to another agent. */
+static void test_lease_order_pinned_and_unpinned(const char *path)
+{
+	static const char *const jobs[] = {
+		"\"priority\":0,\"matrix\":{\"cells\":{\"os\":[\"win10\"]}}", /* unpinned, low */
+		"\"priority\":5,\"matrix\":{\"each_agent\":{}}",              /* pinned, high */
+		"\"priority\":5,\"matrix\":{\"cells\":{\"os\":[\"win10\"]}}", /* unpinned, high */
+		"\"priority\":0,\"matrix\":{\"each_agent\":{}}",              /* pinned, low */
+	};
+	/* Agent a's order: both high (pinned first: lower id), then both low. */
+	static const int expected[] = {1, 2, 0, 3};
+	struct store *s = NULL;
+	long long t = 1000000, a, b, ids[4];
+	cJSON *lease = NULL;
+	char text[512];
+
+	CHECK_EQ_INT(store_open(path, options, &s), 0);
+	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
+	b = enroll(s, "b", "{\"os\":\"win10\"}", t);
+	for (int i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text),
+			 "{\"name\":\"j%d\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+			 "\"variants\":[\"default\"],%s}",
+			 i, jobs[i]);
+		ids[i] = submit(s, text, t);
+		CHECK(ids[i] > 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
+		CHECK(lease != NULL);
+		CHECK_EQ_INT(num(lease, "job_id"), ids[expected[i]]);
+		cJSON_Delete(lease);
+	}
+	CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
+	CHECK(lease == NULL);
+	/* b finds its own two pinned tasks, high first, and nothing else. */
+	CHECK_EQ_INT(store_task_lease(s, b, t, &lease), 0);
+	CHECK_EQ_INT(num(lease, "job_id"), ids[1]);
+	cJSON_Delete(lease);
+	CHECK_EQ_INT(store_task_lease(s, b, t, &lease), 0);
+	CHECK_EQ_INT(num(lease, "job_id"), ids[3]);
+	cJSON_Delete(lease);
+	CHECK_EQ_INT(store_task_lease(s, b, t, &lease), 0);
+	CHECK(lease == NULL);
+	store_close(s);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/loadlab-store-XXXXXX";
@@ -232,6 +281,8 @@ int main(void)
 	test_lease_expiry_retry_dead();
 	test_result_once_and_reopen();
 	test_group_commit();
+	snprintf(command, sizeof(command), "%s/order.db", dir);
+	test_lease_order_pinned_and_unpinned(command);
 	snprintf(command, sizeof(command), "rm -rf %s", dir);
 	if (system(command) != 0)
 		return 1;
