@@ -69,6 +69,14 @@ static int rebase_dlls(const struct program_context *ctx, struct program_variant
 		rc = program_note(var, "The program has no DLLs of its own: there is nothing to rebase.");
 		goto out;
 	}
+	for (size_t k = 0; k < count; k++)
+		if (ctx->files[which[k]].relocs_stripped) {
+			program_invalid(var,
+					"Rebase cannot apply: %s has its relocations stripped, so it loads "
+					"only at its preferred base.",
+					ctx->files[which[k]].path);
+			goto out;
+		}
 	if ((rc = pe_rebase_batch(images, count, PROGRAM_UNIQUE_BASE, false, timestamp, bases)) < 0) {
 		/* "Image K of N: ..." names the image by its place in the batch. */
 		program_invalid(
