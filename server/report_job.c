@@ -310,15 +310,18 @@ static cJSON *churn_table(const cJSON *tasks)
 	return rows;
 }
 
-/* The variant a table compares with: PREFERRED when NAMES (strings) has it,
- * else the first name; PREFERRED when NAMES is empty. */
+/* The variant a table compares with, as summary.c picks it: PREFERRED
+ * when NAMES (strings) has it, else a program's "as-built", else the
+ * first name; PREFERRED when NAMES is empty. */
 static const char *baseline_name(const cJSON *names, const char *preferred)
 {
+	const char *order[] = {preferred, "as-built"};
 	const cJSON *name;
 
-	cJSON_ArrayForEach(name, names)
-		if (strcmp(name->valuestring, preferred) == 0)
-			return preferred;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		cJSON_ArrayForEach(name, names)
+			if (strcmp(name->valuestring, order[i]) == 0)
+				return order[i];
 	return names->child ? names->child->valuestring : preferred;
 }
 
@@ -327,6 +330,7 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 	struct job_rows rows = {.store = store, .tasks = cJSON_CreateArray()};
 	cJSON *job = NULL, *out, *cells, *names, *significance, *info;
 	const cJSON *spec, *v, *t;
+	bool program;
 	int rc;
 
 	if ((rc = store_job_get(store, job_id, &job)) < 0 ||
@@ -347,6 +351,7 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 	/* A pe or elf job has a generator, a program job a program section. */
 	cJSON_AddItemToObject(info, "generator", cJSON_Duplicate(get(spec, "generator"), true));
 	cJSON_AddItemToObject(info, "program", cJSON_Duplicate(get(spec, "program"), true));
+	program = get(spec, "program") != NULL;
 
 	cells = cJSON_AddArrayToObject(out, "cells");
 	cJSON_ArrayForEach(t, rows.tasks) {
@@ -370,7 +375,8 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddItemToObject(out, "findings", findings(warm));
 	}
 	if (table_present(rows.tasks, "cold")) {
-		cJSON *cold = build_table(rows.tasks, names, "cold", baseline_name(names, "rebase"));
+		cJSON *cold = build_table(rows.tasks, names, "cold",
+					  baseline_name(names, program ? "as-built" : "rebase"));
 		if (modules) {
 			cJSON *per_module = cJSON_AddArrayToObject(cold, "modules");
 			cJSON_ArrayForEach(t, rows.tasks) {

@@ -188,9 +188,11 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 {
 	const cJSON *variants, *v, *base_warm = NULL, *base_cold = NULL;
 	cJSON *out, *by_name;
-	const char *warm_base_name = NULL;
+	const char *warm_base_name = NULL, *cold_base_name = NULL;
 	struct report_sample sx = *sx_room, sy = *sy_room;
 	struct stats_summary summary_x, summary_y;
+	bool program = cJSON_IsString(get(root, "family")) &&
+		       strcmp(get(root, "family")->valuestring, "program") == 0;
 
 	variants = get(root, "variants");
 	out = cJSON_CreateObject();
@@ -225,27 +227,31 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 			cJSON_AddItemToObject(s, "cold", c);
 	}
 
-	/* Baselines: the column's `default` for warm times, the office
-	 * study's `rebase` for cold starts (else the first variant that has
-	 * the figures). */
+	/* Baselines: the column's `default` for warm times (else a
+	 * program's `as-built`), the office study's `rebase` for cold starts
+	 * (a program's `as-built`), else the first variant that has the
+	 * figures; report_job.c's tables name the same. */
 	if (get(get(by_name, "default"), "warm"))
 		warm_base_name = "default";
+	else if (get(get(by_name, "as-built"), "warm"))
+		warm_base_name = "as-built";
+	if (program && get(get(by_name, "as-built"), "cold"))
+		cold_base_name = "as-built";
+	else if (get(get(by_name, "rebase"), "cold"))
+		cold_base_name = "rebase";
 	cJSON_ArrayForEach(v, by_name) {
 		if (!warm_base_name && get(v, "warm"))
 			warm_base_name = v->string;
 		if (!base_cold && get(v, "cold"))
 			base_cold = get(v, "cold");
 	}
-	if (get(get(by_name, "rebase"), "cold"))
-		base_cold = get(get(by_name, "rebase"), "cold");
+	if (cold_base_name)
+		base_cold = get(get(by_name, cold_base_name), "cold");
 	cJSON_AddItemToObject(out, "warm_baseline",
 			      warm_base_name ? cJSON_CreateString(warm_base_name) : cJSON_CreateNull());
-	cJSON_AddItemToObject(
-		out, "cold_baseline",
-		base_cold ? cJSON_CreateString(get(by_name, "rebase") && get(get(by_name, "rebase"), "cold")
-						       ? "rebase"
-						       : "first")
-			  : cJSON_CreateNull());
+	cJSON_AddItemToObject(out, "cold_baseline",
+			      base_cold ? cJSON_CreateString(cold_base_name ? cold_base_name : "first")
+					: cJSON_CreateNull());
 	if (warm_base_name) {
 		const cJSON *bv = report_find_variant(variants, warm_base_name);
 		double *bx = NULL;
