@@ -1,15 +1,20 @@
 /*
- * elf_build.c - compiles and links the elf family's program with gcc and
- * GNU ld, task->jobs commands at a time, and runs the instrumented trace
- * build.
+ * elf_build.c - compiles and links the elf family's program with the
+ * task's toolchain (gcc and GNU ld, or clang and lld: runner.h),
+ * task->jobs commands at a time, and runs the instrumented trace build.
  *
  * Objects: obj/link/lt<i>.o (-fPIC), obj/hidden/lt<i>.o (-fvisibility=hidden),
- * obj/order/lt<i>.o (from lt<i>_order.c), obj/trace/lt<i>.o
- * (-finstrument-functions), main.o, main_trace.o (-DLL_TRACE), empty.o.
+ * obj/trace/lt<i>.o (-finstrument-functions), main.o, main_trace.o
+ * (-DLL_TRACE), empty.o; for trace order with GNU ld obj/order/lt<i>.o
+ * (from lt<i>_order.c, after the trace), with lld obj/sections/lt<i>.o
+ * (-ffunction-sections, with the others) linked with
+ * --symbol-ordering-file=obj/order-lt<i>.txt.
  * Each variant links its libraries and program into its own folder with
- * its knobs' flags (elf_family.h, docs/elf-pipeline.md):
+ * the toolchain's -fuse-ld= and its knobs' flags (elf_family.h,
+ * docs/elf-pipeline.md):
  *   libraries  -shared -nostdlib -Wl,-soname,liblt<i>.so
- *              -z now | -z lazy, [-z pack-relative-relocs], [-Bsymbolic],
+ *              -z now | -z lazy, [-z pack-relative-relocs (GNU ld) |
+ *              --pack-dyn-relocs=relr (lld 14)], [-Bsymbolic],
  *              --hash-style=gnu | sysv
  *   program    the same but -Bsymbolic (which means nothing there), and
  *              -rpath $ORIGIN so the loader finds the libraries beside it.
@@ -23,6 +28,7 @@
 #include <string.h>
 
 #include "elf_family.h"
+#include "loadlab/buf.h"
 #include "loadlab/err.h"
 
 /* Runs BUILD's objects or links (family_build_run()) with gcc. */
@@ -31,7 +37,7 @@ static int run_build(const struct elf_context *ctx, struct family_build *build, 
 	return family_build_run(ctx->base.task, build, links, false, ELF_TOOL_TIMEOUT_MS, trace_order);
 }
 
-/* gcc -O1 -c SRC/SOURCE -o OBJ/OBJECT plus FLAGS (NULL-terminated). */
+/* CC -O1 -c SRC/SOURCE -o OBJ/OBJECT plus FLAGS (NULL-terminated). */
 static int compile(const struct elf_context *ctx, struct family_commands *list, const char *source,
 		   const char *object, const char *const *flags)
 {
@@ -40,7 +46,7 @@ static int compile(const struct elf_context *ctx, struct family_commands *list, 
 
 	if (!c)
 		return LL_ENOMEM;
-	if ((rc = family_command_arg(c, "%s", ctx->gcc)) < 0 || (rc = family_command_arg(c, "-O1")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->cc)) < 0 || (rc = family_command_arg(c, "-O1")) < 0 ||
 	    (rc = family_command_arg(c, "-c")) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", ctx->base.src, source)) < 0 ||
 	    (rc = family_command_arg(c, "-o")) < 0 ||
@@ -52,15 +58,20 @@ static int compile(const struct elf_context *ctx, struct family_commands *list, 
 	return family_command_log(c, ctx->base.obj, object);
 }
 
-/* The linker flags of KNOBS; SYMBOLIC only for a library. */
-static int knob_flags(struct family_command *c, const struct job_spec_elf_knobs *knobs, bool library)
+/* The toolchain's linker and the linker flags of KNOBS; SYMBOLIC only
+ * for a library, RELR for a program only where the toolchain can
+ * (runner.h, relr_program). */
+static int knob_flags(const struct elf_context *ctx, struct family_command *c,
+		      const struct job_spec_elf_knobs *knobs, bool library)
 {
 	int rc;
 
-	if ((rc = family_command_arg(c, "-Wl,-z,%s", knobs->bind_now ? "now" : "lazy")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->toolchain->use_ld)) < 0 ||
+	    (rc = family_command_arg(c, "-Wl,-z,%s", knobs->bind_now ? "now" : "lazy")) < 0 ||
 	    (rc = family_command_arg(c, "-Wl,--hash-style=%s", knobs->sysv_hash ? "sysv" : "gnu")) < 0)
 		return rc;
-	if (knobs->relr && (rc = family_command_arg(c, "-Wl,-z,pack-relative-relocs")) < 0)
+	if (knobs->relr && (library || ctx->toolchain->relr_program) &&
+	    (rc = family_command_arg(c, "-Wl,%s", ctx->toolchain->relr)) < 0)
 		return rc;
 	if (library && knobs->symbolic && (rc = family_command_arg(c, "-Wl,-Bsymbolic")) < 0)
 		return rc;
@@ -78,11 +89,16 @@ static int link_library(const struct elf_context *ctx, struct family_commands *l
 	if (!c)
 		return LL_ENOMEM;
 	snprintf(name, sizeof(name), "liblt%d.so", i);
-	if ((rc = family_command_arg(c, "%s", ctx->gcc)) < 0 || (rc = family_command_arg(c, "-shared")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->cc)) < 0 || (rc = family_command_arg(c, "-shared")) < 0 ||
 	    (rc = family_command_arg(c, "-nostdlib")) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", dir, name)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s/lt%d.o", ctx->base.obj, set, i)) < 0 ||
-	    (rc = family_command_arg(c, "-Wl,-soname,%s", name)) < 0 || (rc = knob_flags(c, knobs, true)) < 0)
+	    (rc = family_command_arg(c, "-Wl,-soname,%s", name)) < 0 ||
+	    (rc = knob_flags(ctx, c, knobs, true)) < 0)
+		return rc;
+	if (knobs->trace_order && ctx->toolchain->order_file &&
+	    (rc = family_command_arg(c, "-Wl,--symbol-ordering-file=%s/order-lt%d.txt", ctx->base.obj, i)) <
+		    0)
 		return rc;
 	return family_command_log(c, dir, name);
 }
@@ -98,10 +114,10 @@ static int link_program(const struct elf_context *ctx, struct family_commands *l
 
 	if (!c)
 		return LL_ENOMEM;
-	if ((rc = family_command_arg(c, "%s", ctx->gcc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
+	if ((rc = family_command_arg(c, "%s", ctx->cc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", dir, exe)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", ctx->base.obj, object)) < 0 ||
-	    (rc = knob_flags(c, knobs, false)) < 0)
+	    (rc = knob_flags(ctx, c, knobs, false)) < 0)
 		return rc;
 	if (with_libraries) {
 		if ((rc = family_command_arg(c, "-L%s", dir)) < 0 ||
@@ -117,9 +133,11 @@ static int link_program(const struct elf_context *ctx, struct family_commands *l
 }
 
 /* The object set a variant's libraries come from. */
-static const char *object_set(const struct job_spec_elf_knobs *knobs)
+static const char *object_set(const struct elf_context *ctx, const struct job_spec_elf_knobs *knobs)
 {
-	return knobs->trace_order ? "order" : knobs->hidden ? "hidden" : "link";
+	if (knobs->trace_order)
+		return ctx->toolchain->order_file ? "sections" : "order";
+	return knobs->hidden ? "hidden" : "link";
 }
 
 static int compile_set(const struct elf_context *ctx, struct family_commands *list, const char *set,
@@ -144,6 +162,7 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 	static const char *const pic[] = {"-fPIC", NULL};
 	static const char *const hidden[] = {"-fPIC", "-fvisibility=hidden", NULL};
 	static const char *const instrument[] = {"-fPIC", "-finstrument-functions", NULL};
+	static const char *const sections[] = {"-fPIC", "-ffunction-sections", NULL};
 	static const char *const trace_main[] = {"-DLL_TRACE", NULL};
 	static const struct job_spec_elf_knobs plain = {.name = "default"};
 	struct family_build build = {0};
@@ -151,12 +170,15 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 	int rc = 0;
 
 	if (trace_order) {
-		rc = compile_set(ctx, &build.objects, "order", "_order", pic);
+		if (!ctx->toolchain->order_file)
+			rc = compile_set(ctx, &build.objects, "order", "_order", pic);
 	} else {
 		if ((rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
 		    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
 		    (ctx->base.need_trace &&
 		     (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
+		    (ctx->base.need_trace && ctx->toolchain->order_file &&
+		     (rc = compile_set(ctx, &build.objects, "sections", "", sections)) < 0) ||
 		    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
 		    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
 		    (ctx->base.need_trace &&
@@ -174,8 +196,8 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 		if ((rc = plat_mkdirs(var->base.dir)) < 0)
 			goto out;
 		for (int i = 0; i < ctx->base.dlls; i++)
-			if ((rc = link_library(ctx, &build.libraries, var->base.dir, object_set(&var->knobs),
-					       i, &var->knobs)) < 0)
+			if ((rc = link_library(ctx, &build.libraries, var->base.dir,
+					       object_set(ctx, &var->knobs), i, &var->knobs)) < 0)
 				goto out;
 		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true, false,
 				       &var->knobs)) < 0)
@@ -202,6 +224,26 @@ int elf_build(struct elf_context *ctx, bool trace_order)
 out:
 	family_build_release(&build);
 	return rc;
+}
+
+int elf_build_order_files(const struct elf_context *ctx)
+{
+	for (int i = 0; i < ctx->base.dlls; i++) {
+		char name[64], path[PLAT_MAX_PATH + 1];
+		struct buf b;
+		int rc = 0;
+		buf_init(&b, ELF_MAX_REPORT);
+		snprintf(name, sizeof(name), "order-lt%d.txt", i);
+		for (size_t r = 0; r < ctx->base.trace_count[i] && rc == 0; r++)
+			rc = buf_printf(&b, "lt%d_f%d\n", i, ctx->base.trace[i][r]);
+		if (rc < 0 || (rc = family_path(path, ctx->base.obj, name)) < 0 ||
+		    (rc = family_write_file(path, buf_str(&b), b.len)) < 0) {
+			buf_release(&b);
+			return rc;
+		}
+		buf_release(&b);
+	}
+	return 0;
 }
 
 /* Adds function J to library I's trace unless it is there already. */

@@ -1,6 +1,7 @@
 /*
  * elf_family.h - the `elf` family (family.h): Linux shared objects built
- * with gcc and GNU ld, run natively (docs/elf-pipeline.md). Its entry
+ * with gcc and GNU ld or clang and lld (the task's cell "toolchain",
+ * runner.h), run natively (docs/elf-pipeline.md). Its entry
  * elf_family (elf_family.c: reads the job, runs the stages, describes the
  * result) and its stages: generate (elf_generate.c), build and the
  * startup trace (elf_build.c), verify (elf_verify.c: the files through
@@ -33,6 +34,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/plat.h"
 #include "measure/measure.h"
+#include "runner/runner.h"
 
 /* Longest time one run of a generated program may take. */
 #define ELF_RUN_TIMEOUT_MS 60000
@@ -63,12 +65,14 @@ struct elf_object_facts {
 struct elf_variant {
 	struct family_variant base; /* name, dir, valid, invalid_reason, verify, files */
 	struct job_spec_elf_knobs knobs;
+	const char *toolchain; /* the kind that builds it (static text) */
 };
 
 struct elf_context {
-	struct family_context base; /* its measured: what elf_timing() gives the driver */
-	char gcc[PLAT_MAX_PATH];
-	char gcc_version[64];
+	struct family_context base;                   /* its measured: what elf_timing() gives the driver */
+	const struct runner_elf_toolchain *toolchain; /* the cell's "toolchain", else gcc+ld */
+	char cc[PLAT_MAX_PATH];                       /* its compiler driver, found in PATH */
+	char cc_version[64];
 	struct elf_variant *variants;
 	size_t variant_count;
 	bool need_hidden;
@@ -96,9 +100,15 @@ int elf_generate_order(struct elf_context *ctx);
 /* Compiles every object (task->jobs at a time) and links every variant's
  * libraries and program into its folder, and the floor into work/empty.
  * With TRACE_ORDER, only what the trace-ordered variants need (after
- * elf_generate_order()); otherwise everything else, and with
- * ctx->need_trace the instrumented trace build into work/trace. */
+ * elf_generate_order() for GNU ld, elf_build_order_files() for lld);
+ * otherwise everything else, and with ctx->need_trace the instrumented
+ * trace build into work/trace (and for lld the objects the trace-ordered
+ * variants link, compiled with -ffunction-sections). */
 int elf_build(struct elf_context *ctx, bool trace_order);
+
+/* Writes obj/order-lt<i>.txt for every library: its traced functions'
+ * names, one a line, in trace order (lld's --symbol-ordering-file). */
+int elf_build_order_files(const struct elf_context *ctx);
 
 /* Runs the trace build once in its startup scenario and fills ctx->trace. */
 int elf_build_trace_run(struct elf_context *ctx);
