@@ -104,9 +104,9 @@ static int link_library(const struct elf_context *ctx, struct family_commands *l
 }
 
 /* Program EXE into DIR from OBJ/OBJECT, against DIR's libraries when
- * WITH_LIBRARIES (-rdynamic for the trace build: it exports the recorder). */
+ * WITH_LIBRARIES. */
 static int link_program(const struct elf_context *ctx, struct family_commands *list, const char *dir,
-			const char *object, const char *exe, bool with_libraries, bool rdynamic,
+			const char *object, const char *exe, bool with_libraries,
 			const struct job_spec_elf_knobs *knobs)
 {
 	struct family_command *c = family_command_new(list);
@@ -127,8 +127,6 @@ static int link_program(const struct elf_context *ctx, struct family_commands *l
 			if ((rc = family_command_arg(c, "-llt%d", i)) < 0)
 				return rc;
 	}
-	if (rdynamic && (rc = family_command_arg(c, "-rdynamic")) < 0)
-		return rc;
 	return family_command_log(c, dir, exe);
 }
 
@@ -157,70 +155,97 @@ static int compile_set(const struct elf_context *ctx, struct family_commands *li
 	return 0;
 }
 
-int elf_build(struct elf_context *ctx, bool trace_order)
+/* The trace program work/trace/main: main_trace.o and every library's
+ * instrumented object in one executable, -rdynamic so that dladdr names
+ * the functions (the calls main makes are the same as through the
+ * libraries; one link instead of one per library). */
+static int link_trace(const struct elf_context *ctx, struct family_commands *list)
+{
+	static const struct job_spec_elf_knobs plain = {.name = "default"};
+	struct family_command *c = family_command_new(list);
+	char dir[PLAT_MAX_PATH + 1];
+	int rc;
+
+	if (!c)
+		return LL_ENOMEM;
+	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
+	    (rc = family_command_arg(c, "%s", ctx->cc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
+	    (rc = family_command_arg(c, "%s/main", dir)) < 0 ||
+	    (rc = family_command_arg(c, "%s/main_trace.o", ctx->base.obj)) < 0)
+		return rc;
+	for (int i = 0; i < ctx->base.dlls; i++)
+		if ((rc = family_command_arg(c, "%s/trace/lt%d.o", ctx->base.obj, i)) < 0)
+			return rc;
+	if ((rc = knob_flags(ctx, c, &plain, false)) < 0 || (rc = family_command_arg(c, "-rdynamic")) < 0)
+		return rc;
+	return family_command_log(c, dir, "main");
+}
+
+int elf_build_objects(struct elf_context *ctx)
 {
 	static const char *const pic[] = {"-fPIC", NULL};
 	static const char *const hidden[] = {"-fPIC", "-fvisibility=hidden", NULL};
 	static const char *const instrument[] = {"-fPIC", "-finstrument-functions", NULL};
 	static const char *const sections[] = {"-fPIC", "-ffunction-sections", NULL};
 	static const char *const trace_main[] = {"-DLL_TRACE", NULL};
+	struct family_build build = {0};
+	bool trace = ctx->base.need_trace;
+	int rc;
+
+	/* The trace program's objects first: its link waits only for them. */
+	if ((trace && (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
+	    (trace && (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0) ||
+	    (rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
+	    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
+	    (trace && ctx->toolchain->order_file &&
+	     (rc = compile_set(ctx, &build.objects, "sections", "", sections)) < 0) ||
+	    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
+	    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
+	    (trace && (rc = link_trace(ctx, &build.programs)) < 0) ||
+	    (rc = run_build(ctx, &build, false, false)) < 0)
+		goto out;
+	rc = run_build(ctx, &build, true, false);
+out:
+	family_build_release(&build);
+	return rc;
+}
+
+int elf_build_order_objects(struct elf_context *ctx)
+{
+	static const char *const pic[] = {"-fPIC", NULL};
+	struct family_build build = {0};
+	int rc;
+
+	if ((rc = compile_set(ctx, &build.objects, "order", "_order", pic)) == 0)
+		rc = run_build(ctx, &build, false, true);
+	family_build_release(&build);
+	return rc;
+}
+
+int elf_build_link(struct elf_context *ctx)
+{
 	static const struct job_spec_elf_knobs plain = {.name = "default"};
 	struct family_build build = {0};
 	char dir[PLAT_MAX_PATH + 1];
 	int rc = 0;
 
-	if (trace_order) {
-		if (!ctx->toolchain->order_file)
-			rc = compile_set(ctx, &build.objects, "order", "_order", pic);
-	} else {
-		if ((rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
-		    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
-		    (ctx->base.need_trace &&
-		     (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
-		    (ctx->base.need_trace && ctx->toolchain->order_file &&
-		     (rc = compile_set(ctx, &build.objects, "sections", "", sections)) < 0) ||
-		    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
-		    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
-		    (ctx->base.need_trace &&
-		     (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0))
-			goto out;
-	}
-	if (rc < 0 || (rc = run_build(ctx, &build, false, trace_order)) < 0)
-		goto out;
-
 	/* Every variant's libraries, then its program against them. */
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		const struct elf_variant *var = &ctx->variants[v];
-		if (var->knobs.trace_order != trace_order)
-			continue;
 		if ((rc = plat_mkdirs(var->base.dir)) < 0)
 			goto out;
 		for (int i = 0; i < ctx->base.dlls; i++)
 			if ((rc = link_library(ctx, &build.libraries, var->base.dir,
 					       object_set(ctx, &var->knobs), i, &var->knobs)) < 0)
 				goto out;
-		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true, false,
+		if ((rc = link_program(ctx, &build.programs, var->base.dir, "main.o", "main", true,
 				       &var->knobs)) < 0)
 			goto out;
 	}
-	if (!trace_order) {
-		if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
-		    (rc = link_program(ctx, &build.programs, dir, "empty.o", "empty", false, false, &plain)) <
-			    0)
-			goto out;
-		if (ctx->base.need_trace) {
-			if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 ||
-			    (rc = plat_mkdirs(dir)) < 0)
-				goto out;
-			for (int i = 0; i < ctx->base.dlls; i++)
-				if ((rc = link_library(ctx, &build.libraries, dir, "trace", i, &plain)) < 0)
-					goto out;
-			if ((rc = link_program(ctx, &build.programs, dir, "main_trace.o", "main", true, true,
-					       &plain)) < 0)
-				goto out;
-		}
-	}
-	rc = run_build(ctx, &build, true, trace_order);
+	if ((rc = family_path(dir, ctx->base.work, "empty")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
+	    (rc = link_program(ctx, &build.programs, dir, "empty.o", "empty", false, &plain)) < 0)
+		goto out;
+	rc = run_build(ctx, &build, true, false);
 out:
 	family_build_release(&build);
 	return rc;

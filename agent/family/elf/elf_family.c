@@ -158,26 +158,31 @@ static int elf_generate_stage(struct family_run *run, void *state)
 	return elf_generate(ctx);
 }
 
+/* Every object, and the trace program when a variant is trace-ordered. */
 static int elf_build_stage(struct family_run *run, void *state)
 {
 	(void)run;
-	return elf_build(state, false);
+	return elf_build_objects(state);
 }
 
-/* The startup trace and the trace-ordered builds, when a variant asks for
- * them (phase "trace"). */
+/* The startup trace and what trace order needs after it (phase "trace"),
+ * when a variant asks for it; then every variant linked. */
 static int elf_transform_stage(struct family_run *run, void *state)
 {
 	struct elf_context *ctx = state;
 	int rc;
 
-	if (!ctx->base.need_trace)
-		return 0;
-	if ((rc = elf_build_trace_run(ctx)) < 0 ||
-	    (rc = ctx->toolchain->order_file ? elf_build_order_files(ctx) : elf_generate_order(ctx)) < 0 ||
-	    (rc = elf_build(ctx, true)) < 0)
-		return rc;
-	return family_phase_done(run, "trace");
+	if (ctx->base.need_trace) {
+		if ((rc = elf_build_trace_run(ctx)) < 0)
+			return rc;
+		if (ctx->toolchain->order_file)
+			rc = elf_build_order_files(ctx);
+		else if ((rc = elf_generate_order(ctx)) == 0)
+			rc = elf_build_order_objects(ctx);
+		if (rc < 0 || (rc = family_phase_done(run, "trace")) < 0)
+			return rc;
+	}
+	return elf_build_link(ctx);
 }
 
 static int elf_verify_stage(struct family_run *run, void *state)

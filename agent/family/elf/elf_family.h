@@ -97,14 +97,20 @@ int elf_generate_order(struct elf_context *ctx);
 
 /* ---- build ---- */
 
-/* Compiles every object (task->jobs at a time) and links every variant's
- * libraries and program into its folder, and the floor into work/empty.
- * With TRACE_ORDER, only what the trace-ordered variants need (after
- * elf_generate_order() for GNU ld, elf_build_order_files() for lld);
- * otherwise everything else, and with ctx->need_trace the instrumented
- * trace build into work/trace (and for lld the objects the trace-ordered
- * variants link, compiled with -ffunction-sections). */
-int elf_build(struct elf_context *ctx, bool trace_order);
+/* Compiles, task->jobs at a time, every object the variants, the floor
+ * and (ctx->need_trace) the trace build need, but GNU ld's trace-ordered
+ * ones; then links the trace program work/trace/main. */
+int elf_build_objects(struct elf_context *ctx);
+
+/* GNU ld's trace-ordered objects, obj/order/lt<i>.o from lt<i>_order.c
+ * (after elf_generate_order()). */
+int elf_build_order_objects(struct elf_context *ctx);
+
+/* Links every variant's libraries and program into its folder (the
+ * trace-ordered ones after the trace: elf_generate_order() and
+ * elf_build_order_objects() for GNU ld, elf_build_order_files() for lld)
+ * and the floor into work/empty. */
+int elf_build_link(struct elf_context *ctx);
 
 /* Writes obj/order-lt<i>.txt for every library: its traced functions'
  * names, one a line, in trace order (lld's --symbol-ordering-file). */
