@@ -1,11 +1,11 @@
 /*
  * elf_build.c - compiles and links the elf family's program with the
  * task's toolchain (gcc and GNU ld, or clang and lld: runner.h),
- * task->jobs commands at a time, and runs the instrumented trace build.
+ * task->jobs commands at a time, and runs the trace build (the link
+ * set's libraries and main, bound lazily) under LD_DEBUG=bindings.
  *
  * Objects: obj/link/lt<i>.o (-fPIC), obj/hidden/lt<i>.o (-fvisibility=hidden),
- * obj/trace/lt<i>.o (-finstrument-functions), main.o, main_trace.o
- * (-DLL_TRACE), empty.o; for trace order with GNU ld obj/order/lt<i>.o
+ * main.o, empty.o; for trace order with GNU ld obj/order/lt<i>.o
  * (from lt<i>_order.c, after the trace), with lld obj/sections/lt<i>.o
  * (-ffunction-sections, with the others) linked with
  * --symbol-ordering-file=obj/order-lt<i>.txt.
@@ -155,54 +155,38 @@ static int compile_set(const struct elf_context *ctx, struct family_commands *li
 	return 0;
 }
 
-/* The trace program work/trace/main: main_trace.o and every library's
- * instrumented object in one executable, -rdynamic so that dladdr names
- * the functions (the calls main makes are the same as through the
- * libraries; one link instead of one per library). */
-static int link_trace(const struct elf_context *ctx, struct family_commands *list)
+/* The trace build in work/trace: the link set's libraries and main,
+ * bound lazily, so that the loader binds each import at its first call. */
+static int link_trace(const struct elf_context *ctx, struct family_build *build)
 {
 	static const struct job_spec_elf_knobs plain = {.name = "default"};
-	struct family_command *c = family_command_new(list);
 	char dir[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if (!c)
-		return LL_ENOMEM;
-	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0 ||
-	    (rc = family_command_arg(c, "%s", ctx->cc)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
-	    (rc = family_command_arg(c, "%s/main", dir)) < 0 ||
-	    (rc = family_command_arg(c, "%s/main_trace.o", ctx->base.obj)) < 0)
+	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 || (rc = plat_mkdirs(dir)) < 0)
 		return rc;
 	for (int i = 0; i < ctx->base.dlls; i++)
-		if ((rc = family_command_arg(c, "%s/trace/lt%d.o", ctx->base.obj, i)) < 0)
+		if ((rc = link_library(ctx, &build->libraries, dir, "link", i, &plain)) < 0)
 			return rc;
-	if ((rc = knob_flags(ctx, c, &plain, false)) < 0 || (rc = family_command_arg(c, "-rdynamic")) < 0)
-		return rc;
-	return family_command_log(c, dir, "main");
+	return link_program(ctx, &build->programs, dir, "main.o", "main", true, &plain);
 }
 
 int elf_build_objects(struct elf_context *ctx)
 {
 	static const char *const pic[] = {"-fPIC", NULL};
 	static const char *const hidden[] = {"-fPIC", "-fvisibility=hidden", NULL};
-	static const char *const instrument[] = {"-fPIC", "-finstrument-functions", NULL};
 	static const char *const sections[] = {"-fPIC", "-ffunction-sections", NULL};
-	static const char *const trace_main[] = {"-DLL_TRACE", NULL};
 	struct family_build build = {0};
 	bool trace = ctx->base.need_trace;
 	int rc;
 
-	/* The trace program's objects first: its link waits only for them. */
-	if ((trace && (rc = compile_set(ctx, &build.objects, "trace", "", instrument)) < 0) ||
-	    (trace && (rc = compile(ctx, &build.objects, "main.c", "main_trace.o", trace_main)) < 0) ||
-	    (rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
+	if ((rc = compile_set(ctx, &build.objects, "link", "", pic)) < 0 ||
 	    (ctx->need_hidden && (rc = compile_set(ctx, &build.objects, "hidden", "", hidden)) < 0) ||
 	    (trace && ctx->toolchain->order_file &&
 	     (rc = compile_set(ctx, &build.objects, "sections", "", sections)) < 0) ||
 	    (rc = compile(ctx, &build.objects, "main.c", "main.o", NULL)) < 0 ||
 	    (rc = compile(ctx, &build.objects, "empty.c", "empty.o", NULL)) < 0 ||
-	    (trace && (rc = link_trace(ctx, &build.programs)) < 0) ||
-	    (rc = run_build(ctx, &build, false, false)) < 0)
+	    (trace && (rc = link_trace(ctx, &build)) < 0) || (rc = run_build(ctx, &build, false, false)) < 0)
 		goto out;
 	rc = run_build(ctx, &build, true, false);
 out:
@@ -285,22 +269,27 @@ static void trace_add(struct elf_context *ctx, int i, int j, bool *seen)
 int elf_build_trace_run(struct elf_context *ctx)
 {
 	char dir[PLAT_MAX_PATH + 1], exe[PLAT_MAX_PATH + 1], report[PLAT_MAX_PATH + 1];
-	const char *argv[] = {exe, "trace", report, NULL};
-	struct plat_spawn_options o = {.argv = argv, .cwd = dir};
+	const char *argv[] = {exe, "startup", NULL}, *env[] = {"LD_DEBUG=bindings", "LD_BIND_NOW=", NULL};
+	struct plat_spawn_options o = {.argv = argv, .env_add = env, .cwd = dir};
 	bool *seen = NULL;
-	char *text = NULL, *line, *save = NULL;
+	char *text = NULL, *line, *save = NULL, *mark;
 	size_t len;
 	int code = 0, rc;
 
 	if ((rc = family_path(dir, ctx->base.work, "trace")) < 0 ||
-	    (rc = family_path(exe, dir, "main")) < 0 || (rc = family_path(report, dir, "trace.txt")) < 0)
+	    (rc = family_path(exe, dir, "main")) < 0 || (rc = family_path(report, dir, "bindings.txt")) < 0)
 		return rc;
+	o.stderr_path = report;
 	if ((rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0)
 		return err_set(LL_EIO, "The trace build exited with %d.", code);
 	if ((rc = family_read_file(report, ELF_MAX_REPORT, &text, &len)) < 0)
 		return rc;
+	if (!(mark = strstr(text, ELF_STARTUP_MARK "\n"))) {
+		rc = err_set(LL_EFORMAT, "The trace build wrote no startup mark to %s.", report);
+		goto out;
+	}
 	ctx->base.trace = calloc((size_t)ctx->base.dlls, sizeof(*ctx->base.trace));
 	ctx->base.trace_count = calloc((size_t)ctx->base.dlls, sizeof(*ctx->base.trace_count));
 	seen = calloc((size_t)ctx->base.dlls * (size_t)ctx->base.exports, sizeof(*seen));
@@ -313,11 +302,18 @@ int elf_build_trace_run(struct elf_context *ctx)
 			rc = LL_ENOMEM;
 			goto out;
 		}
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	/* "PID: binding file ./main [0] to ./liblt3.so [0]: normal symbol `lt3_f7'" */
+	for (line = strtok_r(mark, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *symbol = strstr(line, ": normal symbol `");
 		int i, j, n = 0;
-		if (sscanf(line, "%d %d%n", &i, &j, &n) != 2 || line[n] != '\0' || i < 0 ||
-		    i >= ctx->base.dlls || j < 0 || j >= ctx->base.exports) {
-			rc = err_set(LL_EFORMAT, "The trace report has a bad line: %.80s", line);
+		if (!strstr(line, "binding file") || !symbol)
+			continue;
+		symbol += strlen(": normal symbol `");
+		if (sscanf(symbol, "lt%d_f%d%n", &i, &j, &n) != 2 || symbol[n] != '\'')
+			continue;
+		if (i < 0 || i >= ctx->base.dlls || j < 0 || j >= ctx->base.exports) {
+			rc = err_set(LL_EFORMAT, "The loader bound a function the program has not: %.80s",
+				     line);
 			goto out;
 		}
 		trace_add(ctx, i, j, seen);

@@ -16,8 +16,9 @@
  *   "lt<i>_f<j>"; its table of function addresses "lt<i>_fns"; the
  *   program is "main", the timing floor "empty". `main` with no argument
  *   is the timed program; "probe FILE" writes each loaded object's name
- *   and load address (dl_iterate_phdr); the trace build's "trace FILE"
- *   runs the startup scenario and writes "<i> <j>" per function call.
+ *   and load address (dl_iterate_phdr); "startup" writes ELF_STARTUP_MARK
+ *   to stderr and runs the startup scenario: under LD_DEBUG=bindings and
+ *   lazy binding, the loader then names each function at its first call.
  */
 #ifndef LOADLAB_AGENT_ELF_FAMILY_H
 #define LOADLAB_AGENT_ELF_FAMILY_H
@@ -42,6 +43,8 @@
 #define ELF_TOOL_TIMEOUT_MS 300000
 /* Largest probe, trace or loader statistics report read back. */
 #define ELF_MAX_REPORT (64u * 1024u * 1024u)
+/* The line `main startup` writes to stderr before the startup scenario. */
+#define ELF_STARTUP_MARK "loadlab: startup scenario"
 /* The empty program's name among the timed programs. */
 #define ELF_FLOOR_NAME "(floor)"
 
@@ -97,9 +100,10 @@ int elf_generate_order(struct elf_context *ctx);
 
 /* ---- build ---- */
 
-/* Compiles, task->jobs at a time, every object the variants, the floor
- * and (ctx->need_trace) the trace build need, but GNU ld's trace-ordered
- * ones; then links the trace program work/trace/main. */
+/* Compiles, task->jobs at a time, every object the variants and the
+ * floor need, but GNU ld's trace-ordered ones; then, with
+ * ctx->need_trace, links the trace build into work/trace: the plain
+ * libraries and main, bound lazily. */
 int elf_build_objects(struct elf_context *ctx);
 
 /* GNU ld's trace-ordered objects, obj/order/lt<i>.o from lt<i>_order.c
@@ -116,7 +120,9 @@ int elf_build_link(struct elf_context *ctx);
  * names, one a line, in trace order (lld's --symbol-ordering-file). */
 int elf_build_order_files(const struct elf_context *ctx);
 
-/* Runs the trace build once in its startup scenario and fills ctx->trace. */
+/* Runs the trace build's `main startup` once under LD_DEBUG=bindings and
+ * fills ctx->trace with the functions the loader bound after the mark,
+ * in that order: lazy binding resolves each PLT slot at its first call. */
 int elf_build_trace_run(struct elf_context *ctx);
 
 /* ---- verify ---- */
