@@ -21,15 +21,27 @@ agent="$build/agent/loadlab-agent"
 work=$(mktemp -d /tmp/loadlab-bench-elf-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
+# Runs the command, its stderr appended to $log; prints "WALL CPU" (seconds;
+# CPU is user + system of the command and everything it started, which
+# other work on the machine disturbs less than the wall time).
+timed() {
+    /usr/bin/python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+log = open(sys.argv[1], "ab")
+start = time.monotonic()
+subprocess.run(sys.argv[2:], check=True, stdout=subprocess.DEVNULL, stderr=log)
+wall = time.monotonic() - start
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f %.3f" % (wall, r.ru_utime + r.ru_stime))
+PY
+}
+
 cat >"$work/job.json" <<JOB
 {"name": "bench-elf", "family": "elf", "generator": {"dlls": $dlls, "exports": $exports},
  "variants": ["default", "now", "relr", "hidden", "symbolic", "symbolic+relr", "reorder", "sysv-hash"],
  "measure": {"warm": {"runs": 1, "warmup": 0}}}
 JOB
-start=$(date +%s.%N)
-"$agent" run "$work/job.json" --out "$work/result.json" --keep 2>"$work/run.log"
-end=$(date +%s.%N)
-pipeline_times="$(awk "BEGIN {print $end - $start}")"
+pipeline_times=$(timed "$work/run.log" "$agent" run "$work/job.json" --out "$work/result.json" --keep)
 kept=$(sed -n 's/.*work folder kept: //p' "$work/run.log")
 trap 'rm -rf "$work" "$kept"' EXIT
 
@@ -67,29 +79,28 @@ PY
 bare_times=""
 for round in $(seq 1 "$rounds"); do
     if [ "$round" -gt 1 ]; then
-        start=$(date +%s.%N)
-        "$agent" run "$work/job.json" --out "$work/result-$round.json" 2>>"$work/run.log"
-        end=$(date +%s.%N)
-        pipeline_times="$pipeline_times $(awk "BEGIN {print $end - $start}")"
+        pipeline_times="$pipeline_times $(timed "$work/run.log" "$agent" run "$work/job.json" \
+            --out "$work/result-$round.json")"
     fi
     find "$bare" -mindepth 1 -type d -exec rm -rf {} + && rm -f "$bare"/*.o
-    bstart=$(date +%s.%N)
-    make -s -C "$bare" -j"$(nproc)" >/dev/null
-    bend=$(date +%s.%N)
-    bare_times="$bare_times $(awk "BEGIN {print $bend - $bstart}")"
+    bare_times="$bare_times $(timed "$work/make.log" make -s -C "$bare" -j"$(nproc)")"
 done
 
 /usr/bin/python3 - "$pipeline_times" "$bare_times" "$work/result.json" "$dlls" "$exports" <<'PY'
 import json, sys
-pipeline, bare = [list(map(float, a.split())) for a in sys.argv[1:3]]
+pipeline_all, bare_all = [list(map(float, a.split())) for a in sys.argv[1:3]]
+pipeline, bare = pipeline_all[0::2], bare_all[0::2]
+pipeline_cpu, bare_cpu = pipeline_all[1::2], bare_all[1::2]
 result = json.load(open(sys.argv[3]))
 valid = sum(v["valid"] for v in result["variants"])
 print("elf pipeline benchmark: %s x %s, %d variants (%d valid)" % (sys.argv[4], sys.argv[5],
       len(result["variants"]), valid))
 print("phases_ms (round 1): %s" % json.dumps(result["phases_ms"]))
-for r, (p, b) in enumerate(zip(pipeline, bare), 1):
-    print("round %d: pipeline %6.2f s, bare %6.2f s, ratio %.2f" % (r, p, b, p / b))
+for r, (p, b, pc, bc) in enumerate(zip(pipeline, bare, pipeline_cpu, bare_cpu), 1):
+    print("round %d: pipeline %6.2f s (CPU %5.2f s), bare %6.2f s (CPU %5.2f s), ratio %.2f (CPU %.2f)"
+          % (r, p, pc, b, bc, p / b, pc / bc))
 ratio = min(pipeline) / min(bare)
+print("CPU time pipeline / bare %8.2f   (fastest of each)" % (min(pipeline_cpu) / min(bare_cpu)))
 print("pipeline wall time       %8.2f s (fastest of %d)" % (min(pipeline), len(pipeline)))
 print("bare parallel build      %8.2f s (fastest of %d)" % (min(bare), len(bare)))
 print("ratio pipeline / bare    %8.2f   (aim: <= 1.3)" % ratio)
