@@ -5,8 +5,11 @@ loadlabd, run by real Linux agents natively (one task per toolchain),
 warm and cold, and the report. Every variant of both builds is verified
 (from the files and from the loader) and timed; the report has a row per
 variant against the baseline `default`, a column per toolchain."""
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
@@ -114,6 +117,28 @@ def test_elf_job_end_to_end():
                 assert cell["status"] == "ok" and cell["n"] == 2, cell
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
         assert md.status == 200 and "symbolic+relr" in md.body.decode()
+
+
+def test_an_unknown_toolchain_fails_the_task_with_its_name():
+    """A cell may name a toolchain through a label no fact backs: the agent
+    fails the task naming it and the toolchains there are."""
+    job = dict(JOB, variants=["default"], matrix={"cells": {"toolchain": ["msvc"]}})
+    with harness.Daemon() as d:
+        job_id = d.submit(job)["id"]
+        data_dir = tempfile.mkdtemp(prefix="loadlab-elf-msvc-")
+        try:
+            r = subprocess.run([harness.AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
+                                "--data-dir", data_dir, "--labels", "toolchain=msvc", "--once"],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+            assert r.returncode == 1, r.stderr.decode(errors="replace")[-2000:]
+            assert b"Unknown toolchain 'msvc'" in r.stderr, r.stderr.decode(errors="replace")[-2000:]
+        finally:
+            harness.kill_processes_under(data_dir)
+            subprocess.run(["rm", "-rf", data_dir])
+        [task] = d.job(job_id)["tasks"]
+        assert task["state"] in ("queued", "failed"), task
+        message = json.dumps(task)
+        assert "Unknown toolchain 'msvc' (known: gcc+ld, clang+lld)." in message, task
 
 
 harness.run_tests(globals())
