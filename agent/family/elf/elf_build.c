@@ -16,8 +16,9 @@
  *              -z now | -z lazy, [-z pack-relative-relocs (GNU ld) |
  *              --pack-dyn-relocs=relr (lld 14)], [-Bsymbolic],
  *              --hash-style=gnu | sysv
- *   program    the same but -Bsymbolic (which means nothing there), and
- *              -rpath $ORIGIN so the loader finds the libraries beside it.
+ *   program    the same but -Bsymbolic (which means nothing there) and,
+ *              with lld, RELR (runner.h, relr_program), and -rpath
+ *              $ORIGIN so the loader finds the libraries beside it.
  * Binding, hash style and RELR are given both ways (-z lazy, gnu) so that
  * a distribution's defaults do not decide them.
  */
