@@ -14,6 +14,9 @@
  *   toolchains  the compilers and linkers found, by name:
  *               x86_64-w64-mingw32-gcc, i686-w64-mingw32-gcc, gcc, clang, lld, cl
  *   toolchain_paths  where each of them is, in the same order
+ *   toolchain   Linux: the elf family's toolchains whose compiler and
+ *               linker are both in PATH, "gcc+ld" and "clang+lld"
+ *               (runner.h); a job's matrix key "toolchain" picks one
  *   runner      "native", or "wine" where PE programs run under Wine (the
  *               Linux agent when /usr/lib/wine/wine64 exists; the Windows
  *               agent when it finds itself running under Wine)

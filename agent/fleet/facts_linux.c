@@ -5,6 +5,7 @@
 #include "loadlab/plat.h"
 
 #include "loadlab/err.h"
+#include "runner/runner.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -178,6 +179,27 @@ static const char *disk_kind(const char *path)
 	return c == '1' ? "hdd" : c == '0' ? "ssd" : "unknown";
 }
 
+/* "toolchain": the kinds of runner_elf_toolchains whose compiler and
+ * linker are both in PATH. */
+static bool elf_toolchains(cJSON *facts)
+{
+	cJSON *kinds = cJSON_AddArrayToObject(facts, "toolchain");
+
+	if (!kinds)
+		return false;
+	for (size_t i = 0; i < RUNNER_ELF_TOOLCHAINS; i++) {
+		const struct runner_elf_toolchain *t = &runner_elf_toolchains[i];
+		char *compiler = facts_os_find_program(t->compiler),
+		     *linker = facts_os_find_program(t->linker);
+		bool found = compiler && linker;
+		free(compiler);
+		free(linker);
+		if (found && !cJSON_AddItemToArray(kinds, cJSON_CreateString(t->kind)))
+			return false;
+	}
+	return true;
+}
+
 int facts_os_collect(const char *work_dir, cJSON *facts)
 {
 	struct utsname uts;
@@ -204,6 +226,7 @@ int facts_os_collect(const char *work_dir, cJSON *facts)
 	ok = ok && cJSON_AddStringToObject(facts, "disk", disk_kind(work_dir));
 	file_system(work_dir, text, sizeof(text));
 	ok = ok && cJSON_AddStringToObject(facts, "fs", text);
+	ok = ok && elf_toolchains(facts);
 	return ok ? 0 : err_set(LL_ENOMEM, "Out of memory.");
 }
 

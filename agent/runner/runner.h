@@ -15,6 +15,12 @@
  * A toolchain (toolchain.c) is mingw-w64's gcc: x86_64-w64-mingw32-gcc on
  * Linux; gcc in PATH on Windows, else, for a Windows agent under Wine, the
  * host's x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., run through the host).
+ *
+ * A Linux toolchain (toolchain.c, struct runner_elf_toolchain) is what the
+ * elf family builds native shared objects with: "gcc+ld" (gcc driving GNU
+ * ld) or "clang+lld" (clang driving lld). The agent's facts list those
+ * found as "toolchain" (fleet/facts.h); a job picks one with its matrix
+ * key "toolchain" (docs/elf-pipeline.md).
  */
 #ifndef LOADLAB_AGENT_RUNNER_H
 #define LOADLAB_AGENT_RUNNER_H
@@ -83,5 +89,30 @@ int runner_compiler_find(struct runner_toolchain *ret);
 /* runner_compiler_find(), then asks the compiler for its target (`gcc
  * -dumpmachine`, its answer written to a file in WORK). */
 int runner_toolchain_find(const char *work, struct runner_toolchain *ret);
+
+/* A Linux compiler driver and the linker it drives, and the flags that
+ * differ between them. */
+struct runner_elf_toolchain {
+	const char *kind;        /* "gcc+ld", "clang+lld": the fact, the matrix value, the result's kind */
+	const char *compiler;    /* the driver in PATH: "gcc", "clang" */
+	const char *linker;      /* the linker it runs, in PATH: "ld", "ld.lld" */
+	const char *linker_name; /* as the result names it: "GNU ld", "lld" */
+	const char *use_ld;      /* the driver's flag that picks the linker: "-fuse-ld=bfd", "-fuse-ld=lld" */
+	const char *relr;        /* the linker's DT_RELR flag, after -Wl,: "-z,pack-relative-relocs" */
+	bool order_file;         /* the linker takes --symbol-ordering-file (lld); GNU ld sorts sections */
+	/* DT_RELR in a program too. glibc 2.36 refuses a program needing
+	 * libc.so.6 with DT_RELR unless it depends on the version
+	 * GLIBC_ABI_DT_RELR, which GNU ld adds and lld 14 does not: with lld
+	 * only the libraries (linked without libc) are packed. */
+	bool relr_program;
+};
+
+/* The Linux toolchains, "gcc+ld" first (the default when a job names none). */
+#define RUNNER_ELF_TOOLCHAINS 2
+extern const struct runner_elf_toolchain runner_elf_toolchains[RUNNER_ELF_TOOLCHAINS];
+
+/* The Linux toolchain of KIND into *RET; LL_EINVAL with a message naming
+ * the kinds there are when there is none. */
+int runner_elf_toolchain(const char *kind, const struct runner_elf_toolchain **ret);
 
 #endif

@@ -1,4 +1,5 @@
-/* toolchain.c - finds mingw-w64's gcc and its target (runner.h). */
+/* toolchain.c - finds mingw-w64's gcc and its target; the Linux toolchains
+ * of the elf family (runner.h). */
 #include "runner/runner.h"
 
 #include <stdio.h>
@@ -69,4 +70,20 @@ int runner_toolchain_find(const char *work, struct runner_toolchain *ret)
 		return rc;
 	*ret = t;
 	return 0;
+}
+
+/* lld 14 has no -z pack-relative-relocs (lld 15 has): its older spelling. */
+const struct runner_elf_toolchain runner_elf_toolchains[RUNNER_ELF_TOOLCHAINS] = {
+	{"gcc+ld", "gcc", "ld", "GNU ld", "-fuse-ld=bfd", "-z,pack-relative-relocs", false, true},
+	{"clang+lld", "clang", "ld.lld", "lld", "-fuse-ld=lld", "--pack-dyn-relocs=relr", true, false},
+};
+
+int runner_elf_toolchain(const char *kind, const struct runner_elf_toolchain **ret)
+{
+	for (size_t i = 0; i < RUNNER_ELF_TOOLCHAINS; i++)
+		if (strcmp(runner_elf_toolchains[i].kind, kind) == 0) {
+			*ret = &runner_elf_toolchains[i];
+			return 0;
+		}
+	return err_set(LL_EINVAL, "Unknown toolchain '%.64s' (known: gcc+ld, clang+lld).", kind);
 }

@@ -3,9 +3,11 @@
 Started as a terminal would start it (its own process group, SIGINT at its
 default), on 127.0.0.1:0 with a private DATA_DIR: it prints where the
 dashboard and tokens are and a command to try; the local agent enrolls
-with the enrollment token and is online. Ctrl-C (SIGINT to the whole process group,
-as a terminal sends it) stops both processes; LOCAL_AGENT=0 starts the
-daemon alone. No job runs here, so no Wine starts.
+with the enrollment token and is online, and runs the ELF example
+(schemas/examples/elf-relocations.json, at 2 libraries) to the end,
+natively. Ctrl-C (SIGINT to the whole process group, as a terminal sends
+it) stops both processes; LOCAL_AGENT=0 starts the daemon alone. No pe
+job runs here, so no Wine starts.
 """
 import os
 import re
@@ -15,9 +17,12 @@ import subprocess
 import tempfile
 import time
 
-from harness import BUILD_DIR, SOURCE_DIR, request, run_tests
+from harness import BUILD_DIR, SOURCE_DIR, load_example, request, run_tests
 
 SCRIPT = os.path.join(SOURCE_DIR, "scripts", "run-lab.sh")
+# The ELF example, small: the local agent builds, verifies and times it.
+ELF_JOB = dict(load_example("elf-relocations.json"), generator={"dlls": 2, "exports": 20},
+               variants=["default", "symbolic"], measure={"warm": {"runs": 3, "warmup": 1}})
 
 
 def alive(pid):
@@ -61,6 +66,24 @@ class Lab:
         assert r.status == 200, r
         return r.json()["agents"]
 
+    def run_elf_job(self):
+        """Submits ELF_JOB and waits (60 s) for the local agent to finish it."""
+        r = request(self.url + "/api/v1/jobs", "POST", ELF_JOB, token=self.admin)
+        assert r.status == 201, r
+        job_id = r.json()["id"]
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            job = request(self.url + "/api/v1/jobs/%d" % job_id, token=self.admin).json()
+            if job["state"] in ("done", "failed", "cancelled"):
+                break
+            time.sleep(0.3)
+        assert job["state"] == "done", job
+        [task] = job["tasks"]
+        result = request(self.url + "/api/v1/results/%d" % task["result_id"], token=self.admin).json()
+        assert result["family"] == "elf" and result["runner"] == "native", result.get("family")
+        for v in result["variants"]:
+            assert v["valid"] is True and len(v["warm"]["samples_us"]) == 3, (v["name"], v.get("invalid_reason"))
+
     def ctrl_c(self):
         os.killpg(self.proc.pid, signal.SIGINT)
         out, _ = self.proc.communicate(timeout=60)
@@ -90,6 +113,7 @@ def test_make_run_starts_the_daemon_and_an_enrolled_agent_and_ctrl_c_stops_both(
         [agent] = lab.agents()
         assert agent["state"] == "online" and agent["facts"]["os"] == "linux", agent
         assert os.path.exists(os.path.join(lab.data_dir, "agent", "agent.json"))
+        lab.run_elf_job()
         out = lab.ctrl_c()
         assert lab.proc.returncode == 0, (lab.proc.returncode, out)
         # The agent is stopped first, while the daemon still listens.

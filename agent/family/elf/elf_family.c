@@ -20,9 +20,18 @@
 static int read_job(void *state, const cJSON *job)
 {
 	struct elf_context *ctx = state;
-	const cJSON *variants, *item;
+	const cJSON *variants, *item, *toolchain;
 	size_t v = 0;
 	int rc;
+
+	/* The toolchain: the cell's (a matrix key that matches the fact),
+	 * else gcc+ld. */
+	toolchain = ctx->base.task->cell ? cJSON_GetObjectItemCaseSensitive(ctx->base.task->cell, "toolchain")
+					 : NULL;
+	if (toolchain && !cJSON_IsString(toolchain))
+		return err_set(LL_EINVAL, "The cell's 'toolchain' must be a string.");
+	if ((rc = runner_elf_toolchain(toolchain ? toolchain->valuestring : "gcc+ld", &ctx->toolchain)) < 0)
+		return rc;
 
 	variants = cJSON_GetObjectItemCaseSensitive(job, "variants");
 	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
@@ -36,6 +45,7 @@ static int read_job(void *state, const cJSON *job)
 		    (rc = job_spec_elf_preset(name, &var->knobs)) < 0)
 			return rc;
 		snprintf(var->base.name, sizeof(var->base.name), "%s", name);
+		var->toolchain = ctx->toolchain->kind;
 		snprintf(sub, sizeof(sub), "variants/%02zu", v);
 		if ((rc = family_path(var->base.dir, ctx->base.work, sub)) < 0)
 			return rc;
@@ -51,7 +61,8 @@ const struct family_names elf_names = {"liblt", ".so", "main", "empty"};
 /* VARIANT's knobs as the result lists them; NULL when out of memory. */
 static cJSON *knobs_json(const void *variant)
 {
-	const struct job_spec_elf_knobs *k = &((const struct elf_variant *)variant)->knobs;
+	const struct elf_variant *var = variant;
+	const struct job_spec_elf_knobs *k = &var->knobs;
 	cJSON *j = cJSON_CreateObject();
 
 	if (!j || !cJSON_AddStringToObject(j, "bind", k->bind_now ? "now" : "lazy") ||
@@ -60,7 +71,7 @@ static cJSON *knobs_json(const void *variant)
 	    !cJSON_AddBoolToObject(j, "symbolic", k->symbolic) ||
 	    !cJSON_AddStringToObject(j, "order", k->trace_order ? "trace" : "link") ||
 	    !cJSON_AddStringToObject(j, "hash", k->sysv_hash ? "sysv" : "gnu") ||
-	    !cJSON_AddStringToObject(j, "toolchain", "gcc+ld")) {
+	    !cJSON_AddStringToObject(j, "toolchain", var->toolchain)) {
 		cJSON_Delete(j);
 		return NULL;
 	}
@@ -80,9 +91,9 @@ static int elf_describe(struct family_run *run, void *state, const struct family
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
 				  knobs_json, "empty", ELF_FLOOR_NAME, measured)) < 0)
 		return rc;
-	if (!(t = family_add_toolchain(r, "gcc+ld", "x86_64-linux-gnu", ctx->gcc)) ||
-	    !cJSON_AddStringToObject(t, "version", ctx->gcc_version) ||
-	    !cJSON_AddStringToObject(t, "linker", "GNU ld") ||
+	if (!(t = family_add_toolchain(r, ctx->toolchain->kind, "x86_64-linux-gnu", ctx->cc)) ||
+	    !cJSON_AddStringToObject(t, "version", ctx->cc_version) ||
+	    !cJSON_AddStringToObject(t, "linker", ctx->toolchain->linker_name) ||
 	    !cJSON_AddStringToObject(r, "runner", "native"))
 		return LL_ENOMEM;
 	return 0;
@@ -104,28 +115,33 @@ static int elf_validate(const struct family_run *run, void **ret_state)
 	return family_state_new(run, sizeof(struct elf_context), read_job, elf_release, ret_state);
 }
 
-/* gcc from PATH and its version (`gcc -dumpfullversion`, through a file
- * in the work folder). */
+/* The toolchain's compiler and linker from PATH and the compiler's
+ * version (gcc's `-dumpfullversion`, clang's `-dumpversion`, through a
+ * file in the work folder). */
 static int find_compiler(struct elf_context *ctx)
 {
-	char path[PLAT_MAX_PATH + 1];
-	const char *argv[] = {ctx->gcc, "-dumpfullversion", NULL};
+	const struct runner_elf_toolchain *t = ctx->toolchain;
+	const char *flag = strcmp(t->compiler, "gcc") == 0 ? "-dumpfullversion" : "-dumpversion";
+	char path[PLAT_MAX_PATH + 1], linker[PLAT_MAX_PATH];
+	const char *argv[] = {ctx->cc, flag, NULL};
 	struct plat_spawn_options o = {.argv = argv, .stdout_path = path};
 	char *text = NULL;
 	size_t len;
 	int code = 0, rc;
 
-	if (plat_find_program("gcc", ctx->gcc, sizeof(ctx->gcc)) < 0)
-		return err_set(LL_ENOTFOUND, "No gcc in PATH: the elf family builds with gcc and GNU ld.");
-	if ((rc = family_path(path, ctx->base.work, "gcc-version.txt")) < 0 ||
+	if (plat_find_program(t->compiler, ctx->cc, sizeof(ctx->cc)) < 0 ||
+	    plat_find_program(t->linker, linker, sizeof(linker)) < 0)
+		return err_set(LL_ENOTFOUND, "No %s or no %s in PATH: toolchain %s needs both.", t->compiler,
+			       t->linker, t->kind);
+	if ((rc = family_path(path, ctx->base.work, "compiler-version.txt")) < 0 ||
 	    (rc = plat_run(&o, ELF_RUN_TIMEOUT_MS, &code, NULL)) < 0)
 		return rc;
 	if (code != 0)
-		return err_set(LL_EIO, "%s -dumpfullversion exited with %d.", ctx->gcc, code);
+		return err_set(LL_EIO, "%s %s exited with %d.", ctx->cc, flag, code);
 	if ((rc = family_read_file(path, 4096, &text, &len)) < 0)
 		return rc;
 	text[strcspn(text, "\r\n")] = '\0';
-	snprintf(ctx->gcc_version, sizeof(ctx->gcc_version), "%s", text);
+	snprintf(ctx->cc_version, sizeof(ctx->cc_version), "%s", text);
 	free(text);
 	return 0;
 }
@@ -142,25 +158,31 @@ static int elf_generate_stage(struct family_run *run, void *state)
 	return elf_generate(ctx);
 }
 
+/* Every object, and the trace program when a variant is trace-ordered. */
 static int elf_build_stage(struct family_run *run, void *state)
 {
 	(void)run;
-	return elf_build(state, false);
+	return elf_build_objects(state);
 }
 
-/* The startup trace and the trace-ordered builds, when a variant asks for
- * them (phase "trace"). */
+/* The startup trace and what trace order needs after it (phase "trace"),
+ * when a variant asks for it; then every variant linked. */
 static int elf_transform_stage(struct family_run *run, void *state)
 {
 	struct elf_context *ctx = state;
 	int rc;
 
-	if (!ctx->base.need_trace)
-		return 0;
-	if ((rc = elf_build_trace_run(ctx)) < 0 || (rc = elf_generate_order(ctx)) < 0 ||
-	    (rc = elf_build(ctx, true)) < 0)
-		return rc;
-	return family_phase_done(run, "trace");
+	if (ctx->base.need_trace) {
+		if ((rc = elf_build_trace_run(ctx)) < 0)
+			return rc;
+		if (ctx->toolchain->order_file)
+			rc = elf_build_order_files(ctx);
+		else if ((rc = elf_generate_order(ctx)) == 0)
+			rc = elf_build_order_objects(ctx);
+		if (rc < 0 || (rc = family_phase_done(run, "trace")) < 0)
+			return rc;
+	}
+	return elf_build_link(ctx);
 }
 
 static int elf_verify_stage(struct family_run *run, void *state)

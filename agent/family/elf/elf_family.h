@@ -1,6 +1,7 @@
 /*
  * elf_family.h - the `elf` family (family.h): Linux shared objects built
- * with gcc and GNU ld, run natively (docs/elf-pipeline.md). Its entry
+ * with gcc and GNU ld or clang and lld (the task's cell "toolchain",
+ * runner.h), run natively (docs/elf-pipeline.md). Its entry
  * elf_family (elf_family.c: reads the job, runs the stages, describes the
  * result) and its stages: generate (elf_generate.c), build and the
  * startup trace (elf_build.c), verify (elf_verify.c: the files through
@@ -15,8 +16,9 @@
  *   "lt<i>_f<j>"; its table of function addresses "lt<i>_fns"; the
  *   program is "main", the timing floor "empty". `main` with no argument
  *   is the timed program; "probe FILE" writes each loaded object's name
- *   and load address (dl_iterate_phdr); the trace build's "trace FILE"
- *   runs the startup scenario and writes "<i> <j>" per function call.
+ *   and load address (dl_iterate_phdr); "startup" writes ELF_STARTUP_MARK
+ *   to stderr and runs the startup scenario: under LD_DEBUG=bindings and
+ *   lazy binding, the loader then names each function at its first call.
  */
 #ifndef LOADLAB_AGENT_ELF_FAMILY_H
 #define LOADLAB_AGENT_ELF_FAMILY_H
@@ -33,6 +35,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/plat.h"
 #include "measure/measure.h"
+#include "runner/runner.h"
 
 /* Longest time one run of a generated program may take. */
 #define ELF_RUN_TIMEOUT_MS 60000
@@ -40,6 +43,8 @@
 #define ELF_TOOL_TIMEOUT_MS 300000
 /* Largest probe, trace or loader statistics report read back. */
 #define ELF_MAX_REPORT (64u * 1024u * 1024u)
+/* The line `main startup` writes to stderr before the startup scenario. */
+#define ELF_STARTUP_MARK "loadlab: startup scenario"
 /* The empty program's name among the timed programs. */
 #define ELF_FLOOR_NAME "(floor)"
 
@@ -63,12 +68,14 @@ struct elf_object_facts {
 struct elf_variant {
 	struct family_variant base; /* name, dir, valid, invalid_reason, verify, files */
 	struct job_spec_elf_knobs knobs;
+	const char *toolchain; /* the kind that builds it (static text) */
 };
 
 struct elf_context {
-	struct family_context base; /* its measured: what elf_timing() gives the driver */
-	char gcc[PLAT_MAX_PATH];
-	char gcc_version[64];
+	struct family_context base;                   /* its measured: what elf_timing() gives the driver */
+	const struct runner_elf_toolchain *toolchain; /* the cell's "toolchain", else gcc+ld */
+	char cc[PLAT_MAX_PATH];                       /* its compiler driver, found in PATH */
+	char cc_version[64];
 	struct elf_variant *variants;
 	size_t variant_count;
 	bool need_hidden;
@@ -93,14 +100,29 @@ int elf_generate_order(struct elf_context *ctx);
 
 /* ---- build ---- */
 
-/* Compiles every object (task->jobs at a time) and links every variant's
- * libraries and program into its folder, and the floor into work/empty.
- * With TRACE_ORDER, only what the trace-ordered variants need (after
- * elf_generate_order()); otherwise everything else, and with
- * ctx->need_trace the instrumented trace build into work/trace. */
-int elf_build(struct elf_context *ctx, bool trace_order);
+/* Compiles, task->jobs at a time, every object the variants and the
+ * floor need, but GNU ld's trace-ordered ones; then, with
+ * ctx->need_trace, links the trace build into work/trace: the plain
+ * libraries and main, bound lazily. */
+int elf_build_objects(struct elf_context *ctx);
 
-/* Runs the trace build once in its startup scenario and fills ctx->trace. */
+/* GNU ld's trace-ordered objects, obj/order/lt<i>.o from lt<i>_order.c
+ * (after elf_generate_order()). */
+int elf_build_order_objects(struct elf_context *ctx);
+
+/* Links every variant's libraries and program into its folder (the
+ * trace-ordered ones after the trace: elf_generate_order() and
+ * elf_build_order_objects() for GNU ld, elf_build_order_files() for lld)
+ * and the floor into work/empty. */
+int elf_build_link(struct elf_context *ctx);
+
+/* Writes obj/order-lt<i>.txt for every library: its traced functions'
+ * names, one a line, in trace order (lld's --symbol-ordering-file). */
+int elf_build_order_files(const struct elf_context *ctx);
+
+/* Runs the trace build's `main startup` once under LD_DEBUG=bindings and
+ * fills ctx->trace with the functions the loader bound after the mark,
+ * in that order: lazy binding resolves each PLT slot at its first call. */
 int elf_build_trace_run(struct elf_context *ctx);
 
 /* ---- verify ---- */

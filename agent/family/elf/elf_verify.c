@@ -132,6 +132,15 @@ static int check_libraries(const struct elf_context *ctx, struct elf_variant *va
 			family_variant_invalid(&var->base, "%s: %s", name, reason);
 		if (var->knobs.trace_order) {
 			bool ok = true;
+			size_t called = 0;
+			for (int j = 0; j < ctx->base.exports; j++)
+				called += family_in_startup(i, j);
+			if (!ctx->base.trace || ctx->base.trace_count[i] != called)
+				family_variant_invalid(
+					&var->base,
+					"%s: the startup trace holds %zu functions; the scenario "
+					"calls %zu.",
+					name, ctx->base.trace ? ctx->base.trace_count[i] : 0, called);
 			if ((rc = elf_check_order(path, i, ctx->base.trace ? ctx->base.trace[i] : NULL,
 						  ctx->base.trace ? ctx->base.trace_count[i] : 0, &ok, reason,
 						  sizeof(reason))) < 0)
@@ -265,22 +274,32 @@ static int verify_variant(struct elf_context *ctx, struct elf_variant *var, cons
 			  const struct elf_object_facts *floor_file)
 {
 	struct elf_object_facts libs, program;
+	struct job_spec_elf_knobs program_knobs = var->knobs;
 	char path[PLAT_MAX_PATH + 1], reason[400];
 	cJSON *verify;
 	int rc;
 
+	/* With lld 14 the program is linked without RELR (runner.h). */
+	program_knobs.relr = var->knobs.relr && ctx->toolchain->relr_program;
 	var->base.valid = true;
 	if (!(var->base.verify = verify = cJSON_CreateObject()))
 		return LL_ENOMEM;
-	if (!cJSON_AddStringToObject(verify, "toolchain", "gcc+ld") ||
+	if (!cJSON_AddStringToObject(verify, "toolchain", var->toolchain) ||
 	    !cJSON_AddStringToObject(verify, "order", var->knobs.trace_order ? "trace" : "link"))
 		return LL_ENOMEM;
 	if ((rc = check_libraries(ctx, var, &libs)) < 0 ||
 	    (rc = family_path(path, var->base.dir, "main")) < 0 || (rc = elf_read_object(path, &program)) < 0)
 		return rc;
-	if (!elf_check_object(&program, &var->knobs, true, ctx->base.exports, ctx->base.globals, reason,
+	if (!elf_check_object(&program, &program_knobs, true, ctx->base.exports, ctx->base.globals, reason,
 			      sizeof(reason)))
 		family_variant_invalid(&var->base, "main: %s", reason);
+	if (var->knobs.trace_order && ctx->base.trace) {
+		size_t traced = 0;
+		for (int i = 0; i < ctx->base.dlls; i++)
+			traced += ctx->base.trace_count[i];
+		if (!cJSON_AddNumberToObject(verify, "traced_functions", (double)traced))
+			return LL_ENOMEM;
+	}
 	if ((rc = counts_json(verify, "libraries", &libs, (size_t)ctx->base.dlls)) < 0 ||
 	    (rc = counts_json(verify, "program", &program, 1)) < 0 ||
 	    (rc = check_loader(var, floor, floor_file, &libs, &program, verify)) < 0 ||
