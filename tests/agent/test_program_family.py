@@ -159,6 +159,10 @@ def test_real_program_end_to_end():
         rows = {row["variant"]: row for row in r.json()["warm"]["variants"]}
         assert set(rows) == set(VARIANTS) and all(c["status"] == "ok" for row in rows.values()
                                                   for c in row["cells"]), rows
+        # A program is compared with itself as built, warm and cold.
+        report = r.json()
+        assert report["warm"]["baseline"] == "as-built", report["warm"]["baseline"]
+        assert report["cold"]["baseline"] == "as-built", report["cold"]["baseline"]
         assert os.path.exists(os.path.join(data_dir, "blobs", "index.json"))
         # The same files again: nothing downloaded, both from the cache.
         second = submit(d, folder, tmp, "lua-2")
