@@ -1,5 +1,5 @@
-/* loadlab compare BASE CAND [--max-regression PCT] [--format F]:
- * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..; prints the
+/* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--format F]:
+ * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..; prints the
  * comparison and exits 1 when the server's verdict is "regression".
  * loadlab compare --series NAME [--against REVISION] picks the two jobs from
  * GET /api/v1/series/{name}: its latest done job, against the done job before
@@ -19,7 +19,7 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: loadlab compare BASE CAND [--max-regression PCT] [--format table|md|csv|json]\n"
+	"usage: loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--format table|md|csv|json]\n"
 	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n\n"
 	"Compares candidate job CAND with baseline job BASE: per variant and cell, the\n"
 	"ratio with its CI and a verdict. Prints the comparison and exits 0 when there\n"
@@ -29,6 +29,9 @@ static const char usage_text[] =
 	"  --against REVISION    with --series: against the latest done job of the\n"
 	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
+	"  --metric M            the figure the verdict and exit code judge: median\n"
+	"                        (default), min (the fastest run) or over-floor (the\n"
+	"                        median less the empty program's, measured in the same run)\n"
 	"  --format F            table (default; the Markdown table), md, csv or json\n";
 
 /* PCT as "5", "2.5" or "5%": a finite number from 0 to 1000. */
@@ -273,7 +276,8 @@ out:
 
 struct compare_options {
 	const char *format, *series, *against;
-	char threshold[48];
+	char threshold[80]; /* query arguments: "&max_regression=PCT&metric=M" */
+	char max_regression[40], metric[32];
 };
 
 static int compare_option(void *context, int option, const char *value)
@@ -286,7 +290,15 @@ static int compare_option(void *context, int option, const char *value)
 	case 'm':
 		rc = parse_percent(value, &max_regression);
 		if (rc == 0)
-			snprintf(o->threshold, sizeof(o->threshold), "&max_regression=%g", max_regression);
+			snprintf(o->max_regression, sizeof(o->max_regression), "&max_regression=%g",
+				 max_regression);
+		break;
+	case 'M':
+		if (strcmp(value, "median") && strcmp(value, "min") && strcmp(value, "over-floor"))
+			rc = err_set(LL_EINVAL, "--metric must be median, min or over-floor, not '%s'.",
+				     value);
+		else
+			snprintf(o->metric, sizeof(o->metric), "&metric=%s", value);
 		break;
 	case 'f':
 		rc = args_format(value, &o->format);
@@ -304,11 +316,9 @@ static int compare_option(void *context, int option, const char *value)
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"max-regression", required_argument, NULL, 'm'},
-		{"format", required_argument, NULL, 'f'},
-		{"series", required_argument, NULL, 's'},
-		{"against", required_argument, NULL, 'a'},
-		{NULL, 0, NULL, 0},
+		{"max-regression", required_argument, NULL, 'm'}, {"format", required_argument, NULL, 'f'},
+		{"series", required_argument, NULL, 's'},         {"against", required_argument, NULL, 'a'},
+		{"metric", required_argument, NULL, 'M'},         {NULL, 0, NULL, 0},
 	};
 	struct compare_options o = {.format = "md"};
 	long long base, candidate;
@@ -317,6 +327,7 @@ int cmd_compare(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	snprintf(o.threshold, sizeof(o.threshold), "%s%s", o.max_regression, o.metric);
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
 	if (o.series) {

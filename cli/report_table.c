@@ -37,19 +37,31 @@ static void warm_text(struct buf *b, const cJSON *c)
 	if (get(c, "change_pct"))
 		buf_printf(b, " %+.1f%%%s", number(c, "change_pct"),
 			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
+	if (cJSON_IsObject(get(c, "noise"))) /* other CPU max %, runs flagged/retaken */
+		buf_printf(b, " noise %.0f%% %.0f/%.0f", number(get(c, "noise"), "max_other_cpu_pct"),
+			   number(get(c, "noise"), "flagged"), number(get(c, "noise"), "retaken"));
 }
 
 static void cold_text(struct buf *b, const cJSON *c)
 {
 	if (report_text_failed_cell(b, c, "?", NULL))
 		return;
+	duration(b, number(c, "median_us"));
+	if (get(c, "change_pct"))
+		buf_printf(b, " %+.1f%%%s /", number(c, "change_pct"),
+			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
+	else
+		buf_append_str(b, " /");
+	buf_append_str(b, " ");
 	duration(b, number(c, "mean_us"));
 	if (get(c, "time_pct"))
 		buf_printf(b, " (%.1f%%)", number(c, "time_pct"));
 	if (get(c, "page_faults_mean"))
-		buf_printf(b, " %.0f faults", number(c, "page_faults_mean"));
+		buf_printf(b, " %.0f faults%s", number(c, "page_faults_mean"),
+			   cJSON_IsTrue(get(c, "page_faults_significant")) ? "*" : "");
 	if (get(c, "read_bytes_mean"))
-		buf_printf(b, " %.0f KiB", number(c, "read_bytes_mean") / 1024);
+		buf_printf(b, " %.0f KiB%s", number(c, "read_bytes_mean") / 1024,
+			   cJSON_IsTrue(get(c, "read_bytes_significant")) ? "*" : "");
 	if (cJSON_IsFalse(get(c, "cold")))
 		buf_append_str(b, " NOT COLD");
 }
@@ -94,7 +106,9 @@ int report_table_print(const cJSON *report, FILE *out)
 		return err_set(LL_EFORMAT, "The server's report is not shaped as schemas/report.json.");
 	fprintf(out, "Job %.0f: ", number(job, "id"));
 	table_print_text(out, cJSON_IsString(get(job, "name")) ? get(job, "name")->valuestring : "?");
-	fprintf(out, "\n\nWarm load time: fastest / median, median change against %s (* significant)\n",
+	fprintf(out,
+		"\n\nWarm load time: fastest / median, median change against %s (* significant),\n"
+		"noise: other CPU max, runs flagged/retaken\n",
 		cJSON_IsString(get(get(report, "warm"), "baseline"))
 			? get(get(report, "warm"), "baseline")->valuestring
 			: "?");
@@ -106,7 +120,9 @@ int report_table_print(const cJSON *report, FILE *out)
 		fputc('\n', out);
 	}
 	if (cJSON_IsObject(get(report, "cold"))) {
-		fputs("\nCold start: mean (percent of the baseline), page faults, bytes read\n", out);
+		fputs("\nCold start: median (its change, * significant) / mean (percent of the baseline), "
+		      "page faults, bytes read\n",
+		      out);
 		if ((rc = print_table(get(report, "cold"), cells, out, cold_text)) < 0)
 			return rc;
 	}

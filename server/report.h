@@ -17,6 +17,9 @@
  * A difference is called significant when the Mann-Whitney p < 0.05, the
  * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
  * at least 1 %: smaller effects are below what these machines can repeat.
+ * Compare treats rounds, when both sides have REPORT_MIN_ROUNDS, as the
+ * unit that varies between runs, and can judge the minimum or the median
+ * over the empty program's floor instead (docs/statistics.md).
  */
 #ifndef LOADLAB_SERVER_REPORT_H
 #define LOADLAB_SERVER_REPORT_H
@@ -28,12 +31,15 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-/* 2: compare's data cached beside the summary (issue 16). */
-#define REPORT_SUMMARY_VERSION 2
+/* 2: compare's data cached beside the summary (issue 16); 3: rounds and
+ * the floor in compare's data, cold statistics and noise (issue 12). */
+#define REPORT_SUMMARY_VERSION 3
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
 #define REPORT_RESAMPLES 500
 #define REPORT_COMPARE_RESAMPLES 200
+/* Rounds each side needs for compare to resample rounds (docs/statistics.md). */
+#define REPORT_MIN_ROUNDS 3
 
 /* The summary of one result body (see above); the caller deletes it. */
 int report_summarize_result(const char *body, cJSON **ret_summary);
@@ -55,8 +61,24 @@ int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summar
  * rows. Summaries missing from the cache are computed and stored. */
 int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report);
 
+/* The figure a comparison's verdict and exit code use. */
+enum report_metric {
+	REPORT_METRIC_MEDIAN,     /* the median (default) */
+	REPORT_METRIC_MIN,        /* the fastest run */
+	REPORT_METRIC_OVER_FLOOR, /* the median less the empty program's median */
+};
+
+/* "median", "min" or "over-floor" into *RET; LL_EINVAL for any other. */
+int report_metric_parse(const char *text, enum report_metric *ret);
+const char *report_metric_name(enum report_metric metric);
+
 /* Pairs the variants and cells of two jobs: {"baseline", "candidate",
- * "max_regression_pct", "verdict", "rows", "counts"}. */
+ * "max_regression_pct", "metric", "verdict", "rows", "counts"}; the rows'
+ * status and regression, and so the verdict, judge METRIC. */
+int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
+			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
+
+/* report_compare_metric() of the median. */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
 

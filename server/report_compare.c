@@ -199,14 +199,40 @@ static cJSON *not_comparable(cJSON *row, const char *reason)
 /* Room reused row after row. */
 struct row_room {
 	struct report_sample base, cand;
-	double *x, *y;
+	double *x, *y;             /* samples put back in their measured order */
+	double *floor_x, *floor_y; /* the same for over-floor */
 };
+
+/* What a row's figures found, for its metric. */
+struct row_figures {
+	double change, min_change, min_lo, min_hi;
+	bool significant, min_ci;
+};
+
+/* Whether an interval LO .. HI of a ratio with change CHANGE (%) is a
+ * significant change by the interval alone (min, over-floor, rounds). */
+static bool interval_significant(double lo, double hi, double change)
+{
+	return (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
+}
+
+/* The minimum's figures from the summaries' minimums and its interval. */
+static void add_min_interval(cJSON *row, double base_min, double cand_min, double lo, double hi,
+			     struct row_figures *f)
+{
+	cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
+	cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
+	f->min_change = (cand_min / base_min - 1) * 100;
+	f->min_lo = lo;
+	f->min_hi = hi;
+	f->min_ci = true;
+}
 
 /* The figures of a row whose two samples have ranks cached for the same
  * size (report_compare_data.c): what the bootstraps would give, without
  * drawing. */
 static int ranked_figures(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			  cJSON *row, double *change, bool *significant)
+			  cJSON *row, struct row_figures *f)
 {
 	const int r = REPORT_COMPARE_RESAMPLES;
 	struct report_sample x = {.sorted = (double *)bv->values, .n = bv->n};
@@ -226,12 +252,10 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
-	report_compare_figures(&sx, &sy, p, lo, hi, row, change, significant);
+	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
-				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0) {
-		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
-		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
-	}
+				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
+		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	return 0;
 }
 
@@ -239,7 +263,7 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
  * than 255 samples). */
 static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
 			 const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
-			 double *change, bool *significant)
+			 struct row_figures *f)
 {
 	struct stats_summary sx, sy;
 	double lo, hi;
@@ -254,28 +278,153 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), false, row, change,
-				   significant) < 0)
+				   report_seed_of(key) ^ report_seed_of(variant), false, row, &f->change,
+				   &f->significant) < 0)
 		return LL_EINVAL;
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
 					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
-					     &hi) == 0) {
-		cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
-		cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
-	}
+					     &hi) == 0)
+		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	return 0;
 }
 
-/* One row. */
+/* V's samples in their measured order: its values, or put back in order
+ * into *ROOM; NULL when out of memory. */
+static const double *measured(const struct report_compare_variant *v, double **room)
+{
+	double *x;
+
+	if (!v->ranked)
+		return v->values;
+	if (!(x = realloc(*room, v->n * sizeof(*x))))
+		return NULL;
+	*room = x;
+	for (uint32_t k = 0; k < v->n; k++)
+		x[v->order[k]] = v->values[k];
+	return x;
+}
+
+/* V as a sample for stats_bootstrap_contrast_ci(): with its rounds when
+ * ROUNDS and it has at least REPORT_MIN_ROUNDS. */
+static struct stats_sample sample_of(const struct report_compare_variant *v, const double *x, bool rounds)
+{
+	bool use = rounds && v->rounds >= REPORT_MIN_ROUNDS;
+
+	return (struct stats_sample){x, v->n, use ? v->round_sizes : NULL, use ? v->rounds : 0};
+}
+
+/* The same figures with rounds as the unit (both sides have at least
+ * REPORT_MIN_ROUNDS, docs/statistics.md): the median ratio's and the
+ * minimum ratio's intervals from a hierarchical bootstrap (rounds, then
+ * samples within them), the Mann-Whitney test on the rounds' medians, and
+ * significance by the interval and the least effect alone. */
+static int rounds_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
+			  const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
+			  struct row_figures *f)
+{
+	struct stats_summary sx, sy;
+	struct stats_sample x, y;
+	double lo, hi, u, p, *mx = NULL, *my = NULL;
+	int rc = LL_EINVAL;
+
+	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
+	    report_compare_variant_sample(cv, &room->cand, &room->y) < 0)
+		return LL_ENOMEM;
+	report_sample_summary(&room->base, &sx);
+	report_sample_summary(&room->cand, &sy);
+	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
+	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	x = sample_of(bv, room->base.x, true);
+	y = sample_of(cv, room->cand.x, true);
+	mx = malloc(x.rounds * sizeof(*mx));
+	my = malloc(y.rounds * sizeof(*my));
+	if (!mx || !my) {
+		rc = LL_ENOMEM;
+		goto done;
+	}
+	if (sx.median <= 0 || sx.min <= 0 ||
+	    stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MEDIAN, 0.95, REPORT_COMPARE_RESAMPLES,
+					report_seed_of(key) ^ report_seed_of(variant), &lo, &hi) < 0 ||
+	    stats_round_statistics(&x, STATS_MEDIAN, mx) < 0 ||
+	    stats_round_statistics(&y, STATS_MEDIAN, my) < 0 ||
+	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
+		goto done;
+	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
+	f->significant = interval_significant(lo, hi, f->change);
+	cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(f->significant));
+	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
+					report_seed_of(variant), &lo, &hi) == 0)
+		add_min_interval(row, sx.min, sy.min, lo, hi, f);
+	cJSON_AddStringToObject(row, "unit", "rounds");
+	cJSON_AddNumberToObject(row, "baseline_rounds", (double)x.rounds);
+	cJSON_AddNumberToObject(row, "candidate_rounds", (double)y.rounds);
+	rc = 0;
+done:
+	free(mx);
+	free(my);
+	return rc;
+}
+
+/* The median over the floor of both sides (BF, CF: their floors), its
+ * ratio and that ratio's interval, added to ROW when both sides have a
+ * floor and the baseline's median is above its own; ROUNDS as for the
+ * row. *RET_CHANGE and *RET_SIGNIFICANT for the metric over-floor.
+ * LL_ENOTFOUND: no floor on a side; LL_EINVAL: no figure. */
+static int over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
+		      const struct report_compare_variant *cv, const struct report_compare_variant *bf,
+		      const struct report_compare_variant *cf, bool rounds, struct row_room *room, cJSON *row,
+		      double *ret_change, bool *ret_significant)
+{
+	const double *x, *y, *xf, *yf;
+	struct stats_sample sx, sy, sxf, syf;
+	double mx, my, mxf, myf, lo, hi, change;
+
+	if (!bf->values || !cf->values)
+		return LL_ENOTFOUND;
+	if (!(x = measured(bv, &room->x)) || !(y = measured(cv, &room->y)) ||
+	    !(xf = measured(bf, &room->floor_x)) || !(yf = measured(cf, &room->floor_y)))
+		return LL_ENOMEM;
+	sx = sample_of(bv, x, rounds);
+	sy = sample_of(cv, y, rounds);
+	sxf = sample_of(bf, xf, rounds);
+	syf = sample_of(cf, yf, rounds);
+	if (stats_median(x, bv->n, &mx) < 0 || stats_median(y, cv->n, &my) < 0 ||
+	    stats_median(xf, bf->n, &mxf) < 0 || stats_median(yf, cf->n, &myf) < 0)
+		return LL_EINVAL;
+	cJSON_AddNumberToObject(row, "baseline_floor_us", round_to(mxf, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
+	cJSON_AddNumberToObject(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
+	if (!(mx - mxf > 0) ||
+	    stats_bootstrap_contrast_ci(&sx, &sxf, &sy, &syf, STATS_MEDIAN, 0.95, REPORT_COMPARE_RESAMPLES,
+					report_seed_of(key) ^ report_seed_of(variant) ^
+						report_seed_of("over-floor"),
+					&lo, &hi) < 0)
+		return LL_EINVAL;
+	change = ((my - myf) / (mx - mxf) - 1) * 100;
+	cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
+	cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
+	cJSON_AddNumberToObject(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
+	cJSON_AddNumberToObject(row, "over_floor_change_pct", round_to(change, 0.01));
+	*ret_change = change;
+	*ret_significant = interval_significant(lo, hi, change);
+	return 0;
+}
+
+/* One row, judged by METRIC. */
 static cJSON *compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
-			  const char *global_reason, double max_regression, struct row_room *room)
+			  const char *global_reason, double max_regression, enum report_metric metric,
+			  struct row_room *room)
 {
 	cJSON *row = cJSON_CreateObject();
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
-	double change = 0;
-	bool significant = false;
+	struct row_figures f = {0};
+	double change = 0, floor_change = 0;
+	bool significant = false, floor_significant = false, rounds;
 	char reason[300];
-	int rc;
+	int rc, floor_rc;
 
 	cJSON_AddStringToObject(row, "variant", variant);
 	cJSON_AddStringToObject(row, "cell", base->key);
@@ -298,14 +447,43 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 						       : "the candidate's variant is invalid");
 	if (!bv->values || !cv->values)
 		return not_comparable(row, "warm samples are missing");
-	if (bv->ranked && cv->ranked && bv->n == cv->n)
-		rc = ranked_figures(bv, cv, row, &change, &significant);
+	rounds = bv->rounds >= REPORT_MIN_ROUNDS && cv->rounds >= REPORT_MIN_ROUNDS;
+	if (rounds)
+		rc = rounds_figures(variant, base->key, bv, cv, room, row, &f);
+	else if (bv->ranked && cv->ranked && bv->n == cv->n)
+		rc = ranked_figures(bv, cv, row, &f);
 	else
-		rc = drawn_figures(variant, base->key, bv, cv, room, row, &change, &significant);
+		rc = drawn_figures(variant, base->key, bv, cv, room, row, &f);
 	if (rc == LL_ENOMEM)
 		return not_comparable(row, "warm samples are missing");
 	if (rc < 0)
 		return not_comparable(row, "the baseline's times are zero");
+	floor_rc = over_floor(variant, base->key, bv, cv, &base->read.floor, &cand->read.floor, rounds, room,
+			      row, &floor_change, &floor_significant);
+	switch (metric) {
+	case REPORT_METRIC_MEDIAN:
+		change = f.change;
+		significant = f.significant;
+		break;
+	case REPORT_METRIC_MIN:
+		if (!f.min_ci)
+			return not_comparable(row, "the minimum's interval could not be drawn");
+		change = f.min_change;
+		significant = interval_significant(f.min_lo, f.min_hi, change);
+		break;
+	case REPORT_METRIC_OVER_FLOOR:
+		if (floor_rc == LL_ENOTFOUND)
+			return not_comparable(row, !base->read.floor.values
+							   ? "the baseline has no floor samples"
+							   : "the candidate has no floor samples");
+		if (floor_rc < 0)
+			return not_comparable(row, "the baseline's median is not above its floor");
+		change = floor_change;
+		significant = floor_significant;
+		break;
+	}
+	if (metric != REPORT_METRIC_MEDIAN)
+		cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(significant));
 	cJSON_AddStringToObject(row, "status",
 				!significant ? "no_significant_change"
 				: change > 0 ? "slower"
@@ -314,8 +492,32 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	return row;
 }
 
+int report_metric_parse(const char *text, enum report_metric *ret)
+{
+	for (int m = REPORT_METRIC_MEDIAN; m <= REPORT_METRIC_OVER_FLOOR; m++)
+		if (strcmp(text, report_metric_name((enum report_metric)m)) == 0) {
+			*ret = (enum report_metric)m;
+			return 0;
+		}
+	return err_set(LL_EINVAL, "metric must be median, min or over-floor, not '%.40s'.", text);
+}
+
+const char *report_metric_name(enum report_metric metric)
+{
+	return metric == REPORT_METRIC_MIN          ? "min"
+	       : metric == REPORT_METRIC_OVER_FLOOR ? "over-floor"
+						    : "median";
+}
+
 int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,
 		   cJSON **ret_comparison)
+{
+	return report_compare_metric(store, baseline_id, candidate_id, max_regression, REPORT_METRIC_MEDIAN,
+				     ret_comparison);
+}
+
+int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
+			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, cJSON_CreateObject()},
@@ -349,6 +551,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression);
 	if ((rc = report_compare_program(base_job, cand_job, out)) < 0)
 		goto done;
+	cJSON_AddStringToObject(out, "metric", report_metric_name(metric));
 	rows = cJSON_CreateArray();
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		for (size_t i = 0; i < base.count; i++) {
@@ -357,7 +560,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 				continue;
 			row = compare_row(string(v, "name"), &base.tasks[i],
 					  find_task(&cand, base.tasks[i].key), global_reason, max_regression,
-					  &room);
+					  metric, &room);
 			regressions += cJSON_IsTrue(get(row, "regression"));
 			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
 			cJSON_AddItemToArray(rows, row);
@@ -387,6 +590,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
 		cJSON_AddStringToObject(significance, "ci",
 					"bootstrap percentile of the ratio of medians, 95 %");
+		cJSON_AddNumberToObject(significance, "min_rounds", REPORT_MIN_ROUNDS);
 	}
 	*ret_comparison = out;
 	out = NULL;
@@ -402,5 +606,7 @@ done:
 	report_sample_release(&room.cand);
 	free(room.x);
 	free(room.y);
+	free(room.floor_x);
+	free(room.floor_y);
 	return rc;
 }

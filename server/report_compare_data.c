@@ -20,23 +20,32 @@
  *   per compared fact (REPORT_COMPARED_FACTS): u16 length (0xffff: absent),
  *     its JSON text,
  *   per variant: u16 name length, the name, u8 flags, u32 n, padding to
- *     8 bytes, then (DATA_SAMPLES) n doubles: sorted (DATA_RANKED) or as
+ *     8 bytes, (DATA_ROUNDS) u32 R and R u32 round sizes and padding to 8
+ *     bytes, then (DATA_SAMPLES) n doubles: sorted (DATA_RANKED) or as
  *     measured; DATA_RANKED: n bytes of order (order[k]: the measured
  *     position of sorted[k]) and 6 x resamples bytes of ranks: median as
  *     baseline (lo, hi), as candidate (lo, hi), minimum as baseline, as
- *     candidate.
+ *     candidate;
+ *   the floor (the result's "floor": the empty program): one more entry
+ *     as a variant's, its name empty, never ranked.
+ *
+ * Rounds (warm.round_sizes, docs/statistics.md) are kept when they are
+ * 1 to STATS_MAX_ROUNDS positive counts adding up to the samples; others
+ * are left out, and the sample is then one without rounds.
  */
 #include "report_int.h"
 
 #include "loadlab/err.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_MAGIC 0x4c4c4331u /* "LLC1" */
+#define DATA_MAGIC 0x4c4c4332u /* "LLC2" */
 #define DATA_INVALID 1u
 #define DATA_SAMPLES 2u
 #define DATA_RANKED 4u
+#define DATA_ROUNDS 8u
 #define DATA_MAX_VARIANTS 256
 
 const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
@@ -84,26 +93,61 @@ static void put_text(struct out *o, const char *text, size_t n)
 	put(o, text, n);
 }
 
-/* One variant's entry; S is room for its sample. */
-static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key,
+/* The round sizes of WARM (warm.round_sizes) into a new array when they
+ * are 1 to STATS_MAX_ROUNDS positive integers adding up to N; else none. */
+static uint32_t *rounds_of(const cJSON *warm, size_t n, uint32_t *ret_count)
+{
+	const cJSON *sizes = get(warm, "round_sizes"), *item;
+	int count = cJSON_IsArray(sizes) ? cJSON_GetArraySize(sizes) : 0;
+	uint32_t *out;
+	size_t sum = 0, k = 0;
+
+	*ret_count = 0;
+	if (count < 1 || count > STATS_MAX_ROUNDS || !(out = malloc((size_t)count * sizeof(*out))))
+		return NULL;
+	cJSON_ArrayForEach(item, sizes) {
+		double v = cJSON_IsNumber(item) ? item->valuedouble : 0;
+		if (!(v >= 1 && v <= STATS_MAX_SAMPLES) || v != floor(v))
+			break;
+		out[k++] = (uint32_t)v;
+		sum += (size_t)v;
+	}
+	if (k != (size_t)count || sum != n) {
+		free(out);
+		return NULL;
+	}
+	*ret_count = (uint32_t)count;
+	return out;
+}
+
+/* One variant's entry (the floor's: RANK false, NAME ""); S is room for
+ * its sample. */
+static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
 			struct report_sample *s)
 {
 	const int resamples = REPORT_COMPARE_RESAMPLES;
 	uint8_t flags = cJSON_IsFalse(get(v, "valid")) ? DATA_INVALID : 0, *ranks;
 	double *x = NULL;
 	size_t n = 0;
-	uint32_t n32;
+	uint32_t n32, rounds = 0, *sizes = NULL;
 	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED];
 
 	if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0)
 		flags |= DATA_SAMPLES;
-	if ((flags & DATA_SAMPLES) && n <= 255 && report_sample_set(s, x, n) == 0)
+	if ((flags & DATA_SAMPLES) && (sizes = rounds_of(get(v, "warm"), n, &rounds)))
+		flags |= DATA_ROUNDS;
+	if (rank && (flags & DATA_SAMPLES) && n <= 255 && report_sample_set(s, x, n) == 0)
 		flags |= DATA_RANKED;
 	put_text(o, name, strlen(name));
 	put(o, &flags, 1);
 	n32 = (uint32_t)n;
 	put(o, &n32, sizeof(n32));
 	put(o, NULL, (8 - o->len % 8) % 8);
+	if (flags & DATA_ROUNDS) {
+		put(o, &rounds, sizeof(rounds));
+		put(o, sizes, rounds * sizeof(*sizes));
+		put(o, NULL, (8 - o->len % 8) % 8);
+	}
 	if (flags & DATA_RANKED) {
 		uint64_t cell_seed = report_seed_of(key) ^ report_seed_of(name);
 		put(o, s->sorted, n * sizeof(double));
@@ -123,6 +167,7 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
+	free(sizes);
 	free(x);
 }
 
@@ -156,9 +201,10 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			o.failed = true;
 			break;
 		}
-		put_variant(&o, v, name, key, s);
+		put_variant(&o, v, name, key, true, s);
 		count++;
 	}
+	put_variant(&o, get(result, "floor"), "", key, false, s);
 	if (o.failed) {
 		free(o.data);
 		return LL_ENOMEM;
@@ -199,6 +245,38 @@ void report_compare_data_release(struct report_compare_data *d)
 	*d = (struct report_compare_data){0};
 }
 
+/* One variant's entry at IN (DATA: the data's start, for the padding)
+ * into V; LL_EFORMAT. */
+static int take_variant(struct in *in, const void *data, uint16_t resamples, struct report_compare_variant *v)
+{
+	const uint8_t *flags;
+	const uint32_t *n, *rounds;
+
+	if (!take_u16(in, &v->name_len) || !(v->name = take(in, v->name_len)) || !(flags = take(in, 1)) ||
+	    !(n = take(in, sizeof(*n))))
+		return LL_EFORMAT;
+	memcpy(&v->n, n, sizeof(v->n));
+	v->invalid = *flags & DATA_INVALID;
+	if (!take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8))
+		return LL_EFORMAT;
+	if (*flags & DATA_ROUNDS) {
+		if (!(rounds = take(in, sizeof(*rounds))) || *rounds < 1 || *rounds > STATS_MAX_ROUNDS ||
+		    !(v->round_sizes = take(in, *rounds * sizeof(uint32_t))) ||
+		    !take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8))
+			return LL_EFORMAT;
+		v->rounds = *rounds;
+	}
+	if (!(*flags & DATA_SAMPLES))
+		return 0;
+	if (v->n == 0 || v->n > STATS_MAX_SAMPLES || !(v->values = take(in, v->n * sizeof(double))))
+		return LL_EFORMAT;
+	v->ranked = *flags & DATA_RANKED;
+	if (v->ranked &&
+	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(in, 6 * (size_t)resamples))))
+		return LL_EFORMAT;
+	return 0;
+}
+
 int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret)
 {
 	struct in in = {data, (const uint8_t *)data + len};
@@ -220,28 +298,11 @@ int report_compare_data_read(const void *data, size_t len, struct report_compare
 	}
 	if (count && !(d.variants = calloc(count, sizeof(*d.variants))))
 		return LL_ENOMEM;
-	for (d.count = 0; d.count < count; d.count++) {
-		struct report_compare_variant *v = &d.variants[d.count];
-		const uint8_t *flags;
-		const uint32_t *n;
-		size_t pad;
-		if (!take_u16(&in, &v->name_len) || !(v->name = take(&in, v->name_len)) ||
-		    !(flags = take(&in, 1)) || !(n = take(&in, sizeof(*n))))
+	for (d.count = 0; d.count < count; d.count++)
+		if (take_variant(&in, data, resamples, &d.variants[d.count]) < 0)
 			goto bad;
-		memcpy(&v->n, n, sizeof(v->n));
-		v->invalid = *flags & DATA_INVALID;
-		pad = (8 - (size_t)(in.at - (const uint8_t *)data) % 8) % 8;
-		if (!take(&in, pad))
-			goto bad;
-		if (!(*flags & DATA_SAMPLES))
-			continue;
-		if (v->n == 0 || v->n > STATS_MAX_SAMPLES || !(v->values = take(&in, v->n * sizeof(double))))
-			goto bad;
-		v->ranked = *flags & DATA_RANKED;
-		if (v->ranked && (v->n > 255 || !(v->order = take(&in, v->n)) ||
-				  !(v->ranks = take(&in, 6 * (size_t)resamples))))
-			goto bad;
-	}
+	if (take_variant(&in, data, resamples, &d.floor) < 0)
+		goto bad;
 	if (in.at != in.end)
 		goto bad;
 	*ret = d;

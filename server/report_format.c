@@ -56,6 +56,27 @@ static void md_number(struct buf *out, double us)
 	report_text_duration(out, us, "µs");
 }
 
+/* " · noise: other CPU max 12.0 %, 2 flagged, 1 retaken": what the agent
+ * saw of the machine's other work in the cell (warm.noise), if anything. */
+static void md_noise(struct buf *out, const cJSON *noise)
+{
+	const char *sep = " · noise:";
+
+	if (!cJSON_IsObject(noise))
+		return;
+	if (cJSON_IsNumber(get(noise, "max_other_cpu_pct"))) {
+		buf_printf(out, "%s other CPU max %.1f %%", sep,
+			   get(noise, "max_other_cpu_pct")->valuedouble);
+		sep = ",";
+	}
+	if (cJSON_IsNumber(get(noise, "flagged"))) {
+		buf_printf(out, "%s %.0f flagged", sep, get(noise, "flagged")->valuedouble);
+		sep = ",";
+	}
+	if (cJSON_IsNumber(get(noise, "retaken")))
+		buf_printf(out, "%s %.0f retaken", sep, get(noise, "retaken")->valuedouble);
+}
+
 static void md_warm_cell(struct buf *out, const cJSON *c)
 {
 	if (report_text_failed_cell(out, c, "", md_escape))
@@ -75,20 +96,52 @@ static void md_warm_cell(struct buf *out, const cJSON *c)
 	if (get(c, "change_pct"))
 		buf_printf(out, " · %+.1f %%%s", get(c, "change_pct")->valuedouble,
 			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	md_noise(out, get(c, "noise"));
+}
+
+/* " (+1.2 % *)": a cold count's change against the baseline, if any. */
+static void md_count_change(struct buf *out, const cJSON *c, const char *change, const char *significant)
+{
+	if (cJSON_IsNumber(get(c, change)))
+		buf_printf(out, " (%+.1f %%%s)", get(c, change)->valuedouble,
+			   cJSON_IsTrue(get(c, significant)) ? " *" : "");
 }
 
 static void md_cold_cell(struct buf *out, const cJSON *c)
 {
+	const cJSON *faults =
+		get(c, "page_faults_median") ? get(c, "page_faults_median") : get(c, "page_faults_mean");
+	const cJSON *bytes =
+		get(c, "read_bytes_median") ? get(c, "read_bytes_median") : get(c, "read_bytes_mean");
+
 	if (report_text_failed_cell(out, c, "", md_escape))
 		return;
+	buf_append_str(out, "**");
+	md_number(out, get(c, "median_us")->valuedouble);
+	buf_append_str(out, "**");
+	if (cJSON_IsNumber(get(c, "ci_low_us")) && cJSON_IsNumber(get(c, "ci_high_us"))) {
+		buf_append_str(out, " [");
+		md_number(out, get(c, "ci_low_us")->valuedouble);
+		buf_append_str(out, " – ");
+		md_number(out, get(c, "ci_high_us")->valuedouble);
+		buf_append_str(out, "]");
+	}
+	if (cJSON_IsNumber(get(c, "change_pct")))
+		buf_printf(out, " %+.1f %%%s", get(c, "change_pct")->valuedouble,
+			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	buf_append_str(out, " · mean ");
 	md_number(out, get(c, "mean_us")->valuedouble);
 	buf_printf(out, " ± %.1f", get(c, "stddev_us")->valuedouble);
 	if (get(c, "time_pct"))
 		buf_printf(out, " (%.1f %%)", get(c, "time_pct")->valuedouble);
-	if (get(c, "page_faults_mean"))
-		buf_printf(out, " · %.0f faults", get(c, "page_faults_mean")->valuedouble);
-	if (get(c, "read_bytes_mean"))
-		buf_printf(out, " · %.0f KiB read", get(c, "read_bytes_mean")->valuedouble / 1024);
+	if (cJSON_IsNumber(faults)) {
+		buf_printf(out, " · %.0f faults", faults->valuedouble);
+		md_count_change(out, c, "page_faults_change_pct", "page_faults_significant");
+	}
+	if (cJSON_IsNumber(bytes)) {
+		buf_printf(out, " · %.0f KiB read", bytes->valuedouble / 1024);
+		md_count_change(out, c, "read_bytes_change_pct", "read_bytes_significant");
+	}
 	if (cJSON_IsFalse(get(c, "cold")))
 		buf_printf(out, " · NOT COLD (%s)", text(c, "method"));
 }
@@ -132,16 +185,51 @@ static void csv_rows(struct buf *out, const char *table_name, const cJSON *table
 			cJSON_Delete(name);
 			csv_field(out, get(row, "variant"), false);
 			for (int i = 0; fields[i]; i++)
-				csv_field(out, get(c, fields[i]), fields[i + 1] == NULL);
+				csv_field(out,
+					  strncmp(fields[i], "noise_", 6) == 0
+						  ? get(get(c, "noise"), fields[i] + 6)
+						  : get(c, fields[i]),
+					  fields[i + 1] == NULL);
 		}
 	}
 }
 
 static const char *const report_csv_fields[] = {
-	"cell",           "status",           "reason",          "n",       "min_us",
-	"median_us",      "ci_low_us",        "ci_high_us",      "mad_us",  "change_pct",
-	"min_change_pct", "p_value",          "significant",     "mean_us", "stddev_us",
-	"time_pct",       "page_faults_mean", "read_bytes_mean", "cold",    NULL,
+	"cell",
+	"status",
+	"reason",
+	"n",
+	"min_us",
+	"median_us",
+	"ci_low_us",
+	"ci_high_us",
+	"mad_us",
+	"change_pct",
+	"min_change_pct",
+	"p_value",
+	"significant",
+	"mean_us",
+	"stddev_us",
+	"time_pct",
+	"page_faults_mean",
+	"read_bytes_mean",
+	"cold",
+	/* issue 12: the cold table's statistics, the warm table's noise */
+	"ratio",
+	"ratio_ci_low",
+	"ratio_ci_high",
+	"page_faults_median",
+	"page_faults_change_pct",
+	"page_faults_significant",
+	"read_bytes_median",
+	"read_bytes_change_pct",
+	"read_bytes_significant",
+	"noise_other_cpu_pct",
+	"noise_max_other_cpu_pct",
+	"noise_disk_ios",
+	"noise_flagged",
+	"noise_retaken",
+	NULL,
 };
 
 int report_render(const cJSON *report, const char *format, struct buf *out)
@@ -169,7 +257,8 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 		"## Warm load time\n\nFastest run in bold (its change against `%s`), then the "
 		"median with its 95 %% bootstrap CI, then the median's change against it in the same cell; "
 		"`*` marks a significant difference (Mann-Whitney p < %.2f, CI of the ratio "
-		"excluding 1, at least %.0f %%).\n\n",
+		"excluding 1, at least %.0f %%); noise: the other processes' CPU share seen while "
+		"the cell was measured, and the runs flagged and retaken for it.\n\n",
 		text(get(report, "warm"), "baseline"), REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);
 	md_table(out, get(report, "warm"), cells, md_warm_cell);
 	buf_append_str(out, "\n");
@@ -180,8 +269,10 @@ int report_render(const cJSON *report, const char *format, struct buf *out)
 	}
 	if (cJSON_IsObject(get(report, "cold"))) {
 		buf_printf(out,
-			   "\n## Cold start\n\nMean ± standard deviation of the cold start, as a "
-			   "percentage of `%s` in the same cell, with page faults and bytes read.\n\n",
+			   "\n## Cold start\n\nMedian cold start in bold with its 95 %% bootstrap CI and "
+			   "its change against `%s` in the same cell (`*`: significant, as for warm "
+			   "times), then the mean ± standard deviation (as a percentage of the "
+			   "baseline's), the median page faults and bytes read with their changes.\n\n",
 			   text(get(report, "cold"), "baseline"));
 		md_table(out, get(report, "cold"), cells, md_cold_cell);
 	}
@@ -233,13 +324,48 @@ static const char *const compare_csv_fields[] = {
 	"min_ratio_ci_low",
 	"min_ratio_ci_high",
 	"p_value",
+	/* issue 12: rounds, the floor, the metric's judgement */
+	"significant",
+	"unit",
+	"baseline_rounds",
+	"candidate_rounds",
+	"baseline_floor_us",
+	"candidate_floor_us",
+	"baseline_over_floor_us",
+	"candidate_over_floor_us",
+	"over_floor_ratio",
+	"over_floor_ratio_ci_low",
+	"over_floor_ratio_ci_high",
+	"over_floor_change_pct",
 	NULL,
 };
+
+/* The row fields the Markdown comparison shows for a metric: the two
+ * sides' figures, the ratio, its interval and the change. */
+struct metric_columns {
+	const char *metric, *title, *base, *cand, *ratio, *low, *high, *change;
+};
+
+static const struct metric_columns metric_columns[] = {
+	{"median", "median", "baseline_median_us", "candidate_median_us", "ratio", "ratio_ci_low",
+	 "ratio_ci_high", "change_pct"},
+	{"min", "fastest run", "baseline_min_us", "candidate_min_us", NULL, "min_ratio_ci_low",
+	 "min_ratio_ci_high", "min_change_pct"},
+	{"over-floor", "median over floor", "baseline_over_floor_us", "candidate_over_floor_us",
+	 "over_floor_ratio", "over_floor_ratio_ci_low", "over_floor_ratio_ci_high", "over_floor_change_pct"},
+};
+
+static double field(const cJSON *row, const char *name)
+{
+	const cJSON *item = get(row, name);
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
+}
 
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out)
 {
 	const cJSON *row, *base = get(comparison, "baseline"), *cand = get(comparison, "candidate");
 	const cJSON *counts = get(comparison, "counts");
+	const struct metric_columns *m = metric_columns;
 
 	if (strcmp(format, "csv") == 0) {
 		for (int i = 0; compare_csv_fields[i]; i++)
@@ -265,8 +391,15 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
 		   (int)get(counts, "no_significant_change")->valuedouble,
 		   (int)get(counts, "not_comparable")->valuedouble);
-	buf_append_str(out, "| variant | cell | baseline median | candidate median | ratio [95 % CI] | "
-			    "change | verdict |\n|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < sizeof(metric_columns) / sizeof(metric_columns[0]); i++)
+		if (strcmp(text(comparison, "metric"), metric_columns[i].metric) == 0)
+			m = &metric_columns[i];
+	if (m != metric_columns)
+		buf_printf(out, "Judged by the %s.\n\n", m->title);
+	buf_printf(out,
+		   "| variant | cell | baseline %s | candidate %s | ratio [95 %% CI] | "
+		   "change | verdict |\n|---|---|---|---|---|---|---|\n",
+		   m->title, m->title);
 	cJSON_ArrayForEach(row, get(comparison, "rows")) {
 		buf_append_str(out, "| ");
 		md_escape(out, text(row, "variant"));
@@ -278,12 +411,13 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			buf_append_str(out, " |\n");
 			continue;
 		}
-		buf_printf(out, " | %.1f µs | %.1f µs | %.3f [%.3f, %.3f] | %+.1f %% | %s%s |\n",
-			   get(row, "baseline_median_us")->valuedouble,
-			   get(row, "candidate_median_us")->valuedouble, get(row, "ratio")->valuedouble,
-			   get(row, "ratio_ci_low")->valuedouble, get(row, "ratio_ci_high")->valuedouble,
-			   get(row, "change_pct")->valuedouble, text(row, "status"),
-			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "");
+		buf_printf(out, " | %.1f µs | %.1f µs | %.3f [%.3f, %.3f] | %+.1f %% | %s%s%s |\n",
+			   field(row, m->base), field(row, m->cand),
+			   m->ratio ? field(row, m->ratio) : field(row, m->change) / 100 + 1,
+			   field(row, m->low), field(row, m->high), field(row, m->change),
+			   text(row, "status"),
+			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "",
+			   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "");
 	}
 	return 0;
 }

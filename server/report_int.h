@@ -163,6 +163,8 @@ struct report_compare_variant {
 	bool ranked;          /* ORDER and RANKS are there */
 	const uint8_t *order; /* order[k]: measured position of values[k] */
 	const uint8_t *ranks; /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
+	uint32_t rounds;      /* warm.round_sizes' count; 0: none (or not valid) */
+	const uint32_t *round_sizes;
 };
 
 struct report_compare_data {
@@ -170,6 +172,7 @@ struct report_compare_data {
 	size_t fact_len[REPORT_COMPARED_FACTS];
 	struct report_compare_variant *variants;
 	size_t count;
+	struct report_compare_variant floor; /* the empty program; no values: none */
 };
 
 /* The data of the parsed result RESULT in the cell KEY (report_cell_key())

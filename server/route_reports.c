@@ -84,6 +84,7 @@ int route_reports_job(struct http_request *req, struct http_reply *reply)
 int route_reports_compare(struct http_request *req, struct http_reply *reply)
 {
 	const char *format = format_of(req, reply), *text;
+	enum report_metric metric = REPORT_METRIC_MEDIAN;
 	long long base, cand;
 	double max_regression = 0;
 	cJSON *comparison;
@@ -102,7 +103,10 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 			return reply_error(reply, 400, "invalid_argument",
 					   "max_regression must be a percentage from 0 to 1000.");
 	}
-	rc = report_compare(req->server->store, base, cand, max_regression, &comparison);
+	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
+		return reply_error(reply, 400, "invalid_argument",
+				   "metric must be median, min or over-floor.");
+	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, &comparison);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
 	return reply_rendered(reply, comparison, format, report_render_compare);

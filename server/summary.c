@@ -78,6 +78,51 @@ int report_compare_samples(struct report_sample *x, const struct stats_summary *
 	return 0;
 }
 
+/* What the agent recorded of the machine's other work while the cell was
+ * measured (warm.noise, docs/statistics.md): its figures, numbers only;
+ * an array of per-run figures is summarized by its mean (and its largest
+ * into max_other_cpu_pct when that is absent). NULL when there is none. */
+static cJSON *noise_of(const cJSON *noise)
+{
+	static const char *const fields[] = {"other_cpu_pct", "max_other_cpu_pct", "disk_ios", "flagged",
+					     "retaken"};
+	cJSON *out = NULL;
+
+	if (!cJSON_IsObject(noise))
+		return NULL;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const cJSON *f = get(noise, fields[i]), *item;
+		double v = 0, largest = 0;
+		int n = 0;
+		if (cJSON_IsNumber(f) && isfinite(f->valuedouble)) {
+			v = f->valuedouble;
+			n = 1;
+		} else if (cJSON_IsArray(f)) {
+			cJSON_ArrayForEach(item, f) {
+				if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble))
+					continue;
+				largest = n == 0 || item->valuedouble > largest ? item->valuedouble : largest;
+				v += item->valuedouble;
+				n++;
+			}
+			if (n)
+				v /= n;
+			if (n && i == 0 && !cJSON_IsNumber(get(noise, "max_other_cpu_pct"))) {
+				if (!out)
+					out = cJSON_CreateObject();
+				cJSON_AddNumberToObject(out, "max_other_cpu_pct", round_to(largest, 0.1));
+			}
+		}
+		if (!n)
+			continue;
+		if (!out)
+			out = cJSON_CreateObject();
+		if (!get(out, fields[i]))
+			cJSON_AddNumberToObject(out, fields[i], round_to(v, 0.1));
+	}
+	return out;
+}
+
 static cJSON *summarize_warm(struct report_sample *x, const char *name)
 {
 	struct stats_summary s;
@@ -103,6 +148,17 @@ static cJSON *summarize_warm(struct report_sample *x, const char *name)
 	return w;
 }
 
+/* The per-run array KEY of the cold runs COLD, as a sample; false when
+ * it has none. */
+static bool cold_sample(const cJSON *cold, const char *key, struct report_sample *s, double **x)
+{
+	size_t n = 0;
+
+	free(*x);
+	*x = NULL;
+	return report_samples_of(get(cold, key), x, &n) == 0 && report_sample_set(s, *x, n) == 0;
+}
+
 static double mean_of(const cJSON *array, bool *ret_present)
 {
 	double *x = NULL, sum = 0;
@@ -118,10 +174,10 @@ static double mean_of(const cJSON *array, bool *ret_present)
 	return sum / (double)n;
 }
 
-static cJSON *summarize_cold(const cJSON *cold, struct report_sample *sample)
+static cJSON *summarize_cold(const cJSON *cold, const char *name, struct report_sample *sample)
 {
 	struct stats_summary s;
-	double *x = NULL, v;
+	double *x = NULL, v, lo, hi;
 	size_t n = 0;
 	bool present;
 	cJSON *c;
@@ -138,17 +194,30 @@ static cJSON *summarize_cold(const cJSON *cold, struct report_sample *sample)
 		return NULL;
 	}
 	report_sample_summary(sample, &s);
-	free(x);
 	c = cJSON_CreateObject();
 	cJSON_AddNumberToObject(c, "n", (double)n);
 	cJSON_AddNumberToObject(c, "mean_us", round_to(s.mean, 0.1));
 	cJSON_AddNumberToObject(c, "stddev_us", round_to(s.stddev, 0.1));
 	cJSON_AddNumberToObject(c, "median_us", round_to(s.median, 0.1));
+	if (report_sample_bootstrap_ci(sample, STATS_MEDIAN, 0.95, REPORT_RESAMPLES,
+				       report_seed_of(name) ^ report_seed_of("cold"), false, &lo, &hi) == 0) {
+		cJSON_AddNumberToObject(c, "ci_low_us", round_to(lo, 0.1));
+		cJSON_AddNumberToObject(c, "ci_high_us", round_to(hi, 0.1));
+	}
 	for (size_t i = 0; i < sizeof(means) / sizeof(means[0]); i++) {
 		v = mean_of(get(cold, means[i][0]), &present);
 		if (present)
 			cJSON_AddNumberToObject(c, means[i][1], round_to(v, 0.1));
 	}
+	for (size_t i = 0; i < 2; i++) { /* page faults and bytes read */
+		static const char *const medians[][2] = {{"page_faults", "page_faults_median"},
+							 {"read_bytes", "read_bytes_median"}};
+		if (cold_sample(cold, medians[i][0], sample, &x))
+			cJSON_AddNumberToObject(
+				c, medians[i][1],
+				round_to(stats_quantile_sorted(sample->sorted, sample->n, 0.5), 0.1));
+	}
+	free(x);
 	/* Never pretend: a run whose cache eviction failed is not cold. */
 	cJSON_AddBoolToObject(c, "cold", !cJSON_IsFalse(get(cold, "cold")));
 	cJSON_AddStringToObject(c, "method", string(cold, "method") ? string(cold, "method") : "unknown");
@@ -181,6 +250,51 @@ static void add_cold_vs(cJSON *mine, const cJSON *base)
 		if (b > 0 && m >= 0)
 			cJSON_AddNumberToObject(vs, keys[i][1], round_to(m / b * 100, 0.01));
 	}
+}
+
+/* The cold start of the variant NAME (cold runs MINE) against the
+ * baseline's (BASE), added to VS: the time's median ratio with its
+ * interval and significance as the warm table's (report_compare_samples()),
+ * and per page faults and bytes read the median's change, its Mann-Whitney
+ * p and its significance by the same rule. SX and SY are room. */
+static void add_cold_significance(cJSON *vs, const cJSON *base, const cJSON *mine, const char *name,
+				  struct report_sample *sx, struct report_sample *sy)
+{
+	static const char *const counts[] = {"page_faults", "read_bytes"};
+	uint64_t seed = report_seed_of(name) ^ report_seed_of("cold");
+	struct stats_summary a, b;
+	double *x = NULL, *y = NULL, change, u, p, lo, hi;
+	bool significant;
+
+	if (cold_sample(base, "samples_us", sx, &x) && cold_sample(mine, "samples_us", sy, &y)) {
+		report_sample_summary(sx, &a);
+		report_sample_summary(sy, &b);
+		report_compare_samples(sx, &a, sy, &b, REPORT_RESAMPLES, seed, false, vs, &change,
+				       &significant);
+	}
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		char key[64];
+		if (!cold_sample(base, counts[i], sx, &x) || !cold_sample(mine, counts[i], sy, &y))
+			continue;
+		report_sample_summary(sx, &a);
+		report_sample_summary(sy, &b);
+		if (!(a.median > 0) ||
+		    report_sample_bootstrap_ratio_ci(sx, sy, STATS_MEDIAN, 0.95, REPORT_RESAMPLES,
+						     seed ^ report_seed_of(counts[i]), false, &lo, &hi) < 0)
+			continue;
+		report_mann_whitney(sy, sx, &u, &p);
+		change = (b.median / a.median - 1) * 100;
+		snprintf(key, sizeof(key), "%s_change_pct", counts[i]);
+		cJSON_AddNumberToObject(vs, key, round_to(change, 0.01));
+		snprintf(key, sizeof(key), "%s_p_value", counts[i]);
+		cJSON_AddNumberToObject(vs, key, p);
+		snprintf(key, sizeof(key), "%s_significant", counts[i]);
+		cJSON_AddBoolToObject(vs, key,
+				      p < REPORT_ALPHA && (lo > 1 || hi < 1) &&
+					      fabs(change) >= REPORT_MIN_EFFECT_PCT);
+	}
+	free(x);
+	free(y);
 }
 
 /* The summary of the parsed result ROOT; SX and SY are room for samples. */
@@ -219,11 +333,15 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		}
 		cJSON_AddBoolToObject(s, "valid", true);
 		if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0) {
-			if (report_sample_set(&sx, x, n) == 0 && (w = summarize_warm(&sx, name)))
+			if (report_sample_set(&sx, x, n) == 0 && (w = summarize_warm(&sx, name))) {
+				cJSON *noise = noise_of(get(get(v, "warm"), "noise"));
+				if (noise)
+					cJSON_AddItemToObject(w, "noise", noise);
 				cJSON_AddItemToObject(s, "warm", w);
+			}
 			free(x);
 		}
-		if ((c = summarize_cold(get(v, "cold"), &sx)))
+		if ((c = summarize_cold(get(v, "cold"), name, &sx)))
 			cJSON_AddItemToObject(s, "cold", c);
 	}
 
@@ -283,9 +401,21 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		free(bx);
 	}
 	if (base_cold) {
+		const char *base_name = get(get(by_name, "rebase"), "cold") ? "rebase" : NULL;
 		cJSON_ArrayForEach(v, by_name)
-			if (get(v, "cold"))
-				add_cold_vs(cJSON_GetObjectItemCaseSensitive(v, "cold"), base_cold);
+			if (!base_name && get(v, "cold"))
+				base_name = v->string;
+		cJSON_ArrayForEach(v, by_name) {
+			cJSON *cold = cJSON_GetObjectItemCaseSensitive(v, "cold");
+			if (!cold)
+				continue;
+			add_cold_vs(cold, base_cold);
+			if (strcmp(v->string, base_name) != 0)
+				add_cold_significance(cJSON_GetObjectItemCaseSensitive(cold, "vs_baseline"),
+						      get(report_find_variant(variants, base_name), "cold"),
+						      get(report_find_variant(variants, v->string), "cold"),
+						      v->string, &sx, &sy);
+		}
 	}
 	if (cJSON_IsArray(get(root, "churn")))
 		cJSON_AddItemToObject(out, "churn", cJSON_Duplicate(get(root, "churn"), true));

@@ -285,6 +285,148 @@ int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t
 	return rc;
 }
 
+static int check_rounds(const struct stats_sample *s)
+{
+	size_t sum = 0;
+	int rc;
+
+	if (!s)
+		return err_set(LL_EINVAL, "A sample is missing.");
+	if ((rc = check_sample(s->x, s->n)) < 0)
+		return rc;
+	if (s->rounds == 0)
+		return 0;
+	if (!s->round_sizes || s->rounds > STATS_MAX_ROUNDS)
+		return err_set(LL_EINVAL, "A sample has 1 to %d rounds.", STATS_MAX_ROUNDS);
+	for (size_t r = 0; r < s->rounds; r++) {
+		if (s->round_sizes[r] == 0)
+			return err_set(LL_EINVAL, "Round %zu of a sample is empty.", r);
+		sum += s->round_sizes[r];
+	}
+	if (sum != s->n)
+		return err_set(LL_EINVAL, "A sample's rounds hold %zu samples, not %zu.", sum, s->n);
+	return 0;
+}
+
+/* Where each of S's rounds starts, into START[0..S->rounds). */
+static void round_starts(const struct stats_sample *s, size_t *start)
+{
+	size_t at = 0;
+
+	for (size_t r = 0; r < s->rounds; r++) {
+		start[r] = at;
+		at += s->round_sizes[r];
+	}
+}
+
+/* Room a resample of S needs: N, or ROUNDS times its largest round. */
+static size_t resample_room(const struct stats_sample *s)
+{
+	size_t largest = 0;
+
+	if (s->rounds == 0)
+		return s->n;
+	for (size_t r = 0; r < s->rounds; r++)
+		if (s->round_sizes[r] > largest)
+			largest = s->round_sizes[r];
+	return largest * s->rounds;
+}
+
+/* STATISTIC of one resample of S (see stats_bootstrap_contrast_ci());
+ * START from round_starts(), SCRATCH resample_room(S) values. */
+static double resampled_rounds(const struct stats_sample *s, const size_t *start, double *scratch,
+			       enum stats_statistic statistic, uint64_t *state)
+{
+	size_t k = 0;
+
+	if (s->rounds == 0)
+		return resampled(s->x, s->n, scratch, statistic, state);
+	for (size_t i = 0; i < s->rounds; i++) {
+		size_t r = random_index(state, s->rounds), size = s->round_sizes[r];
+		for (size_t j = 0; j < size; j++)
+			scratch[k++] = s->x[start[r] + random_index(state, size)];
+	}
+	return statistic_of(scratch, k, statistic);
+}
+
+int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+				const struct stats_sample *y, const struct stats_sample *y_floor,
+				enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+				double *ret_low, double *ret_high)
+{
+	const struct stats_sample *side[4] = {x, y, x_floor, y_floor};
+	size_t *start[4] = {NULL}, room = 0;
+	double *scratch = NULL, *values = NULL;
+	uint64_t state = seed;
+	int rc = 0, kept = 0, sides = x_floor ? 4 : 2;
+
+	if (statistic != STATS_MEDIAN && statistic != STATS_MIN)
+		return err_set(LL_EINVAL, "This bootstrap knows the median and the minimum only.");
+	if (!x_floor != !y_floor)
+		return err_set(LL_EINVAL, "Both sides have a floor, or neither.");
+	if ((rc = check_bootstrap(level, resamples)) < 0)
+		return rc;
+	if (sides == 4) { /* drawn in the order X, X_FLOOR, Y, Y_FLOOR */
+		side[1] = x_floor;
+		side[2] = y;
+	}
+	for (int i = 0; i < sides; i++) {
+		if ((rc = check_rounds(side[i])) < 0)
+			return rc;
+		if (resample_room(side[i]) > room)
+			room = resample_room(side[i]);
+	}
+	scratch = malloc(room * sizeof(*scratch));
+	values = malloc((size_t)resamples * sizeof(*values));
+	if (!scratch || !values)
+		rc = LL_ENOMEM;
+	for (int i = 0; i < sides && rc == 0; i++) {
+		if (side[i]->rounds && !(start[i] = malloc(side[i]->rounds * sizeof(size_t))))
+			rc = LL_ENOMEM;
+		else if (side[i]->rounds)
+			round_starts(side[i], start[i]);
+	}
+	for (int r = 0; r < resamples && rc == 0; r++) {
+		double v[4] = {0, 0, 0, 0}, base, cand;
+		for (int i = 0; i < sides; i++)
+			v[i] = resampled_rounds(side[i], start[i], scratch, statistic, &state);
+		base = sides == 4 ? v[0] - v[1] : v[0];
+		cand = sides == 4 ? v[2] - v[3] : v[1];
+		if (base > 0)
+			values[kept++] = cand / base;
+	}
+	if (rc == 0 && kept < resamples / 2)
+		rc = err_set(LL_EINVAL, "The baseline's figure is not above zero; a ratio has no meaning.");
+	if (rc == 0)
+		rc = percentile_interval(values, kept, level, ret_low, ret_high);
+	for (int i = 0; i < 4; i++)
+		free(start[i]);
+	free(scratch);
+	free(values);
+	return rc;
+}
+
+int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret)
+{
+	double *scratch;
+	size_t at = 0;
+	int rc = check_rounds(s);
+
+	if (rc == 0 && s->rounds == 0)
+		rc = err_set(LL_EINVAL, "The sample has no rounds.");
+	if (rc < 0)
+		return rc;
+	if (!(scratch = malloc(resample_room(s) * sizeof(*scratch))))
+		return LL_ENOMEM;
+	for (size_t r = 0; r < s->rounds; r++) {
+		memcpy(scratch, s->x + at, s->round_sizes[r] * sizeof(*scratch));
+		ret[r] = statistic_of(scratch, s->round_sizes[r], statistic);
+		at += s->round_sizes[r];
+	}
+	free(scratch);
+	return 0;
+}
+
 struct ranked {
 	double value;
 	int group;

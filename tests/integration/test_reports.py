@@ -175,8 +175,18 @@ def test_cold_and_churn_tables():
         assert len(report["cold"]["modules"]) == 6
         warm = cell(report, "warm", "rebase", "os=winxp disk=hdd")
         assert warm["status"] == "missing" and warm["reason"] == "no warm samples"
+        # Medians, intervals and significance against rebase, as warm.
+        ro = cell(report, "cold", "reorder", "os=winxp disk=hdd")
+        assert ro["ci_low_us"] <= ro["median_us"] <= ro["ci_high_us"] and 79000 < ro["median_us"] < 81000, ro
+        assert ro["significant"] is True and -21 < ro["change_pct"] < -19 and ro["p_value"] < 0.05, ro
+        assert ro["page_faults_median"] == 600 and ro["page_faults_change_pct"] == -40, ro
+        assert ro["page_faults_significant"] is True and ro["read_bytes_significant"] is True, ro
+        assert "change_pct" not in cell(report, "cold", "rebase", "os=winxp disk=hdd")
         text = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
         assert "## Cold start" in text and "NOT COLD (posix_fadvise)" in text
+        assert "600 faults (-40.0 % *)" in text and "3072 KiB read (-25.0 % *)" in text, text
+        code, out, err = cli(d, "report", str(job["id"]))
+        assert code == 0 and "600 faults*" in out, (code, out, err)
 
         job = d.submit(load_example("churn.json"))
         for os_name in ("winxp", "win10"):
@@ -235,6 +245,137 @@ def test_compare_verdicts_and_exit_codes():
         csv_text = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&format=csv" % (base, moved),
                          token=d.admin_token).body.decode()
         assert len(list(csv.DictReader(io.StringIO(csv_text)))) == len(cmp["rows"])
+
+
+ROUND_VARIANTS = ["default", "rebase"]
+
+
+def rounds_body(rng, round_scale, variant_scale=None, floor_add=0.0, rounds=True, noise=None):
+    """One agent's result measured in 3 rounds of 30 (round r of every
+    variant and of the floor scaled by round_scale[r], as a busy neighbour
+    would), variants around 1000 and 1100 us (times variant_scale, plus
+    floor_add), the floor around 600 us (plus floor_add)."""
+    def warm(center):
+        values = []
+        for scale in round_scale:
+            values += [round(center * scale * (1 + rng.gauss(0, 0.03)), 1) for _ in range(30)]
+        w = {"runs": len(values), "samples_us": values}
+        if rounds:
+            w["round_sizes"] = [30] * len(round_scale)
+        return w
+    variants = []
+    for name, center in (("default", 1000.0), ("rebase", 1100.0)):
+        v = {"name": name, "valid": True,
+             "warm": warm(center * (variant_scale or {}).get(name, 1.0) + floor_add)}
+        if noise and name == "default":
+            v["warm"]["noise"] = noise
+        variants.append(v)
+    return {"facts": {"os": "linux", "runner": "native"}, "variants": variants,
+            "floor": {"name": "empty", "warm": warm(600.0 + floor_add)}}
+
+
+def rounds_job(d, tokens, seed, **kw):
+    rng = random.Random(seed)
+    job = d.submit({"name": "rounds-%d" % seed, "family": "pe", "generator": {"dlls": 2, "exports": 10},
+                    "variants": ROUND_VARIANTS, "matrix": {"each_agent": {}}})["id"]
+    for token in tokens:
+        run_agent(d, token, rounds_body(rng, **kw))
+    return job
+
+
+def compare(d, base, cand, query=""):
+    r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d%s" % (base, cand, query), token=d.admin_token)
+    assert r.status == 200, r
+    cmp = r.json()
+    validate("compare.json", cmp)
+    return cmp
+
+
+def test_compare_rounds_floor_and_metrics():
+    with Daemon() as d:
+        tokens = [d.enroll("round-agent%d" % i, {"os": "linux"})[1] for i in range(3)]
+        noise = {"other_cpu_pct": [1.5, 3.0, 41.0], "disk_ios": 12, "flagged": 2, "retaken": 2}
+        base = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], noise=noise)
+        # A busy neighbour during one of three rounds: +10 % on everything.
+        busy = rounds_job(d, tokens, 2, round_scale=[1, 1.10, 1])
+        busy_flat = rounds_job(d, tokens, 2, round_scale=[1, 1.10, 1], rounds=False)
+        base_flat = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], rounds=False)
+        # A real 5 % change of one variant, in every round.
+        real = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05})
+        # The empty program 60 us slower and every variant with it.
+        spawn = rounds_job(d, tokens, 4, round_scale=[1, 1, 1], floor_add=60.0)
+
+        cmp = compare(d, base, busy, "&max_regression=2")
+        assert cmp["metric"] == "median" and cmp["verdict"] == "ok", cmp
+        assert len(cmp["rows"]) == 6
+        for row in cmp["rows"]:
+            assert row["unit"] == "rounds" and row["baseline_rounds"] == 3, row
+            assert row["status"] == "no_significant_change" and row["ratio_ci_low"] < 1 < row["ratio_ci_high"], row
+        # Without rounds the same samples are called slower: the mistake
+        # rounds are there to prevent.
+        flat = compare(d, base_flat, busy_flat, "&max_regression=2")
+        assert flat["verdict"] == "regression", flat
+        assert all("unit" not in r for r in flat["rows"])
+        assert sum(r["status"] == "slower" for r in flat["rows"]) >= 4, flat["rows"]
+
+        cmp = compare(d, base, real, "&max_regression=2")
+        assert cmp["verdict"] == "regression"
+        for row in cmp["rows"]:
+            if row["variant"] == "default":
+                assert row["status"] == "slower" and 1.02 < row["ratio_ci_low"] < 1.05 < row["ratio_ci_high"] < 1.09, row
+            else:
+                assert row["status"] == "no_significant_change", row
+        # The fastest run sees the same 5 %, less surely (the minimum of
+        # 90 samples with 3 % noise moves by about as much by chance).
+        cmp = compare(d, base, real, "&max_regression=2&metric=min")
+        assert cmp["metric"] == "min" and cmp["verdict"] == "regression"
+        assert sum(r["status"] == "slower" and r["significant"] for r in cmp["rows"]
+                   if r["variant"] == "default") >= 2, cmp["rows"]
+        assert all(r["status"] != "slower" for r in cmp["rows"] if r["variant"] == "rebase"), cmp["rows"]
+
+        # Over floor: what the variants add to the empty program is the
+        # same, though every median is 60 us (5-6 %) slower.
+        cmp = compare(d, base, spawn, "&max_regression=2")
+        assert cmp["verdict"] == "regression"
+        cmp = compare(d, base, spawn, "&max_regression=2&metric=over-floor")
+        assert cmp["metric"] == "over-floor" and cmp["verdict"] == "ok", cmp
+        for row in cmp["rows"]:
+            assert row["status"] == "no_significant_change", row
+            assert 590 < row["baseline_floor_us"] < 610 and 650 < row["candidate_floor_us"] < 670, row
+            assert abs(row["candidate_over_floor_us"] - row["baseline_over_floor_us"]) < 15, row
+            assert row["over_floor_ratio_ci_low"] <= row["over_floor_ratio"] <= row["over_floor_ratio_ci_high"]
+        cmp = compare(d, base, real, "&max_regression=2&metric=over-floor")
+        default = [r for r in cmp["rows"] if r["variant"] == "default"]
+        # 50 us more on 400 over the floor: +12.5 %.
+        assert all(r["status"] == "slower" and 10 < r["over_floor_change_pct"] < 15 for r in default), default
+        text = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&metric=over-floor&format=md" % (base, real),
+                     token=d.admin_token).body.decode()
+        assert "Judged by the median over floor." in text and "(rounds)" in text, text
+
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&metric=mean" % (base, real),
+                  token=d.admin_token)
+        assert r.status == 400 and "metric" in r.json()["error"]["message"], r
+        code, out, err = cli(d, "compare", str(base), str(spawn), "--max-regression", "2")
+        assert code == 1, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(spawn), "--max-regression", "2", "--metric", "over-floor")
+        assert code == 0 and "over floor" in out, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(spawn), "--metric", "fastest")
+        assert code == 2 and "--metric" in err, (code, out, err)
+
+        # The noise the agent recorded, per cell, in every form.
+        report = d.api("GET", "/api/v1/jobs/%d/report" % base, token=d.admin_token).json()
+        validate("report.json", report)
+        c = report["warm"]["variants"][0]["cells"][0]
+        assert c["noise"] == {"max_other_cpu_pct": 41, "other_cpu_pct": 15.2, "disk_ios": 12, "flagged": 2,
+                              "retaken": 2}, c
+        assert "noise" not in report["warm"]["variants"][1]["cells"][0]
+        text = d.api("GET", "/api/v1/jobs/%d/report?format=md" % base, token=d.admin_token).body.decode()
+        assert "noise: other CPU max 41.0 %, 2 flagged, 2 retaken" in text, text
+        rows = list(csv.DictReader(io.StringIO(
+            d.api("GET", "/api/v1/jobs/%d/report?format=csv" % base, token=d.admin_token).body.decode())))
+        assert {r["noise_max_other_cpu_pct"] for r in rows if r["variant"] == "default"} == {"41"}, rows
+        code, out, err = cli(d, "report", str(base))
+        assert code == 0 and "noise 41% 2/2" in out, (code, out, err)
 
 
 run_tests(globals())

@@ -70,6 +70,44 @@ int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t
 			     enum stats_statistic statistic, double level, int resamples, uint64_t seed,
 			     double *ret_low, double *ret_high);
 
+/* A sample measured in rounds (runs separated in time, each its own
+ * shuffled order): X[0..N) holds ROUNDS rounds concatenated in round
+ * order, ROUND_SIZES[0..ROUNDS) their sizes (each > 0, summing to N).
+ * ROUNDS 0 (ROUND_SIZES NULL): a sample without rounds. */
+struct stats_sample {
+	const double *x;
+	size_t n;
+	const uint32_t *round_sizes;
+	size_t rounds;
+};
+
+/* Most rounds a sample may have. */
+#define STATS_MAX_ROUNDS 1000
+
+/*
+ * Bootstrap confidence interval of the contrast
+ *   (STATISTIC(Y) - STATISTIC(Y_FLOOR)) / (STATISTIC(X) - STATISTIC(X_FLOOR))
+ * of a candidate Y and a baseline X, each over its floor (X_FLOOR and
+ * Y_FLOOR both NULL: the ratio STATISTIC(Y) / STATISTIC(X)). Each sample is
+ * resampled on its own. A sample with rounds is resampled hierarchically
+ * (rounds are the unit that varies between runs): ROUNDS rounds drawn with
+ * replacement, then, in each drawn round, as many samples as it holds drawn
+ * with replacement from it, pooled; a sample without rounds draws N samples
+ * with replacement. Per resample X, X_FLOOR, Y, Y_FLOOR are drawn in that
+ * order from one stream seeded by SEED. Resamples whose denominator is not
+ * above 0 are left out: LL_EINVAL when more than half are, or for a sample
+ * whose rounds do not add up (sizes 0, a sum other than N, more than
+ * STATS_MAX_ROUNDS). STATISTIC: median or minimum.
+ */
+int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+				const struct stats_sample *y, const struct stats_sample *y_floor,
+				enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+				double *ret_low, double *ret_high);
+
+/* STATISTIC of each of S's rounds into RET[0..S->rounds) (S has rounds);
+ * LL_EINVAL as stats_bootstrap_contrast_ci(). */
+int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret);
+
 /* Mann-Whitney U test, two-sided. *RET_U is U for X (the number of pairs
  * with x > y, ties counting one half); *RET_P the p-value by the normal
  * approximation with tie correction and continuity correction (as R's

@@ -176,6 +176,146 @@ static void test_outliers(void)
 	}
 }
 
+/* A normal deviate from the stream STATE (Box-Muller), for synthetic
+ * load times. */
+static double gaussian(uint64_t *state)
+{
+	double u1 = ((double)(stats_random_next(state) >> 11) + 1) / 9007199254740993.0;
+	double u2 = (double)(stats_random_next(state) >> 11) / 9007199254740992.0;
+	return sqrt(-2 * log(u1)) * cos(2 * 3.14159265358979323846 * u2);
+}
+
+/* ROUNDS rounds of PER samples around 1000 us (sd 3 %), round r scaled
+ * by SCALE[r], concatenated in round order into X. */
+static void rounds_of(double *x, size_t rounds, size_t per, const double *scale, uint64_t seed)
+{
+	uint64_t state = seed;
+
+	for (size_t r = 0; r < rounds; r++)
+		for (size_t i = 0; i < per; i++)
+			x[r * per + i] = 1000 * scale[r] * (1 + 0.03 * gaussian(&state));
+}
+
+/* The report's rule without rounds: Mann-Whitney p < 0.05, the interval
+ * of the ratio of medians excluding 1, a change of at least 1 %. */
+static bool per_sample_significant(const double *x, const double *y, size_t n, uint64_t seed)
+{
+	double u, p, lo, hi, mx, my;
+
+	CHECK_EQ_INT(stats_mann_whitney(y, n, x, n, &u, &p), 0);
+	CHECK_EQ_INT(stats_bootstrap_ratio_ci(x, n, y, n, STATS_MEDIAN, 0.95, 200, seed, &lo, &hi), 0);
+	CHECK_EQ_INT(stats_median(x, n, &mx), 0);
+	CHECK_EQ_INT(stats_median(y, n, &my), 0);
+	return p < 0.05 && (lo > 1 || hi < 1) && fabs(my / mx - 1) >= 0.01;
+}
+
+/* The rule with rounds (docs/statistics.md): the hierarchical interval
+ * excluding 1 and a change of at least 1 %. */
+static bool rounds_significant(const struct stats_sample *x, const struct stats_sample *y, uint64_t seed)
+{
+	double lo = 0, hi = 0, mx, my;
+
+	CHECK_EQ_INT(stats_bootstrap_contrast_ci(x, NULL, y, NULL, STATS_MEDIAN, 0.95, 200, seed, &lo, &hi),
+		     0);
+	CHECK_EQ_INT(stats_median(x->x, x->n, &mx), 0);
+	CHECK_EQ_INT(stats_median(y->x, y->n, &my), 0);
+	return (lo > 1 || hi < 1) && fabs(my / mx - 1) >= 0.01;
+}
+
+/* Rounds as the unit: a shift that one whole round shares (+10 % in one
+ * of the candidate's 3 rounds) is called significant per sample (in 9 of
+ * these 10 data sets) but never with rounds; a real 5 % shift in every
+ * round is called significant both ways in all 10. */
+static void test_rounds(void)
+{
+	enum { ROUNDS = 3, PER = 30, N = ROUNDS * PER };
+	const uint32_t sizes[ROUNDS] = {PER, PER, PER};
+	const double same[ROUNDS] = {1, 1, 1}, one_round[ROUNDS] = {1, 1.10, 1},
+		     real[ROUNDS] = {1.05, 1.05, 1.05};
+	double x[N], y[N];
+	int shared_per_sample = 0, shared_rounds = 0, real_per_sample = 0, real_rounds = 0;
+
+	for (uint64_t k = 0; k < 10; k++) {
+		struct stats_sample sx = {x, N, sizes, ROUNDS}, sy = {y, N, sizes, ROUNDS};
+		rounds_of(x, ROUNDS, PER, same, 1000 + k);
+		rounds_of(y, ROUNDS, PER, one_round, 2000 + k);
+		shared_per_sample += per_sample_significant(x, y, N, k);
+		shared_rounds += rounds_significant(&sx, &sy, k);
+		rounds_of(y, ROUNDS, PER, real, 3000 + k);
+		real_per_sample += per_sample_significant(x, y, N, k);
+		real_rounds += rounds_significant(&sx, &sy, k);
+	}
+	CHECK(shared_per_sample >= 9); /* the mistake rounds prevent (9 of these 10) */
+	CHECK_EQ_INT(shared_rounds, 0);
+	CHECK_EQ_INT(real_per_sample, 10);
+	CHECK_EQ_INT(real_rounds, 10);
+}
+
+/* The contrast without rounds is the plain ratio's interval in spirit;
+ * with floors it is the ratio of the medians over them; bad rounds are
+ * refused and leave the outputs untouched. */
+static void test_contrast(void)
+{
+	enum { N = 60 };
+	double x[N], y[N], fx[N], fy[N], lo = -1, hi = -1, medians[3];
+	const double one[1] = {1}, more[1] = {1.2};
+	uint32_t bad[3] = {20, 20, 19}, zero[3] = {30, 0, 30}, sizes[3] = {20, 20, 20};
+
+	rounds_of(x, 1, N, one, 1);
+	rounds_of(y, 1, N, more, 2);
+	for (size_t i = 0; i < N; i++) { /* floors: 400 us and 600 us */
+		fx[i] = x[i] * 0.4;
+		fy[i] = x[(i + 7) % N] * 0.6;
+	}
+	{
+		struct stats_sample sx = {x, N, NULL, 0}, sy = {y, N, NULL, 0};
+		struct stats_sample sfx = {fx, N, NULL, 0}, sfy = {fy, N, NULL, 0};
+		/* no floors: about 1.2 */
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sx, NULL, &sy, NULL, STATS_MEDIAN, 0.95, 500, 9,
+							 &lo, &hi),
+			     0);
+		CHECK(lo > 1.1 && lo < 1.2 && hi > 1.2 && hi < 1.3);
+		/* over floors: (1200 - 600) / (1000 - 400) = 1.0 */
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sx, &sfx, &sy, &sfy, STATS_MEDIAN, 0.95, 500, 9,
+							 &lo, &hi),
+			     0);
+		CHECK(lo < 1 && hi > 1 && lo > 0.9 && hi < 1.1);
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sx, &sfx, &sy, NULL, STATS_MEDIAN, 0.95, 500, 9,
+							 &lo, &hi),
+			     LL_EINVAL);
+		/* a floor above the variant: no resample has a ratio */
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sfx, &sx, &sy, &sfy, STATS_MEDIAN, 0.95, 500, 9,
+							 &lo, &hi),
+			     LL_EINVAL);
+		CHECK_EQ_INT(
+			stats_bootstrap_contrast_ci(&sx, NULL, &sy, NULL, STATS_MEAN, 0.95, 500, 9, &lo, &hi),
+			LL_EINVAL);
+	}
+	{
+		struct stats_sample sx = {x, N, bad, 3}, sy = {y, N, sizes, 3};
+		double before_lo = lo;
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sx, NULL, &sy, NULL, STATS_MEDIAN, 0.95, 200, 9,
+							 &lo, &hi),
+			     LL_EINVAL); /* 59 samples in rounds of 60 */
+		sx.round_sizes = zero;
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&sx, NULL, &sy, NULL, STATS_MEDIAN, 0.95, 200, 9,
+							 &lo, &hi),
+			     LL_EINVAL);
+		CHECK(lo == before_lo);
+		sx.round_sizes = sizes;
+		CHECK_EQ_INT(stats_round_statistics(&sx, STATS_MEDIAN, medians), 0);
+		for (int r = 0; r < 3; r++) {
+			double m;
+			CHECK_EQ_INT(stats_median(x + 20 * r, 20, &m), 0);
+			CHECK(medians[r] == m);
+		}
+		CHECK_EQ_INT(stats_round_statistics(&sx, STATS_MIN, medians), 0);
+		CHECK(medians[1] <= x[20] && medians[1] <= x[39]);
+		sx.rounds = 0;
+		CHECK_EQ_INT(stats_round_statistics(&sx, STATS_MEDIAN, medians), LL_EINVAL);
+	}
+}
+
 int main(void)
 {
 	test_summary_and_quantiles();
@@ -183,5 +323,7 @@ int main(void)
 	test_bootstrap();
 	test_bootstrap_median_values();
 	test_outliers();
+	test_rounds();
+	test_contrast();
 	return check_finish();
 }
