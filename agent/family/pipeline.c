@@ -28,8 +28,10 @@
 
 /* The job's "measure" section: runs 0 where a kind is not asked for. */
 struct pipeline_measure {
-	int warm_runs, warmup;
-	int cold_runs;
+	int warm_runs, warmup, warm_rounds; /* warm_runs: the cap when warm_auto */
+	bool warm_auto;
+	double precision;
+	int cold_runs, cold_rounds;
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
 };
@@ -75,9 +77,18 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 
 	memset(m, 0, sizeof(*m));
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "warm"))) {
-		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &value)) < 0)
+		const cJSON *runs = cJSON_GetObjectItemCaseSensitive(item, "runs");
+		m->warm_auto = cJSON_IsString(runs);
+		if ((rc = json_get_int(item, m->warm_auto ? "max_runs" : "runs", 1,
+				       m->warm_auto ? JOB_SPEC_MAX_AUTO_RUNS : JOB_SPEC_MAX_WARM_RUNS, false,
+				       m->warm_auto ? JOB_SPEC_DEFAULT_AUTO_RUNS : 30, &value)) < 0)
 			return rc;
 		m->warm_runs = (int)value;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "precision");
+		m->precision = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_PRECISION;
+		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+			return rc;
+		m->warm_rounds = (int)value;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
 			return rc;
 		m->warmup = (int)value;
@@ -86,6 +97,9 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &value)) < 0)
 			return rc;
 		m->cold_runs = (int)value;
+		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+			return rc;
+		m->cold_rounds = (int)value;
 	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
 		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
@@ -139,6 +153,9 @@ static int time_programs(struct pipeline_state *s)
 		/* The generated programs always exit 0; under Wine on a busy
 		 * machine a start fails now and then: run it again, listed. */
 		.reruns = PIPELINE_MEASURE_RERUNS,
+		.rounds = s->measure.warm_rounds,
+		.auto_runs = s->measure.warm_auto,
+		.precision = s->measure.precision,
 	};
 	int rc;
 
@@ -150,6 +167,8 @@ static int time_programs(struct pipeline_state *s)
 		o.runs = s->measure.cold_runs;
 		o.warmup = 0;
 		o.reruns = 0; /* a rerun would no longer be cold */
+		o.rounds = s->measure.cold_rounds;
+		o.auto_runs = false;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
 			return rc;
 	}
@@ -235,6 +254,12 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
 		goto out;
 	rc = LL_ENOMEM;
+	/* How the noise was read: the timer's, at the top of "measurement". */
+	item = cJSON_GetObjectItemCaseSensitive(s->warm ? s->warm : s->cold, "noise");
+	if (item && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "measurement")) &&
+	    !cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(r, "measurement"), "noise",
+				   cJSON_Duplicate(item, true)))
+		goto out;
 	if (s->churn) {
 		if (!cJSON_AddItemToObject(r, "churn", s->churn))
 			goto out;

@@ -250,20 +250,78 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 	return 0;
 }
 
+/* measure.warm.runs: a number 1..JOB_SPEC_MAX_WARM_RUNS (default 30) or
+ * "auto" (JOB_SPEC_RUNS_AUTO). */
+static int normalize_warm_runs(const cJSON *warm, long long *ret)
+{
+	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(warm, "runs");
+
+	if (cJSON_IsString(runs)) {
+		if (strcmp(runs->valuestring, "auto") != 0)
+			return err_set(LL_EINVAL, "Field 'runs' must be an integer or \"auto\".");
+		*ret = JOB_SPEC_RUNS_AUTO;
+		return 0;
+	}
+	return json_get_int(warm, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, ret);
+}
+
+/* SECTION's "rounds" (1..JOB_SPEC_MAX_ROUNDS, default 1): no more rounds
+ * than runs, so that every round has a run. */
+static int get_rounds(const cJSON *section, const char *name, long long runs, long long *ret)
+{
+	int rc = json_get_int(section, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, ret);
+
+	if (rc < 0)
+		return rc;
+	if (runs != JOB_SPEC_RUNS_AUTO && *ret > runs)
+		return err_set(LL_ERANGE, "Field '%s.rounds' is %lld, more than its %lld runs.", name, *ret,
+			       runs);
+	return 0;
+}
+
+/* The adaptive warm runs' cap and precision into the normalized O. */
+static int normalize_auto(const cJSON *warm, cJSON *o)
+{
+	const cJSON *precision = cJSON_GetObjectItemCaseSensitive(warm, "precision");
+	long long max_runs, rounds = (long long)cJSON_GetObjectItemCaseSensitive(o, "rounds")->valuedouble;
+	double p = JOB_SPEC_DEFAULT_PRECISION;
+	int rc;
+
+	if ((rc = json_get_int(warm, "max_runs", 1, JOB_SPEC_MAX_AUTO_RUNS, false, JOB_SPEC_DEFAULT_AUTO_RUNS,
+			       &max_runs)) < 0)
+		return rc;
+	if (precision) {
+		if (!cJSON_IsNumber(precision) || !(precision->valuedouble >= JOB_SPEC_MIN_PRECISION) ||
+		    !(precision->valuedouble <= JOB_SPEC_MAX_PRECISION))
+			return err_set(LL_ERANGE, "Field 'measure.warm.precision' must be a number %g..%g.",
+				       JOB_SPEC_MIN_PRECISION, JOB_SPEC_MAX_PRECISION);
+		p = precision->valuedouble;
+	}
+	if (max_runs < rounds)
+		return err_set(LL_ERANGE,
+			       "Field 'measure.warm.max_runs' is %lld, fewer than its %lld rounds.", max_runs,
+			       rounds);
+	if (!cJSON_AddNumberToObject(o, "max_runs", (double)max_runs) ||
+	    !cJSON_AddNumberToObject(o, "precision", p))
+		return LL_ENOMEM;
+	return 0;
+}
+
 static int normalize_measure(const cJSON *measure, cJSON *out)
 {
 	static const char *const keys[] = {"warm", "cold", "churn", NULL};
-	static const char *const warm_keys[] = {"runs", "warmup", NULL};
-	static const char *const cold_keys[] = {"runs", NULL};
+	static const char *const warm_keys[] = {"runs", "warmup", "rounds", "max_runs", "precision", NULL};
+	static const char *const cold_keys[] = {"runs", "rounds", NULL};
 	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
 	const cJSON *warm, *cold, *churn, *item;
-	long long runs, warmup, processes;
+	long long runs, warmup, rounds, processes;
 	cJSON *o, *sets;
 	int rc;
 
 	if (!measure) {
 		o = cJSON_AddObjectToObject(out, "warm");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) || !cJSON_AddNumberToObject(o, "warmup", 3))
+		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) ||
+		    !cJSON_AddNumberToObject(o, "warmup", 3) || !cJSON_AddNumberToObject(o, "rounds", 1))
 			return LL_ENOMEM;
 		return 0;
 	}
@@ -280,22 +338,35 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 		if (!cJSON_IsObject(warm))
 			return err_set(LL_EINVAL, "Field 'measure.warm' must be an object.");
 		if ((rc = json_check_keys(warm, warm_keys, "measure.warm")) < 0 ||
-		    (rc = json_get_int(warm, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &runs)) < 0 ||
-		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0)
+		    (rc = normalize_warm_runs(warm, &runs)) < 0 ||
+		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0 ||
+		    (rc = get_rounds(warm, "measure.warm", runs, &rounds)) < 0)
 			return rc;
 		o = cJSON_AddObjectToObject(out, "warm");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
-		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup))
+		if (!o ||
+		    !(runs == JOB_SPEC_RUNS_AUTO ? cJSON_AddStringToObject(o, "runs", "auto")
+						 : cJSON_AddNumberToObject(o, "runs", (double)runs)) ||
+		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
+		if (runs == JOB_SPEC_RUNS_AUTO && (rc = normalize_auto(warm, o)) < 0)
+			return rc;
+		if (runs != JOB_SPEC_RUNS_AUTO && (cJSON_GetObjectItemCaseSensitive(warm, "max_runs") ||
+						   cJSON_GetObjectItemCaseSensitive(warm, "precision")))
+			return err_set(
+				LL_EINVAL,
+				"Fields 'measure.warm.max_runs' and 'precision' go with runs \"auto\" only.");
 	}
 	if (cold) {
 		if (!cJSON_IsObject(cold))
 			return err_set(LL_EINVAL, "Field 'measure.cold' must be an object.");
 		if ((rc = json_check_keys(cold, cold_keys, "measure.cold")) < 0 ||
-		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0)
+		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0 ||
+		    (rc = get_rounds(cold, "measure.cold", runs, &rounds)) < 0)
 			return rc;
 		o = cJSON_AddObjectToObject(out, "cold");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs))
+		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
 	}
 	if (churn) {
