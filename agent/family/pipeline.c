@@ -45,6 +45,9 @@ struct pipeline_state {
 	uint64_t seed;
 	struct family_timing timing;
 	cJSON *warm, *cold, *churn;
+	/* The self-test's environment per timed program (set_delays). */
+	const char **delay_env[MEASURE_MAX_PROGRAMS];
+	char delay_text[MEASURE_MAX_PROGRAMS][48];
 };
 
 /* The family named by JOB, or LL_EUNSUPPORTED naming the ones there are. */
@@ -205,6 +208,38 @@ static int churn(struct pipeline_state *s)
 	return churn_run_sets(&o, sets, &s->churn);
 }
 
+/* The known-effect self-test: in a job where a variant has delay_us
+ * (job_spec_has_delay), every timed program gets LOADLAB_DELAY_US, its
+ * variant's delay_us or 0 (the floor, variants without one), beside the
+ * family's environment; the generated first library's entry point waits
+ * that long. */
+static int set_delays(struct pipeline_state *s)
+{
+	if (!job_spec_has_delay(s->run.job))
+		return 0;
+	for (size_t i = 0; i < s->timing.count; i++) {
+		struct plat_spawn_options *spawn = &s->timing.programs[i].spawn;
+		const cJSON *v, *delay = NULL;
+		size_t n = 0;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(s->run.job, "variants"))
+			if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(v, "name")) &&
+			    strcmp(cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring,
+				   s->timing.programs[i].name) == 0)
+				delay = cJSON_GetObjectItemCaseSensitive(v, "delay_us");
+		snprintf(s->delay_text[i], sizeof(s->delay_text[i]), "LOADLAB_DELAY_US=%d",
+			 cJSON_IsNumber(delay) ? (int)delay->valuedouble : 0);
+		while (spawn->env_add && spawn->env_add[n])
+			n++;
+		if (!(s->delay_env[i] = calloc(n + 2, sizeof(char *))))
+			return LL_ENOMEM;
+		for (size_t k = 0; k < n; k++)
+			s->delay_env[i][k] = spawn->env_add[k];
+		s->delay_env[i][n] = s->delay_text[i];
+		spawn->env_add = s->delay_env[i];
+	}
+	return 0;
+}
+
 /* One stage of the family: progress at its start, its phase at its end. */
 static int stage(struct pipeline_state *s, const char *name, int (*fn)(struct family_run *, void *))
 {
@@ -222,7 +257,7 @@ static int stages(struct pipeline_state *s)
 
 	if ((rc = stage(s, "generate", f->generate)) < 0 || (rc = stage(s, "build", f->build)) < 0 ||
 	    (rc = stage(s, "transform", f->transform)) < 0 || (rc = stage(s, "verify", f->verify)) < 0 ||
-	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0)
+	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0 || (rc = set_delays(s)) < 0)
 		return rc;
 	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
 	    ((rc = time_programs(s)) < 0 || (rc = family_phase_done(&s->run, "measure")) < 0))
@@ -318,6 +353,8 @@ out:
 	cJSON_Delete(s->cold);
 	cJSON_Delete(s->churn);
 	cJSON_Delete(normalized);
+	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++)
+		free(s->delay_env[i]);
 	free(s);
 	return rc;
 }

@@ -75,6 +75,18 @@ bool job_spec_key_valid(const char *name)
 	return true;
 }
 
+bool job_spec_has_delay(const cJSON *normalized)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(normalized, "variants")) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(v, "delay_us");
+		if (cJSON_IsNumber(d) && d->valuedouble > 0)
+			return true;
+	}
+	return false;
+}
+
 bool job_spec_series_valid(const char *name)
 {
 	size_t n = strlen(name);
@@ -124,9 +136,52 @@ static int choice(const cJSON *obj, const char *key, const char *const *allowed,
 	return 0;
 }
 
+/* A variant's delay_us (0..JOB_SPEC_MAX_DELAY_US, default 0), added to
+ * the normalized variant V only when not 0. */
+static int add_delay(const cJSON *item, cJSON *v)
+{
+	long long delay;
+	int rc = json_get_int(item, "delay_us", 0, JOB_SPEC_MAX_DELAY_US, false, 0, &delay);
+
+	if (rc < 0)
+		return rc;
+	if (delay > 0 && !cJSON_AddNumberToObject(v, "delay_us", (double)delay))
+		return LL_ENOMEM;
+	return 0;
+}
+
+/* An elf variant given as an object: {"name": PRESET} (normalized
+ * already), or {"name", "preset", "delay_us"} (a name of its own). */
+static int normalize_elf_object(const cJSON *item, cJSON *out)
+{
+	static const char *const keys[] = {"name", "preset", "delay_us", NULL};
+	struct job_spec_elf_knobs knobs;
+	const char *name, *preset;
+	cJSON *v;
+	int rc;
+
+	if ((rc = json_check_keys(item, keys, "variant")) < 0 ||
+	    (rc = json_get_string(item, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = json_get_string(item, "preset", 64, false, name, &preset)) < 0 ||
+	    (rc = job_spec_elf_preset(preset, &knobs)) < 0)
+		return rc;
+	if (!name_valid(name) || !*name)
+		return err_set(LL_EINVAL, "Variant name '%s' is empty or has control characters.", name);
+	if (!(v = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, v) ||
+	    !cJSON_AddStringToObject(v, "name", name))
+		return LL_ENOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(item, "preset") ||
+	    cJSON_GetObjectItemCaseSensitive(item, "delay_us")) {
+		if (!cJSON_AddStringToObject(v, "preset", preset))
+			return LL_ENOMEM;
+		return add_delay(item, v);
+	}
+	return 0;
+}
+
 static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 {
-	static const char *const keys[] = {"name", "bases", "bind", "imports", "order", NULL};
+	static const char *const keys[] = {"name", "bases", "bind", "imports", "order", "delay_us", NULL};
 	static const char *const bases_values[] = {"same", "unique", "toolchain", NULL};
 	static const char *const import_values[] = {"name", "ordinal", NULL};
 	static const char *const order_values[] = {"link", "trace", NULL};
@@ -148,7 +203,9 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 			       "Variant '%s' binds with bases 'same': bound imports are only "
 			       "valid when each DLL has its own base.",
 			       name);
-	return add_knobs(out, name, bases, bind, imports, order);
+	if ((rc = add_knobs(out, name, bases, bind, imports, order)) < 0)
+		return rc;
+	return add_delay(item, cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1));
 }
 
 static int normalize_variants(const cJSON *variants, const char *family, cJSON *out)
@@ -169,16 +226,10 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 			continue;
 		}
 		const cJSON *value = item;
-		/* An elf variant normalized already, {"name": PRESET} (the
-		 * agent normalizes the lease's job again): its name. */
 		if (cJSON_IsObject(item) && strcmp(family, "elf") == 0) {
-			static const char *const elf_keys[] = {"name", NULL};
-			const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "name");
-			if ((rc = json_check_keys(item, elf_keys, "variant")) < 0)
+			if ((rc = normalize_elf_object(item, out)) < 0)
 				return rc;
-			if (!cJSON_IsString(name))
-				return err_set(LL_EINVAL, "Each variant must be a preset name.");
-			value = name;
+			continue;
 		}
 		if (cJSON_IsString(value)) {
 			const char *name = value->valuestring;

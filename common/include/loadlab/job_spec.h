@@ -98,6 +98,11 @@ bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *l
  * for every KEY, one of the VALUEs matches as in job_spec_cell_matches. */
 bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels);
 
+/* True when a variant of the normalized spec NORMALIZED has a delay_us
+ * above 0: its generator then writes the waiting entry point (the
+ * known-effect self-test, `loadlab-agent calibrate`). */
+bool job_spec_has_delay(const cJSON *normalized);
+
 /* True when NAME is a valid series name (see the bounds above). */
 bool job_spec_series_valid(const char *name);
 
