@@ -87,7 +87,8 @@ int plat_noise_open(struct plat_noise *ret)
 			/* A whole disk is in /sys/block; a partition is not. */
 			snprintf(path, sizeof(path), "/sys/block/%s", name);
 			if (stat(path, &st) == 0)
-				snprintf(n.disks[n.disk_count++], sizeof(n.disks[0]), "%s", name);
+				memcpy(n.disks[n.disk_count++], name,
+				       strlen(name) + 1); /* < 32 bytes, above */
 		}
 		fclose(f);
 	}
