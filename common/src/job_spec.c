@@ -203,6 +203,15 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 			       "Variant '%s' binds with bases 'same': bound imports are only "
 			       "valid when each DLL has its own base.",
 			       name);
+	/* DLL 0 of a self-test imports kernel32, whose import stubs are
+	 * linked into .text ahead of the traced functions' grouped sections. */
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "delay_us")) &&
+	    cJSON_GetObjectItemCaseSensitive(item, "delay_us")->valuedouble > 0 &&
+	    strcmp(order, "trace") == 0)
+		return err_set(LL_EINVAL,
+			       "Variant '%s': delay_us cannot go with order 'trace' (the waiting DllMain's "
+			       "kernel32 stubs would come before the traced functions).",
+			       name);
 	if ((rc = add_knobs(out, name, bases, bind, imports, order)) < 0)
 		return rc;
 	return add_delay(item, cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1));

@@ -38,7 +38,7 @@
  * they are), called by glibc with (argc, argv, envp); the clock is
  * CLOCK_MONOTONIC through the raw system call. */
 static const char delay_source[] =
-	"static long ll_now_us(void)\n{\n\tlong ts[2] = {0, 0}, r;\n"
+	"__attribute__((no_instrument_function)) static long ll_now_us(void)\n{\n\tlong ts[2] = {0, 0}, r;\n"
 	"#if defined(__x86_64__)\n"
 	"\t__asm__ volatile(\"syscall\" : \"=a\"(r) : \"0\"(228L), \"D\"(1L), \"S\"(ts) : \"rcx\", \"r11\", "
 	"\"memory\");\n"

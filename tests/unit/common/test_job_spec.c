@@ -156,6 +156,7 @@ static void test_rounds_auto_delay(void)
 		{"pe", "[{\"name\":\"x\",\"delay_us\":-1}]"},
 		{"pe", "[{\"name\":\"x\",\"delay_us\":100001}]"},
 		{"pe", "[{\"name\":\"x\",\"delay_us\":\"5\"}]"},
+		{"pe", "[{\"name\":\"x\",\"order\":\"trace\",\"delay_us\":5}]"},
 		{"elf", "[{\"name\":\"x\",\"delay_us\":5}]"}, /* no preset named x */
 		{"elf", "[{\"name\":\"x\",\"preset\":\"bind\"}]"},
 		{"elf", "[{\"name\":\"x\",\"preset\":\"default\",\"delay_us\":100001}]"},
