@@ -11,6 +11,8 @@ const struct agent_command agent_commands[] = {
 	 "run a job here, without a server, and print the result"},
 	{"facts", cmd_facts, "[--work-dir DIR]", "print the facts this agent reports"},
 	{"time", cmd_time, "[--runs N] [--cold] [--json] -- PROGRAM", "time a program as the pipeline does"},
+	{"calibrate", cmd_calibrate, "[--family pe|elf] [--delay-us X] [--runs N] [--rounds R] [--out FILE]",
+	 "the known-effect self-test: recover an injected cost"},
 	{"churn", cmd_churn, "[--processes N] [--dll-set S] [--wine] [--json]",
 	 "time the creation and destruction of N processes"},
 	{"service", cmd_service, "install|uninstall|run [OPTIONS]",

@@ -34,6 +34,7 @@ const struct agent_command *agent_command_find(const char *name);
 int cmd_print_json(const char *who, cJSON *doc);
 
 int cmd_run(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_time(int argc, char **argv);    /* agent/cmd/cmd_time.c: the load timer on any program */
 int cmd_churn(int argc, char **argv);   /* also `churn --child`, the Linux analog's child */

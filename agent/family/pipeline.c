@@ -28,8 +28,10 @@
 
 /* The job's "measure" section: runs 0 where a kind is not asked for. */
 struct pipeline_measure {
-	int warm_runs, warmup;
-	int cold_runs;
+	int warm_runs, warmup, warm_rounds; /* warm_runs: the cap when warm_auto */
+	bool warm_auto;
+	double precision;
+	int cold_runs, cold_rounds;
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
 };
@@ -43,6 +45,9 @@ struct pipeline_state {
 	uint64_t seed;
 	struct family_timing timing;
 	cJSON *warm, *cold, *churn;
+	/* The self-test's environment per timed program (set_delays). */
+	const char **delay_env[MEASURE_MAX_PROGRAMS];
+	char delay_text[MEASURE_MAX_PROGRAMS][48];
 };
 
 /* The family named by JOB, or LL_EUNSUPPORTED naming the ones there are. */
@@ -75,9 +80,18 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 
 	memset(m, 0, sizeof(*m));
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "warm"))) {
-		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &value)) < 0)
+		const cJSON *runs = cJSON_GetObjectItemCaseSensitive(item, "runs");
+		m->warm_auto = cJSON_IsString(runs);
+		if ((rc = json_get_int(item, m->warm_auto ? "max_runs" : "runs", 1,
+				       m->warm_auto ? JOB_SPEC_MAX_AUTO_RUNS : JOB_SPEC_MAX_WARM_RUNS, false,
+				       m->warm_auto ? JOB_SPEC_DEFAULT_AUTO_RUNS : 30, &value)) < 0)
 			return rc;
 		m->warm_runs = (int)value;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "precision");
+		m->precision = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_PRECISION;
+		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+			return rc;
+		m->warm_rounds = (int)value;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
 			return rc;
 		m->warmup = (int)value;
@@ -86,6 +100,9 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &value)) < 0)
 			return rc;
 		m->cold_runs = (int)value;
+		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+			return rc;
+		m->cold_rounds = (int)value;
 	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
 		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
@@ -139,6 +156,9 @@ static int time_programs(struct pipeline_state *s)
 		/* The generated programs always exit 0; under Wine on a busy
 		 * machine a start fails now and then: run it again, listed. */
 		.reruns = PIPELINE_MEASURE_RERUNS,
+		.rounds = s->measure.warm_rounds,
+		.auto_runs = s->measure.warm_auto,
+		.precision = s->measure.precision,
 	};
 	int rc;
 
@@ -150,6 +170,8 @@ static int time_programs(struct pipeline_state *s)
 		o.runs = s->measure.cold_runs;
 		o.warmup = 0;
 		o.reruns = 0; /* a rerun would no longer be cold */
+		o.rounds = s->measure.cold_rounds;
+		o.auto_runs = false;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
 			return rc;
 	}
@@ -186,6 +208,38 @@ static int churn(struct pipeline_state *s)
 	return churn_run_sets(&o, sets, &s->churn);
 }
 
+/* The known-effect self-test: in a job where a variant has delay_us
+ * (job_spec_has_delay), every timed program gets LOADLAB_DELAY_US, its
+ * variant's delay_us or 0 (the floor, variants without one), beside the
+ * family's environment; the generated first library's entry point waits
+ * that long. */
+static int set_delays(struct pipeline_state *s)
+{
+	if (!job_spec_has_delay(s->run.job))
+		return 0;
+	for (size_t i = 0; i < s->timing.count; i++) {
+		struct plat_spawn_options *spawn = &s->timing.programs[i].spawn;
+		const cJSON *v, *delay = NULL;
+		size_t n = 0;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(s->run.job, "variants"))
+			if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(v, "name")) &&
+			    strcmp(cJSON_GetObjectItemCaseSensitive(v, "name")->valuestring,
+				   s->timing.programs[i].name) == 0)
+				delay = cJSON_GetObjectItemCaseSensitive(v, "delay_us");
+		snprintf(s->delay_text[i], sizeof(s->delay_text[i]), "LOADLAB_DELAY_US=%d",
+			 cJSON_IsNumber(delay) ? (int)delay->valuedouble : 0);
+		while (spawn->env_add && spawn->env_add[n])
+			n++;
+		if (!(s->delay_env[i] = calloc(n + 2, sizeof(char *))))
+			return LL_ENOMEM;
+		for (size_t k = 0; k < n; k++)
+			s->delay_env[i][k] = spawn->env_add[k];
+		s->delay_env[i][n] = s->delay_text[i];
+		spawn->env_add = s->delay_env[i];
+	}
+	return 0;
+}
+
 /* One stage of the family: progress at its start, its phase at its end. */
 static int stage(struct pipeline_state *s, const char *name, int (*fn)(struct family_run *, void *))
 {
@@ -203,7 +257,7 @@ static int stages(struct pipeline_state *s)
 
 	if ((rc = stage(s, "generate", f->generate)) < 0 || (rc = stage(s, "build", f->build)) < 0 ||
 	    (rc = stage(s, "transform", f->transform)) < 0 || (rc = stage(s, "verify", f->verify)) < 0 ||
-	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0)
+	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0 || (rc = set_delays(s)) < 0)
 		return rc;
 	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
 	    ((rc = time_programs(s)) < 0 || (rc = family_phase_done(&s->run, "measure")) < 0))
@@ -235,6 +289,12 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
 		goto out;
 	rc = LL_ENOMEM;
+	/* How the noise was read: the timer's, at the top of "measurement". */
+	item = cJSON_GetObjectItemCaseSensitive(s->warm ? s->warm : s->cold, "noise");
+	if (item && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "measurement")) &&
+	    !cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(r, "measurement"), "noise",
+				   cJSON_Duplicate(item, true)))
+		goto out;
 	if (s->churn) {
 		if (!cJSON_AddItemToObject(r, "churn", s->churn))
 			goto out;
@@ -293,6 +353,8 @@ out:
 	cJSON_Delete(s->cold);
 	cJSON_Delete(s->churn);
 	cJSON_Delete(normalized);
+	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++)
+		free(s->delay_env[i]);
 	free(s);
 	return rc;
 }

@@ -44,6 +44,27 @@
 #define MEASURE_BOOTSTRAP_RESAMPLES 2000
 /* Modified z-score beyond which a sample is flagged an outlier. */
 #define MEASURE_OUTLIER_THRESHOLD 3.5
+/* Rounds: the runs are taken in 1..MEASURE_MAX_ROUNDS rounds, split as
+ * evenly as possible (the first rounds take one more), a pause of
+ * MEASURE_ROUND_GAP_MS between two rounds and, when there are warm-ups,
+ * one untimed pass of every program at the start of each later round. */
+#define MEASURE_MAX_ROUNDS 20
+#define MEASURE_ROUND_GAP_MS 500
+/* Noise (plat_noise.h): a run's "other CPU" is the machine's busy CPU time
+ * minus ours, over a window ending with the run and at least
+ * MEASURE_NOISE_WINDOW_MS long (the OS counts in 10 ms ticks), as a
+ * percentage of one CPU. Above MEASURE_NOISE_THRESHOLD_PCT the run is
+ * flagged and taken again after a pause of one window, at most
+ * MEASURE_NOISE_MAX_RETAKES times per program and measurement; a flagged
+ * run past that is kept (and stays counted as flagged). */
+#define MEASURE_NOISE_WINDOW_MS 200
+#define MEASURE_NOISE_THRESHOLD_PCT 25.0
+#define MEASURE_NOISE_MAX_RETAKES 10
+/* runs "auto" (warm): sweeps of `rounds` rounds, MEASURE_AUTO_STEP runs
+ * per program per sweep (split across its rounds, at least one each),
+ * until every program's median has a 95 % interval narrower than
+ * precision * median, or the cap (o->runs) is reached. */
+#define MEASURE_AUTO_STEP 10
 
 struct measure_program {                 /* one thing to time; everything borrowed */
 	const char *name;                /* unique in a measurement: "default", "(floor)" */
@@ -66,23 +87,34 @@ struct measure_options {
 				  * result's "reruns" ({"program", "run", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
+	int rounds;       /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
+	bool auto_runs;   /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
+	double precision; /* > 0 with auto_runs: the median's 95 % interval width / median */
 };
 
 /* Warm: all PROGRAMS (the floor, the empty program, is one of them) in a
- * shuffled round-robin: every round a new shuffle of the programs (seeded),
- * each run once; W untimed rounds, then R timed ones. Result:
+ * shuffled round-robin: every pass a new shuffle of the programs (seeded),
+ * each run once; W untimed passes, then the timed ones, in o->rounds
+ * rounds (MEASURE_ROUND_GAP_MS apart); runs during which other processes
+ * were busy are flagged and taken again (MEASURE_NOISE_*). Result:
  *   {"method": {"kind": "warm", "clock", "timer_resolution_ns", "priority",
  *               "priority_read_back", "realtime", "cpu", "cpus_available",
  *               "spawn", "runs", "warmup", "seed", "timeout_ms",
- *               "bootstrap_resamples", "confidence": 0.95},
- *    "programs": {NAME: {"samples_us": [...in run order...],
+ *               "bootstrap_resamples", "confidence": 0.95, "rounds",
+ *               "auto": bool},
+ *    "programs": {NAME: {"runs", "samples_us": [...rounds in order, each in run order...],
+ *                        "round_sizes": [n1, ...] (sum: samples_us' length),
+ *                        "noise": <measure_sample_json's>,
+ *                        "auto": {...} (runs "auto" only),
  *                        "summary": <measure_summary_json>}},
- *    "order": [[names of timed round 0], ...],   (warm-up rounds not listed)
+ *    "noise": <measure_noise_method_json>,
+ *    "order": [[names of timed pass 0], ...],   (untimed passes not listed)
  *    "reruns": [{"program", "run", "exit_code"}...]} */
 int measure_warm(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret);
 
-/* Cold: R rounds, each over the programs in a new seeded shuffle; for each
+/* Cold: R passes, each over the programs in a new seeded shuffle, in
+ * o->rounds rounds and with noise as warm (o->auto_runs refused); for each
  * program: evict its files (plat_measure_evict) and record whether that
  * worked and how many pages stayed, run it with counters, record the
  * pages of each file resident afterwards, then run it once more right
@@ -101,7 +133,7 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  *                     after it; -1 unknown]}],
  *        "warm_check": {"samples_us", "read_bytes", "read_ops",
  *                       "page_faults", "hard_faults", "soft_faults"}}},
- *    "order": [[names of round 0], ...]}
+ *    "noise", "order": [[names of pass 0], ...]}
  * "cold" is never claimed where the eviction was unavailable or left
  * pages resident. o->warmup is not used. */
 int measure_cold(const struct measure_program *programs, size_t count, const struct measure_options *o,
@@ -133,17 +165,49 @@ void measure_shuffle(size_t *order, size_t n, uint64_t *state);
 /* Adds an array of N numbers named NAME to OBJ; false when out of memory. */
 bool measure_add_numbers(cJSON *obj, const char *name, const double *values, size_t n);
 
-/* The rounds both timers share: between plat_measure_begin(C) and
- * plat_measure_end(C), ROUNDS rounds, each first reporting progress
- * (100 * round / ROUNDS; true cancels: LL_ESTATE), then drawing a new
- * shuffle of the programs (from o->seed) and calling RUN(CTX, program
- * index, round) for each in that order. Rounds from FIRST_LISTED on are
- * listed in ORDER_JSON (an array) as arrays of program names. After the
- * last round, progress 100 (cancellable too). Stops at RUN's first
- * failure and returns it. */
-int measure_rounds(const struct measure_program *programs, size_t count, const struct measure_options *o,
-		   size_t rounds, size_t first_listed, struct plat_measure_conditions *c, cJSON *order_json,
-		   int (*run)(void *ctx, size_t program, size_t round), void *ctx);
+/* What measure_sample() took: per program, CAPACITY slots of which TAKEN
+ * are filled, in round order; the noise of each. */
+struct measure_sampled {
+	size_t count, capacity, taken;
+	double *samples_us;     /* [program][capacity] */
+	double *other_cpu_pct;  /* [program][capacity]; -1 unknown */
+	double *disk_ios;       /* [program][capacity]; -1 unknown */
+	int *flagged, *retaken; /* [program] */
+	size_t *round_sizes;    /* [rounds] */
+	size_t rounds;
+	bool reached; /* auto: the precision was reached */
+	bool noise_ok;
+	char noise_source[200];
+};
+
+/* The timed runs both timers share: between plat_measure_begin(C) and
+ * plat_measure_end(C), untimed passes (o->warmup, warm only: WITH_WARMUP),
+ * then the rounds and their passes as described above (MEASURE_ROUND_GAP_MS,
+ * MEASURE_NOISE_*, MEASURE_AUTO_STEP); every pass a new shuffle of the
+ * programs (from o->seed), RUN(CTX, program, slot, &us) for each, SLOT
+ * the sample's index (a retake runs the same slot again) or -1 for an
+ * untimed run. Progress before each pass (true cancels: LL_ESTATE) and
+ * 100 at the end. Timed passes are listed in ORDER_JSON (an array) as
+ * arrays of names. Fills *RET (release with measure_sampled_release, also
+ * on failure); stops at RUN's first failure and returns it. */
+int measure_sample(const struct measure_program *programs, size_t count, const struct measure_options *o,
+		   bool with_warmup, struct plat_measure_conditions *c, cJSON *order_json,
+		   int (*run)(void *ctx, size_t program, long slot, double *ret_us), void *ctx,
+		   struct measure_sampled *ret);
+
+void measure_sampled_release(struct measure_sampled *s);
+
+/* Adds to the program object OBJ "runs", "round_sizes", "noise":
+ * {"other_cpu_pct": median over the kept runs (null unknown),
+ *  "max_other_cpu_pct", "disk_ios": sum over them (null unknown),
+ *  "flagged", "retaken"} and, with o->auto_runs, "auto": {"precision",
+ * "max_runs", "runs_taken", "reached"}. */
+int measure_sampled_json(const struct measure_sampled *s, size_t program, const struct measure_options *o,
+			 cJSON *obj);
+
+/* Adds to RESULT "noise": {"source", "threshold_other_cpu_pct",
+ * "max_retakes", "window_ms"}, or {"source": "unavailable: <why>"}. */
+int measure_noise_method_json(const struct measure_sampled *s, cJSON *result);
 
 /* measure_method_json() added to RESULT as "method"; *RET_METHOD borrows it. */
 int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,

@@ -198,12 +198,18 @@ struct cold_run {
 	const struct measure_options *o;
 };
 
-/* measure_rounds()'s run: round R of program I. */
-static int cold_one(void *ctx, size_t i, size_t r)
+/* measure_sample()'s run: program I into SLOT (never untimed here). */
+static int cold_one(void *ctx, size_t i, long slot, double *ret_us)
 {
 	struct cold_run *c = ctx;
+	int rc;
 
-	return cold_run(&c->programs[i], &c->states[i], c->o, (int)r);
+	if (slot < 0)
+		return 0;
+	if ((rc = cold_run(&c->programs[i], &c->states[i], c->o, (int)slot)) < 0)
+		return rc;
+	*ret_us = c->states[i].series[COLD_WALL * c->o->runs + slot];
+	return 0;
 }
 
 int measure_cold(const struct measure_program *programs, size_t count, const struct measure_options *o,
@@ -212,12 +218,15 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	struct plat_measure_conditions conditions;
 	struct cold_state *states = NULL;
 	struct cold_run run;
+	struct measure_sampled sampled = {0};
 	cJSON *result = NULL, *method = NULL, *progs, *order_json;
 	bool all_cold = true, verified = true;
 	int rc;
 
 	if ((rc = measure_check(programs, count, o)) < 0)
 		return rc;
+	if (o->auto_runs)
+		return err_set(LL_EINVAL, "Cold runs are not adaptive.");
 	rc = err_set(LL_ENOMEM, "Out of memory.");
 	states = calloc(count, sizeof(*states));
 	result = cJSON_CreateObject();
@@ -234,8 +243,9 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		plat_measure_counters_source(programs[i].spawn.argv[0], s->counters, sizeof(s->counters));
 	}
 	run = (struct cold_run){programs, states, o};
-	if ((rc = measure_rounds(programs, count, o, (size_t)o->runs, 0, &conditions, order_json, cold_one,
-				 &run)) < 0)
+	if ((rc = measure_sample(programs, count, o, false, &conditions, order_json, cold_one, &run,
+				 &sampled)) < 0 ||
+	    (rc = measure_noise_method_json(&sampled, result)) < 0)
 		goto out;
 	if (!(progs = cJSON_AddObjectToObject(result, "programs"))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
@@ -245,6 +255,10 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		cJSON *p = NULL;
 		if ((rc = program_json(&programs[i], &states[i], o, o->seed + i, &p)) < 0)
 			goto out;
+		if ((rc = measure_sampled_json(&sampled, i, o, p)) < 0) {
+			cJSON_Delete(p);
+			goto out;
+		}
 		if (!cJSON_AddItemToObject(progs, programs[i].name, p)) {
 			cJSON_Delete(p);
 			rc = err_set(LL_ENOMEM, "Out of memory.");
@@ -268,6 +282,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	result = NULL;
 	rc = 0;
 out:
+	measure_sampled_release(&sampled);
 	cJSON_Delete(result);
 	release(states, count);
 	return rc;

@@ -23,6 +23,11 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 		return err_set(LL_EINVAL, "Reruns must be 0..%d.", MEASURE_MAX_RERUNS);
 	if (o->timeout_ms <= 0)
 		return err_set(LL_EINVAL, "A measurement needs a timeout per run.");
+	if (o->rounds < 0 || o->rounds > MEASURE_MAX_ROUNDS || (!o->auto_runs && o->rounds > o->runs))
+		return err_set(LL_EINVAL, "Rounds must be 1..%d and no more than the runs.",
+			       MEASURE_MAX_ROUNDS);
+	if (o->auto_runs && !(o->precision > 0 && o->precision < 1))
+		return err_set(LL_EINVAL, "Adaptive runs need a precision between 0 and 1.");
 	for (size_t i = 0; i < count; i++) {
 		if (!programs[i].name || !*programs[i].name)
 			return err_set(LL_EINVAL, "Program %zu has no name.", i);
@@ -55,7 +60,9 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 	    !cJSON_AddNumberToObject(m, "warmup", o->warmup) || !cJSON_AddStringToObject(m, "seed", seed) ||
 	    !cJSON_AddNumberToObject(m, "timeout_ms", (double)o->timeout_ms) ||
 	    !cJSON_AddNumberToObject(m, "bootstrap_resamples", MEASURE_BOOTSTRAP_RESAMPLES) ||
-	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE)) {
+	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE) ||
+	    !cJSON_AddNumberToObject(m, "rounds", o->rounds > 0 ? o->rounds : 1) ||
+	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs)) {
 		cJSON_Delete(m);
 		return err_set(LL_ENOMEM, "Out of memory.");
 	}
@@ -144,49 +151,6 @@ int measure_summary_json(const double *x, size_t n, uint64_t seed, cJSON **ret)
 out:
 	cJSON_Delete(o);
 	free(flags);
-	return rc;
-}
-
-int measure_rounds(const struct measure_program *programs, size_t count, const struct measure_options *o,
-		   size_t rounds, size_t first_listed, struct plat_measure_conditions *c, cJSON *order_json,
-		   int (*run)(void *ctx, size_t program, size_t round), void *ctx)
-{
-	size_t *order = calloc(count, sizeof(*order));
-	uint64_t state = o->seed;
-	int rc = 0;
-
-	if (!order)
-		return err_set(LL_ENOMEM, "Out of memory.");
-	plat_measure_begin(c);
-	for (size_t r = 0; r < rounds && rc == 0; r++) {
-		cJSON *names = NULL;
-		if (o->progress && o->progress(o->progress_ctx, (int)(100 * r / rounds))) {
-			rc = err_set(LL_ESTATE, "The measurement was cancelled.");
-			break;
-		}
-		measure_shuffle(order, count, &state);
-		if (r >= first_listed &&
-		    (!(names = cJSON_CreateArray()) || !cJSON_AddItemToArray(order_json, names))) {
-			cJSON_Delete(names);
-			rc = err_set(LL_ENOMEM, "Out of memory.");
-			break;
-		}
-		for (size_t k = 0; k < count && rc == 0; k++) {
-			cJSON *name;
-			if ((rc = run(ctx, order[k], r)) < 0 || !names)
-				continue;
-			if (!(name = cJSON_CreateString(programs[order[k]].name)) ||
-			    !cJSON_AddItemToArray(names, name)) {
-				cJSON_Delete(name);
-				rc = err_set(LL_ENOMEM, "Out of memory.");
-			}
-		}
-	}
-	/* Statistics after the agent's normal scheduling is back. */
-	plat_measure_end(c);
-	free(order);
-	if (rc == 0 && o->progress && o->progress(o->progress_ctx, 100))
-		rc = err_set(LL_ESTATE, "The measurement was cancelled.");
 	return rc;
 }
 

@@ -38,29 +38,21 @@ static int run_once(const struct measure_program *p, const struct measure_option
 struct warm_run {
 	const struct measure_program *programs;
 	const struct measure_options *o;
-	double *samples; /* [program][run] */
 	cJSON *reruns;
 };
 
-/* measure_rounds()'s run: round R of program I, its sample kept once the
- * warm-up rounds are over. */
-static int warm_one(void *ctx, size_t i, size_t r)
+/* measure_sample()'s run: program I, timed into SLOT or untimed (-1). */
+static int warm_one(void *ctx, size_t i, long slot, double *ret_us)
 {
 	struct warm_run *w = ctx;
-	double us = 0;
-	int rc;
 
-	if ((rc = run_once(&w->programs[i], w->o, (int)r, w->reruns, &us)) < 0)
-		return rc;
-	if (r >= (size_t)w->o->warmup)
-		w->samples[i * (size_t)w->o->runs + (r - (size_t)w->o->warmup)] = us;
-	return 0;
+	return run_once(&w->programs[i], w->o, slot < 0 ? 0 : (int)slot, w->reruns, ret_us);
 }
 
-/* RESULT's "programs": {NAME: {"samples_us", "summary"}} from SAMPLES
- * ([program][run]). */
+/* RESULT's "programs": {NAME: {"samples_us", "round_sizes", "noise",
+ * "summary", ...}} from S. */
 static int programs_json(const struct measure_program *programs, size_t count,
-			 const struct measure_options *o, const double *samples, cJSON *result)
+			 const struct measure_options *o, const struct measure_sampled *s, cJSON *result)
 {
 	cJSON *progs = cJSON_AddObjectToObject(result, "programs");
 	int rc;
@@ -68,11 +60,12 @@ static int programs_json(const struct measure_program *programs, size_t count,
 	if (!progs)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	for (size_t i = 0; i < count; i++) {
-		const double *x = samples + i * (size_t)o->runs;
+		const double *x = s->samples_us + i * s->capacity;
 		cJSON *p = cJSON_AddObjectToObject(progs, programs[i].name), *summary;
-		if (!p || !measure_add_numbers(p, "samples_us", x, (size_t)o->runs))
+		if (!p || !measure_add_numbers(p, "samples_us", x, s->taken))
 			return err_set(LL_ENOMEM, "Out of memory.");
-		if ((rc = measure_summary_json(x, (size_t)o->runs, o->seed + i, &summary)) < 0)
+		if ((rc = measure_sampled_json(s, i, o, p)) < 0 ||
+		    (rc = measure_summary_json(x, s->taken, o->seed + i, &summary)) < 0)
 			return rc;
 		if (!cJSON_AddItemToObject(p, "summary", summary)) {
 			cJSON_Delete(summary);
@@ -86,29 +79,32 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
 		 cJSON **ret)
 {
 	struct plat_measure_conditions conditions;
-	struct warm_run w = {programs, o, NULL, NULL};
+	struct warm_run w = {programs, o, NULL};
+	struct measure_sampled sampled = {0};
 	cJSON *result = NULL, *method, *order_json;
 	int rc;
 
 	if ((rc = measure_check(programs, count, o)) < 0)
 		return rc;
-	w.samples = calloc(count * (size_t)o->runs, sizeof(*w.samples));
 	result = cJSON_CreateObject();
-	if (!w.samples || !result || !(order_json = cJSON_AddArrayToObject(result, "order")) ||
+	if (!result || !(order_json = cJSON_AddArrayToObject(result, "order")) ||
 	    !(w.reruns = cJSON_AddArrayToObject(result, "reruns"))) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
-	if ((rc = measure_rounds(programs, count, o, (size_t)o->warmup + (size_t)o->runs, (size_t)o->warmup,
-				 &conditions, order_json, warm_one, &w)) < 0 ||
-	    (rc = measure_add_method(result, &conditions, o, "warm", &method)) < 0)
+	if ((rc = measure_sample(programs, count, o, true, &conditions, order_json, warm_one, &w, &sampled)) <
+		    0 ||
+	    (rc = measure_add_method(result, &conditions, o, "warm", &method)) < 0 ||
+	    (rc = measure_noise_method_json(&sampled, result)) < 0)
 		goto out;
-	if ((rc = programs_json(programs, count, o, w.samples, result)) < 0)
+	/* The runs taken, which "auto" decides. */
+	cJSON_ReplaceItemInObject(method, "runs", cJSON_CreateNumber((double)sampled.taken));
+	if ((rc = programs_json(programs, count, o, &sampled, result)) < 0)
 		goto out;
 	*ret = result;
 	result = NULL;
 out:
-	free(w.samples);
+	measure_sampled_release(&sampled);
 	cJSON_Delete(result);
 	return rc;
 }

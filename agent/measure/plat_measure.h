@@ -113,6 +113,11 @@ struct plat_measure_counters {
 int plat_measure_run(const struct plat_spawn_options *options, long long timeout_ms, bool with_counters,
 		     struct plat_measure_counters *ret);
 
+/* The CPU time (user + kernel, ns) of every program plat_measure_run()
+ * has reaped so far in this process (Linux: getrusage(RUSAGE_CHILDREN);
+ * Windows: GetProcessTimes of each, summed). plat_noise's "ours". */
+long long plat_measure_children_cpu_ns(void);
+
 /* Where plat_measure_run()'s counters come from for a program started as
  * ARGV0, in words, into OUT (SIZE bytes): "linux rusage + /proc/PID/io of
  * the wine64 process (the Windows program runs in it)" for a wine loader

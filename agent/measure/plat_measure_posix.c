@@ -396,6 +396,16 @@ out:
 	return rc;
 }
 
+long long plat_measure_children_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		return 0;
+	return ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
 /* ---- The page cache ---- */
 
 int plat_measure_residency(const char *path, long long *ret_resident, long long *ret_pages)

@@ -75,6 +75,18 @@ bool job_spec_key_valid(const char *name)
 	return true;
 }
 
+bool job_spec_has_delay(const cJSON *normalized)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(normalized, "variants")) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(v, "delay_us");
+		if (cJSON_IsNumber(d) && d->valuedouble > 0)
+			return true;
+	}
+	return false;
+}
+
 bool job_spec_series_valid(const char *name)
 {
 	size_t n = strlen(name);
@@ -124,9 +136,52 @@ static int choice(const cJSON *obj, const char *key, const char *const *allowed,
 	return 0;
 }
 
+/* A variant's delay_us (0..JOB_SPEC_MAX_DELAY_US, default 0), added to
+ * the normalized variant V only when not 0. */
+static int add_delay(const cJSON *item, cJSON *v)
+{
+	long long delay;
+	int rc = json_get_int(item, "delay_us", 0, JOB_SPEC_MAX_DELAY_US, false, 0, &delay);
+
+	if (rc < 0)
+		return rc;
+	if (delay > 0 && !cJSON_AddNumberToObject(v, "delay_us", (double)delay))
+		return LL_ENOMEM;
+	return 0;
+}
+
+/* An elf variant given as an object: {"name": PRESET} (normalized
+ * already), or {"name", "preset", "delay_us"} (a name of its own). */
+static int normalize_elf_object(const cJSON *item, cJSON *out)
+{
+	static const char *const keys[] = {"name", "preset", "delay_us", NULL};
+	struct job_spec_elf_knobs knobs;
+	const char *name, *preset;
+	cJSON *v;
+	int rc;
+
+	if ((rc = json_check_keys(item, keys, "variant")) < 0 ||
+	    (rc = json_get_string(item, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = json_get_string(item, "preset", 64, false, name, &preset)) < 0 ||
+	    (rc = job_spec_elf_preset(preset, &knobs)) < 0)
+		return rc;
+	if (!name_valid(name) || !*name)
+		return err_set(LL_EINVAL, "Variant name '%s' is empty or has control characters.", name);
+	if (!(v = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, v) ||
+	    !cJSON_AddStringToObject(v, "name", name))
+		return LL_ENOMEM;
+	if (cJSON_GetObjectItemCaseSensitive(item, "preset") ||
+	    cJSON_GetObjectItemCaseSensitive(item, "delay_us")) {
+		if (!cJSON_AddStringToObject(v, "preset", preset))
+			return LL_ENOMEM;
+		return add_delay(item, v);
+	}
+	return 0;
+}
+
 static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 {
-	static const char *const keys[] = {"name", "bases", "bind", "imports", "order", NULL};
+	static const char *const keys[] = {"name", "bases", "bind", "imports", "order", "delay_us", NULL};
 	static const char *const bases_values[] = {"same", "unique", "toolchain", NULL};
 	static const char *const import_values[] = {"name", "ordinal", NULL};
 	static const char *const order_values[] = {"link", "trace", NULL};
@@ -148,7 +203,18 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 			       "Variant '%s' binds with bases 'same': bound imports are only "
 			       "valid when each DLL has its own base.",
 			       name);
-	return add_knobs(out, name, bases, bind, imports, order);
+	/* DLL 0 of a self-test imports kernel32, whose import stubs are
+	 * linked into .text ahead of the traced functions' grouped sections. */
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "delay_us")) &&
+	    cJSON_GetObjectItemCaseSensitive(item, "delay_us")->valuedouble > 0 &&
+	    strcmp(order, "trace") == 0)
+		return err_set(LL_EINVAL,
+			       "Variant '%s': delay_us cannot go with order 'trace' (the waiting DllMain's "
+			       "kernel32 stubs would come before the traced functions).",
+			       name);
+	if ((rc = add_knobs(out, name, bases, bind, imports, order)) < 0)
+		return rc;
+	return add_delay(item, cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1));
 }
 
 static int normalize_variants(const cJSON *variants, const char *family, cJSON *out)
@@ -169,16 +235,10 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 			continue;
 		}
 		const cJSON *value = item;
-		/* An elf variant normalized already, {"name": PRESET} (the
-		 * agent normalizes the lease's job again): its name. */
 		if (cJSON_IsObject(item) && strcmp(family, "elf") == 0) {
-			static const char *const elf_keys[] = {"name", NULL};
-			const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "name");
-			if ((rc = json_check_keys(item, elf_keys, "variant")) < 0)
+			if ((rc = normalize_elf_object(item, out)) < 0)
 				return rc;
-			if (!cJSON_IsString(name))
-				return err_set(LL_EINVAL, "Each variant must be a preset name.");
-			value = name;
+			continue;
 		}
 		if (cJSON_IsString(value)) {
 			const char *name = value->valuestring;
@@ -250,20 +310,78 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 	return 0;
 }
 
+/* measure.warm.runs: a number 1..JOB_SPEC_MAX_WARM_RUNS (default 30) or
+ * "auto" (JOB_SPEC_RUNS_AUTO). */
+static int normalize_warm_runs(const cJSON *warm, long long *ret)
+{
+	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(warm, "runs");
+
+	if (cJSON_IsString(runs)) {
+		if (strcmp(runs->valuestring, "auto") != 0)
+			return err_set(LL_EINVAL, "Field 'runs' must be an integer or \"auto\".");
+		*ret = JOB_SPEC_RUNS_AUTO;
+		return 0;
+	}
+	return json_get_int(warm, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, ret);
+}
+
+/* SECTION's "rounds" (1..JOB_SPEC_MAX_ROUNDS, default 1): no more rounds
+ * than runs, so that every round has a run. */
+static int get_rounds(const cJSON *section, const char *name, long long runs, long long *ret)
+{
+	int rc = json_get_int(section, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, ret);
+
+	if (rc < 0)
+		return rc;
+	if (runs != JOB_SPEC_RUNS_AUTO && *ret > runs)
+		return err_set(LL_ERANGE, "Field '%s.rounds' is %lld, more than its %lld runs.", name, *ret,
+			       runs);
+	return 0;
+}
+
+/* The adaptive warm runs' cap and precision into the normalized O. */
+static int normalize_auto(const cJSON *warm, cJSON *o)
+{
+	const cJSON *precision = cJSON_GetObjectItemCaseSensitive(warm, "precision");
+	long long max_runs, rounds = (long long)cJSON_GetObjectItemCaseSensitive(o, "rounds")->valuedouble;
+	double p = JOB_SPEC_DEFAULT_PRECISION;
+	int rc;
+
+	if ((rc = json_get_int(warm, "max_runs", 1, JOB_SPEC_MAX_AUTO_RUNS, false, JOB_SPEC_DEFAULT_AUTO_RUNS,
+			       &max_runs)) < 0)
+		return rc;
+	if (precision) {
+		if (!cJSON_IsNumber(precision) || !(precision->valuedouble >= JOB_SPEC_MIN_PRECISION) ||
+		    !(precision->valuedouble <= JOB_SPEC_MAX_PRECISION))
+			return err_set(LL_ERANGE, "Field 'measure.warm.precision' must be a number %g..%g.",
+				       JOB_SPEC_MIN_PRECISION, JOB_SPEC_MAX_PRECISION);
+		p = precision->valuedouble;
+	}
+	if (max_runs < rounds)
+		return err_set(LL_ERANGE,
+			       "Field 'measure.warm.max_runs' is %lld, fewer than its %lld rounds.", max_runs,
+			       rounds);
+	if (!cJSON_AddNumberToObject(o, "max_runs", (double)max_runs) ||
+	    !cJSON_AddNumberToObject(o, "precision", p))
+		return LL_ENOMEM;
+	return 0;
+}
+
 static int normalize_measure(const cJSON *measure, cJSON *out)
 {
 	static const char *const keys[] = {"warm", "cold", "churn", NULL};
-	static const char *const warm_keys[] = {"runs", "warmup", NULL};
-	static const char *const cold_keys[] = {"runs", NULL};
+	static const char *const warm_keys[] = {"runs", "warmup", "rounds", "max_runs", "precision", NULL};
+	static const char *const cold_keys[] = {"runs", "rounds", NULL};
 	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
 	const cJSON *warm, *cold, *churn, *item;
-	long long runs, warmup, processes;
+	long long runs, warmup, rounds, processes;
 	cJSON *o, *sets;
 	int rc;
 
 	if (!measure) {
 		o = cJSON_AddObjectToObject(out, "warm");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) || !cJSON_AddNumberToObject(o, "warmup", 3))
+		if (!o || !cJSON_AddNumberToObject(o, "runs", 30) ||
+		    !cJSON_AddNumberToObject(o, "warmup", 3) || !cJSON_AddNumberToObject(o, "rounds", 1))
 			return LL_ENOMEM;
 		return 0;
 	}
@@ -280,22 +398,35 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 		if (!cJSON_IsObject(warm))
 			return err_set(LL_EINVAL, "Field 'measure.warm' must be an object.");
 		if ((rc = json_check_keys(warm, warm_keys, "measure.warm")) < 0 ||
-		    (rc = json_get_int(warm, "runs", 1, JOB_SPEC_MAX_WARM_RUNS, false, 30, &runs)) < 0 ||
-		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0)
+		    (rc = normalize_warm_runs(warm, &runs)) < 0 ||
+		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0 ||
+		    (rc = get_rounds(warm, "measure.warm", runs, &rounds)) < 0)
 			return rc;
 		o = cJSON_AddObjectToObject(out, "warm");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
-		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup))
+		if (!o ||
+		    !(runs == JOB_SPEC_RUNS_AUTO ? cJSON_AddStringToObject(o, "runs", "auto")
+						 : cJSON_AddNumberToObject(o, "runs", (double)runs)) ||
+		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
+		if (runs == JOB_SPEC_RUNS_AUTO && (rc = normalize_auto(warm, o)) < 0)
+			return rc;
+		if (runs != JOB_SPEC_RUNS_AUTO && (cJSON_GetObjectItemCaseSensitive(warm, "max_runs") ||
+						   cJSON_GetObjectItemCaseSensitive(warm, "precision")))
+			return err_set(
+				LL_EINVAL,
+				"Fields 'measure.warm.max_runs' and 'precision' go with runs \"auto\" only.");
 	}
 	if (cold) {
 		if (!cJSON_IsObject(cold))
 			return err_set(LL_EINVAL, "Field 'measure.cold' must be an object.");
 		if ((rc = json_check_keys(cold, cold_keys, "measure.cold")) < 0 ||
-		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0)
+		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0 ||
+		    (rc = get_rounds(cold, "measure.cold", runs, &rounds)) < 0)
 			return rc;
 		o = cJSON_AddObjectToObject(out, "cold");
-		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs))
+		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
+		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
 	}
 	if (churn) {

@@ -39,10 +39,12 @@ static int read_job(void *state, const cJSON *job)
 		return LL_ENOMEM;
 	cJSON_ArrayForEach(item, variants) {
 		struct elf_variant *var = &ctx->variants[v];
-		const char *name;
+		const char *name, *preset;
 		char sub[32];
+		/* "preset" when the variant has a name of its own (delay_us). */
 		if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
-		    (rc = job_spec_elf_preset(name, &var->knobs)) < 0)
+		    (rc = json_get_string(item, "preset", JOB_SPEC_MAX_NAME, false, name, &preset)) < 0 ||
+		    (rc = job_spec_elf_preset(preset, &var->knobs)) < 0)
 			return rc;
 		snprintf(var->base.name, sizeof(var->base.name), "%s", name);
 		var->toolchain = ctx->toolchain->kind;

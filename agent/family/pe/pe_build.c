@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "loadlab/err.h"
+#include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
 #include "pe_family.h"
@@ -89,6 +90,10 @@ static int link_dll(const struct pe_context *ctx, struct family_commands *list, 
 	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", src, def)) < 0 ||
 	    (rc = family_command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
+		return rc;
+	/* DLL 0 of a self-test job calls kernel32 (pe_generate.c). */
+	if (i == 0 && job_spec_has_delay(ctx->base.task->job) &&
+	    (rc = family_command_arg(c, "-lkernel32")) < 0)
 		return rc;
 	if (!toolchain_flags &&
 	    (rc = family_command_arg(c,

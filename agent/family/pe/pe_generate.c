@@ -19,10 +19,35 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
+#include "loadlab/job_spec.h"
 #include "pe_family.h"
 #include "programs/programs.h"
 
 #define SOURCE_LIMIT (256u * 1024u * 1024u)
+
+/* The known-effect self-test (job_spec_has_delay): DLL 0's DllMain waits,
+ * on DLL_PROCESS_ATTACH, LOADLAB_DELAY_US microseconds (the driver sets
+ * it per variant, 0 included) on QueryPerformanceCounter; that DLL then
+ * imports three kernel32 functions (pe_build.c links it with kernel32). */
+static const char delay_dllmain[] =
+	"__declspec(dllimport) int __stdcall QueryPerformanceCounter(long long *now);\n"
+	"__declspec(dllimport) int __stdcall QueryPerformanceFrequency(long long *freq);\n"
+	"__declspec(dllimport) unsigned long __stdcall GetEnvironmentVariableA(const char *name, char "
+	"*value,\n"
+	"\t\t\t\t\t\t\t\t     unsigned long size);\n"
+	"LL_NI __attribute__((section(\".text$z_main\")))\n"
+	"int __stdcall DllMain(void *module, unsigned long reason, void *reserved)\n"
+	"{\n\tchar text[16];\n\tlong long us = 0, freq = 0, start, now;\n\tunsigned long n, k;\n"
+	"\t(void)module;\n\t(void)reserved;\n"
+	"\tif (reason != 1 /* DLL_PROCESS_ATTACH */)\n\t\treturn 1;\n"
+	"\tn = GetEnvironmentVariableA(\"LOADLAB_DELAY_US\", text, sizeof(text));\n"
+	"\tfor (k = 0; k < n && k < sizeof(text) && text[k] >= '0' && text[k] <= '9'; k++)\n"
+	"\t\tus = us * 10 + (text[k] - '0');\n"
+	"\tif (us <= 0 || !QueryPerformanceFrequency(&freq) || freq <= 0)\n\t\treturn 1;\n"
+	"\tQueryPerformanceCounter(&start);\n"
+	"\tdo\n\t\tQueryPerformanceCounter(&now);\n"
+	"\twhile ((now - start) * 1000000 / freq < us);\n"
+	"\treturn 1;\n}\n";
 
 /* RANK[j] >= 0: position of function j in the trace. NULL: link order. */
 static int dll_source(const void *family, int i, const int *rank, struct buf *b)
@@ -48,9 +73,13 @@ static int dll_source(const void *family, int i, const int *rank, struct buf *b)
 		i, ctx->base.dlls, ctx->base.exports, ctx->base.globals, ctx->base.exports, ctx->base.exports,
 		i);
 	rc |= family_functions_source(&ctx->base, b, i, rank, ".text$a_", ".text$l_", "");
-	rc |= buf_printf(b, "LL_NI __attribute__((section(\".text$z_main\")))\n"
-			    "int __stdcall DllMain(void *module, unsigned long reason, void *reserved)\n"
-			    "{\n\t(void)module;\n\t(void)reason;\n\t(void)reserved;\n\treturn 1;\n}\n");
+	if (i == 0 && job_spec_has_delay(ctx->base.task->job))
+		rc |= buf_append_str(b, delay_dllmain);
+	else
+		rc |= buf_printf(b,
+				 "LL_NI __attribute__((section(\".text$z_main\")))\n"
+				 "int __stdcall DllMain(void *module, unsigned long reason, void *reserved)\n"
+				 "{\n\t(void)module;\n\t(void)reason;\n\t(void)reserved;\n\treturn 1;\n}\n");
 	return rc < 0 ? err_set(LL_ETOOBIG, "Generated DLL source exceeds %u bytes.", SOURCE_LIMIT) : 0;
 }
 

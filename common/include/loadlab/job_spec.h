@@ -5,7 +5,13 @@
  * Bounds (docs/rest-bodies.md, "POST /api/v1/jobs"):
  *   generator.dlls 1..256, exports 1..4096, dlls*exports <= 100000,
  *   globals_per_function 0..64; variants 1..32, distinct names;
- *   warm.runs 1..1000, warm.warmup 0..100, cold.runs 1..200,
+ *   warm.runs 1..1000 or "auto", warm.warmup 0..100, cold.runs 1..200,
+ *   warm.rounds and cold.rounds 1..20 (default 1) and no more than the
+ *   runs; with warm.runs "auto" (only then): warm.max_runs 1..1000
+ *   (default 200, no fewer than the rounds) and warm.precision
+ *   0.001..0.5 (default 0.02);
+ *   a pe or elf variant's delay_us 0..100000 (default 0, kept only when
+ *   not 0; an elf variant then is {"name", "preset", "delay_us"});
  *   churn.processes 1..5000, churn.dll_sets 1..8;
  *   matrix: at most 8 keys, 16 values per key, 256 cells; priority -100..100;
  *   series (optional): 1..128 printable ASCII characters without spaces
@@ -26,6 +32,14 @@
 #define JOB_SPEC_MAX_WARM_RUNS 1000
 #define JOB_SPEC_MAX_WARMUP 100
 #define JOB_SPEC_MAX_COLD_RUNS 200
+#define JOB_SPEC_MAX_ROUNDS 20
+#define JOB_SPEC_RUNS_AUTO (-1) /* normalize's code for warm.runs "auto" */
+#define JOB_SPEC_MAX_AUTO_RUNS 1000
+#define JOB_SPEC_DEFAULT_AUTO_RUNS 200
+#define JOB_SPEC_MIN_PRECISION 0.001
+#define JOB_SPEC_MAX_PRECISION 0.5
+#define JOB_SPEC_DEFAULT_PRECISION 0.02
+#define JOB_SPEC_MAX_DELAY_US 100000
 #define JOB_SPEC_MAX_CHURN_PROCESSES 5000
 #define JOB_SPEC_MAX_MATRIX_KEYS 8
 #define JOB_SPEC_MAX_MATRIX_VALUES 16
@@ -83,6 +97,11 @@ bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *l
 /* True when an agent matches an each_agent SELECTOR ({KEY: [VALUE...]}):
  * for every KEY, one of the VALUEs matches as in job_spec_cell_matches. */
 bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels);
+
+/* True when a variant of the normalized spec NORMALIZED has a delay_us
+ * above 0: its generator then writes the waiting entry point (the
+ * known-effect self-test, `loadlab-agent calibrate`). */
+bool job_spec_has_delay(const cJSON *normalized);
 
 /* True when NAME is a valid series name (see the bounds above). */
 bool job_spec_series_valid(const char *name);

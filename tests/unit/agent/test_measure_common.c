@@ -100,18 +100,23 @@ static void test_check(void)
 
 /* A run that counts, remembers the order and fails on request. */
 struct fake {
-	int calls[3];
+	int calls[3], timed[3];
 	int total;
 	int fail_at;           /* 1-based call number that fails; 0 never */
 	int cancel_at_percent; /* progress >= this cancels; > 100 never */
 	int last_percent, progress_calls;
+	long last_slot[3];
 };
 
-static int fake_run(void *ctx, size_t program, size_t round)
+static int fake_run(void *ctx, size_t program, long slot, double *ret_us)
 {
 	struct fake *f = ctx;
-	(void)round;
 	f->calls[program]++;
+	if (slot >= 0) {
+		f->timed[program]++;
+		f->last_slot[program] = slot;
+	}
+	*ret_us = 100.0 + (double)slot / 100.0;
 	if (++f->total == f->fail_at)
 		return err_set(LL_EIO, "fake run %d failed", f->total);
 	return 0;
@@ -132,18 +137,33 @@ static void test_rounds(void)
 				       {"y", {.argv = argv_true}, NULL},
 				       {"z", {.argv = argv_true}, NULL}};
 	struct fake f;
-	struct measure_options o = {
-		.runs = 4, .seed = 5, .timeout_ms = 1000, .progress = fake_progress, .progress_ctx = &f};
+	struct measure_options o = {.runs = 4,
+				    .warmup = 2,
+				    .rounds = 3,
+				    .seed = 5,
+				    .timeout_ms = 1000,
+				    .progress = fake_progress,
+				    .progress_ctx = &f};
 	struct plat_measure_conditions c;
-	cJSON *order = cJSON_CreateArray(), *round;
+	struct measure_sampled s;
+	cJSON *order = cJSON_CreateArray(), *round, *obj;
 
 	memset(&f, 0, sizeof(f));
 	f.cancel_at_percent = 101;
-	/* 5 rounds, the first 2 not listed. */
-	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 2, &c, order, fake_run, &f), 0);
-	CHECK(f.calls[0] == 5 && f.calls[1] == 5 && f.calls[2] == 5);
-	CHECK_EQ_INT(cJSON_GetArraySize(order), 3);
-	CHECK_EQ_INT(f.progress_calls, 6); /* each round, then 100 */
+	/* 2 warm-up passes, then 4 timed ones in rounds of 2, 1 and 1, each
+	 * later round after one untimed pass. */
+	CHECK_EQ_INT(measure_sample(p, 3, &o, true, &c, order, fake_run, &f, &s), 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_INT(f.calls[i] - s.retaken[i], 8);
+		CHECK_EQ_INT(f.timed[i] - s.retaken[i], 4);
+		CHECK(f.last_slot[i] == 3);
+		CHECK(s.flagged[i] >= s.retaken[i] && s.retaken[i] <= MEASURE_NOISE_MAX_RETAKES);
+	}
+	CHECK(s.taken == 4 && s.rounds == 3);
+	CHECK(s.round_sizes[0] == 2 && s.round_sizes[1] == 1 && s.round_sizes[2] == 1);
+	CHECK(s.samples_us[1 * s.capacity + 2] == 100.02);
+	CHECK_EQ_INT(cJSON_GetArraySize(order), 4);
+	CHECK_EQ_INT(f.progress_calls, 7); /* each pass, then 100 */
 	CHECK_EQ_INT(f.last_percent, 100);
 	cJSON_ArrayForEach(round, order) {
 		int seen = 0; /* a bit per name x, y, z */
@@ -153,17 +173,46 @@ static void test_rounds(void)
 			if (cJSON_IsString(name) && strlen(name->valuestring) == 1 &&
 			    strchr("xyz", name->valuestring[0]))
 				seen |= 1 << (name->valuestring[0] - 'x');
-		CHECK_EQ_INT(seen, 7); /* each round lists every program once */
+		CHECK_EQ_INT(seen, 7); /* each pass lists every program once */
 	}
+	/* The program's figures: runs, round sizes summing to them, noise. */
+	obj = cJSON_CreateObject();
+	CHECK_EQ_INT(measure_sampled_json(&s, 0, &o, obj), 0);
+	CHECK(num(obj, "runs") == 4 && cJSON_GetArraySize(get(obj, "round_sizes")) == 3);
+	CHECK(cJSON_IsObject(get(obj, "noise")) && num(get(obj, "noise"), "retaken") == s.retaken[0]);
+	CHECK(!get(obj, "auto"));
+	cJSON_Delete(obj);
+	measure_sampled_release(&s);
 	cJSON_Delete(order);
 
-	/* A failing run stops the rounds and is what they return. */
+	/* Adaptive: identical samples reach any precision after one sweep of
+	 * MEASURE_AUTO_STEP runs split over the rounds (4 + 3 + 3). */
+	o.auto_runs = true;
+	o.precision = 0.02;
+	o.runs = 50;
+	o.warmup = 0;
+	order = cJSON_CreateArray();
+	memset(&f, 0, sizeof(f));
+	f.cancel_at_percent = 101;
+	CHECK_EQ_INT(measure_sample(p, 3, &o, true, &c, order, fake_run, &f, &s), 0);
+	CHECK(s.taken == 10 && s.rounds == 3 && s.round_sizes[0] == 4 && s.round_sizes[2] == 3);
+	CHECK(s.samples_us[0] == 100.0 && s.samples_us[9] == 100.09);
+	/* 100.00..100.09: the median's interval is under 0.1 % wide. */
+	CHECK(s.reached);
+	measure_sampled_release(&s);
+	cJSON_Delete(order);
+	o.auto_runs = false;
+	o.runs = 4;
+	o.rounds = 1;
+
+	/* A failing run stops the passes and is what they return. */
 	order = cJSON_CreateArray();
 	memset(&f, 0, sizeof(f));
 	f.cancel_at_percent = 101;
 	f.fail_at = 4;
-	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 0, &c, order, fake_run, &f), LL_EIO);
-	CHECK_EQ_INT(f.total, 4);
+	CHECK_EQ_INT(measure_sample(p, 3, &o, false, &c, order, fake_run, &f, &s), LL_EIO);
+	measure_sampled_release(&s);
+	CHECK(f.total >= 4);
 	CHECK(strstr(err_message(LL_EIO), "fake run 4") != NULL);
 	cJSON_Delete(order);
 
@@ -171,8 +220,9 @@ static void test_rounds(void)
 	order = cJSON_CreateArray();
 	memset(&f, 0, sizeof(f));
 	f.cancel_at_percent = 40;
-	CHECK_EQ_INT(measure_rounds(p, 3, &o, 5, 0, &c, order, fake_run, &f), LL_ESTATE);
-	CHECK_EQ_INT(f.total, 6); /* rounds at 0 % and 20 % ran; 40 % cancelled */
+	CHECK_EQ_INT(measure_sample(p, 3, &o, false, &c, order, fake_run, &f, &s), LL_ESTATE);
+	CHECK_EQ_INT(f.timed[0] - s.retaken[0], 2); /* passes at 0 % and 25 % ran; 50 % cancelled */
+	measure_sampled_release(&s);
 	cJSON_Delete(order);
 }
 

@@ -111,6 +111,135 @@ static void test_bounds(void)
 	}
 }
 
+/* A pe job of one default variant with MEASURE as its "measure" (or a
+ * variants list VARIANTS for FAMILY), normalized: the return code. */
+static int measure_job(const char *family, const char *variants, const char *measure, cJSON **ret)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"m\",\"family\":\"%s\",\"generator\":{\"dlls\":1,\"exports\":1},"
+		 "\"variants\":%s%s%s}",
+		 family, variants, measure ? ",\"measure\":" : "", measure ? measure : "");
+	return normalize_text(text, ret);
+}
+
+static const cJSON *warm_of(const cJSON *n)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "warm");
+}
+
+/* measure.warm/cold.rounds, runs "auto" with max_runs and precision, and
+ * the delay_us knob: their defaults and every bound. */
+static void test_rounds_auto_delay(void)
+{
+	static const char *const bad_measure[] = {
+		"{\"warm\":{\"rounds\":0}}",
+		"{\"warm\":{\"rounds\":21,\"runs\":30}}",
+		"{\"warm\":{\"rounds\":5,\"runs\":4}}", /* more rounds than runs */
+		"{\"warm\":{\"rounds\":1.5}}",
+		"{\"cold\":{\"rounds\":11,\"runs\":10}}",
+		"{\"cold\":{\"rounds\":0}}",
+		"{\"warm\":{\"runs\":\"many\"}}",
+		"{\"warm\":{\"runs\":\"auto\",\"max_runs\":0}}",
+		"{\"warm\":{\"runs\":\"auto\",\"max_runs\":1001}}",
+		"{\"warm\":{\"runs\":\"auto\",\"max_runs\":2,\"rounds\":3}}",
+		"{\"warm\":{\"runs\":\"auto\",\"precision\":0}}",
+		"{\"warm\":{\"runs\":\"auto\",\"precision\":0.0009}}",
+		"{\"warm\":{\"runs\":\"auto\",\"precision\":0.51}}",
+		"{\"warm\":{\"runs\":\"auto\",\"precision\":\"0.1\"}}",
+		"{\"warm\":{\"runs\":30,\"max_runs\":100}}", /* max_runs only with auto */
+		"{\"warm\":{\"runs\":30,\"precision\":0.1}}",
+		"{\"cold\":{\"runs\":\"auto\"}}",
+	};
+	static const char *const bad_variants[][2] = {
+		{"pe", "[{\"name\":\"x\",\"delay_us\":-1}]"},
+		{"pe", "[{\"name\":\"x\",\"delay_us\":100001}]"},
+		{"pe", "[{\"name\":\"x\",\"delay_us\":\"5\"}]"},
+		{"pe", "[{\"name\":\"x\",\"order\":\"trace\",\"delay_us\":5}]"},
+		{"elf", "[{\"name\":\"x\",\"delay_us\":5}]"}, /* no preset named x */
+		{"elf", "[{\"name\":\"x\",\"preset\":\"bind\"}]"},
+		{"elf", "[{\"name\":\"x\",\"preset\":\"default\",\"delay_us\":100001}]"},
+		{"elf", "[{\"name\":\"x\",\"preset\":\"default\",\"bases\":\"same\"}]"},
+	};
+	cJSON *n = (cJSON *)1;
+
+	for (size_t i = 0; i < sizeof(bad_measure) / sizeof(bad_measure[0]); i++) {
+		int rc = measure_job("pe", "[\"default\"]", bad_measure[i], &n);
+		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
+			fprintf(stderr, "accepted: %s\n", bad_measure[i]);
+		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
+		CHECK(n == (cJSON *)1);
+	}
+	for (size_t i = 0; i < sizeof(bad_variants) / sizeof(bad_variants[0]); i++) {
+		int rc = measure_job(bad_variants[i][0], bad_variants[i][1], NULL, &n);
+		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
+			fprintf(stderr, "accepted: %s\n", bad_variants[i][1]);
+		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
+		CHECK(n == (cJSON *)1);
+	}
+
+	/* Defaults: one round; no max_runs or precision without auto. */
+	CHECK_EQ_INT(measure_job("pe", "[\"default\"]", "{\"warm\":{},\"cold\":{}}", &n), 0);
+	CHECK_EQ_INT(cJSON_GetObjectItem(warm_of(n), "rounds")->valueint, 1);
+	CHECK(!cJSON_GetObjectItem(warm_of(n), "max_runs") && !cJSON_GetObjectItem(warm_of(n), "precision"));
+	CHECK_EQ_INT(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "cold"), "rounds")
+			->valueint,
+		1);
+	CHECK(!job_spec_has_delay(n));
+	cJSON_Delete(n);
+	/* The edges are allowed: 20 rounds of 20 runs, auto's defaults. */
+	CHECK_EQ_INT(measure_job("pe", "[\"default\"]", "{\"warm\":{\"runs\":20,\"rounds\":20}}", &n), 0);
+	cJSON_Delete(n);
+	CHECK_EQ_INT(measure_job("pe", "[\"default\"]", "{\"warm\":{\"runs\":\"auto\",\"rounds\":20}}", &n),
+		     0);
+	CHECK_EQ_STR(cJSON_GetObjectItem(warm_of(n), "runs")->valuestring, "auto");
+	CHECK_EQ_INT(cJSON_GetObjectItem(warm_of(n), "max_runs")->valueint, JOB_SPEC_DEFAULT_AUTO_RUNS);
+	CHECK(cJSON_GetObjectItem(warm_of(n), "precision")->valuedouble == JOB_SPEC_DEFAULT_PRECISION);
+	{
+		cJSON *again = NULL; /* a normalized auto job normalizes to itself */
+		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+		CHECK(cJSON_Compare(n, again, true));
+		cJSON_Delete(again);
+	}
+	cJSON_Delete(n);
+	CHECK_EQ_INT(measure_job("pe", "[\"default\"]",
+				 "{\"warm\":{\"runs\":\"auto\",\"max_runs\":1000,\"precision\":0.5}}", &n),
+		     0);
+	cJSON_Delete(n);
+
+	/* delay_us: kept only when not 0; an elf variant then names its preset. */
+	CHECK_EQ_INT(measure_job("elf",
+				 "[\"default\",{\"name\":\"d0\",\"preset\":\"default\"},"
+				 "{\"name\":\"d100000\",\"preset\":\"now\",\"delay_us\":100000}]",
+				 NULL, &n),
+		     0);
+	{
+		const cJSON *v = cJSON_GetObjectItem(n, "variants");
+		cJSON *again = NULL;
+		CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetArrayItem(v, 0)), 1);
+		CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 1), "preset")->valuestring, "default");
+		CHECK(!cJSON_GetObjectItem(cJSON_GetArrayItem(v, 1), "delay_us"));
+		CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(v, 2), "delay_us")->valueint, 100000);
+		CHECK(job_spec_has_delay(n));
+		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+		CHECK(cJSON_Compare(n, again, true));
+		cJSON_Delete(again);
+	}
+	cJSON_Delete(n);
+	CHECK_EQ_INT(measure_job("pe", "[{\"name\":\"a\",\"delay_us\":0},{\"name\":\"b\",\"delay_us\":7}]",
+				 NULL, &n),
+		     0);
+	CHECK(!cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(n, "variants"), 0), "delay_us"));
+	CHECK_EQ_INT(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(n, "variants"), 1), "delay_us")
+			->valueint,
+		7);
+	CHECK(job_spec_has_delay(n));
+	cJSON_Delete(n);
+}
+
 static void test_cells_and_matching(void)
 {
 	cJSON *n = NULL, *cells = NULL;
@@ -428,6 +557,7 @@ int main(void)
 	test_series_and_revision();
 	test_presets_and_defaults();
 	test_bounds();
+	test_rounds_auto_delay();
 	test_cells_and_matching();
 	test_program_paths();
 	test_program_section();

@@ -1,0 +1,411 @@
+/*
+ * loadlab-agent calibrate [--family pe|elf] [--delay-us X] [--runs N]
+ * [--rounds R] [--out FILE] [--keep]: the known-effect self-test. Runs,
+ * here and through the same pipeline as a leased task (pipeline_run()), a
+ * job of three variants of one small generated program that differ only
+ * in the cost injected into the first library's entry point (delay_us 0,
+ * X and 2X: docs/rest-bodies.md, "delay_us"), and reports how much of it
+ * the timer recovers: the median of each delayed variant minus the median
+ * of the undelayed one, with a 95 % bootstrap interval (resampling rounds,
+ * then runs within them, when there are 3 rounds or more), against the
+ * injected cost, and the noise the runs saw. A text summary goes to
+ * stdout, the JSON to --out. Exit 0 when the job ran (whatever it
+ * recovered), 1 when it failed, 2 for bad arguments.
+ */
+#include "cmd/commands.h"
+#include "family/pipeline.h"
+#include "fleet/facts.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/plat.h"
+#include "loadlab/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Defaults: a program small enough to build in seconds. */
+#define CALIBRATE_DLLS 2
+#define CALIBRATE_EXPORTS 16
+#define CALIBRATE_RUNS 100
+#define CALIBRATE_ROUNDS 2
+#define CALIBRATE_DELAY_US 200
+#define CALIBRATE_RESAMPLES 2000
+/* A recovered cost within this share of the injected one "agrees". */
+#define CALIBRATE_TOLERANCE 0.10
+
+static const char usage_text[] =
+	"usage: loadlab-agent calibrate [--family pe|elf] [--delay-us X] [--runs N] [--rounds R]\n"
+	"                               [--out FILE] [--keep]\n"
+	"\n"
+	"The known-effect self-test: times, through the whole pipeline, three\n"
+	"variants of one generated program whose first library's entry point\n"
+	"waits 0, X and 2X microseconds (X: --delay-us, 1..50000, default 200),\n"
+	"and prints the cost recovered (median difference to the 0 variant, with\n"
+	"its 95 % interval) against the injected one, and the noise seen.\n"
+	"--family: elf (Linux, the default there) or pe (Windows, or Linux with\n"
+	"Wine). --runs 1..1000 (default 100) in --rounds 1..20 (default 2).\n"
+	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
+	"job ran, 1 when it failed, 2 for bad arguments.\n";
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "loadlab-agent calibrate: %s (see loadlab-agent calibrate --help)\n", what);
+	return 2;
+}
+
+static bool parse_int(const char *text, long min, long max, long *ret)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+
+	if (!*text || *end || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* The job: variants d0, dX and d2X of the family's default build. */
+static cJSON *calibration_job(const char *family, long delay, long runs, long rounds)
+{
+	cJSON *job = cJSON_CreateObject(), *gen, *variants, *measure, *warm;
+	long delays[3] = {0, delay, 2 * delay};
+
+	if (!job || !cJSON_AddStringToObject(job, "name", "calibrate") ||
+	    !cJSON_AddStringToObject(job, "family", family) ||
+	    !(gen = cJSON_AddObjectToObject(job, "generator")) ||
+	    !cJSON_AddNumberToObject(gen, "dlls", CALIBRATE_DLLS) ||
+	    !cJSON_AddNumberToObject(gen, "exports", CALIBRATE_EXPORTS) ||
+	    !(variants = cJSON_AddArrayToObject(job, "variants")) ||
+	    !(measure = cJSON_AddObjectToObject(job, "measure")) ||
+	    !(warm = cJSON_AddObjectToObject(measure, "warm")) ||
+	    !cJSON_AddNumberToObject(warm, "runs", runs) ||
+	    !cJSON_AddNumberToObject(warm, "rounds", rounds) || !cJSON_AddNumberToObject(warm, "warmup", 3))
+		goto fail;
+	for (int k = 0; k < 3; k++) {
+		cJSON *v = cJSON_CreateObject();
+		char name[32];
+		snprintf(name, sizeof(name), "d%ld", delays[k]);
+		if (!v || !cJSON_AddItemToArray(variants, v) || !cJSON_AddStringToObject(v, "name", name) ||
+		    (strcmp(family, "elf") == 0 && !cJSON_AddStringToObject(v, "preset", "default")) ||
+		    (delays[k] > 0 && !cJSON_AddNumberToObject(v, "delay_us", (double)delays[k])))
+			goto fail;
+	}
+	return job;
+fail:
+	cJSON_Delete(job);
+	return NULL;
+}
+
+/* OBJ's string member KEY, or "". */
+static const char *text_of(const cJSON *obj, const char *key)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+	return s ? s : "";
+}
+
+/* A program's warm samples and round sizes in RESULT. */
+struct series {
+	double *x;
+	size_t n;
+	size_t *rounds;
+	size_t round_count;
+	double median;
+	const cJSON *warm;
+};
+
+static void series_release(struct series *s)
+{
+	free(s->x);
+	free(s->rounds);
+}
+
+static int series_of(const cJSON *result, const char *name, struct series *ret)
+{
+	const cJSON *v, *warm = NULL, *item;
+	size_t k = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(result, "variants"))
+		if (strcmp(text_of(v, "name"), name) == 0)
+			warm = cJSON_GetObjectItemCaseSensitive(v, "warm");
+	if (!warm)
+		return err_set(LL_EFORMAT, "Variant %s was not timed (invalid? see the job's result).", name);
+	ret->warm = warm;
+	ret->n = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(warm, "samples_us"));
+	ret->round_count = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(warm, "round_sizes"));
+	if (ret->n == 0 || ret->round_count == 0 || !(ret->x = calloc(ret->n, sizeof(double))) ||
+	    !(ret->rounds = calloc(ret->round_count, sizeof(size_t))))
+		return err_set(LL_EFORMAT, "Variant %s has no samples or rounds.", name);
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(warm, "samples_us"))
+		ret->x[k++] = item->valuedouble;
+	k = 0;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(warm, "round_sizes"))
+		ret->rounds[k++] = (size_t)item->valuedouble;
+	return stats_median(ret->x, ret->n, &ret->median);
+}
+
+/* One bootstrap resample of S into OUT (S->n values): with 3 rounds or
+ * more, rounds drawn with replacement and then runs within each drawn
+ * round; else runs drawn from all. */
+static void resample(const struct series *s, uint64_t *state, double *out)
+{
+	size_t k = 0;
+
+	if (s->round_count < 3) {
+		for (k = 0; k < s->n; k++)
+			out[k] = s->x[stats_random_next(state) % s->n];
+		return;
+	}
+	while (k < s->n) {
+		size_t r = (size_t)(stats_random_next(state) % s->round_count), start = 0;
+		for (size_t i = 0; i < r; i++)
+			start += s->rounds[i];
+		for (size_t i = 0; i < s->rounds[r] && k < s->n; i++)
+			out[k++] = s->x[start + stats_random_next(state) % s->rounds[r]];
+	}
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The 95 % interval of median(B) - median(A). */
+static int difference_ci(const struct series *a, const struct series *b, double *lo, double *hi)
+{
+	double *ra = malloc(sizeof(double) * a->n), *rb = malloc(sizeof(double) * b->n);
+	double *d = malloc(sizeof(double) * CALIBRATE_RESAMPLES), ma, mb;
+	uint64_t state = 20240601;
+	int rc = 0;
+
+	if (!ra || !rb || !d) {
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+		goto out;
+	}
+	for (int i = 0; i < CALIBRATE_RESAMPLES; i++) {
+		resample(a, &state, ra);
+		resample(b, &state, rb);
+		stats_median(ra, a->n, &ma);
+		stats_median(rb, b->n, &mb);
+		d[i] = mb - ma;
+	}
+	qsort(d, CALIBRATE_RESAMPLES, sizeof(double), compare_doubles);
+	*lo = stats_quantile_sorted(d, CALIBRATE_RESAMPLES, 0.025);
+	*hi = stats_quantile_sorted(d, CALIBRATE_RESAMPLES, 0.975);
+out:
+	free(ra);
+	free(rb);
+	free(d);
+	return rc;
+}
+
+/* The report of RESULT: recovered against injected, and the noise. */
+static int report_json(const cJSON *result, const char *family, long delay, long runs, long rounds,
+		       cJSON **ret)
+{
+	struct series s[3];
+	long injected[3] = {0, delay, 2 * delay};
+	cJSON *r = cJSON_CreateObject(), *rec, *noise, *medians;
+	bool agree = true;
+	int rc = 0;
+
+	memset(s, 0, sizeof(s));
+	if (!r || !cJSON_AddStringToObject(r, "family", family) ||
+	    !cJSON_AddStringToObject(r, "runner",
+				     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "runner"))
+					     ?: "") ||
+	    !cJSON_AddNumberToObject(r, "delay_us", (double)delay) ||
+	    !cJSON_AddNumberToObject(r, "runs", runs) || !cJSON_AddNumberToObject(r, "rounds", rounds) ||
+	    !(medians = cJSON_AddObjectToObject(r, "medians_us")) ||
+	    !(rec = cJSON_AddArrayToObject(r, "recovered")) ||
+	    !(noise = cJSON_AddObjectToObject(r, "noise"))) {
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+		goto out;
+	}
+	for (int k = 0; k < 3; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "d%ld", injected[k]);
+		if ((rc = series_of(result, name, &s[k])) < 0)
+			goto out;
+		cJSON_AddNumberToObject(medians, name, s[k].median);
+		cJSON_AddItemToObject(
+			noise, name,
+			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s[k].warm, "noise"), true));
+	}
+	for (int k = 1; k < 3; k++) {
+		double lo = 0, hi = 0, got = s[k].median - s[0].median;
+		cJSON *o = cJSON_CreateObject();
+		char name[32];
+		if ((rc = difference_ci(&s[0], &s[k], &lo, &hi)) < 0)
+			goto out;
+		snprintf(name, sizeof(name), "d%ld", injected[k]);
+		if (!o || !cJSON_AddItemToArray(rec, o) || !cJSON_AddStringToObject(o, "variant", name) ||
+		    !cJSON_AddNumberToObject(o, "injected_us", (double)injected[k]) ||
+		    !cJSON_AddNumberToObject(o, "recovered_us", got) ||
+		    !cJSON_AddItemToObject(o, "ci_us", cJSON_CreateDoubleArray((double[]){lo, hi}, 2)) ||
+		    !cJSON_AddNumberToObject(o, "ratio", got / (double)injected[k])) {
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+			goto out;
+		}
+		agree = agree && fabs(got - (double)injected[k]) <= CALIBRATE_TOLERANCE * (double)injected[k];
+	}
+	if (!cJSON_AddNumberToObject(r, "tolerance", CALIBRATE_TOLERANCE) ||
+	    !cJSON_AddBoolToObject(r, "within_tolerance", agree) ||
+	    !cJSON_AddItemToObject(
+		    r, "measurement_noise",
+		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+					    cJSON_GetObjectItemCaseSensitive(result, "measurement"), "noise"),
+				    true)))
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+out:
+	for (int k = 0; k < 3; k++)
+		series_release(&s[k]);
+	if (rc < 0)
+		cJSON_Delete(r);
+	else
+		*ret = r;
+	return rc;
+}
+
+static void print_report(const cJSON *r)
+{
+	const cJSON *o;
+
+	printf("calibrate: family %s (%s), %g runs in %g rounds\n",
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "family")),
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "runner")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "runs")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "rounds")));
+	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(r, "recovered")) {
+		const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci_us");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(
+			cJSON_GetObjectItemCaseSensitive(r, "noise"),
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "variant")));
+		printf("  injected %8.0f us  recovered %9.1f us  [%.1f, %.1f]  (%.1f %%)  other CPU %.1f %%, "
+		       "flagged %g, retaken %g\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "injected_us")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "recovered_us")),
+		       cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 0)),
+		       cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 1)),
+		       100.0 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "ratio")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "other_cpu_pct")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "flagged")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "retaken")));
+	}
+	printf("  within %.0f %%: %s\n",
+	       100.0 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "tolerance")),
+	       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "within_tolerance")) ? "yes" : "no");
+	fflush(stdout);
+}
+
+static bool quiet_progress(void *context, const char *phase, int percent)
+{
+	(void)context;
+	(void)phase;
+	(void)percent;
+	return plat_stop_requested();
+}
+
+static int write_json(const char *path, const cJSON *doc)
+{
+	char *text = cJSON_Print(doc);
+	FILE *f = text ? fopen(path, "wb") : NULL;
+	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+
+	if (f && fclose(f) != 0)
+		ok = false;
+	free(text);
+	return ok ? 0 : err_set(LL_EIO, "Cannot write %s.", path);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+#ifdef _WIN32
+	const char *family = "pe";
+#else
+	const char *family = "elf";
+#endif
+	const char *out_path = NULL;
+	long delay = CALIBRATE_DELAY_US, runs = CALIBRATE_RUNS, rounds = CALIBRATE_ROUNDS;
+	bool keep = false;
+	cJSON *submitted = NULL, *job = NULL, *facts = NULL, *cell = NULL, *result = NULL, *report = NULL;
+	struct pipeline_task task;
+	char *work_dir = NULL;
+	int rc, exit_code = 1;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (strcmp(a, "--keep") == 0) {
+			keep = true;
+			continue;
+		} else if (!v) {
+			return usage_error("an option without its value");
+		} else if (strcmp(a, "--family") == 0 && (strcmp(v, "pe") == 0 || strcmp(v, "elf") == 0)) {
+			family = v;
+		} else if (strcmp(a, "--delay-us") == 0 &&
+			   parse_int(v, 1, JOB_SPEC_MAX_DELAY_US / 2, &delay)) {
+		} else if (strcmp(a, "--runs") == 0 && parse_int(v, 1, JOB_SPEC_MAX_WARM_RUNS, &runs)) {
+		} else if (strcmp(a, "--rounds") == 0 && parse_int(v, 1, JOB_SPEC_MAX_ROUNDS, &rounds)) {
+		} else if (strcmp(a, "--out") == 0) {
+			out_path = v;
+		} else {
+			fprintf(stderr, "loadlab-agent calibrate: bad argument '%s %s'\n", a, v);
+			return usage_error(
+				"--family pe|elf, --delay-us 1..50000, --runs 1..1000, --rounds 1..20");
+		}
+		i++;
+	}
+	if (rounds > runs)
+		return usage_error("more rounds than runs");
+	if (!(submitted = calibration_job(family, delay, runs, rounds)))
+		return usage_error("out of memory");
+	rc = job_spec_normalize(submitted, &job);
+	cJSON_Delete(submitted);
+	if (rc < 0) {
+		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
+		return 2;
+	}
+	plat_install_stop_handler();
+	if ((rc = plat_make_temp_dir("loadlab-calibrate", &work_dir)) < 0 ||
+	    (rc = facts_detect(work_dir, &facts)) < 0 || !(cell = cJSON_CreateObject())) {
+		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc < 0 ? rc : LL_ENOMEM));
+		goto out;
+	}
+	memset(&task, 0, sizeof(task));
+	task.job = job;
+	task.cell = cell;
+	task.facts = facts;
+	task.work_dir = work_dir;
+	task.jobs = 1;
+	task.progress = quiet_progress;
+	err_clear();
+	if ((rc = pipeline_run(&task, &result)) < 0 ||
+	    (rc = report_json(result, family, delay, runs, rounds, &report)) < 0 ||
+	    (out_path && (rc = write_json(out_path, report)) < 0)) {
+		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
+		goto out;
+	}
+	print_report(report);
+	exit_code = 0;
+out:
+	if (work_dir) {
+		if (keep)
+			fprintf(stderr, "loadlab-agent calibrate: work folder kept: %s\n", work_dir);
+		else
+			plat_remove_tree(work_dir);
+	}
+	free(work_dir);
+	cJSON_Delete(report);
+	cJSON_Delete(result);
+	cJSON_Delete(cell);
+	cJSON_Delete(facts);
+	cJSON_Delete(job);
+	return exit_code;
+}

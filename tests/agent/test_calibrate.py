@@ -1,0 +1,98 @@
+"""The known-effect self-test (issue 12): `loadlab-agent calibrate` runs a
+job of three variants whose first library's entry point waits 0, X and 2X
+microseconds, through the whole pipeline, and reports the cost recovered.
+
+- natively with the elf family: 1 ms (and 2 ms) are recovered within
+  +-10 % (the point estimate: 100.9..102.4 % over 5 runs of each on the
+  2-core development VM with other builds keeping both cores busy), and
+  so is 400 us (99.7..104.4 %); 200 us was not stable there (99.6, 100.9,
+  109.0, 117.0, 110.2 %, intervals of +-200 us), so only a sane range is
+  asserted for it (+-50 %); the 2X cost above the X cost, and the JSON's
+  shape and noise fields;
+- under Wine with the pe family (failing without wine64 or mingw): the
+  job runs, and the recovered costs of 2 and 4 ms are in a sane range
+  (within 10 ms: a warm run there is ~25 ms, and its median moves by
+  several ms when the machine is busy).
+Run under the machine's Wine lock (ctest's RESOURCE_LOCK wine)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+
+WINE64 = "/usr/lib/wine/wine64"
+TOLERANCE = 0.10
+
+
+def calibrate(args):
+    with tempfile.TemporaryDirectory(prefix="loadlab-calibrate-test-") as tmp:
+        out = os.path.join(tmp, "calibration.json")
+        p = subprocess.run([harness.AGENT, "calibrate", "--out", out] + args, capture_output=True, text=True,
+                           timeout=900)
+        assert p.returncode == 0, p.stderr
+        with open(out) as f:
+            report = json.load(f)
+    print(p.stdout, end="", flush=True)
+    return report, p.stdout
+
+
+def check_shape(r, family, delay, runs, rounds):
+    assert r["family"] == family and r["delay_us"] == delay, r
+    assert r["runs"] == runs and r["rounds"] == rounds, r
+    assert [x["injected_us"] for x in r["recovered"]] == [delay, 2 * delay], r["recovered"]
+    for x in r["recovered"]:
+        lo, hi = x["ci_us"]
+        assert lo <= x["recovered_us"] <= hi, x
+        assert abs(x["ratio"] - x["recovered_us"] / x["injected_us"]) < 1e-9, x
+    assert set(r["medians_us"]) == {"d0", "d%d" % delay, "d%d" % (2 * delay)}, r["medians_us"]
+    for name, noise in r["noise"].items():
+        assert noise["other_cpu_pct"] is None or noise["other_cpu_pct"] >= 0, (name, noise)
+        assert 0 <= noise["retaken"] <= noise["flagged"], (name, noise)
+    assert r["measurement_noise"]["source"], r["measurement_noise"]
+    assert r["tolerance"] == TOLERANCE
+    within = all(abs(x["recovered_us"] - x["injected_us"]) <= TOLERANCE * x["injected_us"]
+                 for x in r["recovered"])
+    assert r["within_tolerance"] == within, r
+
+
+def test_elf_native_200us_and_1ms():
+    for delay in (200, 1000):
+        r, text = calibrate(["--family", "elf", "--delay-us", str(delay), "--runs", "150", "--rounds", "3"])
+        check_shape(r, "elf", delay, 150, 3)
+        assert r["runner"] == "native", r
+        assert "injected" in text and "recovered" in text, text
+        x, x2 = r["recovered"]
+        assert x2["recovered_us"] > x["recovered_us"] > 0, r["recovered"]
+        # Stable within 10 %: 400 us and more (the module docstring).
+        for got in r["recovered"]:
+            assert abs(got["ratio"] - 1) <= (TOLERANCE if got["injected_us"] >= 400 else 0.5), got
+
+
+def test_bad_arguments():
+    for args in (["--delay-us", "0"], ["--delay-us", "50001"], ["--family", "program"], ["--runs", "0"],
+                 ["--rounds", "21"], ["--runs", "2", "--rounds", "3"], ["--delay-us"], ["--what", "1"]):
+        p = subprocess.run([harness.AGENT, "calibrate"] + args, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert "calibrate" in p.stderr, p.stderr
+
+
+def test_pe_under_wine():
+    assert os.path.exists(WINE64), "FAIL: %s not found; scripts/install-deps.sh installs wine64" % WINE64
+    assert shutil.which("x86_64-w64-mingw32-gcc"), "FAIL: no mingw-w64 compiler"
+    r, _ = calibrate(["--family", "pe", "--delay-us", "2000", "--runs", "60", "--rounds", "3"])
+    check_shape(r, "pe", 2000, 60, 3)
+    assert r["runner"] == "wine", r
+    # Sane, not precise: a warm run under Wine is ~25 ms, and on a busy
+    # machine its median moves by several ms (1 ms came back as 1074 us
+    # on a quiet moment, as -2865 us with others at 115 % of a CPU).
+    for x in r["recovered"]:
+        assert abs(x["recovered_us"] - x["injected_us"]) < 10000, x
+    print("pe under Wine: recovered %.0f us of 2000, %.0f us of 4000"
+          % (r["recovered"][0]["recovered_us"], r["recovered"][1]["recovered_us"]))
+
+
+harness.run_tests(globals())
