@@ -13,8 +13,6 @@
  * recovered), 1 when it failed, 2 for bad arguments.
  */
 #include "cmd/commands.h"
-#include "family/pipeline.h"
-#include "fleet/facts.h"
 
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
@@ -310,18 +308,6 @@ static bool quiet_progress(void *context, const char *phase, int percent)
 	return plat_stop_requested();
 }
 
-static int write_json(const char *path, const cJSON *doc)
-{
-	char *text = cJSON_Print(doc);
-	FILE *f = text ? fopen(path, "wb") : NULL;
-	bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-
-	if (f && fclose(f) != 0)
-		ok = false;
-	free(text);
-	return ok ? 0 : err_set(LL_EIO, "Cannot write %s.", path);
-}
-
 int cmd_calibrate(int argc, char **argv)
 {
 #ifdef _WIN32
@@ -332,9 +318,7 @@ int cmd_calibrate(int argc, char **argv)
 	const char *out_path = NULL;
 	long delay = CALIBRATE_DELAY_US, runs = CALIBRATE_RUNS, rounds = CALIBRATE_ROUNDS;
 	bool keep = false;
-	cJSON *submitted = NULL, *job = NULL, *facts = NULL, *cell = NULL, *result = NULL, *report = NULL;
-	struct pipeline_task task;
-	char *work_dir = NULL;
+	cJSON *submitted = NULL, *job = NULL, *result = NULL, *report = NULL;
 	int rc, exit_code = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -372,40 +356,16 @@ int cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
 		return 2;
 	}
-	plat_install_stop_handler();
-	if ((rc = plat_make_temp_dir("loadlab-calibrate", &work_dir)) < 0 ||
-	    (rc = facts_detect(work_dir, &facts)) < 0 || !(cell = cJSON_CreateObject())) {
-		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc < 0 ? rc : LL_ENOMEM));
-		goto out;
-	}
-	memset(&task, 0, sizeof(task));
-	task.job = job;
-	task.cell = cell;
-	task.facts = facts;
-	task.work_dir = work_dir;
-	task.jobs = 1;
-	task.progress = quiet_progress;
-	err_clear();
-	if ((rc = pipeline_run(&task, &result)) < 0 ||
+	if ((rc = cmd_run_here("calibrate", job, 1, keep, quiet_progress, NULL, &result)) < 0 ||
 	    (rc = report_json(result, family, delay, runs, rounds, &report)) < 0 ||
-	    (out_path && (rc = write_json(out_path, report)) < 0)) {
+	    (out_path && (rc = cmd_write_json(out_path, report)) < 0))
 		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
-		goto out;
+	else {
+		print_report(report);
+		exit_code = 0;
 	}
-	print_report(report);
-	exit_code = 0;
-out:
-	if (work_dir) {
-		if (keep)
-			fprintf(stderr, "loadlab-agent calibrate: work folder kept: %s\n", work_dir);
-		else
-			plat_remove_tree(work_dir);
-	}
-	free(work_dir);
 	cJSON_Delete(report);
 	cJSON_Delete(result);
-	cJSON_Delete(cell);
-	cJSON_Delete(facts);
 	cJSON_Delete(job);
 	return exit_code;
 }

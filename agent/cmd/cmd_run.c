@@ -63,14 +63,78 @@ static bool print_progress(void *context, const char *phase, int percent)
 	return plat_stop_requested();
 }
 
+int cmd_write_json(const char *path, const cJSON *doc)
+{
+	char *text = cJSON_Print(doc);
+	FILE *f;
+	bool ok;
+
+	if (!text)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	if (!path) {
+		ok = puts(text) >= 0 && fflush(stdout) == 0;
+		free(text);
+		return ok ? 0 : err_set(LL_EIO, "Cannot write to standard output.");
+	}
+	f = fopen(path, "wb");
+	ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	if (f && fclose(f) != 0)
+		ok = false;
+	free(text);
+	return ok ? 0 : err_set(LL_EIO, "Cannot write %s.", path);
+}
+
+int cmd_run_here(const char *who, const cJSON *job, int jobs, bool keep,
+		 bool (*progress)(void *context, const char *phase, int percent), void *progress_context,
+		 cJSON **ret_result)
+{
+	cJSON *facts = NULL, *cell = NULL;
+	struct pipeline_task task;
+	char *work_dir = NULL, prefix[64];
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "loadlab-%s", who);
+	plat_install_stop_handler();
+	if ((rc = plat_make_temp_dir(prefix, &work_dir)) < 0 || (rc = facts_detect(work_dir, &facts)) < 0)
+		goto out;
+	if (!(cell = cJSON_CreateObject())) {
+		rc = err_set(LL_ENOMEM, "Out of memory.");
+		goto out;
+	}
+	if (jobs < 1) {
+		const cJSON *cores = cJSON_GetObjectItemCaseSensitive(facts, "cores");
+		jobs = cJSON_IsNumber(cores) && cores->valuedouble >= 1 ? (int)cores->valuedouble : 1;
+	}
+	memset(&task, 0, sizeof(task));
+	task.job = job;
+	task.cell = cell;
+	task.facts = facts;
+	task.work_dir = work_dir;
+	task.jobs = jobs;
+	task.progress = progress;
+	task.progress_context = progress_context;
+	err_clear();
+	rc = pipeline_run(&task, ret_result);
+out:
+	if (work_dir) {
+		if (keep)
+			fprintf(stderr, "loadlab-agent %s: work folder kept: %s\n", who, work_dir);
+		else
+			plat_remove_tree(work_dir);
+	}
+	free(work_dir);
+	cJSON_Delete(cell);
+	cJSON_Delete(facts);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *job_path = NULL, *out_path = NULL;
 	bool keep = false;
-	cJSON *submitted = NULL, *job = NULL, *facts = NULL, *cell = NULL, *result = NULL;
-	struct pipeline_task task;
-	char *work_dir = NULL, *text = NULL, last_phase[32] = "";
-	int rc, exit_code = 2;
+	cJSON *submitted = NULL, *job = NULL, *result = NULL;
+	char last_phase[32] = "";
+	int rc, exit_code;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -102,60 +166,15 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent run: %s: %s\n", job_path, err_message(rc));
 		return 2;
 	}
-	plat_install_stop_handler();
-	if ((rc = plat_make_temp_dir("loadlab-run", &work_dir)) < 0 ||
-	    (rc = facts_detect(work_dir, &facts)) < 0 || !(cell = cJSON_CreateObject())) {
-		exit_code = fail(rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory."));
-		goto out;
-	}
-	memset(&task, 0, sizeof(task));
-	task.job = job;
-	task.cell = cell;
-	task.facts = facts;
-	task.work_dir = work_dir;
-	{
-		const cJSON *cores = cJSON_GetObjectItemCaseSensitive(facts, "cores");
-		task.jobs = cJSON_IsNumber(cores) && cores->valuedouble >= 1 ? (int)cores->valuedouble : 1;
-	}
-	task.progress = print_progress;
-	task.progress_context = last_phase;
-	err_clear();
-	rc = pipeline_run(&task, &result);
-	if (rc < 0) {
+	if ((rc = cmd_run_here("run", job, 0, keep, print_progress, last_phase, &result)) < 0) {
 		fprintf(stderr, "loadlab-agent run: the job failed: %s\n", err_message(rc));
 		exit_code = 1;
-		goto out;
+	} else if ((rc = cmd_write_json(out_path, result)) < 0) {
+		exit_code = fail(rc);
+	} else {
+		exit_code = 0;
 	}
-	if (!(text = cJSON_Print(result))) {
-		exit_code = fail(err_set(LL_ENOMEM, "Out of memory."));
-		goto out;
-	}
-	if (out_path) {
-		FILE *f = fopen(out_path, "wb");
-		bool written = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-		if (f && fclose(f) != 0)
-			written = false;
-		if (!written) {
-			exit_code = fail(err_set(LL_EIO, "Cannot write %s.", out_path));
-			goto out;
-		}
-	} else if (puts(text) < 0 || fflush(stdout) != 0) {
-		exit_code = fail(err_set(LL_EIO, "Cannot write the result."));
-		goto out;
-	}
-	exit_code = 0;
-out:
-	if (work_dir) {
-		if (keep)
-			fprintf(stderr, "loadlab-agent run: work folder kept: %s\n", work_dir);
-		else
-			plat_remove_tree(work_dir);
-	}
-	free(work_dir);
-	free(text);
 	cJSON_Delete(result);
-	cJSON_Delete(cell);
-	cJSON_Delete(facts);
 	cJSON_Delete(job);
 	return exit_code;
 }

@@ -34,6 +34,20 @@ const struct agent_command *agent_command_find(const char *name);
 int cmd_print_json(const char *who, cJSON *doc);
 
 int cmd_run(int argc, char **argv);
+
+/* Runs the normalized JOB on this machine, with no server (cmd_run.c):
+ * in a temporary work folder "loadlab-WHO-...", with this machine's facts
+ * and an empty cell, JOBS parallel compiles (< 1: the facts' cores) and
+ * PROGRESS as pipeline.h's task has it. The folder is removed afterwards,
+ * unless KEEP (then named on stderr, "loadlab-agent WHO: work folder
+ * kept: ..."). *RET_RESULT is pipeline_run()'s result; the caller deletes
+ * it. */
+int cmd_run_here(const char *who, const cJSON *job, int jobs, bool keep,
+		 bool (*progress)(void *context, const char *phase, int percent), void *progress_context,
+		 cJSON **ret_result);
+
+/* DOC, formatted, into PATH (created or truncated; NULL: standard output). */
+int cmd_write_json(const char *path, const cJSON *doc);
 int cmd_calibrate(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
 int cmd_time(int argc, char **argv);    /* agent/cmd/cmd_time.c: the load timer on any program */
