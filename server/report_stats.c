@@ -730,3 +730,70 @@ int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_
 	report_sample_release(&sy);
 	return rc;
 }
+
+int report_median_ranks(const struct report_sorted *sides, int count, int resamples, uint64_t seed,
+			struct report_sample *room, uint8_t *const *ret_lo, uint8_t *const *ret_hi)
+{
+	uint32_t drawn[RANKED_MAX_N], offset[REPORT_MAX_SIDES], per = 0;
+	uint8_t cum[REPORT_MAX_RESAMPLES_RANKED];
+	size_t rr = (size_t)resamples, size;
+	uint64_t k = 0;
+
+	if (count < 1 || count > REPORT_MAX_SIDES || resamples < 1 || resamples > REPORT_MAX_RESAMPLES_RANKED)
+		return err_set(LL_EINVAL, "Ranks of 1 to %d sides, at most %d resamples.", REPORT_MAX_SIDES,
+			       REPORT_MAX_RESAMPLES_RANKED);
+	for (int i = 0; i < count; i++) {
+		if (sides[i].n == 0 || sides[i].n > RANKED_MAX_N)
+			return err_set(LL_EINVAL, "Ranks need 1 to %d samples.", RANKED_MAX_N);
+		offset[i] = per;
+		per += sides[i].n;
+	}
+	size = rr * per;
+	room->table_resamples = 0; /* the table below is no kept one */
+	if (size > room->table_room) {
+		uint8_t *bigger = realloc(room->table, size);
+		if (!bigger)
+			return LL_ENOMEM;
+		room->table = bigger;
+		room->table_room = size;
+	}
+	memset(room->table, 0, size);
+	for (size_t r = 0; r < rr; r++)
+		for (int i = 0; i < count; i++) {
+			uint8_t *t = room->table + (size_t)offset[i] * rr + r;
+			draw_indexes(seed, k, sides[i].n, sides[i].n, drawn);
+			k += sides[i].n;
+			for (uint32_t j = 0; j < sides[i].n; j++)
+				t[drawn[j] * rr]++;
+		}
+	for (int i = 0; i < count; i++) {
+		uint8_t at = (uint8_t)((sides[i].n - 1) / 2);
+		ranks_of(room->table + (size_t)offset[i] * rr, rr, sides[i].order, sides[i].n, at,
+			 (uint8_t)(at + 1), cum, ret_lo[i], ret_hi[i]);
+	}
+	return 0;
+}
+
+int report_ranked_contrast_ci(const struct report_sorted *x, const struct report_sorted *xf,
+			      const struct report_sorted *y, const struct report_sorted *yf,
+			      const uint8_t *const *lo, const uint8_t *const *hi, double level, int resamples,
+			      double *ret_low, double *ret_high)
+{
+	double values[REPORT_MAX_RESAMPLES_RANKED];
+	int kept = 0;
+
+	if (resamples < 1 || resamples > REPORT_MAX_RESAMPLES_RANKED)
+		return err_set(LL_EINVAL, "At most %d resamples.", REPORT_MAX_RESAMPLES_RANKED);
+	for (int r = 0; r < resamples; r++) {
+		double base = report_ranked_value(x->sorted, x->n, STATS_MEDIAN, lo[0][r], hi[0][r]) -
+			      report_ranked_value(xf->sorted, xf->n, STATS_MEDIAN, lo[1][r], hi[1][r]);
+		double cand = report_ranked_value(y->sorted, y->n, STATS_MEDIAN, lo[2][r], hi[2][r]) -
+			      report_ranked_value(yf->sorted, yf->n, STATS_MEDIAN, lo[3][r], hi[3][r]);
+		if (base > 0)
+			values[kept++] = cand / base;
+	}
+	if (kept < resamples / 2)
+		return err_set(LL_EINVAL, "The baseline's figure is not above zero; a ratio has no meaning.");
+	percentile_interval(values, (size_t)kept, level, ret_low, ret_high);
+	return 0;
+}
