@@ -393,9 +393,20 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 				     report_sorted_of(bf),
 				     {cv->values, room->order[1], cv->n},
 				     report_sorted_of(cf)};
+	const size_t r = REPORT_COMPARE_RESAMPLES;
 	uint8_t *lo[4], *hi[4];
 	int rc;
 
+	if (bv->floor_ranks && cv->floor_ranks && bv->n == cv->n && bf->n == cf->n) {
+		/* drawn at summary time (report_compare_data.c) */
+		const uint8_t *b = bv->floor_ranks, *c = cv->floor_ranks;
+		const uint8_t *clo[4] = {b, b + 2 * r, c + 4 * r, c + 6 * r};
+		const uint8_t *chi[4] = {b + r, b + 3 * r, c + 5 * r, c + 7 * r};
+		return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], clo, chi, 0.95, (int)r, ret_low,
+						 ret_high) < 0
+			       ? LL_EINVAL
+			       : 0;
+	}
 	for (uint32_t k = 0; k < bv->n; k++)
 		room->order[0][k] = bv->order[k];
 	for (uint32_t k = 0; k < cv->n; k++)
