@@ -23,6 +23,7 @@ struct side_task {
 	void *data;      /* compare data, 8-byte aligned */
 	size_t data_len;
 	struct report_compare_data read;
+	struct report_sample floor; /* the floor sorted, when it has samples */
 };
 
 struct compare_side {
@@ -82,6 +83,7 @@ static void side_release(struct compare_side *side)
 		free(side->tasks[i].last_error);
 		free(side->tasks[i].data);
 		report_compare_data_release(&side->tasks[i].read);
+		report_sample_release(&side->tasks[i].floor);
 	}
 	free(side->tasks);
 	free(side->index);
@@ -171,6 +173,16 @@ static void summarize_bodies(struct compare_side *side, const cJSON *bodies)
 	report_sample_release(&room);
 }
 
+/* Every task's floor sorted once (each serves the task's every row). */
+static void sort_floors(struct compare_side *side)
+{
+	for (size_t i = 0; i < side->count; i++) {
+		struct side_task *t = &side->tasks[i];
+		if (t->has_result && t->read.floor.values)
+			report_sample_set(&t->floor, t->read.floor.values, t->read.floor.n);
+	}
+}
+
 static bool facts_differ(const struct report_compare_data *a, const struct report_compare_data *b,
 			 char *reason, size_t size)
 {
@@ -199,8 +211,11 @@ static cJSON *not_comparable(cJSON *row, const char *reason)
 /* Room reused row after row. */
 struct row_room {
 	struct report_sample base, cand;
-	double *x, *y;             /* samples put back in their measured order */
-	double *floor_x, *floor_y; /* the same for over-floor */
+	double *x, *y;              /* samples put back in their measured order */
+	double *floor_x, *floor_y;  /* the same for over-floor */
+	struct report_sample draws; /* over-floor's table of draws */
+	uint32_t order[2][255];     /* ranked variants' order, widened */
+	uint8_t ranks[2 * REPORT_MAX_SIDES][REPORT_MAX_RESAMPLES_RANKED];
 };
 
 /* What a row's figures found, for its metric. */
@@ -367,19 +382,64 @@ done:
 	return rc;
 }
 
+/* The over-floor interval of ranked variants BV and CV over the sorted
+ * floors BF and CF, without rounds (report_median_ranks()): what
+ * stats_bootstrap_contrast_ci() gives, bit for bit. */
+static int ranked_over_floor(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
+			     const struct report_sample *bf, const struct report_sample *cf, uint64_t seed,
+			     struct row_room *room, double *ret_low, double *ret_high)
+{
+	struct report_sorted s[4] = {{bv->values, room->order[0], bv->n},
+				     report_sorted_of(bf),
+				     {cv->values, room->order[1], cv->n},
+				     report_sorted_of(cf)};
+	const size_t r = REPORT_COMPARE_RESAMPLES;
+	uint8_t *lo[4], *hi[4];
+	int rc;
+
+	if (bv->floor_ranks && cv->floor_ranks && bv->n == cv->n && bf->n == cf->n) {
+		/* drawn at summary time (report_compare_data.c) */
+		const uint8_t *b = bv->floor_ranks, *c = cv->floor_ranks;
+		const uint8_t *clo[4] = {b, b + 2 * r, c + 4 * r, c + 6 * r};
+		const uint8_t *chi[4] = {b + r, b + 3 * r, c + 5 * r, c + 7 * r};
+		return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], clo, chi, 0.95, (int)r, ret_low,
+						 ret_high) < 0
+			       ? LL_EINVAL
+			       : 0;
+	}
+	for (uint32_t k = 0; k < bv->n; k++)
+		room->order[0][k] = bv->order[k];
+	for (uint32_t k = 0; k < cv->n; k++)
+		room->order[1][k] = cv->order[k];
+	for (int i = 0; i < 4; i++) {
+		lo[i] = room->ranks[2 * i];
+		hi[i] = room->ranks[2 * i + 1];
+	}
+	if ((rc = report_median_ranks(s, 4, REPORT_COMPARE_RESAMPLES, seed, &room->draws, lo, hi)) < 0)
+		return rc;
+	return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], (const uint8_t *const *)lo,
+					 (const uint8_t *const *)hi, 0.95, REPORT_COMPARE_RESAMPLES, ret_low,
+					 ret_high) < 0
+		       ? LL_EINVAL
+		       : 0;
+}
+
 /* The median over the floor of both sides (BF, CF: their floors), its
  * ratio and that ratio's interval, added to ROW when both sides have a
  * floor and the baseline's median is above its own; ROUNDS as for the
  * row. *RET_CHANGE and *RET_SIGNIFICANT for the metric over-floor.
  * LL_ENOTFOUND: no floor on a side; LL_EINVAL: no figure. */
 static int over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
-		      const struct report_compare_variant *cv, const struct report_compare_variant *bf,
-		      const struct report_compare_variant *cf, bool rounds, struct row_room *room, cJSON *row,
+		      const struct report_compare_variant *cv, const struct side_task *base,
+		      const struct side_task *cand, bool rounds, struct row_room *room, cJSON *row,
 		      double *ret_change, bool *ret_significant)
 {
+	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
 	const double *x, *y, *xf, *yf;
 	struct stats_sample sx, sy, sxf, syf;
 	double mx, my, mxf, myf, lo, hi, change;
+	uint64_t seed;
+	int rc;
 
 	if (!bf->values || !cf->values)
 		return LL_ENOTFOUND;
@@ -397,12 +457,17 @@ static int over_floor(const char *variant, const char *key, const struct report_
 	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
 	cJSON_AddNumberToObject(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
-	if (!(mx - mxf > 0) ||
-	    stats_bootstrap_contrast_ci(&sx, &sxf, &sy, &syf, STATS_MEDIAN, 0.95, REPORT_COMPARE_RESAMPLES,
-					report_seed_of(key) ^ report_seed_of(variant) ^
-						report_seed_of("over-floor"),
-					&lo, &hi) < 0)
+	seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
+	if (!(mx - mxf > 0))
 		return LL_EINVAL;
+	if (!sx.rounds && !sy.rounds && !sxf.rounds && !syf.rounds && bv->ranked && cv->ranked &&
+	    base->floor.n && base->floor.n <= 255 && cand->floor.n && cand->floor.n <= 255) {
+		if ((rc = ranked_over_floor(bv, cv, &base->floor, &cand->floor, seed, room, &lo, &hi)) < 0)
+			return rc;
+	} else if (stats_bootstrap_contrast_ci(&sx, &sxf, &sy, &syf, STATS_MEDIAN, 0.95,
+					       REPORT_COMPARE_RESAMPLES, seed, &lo, &hi) < 0) {
+		return LL_EINVAL;
+	}
 	change = ((my - myf) / (mx - mxf) - 1) * 100;
 	cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
 	cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
@@ -458,8 +523,8 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 		return not_comparable(row, "warm samples are missing");
 	if (rc < 0)
 		return not_comparable(row, "the baseline's times are zero");
-	floor_rc = over_floor(variant, base->key, bv, cv, &base->read.floor, &cand->read.floor, rounds, room,
-			      row, &floor_change, &floor_significant);
+	floor_rc = over_floor(variant, base->key, bv, cv, base, cand, rounds, room, row, &floor_change,
+			      &floor_significant);
 	switch (metric) {
 	case REPORT_METRIC_MEDIAN:
 		change = f.change;
@@ -535,6 +600,8 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 		goto done;
 	summarize_bodies(&base, base_collect.bodies);
 	summarize_bodies(&cand, cand_collect.bodies);
+	sort_floors(&base);
+	sort_floors(&cand);
 	if (!report_same_generator(get(base_job, "spec"), get(cand_job, "spec")))
 		global_reason = "the jobs' generator parameters differ";
 	else if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
@@ -604,6 +671,7 @@ done:
 	cJSON_Delete(cand_collect.bodies);
 	report_sample_release(&room.base);
 	report_sample_release(&room.cand);
+	report_sample_release(&room.draws);
 	free(room.x);
 	free(room.y);
 	free(room.floor_x);

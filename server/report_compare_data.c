@@ -25,9 +25,21 @@
  *     measured; DATA_RANKED: n bytes of order (order[k]: the measured
  *     position of sorted[k]) and 6 x resamples bytes of ranks: median as
  *     baseline (lo, hi), as candidate (lo, hi), minimum as baseline, as
- *     candidate;
+ *     candidate; DATA_FLOOR_RANKS (ranked, the result has a floor of at
+ *     most 255 samples, the variant with fewer than REPORT_MIN_ROUNDS
+ *     rounds, see below): 8 x resamples
+ *     bytes, the ranks of the medians of the over-floor bootstrap
+ *     (report_median_ranks() of the variant, the floor, the variant, the
+ *     floor, lo then hi of each: as baseline the first four rows, as
+ *     candidate the last four);
  *   the floor (the result's "floor": the empty program): one more entry
  *     as a variant's, its name empty, never ranked.
+ *
+ * Compare's over-floor interval (docs/statistics.md) is seeded by the cell,
+ * the variant and "over-floor" and draws per resample the baseline's
+ * variant, its floor, the candidate's variant, its floor: for rows without
+ * rounds whose two sides have the same sample counts, the ranks of those
+ * four medians are known at summary time, as for the ratio of medians.
  *
  * Rounds (warm.round_sizes, docs/statistics.md) are kept when they are
  * 1 to STATS_MAX_ROUNDS positive counts adding up to the samples; others
@@ -41,11 +53,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_MAGIC 0x4c4c4332u /* "LLC2" */
+#define DATA_MAGIC 0x4c4c4333u /* "LLC3" */
 #define DATA_INVALID 1u
 #define DATA_SAMPLES 2u
 #define DATA_RANKED 4u
 #define DATA_ROUNDS 8u
+#define DATA_FLOOR_RANKS 16u
 #define DATA_MAX_VARIANTS 256
 
 const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
@@ -120,10 +133,24 @@ static uint32_t *rounds_of(const cJSON *warm, size_t n, uint32_t *ret_count)
 	return out;
 }
 
+/* The over-floor ranks of the sample S over the sorted FLOOR for SEED
+ * into RANKS (8 x REPORT_COMPARE_RESAMPLES bytes, see above); LL_ENOMEM. */
+static int floor_ranks(struct report_sample *s, const struct report_sample *floor, uint64_t seed,
+		       uint8_t *ranks)
+{
+	const size_t r = REPORT_COMPARE_RESAMPLES;
+	struct report_sorted sides[4] = {report_sorted_of(s), report_sorted_of(floor), report_sorted_of(s),
+					 report_sorted_of(floor)};
+	uint8_t *lo[4] = {ranks, ranks + 2 * r, ranks + 4 * r, ranks + 6 * r};
+	uint8_t *hi[4] = {ranks + r, ranks + 3 * r, ranks + 5 * r, ranks + 7 * r};
+
+	return report_median_ranks(sides, 4, (int)r, seed, s, lo, hi);
+}
+
 /* One variant's entry (the floor's: RANK false, NAME ""); S is room for
  * its sample. */
 static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
-			struct report_sample *s)
+			struct report_sample *s, const struct report_sample *floor)
 {
 	const int resamples = REPORT_COMPARE_RESAMPLES;
 	uint8_t flags = cJSON_IsFalse(get(v, "valid")) ? DATA_INVALID : 0, *ranks;
@@ -138,6 +165,8 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		flags |= DATA_ROUNDS;
 	if (rank && (flags & DATA_SAMPLES) && n <= 255 && report_sample_set(s, x, n) == 0)
 		flags |= DATA_RANKED;
+	if ((flags & DATA_RANKED) && floor && floor->n && rounds < REPORT_MIN_ROUNDS)
+		flags |= DATA_FLOOR_RANKS; /* a variant in rounds is compared in rounds, mostly */
 	put_text(o, name, strlen(name));
 	put(o, &flags, 1);
 	n32 = (uint32_t)n;
@@ -164,10 +193,30 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, true,
 					       ranks + 5 * resamples, scratch) < 0))
 			o->failed = true;
+		if ((flags & DATA_FLOOR_RANKS) && (ranks = put(o, NULL, 8 * (size_t)resamples)) &&
+		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), ranks) < 0)
+			o->failed = true;
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
 	free(sizes);
+	free(x);
+}
+
+/* The floor FLOOR (the result's "floor") sorted into S when it has valid
+ * warm samples, at most 255 (compare's rows without rounds resample it
+ * without its rounds). */
+static void floor_of(const cJSON *floor, struct report_sample *s, bool *ret_has)
+{
+	double *x = NULL;
+	size_t n = 0;
+
+	*ret_has = false;
+	if (report_samples_of(get(get(floor, "warm"), "samples_us"), &x, &n) < 0)
+		return;
+	if (n <= 255 && report_sample_set(s, x, n) == 0)
+		*ret_has = true;
+	s->x = NULL; /* X is freed here; only the sorted copy is read */
 	free(x);
 }
 
@@ -176,6 +225,8 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 {
 	struct out o = {0};
 	const cJSON *facts = get(result, "facts"), *v, *variants = get(result, "variants");
+	struct report_sample floor = {0};
+	bool has_floor = false;
 	uint32_t magic = DATA_MAGIC;
 	uint16_t count = 0, *count_at;
 
@@ -193,6 +244,7 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			put_text(&o, text, strlen(text));
 		free(text);
 	}
+	floor_of(get(result, "floor"), &floor, &has_floor);
 	cJSON_ArrayForEach(v, variants) {
 		const char *name = string(v, "name");
 		if (!name || strlen(name) >= 0xffff || report_find_variant(variants, name) != v)
@@ -201,10 +253,11 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			o.failed = true;
 			break;
 		}
-		put_variant(&o, v, name, key, true, s);
+		put_variant(&o, v, name, key, true, s, has_floor ? &floor : NULL);
 		count++;
 	}
-	put_variant(&o, get(result, "floor"), "", key, false, s);
+	put_variant(&o, get(result, "floor"), "", key, false, s, NULL);
+	report_sample_release(&floor);
 	if (o.failed) {
 		free(o.data);
 		return LL_ENOMEM;
@@ -273,6 +326,9 @@ static int take_variant(struct in *in, const void *data, uint16_t resamples, str
 	v->ranked = *flags & DATA_RANKED;
 	if (v->ranked &&
 	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(in, 6 * (size_t)resamples))))
+		return LL_EFORMAT;
+	if ((*flags & DATA_FLOOR_RANKS) &&
+	    (!v->ranked || !(v->floor_ranks = take(in, 8 * (size_t)resamples))))
 		return LL_EFORMAT;
 	return 0;
 }

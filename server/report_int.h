@@ -133,6 +133,43 @@ int report_ranked_ratio_ci(const double *x, uint32_t nx, const uint8_t *x_lo, co
 			   enum stats_statistic statistic, double level, int resamples, double *ret_low,
 			   double *ret_high);
 
+/* A sorted sample as compare's data holds it: SORTED[0..N) and where each
+ * value was measured (ORDER[k]: the measured position of SORTED[k]). */
+struct report_sorted {
+	const double *sorted;
+	const uint32_t *order;
+	uint32_t n;
+};
+
+/* The sorted S as a struct report_sorted (borrowed from S). */
+static inline struct report_sorted report_sorted_of(const struct report_sample *s)
+{
+	return (struct report_sorted){s->sorted, s->order, s->n};
+}
+
+/* Most sides of report_median_ranks(). */
+#define REPORT_MAX_SIDES 4
+
+/* The ranks (report_ranked_value()) of the median of every resample of
+ * each of the COUNT (1..REPORT_MAX_SIDES) SIDES when each of RESAMPLES
+ * resamples draws a resample of every side in turn from the stream SEED,
+ * as stats_bootstrap_contrast_ci() draws samples without rounds (sides X,
+ * X's floor, Y, Y's floor), into RET_LO[i][0..RESAMPLES) and RET_HI[i];
+ * ROOM's table and batch buffers are used (and its kept table forgotten).
+ * LL_EINVAL when a side has more than 255 samples or RESAMPLES is over
+ * REPORT_MAX_RESAMPLES_RANKED; LL_ENOMEM. */
+int report_median_ranks(const struct report_sorted *sides, int count, int resamples, uint64_t seed,
+			struct report_sample *room, uint8_t *const *ret_lo, uint8_t *const *ret_hi);
+
+/* stats_bootstrap_contrast_ci() of the median over the floor of X (X's
+ * floor XF) and Y (YF), none with rounds, from the ranks of their
+ * medians (report_median_ranks() of the four, in that order): the same
+ * interval bit for bit; LL_EINVAL as there. */
+int report_ranked_contrast_ci(const struct report_sorted *x, const struct report_sorted *xf,
+			      const struct report_sorted *y, const struct report_sorted *yf,
+			      const uint8_t *const *lo, const uint8_t *const *hi, double level, int resamples,
+			      double *ret_low, double *ret_high);
+
 /* The same on arrays (each call sorts them): X and Y are valid samples. */
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,
 			int resamples, uint64_t seed, bool keep, double *ret_low, double *ret_high);
@@ -157,13 +194,14 @@ extern const char *const report_compared_facts[REPORT_COMPARED_FACTS];
 struct report_compare_variant {
 	const char *name; /* not terminated */
 	uint16_t name_len;
-	bool invalid;         /* "valid": false */
-	uint32_t n;           /* warm samples; 0 with VALUES NULL: none valid */
-	const double *values; /* RANKED: sorted, else as measured */
-	bool ranked;          /* ORDER and RANKS are there */
-	const uint8_t *order; /* order[k]: measured position of values[k] */
-	const uint8_t *ranks; /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
-	uint32_t rounds;      /* warm.round_sizes' count; 0: none (or not valid) */
+	bool invalid;               /* "valid": false */
+	uint32_t n;                 /* warm samples; 0 with VALUES NULL: none valid */
+	const double *values;       /* RANKED: sorted, else as measured */
+	bool ranked;                /* ORDER and RANKS are there */
+	const uint8_t *order;       /* order[k]: measured position of values[k] */
+	const uint8_t *ranks;       /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
+	const uint8_t *floor_ranks; /* 8 x REPORT_COMPARE_RESAMPLES, or NULL */
+	uint32_t rounds;            /* warm.round_sizes' count; 0: none (or not valid) */
 	const uint32_t *round_sizes;
 };
 

@@ -50,6 +50,28 @@ draw_indexes(uint64_t seed, uint64_t k, uint32_t count, uint32_t n, uint32_t *ou
 	}
 }
 
+/* Draws 0 .. RESAMPLES * PER - 1 of the stream SEED into OUT, draw
+ * r * PER + i as an index in [0, RANGE[i]) (RANGE[0..PER): each
+ * resample's pattern of sample sizes), in one pass that vectorizes. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+__attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
+#endif
+static void
+draw_patterned(uint64_t seed, uint32_t resamples, uint32_t per, const uint32_t *range, uint32_t *out)
+{
+	for (uint32_t r = 0; r < resamples; r++) {
+		uint64_t base = seed + (uint64_t)r * per * GOLDEN;
+		uint32_t *o = out + (size_t)r * per;
+		for (uint32_t i = 0; i < per; i++) {
+			uint64_t z = base + (uint64_t)(i + 1) * GOLDEN, n = range[i];
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+			z ^= z >> 31;
+			o[i] = (uint32_t)(((z >> 32) * n + ((z & 0xffffffffu) * n >> 32)) >> 32);
+		}
+	}
+}
+
 /* How often each position of a sample of N was drawn by the N indexes
  * DRAWN, into COUNT[0..N). */
 static void count_drawn(const uint32_t *drawn, uint32_t n, uint32_t *count)
@@ -729,4 +751,81 @@ int report_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_
 	report_sample_release(&sx);
 	report_sample_release(&sy);
 	return rc;
+}
+
+int report_median_ranks(const struct report_sorted *sides, int count, int resamples, uint64_t seed,
+			struct report_sample *room, uint8_t *const *ret_lo, uint8_t *const *ret_hi)
+{
+	uint32_t range[REPORT_MAX_SIDES * RANKED_MAX_N], offset[REPORT_MAX_SIDES], per = 0;
+	uint8_t cum[REPORT_MAX_RESAMPLES_RANKED];
+	size_t rr = (size_t)resamples, size;
+
+	if (count < 1 || count > REPORT_MAX_SIDES || resamples < 1 || resamples > REPORT_MAX_RESAMPLES_RANKED)
+		return err_set(LL_EINVAL, "Ranks of 1 to %d sides, at most %d resamples.", REPORT_MAX_SIDES,
+			       REPORT_MAX_RESAMPLES_RANKED);
+	for (int i = 0; i < count; i++) {
+		if (sides[i].n == 0 || sides[i].n > RANKED_MAX_N)
+			return err_set(LL_EINVAL, "Ranks need 1 to %d samples.", RANKED_MAX_N);
+		offset[i] = per;
+		per += sides[i].n;
+	}
+	size = rr * per;
+	room->table_resamples = 0; /* the table below is no kept one */
+	if (size > room->table_room) {
+		uint8_t *bigger = realloc(room->table, size);
+		if (!bigger)
+			return LL_ENOMEM;
+		room->table = bigger;
+		room->table_room = size;
+	}
+	if (size > room->batch_room) {
+		uint32_t *bigger = realloc(room->batch, size * sizeof(*bigger));
+		if (!bigger)
+			return LL_ENOMEM;
+		room->batch = bigger;
+		room->batch_room = size;
+	}
+	for (int i = 0; i < count; i++)
+		for (uint32_t j = 0; j < sides[i].n; j++)
+			range[offset[i] + j] = sides[i].n;
+	draw_patterned(seed, (uint32_t)rr, per, range, room->batch);
+	memset(room->table, 0, size);
+	for (size_t r = 0; r < rr; r++) {
+		const uint32_t *d = room->batch + r * per;
+		for (int i = 0; i < count; i++) {
+			uint8_t *t = room->table + (size_t)offset[i] * rr + r;
+			for (uint32_t j = offset[i]; j < offset[i] + sides[i].n; j++)
+				t[d[j] * rr]++;
+		}
+	}
+	for (int i = 0; i < count; i++) {
+		uint8_t at = (uint8_t)((sides[i].n - 1) / 2);
+		ranks_of(room->table + (size_t)offset[i] * rr, rr, sides[i].order, sides[i].n, at,
+			 (uint8_t)(at + 1), cum, ret_lo[i], ret_hi[i]);
+	}
+	return 0;
+}
+
+int report_ranked_contrast_ci(const struct report_sorted *x, const struct report_sorted *xf,
+			      const struct report_sorted *y, const struct report_sorted *yf,
+			      const uint8_t *const *lo, const uint8_t *const *hi, double level, int resamples,
+			      double *ret_low, double *ret_high)
+{
+	double values[REPORT_MAX_RESAMPLES_RANKED];
+	int kept = 0;
+
+	if (resamples < 1 || resamples > REPORT_MAX_RESAMPLES_RANKED)
+		return err_set(LL_EINVAL, "At most %d resamples.", REPORT_MAX_RESAMPLES_RANKED);
+	for (int r = 0; r < resamples; r++) {
+		double base = report_ranked_value(x->sorted, x->n, STATS_MEDIAN, lo[0][r], hi[0][r]) -
+			      report_ranked_value(xf->sorted, xf->n, STATS_MEDIAN, lo[1][r], hi[1][r]);
+		double cand = report_ranked_value(y->sorted, y->n, STATS_MEDIAN, lo[2][r], hi[2][r]) -
+			      report_ranked_value(yf->sorted, yf->n, STATS_MEDIAN, lo[3][r], hi[3][r]);
+		if (base > 0)
+			values[kept++] = cand / base;
+	}
+	if (kept < resamples / 2)
+		return err_set(LL_EINVAL, "The baseline's figure is not above zero; a ratio has no meaning.");
+	percentile_interval(values, (size_t)kept, level, ret_low, ret_high);
+	return 0;
 }

@@ -1,10 +1,14 @@
 #!/usr/bin/python3
 """Report and compare latency on a large store (not part of `make test`).
 
-    /usr/bin/python3 tests/bench/bench_reports.py [BUILD_DIR]
+    /usr/bin/python3 tests/bench/bench_reports.py [--rounds R] [BUILD_DIR]
 
 Two jobs of 1,000 tasks (each_agent over 1,000 agents) x 8 variants x 30
-warm samples, posted over HTTP (their summaries are computed in the
+warm samples, posted over HTTP as this agent posts them (`warm.round_sizes`,
+`warm.noise`, the empty program's `floor.warm`: so compare computes the
+over-floor figures of every row; `--rounds R` splits the samples into R
+rounds, default 1 as the agent's default `measure.warm.rounds`, so the rows
+are per sample; 3 or more makes them rows in rounds) (their summaries are computed in the
 background as they arrive), then about 100,000 more stored results (filler
 rows written straight into the SQLite file while the daemon is stopped),
 then reports and compare, each timed against GET /api/v1/jobs/{id} of the
@@ -14,12 +18,18 @@ lines for bench_table.py (`make bench`).
 import json
 import os
 import random
+import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+ROUNDS = 1
+if len(sys.argv) > 2 and sys.argv[1] == "--rounds":
+    ROUNDS = int(sys.argv[2])
+    del sys.argv[1:3]
 if len(sys.argv) > 1:
     os.environ["LOADLAB_BUILD_DIR"] = os.path.abspath(sys.argv[1])
 from harness import Daemon, request  # noqa: E402
@@ -28,6 +38,21 @@ AGENTS = 1000
 VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
             "no-rebase"]
 FILLER = 100000
+RUNS = 30
+
+
+def round_sizes(n):
+    """The agent's split of N runs into ROUNDS rounds (the first rounds
+    take one more)."""
+    return [n // ROUNDS + (1 if r < n % ROUNDS else 0) for r in range(ROUNDS)]
+
+
+def warm(rng, center):
+    return {"runs": RUNS, "samples_us": [round(center + rng.gauss(0, 5), 1) for _ in range(RUNS)],
+            "round_sizes": round_sizes(RUNS),
+            "noise": {"other_cpu_pct": round(rng.uniform(0, 20), 1),
+                      "max_other_cpu_pct": round(rng.uniform(20, 40), 1), "disk_ios": 0,
+                      "flagged": 0, "retaken": 0}}
 
 
 def post_results(d, tokens, seed):
@@ -38,9 +63,9 @@ def post_results(d, tokens, seed):
         for token in chunk:
             lease = request(d.url + "/api/v1/lease", "POST", {}, token).json()
             body = {"attempt": lease["attempt"], "facts": {"os": "bench"},
-                    "variants": [{"name": v, "warm": {"samples_us": [
-                        round(1000 + 10 * i + rng.gauss(0, 5), 1) for _ in range(30)]}}
-                        for i, v in enumerate(VARIANTS)]}
+                    "variants": [{"name": v, "valid": True, "warm": warm(rng, 1000 + 10 * i)}
+                                 for i, v in enumerate(VARIANTS)],
+                    "floor": {"warm": warm(rng, 600)}}
             r = request(d.url + "/api/v1/tasks/%d/result" % lease["task_id"], "POST", body, token)
             if r.status != 200:
                 errors.append(r)
@@ -65,6 +90,29 @@ def cpu_seconds(d):
     with open("/proc/%d/stat" % d.proc.pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+PROFILE = os.environ.get("LOADLAB_BENCH_PERF")  # a folder: perf record of each phase
+
+
+def profiled(d, name):
+    """perf record -g of the daemon until stop() when LOADLAB_BENCH_PERF
+    names a folder (the profile of the benchmark's README)."""
+    class Stop:
+        def __init__(self):
+            self.proc = None
+            if PROFILE:
+                self.proc = subprocess.Popen(
+                    ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-p",
+                     str(d.proc.pid), "-o", os.path.join(PROFILE, name + ".data")],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+
+        def stop(self):
+            if self.proc:
+                self.proc.send_signal(signal.SIGINT)
+                self.proc.wait()
+    return Stop()
 
 
 def timed(d, path, repeat=1):
@@ -99,8 +147,8 @@ def main():
         cand = d.submit(job)["id"]
         post_results(d, tokens, 2)
         posted = time.time()
-        print("setup: %d agents, 2 jobs of %d tasks x %d variants x 30 samples in %.1f s"
-              % (AGENTS, AGENTS, len(VARIANTS), posted - start))
+        print("setup: %d agents, 2 jobs of %d tasks x %d variants x %d samples in %d round(s), "
+              "with floors, in %.1f s" % (AGENTS, AGENTS, len(VARIANTS), RUNS, ROUNDS, posted - start))
         while "loadlab_summaries_pending 0\n" not in d.api("GET", "/metrics").body.decode():
             time.sleep(0.1)
         print("background summaries done %.1f s after the last result" % (time.time() - posted))
@@ -125,7 +173,9 @@ def main():
         floor, size = timed(d, "/api/v1/jobs/%d" % base, 3)
         print("floor: GET /api/v1/jobs/%d (1000 tasks)      %8.1f ms  (%d bytes)"
               % (base, floor * 1000, size))
+        p = profiled(d, "report_on_demand")
         first, size = timed(d, "/api/v1/jobs/%d/report" % base)
+        p.stop()
         print("report, summaries computed on demand   %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (first * 1000, size, first / floor, timed.cpu * 1000))
         cached, size = timed(d, "/api/v1/jobs/%d/report" % base, 3)
@@ -134,7 +184,9 @@ def main():
         md, size = timed(d, "/api/v1/jobs/%d/report?format=md" % base, 3)
         print("report as Markdown                     %8.1f ms  (%d bytes)  ratio %.1f"
               % (md * 1000, size, md / floor))
+        p = profiled(d, "compare")
         cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
+        p.stop()
         print("compare (%d rows, %d samples)         %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (AGENTS * len(VARIANTS), samples, cmp * 1000, size, cmp / floor, timed.cpu * 1000))
         print("BENCH report_on_demand %.1f ms %.1f %.2f figure<=1000" % (first * 1000, floor * 1000,
@@ -146,6 +198,7 @@ def main():
         # restarted; it queues the unsummarized results, oldest (the two
         # jobs' 8-variant results) first. Its rate over a few seconds.
         d.restart_without_summaries()
+        p = profiled(d, "summarizer")
         # Timed until the two jobs' 2,000 results are summarized (they
         # come first; the filler's 1-variant results after them would
         # inflate the rate).
@@ -155,6 +208,7 @@ def main():
             time.sleep(0.02)
             pending1 = metric(d, "loadlab_summaries_pending")
         t1, c1 = time.perf_counter(), cpu_seconds(d)
+        p.stop()
         rate = (pending0 - pending1) / (t1 - t0)
         print("summarizer: %.0f results/s (8 variants x 30 samples each), %.0f per CPU second"
               % (rate, (pending0 - pending1) / max(c1 - c0, 0.01)))

@@ -141,8 +141,61 @@ static void test_shared_sort(void)
 	report_sample_release(&sy);
 }
 
+/* The over-floor interval from ranks (report_median_ranks() and
+ * report_ranked_contrast_ci()) against stats_bootstrap_contrast_ci(), bit
+ * for bit: sizes equal and not, odd and even, ties, floors close to the
+ * variant (resamples dropped when the baseline is not above its floor)
+ * and above it (the error then agrees). */
+static void test_contrast(void)
+{
+	static const size_t sizes[][4] = {
+		{30, 30, 30, 30}, {30, 25, 31, 30}, {1, 2, 3, 1}, {255, 7, 100, 255}, {9, 9, 9, 9}};
+	int mismatches = 0, runs = 0, refused = 0;
+
+	for (size_t c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++)
+		for (int kind = 0; kind < 3; kind++) {
+			double x[4][255], lo1 = 0, hi1 = 0, lo2 = 0, hi2 = 0;
+			struct report_sample s[4] = {{0}}, room = {0};
+			struct report_sorted sorted[4];
+			struct stats_sample st[4];
+			uint8_t ranks[8][REPORT_COMPARE_RESAMPLES], *lo[4], *hi[4];
+			uint64_t seed = 77 + c * 3 + (uint64_t)kind;
+			int rc1, rc2;
+			for (int i = 0; i < 4; i++) {
+				fill(x[i], sizes[c][i], kind == 0 ? 0 : 1);
+				if (kind == 2 && i % 2) /* a floor above its variant */
+					for (size_t k = 0; k < sizes[c][i]; k++)
+						x[i][k] += 600;
+				st[i] = (struct stats_sample){x[i], sizes[c][i], NULL, 0};
+				CHECK_EQ_INT(report_sample_set(&s[i], x[i], sizes[c][i]), 0);
+				sorted[i] = report_sorted_of(&s[i]);
+				lo[i] = ranks[2 * i];
+				hi[i] = ranks[2 * i + 1];
+			}
+			rc1 = stats_bootstrap_contrast_ci(&st[0], &st[1], &st[2], &st[3], STATS_MEDIAN, 0.95,
+							  REPORT_COMPARE_RESAMPLES, seed, &lo1, &hi1);
+			CHECK_EQ_INT(
+				report_median_ranks(sorted, 4, REPORT_COMPARE_RESAMPLES, seed, &room, lo, hi),
+				0);
+			rc2 = report_ranked_contrast_ci(
+				&sorted[0], &sorted[1], &sorted[2], &sorted[3], (const uint8_t *const *)lo,
+				(const uint8_t *const *)hi, 0.95, REPORT_COMPARE_RESAMPLES, &lo2, &hi2);
+			CHECK_EQ_INT(rc1, rc2);
+			refused += rc1 < 0;
+			mismatches += rc1 == 0 && (!same(lo1, lo2) || !same(hi1, hi2));
+			runs++;
+			for (int i = 0; i < 4; i++)
+				report_sample_release(&s[i]);
+			report_sample_release(&room);
+		}
+	CHECK_EQ_INT(runs, 15);
+	CHECK(refused >= 1 && refused < runs);
+	CHECK_EQ_INT(mismatches, 0);
+}
+
 int main(void)
 {
+	test_contrast();
 	test_single();
 	test_ratio();
 	test_shared_sort();
