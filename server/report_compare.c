@@ -274,6 +274,24 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 	return 0;
 }
 
+/* BV's and CV's samples into ROOM, their summaries into *SX and *SY, and
+ * the row's medians and minima; LL_ENOMEM. */
+static int sampled_medians(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
+			   struct row_room *room, cJSON *row, struct stats_summary *sx,
+			   struct stats_summary *sy)
+{
+	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
+	    report_compare_variant_sample(cv, &room->cand, &room->y) < 0)
+		return LL_ENOMEM;
+	report_sample_summary(&room->base, sx);
+	report_sample_summary(&room->cand, sy);
+	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx->median, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy->median, 0.1));
+	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx->min, 0.1));
+	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy->min, 0.1));
+	return 0;
+}
+
 /* The same from the samples, bootstrapped here (unequal sizes, or more
  * than 255 samples). */
 static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
@@ -283,15 +301,8 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	struct stats_summary sx, sy;
 	double lo, hi;
 
-	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
-	    report_compare_variant_sample(cv, &room->cand, &room->y) < 0)
+	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
-	report_sample_summary(&room->base, &sx);
-	report_sample_summary(&room->cand, &sy);
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
 				   report_seed_of(key) ^ report_seed_of(variant), false, row, &f->change,
 				   &f->significant) < 0)
@@ -342,15 +353,8 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	double lo, hi, u, p, *mx = NULL, *my = NULL;
 	int rc = LL_EINVAL;
 
-	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
-	    report_compare_variant_sample(cv, &room->cand, &room->y) < 0)
+	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
-	report_sample_summary(&room->base, &sx);
-	report_sample_summary(&room->cand, &sy);
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
 	x = sample_of(bv, room->base.x, true);
 	y = sample_of(cv, room->cand.x, true);
 	mx = malloc(x.rounds * sizeof(*mx));
