@@ -606,9 +606,7 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	summarize_bodies(&cand, cand_collect.bodies);
 	sort_floors(&base);
 	sort_floors(&cand);
-	if (!report_same_generator(get(base_job, "spec"), get(cand_job, "spec")))
-		global_reason = "the jobs' generator parameters differ";
-	else if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
+	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
 		global_reason = "the jobs study different families";
 
 	out = cJSON_CreateObject();
@@ -618,6 +616,17 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 		cJSON_AddNumberToObject(j, "id", number(job, "id", 0));
 		cJSON_AddStringToObject(j, "name", string(job, "name"));
 		cJSON_AddStringToObject(j, "state", string(job, "state"));
+	}
+	/* Jobs whose generators differ ("what does one more library cost?")
+	 * are compared; what differs is said at the top. */
+	if (!report_same_generator(get(base_job, "spec"), get(cand_job, "spec"))) {
+		cJSON *g = cJSON_AddObjectToObject(out, "generator");
+		cJSON_AddFalseToObject(g, "same");
+		for (int side = 0; side < 2; side++) {
+			const cJSON *gen = get(get(side ? cand_job : base_job, "spec"), "generator");
+			cJSON_AddItemToObject(g, side ? "candidate" : "baseline",
+					      gen ? cJSON_Duplicate(gen, true) : cJSON_CreateNull());
+		}
 	}
 	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression);
 	if ((rc = report_compare_program(base_job, cand_job, out)) < 0)

@@ -391,6 +391,14 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
 		   (int)get(counts, "no_significant_change")->valuedouble,
 		   (int)get(counts, "not_comparable")->valuedouble);
+	if (cJSON_IsObject(get(comparison, "generator"))) {
+		char *a = cJSON_PrintUnformatted(get(get(comparison, "generator"), "baseline"));
+		char *b = cJSON_PrintUnformatted(get(get(comparison, "generator"), "candidate"));
+		buf_printf(out, "The jobs' generators differ: baseline `%s`, candidate `%s`.\n\n",
+			   a ? a : "?", b ? b : "?");
+		cJSON_free(a);
+		cJSON_free(b);
+	}
 	for (size_t i = 0; i < sizeof(metric_columns) / sizeof(metric_columns[0]); i++)
 		if (strcmp(text(comparison, "metric"), metric_columns[i].metric) == 0)
 			m = &metric_columns[i];

@@ -71,8 +71,8 @@ gate "$BASE" "$SAME" --max-regression 5;   code=$?; check "no regression: exit 0
 gate "$BASE" "$SLOWER" --max-regression 5; code=$?; check "10 % slower beyond 5 %: exit 1" test "$code" = 1
 check "the table names the regression" grep -q "regression" "$WORK/gate.out"
 gate "$BASE" "$SLOWER" --max-regression 15; code=$?; check "10 % slower within 15 %: exit 0" test "$code" = 0
-gate "$BASE" "$OTHER";                      code=$?; check "different generators: exit 2" test "$code" = 2
-check "the reason is printed" grep -q "generator parameters differ" "$WORK/gate.out"
+gate "$BASE" "$OTHER";                      code=$?; check "different generators, no result yet: exit 2" test "$code" = 2
+check "the generators' difference is printed" grep -q "The jobs' generators differ" "$WORK/gate.out"
 gate "$BASE" 999999;                        code=$?; check "unknown job: exit 2" test "$code" = 2
 check "one line on stderr" test "$(wc -l <"$WORK/gate.err")" = 1
 # The same gate with the Markdown a pull request would show.

@@ -1,0 +1,222 @@
+"""Issue 12's verdict checks ("How it will be checked"), on the elf family
+natively: a real loadlabd, one real Linux agent and the real CLI.
+
+- test_noise_is_flagged_not_called_a_change: the same small job
+  submitted five times, one after the other, with two CPU-bound processes
+  (started and ended by this test, by PID) running during the third job
+  only; `loadlab compare --max-regression 2` of all ten pairs finds no
+  significant change in at least 95 % of the rows, and the third job's
+  result shows flagged runs.
+- test_a_real_change_is_found: a 5 % change, a job whose only difference
+  is a larger generator (11 libraries instead of 10), is found
+  significantly slower in at least 9 of 10 repetitions of (baseline job,
+  candidate job).
+
+Every comparison's rows are printed with the jobs' figures and the other
+processes' CPU share, so a failure shows what moved. docs/statistics.md,
+"What the verdict tests show", gives the pass rates measured."""
+import itertools
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+from schemacheck import validate  # noqa: E402
+
+PRESETS = ["default", "now", "symbolic", "symbolic+relr"]
+# 40 runs in 5 rounds: compare resamples rounds, so a shift that one round
+# shares widens the interval instead of being called a change
+# (docs/statistics.md, "Rounds").
+MEASURE = {"warm": {"runs": 40, "warmup": 3, "rounds": 5}}
+BASE_GEN = {"dlls": 10, "exports": 100}
+# One more library of the same size: about +5 % on `default`'s median here.
+BIGGER_GEN = {"dlls": 11, "exports": 100}
+THRESHOLD = 25  # MEASURE_NOISE_THRESHOLD_PCT
+
+
+def job(name, generator=BASE_GEN, variants=PRESETS):
+    return {"name": name, "family": "elf", "generator": generator, "variants": variants,
+            "measure": MEASURE}
+
+
+def cpu_ticks():
+    """(busy, total) ticks of all CPUs so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+class Lab:
+    """A daemon and one Linux agent; jobs submitted one at a time."""
+
+    def __init__(self, d, name):
+        self.d = d
+        self.data_dir = tempfile.mkdtemp(prefix="loadlab-%s-" % name)
+        self.log = open(os.path.join(self.data_dir, "agent.log"), "wb")
+        self.agent = subprocess.Popen([harness.AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
+                                       "--data-dir", self.data_dir, "--name", name],
+                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+
+    def close(self):
+        self.agent.send_signal(signal.SIGTERM)
+        self.agent.wait(60)
+        self.log.close()
+        harness.kill_processes_under(self.data_dir)
+        subprocess.run(["rm", "-rf", self.data_dir])
+
+    def state(self, job_id):
+        state = self.d.job(job_id)["state"]
+        assert state not in ("failed", "cancelled"), (job_id, state)
+        return state
+
+    def run(self, spec, during=None):
+        """Submits SPEC, waits until it is done; DURING(job_id) is called
+        once its task is leased. The result (GET /results/ID)."""
+        job_id = self.d.submit(spec)["id"]
+        if during:
+            harness.wait_for("job %d leased" % job_id,
+                             lambda: self.d.job(job_id)["tasks"][0]["state"] != "queued",
+                             timeout=60, interval=0.05)
+            during(job_id)
+        harness.wait_for("job %d done" % job_id, lambda: self.state(job_id) == "done", timeout=120,
+                         interval=0.1)
+        task = self.d.job(job_id)["tasks"][0]
+        result = self.d.api("GET", "/api/v1/results/%d" % task["result_id"], token=self.d.admin_token).json()
+        assert all(v["valid"] for v in result["variants"]), [v.get("invalid_reason") for v in result["variants"]]
+        return job_id, result
+
+    def compare(self, base, cand):
+        env = dict(os.environ, LOADLAB_SERVER=self.d.url, LOADLAB_TOKEN=self.d.admin_token)
+        p = subprocess.run([harness.LOADLAB, "compare", str(base), str(cand), "--max-regression", "2",
+                            "--format", "json"], capture_output=True, text=True, timeout=60, env=env)
+        assert p.returncode in (0, 1), (base, cand, p.returncode, p.stderr, p.stdout)
+        comparison = json.loads(p.stdout)
+        validate("compare.json", comparison)
+        # The exit code is the verdict's.
+        assert p.returncode == (1 if comparison["verdict"] == "regression" else 0), comparison["verdict"]
+        return comparison
+
+
+def describe(job_id, result):
+    def one(name, p):
+        noise = p["warm"].get("noise", {})
+        return "%s %.0f (%s/%s flagged/retaken)" % (name, p["warm"]["summary"]["median_us"],
+                                                    noise.get("flagged"), noise.get("retaken"))
+    parts = [one(v["name"], v) for v in result["variants"]] + [one("floor", result["floor"])]
+    return "job %d: %s" % (job_id, ", ".join(parts))
+
+
+def flagged(result):
+    """Runs flagged over every program of RESULT (variants and floor)."""
+    programs = result["variants"] + [result["floor"]]
+    return sum(p["warm"]["noise"]["flagged"] for p in programs)
+
+
+def print_row(base, cand, r):
+    over = r.get("over_floor_change_pct")
+    print("  %d -> %d  %-14s %-22s change %+6.2f %%  ratio CI %.3f-%.3f  unit %s  over floor %s" % (
+        base, cand, r["variant"], r["status"], r["change_pct"], r["ratio_ci_low"], r["ratio_ci_high"],
+        r["unit"], "%+.2f %%" % over if over is not None else "-"))
+
+
+def per_floor(result, variant="default"):
+    """VARIANT's median over the floor's median, both measured in RESULT's run."""
+    v = next(v for v in result["variants"] if v["name"] == variant)
+    return v["warm"]["summary"]["median_us"] / result["floor"]["warm"]["summary"]["median_us"]
+
+
+def test_noise_is_flagged_not_called_a_change():
+    spin = "import time\nend = time.time() + 200\nwhile time.time() < end:\n    pass\n"
+    burners = []
+
+    def burn(job_id):
+        # One per core: whichever CPU the agent pins itself to is busy.
+        burners.extend(subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2))
+
+    with harness.Daemon() as d:
+        lab = Lab(d, "verdict-noise")
+        ids, results = [], []
+        try:
+            busy0, total0 = cpu_ticks()
+            for i in range(5):
+                try:
+                    job_id, result = lab.run(job("verdict-noise"), burn if i == 2 else None)
+                finally:
+                    for p in burners:
+                        p.kill()
+                        p.wait()
+                    burners.clear()
+                ids.append(job_id)
+                results.append(result)
+                print(describe(job_id, result))
+            busy1, total1 = cpu_ticks()
+            busy = "all processes took %.0f %% of all CPU time while the jobs ran; load average %s" % (
+                100.0 * (busy1 - busy0) / max(1, total1 - total0), open("/proc/loadavg").read().strip())
+            print(busy)
+        finally:
+            lab.close()
+        for result in results:
+            for p in result["variants"] + [result["floor"]]:
+                assert len(p["warm"]["samples_us"]) == 40 and len(p["warm"]["round_sizes"]) == 5
+        rows, changed = 0, []
+        for base, cand in itertools.combinations(ids, 2):
+            comparison = lab.compare(base, cand)
+            assert sorted(r["variant"] for r in comparison["rows"]) == sorted(PRESETS)
+            for r in comparison["rows"]:
+                print_row(base, cand, r)
+                assert r["unit"] == "rounds", r
+                rows += 1
+                if r["status"] != "no_significant_change":
+                    changed.append((base, cand, r["variant"], r["status"], round(r["change_pct"], 2)))
+        print("%d of %d rows without significant change" % (rows - len(changed), rows))
+        assert rows == 40
+        assert rows - len(changed) >= 0.95 * rows, (busy, changed)
+        disturbed = results[2]
+        # Two spinning processes: every run of the disturbed job is above
+        # the threshold, so every program is flagged and retaken to the bound.
+        for p in disturbed["variants"] + [disturbed["floor"]]:
+            noise = p["warm"]["noise"]
+            assert noise["flagged"] > 0 and noise["max_other_cpu_pct"] > THRESHOLD, noise
+        print("flagged runs per job: %s" % [flagged(r) for r in results])
+        quiet = max(flagged(r) for i, r in enumerate(results) if i != 2)
+        assert flagged(disturbed) > quiet, ([flagged(r) for r in results], busy)
+
+
+
+def test_a_real_change_is_found():
+    with harness.Daemon() as d:
+        lab = Lab(d, "verdict-change")
+        found, changes = 0, []
+        try:
+            for rep in range(10):
+                base, base_result = lab.run(job("verdict-base", variants=["default"]))
+                cand, cand_result = lab.run(job("verdict-bigger", BIGGER_GEN, variants=["default"]))
+                comparison = lab.compare(base, cand)
+                # Jobs whose generators differ are compared, and the
+                # difference is said at the top.
+                gen = comparison["generator"]
+                assert gen["same"] is False and gen["baseline"] == dict(gen["candidate"], **BASE_GEN), gen
+                assert gen["candidate"]["dlls"] == BIGGER_GEN["dlls"], gen
+                (row,) = comparison["rows"]
+                print_row(base, cand, row)
+                print("    %s | %s | median/floor %.3f -> %.3f (%+.2f %%)" % (
+                    describe(base, base_result), describe(cand, cand_result), per_floor(base_result),
+                    per_floor(cand_result), 100 * (per_floor(cand_result) / per_floor(base_result) - 1)))
+                changes.append(row["change_pct"])
+                if row["status"] == "slower" and row["significant"]:
+                    found += 1
+            print("load average %s" % open("/proc/loadavg").read().strip())
+        finally:
+            lab.close()
+        print("found significantly slower in %d of 10; change median %+.2f %% (%+.2f to %+.2f)" % (
+            found, statistics.median(changes), min(changes), max(changes)))
+        assert found >= 9, (found, changes)
+
+
+harness.run_tests(globals())
