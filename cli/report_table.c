@@ -37,6 +37,8 @@ static void warm_text(struct buf *b, const cJSON *c)
 	if (get(c, "change_pct"))
 		buf_printf(b, " %+.1f%%%s", number(c, "change_pct"),
 			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
+	if (cJSON_IsNumber(get(c, "x_floor"))) /* the median over the empty program's */
+		buf_printf(b, " %.2fx", number(c, "x_floor"));
 	if (cJSON_IsObject(get(c, "noise"))) /* other CPU max %, runs flagged/retaken */
 		buf_printf(b, " noise %.0f%% %.0f/%.0f", number(get(c, "noise"), "max_other_cpu_pct"),
 			   number(get(c, "noise"), "flagged"), number(get(c, "noise"), "retaken"));
@@ -108,7 +110,7 @@ int report_table_print(const cJSON *report, FILE *out)
 	table_print_text(out, cJSON_IsString(get(job, "name")) ? get(job, "name")->valuestring : "?");
 	fprintf(out,
 		"\n\nWarm load time: fastest / median, median change against %s (* significant),\n"
-		"noise: other CPU max, runs flagged/retaken\n",
+		"median over the empty program's (Nx), noise: other CPU max, runs flagged/retaken\n",
 		cJSON_IsString(get(get(report, "warm"), "baseline"))
 			? get(get(report, "warm"), "baseline")->valuestring
 			: "?");

@@ -33,8 +33,9 @@
 
 /* 2: compare's data cached beside the summary (issue 16); 3: rounds and
  * the floor in compare's data, cold statistics and noise (issue 12); 4:
- * the over-floor interval's ranks in compare's data (issue 16). */
-#define REPORT_SUMMARY_VERSION 4
+ * the over-floor interval's ranks in compare's data (issue 16); 5: each warm
+ * cell's floor median and x_floor. */
+#define REPORT_SUMMARY_VERSION 5
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
 #define REPORT_RESAMPLES 500

@@ -96,6 +96,8 @@ static void md_warm_cell(struct buf *out, const cJSON *c)
 	if (get(c, "change_pct"))
 		buf_printf(out, " · %+.1f %%%s", get(c, "change_pct")->valuedouble,
 			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	if (cJSON_IsNumber(get(c, "x_floor")))
+		buf_printf(out, " · %.2f× floor", get(c, "x_floor")->valuedouble);
 	md_noise(out, get(c, "noise"));
 }
 
@@ -229,6 +231,9 @@ static const char *const report_csv_fields[] = {
 	"noise_disk_ios",
 	"noise_flagged",
 	"noise_retaken",
+	/* the empty program timed in the same run */
+	"floor_median_us",
+	"x_floor",
 	NULL,
 };
 

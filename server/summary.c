@@ -297,6 +297,34 @@ static void add_cold_significance(cJSON *vs, const cJSON *base, const cJSON *min
 	free(y);
 }
 
+/* The empty program timed in the same run (ROOT's floor.warm): each
+ * warm variant's cell in BY_NAME gets "floor_median_us" and "x_floor",
+ * its median over the floor's (DESIGN.md's "× an empty program"), so a
+ * report shows what the loader adds beyond starting a process. SX is room
+ * for the floor's samples. */
+static void add_floor(const cJSON *root, cJSON *by_name, struct report_sample *sx)
+{
+	struct stats_summary floor;
+	double *x = NULL;
+	size_t n = 0;
+	cJSON *v;
+
+	if (report_samples_of(get(get(get(root, "floor"), "warm"), "samples_us"), &x, &n) < 0)
+		return;
+	if (report_sample_set(sx, x, n) == 0) {
+		report_sample_summary(sx, &floor);
+		cJSON_ArrayForEach(v, by_name) {
+			cJSON *w = cJSON_GetObjectItemCaseSensitive(v, "warm");
+			if (!w || floor.median <= 0)
+				continue;
+			cJSON_AddNumberToObject(w, "floor_median_us", round_to(floor.median, 0.1));
+			cJSON_AddNumberToObject(w, "x_floor",
+						round_to(number(w, "median_us", 0) / floor.median, 0.001));
+		}
+	}
+	free(x);
+}
+
 /* The summary of the parsed result ROOT; SX and SY are room for samples. */
 static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, struct report_sample *sy_room)
 {
@@ -344,6 +372,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		if ((c = summarize_cold(get(v, "cold"), name, &sx)))
 			cJSON_AddItemToObject(s, "cold", c);
 	}
+
+	add_floor(root, by_name, &sx);
 
 	/* Baselines: the column's `default` for warm times (else a
 	 * program's `as-built`), the office study's `rebase` for cold starts
@@ -401,7 +431,7 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		free(bx);
 	}
 	if (base_cold) {
-		const char *base_name = get(get(by_name, "rebase"), "cold") ? "rebase" : NULL;
+		const char *base_name = cold_base_name;
 		cJSON_ArrayForEach(v, by_name)
 			if (!base_name && get(v, "cold"))
 				base_name = v->string;
