@@ -77,7 +77,7 @@ static int warm_sample_of(const cJSON *result, const char *name, struct warm_sam
 	return stats_median(ret->x, n, &ret->median);
 }
 
-/* Adds to NOISE the worst of the three variants' warm.noise. */
+/* Adds to OUT "noise": the worst of the three variants' warm.noise. */
 static int add_noise(cJSON *out, const struct warm_sample w[3])
 {
 	double worst = -1, flagged = 0, retaken = 0;
@@ -90,13 +90,15 @@ static int add_noise(cJSON *out, const struct warm_sample w[3])
 		const cJSON *max = cJSON_GetObjectItemCaseSensitive(n, "max_other_cpu_pct");
 		if (cJSON_IsNumber(max) && max->valuedouble > worst)
 			worst = max->valuedouble;
-		flagged += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "flagged")) ?: 0;
-		retaken += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "retaken")) ?: 0;
+		const cJSON *f = cJSON_GetObjectItemCaseSensitive(n, "flagged");
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(n, "retaken");
+		flagged += cJSON_IsNumber(f) && f->valuedouble > 0 ? f->valuedouble : 0;
+		retaken += cJSON_IsNumber(r) && r->valuedouble > 0 ? r->valuedouble : 0;
 	}
 	if (!(worst >= 0 ? cJSON_AddNumberToObject(noise, "max_other_cpu_pct", worst)
 			 : cJSON_AddNullToObject(noise, "max_other_cpu_pct")) ||
-	    !cJSON_AddNumberToObject(noise, "flagged", isnan(flagged) ? 0 : flagged) ||
-	    !cJSON_AddNumberToObject(noise, "retaken", isnan(retaken) ? 0 : retaken))
+	    !cJSON_AddNumberToObject(noise, "flagged", flagged) ||
+	    !cJSON_AddNumberToObject(noise, "retaken", retaken))
 		return LL_ENOMEM;
 	return 0;
 }
