@@ -137,11 +137,7 @@ static cJSON *calibration_job(const char *family, cJSON *names, const struct cal
 	for (int k = 0; k < 3; k++) {
 		cJSON *v = cJSON_CreateObject();
 		char variant[32];
-		snprintf(variant, sizeof(variant),
-			 k == 0   ? "delay-0"
-			 : k == 1 ? "delay-%lld"
-				  : "delay-2x%lld",
-			 o->delay_us);
+		snprintf(variant, sizeof(variant), "delay-%lld", o->delay_us * k);
 		if (!v || !cJSON_AddItemToArray(variants, v) ||
 		    !cJSON_AddStringToObject(v, "name", variant) ||
 		    (strcmp(family, "elf") == 0 && !cJSON_AddStringToObject(v, "preset", "default")) ||
