@@ -105,7 +105,8 @@ bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const 
 /* job_spec_selector_matches() for the agent named NAME (may be NULL):
  * besides a label or fact, the key "agent" matches the agent's name, so
  * that {"each_agent": {"agent": ["lab-1"]}} pins a job to one agent. */
-bool job_spec_agent_selected(const cJSON *selector, const char *name, const cJSON *facts, const cJSON *labels);
+bool job_spec_agent_selected(const cJSON *selector, const char *name, const cJSON *facts,
+			     const cJSON *labels);
 
 /* The name of the variant of a calibration job (normalized spec with a
  * "calibration" section) that waits MULTIPLE (0, 1 or 2) times its
