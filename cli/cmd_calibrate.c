@@ -36,6 +36,9 @@
 /* Polls of the jobs while waiting, and how many may fail in a row. */
 #define CALIBRATE_POLL_MS 1000
 #define CALIBRATE_UNREACHABLE_TRIES 15
+/* Once the jobs ended, how long the calibrations may take to appear. */
+#define CALIBRATE_RECORD_POLLS 20
+#define CALIBRATE_RECORD_POLL_MS 250
 /* Jobs one call submits at most: each pins up to 16 agents (the matrix's
  * values per key), per family. */
 #define CALIBRATE_MAX_JOBS 64
@@ -204,6 +207,13 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* The job a last_calibration C came from; -1 when none. */
+static long long calibration_job_id(const cJSON *c)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "job_id");
+	return cJSON_IsNumber(id) ? (long long)id->valuedouble : -1;
+}
+
 /* Prints AGENT's last_calibration when it came from job JOB_ID; false when not. */
 static bool print_calibration(const cJSON *agent, long long job_id)
 {
@@ -213,8 +223,7 @@ static bool print_calibration(const cJSON *agent, long long job_id)
 	const cJSON *max_cpu = cJSON_GetObjectItemCaseSensitive(noise, "max_other_cpu_pct");
 	char interval[64] = "", cpu[32] = "unknown";
 
-	if (!cJSON_IsObject(c) ||
-	    (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "job_id")) != job_id)
+	if (!cJSON_IsObject(c) || calibration_job_id(c) != job_id)
 		return false;
 	if (cJSON_GetArraySize(ci) == 2)
 		snprintf(interval, sizeof(interval), "  [%.1f, %.1f]", cJSON_GetArrayItem(ci, 0)->valuedouble,
@@ -233,6 +242,35 @@ static bool print_calibration(const cJSON *agent, long long job_id)
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(noise, "flagged")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(noise, "retaken")));
 	return true;
+}
+
+/* The agent of the fleet LIST that has WANTED's id, or NULL. */
+static const cJSON *listed_agent(const cJSON *list, const cJSON *wanted)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(list, "agents"))
+		if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "id")) ==
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(wanted, "id")))
+			return a;
+	return NULL;
+}
+
+/* How many of AGENTS have, in LIST, a last calibration from their job. */
+static size_t recorded_count(const cJSON *list, const cJSON *agents, const long long *agent_job)
+{
+	const cJSON *wanted;
+	size_t k = 0, n = 0;
+
+	cJSON_ArrayForEach(wanted, agents) {
+		const cJSON *c =
+			cJSON_GetObjectItemCaseSensitive(listed_agent(list, wanted), "last_calibration");
+		if ((long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "job_id")) ==
+		    agent_job[k])
+			n++;
+		k++;
+	}
+	return n;
 }
 
 /* Follows the jobs IDS[0..N) until each ends, then prints the calibration
@@ -273,20 +311,24 @@ static int calibrate_wait(struct rest_client *c, const long long *ids, const lon
 			sleep_ms(CALIBRATE_POLL_MS);
 		}
 	}
+	/* The daemon records a calibration just after it stores the result
+	 * that ends the job: give it a moment. */
 	cJSON *list = NULL;
-	const cJSON *a, *wanted;
-	int rc = client_get_object(c, "GET", "/api/v1/agents", NULL, &list);
-	if (rc < 0)
-		return client_fail("calibrate", rc);
+	for (int poll = 0; poll < CALIBRATE_RECORD_POLLS; poll++) {
+		cJSON_Delete(list);
+		list = NULL;
+		int rc = client_get_object(c, "GET", "/api/v1/agents", NULL, &list);
+		if (rc < 0)
+			return client_fail("calibrate", rc);
+		if (recorded_count(list, agents, agent_job) == (size_t)cJSON_GetArraySize(agents))
+			break;
+		sleep_ms(CALIBRATE_RECORD_POLL_MS);
+	}
+	const cJSON *wanted;
 	size_t k = 0;
 	cJSON_ArrayForEach(wanted, agents) {
-		bool found = false;
-		cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(list, "agents"))
-			if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a, "id")) ==
-				    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(wanted, "id")) &&
-			    print_calibration(a, agent_job[k]))
-				found = true;
-		if (!found) {
+		const cJSON *a = listed_agent(list, wanted);
+		if (!a || !print_calibration(a, agent_job[k])) {
 			printf("  ");
 			table_print_text(stdout, text_of(wanted, "name"));
 			printf(": no calibration recorded by job %lld\n", agent_job[k]);
