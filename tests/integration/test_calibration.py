@@ -159,4 +159,40 @@ def test_bad_calibrations_are_refused_and_change_nothing():
         assert task["agent_id"] == agents(d)["lab-1"]["id"], task
 
 
+def test_calibrate_every_agent_one_job_per_family():
+    with Daemon() as d:
+        d.enroll("lin-1", {"os": "linux"})
+        d.enroll("win-1", {"os": "win10"})
+        d.enroll("lin-2", {"os": "linux"})
+        quarantined, _ = d.enroll("lin-q", {"os": "linux"})
+        d.api("PATCH", "/api/v1/agents/%d" % quarantined, {"quarantined": True},
+              token=d.admin_token)
+        code, out, err = cli(d, "calibrate", "--delay-us", "500", "--runs", "20")
+        assert code == 0, (code, out, err)
+        lines = out.splitlines()
+        assert len(lines) == 2, out
+        m = [re.match(r"job (\d+): calibration of (.*) \(500 us\)$", line) for line in lines]
+        assert all(m), out
+        assert [x.group(2) for x in m] == ["lin-1 lin-2", "win-1"], out
+        elf, pe = (d.job(int(x.group(1))) for x in m)
+        assert elf["spec"]["family"] == "elf" and pe["spec"]["family"] == "pe", (elf, pe)
+        assert elf["spec"]["matrix"] == {"each_agent": {"agent": ["lin-1", "lin-2"]}}
+        assert pe["spec"]["matrix"] == {"each_agent": {"agent": ["win-1"]}}
+        assert [v["name"] for v in pe["spec"]["variants"]] == ["delay-0", "delay-500", "delay-1000"]
+        assert pe["spec"]["measure"]["warm"]["runs"] == 20, pe["spec"]
+        fleet = agents(d)
+        assert sorted(t["agent_id"] for t in elf["tasks"]) == \
+            sorted([fleet["lin-1"]["id"], fleet["lin-2"]["id"]]), elf["tasks"]
+        # --family forces one family for all: one job.
+        code, out, err = cli(d, "calibrate", "--family", "pe")
+        assert code == 0 and len(out.splitlines()) == 1, out
+        assert out.endswith(": calibration of lin-1 win-1 lin-2 (1000 us)\n"), out
+        # Two agents of one name: pinning goes by name, so it is refused.
+        d.enroll("lin-1", {"os": "linux"})
+        before = job_count(d)
+        code, out, err = cli(d, "calibrate", "--agent", "lin-1")
+        assert code == 2 and "2 agents are named 'lin-1'" in err, err
+        assert job_count(d) == before
+
+
 run_tests(globals())
