@@ -88,11 +88,20 @@ def test_calibrate_one_agent_records_its_last_calibration():
             assert cal["noise"]["retaken"] <= cal["noise"]["flagged"], cal
             assert fleet["bystander"]["last_calibration"] is None, fleet["bystander"]
 
-            # One agent by id works too, and GET /api/v1/agents/{id} has it.
+            # `loadlab agents` shows it too.
+            code, out, err = cli(d, "agents")
+            assert code == 0, err
+            line = [x for x in out.splitlines() if " calib-linux " in x][0]
+            assert "2000->%.0fus %.0f%%" % (cal["recovered_us"], 100 * cal["ratio"]) in line, out
+            assert re.search(r" bystander .* - ", out), out
+
+            # GET /api/v1/agents/{id} has it.
             r = d.api("GET", "/api/v1/agents/%d" % fleet["calib-linux"]["id"],
                       token=d.admin_token)
-            if r.status != 405:
-                assert r.status == 200 and r.json()["last_calibration"] == cal, r
+            assert r.status == 200 and r.json()["last_calibration"] == cal, r
+            validate("agent.json", r.json())
+            r = d.api("GET", "/api/v1/agents/999", token=d.admin_token)
+            assert r.status == 404 and r.json()["error"]["code"] == "not_found", r
         finally:
             agent.terminate()
             try:
