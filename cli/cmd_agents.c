@@ -14,7 +14,23 @@
 static const char usage_text[] =
 	"usage: loadlab agents\n\n"
 	"Lists the enrolled agents: id, name, state (online, offline, quarantined),\n"
-	"last seen, the task it holds, its labels and the facts it detected.\n";
+	"last seen, the task it holds, its labels, its last calibration (injected\n"
+	"-> recovered us and their ratio: loadlab calibrate) and the facts it\n"
+	"detected.\n";
+
+/* "1000->1016us 102%" from AGENT's last_calibration, or "-". */
+static int add_calibration(struct table *t, const cJSON *agent)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(agent, "last_calibration");
+	const cJSON *injected = cJSON_GetObjectItemCaseSensitive(c, "injected_us");
+	const cJSON *recovered = cJSON_GetObjectItemCaseSensitive(c, "recovered_us");
+	const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(c, "ratio");
+
+	if (!cJSON_IsNumber(injected) || !cJSON_IsNumber(recovered) || !cJSON_IsNumber(ratio))
+		return table_add(t, "-");
+	return table_addf(t, "%.0f->%.0fus %.0f%%", injected->valuedouble, recovered->valuedouble,
+			  100.0 * ratio->valuedouble);
+}
 
 static int add_agent(struct table *t, const cJSON *agent)
 {
@@ -26,15 +42,15 @@ static int add_agent(struct table *t, const cJSON *agent)
 	if ((rc = table_add_fields(
 		     t, agent,
 		     (const char *const[]){"id", "name", "state", "last_seen", "current_task", NULL})) < 0 ||
-	    (rc = table_add(t, *labels ? labels : "-")) < 0)
+	    (rc = table_add(t, *labels ? labels : "-")) < 0 || (rc = add_calibration(t, agent)) < 0)
 		return rc;
 	return table_add(t, *facts ? facts : "-");
 }
 
 static int print_agents(const cJSON *list)
 {
-	static const char *const headers[] = {"ID",   "NAME",   "STATE", "LAST SEEN",
-					      "TASK", "LABELS", "FACTS", NULL};
+	static const char *const headers[] = {"ID",     "NAME",        "STATE", "LAST SEEN", "TASK",
+					      "LABELS", "CALIBRATION", "FACTS", NULL};
 
 	return table_list(stdout, list, "agents", headers, add_agent);
 }

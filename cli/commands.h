@@ -28,6 +28,7 @@ int cmd_agents(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_pe(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 /* series and schedules */
 int cmd_series(int argc, char **argv);

@@ -15,6 +15,8 @@ static const struct cli_command commands[] = {
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},
 	{"agents", cmd_agents, "", "the fleet: agents, their state and facts"},
+	{"calibrate", cmd_calibrate, "[--agent NAME|ID] [--family elf|pe] [--delay-us X] [--wait]",
+	 "the known-effect self-test of an agent, or of every agent"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
 	{"compare", cmd_compare,
 	 "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",

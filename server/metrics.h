@@ -10,7 +10,7 @@
 
 #include "loadlab/buf.h"
 
-#define METRICS_MAX_ROUTES 40
+#define METRICS_MAX_ROUTES 48
 
 struct metrics {
 	/* [route index + 1][status / 100]; index 0: no route matched */

@@ -91,7 +91,8 @@ bool queue_task_matches(const cJSON *cell, long long pinned_agent, const struct 
 
 bool queue_agent_selected(const cJSON *selector, const struct queue_agent *agent)
 {
-	return !agent->quarantined && job_spec_selector_matches(selector, agent->facts, agent->labels);
+	return !agent->quarantined &&
+	       job_spec_agent_selected(selector, agent->name, agent->facts, agent->labels);
 }
 
 /* "offline since TIME" or "offline, never seen" into OUT (48 bytes). */

@@ -86,8 +86,8 @@ bool queue_task_matches(const cJSON *cell, long long pinned_agent, const struct 
 
 /* True when AGENT gets a task of an each_agent matrix with SELECTOR when
  * the job is submitted: not quarantined, and matching
- * (job_spec_selector_matches()). Offline agents are included: the task
- * waits for them. */
+ * (job_spec_agent_selected(): the key "agent" matches its name). Offline
+ * agents are included: the task waits for them. */
 bool queue_agent_selected(const cJSON *selector, const struct queue_agent *agent);
 
 /* Longest reason queue_task_waiting() writes, with its NUL. */

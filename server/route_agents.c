@@ -135,6 +135,15 @@ int route_agents_list(struct http_request *req, struct http_reply *reply)
 	return route_reply(reply, rc, 200, list);
 }
 
+/* GET /api/v1/agents/{id}: one AGENT, as the list shows it. */
+int route_agents_get(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *agent = NULL;
+	int rc = store_agent_get(req->server->store, req->path_id, clock_now_ms(), &agent);
+
+	return route_reply(reply, rc, 200, agent);
+}
+
 int route_agents_patch(struct http_request *req, struct http_reply *reply)
 {
 	static const char *const keys[] = {"labels", "quarantined", NULL};

@@ -1,6 +1,8 @@
 /* /api/v1/tasks/{id}: progress, result and failure from the lease holder. */
 #include "routes.h"
 
+#include "calibration.h"
+
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -110,6 +112,9 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 		summarizer_enqueue(
 			req->server->summarizer,
 			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
+		calibration_note(req->server->store, req->token.agent_id, req->path_id,
+				 (long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble,
+				 body, clock_now_ms());
 	}
 out:
 	return reply_report(reply, body, rc, out);

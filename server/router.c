@@ -21,6 +21,7 @@ const struct route router_routes[] = {
 	{"GET", "/api/v1/compare", AUTH_READER, 0, route_reports_compare},
 	{"POST", "/api/v1/agents/enroll", AUTH_ENROLL, ROUTE_MAX_BODY, route_agents_enroll},
 	{"GET", "/api/v1/agents", AUTH_READER, 0, route_agents_list},
+	{"GET", "/api/v1/agents/{id}", AUTH_READER, 0, route_agents_get},
 	{"PATCH", "/api/v1/agents/{id}", AUTH_ADMIN, ROUTE_MAX_BODY, route_agents_patch},
 	{"POST", "/api/v1/agents/{id}/heartbeat", AUTH_AGENT, ROUTE_MAX_BODY, route_agents_heartbeat},
 	{"POST", "/api/v1/lease", AUTH_AGENT, ROUTE_MAX_BODY, route_lease},
@@ -50,6 +51,7 @@ const struct route router_routes[] = {
 	{"GET", "/app.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/series.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/program.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/calibration.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 

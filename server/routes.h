@@ -24,6 +24,7 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply);
 
 int route_agents_enroll(struct http_request *req, struct http_reply *reply);
 int route_agents_list(struct http_request *req, struct http_reply *reply);
+int route_agents_get(struct http_request *req, struct http_reply *reply);
 int route_agents_patch(struct http_request *req, struct http_reply *reply);
 int route_agents_heartbeat(struct http_request *req, struct http_reply *reply);
 

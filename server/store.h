@@ -106,6 +106,9 @@ int store_agent_enroll(struct store *store, const char *name, const cJSON *facts
 /* {"agents": [AGENT...]} */
 int store_agent_list(struct store *store, long long now, cJSON **ret_list);
 
+/* AGENT AGENT_ID, as listed; LL_ENOTFOUND when there is none. */
+int store_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
+
 /* Applies LABELS ({KEY: string|null}, may be NULL) and QUARANTINE (-1:
  * unchanged, 0: off, 1: on); returns the AGENT. */
 int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
@@ -114,6 +117,18 @@ int store_agent_patch(struct store *store, long long agent_id, const cJSON *labe
 /* Marks the agent seen, renews the leases it holds, and reports each
  * (and, once, each of its tasks that was cancelled). */
 int store_agent_heartbeat(struct store *store, long long agent_id, long long now, cJSON **ret_body);
+
+/* The normalized spec of task TASK_ID's job into *RET_SPEC (the caller
+ * deletes it) and the job's id into *RET_JOB_ID when the job is a
+ * calibration (its spec has "calibration"); *RET_SPEC NULL otherwise,
+ * and for a task that does not exist. */
+int store_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
+				cJSON **ret_spec);
+
+/* Records CALIBRATION (an object, AGENT's "last_calibration" in
+ * docs/rest-bodies.md) as agent AGENT_ID's last one, unless the agent
+ * already has one from a later result (a larger "result_id"). */
+int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 
 /* --- jobs --- */
 

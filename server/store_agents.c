@@ -57,9 +57,10 @@ int store_agent_enroll(struct store *s, const char *name, const cJSON *facts, co
 	return 0;
 }
 
-#define AGENT_COLUMNS                                                                \
-	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at," \
-	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')"
+#define AGENT_COLUMNS                                                                          \
+	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
+	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
+	" a.last_calibration"
 
 static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 {
@@ -77,6 +78,10 @@ static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 	add_time(a, "last_seen", stmt, 5);
 	add_int_or_null(a, "current_task", stmt, 7);
 	add_time(a, "created_at", stmt, 6);
+	if (sqlite3_column_type(stmt, 8) == SQLITE_NULL)
+		cJSON_AddNullToObject(a, "last_calibration");
+	else
+		cJSON_AddItemToObject(a, "last_calibration", column_json(stmt, 8));
 	return a;
 }
 
@@ -122,6 +127,20 @@ static int writer_agent_get(struct store *s, long long id, long long now, cJSON 
 
 	if (rc == 0)
 		*ret = c.agent;
+	return rc;
+}
+
+int store_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", agent_id,
+			  "agent", read_agent, &c);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == 0)
+		*ret_agent = c.agent;
 	return rc;
 }
 
@@ -224,4 +243,68 @@ int store_agent_heartbeat(struct store *s, long long agent_id, long long now, cJ
 	struct heartbeat_op a = {agent_id, now, NULL};
 
 	return store_write_answer(s, op_agent_heartbeat, &a, &a.out, ret_body);
+}
+
+/* ------------------------------------------------------------ calibration */
+
+struct calibration_spec {
+	long long job_id;
+	cJSON *spec;
+};
+
+static int read_calibration_spec(void *context, sqlite3_stmt *row)
+{
+	struct calibration_spec *c = context;
+
+	c->job_id = sqlite3_column_int64(row, 0);
+	c->spec = column_json(row, 1);
+	return c->spec ? 0 : LL_ENOMEM;
+}
+
+int store_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id, cJSON **ret_spec)
+{
+	struct calibration_spec c = {0, NULL};
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader,
+			  "SELECT j.id, j.spec FROM tasks t JOIN jobs j ON j.id = t.job_id"
+			  " WHERE t.id = ? AND json_extract(j.spec, '$.calibration') IS NOT NULL",
+			  task_id, NULL, read_calibration_spec, &c);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == LL_ENOTFOUND)
+		rc = 0;
+	if (rc < 0)
+		return rc;
+	*ret_job_id = c.job_id;
+	*ret_spec = c.spec;
+	return 0;
+}
+
+struct calibration_put_op {
+	long long agent_id, result_id;
+	const char *text;
+};
+
+static int op_calibration_put(struct store *s, void *arg)
+{
+	struct calibration_put_op *a = arg;
+
+	/* A calibration whose result came earlier never replaces a later one. */
+	return db_run(s->writer,
+		      "UPDATE agents SET last_calibration = ? WHERE id = ? AND (last_calibration IS NULL"
+		      " OR json_extract(last_calibration, '$.result_id') <= ?)",
+		      "tii", a->text, a->agent_id, a->result_id);
+}
+
+int store_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
+{
+	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
+	struct calibration_put_op a = {agent_id,
+				       cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
+				       json_text(calibration)};
+	int rc = a.text ? store_write(s, op_calibration_put, &a) : LL_ENOMEM;
+
+	free((char *)a.text);
+	return rc;
 }

@@ -201,6 +201,7 @@ static int op_job_create(struct store *s, void *arg)
 		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
 			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
 			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0),
+						    .name = (const char *)sqlite3_column_text(stmt, 1),
 						    .facts = facts,
 						    .labels = labels,
 						    .quarantined = sqlite3_column_int(stmt, 4) != 0};

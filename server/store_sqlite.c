@@ -102,6 +102,9 @@ static const char *const migrations[] = {
 	 * its summary: sorted samples and bootstrap ranks
 	 * (report_compare_data.c). */
 	"ALTER TABLE result_summaries ADD COLUMN compare BLOB;",
+	/* (issue 12, calibration) Each agent's last calibration, as GET
+	 * /api/v1/agents shows it (server/calibration.c, store_agents.c). */
+	"ALTER TABLE agents ADD COLUMN last_calibration TEXT;",
 };
 
 /* Indexes that only speed up queries, created at every open when missing

@@ -175,7 +175,7 @@ async function fleetPage() {
     <div class="toolbar"><span class="muted" id="fleet-summary"></span>
     <span class="muted small">Refreshed every 5 s. Labels and quarantine need the admin token.</span></div>
     <div class="scroll"><table id="agents"><thead><tr><th>id</th><th>name</th><th>state</th><th>facts</th>
-    <th>labels</th><th>last seen</th><th>current task</th><th>admin</th></tr></thead><tbody></tbody></table></div>
+    <th>labels</th><th>last seen</th><th>current task</th><th>calibration</th><th>admin</th></tr></thead><tbody></tbody></table></div>
     <p class="error" id="fleet-error"></p>`;
   const draw = async () => {
     const { agents } = await api("/api/v1/agents");
@@ -199,10 +199,11 @@ async function fleetPage() {
       return `<tr data-agent="${a.id}"><td>${a.id}</td><td class="agent-name">${esc(a.name)}</td>
         <td>${badge("state", a.state)}</td><td>${facts}</td><td>${labels}</td>
         <td title="${esc(a.last_seen || "")}">${esc(age(a.last_seen))}</td><td>${task}</td>
+        <td>${calibrationCell(a) /* web/calibration.js */}</td>
         <td><input class="label-edit" size="14" placeholder="key=value, key=" aria-label="labels for ${esc(a.name)}">
         <button class="label-save" data-id="${a.id}">Set labels</button>
         <button class="quarantine" data-id="${a.id}" data-on="${quarantined ? 0 : 1}">${quarantined ? "Release" : "Quarantine"}</button></td></tr>`;
-    }).join("") || `<tr><td colspan="8" class="muted">No agent has enrolled yet.</td></tr>`;
+    }).join("") || `<tr><td colspan="9" class="muted">No agent has enrolled yet.</td></tr>`;
   };
   $("#agents").addEventListener("click", async (ev) => {
     const b = ev.target.closest("button");

@@ -557,11 +557,69 @@ static int normalize_family_section(const cJSON *job, const char *family, cJSON 
 	return add_section(job, mine, program ? job_spec_normalize_program : normalize_generator, out);
 }
 
+/* The variant of the normalized VARIANTS whose delay_us is DELAY (absent
+ * counts as 0), or NULL. */
+static const cJSON *variant_with_delay(const cJSON *variants, long long delay)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, variants) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(v, "delay_us");
+		if ((cJSON_IsNumber(d) ? (long long)d->valuedouble : 0) == delay)
+			return v;
+	}
+	return NULL;
+}
+
+const char *job_spec_calibration_variant(const cJSON *normalized, int multiple)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(normalized, "calibration");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "delay_us");
+	const cJSON *v;
+
+	if (!cJSON_IsNumber(d) || multiple < 0 || multiple > 2)
+		return NULL;
+	v = variant_with_delay(cJSON_GetObjectItemCaseSensitive(normalized, "variants"),
+			       (long long)d->valuedouble * multiple);
+	return v ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name")) : NULL;
+}
+
+/* The top-level "calibration" section (absent: nothing added): {"delay_us":
+ * X}, X 1..JOB_SPEC_MAX_CALIBRATION_DELAY_US, and OUT's normalized
+ * variants have delay_us 0, X and 2X. */
+static int normalize_calibration(const cJSON *calibration, cJSON *out)
+{
+	static const char *const keys[] = {"delay_us", NULL};
+	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(out, "variants");
+	long long delay;
+	cJSON *o;
+	int rc;
+
+	if (!calibration)
+		return 0;
+	if (!cJSON_IsObject(calibration))
+		return err_set(LL_EINVAL, "Field 'calibration' must be an object.");
+	if ((rc = json_check_keys(calibration, keys, "calibration")) < 0 ||
+	    (rc = json_get_int(calibration, "delay_us", 1, JOB_SPEC_MAX_CALIBRATION_DELAY_US, true, 0,
+			       &delay)) < 0)
+		return rc;
+	for (int k = 0; k < 3; k++)
+		if (!variant_with_delay(variants, delay * k))
+			return err_set(LL_EINVAL,
+				       "A calibration job needs variants with delay_us 0, %lld and %lld "
+				       "(none has %lld).",
+				       delay, 2 * delay, delay * k);
+	if (!(o = cJSON_AddObjectToObject(out, "calibration")) ||
+	    !cJSON_AddNumberToObject(o, "delay_us", (double)delay))
+		return LL_ENOMEM;
+	return 0;
+}
+
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name",     "family",   "generator", "program",
-					   "variants", "measure",  "matrix",    "priority",
-					   "series",   "revision", NULL};
+	static const char *const keys[] = {"name",     "family",   "generator",   "program",
+					   "variants", "measure",  "matrix",      "priority",
+					   "series",   "revision", "calibration", NULL};
 	static const char *const families[] = {"pe", "elf", "program", NULL};
 	const char *name, *family, *series, *revision;
 	long long priority;
@@ -613,6 +671,12 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		goto fail;
 	}
 	if ((rc = add_section(job, "matrix", normalize_matrix, out)) < 0)
+		goto fail;
+	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(job, "calibration")) {
+		rc = err_set(LL_EINVAL, "Field 'calibration' is for the pe and elf families.");
+		goto fail;
+	}
+	if ((rc = normalize_calibration(cJSON_GetObjectItemCaseSensitive(job, "calibration"), out)) < 0)
 		goto fail;
 	*ret_normalized = out;
 	return 0;
@@ -701,13 +765,20 @@ bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *l
 
 bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels)
 {
+	return job_spec_agent_selected(selector, NULL, facts, labels);
+}
+
+bool job_spec_agent_selected(const cJSON *selector, const char *name, const cJSON *facts, const cJSON *labels)
+{
 	const cJSON *key, *value;
 
 	cJSON_ArrayForEach(key, selector) {
 		bool any = false;
 		cJSON_ArrayForEach(value, key)
 			if (cJSON_IsString(value) &&
-			    agent_has(facts, labels, key->string, value->valuestring))
+			    ((name && strcmp(key->string, "agent") == 0 &&
+			      strcmp(value->valuestring, name) == 0) ||
+			     agent_has(facts, labels, key->string, value->valuestring)))
 				any = true;
 		if (!any)
 			return false;

@@ -272,8 +272,16 @@ def test_response_schemas_match_the_page():
             "presets not expanded to knobs")
     rejects("job.json", dict(summary(), tasks=[]), "a job without its spec")
     agent = {"id": 3, "name": "xp-1", "facts": {"os": "winxp"}, "labels": {}, "state": "online",
-             "last_seen": T, "current_task": None, "created_at": T}
+             "last_seen": T, "current_task": None, "created_at": T, "last_calibration": None}
     validate("agent_list.json", {"agents": [agent]})
+    calibration = {"injected_us": 1000, "recovered_us": 1012.5, "ratio": 1.0125,
+                   "ci_us": [980.0, 1040.0], "recovered_2x_us": 1005.0, "ratio_2x": 1.005,
+                   "baseline_us": 450.0, "runs": 100, "family": "elf", "runner": "native",
+                   "noise": {"max_other_cpu_pct": None, "flagged": 0, "retaken": 0},
+                   "job_id": 7, "task_id": 11, "result_id": 5, "at": T}
+    validate("agent.json", dict(agent, last_calibration=calibration))
+    rejects("agent.json", dict(agent, last_calibration=dict(calibration, family="program")),
+            "a calibration of the program family")
     validate("agent.json", dict(agent, state="quarantined"))
     rejects("agent.json", dict(agent, state="busy"), "an unknown agent state")
     validate("agent_enrolled.json", {"id": 3, "token": "llagt_" + "0f" * 32})

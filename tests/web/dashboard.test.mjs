@@ -456,3 +456,51 @@ test("the job page says why a queued task waits, until an agent that can take it
   assert.equal((await api("POST", `/api/v1/jobs/${created.body.id}/cancel`, {})).status, 200);
   assertNoConsoleErrors("waiting job");
 });
+
+test("the fleet page shows each agent's last calibration: injected → recovered, noise, when, its job", async () => {
+  /* An agent runs a calibration job pinned to it by name (as `loadlab
+   * calibrate` submits it) and posts samples known in advance. */
+  const facts = { os: "linux", runner: "native", arch: "x86_64" };
+  const enrolled = await api("POST", "/api/v1/agents/enroll", { name: "calib-1", facts, labels: {} }, enrollToken);
+  assert.equal(enrolled.status, 201, enrolled.text);
+  const delay = 1000;
+  const created = await api("POST", "/api/v1/jobs", { name: "calibrate elf 1000 us", family: "elf", priority: 100,
+    generator: { dlls: 2, exports: 16 }, calibration: { delay_us: delay },
+    variants: [0, 1, 2].map((k) => ({ name: k ? `delay-${k * delay}` : "delay-0", preset: "default", delay_us: k * delay })),
+    matrix: { each_agent: { agent: ["calib-1"] } } });
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.body.task_count, 1);
+  const warm = (center, seed, noise) => ({ runs: 30, round_sizes: [10, 10, 10], samples_us: samples(center, seed), noise });
+  const posted = [warm(400, 71, { max_other_cpu_pct: 31.5, flagged: 4, retaken: 3 }), warm(1420, 72, { max_other_cpu_pct: 12, flagged: 1, retaken: 1 }),
+    warm(2430, 73, { max_other_cpu_pct: 8, flagged: 0, retaken: 0 })];
+  const lease = await leaseAndPost({ token: enrolled.body.token }, { facts, runner: "native",
+    variants: posted.map((w, k) => ({ name: k ? `delay-${k * delay}` : "delay-0", valid: true, warm: w })) });
+  assert.equal(lease.job_id, created.body.id);
+
+  const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+  const recovered = median(posted[1].samples_us) - median(posted[0].samples_us);
+  const listed = (await api("GET", `/api/v1/agents/${enrolled.body.id}`)).body;
+  const cal = listed.last_calibration;
+  assert.ok(cal, JSON.stringify(listed));
+  assert.equal(cal.job_id, created.body.id);
+  assert.equal(cal.injected_us, delay);
+  assert.ok(Math.abs(cal.recovered_us - recovered) < 1e-6, `${cal.recovered_us} vs ${recovered}`);
+  assert.equal(cal.noise.max_other_cpu_pct, 31.5);
+  assert.equal(cal.noise.flagged, 5);
+
+  await go("#/fleet");
+  const row = `#agents tr[data-agent="${enrolled.body.id}"]`;
+  await page.waitForSelector(`${row} .calibration`);
+  const figure = `${delay} µs → ${Math.round(recovered)} µs (${Math.round(100 * recovered / delay)} %)`;
+  assert.equal((await page.textContent(`${row} .calibration-figure`)).trim(), figure);
+  assert.match(await page.textContent(`${row} .calibration-noise`), /other CPU max 32 %, flagged 5, retaken 4/);
+  assert.match(await page.textContent(`${row} .calibration`), /elf \(native\)/);
+  assert.equal(await page.getAttribute(`${row} a.calibration-job`, "href"), `#/job/${created.body.id}`);
+  /* An agent never calibrated says so. */
+  assert.match(await page.textContent(`#agents tr[data-agent="${agents["winxp-hdd"].id}"] td:nth-child(8)`), /never calibrated/);
+  await page.locator(row).scrollIntoViewIfNeeded();
+  await shot("fleet-calibration");
+  await page.click(`${row} a.calibration-job`);
+  await page.waitForFunction((id) => location.hash === `#/job/${id}`, created.body.id);
+  assertNoConsoleErrors("fleet calibration");
+});

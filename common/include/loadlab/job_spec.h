@@ -12,6 +12,9 @@
  *   0.001..0.5 (default 0.02);
  *   a pe or elf variant's delay_us 0..100000 (default 0, kept only when
  *   not 0; an elf variant then is {"name", "preset", "delay_us"});
+ *   calibration (optional, pe and elf): {"delay_us": X}, X 1..50000, and
+ *   the job then has variants with delay_us 0, X and 2X (kept only when
+ *   given; the daemon records the agent's calibration from its results);
  *   churn.processes 1..5000, churn.dll_sets 1..8;
  *   matrix: at most 8 keys, 16 values per key, 256 cells; priority -100..100;
  *   series (optional): 1..128 printable ASCII characters without spaces
@@ -40,6 +43,7 @@
 #define JOB_SPEC_MAX_PRECISION 0.5
 #define JOB_SPEC_DEFAULT_PRECISION 0.02
 #define JOB_SPEC_MAX_DELAY_US 100000
+#define JOB_SPEC_MAX_CALIBRATION_DELAY_US (JOB_SPEC_MAX_DELAY_US / 2)
 #define JOB_SPEC_MAX_CHURN_PROCESSES 5000
 #define JOB_SPEC_MAX_MATRIX_KEYS 8
 #define JOB_SPEC_MAX_MATRIX_VALUES 16
@@ -97,6 +101,17 @@ bool job_spec_cell_matches(const cJSON *cell, const cJSON *facts, const cJSON *l
 /* True when an agent matches an each_agent SELECTOR ({KEY: [VALUE...]}):
  * for every KEY, one of the VALUEs matches as in job_spec_cell_matches. */
 bool job_spec_selector_matches(const cJSON *selector, const cJSON *facts, const cJSON *labels);
+
+/* job_spec_selector_matches() for the agent named NAME (may be NULL):
+ * besides a label or fact, the key "agent" matches the agent's name, so
+ * that {"each_agent": {"agent": ["lab-1"]}} pins a job to one agent. */
+bool job_spec_agent_selected(const cJSON *selector, const char *name, const cJSON *facts,
+			     const cJSON *labels);
+
+/* The name of the variant of a calibration job (normalized spec with a
+ * "calibration" section) that waits MULTIPLE (0, 1 or 2) times its
+ * delay_us (borrowed), or NULL when NORMALIZED is no calibration job. */
+const char *job_spec_calibration_variant(const cJSON *normalized, int multiple);
 
 /* True when a variant of the normalized spec NORMALIZED has a delay_us
  * above 0: its generator then writes the waiting entry point (the
