@@ -279,10 +279,11 @@ static int normalize_pe_build(const cJSON *gen, long long functions, cJSON *out)
 {
 	const cJSON *share = cJSON_GetObjectItemCaseSensitive(gen, "startup_share");
 	long long bytes, align;
-	bool crt;
+	bool crt, strip;
 	int rc;
 
-	if ((rc = json_get_int(gen, "function_bytes", 0, JOB_SPEC_MAX_FUNCTION_BYTES, false, 0, &bytes)) <
+	if ((rc = json_get_bool(gen, "strip_debug", false, false, &strip)) < 0 ||
+	    (rc = json_get_int(gen, "function_bytes", 0, JOB_SPEC_MAX_FUNCTION_BYTES, false, 0, &bytes)) <
 		    0 ||
 	    (rc = json_get_int(gen, "file_alignment", 512, 4096, false, 512, &align)) < 0 ||
 	    (rc = json_get_bool(gen, "crt", false, false, &crt)) < 0)
@@ -301,7 +302,9 @@ static int normalize_pe_build(const cJSON *gen, long long functions, cJSON *out)
 	    (share && !cJSON_AddNumberToObject(out, "startup_share", share->valuedouble)) ||
 	    (cJSON_GetObjectItemCaseSensitive(gen, "file_alignment") &&
 	     !cJSON_AddNumberToObject(out, "file_alignment", (double)align)) ||
-	    (cJSON_GetObjectItemCaseSensitive(gen, "crt") && !cJSON_AddBoolToObject(out, "crt", crt)))
+	    (cJSON_GetObjectItemCaseSensitive(gen, "crt") && !cJSON_AddBoolToObject(out, "crt", crt)) ||
+	    (cJSON_GetObjectItemCaseSensitive(gen, "strip_debug") &&
+	     !cJSON_AddBoolToObject(out, "strip_debug", strip)))
 		return LL_ENOMEM;
 	return 0;
 }
@@ -316,6 +319,7 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 					   "startup_share",
 					   "file_alignment",
 					   "crt",
+					   "strip_debug",
 					   NULL};
 	static const char *const main_values[] = {"reference", "call", "startup", NULL};
 	long long dlls, exports, globals;
@@ -584,8 +588,8 @@ static int normalize_family_section(const cJSON *job, const char *family, cJSON 
 	bool program = strcmp(family, "program") == 0;
 	const char *mine = program ? "program" : "generator", *other = program ? "generator" : "program";
 
-	static const char *const pe_only[] = {"function_bytes", "startup_share", "file_alignment", "crt",
-					      NULL};
+	static const char *const pe_only[] = {
+		"function_bytes", "startup_share", "file_alignment", "crt", "strip_debug", NULL};
 	const cJSON *gen;
 	int rc;
 

@@ -99,6 +99,9 @@ static int link_dll(const struct pe_context *ctx, struct family_commands *list, 
 	    ((rc = family_command_arg(c, "-nostdlib")) < 0 || (rc = family_command_arg(c, "-e")) < 0 ||
 	     (rc = family_command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0))
 		return rc;
+	/* The CRT's static objects carry DWARF: .debug_* sections in the DLL. */
+	if (ctx->knobs.strip_debug && (rc = family_command_arg(c, "-Wl,--strip-debug")) < 0)
+		return rc;
 	if ((rc = file_alignment(ctx, c)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
 	    (rc = family_command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0 ||

@@ -53,6 +53,7 @@ static int read_knobs(struct pe_context *ctx, const cJSON *job)
 		    0 ||
 	    (rc = json_get_int(gen, "file_alignment", 0, 4096, false, 0, &align)) < 0 ||
 	    (rc = json_get_bool(gen, "crt", false, false, &ctx->knobs.crt)) < 0 ||
+	    (rc = json_get_bool(gen, "strip_debug", false, false, &ctx->knobs.strip_debug)) < 0 ||
 	    (rc = json_get_string(gen, "main", 16, false, "reference", &main_mode)) < 0)
 		return rc;
 	if (share && (!cJSON_IsNumber(share) || !(share->valuedouble >= JOB_SPEC_MIN_STARTUP_SHARE) ||
@@ -131,6 +132,7 @@ static int build_json(const struct pe_context *ctx, cJSON *r)
 	if (!b || !cJSON_AddNumberToObject(b, "file_alignment", align) ||
 	    !cJSON_AddStringToObject(b, "wine_dll_sections", align >= 4096 ? "mapped" : "read") ||
 	    !cJSON_AddBoolToObject(b, "crt", ctx->knobs.crt) ||
+	    !cJSON_AddBoolToObject(b, "strip_debug", ctx->knobs.strip_debug) ||
 	    !cJSON_AddNumberToObject(b, "function_bytes", ctx->knobs.function_bytes) ||
 	    !cJSON_AddStringToObject(b, "timed_path",
 				     ctx->knobs.main_startup ? "startup"

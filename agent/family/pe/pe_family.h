@@ -69,6 +69,7 @@ struct pe_knobs {
 	bool main_startup;    /* generator.main "startup": the timed program calls the startup set only */
 	int file_alignment;   /* --file-alignment for every link; 0: the linker's (512) */
 	bool crt;             /* DLLs linked with the CRT (DllMainCRTStartup), not -nostdlib */
+	bool strip_debug;     /* DLLs linked with --strip-debug: no .debug_* sections */
 };
 
 struct pe_context {

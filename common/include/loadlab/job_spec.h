@@ -8,7 +8,8 @@
  *   (startup: pe only); pe only, each kept in the normalized spec only
  *   when given: function_bytes 0..65536 with dlls*exports*function_bytes
  *   <= 256 MiB, startup_share 0.001..1, file_alignment 512 | 1024 |
- *   2048 | 4096, crt true | false (docs/pe-pipeline.md); variants 1..32, distinct names;
+ *   2048 | 4096, crt and strip_debug true | false (docs/pe-pipeline.md);
+ *   variants 1..32, distinct names;
  *   warm.runs 1..1000 or "auto", warm.warmup 0..100, cold.runs 1..200,
  *   warm.rounds and cold.rounds 1..20 (default 1) and no more than the
  *   runs; with warm.runs "auto" (only then): warm.max_runs 1..1000

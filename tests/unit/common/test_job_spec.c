@@ -572,19 +572,20 @@ static void test_pe_build_knobs(void)
 		"\"startup_share\":\"x\"", "\"file_alignment\":4097",
 		"\"file_alignment\":256",  "\"file_alignment\":8192",
 		"\"file_alignment\":3072", "\"crt\":1",
-		"\"main\":\"sometimes\"",
+		"\"strip_debug\":\"yes\"", "\"main\":\"sometimes\"",
 	};
 	cJSON *n = NULL, *g;
 
 	CHECK_EQ_INT(generator_job("pe", 4, 100, "", &n), 0);
 	g = cJSON_GetObjectItem(n, "generator");
 	CHECK(!cJSON_GetObjectItem(g, "function_bytes") && !cJSON_GetObjectItem(g, "startup_share") &&
-	      !cJSON_GetObjectItem(g, "file_alignment") && !cJSON_GetObjectItem(g, "crt"));
+	      !cJSON_GetObjectItem(g, "file_alignment") && !cJSON_GetObjectItem(g, "crt") &&
+	      !cJSON_GetObjectItem(g, "strip_debug"));
 	cJSON_Delete(n);
 	n = NULL;
 	CHECK_EQ_INT(generator_job("pe", 4, 100,
 				   "\"main\":\"startup\",\"function_bytes\":4096,\"startup_share\":0.05,"
-				   "\"file_alignment\":4096,\"crt\":true",
+				   "\"file_alignment\":4096,\"crt\":true,\"strip_debug\":true",
 				   &n),
 		     0);
 	g = cJSON_GetObjectItem(n, "generator");
@@ -593,6 +594,7 @@ static void test_pe_build_knobs(void)
 	CHECK(cJSON_GetObjectItem(g, "startup_share")->valuedouble == 0.05);
 	CHECK_EQ_INT(cJSON_GetObjectItem(g, "file_alignment")->valueint, 4096);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(g, "crt")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(g, "strip_debug")));
 	{
 		cJSON *again = NULL;
 		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
@@ -615,9 +617,9 @@ static void test_pe_build_knobs(void)
 	CHECK_EQ_INT(generator_job("pe", 64, 1024, "\"function_bytes\":4096", &n), 0);
 	cJSON_Delete(n);
 	/* pe only: an elf job refuses each. */
-	static const char *const pe_only[] = {"\"function_bytes\":16", "\"startup_share\":0.5",
+	static const char *const pe_only[] = {"\"function_bytes\":16",   "\"startup_share\":0.5",
 					      "\"file_alignment\":4096", "\"crt\":false",
-					      "\"main\":\"startup\""};
+					      "\"strip_debug\":true",    "\"main\":\"startup\""};
 	for (size_t i = 0; i < sizeof(pe_only) / sizeof(pe_only[0]); i++) {
 		n = (cJSON *)1;
 		CHECK_EQ_INT(generator_job("elf", 1, 1, pe_only[i], &n), LL_EINVAL);
