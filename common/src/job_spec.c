@@ -282,10 +282,55 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 	return 0;
 }
 
+/* The pe-only build knobs of GEN (job_spec.h), each added to OUT only
+ * when given, so that a job without them normalizes as before. */
+static int normalize_pe_build(const cJSON *gen, long long functions, cJSON *out)
+{
+	const cJSON *share = cJSON_GetObjectItemCaseSensitive(gen, "startup_share");
+	long long bytes, align;
+	bool crt, strip;
+	int rc;
+
+	if ((rc = json_get_bool(gen, "strip_debug", false, false, &strip)) < 0 ||
+	    (rc = json_get_int(gen, "function_bytes", 0, JOB_SPEC_MAX_FUNCTION_BYTES, false, 0, &bytes)) <
+		    0 ||
+	    (rc = json_get_int(gen, "file_alignment", 512, 4096, false, 512, &align)) < 0 ||
+	    (rc = json_get_bool(gen, "crt", false, false, &crt)) < 0)
+		return rc;
+	if (align & (align - 1))
+		return err_set(LL_EINVAL, "Field 'file_alignment' must be 512, 1024, 2048 or 4096.");
+	if (bytes * functions > JOB_SPEC_MAX_CODE_BYTES)
+		return err_set(LL_ERANGE, "dlls * exports * function_bytes is %lld; the limit is %lld.",
+			       bytes * functions, (long long)JOB_SPEC_MAX_CODE_BYTES);
+	if (share && (!cJSON_IsNumber(share) || !(share->valuedouble >= JOB_SPEC_MIN_STARTUP_SHARE) ||
+		      !(share->valuedouble <= 1)))
+		return err_set(LL_ERANGE, "Field 'startup_share' must be a number %g..1.",
+			       JOB_SPEC_MIN_STARTUP_SHARE);
+	if ((cJSON_GetObjectItemCaseSensitive(gen, "function_bytes") &&
+	     !cJSON_AddNumberToObject(out, "function_bytes", (double)bytes)) ||
+	    (share && !cJSON_AddNumberToObject(out, "startup_share", share->valuedouble)) ||
+	    (cJSON_GetObjectItemCaseSensitive(gen, "file_alignment") &&
+	     !cJSON_AddNumberToObject(out, "file_alignment", (double)align)) ||
+	    (cJSON_GetObjectItemCaseSensitive(gen, "crt") && !cJSON_AddBoolToObject(out, "crt", crt)) ||
+	    (cJSON_GetObjectItemCaseSensitive(gen, "strip_debug") &&
+	     !cJSON_AddBoolToObject(out, "strip_debug", strip)))
+		return LL_ENOMEM;
+	return 0;
+}
+
 static int normalize_generator(const cJSON *gen, cJSON *out)
 {
-	static const char *const keys[] = {"dlls", "exports", "globals_per_function", "main", NULL};
-	static const char *const main_values[] = {"reference", "call", NULL};
+	static const char *const keys[] = {"dlls",
+					   "exports",
+					   "globals_per_function",
+					   "main",
+					   "function_bytes",
+					   "startup_share",
+					   "file_alignment",
+					   "crt",
+					   "strip_debug",
+					   NULL};
+	static const char *const main_values[] = {"reference", "call", "startup", NULL};
 	long long dlls, exports, globals;
 	const char *main_mode = NULL;
 	int rc;
@@ -307,7 +352,7 @@ static int normalize_generator(const cJSON *gen, cJSON *out)
 	    !cJSON_AddNumberToObject(out, "globals_per_function", (double)globals) ||
 	    !cJSON_AddStringToObject(out, "main", main_mode))
 		return LL_ENOMEM;
-	return 0;
+	return normalize_pe_build(gen, dlls * exports, out);
 }
 
 /* measure.warm.runs: a number 1..JOB_SPEC_MAX_WARM_RUNS (default 30) or
@@ -552,9 +597,25 @@ static int normalize_family_section(const cJSON *job, const char *family, cJSON 
 	bool program = strcmp(family, "program") == 0;
 	const char *mine = program ? "program" : "generator", *other = program ? "generator" : "program";
 
+	static const char *const pe_only[] = {
+		"function_bytes", "startup_share", "file_alignment", "crt", "strip_debug", NULL};
+	const cJSON *gen;
+	int rc;
+
 	if (cJSON_GetObjectItemCaseSensitive(job, other))
 		return err_set(LL_EINVAL, "Family '%s' takes no '%s' section.", family, other);
-	return add_section(job, mine, program ? job_spec_normalize_program : normalize_generator, out);
+	if ((rc = add_section(job, mine, program ? job_spec_normalize_program : normalize_generator, out)) <
+	    0)
+		return rc;
+	gen = cJSON_GetObjectItemCaseSensitive(out, "generator");
+	for (size_t k = 0; strcmp(family, "pe") != 0 && gen && pe_only[k]; k++)
+		if (cJSON_GetObjectItemCaseSensitive(gen, pe_only[k]))
+			return err_set(LL_EINVAL, "Field 'generator.%s' is for the pe family only.",
+				       pe_only[k]);
+	if (strcmp(family, "pe") != 0 && gen &&
+	    strcmp(cJSON_GetObjectItemCaseSensitive(gen, "main")->valuestring, "startup") == 0)
+		return err_set(LL_EINVAL, "Field 'generator.main' \"startup\" is for the pe family only.");
+	return 0;
 }
 
 /* The variant of the normalized VARIANTS whose delay_us is DELAY (absent

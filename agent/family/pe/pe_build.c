@@ -67,6 +67,15 @@ static const char *no_high_entropy(const struct pe_context *ctx)
 	return ctx->toolchain.x86 ? "" : ",--disable-high-entropy-va";
 }
 
+/* generator.file_alignment, when given, for link command C: with the
+ * section alignment (4096), Wine maps the sections instead of reading them. */
+static int file_alignment(const struct pe_context *ctx, struct family_command *c)
+{
+	if (!ctx->knobs.file_alignment)
+		return 0;
+	return family_command_arg(c, "-Wl,--file-alignment=%d", ctx->knobs.file_alignment);
+}
+
 /* DLL I of a set in DIR from OBJECT with DEF. */
 static int link_dll(const struct pe_context *ctx, struct family_commands *list, const char *dir,
 		    bool toolchain_flags, int i, const char *object, const char *def)
@@ -81,18 +90,26 @@ static int link_dll(const struct pe_context *ctx, struct family_commands *list, 
 	    (rc = tool_dir(ctx, ctx->base.obj, obj)) < 0)
 		return rc;
 	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 ||
-	    (rc = family_command_arg(c, "-shared")) < 0 || (rc = family_command_arg(c, "-nostdlib")) < 0 ||
-	    (rc = family_command_arg(c, "-e")) < 0 ||
-	    /* __stdcall DllMain is _DllMain@12 to a 32-bit x86 linker. */
-	    (rc = family_command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0 ||
-	    (rc = family_command_arg(c, "-o")) < 0 ||
+	    (rc = family_command_arg(c, "-shared")) < 0)
+		return rc;
+	/* Without the CRT: entry DllMain itself (__stdcall DllMain is
+	 * _DllMain@12 to a 32-bit x86 linker). With it: the driver's default
+	 * libraries and entry, DllMainCRTStartup, which calls our DllMain. */
+	if (!ctx->knobs.crt &&
+	    ((rc = family_command_arg(c, "-nostdlib")) < 0 || (rc = family_command_arg(c, "-e")) < 0 ||
+	     (rc = family_command_arg(c, "%s", ctx->toolchain.x86 ? "_DllMain@12" : "DllMain")) < 0))
+		return rc;
+	/* The CRT's static objects carry DWARF: .debug_* sections in the DLL. */
+	if (ctx->knobs.strip_debug && (rc = family_command_arg(c, "-Wl,--strip-debug")) < 0)
+		return rc;
+	if ((rc = file_alignment(ctx, c)) < 0 || (rc = family_command_arg(c, "-o")) < 0 ||
 	    (rc = family_command_arg(c, "%s/lt%d.dll", out, i)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0 ||
 	    (rc = family_command_arg(c, "%s/%s", src, def)) < 0 ||
 	    (rc = family_command_arg(c, "-Wl,--out-implib,%s/liblt%d.a", out, i)) < 0)
 		return rc;
 	/* DLL 0 of a self-test job calls kernel32 (pe_generate.c). */
-	if (i == 0 && job_spec_has_delay(ctx->base.task->job) &&
+	if (i == 0 && !ctx->knobs.crt && job_spec_has_delay(ctx->base.task->job) &&
 	    (rc = family_command_arg(c, "-lkernel32")) < 0)
 		return rc;
 	if (!toolchain_flags &&
@@ -119,7 +136,7 @@ static int link_exe(const struct pe_context *ctx, struct family_commands *list, 
 		return rc;
 	if ((rc = family_command_arg(c, "%s", ctx->toolchain.gcc)) < 0 ||
 	    (rc = family_command_arg(c, "-o")) < 0 || (rc = family_command_arg(c, "%s/%s", out, exe)) < 0 ||
-	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0)
+	    (rc = family_command_arg(c, "%s/%s", obj, object)) < 0 || (rc = file_alignment(ctx, c)) < 0)
 		return rc;
 	for (int i = 0; with_dlls && i < ctx->base.dlls; i++)
 		if ((rc = family_command_arg(c, "%s/liblt%d.a", out, i)) < 0)

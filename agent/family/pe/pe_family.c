@@ -40,6 +40,33 @@ static int choose_set(struct pe_context *ctx, struct pe_variant *var)
 	return 0;
 }
 
+/* The generator's pe-only knobs of JOB (normalized) into CTX->knobs. */
+static int read_knobs(struct pe_context *ctx, const cJSON *job)
+{
+	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(job, "generator");
+	const cJSON *share = cJSON_GetObjectItemCaseSensitive(gen, "startup_share");
+	const char *main_mode;
+	long long bytes, align;
+	int rc;
+
+	if ((rc = json_get_int(gen, "function_bytes", 0, JOB_SPEC_MAX_FUNCTION_BYTES, false, 0, &bytes)) <
+		    0 ||
+	    (rc = json_get_int(gen, "file_alignment", 0, 4096, false, 0, &align)) < 0 ||
+	    (rc = json_get_bool(gen, "crt", false, false, &ctx->knobs.crt)) < 0 ||
+	    (rc = json_get_bool(gen, "strip_debug", false, false, &ctx->knobs.strip_debug)) < 0 ||
+	    (rc = json_get_string(gen, "main", 16, false, "reference", &main_mode)) < 0)
+		return rc;
+	if (share && (!cJSON_IsNumber(share) || !(share->valuedouble >= JOB_SPEC_MIN_STARTUP_SHARE) ||
+		      !(share->valuedouble <= 1)))
+		return err_set(LL_ERANGE, "Field 'startup_share' must be a number %g..1.",
+			       JOB_SPEC_MIN_STARTUP_SHARE);
+	ctx->knobs.function_bytes = (int)bytes;
+	ctx->knobs.file_alignment = (int)align;
+	ctx->knobs.startup_share = share ? share->valuedouble : 0;
+	ctx->knobs.main_startup = strcmp(main_mode, "startup") == 0;
+	return 0;
+}
+
 /* The variants of JOB (normalized) into CTX. */
 static int read_job(void *state, const cJSON *job)
 {
@@ -47,6 +74,8 @@ static int read_job(void *state, const cJSON *job)
 	const cJSON *variants, *item;
 	int rc;
 
+	if ((rc = read_knobs(ctx, job)) < 0)
+		return rc;
 	variants = cJSON_GetObjectItemCaseSensitive(job, "variants");
 	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
 	ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants));
@@ -92,6 +121,30 @@ static cJSON *knobs_json(const void *variant)
 	return k;
 }
 
+/* RESULT's "build": how the DLLs were built (docs/pe-pipeline.md, "The
+ * build record"). Wine maps a DLL's sections from its file only when their
+ * file offsets are page aligned; otherwise it reads each section whole. */
+static int build_json(const struct pe_context *ctx, cJSON *r)
+{
+	int align = ctx->knobs.file_alignment ? ctx->knobs.file_alignment : PE_LINKER_FILE_ALIGNMENT;
+	cJSON *b = cJSON_AddObjectToObject(r, "build");
+
+	if (!b || !cJSON_AddNumberToObject(b, "file_alignment", align) ||
+	    !cJSON_AddStringToObject(b, "wine_dll_sections", align >= 4096 ? "mapped" : "read") ||
+	    !cJSON_AddBoolToObject(b, "crt", ctx->knobs.crt) ||
+	    !cJSON_AddBoolToObject(b, "strip_debug", ctx->knobs.strip_debug) ||
+	    !cJSON_AddNumberToObject(b, "function_bytes", ctx->knobs.function_bytes) ||
+	    !cJSON_AddStringToObject(b, "timed_path",
+				     ctx->knobs.main_startup ? "startup"
+				     : ctx->base.main_call   ? "all"
+							     : "none"))
+		return LL_ENOMEM;
+	if (ctx->knobs.startup_share > 0 &&
+	    !cJSON_AddNumberToObject(b, "startup_share", ctx->knobs.startup_share))
+		return LL_ENOMEM;
+	return 0;
+}
+
 /* The variants, the floor, the measurement, the toolchain and the runner
  * of RESULT (schemas/result.json). On success the result owns the
  * variants' verify and files; on failure they stay in CTX. */
@@ -106,7 +159,7 @@ static int pe_describe(struct family_run *run, void *state, const struct family_
 	if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
-	return 0;
+	return build_json(ctx, r);
 }
 
 static void pe_release(void *state)

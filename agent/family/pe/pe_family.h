@@ -38,6 +38,8 @@
 #define PE_RUN_TIMEOUT_MS RUNNER_RUN_TIMEOUT_MS
 /* Longest time one compile or link may take. */
 #define PE_TOOL_TIMEOUT_MS 300000
+/* The FileAlignment GNU ld gives a PE image when not told (0x200). */
+#define PE_LINKER_FILE_ALIGNMENT 512
 /* Largest probe or trace report read back. */
 #define PE_MAX_REPORT (64u * 1024u * 1024u)
 
@@ -60,8 +62,19 @@ struct pe_variant {
 	size_t bind_modules_bound, bind_modules_skipped, bind_functions_bound;
 };
 
+/* The generator's pe-only build knobs (job_spec.h; docs/pe-pipeline.md). */
+struct pe_knobs {
+	int function_bytes;   /* NOP bytes each function executes (0: none) */
+	double startup_share; /* share of each DLL's functions at startup; 0: the fixed quarter */
+	bool main_startup;    /* generator.main "startup": the timed program calls the startup set only */
+	int file_alignment;   /* --file-alignment for every link; 0: the linker's (512) */
+	bool crt;             /* DLLs linked with the CRT (DllMainCRTStartup), not -nostdlib */
+	bool strip_debug;     /* DLLs linked with --strip-debug: no .debug_* sections */
+};
+
 struct pe_context {
 	struct family_context base; /* its measured: what pe_timing() gives the driver */
+	struct pe_knobs knobs;
 	struct runner_toolchain toolchain;
 	struct runner runner;
 	struct pe_variant *variants;
@@ -86,6 +99,11 @@ extern const struct family_names pe_names;
  * (by name), lt<i>_ordinal.def (NONAME), lt<i>_trace.def (by name plus
  * the trace export), main.c and empty.c. */
 int pe_generate(struct pe_context *ctx);
+
+/* Whether function J of DLL I is on the startup path: with a startup
+ * share S, round(S * exports) functions (at least 1) spread evenly over
+ * the DLL, offset by I; without one, family_in_startup(). */
+bool pe_in_startup(const struct pe_context *ctx, int i, int j);
 
 /* Rewrites lt<i>_order.c for every DLL with its functions placed in
  * ".text$a_<rank>" sections in ctx->trace order (the rest after them, in

@@ -49,6 +49,67 @@ static const char delay_dllmain[] =
 	"\twhile ((now - start) * 1000000 / freq < us);\n"
 	"\treturn 1;\n}\n";
 
+bool pe_in_startup(const struct pe_context *ctx, int i, int j)
+{
+	int m = ctx->base.exports, count, stride, offset;
+
+	if (ctx->knobs.startup_share <= 0)
+		return family_in_startup(i, j);
+	count = (int)(ctx->knobs.startup_share * m + 0.5);
+	count = count < 1 ? 1 : count > m ? m : count;
+	stride = m / count;
+	offset = i % stride;
+	/* Function j is the k-th of the set when j = k * m / count + offset. */
+	for (int k = (j - offset) * count / m - 1; k <= (j - offset) * count / m + 1; k++)
+		if (k >= 0 && k < count && (int)((long long)k * m / count) + offset == j)
+			return true;
+	return false;
+}
+
+/* DLL I's functions into B as family_functions_source() writes them (the
+ * trace-ordered ones in ".text$a_<rank>", the rest in ".text$l_<j>"),
+ * each also executing CTX's function_bytes NOPs so that its code has that
+ * size (GNU as: ".fill N, 1, 0x90"). */
+static int functions_source(const struct pe_context *ctx, struct buf *b, int i, const int *rank)
+{
+	int rc = 0;
+
+	for (int j = 0; j < ctx->base.exports && rc == 0; j++) {
+		rc |= family_globals_source(b, i, j, ctx->base.globals);
+		if (rank && rank[j] >= 0)
+			rc |= buf_printf(b, "__attribute__((section(\".text$a_%06d\")))\n", rank[j]);
+		else
+			rc |= buf_printf(b, "__attribute__((section(\".text$l_%06d\")))\n", j);
+		rc |= buf_printf(b, "void lt%d_f%d(void)\n{\n", i, j);
+		for (int k = 0; k < ctx->base.globals; k++)
+			rc |= buf_printf(b, "\t*lt%d_p%d[%d] = %d;\n", i, j, k, j * 64 + k + 1);
+		if (ctx->knobs.function_bytes > 0)
+			rc |= buf_printf(b, "\t__asm__ volatile(\".fill %d, 1, 0x90\");\n",
+					 ctx->knobs.function_bytes);
+		rc |= buf_printf(b, "}\n\n");
+	}
+	return rc < 0 ? LL_ETOOBIG : 0;
+}
+
+/* ll_startup() (the startup set, each DLL's last function first, so trace
+ * order differs from link order) and ll_rest() (every other function). */
+static int calls_source(const struct pe_context *ctx, struct buf *b)
+{
+	int rc = buf_printf(b, "static void ll_startup(void)\n{\n");
+
+	for (int i = 0; i < ctx->base.dlls && rc == 0; i++)
+		for (int j = ctx->base.exports - 1; j >= 0; j--)
+			if (pe_in_startup(ctx, i, j))
+				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
+	rc |= buf_printf(b, "}\n\nstatic void ll_rest(void)\n{\n");
+	for (int i = 0; i < ctx->base.dlls && rc == 0; i++)
+		for (int j = 0; j < ctx->base.exports; j++)
+			if (!pe_in_startup(ctx, i, j))
+				rc |= buf_printf(b, "\tlt%d_f%d();\n", i, j);
+	rc |= buf_printf(b, "}\n\n");
+	return rc < 0 ? LL_ETOOBIG : 0;
+}
+
 /* RANK[j] >= 0: position of function j in the trace. NULL: link order. */
 static int dll_source(const void *family, int i, const int *rank, struct buf *b)
 {
@@ -72,7 +133,7 @@ static int dll_source(const void *family, int i, const int *rank, struct buf *b)
 		"#else\n#define LL_NI\n#endif\n\n",
 		i, ctx->base.dlls, ctx->base.exports, ctx->base.globals, ctx->base.exports, ctx->base.exports,
 		i);
-	rc |= family_functions_source(&ctx->base, b, i, rank, ".text$a_", ".text$l_", "");
+	rc |= functions_source(ctx, b, i, rank);
 	if (i == 0 && job_spec_has_delay(ctx->base.task->job))
 		rc |= buf_append_str(b, delay_dllmain);
 	else
@@ -103,6 +164,9 @@ static int main_source(const void *family, struct buf *b)
 	const struct pe_context *ctx = family;
 	size_t probe_len;
 	const char *probe = agent_program_source("probe.c", &probe_len);
+	/* The trace run takes the whole path with main "call" and "startup":
+	 * the startup set first, then the rest. */
+	bool trace_rest = ctx->base.main_call || ctx->knobs.main_startup;
 	int rc, i, j;
 
 	if (!probe)
@@ -124,7 +188,7 @@ static int main_source(const void *family, struct buf *b)
 		for (j = 0; j < ctx->base.exports; j++)
 			rc |= buf_printf(b, "\tlt%d_f%d,\n", i, j);
 	rc |= buf_printf(b, "};\n\n");
-	rc |= family_calls_source(&ctx->base, b);
+	rc |= calls_source(ctx, b);
 	rc |= buf_printf(b, "#ifdef LL_TRACE\nstatic void ll_trace(void)\n{\n"
 			    "\tvoid **seen;\n\tint n, k;\n\tHMODULE h;\n\n"
 			    "\tfputs(\"{\\\"modules\\\":[\", ll_out);\n");
@@ -154,8 +218,10 @@ static int main_source(const void *family, struct buf *b)
 		"\t/* The column's timed program: imports resolved, then gone\n"
 		"\t * without DLL_PROCESS_DETACH. */\n"
 		"\tTerminateProcess(GetCurrentProcess(), 0);\n\treturn (int)(ULONG_PTR)ll_refs[0];\n}\n",
-		ctx->base.dlls, ctx->base.main_call ? "\t\tll_rest();\n" : "",
-		ctx->base.main_call ? "\tll_startup();\n\tll_rest();\n" : "");
+		ctx->base.dlls, trace_rest ? "\t\tll_rest();\n" : "",
+		ctx->knobs.main_startup ? "\tll_startup();\n"
+		: ctx->base.main_call   ? "\tll_startup();\n\tll_rest();\n"
+					: "");
 	return rc < 0 ? err_set(LL_ETOOBIG, "Generated program source exceeds %u bytes.", SOURCE_LIMIT) : 0;
 }
 

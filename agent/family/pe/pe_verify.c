@@ -29,6 +29,7 @@ struct dll_facts {
 	size_t relocations;
 	size_t named_exports;
 	uint32_t text_rva;       /* the .text section's RVA */
+	uint32_t file_alignment; /* the optional header's FileAlignment */
 	uint32_t *function_rvas; /* by function index */
 };
 
@@ -56,6 +57,7 @@ static int read_dll(const struct pe_context *ctx, const char *dir, int i, struct
 	f.timestamp = image->timestamp;
 	f.relocations = relocs.count;
 	f.named_exports = exports.name_count;
+	f.file_alignment = image->file_alignment;
 	for (uint32_t s = 0; s < image->section_count; s++)
 		if (strcmp(image->sections[s].name, ".text") == 0)
 			f.text_rva = image->sections[s].virtual_address;
@@ -76,6 +78,25 @@ out:
 	pe_exports_release(&exports);
 	pe_image_free(image);
 	return rc;
+}
+
+/* verify.file_alignment: the DLLs' FileAlignment when they all have the
+ * same, else 0; with generator.file_alignment, any other is invalid. */
+static int check_alignment(const struct pe_context *ctx, struct pe_variant *var,
+			   const struct dll_facts *facts, cJSON *verify)
+{
+	uint32_t align = facts[0].file_alignment;
+
+	for (int i = 0; i < ctx->base.dlls; i++) {
+		if (facts[i].file_alignment != facts[0].file_alignment)
+			align = 0;
+		if (ctx->knobs.file_alignment &&
+		    facts[i].file_alignment != (uint32_t)ctx->knobs.file_alignment)
+			family_variant_invalid(&var->base,
+					       "lt%d.dll has file alignment %u, not the %d asked for.", i,
+					       facts[i].file_alignment, ctx->knobs.file_alignment);
+	}
+	return cJSON_AddNumberToObject(verify, "file_alignment", align) ? 0 : LL_ENOMEM;
 }
 
 /* Our DLL's index from a module name "lt<i>.dll" (any case), or -1. */
@@ -528,6 +549,8 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 		rc = LL_ENOMEM;
 		goto out;
 	}
+	if ((rc = check_alignment(ctx, var, facts, verify)) < 0)
+		goto out;
 	if (relocations < (size_t)ctx->base.dlls * ctx->base.exports * ctx->base.globals)
 		family_variant_invalid(&var->base,
 				       "The DLLs have %zu base relocations, fewer than the %d generated.",

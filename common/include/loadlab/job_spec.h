@@ -4,7 +4,12 @@
  *
  * Bounds (docs/rest-bodies.md, "POST /api/v1/jobs"):
  *   generator.dlls 1..256, exports 1..4096, dlls*exports <= 100000,
- *   globals_per_function 0..64; variants 1..32, distinct names;
+ *   globals_per_function 0..64, main "reference" | "call" | "startup"
+ *   (startup: pe only); pe only, each kept in the normalized spec only
+ *   when given: function_bytes 0..65536 with dlls*exports*function_bytes
+ *   <= 256 MiB, startup_share 0.001..1, file_alignment 512 | 1024 |
+ *   2048 | 4096, crt and strip_debug true | false (docs/pe-pipeline.md);
+ *   variants 1..32, distinct names;
  *   warm.runs 1..1000 or "auto", warm.warmup 0..100, cold.runs 1..200,
  *   warm.rounds and cold.rounds 1..20 (default 1) and no more than the
  *   runs; with warm.runs "auto" (only then): warm.max_runs 1..1000
@@ -31,6 +36,9 @@
 #define JOB_SPEC_MAX_EXPORTS 4096
 #define JOB_SPEC_MAX_TOTAL_EXPORTS 100000
 #define JOB_SPEC_MAX_GLOBALS 64
+#define JOB_SPEC_MAX_FUNCTION_BYTES 65536
+#define JOB_SPEC_MAX_CODE_BYTES (256ll * 1024 * 1024)
+#define JOB_SPEC_MIN_STARTUP_SHARE 0.001
 #define JOB_SPEC_MAX_VARIANTS 32
 #define JOB_SPEC_MAX_WARM_RUNS 1000
 #define JOB_SPEC_MAX_WARMUP 100

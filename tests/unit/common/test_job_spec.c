@@ -552,6 +552,82 @@ static void test_program_job_shape(void)
 	}
 }
 
+/* A job of FAMILY whose generator is {"dlls":D,"exports":E,GEN}, normalized. */
+static int generator_job(const char *family, int dlls, int exports, const char *gen, cJSON **ret)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"g\",\"family\":\"%s\",\"generator\":{\"dlls\":%d,\"exports\":%d%s%s},"
+		 "\"variants\":[\"%s\"]}",
+		 family, dlls, exports, *gen ? "," : "", gen, "reorder");
+	return normalize_text(text, ret);
+}
+
+/* The pe build knobs (issue 12): kept only when given, bounded, pe only. */
+static void test_pe_build_knobs(void)
+{
+	static const char *const bad[] = {
+		"\"function_bytes\":-1",   "\"function_bytes\":65537",
+		"\"startup_share\":0",     "\"startup_share\":1.5",
+		"\"startup_share\":\"x\"", "\"file_alignment\":4097",
+		"\"file_alignment\":256",  "\"file_alignment\":8192",
+		"\"file_alignment\":3072", "\"crt\":1",
+		"\"strip_debug\":\"yes\"", "\"main\":\"sometimes\"",
+	};
+	cJSON *n = NULL, *g;
+
+	CHECK_EQ_INT(generator_job("pe", 4, 100, "", &n), 0);
+	g = cJSON_GetObjectItem(n, "generator");
+	CHECK(!cJSON_GetObjectItem(g, "function_bytes") && !cJSON_GetObjectItem(g, "startup_share") &&
+	      !cJSON_GetObjectItem(g, "file_alignment") && !cJSON_GetObjectItem(g, "crt") &&
+	      !cJSON_GetObjectItem(g, "strip_debug"));
+	cJSON_Delete(n);
+	n = NULL;
+	CHECK_EQ_INT(generator_job("pe", 4, 100,
+				   "\"main\":\"startup\",\"function_bytes\":4096,\"startup_share\":0.05,"
+				   "\"file_alignment\":4096,\"crt\":true,\"strip_debug\":true",
+				   &n),
+		     0);
+	g = cJSON_GetObjectItem(n, "generator");
+	CHECK_EQ_STR(cJSON_GetObjectItem(g, "main")->valuestring, "startup");
+	CHECK_EQ_INT(cJSON_GetObjectItem(g, "function_bytes")->valueint, 4096);
+	CHECK(cJSON_GetObjectItem(g, "startup_share")->valuedouble == 0.05);
+	CHECK_EQ_INT(cJSON_GetObjectItem(g, "file_alignment")->valueint, 4096);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(g, "crt")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(g, "strip_debug")));
+	{
+		cJSON *again = NULL;
+		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+		CHECK(cJSON_Compare(n, again, true));
+		cJSON_Delete(again);
+	}
+	cJSON_Delete(n);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc;
+		n = (cJSON *)1;
+		rc = generator_job("pe", 4, 100, bad[i], &n);
+		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
+		CHECK(n == (cJSON *)1);
+	}
+	/* The code size bound: 256 DLLs x 400 x 4096 bytes is 400 MiB. */
+	n = (cJSON *)1;
+	CHECK_EQ_INT(generator_job("pe", 256, 390, "\"function_bytes\":4096", &n), LL_ERANGE);
+	CHECK(n == (cJSON *)1);
+	n = NULL;
+	CHECK_EQ_INT(generator_job("pe", 64, 1024, "\"function_bytes\":4096", &n), 0);
+	cJSON_Delete(n);
+	/* pe only: an elf job refuses each. */
+	static const char *const pe_only[] = {"\"function_bytes\":16",   "\"startup_share\":0.5",
+					      "\"file_alignment\":4096", "\"crt\":false",
+					      "\"strip_debug\":true",    "\"main\":\"startup\""};
+	for (size_t i = 0; i < sizeof(pe_only) / sizeof(pe_only[0]); i++) {
+		n = (cJSON *)1;
+		CHECK_EQ_INT(generator_job("elf", 1, 1, pe_only[i], &n), LL_EINVAL);
+		CHECK(n == (cJSON *)1);
+	}
+}
+
 int main(void)
 {
 	test_series_and_revision();
@@ -562,5 +638,6 @@ int main(void)
 	test_program_paths();
 	test_program_section();
 	test_program_job_shape();
+	test_pe_build_knobs();
 	return check_finish();
 }
