@@ -209,6 +209,21 @@ static void wake_expired(struct server *server, long long now)
 	pthread_mutex_unlock(&server->waiters_lock);
 }
 
+/* ------------------------------------------------------------ store writes */
+
+/* req->write_state: a write's commit and the connection's suspension race
+ * (the writer may finish before on_request() suspends); whichever comes
+ * second resumes the connection. */
+enum { WRITE_QUEUED, WRITE_SUSPENDED, WRITE_COMMITTED };
+
+void http_write_committed(void *arg)
+{
+	struct http_request *req = arg;
+
+	if (atomic_exchange(&req->write_state, WRITE_COMMITTED) == WRITE_SUSPENDED)
+		MHD_resume_connection(req->connection);
+}
+
 /* ------------------------------------------------------------- connections */
 
 /* One open connection: libmicrohttpd's socket context. */
@@ -576,8 +591,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	}
 
 	err_clear();
+	atomic_store(&req->write_state, WRITE_QUEUED);
 	rc = req->route->handler(req, &reply);
 	req->calls++;
+	if (rc == HTTP_SUSPEND_WRITE) {
+		MHD_suspend_connection(connection);
+		if (atomic_exchange(&req->write_state, WRITE_SUSPENDED) == WRITE_COMMITTED)
+			MHD_resume_connection(connection);
+		return MHD_YES;
+	}
 	if (rc == HTTP_SUSPEND) {
 		pthread_mutex_lock(&server->waiters_lock);
 		MHD_suspend_connection(connection);
@@ -620,6 +642,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	if (req->headers_done)
 		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
 			  "ms", ms, "who", who, NULL);
+	store_call_free(req->write_call); /* committed, but not answered */
 	if (req->stream && req->stream->release)
 		req->stream->release(req);
 	if (req->stream_reply) {

@@ -74,14 +74,17 @@ out:
 	return reply_report(reply, body, rc, out);
 }
 
+static int result_answer(struct http_request *req, struct http_reply *reply);
+
 int route_tasks_result(struct http_request *req, struct http_reply *reply)
 {
 	const cJSON *variants, *item;
 	cJSON *body, *out = NULL;
 	long long attempt;
-	bool replayed = false;
 	int rc;
 
+	if (req->write_call)
+		return result_answer(req, reply);
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	variants = cJSON_GetObjectItemCaseSensitive(body, "variants");
@@ -103,16 +106,33 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 			goto out;
 		}
 	}
-	rc = store_task_result(req->server->store, req->token.agent_id, req->path_id, attempt,
-			       buf_str(&req->body), req->body.len, clock_now_ms(), &out, &replayed);
+	/* The body stays in req->body until the commit (result_answer()). */
+	rc = store_task_result_begin(req->server->store, req->token.agent_id, req->path_id, attempt,
+				     buf_str(&req->body), req->body.len, clock_now_ms(), http_write_committed,
+				     req, &req->write_call);
+	if (rc == 0) {
+		cJSON_Delete(body);
+		return HTTP_SUSPEND_WRITE;
+	}
+out:
+	return reply_report(reply, body, rc, out);
+}
+
+/* A result's committed write: its answer. */
+static int result_answer(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *out;
+	bool replayed = false;
+	int rc = store_task_result_end(req->write_call, &out, &replayed);
+
+	req->write_call = NULL;
 	if (rc == 0 && !replayed) {
 		metrics_add(&req->server->metrics.results_ingested, 1);
 		summarizer_enqueue(
 			req->server->summarizer,
 			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
 	}
-out:
-	return reply_report(reply, body, rc, out);
+	return reply_report(reply, NULL, rc, out);
 }
 
 int route_tasks_fail(struct http_request *req, struct http_reply *reply)

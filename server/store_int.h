@@ -10,6 +10,7 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store.h"
+#include "store_async.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -38,9 +39,18 @@ struct store_op {
 	void *arg;
 	int rc;
 	bool done;
-	pthread_cond_t done_cond; /* signalled when done */
+	pthread_cond_t done_cond; /* store_write(): signalled when done */
+	store_done_fn notify;     /* store_submit() of a call: called instead */
+	void *notify_context;
 	char message[256];
 	struct store_op *next;
+};
+
+/* A write that does not block its caller (store_async.h): the op, and
+ * where its fn builds the answer (deleted with the call unless taken). */
+struct store_call {
+	struct store_op op;
+	cJSON **out;
 };
 
 struct store {
@@ -68,6 +78,17 @@ struct store {
  * LL_ESTORE if the commit failed; on failure the message is copied to the
  * calling thread. */
 int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* Runs CALL's op: without DONE, as store_write() (returns once it is
+ * committed, with its result); with DONE, queues it and returns 0 at once,
+ * and the writer thread calls DONE(CONTEXT) once the op is committed or
+ * failed. On a refusal (the store is closing) CALL is freed and DONE never
+ * called. Either way store_call_end() then gives the result. */
+int store_call_submit(struct store *store, struct store_call *call, store_done_fn done, void *context);
+
+/* The result of CALL's committed op (its message set on this thread on
+ * failure) and its answer to *RET (NULL on failure); frees CALL. */
+int store_call_end(struct store_call *call, cJSON **ret);
 
 /* store_write() for an op that builds its answer in *OUT: on success the
  * answer goes to *RET, on failure it is deleted. */

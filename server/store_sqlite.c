@@ -201,44 +201,119 @@ static void *writer_main(void *arg)
 				}
 		}
 
+		/* Blocked callers are woken under the lock; the callers of
+		 * store_call_submit() are told after it, in the batch's order. */
+		struct store_op *told = NULL, **told_tail = &told;
 		pthread_mutex_lock(&s->queue_lock);
 		s->commits++;
 		for (op = batch; op;) {
 			struct store_op *next = op->next; /* OP is gone once woken */
 			s->committed_ops++;
 			op->done = true;
-			pthread_cond_signal(&op->done_cond);
+			if (op->notify) {
+				op->next = NULL;
+				*told_tail = op;
+				told_tail = &op->next;
+			} else {
+				pthread_cond_signal(&op->done_cond);
+			}
 			op = next;
+		}
+		if (told) {
+			pthread_mutex_unlock(&s->queue_lock);
+			for (op = told; op;) {
+				struct store_op *next = op->next; /* OP may be freed by notify */
+				op->notify(op->notify_context);
+				op = next;
+			}
+			pthread_mutex_lock(&s->queue_lock);
 		}
 	}
 	pthread_mutex_unlock(&s->queue_lock);
 	return NULL;
 }
 
+/* Appends OP to the queue and wakes the writer; LL_ESTORE when closing. */
+static int queue_op(struct store *s, struct store_op *op)
+{
+	if (s->stopping)
+		return err_set(LL_ESTORE, "The store is closing.");
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	pthread_cond_signal(&s->queue_cond);
+	return 0;
+}
+
+/* OP's result, its message set on this thread on failure. */
+static int op_result(const struct store_op *op)
+{
+	if (op->rc < 0)
+		err_set(op->rc, "%s", op->message);
+	return op->rc;
+}
+
+/* Queues OP (OP->notify NULL) and waits until it is committed. */
+static int run_and_wait(struct store *s, struct store_op *op)
+{
+	int rc;
+
+	pthread_cond_init(&op->done_cond, NULL);
+	pthread_mutex_lock(&s->queue_lock);
+	rc = queue_op(s, op);
+	while (rc == 0 && !op->done)
+		pthread_cond_wait(&op->done_cond, &s->queue_lock);
+	pthread_mutex_unlock(&s->queue_lock);
+	pthread_cond_destroy(&op->done_cond);
+	return rc < 0 ? rc : op_result(op);
+}
+
 int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
 
-	pthread_cond_init(&op.done_cond, NULL);
-	pthread_mutex_lock(&s->queue_lock);
-	if (s->stopping) {
+	return run_and_wait(s, &op);
+}
+
+int store_call_submit(struct store *s, struct store_call *call, store_done_fn done, void *context)
+{
+	int rc;
+
+	call->op.notify = done;
+	call->op.notify_context = context;
+	if (!done) {
+		/* The op's own result is store_call_end()'s. */
+		rc = run_and_wait(s, &call->op);
+		rc = call->op.done ? 0 : rc;
+	} else {
+		pthread_mutex_lock(&s->queue_lock);
+		rc = queue_op(s, &call->op);
 		pthread_mutex_unlock(&s->queue_lock);
-		pthread_cond_destroy(&op.done_cond);
-		return err_set(LL_ESTORE, "The store is closing.");
 	}
-	if (s->tail)
-		s->tail->next = &op;
-	else
-		s->head = &op;
-	s->tail = &op;
-	pthread_cond_signal(&s->queue_cond);
-	while (!op.done)
-		pthread_cond_wait(&op.done_cond, &s->queue_lock);
-	pthread_mutex_unlock(&s->queue_lock);
-	pthread_cond_destroy(&op.done_cond);
-	if (op.rc < 0)
-		err_set(op.rc, "%s", op.message);
-	return op.rc;
+	if (rc < 0)
+		store_call_free(call);
+	return rc;
+}
+
+int store_call_end(struct store_call *call, cJSON **ret)
+{
+	int rc = op_result(&call->op);
+
+	*ret = rc < 0 ? NULL : *call->out;
+	if (rc == 0)
+		*call->out = NULL;
+	store_call_free(call);
+	return rc;
+}
+
+void store_call_free(struct store_call *call)
+{
+	if (!call)
+		return;
+	cJSON_Delete(*call->out);
+	free(call);
 }
 
 int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out,

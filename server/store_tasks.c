@@ -162,20 +162,52 @@ out:
 	return rc;
 }
 
-int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
+struct lease_call {
+	struct store_call call;
+	struct lease_op a;
+};
+
+int store_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+			   void *context, struct store_call **ret_call)
 {
-	struct lease_op a = {agent_id, now, 0, NULL};
-	int rc = store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
+	struct lease_call *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct lease_op){agent_id, now, 0, NULL};
+	c->call.op.fn = op_task_lease;
+	c->call.op.arg = &c->a;
+	c->call.out = &c->a.out;
+	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
+		return rc;
+	*ret_call = &c->call;
+	return 0;
+}
+
+int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
+{
+	struct lease_call *c = (struct lease_call *)call;
+	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
+	int rc = store_call_end(call, ret_lease);
 
 	/* Logged by the caller once committed: the writer thread only writes. */
-	if (rc == 0 && a.task_id) {
+	if (rc == 0 && task_id) {
 		char task_text[24], agent_text[24];
-		snprintf(task_text, sizeof(task_text), "%lld", a.task_id);
+		snprintf(task_text, sizeof(task_text), "%lld", task_id);
 		snprintf(agent_text, sizeof(agent_text), "%lld", agent_id);
 		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
 			  "agent_id", agent_text, NULL);
 	}
 	return rc;
+}
+
+int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
+{
+	struct store_call *call = NULL;
+	int rc = store_task_lease_begin(s, agent_id, now, NULL, NULL, &call);
+
+	return rc < 0 ? rc : store_task_lease_end(call, ret_lease);
 }
 
 struct task_row {
@@ -348,17 +380,52 @@ static int op_task_result(struct store *s, void *arg)
 	return 0;
 }
 
+struct report_call {
+	struct store_call call;
+	struct report_op a;
+};
+
+int store_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
+			    const char *body, size_t body_len, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call)
+{
+	struct report_call *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
+	c->call.op.fn = op_task_result;
+	c->call.op.arg = &c->a;
+	c->call.out = &c->a.out;
+	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
+		return rc;
+	*ret_call = &c->call;
+	return 0;
+}
+
+int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+{
+	struct report_call *c = (struct report_call *)call;
+	long long task_id = c->a.task_id;
+	bool replayed = c->a.replayed;
+	int rc = store_call_end(call, ret_body);
+
+	if (rc == 0 && !replayed)
+		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
+	if (rc == 0)
+		*ret_replayed = replayed;
+	return rc;
+}
+
 int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
 		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed)
 {
-	struct report_op a = {agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
-	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
+	struct store_call *call = NULL;
+	int rc = store_task_result_begin(s, agent_id, task_id, attempt, body, body_len, now, NULL, NULL,
+					 &call);
 
-	if (rc == 0 && !a.replayed)
-		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
-	if (rc == 0)
-		*ret_replayed = a.replayed;
-	return rc;
+	return rc < 0 ? rc : store_task_result_end(call, ret_body, ret_replayed);
 }
 
 /* Ends the current attempt of a leased task: back to the queue after

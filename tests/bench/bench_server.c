@@ -376,8 +376,8 @@ int main(int argc, char **argv)
 		int null = open("/dev/null", O_WRONLY);
 		dup2(pipe_fd[1], 1);
 		dup2(null, 2);
-		execl(argv[1], argv[1], "--listen", "127.0.0.1:0", "--data-dir", data_dir, "--threads", "32",
-		      "--per-ip-limit", "1000", "--lease-seconds", "600", (char *)NULL);
+		execl(argv[1], argv[1], "--listen", "127.0.0.1:0", "--data-dir", data_dir, "--per-ip-limit",
+		      "1000", "--lease-seconds", "600", (char *)NULL);
 		_exit(127);
 	}
 	close(pipe_fd[1]);
