@@ -331,6 +331,7 @@ struct store_stats {
 	long long agents_online, agents_offline, agents_quarantined;
 	long long results;
 	long long commits, committed_ops; /* group commit: transactions, writes */
+	long long syncs;                  /* fsyncs that made commits durable */
 };
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);

@@ -20,9 +20,16 @@
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
 
+/* The writer checkpoints its WAL into the database once it holds this
+ * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
+ * (the tasks' indexes, the agents) are rewritten by every batch, and a
+ * checkpoint copies each once, so rarer checkpoints copy far less. */
+#define STORE_CHECKPOINT_PAGES_TEXT "8000"
+
 /* Live tokens remembered by store_token_find(): slots, chosen by the
- * hash's first byte. */
-#define STORE_TOKEN_CACHE_SLOTS 64
+ * hash's first two bytes (about 570 KiB). With 64 slots a third of 32
+ * agents shared a slot with another and missed on every other request. */
+#define STORE_TOKEN_CACHE_SLOTS 4096
 
 /* A token found live while token_generation was GENERATION; it stands only
  * while the generation has not moved (every token write moves it). */
@@ -64,7 +71,14 @@ struct store {
 	pthread_cond_t queue_cond;
 	struct store_op *head, *tail;
 	bool stopping;
-	long long commits, committed_ops;
+	long long commits, committed_ops, syncs;
+
+	/* Committed batches waiting for the syncer's fsync (queue_lock). */
+	pthread_t syncer_thread;
+	pthread_cond_t sync_cond;
+	struct store_op *sync_head, *sync_tail;
+	bool sync_stopping;
+	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
 
 	pthread_mutex_t token_cache_lock; /* guards the two below */
 	unsigned long long token_generation;

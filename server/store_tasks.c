@@ -21,25 +21,46 @@ struct lease_op {
 	cJSON *out;
 };
 
-/* Column 0 parsed as JSON into *CONTEXT. */
-static int read_json(void *context, sqlite3_stmt *row)
+/* A leased task's job: its spec parsed, and whether its state must be
+ * refreshed. */
+struct lease_job {
+	cJSON *spec;
+	bool refresh;
+};
+
+static int read_lease_job(void *context, sqlite3_stmt *row)
 {
-	*(cJSON **)context = column_json(row, 0);
+	struct lease_job *job = context;
+	const char *state = (const char *)sqlite3_column_text(row, 1);
+
+	job->spec = column_json(row, 0);
+	/* With a task leased a job is running (queue_job_state()): only a
+	 * job in another state than running or cancelled changes. */
+	job->refresh = !state || (strcmp(state, "running") != 0 && strcmp(state, "cancelled") != 0);
 	return 0;
 }
 
+/* Builds the lease's answer from the job's spec (taking CELL) and
+ * refreshes the job's state when the lease changes it. */
 static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
-		       long long expires, cJSON **ret)
+		       long long expires, long long now, cJSON **ret)
 {
 	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
-	cJSON *lease, *spec = NULL, *job;
-	int rc =
-		db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_json, &spec);
+	struct lease_job found = {NULL, false};
+	cJSON *lease, *spec, *job;
+	int rc = db_row_by_id(s->writer, "SELECT spec, state FROM jobs WHERE id = ?", job_id, NULL,
+			      read_lease_job, &found);
 
+	spec = found.spec;
 	if (rc == LL_ENOTFOUND)
-		return err_set(LL_ESTORE, "Task %lld has no job.", task_id);
-	if (rc < 0)
+		rc = err_set(LL_ESTORE, "Task %lld has no job.", task_id);
+	if (rc == 0 && found.refresh)
+		rc = job_refresh_state(s, job_id, now);
+	if (rc < 0) {
+		cJSON_Delete(spec);
+		cJSON_Delete(cell);
 		return rc;
+	}
 
 	lease = cJSON_CreateObject();
 	cJSON_AddNumberToObject(lease, "task_id", (double)task_id);
@@ -149,10 +170,9 @@ release:
 	    (rc = db_run(
 		     s->writer,
 		     "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
-		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0 ||
-	    (rc = job_refresh_state(s, job_id, a->now)) < 0)
+		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0)
 		goto out;
-	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
+	rc = build_lease(s, task_id, job_id, attempt, cell, expires, a->now, &a->out);
 	cell = NULL;
 	a->task_id = task_id;
 out:
