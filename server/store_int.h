@@ -40,6 +40,15 @@ struct token_cache_entry {
 	struct store_token token;
 };
 
+/* Jobs whose leases' "job" member the writer keeps printed
+ * (store_tasks.c), in slots chosen by the job's id. */
+#define STORE_LEASE_JOB_SLOTS 64
+
+struct lease_job_slot {
+	long long job_id; /* 0: empty */
+	char *text;
+};
+
 /* One write waiting for the writer thread. */
 struct store_op {
 	int (*fn)(struct store *store, void *arg);
@@ -79,6 +88,9 @@ struct store {
 	struct store_op *sync_head, *sync_tail;
 	bool sync_stopping;
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
+
+	/* The writer thread's only: printed "job" members of leases. */
+	struct lease_job_slot lease_jobs[STORE_LEASE_JOB_SLOTS];
 
 	pthread_mutex_t token_cache_lock; /* guards the two below */
 	unsigned long long token_generation;
@@ -216,6 +228,11 @@ int job_refresh_state(struct store *store, long long job_id, long long now);
 /* A new object {"task_id", "attempt", "state"} that begins the answers
  * about one attempt of a task (store_tasks.c). */
 cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
+
+/* Empties the writer's printed lease jobs (store_tasks.c): after a
+ * transaction was rolled back (a job's id may then come again with
+ * another spec), and at close. Writer thread, or no thread running. */
+void store_lease_jobs_forget(struct store *store);
 
 /* Marks agent AGENT_ID seen at NOW (store_agents.c). */
 int agent_touch(struct store *store, long long agent_id, long long now);

@@ -230,6 +230,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&s->queue_lock);
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
+			store_lease_jobs_forget(s);
 			finish_ops(s, batch, "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
@@ -493,6 +494,7 @@ void store_close(struct store *s)
 		return;
 	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
+	store_lease_jobs_forget(s);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);

@@ -21,45 +21,80 @@ struct lease_op {
 	cJSON *out;
 };
 
-/* A leased task's job: its spec parsed, and whether its state must be
- * refreshed. */
+/* A leased task's job: whether its state must be refreshed, and its
+ * spec parsed when WANT_SPEC. */
 struct lease_job {
+	bool want_spec, refresh;
 	cJSON *spec;
-	bool refresh;
 };
 
 static int read_lease_job(void *context, sqlite3_stmt *row)
 {
 	struct lease_job *job = context;
-	const char *state = (const char *)sqlite3_column_text(row, 1);
+	const char *state = (const char *)sqlite3_column_text(row, 0);
 
-	job->spec = column_json(row, 0);
 	/* With a task leased a job is running (queue_job_state()): only a
 	 * job in another state than running or cancelled changes. */
 	job->refresh = !state || (strcmp(state, "running") != 0 && strcmp(state, "cancelled") != 0);
+	if (job->want_spec)
+		job->spec = column_json(row, 1);
 	return 0;
 }
 
-/* Builds the lease's answer from the job's spec (taking CELL) and
- * refreshes the job's state when the lease changes it. */
+/* The "job" member of JOB_ID's leases, printed, from its SPEC (taken). */
+static char *lease_job_text(long long job_id, cJSON *spec)
+{
+	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
+	cJSON *job = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddNumberToObject(job, "id", (double)job_id);
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		cJSON_AddItemToObject(job, copied[i],
+				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
+	cJSON_Delete(spec);
+	text = cJSON_PrintUnformatted(job);
+	cJSON_Delete(job);
+	return text;
+}
+
+void store_lease_jobs_forget(struct store *s)
+{
+	for (int i = 0; i < STORE_LEASE_JOB_SLOTS; i++) {
+		free(s->lease_jobs[i].text);
+		s->lease_jobs[i].text = NULL;
+		s->lease_jobs[i].job_id = 0;
+	}
+}
+
+/* Builds the lease's answer (taking CELL) and refreshes the job's state
+ * when the lease changes it. The job's part is the same for every lease
+ * of its tasks (a job's spec never changes): printed once, kept in the
+ * writer's slots, and added as raw JSON (the same bytes once printed). */
 static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
 		       long long expires, long long now, cJSON **ret)
 {
-	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
-	struct lease_job found = {NULL, false};
-	cJSON *lease, *spec, *job;
-	int rc = db_row_by_id(s->writer, "SELECT spec, state FROM jobs WHERE id = ?", job_id, NULL,
+	struct lease_job_slot *slot = &s->lease_jobs[job_id % STORE_LEASE_JOB_SLOTS];
+	struct lease_job found = {.want_spec = slot->job_id != job_id || !slot->text};
+	cJSON *lease, *job;
+	int rc = db_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
 			      read_lease_job, &found);
 
-	spec = found.spec;
 	if (rc == LL_ENOTFOUND)
 		rc = err_set(LL_ESTORE, "Task %lld has no job.", task_id);
 	if (rc == 0 && found.refresh)
 		rc = job_refresh_state(s, job_id, now);
-	if (rc < 0) {
-		cJSON_Delete(spec);
+	if (rc == 0 && found.want_spec) {
+		free(slot->text);
+		slot->job_id = job_id;
+		if (!(slot->text = lease_job_text(job_id, found.spec)))
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+		found.spec = NULL;
+	}
+	if (rc < 0 || !(job = cJSON_CreateRaw(slot->text))) {
+		cJSON_Delete(found.spec);
 		cJSON_Delete(cell);
-		return rc;
+		return rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory.");
 	}
 
 	lease = cJSON_CreateObject();
@@ -71,12 +106,7 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	cJSON_AddNumberToObject(lease, "lease_seconds", (double)queue_lease_seconds(s->options.lease_ms));
 	cJSON_AddNumberToObject(lease, "heartbeat_seconds",
 				(double)queue_heartbeat_seconds(s->options.lease_ms));
-	job = cJSON_AddObjectToObject(lease, "job");
-	cJSON_AddNumberToObject(job, "id", (double)job_id);
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		cJSON_AddItemToObject(job, copied[i],
-				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
-	cJSON_Delete(spec);
+	cJSON_AddItemToObject(lease, "job", job);
 	*ret = lease;
 	return 0;
 }
