@@ -273,9 +273,11 @@ static void *syncer_main(void *arg)
 		synced = s->wal->pMethods->xSync(s->wal, SQLITE_SYNC_NORMAL) == SQLITE_OK;
 		if (!synced)
 			log_event(LOG_ERROR, "store_sync_failed", NULL);
+		pthread_mutex_lock(&s->queue_lock);
+		s->syncs++; /* counted before anyone is told */
+		pthread_mutex_unlock(&s->queue_lock);
 		finish_ops(s, batch, synced ? NULL : "The store could not make the write durable.");
 		pthread_mutex_lock(&s->queue_lock);
-		s->syncs++;
 	}
 	pthread_mutex_unlock(&s->queue_lock);
 	return NULL;
