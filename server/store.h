@@ -12,9 +12,13 @@
  * queue.h's pure functions.
  *
  * Durability: every function that changes state returns only after its
- * change is committed (SQLite: WAL, synchronous=FULL). Writes from many
- * threads are committed together by one writer (group commit), so a burst
- * of results costs one fsync, not one each.
+ * change is committed and fsynced (SQLite: WAL; the writer commits with
+ * synchronous=NORMAL and a syncer thread fsyncs the WAL before anyone is
+ * answered, which puts the same bytes on disk as synchronous=FULL). Writes
+ * from many threads are committed together by one writer (group commit),
+ * so a burst of results costs one fsync, not one each; store_async.h has
+ * the agent loop's writes without a blocked thread. A reader may see a
+ * commit up to one fsync before it is durable.
  *
  * Task states: queued -> leased -> done | (failed: queued again after a
  * backoff, or dead after max_attempts) ; queued|leased -> cancelled.

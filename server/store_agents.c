@@ -184,6 +184,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	long long expires = a->now + s->options.lease_ms;
 	sqlite3_stmt *stmt;
 	cJSON *tasks;
+	bool cancelled_listed = false;
 	int rc;
 
 	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
@@ -204,6 +205,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		const char *state = (const char *)sqlite3_column_text(stmt, 2);
 		bool cancelled = strcmp(state, "cancelled") == 0;
+		cancelled_listed |= cancelled;
 		cJSON *t = task_attempt_json(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
 					     state);
 		cJSON_AddBoolToObject(t, "cancelled", cancelled);
@@ -214,6 +216,9 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 		cJSON_AddItemToArray(tasks, t);
 	}
 	db_release(s->writer, stmt);
+	/* Only a cancelled task just listed has cancel_notified = 0. */
+	if (!cancelled_listed)
+		return 0;
 	return db_run(s->writer,
 		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
 		      "i", a->agent_id);
