@@ -219,9 +219,11 @@ enum { WRITE_QUEUED, WRITE_SUSPENDED, WRITE_COMMITTED };
 void http_write_committed(void *arg)
 {
 	struct http_request *req = arg;
+	struct server *server = req->server; /* REQ may be gone once resumed */
 
 	if (atomic_exchange(&req->write_state, WRITE_COMMITTED) == WRITE_SUSPENDED)
 		MHD_resume_connection(req->connection);
+	atomic_fetch_sub(&server->writes_pending, 1);
 }
 
 /* ------------------------------------------------------------- connections */
@@ -595,6 +597,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	rc = req->route->handler(req, &reply);
 	req->calls++;
 	if (rc == HTTP_SUSPEND_WRITE) {
+		/* Counted after the write is queued: may go below 0 a moment. */
+		atomic_fetch_add(&server->writes_pending, 1);
 		MHD_suspend_connection(connection);
 		if (atomic_exchange(&req->write_state, WRITE_SUSPENDED) == WRITE_COMMITTED)
 			MHD_resume_connection(connection);
@@ -663,7 +667,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	if (req->headers_done)
 		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
 			  "ms", ms, "who", who, NULL);
-	store_call_free(req->write_call); /* committed, but not answered */
+	store_call_free(req->write_call); /* committed (http_stop() waits), not answered */
 	if (req->stream && req->stream->release)
 		req->stream->release(req);
 	if (req->stream_reply) {
@@ -826,6 +830,11 @@ void http_stop(struct server *server, long long timeout_ms)
 		usleep(20 * 1000);
 	}
 	http_waiters_wake_all(server);
+	/* A connection suspended for a store write must not be closed under
+	 * it: the writer still holds the request. Every write ends (the
+	 * store's busy timeout bounds it), so this wait does. */
+	while (atomic_load(&server->writes_pending) != 0)
+		usleep(10 * 1000);
 	MHD_stop_daemon(server->daemon);
 	server->daemon = NULL;
 	free(server->tls_cert_pem);

@@ -74,7 +74,22 @@ out:
 	return reply_report(reply, body, rc, out);
 }
 
-static int result_answer(struct http_request *req, struct http_reply *reply);
+/* A result's committed write: its answer. */
+static int result_answer(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *out;
+	bool replayed = false;
+	int rc = store_task_result_end(req->write_call, &out, &replayed);
+
+	req->write_call = NULL;
+	if (rc == 0 && !replayed) {
+		metrics_add(&req->server->metrics.results_ingested, 1);
+		summarizer_enqueue(
+			req->server->summarizer,
+			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
+	}
+	return reply_report(reply, NULL, rc, out);
+}
 
 int route_tasks_result(struct http_request *req, struct http_reply *reply)
 {
@@ -116,23 +131,6 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 	}
 out:
 	return reply_report(reply, body, rc, out);
-}
-
-/* A result's committed write: its answer. */
-static int result_answer(struct http_request *req, struct http_reply *reply)
-{
-	cJSON *out;
-	bool replayed = false;
-	int rc = store_task_result_end(req->write_call, &out, &replayed);
-
-	req->write_call = NULL;
-	if (rc == 0 && !replayed) {
-		metrics_add(&req->server->metrics.results_ingested, 1);
-		summarizer_enqueue(
-			req->server->summarizer,
-			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
-	}
-	return reply_report(reply, NULL, rc, out);
 }
 
 int route_tasks_fail(struct http_request *req, struct http_reply *reply)

@@ -45,8 +45,9 @@ struct server {
 	struct http_request *waiters; /* suspended long-polls */
 	pthread_t sweeper;
 	bool sweeper_running;
-	atomic_bool stopping; /* set once by http_stop(), read by every thread */
-	atomic_long inflight; /* requests between first and completed callback */
+	atomic_bool stopping;       /* set once by http_stop(), read by every thread */
+	atomic_long inflight;       /* requests between first and completed callback */
+	atomic_long writes_pending; /* connections suspended for a store write */
 
 	struct capacity capacity; /* connection and long-poll limits (capacity.h) */
 	atomic_long connections_open;
