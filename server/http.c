@@ -209,6 +209,23 @@ static void wake_expired(struct server *server, long long now)
 	pthread_mutex_unlock(&server->waiters_lock);
 }
 
+/* ------------------------------------------------------------ store writes */
+
+/* req->write_state: a write's commit and the connection's suspension race
+ * (the writer may finish before on_request() suspends); whichever comes
+ * second resumes the connection. */
+enum { WRITE_QUEUED, WRITE_SUSPENDED, WRITE_COMMITTED };
+
+void http_write_committed(void *arg)
+{
+	struct http_request *req = arg;
+	struct server *server = req->server; /* REQ may be gone once resumed */
+
+	if (atomic_exchange(&req->write_state, WRITE_COMMITTED) == WRITE_SUSPENDED)
+		MHD_resume_connection(req->connection);
+	atomic_fetch_sub(&server->writes_pending, 1);
+}
+
 /* ------------------------------------------------------------- connections */
 
 /* One open connection: libmicrohttpd's socket context. */
@@ -576,8 +593,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	}
 
 	err_clear();
+	atomic_store(&req->write_state, WRITE_QUEUED);
 	rc = req->route->handler(req, &reply);
 	req->calls++;
+	if (rc == HTTP_SUSPEND_WRITE) {
+		/* Counted after the write is queued: may go below 0 a moment. */
+		atomic_fetch_add(&server->writes_pending, 1);
+		MHD_suspend_connection(connection);
+		if (atomic_exchange(&req->write_state, WRITE_SUSPENDED) == WRITE_COMMITTED)
+			MHD_resume_connection(connection);
+		return MHD_YES;
+	}
 	if (rc == HTTP_SUSPEND) {
 		pthread_mutex_lock(&server->waiters_lock);
 		MHD_suspend_connection(connection);
@@ -591,13 +617,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	return send_reply(req, &reply);
 }
 
+/* Writes the decimal digits of VALUE (>= 0) at OUT, NUL-ended; returns
+ * the end. The request log's numbers, without printf per request. */
+static char *put_decimal(char *out, long long value)
+{
+	char digits[24];
+	int n = 0;
+
+	do
+		digits[n++] = (char)('0' + value % 10);
+	while ((value /= 10) > 0);
+	while (n)
+		*out++ = digits[--n];
+	*out = '\0';
+	return out;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct server *server = cls;
 	struct http_request *req = *con_cls;
 	long long duration;
-	char status[8], ms[24], who[24];
+	char status[8], ms[32], who[32], *end;
 
 	if (!req)
 		return;
@@ -609,17 +651,24 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 	if (!req->status)
 		req->status = 499; /* the client went away before an answer */
 	metrics_count_request(&server->metrics, req->route_index, req->status, duration);
-	snprintf(status, sizeof(status), "%d", req->status);
-	snprintf(ms, sizeof(ms), "%.3f", duration / 1000.0);
+	put_decimal(status, req->status);
+	/* "%.3f" of the milliseconds: whole ones, then 3 digits of micros */
+	end = put_decimal(ms, duration / 1000);
+	*end++ = '.';
+	for (long long unit = 100, us = duration % 1000; unit; unit /= 10)
+		*end++ = (char)('0' + us / unit % 10);
+	*end = '\0';
 	if (req->token.agent_id)
-		snprintf(who, sizeof(who), "agent:%lld", req->token.agent_id);
+		put_decimal((char *)memcpy(who, "agent:", 6) + 6, req->token.agent_id);
 	else if (req->token.id)
-		snprintf(who, sizeof(who), "token:%lld", req->token.id);
+		put_decimal((char *)memcpy(who, "token:", 6) + 6, req->token.id);
 	else
-		snprintf(who, sizeof(who), "-");
+		memcpy(who, "-", 2);
 	if (req->headers_done)
 		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
 			  "ms", ms, "who", who, NULL);
+	store_call_free(req->write_call); /* committed (http_stop() waits), not answered */
+	cJSON_Delete(req->write_body);
 	if (req->stream && req->stream->release)
 		req->stream->release(req);
 	if (req->stream_reply) {
@@ -782,6 +831,11 @@ void http_stop(struct server *server, long long timeout_ms)
 		usleep(20 * 1000);
 	}
 	http_waiters_wake_all(server);
+	/* A connection suspended for a store write must not be closed under
+	 * it: the writer still holds the request. Every write ends (the
+	 * store's busy timeout bounds it), so this wait does. */
+	while (atomic_load(&server->writes_pending) != 0)
+		usleep(10 * 1000);
 	MHD_stop_daemon(server->daemon);
 	server->daemon = NULL;
 	free(server->tls_cert_pem);

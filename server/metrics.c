@@ -92,6 +92,8 @@ int metrics_render(struct server *server, struct buf *out)
 		{"loadlab_store_commits_total", "counter", "Store transactions committed (group commit).",
 		 st.commits},
 		{"loadlab_store_writes_total", "counter", "Store writes committed.", st.committed_ops},
+		{"loadlab_store_syncs_total", "counter",
+		 "Fsyncs of the store's log, each making the commits before it durable.", st.syncs},
 		{"loadlab_http_connections", "gauge", "Open HTTP connections.",
 		 atomic_load(&server->connections_open)},
 		{"loadlab_http_connections_limit", "gauge",

@@ -177,10 +177,17 @@ int route_agents_heartbeat(struct http_request *req, struct http_reply *reply)
 	cJSON *out;
 	int rc;
 
+	if (req->write_call) { /* committed */
+		rc = store_agent_heartbeat_end(req->write_call, &out);
+		req->write_call = NULL;
+		return route_reply(reply, rc, 200, out);
+	}
 	if (req->path_id != req->token.agent_id)
 		return reply_error(reply, 403, "forbidden", "An agent may only send its own heartbeat.");
 	if (route_empty_body(req, reply, "heartbeat") < 0)
 		return 0;
-	rc = store_agent_heartbeat(req->server->store, req->token.agent_id, clock_now_ms(), &out);
-	return route_reply(reply, rc, 200, out);
+	/* The connection waits for the commit, suspended. */
+	rc = store_agent_heartbeat_begin(req->server->store, req->token.agent_id, clock_now_ms(),
+					 http_write_committed, req, &req->write_call);
+	return rc < 0 ? reply_from_err(reply, rc) : HTTP_SUSPEND_WRITE;
 }

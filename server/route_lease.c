@@ -5,13 +5,41 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
+/* The second half of a lease: the committed write's answer, or, without
+ * a task, 204 at the deadline or the request parked until tasks come. */
+static int lease_answer(struct http_request *req, struct http_reply *reply)
+{
+	struct server *server = req->server;
+	cJSON *lease;
+	int rc = store_task_lease_end(req->write_call, &lease);
+
+	req->write_call = NULL;
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	if (lease) {
+		metrics_add(&server->metrics.leases_granted, 1);
+		return reply_json(reply, 200, lease);
+	}
+	if (clock_now_ms() >= req->wait_deadline_ms || atomic_load(&server->stopping)) {
+		reply->status = 204;
+		return 0;
+	}
+	if (!http_long_poll_begin(req)) {
+		reply->status = 204;
+		reply->retry_after = CAPACITY_RETRY_AFTER_SECONDS;
+		return 0;
+	}
+	return HTTP_SUSPEND;
+}
+
 int route_lease(struct http_request *req, struct http_reply *reply)
 {
 	struct server *server = req->server;
 	long long now = clock_now_ms();
-	cJSON *lease = NULL;
 	int rc;
 
+	if (req->write_call)
+		return lease_answer(req, reply);
 	if (req->calls == 0) {
 		static const char *const keys[] = {"wait", NULL};
 		long long wait;
@@ -27,21 +55,8 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 		cJSON_Delete(body);
 		req->wait_deadline_ms = now + wait * 1000;
 	}
-	rc = store_task_lease(server->store, req->token.agent_id, now, &lease);
-	if (rc < 0)
-		return reply_from_err(reply, rc);
-	if (lease) {
-		metrics_add(&server->metrics.leases_granted, 1);
-		return reply_json(reply, 200, lease);
-	}
-	if (now >= req->wait_deadline_ms || atomic_load(&server->stopping)) {
-		reply->status = 204;
-		return 0;
-	}
-	if (!http_long_poll_begin(req)) {
-		reply->status = 204;
-		reply->retry_after = CAPACITY_RETRY_AFTER_SECONDS;
-		return 0;
-	}
-	return HTTP_SUSPEND;
+	/* The connection waits for the commit, suspended (lease_answer()). */
+	rc = store_task_lease_begin(server->store, req->token.agent_id, now, http_write_committed, req,
+				    &req->write_call);
+	return rc < 0 ? reply_from_err(reply, rc) : HTTP_SUSPEND_WRITE;
 }

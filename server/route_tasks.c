@@ -76,14 +76,36 @@ out:
 	return reply_report(reply, body, rc, out);
 }
 
+/* A result's committed write: its answer. */
+static int result_answer(struct http_request *req, struct http_reply *reply)
+{
+	cJSON *out;
+	bool replayed = false;
+	int rc = store_task_result_end(req->write_call, &out, &replayed);
+
+	req->write_call = NULL;
+	if (rc == 0 && !replayed) {
+		long long result_id =
+			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble;
+		metrics_add(&req->server->metrics.results_ingested, 1);
+		summarizer_enqueue(req->server->summarizer, result_id);
+		calibration_note(req->server->store, req->token.agent_id, req->path_id, result_id,
+				 req->write_body, clock_now_ms());
+	}
+	cJSON_Delete(req->write_body);
+	req->write_body = NULL;
+	return reply_report(reply, NULL, rc, out);
+}
+
 int route_tasks_result(struct http_request *req, struct http_reply *reply)
 {
 	const cJSON *variants, *item;
 	cJSON *body, *out = NULL;
 	long long attempt;
-	bool replayed = false;
 	int rc;
 
+	if (req->write_call)
+		return result_answer(req, reply);
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	variants = cJSON_GetObjectItemCaseSensitive(body, "variants");
@@ -105,16 +127,13 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 			goto out;
 		}
 	}
-	rc = store_task_result(req->server->store, req->token.agent_id, req->path_id, attempt,
-			       buf_str(&req->body), req->body.len, clock_now_ms(), &out, &replayed);
-	if (rc == 0 && !replayed) {
-		metrics_add(&req->server->metrics.results_ingested, 1);
-		summarizer_enqueue(
-			req->server->summarizer,
-			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble);
-		calibration_note(req->server->store, req->token.agent_id, req->path_id,
-				 (long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble,
-				 body, clock_now_ms());
+	/* The body stays in req->body until the commit (result_answer()). */
+	rc = store_task_result_begin(req->server->store, req->token.agent_id, req->path_id, attempt,
+				     buf_str(&req->body), req->body.len, clock_now_ms(), http_write_committed,
+				     req, &req->write_call);
+	if (rc == 0) {
+		req->write_body = body; /* for calibration_note() once committed */
+		return HTTP_SUSPEND_WRITE;
 	}
 out:
 	return reply_report(reply, body, rc, out);

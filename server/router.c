@@ -82,6 +82,11 @@ static bool path_matches(const char *pattern, const char *path, long long *ret_i
 	long long id = 0;
 
 	while (*pattern) {
+		if (*pattern != '{') { /* most bytes: literal */
+			if (*pattern++ != *path++)
+				return false;
+			continue;
+		}
 		if (strcmp(pattern, "{name}") == 0) {
 			if (!*path)
 				return false;
@@ -108,8 +113,7 @@ static bool path_matches(const char *pattern, const char *path, long long *ret_i
 			pattern += 4;
 			continue;
 		}
-		if (*pattern++ != *path++)
-			return false;
+		return false; /* an unknown placeholder */
 	}
 	if (*path)
 		return false;
@@ -121,16 +125,16 @@ int router_match(const char *method, const char *path, long long *ret_id, bool *
 {
 	long long id;
 
+	/* The routes of METHOD first; the others' paths only for a miss
+	 * (405 or 404). */
 	*ret_wrong_method = false;
-	for (int i = 0; i < router_route_count; i++) {
-		if (!path_matches(router_routes[i].pattern, path, &id))
-			continue;
-		if (strcmp(router_routes[i].method, method) != 0) {
-			*ret_wrong_method = true;
-			continue;
+	for (int i = 0; i < router_route_count; i++)
+		if (strcmp(router_routes[i].method, method) == 0 &&
+		    path_matches(router_routes[i].pattern, path, &id)) {
+			*ret_id = id;
+			return i;
 		}
-		*ret_id = id;
-		return i;
-	}
+	for (int i = 0; i < router_route_count && !*ret_wrong_method; i++)
+		*ret_wrong_method = path_matches(router_routes[i].pattern, path, &id);
 	return -1;
 }

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "metrics.h"
 #include "store.h"
+#include "store_async.h"
 #include "summarizer.h"
 
 #include "loadlab/buf.h"
@@ -44,8 +45,9 @@ struct server {
 	struct http_request *waiters; /* suspended long-polls */
 	pthread_t sweeper;
 	bool sweeper_running;
-	atomic_bool stopping; /* set once by http_stop(), read by every thread */
-	atomic_long inflight; /* requests between first and completed callback */
+	atomic_bool stopping;       /* set once by http_stop(), read by every thread */
+	atomic_long inflight;       /* requests between first and completed callback */
+	atomic_long writes_pending; /* connections suspended for a store write */
 
 	struct capacity capacity; /* connection and long-poll limits (capacity.h) */
 	atomic_long connections_open;
@@ -56,6 +58,11 @@ struct server {
 };
 
 #define HTTP_SUSPEND 1
+/* A handler's answer after queuing a store write (store_async.h) with
+ * http_write_committed() and the request as its callback, the call in
+ * req->write_call: the connection waits, suspended, for the commit; the
+ * handler is then called again and ends the call. */
+#define HTTP_SUSPEND_WRITE 2
 
 /* Query arguments a request may carry; more get 414 (libmicrohttpd 0.9.75
  * would run out of its per-connection pool and never answer). */
@@ -88,6 +95,11 @@ struct http_request {
 	bool stream_failed;                /* data() refused: the rest is dropped, stream_reply sent */
 	long long stream_dropped;          /* bytes dropped since */
 	struct http_reply *stream_reply;
+
+	/* a store write queued (HTTP_SUSPEND_WRITE); its state: http.c */
+	struct store_call *write_call;
+	atomic_int write_state;
+	cJSON *write_body; /* owned: the parsed body its answer still needs (a result's, for calibration) */
 
 	/* long-poll */
 	int calls; /* handler invocations so far */
@@ -168,6 +180,10 @@ int http_body_object(struct http_request *req, struct http_reply *reply, bool em
  * request completes. False, counted and warned about, when all are taken:
  * the caller answers at once (204 with Retry-After) instead of parking. */
 bool http_long_poll_begin(struct http_request *req);
+
+/* The store_done_fn of a request's write (HTTP_SUSPEND_WRITE): resumes
+ * REQ's connection once it is suspended. Any thread. */
+void http_write_committed(void *req);
 
 /* Wakes every parked long-poll (tasks may have become available). */
 void http_waiters_wake_all(struct server *server);

@@ -12,9 +12,13 @@
  * queue.h's pure functions.
  *
  * Durability: every function that changes state returns only after its
- * change is committed (SQLite: WAL, synchronous=FULL). Writes from many
- * threads are committed together by one writer (group commit), so a burst
- * of results costs one fsync, not one each.
+ * change is committed and fsynced (SQLite: WAL; the writer commits with
+ * synchronous=NORMAL and a syncer thread fsyncs the WAL before anyone is
+ * answered, which puts the same bytes on disk as synchronous=FULL). Writes
+ * from many threads are committed together by one writer (group commit),
+ * so a burst of results costs one fsync, not one each; store_async.h has
+ * the agent loop's writes without a blocked thread. A reader may see a
+ * commit up to one fsync before it is durable.
  *
  * Task states: queued -> leased -> done | (failed: queued again after a
  * backoff, or dead after max_attempts) ; queued|leased -> cancelled.
@@ -346,6 +350,7 @@ struct store_stats {
 	long long agents_online, agents_offline, agents_quarantined;
 	long long results;
 	long long commits, committed_ops; /* group commit: transactions, writes */
+	long long syncs;                  /* fsyncs that made commits durable */
 };
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);

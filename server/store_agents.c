@@ -203,6 +203,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	long long expires = a->now + s->options.lease_ms;
 	sqlite3_stmt *stmt;
 	cJSON *tasks;
+	bool cancelled_listed = false;
 	int rc;
 
 	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
@@ -223,6 +224,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		const char *state = (const char *)sqlite3_column_text(stmt, 2);
 		bool cancelled = strcmp(state, "cancelled") == 0;
+		cancelled_listed |= cancelled;
 		cJSON *t = task_attempt_json(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
 					     state);
 		cJSON_AddBoolToObject(t, "cancelled", cancelled);
@@ -233,16 +235,48 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 		cJSON_AddItemToArray(tasks, t);
 	}
 	db_release(s->writer, stmt);
+	/* Only a cancelled task just listed has cancel_notified = 0. */
+	if (!cancelled_listed)
+		return 0;
 	return db_run(s->writer,
 		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
 		      "i", a->agent_id);
 }
 
+struct heartbeat_call {
+	struct store_call call;
+	struct heartbeat_op a;
+};
+
+int store_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+				void *context, struct store_call **ret_call)
+{
+	struct heartbeat_call *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct heartbeat_op){agent_id, now, NULL};
+	c->call.op.fn = op_agent_heartbeat;
+	c->call.op.arg = &c->a;
+	c->call.out = &c->a.out;
+	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
+		return rc;
+	*ret_call = &c->call;
+	return 0;
+}
+
+int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+{
+	return store_call_end(call, ret_body);
+}
+
 int store_agent_heartbeat(struct store *s, long long agent_id, long long now, cJSON **ret_body)
 {
-	struct heartbeat_op a = {agent_id, now, NULL};
+	struct store_call *call = NULL;
+	int rc = store_agent_heartbeat_begin(s, agent_id, now, NULL, NULL, &call);
 
-	return store_write_answer(s, op_agent_heartbeat, &a, &a.out, ret_body);
+	return rc < 0 ? rc : store_agent_heartbeat_end(call, ret_body);
 }
 
 /* ------------------------------------------------------------ calibration */

@@ -10,6 +10,7 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store.h"
+#include "store_async.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -19,9 +20,16 @@
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
 
+/* The writer checkpoints its WAL into the database once it holds this
+ * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
+ * (the tasks' indexes, the agents) are rewritten by every batch, and a
+ * checkpoint copies each once, so rarer checkpoints copy far less. */
+#define STORE_CHECKPOINT_PAGES_TEXT "8000"
+
 /* Live tokens remembered by store_token_find(): slots, chosen by the
- * hash's first byte. */
-#define STORE_TOKEN_CACHE_SLOTS 64
+ * hash's first two bytes (about 570 KiB). With 64 slots a third of 32
+ * agents shared a slot with another and missed on every other request. */
+#define STORE_TOKEN_CACHE_SLOTS 4096
 
 /* A token found live while token_generation was GENERATION; it stands only
  * while the generation has not moved (every token write moves it). */
@@ -32,15 +40,33 @@ struct token_cache_entry {
 	struct store_token token;
 };
 
+/* Jobs whose leases' "job" member the writer keeps printed
+ * (store_tasks.c), in slots chosen by the job's id. */
+#define STORE_LEASE_JOB_SLOTS 64
+
+struct lease_job_slot {
+	long long job_id; /* 0: empty */
+	char *text;
+};
+
 /* One write waiting for the writer thread. */
 struct store_op {
 	int (*fn)(struct store *store, void *arg);
 	void *arg;
 	int rc;
 	bool done;
-	pthread_cond_t done_cond; /* signalled when done */
+	pthread_cond_t done_cond; /* store_write(): signalled when done */
+	store_done_fn notify;     /* store_submit() of a call: called instead */
+	void *notify_context;
 	char message[256];
 	struct store_op *next;
+};
+
+/* A write that does not block its caller (store_async.h): the op, and
+ * where its fn builds the answer (deleted with the call unless taken). */
+struct store_call {
+	struct store_op op;
+	cJSON **out;
 };
 
 struct store {
@@ -54,7 +80,17 @@ struct store {
 	pthread_cond_t queue_cond;
 	struct store_op *head, *tail;
 	bool stopping;
-	long long commits, committed_ops;
+	long long commits, committed_ops, syncs;
+
+	/* Committed batches waiting for the syncer's fsync (queue_lock). */
+	pthread_t syncer_thread;
+	pthread_cond_t sync_cond;
+	struct store_op *sync_head, *sync_tail;
+	bool sync_stopping;
+	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
+
+	/* The writer thread's only: printed "job" members of leases. */
+	struct lease_job_slot lease_jobs[STORE_LEASE_JOB_SLOTS];
 
 	pthread_mutex_t token_cache_lock; /* guards the two below */
 	unsigned long long token_generation;
@@ -68,6 +104,17 @@ struct store {
  * LL_ESTORE if the commit failed; on failure the message is copied to the
  * calling thread. */
 int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* Runs CALL's op: without DONE, as store_write() (returns once it is
+ * committed, with its result); with DONE, queues it and returns 0 at once,
+ * and the writer thread calls DONE(CONTEXT) once the op is committed or
+ * failed. On a refusal (the store is closing) CALL is freed and DONE never
+ * called. Either way store_call_end() then gives the result. */
+int store_call_submit(struct store *store, struct store_call *call, store_done_fn done, void *context);
+
+/* The result of CALL's committed op (its message set on this thread on
+ * failure) and its answer to *RET (NULL on failure); frees CALL. */
+int store_call_end(struct store_call *call, cJSON **ret);
 
 /* store_write() for an op that builds its answer in *OUT: on success the
  * answer goes to *RET, on failure it is deleted. */
@@ -181,6 +228,11 @@ int job_refresh_state(struct store *store, long long job_id, long long now);
 /* A new object {"task_id", "attempt", "state"} that begins the answers
  * about one attempt of a task (store_tasks.c). */
 cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
+
+/* Empties the writer's printed lease jobs (store_tasks.c): after a
+ * transaction was rolled back (a job's id may then come again with
+ * another spec), and at close. Writer thread, or no thread running. */
+void store_lease_jobs_forget(struct store *store);
 
 /* Marks agent AGENT_ID seen at NOW (store_agents.c). */
 int agent_touch(struct store *store, long long agent_id, long long now);

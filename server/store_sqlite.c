@@ -158,17 +158,54 @@ static struct store_op *take_ops(struct store *s, int room, struct store_op **re
 	return first;
 }
 
+/* Marks every op of BATCH done (those that succeeded become LL_ESTORE
+ * with MESSAGE when MESSAGE is not NULL) and wakes its callers: blocked
+ * ones under the queue lock, those of store_call_submit() after it, in
+ * the batch's order. */
+static void finish_ops(struct store *s, struct store_op *batch, const char *message)
+{
+	struct store_op *told = NULL, **told_tail = &told, *op;
+
+	if (message)
+		for (op = batch; op; op = op->next)
+			if (op->rc >= 0) {
+				op->rc = LL_ESTORE;
+				snprintf(op->message, sizeof(op->message), "%s", message);
+			}
+	pthread_mutex_lock(&s->queue_lock);
+	for (op = batch; op;) {
+		struct store_op *next = op->next; /* OP is gone once woken */
+		s->committed_ops++;
+		op->done = true;
+		if (op->notify) {
+			op->next = NULL;
+			*told_tail = op;
+			told_tail = &op->next;
+		} else {
+			pthread_cond_signal(&op->done_cond);
+		}
+		op = next;
+	}
+	pthread_mutex_unlock(&s->queue_lock);
+	for (op = told; op;) {
+		struct store_op *next = op->next; /* OP may be freed by notify */
+		op->notify(op->notify_context);
+		op = next;
+	}
+}
+
 /* The writer: one transaction per round. Ops that arrive while it runs
  * the round's ops join the same transaction until the queue is empty or
- * STORE_BATCH_MAX ops are in it (group commit: the callers that queued
- * during the work share its one fsync instead of waiting for the next). */
+ * STORE_BATCH_MAX ops are in it, then it commits (writing the WAL, no
+ * fsync) and hands the batch to the syncer; the next round starts while
+ * the syncer's fsync runs. */
 static void *writer_main(void *arg)
 {
 	struct store *s = arg;
 
 	pthread_mutex_lock(&s->queue_lock);
 	for (;;) {
-		struct store_op *batch = NULL, *last = NULL, *op;
+		struct store_op *batch = NULL, *last = NULL;
 		int n = 0, rc;
 
 		while (!s->head && !s->stopping)
@@ -196,52 +233,140 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&s->queue_lock);
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
-			for (op = batch; op; op = op->next)
-				if (op->rc >= 0) {
-					op->rc = LL_ESTORE;
-					snprintf(op->message, sizeof(op->message),
-						 "The store could not commit.");
-				}
+			store_lease_jobs_forget(s);
+			finish_ops(s, batch, "The store could not commit.");
+			pthread_mutex_lock(&s->queue_lock);
+			continue;
 		}
 
 		pthread_mutex_lock(&s->queue_lock);
 		s->commits++;
-		for (op = batch; op;) {
-			struct store_op *next = op->next; /* OP is gone once woken */
-			s->committed_ops++;
-			op->done = true;
-			pthread_cond_signal(&op->done_cond);
-			op = next;
-		}
+		if (s->sync_tail)
+			s->sync_tail->next = batch;
+		else
+			s->sync_head = batch;
+		s->sync_tail = last;
+		pthread_cond_signal(&s->sync_cond);
 	}
 	pthread_mutex_unlock(&s->queue_lock);
 	return NULL;
+}
+
+/* The syncer: takes every committed batch handed over, makes them durable
+ * with one fsync of the WAL (what synchronous=FULL does in each COMMIT),
+ * and only then wakes their callers. Ends once the writer has ended and
+ * nothing is left to sync. */
+static void *syncer_main(void *arg)
+{
+	struct store *s = arg;
+
+	pthread_mutex_lock(&s->queue_lock);
+	for (;;) {
+		struct store_op *batch;
+		bool synced;
+
+		while (!s->sync_head && !s->sync_stopping)
+			pthread_cond_wait(&s->sync_cond, &s->queue_lock);
+		if (!s->sync_head)
+			break;
+		batch = s->sync_head;
+		s->sync_head = s->sync_tail = NULL;
+		pthread_mutex_unlock(&s->queue_lock);
+
+		synced = s->wal->pMethods->xSync(s->wal, SQLITE_SYNC_NORMAL) == SQLITE_OK;
+		if (!synced)
+			log_event(LOG_ERROR, "store_sync_failed", NULL);
+		pthread_mutex_lock(&s->queue_lock);
+		s->syncs++; /* counted before anyone is told */
+		pthread_mutex_unlock(&s->queue_lock);
+		finish_ops(s, batch, synced ? NULL : "The store could not make the write durable.");
+		pthread_mutex_lock(&s->queue_lock);
+	}
+	pthread_mutex_unlock(&s->queue_lock);
+	return NULL;
+}
+
+/* Appends OP to the queue and wakes the writer; LL_ESTORE when closing. */
+static int queue_op(struct store *s, struct store_op *op)
+{
+	if (s->stopping)
+		return err_set(LL_ESTORE, "The store is closing.");
+	if (s->tail)
+		s->tail->next = op;
+	else
+		s->head = op;
+	s->tail = op;
+	pthread_cond_signal(&s->queue_cond);
+	return 0;
+}
+
+/* OP's result, its message set on this thread on failure. */
+static int op_result(const struct store_op *op)
+{
+	if (op->rc < 0)
+		err_set(op->rc, "%s", op->message);
+	return op->rc;
+}
+
+/* Queues OP (OP->notify NULL) and waits until it is committed. */
+static int run_and_wait(struct store *s, struct store_op *op)
+{
+	int rc;
+
+	pthread_cond_init(&op->done_cond, NULL);
+	pthread_mutex_lock(&s->queue_lock);
+	rc = queue_op(s, op);
+	while (rc == 0 && !op->done)
+		pthread_cond_wait(&op->done_cond, &s->queue_lock);
+	pthread_mutex_unlock(&s->queue_lock);
+	pthread_cond_destroy(&op->done_cond);
+	return rc < 0 ? rc : op_result(op);
 }
 
 int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
 
-	pthread_cond_init(&op.done_cond, NULL);
-	pthread_mutex_lock(&s->queue_lock);
-	if (s->stopping) {
+	return run_and_wait(s, &op);
+}
+
+int store_call_submit(struct store *s, struct store_call *call, store_done_fn done, void *context)
+{
+	int rc;
+
+	call->op.notify = done;
+	call->op.notify_context = context;
+	if (!done) {
+		/* The op's own result is store_call_end()'s. */
+		rc = run_and_wait(s, &call->op);
+		rc = call->op.done ? 0 : rc;
+	} else {
+		pthread_mutex_lock(&s->queue_lock);
+		rc = queue_op(s, &call->op);
 		pthread_mutex_unlock(&s->queue_lock);
-		pthread_cond_destroy(&op.done_cond);
-		return err_set(LL_ESTORE, "The store is closing.");
 	}
-	if (s->tail)
-		s->tail->next = &op;
-	else
-		s->head = &op;
-	s->tail = &op;
-	pthread_cond_signal(&s->queue_cond);
-	while (!op.done)
-		pthread_cond_wait(&op.done_cond, &s->queue_lock);
-	pthread_mutex_unlock(&s->queue_lock);
-	pthread_cond_destroy(&op.done_cond);
-	if (op.rc < 0)
-		err_set(op.rc, "%s", op.message);
-	return op.rc;
+	if (rc < 0)
+		store_call_free(call);
+	return rc;
+}
+
+int store_call_end(struct store_call *call, cJSON **ret)
+{
+	int rc = op_result(&call->op);
+
+	*ret = rc < 0 ? NULL : *call->out;
+	if (rc == 0)
+		*call->out = NULL;
+	store_call_free(call);
+	return rc;
+}
+
+void store_call_free(struct store_call *call)
+{
+	if (!call)
+		return;
+	cJSON_Delete(*call->out);
+	free(call);
 }
 
 int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out,
@@ -278,6 +403,27 @@ static int open_connection(const char *path, sqlite3 **ret)
 		return err_set(LL_ESTORE, "Cannot configure the store at %s.", path);
 	}
 	*ret = db;
+	return 0;
+}
+
+/* Hands the fsync of the writer's commits to the syncer: the writer
+ * connection commits with synchronous=NORMAL (its WAL is written, not
+ * synced; checkpoints still sync the WAL before and the database after,
+ * and the WAL's header when it is reused) and the syncer fsyncs the WAL
+ * file (SQLite's own handle of it) before any caller of the batch is
+ * answered: the same bytes on disk as synchronous=FULL, with the next
+ * batch running during the fsync. The first sync, here, is also the one
+ * that syncs the folder of a new WAL (SQLite does that once). */
+static int open_wal_sync(struct store *s)
+{
+	sqlite3_file *wal = NULL;
+
+	if (db_exec(s->writer, "PRAGMA synchronous=NORMAL") < 0 ||
+	    db_exec(s->writer, "PRAGMA wal_autocheckpoint=" STORE_CHECKPOINT_PAGES_TEXT) < 0 ||
+	    sqlite3_file_control(s->writer, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
+	    !wal || !wal->pMethods || wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL) != SQLITE_OK)
+		return err_set(LL_ESTORE, "Cannot sync the store's write-ahead log.");
+	s->wal = wal;
 	return 0;
 }
 
@@ -320,12 +466,19 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	pthread_mutex_init(&s->queue_lock, NULL);
 	pthread_cond_init(&s->queue_cond, NULL);
 	pthread_mutex_init(&s->token_cache_lock, NULL);
+	pthread_cond_init(&s->sync_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
-	    (rc = db_exec(s->writer, derived_indexes)) < 0 || (rc = open_connection(path, &s->reader)) < 0)
+	    (rc = db_exec(s->writer, derived_indexes)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
+	    (rc = open_wal_sync(s)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
 	db_cache_attach(s->reader);
+	if (pthread_create(&s->syncer_thread, NULL, syncer_main, s) != 0) {
+		rc = err_set(LL_ENOMEM, "Cannot start the store's syncer thread.");
+		goto fail;
+	}
 	if (pthread_create(&s->writer_thread, NULL, writer_main, s) != 0) {
+		worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
 		rc = err_set(LL_ENOMEM, "Cannot start the store's writer thread.");
 		goto fail;
 	}
@@ -345,6 +498,8 @@ void store_close(struct store *s)
 	if (!s)
 		return;
 	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
+	worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
+	store_lease_jobs_forget(s);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);
@@ -352,6 +507,7 @@ void store_close(struct store *s)
 	pthread_mutex_destroy(&s->reader_lock);
 	pthread_mutex_destroy(&s->queue_lock);
 	pthread_cond_destroy(&s->queue_cond);
+	pthread_cond_destroy(&s->sync_cond);
 	pthread_mutex_destroy(&s->token_cache_lock);
 	free(s);
 }
@@ -458,6 +614,7 @@ int store_stats(struct store *s, long long now, struct store_stats *ret)
 	pthread_mutex_lock(&s->queue_lock);
 	st.commits = s->commits;
 	st.committed_ops = s->committed_ops;
+	st.syncs = s->syncs;
 	pthread_mutex_unlock(&s->queue_lock);
 	if (rc < 0)
 		return rc;

@@ -21,25 +21,81 @@ struct lease_op {
 	cJSON *out;
 };
 
-/* Column 0 parsed as JSON into *CONTEXT. */
-static int read_json(void *context, sqlite3_stmt *row)
+/* A leased task's job: whether its state must be refreshed, and its
+ * spec parsed when WANT_SPEC. */
+struct lease_job {
+	bool want_spec, refresh;
+	cJSON *spec;
+};
+
+static int read_lease_job(void *context, sqlite3_stmt *row)
 {
-	*(cJSON **)context = column_json(row, 0);
+	struct lease_job *job = context;
+	const char *state = (const char *)sqlite3_column_text(row, 0);
+
+	/* With a task leased a job is running (queue_job_state()): only a
+	 * job in another state than running or cancelled changes. */
+	job->refresh = !state || (strcmp(state, "running") != 0 && strcmp(state, "cancelled") != 0);
+	if (job->want_spec)
+		job->spec = column_json(row, 1);
 	return 0;
 }
 
-static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
-		       long long expires, cJSON **ret)
+/* The "job" member of JOB_ID's leases, printed, from its SPEC (taken). */
+static char *lease_job_text(long long job_id, cJSON *spec)
 {
 	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
-	cJSON *lease, *spec = NULL, *job;
-	int rc =
-		db_row_by_id(s->writer, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_json, &spec);
+	cJSON *job = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddNumberToObject(job, "id", (double)job_id);
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		cJSON_AddItemToObject(job, copied[i],
+				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
+	cJSON_Delete(spec);
+	text = cJSON_PrintUnformatted(job);
+	cJSON_Delete(job);
+	return text;
+}
+
+void store_lease_jobs_forget(struct store *s)
+{
+	for (int i = 0; i < STORE_LEASE_JOB_SLOTS; i++) {
+		free(s->lease_jobs[i].text);
+		s->lease_jobs[i].text = NULL;
+		s->lease_jobs[i].job_id = 0;
+	}
+}
+
+/* Builds the lease's answer (taking CELL) and refreshes the job's state
+ * when the lease changes it. The job's part is the same for every lease
+ * of its tasks (a job's spec never changes): printed once, kept in the
+ * writer's slots, and added as raw JSON (the same bytes once printed). */
+static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
+		       long long expires, long long now, cJSON **ret)
+{
+	struct lease_job_slot *slot = &s->lease_jobs[job_id % STORE_LEASE_JOB_SLOTS];
+	struct lease_job found = {.want_spec = slot->job_id != job_id || !slot->text};
+	cJSON *lease, *job;
+	int rc = db_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
+			      read_lease_job, &found);
 
 	if (rc == LL_ENOTFOUND)
-		return err_set(LL_ESTORE, "Task %lld has no job.", task_id);
-	if (rc < 0)
-		return rc;
+		rc = err_set(LL_ESTORE, "Task %lld has no job.", task_id);
+	if (rc == 0 && found.refresh)
+		rc = job_refresh_state(s, job_id, now);
+	if (rc == 0 && found.want_spec) {
+		free(slot->text);
+		slot->job_id = job_id;
+		if (!(slot->text = lease_job_text(job_id, found.spec)))
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+		found.spec = NULL;
+	}
+	if (rc < 0 || !(job = cJSON_CreateRaw(slot->text))) {
+		cJSON_Delete(found.spec);
+		cJSON_Delete(cell);
+		return rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory.");
+	}
 
 	lease = cJSON_CreateObject();
 	cJSON_AddNumberToObject(lease, "task_id", (double)task_id);
@@ -50,12 +106,7 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	cJSON_AddNumberToObject(lease, "lease_seconds", (double)queue_lease_seconds(s->options.lease_ms));
 	cJSON_AddNumberToObject(lease, "heartbeat_seconds",
 				(double)queue_heartbeat_seconds(s->options.lease_ms));
-	job = cJSON_AddObjectToObject(lease, "job");
-	cJSON_AddNumberToObject(job, "id", (double)job_id);
-	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
-		cJSON_AddItemToObject(job, copied[i],
-				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
-	cJSON_Delete(spec);
+	cJSON_AddItemToObject(lease, "job", job);
 	*ret = lease;
 	return 0;
 }
@@ -149,10 +200,9 @@ release:
 	    (rc = db_run(
 		     s->writer,
 		     "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
-		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0 ||
-	    (rc = job_refresh_state(s, job_id, a->now)) < 0)
+		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0)
 		goto out;
-	rc = build_lease(s, task_id, job_id, attempt, cell, expires, &a->out);
+	rc = build_lease(s, task_id, job_id, attempt, cell, expires, a->now, &a->out);
 	cell = NULL;
 	a->task_id = task_id;
 out:
@@ -162,20 +212,52 @@ out:
 	return rc;
 }
 
-int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
+struct lease_call {
+	struct store_call call;
+	struct lease_op a;
+};
+
+int store_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+			   void *context, struct store_call **ret_call)
 {
-	struct lease_op a = {agent_id, now, 0, NULL};
-	int rc = store_write_answer(s, op_task_lease, &a, &a.out, ret_lease);
+	struct lease_call *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct lease_op){agent_id, now, 0, NULL};
+	c->call.op.fn = op_task_lease;
+	c->call.op.arg = &c->a;
+	c->call.out = &c->a.out;
+	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
+		return rc;
+	*ret_call = &c->call;
+	return 0;
+}
+
+int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
+{
+	struct lease_call *c = (struct lease_call *)call;
+	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
+	int rc = store_call_end(call, ret_lease);
 
 	/* Logged by the caller once committed: the writer thread only writes. */
-	if (rc == 0 && a.task_id) {
+	if (rc == 0 && task_id) {
 		char task_text[24], agent_text[24];
-		snprintf(task_text, sizeof(task_text), "%lld", a.task_id);
+		snprintf(task_text, sizeof(task_text), "%lld", task_id);
 		snprintf(agent_text, sizeof(agent_text), "%lld", agent_id);
 		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
 			  "agent_id", agent_text, NULL);
 	}
 	return rc;
+}
+
+int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
+{
+	struct store_call *call = NULL;
+	int rc = store_task_lease_begin(s, agent_id, now, NULL, NULL, &call);
+
+	return rc < 0 ? rc : store_task_lease_end(call, ret_lease);
 }
 
 struct task_row {
@@ -348,17 +430,52 @@ static int op_task_result(struct store *s, void *arg)
 	return 0;
 }
 
+struct report_call {
+	struct store_call call;
+	struct report_op a;
+};
+
+int store_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
+			    const char *body, size_t body_len, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call)
+{
+	struct report_call *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
+	c->call.op.fn = op_task_result;
+	c->call.op.arg = &c->a;
+	c->call.out = &c->a.out;
+	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
+		return rc;
+	*ret_call = &c->call;
+	return 0;
+}
+
+int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+{
+	struct report_call *c = (struct report_call *)call;
+	long long task_id = c->a.task_id;
+	bool replayed = c->a.replayed;
+	int rc = store_call_end(call, ret_body);
+
+	if (rc == 0 && !replayed)
+		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
+	if (rc == 0)
+		*ret_replayed = replayed;
+	return rc;
+}
+
 int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
 		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed)
 {
-	struct report_op a = {agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
-	int rc = store_write_answer(s, op_task_result, &a, &a.out, ret_body);
+	struct store_call *call = NULL;
+	int rc = store_task_result_begin(s, agent_id, task_id, attempt, body, body_len, now, NULL, NULL,
+					 &call);
 
-	if (rc == 0 && !a.replayed)
-		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
-	if (rc == 0)
-		*ret_replayed = a.replayed;
-	return rc;
+	return rc < 0 ? rc : store_task_result_end(call, ret_body, ret_replayed);
 }
 
 /* Ends the current attempt of a leased task: back to the queue after

@@ -60,12 +60,18 @@ static void token_cache_forget(struct store *s)
 	pthread_mutex_unlock(&s->token_cache_lock);
 }
 
+/* The slot of HASH: its first two bytes (SHA-256's are uniform). */
+static struct token_cache_entry *token_slot(struct store *s, const unsigned char *hash)
+{
+	return &s->token_cache[((unsigned)hash[0] | (unsigned)hash[1] << 8) % STORE_TOKEN_CACHE_SLOTS];
+}
+
 /* The remembered token of HASH in *RET when it still stands, else false
  * and *RET_GENERATION is the generation to remember a lookup under. */
 static bool token_cache_get(struct store *s, const unsigned char *hash, struct store_token *ret,
 			    unsigned long long *ret_generation)
 {
-	struct token_cache_entry *e = &s->token_cache[hash[0] % STORE_TOKEN_CACHE_SLOTS];
+	struct token_cache_entry *e = token_slot(s, hash);
 	bool found;
 
 	pthread_mutex_lock(&s->token_cache_lock);
@@ -80,7 +86,7 @@ static bool token_cache_get(struct store *s, const unsigned char *hash, struct s
 static void token_cache_put(struct store *s, const unsigned char *hash, const struct store_token *token,
 			    unsigned long long generation)
 {
-	struct token_cache_entry *e = &s->token_cache[hash[0] % STORE_TOKEN_CACHE_SLOTS];
+	struct token_cache_entry *e = token_slot(s, hash);
 
 	pthread_mutex_lock(&s->token_cache_lock);
 	if (generation == s->token_generation) {
