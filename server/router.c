@@ -52,6 +52,7 @@ const struct route router_routes[] = {
 	{"GET", "/series.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/program.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/calibration.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/cold.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 

@@ -574,11 +574,7 @@ function tableHtml(table, kind, cells) {
         <div class="small muted">CI [<span class="v-ci-low">${us(c.ci_low_us)}</span>, <span class="v-ci-high">${us(c.ci_high_us)}</span>] · n <span class="v-n">${c.n}</span></div>
         ${c.change_pct === undefined ? "" : `<div><span class="v-change">${pct(c.change_pct)}</span>${sig ? " *" : ""} <span class="small muted">p <span class="v-p">${pval(c.p_value)}</span></span></div>`}</td>`;
     }
-    return `<td ${attrs} class="num">${c.cold === false ? `<div class="error small">NOT COLD (${esc(c.method || "")})</div>` : ""}
-      <div>mean <span class="v-mean">${us(c.mean_us)}</span> µs ± ${us(c.stddev_us)}</div>
-      <div class="small">time <span class="v-time-pct">${c.time_pct === undefined ? "" : c.time_pct.toFixed(1) + " %"}</span> ·
-      faults ${c.page_faults_pct === undefined ? "" : c.page_faults_pct.toFixed(1) + " %"} · read ${c.read_bytes_pct === undefined ? "" : c.read_bytes_pct.toFixed(1) + " %"}</div>
-      <div class="small muted">faults ${c.page_faults_mean === undefined ? "" : c.page_faults_mean.toFixed(0)} · read ${bytes(c.read_bytes_mean)}</div></td>`;
+    return coldCellHtml(c, attrs);
   }).join("")}</tr>`).join("");
   return `<div class="scroll"><table class="report-table" id="${kind}-table"><thead>${head}</thead><tbody>${body}</tbody></table></div>`;
 }
@@ -603,8 +599,7 @@ async function reportPage(id) {
       <label>Measurement <select id="box-measure">${warm || !report.cold ? '<option value="warm">warm</option>' : ""}${report.cold ? '<option value="cold">cold</option>' : ""}</select></label>
       <span class="muted small" id="box-note"></span></div>
     <div class="chart" id="boxplot"></div>
-    ${report.cold ? `<h2>Cold start (baseline ${esc(report.cold.baseline)})</h2>${tableHtml(report.cold, "cold", cells)}
-      <h2>Cold start: page faults and read bytes per module</h2><div class="grid2"><div class="chart" id="cold-faults"></div><div class="chart" id="cold-bytes"></div></div>` : ""}
+    ${report.cold ? `<h2>Cold start (baseline ${esc(report.cold.baseline)})</h2>${tableHtml(report.cold, "cold", cells)}${coldSectionHtml(report.cold)}` : ""}
     ${report.churn ? `<h2>Churn</h2>${churnHtml(report.churn.rows)}` : ""}`;
   if (warm) drawHeatmap(warm, cells);
   if (report.cold) drawColdBars(report.cold, cells);
@@ -674,33 +669,6 @@ function drawHeatmap(warm, cells) {
       { name: "no figure", type: "heatmap", data: other, label: { show: true, color: "#888", formatter: (p) => p.data.status }, itemStyle: { color: "#f2f3f5" } },
     ],
   });
-}
-
-/* Bars per module when the agents reported modules (?modules=1), else the
- * per-variant means of each cell. */
-function drawColdBars(cold, cells) {
-  const modules = cold.modules || [];
-  const draw = (el, title, field, meanField, fmt) => {
-    let categories, series;
-    if (modules.length && modules.some((m) => typeof m[field] === "number")) {
-      categories = [...new Set(modules.map((m) => m.name))];
-      const groups = [...new Set(modules.map((m) => m.variant + " · " + m.cell))];
-      series = groups.map((g) => ({ name: g, type: "bar",
-        data: categories.map((name) => { const m = modules.find((x) => x.name === name && x.variant + " · " + x.cell === g); return m && typeof m[field] === "number" ? m[field] : null; }) }));
-    } else {
-      categories = cells.map((c) => c.key);
-      series = cold.variants.map((row) => ({ name: row.variant, type: "bar",
-        data: row.cells.map((c) => (c.status === "ok" && typeof c[meanField] === "number" ? c[meanField] : null)) }));
-    }
-    chart(el).setOption({
-      animation: false, title: { text: title, textStyle: { fontSize: 13 } },
-      tooltip: { trigger: "axis", valueFormatter: fmt }, legend: { type: "scroll", bottom: 0 },
-      grid: { left: 70, right: 20, top: 40, bottom: 60 },
-      xAxis: { type: "category", data: categories }, yAxis: { type: "value", axisLabel: { formatter: fmt } }, series,
-    });
-  };
-  draw($("#cold-faults"), "page faults", "page_faults", "page_faults_mean", (v) => (typeof v === "number" ? v.toFixed(0) : ""));
-  draw($("#cold-bytes"), "read bytes", "read_bytes", "read_bytes_mean", bytes);
 }
 
 function churnHtml(rows) {

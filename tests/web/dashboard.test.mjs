@@ -5,7 +5,8 @@
  * the agents and an admin can quarantine one; a job submitted through the
  * form shows the server's validation error next to its field, then appears
  * and its tasks advance while the page polls; the report shows the API's
- * numbers; the compare page gives the CLI's verdict and a link that
+ * numbers, and marks which cold page-fault and bytes-read differences are
+ * significant; the compare page gives the CLI's verdict and a link that
  * reproduces it; every page is reachable from the first by links, none logs
  * a console error; a screenshot of each page is saved at 1280 px.
  */
@@ -503,4 +504,72 @@ test("the fleet page shows each agent's last calibration: injected → recovered
   await page.click(`${row} a.calibration-job`);
   await page.waitForFunction((id) => location.hash === `#/job/${id}`, created.body.id);
   assertNoConsoleErrors("fleet calibration");
+});
+
+test("the cold report marks which page-fault and bytes-read differences against the cold baseline are significant", async () => {
+  /* The office study's job (schemas/examples/office-cold-start.json) on one
+   * agent of its own, with cold runs shaped like the real ones
+   * (tests/agent/test_office_report.py): reorder well below rebase in page
+   * faults and bytes read; no-rebase rebase's own runs in another order. */
+  const facts = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine", arch: "x86_64" };
+  const enrolled = await api("POST", "/api/v1/agents/enroll", { name: "office-1", facts, labels: { bench: "office" } }, enrollToken);
+  assert.equal(enrolled.status, 201, enrolled.text);
+  const spec = JSON.parse(fs.readFileSync(path.join(SOURCE, "schemas/examples/office-cold-start.json"), "utf8"));
+  const created = await api("POST", "/api/v1/jobs", { ...spec, priority: 100, matrix: { cells: { bench: ["office"] } } });
+  assert.equal(created.status, 201, created.text);
+  const runs = 5;
+  const counts = (faults, read, seed) => ({ page_faults: samples(faults, seed, runs, faults * 0.01).map(Math.round),
+    read_bytes: samples(read, seed + 1, runs, read * 0.005).map(Math.round) });
+  const rebase = { method: "posix_fadvise", cold: true, samples_us: samples(91000, 81, runs, 900), ...counts(1273, 71.5e6, 82) };
+  const reversed = Object.fromEntries(Object.entries(rebase).map(([k, v]) => [k, Array.isArray(v) ? [...v].reverse() : v]));
+  const lease = await leaseAndPost({ token: enrolled.body.token }, { facts, variants: [
+    { name: "rebase", valid: true, cold: rebase },
+    { name: "reorder", valid: true, cold: { method: "posix_fadvise", cold: true, samples_us: samples(40000, 83, runs, 400), ...counts(868, 45.8e6, 84) } },
+    { name: "no-rebase", valid: true, cold: reversed }] });
+  assert.equal(lease.job_id, created.body.id);
+
+  const cold = (await api("GET", `/api/v1/jobs/${created.body.id}/report`)).body.cold;
+  assert.equal(cold.baseline, "rebase");
+  const cellOf = (variant) => cold.variants.find((v) => v.variant === variant).cells[0];
+  const reorder = cellOf("reorder"), same = cellOf("no-rebase");
+  /* What the API says, which the page must show. */
+  assert.equal(reorder.page_faults_significant, true);
+  assert.equal(reorder.read_bytes_significant, true);
+  assert.ok(reorder.page_faults_change_pct < -25 && reorder.read_bytes_change_pct < -25, JSON.stringify(reorder));
+  assert.equal(same.page_faults_significant, false);
+  assert.equal(same.read_bytes_significant, false);
+
+  await go(`#/report/${created.body.id}`);
+  await page.waitForSelector("#cold-table");
+  const td = (variant, c) => `#cold-table td[data-variant="${variant}"][data-cell="${c.cell}"]`;
+  for (const [variant, c] of [["reorder", reorder], ["no-rebase", same]]) {
+    for (const [cls, key] of [["faults", "page_faults"], ["read", "read_bytes"]]) {
+      const mark = await page.$eval(`${td(variant, c)} .v-${cls}-change`, (e) => ({ sig: e.dataset.significant, text: e.textContent }));
+      assert.equal(mark.sig, String(c[`${key}_significant`]), `${variant} ${key}`);
+      assert.equal(mark.text, `(${pct(c[`${key}_change_pct`])}${c[`${key}_significant`] ? " *" : ""})`);
+    }
+  }
+  assert.equal(await page.$eval(`${td("reorder", reorder)} .v-faults`, (e) => e.textContent), reorder.page_faults_median.toFixed(0));
+  /* The list under the bars names exactly the significant differences. */
+  assert.deepEqual(await page.$$eval("#cold-significant li[data-count]", (li) => li.map((e) => `${e.dataset.variant} ${e.dataset.count}`)),
+    ["reorder page_faults", "reorder read_bytes"]);
+  /* The bars: each variant's median per cell, the significant ones bordered
+   * and starred, the others faded. */
+  const bars = await page.evaluate(() => ["#cold-faults", "#cold-bytes"].map((sel) =>
+    echarts.getInstanceByDom(document.querySelector(sel)).getOption().series.map((s) => ({ name: s.name, data: s.data }))));
+  for (const [i, key] of [[0, "page_faults"], [1, "read_bytes"]]) {
+    const byName = Object.fromEntries(bars[i].map((s) => [s.name, s.data[0]]));
+    assert.equal(byName.rebase.value, cellOf("rebase")[`${key}_median`]);
+    assert.equal(byName.reorder.value, reorder[`${key}_median`]);
+    assert.equal(byName.reorder.significant, true);
+    assert.equal(byName.reorder.itemStyle.borderWidth, 2);
+    assert.match(byName.reorder.label.formatter, /^-\d+ % \*$/);
+    assert.equal(byName["no-rebase"].significant, false);
+    assert.equal(byName["no-rebase"].itemStyle.opacity, 0.4);
+    assert.doesNotMatch(byName["no-rebase"].label.formatter, /\*/);
+  }
+  await page.locator("#cold-faults").scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  await shot("report-cold-significance");
+  assertNoConsoleErrors("cold significance");
 });
