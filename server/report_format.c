@@ -133,7 +133,8 @@ static void md_cold_cell(struct buf *out, const cJSON *c)
 			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
 	buf_append_str(out, " · mean ");
 	md_number(out, get(c, "mean_us")->valuedouble);
-	buf_printf(out, " ± %.1f", get(c, "stddev_us")->valuedouble);
+	buf_append_str(out, " ± ");
+	md_number(out, get(c, "stddev_us")->valuedouble);
 	if (get(c, "time_pct"))
 		buf_printf(out, " (%.1f %%)", get(c, "time_pct")->valuedouble);
 	if (cJSON_IsNumber(faults)) {

@@ -239,11 +239,62 @@ static cJSON *build_table(const cJSON *tasks, const cJSON *variant_names, const 
 
 /* The column's kind of sentence, computed: per variant, where it was
  * significantly faster or slower than the baseline, and where not. */
+/* True when the WARM table has a cell with a median (a cold-only job's
+ * has none). */
+static bool timed_warm(const cJSON *warm)
+{
+	const cJSON *row, *c;
+
+	cJSON_ArrayForEach(row, get(warm, "variants"))
+		cJSON_ArrayForEach(c, get(row, "cells"))
+			if (cJSON_IsNumber(get(c, "median_us")))
+				return true;
+	return false;
+}
+
+/* One sentence per variant of the COLD table whose cold start, page
+ * faults or bytes read differ significantly from the table's baseline in
+ * some cell, appended to OUT. */
+static void cold_findings(const cJSON *cold, cJSON *out)
+{
+	static const char *const figures[][3] = {
+		{"change_pct", "significant", "cold start"},
+		{"page_faults_change_pct", "page_faults_significant", "page faults"},
+		{"read_bytes_change_pct", "read_bytes_significant", "bytes read"},
+	};
+	const char *baseline = string(cold, "baseline");
+	const cJSON *row, *c;
+
+	cJSON_ArrayForEach(row, get(cold, "variants")) {
+		struct buf text;
+		int said = 0;
+		if (strcmp(string(row, "variant"), baseline) == 0)
+			continue;
+		buf_init(&text, 8192);
+		buf_printf(&text, "%s against %s at cold start:", string(row, "variant"), baseline);
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+				if (!cJSON_IsTrue(get(c, figures[i][1])) ||
+				    !cJSON_IsNumber(get(c, figures[i][0])))
+					continue;
+				double change = number(c, figures[i][0], 0);
+				buf_printf(&text, "%s %s %s by %.1f %% on %s", said ? ";" : "", figures[i][2],
+					   change < 0 ? "fell" : "rose", fabs(change), string(c, "cell"));
+				said++;
+			}
+		}
+		buf_append_str(&text, said ? "." : " no significant change.");
+		cJSON_AddItemToArray(out, cJSON_CreateString(buf_str(&text)));
+		buf_release(&text);
+	}
+}
+
 static cJSON *findings(const cJSON *warm)
 {
 	cJSON *out = cJSON_CreateArray();
 	const cJSON *row, *c;
 	const char *baseline = string(warm, "baseline");
+	bool timed = timed_warm(warm);
 
 	cJSON_ArrayForEach(row, get(warm, "variants")) {
 		struct buf text;
@@ -268,6 +319,10 @@ static cJSON *findings(const cJSON *warm)
 		if (same)
 			buf_printf(&text, "%s no significant change in %d cell%s", faster + slower ? ";" : "",
 				   same, same > 1 ? "s" : "");
+		if (faster + slower + same == 0 && !timed) {
+			buf_release(&text); /* a cold-only job: its findings are the cold table's */
+			continue;
+		}
 		if (faster + slower + same == 0)
 			buf_append_str(&text, " no comparable cells");
 		buf_append_str(&text, ".");
@@ -391,6 +446,7 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 				}
 			}
 		}
+		cold_findings(cold, cJSON_GetObjectItemCaseSensitive(out, "findings"));
 		cJSON_AddItemToObject(out, "cold", cold);
 	} else {
 		cJSON_AddNullToObject(out, "cold");
