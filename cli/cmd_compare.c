@@ -30,8 +30,10 @@ static const char usage_text[] =
 	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
 	"  --metric M            the figure the verdict and exit code judge: median\n"
-	"                        (default), min (the fastest run) or over-floor (the\n"
+	"                        (default), min (the fastest run), over-floor (the\n"
 	"                        median less the empty program's, measured in the same run)\n"
+	"                        or floor-ratio (the median over the empty program's: a\n"
+	"                        slowdown of a whole run cancels; what a CI gate should use)\n"
 	"  --format F            table (default; the Markdown table), md, csv or json\n";
 
 /* PCT as "5", "2.5" or "5%": a finite number from 0 to 1000. */
@@ -294,8 +296,10 @@ static int compare_option(void *context, int option, const char *value)
 				 max_regression);
 		break;
 	case 'M':
-		if (strcmp(value, "median") && strcmp(value, "min") && strcmp(value, "over-floor"))
-			rc = err_set(LL_EINVAL, "--metric must be median, min or over-floor, not '%s'.",
+		if (strcmp(value, "median") && strcmp(value, "min") && strcmp(value, "over-floor") &&
+		    strcmp(value, "floor-ratio"))
+			rc = err_set(LL_EINVAL,
+				     "--metric must be median, min, over-floor or floor-ratio, not '%s'.",
 				     value);
 		else
 			snprintf(o->metric, sizeof(o->metric), "&metric=%s", value);

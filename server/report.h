@@ -65,12 +65,14 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 
 /* The figure a comparison's verdict and exit code use. */
 enum report_metric {
-	REPORT_METRIC_MEDIAN,     /* the median (default) */
-	REPORT_METRIC_MIN,        /* the fastest run */
-	REPORT_METRIC_OVER_FLOOR, /* the median less the empty program's median */
+	REPORT_METRIC_MEDIAN,      /* the median (default) */
+	REPORT_METRIC_MIN,         /* the fastest run */
+	REPORT_METRIC_OVER_FLOOR,  /* the median less the empty program's median */
+	REPORT_METRIC_FLOOR_RATIO, /* the median over the empty program's median */
 };
 
-/* "median", "min" or "over-floor" into *RET; LL_EINVAL for any other. */
+/* "median", "min", "over-floor" or "floor-ratio" into *RET; LL_EINVAL for
+ * any other. */
 int report_metric_parse(const char *text, enum report_metric *ret);
 const char *report_metric_name(enum report_metric metric);
 

@@ -388,10 +388,11 @@ done:
 
 /* The over-floor interval of ranked variants BV and CV over the sorted
  * floors BF and CF, without rounds (report_median_ranks()): what
- * stats_bootstrap_contrast_ci() gives, bit for bit. */
+ * stats_bootstrap_contrast_ci() gives, bit for bit (DIVIDE: the
+ * floor-ratio interval, stats_bootstrap_floor_ratio_ci()'s). */
 static int ranked_over_floor(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
 			     const struct report_sample *bf, const struct report_sample *cf, uint64_t seed,
-			     struct row_room *room, double *ret_low, double *ret_high)
+			     bool divide, struct row_room *room, double *ret_low, double *ret_high)
 {
 	struct report_sorted s[4] = {{bv->values, room->order[0], bv->n},
 				     report_sorted_of(bf),
@@ -406,8 +407,8 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 		const uint8_t *b = bv->floor_ranks, *c = cv->floor_ranks;
 		const uint8_t *clo[4] = {b, b + 2 * r, c + 4 * r, c + 6 * r};
 		const uint8_t *chi[4] = {b + r, b + 3 * r, c + 5 * r, c + 7 * r};
-		return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], clo, chi, 0.95, (int)r, ret_low,
-						 ret_high) < 0
+		return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], clo, chi, divide, 0.95, (int)r,
+						 ret_low, ret_high) < 0
 			       ? LL_EINVAL
 			       : 0;
 	}
@@ -422,64 +423,119 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 	if ((rc = report_median_ranks(s, 4, REPORT_COMPARE_RESAMPLES, seed, &room->draws, lo, hi)) < 0)
 		return rc;
 	return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], (const uint8_t *const *)lo,
-					 (const uint8_t *const *)hi, 0.95, REPORT_COMPARE_RESAMPLES, ret_low,
-					 ret_high) < 0
+					 (const uint8_t *const *)hi, divide, 0.95, REPORT_COMPARE_RESAMPLES,
+					 ret_low, ret_high) < 0
 		       ? LL_EINVAL
 		       : 0;
 }
 
-/* The median over the floor of both sides (BF, CF: their floors), its
- * ratio and that ratio's interval, added to ROW when both sides have a
+/* A side's variant and floor, each as measured, for the floor intervals. */
+struct floor_sides {
+	const struct report_compare_variant *bv, *cv;
+	const struct side_task *base, *cand;
+	struct stats_sample sx, sy, sxf, syf;
+	uint64_t seed;
+};
+
+/* The interval of the over-floor ratio, or (DIVIDE) of the floor ratio,
+ * of F: from ranks when no side has rounds and both variants are ranked,
+ * else drawn (the same draws either way: the seed of "over-floor"). */
+static int floor_interval(const struct floor_sides *f, bool divide, struct row_room *room, double *lo,
+			  double *hi)
+{
+	if (!f->sx.rounds && !f->sy.rounds && !f->sxf.rounds && !f->syf.rounds && f->bv->ranked &&
+	    f->cv->ranked && f->base->floor.n && f->base->floor.n <= 255 && f->cand->floor.n &&
+	    f->cand->floor.n <= 255)
+		return ranked_over_floor(f->bv, f->cv, &f->base->floor, &f->cand->floor, f->seed, divide,
+					 room, lo, hi);
+	if ((divide ? stats_bootstrap_floor_ratio_ci
+		    : stats_bootstrap_contrast_ci)(&f->sx, &f->sxf, &f->sy, &f->syf, STATS_MEDIAN, 0.95,
+						   REPORT_COMPARE_RESAMPLES, f->seed, lo, hi) < 0)
+		return LL_EINVAL;
+	return 0;
+}
+
+/* What a row's floor figures found, for the metrics over-floor and
+ * floor-ratio: *_RC 0, LL_ENOTFOUND (no floor on a side) or LL_EINVAL
+ * (no figure). */
+struct floor_figures {
+	int over_rc, ratio_rc;
+	double over_change, ratio_change;
+	bool over_significant, ratio_significant;
+};
+
+/* The floor ratio (each side's median over its own floor's median) of
+ * the medians MX, MXF, MY, MYF, the ratio of those and its interval,
+ * added to ROW (the metric floor-ratio asks for it). */
+static void floor_ratio(const struct floor_sides *f, double mx, double mxf, double my, double myf,
+			struct row_room *room, cJSON *row, struct floor_figures *ff)
+{
+	double lo, hi, base, cand;
+
+	ff->ratio_rc = LL_EINVAL;
+	if (!(mxf > 0 && myf > 0 && mx > 0))
+		return;
+	base = mx / mxf;
+	cand = my / myf;
+	cJSON_AddNumberToObject(row, "baseline_floor_ratio", round_to(base, 0.0001));
+	cJSON_AddNumberToObject(row, "candidate_floor_ratio", round_to(cand, 0.0001));
+	if (floor_interval(f, true, room, &lo, &hi) < 0)
+		return;
+	ff->ratio_change = (cand / base - 1) * 100;
+	cJSON_AddNumberToObject(row, "floor_ratio", round_to(cand / base, 0.0001));
+	cJSON_AddNumberToObject(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
+	cJSON_AddNumberToObject(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
+	cJSON_AddNumberToObject(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
+	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
+	ff->ratio_rc = 0;
+}
+
+/* The median over the floor of both sides (the floors of BASE and CAND),
+ * its ratio and that ratio's interval, added to ROW when both sides have a
  * floor and the baseline's median is above its own; ROUNDS as for the
- * row. *RET_CHANGE and *RET_SIGNIFICANT for the metric over-floor.
- * LL_ENOTFOUND: no floor on a side; LL_EINVAL: no figure. */
-static int over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
-		      const struct report_compare_variant *cv, const struct side_task *base,
-		      const struct side_task *cand, bool rounds, struct row_room *room, cJSON *row,
-		      double *ret_change, bool *ret_significant)
+ * row. RATIO (the metric floor-ratio): also floor_ratio()'s figures.
+ * *FF for the metrics over-floor and floor-ratio. */
+static void over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
+		       const struct report_compare_variant *cv, const struct side_task *base,
+		       const struct side_task *cand, bool rounds, bool ratio, struct row_room *room,
+		       cJSON *row, struct floor_figures *ff)
 {
 	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
 	const double *x, *y, *xf, *yf;
-	struct stats_sample sx, sy, sxf, syf;
+	struct floor_sides f = {.bv = bv, .cv = cv, .base = base, .cand = cand};
 	double mx, my, mxf, myf, lo, hi, change;
-	uint64_t seed;
-	int rc;
 
+	ff->over_rc = ff->ratio_rc = LL_ENOTFOUND;
 	if (!bf->values || !cf->values)
-		return LL_ENOTFOUND;
+		return;
+	ff->over_rc = ff->ratio_rc = LL_EINVAL;
 	if (!(x = measured(bv, &room->x)) || !(y = measured(cv, &room->y)) ||
 	    !(xf = measured(bf, &room->floor_x)) || !(yf = measured(cf, &room->floor_y)))
-		return LL_ENOMEM;
-	sx = sample_of(bv, x, rounds);
-	sy = sample_of(cv, y, rounds);
-	sxf = sample_of(bf, xf, rounds);
-	syf = sample_of(cf, yf, rounds);
+		return; /* out of memory: no figure */
+	f.sx = sample_of(bv, x, rounds);
+	f.sy = sample_of(cv, y, rounds);
+	f.sxf = sample_of(bf, xf, rounds);
+	f.syf = sample_of(cf, yf, rounds);
 	if (stats_median(x, bv->n, &mx) < 0 || stats_median(y, cv->n, &my) < 0 ||
 	    stats_median(xf, bf->n, &mxf) < 0 || stats_median(yf, cf->n, &myf) < 0)
-		return LL_EINVAL;
+		return;
 	cJSON_AddNumberToObject(row, "baseline_floor_us", round_to(mxf, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
 	cJSON_AddNumberToObject(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
-	seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
-	if (!(mx - mxf > 0))
-		return LL_EINVAL;
-	if (!sx.rounds && !sy.rounds && !sxf.rounds && !syf.rounds && bv->ranked && cv->ranked &&
-	    base->floor.n && base->floor.n <= 255 && cand->floor.n && cand->floor.n <= 255) {
-		if ((rc = ranked_over_floor(bv, cv, &base->floor, &cand->floor, seed, room, &lo, &hi)) < 0)
-			return rc;
-	} else if (stats_bootstrap_contrast_ci(&sx, &sxf, &sy, &syf, STATS_MEDIAN, 0.95,
-					       REPORT_COMPARE_RESAMPLES, seed, &lo, &hi) < 0) {
-		return LL_EINVAL;
+	f.seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
+	if (mx - mxf > 0 && floor_interval(&f, false, room, &lo, &hi) == 0) {
+		change = ((my - myf) / (mx - mxf) - 1) * 100;
+		cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
+		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
+		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
+		cJSON_AddNumberToObject(row, "over_floor_change_pct", round_to(change, 0.01));
+		ff->over_change = change;
+		ff->over_significant = interval_significant(lo, hi, change);
+		ff->over_rc = 0;
 	}
-	change = ((my - myf) / (mx - mxf) - 1) * 100;
-	cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
-	cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
-	cJSON_AddNumberToObject(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
-	cJSON_AddNumberToObject(row, "over_floor_change_pct", round_to(change, 0.01));
-	*ret_change = change;
-	*ret_significant = interval_significant(lo, hi, change);
-	return 0;
+	if (ratio)
+		floor_ratio(&f, mx, mxf, my, myf, room, row, ff);
 }
 
 /* One row, judged by METRIC. */
@@ -490,10 +546,11 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	cJSON *row = cJSON_CreateObject();
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
 	struct row_figures f = {0};
-	double change = 0, floor_change = 0;
-	bool significant = false, floor_significant = false, rounds;
+	struct floor_figures ff = {0};
+	double change = 0;
+	bool significant = false, rounds;
 	char reason[300];
-	int rc, floor_rc;
+	int rc;
 
 	cJSON_AddStringToObject(row, "variant", variant);
 	cJSON_AddStringToObject(row, "cell", base->key);
@@ -527,8 +584,8 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 		return not_comparable(row, "warm samples are missing");
 	if (rc < 0)
 		return not_comparable(row, "the baseline's times are zero");
-	floor_rc = over_floor(variant, base->key, bv, cv, base, cand, rounds, room, row, &floor_change,
-			      &floor_significant);
+	over_floor(variant, base->key, bv, cv, base, cand, rounds, metric == REPORT_METRIC_FLOOR_RATIO, room,
+		   row, &ff);
 	switch (metric) {
 	case REPORT_METRIC_MEDIAN:
 		change = f.change;
@@ -541,15 +598,20 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 		significant = interval_significant(f.min_lo, f.min_hi, change);
 		break;
 	case REPORT_METRIC_OVER_FLOOR:
+	case REPORT_METRIC_FLOOR_RATIO: {
+		bool over = metric == REPORT_METRIC_OVER_FLOOR;
+		int floor_rc = over ? ff.over_rc : ff.ratio_rc;
 		if (floor_rc == LL_ENOTFOUND)
 			return not_comparable(row, !base->read.floor.values
 							   ? "the baseline has no floor samples"
 							   : "the candidate has no floor samples");
 		if (floor_rc < 0)
-			return not_comparable(row, "the baseline's median is not above its floor");
-		change = floor_change;
-		significant = floor_significant;
+			return not_comparable(row, over ? "the baseline's median is not above its floor"
+							: "the floor ratio's interval could not be drawn");
+		change = over ? ff.over_change : ff.ratio_change;
+		significant = over ? ff.over_significant : ff.ratio_significant;
 		break;
+	}
 	}
 	if (metric != REPORT_METRIC_MEDIAN)
 		cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(significant));
@@ -563,19 +625,21 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 
 int report_metric_parse(const char *text, enum report_metric *ret)
 {
-	for (int m = REPORT_METRIC_MEDIAN; m <= REPORT_METRIC_OVER_FLOOR; m++)
+	for (int m = REPORT_METRIC_MEDIAN; m <= REPORT_METRIC_FLOOR_RATIO; m++)
 		if (strcmp(text, report_metric_name((enum report_metric)m)) == 0) {
 			*ret = (enum report_metric)m;
 			return 0;
 		}
-	return err_set(LL_EINVAL, "metric must be median, min or over-floor, not '%.40s'.", text);
+	return err_set(LL_EINVAL, "metric must be median, min, over-floor or floor-ratio, not '%.40s'.",
+		       text);
 }
 
 const char *report_metric_name(enum report_metric metric)
 {
-	return metric == REPORT_METRIC_MIN          ? "min"
-	       : metric == REPORT_METRIC_OVER_FLOOR ? "over-floor"
-						    : "median";
+	return metric == REPORT_METRIC_MIN           ? "min"
+	       : metric == REPORT_METRIC_OVER_FLOOR  ? "over-floor"
+	       : metric == REPORT_METRIC_FLOOR_RATIO ? "floor-ratio"
+						     : "median";
 }
 
 int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,

@@ -346,19 +346,31 @@ static const char *const compare_csv_fields[] = {
 	NULL,
 };
 
+/* Appended to the CSV's columns when the comparison judges floor-ratio
+ * (the other metrics' columns stay as they were). */
+static const char *const compare_csv_floor_ratio_fields[] = {
+	"baseline_floor_ratio", "candidate_floor_ratio",  "floor_ratio", "floor_ratio_ci_low",
+	"floor_ratio_ci_high",  "floor_ratio_change_pct", NULL,
+};
+
 /* The row fields the Markdown comparison shows for a metric: the two
  * sides' figures, the ratio, its interval and the change. */
 struct metric_columns {
 	const char *metric, *title, *base, *cand, *ratio, *low, *high, *change;
+	int digits;       /* of the sides' figures */
+	const char *unit; /* after them */
 };
 
 static const struct metric_columns metric_columns[] = {
 	{"median", "median", "baseline_median_us", "candidate_median_us", "ratio", "ratio_ci_low",
-	 "ratio_ci_high", "change_pct"},
+	 "ratio_ci_high", "change_pct", 1, " µs"},
 	{"min", "fastest run", "baseline_min_us", "candidate_min_us", NULL, "min_ratio_ci_low",
-	 "min_ratio_ci_high", "min_change_pct"},
+	 "min_ratio_ci_high", "min_change_pct", 1, " µs"},
 	{"over-floor", "median over floor", "baseline_over_floor_us", "candidate_over_floor_us",
-	 "over_floor_ratio", "over_floor_ratio_ci_low", "over_floor_ratio_ci_high", "over_floor_change_pct"},
+	 "over_floor_ratio", "over_floor_ratio_ci_low", "over_floor_ratio_ci_high", "over_floor_change_pct",
+	 1, " µs"},
+	{"floor-ratio", "median / floor", "baseline_floor_ratio", "candidate_floor_ratio", "floor_ratio",
+	 "floor_ratio_ci_low", "floor_ratio_ci_high", "floor_ratio_change_pct", 3, " ×"},
 };
 
 static double field(const cJSON *row, const char *name)
@@ -374,13 +386,21 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	const struct metric_columns *m = metric_columns;
 
 	if (strcmp(format, "csv") == 0) {
+		const char *const *more = strcmp(text(comparison, "metric"), "floor-ratio") == 0
+						  ? compare_csv_floor_ratio_fields
+						  : compare_csv_floor_ratio_fields + 6;
 		for (int i = 0; compare_csv_fields[i]; i++)
 			buf_printf(out, "%s%s", i ? "," : "", compare_csv_fields[i]);
+		for (int i = 0; more[i]; i++)
+			buf_printf(out, ",%s", more[i]);
 		buf_append_str(out, "\r\n");
-		cJSON_ArrayForEach(row, get(comparison, "rows"))
+		cJSON_ArrayForEach(row, get(comparison, "rows")) {
 			for (int i = 0; compare_csv_fields[i]; i++)
 				csv_field(out, get(row, compare_csv_fields[i]),
-					  compare_csv_fields[i + 1] == NULL);
+					  compare_csv_fields[i + 1] == NULL && !more[0]);
+			for (int i = 0; more[i]; i++)
+				csv_field(out, get(row, more[i]), more[i + 1] == NULL);
+		}
 		return 0;
 	}
 	if (strcmp(format, "md") != 0)
@@ -425,8 +445,8 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			buf_append_str(out, " |\n");
 			continue;
 		}
-		buf_printf(out, " | %.1f µs | %.1f µs | %.3f [%.3f, %.3f] | %+.1f %% | %s%s%s |\n",
-			   field(row, m->base), field(row, m->cand),
+		buf_printf(out, " | %.*f%s | %.*f%s | %.3f [%.3f, %.3f] | %+.1f %% | %s%s%s |\n", m->digits,
+			   field(row, m->base), m->unit, m->digits, field(row, m->cand), m->unit,
 			   m->ratio ? field(row, m->ratio) : field(row, m->change) / 100 + 1,
 			   field(row, m->low), field(row, m->high), field(row, m->change),
 			   text(row, "status"),

@@ -164,11 +164,13 @@ int report_median_ranks(const struct report_sorted *sides, int count, int resamp
 /* stats_bootstrap_contrast_ci() of the median over the floor of X (X's
  * floor XF) and Y (YF), none with rounds, from the ranks of their
  * medians (report_median_ranks() of the four, in that order): the same
- * interval bit for bit; LL_EINVAL as there. */
+ * interval bit for bit; LL_EINVAL as there. DIVIDE: instead
+ * stats_bootstrap_floor_ratio_ci() of the same draws (each side divided
+ * by its floor), bit for bit. */
 int report_ranked_contrast_ci(const struct report_sorted *x, const struct report_sorted *xf,
 			      const struct report_sorted *y, const struct report_sorted *yf,
-			      const uint8_t *const *lo, const uint8_t *const *hi, double level, int resamples,
-			      double *ret_low, double *ret_high);
+			      const uint8_t *const *lo, const uint8_t *const *hi, bool divide, double level,
+			      int resamples, double *ret_low, double *ret_high);
 
 /* The same on arrays (each call sorts them): X and Y are valid samples. */
 int report_bootstrap_ci(const double *x, size_t n, enum stats_statistic statistic, double level,

@@ -808,8 +808,8 @@ int report_median_ranks(const struct report_sorted *sides, int count, int resamp
 
 int report_ranked_contrast_ci(const struct report_sorted *x, const struct report_sorted *xf,
 			      const struct report_sorted *y, const struct report_sorted *yf,
-			      const uint8_t *const *lo, const uint8_t *const *hi, double level, int resamples,
-			      double *ret_low, double *ret_high)
+			      const uint8_t *const *lo, const uint8_t *const *hi, bool divide, double level,
+			      int resamples, double *ret_low, double *ret_high)
 {
 	double values[REPORT_MAX_RESAMPLES_RANKED];
 	int kept = 0;
@@ -817,10 +817,15 @@ int report_ranked_contrast_ci(const struct report_sorted *x, const struct report
 	if (resamples < 1 || resamples > REPORT_MAX_RESAMPLES_RANKED)
 		return err_set(LL_EINVAL, "At most %d resamples.", REPORT_MAX_RESAMPLES_RANKED);
 	for (int r = 0; r < resamples; r++) {
-		double base = report_ranked_value(x->sorted, x->n, STATS_MEDIAN, lo[0][r], hi[0][r]) -
-			      report_ranked_value(xf->sorted, xf->n, STATS_MEDIAN, lo[1][r], hi[1][r]);
-		double cand = report_ranked_value(y->sorted, y->n, STATS_MEDIAN, lo[2][r], hi[2][r]) -
-			      report_ranked_value(yf->sorted, yf->n, STATS_MEDIAN, lo[3][r], hi[3][r]);
+		double mx = report_ranked_value(x->sorted, x->n, STATS_MEDIAN, lo[0][r], hi[0][r]);
+		double mxf = report_ranked_value(xf->sorted, xf->n, STATS_MEDIAN, lo[1][r], hi[1][r]);
+		double my = report_ranked_value(y->sorted, y->n, STATS_MEDIAN, lo[2][r], hi[2][r]);
+		double myf = report_ranked_value(yf->sorted, yf->n, STATS_MEDIAN, lo[3][r], hi[3][r]);
+		double base = mx - mxf, cand = my - myf;
+		if (divide) { /* stats_bootstrap_floor_ratio_ci() */
+			base = mxf > 0 && myf > 0 ? mx / mxf : 0;
+			cand = myf > 0 ? my / myf : 0;
+		}
 		if (base > 0)
 			values[kept++] = cand / base;
 	}

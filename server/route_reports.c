@@ -105,7 +105,7 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 	}
 	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
 		return reply_error(reply, 400, "invalid_argument",
-				   "metric must be median, min or over-floor.");
+				   "metric must be median, min, over-floor or floor-ratio.");
 	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, &comparison);
 	if (rc < 0)
 		return reply_from_err(reply, rc);

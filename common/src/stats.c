@@ -349,10 +349,12 @@ static double resampled_rounds(const struct stats_sample *s, const size_t *start
 	return statistic_of(scratch, k, statistic);
 }
 
-int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
-				const struct stats_sample *y, const struct stats_sample *y_floor,
-				enum stats_statistic statistic, double level, int resamples, uint64_t seed,
-				double *ret_low, double *ret_high)
+/* stats_bootstrap_contrast_ci() (DIVIDE false) and
+ * stats_bootstrap_floor_ratio_ci() (DIVIDE true): the same draws. */
+static int contrast_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+		       const struct stats_sample *y, const struct stats_sample *y_floor, bool divide,
+		       enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+		       double *ret_low, double *ret_high)
 {
 	const struct stats_sample *side[4] = {x, y, x_floor, y_floor};
 	size_t *start[4] = {NULL}, room = 0;
@@ -390,8 +392,13 @@ int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats
 		double v[4] = {0, 0, 0, 0}, base, cand;
 		for (int i = 0; i < sides; i++)
 			v[i] = resampled_rounds(side[i], start[i], scratch, statistic, &state);
-		base = sides == 4 ? v[0] - v[1] : v[0];
-		cand = sides == 4 ? v[2] - v[3] : v[1];
+		if (sides == 4 && divide) {
+			base = v[1] > 0 && v[3] > 0 ? v[0] / v[1] : 0;
+			cand = v[3] > 0 ? v[2] / v[3] : 0;
+		} else {
+			base = sides == 4 ? v[0] - v[1] : v[0];
+			cand = sides == 4 ? v[2] - v[3] : v[1];
+		}
 		if (base > 0)
 			values[kept++] = cand / base;
 	}
@@ -404,6 +411,26 @@ int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats
 	free(scratch);
 	free(values);
 	return rc;
+}
+
+int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+				const struct stats_sample *y, const struct stats_sample *y_floor,
+				enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+				double *ret_low, double *ret_high)
+{
+	return contrast_ci(x, x_floor, y, y_floor, false, statistic, level, resamples, seed, ret_low,
+			   ret_high);
+}
+
+int stats_bootstrap_floor_ratio_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+				   const struct stats_sample *y, const struct stats_sample *y_floor,
+				   enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+				   double *ret_low, double *ret_high)
+{
+	if (!x_floor || !y_floor)
+		return err_set(LL_EINVAL, "Both sides need a floor to be divided by.");
+	return contrast_ci(x, x_floor, y, y_floor, true, statistic, level, resamples, seed, ret_low,
+			   ret_high);
 }
 
 int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret)

@@ -189,11 +189,19 @@ def main():
         p.stop()
         print("compare (%d rows, %d samples)         %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (AGENTS * len(VARIANTS), samples, cmp * 1000, size, cmp / floor, timed.cpu * 1000))
+        # The metric floor-ratio computes one more interval per row (from
+        # the over-floor draws: cached ranks, or drawn again with rounds).
+        ratio_cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d&metric=floor-ratio"
+                                % (base, cand), 3)
+        print("compare --metric floor-ratio            %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
+              % (ratio_cmp * 1000, size, ratio_cmp / floor, timed.cpu * 1000))
         print("BENCH report_on_demand %.1f ms %.1f %.2f figure<=1000" % (first * 1000, floor * 1000,
                                                                       first / floor))
         print("BENCH report_cached %.1f ms %.1f %.2f -" % (cached * 1000, floor * 1000, cached / floor))
         print("BENCH compare_1000x8 %.1f ms %.1f %.2f figure<=200" % (cmp * 1000, floor * 1000,
                                                                     cmp / floor))
+        print("BENCH compare_1000x8_floor_ratio %.1f ms %.1f %.2f figure<=200" % (
+            ratio_cmp * 1000, floor * 1000, ratio_cmp / floor))
         # The summarizer alone: every summary dropped again, the daemon
         # restarted; it queues the unsummarized results, oldest (the two
         # jobs' 8-variant results) first. Its rate over a few seconds.

@@ -292,6 +292,69 @@ def compare(d, base, cand, query=""):
     return cmp
 
 
+def test_compare_floor_ratio():
+    """A whole run 30 % slower, the empty program with it (a loaded
+    machine): the median calls it a change, floor-ratio does not; a real
+    5 % change of one variant (its floor unchanged) floor-ratio finds, in
+    rounds and per sample (the cached ranks' path)."""
+    with Daemon() as d:
+        tokens = [d.enroll("ratio-agent%d" % i, {"os": "linux"})[1] for i in range(3)]
+        base = rounds_job(d, tokens, 1, round_scale=[1, 1, 1])
+        slow = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3])
+        real = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05})
+        base_flat = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], rounds=False)
+        slow_flat = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3], rounds=False)
+        real_flat = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05},
+                               rounds=False)
+
+        for b, c, unit in ((base, slow, "rounds"), (base_flat, slow_flat, None)):
+            cmp = compare(d, b, c, "&max_regression=2")
+            assert cmp["verdict"] == "regression", cmp
+            assert all(r["status"] == "slower" and r["change_pct"] > 25 for r in cmp["rows"]), cmp["rows"]
+            # Subtracting the floor does not cancel a factor: still slower.
+            cmp = compare(d, b, c, "&max_regression=2&metric=over-floor")
+            assert all(r["status"] == "slower" for r in cmp["rows"]), cmp["rows"]
+            cmp = compare(d, b, c, "&max_regression=2&metric=floor-ratio")
+            assert cmp["metric"] == "floor-ratio" and cmp["verdict"] == "ok", cmp
+            assert len(cmp["rows"]) == 6
+            for r in cmp["rows"]:
+                assert r.get("unit") == unit, r
+                assert r["status"] == "no_significant_change" and not r["significant"], r
+                assert r["floor_ratio_ci_low"] < 1 < r["floor_ratio_ci_high"], r
+                assert r["floor_ratio_ci_low"] <= r["floor_ratio"] <= r["floor_ratio_ci_high"], r
+                assert abs(r["floor_ratio_change_pct"]) < 2 and r["change_pct"] > 25, r
+                expect = 1000 / 600 if r["variant"] == "default" else 1100 / 600
+                assert abs(r["baseline_floor_ratio"] / expect - 1) < 0.02, r
+                assert abs(r["floor_ratio"] - r["candidate_floor_ratio"] / r["baseline_floor_ratio"]) < 0.001, r
+                # The other metrics' figures are still there, unchanged.
+                assert "over_floor_ratio" in r and "ratio" in r and "min_change_pct" in r, r
+        for b, c in ((base, real), (base_flat, real_flat)):
+            cmp = compare(d, b, c, "&max_regression=2&metric=floor-ratio")
+            assert cmp["verdict"] == "regression", cmp
+            for r in cmp["rows"]:
+                if r["variant"] == "default":
+                    assert r["status"] == "slower" and r["regression"] and r["floor_ratio_ci_low"] > 1, r
+                    assert 3 < r["floor_ratio_change_pct"] < 7, r
+                else:
+                    assert r["status"] == "no_significant_change", r
+        # Only this metric adds its fields (the others' answers are as before).
+        cmp = compare(d, base, real, "&max_regression=2")
+        assert not any("floor_ratio" in r for r in cmp["rows"]), cmp["rows"]
+        q = "/api/v1/compare?baseline=%d&candidate=%d&metric=floor-ratio" % (base, slow)
+        text = d.api("GET", q + "&format=md", token=d.admin_token).body.decode()
+        assert "Judged by the median / floor." in text and " ×" in text and "(rounds)" in text, text
+        rows = list(csv.DictReader(io.StringIO(d.api("GET", q + "&format=csv", token=d.admin_token).body.decode())))
+        assert len(rows) == 6 and all(float(r["floor_ratio_ci_low"]) < 1 for r in rows), rows
+        plain = d.api("GET", q.replace("floor-ratio", "median") + "&format=csv", token=d.admin_token).body.decode()
+        assert "baseline_floor_ratio" not in plain.splitlines()[0] and "over_floor_ratio" in plain
+        code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2")
+        assert code == 1, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2", "--metric", "floor-ratio")
+        assert code == 0 and "median / floor" in out, (code, out, err)
+        code, out, err = cli(d, "compare", str(base), str(real), "--max-regression", "2", "--metric", "floor-ratio")
+        assert code == 1, (code, out, err)
+
+
 def test_compare_rounds_floor_and_metrics():
     with Daemon() as d:
         tokens = [d.enroll("round-agent%d" % i, {"os": "linux"})[1] for i in range(3)]

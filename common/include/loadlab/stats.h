@@ -104,6 +104,21 @@ int stats_bootstrap_contrast_ci(const struct stats_sample *x, const struct stats
 				enum stats_statistic statistic, double level, int resamples, uint64_t seed,
 				double *ret_low, double *ret_high);
 
+/*
+ * The same draws as stats_bootstrap_contrast_ci() (the same SEED gives the
+ * same resamples), for the contrast of the two sides each divided by its
+ * floor:
+ *   (STATISTIC(Y) / STATISTIC(Y_FLOOR)) / (STATISTIC(X) / STATISTIC(X_FLOOR))
+ * so a factor shared by a side's variant and its floor (a whole run made
+ * slower) cancels. Both floors are required (LL_EINVAL otherwise).
+ * Resamples where a floor's or the baseline's figure is not above 0 are
+ * left out; LL_EINVAL when more than half are.
+ */
+int stats_bootstrap_floor_ratio_ci(const struct stats_sample *x, const struct stats_sample *x_floor,
+				   const struct stats_sample *y, const struct stats_sample *y_floor,
+				   enum stats_statistic statistic, double level, int resamples, uint64_t seed,
+				   double *ret_low, double *ret_high);
+
 /* STATISTIC of each of S's rounds into RET[0..S->rounds) (S has rounds);
  * LL_EINVAL as stats_bootstrap_contrast_ci(). */
 int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret);

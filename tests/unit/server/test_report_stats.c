@@ -141,8 +141,9 @@ static void test_shared_sort(void)
 	report_sample_release(&sy);
 }
 
-/* The over-floor interval from ranks (report_median_ranks() and
- * report_ranked_contrast_ci()) against stats_bootstrap_contrast_ci(), bit
+/* The over-floor and floor-ratio intervals from ranks
+ * (report_median_ranks() and report_ranked_contrast_ci()) against
+ * stats_bootstrap_contrast_ci() and stats_bootstrap_floor_ratio_ci(), bit
  * for bit: sizes equal and not, odd and even, ties, floors close to the
  * variant (resamples dropped when the baseline is not above its floor)
  * and above it (the error then agrees). */
@@ -177,12 +178,23 @@ static void test_contrast(void)
 			CHECK_EQ_INT(
 				report_median_ranks(sorted, 4, REPORT_COMPARE_RESAMPLES, seed, &room, lo, hi),
 				0);
-			rc2 = report_ranked_contrast_ci(
-				&sorted[0], &sorted[1], &sorted[2], &sorted[3], (const uint8_t *const *)lo,
-				(const uint8_t *const *)hi, 0.95, REPORT_COMPARE_RESAMPLES, &lo2, &hi2);
+			rc2 = report_ranked_contrast_ci(&sorted[0], &sorted[1], &sorted[2], &sorted[3],
+							(const uint8_t *const *)lo,
+							(const uint8_t *const *)hi, false, 0.95,
+							REPORT_COMPARE_RESAMPLES, &lo2, &hi2);
 			CHECK_EQ_INT(rc1, rc2);
 			refused += rc1 < 0;
 			mismatches += rc1 == 0 && (!same(lo1, lo2) || !same(hi1, hi2));
+			/* floor-ratio: the same draws, each side divided by its floor */
+			rc1 = stats_bootstrap_floor_ratio_ci(&st[0], &st[1], &st[2], &st[3], STATS_MEDIAN,
+							     0.95, REPORT_COMPARE_RESAMPLES, seed, &lo1,
+							     &hi1);
+			rc2 = report_ranked_contrast_ci(
+				&sorted[0], &sorted[1], &sorted[2], &sorted[3], (const uint8_t *const *)lo,
+				(const uint8_t *const *)hi, true, 0.95, REPORT_COMPARE_RESAMPLES, &lo2, &hi2);
+			CHECK_EQ_INT(rc1, 0);
+			CHECK_EQ_INT(rc2, 0);
+			mismatches += !same(lo1, lo2) || !same(hi1, hi2);
 			runs++;
 			for (int i = 0; i < 4; i++)
 				report_sample_release(&s[i]);
