@@ -1,17 +1,20 @@
 """The same elf job run three times on one machine gives the same figures
 (issue 13, "How it will be checked"): a small job (10 x 100, a few
-presets) submitted three times to a real loadlabd and run, one after the
-other, by one real Linux agent natively; `loadlab compare` (the real CLI)
-of each pair at --max-regression 2 exits 0 and calls no row a significant
-change. Every comparison's rows are printed, so a failure shows which
-variant moved and by how much.
+presets, 5 rounds) submitted three times to a real loadlabd and run, one
+after the other, by one real Linux agent natively; `loadlab compare` (the
+real CLI) of each pair at --max-regression 2 exits 0 and calls no row a
+significant change. A fourth job with twice the libraries is the control:
+the same compare must call it slower, so the test cannot pass by a metric
+that sees nothing. Every comparison's rows are printed, so a failure shows
+which variant moved and by how much.
 
-It needs an idle machine: on a VM shared with other work the same empty
-program's median moves by 10 % to 200 % from one 0.3 s window to the next,
-and every variant of a job moves with it (docs/elf-pipeline.md, "Three
-runs"), so the failure message gives the share of all CPU time that
-processes other than the agent (and what it started) took while the jobs
-ran."""
+The gate judges `--metric floor-ratio` (each side's median over the empty
+program's measured in the same run; LOADLAB_TEST_METRIC chooses another):
+on this project's shared VMs whole runs shift with the host by up to 45 %,
+idle or not, floor and variants alike, and only that ratio cancels it
+(docs/statistics.md, "Idle is not enough on these VMs"). The failure
+message gives the share of all CPU time that processes other than the
+agent (and what it started) took while the jobs ran."""
 import itertools
 import json
 import os
@@ -34,6 +37,7 @@ JOB = dict(harness.load_example("elf-relocations.json"), name="elf-repeat",
            generator={"dlls": 10, "exports": 100}, variants=PRESETS,
            measure={"warm": {"runs": RUNS, "warmup": 3, "rounds": ROUNDS}})
 REPEATS = 3
+METRIC = os.environ.get("LOADLAB_TEST_METRIC", "floor-ratio")
 
 
 def process_ticks(pid):
@@ -54,7 +58,7 @@ def cpu_ticks():
 def compare(d, base, cand):
     """`loadlab compare BASE CAND --max-regression 2 --format json`: exit code and parsed rows."""
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
-    p = subprocess.run([harness.LOADLAB, "compare", str(base), str(cand), "--max-regression", "2",
+    p = subprocess.run([harness.LOADLAB, "compare", str(base), str(cand), "--max-regression", "2", "--metric", METRIC,
                         "--format", "json"], capture_output=True, text=True, timeout=60, env=env)
     return p.returncode, p.stdout, p.stderr
 
@@ -62,6 +66,8 @@ def compare(d, base, cand):
 def test_three_runs_of_one_job_show_no_significant_change():
     with harness.Daemon() as d:
         ids = [d.submit(JOB)["id"] for _ in range(REPEATS)]
+        # The control: twice the libraries, a change the same metric must see.
+        bigger = d.submit(dict(JOB, name="elf-repeat-bigger", generator={"dlls": 20, "exports": 100}))["id"]
         busy0, total0 = cpu_ticks()
         data_dir = tempfile.mkdtemp(prefix="loadlab-elf-repeat-")
         log = open(os.path.join(data_dir, "agent.log"), "wb")
@@ -70,10 +76,10 @@ def test_three_runs_of_one_job_show_no_significant_change():
                                  stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         try:
             def all_done():
-                states = [d.job(i)["state"] for i in ids]
+                states = [d.job(i)["state"] for i in ids + [bigger]]
                 assert not set(states) & {"failed", "cancelled"}, states
                 return all(s == "done" for s in states)
-            harness.wait_for("three elf jobs done", all_done, timeout=240, interval=0.5)
+            harness.wait_for("four elf jobs done", all_done, timeout=240, interval=0.5)
             busy1, total1 = cpu_ticks()
             own = process_ticks(agent.pid)
             busy = "other processes took %.0f %% of all CPU time while the jobs ran; load average %s" % (
@@ -110,6 +116,14 @@ def test_three_runs_of_one_job_show_no_significant_change():
                 if r["status"] != "no_significant_change" or r.get("significant"):
                     moved.append((base, cand, r["variant"], r["status"], r["change_pct"]))
         assert not moved, (busy, moved)
+        # The same metric is not blind: a job with twice the libraries is
+        # called slower (the regression beyond 2 % exits 1).
+        code, out, err = compare(d, ids[0], bigger)
+        assert code == 1, (busy, code, err, out)
+        rows = {r["variant"]: r for r in json.loads(out)["rows"]}
+        print("bigger: " + ", ".join("%s %s %+.1f %%" % (n, r["status"], r.get("floor_ratio_change_pct", 0))
+                                     for n, r in sorted(rows.items())))
+        assert rows["default"]["status"] == "slower" and rows["default"]["regression"], rows["default"]
 
 
 harness.run_tests(globals())
