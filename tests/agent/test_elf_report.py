@@ -110,6 +110,13 @@ def test_elf_job_end_to_end():
                 assert cell["n"] == RUNS and 0 < cell["min_us"] <= cell["median_us"], cell
                 if row["variant"] != "default":
                     assert "change_pct" in cell and "significant" in cell, cell
+                # The load time as a multiple of the empty program timed in
+                # the same run (issue 13: "the default / floor ratio is
+                # reported"); six libraries bound lazily cost, so default's
+                # is above 1.
+                assert cell["floor_median_us"] > 0 and cell["x_floor"] > 0, cell
+                assert row["variant"] != "default" or cell["x_floor"] > 1, cell
+                assert abs(cell["x_floor"] - cell["median_us"] / cell["floor_median_us"]) < 0.01, cell
         assert report["findings"] and all(f.endswith(".") for f in report["findings"])
         assert report["cold"] is not None
         for row in report["cold"]["variants"]:
@@ -117,6 +124,7 @@ def test_elf_job_end_to_end():
                 assert cell["status"] == "ok" and cell["n"] == 2, cell
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
         assert md.status == 200 and "symbolic+relr" in md.body.decode()
+        assert "× floor" in md.body.decode(), md.body.decode()[:2000]
 
 
 def test_an_unknown_toolchain_fails_the_task_with_its_name():
