@@ -45,8 +45,9 @@ static DWORD WINAPI probe_main(void *arg)
 	wc.lpszClassName = "loadlab_churn_probe";
 	RegisterClassA(&wc);
 	/* Under Wine the first window of a freshly booted prefix can fail while
-	 * its desktop process starts: a few tries, 250 ms apart. */
-	for (i = 0; i < 20; i++) {
+	 * its desktop process starts, which took over 5 s on a loaded machine:
+	 * up to 15 s of tries, 250 ms apart. */
+	for (i = 0; i < 60; i++) {
 		hwnd = CreateWindowExA(0, wc.lpszClassName, "loadlab churn probe", WS_OVERLAPPED, 0, 0, 16,
 				       16, NULL, NULL, wc.hInstance, NULL);
 		if (hwnd)
