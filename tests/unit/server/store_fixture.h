@@ -6,7 +6,14 @@
 #ifndef LOADLAB_TEST_STORE_FIXTURE_H
 #define LOADLAB_TEST_STORE_FIXTURE_H
 
+#include "check.h"
 #include "store.h"
+
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <stdio.h>
+#include <string.h>
 
 static const struct store_options test_store_options = {
 	.lease_ms = 1000,
@@ -15,5 +22,47 @@ static const struct store_options test_store_options = {
 	.backoff_max_ms = 1500,
 	.offline_after_ms = 60000,
 };
+
+/* The job JOB_TEXT (a submission's JSON) normalized and created at NOW by
+ * "user:test": its id, or -1 after a failed check. */
+static inline long long fixture_submit(struct store *s, const char *job_text, long long now)
+{
+	cJSON *job = NULL, *spec = NULL, *created = NULL;
+	long long id = -1;
+
+	CHECK_EQ_INT(json_parse(job_text, strlen(job_text), 0, &job), 0);
+	CHECK_EQ_INT(job_spec_normalize(job, &spec), 0);
+	if (spec && store_job_create(s, spec, "user:test", now, &created) == 0)
+		id = (long long)cJSON_GetObjectItem(created, "id")->valuedouble;
+	cJSON_Delete(job);
+	cJSON_Delete(spec);
+	cJSON_Delete(created);
+	return id;
+}
+
+/* Agent NAME enrolled at NOW with FACTS (a JSON object's text; NULL: {})
+ * and a token hash made of its name: its id. */
+static inline long long fixture_enroll(struct store *s, const char *name, const char *facts_text,
+				       long long now)
+{
+	unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
+	cJSON *facts = NULL, *labels = cJSON_CreateObject();
+	long long id = 0;
+
+	if (!facts_text || json_parse(facts_text, strlen(facts_text), 0, &facts) < 0)
+		facts = cJSON_CreateObject();
+	snprintf((char *)hash, sizeof(hash), "%s", name);
+	CHECK_EQ_INT(store_agent_enroll(s, name, facts, labels, hash, now, &id), 0);
+	cJSON_Delete(facts);
+	cJSON_Delete(labels);
+	return id;
+}
+
+/* OBJ's number KEY, or -1 when it has none. */
+static inline long long fixture_num(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItem(obj, key);
+	return cJSON_IsNumber(item) ? (long long)item->valuedouble : -1;
+}
 
 #endif

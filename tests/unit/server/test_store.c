@@ -18,45 +18,19 @@ static const struct store_options *const options = &test_store_options;
 
 static char db_path[256];
 
-static cJSON *parse(const char *text)
-{
-	cJSON *root = NULL;
-
-	json_parse(text, strlen(text), 0, &root);
-	return root;
-}
-
 static long long submit(struct store *s, const char *job_text, long long now)
 {
-	cJSON *job = parse(job_text), *spec = NULL, *created = NULL;
-	long long id = -1;
-
-	CHECK_EQ_INT(job_spec_normalize(job, &spec), 0);
-	if (store_job_create(s, spec, "user:test", now, &created) == 0)
-		id = (long long)cJSON_GetObjectItem(created, "id")->valuedouble;
-	cJSON_Delete(job);
-	cJSON_Delete(spec);
-	cJSON_Delete(created);
-	return id;
+	return fixture_submit(s, job_text, now);
 }
 
 static long long enroll(struct store *s, const char *name, const char *facts_text, long long now)
 {
-	unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
-	cJSON *facts = parse(facts_text), *labels = cJSON_CreateObject();
-	long long id = 0;
-
-	snprintf((char *)hash, sizeof(hash), "%s", name);
-	CHECK_EQ_INT(store_agent_enroll(s, name, facts, labels, hash, now, &id), 0);
-	cJSON_Delete(facts);
-	cJSON_Delete(labels);
-	return id;
+	return fixture_enroll(s, name, facts_text, now);
 }
 
 static long long num(const cJSON *obj, const char *key)
 {
-	const cJSON *item = cJSON_GetObjectItem(obj, key);
-	return item && cJSON_IsNumber(item) ? (long long)item->valuedouble : -1;
+	return fixture_num(obj, key);
 }
 
 static const char *str(const cJSON *obj, const char *key)

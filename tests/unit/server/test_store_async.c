@@ -59,40 +59,22 @@ static int wait_told(int n)
 static long long submit(struct store *s, const char *name, const char *extra, long long now)
 {
 	char text[256];
-	cJSON *job = NULL, *spec = NULL, *created = NULL;
-	long long id = -1;
 
 	snprintf(text, sizeof(text),
 		 "{\"name\":\"%s\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
 		 "\"variants\":[\"default\"]%s}",
 		 name, extra);
-	CHECK_EQ_INT(json_parse(text, strlen(text), 0, &job), 0);
-	CHECK_EQ_INT(job_spec_normalize(job, &spec), 0);
-	if (store_job_create(s, spec, "user:test", now, &created) == 0)
-		id = (long long)cJSON_GetObjectItem(created, "id")->valuedouble;
-	cJSON_Delete(job);
-	cJSON_Delete(spec);
-	cJSON_Delete(created);
-	return id;
+	return fixture_submit(s, text, now);
 }
 
 static long long enroll(struct store *s, const char *name, long long now)
 {
-	unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
-	cJSON *facts = cJSON_CreateObject(), *labels = cJSON_CreateObject();
-	long long id = 0;
-
-	snprintf((char *)hash, sizeof(hash), "%s", name);
-	CHECK_EQ_INT(store_agent_enroll(s, name, facts, labels, hash, now, &id), 0);
-	cJSON_Delete(facts);
-	cJSON_Delete(labels);
-	return id;
+	return fixture_enroll(s, name, NULL, now);
 }
 
 static long long num(const cJSON *obj, const char *key)
 {
-	const cJSON *item = cJSON_GetObjectItem(obj, key);
-	return cJSON_IsNumber(item) ? (long long)item->valuedouble : -1;
+	return fixture_num(obj, key);
 }
 
 #define AGENTS 8
