@@ -121,10 +121,19 @@ def test_wrong_hash_and_bad_names_leave_nothing():
         s = raw_put(d, sha(data), len(data), data[:1000])
         s.close()
         # The daemon sees the close when libmicrohttpd polls the socket
-        # again: on a loaded machine (or under ASan) that takes a moment.
+        # again: on a loaded machine (or under ASan) that takes a moment,
+        # and so may its start of the upload (the temporary file), so
+        # nothing must be stored for a whole second in a row.
         deadline = time.monotonic() + 15
-        while stored_files(d) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        empty_since = None
+        while time.monotonic() < deadline:
+            if stored_files(d):
+                empty_since = None
+            elif empty_since is None:
+                empty_since = time.monotonic()
+            elif time.monotonic() - empty_since >= 1.0:
+                break
+            time.sleep(0.05)
         assert stored_files(d) == []
 
 
