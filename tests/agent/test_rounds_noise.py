@@ -70,8 +70,10 @@ def test_rounds_auto_and_noise_fields():
         assert sizes[:3] == [4, 3, 3], sizes
         a = warm["auto"]
         assert a["precision"] == 0.5 and a["max_runs"] == 60 and a["runs_taken"] == warm["runs"], a
-        # A 50 % interval is reached after the first sweep unless the cap came first.
-        assert a["reached"] is True and a["runs_taken"] == 10, a
+        # A 50 % interval is reached within the cap, usually after the
+        # first sweep (under ASan on a loaded machine once after the
+        # second): whole sweeps of 10 runs.
+        assert a["reached"] is True and a["runs_taken"] in (10, 20, 30, 40, 50, 60), a
         check_noise(warm["noise"], warm["runs"])
         taken.add(a["runs_taken"])
         # Cold: 4 runs in rounds of 2, 1, 1, every per-run array that long.
