@@ -112,7 +112,13 @@ def test_make_run_starts_the_daemon_and_an_enrolled_agent_and_ctrl_c_stops_both(
             time.sleep(0.2)
         [agent] = lab.agents()
         assert agent["state"] == "online" and agent["facts"]["os"] == "linux", agent
-        assert os.path.exists(os.path.join(lab.data_dir, "agent", "agent.json"))
+        # The agent writes its credentials after the daemon has enrolled it,
+        # so the file may come a moment after the agent is listed.
+        creds = os.path.join(lab.data_dir, "agent", "agent.json")
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(creds):
+            time.sleep(0.1)
+        assert os.path.exists(creds), os.listdir(lab.data_dir)
         lab.run_elf_job()
         out = lab.ctrl_c()
         assert lab.proc.returncode == 0, (lab.proc.returncode, out)
