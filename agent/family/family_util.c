@@ -96,7 +96,8 @@ int family_add_measurement(cJSON *result, const struct family_measured *measured
 			       !add_copy(m, "warm_order", measured->warm, "order") ||
 			       !add_copy(m, "warm_reruns", measured->warm, "reruns")))
 		return LL_ENOMEM;
-	if (measured->cold && !add_copy(m, "cold", measured->cold, "method"))
+	if (measured->cold && (!add_copy(m, "cold", measured->cold, "method") ||
+			       !add_copy(m, "cold_reruns", measured->cold, "reruns")))
 		return LL_ENOMEM;
 	return 0;
 }

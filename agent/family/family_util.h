@@ -43,7 +43,7 @@ int family_phase_done(struct family_run *run, const char *phase);
 int family_add_measured(cJSON *o, const char *key, const cJSON *measured, const char *name);
 
 /* Adds to RESULT "measurement": {"warm": method, "warm_order",
- * "warm_reruns", "cold": method}, each where measured. */
+ * "warm_reruns", "cold": method, "cold_reruns"}, each where measured. */
 int family_add_measurement(cJSON *result, const struct family_measured *measured);
 
 /* The value of OBJ's member KEY, a JSON string "0x<hex>" (as the debug

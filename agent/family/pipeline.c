@@ -154,7 +154,8 @@ static int time_programs(struct pipeline_state *s)
 		.progress = measure_progress,
 		.progress_ctx = &progress,
 		/* The generated programs always exit 0; under Wine on a busy
-		 * machine a start fails now and then: run it again, listed. */
+		 * machine a start fails now and then: run it again, listed (a
+		 * cold run with a new eviction). */
 		.reruns = PIPELINE_MEASURE_RERUNS,
 		.rounds = s->measure.warm_rounds,
 		.auto_runs = s->measure.warm_auto,
@@ -169,7 +170,6 @@ static int time_programs(struct pipeline_state *s)
 		progress.phase = "cold";
 		o.runs = s->measure.cold_runs;
 		o.warmup = 0;
-		o.reruns = 0; /* a rerun would no longer be cold */
 		o.rounds = s->measure.cold_rounds;
 		o.auto_runs = false;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)

@@ -15,8 +15,9 @@
  *
  * Both return 0 or a negative LL_E* code with a message (err.h); *RET is
  * untouched on failure, and the caller owns it on success. A program that
- * exits non-zero fails the measurement (LL_EIO, naming it, the run and the
- * code); one still running at the timeout is killed and fails it
+ * exits non-zero is run again (o->reruns times at most, each listed in
+ * "reruns"), then fails the measurement (LL_EIO, naming it, the run and
+ * the code); one still running at the timeout is killed and fails it
  * (LL_ERANGE); a progress callback returning true cancels it
  * (LL_ESTATE). Whatever happens, the agent's own priority and CPUs are
  * restored before returning.
@@ -81,10 +82,11 @@ struct measure_options {
 	int warmup;           /* untimed runs per program first, 0..MEASURE_MAX_WARMUP (warm only) */
 	uint64_t seed;        /* the shuffles and the bootstrap: same seed, same order */
 	long long timeout_ms; /* per run, > 0: a program still running is killed */
-	int reruns;           /* warm only, 0..MEASURE_MAX_RERUNS: a run whose program
-				  * exits non-zero is run again up to this many times before
-				  * the measurement fails; every rerun is listed in the
-				  * result's "reruns" ({"program", "run", "exit_code"}) */
+	int reruns;           /* 0..MEASURE_MAX_RERUNS: a run whose program exits non-zero
+				  * is run again up to this many times before the
+				  * measurement fails (a cold run evicts again first);
+				  * every rerun is listed in the result's "reruns"
+				  * ({"program", "run", "phase", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
 	int rounds;       /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
@@ -109,7 +111,7 @@ struct measure_options {
  *                        "summary": <measure_summary_json>}},
  *    "noise": <measure_noise_method_json>,
  *    "order": [[names of timed pass 0], ...],   (untimed passes not listed)
- *    "reruns": [{"program", "run", "exit_code"}...]} */
+ *    "reruns": [{"program", "run", "phase": "timed"|"warm-up", "exit_code"}...]} */
 int measure_warm(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret);
 
@@ -133,8 +135,10 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  *                     after it; -1 unknown]}],
  *        "warm_check": {"samples_us", "read_bytes", "read_ops",
  *                       "page_faults", "hard_faults", "soft_faults"}}},
- *    "noise", "order": [[names of pass 0], ...]}
- * "cold" is never claimed where the eviction was unavailable or left
+ *    "noise", "order": [[names of pass 0], ...],
+ *    "reruns": [{"program", "run", "phase": "cold"|"warm check", "exit_code"}...]}
+ * A cold run retaken after a non-zero exit evicts the files again first;
+ * a warm check is retaken as it is. "cold" is never claimed where the eviction was unavailable or left
  * pages resident. o->warmup is not used. */
 int measure_cold(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret);
@@ -212,5 +216,20 @@ int measure_noise_method_json(const struct measure_sampled *s, cJSON *result);
 /* measure_method_json() added to RESULT as "method"; *RET_METHOD borrows it. */
 int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
 		       const struct measure_options *o, const char *kind, cJSON **ret_method);
+
+struct plat_measure_counters;
+
+/* One run of P, as both timers take it: PREPARE(CTX) first when not NULL
+ * (the cold timer evicts there), then plat_measure_run(WITH_COUNTERS) into
+ * *RET. While the program exits non-zero the run is taken again, PREPARE
+ * included, up to o->reruns times, each listed in RERUNS (an array) as
+ * {"program", "run": RUN + 1, "phase": PHASE, "exit_code"}; past that a
+ * non-zero exit fails: LL_EIO, naming the program, the code, PHASE
+ * ("timed", "warm-up", "cold", "warm check") and the run. PREPARE's and
+ * plat_measure_run()'s failures (a timeout: LL_ERANGE) are returned as
+ * they are, never rerun. */
+int measure_run_rerunning(const struct measure_program *p, const struct measure_options *o, int run,
+			  const char *phase, bool with_counters, int (*prepare)(void *ctx), void *ctx,
+			  cJSON *reruns, struct plat_measure_counters *ret);
 
 #endif

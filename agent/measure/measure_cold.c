@@ -78,40 +78,42 @@ static void put_counters(double *series, int runs, int run, enum series first,
 	}
 }
 
-static int run_counted(const struct measure_program *p, const struct measure_options *o, int run,
-		       const char *what, struct plat_measure_counters *k)
+struct cold_attempt {
+	const struct measure_program *p;
+	struct plat_measure_eviction eviction;
+};
+
+/* measure_run_rerunning()'s PREPARE for a cold run: evict P's files. */
+static int evict(void *ctx)
 {
-	int rc = plat_measure_run(&p->spawn, o->timeout_ms, true, k);
-	if (rc < 0)
-		return rc;
-	if (k->exit_code != 0)
-		return err_set(LL_EIO, "%s exited with %d in %s run %d.", p->name, k->exit_code, what,
-			       run + 1);
-	return 0;
+	struct cold_attempt *a = ctx;
+
+	return plat_measure_evict(a->p->files, &a->eviction);
 }
 
-/* One cold run of P (evict, run, residency) and its warm check. */
+/* One cold run of P (evict, run, residency) and its warm check; a program
+ * that exits non-zero is retaken as measure_run_rerunning() says, a cold
+ * run with a new eviction. */
 static int cold_run(const struct measure_program *p, struct cold_state *s, const struct measure_options *o,
-		    int run)
+		    int run, cJSON *reruns)
 {
+	struct cold_attempt a = {.p = p};
 	struct plat_measure_counters k;
-	struct plat_measure_eviction e;
+	const struct plat_measure_eviction *e = &a.eviction;
 	bool cold;
 	int rc;
 
-	if ((rc = plat_measure_evict(p->files, &e)) < 0)
+	if ((rc = measure_run_rerunning(p, o, run, "cold", true, evict, &a, reruns, &k)) < 0)
 		return rc;
-	s->eviction = e;
-	cold = s->files > 0 && e.done && (!e.verified || e.resident_pages == 0);
+	s->eviction = *e;
+	cold = s->files > 0 && e->done && (!e->verified || e->resident_pages == 0);
 	if (!cold && !s->note[0])
 		snprintf(s->note, sizeof(s->note), "%s",
 			 s->files == 0 ? "No files to evict."
-			 : e.note[0]   ? e.note
+			 : e->note[0]  ? e->note
 				       : "The eviction failed.");
 	s->cold_runs[run] = cold;
-	s->series[COLD_RESIDENT_BEFORE * o->runs + run] = (double)e.resident_pages;
-	if ((rc = run_counted(p, o, run, "cold", &k)) < 0)
-		return rc;
+	s->series[COLD_RESIDENT_BEFORE * o->runs + run] = (double)e->resident_pages;
 	put_counters(s->series, o->runs, run, COLD_WALL, &k);
 	for (size_t f = 0; f < s->files; f++) {
 		long long resident = -1, pages;
@@ -120,7 +122,7 @@ static int cold_run(const struct measure_program *p, struct cold_state *s, const
 			return rc;
 		s->resident[f * (size_t)o->runs + (size_t)run] = (double)resident;
 	}
-	if ((rc = run_counted(p, o, run, "warm check", &k)) < 0)
+	if ((rc = measure_run_rerunning(p, o, run, "warm check", true, NULL, NULL, reruns, &k)) < 0)
 		return rc;
 	put_counters(s->series, o->runs, run, WARM_WALL, &k);
 	return 0;
@@ -196,6 +198,7 @@ struct cold_run {
 	const struct measure_program *programs;
 	struct cold_state *states;
 	const struct measure_options *o;
+	cJSON *reruns;
 };
 
 /* measure_sample()'s run: program I into SLOT (never untimed here). */
@@ -206,7 +209,7 @@ static int cold_one(void *ctx, size_t i, long slot, double *ret_us)
 
 	if (slot < 0)
 		return 0;
-	if ((rc = cold_run(&c->programs[i], &c->states[i], c->o, (int)slot)) < 0)
+	if ((rc = cold_run(&c->programs[i], &c->states[i], c->o, (int)slot, c->reruns)) < 0)
 		return rc;
 	*ret_us = c->states[i].series[COLD_WALL * c->o->runs + slot];
 	return 0;
@@ -219,7 +222,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	struct cold_state *states = NULL;
 	struct cold_run run;
 	struct measure_sampled sampled = {0};
-	cJSON *result = NULL, *method = NULL, *progs, *order_json;
+	cJSON *result = NULL, *method = NULL, *progs, *order_json, *reruns;
 	bool all_cold = true, verified = true;
 	int rc;
 
@@ -230,7 +233,8 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 	rc = err_set(LL_ENOMEM, "Out of memory.");
 	states = calloc(count, sizeof(*states));
 	result = cJSON_CreateObject();
-	if (!states || !result || !(order_json = cJSON_AddArrayToObject(result, "order")))
+	if (!states || !result || !(order_json = cJSON_AddArrayToObject(result, "order")) ||
+	    !(reruns = cJSON_AddArrayToObject(result, "reruns")))
 		goto out;
 	for (size_t i = 0; i < count; i++) {
 		struct cold_state *s = &states[i];
@@ -242,7 +246,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 			goto out;
 		plat_measure_counters_source(programs[i].spawn.argv[0], s->counters, sizeof(s->counters));
 	}
-	run = (struct cold_run){programs, states, o};
+	run = (struct cold_run){programs, states, o, reruns};
 	if ((rc = measure_sample(programs, count, o, false, &conditions, order_json, cold_one, &run,
 				 &sampled)) < 0 ||
 	    (rc = measure_noise_method_json(&sampled, result)) < 0)

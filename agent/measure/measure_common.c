@@ -169,3 +169,34 @@ int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
 	*ret_method = method;
 	return 0;
 }
+
+int measure_run_rerunning(const struct measure_program *p, const struct measure_options *o, int run,
+			  const char *phase, bool with_counters, int (*prepare)(void *ctx), void *ctx,
+			  cJSON *reruns, struct plat_measure_counters *ret)
+{
+	struct plat_measure_counters k;
+	int rc;
+
+	for (int attempt = 0;; attempt++) {
+		cJSON *entry;
+		if ((prepare && (rc = prepare(ctx)) < 0) ||
+		    (rc = plat_measure_run(&p->spawn, o->timeout_ms, with_counters, &k)) < 0)
+			return rc;
+		if (k.exit_code == 0)
+			break;
+		if (attempt >= o->reruns)
+			return err_set(LL_EIO, "%s exited with %d in %s run %d%s.", p->name, k.exit_code,
+				       phase, run + 1, attempt ? " (after reruns)" : "");
+		if (!(entry = cJSON_CreateObject()) || !cJSON_AddItemToArray(reruns, entry)) {
+			cJSON_Delete(entry);
+			return err_set(LL_ENOMEM, "Out of memory.");
+		}
+		if (!cJSON_AddStringToObject(entry, "program", p->name) ||
+		    !cJSON_AddNumberToObject(entry, "run", run + 1) ||
+		    !cJSON_AddStringToObject(entry, "phase", phase) ||
+		    !cJSON_AddNumberToObject(entry, "exit_code", k.exit_code))
+			return err_set(LL_ENOMEM, "Out of memory.");
+	}
+	*ret = k;
+	return 0;
+}

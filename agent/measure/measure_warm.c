@@ -8,33 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One run of P: run again (up to o->reruns times, each listed in RERUNS)
- * while it exits non-zero, then a non-zero exit fails the measurement. */
-static int run_once(const struct measure_program *p, const struct measure_options *o, int run, cJSON *reruns,
-		    double *ret_us)
-{
-	struct plat_measure_counters k;
-	int rc;
-
-	for (int attempt = 0;; attempt++) {
-		cJSON *entry;
-		if ((rc = plat_measure_run(&p->spawn, o->timeout_ms, false, &k)) < 0)
-			return rc;
-		if (k.exit_code == 0)
-			break;
-		if (attempt >= o->reruns)
-			return err_set(LL_EIO, "%s exited with %d in run %d while timed%s.", p->name,
-				       k.exit_code, run + 1, attempt ? " (after reruns)" : "");
-		if (!(entry = cJSON_CreateObject()) || !cJSON_AddItemToArray(reruns, entry) ||
-		    !cJSON_AddStringToObject(entry, "program", p->name) ||
-		    !cJSON_AddNumberToObject(entry, "run", run + 1) ||
-		    !cJSON_AddNumberToObject(entry, "exit_code", k.exit_code))
-			return err_set(LL_ENOMEM, "Out of memory.");
-	}
-	*ret_us = (double)k.wall_ns / 1000.0;
-	return 0;
-}
-
 struct warm_run {
 	const struct measure_program *programs;
 	const struct measure_options *o;
@@ -46,7 +19,15 @@ static int warm_one(void *ctx, size_t i, long slot, double *ret_us)
 {
 	struct warm_run *w = ctx;
 
-	return run_once(&w->programs[i], w->o, slot < 0 ? 0 : (int)slot, w->reruns, ret_us);
+	struct plat_measure_counters k;
+	int rc;
+
+	if ((rc = measure_run_rerunning(&w->programs[i], w->o, slot < 0 ? 0 : (int)slot,
+					slot < 0 ? "warm-up" : "timed", false, NULL, NULL, w->reruns, &k)) <
+	    0)
+		return rc;
+	*ret_us = (double)k.wall_ns / 1000.0;
+	return 0;
 }
 
 /* RESULT's "programs": {NAME: {"samples_us", "round_sizes", "noise",

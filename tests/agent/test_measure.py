@@ -7,6 +7,8 @@
   priority (asked and read back), CPU, clock and resolution.
 - a program that sleeps 50 ms measures at least 50 ms (and under 1 s);
 - a program that exits 1 fails the measurement: exit 1, message names it;
+  with --reruns a failed start is run again and listed, warm or cold (a
+  cold run after a new eviction: it reads from storage again);
 - a hung program (sleep 100) with --timeout 300 is killed: exit 1 within
   seconds, message says so, and no such process is left;
 - --cold on a program built here with gcc that reads a 4 MiB file given as
@@ -257,7 +259,8 @@ def test_reruns_run_a_failed_start_again_and_list_it():
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert len(out["samples_us"]) == 3, out
-        assert out["reruns"] == [{"program": out["reruns"][0]["program"], "run": 1, "exit_code": 3}], out
+        assert out["reruns"] == [{"program": out["reruns"][0]["program"], "run": 1, "phase": "timed",
+                                  "exit_code": 3}], out
         os.unlink(marker)
         r = subprocess.run([AGENT, "time", "--json", "--runs", "3", "--warmup", "0",
                             "--", "/bin/sh", "-c", script], capture_output=True, text=True, timeout=120)
@@ -265,6 +268,105 @@ def test_reruns_run_a_failed_start_again_and_list_it():
         r = subprocess.run([AGENT, "time", "--reruns", "11", "--", "/bin/true"],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "--reruns" in r.stderr, r
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# Appends to argv[2]/starts the pages of argv[1] resident when it starts
+# (mincore), reads argv[1] whole, then by marker files in argv[2]: the
+# first start exits 3, the second 0, the third 4, every later one 0.
+FAILS_BY_MARKER = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static int first_time(const char *dir, const char *name)
+{
+	char path[4096];
+	int fd;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (access(path, F_OK) == 0)
+		return 0;
+	if ((fd = open(path, O_CREAT | O_WRONLY, 0644)) >= 0)
+		close(fd);
+	return 1;
+}
+int main(int argc, char **argv)
+{
+	static char block[1 << 16];
+	static unsigned char pages[1 << 16];
+	char path[4096];
+	struct stat st;
+	long resident = 0, page = sysconf(_SC_PAGESIZE);
+	void *map;
+	FILE *log;
+	int fd = argc > 2 ? open(argv[1], O_RDONLY) : -1;
+	if (fd < 0 || fstat(fd, &st) < 0 || (st.st_size + page - 1) / page > (long)sizeof(pages))
+		return 9;
+	map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED || mincore(map, st.st_size, pages) < 0)
+		return 9;
+	for (long i = 0; i < (st.st_size + page - 1) / page; i++)
+		resident += pages[i] & 1;
+	munmap(map, st.st_size);
+	snprintf(path, sizeof(path), "%s/starts", argv[2]);
+	if (!(log = fopen(path, "a")) || fprintf(log, "%ld\n", resident) < 0 || fclose(log) != 0)
+		return 9;
+	while (read(fd, block, sizeof(block)) > 0)
+		;
+	close(fd);
+	if (first_time(argv[2], "first"))
+		return 3;
+	if (first_time(argv[2], "second"))
+		return 0;
+	if (first_time(argv[2], "third"))
+		return 4;
+	return 0;
+}
+"""
+
+
+def test_cold_reruns_evict_again_and_list_each():
+    """--cold --reruns: a cold run whose program exits non-zero is taken
+    again after a new eviction (it reads its file from storage again), a
+    failed warm check is taken again, and both are listed; without reruns
+    the first failure fails the measurement."""
+    # On the build's file system (the page cache of tmpfs cannot be dropped).
+    work = tempfile.mkdtemp(prefix="measure-cold-reruns-", dir=BUILD)
+    try:
+        src, prog, data = (os.path.join(work, n) for n in ("fails.c", "fails", "data.bin"))
+        markers = os.path.join(work, "markers")
+        os.mkdir(markers)
+        with open(src, "w") as f:
+            f.write(FAILS_BY_MARKER)
+        subprocess.run(["gcc", "-O2", "-o", prog, src], check=True)
+        with open(data, "wb") as f:
+            f.write(os.urandom(4 << 20))
+        args = ["--json", "--cold", "--runs", "2", "--file", data]
+        r = agent_time(args + ["--reruns", "2", "--", prog, data, markers])
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        name = out["reruns"][0]["program"] if out["reruns"] else None
+        assert out["reruns"] == [{"program": name, "run": 1, "phase": "cold", "exit_code": 3},
+                                 {"program": name, "run": 1, "phase": "warm check", "exit_code": 4}], out
+        assert sorted(os.listdir(markers)) == ["first", "second", "starts", "third"]
+        # The first four starts, in order: the failed cold run, its retake,
+        # the failed warm check, its retake (a retake for noise comes only
+        # after a whole run). The retaken cold run found nothing of the file
+        # resident (evicted again, though the failed start had read it all);
+        # the warm checks found it all.
+        with open(os.path.join(markers, "starts")) as f:
+            starts = [int(line) for line in f]
+        pages = (4 << 20) // os.sysconf("SC_PAGESIZE")
+        assert starts[:4] == [0, 0, pages, pages], starts
+        assert out["cold"] is True and out["cold_runs"] == [True, True], out
+        assert out["resident_before_pages"] == [0, 0], out["resident_before_pages"]
+        assert len(out["samples_us"]) == 2 and len(out["warm_check"]["samples_us"]) == 2, out
+        shutil.rmtree(markers)
+        os.mkdir(markers)
+        r = agent_time(args + ["--", prog, data, markers])
+        assert r.returncode == 1 and "exited with 3 in cold run 1" in r.stderr, (r.returncode, r.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
