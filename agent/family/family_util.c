@@ -178,3 +178,31 @@ cJSON *family_add_toolchain(cJSON *result, const char *kind, const char *target,
 		return NULL;
 	return t;
 }
+
+bool family_loader_timestamp(const struct runner *runner, const char *exe_dir, const char *name,
+			     uint32_t *ret)
+{
+	const char *dirs[3] = {exe_dir, runner->system_dirs[0], runner->system_dirs[1]};
+	size_t count = 1 + runner->system_dir_count;
+
+	for (size_t d = 0; d < count; d++) {
+		char path[PLAT_MAX_PATH + 1], lower[256];
+		struct pe_image *image = NULL;
+		size_t n = strlen(name);
+
+		if (n >= sizeof(lower) || strchr(name, '/') || strchr(name, '\\'))
+			break;
+		for (size_t k = 0; k <= n; k++)
+			lower[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] + 32 : name[k]);
+		if ((family_path(path, dirs[d], name) < 0 || !plat_file_exists(path)) &&
+		    (family_path(path, dirs[d], lower) < 0 || !plat_file_exists(path)))
+			continue;
+		if (pe_image_open(path, &image) < 0)
+			continue;
+		*ret = image->timestamp;
+		pe_image_free(image);
+		return true;
+	}
+	err_clear();
+	return false;
+}

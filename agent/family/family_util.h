@@ -78,4 +78,12 @@ int family_timing_slot(struct family_timing *ret, size_t n, const char *name);
 void family_bind_options(const struct runner *runner, const char *image_dir, const char *search[2],
 			 struct pe_bind_options *options);
 
+/* The header timestamp of the module NAME (as an import names it) in
+ * the file the loader would use: in EXE_DIR, then RUNNER's system folders,
+ * each as NAME or in lower case. True with *RET set; false (the error
+ * cleared) when no folder holds a readable PE file of that name, or NAME
+ * is not a bare file name (a '/' or '\\' in it). */
+bool family_loader_timestamp(const struct runner *runner, const char *exe_dir, const char *name,
+			     uint32_t *ret);
+
 #endif

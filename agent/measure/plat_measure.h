@@ -100,6 +100,18 @@ struct plat_measure_counters {
 	long long read_chars;  /* Linux rchar: bytes through read syscalls, cached or not */
 };
 
+/* Counters before a run: nothing known yet, every OS counter -1 (where
+ * both backends start each run from). */
+static inline struct plat_measure_counters plat_measure_counters_unknown(void)
+{
+	return (struct plat_measure_counters){.page_faults = -1,
+					      .hard_faults = -1,
+					      .soft_faults = -1,
+					      .read_bytes = -1,
+					      .read_ops = -1,
+					      .read_chars = -1};
+}
+
 /* Starts the program of OPTIONS (argv[0] a path; plat.h's spawn options:
  * environment additions, folder, output files), waits for it and fills
  * *RET. The measured child gets priority and CPU as described above when

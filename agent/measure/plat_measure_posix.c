@@ -279,12 +279,7 @@ static int wait_exit(pid_t pid, int pidfd, long long deadline_ns)
 int plat_measure_run(const struct plat_spawn_options *options, long long timeout_ms, bool with_counters,
 		     struct plat_measure_counters *ret)
 {
-	struct plat_measure_counters k = {.page_faults = -1,
-					  .hard_faults = -1,
-					  .soft_faults = -1,
-					  .read_bytes = -1,
-					  .read_ops = -1,
-					  .read_chars = -1};
+	struct plat_measure_counters k = plat_measure_counters_unknown();
 	struct child_args a;
 	struct rusage ru;
 	sigset_t all, old;

@@ -165,12 +165,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		     struct plat_measure_counters *ret)
 {
 	FILETIME created, exited, kernel, user;
-	struct plat_measure_counters k = {.page_faults = -1,
-					  .hard_faults = -1,
-					  .soft_faults = -1,
-					  .read_bytes = -1,
-					  .read_ops = -1,
-					  .read_chars = -1};
+	struct plat_measure_counters k = plat_measure_counters_unknown();
 	STARTUPINFOA si;
 	PROCESS_INFORMATION pi = {0};
 	HANDLE in = INVALID_HANDLE_VALUE, out = INVALID_HANDLE_VALUE, err = INVALID_HANDLE_VALUE, job = NULL;

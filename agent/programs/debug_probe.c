@@ -32,6 +32,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "start_program.h"
+
 #define MAX_MODULES 4096
 #define PATH_CHARS 1024
 
@@ -123,47 +125,6 @@ static void add_module(HANDLE process, int dll, void *base, HANDLE file, void *n
 	read_path(process, base, name_ptr, unicode, m);
 }
 
-/* Appends ARG to CMD quoted as CommandLineToArgvW reads it. */
-static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
-{
-	size_t n = wcslen(cmd);
-	int quote = arg[0] == 0 || wcspbrk(arg, L" \t\"") != NULL;
-
-#define PUT(c)                          \
-	do {                            \
-		if (n + 1 < cap)        \
-			cmd[n++] = (c); \
-	} while (0)
-	if (n)
-		PUT(L' ');
-	if (quote)
-		PUT(L'"');
-	for (const wchar_t *p = arg;; p++) {
-		size_t slashes = 0;
-		while (*p == L'\\') {
-			p++;
-			slashes++;
-		}
-		if (*p == 0) {
-			for (size_t i = 0; i < (quote ? 2 * slashes : slashes); i++)
-				PUT(L'\\');
-			break;
-		}
-		if (*p == L'"') {
-			for (size_t i = 0; i < 2 * slashes + 1; i++)
-				PUT(L'\\');
-		} else {
-			for (size_t i = 0; i < slashes; i++)
-				PUT(L'\\');
-		}
-		PUT(*p);
-	}
-	if (quote)
-		PUT(L'"');
-	cmd[n] = 0;
-#undef PUT
-}
-
 static void put_json_string(FILE *out, const wchar_t *w)
 {
 	char utf8[PATH_CHARS * 4];
@@ -203,9 +164,6 @@ static int write_report(const wchar_t *path, int first_breakpoint, const char *e
 
 int wmain(int argc, wchar_t **argv)
 {
-	static wchar_t cmd[32768];
-	STARTUPINFOW si;
-	PROCESS_INFORMATION pi;
 	DEBUG_EVENT e;
 	HANDLE process = NULL;
 	HMODULE psapi;
@@ -218,15 +176,8 @@ int wmain(int argc, wchar_t **argv)
 	quiet_ms = (DWORD)wcstoul(argv[2], NULL, 10);
 	if ((psapi = LoadLibraryW(L"psapi.dll")))
 		mapped_name = (mapped_name_fn)(void (*)(void))GetProcAddress(psapi, "GetMappedFileNameW");
-	cmd[0] = 0;
-	for (int i = 3; i < argc; i++)
-		append_arg(cmd, sizeof(cmd) / sizeof(cmd[0]), argv[i]);
-	memset(&si, 0, sizeof(si));
-	si.cb = sizeof(si);
-	if (!CreateProcessW(argv[3], cmd, NULL, NULL, FALSE, DEBUG_ONLY_THIS_PROCESS, NULL, NULL, &si, &pi))
+	if (!(process = start_program(argc - 3, argv + 3, DEBUG_ONLY_THIS_PROCESS)))
 		return 3;
-	CloseHandle(pi.hThread);
-	process = pi.hProcess;
 	while (running) {
 		DWORD status = DBG_CONTINUE;
 		/* Until the loader's breakpoint, wait as long as it takes. */

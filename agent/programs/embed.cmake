@@ -1,4 +1,4 @@
-# Embeds agent/programs/*.c into a C source (programs.h):
+# Embeds agent/programs/*.c and their headers into a C source (programs.h):
 #   cmake -DOUTPUT=programs_embedded.c -DBASE=agent/programs -DFILES="a.c,b.c" -P embed.cmake
 # The same recipe as cmake/embed.cmake (the server's web files): each
 # file's bytes as an array, NUL-terminated, and a lookup by name.

@@ -21,74 +21,32 @@
 #include <string.h>
 #include <wchar.h>
 
-/* Appends ARG to CMD quoted as CommandLineToArgvW reads it. */
-static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
-{
-	size_t n = wcslen(cmd);
-	int quote = arg[0] == 0 || wcspbrk(arg, L" \t\"") != NULL;
-
-#define PUT(c)                          \
-	do {                            \
-		if (n + 1 < cap)        \
-			cmd[n++] = (c); \
-	} while (0)
-	if (n)
-		PUT(L' ');
-	if (quote)
-		PUT(L'"');
-	for (const wchar_t *p = arg;; p++) {
-		size_t slashes = 0;
-		while (*p == L'\\') {
-			p++;
-			slashes++;
-		}
-		if (*p == 0) {
-			for (size_t i = 0; i < (quote ? 2 * slashes : slashes); i++)
-				PUT(L'\\');
-			break;
-		}
-		for (size_t i = 0; i < (*p == L'"' ? 2 * slashes + 1 : slashes); i++)
-			PUT(L'\\');
-		PUT(*p);
-	}
-	if (quote)
-		PUT(L'"');
-	cmd[n] = 0;
-#undef PUT
-}
+#include "start_program.h"
 
 int wmain(int argc, wchar_t **argv)
 {
-	static wchar_t cmd[32768];
-	STARTUPINFOW si;
-	PROCESS_INFORMATION pi;
+	HANDLE process;
 	DWORD timeout_ms, wait, code = 0;
 
 	if (argc < 3)
 		return 2;
 	timeout_ms = (DWORD)wcstoul(argv[1], NULL, 10);
-	cmd[0] = 0;
-	for (int i = 2; i < argc; i++)
-		append_arg(cmd, sizeof(cmd) / sizeof(cmd[0]), argv[i]);
-	memset(&si, 0, sizeof(si));
-	si.cb = sizeof(si);
-	if (!CreateProcessW(argv[2], cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
+	if (!(process = start_program(argc - 2, argv + 2, 0)))
 		return 3;
-	CloseHandle(pi.hThread);
-	wait = WaitForInputIdle(pi.hProcess, timeout_ms);
+	wait = WaitForInputIdle(process, timeout_ms);
 	/* WAIT_FAILED: no message queue (a console program): its exit then
 	 * stands for "ready", within the same time. */
-	if (wait == WAIT_FAILED && WaitForSingleObject(pi.hProcess, timeout_ms) == WAIT_TIMEOUT)
+	if (wait == WAIT_FAILED && WaitForSingleObject(process, timeout_ms) == WAIT_TIMEOUT)
 		wait = WAIT_TIMEOUT;
-	if (WaitForSingleObject(pi.hProcess, 0) == WAIT_OBJECT_0) {
+	if (WaitForSingleObject(process, 0) == WAIT_OBJECT_0) {
 		/* It ended by itself: its own verdict. */
-		GetExitCodeProcess(pi.hProcess, &code);
-		CloseHandle(pi.hProcess);
+		GetExitCodeProcess(process, &code);
+		CloseHandle(process);
 		return (int)code;
 	}
-	TerminateProcess(pi.hProcess, 0);
-	WaitForSingleObject(pi.hProcess, 5000);
-	CloseHandle(pi.hProcess);
+	TerminateProcess(process, 0);
+	WaitForSingleObject(process, 5000);
+	CloseHandle(process);
 	if (wait == WAIT_TIMEOUT)
 		return 4;
 	return wait == 0 ? 0 : 5;

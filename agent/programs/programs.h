@@ -8,8 +8,13 @@
  *	churn_parent.c, churn_child.c   the Windows churn (measure/churn.c)
  *	probe.c                         the fixed head of the pe family's
  *	                                generated main.c (family/pe/pe_generate.c)
+ *	debug_probe.c, idle_launcher.c  the program family's helpers
+ *	                                (family/program/program_fetch.c), which
+ *	                                both include start_program.h
+ *	empty_program.c                 its floor
  *
- * The agent writes a source into the work folder and compiles it there.
+ * The agent writes a source (and the headers it includes) into the work
+ * folder and compiles it there.
  */
 #ifndef LOADLAB_AGENT_PROGRAMS_H
 #define LOADLAB_AGENT_PROGRAMS_H

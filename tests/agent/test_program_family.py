@@ -19,6 +19,7 @@ import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from agent_wait import wait_agent  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
@@ -42,15 +43,7 @@ def run_agent(url, data_dir, enroll_token, timeout=900):
             [AGENT, "--server", url, "--enroll-token", enroll_token, "--data-dir", data_dir,
              "--name", "program-test", "--once"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        try:
-            code = proc.wait(timeout)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            harness.kill_processes_under(data_dir)
-    with open(log_path, "rb") as f:
-        return code, f.read().decode(errors="replace")
+    return wait_agent(proc, log_path, timeout, lambda: harness.kill_processes_under(data_dir))
 
 
 def program_folder(tmp):

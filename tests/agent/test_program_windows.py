@@ -15,6 +15,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+from agent_wait import wait_agent  # noqa: E402
 import test_agent_windows as win  # noqa: E402
 import test_program_family as prog  # noqa: E402
 from schemacheck import validate  # noqa: E402
@@ -25,14 +26,7 @@ def run_windows_agent(wine, d, data_dir, name, timeout=900):
     proc, log_path = wine.start(
         ["--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
          wine.windows_path(data_dir), "--name", "wine-program", "--once"], name)
-    try:
-        code = proc.wait(timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    with open(log_path, "rb") as f:
-        return code, f.read().decode(errors="replace")
+    return wait_agent(proc, log_path, timeout)
 
 
 def test_windows_agent_runs_a_program_job_under_wine():

@@ -255,33 +255,6 @@ static int check_imports(const struct pe_context *ctx, struct pe_variant *var, c
 	return 0;
 }
 
-/* The timestamp of module NAME where the loader would find it. */
-static bool file_timestamp(const struct pe_context *ctx, const char *dir, const char *name, uint32_t *ret)
-{
-	const char *dirs[3] = {dir, ctx->runner.system_dirs[0], ctx->runner.system_dirs[1]};
-	size_t count = 1 + ctx->runner.system_dir_count;
-
-	for (size_t d = 0; d < count; d++) {
-		char path[PLAT_MAX_PATH + 1], lower[256];
-		struct pe_image *image = NULL;
-		size_t n = strlen(name);
-
-		if (n >= sizeof(lower))
-			return false;
-		for (size_t k = 0; k <= n; k++)
-			lower[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] + 32 : name[k]);
-		if (family_path(path, dirs[d], name) == 0 && !plat_file_exists(path) &&
-		    family_path(path, dirs[d], lower) < 0)
-			continue;
-		if (!plat_file_exists(path) || pe_image_open(path, &image) < 0)
-			continue;
-		*ret = image->timestamp;
-		pe_image_free(image);
-		return true;
-	}
-	return false;
-}
-
 /* Binding: a bound import directory naming every module the program
  * imports from, each with the timestamp of the file the loader would
  * use, descriptors marked bound, and the file's IAT holding what the
@@ -307,7 +280,8 @@ static int check_binding(const struct pe_context *ctx, struct pe_variant *var, c
 	}
 	for (size_t b = 0; b < bound.count; b++) {
 		uint32_t have = 0;
-		bool found = file_timestamp(ctx, var->base.dir, bound.modules[b].name, &have);
+		bool found =
+			family_loader_timestamp(&ctx->runner, var->base.dir, bound.modules[b].name, &have);
 		bool match = found && have == bound.modules[b].timestamp;
 		cJSON *m = cJSON_CreateObject();
 

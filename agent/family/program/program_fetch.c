@@ -159,7 +159,7 @@ static int compile(const struct program_context *ctx, const char *name, const ch
 
 int program_build_tools(struct program_context *ctx)
 {
-	char empty[PLAT_MAX_PATH + 1], built[PLAT_MAX_PATH + 1];
+	char empty[PLAT_MAX_PATH + 1], built[PLAT_MAX_PATH + 1], header[PLAT_MAX_PATH + 1];
 	int rc;
 
 	if ((rc = family_path(ctx->tools_dir, ctx->work, "tools")) < 0 ||
@@ -170,6 +170,10 @@ int program_build_tools(struct program_context *ctx)
 	    (rc = family_path(ctx->launcher_exe, ctx->tools_dir, "idle_launcher.exe")) < 0 ||
 	    (rc = family_path(built, ctx->tools_dir, "empty.exe")) < 0 ||
 	    (rc = family_path(empty, ctx->floor_dir, "empty.exe")) < 0)
+		return rc;
+	/* debug_probe.c and idle_launcher.c include it. */
+	if ((rc = family_path(header, ctx->tools_dir, "start_program.h")) < 0 ||
+	    (rc = write_source("start_program.h", header)) < 0)
 		return rc;
 	if ((rc = compile(ctx, "debug_probe.c", ctx->probe_exe, true)) < 0 ||
 	    (rc = family_progress(ctx->task, "build", 40)) < 0 ||

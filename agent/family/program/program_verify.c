@@ -162,36 +162,6 @@ static int check_aslr(const struct program_context *ctx, struct program_variant 
 	return 0;
 }
 
-/* The timestamp of module NAME where the loader would find it: the
- * program's folder, then the system folders. */
-static bool loader_timestamp(const struct program_context *ctx, const char *exe_dir, const char *name,
-			     uint32_t *ret)
-{
-	const char *dirs[3] = {exe_dir, ctx->runner.system_dirs[0], ctx->runner.system_dirs[1]};
-	size_t count = 1 + ctx->runner.system_dir_count;
-
-	for (size_t d = 0; d < count; d++) {
-		char path[PLAT_MAX_PATH + 1], lower[256];
-		struct pe_image *image = NULL;
-		size_t n = strlen(name);
-
-		if (n >= sizeof(lower) || strchr(name, '/') || strchr(name, '\\'))
-			return false;
-		for (size_t k = 0; k <= n; k++)
-			lower[k] = (char)((name[k] >= 'A' && name[k] <= 'Z') ? name[k] + 32 : name[k]);
-		if ((family_path(path, dirs[d], name) < 0 || !plat_file_exists(path)) &&
-		    (family_path(path, dirs[d], lower) < 0 || !plat_file_exists(path)))
-			continue;
-		if (pe_image_open(path, &image) < 0)
-			continue;
-		*ret = image->timestamp;
-		pe_image_free(image);
-		return true;
-	}
-	err_clear();
-	return false;
-}
-
 /* Binding: each PE file's bound import directory against this machine. */
 static int check_binding(const struct program_context *ctx, struct program_variant *var, cJSON *verify)
 {
@@ -222,7 +192,8 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 		exe_bound |= i == ctx->exe && bound.count > 0;
 		for (size_t b = 0; b < bound.count && rc == 0; b++) {
 			uint32_t have = 0;
-			bool found = loader_timestamp(ctx, exe_dir, bound.modules[b].name, &have);
+			bool found =
+				family_loader_timestamp(&ctx->runner, exe_dir, bound.modules[b].name, &have);
 			bool match = found && have == bound.modules[b].timestamp;
 			cJSON *m = cJSON_CreateObject();
 			if (!m || !cJSON_AddItemToArray(mods, m)) {
