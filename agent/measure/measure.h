@@ -138,8 +138,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  *    "noise", "order": [[names of pass 0], ...],
  *    "reruns": [{"program", "run", "phase": "cold"|"warm check", "exit_code"}...]}
  * A cold run retaken after a non-zero exit evicts the files again first;
- * a warm check is retaken as it is. "cold" is never claimed where the eviction was unavailable or left
- * pages resident. o->warmup is not used. */
+ * a warm check is retaken as it is. "cold" is never claimed where the
+ * eviction was unavailable or left pages resident. o->warmup is not used. */
 int measure_cold(const struct measure_program *programs, size_t count, const struct measure_options *o,
 		 cJSON **ret);
 

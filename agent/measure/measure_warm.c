@@ -18,13 +18,12 @@ struct warm_run {
 static int warm_one(void *ctx, size_t i, long slot, double *ret_us)
 {
 	struct warm_run *w = ctx;
-
 	struct plat_measure_counters k;
-	int rc;
+	const char *phase = slot < 0 ? "warm-up" : "timed";
+	int run = slot < 0 ? 0 : (int)slot, rc;
 
-	if ((rc = measure_run_rerunning(&w->programs[i], w->o, slot < 0 ? 0 : (int)slot,
-					slot < 0 ? "warm-up" : "timed", false, NULL, NULL, w->reruns, &k)) <
-	    0)
+	rc = measure_run_rerunning(&w->programs[i], w->o, run, phase, false, NULL, NULL, w->reruns, &k);
+	if (rc < 0)
 		return rc;
 	*ret_us = (double)k.wall_ns / 1000.0;
 	return 0;
