@@ -6,6 +6,7 @@
 #include "check.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -270,6 +271,69 @@ static void test_method_and_result(void)
 	cJSON_Delete(o_json);
 }
 
+/* measure_run_rerunning's PREPARE: counts its calls, fails when asked. */
+struct prepare_count {
+	int calls;
+	int fail;
+};
+
+static int count_prepare(void *ctx)
+{
+	struct prepare_count *c = ctx;
+
+	c->calls++;
+	return c->fail ? err_set(LL_EIO, "prepare failed") : 0;
+}
+
+/* The run both timers share: a program that fails its first start (a
+ * marker file) is taken again, PREPARE before each start, and listed. */
+static void test_run_rerunning(void)
+{
+	char dir[] = "/tmp/loadlab-rerun-XXXXXX", script[256], marker[64];
+	const char *argv[] = {"/bin/sh", "-c", script, NULL};
+	struct measure_program p = {"fails-once", {.argv = argv}, NULL};
+	struct measure_options o = {.runs = 1, .timeout_ms = 10000, .reruns = 2};
+	struct plat_measure_counters k = {.exit_code = -7};
+	struct prepare_count count = {0};
+	cJSON *reruns = cJSON_CreateArray(), *entry;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(marker, sizeof(marker), "%s/m", dir);
+	snprintf(script, sizeof(script), "test -e %s || { touch %s; exit 3; }", marker, marker);
+	CHECK_EQ_INT(measure_run_rerunning(&p, &o, 1, "cold", true, count_prepare, &count, reruns, &k), 0);
+	CHECK_EQ_INT(count.calls, 2);
+	CHECK_EQ_INT(k.exit_code, 0);
+	CHECK(k.wall_ns > 0 && k.read_chars >= 0);
+	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
+	entry = cJSON_GetArrayItem(reruns, 0);
+	CHECK(cJSON_IsString(get(entry, "program")) &&
+	      strcmp(get(entry, "program")->valuestring, "fails-once") == 0);
+	CHECK(cJSON_IsString(get(entry, "phase")) && strcmp(get(entry, "phase")->valuestring, "cold") == 0);
+	CHECK(num(entry, "run") == 2 && num(entry, "exit_code") == 3);
+
+	/* Without reruns the first failure is the result; *RET untouched. */
+	CHECK_EQ_INT(remove(marker), 0);
+	o.reruns = 0;
+	count.calls = 0;
+	k.exit_code = -7;
+	CHECK_EQ_INT(measure_run_rerunning(&p, &o, 0, "timed", false, NULL, NULL, reruns, &k), LL_EIO);
+	CHECK(strstr(err_message(LL_EIO), "fails-once exited with 3 in timed run 1") != NULL);
+	CHECK_EQ_INT(k.exit_code, -7);
+	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
+
+	/* A failing PREPARE is returned as it is, and nothing runs. */
+	count.fail = 1;
+	o.reruns = 2;
+	CHECK_EQ_INT(measure_run_rerunning(&p, &o, 0, "cold", true, count_prepare, &count, reruns, &k),
+		     LL_EIO);
+	CHECK(strstr(err_message(LL_EIO), "prepare failed") != NULL);
+	CHECK_EQ_INT(count.calls, 1);
+	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
+	CHECK_EQ_INT(remove(marker), 0); /* the second case's run made it */
+	CHECK_EQ_INT(remove(dir), 0);
+	cJSON_Delete(reruns);
+}
+
 int main(void)
 {
 	test_random_and_shuffle();
@@ -277,5 +341,6 @@ int main(void)
 	test_check();
 	test_rounds();
 	test_method_and_result();
+	test_run_rerunning();
 	return check_finish();
 }
