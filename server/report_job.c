@@ -36,34 +36,24 @@ struct job_rows {
 	size_t computed, room;
 	long long *ids;
 	char **texts;
-	void **compare;
-	size_t *compare_len;
 };
 
 /* Keeps a computed summary for cache_summaries(); false: no memory. */
-static bool keep_computed(struct job_rows *rows, long long id, char *text, void *compare, size_t compare_len)
+static bool keep_computed(struct job_rows *rows, long long id, char *text)
 {
 	if (rows->computed == rows->room) {
 		size_t room = rows->room ? rows->room * 2 : 64;
 		long long *ids = realloc(rows->ids, room * sizeof(*ids));
 		char **texts = ids ? realloc(rows->texts, room * sizeof(*texts)) : NULL;
-		void **cmp = texts ? realloc(rows->compare, room * sizeof(*cmp)) : NULL;
-		size_t *lens = cmp ? realloc(rows->compare_len, room * sizeof(*lens)) : NULL;
 		if (ids)
 			rows->ids = ids;
-		if (texts)
-			rows->texts = texts;
-		if (cmp)
-			rows->compare = cmp;
-		if (!lens)
+		if (!texts)
 			return false;
-		rows->compare_len = lens;
+		rows->texts = texts;
 		rows->room = room;
 	}
 	rows->ids[rows->computed] = id;
-	rows->texts[rows->computed] = text;
-	rows->compare[rows->computed] = compare;
-	rows->compare_len[rows->computed++] = compare_len;
+	rows->texts[rows->computed++] = text;
 	return true;
 }
 
@@ -86,42 +76,22 @@ static int collect_row(void *context, const struct store_report_row *row)
 			json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH,
 					  &summary);
 		if (!summary && row->body) {
-			/* Cached after the walk (the store's reader is busy here),
-			 * with what compare needs of the result, and read back
-			 * from its text as a cached summary is: cJSON prints 15
-			 * significant digits, so a figure read back may differ in
-			 * its last bit, and the report must not depend on whether
-			 * it was cached. A summary already cached is kept, and so
-			 * is compare's data cached beside it. */
-			void *compare = NULL;
-			size_t compare_len = 0;
+			/* Cached after the walk (the store's reader is busy here)
+			 * and read back from its text as a cached summary is:
+			 * cJSON prints 15 significant digits, so a figure read
+			 * back may differ in its last bit, and the report must
+			 * not depend on whether it was cached. Compare's data is
+			 * left to the summarizer and to compare (summary.h). */
 			char *text = NULL;
-			if (report_summarize_keyed(row->body, key, &summary, &compare, &compare_len) == 0)
+			if (report_summarize_result(row->body, &summary) == 0)
 				text = report_print_json(summary);
 			cJSON_Delete(summary);
 			summary = NULL;
 			if (text &&
 			    json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &summary) == 0 &&
-			    keep_computed(rows, row->result_id, text, compare, compare_len)) {
+			    keep_computed(rows, row->result_id, text))
 				text = NULL;
-				compare = NULL;
-			}
 			free(text);
-			free(compare);
-		} else if (summary && row->body && !row->compare) {
-			/* The summary is cached, compare's data is not (a summary
-			 * from before it was kept): made and cached too. */
-			cJSON *again = NULL;
-			void *compare = NULL;
-			size_t compare_len = 0;
-			char *text = NULL;
-			if (report_summarize_keyed(row->body, key, &again, &compare, &compare_len) == 0)
-				text = report_print_json(again);
-			cJSON_Delete(again);
-			if (!text || !keep_computed(rows, row->result_id, text, compare, compare_len)) {
-				free(text);
-				free(compare);
-			}
 		}
 		if (!summary) {
 			cJSON_AddStringToObject(t, "result_error", "The stored result could not be read.");
@@ -139,16 +109,11 @@ static void cache_summaries(struct store *store, struct job_rows *rows)
 {
 	if (store)
 		store_summaries_put(store, rows->computed, rows->ids, REPORT_SUMMARY_VERSION,
-				    (const char *const *)rows->texts, (const void *const *)rows->compare,
-				    rows->compare_len);
-	for (size_t i = 0; i < rows->computed; i++) {
+				    (const char *const *)rows->texts, NULL, NULL);
+	for (size_t i = 0; i < rows->computed; i++)
 		free(rows->texts[i]);
-		free(rows->compare[i]);
-	}
 	free(rows->ids);
 	free(rows->texts);
-	free(rows->compare);
-	free(rows->compare_len);
 }
 
 /* The figures of one variant in one task, or why there are none. */

@@ -1,5 +1,7 @@
 /* One result's summary (report.h, report_summarize_result()) and the
  * statistics shared with comparisons: see report_int.h. */
+#include "summary.h"
+
 #include "report_int.h"
 
 #include "loadlab/err.h"
@@ -477,14 +479,38 @@ int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summar
 	return 0;
 }
 
+/* The cell key (report_cell_key()) of the task's CELL (JSON object text)
+ * into KEY. */
+static void key_of_cell(const char *cell, char *key, size_t size)
+{
+	cJSON *parsed = NULL;
+
+	json_parse_object(cell, strlen(cell), 0, &parsed);
+	report_cell_key(parsed, key, size);
+	cJSON_Delete(parsed);
+}
+
 int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summary, void **ret_compare,
 			  size_t *ret_compare_len)
 {
-	cJSON *parsed = NULL;
 	char key[512];
 
-	json_parse_object(cell, strlen(cell), 0, &parsed);
-	report_cell_key(parsed, key, sizeof(key));
-	cJSON_Delete(parsed);
+	key_of_cell(cell, key, sizeof(key));
 	return report_summarize_keyed(body, key, ret_summary, ret_compare, ret_compare_len);
+}
+
+int report_compare_data_of(const char *body, const char *cell, void **ret_compare, size_t *ret_compare_len)
+{
+	struct report_sample s = {0};
+	cJSON *root = NULL;
+	char key[512];
+	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
+
+	if (rc < 0)
+		return rc;
+	key_of_cell(cell, key, sizeof(key));
+	rc = report_compare_data(root, key, &s, ret_compare, ret_compare_len);
+	cJSON_Delete(root);
+	report_sample_release(&s);
+	return rc;
 }
