@@ -72,7 +72,8 @@ static size_t summarize_batch(struct summarizer *z, const long long *ids, size_t
 		char *body = NULL;
 		cJSON *summary = NULL;
 		if (store_result_get(z->store, ids[i], &body) == 0 &&
-		    report_summarize_result(body, &summary) == 0 && (texts[done] = report_print_json(summary)))
+		    report_summarize_result(body, &summary) == 0 &&
+		    (texts[done] = report_print_json(summary)))
 			done_ids[done++] = ids[i];
 		cJSON_Delete(summary);
 		free(body);
@@ -195,7 +196,8 @@ int summarizer_start(struct store *store, struct summarizer **ret)
 	 * are summarized first; summaries cached without compare data get
 	 * it after them. */
 	store_results_unsummarized(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
-	store_results_without_compare(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare, z);
+	store_results_without_compare(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare,
+				      z);
 	*ret = z;
 	return 0;
 }

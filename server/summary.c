@@ -3,6 +3,7 @@
 #include "summary.h"
 
 #include "report_int.h"
+#include "store.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -513,4 +514,43 @@ int report_compare_data_of(const char *body, const char *cell, void **ret_compar
 	cJSON_Delete(root);
 	report_sample_release(&s);
 	return rc;
+}
+
+void report_data_keep(struct report_data_kept *k, long long result_id, const void *data, size_t len)
+{
+	void *copy;
+
+	if (k->count == k->room) {
+		size_t room = k->room ? k->room * 2 : 64;
+		long long *ids = realloc(k->ids, room * sizeof(*ids));
+		void **d = ids ? realloc(k->data, room * sizeof(*d)) : NULL;
+		size_t *lens = d ? realloc(k->len, room * sizeof(*lens)) : NULL;
+		if (ids)
+			k->ids = ids;
+		if (d)
+			k->data = d;
+		if (!lens)
+			return;
+		k->len = lens;
+		k->room = room;
+	}
+	if (!(copy = malloc(len)))
+		return;
+	memcpy(copy, data, len);
+	k->ids[k->count] = result_id;
+	k->data[k->count] = copy;
+	k->len[k->count++] = len;
+}
+
+void report_data_store(struct report_data_kept *k, struct store *store)
+{
+	if (store)
+		store_compare_data_put(store, k->count, k->ids, REPORT_SUMMARY_VERSION,
+				       (const void *const *)k->data, k->len);
+	for (size_t i = 0; i < k->count; i++)
+		free(k->data[i]);
+	free(k->ids);
+	free(k->data);
+	free(k->len);
+	*k = (struct report_data_kept){0};
 }
