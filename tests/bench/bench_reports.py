@@ -12,8 +12,15 @@ are per sample; 3 or more makes them rows in rounds) (their summaries are comput
 background as they arrive), then about 100,000 more stored results (filler
 rows written straight into the SQLite file while the daemon is stopped),
 then reports and compare, each timed against GET /api/v1/jobs/{id} of the
-same job as the floor; then the summarizer's rate alone. Prints BENCH
-lines for bench_table.py (`make bench`).
+same job as the floor: the first report computes its 1,000 summaries (the
+two jobs' results renumbered after the filler, so that the summarizer,
+which queues the 65,536 oldest results without a summary, does not make
+them meanwhile); the later requests wait until the summarizer is idle,
+so that the daemon's CPU time printed is the request's; the first compare
+computes compare's data (no summarizer made it) and caches it, the later
+ones read it. Then the summarizer's rate alone, counted in the store's
+file: summaries, then compare's data, which it makes after them. Prints
+BENCH lines for bench_table.py (`make bench`).
 """
 import json
 import os
