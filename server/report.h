@@ -43,7 +43,9 @@
 /* Rounds each side needs for compare to resample rounds (docs/statistics.md). */
 #define REPORT_MIN_ROUNDS 3
 
-/* The summary of one result body (see above); the caller deletes it. */
+/* The summary of one result body (see above); the caller deletes it.
+ * BODY is a stored result's text: it passed json_parse_object() when it
+ * was posted and is only parsed here (LL_EFORMAT: not a JSON object). */
 int report_summarize_result(const char *body, cJSON **ret_summary);
 
 /* The same, and for a result of a task in the cell KEY (the row's key,

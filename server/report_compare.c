@@ -1,5 +1,6 @@
 /* Two jobs compared for CI: see report.h. */
 #include "report_int.h"
+#include "summary.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -148,9 +149,10 @@ static int collect_side(void *context, const struct store_report_row *row)
 }
 
 /* Compare's data of the results whose data was not cached, from their
- * texts. */
-static void summarize_bodies(struct compare_side *side, const cJSON *bodies)
+ * texts, and cached for the next compares (summary.h). */
+static void summarize_bodies(struct store *store, struct compare_side *side, const cJSON *bodies)
 {
+	struct report_data_kept kept = {0};
 	struct report_sample room = {0};
 	const cJSON *b;
 
@@ -166,10 +168,12 @@ static void summarize_bodies(struct compare_side *side, const cJSON *bodies)
 			t->data = aligned_copy(data, len);
 			if (t->data && report_compare_data_read(t->data, len, &t->read) == 0)
 				t->has_result = true;
+			report_data_keep(&kept, t->result_id, data, len);
 		}
 		free(data);
 		cJSON_Delete(result);
 	}
+	report_data_store(&kept, store);
 	report_sample_release(&room);
 }
 
@@ -666,8 +670,8 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	    (rc = store_job_report_rows(store, baseline_id, false, collect_side, &base_collect)) < 0 ||
 	    (rc = store_job_report_rows(store, candidate_id, false, collect_side, &cand_collect)) < 0)
 		goto done;
-	summarize_bodies(&base, base_collect.bodies);
-	summarize_bodies(&cand, cand_collect.bodies);
+	summarize_bodies(store, &base, base_collect.bodies);
+	summarize_bodies(store, &cand, cand_collect.bodies);
 	sort_floors(&base);
 	sort_floors(&cand);
 	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)

@@ -214,11 +214,25 @@ int store_job_report_rows(struct store *store, long long job_id, bool with_bodie
 int store_results_unsummarized(struct store *store, int version, long long limit,
 			       void (*fn)(void *context, long long result_id), void *context);
 
+/* The same for up to LIMIT results whose summary of VERSION is cached
+ * without compare data, oldest first. */
+int store_results_without_compare(struct store *store, int version, long long limit,
+				  void (*fn)(void *context, long long result_id), void *context);
+
 /* Caches the summaries computed from results' texts (summary.c): COUNT
  * pairs of RESULT_IDS[i] and SUMMARIES[i], with COMPARE[i] (COMPARE_LEN[i]
- * bytes; COMPARE or COMPARE[i] NULL: none), all in one transaction. */
+ * bytes; COMPARE or COMPARE[i] NULL: none), all in one transaction. A
+ * summary stored without compare data keeps the compare data already
+ * cached for the same result and VERSION. */
 int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
 			const char *const *summaries, const void *const *compare, const size_t *compare_len);
+
+/* Caches compare data beside summaries of VERSION already cached: COUNT
+ * pairs of RESULT_IDS[i] and COMPARE[i] (COMPARE_LEN[i] bytes; NULL:
+ * skipped), in one transaction; results without such a summary are left
+ * as they are. */
+int store_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
+			   const void *const *compare, const size_t *compare_len);
 
 /* --- series, schedules, regression alerts (store_series.c) ---
  *

@@ -131,6 +131,25 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 	return stmt ? 0 : LL_ESTORE;
 }
 
+int store_results_without_compare(struct store *s, int version, long long limit,
+				  void (*fn)(void *context, long long result_id), void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_cached(s->reader, "SELECT result_id FROM result_summaries"
+				    " WHERE version = ?1 AND compare IS NULL ORDER BY result_id LIMIT ?2");
+	if (stmt) {
+		sqlite3_bind_int(stmt, 1, version);
+		sqlite3_bind_int64(stmt, 2, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW)
+			fn(context, sqlite3_column_int64(stmt, 0));
+		db_release(s->reader, stmt);
+	}
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}
+
 struct summaries_put_op {
 	size_t count;
 	const long long *ids;
@@ -149,7 +168,9 @@ static int op_summaries_put(struct store *s, void *arg)
 		db_cached(s->writer, "INSERT INTO result_summaries (result_id, version, body, compare)"
 				     " VALUES (?, ?, ?, ?) ON CONFLICT (result_id) DO UPDATE SET"
 				     " version = excluded.version, body = excluded.body,"
-				     " compare = excluded.compare");
+				     " compare = CASE WHEN excluded.compare IS NOT NULL THEN excluded.compare"
+				     " WHEN result_summaries.version = excluded.version"
+				     " THEN result_summaries.compare END");
 
 	if (!stmt)
 		return LL_ESTORE;
@@ -177,4 +198,44 @@ int store_summaries_put(struct store *s, size_t count, const long long *result_i
 	struct summaries_put_op a = {count, result_ids, version, summaries, compare, compare_len};
 
 	return count ? store_write(s, op_summaries_put, &a) : 0;
+}
+
+struct compare_put_op {
+	size_t count;
+	const long long *ids;
+	int version;
+	const void *const *compare;
+	const size_t *compare_len;
+};
+
+static int op_compare_put(struct store *s, void *arg)
+{
+	struct compare_put_op *a = arg;
+	int rc = 0;
+	sqlite3_stmt *stmt = db_cached(s->writer, "UPDATE result_summaries SET compare = ?"
+						  " WHERE result_id = ? AND version = ?");
+
+	if (!stmt)
+		return LL_ESTORE;
+	for (size_t i = 0; i < a->count && rc == 0; i++) {
+		if (!a->compare[i])
+			continue;
+		sqlite3_bind_blob(stmt, 1, a->compare[i], (int)a->compare_len[i], SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, a->ids[i]);
+		sqlite3_bind_int(stmt, 3, a->version);
+		if (sqlite3_step(stmt) != SQLITE_DONE)
+			rc = err_set(LL_ESTORE, "Storing compare data: %s", sqlite3_errmsg(s->writer));
+		sqlite3_reset(stmt);
+	}
+	sqlite3_clear_bindings(stmt);
+	db_release(s->writer, stmt);
+	return rc;
+}
+
+int store_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
+			   const void *const *compare, const size_t *compare_len)
+{
+	struct compare_put_op a = {count, result_ids, version, compare, compare_len};
+
+	return count ? store_write(s, op_compare_put, &a) : 0;
 }

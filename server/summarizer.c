@@ -1,6 +1,7 @@
 #include "summarizer.h"
 
 #include "report.h"
+#include "summary.h"
 #include "worker.h"
 
 #include "loadlab/err.h"
@@ -10,74 +11,136 @@
 #include <stdlib.h>
 
 /* Threads summarizing at once: a summary is CPU work on its own result
- * (issue 16: one thread summarized about 900-1,600 8-variant results per
- * CPU second, short of 2,000/s); this machine kind has 2 cores. */
+ * (issue 16); this machine kind has 2 cores. */
 #define SUMMARIZER_THREADS 2
 
+/* A queue of result ids (SUMMARIZER_QUEUE_MAX). */
+struct ring {
+	long long *ids;
+	size_t head, count;
+};
+
+/* Two queues: results to summarize, then results whose summary is stored
+ * and whose compare data (summary.h) is not. Summaries come first: a
+ * thread takes compare work only when no summary waits. */
 struct summarizer {
 	struct store *store;
 	pthread_t threads[SUMMARIZER_THREADS];
 	int started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	long long *ids; /* ring of SUMMARIZER_QUEUE_MAX */
-	size_t head, count;
-	size_t busy; /* ids taken from the queue, not yet stored (all threads) */
+	struct ring summaries, compare;
+	size_t busy;         /* summary ids taken from the queue, not yet stored (all threads) */
+	size_t compare_busy; /* the same for compare data */
 	bool stopping;
 };
 
-/* Ids taken from the queue at once; their summaries are stored in one
- * write, so that the summarizer costs the writer one op per batch, not
- * one per result. */
+/* Ids taken from a queue at once; their summaries (or compare data) are
+ * stored in one write, so that the summarizer costs the writer one op per
+ * batch, not one per result. */
 #define SUMMARIZER_BATCH 64
+
+static bool ring_put(struct ring *q, long long id)
+{
+	if (q->count == SUMMARIZER_QUEUE_MAX)
+		return false;
+	q->ids[(q->head + q->count) % SUMMARIZER_QUEUE_MAX] = id;
+	q->count++;
+	return true;
+}
+
+static size_t ring_take(struct ring *q, long long *ids, size_t max)
+{
+	size_t n = 0;
+
+	while (q->count && n < max) {
+		ids[n++] = q->ids[q->head];
+		q->head = (q->head + 1) % SUMMARIZER_QUEUE_MAX;
+		q->count--;
+	}
+	return n;
+}
+
+/* Summaries of the N results IDS, stored; the stored ones' ids into
+ * DONE_IDS, their count returned. */
+static size_t summarize_batch(struct summarizer *z, const long long *ids, size_t n, long long *done_ids)
+{
+	char *texts[SUMMARIZER_BATCH];
+	size_t done = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *body = NULL;
+		cJSON *summary = NULL;
+		if (store_result_get(z->store, ids[i], &body) == 0 &&
+		    report_summarize_result(body, &summary) == 0 &&
+		    (texts[done] = report_print_json(summary)))
+			done_ids[done++] = ids[i];
+		cJSON_Delete(summary);
+		free(body);
+	}
+	if (store_summaries_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION, (const char *const *)texts,
+				NULL, NULL) < 0)
+		done = 0;
+	for (size_t i = 0; i < done; i++)
+		free(texts[i]);
+	return done;
+}
+
+/* Compare data of the N results IDS, stored beside their summaries. */
+static void compare_batch(struct summarizer *z, const long long *ids, size_t n)
+{
+	long long done_ids[SUMMARIZER_BATCH];
+	void *data[SUMMARIZER_BATCH];
+	size_t len[SUMMARIZER_BATCH], done = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *body = NULL, *cell = NULL;
+		if (store_result_with_cell(z->store, ids[i], &body, &cell) == 0 &&
+		    report_compare_data_of(body, cell, &data[done], &len[done]) == 0)
+			done_ids[done++] = ids[i];
+		free(body);
+		free(cell);
+	}
+	store_compare_data_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION, (const void *const *)data,
+			       len);
+	for (size_t i = 0; i < done; i++)
+		free(data[i]);
+}
 
 static void *summarizer_main(void *arg)
 {
 	struct summarizer *z = arg;
 	long long ids[SUMMARIZER_BATCH], done_ids[SUMMARIZER_BATCH];
-	char *texts[SUMMARIZER_BATCH];
-	void *compare[SUMMARIZER_BATCH];
-	size_t compare_len[SUMMARIZER_BATCH];
 
 	pthread_mutex_lock(&z->lock);
 	for (;;) {
-		size_t n = 0, done = 0;
+		size_t n, done;
 
-		while (!z->count && !z->stopping)
+		while (!z->summaries.count && !z->compare.count && !z->stopping)
 			pthread_cond_wait(&z->wake, &z->lock);
 		if (z->stopping)
 			break;
-		while (z->count && n < SUMMARIZER_BATCH) {
-			ids[n++] = z->ids[z->head];
-			z->head = (z->head + 1) % SUMMARIZER_QUEUE_MAX;
-			z->count--;
+		if (!z->summaries.count) {
+			n = ring_take(&z->compare, ids, SUMMARIZER_BATCH);
+			z->compare_busy += n;
+			pthread_mutex_unlock(&z->lock);
+			compare_batch(z, ids, n);
+			pthread_mutex_lock(&z->lock);
+			z->compare_busy -= n;
+			continue;
 		}
+		n = ring_take(&z->summaries, ids, SUMMARIZER_BATCH);
 		z->busy += n;
 		pthread_mutex_unlock(&z->lock);
-
-		for (size_t i = 0; i < n; i++) {
-			char *body = NULL, *cell = NULL;
-			cJSON *summary = NULL;
-			compare[done] = NULL;
-			if (store_result_with_cell(z->store, ids[i], &body, &cell) == 0 &&
-			    report_summarize_cell(body, cell, &summary, &compare[done], &compare_len[done]) ==
-				    0 &&
-			    (texts[done] = report_print_json(summary)))
-				done_ids[done++] = ids[i];
-			else
-				free(compare[done]);
-			cJSON_Delete(summary);
-			free(body);
-			free(cell);
-		}
-		store_summaries_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION,
-				    (const char *const *)texts, (const void *const *)compare, compare_len);
-		for (size_t i = 0; i < done; i++) {
-			free(texts[i]);
-			free(compare[i]);
-		}
+		done = summarize_batch(z, ids, n, done_ids);
 		pthread_mutex_lock(&z->lock);
 		z->busy -= n;
+		/* Dropped when the queue is full: made at the next start, or
+		 * by the compare that needs it. */
+		for (size_t i = 0; i < done; i++)
+			ring_put(&z->compare, done_ids[i]);
+		if (done)
+			pthread_cond_signal(&z->wake);
 	}
 	pthread_mutex_unlock(&z->lock);
 	return NULL;
@@ -88,30 +151,53 @@ static void enqueue_found(void *context, long long result_id)
 	summarizer_enqueue(context, result_id);
 }
 
+static void enqueue_compare(void *context, long long result_id)
+{
+	struct summarizer *z = context;
+
+	pthread_mutex_lock(&z->lock);
+	if (ring_put(&z->compare, result_id))
+		pthread_cond_signal(&z->wake);
+	pthread_mutex_unlock(&z->lock);
+}
+
+static void summarizer_free(struct summarizer *z)
+{
+	pthread_mutex_destroy(&z->lock);
+	pthread_cond_destroy(&z->wake);
+	free(z->summaries.ids);
+	free(z->compare.ids);
+	free(z);
+}
+
 int summarizer_start(struct store *store, struct summarizer **ret)
 {
 	struct summarizer *z = calloc(1, sizeof(*z));
 
-	if (!z || !(z->ids = malloc(SUMMARIZER_QUEUE_MAX * sizeof(*z->ids)))) {
-		free(z);
+	if (!z)
+		return LL_ENOMEM;
+	pthread_mutex_init(&z->lock, NULL);
+	pthread_cond_init(&z->wake, NULL);
+	z->summaries.ids = malloc(SUMMARIZER_QUEUE_MAX * sizeof(*z->summaries.ids));
+	z->compare.ids = malloc(SUMMARIZER_QUEUE_MAX * sizeof(*z->compare.ids));
+	if (!z->summaries.ids || !z->compare.ids) {
+		summarizer_free(z);
 		return LL_ENOMEM;
 	}
 	z->store = store;
-	pthread_mutex_init(&z->lock, NULL);
-	pthread_cond_init(&z->wake, NULL);
 	for (; z->started < SUMMARIZER_THREADS; z->started++)
 		if (pthread_create(&z->threads[z->started], NULL, summarizer_main, z) != 0)
 			break;
 	if (!z->started) {
-		pthread_mutex_destroy(&z->lock);
-		pthread_cond_destroy(&z->wake);
-		free(z->ids);
-		free(z);
+		summarizer_free(z);
 		return LL_ENOMEM;
 	}
 	/* Results stored before a restart, or dropped from a full queue,
-	 * are summarized first. */
+	 * are summarized first; summaries cached without compare data get
+	 * it after them. */
 	store_results_unsummarized(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
+	store_results_without_compare(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare,
+				      z);
 	*ret = z;
 	return 0;
 }
@@ -121,11 +207,8 @@ void summarizer_enqueue(struct summarizer *z, long long result_id)
 	if (!z)
 		return;
 	pthread_mutex_lock(&z->lock);
-	if (z->count < SUMMARIZER_QUEUE_MAX) {
-		z->ids[(z->head + z->count) % SUMMARIZER_QUEUE_MAX] = result_id;
-		z->count++;
+	if (ring_put(&z->summaries, result_id))
 		pthread_cond_signal(&z->wake);
-	}
 	pthread_mutex_unlock(&z->lock);
 }
 
@@ -136,7 +219,19 @@ long long summarizer_pending(struct summarizer *z)
 	if (!z)
 		return 0;
 	pthread_mutex_lock(&z->lock);
-	n = (long long)(z->count + z->busy);
+	n = (long long)(z->summaries.count + z->busy);
+	pthread_mutex_unlock(&z->lock);
+	return n;
+}
+
+long long summarizer_compare_pending(struct summarizer *z)
+{
+	long long n;
+
+	if (!z)
+		return 0;
+	pthread_mutex_lock(&z->lock);
+	n = (long long)(z->compare.count + z->compare_busy);
 	pthread_mutex_unlock(&z->lock);
 	return n;
 }
@@ -148,8 +243,5 @@ void summarizer_stop(struct summarizer *z)
 	worker_request_stop(&z->lock, &z->wake, &z->stopping);
 	for (int i = 0; i < z->started; i++)
 		pthread_join(z->threads[i], NULL);
-	pthread_mutex_destroy(&z->lock);
-	pthread_cond_destroy(&z->wake);
-	free(z->ids);
-	free(z);
+	summarizer_free(z);
 }

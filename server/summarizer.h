@@ -2,11 +2,14 @@
  * summarizer.h - computes each new result's summary (report.h) in the
  * background, so that a job's report reads cached summaries only.
  *
- * Result ingestion enqueues the result's id and returns at once; one
- * thread takes ids in order, computes and stores their summaries. The
- * queue holds SUMMARIZER_QUEUE_MAX ids; beyond that ids are dropped, and
- * the report computes what is missing when it is asked for. At start the
- * queue is filled with the stored results that have no summary yet.
+ * Result ingestion enqueues the result's id and returns at once; two
+ * threads take ids in order, compute and store their summaries, then queue
+ * them again for compare's data (summary.h), which they make only while no
+ * summary waits. Each queue holds SUMMARIZER_QUEUE_MAX ids; beyond that
+ * ids are dropped: the report computes the summaries that are missing when
+ * it is asked for, and compare the compare data. At start the queues are
+ * filled with the stored results that have no summary yet, and those whose
+ * summary has no compare data.
  */
 #ifndef LOADLAB_SERVER_SUMMARIZER_H
 #define LOADLAB_SERVER_SUMMARIZER_H
@@ -22,8 +25,11 @@ int summarizer_start(struct store *store, struct summarizer **ret_summarizer);
 /* Queues RESULT_ID (thread-safe; never blocks on the computation). */
 void summarizer_enqueue(struct summarizer *summarizer, long long result_id);
 
-/* Ids waiting, the one being summarized included. */
+/* Ids waiting for their summary, those being summarized included. */
 long long summarizer_pending(struct summarizer *summarizer);
+
+/* Ids waiting for their compare data, those under way included. */
+long long summarizer_compare_pending(struct summarizer *summarizer);
 
 /* Finishes the summary under way, drops the rest, stops. NULL is fine. */
 void summarizer_stop(struct summarizer *summarizer);

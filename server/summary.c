@@ -1,6 +1,9 @@
 /* One result's summary (report.h, report_summarize_result()) and the
  * statistics shared with comparisons: see report_int.h. */
+#include "summary.h"
+
 #include "report_int.h"
+#include "store.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -454,6 +457,27 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 	return out;
 }
 
+/* The stored result text BODY parsed. It passed json_parse_object() when
+ * it was posted (http.c: UTF-8, unique keys, nesting at most 32, stored as
+ * sent), so it is only parsed here, not checked again (profiled: the
+ * checks were a tenth of a summary's instructions); cJSON bounds its own
+ * nesting. LL_EFORMAT when it is not one JSON object. */
+static int parse_stored(const char *body, cJSON **ret_root)
+{
+	size_t len = strlen(body);
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+
+	while (root && end && (size_t)(end - body) < len && strchr(" \t\r\n", *end))
+		end++;
+	if (!root || !cJSON_IsObject(root) || !end || (size_t)(end - body) != len) {
+		cJSON_Delete(root);
+		return err_set(LL_EFORMAT, "The stored result is not a JSON object.");
+	}
+	*ret_root = root;
+	return 0;
+}
+
 int report_summarize_result(const char *body, cJSON **ret_summary)
 {
 	return report_summarize_keyed(body, NULL, ret_summary, NULL, NULL);
@@ -464,7 +488,7 @@ int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summar
 {
 	struct report_sample sx = {0}, sy = {0};
 	cJSON *root = NULL;
-	int rc = json_parse_object(body, strlen(body), REPORT_MAX_BODY_DEPTH, &root);
+	int rc = parse_stored(body, &root);
 
 	if (rc < 0)
 		return rc;
@@ -477,14 +501,77 @@ int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summar
 	return 0;
 }
 
+/* The cell key (report_cell_key()) of the task's CELL (JSON object text)
+ * into KEY. */
+static void key_of_cell(const char *cell, char *key, size_t size)
+{
+	cJSON *parsed = NULL;
+
+	json_parse_object(cell, strlen(cell), 0, &parsed);
+	report_cell_key(parsed, key, size);
+	cJSON_Delete(parsed);
+}
+
 int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summary, void **ret_compare,
 			  size_t *ret_compare_len)
 {
-	cJSON *parsed = NULL;
 	char key[512];
 
-	json_parse_object(cell, strlen(cell), 0, &parsed);
-	report_cell_key(parsed, key, sizeof(key));
-	cJSON_Delete(parsed);
+	key_of_cell(cell, key, sizeof(key));
 	return report_summarize_keyed(body, key, ret_summary, ret_compare, ret_compare_len);
+}
+
+int report_compare_data_of(const char *body, const char *cell, void **ret_compare, size_t *ret_compare_len)
+{
+	struct report_sample s = {0};
+	cJSON *root = NULL;
+	char key[512];
+	int rc = parse_stored(body, &root);
+
+	if (rc < 0)
+		return rc;
+	key_of_cell(cell, key, sizeof(key));
+	rc = report_compare_data(root, key, &s, ret_compare, ret_compare_len);
+	cJSON_Delete(root);
+	report_sample_release(&s);
+	return rc;
+}
+
+void report_data_keep(struct report_data_kept *k, long long result_id, const void *data, size_t len)
+{
+	void *copy;
+
+	if (k->count == k->room) {
+		size_t room = k->room ? k->room * 2 : 64;
+		long long *ids = realloc(k->ids, room * sizeof(*ids));
+		void **d = ids ? realloc(k->data, room * sizeof(*d)) : NULL;
+		size_t *lens = d ? realloc(k->len, room * sizeof(*lens)) : NULL;
+		if (ids)
+			k->ids = ids;
+		if (d)
+			k->data = d;
+		if (!lens)
+			return;
+		k->len = lens;
+		k->room = room;
+	}
+	if (!(copy = malloc(len)))
+		return;
+	memcpy(copy, data, len);
+	k->ids[k->count] = result_id;
+	k->data[k->count] = copy;
+	k->len[k->count++] = len;
+}
+
+void report_data_store(struct report_data_kept *k, struct store *store)
+{
+	if (store)
+		store_compare_data_put(store, k->count, k->ids, REPORT_SUMMARY_VERSION,
+				       (const void *const *)k->data, k->len);
+	for (size_t i = 0; i < k->count; i++)
+		free(k->data[i]);
+	free(k->ids);
+	free(k->data);
+	free(k->len);
+	*k = (struct report_data_kept){0};
 }

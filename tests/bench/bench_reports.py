@@ -12,8 +12,15 @@ are per sample; 3 or more makes them rows in rounds) (their summaries are comput
 background as they arrive), then about 100,000 more stored results (filler
 rows written straight into the SQLite file while the daemon is stopped),
 then reports and compare, each timed against GET /api/v1/jobs/{id} of the
-same job as the floor; then the summarizer's rate alone. Prints BENCH
-lines for bench_table.py (`make bench`).
+same job as the floor: the first report computes its 1,000 summaries (the
+two jobs' results renumbered after the filler, so that the summarizer,
+which queues the 65,536 oldest results without a summary, does not make
+them meanwhile); the later requests wait until the summarizer is idle,
+so that the daemon's CPU time printed is the request's; the first compare
+computes compare's data (no summarizer made it) and caches it, the later
+ones read it. Then the summarizer's rate alone, counted in the store's
+file: summaries, then compare's data, which it makes after them. Prints
+BENCH lines for bench_table.py (`make bench`).
 """
 import json
 import os
@@ -38,6 +45,7 @@ AGENTS = 1000
 VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
             "no-rebase"]
 FILLER = 100000
+MOVED = 10 ** 7  # the two jobs' result ids while reports are timed (below)
 RUNS = 30
 
 
@@ -90,6 +98,19 @@ def cpu_seconds(d):
     with open("/proc/%d/stat" % d.proc.pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_idle(d, limit=180):
+    """Until the daemon uses under 5 % of a core over half a second (its
+    summarizer has nothing left to do), at most LIMIT seconds: the time
+    waited."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit:
+        c0 = cpu_seconds(d)
+        time.sleep(0.5)
+        if cpu_seconds(d) - c0 < 0.025:
+            break
+    return time.perf_counter() - start
 
 
 PROFILE = os.environ.get("LOADLAB_BENCH_PERF")  # a folder: perf record of each phase
@@ -162,8 +183,12 @@ def main():
                        ((10 ** 9 + i, 1, body) for i in range(FILLER)))
         db.commit()
         # The first report below computes every summary itself (as after a
-        # summarizer queue overflow), the later ones read them cached.
+        # summarizer queue overflow), the later ones read them cached: the
+        # two jobs' results are renumbered after the filler, so that the
+        # summarizer's queue (the 65,536 oldest results without a summary)
+        # holds filler only and does not race the report.
         db.execute("DELETE FROM result_summaries")
+        db.execute("UPDATE results SET id = id + ? WHERE id <= ?", (MOVED, 2 * AGENTS))
         db.commit()
         stored = db.execute("SELECT count(*) FROM results").fetchone()[0]
         db.close()
@@ -178,12 +203,23 @@ def main():
         p.stop()
         print("report, summaries computed on demand   %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (first * 1000, size, first / floor, timed.cpu * 1000))
+        # The rest is timed once the summarizer is idle (it summarizes the
+        # filler and makes compare's data in the background), so that the
+        # daemon's CPU time is the request's.
+        timed(d, "/api/v1/jobs/%d/report" % cand)  # the candidate's summaries, untimed
+        print("summarizer idle after %.1f s more" % wait_idle(d))
         cached, size = timed(d, "/api/v1/jobs/%d/report" % base, 3)
         print("report, cached summaries               %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (cached * 1000, size, cached / floor, timed.cpu * 1000))
         md, size = timed(d, "/api/v1/jobs/%d/report?format=md" % base, 3)
         print("report as Markdown                     %8.1f ms  (%d bytes)  ratio %.1f"
               % (md * 1000, size, md / floor))
+        # Compare's data is not cached yet (the summarizer never queued
+        # these results): the first compare computes it and caches it.
+        first_cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand))
+        print("compare, its data computed and cached   %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
+              % (first_cmp * 1000, size, first_cmp / floor, timed.cpu * 1000))
+        wait_idle(d)  # the store's checkpoint after that write
         p = profiled(d, "compare")
         cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
         p.stop()
@@ -205,22 +241,49 @@ def main():
         # The summarizer alone: every summary dropped again, the daemon
         # restarted; it queues the unsummarized results, oldest (the two
         # jobs' 8-variant results) first. Its rate over a few seconds.
-        d.restart_without_summaries()
+        d.stop()
+        db = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
+        db.execute("DELETE FROM result_summaries")
+        db.execute("UPDATE results SET id = id - ? WHERE id > ?", (MOVED, MOVED))
+        db.commit()
+        db.close()
+        # Timed from the daemon's answering until the two jobs' 2,000
+        # results (the first in its queue; the filler's 1-variant results
+        # after them would inflate the rate) have their summaries in the
+        # store's file, counted there. Under LOADLAB_BENCH_PERF perf's
+        # start counts against the rate.
+        d.start()
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "loadlab.db"), uri=True)
+
+        def made(column):
+            return db.execute("SELECT count(*) FROM result_summaries WHERE %s IS NOT NULL"
+                              " AND result_id <= ?" % column, (2 * AGENTS,)).fetchone()[0]
+        t0, c0 = time.perf_counter(), cpu_seconds(d)
+        done0 = done = made("body")
         p = profiled(d, "summarizer")
-        # Timed until the two jobs' 2,000 results are summarized (they
-        # come first; the filler's 1-variant results after them would
-        # inflate the rate).
-        pending0, t0, c0 = metric(d, "loadlab_summaries_pending"), time.perf_counter(), cpu_seconds(d)
-        pending1 = pending0
-        while pending0 - pending1 < 2 * AGENTS and time.perf_counter() - t0 < 60:
-            time.sleep(0.02)
-            pending1 = metric(d, "loadlab_summaries_pending")
+        while done < 2 * AGENTS and time.perf_counter() - t0 < 60:
+            time.sleep(0.01)
+            done = made("body")
         t1, c1 = time.perf_counter(), cpu_seconds(d)
         p.stop()
-        rate = (pending0 - pending1) / (t1 - t0)
+        rate = (done - done0) / (t1 - t0)
         print("summarizer: %.0f results/s (8 variants x 30 samples each), %.0f per CPU second"
-              % (rate, (pending0 - pending1) / max(c1 - c0, 0.01)))
+              " (%d made before the timing began)"
+              % (rate, (done - done0) / max(c1 - c0, 0.01), done0))
         print("BENCH summarizer %.0f results/s - - figure>=2000" % rate)
+        # Compare's data comes after every queued summary (summary.h): the
+        # two jobs' results (the first in its queue) timed from the moment
+        # no summary waits (before this pass it was made with the summary).
+        while metric(d, "loadlab_summaries_pending") > 0 and time.perf_counter() - t0 < 180:
+            time.sleep(0.05)
+        t2, c2, n = time.perf_counter(), cpu_seconds(d), 0
+        while n < 2 * AGENTS and time.perf_counter() - t2 < 120:
+            time.sleep(0.05)
+            n = made("compare")
+        t3, c3 = time.perf_counter(), cpu_seconds(d)
+        db.close()
+        print("compare data after the summaries: %.0f results/s, %.0f per CPU second"
+              % (n / (t3 - t2), n / max(c3 - c2, 0.01)))
     finally:
         d.close()
 
