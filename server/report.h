@@ -97,7 +97,6 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series);
 
-/* Renders a report or a comparison as "md" (Markdown) or "csv". */
 /* Turns every number in ITEM, its siblings and their children into raw
  * text that cJSON_PrintUnformatted() prints as it would have printed the
  * number, byte for byte, faster (report_format.c); the tree is then only
@@ -108,6 +107,14 @@ int report_fast_numbers(cJSON *item);
  * its siblings): the same text; NULL when out of memory. */
 char *report_print_json(cJSON *item);
 
+/* Appends cJSON_PrintUnformatted(ITEM)'s text (ITEM and its children,
+ * not its siblings) to OUT, byte for byte, without changing ITEM or
+ * allocating per item: the numbers as report_fast_numbers() writes them.
+ * OUT's errors (LL_ETOOBIG past its limit, LL_ENOMEM); LL_EINVAL for an
+ * item cJSON could not print (then OUT holds part of the text). */
+int report_json_append(const cJSON *item, struct buf *out);
+
+/* Renders a report or a comparison as "md" (Markdown) or "csv". */
 int report_render(const cJSON *report, const char *format, struct buf *out);
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);
 

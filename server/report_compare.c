@@ -330,6 +330,22 @@ static const double *measured(const struct report_compare_variant *v, double **r
 	return x;
 }
 
+/* The median of V's samples, as stats_median() gives it: read in its
+ * sorted values when it is ranked, or in SORTED (V's samples sorted, when
+ * not NULL and holding them), else stats_median(). */
+static int median_of(const struct report_compare_variant *v, const struct report_sample *sorted, double *ret)
+{
+	if (v->ranked) {
+		*ret = stats_quantile_sorted(v->values, v->n, 0.5);
+		return 0;
+	}
+	if (sorted && sorted->n == v->n && v->n) {
+		*ret = stats_quantile_sorted(sorted->sorted, v->n, 0.5);
+		return 0;
+	}
+	return stats_median(v->values, v->n, ret);
+}
+
 /* V as a sample for stats_bootstrap_contrast_ci(): with its rounds when
  * ROUNDS and it has at least REPORT_MIN_ROUNDS. */
 static struct stats_sample sample_of(const struct report_compare_variant *v, const double *x, bool rounds)
@@ -429,25 +445,41 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 		       : 0;
 }
 
-/* A side's variant and floor, each as measured, for the floor intervals. */
+/* A side's variant and floor, for the floor intervals; the samples'
+ * values as measured are put in only when an interval is drawn
+ * (measure_sides()). */
 struct floor_sides {
-	const struct report_compare_variant *bv, *cv;
+	const struct report_compare_variant *bv, *cv, *bf, *cf;
 	const struct side_task *base, *cand;
 	struct stats_sample sx, sy, sxf, syf;
 	uint64_t seed;
+	bool measured;
 };
+
+/* F's samples as measured into their stats_samples; LL_ENOMEM. */
+static int measure_sides(struct floor_sides *f, struct row_room *room)
+{
+	if (f->measured)
+		return 0;
+	if (!(f->sx.x = measured(f->bv, &room->x)) || !(f->sy.x = measured(f->cv, &room->y)) ||
+	    !(f->sxf.x = measured(f->bf, &room->floor_x)) || !(f->syf.x = measured(f->cf, &room->floor_y)))
+		return LL_ENOMEM;
+	f->measured = true;
+	return 0;
+}
 
 /* The interval of the over-floor ratio, or (DIVIDE) of the floor ratio,
  * of F: from ranks when no side has rounds and both variants are ranked,
  * else drawn (the same draws either way: the seed of "over-floor"). */
-static int floor_interval(const struct floor_sides *f, bool divide, struct row_room *room, double *lo,
-			  double *hi)
+static int floor_interval(struct floor_sides *f, bool divide, struct row_room *room, double *lo, double *hi)
 {
 	if (!f->sx.rounds && !f->sy.rounds && !f->sxf.rounds && !f->syf.rounds && f->bv->ranked &&
 	    f->cv->ranked && f->base->floor.n && f->base->floor.n <= 255 && f->cand->floor.n &&
 	    f->cand->floor.n <= 255)
 		return ranked_over_floor(f->bv, f->cv, &f->base->floor, &f->cand->floor, f->seed, divide,
 					 room, lo, hi);
+	if (measure_sides(f, room) < 0)
+		return LL_EINVAL; /* out of memory: no figure */
 	if ((divide ? stats_bootstrap_floor_ratio_ci
 		    : stats_bootstrap_contrast_ci)(&f->sx, &f->sxf, &f->sy, &f->syf, STATS_MEDIAN, 0.95,
 						   REPORT_COMPARE_RESAMPLES, f->seed, lo, hi) < 0)
@@ -467,7 +499,7 @@ struct floor_figures {
 /* The floor ratio (each side's median over its own floor's median) of
  * the medians MX, MXF, MY, MYF, the ratio of those and its interval,
  * added to ROW (the metric floor-ratio asks for it). */
-static void floor_ratio(const struct floor_sides *f, double mx, double mxf, double my, double myf,
+static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my, double myf,
 			struct row_room *room, cJSON *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
@@ -501,23 +533,19 @@ static void over_floor(const char *variant, const char *key, const struct report
 		       cJSON *row, struct floor_figures *ff)
 {
 	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
-	const double *x, *y, *xf, *yf;
-	struct floor_sides f = {.bv = bv, .cv = cv, .base = base, .cand = cand};
+	struct floor_sides f = {.bv = bv, .cv = cv, .bf = bf, .cf = cf, .base = base, .cand = cand};
 	double mx, my, mxf, myf, lo, hi, change;
 
 	ff->over_rc = ff->ratio_rc = LL_ENOTFOUND;
 	if (!bf->values || !cf->values)
 		return;
 	ff->over_rc = ff->ratio_rc = LL_EINVAL;
-	if (!(x = measured(bv, &room->x)) || !(y = measured(cv, &room->y)) ||
-	    !(xf = measured(bf, &room->floor_x)) || !(yf = measured(cf, &room->floor_y)))
-		return; /* out of memory: no figure */
-	f.sx = sample_of(bv, x, rounds);
-	f.sy = sample_of(cv, y, rounds);
-	f.sxf = sample_of(bf, xf, rounds);
-	f.syf = sample_of(cf, yf, rounds);
-	if (stats_median(x, bv->n, &mx) < 0 || stats_median(y, cv->n, &my) < 0 ||
-	    stats_median(xf, bf->n, &mxf) < 0 || stats_median(yf, cf->n, &myf) < 0)
+	f.sx = sample_of(bv, NULL, rounds);
+	f.sy = sample_of(cv, NULL, rounds);
+	f.sxf = sample_of(bf, NULL, rounds);
+	f.syf = sample_of(cf, NULL, rounds);
+	if (median_of(bv, NULL, &mx) < 0 || median_of(cv, NULL, &my) < 0 ||
+	    median_of(bf, &base->floor, &mxf) < 0 || median_of(cf, &cand->floor, &myf) < 0)
 		return;
 	cJSON_AddNumberToObject(row, "baseline_floor_us", round_to(mxf, 0.1));
 	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
@@ -657,9 +685,10 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 		       cand_collect = {&cand, cJSON_CreateObject()};
 	struct row_room room = {0};
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
-	const cJSON *v, *cell;
+	const cJSON *v;
 	const char *global_reason = NULL;
-	int rc, regressions = 0, comparable = 0;
+	static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
+	int rc, regressions = 0, comparable = 0, status_counts[4] = {0};
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
@@ -700,32 +729,30 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		for (size_t i = 0; i < base.count; i++) {
 			cJSON *row;
+			const char *status;
+			size_t k = 0;
 			if (base.tasks[i].replaced)
 				continue;
 			row = compare_row(string(v, "name"), &base.tasks[i],
 					  find_task(&cand, base.tasks[i].key), global_reason, max_regression,
 					  metric, &room);
+			status = string(row, "status");
+			while (k < 3 && strcmp(status, statuses[k]) != 0)
+				k++;
+			status_counts[k]++;
 			regressions += cJSON_IsTrue(get(row, "regression"));
-			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
 			cJSON_AddItemToArray(rows, row);
 		}
 	}
+	comparable = status_counts[0] + status_counts[1] + status_counts[2];
 	cJSON_AddStringToObject(out, "verdict",
 				regressions  ? "regression"
 				: comparable ? "ok"
 					     : "not_comparable");
 	counts = cJSON_AddObjectToObject(out, "counts");
-	{
-		static const char *const statuses[] = {"faster", "slower", "no_significant_change",
-						       "not_comparable"};
-		for (size_t i = 0; i < 4; i++) {
-			int n = 0;
-			cJSON_ArrayForEach(cell, rows)
-				n += strcmp(string(cell, "status"), statuses[i]) == 0;
-			cJSON_AddNumberToObject(counts, statuses[i], n);
-		}
-		cJSON_AddNumberToObject(counts, "regressions", regressions);
-	}
+	for (size_t i = 0; i < 4; i++)
+		cJSON_AddNumberToObject(counts, statuses[i], status_counts[i]);
+	cJSON_AddNumberToObject(counts, "regressions", regressions);
 	cJSON_AddItemToObject(out, "rows", rows);
 	{
 		cJSON *significance = cJSON_AddObjectToObject(out, "significance");

@@ -465,50 +465,77 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
  * under "%1.15g" as that decimal exactly and reads back as d, so it is
  * written here from k; any other number is printed as cJSON does.
  */
-static bool decimal_text(double d, char *out, size_t size)
+/* The decimal digits of V at P; the end. */
+static char *put_digits(char *p, unsigned long long v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* OUT has room for 64 bytes. */
+static bool decimal_text(double d, char *out)
 {
 	static const double scales[] = {10, 100, 10000};
 	static const int digits[] = {1, 2, 4};
 
 	for (int i = 0; i < 3; i++) {
 		double scaled = d * scales[i];
-		long long k, whole, frac;
-		int n, width = digits[i];
+		long long k, frac;
+		int width = digits[i];
+		char *p = out;
 		if (!(fabs(scaled) < 1e15))
 			return false;
 		k = llround(scaled);
 		if ((double)k / scales[i] != d)
 			continue;
-		whole = llabs(k) / (long long)scales[i];
 		frac = llabs(k) % (long long)scales[i];
-		if (frac == 0) {
-			n = snprintf(out, size, "%s%lld", k < 0 ? "-" : "", whole);
-		} else {
+		if (k < 0)
+			*p++ = '-';
+		p = put_digits(p, (unsigned long long)(llabs(k) / (long long)scales[i]));
+		if (frac != 0) {
 			while (frac % 10 == 0) {
 				frac /= 10;
 				width--;
 			}
-			n = snprintf(out, size, "%s%lld.%0*lld", k < 0 ? "-" : "", whole, width, frac);
+			*p++ = '.';
+			for (int w = width - 1; w >= 0; w--, frac /= 10)
+				p[w] = (char)('0' + frac % 10);
+			p += width;
 		}
-		return n > 0 && (size_t)n < size;
+		*p = 0;
+		return true;
 	}
 	return false;
 }
 
-/* cJSON's own text of the number ITEM (cJSON 1.7's print_number()). */
-static void number_text(const cJSON *item, char *out, size_t size)
+/* cJSON's own text of the number ITEM (cJSON 1.7's print_number()) into
+ * OUT (64 bytes). */
+static void number_text(const cJSON *item, char *out)
 {
 	double d = item->valuedouble, test;
 
-	if (isnan(d) || isinf(d))
-		snprintf(out, size, "null");
-	else if (d == (double)item->valueint)
-		snprintf(out, size, "%d", item->valueint);
-	else if (!decimal_text(d, out, size)) {
-		snprintf(out, size, "%1.15g", d);
+	if (isnan(d) || isinf(d)) {
+		memcpy(out, "null", 5);
+	} else if (d == (double)item->valueint) {
+		char *p = out;
+		if (item->valueint < 0)
+			*p++ = '-';
+		p = put_digits(p, item->valueint < 0 ? 0 - (unsigned long long)item->valueint
+						     : (unsigned long long)item->valueint);
+		*p = 0;
+	} else if (!decimal_text(d, out)) {
+		snprintf(out, 64, "%1.15g", d);
 		if (sscanf(out, "%lg", &test) != 1 ||
 		    !(fabs(test - d) <= fmax(fabs(test), fabs(d)) * __DBL_EPSILON__))
-			snprintf(out, size, "%1.17g", d);
+			snprintf(out, 64, "%1.17g", d);
 	}
 }
 
@@ -517,7 +544,7 @@ int report_fast_numbers(cJSON *item)
 	for (; item; item = item->next) {
 		if (cJSON_IsNumber(item)) {
 			char text[64], *copy;
-			number_text(item, text, sizeof(text));
+			number_text(item, text);
 			if (!(copy = strdup(text)))
 				return LL_ENOMEM;
 			item->type = cJSON_Raw;
@@ -540,4 +567,92 @@ char *report_print_json(cJSON *item)
 	rc = report_fast_numbers(item);
 	item->next = next;
 	return rc < 0 ? NULL : cJSON_PrintUnformatted(item);
+}
+
+/* The letter after '\\' that cJSON escapes C (a control character, '"'
+ * or '\\') with, or 0 for "\\u00XX". */
+static char escape_of(unsigned char c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+		return (char)c;
+	case '\b':
+		return 'b';
+	case '\f':
+		return 'f';
+	case '\n':
+		return 'n';
+	case '\r':
+		return 'r';
+	case '\t':
+		return 't';
+	default:
+		return 0;
+	}
+}
+
+/* S as cJSON prints a string (print_string_ptr()): quoted, with '"', '\\'
+ * and control characters escaped, other bytes as they are. */
+static int json_string(struct buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
+	int rc = buf_append(out, "\"", 1);
+
+	for (; rc == 0; p++) {
+		unsigned char c = *p;
+		char esc[8];
+		if (c >= 32 && c != '"' && c != '\\')
+			continue;
+		if (p > run && (rc = buf_append(out, run, (size_t)(p - run))) < 0)
+			break;
+		if (!c)
+			break;
+		esc[0] = '\\';
+		esc[1] = escape_of(c);
+		if (esc[1])
+			rc = buf_append(out, esc, 2);
+		else
+			rc = buf_printf(out, "\\u%04x", c);
+		run = p + 1;
+	}
+	return rc < 0 ? rc : buf_append(out, "\"", 1);
+}
+
+int report_json_append(const cJSON *item, struct buf *out)
+{
+	const cJSON *child;
+	char text[64];
+	int rc = 0;
+
+	switch (item->type & 0xFF) {
+	case cJSON_NULL:
+		return buf_append(out, "null", 4);
+	case cJSON_False:
+		return buf_append(out, "false", 5);
+	case cJSON_True:
+		return buf_append(out, "true", 4);
+	case cJSON_Number:
+		number_text(item, text);
+		return buf_append_str(out, text);
+	case cJSON_Raw:
+		return item->valuestring ? buf_append_str(out, item->valuestring)
+					 : err_set(LL_EINVAL, "A raw JSON item has no text.");
+	case cJSON_String:
+		return json_string(out, item->valuestring);
+	case cJSON_Array:
+	case cJSON_Object:
+		rc = buf_append(out, cJSON_IsArray(item) ? "[" : "{", 1);
+		for (child = item->child; child && rc == 0; child = child->next) {
+			if (child != item->child)
+				rc = buf_append(out, ",", 1);
+			if (rc == 0 && cJSON_IsObject(item) && (rc = json_string(out, child->string)) == 0)
+				rc = buf_append(out, ":", 1);
+			if (rc == 0)
+				rc = report_json_append(child, out);
+		}
+		return rc < 0 ? rc : buf_append(out, cJSON_IsArray(item) ? "]" : "}", 1);
+	default:
+		return err_set(LL_EINVAL, "A JSON item of unknown type.");
+	}
 }
