@@ -82,6 +82,14 @@ const char *report_metric_name(enum report_metric metric);
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
 			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
 
+/* report_compare_metric()'s comparison as JSON appended to OUT: the text
+ * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
+ * as text without building them as cJSON objects (GET /api/v1/compare).
+ * As report_compare_metric(), and OUT's errors (LL_ETOOBIG past its
+ * limit, LL_ENOMEM; OUT then holds part of the text). */
+int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression_pct, enum report_metric metric, struct buf *out);
+
 /* report_compare_metric() of the median. */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
@@ -113,6 +121,12 @@ char *report_print_json(cJSON *item);
  * OUT's errors (LL_ETOOBIG past its limit, LL_ENOMEM); LL_EINVAL for an
  * item cJSON could not print (then OUT holds part of the text). */
 int report_json_append(const cJSON *item, struct buf *out);
+
+/* The text cJSON_PrintUnformatted() prints of a number item made by
+ * cJSON_CreateNumber(D), into OUT (room for 64 bytes); and a string S
+ * (NULL: "") as it prints it, appended to OUT (OUT's errors). */
+void report_number_text(double d, char *out);
+int report_json_string(struct buf *out, const char *s);
 
 /* Renders a report or a comparison as "md" (Markdown) or "csv". */
 int report_render(const cJSON *report, const char *format, struct buf *out);

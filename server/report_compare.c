@@ -200,12 +200,132 @@ static bool facts_differ(const struct report_compare_data *a, const struct repor
 	return false;
 }
 
-static cJSON *not_comparable(cJSON *row, const char *reason)
+/*
+ * A row being written: a cJSON object (OBJ), or (TEXT) the JSON text that
+ * cJSON_PrintUnformatted() would print of that object, byte for byte,
+ * appended to TEXT without building it (report_compare_json(): 8,000 rows
+ * of 30 figures were mostly allocation and printing). The row_*()
+ * functions add a member to either; a failure to append is kept in RC.
+ */
+struct row_out {
+	cJSON *obj;
+	struct buf *text;
+	bool first;                             /* TEXT: no member yet */
+	size_t significant_at, significant_len; /* TEXT: "significant"'s value */
+	cJSON *figures; /* an empty object that summary.c's functions fill, then row_take() */
+	const char *status;
+	bool regression;
+	int rc;
+};
+
+/* TEXT: ',"KEY":' (no comma first; keys here need no escaping) then
+ * VALUE's LEN bytes. */
+static void row_put(struct row_out *r, const char *key, const char *value, size_t len)
 {
-	cJSON_AddStringToObject(row, "status", "not_comparable");
-	cJSON_AddStringToObject(row, "reason", reason);
-	cJSON_AddBoolToObject(row, "regression", false);
-	return row;
+	char head[64];
+	int n = snprintf(head, sizeof(head), "%s\"%s\":", r->first ? "" : ",", key);
+
+	r->first = false;
+	if (r->rc == 0 && n > 0 && (size_t)n < sizeof(head))
+		r->rc = buf_append(r->text, head, (size_t)n);
+	if (r->rc == 0 && len)
+		r->rc = buf_append(r->text, value, len);
+}
+
+static void row_number(struct row_out *r, const char *key, double v)
+{
+	char text[64];
+
+	if (r->obj) {
+		cJSON_AddNumberToObject(r->obj, key, v);
+		return;
+	}
+	report_number_text(v, text);
+	row_put(r, key, text, strlen(text));
+}
+
+static void row_bool(struct row_out *r, const char *key, bool v)
+{
+	if (r->obj) {
+		cJSON_AddBoolToObject(r->obj, key, v);
+		return;
+	}
+	row_put(r, key, v ? "true" : "false", v ? 4 : 5);
+	if (strcmp(key, "significant") == 0 && r->rc == 0) {
+		r->significant_len = v ? 4 : 5;
+		r->significant_at = r->text->len - r->significant_len;
+	}
+}
+
+/* Nothing for a NULL S, as cJSON_AddStringToObject() adds nothing. */
+static void row_string(struct row_out *r, const char *key, const char *s)
+{
+	if (!s)
+		return;
+	if (r->obj) {
+		cJSON_AddStringToObject(r->obj, key, s);
+		return;
+	}
+	row_put(r, key, NULL, 0);
+	if (r->rc == 0)
+		r->rc = report_json_string(r->text, s);
+}
+
+/* "significant" set to V where it is (cJSON_ReplaceItemInObject()). */
+static void row_set_significant(struct row_out *r, bool v)
+{
+	struct buf *t = r->text;
+	size_t n = v ? 4 : 5, old = r->significant_len, len, tail;
+
+	if (r->obj) {
+		cJSON_ReplaceItemInObjectCaseSensitive(r->obj, "significant", cJSON_CreateBool(v));
+		return;
+	}
+	if (r->rc < 0 || !old)
+		return;
+	len = t->len;
+	tail = len - r->significant_at - old;
+	if (n > old && (r->rc = buf_append(t, " ", n - old)) < 0)
+		return;
+	memmove(t->data + r->significant_at + n, t->data + r->significant_at + old, tail);
+	memcpy(t->data + r->significant_at, v ? "true" : "false", n);
+	t->len = len - old + n;
+	t->data[t->len] = 0;
+	r->significant_len = n;
+}
+
+/* The members summary.c's functions added to R's FIGURES moved to R, in
+ * their order; FIGURES is empty again. */
+static void row_take(struct row_out *r)
+{
+	cJSON *item;
+
+	while ((item = r->figures->child)) {
+		cJSON_DetachItemViaPointer(r->figures, item);
+		if (r->obj) {
+			if (!cJSON_AddItemToObject(r->obj, item->string, item))
+				cJSON_Delete(item);
+			continue;
+		}
+		if (cJSON_IsBool(item)) {
+			row_bool(r, item->string, cJSON_IsTrue(item));
+		} else {
+			row_put(r, item->string, NULL, 0);
+			if (r->rc == 0)
+				r->rc = report_json_append(item, r->text);
+		}
+		cJSON_Delete(item);
+	}
+}
+
+static int not_comparable(struct row_out *row, const char *reason)
+{
+	row_string(row, "status", "not_comparable");
+	row_string(row, "reason", reason);
+	row_bool(row, "regression", false);
+	row->status = "not_comparable";
+	row->regression = false;
+	return row->rc;
 }
 
 /* Room reused row after row. */
@@ -232,11 +352,11 @@ static bool interval_significant(double lo, double hi, double change)
 }
 
 /* The minimum's figures from the summaries' minimums and its interval. */
-static void add_min_interval(cJSON *row, double base_min, double cand_min, double lo, double hi,
+static void add_min_interval(struct row_out *row, double base_min, double cand_min, double lo, double hi,
 			     struct row_figures *f)
 {
-	cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
-	cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
+	row_number(row, "min_ratio_ci_low", round_to(lo, 0.0001));
+	row_number(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	f->min_change = (cand_min / base_min - 1) * 100;
 	f->min_lo = lo;
 	f->min_hi = hi;
@@ -247,7 +367,7 @@ static void add_min_interval(cJSON *row, double base_min, double cand_min, doubl
  * size (report_compare_data.c): what the bootstraps would give, without
  * drawing. */
 static int ranked_figures(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			  cJSON *row, struct row_figures *f)
+			  struct row_out *row, struct row_figures *f)
 {
 	const int r = REPORT_COMPARE_RESAMPLES;
 	struct report_sample x = {.sorted = (double *)bv->values, .n = bv->n};
@@ -258,16 +378,17 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 				   .min = cv->values[0]};
 	double u, p, lo, hi;
 
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	row_number(row, "baseline_median_us", round_to(sx.median, 0.1));
+	row_number(row, "candidate_median_us", round_to(sy.median, 0.1));
+	row_number(row, "baseline_min_us", round_to(sx.min, 0.1));
+	row_number(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (sx.median <= 0 || sx.min <= 0 ||
 	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n,
 				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
-	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
+	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
+	row_take(row);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
 				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
@@ -277,7 +398,7 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 /* BV's and CV's samples into ROOM, their summaries into *SX and *SY, and
  * the row's medians and minima; LL_ENOMEM. */
 static int sampled_medians(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			   struct row_room *room, cJSON *row, struct stats_summary *sx,
+			   struct row_room *room, struct row_out *row, struct stats_summary *sx,
 			   struct stats_summary *sy)
 {
 	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
@@ -285,17 +406,17 @@ static int sampled_medians(const struct report_compare_variant *bv, const struct
 		return LL_ENOMEM;
 	report_sample_summary(&room->base, sx);
 	report_sample_summary(&room->cand, sy);
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx->median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy->median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx->min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy->min, 0.1));
+	row_number(row, "baseline_median_us", round_to(sx->median, 0.1));
+	row_number(row, "candidate_median_us", round_to(sy->median, 0.1));
+	row_number(row, "baseline_min_us", round_to(sx->min, 0.1));
+	row_number(row, "candidate_min_us", round_to(sy->min, 0.1));
 	return 0;
 }
 
 /* The same from the samples, bootstrapped here (unequal sizes, or more
  * than 255 samples). */
 static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			 const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
+			 const struct report_compare_variant *cv, struct row_room *room, struct row_out *row,
 			 struct row_figures *f)
 {
 	struct stats_summary sx, sy;
@@ -304,9 +425,10 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), false, row, &f->change,
-				   &f->significant) < 0)
+				   report_seed_of(key) ^ report_seed_of(variant), false, row->figures,
+				   &f->change, &f->significant) < 0)
 		return LL_EINVAL;
+	row_take(row);
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
 					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
 					     &hi) == 0)
@@ -361,7 +483,7 @@ static struct stats_sample sample_of(const struct report_compare_variant *v, con
  * samples within them), the Mann-Whitney test on the rounds' medians, and
  * significance by the interval and the least effect alone. */
 static int rounds_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			  const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
+			  const struct report_compare_variant *cv, struct row_room *room, struct row_out *row,
 			  struct row_figures *f)
 {
 	struct stats_summary sx, sy;
@@ -386,15 +508,16 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	    stats_round_statistics(&y, STATS_MEDIAN, my) < 0 ||
 	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
 		goto done;
-	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
+	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
+	row_take(row);
 	f->significant = interval_significant(lo, hi, f->change);
-	cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(f->significant));
+	row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 					report_seed_of(variant), &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
-	cJSON_AddStringToObject(row, "unit", "rounds");
-	cJSON_AddNumberToObject(row, "baseline_rounds", (double)x.rounds);
-	cJSON_AddNumberToObject(row, "candidate_rounds", (double)y.rounds);
+	row_string(row, "unit", "rounds");
+	row_number(row, "baseline_rounds", (double)x.rounds);
+	row_number(row, "candidate_rounds", (double)y.rounds);
 	rc = 0;
 done:
 	free(mx);
@@ -500,7 +623,7 @@ struct floor_figures {
  * the medians MX, MXF, MY, MYF, the ratio of those and its interval,
  * added to ROW (the metric floor-ratio asks for it). */
 static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my, double myf,
-			struct row_room *room, cJSON *row, struct floor_figures *ff)
+			struct row_room *room, struct row_out *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
 
@@ -509,15 +632,15 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 		return;
 	base = mx / mxf;
 	cand = my / myf;
-	cJSON_AddNumberToObject(row, "baseline_floor_ratio", round_to(base, 0.0001));
-	cJSON_AddNumberToObject(row, "candidate_floor_ratio", round_to(cand, 0.0001));
+	row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
+	row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
 	if (floor_interval(f, true, room, &lo, &hi) < 0)
 		return;
 	ff->ratio_change = (cand / base - 1) * 100;
-	cJSON_AddNumberToObject(row, "floor_ratio", round_to(cand / base, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
+	row_number(row, "floor_ratio", round_to(cand / base, 0.0001));
+	row_number(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
+	row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
+	row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
 	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
 	ff->ratio_rc = 0;
 }
@@ -530,7 +653,7 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 static void over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
 		       const struct report_compare_variant *cv, const struct side_task *base,
 		       const struct side_task *cand, bool rounds, bool ratio, struct row_room *room,
-		       cJSON *row, struct floor_figures *ff)
+		       struct row_out *row, struct floor_figures *ff)
 {
 	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
 	struct floor_sides f = {.bv = bv, .cv = cv, .bf = bf, .cf = cf, .base = base, .cand = cand};
@@ -547,17 +670,17 @@ static void over_floor(const char *variant, const char *key, const struct report
 	if (median_of(bv, NULL, &mx) < 0 || median_of(cv, NULL, &my) < 0 ||
 	    median_of(bf, &base->floor, &mxf) < 0 || median_of(cf, &cand->floor, &myf) < 0)
 		return;
-	cJSON_AddNumberToObject(row, "baseline_floor_us", round_to(mxf, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
+	row_number(row, "baseline_floor_us", round_to(mxf, 0.1));
+	row_number(row, "candidate_floor_us", round_to(myf, 0.1));
+	row_number(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
+	row_number(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
 	f.seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
 	if (mx - mxf > 0 && floor_interval(&f, false, room, &lo, &hi) == 0) {
 		change = ((my - myf) / (mx - mxf) - 1) * 100;
-		cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_change_pct", round_to(change, 0.01));
+		row_number(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
+		row_number(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
+		row_number(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
+		row_number(row, "over_floor_change_pct", round_to(change, 0.01));
 		ff->over_change = change;
 		ff->over_significant = interval_significant(lo, hi, change);
 		ff->over_rc = 0;
@@ -566,12 +689,11 @@ static void over_floor(const char *variant, const char *key, const struct report
 		floor_ratio(&f, mx, mxf, my, myf, room, row, ff);
 }
 
-/* One row, judged by METRIC. */
-static cJSON *compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
-			  const char *global_reason, double max_regression, enum report_metric metric,
-			  struct row_room *room)
+/* One row, judged by METRIC, written to ROW; ROW's RC. */
+static int compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
+		       const char *global_reason, double max_regression, enum report_metric metric,
+		       struct row_room *room, struct row_out *row)
 {
-	cJSON *row = cJSON_CreateObject();
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
 	struct row_figures f = {0};
 	struct floor_figures ff = {0};
@@ -580,8 +702,8 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	char reason[300];
 	int rc;
 
-	cJSON_AddStringToObject(row, "variant", variant);
-	cJSON_AddStringToObject(row, "cell", base->key);
+	row_string(row, "variant", variant);
+	row_string(row, "cell", base->key);
 	if (global_reason)
 		return not_comparable(row, global_reason);
 	if (!cand)
@@ -642,13 +764,12 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	}
 	}
 	if (metric != REPORT_METRIC_MEDIAN)
-		cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(significant));
-	cJSON_AddStringToObject(row, "status",
-				!significant ? "no_significant_change"
-				: change > 0 ? "slower"
-					     : "faster");
-	cJSON_AddBoolToObject(row, "regression", significant && change > 0 && change > max_regression);
-	return row;
+		row_set_significant(row, significant);
+	row->status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
+	row->regression = significant && change > 0 && change > max_regression;
+	row_string(row, "status", row->status);
+	row_bool(row, "regression", row->regression);
+	return row->rc;
 }
 
 int report_metric_parse(const char *text, enum report_metric *ret)
@@ -677,14 +798,32 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 				     ret_comparison);
 }
 
-int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+/* The comparison's "significance". */
+static cJSON *significance_of(void)
+{
+	cJSON *significance = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
+	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
+	cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
+	cJSON_AddStringToObject(significance, "ci", "bootstrap percentile of the ratio of medians, 95 %");
+	cJSON_AddNumberToObject(significance, "min_rounds", REPORT_MIN_ROUNDS);
+	return significance;
+}
+
+/* report_compare_metric() into *RET_COMPARISON; ROWS_TEXT not NULL: the
+ * rows are written as JSON text to it ("[...]") instead, and the
+ * comparison stops before "rows" (report_compare_json()). */
+static int compare_jobs(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression, enum report_metric metric, struct buf *rows_text,
+			cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, cJSON_CreateObject()},
 		       cand_collect = {&cand, cJSON_CreateObject()};
 	struct row_room room = {0};
-	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
+	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts,
+	      *figures = cJSON_CreateObject();
 	const cJSON *v;
 	const char *global_reason = NULL;
 	static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
@@ -725,25 +864,46 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	if ((rc = report_compare_program(base_job, cand_job, out)) < 0)
 		goto done;
 	cJSON_AddStringToObject(out, "metric", report_metric_name(metric));
-	rows = cJSON_CreateArray();
+	if (rows_text)
+		rc = buf_append(rows_text, "[", 1);
+	else if (!(rows = cJSON_CreateArray()))
+		rc = LL_ENOMEM;
+	if (!figures && rc == 0)
+		rc = LL_ENOMEM;
+	if (rc < 0)
+		goto done;
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		for (size_t i = 0; i < base.count; i++) {
-			cJSON *row;
-			const char *status;
+			struct row_out row = {.text = rows_text, .first = true, .figures = figures};
 			size_t k = 0;
 			if (base.tasks[i].replaced)
 				continue;
-			row = compare_row(string(v, "name"), &base.tasks[i],
-					  find_task(&cand, base.tasks[i].key), global_reason, max_regression,
-					  metric, &room);
-			status = string(row, "status");
-			while (k < 3 && strcmp(status, statuses[k]) != 0)
+			if (rows_text) /* after "[" or the last row */
+				rc = rows_text->len > 1 ? buf_append(rows_text, ",{", 2)
+							: buf_append(rows_text, "{", 1);
+			else if (!(row.obj = cJSON_CreateObject()))
+				rc = LL_ENOMEM;
+			if (rc < 0)
+				goto done;
+			cJSON_Delete(figures->child);
+			figures->child = NULL;
+			if ((rc = compare_row(string(v, "name"), &base.tasks[i],
+					      find_task(&cand, base.tasks[i].key), global_reason,
+					      max_regression, metric, &room, &row)) < 0 ||
+			    (rows_text && (rc = buf_append(rows_text, "}", 1)) < 0)) {
+				cJSON_Delete(row.obj);
+				goto done;
+			}
+			while (k < 3 && strcmp(row.status, statuses[k]) != 0)
 				k++;
 			status_counts[k]++;
-			regressions += cJSON_IsTrue(get(row, "regression"));
-			cJSON_AddItemToArray(rows, row);
+			regressions += row.regression;
+			if (row.obj)
+				cJSON_AddItemToArray(rows, row.obj);
 		}
 	}
+	if (rows_text && (rc = buf_append(rows_text, "]", 1)) < 0)
+		goto done;
 	comparable = status_counts[0] + status_counts[1] + status_counts[2];
 	cJSON_AddStringToObject(out, "verdict",
 				regressions  ? "regression"
@@ -753,20 +913,17 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	for (size_t i = 0; i < 4; i++)
 		cJSON_AddNumberToObject(counts, statuses[i], status_counts[i]);
 	cJSON_AddNumberToObject(counts, "regressions", regressions);
-	cJSON_AddItemToObject(out, "rows", rows);
-	{
-		cJSON *significance = cJSON_AddObjectToObject(out, "significance");
-		cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
-		cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
-		cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
-		cJSON_AddStringToObject(significance, "ci",
-					"bootstrap percentile of the ratio of medians, 95 %");
-		cJSON_AddNumberToObject(significance, "min_rounds", REPORT_MIN_ROUNDS);
+	if (rows) {
+		cJSON_AddItemToObject(out, "rows", rows);
+		rows = NULL;
+		cJSON_AddItemToObject(out, "significance", significance_of());
 	}
 	*ret_comparison = out;
 	out = NULL;
 done:
 	cJSON_Delete(out);
+	cJSON_Delete(rows);
+	cJSON_Delete(figures);
 	cJSON_Delete(base_job);
 	cJSON_Delete(cand_job);
 	side_release(&base);
@@ -780,5 +937,37 @@ done:
 	free(room.y);
 	free(room.floor_x);
 	free(room.floor_y);
+	return rc;
+}
+
+int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
+			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+{
+	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, NULL, ret_comparison);
+}
+
+int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression, enum report_metric metric, struct buf *out)
+{
+	struct buf rows;
+	cJSON *comparison = NULL, *significance = significance_of();
+	int rc;
+
+	buf_init(&rows, out->limit);
+	if (!significance)
+		rc = LL_ENOMEM;
+	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, &rows,
+				    &comparison)) == 0 &&
+		 (rc = report_json_append(comparison, out)) == 0) {
+		out->data[--out->len] = 0; /* the object reopened: "rows" and "significance" follow */
+		if ((rc = buf_append_str(out, ",\"rows\":")) == 0 &&
+		    (rc = buf_append(out, rows.data, rows.len)) == 0 &&
+		    (rc = buf_append_str(out, ",\"significance\":")) == 0 &&
+		    (rc = report_json_append(significance, out)) == 0)
+			rc = buf_append(out, "}", 1);
+	}
+	cJSON_Delete(comparison);
+	cJSON_Delete(significance);
+	buf_release(&rows);
 	return rc;
 }

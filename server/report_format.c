@@ -4,6 +4,7 @@
 #include "loadlab/err.h"
 #include "loadlab/report_text.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,6 +540,22 @@ static void number_text(const cJSON *item, char *out)
 	}
 }
 
+void report_number_text(double d, char *out)
+{
+	cJSON item = {.type = cJSON_Number, .valuedouble = d};
+
+	/* cJSON_CreateNumber()'s valueint, saturated */
+	if (isnan(d) || isinf(d))
+		item.valueint = 0;
+	else if (d >= INT_MAX)
+		item.valueint = INT_MAX;
+	else if (d <= (double)INT_MIN)
+		item.valueint = INT_MIN;
+	else
+		item.valueint = (int)d;
+	number_text(&item, out);
+}
+
 int report_fast_numbers(cJSON *item)
 {
 	for (; item; item = item->next) {
@@ -594,7 +611,7 @@ static char escape_of(unsigned char c)
 
 /* S as cJSON prints a string (print_string_ptr()): quoted, with '"', '\\'
  * and control characters escaped, other bytes as they are. */
-static int json_string(struct buf *out, const char *s)
+int report_json_string(struct buf *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
 	int rc = buf_append(out, "\"", 1);
@@ -639,14 +656,15 @@ int report_json_append(const cJSON *item, struct buf *out)
 		return item->valuestring ? buf_append_str(out, item->valuestring)
 					 : err_set(LL_EINVAL, "A raw JSON item has no text.");
 	case cJSON_String:
-		return json_string(out, item->valuestring);
+		return report_json_string(out, item->valuestring);
 	case cJSON_Array:
 	case cJSON_Object:
 		rc = buf_append(out, cJSON_IsArray(item) ? "[" : "{", 1);
 		for (child = item->child; child && rc == 0; child = child->next) {
 			if (child != item->child)
 				rc = buf_append(out, ",", 1);
-			if (rc == 0 && cJSON_IsObject(item) && (rc = json_string(out, child->string)) == 0)
+			if (rc == 0 && cJSON_IsObject(item) &&
+			    (rc = report_json_string(out, child->string)) == 0)
 				rc = buf_append(out, ":", 1);
 			if (rc == 0)
 				rc = report_json_append(child, out);

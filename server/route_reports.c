@@ -110,6 +110,17 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
 		return reply_error(reply, 400, "invalid_argument",
 				   "metric must be median, min, over-floor or floor-ratio.");
+	if (strcmp(format, "json") == 0) {
+		/* the rows printed as they are made, never a cJSON tree */
+		struct buf out;
+		buf_init(&out, REPORT_MAX_JSON);
+		rc = report_compare_json(req->server->store, base, cand, max_regression, metric, &out);
+		if (rc < 0) {
+			buf_release(&out);
+			return reply_from_err(reply, rc);
+		}
+		return reply_text(reply, 200, "application/json", out.data);
+	}
 	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, &comparison);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
