@@ -223,11 +223,20 @@ struct row_out {
 static void row_put(struct row_out *r, const char *key, const char *value, size_t len)
 {
 	char head[64];
-	int n = snprintf(head, sizeof(head), "%s\"%s\":", r->first ? "" : ",", key);
+	size_t n = 0, k = strlen(key);
 
+	if (!r->first)
+		head[n++] = ',';
 	r->first = false;
-	if (r->rc == 0 && n > 0 && (size_t)n < sizeof(head))
-		r->rc = buf_append(r->text, head, (size_t)n);
+	head[n++] = '"';
+	if (k > sizeof(head) - 4)
+		k = sizeof(head) - 4; /* never: the keys are this file's */
+	memcpy(head + n, key, k);
+	n += k;
+	head[n++] = '"';
+	head[n++] = ':';
+	if (r->rc == 0)
+		r->rc = buf_append(r->text, head, n);
 	if (r->rc == 0 && len)
 		r->rc = buf_append(r->text, value, len);
 }

@@ -4,6 +4,7 @@
 #include "loadlab/err.h"
 #include "loadlab/report_text.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -517,6 +518,94 @@ static bool decimal_text(double d, char *out)
 	return false;
 }
 
+/*
+ * "%1.<P>g" of D (P 15 or 17) into OUT without printf, and in *RET the
+ * double strtod() reads back from it, for the figures not rounded to a
+ * decimal (p-values): D scaled by an exact power of ten in long double
+ * (64-bit mantissa: the product's error is below 0.006 of the last digit),
+ * its P digits rounded, and the text laid out as %g does. False (the
+ * caller then uses printf) when D is out of the powers' range, the last
+ * digit's rounding is within 0.01 of a tie, or the value read back needs
+ * more than one exact division or product.
+ */
+static bool g_text(double d, int p, char *out, double *ret)
+{
+	static const long double pow10[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
+					    1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
+					    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
+					    1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+	long double a = fabsl((long double)d), scaled, frac;
+	unsigned long long m;
+	char digits[24], *o = out;
+	int e, sc, n, point;
+
+	if (LDBL_MANT_DIG < 64 || !(a >= 1e-20L && a < 1e10L) || (p != 15 && p != 17))
+		return false;
+	e = (int)floorl(log10l(a));
+	for (int tries = 0;; tries++) {
+		sc = p - 1 - e;
+		if (sc < 0 || sc > 27 || tries > 2)
+			return false;
+		scaled = a * pow10[sc];
+		if (scaled < pow10[p - 1])
+			e--;
+		else if (scaled >= pow10[p])
+			e++;
+		else
+			break;
+	}
+	m = (unsigned long long)scaled;
+	frac = scaled - (long double)m;
+	if (fabsl(frac - 0.5L) < 0.01L)
+		return false;
+	if (frac > 0.5L && ++m == (unsigned long long)pow10[p]) {
+		m /= 10;
+		e++;
+		sc--;
+	}
+	/* read back: M / 10^SC, both exact doubles when M < 2^53 */
+	if (sc > 22 || m >= (1ull << 53))
+		*ret = NAN;
+	else
+		*ret = (d < 0 ? -1.0 : 1.0) * ((double)m / (double)pow10[sc]);
+	n = (int)(put_digits(digits, m) - digits);
+	while (n > 1 && digits[n - 1] == '0')
+		n--; /* %g drops trailing zeros */
+	if (d < 0)
+		*o++ = '-';
+	if (e < -4 || e >= p) {
+		*o++ = digits[0];
+		if (n > 1) {
+			*o++ = '.';
+			memcpy(o, digits + 1, (size_t)n - 1);
+			o += n - 1;
+		}
+		*o++ = 'e';
+		*o++ = e < 0 ? '-' : '+';
+		if (abs(e) < 10)
+			*o++ = '0';
+		o = put_digits(o, (unsigned long long)abs(e));
+	} else if (e < 0) {
+		*o++ = '0';
+		*o++ = '.';
+		for (int z = -1; z > e; z--)
+			*o++ = '0';
+		memcpy(o, digits, (size_t)n);
+		o += n;
+	} else {
+		point = e + 1; /* digits before the point */
+		for (int k = 0; k < point; k++)
+			*o++ = k < n ? digits[k] : '0';
+		if (n > point) {
+			*o++ = '.';
+			memcpy(o, digits + point, (size_t)(n - point));
+			o += n - point;
+		}
+	}
+	*o = 0;
+	return true;
+}
+
 /* cJSON's own text of the number ITEM (cJSON 1.7's print_number()) into
  * OUT (64 bytes). */
 static void number_text(const cJSON *item, char *out)
@@ -532,7 +621,13 @@ static void number_text(const cJSON *item, char *out)
 		p = put_digits(p, item->valueint < 0 ? 0 - (unsigned long long)item->valueint
 						     : (unsigned long long)item->valueint);
 		*p = 0;
-	} else if (!decimal_text(d, out)) {
+	} else if (decimal_text(d, out)) {
+		/* written */
+	} else if (g_text(d, 15, out, &test) && !isnan(test)) {
+		if (!(fabs(test - d) <= fmax(fabs(test), fabs(d)) * __DBL_EPSILON__) &&
+		    !g_text(d, 17, out, &test))
+			snprintf(out, 64, "%1.17g", d);
+	} else {
 		snprintf(out, 64, "%1.15g", d);
 		if (sscanf(out, "%lg", &test) != 1 ||
 		    !(fabs(test - d) <= fmax(fabs(test), fabs(d)) * __DBL_EPSILON__))
