@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* A side's tasks in task order, a later task of a cell replacing the
  * earlier one at the end, with a hash index over the cells' keys (open
@@ -20,10 +21,20 @@ struct side_task {
 	bool replaced;
 	long long result_id;
 	bool has_result; /* the result could be read */
-	void *data;      /* compare data, 8-byte aligned */
-	size_t data_len;
+	void *data;      /* compare data computed here (else READ points into the side's blocks) */
 	struct report_compare_data read;
 	struct report_sample floor; /* the floor sorted, when it has samples */
+};
+
+/* Memory the store's cached compare data is copied into, 8-byte aligned:
+ * mappings of at least BLOCK_SIZE bytes, huge pages asked for (copied blob
+ * by blob into the heap, 2,000 blobs of 25 KB cost a page fault per 4 KiB
+ * and the heap's growth). */
+#define BLOCK_SIZE (32u << 20)
+
+struct block {
+	struct block *next;
+	size_t size, used;
 };
 
 struct compare_side {
@@ -31,7 +42,31 @@ struct compare_side {
 	size_t count, room;
 	size_t capacity; /* of the index: a power of two, over twice the count */
 	size_t *index;   /* task number + 1; 0: empty */
+	struct block *blocks;
 };
+
+/* A copy of LEN bytes of DATA in SIDE's blocks; NULL when out of memory. */
+static void *block_copy(struct compare_side *side, const void *data, size_t len)
+{
+	struct block *b = side->blocks;
+	size_t need = (len + 7) & ~(size_t)7, head = (sizeof(*b) + 7) & ~(size_t)7;
+	void *at;
+
+	if (!b || b->size - b->used < need) {
+		size_t size = need + head > BLOCK_SIZE ? need + head : BLOCK_SIZE;
+		void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED)
+			return NULL;
+		madvise(map, size, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+		b = map;
+		*b = (struct block){.next = side->blocks, .size = size, .used = head};
+		side->blocks = b;
+	}
+	at = (char *)b + b->used;
+	memcpy(at, data, len);
+	b->used += need;
+	return at;
+}
 
 static size_t *slot_of(struct compare_side *side, const char *key)
 {
@@ -87,17 +122,11 @@ static void side_release(struct compare_side *side)
 	}
 	free(side->tasks);
 	free(side->index);
-}
-
-/* An aligned copy of LEN bytes of DATA; NULL when out of memory. */
-static void *aligned_copy(const void *data, size_t len)
-{
-	void *copy = NULL;
-
-	if (posix_memalign(&copy, 8, len ? len : 1) != 0)
-		return NULL;
-	memcpy(copy, data, len);
-	return copy;
+	while (side->blocks) {
+		struct block *b = side->blocks;
+		side->blocks = b->next;
+		munmap(b, b->size);
+	}
 }
 
 /* The context of collect_side(): a side and the bodies to summarize. */
@@ -113,6 +142,7 @@ static int collect_side(void *context, const struct store_report_row *row)
 	struct side_task *t;
 	cJSON *cell = NULL;
 	size_t *slot;
+	void *copy;
 	char key[512];
 
 	if (side_grow(side) < 0)
@@ -132,8 +162,8 @@ static int collect_side(void *context, const struct store_report_row *row)
 		return LL_ENOMEM;
 	}
 	if (row->result_id && row->compare && row->summary_version == REPORT_SUMMARY_VERSION &&
-	    (t->data = aligned_copy(row->compare, row->compare_len)) &&
-	    report_compare_data_read(t->data, row->compare_len, &t->read) == 0) {
+	    (copy = block_copy(side, row->compare, row->compare_len)) &&
+	    report_compare_data_read(copy, row->compare_len, &t->read) == 0) {
 		t->has_result = true;
 	} else if (row->result_id && row->body) {
 		char name[32];
@@ -162,9 +192,11 @@ static void summarize_bodies(struct compare_side *side, const cJSON *bodies)
 		if (json_parse_object(b->valuestring, strlen(b->valuestring), REPORT_MAX_BODY_DEPTH,
 				      &result) == 0 &&
 		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
+			report_compare_data_release(&t->read);
 			free(t->data);
-			t->data = aligned_copy(data, len);
-			if (t->data && report_compare_data_read(t->data, len, &t->read) == 0)
+			t->data = data; /* malloc's: aligned */
+			data = NULL;
+			if (report_compare_data_read(t->data, len, &t->read) == 0)
 				t->has_result = true;
 		}
 		free(data);
