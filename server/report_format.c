@@ -541,7 +541,8 @@ static bool g_text(double d, int p, char *out, double *ret)
 
 	if (LDBL_MANT_DIG < 64 || !(a >= 1e-20L && a < 1e10L) || (p != 15 && p != 17))
 		return false;
-	e = (int)floorl(log10l(a));
+	frexp(d, &e); /* |D| in [2^(e-1), 2^e): its decimal exponent is this or one more */
+	e = (int)floor((e - 1) * 0.30102999566398120);
 	for (int tries = 0;; tries++) {
 		sc = p - 1 - e;
 		if (sc < 0 || sc > 27 || tries > 2)
