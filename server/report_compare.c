@@ -1,5 +1,6 @@
 /* Two jobs compared for CI: see report.h. */
 #include "report_int.h"
+#include "report_row.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -232,138 +233,11 @@ static bool facts_differ(const struct report_compare_data *a, const struct repor
 	return false;
 }
 
-/*
- * A row being written: a cJSON object (OBJ), or (TEXT) the JSON text that
- * cJSON_PrintUnformatted() would print of that object, byte for byte,
- * appended to TEXT without building it (report_compare_json(): 8,000 rows
- * of 30 figures were mostly allocation and printing). The row_*()
- * functions add a member to either; a failure to append is kept in RC.
- */
-struct row_out {
-	cJSON *obj;
-	struct buf *text;
-	bool first;                             /* TEXT: no member yet */
-	size_t significant_at, significant_len; /* TEXT: "significant"'s value */
-	cJSON *figures; /* an empty object that summary.c's functions fill, then row_take() */
-	const char *status;
-	bool regression;
-	int rc;
-};
-
-/* TEXT: ',"KEY":' (no comma first; keys here need no escaping) then
- * VALUE's LEN bytes. */
-static void row_put(struct row_out *r, const char *key, const char *value, size_t len)
+static int not_comparable(struct report_row *row, const char *reason)
 {
-	char head[64];
-	size_t n = 0, k = strlen(key);
-
-	if (!r->first)
-		head[n++] = ',';
-	r->first = false;
-	head[n++] = '"';
-	if (k > sizeof(head) - 4)
-		k = sizeof(head) - 4; /* never: the keys are this file's */
-	memcpy(head + n, key, k);
-	n += k;
-	head[n++] = '"';
-	head[n++] = ':';
-	if (r->rc == 0)
-		r->rc = buf_append(r->text, head, n);
-	if (r->rc == 0 && len)
-		r->rc = buf_append(r->text, value, len);
-}
-
-static void row_number(struct row_out *r, const char *key, double v)
-{
-	char text[64];
-
-	if (r->obj) {
-		cJSON_AddNumberToObject(r->obj, key, v);
-		return;
-	}
-	report_number_text(v, text);
-	row_put(r, key, text, strlen(text));
-}
-
-static void row_bool(struct row_out *r, const char *key, bool v)
-{
-	if (r->obj) {
-		cJSON_AddBoolToObject(r->obj, key, v);
-		return;
-	}
-	row_put(r, key, v ? "true" : "false", v ? 4 : 5);
-	if (strcmp(key, "significant") == 0 && r->rc == 0) {
-		r->significant_len = v ? 4 : 5;
-		r->significant_at = r->text->len - r->significant_len;
-	}
-}
-
-/* Nothing for a NULL S, as cJSON_AddStringToObject() adds nothing. */
-static void row_string(struct row_out *r, const char *key, const char *s)
-{
-	if (!s)
-		return;
-	if (r->obj) {
-		cJSON_AddStringToObject(r->obj, key, s);
-		return;
-	}
-	row_put(r, key, NULL, 0);
-	if (r->rc == 0)
-		r->rc = report_json_string(r->text, s);
-}
-
-/* "significant" set to V where it is (cJSON_ReplaceItemInObject()). */
-static void row_set_significant(struct row_out *r, bool v)
-{
-	struct buf *t = r->text;
-	size_t n = v ? 4 : 5, old = r->significant_len, len, tail;
-
-	if (r->obj) {
-		cJSON_ReplaceItemInObjectCaseSensitive(r->obj, "significant", cJSON_CreateBool(v));
-		return;
-	}
-	if (r->rc < 0 || !old)
-		return;
-	len = t->len;
-	tail = len - r->significant_at - old;
-	if (n > old && (r->rc = buf_append(t, " ", n - old)) < 0)
-		return;
-	memmove(t->data + r->significant_at + n, t->data + r->significant_at + old, tail);
-	memcpy(t->data + r->significant_at, v ? "true" : "false", n);
-	t->len = len - old + n;
-	t->data[t->len] = 0;
-	r->significant_len = n;
-}
-
-/* The members summary.c's functions added to R's FIGURES moved to R, in
- * their order; FIGURES is empty again. */
-static void row_take(struct row_out *r)
-{
-	cJSON *item;
-
-	while ((item = r->figures->child)) {
-		cJSON_DetachItemViaPointer(r->figures, item);
-		if (r->obj) {
-			if (!cJSON_AddItemToObject(r->obj, item->string, item))
-				cJSON_Delete(item);
-			continue;
-		}
-		if (cJSON_IsBool(item)) {
-			row_bool(r, item->string, cJSON_IsTrue(item));
-		} else {
-			row_put(r, item->string, NULL, 0);
-			if (r->rc == 0)
-				r->rc = report_json_append(item, r->text);
-		}
-		cJSON_Delete(item);
-	}
-}
-
-static int not_comparable(struct row_out *row, const char *reason)
-{
-	row_string(row, "status", "not_comparable");
-	row_string(row, "reason", reason);
-	row_bool(row, "regression", false);
+	report_row_string(row, "status", "not_comparable");
+	report_row_string(row, "reason", reason);
+	report_row_bool(row, "regression", false);
 	row->status = "not_comparable";
 	row->regression = false;
 	return row->rc;
@@ -393,11 +267,11 @@ static bool interval_significant(double lo, double hi, double change)
 }
 
 /* The minimum's figures from the summaries' minimums and its interval. */
-static void add_min_interval(struct row_out *row, double base_min, double cand_min, double lo, double hi,
+static void add_min_interval(struct report_row *row, double base_min, double cand_min, double lo, double hi,
 			     struct row_figures *f)
 {
-	row_number(row, "min_ratio_ci_low", round_to(lo, 0.0001));
-	row_number(row, "min_ratio_ci_high", round_to(hi, 0.0001));
+	report_row_number(row, "min_ratio_ci_low", round_to(lo, 0.0001));
+	report_row_number(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	f->min_change = (cand_min / base_min - 1) * 100;
 	f->min_lo = lo;
 	f->min_hi = hi;
@@ -408,7 +282,7 @@ static void add_min_interval(struct row_out *row, double base_min, double cand_m
  * size (report_compare_data.c): what the bootstraps would give, without
  * drawing. */
 static int ranked_figures(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			  struct row_out *row, struct row_figures *f)
+			  struct report_row *row, struct row_figures *f)
 {
 	const int r = REPORT_COMPARE_RESAMPLES;
 	struct report_sample x = {.sorted = (double *)bv->values, .n = bv->n};
@@ -419,17 +293,17 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 				   .min = cv->values[0]};
 	double u, p, lo, hi;
 
-	row_number(row, "baseline_median_us", round_to(sx.median, 0.1));
-	row_number(row, "candidate_median_us", round_to(sy.median, 0.1));
-	row_number(row, "baseline_min_us", round_to(sx.min, 0.1));
-	row_number(row, "candidate_min_us", round_to(sy.min, 0.1));
+	report_row_number(row, "baseline_median_us", round_to(sx.median, 0.1));
+	report_row_number(row, "candidate_median_us", round_to(sy.median, 0.1));
+	report_row_number(row, "baseline_min_us", round_to(sx.min, 0.1));
+	report_row_number(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (sx.median <= 0 || sx.min <= 0 ||
 	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n,
 				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
-	row_take(row);
+	report_row_take(row);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
 				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
@@ -439,7 +313,7 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 /* BV's and CV's samples into ROOM, their summaries into *SX and *SY, and
  * the row's medians and minima; LL_ENOMEM. */
 static int sampled_medians(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			   struct row_room *room, struct row_out *row, struct stats_summary *sx,
+			   struct row_room *room, struct report_row *row, struct stats_summary *sx,
 			   struct stats_summary *sy)
 {
 	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
@@ -447,18 +321,18 @@ static int sampled_medians(const struct report_compare_variant *bv, const struct
 		return LL_ENOMEM;
 	report_sample_summary(&room->base, sx);
 	report_sample_summary(&room->cand, sy);
-	row_number(row, "baseline_median_us", round_to(sx->median, 0.1));
-	row_number(row, "candidate_median_us", round_to(sy->median, 0.1));
-	row_number(row, "baseline_min_us", round_to(sx->min, 0.1));
-	row_number(row, "candidate_min_us", round_to(sy->min, 0.1));
+	report_row_number(row, "baseline_median_us", round_to(sx->median, 0.1));
+	report_row_number(row, "candidate_median_us", round_to(sy->median, 0.1));
+	report_row_number(row, "baseline_min_us", round_to(sx->min, 0.1));
+	report_row_number(row, "candidate_min_us", round_to(sy->min, 0.1));
 	return 0;
 }
 
 /* The same from the samples, bootstrapped here (unequal sizes, or more
  * than 255 samples). */
 static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			 const struct report_compare_variant *cv, struct row_room *room, struct row_out *row,
-			 struct row_figures *f)
+			 const struct report_compare_variant *cv, struct row_room *room,
+			 struct report_row *row, struct row_figures *f)
 {
 	struct stats_summary sx, sy;
 	double lo, hi;
@@ -469,7 +343,7 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 				   report_seed_of(key) ^ report_seed_of(variant), false, row->figures,
 				   &f->change, &f->significant) < 0)
 		return LL_EINVAL;
-	row_take(row);
+	report_row_take(row);
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
 					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
 					     &hi) == 0)
@@ -524,8 +398,8 @@ static struct stats_sample sample_of(const struct report_compare_variant *v, con
  * samples within them), the Mann-Whitney test on the rounds' medians, and
  * significance by the interval and the least effect alone. */
 static int rounds_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			  const struct report_compare_variant *cv, struct row_room *room, struct row_out *row,
-			  struct row_figures *f)
+			  const struct report_compare_variant *cv, struct row_room *room,
+			  struct report_row *row, struct row_figures *f)
 {
 	struct stats_summary sx, sy;
 	struct stats_sample x, y;
@@ -550,15 +424,15 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
 		goto done;
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
-	row_take(row);
+	report_row_take(row);
 	f->significant = interval_significant(lo, hi, f->change);
-	row_set_significant(row, f->significant);
+	report_row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 					report_seed_of(variant), &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
-	row_string(row, "unit", "rounds");
-	row_number(row, "baseline_rounds", (double)x.rounds);
-	row_number(row, "candidate_rounds", (double)y.rounds);
+	report_row_string(row, "unit", "rounds");
+	report_row_number(row, "baseline_rounds", (double)x.rounds);
+	report_row_number(row, "candidate_rounds", (double)y.rounds);
 	rc = 0;
 done:
 	free(mx);
@@ -664,7 +538,7 @@ struct floor_figures {
  * the medians MX, MXF, MY, MYF, the ratio of those and its interval,
  * added to ROW (the metric floor-ratio asks for it). */
 static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my, double myf,
-			struct row_room *room, struct row_out *row, struct floor_figures *ff)
+			struct row_room *room, struct report_row *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
 
@@ -673,15 +547,15 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 		return;
 	base = mx / mxf;
 	cand = my / myf;
-	row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
-	row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
+	report_row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
+	report_row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
 	if (floor_interval(f, true, room, &lo, &hi) < 0)
 		return;
 	ff->ratio_change = (cand / base - 1) * 100;
-	row_number(row, "floor_ratio", round_to(cand / base, 0.0001));
-	row_number(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
-	row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
-	row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
+	report_row_number(row, "floor_ratio", round_to(cand / base, 0.0001));
+	report_row_number(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
+	report_row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
+	report_row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
 	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
 	ff->ratio_rc = 0;
 }
@@ -694,7 +568,7 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 static void over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
 		       const struct report_compare_variant *cv, const struct side_task *base,
 		       const struct side_task *cand, bool rounds, bool ratio, struct row_room *room,
-		       struct row_out *row, struct floor_figures *ff)
+		       struct report_row *row, struct floor_figures *ff)
 {
 	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
 	struct floor_sides f = {.bv = bv, .cv = cv, .bf = bf, .cf = cf, .base = base, .cand = cand};
@@ -711,17 +585,17 @@ static void over_floor(const char *variant, const char *key, const struct report
 	if (median_of(bv, NULL, &mx) < 0 || median_of(cv, NULL, &my) < 0 ||
 	    median_of(bf, &base->floor, &mxf) < 0 || median_of(cf, &cand->floor, &myf) < 0)
 		return;
-	row_number(row, "baseline_floor_us", round_to(mxf, 0.1));
-	row_number(row, "candidate_floor_us", round_to(myf, 0.1));
-	row_number(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
-	row_number(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
+	report_row_number(row, "baseline_floor_us", round_to(mxf, 0.1));
+	report_row_number(row, "candidate_floor_us", round_to(myf, 0.1));
+	report_row_number(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
+	report_row_number(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
 	f.seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
 	if (mx - mxf > 0 && floor_interval(&f, false, room, &lo, &hi) == 0) {
 		change = ((my - myf) / (mx - mxf) - 1) * 100;
-		row_number(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
-		row_number(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
-		row_number(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
-		row_number(row, "over_floor_change_pct", round_to(change, 0.01));
+		report_row_number(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
+		report_row_number(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
+		report_row_number(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
+		report_row_number(row, "over_floor_change_pct", round_to(change, 0.01));
 		ff->over_change = change;
 		ff->over_significant = interval_significant(lo, hi, change);
 		ff->over_rc = 0;
@@ -733,7 +607,7 @@ static void over_floor(const char *variant, const char *key, const struct report
 /* One row, judged by METRIC, written to ROW; ROW's RC. */
 static int compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
 		       const char *global_reason, double max_regression, enum report_metric metric,
-		       struct row_room *room, struct row_out *row)
+		       struct row_room *room, struct report_row *row)
 {
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
 	struct row_figures f = {0};
@@ -743,8 +617,8 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 	char reason[300];
 	int rc;
 
-	row_string(row, "variant", variant);
-	row_string(row, "cell", base->key);
+	report_row_string(row, "variant", variant);
+	report_row_string(row, "cell", base->key);
 	if (global_reason)
 		return not_comparable(row, global_reason);
 	if (!cand)
@@ -805,11 +679,11 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 	}
 	}
 	if (metric != REPORT_METRIC_MEDIAN)
-		row_set_significant(row, significant);
+		report_row_set_significant(row, significant);
 	row->status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
 	row->regression = significant && change > 0 && change > max_regression;
-	row_string(row, "status", row->status);
-	row_bool(row, "regression", row->regression);
+	report_row_string(row, "status", row->status);
+	report_row_bool(row, "regression", row->regression);
 	return row->rc;
 }
 
@@ -915,7 +789,7 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 		goto done;
 	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
 		for (size_t i = 0; i < base.count; i++) {
-			struct row_out row = {.text = rows_text, .first = true, .figures = figures};
+			struct report_row row = {.text = rows_text, .first = true, .figures = figures};
 			size_t k = 0;
 			if (base.tasks[i].replaced)
 				continue;

@@ -1,5 +1,6 @@
 /* Markdown and CSV forms of reports and comparisons (report.h). */
 #include "report.h"
+#include "report_row.h"
 
 #include "loadlab/err.h"
 #include "loadlab/report_text.h"
@@ -768,5 +769,123 @@ int report_json_append(const cJSON *item, struct buf *out)
 		return rc < 0 ? rc : buf_append(out, cJSON_IsArray(item) ? "]" : "}", 1);
 	default:
 		return err_set(LL_EINVAL, "A JSON item of unknown type.");
+	}
+}
+
+/* report_row.h: rows written as cJSON objects or as their text. */
+
+/* TEXT: ',"KEY":' (no comma first) then VALUE's LEN bytes. */
+static void put_member(struct report_row *r, const char *key, const char *value, size_t len)
+{
+	char head[64];
+	size_t n = 0, k;
+	bool comma = !r->first;
+
+	r->first = false;
+	if (comma)
+		head[n++] = ',';
+	head[n++] = '"';
+	for (k = 0; key[k] && n < sizeof(head) - 2; k++) {
+		unsigned char c = (unsigned char)key[k];
+		if (c < 32 || c == '"' || c == '\\')
+			break;
+		head[n++] = (char)c;
+	}
+	if (key[k]) { /* a key to escape, or a long one: as any string */
+		if (r->rc == 0 && comma)
+			r->rc = buf_append(r->text, ",", 1);
+		if (r->rc == 0)
+			r->rc = report_json_string(r->text, key);
+		if (r->rc == 0)
+			r->rc = buf_append(r->text, ":", 1);
+	} else {
+		head[n++] = '"';
+		head[n++] = ':';
+		if (r->rc == 0)
+			r->rc = buf_append(r->text, head, n);
+	}
+	if (r->rc == 0 && len)
+		r->rc = buf_append(r->text, value, len);
+}
+
+void report_row_number(struct report_row *r, const char *key, double v)
+{
+	char text[64];
+
+	if (r->obj) {
+		cJSON_AddNumberToObject(r->obj, key, v);
+		return;
+	}
+	report_number_text(v, text);
+	put_member(r, key, text, strlen(text));
+}
+
+void report_row_bool(struct report_row *r, const char *key, bool v)
+{
+	if (r->obj) {
+		cJSON_AddBoolToObject(r->obj, key, v);
+		return;
+	}
+	put_member(r, key, v ? "true" : "false", v ? 4 : 5);
+	if (strcmp(key, "significant") == 0 && r->rc == 0) {
+		r->significant_len = v ? 4 : 5;
+		r->significant_at = r->text->len - r->significant_len;
+	}
+}
+
+void report_row_string(struct report_row *r, const char *key, const char *s)
+{
+	if (!s)
+		return;
+	if (r->obj) {
+		cJSON_AddStringToObject(r->obj, key, s);
+		return;
+	}
+	put_member(r, key, NULL, 0);
+	if (r->rc == 0)
+		r->rc = report_json_string(r->text, s);
+}
+
+void report_row_set_significant(struct report_row *r, bool v)
+{
+	struct buf *t = r->text;
+	size_t n = v ? 4 : 5, old = r->significant_len, len, tail;
+
+	if (r->obj) {
+		cJSON_ReplaceItemInObjectCaseSensitive(r->obj, "significant", cJSON_CreateBool(v));
+		return;
+	}
+	if (r->rc < 0 || !old)
+		return;
+	len = t->len;
+	tail = len - r->significant_at - old;
+	if (n > old && (r->rc = buf_append(t, " ", n - old)) < 0)
+		return;
+	memmove(t->data + r->significant_at + n, t->data + r->significant_at + old, tail);
+	memcpy(t->data + r->significant_at, v ? "true" : "false", n);
+	t->len = len - old + n;
+	t->data[t->len] = 0;
+	r->significant_len = n;
+}
+
+void report_row_take(struct report_row *r)
+{
+	cJSON *item;
+
+	while ((item = r->figures->child)) {
+		cJSON_DetachItemViaPointer(r->figures, item);
+		if (r->obj) {
+			if (!cJSON_AddItemToObject(r->obj, item->string, item))
+				cJSON_Delete(item);
+			continue;
+		}
+		if (cJSON_IsBool(item)) {
+			report_row_bool(r, item->string, cJSON_IsTrue(item));
+		} else {
+			put_member(r, item->string, NULL, 0);
+			if (r->rc == 0)
+				r->rc = report_json_append(item, r->text);
+		}
+		cJSON_Delete(item);
 	}
 }
