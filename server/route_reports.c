@@ -50,9 +50,8 @@ static int reply_rendered(struct http_reply *reply, cJSON *report, const char *f
 			  int (*render)(const cJSON *, const char *, struct buf *))
 {
 	struct buf out;
-	int rc;
-
 	bool json = strcmp(format, "json") == 0;
+	int rc;
 
 	/* JSON printed straight from the tree: cJSON_PrintUnformatted()'s
 	 * text without an allocation per number (report_json_append()). */
@@ -119,7 +118,7 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 			buf_release(&out);
 			return reply_from_err(reply, rc);
 		}
-		return reply_text(reply, 200, "application/json", out.data);
+		return reply_text(reply, 200, "application/json", out.data ? out.data : strdup(""));
 	}
 	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, &comparison);
 	if (rc < 0)
