@@ -786,9 +786,10 @@ static void *rows_run(void *arg)
 
 /* Rows at least this many are written as text by two threads, each
  * variant's by one (rows_run()), when the baseline has two variants or
- * more: on two cores a compare of two 1,000-task x 8-variant jobs then
- * takes about half the time for its rows. */
-#define PARALLEL_ROWS 2000
+ * more: on two cores a compare of two 1,000-task x 8-variant jobs (8,000
+ * rows, about 130 ms of CPU for them) then takes about half the time for
+ * its rows; a thread costs far less than 256 rows. */
+#define PARALLEL_ROWS 256
 
 /* The rows of PART's variants into PART, written by two threads when
  * there are enough of them as text (SECOND_TEXT: the second thread's
