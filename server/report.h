@@ -84,6 +84,14 @@ const char *report_metric_name(enum report_metric metric);
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
 			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
 
+/* report_compare_metric()'s comparison as JSON appended to OUT: the text
+ * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
+ * as text without building them as cJSON objects (GET /api/v1/compare).
+ * As report_compare_metric(), and OUT's errors (LL_ETOOBIG past its
+ * limit, LL_ENOMEM; OUT then holds part of the text). */
+int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression_pct, enum report_metric metric, struct buf *out);
+
 /* report_compare_metric() of the median. */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
@@ -99,7 +107,6 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series);
 
-/* Renders a report or a comparison as "md" (Markdown) or "csv". */
 /* Turns every number in ITEM, its siblings and their children into raw
  * text that cJSON_PrintUnformatted() prints as it would have printed the
  * number, byte for byte, faster (report_format.c); the tree is then only
@@ -110,6 +117,20 @@ int report_fast_numbers(cJSON *item);
  * its siblings): the same text; NULL when out of memory. */
 char *report_print_json(cJSON *item);
 
+/* Appends cJSON_PrintUnformatted(ITEM)'s text (ITEM and its children,
+ * not its siblings) to OUT, byte for byte, without changing ITEM or
+ * allocating per item: the numbers as report_fast_numbers() writes them.
+ * OUT's errors (LL_ETOOBIG past its limit, LL_ENOMEM); LL_EINVAL for an
+ * item cJSON could not print (then OUT holds part of the text). */
+int report_json_append(const cJSON *item, struct buf *out);
+
+/* The text cJSON_PrintUnformatted() prints of a number item made by
+ * cJSON_CreateNumber(D), into OUT (room for 64 bytes); and a string S
+ * (NULL: "") as it prints it, appended to OUT (OUT's errors). */
+void report_number_text(double d, char *out);
+int report_json_string(struct buf *out, const char *s);
+
+/* Renders a report or a comparison as "md" (Markdown) or "csv". */
 int report_render(const cJSON *report, const char *format, struct buf *out);
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);
 

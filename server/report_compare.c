@@ -1,5 +1,6 @@
 /* Two jobs compared for CI: see report.h. */
 #include "report_int.h"
+#include "report_row.h"
 #include "summary.h"
 
 #include "loadlab/err.h"
@@ -10,7 +11,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* A side's tasks in task order, a later task of a cell replacing the
  * earlier one at the end, with a hash index over the cells' keys (open
@@ -21,10 +24,20 @@ struct side_task {
 	bool replaced;
 	long long result_id;
 	bool has_result; /* the result could be read */
-	void *data;      /* compare data, 8-byte aligned */
-	size_t data_len;
+	void *data;      /* compare data computed here (else READ points into the side's blocks) */
 	struct report_compare_data read;
 	struct report_sample floor; /* the floor sorted, when it has samples */
+};
+
+/* Memory the store's cached compare data is copied into, 8-byte aligned:
+ * mappings of at least BLOCK_SIZE bytes, huge pages asked for (copied blob
+ * by blob into the heap, 2,000 blobs of 25 KB cost a page fault per 4 KiB
+ * and the heap's growth). */
+#define BLOCK_SIZE (32u << 20)
+
+struct block {
+	struct block *next;
+	size_t size, used;
 };
 
 struct compare_side {
@@ -32,7 +45,31 @@ struct compare_side {
 	size_t count, room;
 	size_t capacity; /* of the index: a power of two, over twice the count */
 	size_t *index;   /* task number + 1; 0: empty */
+	struct block *blocks;
 };
+
+/* A copy of LEN bytes of DATA in SIDE's blocks; NULL when out of memory. */
+static void *block_copy(struct compare_side *side, const void *data, size_t len)
+{
+	struct block *b = side->blocks;
+	size_t need = (len + 7) & ~(size_t)7, head = (sizeof(*b) + 7) & ~(size_t)7;
+	void *at;
+
+	if (!b || b->size - b->used < need) {
+		size_t size = need + head > BLOCK_SIZE ? need + head : BLOCK_SIZE;
+		void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED)
+			return NULL;
+		madvise(map, size, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+		b = map;
+		*b = (struct block){.next = side->blocks, .size = size, .used = head};
+		side->blocks = b;
+	}
+	at = (char *)b + b->used;
+	memcpy(at, data, len);
+	b->used += need;
+	return at;
+}
 
 static size_t *slot_of(struct compare_side *side, const char *key)
 {
@@ -88,17 +125,11 @@ static void side_release(struct compare_side *side)
 	}
 	free(side->tasks);
 	free(side->index);
-}
-
-/* An aligned copy of LEN bytes of DATA; NULL when out of memory. */
-static void *aligned_copy(const void *data, size_t len)
-{
-	void *copy = NULL;
-
-	if (posix_memalign(&copy, 8, len ? len : 1) != 0)
-		return NULL;
-	memcpy(copy, data, len);
-	return copy;
+	while (side->blocks) {
+		struct block *b = side->blocks;
+		side->blocks = b->next;
+		munmap(b, b->size);
+	}
 }
 
 /* The context of collect_side(): a side and the bodies to summarize. */
@@ -114,6 +145,7 @@ static int collect_side(void *context, const struct store_report_row *row)
 	struct side_task *t;
 	cJSON *cell = NULL;
 	size_t *slot;
+	void *copy;
 	char key[512];
 
 	if (side_grow(side) < 0)
@@ -133,8 +165,8 @@ static int collect_side(void *context, const struct store_report_row *row)
 		return LL_ENOMEM;
 	}
 	if (row->result_id && row->compare && row->summary_version == REPORT_SUMMARY_VERSION &&
-	    (t->data = aligned_copy(row->compare, row->compare_len)) &&
-	    report_compare_data_read(t->data, row->compare_len, &t->read) == 0) {
+	    (copy = block_copy(side, row->compare, row->compare_len)) &&
+	    report_compare_data_read(copy, row->compare_len, &t->read) == 0) {
 		t->has_result = true;
 	} else if (row->result_id && row->body) {
 		char name[32];
@@ -164,11 +196,13 @@ static void summarize_bodies(struct store *store, struct compare_side *side, con
 		if (json_parse_object(b->valuestring, strlen(b->valuestring), REPORT_MAX_BODY_DEPTH,
 				      &result) == 0 &&
 		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
+			report_compare_data_release(&t->read);
 			free(t->data);
-			t->data = aligned_copy(data, len);
-			if (t->data && report_compare_data_read(t->data, len, &t->read) == 0)
+			t->data = data; /* malloc's: aligned */
+			data = NULL;
+			if (report_compare_data_read(t->data, len, &t->read) == 0)
 				t->has_result = true;
-			report_data_keep(&kept, t->result_id, data, len);
+			report_data_keep(&kept, t->result_id, t->data, len);
 		}
 		free(data);
 		cJSON_Delete(result);
@@ -204,12 +238,14 @@ static bool facts_differ(const struct report_compare_data *a, const struct repor
 	return false;
 }
 
-static cJSON *not_comparable(cJSON *row, const char *reason)
+static int not_comparable(struct report_row *row, const char *reason)
 {
-	cJSON_AddStringToObject(row, "status", "not_comparable");
-	cJSON_AddStringToObject(row, "reason", reason);
-	cJSON_AddBoolToObject(row, "regression", false);
-	return row;
+	report_row_string(row, "status", "not_comparable");
+	report_row_string(row, "reason", reason);
+	report_row_bool(row, "regression", false);
+	row->status = "not_comparable";
+	row->regression = false;
+	return row->rc;
 }
 
 /* Room reused row after row. */
@@ -236,11 +272,11 @@ static bool interval_significant(double lo, double hi, double change)
 }
 
 /* The minimum's figures from the summaries' minimums and its interval. */
-static void add_min_interval(cJSON *row, double base_min, double cand_min, double lo, double hi,
+static void add_min_interval(struct report_row *row, double base_min, double cand_min, double lo, double hi,
 			     struct row_figures *f)
 {
-	cJSON_AddNumberToObject(row, "min_ratio_ci_low", round_to(lo, 0.0001));
-	cJSON_AddNumberToObject(row, "min_ratio_ci_high", round_to(hi, 0.0001));
+	report_row_number(row, "min_ratio_ci_low", round_to(lo, 0.0001));
+	report_row_number(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	f->min_change = (cand_min / base_min - 1) * 100;
 	f->min_lo = lo;
 	f->min_hi = hi;
@@ -251,7 +287,7 @@ static void add_min_interval(cJSON *row, double base_min, double cand_min, doubl
  * size (report_compare_data.c): what the bootstraps would give, without
  * drawing. */
 static int ranked_figures(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			  cJSON *row, struct row_figures *f)
+			  struct report_row *row, struct row_figures *f)
 {
 	const int r = REPORT_COMPARE_RESAMPLES;
 	struct report_sample x = {.sorted = (double *)bv->values, .n = bv->n};
@@ -262,16 +298,17 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 				   .min = cv->values[0]};
 	double u, p, lo, hi;
 
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx.median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy.median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx.min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy.min, 0.1));
+	report_row_number(row, "baseline_median_us", round_to(sx.median, 0.1));
+	report_row_number(row, "candidate_median_us", round_to(sy.median, 0.1));
+	report_row_number(row, "baseline_min_us", round_to(sx.min, 0.1));
+	report_row_number(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (sx.median <= 0 || sx.min <= 0 ||
 	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n,
 				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
-	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
+	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
+	report_row_take(row);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
 				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
@@ -281,7 +318,7 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 /* BV's and CV's samples into ROOM, their summaries into *SX and *SY, and
  * the row's medians and minima; LL_ENOMEM. */
 static int sampled_medians(const struct report_compare_variant *bv, const struct report_compare_variant *cv,
-			   struct row_room *room, cJSON *row, struct stats_summary *sx,
+			   struct row_room *room, struct report_row *row, struct stats_summary *sx,
 			   struct stats_summary *sy)
 {
 	if (report_compare_variant_sample(bv, &room->base, &room->x) < 0 ||
@@ -289,18 +326,18 @@ static int sampled_medians(const struct report_compare_variant *bv, const struct
 		return LL_ENOMEM;
 	report_sample_summary(&room->base, sx);
 	report_sample_summary(&room->cand, sy);
-	cJSON_AddNumberToObject(row, "baseline_median_us", round_to(sx->median, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_median_us", round_to(sy->median, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_min_us", round_to(sx->min, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_min_us", round_to(sy->min, 0.1));
+	report_row_number(row, "baseline_median_us", round_to(sx->median, 0.1));
+	report_row_number(row, "candidate_median_us", round_to(sy->median, 0.1));
+	report_row_number(row, "baseline_min_us", round_to(sx->min, 0.1));
+	report_row_number(row, "candidate_min_us", round_to(sy->min, 0.1));
 	return 0;
 }
 
 /* The same from the samples, bootstrapped here (unequal sizes, or more
  * than 255 samples). */
 static int drawn_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			 const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
-			 struct row_figures *f)
+			 const struct report_compare_variant *cv, struct row_room *room,
+			 struct report_row *row, struct row_figures *f)
 {
 	struct stats_summary sx, sy;
 	double lo, hi;
@@ -308,9 +345,10 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), false, row, &f->change,
-				   &f->significant) < 0)
+				   report_seed_of(key) ^ report_seed_of(variant), false, row->figures,
+				   &f->change, &f->significant) < 0)
 		return LL_EINVAL;
+	report_row_take(row);
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
 					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
 					     &hi) == 0)
@@ -334,6 +372,22 @@ static const double *measured(const struct report_compare_variant *v, double **r
 	return x;
 }
 
+/* The median of V's samples, as stats_median() gives it: read in its
+ * sorted values when it is ranked, or in SORTED (V's samples sorted, when
+ * not NULL and holding them), else stats_median(). */
+static int median_of(const struct report_compare_variant *v, const struct report_sample *sorted, double *ret)
+{
+	if (v->ranked) {
+		*ret = stats_quantile_sorted(v->values, v->n, 0.5);
+		return 0;
+	}
+	if (sorted && sorted->n == v->n && v->n) {
+		*ret = stats_quantile_sorted(sorted->sorted, v->n, 0.5);
+		return 0;
+	}
+	return stats_median(v->values, v->n, ret);
+}
+
 /* V as a sample for stats_bootstrap_contrast_ci(): with its rounds when
  * ROUNDS and it has at least REPORT_MIN_ROUNDS. */
 static struct stats_sample sample_of(const struct report_compare_variant *v, const double *x, bool rounds)
@@ -349,8 +403,8 @@ static struct stats_sample sample_of(const struct report_compare_variant *v, con
  * samples within them), the Mann-Whitney test on the rounds' medians, and
  * significance by the interval and the least effect alone. */
 static int rounds_figures(const char *variant, const char *key, const struct report_compare_variant *bv,
-			  const struct report_compare_variant *cv, struct row_room *room, cJSON *row,
-			  struct row_figures *f)
+			  const struct report_compare_variant *cv, struct row_room *room,
+			  struct report_row *row, struct row_figures *f)
 {
 	struct stats_summary sx, sy;
 	struct stats_sample x, y;
@@ -374,15 +428,16 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	    stats_round_statistics(&y, STATS_MEDIAN, my) < 0 ||
 	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
 		goto done;
-	report_compare_figures(&sx, &sy, p, lo, hi, row, &f->change, &f->significant);
+	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
+	report_row_take(row);
 	f->significant = interval_significant(lo, hi, f->change);
-	cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(f->significant));
+	report_row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 					report_seed_of(variant), &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
-	cJSON_AddStringToObject(row, "unit", "rounds");
-	cJSON_AddNumberToObject(row, "baseline_rounds", (double)x.rounds);
-	cJSON_AddNumberToObject(row, "candidate_rounds", (double)y.rounds);
+	report_row_string(row, "unit", "rounds");
+	report_row_number(row, "baseline_rounds", (double)x.rounds);
+	report_row_number(row, "candidate_rounds", (double)y.rounds);
 	rc = 0;
 done:
 	free(mx);
@@ -433,25 +488,41 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 		       : 0;
 }
 
-/* A side's variant and floor, each as measured, for the floor intervals. */
+/* A side's variant and floor, for the floor intervals; the samples'
+ * values as measured are put in only when an interval is drawn
+ * (measure_sides()). */
 struct floor_sides {
-	const struct report_compare_variant *bv, *cv;
+	const struct report_compare_variant *bv, *cv, *bf, *cf;
 	const struct side_task *base, *cand;
 	struct stats_sample sx, sy, sxf, syf;
 	uint64_t seed;
+	bool measured;
 };
+
+/* F's samples as measured into their stats_samples; LL_ENOMEM. */
+static int measure_sides(struct floor_sides *f, struct row_room *room)
+{
+	if (f->measured)
+		return 0;
+	if (!(f->sx.x = measured(f->bv, &room->x)) || !(f->sy.x = measured(f->cv, &room->y)) ||
+	    !(f->sxf.x = measured(f->bf, &room->floor_x)) || !(f->syf.x = measured(f->cf, &room->floor_y)))
+		return LL_ENOMEM;
+	f->measured = true;
+	return 0;
+}
 
 /* The interval of the over-floor ratio, or (DIVIDE) of the floor ratio,
  * of F: from ranks when no side has rounds and both variants are ranked,
  * else drawn (the same draws either way: the seed of "over-floor"). */
-static int floor_interval(const struct floor_sides *f, bool divide, struct row_room *room, double *lo,
-			  double *hi)
+static int floor_interval(struct floor_sides *f, bool divide, struct row_room *room, double *lo, double *hi)
 {
 	if (!f->sx.rounds && !f->sy.rounds && !f->sxf.rounds && !f->syf.rounds && f->bv->ranked &&
 	    f->cv->ranked && f->base->floor.n && f->base->floor.n <= 255 && f->cand->floor.n &&
 	    f->cand->floor.n <= 255)
 		return ranked_over_floor(f->bv, f->cv, &f->base->floor, &f->cand->floor, f->seed, divide,
 					 room, lo, hi);
+	if (measure_sides(f, room) < 0)
+		return LL_EINVAL; /* out of memory: no figure */
 	if ((divide ? stats_bootstrap_floor_ratio_ci
 		    : stats_bootstrap_contrast_ci)(&f->sx, &f->sxf, &f->sy, &f->syf, STATS_MEDIAN, 0.95,
 						   REPORT_COMPARE_RESAMPLES, f->seed, lo, hi) < 0)
@@ -471,8 +542,8 @@ struct floor_figures {
 /* The floor ratio (each side's median over its own floor's median) of
  * the medians MX, MXF, MY, MYF, the ratio of those and its interval,
  * added to ROW (the metric floor-ratio asks for it). */
-static void floor_ratio(const struct floor_sides *f, double mx, double mxf, double my, double myf,
-			struct row_room *room, cJSON *row, struct floor_figures *ff)
+static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my, double myf,
+			struct row_room *room, struct report_row *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
 
@@ -481,15 +552,15 @@ static void floor_ratio(const struct floor_sides *f, double mx, double mxf, doub
 		return;
 	base = mx / mxf;
 	cand = my / myf;
-	cJSON_AddNumberToObject(row, "baseline_floor_ratio", round_to(base, 0.0001));
-	cJSON_AddNumberToObject(row, "candidate_floor_ratio", round_to(cand, 0.0001));
+	report_row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
+	report_row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
 	if (floor_interval(f, true, room, &lo, &hi) < 0)
 		return;
 	ff->ratio_change = (cand / base - 1) * 100;
-	cJSON_AddNumberToObject(row, "floor_ratio", round_to(cand / base, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
-	cJSON_AddNumberToObject(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
+	report_row_number(row, "floor_ratio", round_to(cand / base, 0.0001));
+	report_row_number(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
+	report_row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
+	report_row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
 	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
 	ff->ratio_rc = 0;
 }
@@ -502,38 +573,34 @@ static void floor_ratio(const struct floor_sides *f, double mx, double mxf, doub
 static void over_floor(const char *variant, const char *key, const struct report_compare_variant *bv,
 		       const struct report_compare_variant *cv, const struct side_task *base,
 		       const struct side_task *cand, bool rounds, bool ratio, struct row_room *room,
-		       cJSON *row, struct floor_figures *ff)
+		       struct report_row *row, struct floor_figures *ff)
 {
 	const struct report_compare_variant *bf = &base->read.floor, *cf = &cand->read.floor;
-	const double *x, *y, *xf, *yf;
-	struct floor_sides f = {.bv = bv, .cv = cv, .base = base, .cand = cand};
+	struct floor_sides f = {.bv = bv, .cv = cv, .bf = bf, .cf = cf, .base = base, .cand = cand};
 	double mx, my, mxf, myf, lo, hi, change;
 
 	ff->over_rc = ff->ratio_rc = LL_ENOTFOUND;
 	if (!bf->values || !cf->values)
 		return;
 	ff->over_rc = ff->ratio_rc = LL_EINVAL;
-	if (!(x = measured(bv, &room->x)) || !(y = measured(cv, &room->y)) ||
-	    !(xf = measured(bf, &room->floor_x)) || !(yf = measured(cf, &room->floor_y)))
-		return; /* out of memory: no figure */
-	f.sx = sample_of(bv, x, rounds);
-	f.sy = sample_of(cv, y, rounds);
-	f.sxf = sample_of(bf, xf, rounds);
-	f.syf = sample_of(cf, yf, rounds);
-	if (stats_median(x, bv->n, &mx) < 0 || stats_median(y, cv->n, &my) < 0 ||
-	    stats_median(xf, bf->n, &mxf) < 0 || stats_median(yf, cf->n, &myf) < 0)
+	f.sx = sample_of(bv, NULL, rounds);
+	f.sy = sample_of(cv, NULL, rounds);
+	f.sxf = sample_of(bf, NULL, rounds);
+	f.syf = sample_of(cf, NULL, rounds);
+	if (median_of(bv, NULL, &mx) < 0 || median_of(cv, NULL, &my) < 0 ||
+	    median_of(bf, &base->floor, &mxf) < 0 || median_of(cf, &cand->floor, &myf) < 0)
 		return;
-	cJSON_AddNumberToObject(row, "baseline_floor_us", round_to(mxf, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_floor_us", round_to(myf, 0.1));
-	cJSON_AddNumberToObject(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
-	cJSON_AddNumberToObject(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
+	report_row_number(row, "baseline_floor_us", round_to(mxf, 0.1));
+	report_row_number(row, "candidate_floor_us", round_to(myf, 0.1));
+	report_row_number(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
+	report_row_number(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
 	f.seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
 	if (mx - mxf > 0 && floor_interval(&f, false, room, &lo, &hi) == 0) {
 		change = ((my - myf) / (mx - mxf) - 1) * 100;
-		cJSON_AddNumberToObject(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
-		cJSON_AddNumberToObject(row, "over_floor_change_pct", round_to(change, 0.01));
+		report_row_number(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));
+		report_row_number(row, "over_floor_ratio_ci_low", round_to(lo, 0.0001));
+		report_row_number(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
+		report_row_number(row, "over_floor_change_pct", round_to(change, 0.01));
 		ff->over_change = change;
 		ff->over_significant = interval_significant(lo, hi, change);
 		ff->over_rc = 0;
@@ -542,12 +609,11 @@ static void over_floor(const char *variant, const char *key, const struct report
 		floor_ratio(&f, mx, mxf, my, myf, room, row, ff);
 }
 
-/* One row, judged by METRIC. */
-static cJSON *compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
-			  const char *global_reason, double max_regression, enum report_metric metric,
-			  struct row_room *room)
+/* One row, judged by METRIC, written to ROW; ROW's RC. */
+static int compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
+		       const char *global_reason, double max_regression, enum report_metric metric,
+		       struct row_room *room, struct report_row *row)
 {
-	cJSON *row = cJSON_CreateObject();
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
 	struct row_figures f = {0};
 	struct floor_figures ff = {0};
@@ -556,8 +622,8 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	char reason[300];
 	int rc;
 
-	cJSON_AddStringToObject(row, "variant", variant);
-	cJSON_AddStringToObject(row, "cell", base->key);
+	report_row_string(row, "variant", variant);
+	report_row_string(row, "cell", base->key);
 	if (global_reason)
 		return not_comparable(row, global_reason);
 	if (!cand)
@@ -618,13 +684,12 @@ static cJSON *compare_row(const char *variant, const struct side_task *base, con
 	}
 	}
 	if (metric != REPORT_METRIC_MEDIAN)
-		cJSON_ReplaceItemInObjectCaseSensitive(row, "significant", cJSON_CreateBool(significant));
-	cJSON_AddStringToObject(row, "status",
-				!significant ? "no_significant_change"
-				: change > 0 ? "slower"
-					     : "faster");
-	cJSON_AddBoolToObject(row, "regression", significant && change > 0 && change > max_regression);
-	return row;
+		report_row_set_significant(row, significant);
+	row->status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
+	row->regression = significant && change > 0 && change > max_regression;
+	report_row_string(row, "status", row->status);
+	report_row_bool(row, "regression", row->regression);
+	return row->rc;
 }
 
 int report_metric_parse(const char *text, enum report_metric *ret)
@@ -653,17 +718,148 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 				     ret_comparison);
 }
 
-int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
+
+/* The rows of the baseline's variants FROM .. TO - 1 (of VARIANTS), each
+ * variant's cells in task order: into ROWS, or as text into TEXT (rows
+ * separated by commas), with their statuses counted. rows_run() is a
+ * thread's start. */
+struct rows_part {
+	const cJSON *variants;
+	int from, to;
+	struct compare_side *base, *cand;
+	const char *global_reason;
+	double max_regression;
+	enum report_metric metric;
+	cJSON *rows;
+	struct buf *text;
+	int status_counts[4], regressions, rc;
+};
+
+static void *rows_run(void *arg)
+{
+	struct rows_part *p = arg;
+	struct row_room room = {0};
+	cJSON *figures = cJSON_CreateObject();
+	const cJSON *v;
+	int at = 0;
+
+	p->rc = figures ? 0 : LL_ENOMEM;
+	cJSON_ArrayForEach(v, p->variants) {
+		if (at++ < p->from || at > p->to)
+			continue;
+		for (size_t i = 0; i < p->base->count && p->rc == 0; i++) {
+			const struct side_task *t = &p->base->tasks[i];
+			struct report_row row = {.text = p->text, .first = true, .figures = figures};
+			size_t k = 0;
+			if (t->replaced)
+				continue;
+			if (p->text) /* after the last row */
+				p->rc = p->text->len ? buf_append(p->text, ",{", 2)
+						     : buf_append(p->text, "{", 1);
+			else if (!(row.obj = cJSON_CreateObject()))
+				p->rc = LL_ENOMEM;
+			cJSON_Delete(figures->child);
+			figures->child = NULL;
+			if (p->rc < 0 ||
+			    (p->rc = compare_row(string(v, "name"), t, find_task(p->cand, t->key),
+						 p->global_reason, p->max_regression, p->metric, &room,
+						 &row)) < 0 ||
+			    (p->text && (p->rc = buf_append(p->text, "}", 1)) < 0)) {
+				cJSON_Delete(row.obj);
+				break;
+			}
+			while (k < 3 && strcmp(row.status, statuses[k]) != 0)
+				k++;
+			p->status_counts[k]++;
+			p->regressions += row.regression;
+			if (row.obj)
+				cJSON_AddItemToArray(p->rows, row.obj);
+		}
+	}
+	cJSON_Delete(figures);
+	report_sample_release(&room.base);
+	report_sample_release(&room.cand);
+	report_sample_release(&room.draws);
+	free(room.x);
+	free(room.y);
+	free(room.floor_x);
+	free(room.floor_y);
+	return NULL;
+}
+
+/* Rows at least this many are written as text by two threads, each
+ * variant's by one (rows_run()), when the baseline has two variants or
+ * more: on two cores a compare of two 1,000-task x 8-variant jobs (8,000
+ * rows, about 130 ms of CPU for them) then takes about half the time for
+ * its rows; a thread costs far less than 256 rows. */
+#define PARALLEL_ROWS 256
+
+/* The rows of PART's variants into PART, written by two threads when
+ * there are enough of them as text (SECOND_TEXT: the second thread's
+ * buffer, then appended); PART's RC. */
+static int rows_write(struct rows_part *part, size_t tasks, struct buf *second_text)
+{
+	struct rows_part second = *part;
+	int count = cJSON_GetArraySize(part->variants);
+	pthread_t thread;
+
+	if (!part->text || count < 2 || (size_t)count * tasks < PARALLEL_ROWS) {
+		rows_run(part);
+		return part->rc;
+	}
+	part->to = count / 2;
+	second.from = count / 2;
+	second.text = second_text;
+	if (pthread_create(&thread, NULL, rows_run, &second) != 0) {
+		part->to = count;
+		rows_run(part); /* no thread: all of them here */
+		return part->rc;
+	}
+	rows_run(part);
+	pthread_join(thread, NULL);
+	if (part->rc == 0 && (part->rc = second.rc) == 0 && second_text->len) {
+		if (part->text->len)
+			part->rc = buf_append(part->text, ",", 1);
+		if (part->rc == 0)
+			part->rc = buf_append(part->text, second_text->data, second_text->len);
+	}
+	for (int i = 0; i < 4; i++)
+		part->status_counts[i] += second.status_counts[i];
+	part->regressions += second.regressions;
+	return part->rc;
+}
+
+/* The comparison's "significance". */
+static cJSON *significance_of(void)
+{
+	cJSON *significance = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
+	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
+	cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
+	cJSON_AddStringToObject(significance, "ci", "bootstrap percentile of the ratio of medians, 95 %");
+	cJSON_AddNumberToObject(significance, "min_rounds", REPORT_MIN_ROUNDS);
+	return significance;
+}
+
+/* report_compare_metric() into *RET_COMPARISON; ROWS_TEXT not NULL: the
+ * rows are written as JSON text to it instead (the array's members,
+ * without its brackets), and the comparison stops before "rows"
+ * (report_compare_json()). */
+static int compare_jobs(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression, enum report_metric metric, struct buf *rows_text,
+			cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, cJSON_CreateObject()},
 		       cand_collect = {&cand, cJSON_CreateObject()};
-	struct row_room room = {0};
-	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows, *counts;
-	const cJSON *v, *cell;
-	const char *global_reason = NULL;
-	int rc, regressions = 0, comparable = 0;
+	struct rows_part part = {.metric = metric, .max_regression = max_regression, .text = rows_text};
+	struct buf second_text;
+	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts;
+	int rc;
+
+	buf_init(&second_text, rows_text ? rows_text->limit : 0);
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
@@ -675,7 +871,7 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	sort_floors(&base);
 	sort_floors(&cand);
 	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
-		global_reason = "the jobs study different families";
+		part.global_reason = "the jobs study different families";
 
 	out = cJSON_CreateObject();
 	for (int side = 0; side < 2; side++) {
@@ -700,62 +896,74 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 	if ((rc = report_compare_program(base_job, cand_job, out)) < 0)
 		goto done;
 	cJSON_AddStringToObject(out, "metric", report_metric_name(metric));
-	rows = cJSON_CreateArray();
-	cJSON_ArrayForEach(v, get(get(base_job, "spec"), "variants")) {
-		for (size_t i = 0; i < base.count; i++) {
-			cJSON *row;
-			if (base.tasks[i].replaced)
-				continue;
-			row = compare_row(string(v, "name"), &base.tasks[i],
-					  find_task(&cand, base.tasks[i].key), global_reason, max_regression,
-					  metric, &room);
-			regressions += cJSON_IsTrue(get(row, "regression"));
-			comparable += strcmp(string(row, "status"), "not_comparable") != 0;
-			cJSON_AddItemToArray(rows, row);
-		}
+	if (!rows_text && !(rows = cJSON_CreateArray())) {
+		rc = LL_ENOMEM;
+		goto done;
 	}
+	part.variants = get(get(base_job, "spec"), "variants");
+	part.to = cJSON_GetArraySize(part.variants);
+	part.base = &base;
+	part.cand = &cand;
+	part.rows = rows;
+	if ((rc = rows_write(&part, base.count, &second_text)) < 0)
+		goto done;
 	cJSON_AddStringToObject(out, "verdict",
-				regressions  ? "regression"
-				: comparable ? "ok"
-					     : "not_comparable");
+				part.regressions ? "regression"
+				: part.status_counts[0] + part.status_counts[1] + part.status_counts[2]
+					? "ok"
+					: "not_comparable");
 	counts = cJSON_AddObjectToObject(out, "counts");
-	{
-		static const char *const statuses[] = {"faster", "slower", "no_significant_change",
-						       "not_comparable"};
-		for (size_t i = 0; i < 4; i++) {
-			int n = 0;
-			cJSON_ArrayForEach(cell, rows)
-				n += strcmp(string(cell, "status"), statuses[i]) == 0;
-			cJSON_AddNumberToObject(counts, statuses[i], n);
-		}
-		cJSON_AddNumberToObject(counts, "regressions", regressions);
-	}
-	cJSON_AddItemToObject(out, "rows", rows);
-	{
-		cJSON *significance = cJSON_AddObjectToObject(out, "significance");
-		cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
-		cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);
-		cJSON_AddNumberToObject(significance, "min_effect_pct", REPORT_MIN_EFFECT_PCT);
-		cJSON_AddStringToObject(significance, "ci",
-					"bootstrap percentile of the ratio of medians, 95 %");
-		cJSON_AddNumberToObject(significance, "min_rounds", REPORT_MIN_ROUNDS);
+	for (size_t i = 0; i < 4; i++)
+		cJSON_AddNumberToObject(counts, statuses[i], part.status_counts[i]);
+	cJSON_AddNumberToObject(counts, "regressions", part.regressions);
+	if (rows) {
+		cJSON_AddItemToObject(out, "rows", rows);
+		rows = NULL;
+		cJSON_AddItemToObject(out, "significance", significance_of());
 	}
 	*ret_comparison = out;
 	out = NULL;
 done:
 	cJSON_Delete(out);
+	cJSON_Delete(rows);
+	buf_release(&second_text);
 	cJSON_Delete(base_job);
 	cJSON_Delete(cand_job);
 	side_release(&base);
 	side_release(&cand);
 	cJSON_Delete(base_collect.bodies);
 	cJSON_Delete(cand_collect.bodies);
-	report_sample_release(&room.base);
-	report_sample_release(&room.cand);
-	report_sample_release(&room.draws);
-	free(room.x);
-	free(room.y);
-	free(room.floor_x);
-	free(room.floor_y);
+	return rc;
+}
+
+int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
+			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+{
+	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, NULL, ret_comparison);
+}
+
+int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression, enum report_metric metric, struct buf *out)
+{
+	struct buf rows;
+	cJSON *comparison = NULL, *significance = significance_of();
+	int rc;
+
+	buf_init(&rows, out->limit);
+	if (!significance)
+		rc = LL_ENOMEM;
+	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, &rows,
+				    &comparison)) == 0 &&
+		 (rc = report_json_append(comparison, out)) == 0) {
+		out->data[--out->len] = 0; /* the object reopened: "rows" and "significance" follow */
+		if ((rc = buf_append_str(out, ",\"rows\":[")) == 0 &&
+		    (rc = buf_append(out, rows.data, rows.len)) == 0 &&
+		    (rc = buf_append_str(out, "],\"significance\":")) == 0 &&
+		    (rc = report_json_append(significance, out)) == 0)
+			rc = buf_append(out, "}", 1);
+	}
+	cJSON_Delete(comparison);
+	cJSON_Delete(significance);
+	buf_release(&rows);
 	return rc;
 }

@@ -1,0 +1,135 @@
+"""Compare's JSON is written as text row by row (report_compare_json()),
+its CSV and Markdown from the same rows built as cJSON objects: both paths
+must say the same thing. Two jobs of 33 agents x 8 variants with floors,
+rounds on some agents, unequal sample counts, a variant over 255 samples,
+an invalid and a missing variant, facts that differ and a failed task;
+every metric, both directions: each CSV row's every field equals the
+JSON row's, the counts and the verdict agree with the rows, and the JSON
+is one line of compact text.
+"""
+import csv
+import io
+import json
+import random
+
+from harness import Daemon, run_tests
+
+VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
+            "no-rebase"]
+AGENTS = 33  # 264 rows: written by two threads (report_compare.c's PARALLEL_ROWS)
+METRICS = ["median", "min", "over-floor", "floor-ratio"]
+
+
+def warm(rng, center, n, rounds):
+    sizes = [n // rounds + (1 if r < n % rounds else 0) for r in range(rounds)]
+    return {"runs": n, "samples_us": [round(center + rng.gauss(0, 6), 1) for _ in range(n)],
+            "round_sizes": sizes}
+
+
+def body(rng, agent, side):
+    rounds = 3 if agent % 3 == 0 else 1
+    variants = []
+    for i, name in enumerate(VARIANTS):
+        if name == "ordinal" and agent == 4:
+            variants.append({"name": name, "valid": False, "invalid_reason": "probe"})
+            continue
+        if name == "bind" and agent == 7 and side:
+            continue
+        n = 300 if (agent == 5 and i == 1) else 25 if (side and agent % 4 == 1 and i % 2) else 30
+        shift = 1.06 if side and name == "rebase" else 0.96 if side and name == "bind" else 1.0
+        variants.append({"name": name, "valid": True,
+                         "warm": warm(rng, (900 + 50 * i) * shift * (1 + agent / 50.0), n, rounds)})
+    result = {"facts": {"os": "text", "cpu_model": "other" if side and agent == 2 else "cpu"},
+              "variants": variants}
+    if agent != 8:
+        result["floor"] = {"warm": warm(rng, 1100 if agent == 6 else 500, 30, rounds)}
+    return result
+
+
+def play(d, tokens, side):
+    rng = random.Random(side + 11)
+    job = d.submit({"name": "text-%d" % side, "family": "pe", "generator": {"dlls": 2, "exports": 10},
+                    "variants": VARIANTS, "matrix": {"each_agent": {}}})["id"]
+    for agent, token in enumerate(tokens):
+        lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
+        if side and agent == 3:
+            r = d.api("POST", "/api/v1/tasks/%d/fail" % lease["task_id"],
+                      {"attempt": lease["attempt"], "reason": "gone", "retryable": False}, token=token)
+        else:
+            r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"],
+                      dict(body(rng, agent, side), attempt=lease["attempt"]), token=token)
+        assert r.status == 200, r
+    return job
+
+
+def csv_text(value):
+    """What the CSV writes for a JSON value (report_format.c's csv_field)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    return "%.10g" % value
+
+
+def check_pair(d, base, cand, metric, max_regression):
+    q = "/api/v1/compare?baseline=%d&candidate=%d&metric=%s&max_regression=%s" % (
+        base, cand, metric, max_regression)
+    r = d.api("GET", q, token=d.admin_token)
+    assert r.status == 200, r
+    assert r.headers.get("Content-Type") == "application/json", r.headers
+    text = r.body.decode()
+    assert "\n" not in text
+    doc = json.loads(text)
+    # compact: cJSON_PrintUnformatted() puts no space between tokens
+    assert json.dumps(doc, separators=(",", ":"), ensure_ascii=False).count(" ") == text.count(" ")
+    rows = doc["rows"]
+    assert len(rows) == AGENTS * len(VARIANTS) and doc["metric"] == metric
+    r = d.api("GET", q + "&format=csv", token=d.admin_token)
+    assert r.status == 200, r
+    table = list(csv.reader(io.StringIO(r.body.decode(), newline="")))
+    header, lines = table[0], table[1:]
+    assert len(lines) == len(rows), (len(lines), len(rows))
+    for row, line in zip(rows, lines):
+        for name, cell in zip(header, line):
+            # -0.0 prints as 0 in JSON (cJSON prints integers so), -0 in CSV
+            assert cell == csv_text(row.get(name)) or (cell == "-0" and row.get(name) == 0), (metric, row["variant"], row["cell"], name, cell,
+                                                     row.get(name))
+    statuses = {}
+    for row in rows:
+        statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+    counts = doc["counts"]
+    for status in ("faster", "slower", "no_significant_change", "not_comparable"):
+        assert counts[status] == statuses.get(status, 0), (status, counts)
+    assert counts["regressions"] == sum(row["regression"] for row in rows)
+    assert doc["verdict"] == ("regression" if counts["regressions"] else
+                              "ok" if len(rows) > counts["not_comparable"] else "not_comparable")
+    r = d.api("GET", q + "&format=md", token=d.admin_token)
+    assert r.status == 200, r
+    assert ("%d faster, %d slower, %d without significant change, %d not comparable"
+            % (counts["faster"], counts["slower"], counts["no_significant_change"],
+               counts["not_comparable"])) in r.body.decode()
+    return rows
+
+
+def test_json_text_and_tree_rows_agree():
+    with Daemon() as d:
+        tokens = [d.enroll("text%02d" % i, {"os": "text"})[1] for i in range(AGENTS)]
+        base = play(d, tokens, 0)
+        cand = play(d, tokens, 1)
+        seen = set()
+        for metric in METRICS:
+            for b, c in ((base, cand), (cand, base)):
+                for max_regression in ("0", "2.5"):
+                    for row in check_pair(d, b, c, metric, max_regression):
+                        seen.add((row["status"], row.get("unit", "samples"),
+                                  "significant" in row, row.get("reason", "")[:20]))
+        statuses = {s for s, _, _, _ in seen}
+        # the data set reaches what the two writers must agree on
+        assert {"slower", "faster", "no_significant_change", "not_comparable"} <= statuses, seen
+        assert ("slower", "rounds", True, "") in seen or ("faster", "rounds", True, "") in seen, seen
+        assert any(reason.startswith("the agents' facts") for _, _, _, reason in seen), seen
+
+
+run_tests(globals())
