@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 	}
 	log_format_parse(server.config.log_format, &format);
 	log_set_format(format);
+	log_set_buffered(true); /* a line a request (log.h); unbuffered if it fails */
 
 	/* Everything loadlabd makes is its own: the store, its journals, the
 	 * token files, the data folder. */

@@ -135,6 +135,7 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			db_exec_cached(s->writer, "ROLLBACK TO op");
+			store_agent_touches_forget(s); /* the op's touch may be undone */
 		}
 		db_exec_cached(s->writer, "RELEASE op");
 	}
@@ -234,6 +235,7 @@ static void *writer_main(void *arg)
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
 			store_lease_jobs_forget(s);
+			store_agent_touches_forget(s);
 			finish_ops(s, batch, "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
