@@ -374,7 +374,7 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 		goto headers;
 	}
 	if (reply->json) {
-		text = cJSON_PrintUnformatted(reply->json);
+		text = json_print(reply->json);
 		cJSON_Delete(reply->json);
 		reply->json = NULL;
 		if (!text)

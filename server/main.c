@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_event(LOG_INFO, "started", "db", server.config.db_path, "data_dir", server.config.data_dir, NULL);
+	log_flush(); /* what came before "listening" is in the log when it is printed */
 	printf("loadlabd: listening on %s://%s:%d\n", server.config.tls_cert[0] ? "https" : "http",
 	       server.config.listen_host, server.port);
 	fflush(stdout);

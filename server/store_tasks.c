@@ -53,7 +53,7 @@ static char *lease_job_text(long long job_id, cJSON *spec)
 		cJSON_AddItemToObject(job, copied[i],
 				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
 	cJSON_Delete(spec);
-	text = cJSON_PrintUnformatted(job);
+	text = json_text(job);
 	cJSON_Delete(job);
 	return text;
 }
