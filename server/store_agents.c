@@ -235,9 +235,12 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
 	tasks = cJSON_AddArrayToObject(a->out, "tasks");
+	/* state IN (...) seeks tasks_by_holder (lease_holder, state) twice;
+	 * with only the OR, SQLite walked every task the agent ever held (its
+	 * done ones too), so a heartbeat cost grew with the agent's history. */
 	stmt = db_cached(s->writer,
 			 "SELECT id, attempt, state, lease_expires FROM tasks WHERE lease_holder = ?"
-			 " AND (state = 'leased' OR (state = 'cancelled' AND cancel_notified = 0))"
+			 " AND state IN ('leased', 'cancelled') AND (state = 'leased' OR cancel_notified = 0)"
 			 " ORDER BY id");
 	if (!stmt)
 		return LL_ESTORE;
@@ -260,7 +263,8 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	if (!cancelled_listed)
 		return 0;
 	return db_run(s->writer,
-		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
+		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'"
+		      " AND cancel_notified = 0",
 		      "i", a->agent_id);
 }
 
