@@ -97,6 +97,7 @@ struct store {
 	pthread_cond_t sync_cond;
 	struct store_op *sync_head, *sync_tail;
 	bool sync_stopping;
+	bool syncing;      /* the syncer is making a batch durable */
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
 
 	/* The writer thread's only: printed "job" members of leases. */
