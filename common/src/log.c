@@ -239,7 +239,7 @@ void log_event(enum log_level level, const char *event, ...)
 #else
 
 /* Buffered lines wait at most this long for the flusher thread. */
-#define LOG_FLUSH_DELAY_NS (50 * 1000 * 1000L)
+#define LOG_FLUSH_DELAY_NS (20 * 1000 * 1000L)
 /* A writer that finds this many bytes waiting writes them itself. */
 #define LOG_FLUSH_BYTES (64 * 1024)
 

@@ -22,10 +22,10 @@
  * written in batches, one fwrite per batch, by whichever comes first:
  *   - a WARN or ERROR line, written at once with every line before it;
  *   - 64 KiB of lines waiting (written by the thread that logs the last);
- *   - a flusher thread, about 50 ms after the first line of a batch;
+ *   - a flusher thread, about 20 ms after the first line of a batch;
  *   - log_flush(), log_set_stream(), log_set_buffered(false), exit().
  * So a process killed (kill -9, a crash) loses at most the DEBUG and INFO
- * lines of its last ~50-100 ms; a warning or error is never held back.
+ * lines of its last ~20-100 ms; a warning or error is never held back.
  * Windows has no buffered mode: each line is written as it comes.
  */
 #ifndef LOADLAB_LOG_H

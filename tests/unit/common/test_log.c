@@ -158,7 +158,7 @@ static void test_buffered_batches(void)
 		log_event(LOG_INFO, "line", "n", n, NULL);
 	}
 	/* 500 lines in a few milliseconds: a batch or two, not 500 writes
-	 * (the flusher wakes every 50 ms at most). */
+	 * (the flusher wakes 20 ms after a batch begins). */
 	log_flush();
 	CHECK_EQ_INT(count_lines(c.data, c.len), 500);
 	CHECK(c.writes <= 10);
