@@ -374,7 +374,7 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 		goto headers;
 	}
 	if (reply->json) {
-		text = cJSON_PrintUnformatted(reply->json);
+		text = json_print(reply->json);
 		cJSON_Delete(reply->json);
 		reply->json = NULL;
 		if (!text)
@@ -464,6 +464,16 @@ static bool has_body(struct MHD_Connection *connection)
 	       MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
 }
 
+/* SRC into DST of SIZE bytes, cut to fit: snprintf's "%s" without its
+ * format parsing (two a request). */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 /* The first access callback: every header is in, no body byte is read.
  * Matches the route and decides authorization from the headers alone. A
  * refusal of a request with a body is sent now, so that the body is never
@@ -478,8 +488,8 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 
 	req->headers_done = true;
 	set_header_deadline(server, connection, false);
-	snprintf(req->method, sizeof(req->method), "%s", method);
-	snprintf(req->path, sizeof(req->path), "%s", url);
+	copy_cut(req->method, sizeof(req->method), method);
+	copy_cut(req->path, sizeof(req->path), url);
 	req->route_index = strlen(url) < sizeof(req->path)
 				   ? router_match(method, url, &req->path_id, &wrong_method)
 				   : -1;

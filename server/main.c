@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 	}
 	log_format_parse(server.config.log_format, &format);
 	log_set_format(format);
+	log_set_buffered(true); /* a line a request (log.h); unbuffered if it fails */
 
 	/* Everything loadlabd makes is its own: the store, its journals, the
 	 * token files, the data folder. */
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_event(LOG_INFO, "started", "db", server.config.db_path, "data_dir", server.config.data_dir, NULL);
+	log_flush(); /* what came before "listening" is in the log when it is printed */
 	printf("loadlabd: listening on %s://%s:%d\n", server.config.tls_cert[0] ? "https" : "http",
 	       server.config.listen_host, server.port);
 	fflush(stdout);

@@ -81,6 +81,8 @@ static int result_answer(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *out;
 	bool replayed = false;
+	/* Only a calibration job's result is read again (calibration.h). */
+	bool calibration = store_task_result_is_calibration(req->write_call);
 	int rc = store_task_result_end(req->write_call, &out, &replayed);
 
 	req->write_call = NULL;
@@ -89,8 +91,9 @@ static int result_answer(struct http_request *req, struct http_reply *reply)
 			(long long)cJSON_GetObjectItemCaseSensitive(out, "result_id")->valuedouble;
 		metrics_add(&req->server->metrics.results_ingested, 1);
 		summarizer_enqueue(req->server->summarizer, result_id);
-		calibration_note(req->server->store, req->token.agent_id, req->path_id, result_id,
-				 req->write_body, clock_now_ms());
+		if (calibration)
+			calibration_note(req->server->store, req->token.agent_id, req->path_id, result_id,
+					 req->write_body, clock_now_ms());
 	}
 	cJSON_Delete(req->write_body);
 	req->write_body = NULL;

@@ -13,9 +13,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* agent_touch()'s longest wait between two writes of an agent's
+ * last_seen: each write cost about 10k instructions of the writer's, three
+ * times per lease, heartbeat and result (tests/bench/README.md, pass 6). */
+#define AGENT_TOUCH_MAX_MS 1000
+
 int agent_touch(struct store *s, long long agent_id, long long now)
 {
-	return db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+	struct agent_touch_slot *slot = &s->agent_touches[agent_id % STORE_AGENT_TOUCH_SLOTS];
+	long long window = s->options.offline_after_ms / 8;
+	int rc;
+
+	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
+		window = AGENT_TOUCH_MAX_MS;
+	if (slot->agent_id == agent_id && now >= slot->at && now - slot->at < window)
+		return 0;
+	rc = db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+	if (rc == 0)
+		*slot = (struct agent_touch_slot){agent_id, now};
+	return rc;
+}
+
+void store_agent_touches_forget(struct store *s)
+{
+	memset(s->agent_touches, 0, sizeof(s->agent_touches));
 }
 
 struct agent_enroll_op {
@@ -197,13 +218,27 @@ struct heartbeat_op {
 	cJSON *out;
 };
 
+/* Adds the task at ROW of a heartbeat's listing to TASKS. */
+static void add_heartbeat_task(cJSON *tasks, sqlite3_stmt *row, bool cancelled)
+{
+	cJSON *t = task_attempt_json(sqlite3_column_int64(row, 0), sqlite3_column_int64(row, 1),
+				     cancelled ? "cancelled" : "leased");
+
+	cJSON_AddBoolToObject(t, "cancelled", cancelled);
+	if (cancelled)
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	else
+		add_time(t, "lease_expires_at", row, 2);
+	cJSON_AddItemToArray(tasks, t);
+}
+
 static int op_agent_heartbeat(struct store *s, void *arg)
 {
 	struct heartbeat_op *a = arg;
 	long long expires = a->now + s->options.lease_ms;
-	sqlite3_stmt *stmt;
+	sqlite3_stmt *leased, *cancelled;
+	bool has_leased, has_cancelled, cancelled_listed = false;
 	cJSON *tasks;
-	bool cancelled_listed = false;
 	int rc;
 
 	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
@@ -214,32 +249,42 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
 	tasks = cJSON_AddArrayToObject(a->out, "tasks");
-	stmt = db_cached(s->writer,
-			 "SELECT id, attempt, state, lease_expires FROM tasks WHERE lease_holder = ?"
-			 " AND (state = 'leased' OR (state = 'cancelled' AND cancel_notified = 0))"
-			 " ORDER BY id");
-	if (!stmt)
+	/* Two seeks of tasks_by_holder (lease_holder, state), each in id
+	 * order, merged by id. One statement with "state = 'leased' OR
+	 * (state = 'cancelled' AND ...)" walked every task the agent ever
+	 * held (its done ones too): a heartbeat cost grew with its history. */
+	leased = db_cached(s->writer, "SELECT id, attempt, lease_expires FROM tasks"
+				      " WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
+	cancelled = db_cached(s->writer, "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
+					 " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
+	if (!leased || !cancelled) {
+		db_release(s->writer, leased);
+		db_release(s->writer, cancelled);
 		return LL_ESTORE;
-	sqlite3_bind_int64(stmt, 1, a->agent_id);
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(stmt, 2);
-		bool cancelled = strcmp(state, "cancelled") == 0;
-		cancelled_listed |= cancelled;
-		cJSON *t = task_attempt_json(sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1),
-					     state);
-		cJSON_AddBoolToObject(t, "cancelled", cancelled);
-		if (cancelled)
-			cJSON_AddNullToObject(t, "lease_expires_at");
-		else
-			add_time(t, "lease_expires_at", stmt, 3);
-		cJSON_AddItemToArray(tasks, t);
 	}
-	db_release(s->writer, stmt);
+	sqlite3_bind_int64(leased, 1, a->agent_id);
+	sqlite3_bind_int64(cancelled, 1, a->agent_id);
+	has_leased = sqlite3_step(leased) == SQLITE_ROW;
+	has_cancelled = sqlite3_step(cancelled) == SQLITE_ROW;
+	while (has_leased || has_cancelled) {
+		if (has_cancelled &&
+		    (!has_leased || sqlite3_column_int64(cancelled, 0) < sqlite3_column_int64(leased, 0))) {
+			add_heartbeat_task(tasks, cancelled, true);
+			cancelled_listed = true;
+			has_cancelled = sqlite3_step(cancelled) == SQLITE_ROW;
+		} else {
+			add_heartbeat_task(tasks, leased, false);
+			has_leased = sqlite3_step(leased) == SQLITE_ROW;
+		}
+	}
+	db_release(s->writer, leased);
+	db_release(s->writer, cancelled);
 	/* Only a cancelled task just listed has cancel_notified = 0. */
 	if (!cancelled_listed)
 		return 0;
 	return db_run(s->writer,
-		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'",
+		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'"
+		      " AND cancel_notified = 0",
 		      "i", a->agent_id);
 }
 

@@ -41,6 +41,10 @@ int store_task_result_begin(struct store *store, long long agent_id, long long t
 			    const char *body, size_t body_len, long long now, store_done_fn done,
 			    void *context, struct store_call **ret_call);
 int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
+/* Whether the result CALL stored belongs to a calibration job (its spec
+ * has "calibration"), as the writer found when it stored it: false for a
+ * replay or a failure. Asked after DONE ran and before X_end(). */
+bool store_task_result_is_calibration(const struct store_call *call);
 
 void store_call_free(struct store_call *call);
 

@@ -6,6 +6,7 @@
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
+#include "loadlab/json.h"
 #include "loadlab/log.h"
 
 #include <pthread.h>
@@ -349,7 +350,7 @@ void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
 
 char *json_text(const cJSON *item)
 {
-	return cJSON_PrintUnformatted(item);
+	return json_print(item);
 }
 
 void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,

@@ -47,6 +47,16 @@ struct token_cache_entry {
 struct lease_job_slot {
 	long long job_id; /* 0: empty */
 	char *text;
+	bool calibration; /* the job's spec has "calibration" */
+};
+
+/* Agents whose last_seen the writer moved lately (store_agents.c), in
+ * slots chosen by the agent's id. */
+#define STORE_AGENT_TOUCH_SLOTS 256
+
+struct agent_touch_slot {
+	long long agent_id; /* 0: empty */
+	long long at;       /* the last_seen written */
 };
 
 /* One write waiting for the writer thread. */
@@ -87,10 +97,13 @@ struct store {
 	pthread_cond_t sync_cond;
 	struct store_op *sync_head, *sync_tail;
 	bool sync_stopping;
+	bool syncing;      /* the syncer is making a batch durable */
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
 
 	/* The writer thread's only: printed "job" members of leases. */
 	struct lease_job_slot lease_jobs[STORE_LEASE_JOB_SLOTS];
+	/* The writer thread's only: agent_touch()'s latest writes. */
+	struct agent_touch_slot agent_touches[STORE_AGENT_TOUCH_SLOTS];
 
 	pthread_mutex_t token_cache_lock; /* guards the two below */
 	unsigned long long token_generation;
@@ -234,7 +247,16 @@ cJSON *task_attempt_json(long long task_id, long long attempt, const char *state
  * another spec), and at close. Writer thread, or no thread running. */
 void store_lease_jobs_forget(struct store *store);
 
-/* Marks agent AGENT_ID seen at NOW (store_agents.c). */
+/* Marks agent AGENT_ID seen at NOW (store_agents.c). last_seen is written
+ * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
+ * if less) an agent: a touch sooner after the last one written changes
+ * nothing, so last_seen may be that much older than the agent's last
+ * request. Writer thread. */
 int agent_touch(struct store *store, long long agent_id, long long now);
+
+/* Forgets agent_touch()'s latest writes, so that the next touch of every
+ * agent writes: after an op or a transaction was rolled back. Writer
+ * thread, or no thread running. */
+void store_agent_touches_forget(struct store *store);
 
 #endif

@@ -11,7 +11,11 @@
  * transaction until the queue is empty or the batch full, commits once (one
  * fsync for the batch: group commit), then wakes the batch's callers, each
  * on its own condition
- * (not every waiter on one). Statements, BEGIN, SAVEPOINT and COMMIT
+ * (not every waiter on one). While the syncer is still making an earlier
+ * batch durable, the open transaction keeps taking ops instead of
+ * committing (their answers would wait for the next fsync either way), so
+ * there is about one commit, one WAL write of the hot pages, per fsync.
+ * Statements, BEGIN, SAVEPOINT and COMMIT
  * included, stay prepared (db_cached()). An op that fails is rolled back
  * to its savepoint without disturbing the others in its batch.
  */
@@ -135,6 +139,7 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			db_exec_cached(s->writer, "ROLLBACK TO op");
+			store_agent_touches_forget(s); /* the op's touch may be undone */
 		}
 		db_exec_cached(s->writer, "RELEASE op");
 	}
@@ -216,10 +221,20 @@ static void *writer_main(void *arg)
 
 		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
 		pthread_mutex_lock(&s->queue_lock);
-		while (s->head && n < STORE_BATCH_MAX) {
-			struct store_op *chunk_last;
+		for (;;) {
+			struct store_op *chunk_last, *chunk;
 			int taken;
-			struct store_op *chunk = take_ops(s, STORE_BATCH_MAX - n, &chunk_last, &taken);
+			if (!s->head && n < STORE_BATCH_MAX && rc == 0 && !s->stopping &&
+			    (s->sync_head || s->syncing)) {
+				/* A commit now would wait for the syncer's next
+				 * fsync anyway: the transaction takes what comes
+				 * until the syncer is free, one commit per fsync. */
+				pthread_cond_wait(&s->queue_cond, &s->queue_lock);
+				continue;
+			}
+			if (!s->head || n >= STORE_BATCH_MAX)
+				break;
+			chunk = take_ops(s, STORE_BATCH_MAX - n, &chunk_last, &taken);
 			pthread_mutex_unlock(&s->queue_lock);
 			run_ops(s, chunk, rc);
 			if (last)
@@ -234,6 +249,7 @@ static void *writer_main(void *arg)
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
 			store_lease_jobs_forget(s);
+			store_agent_touches_forget(s);
 			finish_ops(s, batch, "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
@@ -271,6 +287,7 @@ static void *syncer_main(void *arg)
 			break;
 		batch = s->sync_head;
 		s->sync_head = s->sync_tail = NULL;
+		s->syncing = true;
 		pthread_mutex_unlock(&s->queue_lock);
 
 		synced = s->wal->pMethods->xSync(s->wal, SQLITE_SYNC_NORMAL) == SQLITE_OK;
@@ -281,6 +298,8 @@ static void *syncer_main(void *arg)
 		pthread_mutex_unlock(&s->queue_lock);
 		finish_ops(s, batch, synced ? NULL : "The store could not make the write durable.");
 		pthread_mutex_lock(&s->queue_lock);
+		s->syncing = false;
+		pthread_cond_signal(&s->queue_cond); /* a writer waiting to commit */
 	}
 	pthread_mutex_unlock(&s->queue_lock);
 	return NULL;

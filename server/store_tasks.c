@@ -53,7 +53,7 @@ static char *lease_job_text(long long job_id, cJSON *spec)
 		cJSON_AddItemToObject(job, copied[i],
 				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
 	cJSON_Delete(spec);
-	text = cJSON_PrintUnformatted(job);
+	text = json_text(job);
 	cJSON_Delete(job);
 	return text;
 }
@@ -85,8 +85,10 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	if (rc == 0 && found.refresh)
 		rc = job_refresh_state(s, job_id, now);
 	if (rc == 0 && found.want_spec) {
+		const cJSON *calibration = cJSON_GetObjectItemCaseSensitive(found.spec, "calibration");
 		free(slot->text);
 		slot->job_id = job_id;
+		slot->calibration = calibration && !cJSON_IsNull(calibration);
 		if (!(slot->text = lease_job_text(job_id, found.spec)))
 			rc = err_set(LL_ENOMEM, "Out of memory.");
 		found.spec = NULL;
@@ -291,9 +293,12 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?", task_id,
 			       "task", read_task_row, &row)) < 0)
 		return rc;
-	if ((rc = db_int(s->writer, &held, 0,
-			 "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?", "ii",
-			 task_id, agent_id)) < 0)
+	/* The lease that made the agent the holder inserted its attempt in the
+	 * same op: only another holder needs the attempts looked up. */
+	held = row.holder == agent_id;
+	if (!held && (rc = db_int(s->writer, &held, 0,
+				  "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?",
+				  "ii", task_id, agent_id)) < 0)
 		return rc;
 	if (!held)
 		return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", task_id);
@@ -328,6 +333,7 @@ struct report_op {
 	const char *body;   /* result */
 	size_t body_len;    /* result */
 	bool replayed;      /* result: set when it was stored before */
+	bool calibration;   /* result: its job is a calibration job */
 	const char *reason; /* failure */
 	bool retryable;     /* failure */
 	cJSON *out;
@@ -370,6 +376,26 @@ static cJSON *result_answer(long long task_id, long long attempt, long long resu
 	cJSON_AddNumberToObject(o, "result_id", (double)result_id);
 	cJSON_AddStringToObject(o, "state", "done");
 	return o;
+}
+
+/* Whether job JOB_ID is a calibration job (the condition
+ * store_task_calibration_spec() reads): from the lease's slot of the job
+ * when the writer holds it, which it nearly always does for a task just
+ * leased; else from the row. */
+static int job_is_calibration(struct store *s, long long job_id, bool *ret)
+{
+	struct lease_job_slot *slot = &s->lease_jobs[job_id % STORE_LEASE_JOB_SLOTS];
+	long long found = 0;
+	int rc = 0;
+
+	if (slot->job_id == job_id && slot->text)
+		found = slot->calibration;
+	else
+		rc = db_int(s->writer, &found, 0,
+			    "SELECT json_extract(spec, '$.calibration') IS NOT NULL FROM jobs WHERE id = ?",
+			    "i", job_id);
+	*ret = found != 0;
+	return rc;
 }
 
 static int op_task_result(struct store *s, void *arg)
@@ -426,6 +452,10 @@ static int op_task_result(struct store *s, void *arg)
 	    (rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
 	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
 		return rc;
+	/* Not knowing does not fail the result: calibration_note() then reads
+	 * the job itself (and logs what fails). */
+	if (job_is_calibration(s, row.job_id, &a->calibration) < 0)
+		a->calibration = true;
 	a->out = result_answer(a->task_id, a->attempt, result_id);
 	return 0;
 }
@@ -452,6 +482,13 @@ int store_task_result_begin(struct store *s, long long agent_id, long long task_
 		return rc;
 	*ret_call = &c->call;
 	return 0;
+}
+
+bool store_task_result_is_calibration(const struct store_call *call)
+{
+	const struct report_call *c = (const struct report_call *)call;
+
+	return c->call.op.rc >= 0 && !c->a.replayed && c->a.calibration;
 }
 
 int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)

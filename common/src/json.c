@@ -318,8 +318,3 @@ int json_get_bool(const cJSON *obj, const char *key, bool required, bool default
 	*ret_value = cJSON_IsTrue(item);
 	return 0;
 }
-
-char *json_print(const cJSON *item)
-{
-	return cJSON_PrintUnformatted(item);
-}
