@@ -1,5 +1,6 @@
 /* Two jobs compared for CI: see report.h. */
 #include "report_int.h"
+#include "report_paired.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -471,15 +472,22 @@ static void floor_ratio(const struct floor_sides *f, double mx, double mxf, doub
 			struct row_room *room, cJSON *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
+	bool paired;
 
 	ff->ratio_rc = LL_EINVAL;
 	if (!(mxf > 0 && myf > 0 && mx > 0))
 		return;
 	base = mx / mxf;
 	cand = my / myf;
+	/* paired12: by pass when both sides pair (report_paired.h), else unpaired */
+	paired = report_paired_floor_ratio(
+			 &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x, f->sxf.x},
+			 &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x, f->syf.x},
+			 f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi) == 0;
 	cJSON_AddNumberToObject(row, "baseline_floor_ratio", round_to(base, 0.0001));
 	cJSON_AddNumberToObject(row, "candidate_floor_ratio", round_to(cand, 0.0001));
-	if (floor_interval(f, true, room, &lo, &hi) < 0)
+	cJSON_AddBoolToObject(row, "floor_ratio_paired", paired);
+	if (!paired && floor_interval(f, true, room, &lo, &hi) < 0)
 		return;
 	ff->ratio_change = (cand / base - 1) * 100;
 	cJSON_AddNumberToObject(row, "floor_ratio", round_to(cand / base, 0.0001));

@@ -218,5 +218,5 @@ def test_a_real_change_is_found():
             found, statistics.median(changes), min(changes), max(changes)))
         assert found >= 9, (found, changes)
 
-
-harness.run_tests(globals())
+if __name__ == "__main__":
+    harness.run_tests(globals())
