@@ -1,11 +1,11 @@
 """The floor ratio unpaired (today's compare) or paired by pass (issue 12):
 an offline study on real results. Not a test; run by hand.
 
-  collect OUT.json [--pairs N] [--burn K]
+  collect OUT.json [--pairs N] [--burn K] [--runs R] [--variants A,B]
       a real loadlabd and one real Linux agent (the build in
       LOADLAB_BUILD_DIR, default ./build); N times (default 8) the verdict
       tests' base job (elf, 10 x 100) and then its bigger twin (11 x 100),
-      each with the four presets, 40 warm runs in 5 rounds; two CPU-bound
+      each with the four presets (or A,B), R (40) warm runs in 5 rounds; two CPU-bound
       processes beside base job number K (default: none). Writes every
       result's warm samples, round sizes and the floor's to OUT.json.
   analyze OUT.json [...]
@@ -32,13 +32,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 
-RESAMPLES = 1000
+RESAMPLES = int(os.environ.get("STUDY_RESAMPLES", "1000"))
 MIN_EFFECT = 1.0  # % (REPORT_MIN_EFFECT_PCT)
 
 
-def collect(out, pairs, burn_at):
+def collect(out, pairs, burn_at, runs, variants):
     import harness
     import test_verdicts as tv
+
+    tv.MEASURE["warm"]["runs"] = runs
 
     spin = "import time\nend = time.time() + 200\nwhile time.time() < end:\n    pass\n"
     burners = []
@@ -53,7 +55,7 @@ def collect(out, pairs, burn_at):
                         def during(job_id):
                             burners.extend(subprocess.Popen([sys.executable, "-c", spin]) for _ in range(2))
                     try:
-                        job_id, result = lab.run(tv.job("paired-" + kind, gen), during)
+                        job_id, result = lab.run(tv.job("paired-" + kind, gen, variants), during)
                     finally:
                         for p in burners:
                             p.kill()
@@ -240,7 +242,9 @@ def main():
         args = sys.argv[3:]
         pairs = int(args[args.index("--pairs") + 1]) if "--pairs" in args else 8
         burn = int(args[args.index("--burn") + 1]) if "--burn" in args else -1
-        collect(sys.argv[2], pairs, burn)
+        runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 40
+        variants = args[args.index("--variants") + 1].split(",") if "--variants" in args else None
+        collect(sys.argv[2], pairs, burn, runs, variants or ["default", "now", "symbolic", "symbolic+relr"])
     elif len(sys.argv) >= 3 and sys.argv[1] == "analyze":
         analyze(sys.argv[2:])
     else:
