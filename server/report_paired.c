@@ -33,9 +33,15 @@ int report_paired_floor_ratio(const struct report_paired_side *base, const struc
 	if ((rc = pass_ratios(base, rx)) == 0 && (rc = pass_ratios(cand, ry)) == 0) {
 		struct stats_sample x = {rx, bv->n, rounds ? bv->round_sizes : NULL, rounds ? bv->rounds : 0};
 		struct stats_sample y = {ry, cv->n, rounds ? cv->round_sizes : NULL, rounds ? cv->rounds : 0};
+		/* without rounds report_stats.c's faster bootstrap of the ratio
+		 * of medians (stats_bootstrap_ratio_ci()'s figures) */
 		rc = stats_median(rx, bv->n, &mx) < 0 || stats_median(ry, cv->n, &my) < 0 || !(mx > 0) ||
-				     stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MEDIAN, 0.95,
-								 REPORT_COMPARE_RESAMPLES, seed, &lo, &hi) < 0
+				     (rounds ? stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MEDIAN,
+									   0.95, REPORT_COMPARE_RESAMPLES,
+									   seed, &lo, &hi)
+					     : report_bootstrap_ratio_ci(rx, bv->n, ry, cv->n, STATS_MEDIAN,
+									 0.95, REPORT_COMPARE_RESAMPLES, seed,
+									 false, &lo, &hi)) < 0
 			     ? LL_EINVAL
 			     : 0;
 	}

@@ -31,8 +31,8 @@ struct report_paired_side {
  * median of r_k, and the percentile bootstrap 95 % interval *RET_LOW ..
  * *RET_HIGH of their ratio (candidate over baseline) from
  * REPORT_COMPARE_RESAMPLES resamples seeded by SEED, each side resampled on
- * its own, hierarchically by its rounds when ROUNDS (the row is in rounds),
- * else by pass. LL_ENOTFOUND when a side cannot be paired (its variant and
+ * its own, hierarchically by its rounds when ROUNDS (the row is in rounds:
+ * stats_bootstrap_contrast_ci()), else by pass (report_bootstrap_ratio_ci()). LL_ENOTFOUND when a side cannot be paired (its variant and
  * floor differ in count or round sizes, or a floor sample is not above 0):
  * the caller then divides the medians, unpaired. LL_EINVAL when the
  * interval cannot be drawn, LL_ENOMEM. Outputs untouched on failure. */
