@@ -1,5 +1,6 @@
 /* Two jobs compared for CI: see report.h. */
 #include "report_int.h"
+#include "report_paired.h"
 #include "report_row.h"
 #include "summary.h"
 
@@ -546,15 +547,23 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 			struct row_room *room, struct report_row *row, struct floor_figures *ff)
 {
 	double lo, hi, base, cand;
+	bool paired;
 
 	ff->ratio_rc = LL_EINVAL;
 	if (!(mxf > 0 && myf > 0 && mx > 0))
 		return;
 	base = mx / mxf;
 	cand = my / myf;
+	/* paired12: by pass when both sides pair (report_paired.h), else unpaired */
+	paired = measure_sides(f, room) == 0 &&
+		 report_paired_floor_ratio(
+			 &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x, f->sxf.x},
+			 &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x, f->syf.x},
+			 f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi) == 0;
 	report_row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
 	report_row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
-	if (floor_interval(f, true, room, &lo, &hi) < 0)
+	report_row_bool(row, "floor_ratio_paired", paired);
+	if (!paired && floor_interval(f, true, room, &lo, &hi) < 0)
 		return;
 	ff->ratio_change = (cand / base - 1) * 100;
 	report_row_number(row, "floor_ratio", round_to(cand / base, 0.0001));

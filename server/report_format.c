@@ -433,6 +433,17 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			m = &metric_columns[i];
 	if (m != metric_columns)
 		buf_printf(out, "Judged by the %s.\n\n", m->title);
+	if (strcmp(m->metric, "floor-ratio") == 0) { /* paired12's legend line */
+		int paired = 0, rows = 0;
+		cJSON_ArrayForEach(row, get(comparison, "rows")) {
+			rows += get(row, "floor_ratio_paired") != NULL;
+			paired += cJSON_IsTrue(get(row, "floor_ratio_paired"));
+		}
+		buf_printf(out,
+			   "Paired by pass (the median of variant / floor over the passes) in %d of %d rows; "
+			   "the others divide the medians.\n\n",
+			   paired, rows);
+	}
 	buf_printf(out,
 		   "| variant | cell | baseline %s | candidate %s | ratio [95 %% CI] | "
 		   "change | verdict |\n|---|---|---|---|---|---|---|\n",

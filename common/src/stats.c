@@ -433,6 +433,23 @@ int stats_bootstrap_floor_ratio_ci(const struct stats_sample *x, const struct st
 			   ret_high);
 }
 
+int stats_paired_ratios(const struct stats_sample *a, const struct stats_sample *b, double *ret)
+{
+	int rc;
+
+	if ((rc = check_rounds(a)) < 0 || (rc = check_rounds(b)) < 0)
+		return rc;
+	if (a->n != b->n || a->rounds != b->rounds ||
+	    (a->rounds && memcmp(a->round_sizes, b->round_sizes, a->rounds * sizeof(*a->round_sizes)) != 0))
+		return err_set(LL_EINVAL, "The samples are not paired: their counts or rounds differ.");
+	for (size_t k = 0; k < b->n; k++)
+		if (!(b->x[k] > 0))
+			return err_set(LL_EINVAL, "A divisor (sample %zu) is not above 0.", k);
+	for (size_t k = 0; k < a->n; k++)
+		ret[k] = a->x[k] / b->x[k];
+	return 0;
+}
+
 int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret)
 {
 	double *scratch;

@@ -251,15 +251,22 @@ def test_compare_verdicts_and_exit_codes():
 ROUND_VARIANTS = ["default", "rebase"]
 
 
-def rounds_body(rng, round_scale, variant_scale=None, floor_add=0.0, rounds=True, noise=None):
+def rounds_body(rng, round_scale, variant_scale=None, floor_add=0.0, rounds=True, noise=None, pass_load=0.0,
+                floor_short=False):
     """One agent's result measured in 3 rounds of 30 (round r of every
     variant and of the floor scaled by round_scale[r], as a busy neighbour
     would), variants around 1000 and 1100 us (times variant_scale, plus
-    floor_add), the floor around 600 us (plus floor_add)."""
+    floor_add), the floor around 600 us (plus floor_add). PASS_LOAD: each
+    pass (sample k of every program) also scaled by its own load, sd
+    PASS_LOAD, as the agent's passes see it (paired12). FLOOR_SHORT: the
+    floor's last sample missing (it no longer pairs with the variants)."""
+    load = [1 + rng.gauss(0, pass_load) if pass_load else 1 for _ in range(30 * len(round_scale))]
+
     def warm(center):
         values = []
         for scale in round_scale:
-            values += [round(center * scale * (1 + rng.gauss(0, 0.03)), 1) for _ in range(30)]
+            at = len(values)
+            values += [round(center * scale * load[at + k] * (1 + rng.gauss(0, 0.03)), 1) for k in range(30)]
         w = {"runs": len(values), "samples_us": values}
         if rounds:
             w["round_sizes"] = [30] * len(round_scale)
@@ -271,8 +278,13 @@ def rounds_body(rng, round_scale, variant_scale=None, floor_add=0.0, rounds=True
         if noise and name == "default":
             v["warm"]["noise"] = noise
         variants.append(v)
+    floor = warm(600.0 + floor_add)
+    if floor_short:
+        floor["samples_us"].pop()
+        floor["runs"] -= 1
+        floor.pop("round_sizes", None)
     return {"facts": {"os": "linux", "runner": "native"}, "variants": variants,
-            "floor": {"name": "empty", "warm": warm(600.0 + floor_add)}}
+            "floor": {"name": "empty", "warm": floor}}
 
 
 def rounds_job(d, tokens, seed, **kw):
@@ -296,16 +308,20 @@ def test_compare_floor_ratio():
     """A whole run 30 % slower, the empty program with it (a loaded
     machine): the median calls it a change, floor-ratio does not; a real
     5 % change of one variant (its floor unchanged) floor-ratio finds, in
-    rounds and per sample (the cached ranks' path)."""
+    rounds and per sample. The load also moves pass by pass (+-10 %, shared
+    by a pass's programs): paired by pass, it cancels; a floor that does
+    not pair falls back to the medians divided."""
     with Daemon() as d:
         tokens = [d.enroll("ratio-agent%d" % i, {"os": "linux"})[1] for i in range(3)]
-        base = rounds_job(d, tokens, 1, round_scale=[1, 1, 1])
-        slow = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3])
-        real = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05})
-        base_flat = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], rounds=False)
-        slow_flat = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3], rounds=False)
+        load = {"pass_load": 0.1}
+        base = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], **load)
+        slow = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3], **load)
+        real = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05}, **load)
+        base_flat = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], rounds=False, **load)
+        slow_flat = rounds_job(d, tokens, 5, round_scale=[1.3, 1.3, 1.3], rounds=False, **load)
         real_flat = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], variant_scale={"default": 1.05},
-                               rounds=False)
+                               rounds=False, **load)
+        unpaired = rounds_job(d, tokens, 3, round_scale=[1, 1, 1], floor_short=True, **load)
 
         for b, c, unit in ((base, slow, "rounds"), (base_flat, slow_flat, None)):
             cmp = compare(d, b, c, "&max_regression=2")
@@ -320,12 +336,15 @@ def test_compare_floor_ratio():
             for r in cmp["rows"]:
                 assert r.get("unit") == unit, r
                 assert r["status"] == "no_significant_change" and not r["significant"], r
-                assert r["floor_ratio_ci_low"] < 1 < r["floor_ratio_ci_high"], r
+                # The 30 % shift cancelled: the interval is about 1 (a 95 %
+                # interval misses 1 in 1 row of 20, its change is then < 1 %).
+                assert 0.97 < r["floor_ratio_ci_low"] < 1.01 and 0.99 < r["floor_ratio_ci_high"] < 1.03, r
                 assert r["floor_ratio_ci_low"] <= r["floor_ratio"] <= r["floor_ratio_ci_high"], r
                 assert abs(r["floor_ratio_change_pct"]) < 2 and r["change_pct"] > 25, r
                 expect = 1000 / 600 if r["variant"] == "default" else 1100 / 600
                 assert abs(r["baseline_floor_ratio"] / expect - 1) < 0.02, r
                 assert abs(r["floor_ratio"] - r["candidate_floor_ratio"] / r["baseline_floor_ratio"]) < 0.001, r
+                assert r["floor_ratio_paired"] is True, r
                 # The other metrics' figures are still there, unchanged.
                 assert "over_floor_ratio" in r and "ratio" in r and "min_change_pct" in r, r
         for b, c in ((base, real), (base_flat, real_flat)):
@@ -337,12 +356,19 @@ def test_compare_floor_ratio():
                     assert 3 < r["floor_ratio_change_pct"] < 7, r
                 else:
                     assert r["status"] == "no_significant_change", r
+        # A side whose floor does not pair with its variants: unpaired.
+        cmp = compare(d, base, unpaired, "&max_regression=2&metric=floor-ratio")
+        assert all(r["floor_ratio_paired"] is False and "floor_ratio_ci_low" in r for r in cmp["rows"]), cmp
+        text = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&metric=floor-ratio&format=md"
+                     % (base, unpaired), token=d.admin_token).body.decode()
+        assert "Paired by pass (the median of variant / floor over the passes) in 0 of 6 rows" in text, text
         # Only this metric adds its fields (the others' answers are as before).
         cmp = compare(d, base, real, "&max_regression=2")
         assert not any("floor_ratio" in r for r in cmp["rows"]), cmp["rows"]
         q = "/api/v1/compare?baseline=%d&candidate=%d&metric=floor-ratio" % (base, slow)
         text = d.api("GET", q + "&format=md", token=d.admin_token).body.decode()
         assert "Judged by the median / floor." in text and " ×" in text and "(rounds)" in text, text
+        assert "Paired by pass (the median of variant / floor over the passes) in 6 of 6 rows" in text, text
         rows = list(csv.DictReader(io.StringIO(d.api("GET", q + "&format=csv", token=d.admin_token).body.decode())))
         assert len(rows) == 6 and all(float(r["floor_ratio_ci_low"]) < 1 for r in rows), rows
         plain = d.api("GET", q.replace("floor-ratio", "median") + "&format=csv", token=d.admin_token).body.decode()

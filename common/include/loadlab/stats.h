@@ -119,6 +119,18 @@ int stats_bootstrap_floor_ratio_ci(const struct stats_sample *x, const struct st
 				   enum stats_statistic statistic, double level, int resamples, uint64_t seed,
 				   double *ret_low, double *ret_high);
 
+/*
+ * The ratios of two paired samples, RET[k] = A->x[k] / B->x[k] for k in
+ * 0..A->n: A and B taken in the same passes (the agent's warm timer runs
+ * every program once per pass and writes it into that pass's slot, so a
+ * variant's sample k and its floor's sample k were taken moments apart).
+ * Paired means the same count (> 0) and the same rounds (both without, or
+ * the same sizes); LL_EINVAL when they are not, when a sample or its rounds
+ * are bad (as stats_bootstrap_contrast_ci()), or when a value of B is not
+ * above 0. RET (A->n values) is untouched on failure.
+ */
+int stats_paired_ratios(const struct stats_sample *a, const struct stats_sample *b, double *ret);
+
 /* STATISTIC of each of S's rounds into RET[0..S->rounds) (S has rounds);
  * LL_EINVAL as stats_bootstrap_contrast_ci(). */
 int stats_round_statistics(const struct stats_sample *s, enum stats_statistic statistic, double *ret);

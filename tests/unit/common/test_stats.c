@@ -391,6 +391,79 @@ static void test_contrast(void)
 	}
 }
 
+/* Paired ratios against a hand-checked case, refusals leaving the output
+ * untouched; and why they exist: a load that moves within a run, pass by
+ * pass, multiplies a variant's sample and its floor's alike, so the per-pass
+ * ratios keep a 5 % change that the unpaired floor ratio's interval hides. */
+static void test_paired_ratios(void)
+{
+	const double v[4] = {150, 220, 330, 480}, f[4] = {100, 110, 150, 160};
+	const double zero[4] = {100, 0, 150, 160};
+	const uint32_t sizes[2] = {1, 3}, other[2] = {2, 2};
+	struct stats_sample a = {v, 4, sizes, 2}, b = {f, 4, sizes, 2};
+	double r[4] = {-1, -1, -1, -1};
+
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), 0);
+	CHECK(r[0] == 1.5 && r[1] == 2 && r[2] == 2.2 && r[3] == 3);
+	r[0] = r[1] = r[2] = r[3] = -1;
+	b.round_sizes = other; /* the same count, other rounds */
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), LL_EINVAL);
+	b.round_sizes = sizes;
+	b.rounds = 0;
+	b.round_sizes = NULL; /* rounds on one side only */
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), LL_EINVAL);
+	a.rounds = 0;
+	a.round_sizes = NULL;
+	b.n = 3;
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), LL_EINVAL);
+	b.n = 4;
+	b.x = zero;
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), LL_EINVAL);
+	CHECK(r[0] == -1 && r[3] == -1);
+	b.x = f;
+	CHECK_EQ_INT(stats_paired_ratios(&a, &b, r), 0); /* both without rounds */
+	CHECK(r[2] == 2.2);
+
+	enum { ROUNDS = 5, PER = 8, N = ROUNDS * PER };
+	const uint32_t five[ROUNDS] = {PER, PER, PER, PER, PER};
+	int paired_found = 0, unpaired_found = 0, paired_same = 0;
+	for (uint64_t k = 0; k < 10; k++) {
+		double x[N], xf[N], y[N], yf[N], same[N], rx[N], ry[N], rs[N], lo, hi;
+		uint64_t state = 100 + k;
+		for (size_t i = 0; i < N; i++) { /* each pass its own load, +-20 % */
+			double load = 1 + 0.2 * gaussian(&state), load2 = 1 + 0.2 * gaussian(&state);
+			x[i] = 1000 * load * (1 + 0.01 * gaussian(&state));
+			xf[i] = 500 * load * (1 + 0.01 * gaussian(&state));
+			y[i] = 1050 * load2 * (1 + 0.01 * gaussian(&state));
+			yf[i] = 500 * load2 * (1 + 0.01 * gaussian(&state));
+			same[i] = 1000 * load2 * (1 + 0.01 * gaussian(&state));
+		}
+		struct stats_sample sx = {x, N, five, ROUNDS}, sxf = {xf, N, five, ROUNDS};
+		struct stats_sample sy = {y, N, five, ROUNDS}, syf = {yf, N, five, ROUNDS};
+		struct stats_sample ss = {same, N, five, ROUNDS};
+		struct stats_sample srx = {rx, N, five, ROUNDS}, sry = {ry, N, five, ROUNDS};
+		struct stats_sample srs = {rs, N, five, ROUNDS};
+		CHECK_EQ_INT(stats_paired_ratios(&sx, &sxf, rx), 0);
+		CHECK_EQ_INT(stats_paired_ratios(&sy, &syf, ry), 0);
+		CHECK_EQ_INT(stats_paired_ratios(&ss, &syf, rs), 0);
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&srx, NULL, &sry, NULL, STATS_MEDIAN, 0.95, 200, k,
+							 &lo, &hi),
+			     0);
+		paired_found += lo > 1;
+		CHECK_EQ_INT(stats_bootstrap_contrast_ci(&srx, NULL, &srs, NULL, STATS_MEDIAN, 0.95, 200, k,
+							 &lo, &hi),
+			     0);
+		paired_same += lo > 1 || hi < 1;
+		CHECK_EQ_INT(stats_bootstrap_floor_ratio_ci(&sx, &sxf, &sy, &syf, STATS_MEDIAN, 0.95, 200, k,
+							    &lo, &hi),
+			     0);
+		unpaired_found += lo > 1;
+	}
+	CHECK_EQ_INT(paired_found, 10);
+	CHECK(paired_same <= 1);
+	CHECK(unpaired_found <= 2); /* the load within the run hides it */
+}
+
 int main(void)
 {
 	test_summary_and_quantiles();
@@ -401,5 +474,6 @@ int main(void)
 	test_rounds();
 	test_contrast();
 	test_floor_ratio();
+	test_paired_ratios();
 	return check_finish();
 }
