@@ -9,7 +9,7 @@ differences, when the samples pair, as the agent's own do).
   defaults). Measured on the 2-core development VM with other helpers
   keeping both cores busy (other CPU up to 200 %): 200 us 97.6..106.1 % in
   22 of 22 runs of 150 (and 97.2..107.6 % in 10 of 10 of 60), 1 ms
-  99.3..102.3 % in 20 of 20 (docs/agent.md, "Calibration"). Before the
+  99.3..102.3 % in 25 of 25 (docs/agent.md, "Calibration"). Before the
   pairing, 200 us ranged 99.6..117 % and only 400 us and more were
   asserted; the 2X cost above the X cost, the JSON's shape, "paired" and
   the noise fields;
