@@ -10,33 +10,20 @@
 
 #include "store.h"
 
-#include <cjson/cJSON.h>
+#include "loadlab/calibration.h"
 
-/* Resamples behind the interval of the recovered cost. */
-#define CALIBRATION_RESAMPLES 2000
+#include <cjson/cJSON.h>
 
 /*
  * What RESULT (a task's result body) recovers of the cost injected by the
- * calibration job SPEC (normalized). From the warm samples of the variants
- * waiting 0, X and 2X µs:
- *   {"injected_us": X,
- *    "recovered_us": median(X) - median(0),
- *    "ratio": recovered_us / X,
- *    "ci_us": [LOW, HIGH] | null   95 % bootstrap interval of recovered_us
- *                                  (rounds resampled, then runs within them;
- *                                  stats_bootstrap_contrast_ci()), null when
- *                                  it cannot be had,
- *    "recovered_2x_us": (median(2X) - median(0)) / 2,
- *    "ratio_2x": recovered_2x_us / X,
- *    "baseline_us": median(0),
- *    "runs": warm runs of the 0 variant,
- *    "noise": {"max_other_cpu_pct": the largest of the three variants'
- *              warm.noise.max_other_cpu_pct (null when none is known),
- *              "flagged", "retaken": their sums},
- *    "family", "runner": the result's "runner" (native, wine; or null)}
- * LL_EINVAL when SPEC is no calibration job, LL_EFORMAT (with a message)
- * when a variant is missing, invalid or has no warm samples. The caller
- * deletes *RET, untouched on failure.
+ * calibration job SPEC (normalized): calibration_from_result() of the
+ * variants waiting 0, X and 2X µs (job_spec_calibration_variant()) as
+ * calibration_json() gives it (loadlab/calibration.h: "recovered_us",
+ * "ratio", "ci_us", "paired", the 2X figures, "baseline_us", "runs",
+ * "noise"), with "family" (SPEC's) and "runner" (the result's: native,
+ * wine; or null). LL_EINVAL when SPEC is no calibration job, LL_EFORMAT
+ * (with a message) when a variant is missing, invalid or has no warm
+ * samples. The caller deletes *RET, untouched on failure.
  */
 int calibration_compute(const cJSON *spec, const cJSON *result, cJSON **ret);
 

@@ -5,19 +5,20 @@
  * job of three variants of one small generated program that differ only
  * in the cost injected into the first library's entry point (delay_us 0,
  * X and 2X: docs/rest-bodies.md, "delay_us"), and reports how much of it
- * the timer recovers: the median of each delayed variant minus the median
- * of the undelayed one, with a 95 % bootstrap interval (resampling rounds,
- * then runs within them, when there are 3 rounds or more), against the
- * injected cost, and the noise the runs saw. A text summary goes to
+ * the timer recovers (calibration_from_result(), loadlab/calibration.h:
+ * the median of the per-pass differences to the undelayed variant when the
+ * samples pair by pass, else the difference of the medians; a 95 %
+ * bootstrap interval resampling rounds, then passes or runs within them,
+ * from 3 rounds on), against the injected cost, and the noise the runs saw. A text summary goes to
  * stdout, the JSON to --out. Exit 0 when the job ran (whatever it
  * recovered), 1 when it failed, 2 for bad arguments.
  */
 #include "cmd/commands.h"
 
+#include "loadlab/calibration.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/plat.h"
-#include "loadlab/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,10 +28,12 @@
 /* Defaults: a program small enough to build in seconds. */
 #define CALIBRATE_DLLS 2
 #define CALIBRATE_EXPORTS 16
-#define CALIBRATE_RUNS 100
-#define CALIBRATE_ROUNDS 2
+/* 150 runs in 3 rounds: natively, paired, 200 us comes back within
+ * +-10 % every time measured, in about 8 s (docs/agent.md, "Calibration",
+ * has the figures); 3 rounds let the interval resample rounds. */
+#define CALIBRATE_RUNS 150
+#define CALIBRATE_ROUNDS 3
 #define CALIBRATE_DELAY_US 200
-#define CALIBRATE_RESAMPLES 2000
 /* A recovered cost within this share of the injected one "agrees". */
 #define CALIBRATE_TOLERANCE 0.10
 
@@ -41,10 +44,12 @@ static const char usage_text[] =
 	"The known-effect self-test: times, through the whole pipeline, three\n"
 	"variants of one generated program whose first library's entry point\n"
 	"waits 0, X and 2X microseconds (X: --delay-us, 1..50000, default 200),\n"
-	"and prints the cost recovered (median difference to the 0 variant, with\n"
-	"its 95 % interval) against the injected one, and the noise seen.\n"
+	"and prints the cost recovered against the injected one, with its 95 %\n"
+	"interval, and the noise seen. The cost is the median of the per-pass\n"
+	"differences to the 0 variant when the samples pair by pass (\"paired\"),\n"
+	"else the difference of the medians.\n"
 	"--family: elf (Linux, the default there) or pe (Windows, or Linux with\n"
-	"Wine). --runs 1..1000 (default 100) in --rounds 1..20 (default 2).\n"
+	"Wine). --runs 1..1000 (default 150) in --rounds 1..20 (default 3).\n"
 	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
 	"job ran, 1 when it failed, 2 for bad arguments.\n";
 
@@ -104,152 +109,65 @@ static const char *text_of(const cJSON *obj, const char *key)
 	return s ? s : "";
 }
 
-/* A program's warm samples and round sizes in RESULT. */
-struct series {
-	double *x;
-	size_t n;
-	size_t *rounds;
-	size_t round_count;
-	double median;
-	const cJSON *warm;
-};
-
-static void series_release(struct series *s)
+/* RESULT's variant NAME's warm.noise (borrowed), or NULL. */
+static const cJSON *noise_of(const cJSON *result, const char *name)
 {
-	free(s->x);
-	free(s->rounds);
-}
+	const cJSON *v;
 
-static int series_of(const cJSON *result, const char *name, struct series *ret)
-{
-	const cJSON *v, *warm = NULL, *item;
-	size_t k = 0;
-
-	memset(ret, 0, sizeof(*ret));
 	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(result, "variants"))
 		if (strcmp(text_of(v, "name"), name) == 0)
-			warm = cJSON_GetObjectItemCaseSensitive(v, "warm");
-	if (!warm)
-		return err_set(LL_EFORMAT, "Variant %s was not timed (invalid? see the job's result).", name);
-	ret->warm = warm;
-	ret->n = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(warm, "samples_us"));
-	ret->round_count = (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(warm, "round_sizes"));
-	if (ret->n == 0 || ret->round_count == 0 || !(ret->x = calloc(ret->n, sizeof(double))) ||
-	    !(ret->rounds = calloc(ret->round_count, sizeof(size_t))))
-		return err_set(LL_EFORMAT, "Variant %s has no samples or rounds.", name);
-	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(warm, "samples_us"))
-		ret->x[k++] = item->valuedouble;
-	k = 0;
-	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(warm, "round_sizes"))
-		ret->rounds[k++] = (size_t)item->valuedouble;
-	return stats_median(ret->x, ret->n, &ret->median);
+			return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(v, "warm"),
+								"noise");
+	return NULL;
 }
 
-/* One bootstrap resample of S into OUT (S->n values): with 3 rounds or
- * more, rounds drawn with replacement and then runs within each drawn
- * round; else runs drawn from all. */
-static void resample(const struct series *s, uint64_t *state, double *out)
-{
-	size_t k = 0;
-
-	if (s->round_count < 3) {
-		for (k = 0; k < s->n; k++)
-			out[k] = s->x[stats_random_next(state) % s->n];
-		return;
-	}
-	while (k < s->n) {
-		size_t r = (size_t)(stats_random_next(state) % s->round_count), start = 0;
-		for (size_t i = 0; i < r; i++)
-			start += s->rounds[i];
-		for (size_t i = 0; i < s->rounds[r] && k < s->n; i++)
-			out[k++] = s->x[start + stats_random_next(state) % s->rounds[r]];
-	}
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The 95 % interval of median(B) - median(A). */
-static int difference_ci(const struct series *a, const struct series *b, double *lo, double *hi)
-{
-	double *ra = malloc(sizeof(double) * a->n), *rb = malloc(sizeof(double) * b->n);
-	double *d = malloc(sizeof(double) * CALIBRATE_RESAMPLES), ma, mb;
-	uint64_t state = 20240601;
-	int rc = 0;
-
-	if (!ra || !rb || !d) {
-		rc = err_set(LL_ENOMEM, "Out of memory.");
-		goto out;
-	}
-	for (int i = 0; i < CALIBRATE_RESAMPLES; i++) {
-		resample(a, &state, ra);
-		resample(b, &state, rb);
-		stats_median(ra, a->n, &ma);
-		stats_median(rb, b->n, &mb);
-		d[i] = mb - ma;
-	}
-	qsort(d, CALIBRATE_RESAMPLES, sizeof(double), compare_doubles);
-	*lo = stats_quantile_sorted(d, CALIBRATE_RESAMPLES, 0.025);
-	*hi = stats_quantile_sorted(d, CALIBRATE_RESAMPLES, 0.975);
-out:
-	free(ra);
-	free(rb);
-	free(d);
-	return rc;
-}
-
-/* The report of RESULT: recovered against injected, and the noise. */
+/* The report of RESULT (calibration_from_result()'s figures): recovered
+ * against injected, and the noise. */
 static int report_json(const cJSON *result, const char *family, long delay, long runs, long rounds,
 		       cJSON **ret)
 {
-	struct series s[3];
-	long injected[3] = {0, delay, 2 * delay};
-	cJSON *r = cJSON_CreateObject(), *rec, *noise, *medians;
+	char names[3][32];
+	const char *variants[3] = {names[0], names[1], names[2]};
+	struct calibration c;
+	cJSON *r = NULL, *rec, *noise, *medians;
 	bool agree = true;
-	int rc = 0;
+	int rc;
 
-	memset(s, 0, sizeof(s));
-	if (!r || !cJSON_AddStringToObject(r, "family", family) ||
-	    !cJSON_AddStringToObject(r, "runner",
-				     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "runner"))
-					     ?: "") ||
+	for (int k = 0; k < 3; k++)
+		snprintf(names[k], sizeof(names[k]), "d%ld", k * delay);
+	if ((rc = calibration_from_result(result, variants, (double)delay, &c)) < 0)
+		return rc;
+	if (!(r = cJSON_CreateObject()) || !cJSON_AddStringToObject(r, "family", family) ||
+	    !cJSON_AddStringToObject(r, "runner", text_of(result, "runner")) ||
 	    !cJSON_AddNumberToObject(r, "delay_us", (double)delay) ||
 	    !cJSON_AddNumberToObject(r, "runs", runs) || !cJSON_AddNumberToObject(r, "rounds", rounds) ||
+	    !cJSON_AddBoolToObject(r, "paired", c.paired) ||
 	    !(medians = cJSON_AddObjectToObject(r, "medians_us")) ||
-	    !(rec = cJSON_AddArrayToObject(r, "recovered")) ||
-	    !(noise = cJSON_AddObjectToObject(r, "noise"))) {
-		rc = err_set(LL_ENOMEM, "Out of memory.");
-		goto out;
-	}
+	    !(rec = cJSON_AddArrayToObject(r, "recovered")) || !(noise = cJSON_AddObjectToObject(r, "noise")))
+		goto fail;
 	for (int k = 0; k < 3; k++) {
-		char name[32];
-		snprintf(name, sizeof(name), "d%ld", injected[k]);
-		if ((rc = series_of(result, name, &s[k])) < 0)
-			goto out;
-		cJSON_AddNumberToObject(medians, name, s[k].median);
-		cJSON_AddItemToObject(
-			noise, name,
-			cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s[k].warm, "noise"), true));
+		const cJSON *n = noise_of(result, names[k]);
+		if (!cJSON_AddNumberToObject(medians, names[k], c.median_us[k]) ||
+		    !cJSON_AddItemToObject(noise, names[k],
+					   n ? cJSON_Duplicate(n, true) : cJSON_CreateNull()))
+			goto fail;
 	}
-	for (int k = 1; k < 3; k++) {
-		double lo = 0, hi = 0, got = s[k].median - s[0].median;
+	for (int k = 0; k < 2; k++) {
+		const struct calibration_cost *got = &c.cost[k];
 		cJSON *o = cJSON_CreateObject();
-		char name[32];
-		if ((rc = difference_ci(&s[0], &s[k], &lo, &hi)) < 0)
-			goto out;
-		snprintf(name, sizeof(name), "d%ld", injected[k]);
-		if (!o || !cJSON_AddItemToArray(rec, o) || !cJSON_AddStringToObject(o, "variant", name) ||
-		    !cJSON_AddNumberToObject(o, "injected_us", (double)injected[k]) ||
-		    !cJSON_AddNumberToObject(o, "recovered_us", got) ||
-		    !cJSON_AddItemToObject(o, "ci_us", cJSON_CreateDoubleArray((double[]){lo, hi}, 2)) ||
-		    !cJSON_AddNumberToObject(o, "ratio", got / (double)injected[k])) {
-			rc = err_set(LL_ENOMEM, "Out of memory.");
-			goto out;
-		}
-		agree = agree && fabs(got - (double)injected[k]) <= CALIBRATE_TOLERANCE * (double)injected[k];
+		if (!o || !cJSON_AddItemToArray(rec, o) ||
+		    !cJSON_AddStringToObject(o, "variant", names[k + 1]) ||
+		    !cJSON_AddNumberToObject(o, "injected_us", got->injected_us) ||
+		    !cJSON_AddNumberToObject(o, "recovered_us", got->recovered_us) ||
+		    !cJSON_AddItemToObject(
+			    o, "ci_us",
+			    got->have_interval
+				    ? cJSON_CreateDoubleArray((double[]){got->low_us, got->high_us}, 2)
+				    : cJSON_CreateNull()) ||
+		    !cJSON_AddNumberToObject(o, "ratio", got->ratio))
+			goto fail;
+		agree = agree &&
+			fabs(got->recovered_us - got->injected_us) <= CALIBRATE_TOLERANCE * got->injected_us;
 	}
 	if (!cJSON_AddNumberToObject(r, "tolerance", CALIBRATE_TOLERANCE) ||
 	    !cJSON_AddBoolToObject(r, "within_tolerance", agree) ||
@@ -258,37 +176,40 @@ static int report_json(const cJSON *result, const char *family, long delay, long
 		    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
 					    cJSON_GetObjectItemCaseSensitive(result, "measurement"), "noise"),
 				    true)))
-		rc = err_set(LL_ENOMEM, "Out of memory.");
-out:
-	for (int k = 0; k < 3; k++)
-		series_release(&s[k]);
-	if (rc < 0)
-		cJSON_Delete(r);
-	else
-		*ret = r;
-	return rc;
+		goto fail;
+	*ret = r;
+	return 0;
+fail:
+	cJSON_Delete(r);
+	return err_set(LL_ENOMEM, "Out of memory.");
 }
 
 static void print_report(const cJSON *r)
 {
 	const cJSON *o;
 
-	printf("calibrate: family %s (%s), %g runs in %g rounds\n",
+	printf("calibrate: family %s (%s), %g runs in %g rounds, %s\n",
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "family")),
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "runner")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "runs")),
-	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "rounds")));
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "rounds")),
+	       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "paired"))
+		       ? "paired by pass (median of per-pass differences)"
+		       : "unpaired (difference of medians)");
 	cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(r, "recovered")) {
 		const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci_us");
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(
 			cJSON_GetObjectItemCaseSensitive(r, "noise"),
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "variant")));
-		printf("  injected %8.0f us  recovered %9.1f us  [%.1f, %.1f]  (%.1f %%)  other CPU %.1f %%, "
+		char interval[64] = "[no interval]";
+		if (cJSON_IsArray(ci))
+			snprintf(interval, sizeof(interval), "[%.1f, %.1f]",
+				 cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 0)),
+				 cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 1)));
+		printf("  injected %8.0f us  recovered %9.1f us  %s  (%.1f %%)  other CPU %.1f %%, "
 		       "flagged %g, retaken %g\n",
 		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "injected_us")),
-		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "recovered_us")),
-		       cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 0)),
-		       cJSON_GetNumberValue(cJSON_GetArrayItem(ci, 1)),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "recovered_us")), interval,
 		       100.0 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "ratio")),
 		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "other_cpu_pct")),
 		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(n, "flagged")),

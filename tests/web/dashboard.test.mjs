@@ -479,7 +479,8 @@ test("the fleet page shows each agent's last calibration: injected → recovered
   assert.equal(lease.job_id, created.body.id);
 
   const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-  const recovered = median(posted[1].samples_us) - median(posted[0].samples_us);
+  /* Same counts and rounds: paired by pass, the median of per-pass differences. */
+  const recovered = median(posted[1].samples_us.map((x, k) => x - posted[0].samples_us[k]));
   const listed = (await api("GET", `/api/v1/agents/${enrolled.body.id}`)).body;
   const cal = listed.last_calibration;
   assert.ok(cal, JSON.stringify(listed));
@@ -488,6 +489,7 @@ test("the fleet page shows each agent's last calibration: injected → recovered
   assert.ok(Math.abs(cal.recovered_us - recovered) < 1e-6, `${cal.recovered_us} vs ${recovered}`);
   assert.equal(cal.noise.max_other_cpu_pct, 31.5);
   assert.equal(cal.noise.flagged, 5);
+  assert.equal(cal.paired, true);
 
   await go("#/fleet");
   const row = `#agents tr[data-agent="${enrolled.body.id}"]`;
@@ -495,7 +497,7 @@ test("the fleet page shows each agent's last calibration: injected → recovered
   const figure = `${delay} µs → ${Math.round(recovered)} µs (${Math.round(100 * recovered / delay)} %)`;
   assert.equal((await page.textContent(`${row} .calibration-figure`)).trim(), figure);
   assert.match(await page.textContent(`${row} .calibration-noise`), /other CPU max 32 %, flagged 5, retaken 4/);
-  assert.match(await page.textContent(`${row} .calibration`), /elf \(native\)/);
+  assert.match(await page.textContent(`${row} .calibration`), /elf \(native\) · paired/);
   assert.equal(await page.getAttribute(`${row} a.calibration-job`, "href"), `#/job/${created.body.id}`);
   /* An agent never calibrated says so. */
   assert.match(await page.textContent(`#agents tr[data-agent="${agents["winxp-hdd"].id}"] td:nth-child(8)`), /never calibrated/);

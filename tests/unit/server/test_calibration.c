@@ -82,6 +82,12 @@ static void test_recovered_cost(void)
 	CHECK(NEAR(number(calibration, "recovered_2x_us"), 990));
 	CHECK(NEAR(number(calibration, "ratio_2x"), 0.99));
 	CHECK(NEAR(number(calibration, "runs"), 6));
+	/* The variants' samples pair by pass (same counts and rounds): the
+	 * per-pass differences, all 1020 (and 1980), make the figures. */
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(calibration, "paired")));
+	ci = cJSON_GetObjectItemCaseSensitive(calibration, "ci_2x_us");
+	CHECK(cJSON_GetArraySize(ci) == 2 && NEAR(cJSON_GetArrayItem(ci, 0)->valuedouble, 990) &&
+	      NEAR(cJSON_GetArrayItem(ci, 1)->valuedouble, 990));
 	/* The interval holds the estimate and stays within what the samples
 	 * allow: medians of resamples of X lie in 1510..1530, of 0 in 490..510. */
 	ci = cJSON_GetObjectItemCaseSensitive(calibration, "ci_us");
@@ -110,6 +116,15 @@ static void test_recovered_cost(void)
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(calibration, "noise"), "max_other_cpu_pct")));
 	CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(calibration, "ci_us")));
+	cJSON_Delete(calibration);
+	cJSON_Delete(result);
+
+	/* Counts that differ: not paired, median(X) - median(0) = 650 - 100. */
+	result = result_of("[100,100,100]", "[600,700]", "[1100,1100,1100]", "[3]");
+	calibration = NULL;
+	CHECK(calibration_compute(spec, result, &calibration) == 0);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(calibration, "paired")));
+	CHECK(NEAR(number(calibration, "recovered_us"), 550));
 	cJSON_Delete(calibration);
 	cJSON_Delete(result);
 	cJSON_Delete(spec);
