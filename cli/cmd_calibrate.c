@@ -50,8 +50,9 @@ static const char usage_text[] =
 	"name or id; every non-quarantined agent without --agent) a job of three\n"
 	"variants whose first library's entry point waits 0, X and 2X\n"
 	"microseconds (X: --delay-us, 1..50000, default 1000). The daemon records\n"
-	"what each agent recovered (median(X) - median(0) against X, with its 95 %\n"
-	"interval, and the noise) as its last calibration: `loadlab agents`, GET\n"
+	"what each agent recovered (the median of the per-pass differences of X\n"
+	"and 0 when they pair, else median(X) - median(0), against X, with its\n"
+	"95 % interval, and the noise) as its last calibration: `loadlab agents`, GET\n"
 	"/api/v1/agents, the dashboard's fleet page.\n"
 	"  --family  elf or pe; default from the agent's facts: elf on Linux,\n"
 	"            pe elsewhere (Windows, or Wine when asked with --family pe)\n"
@@ -221,6 +222,7 @@ static bool print_calibration(const cJSON *agent, long long job_id)
 	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(c, "ci_us");
 	const cJSON *noise = cJSON_GetObjectItemCaseSensitive(c, "noise");
 	const cJSON *max_cpu = cJSON_GetObjectItemCaseSensitive(noise, "max_other_cpu_pct");
+	const cJSON *paired = cJSON_GetObjectItemCaseSensitive(c, "paired");
 	char interval[64] = "", cpu[32] = "unknown";
 
 	if (!cJSON_IsObject(c) || calibration_job_id(c) != job_id)
@@ -232,14 +234,16 @@ static bool print_calibration(const cJSON *agent, long long job_id)
 		snprintf(cpu, sizeof(cpu), "%.1f %%", max_cpu->valuedouble);
 	printf("  ");
 	table_print_text(stdout, text_of(agent, "name"));
-	printf(": injected %.0f us, recovered %.1f us%s (%.1f %%; from 2X: %.1f us), other CPU max %s, "
-	       "flagged "
-	       "%.0f, retaken %.0f\n",
+	printf(": injected %.0f us, recovered %.1f us%s (%.1f %%; from 2X: %.1f us)%s, other CPU max %s, "
+	       "flagged %.0f, retaken %.0f\n",
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "injected_us")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "recovered_us")), interval,
 	       100.0 * cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "ratio")),
-	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "recovered_2x_us")), cpu,
-	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(noise, "flagged")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "recovered_2x_us")),
+	       cJSON_IsTrue(paired)    ? ", paired by pass"
+	       : cJSON_IsFalse(paired) ? ", unpaired"
+				       : "",
+	       cpu, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(noise, "flagged")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(noise, "retaken")));
 	return true;
 }

@@ -78,6 +78,9 @@ def test_calibrate_one_agent_records_its_last_calibration():
             assert cal["result_id"] == task["result_id"], (cal, task)
             assert cal["injected_us"] == DELAY_US and cal["family"] == "elf", cal
             assert cal["runner"] == "native", cal
+            # The agent's passes pair every variant's samples: the CLI says so.
+            assert cal["paired"] is True, cal
+            assert re.search(r"; from 2X: [0-9.]+ us\), paired by pass, other CPU max", out), out
             assert 0.8 <= cal["ratio"] <= 1.3, cal
             assert 0.8 <= cal["ratio_2x"] <= 1.3, cal
             assert abs(cal["recovered_us"] / DELAY_US - cal["ratio"]) < 1e-9, cal
