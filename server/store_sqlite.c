@@ -119,13 +119,23 @@ static const char *const migrations[] = {
 	 * included, and changed with each state) and tasks_by_holder go: a
 	 * lease changed four indexes, now three (out of tasks_queued, into
 	 * tasks_held, tasks_by_job_state); a result two (out of tasks_held,
-	 * tasks_by_job_state). */
+	 * tasks_by_job_state). task_attempts is keyed by (task_id, attempt)
+	 * itself (WITHOUT ROWID): a lease's INSERT wrote a row and its key's
+	 * index, a result's UPDATE sought the index, then the row. */
 	"DROP INDEX tasks_ready;"
 	"DROP INDEX IF EXISTS tasks_ready_by_pin;"
 	"DROP INDEX tasks_by_holder;"
 	"CREATE INDEX tasks_queued ON tasks(pinned_agent, priority DESC, id) WHERE state = 'queued';"
-	"CREATE INDEX tasks_held ON tasks(state, lease_holder) WHERE state = 'leased' OR cancel_notified = "
-	"0;",
+	"CREATE INDEX tasks_held ON tasks(state, lease_holder)"
+	"  WHERE state = 'leased' OR cancel_notified = 0;"
+	"CREATE TABLE task_attempts_keyed ("
+	"  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, agent_id INTEGER NOT NULL,"
+	"  leased_at INTEGER NOT NULL, ended_at INTEGER, outcome TEXT,"
+	"  PRIMARY KEY (task_id, attempt)) WITHOUT ROWID;"
+	"INSERT INTO task_attempts_keyed (task_id, attempt, agent_id, leased_at, ended_at, outcome)"
+	"  SELECT task_id, attempt, agent_id, leased_at, ended_at, outcome FROM task_attempts;"
+	"DROP TABLE task_attempts;"
+	"ALTER TABLE task_attempts_keyed RENAME TO task_attempts;",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -270,13 +270,31 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
 	sqlite3_close(db);
 }
 
-/* Takes a store's task indexes back to schema version 6's, as loadlabd
- * left them before pass 7 of issue 16 (less tasks_ready_by_pin, which it
- * created at every open from pass 4 on). */
-static const char previous_task_indexes[] = "DROP INDEX tasks_queued; DROP INDEX tasks_held;"
-					    "CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
-					    "CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
-					    "PRAGMA user_version = 6;";
+/* Takes a store back to schema version 6's task indexes and attempts
+ * table, as loadlabd left them before pass 7 of issue 16 (less
+ * tasks_ready_by_pin, which it created at every open from pass 4 on). */
+static const char previous_schema[] =
+	"DROP INDEX tasks_queued; DROP INDEX tasks_held;"
+	"CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
+	"CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
+	"CREATE TABLE rowid_attempts ("
+	"  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, agent_id INTEGER NOT NULL,"
+	"  leased_at INTEGER NOT NULL, ended_at INTEGER, outcome TEXT,"
+	"  PRIMARY KEY (task_id, attempt));"
+	"INSERT INTO rowid_attempts SELECT * FROM task_attempts;"
+	"DROP TABLE task_attempts;"
+	"ALTER TABLE rowid_attempts RENAME TO task_attempts;"
+	"PRAGMA user_version = 6;";
+
+/* Every attempt of the store at PATH as text, in key order. */
+static void attempts_text(const char *path, char *out, size_t size)
+{
+	raw_text(path,
+		 "SELECT group_concat(task_id || ':' || attempt || ':' || agent_id || ':' || leased_at"
+		 " || ':' || ifnull(ended_at, '-') || ':' || ifnull(outcome, '-'), ' ')"
+		 " FROM (SELECT * FROM task_attempts ORDER BY task_id, attempt)",
+		 out, size);
+}
 
 /* A store made by the previous schema (version 6) with queued, leased,
  * done and cancelled tasks opens, migrates to the task indexes of version
@@ -295,7 +313,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 	cJSON *lease = NULL, *out = NULL, *listed;
 	bool replayed = true;
 	int expired = -1;
-	char text[512];
+	char text[512], attempts[512], attempts_after[512];
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
@@ -327,13 +345,17 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 	store_close(s);
 
 	/* Back to version 6's indexes, as the previous loadlabd left them. */
-	CHECK_EQ_INT(raw_exec(path, previous_task_indexes), 0);
+	CHECK_EQ_INT(raw_exec(path, previous_schema), 0);
 	if (with_pin_index)
 		CHECK_EQ_INT(raw_exec(path, "CREATE INDEX tasks_ready_by_pin ON tasks(state, pinned_agent,"
 					    " priority DESC, id)"),
 			     0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
 	CHECK_EQ_STR(text, "6");
+	raw_text(path, "SELECT sql FROM sqlite_master WHERE name = 'task_attempts'", text, sizeof(text));
+	CHECK(strstr(text, "WITHOUT ROWID") == NULL);
+	attempts_text(path, attempts, sizeof(attempts));
+	CHECK(strstr(attempts, ":done") != NULL); /* the done task's, among others */
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
@@ -343,6 +365,10 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 		 " WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name)",
 		 text, sizeof(text));
 	CHECK_EQ_STR(text, "tasks_by_job tasks_by_job_state tasks_held tasks_queued");
+	raw_text(path, "SELECT sql FROM sqlite_master WHERE name = 'task_attempts'", text, sizeof(text));
+	CHECK(strstr(text, "WITHOUT ROWID") != NULL);
+	attempts_text(path, attempts_after, sizeof(attempts_after));
+	CHECK_EQ_STR(attempts_after, attempts);
 	CHECK_EQ_INT(store_integrity_check(s), 0);
 
 	/* The holder hears of its cancelled task once, beside its lease. */
