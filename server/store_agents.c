@@ -249,7 +249,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
 	tasks = cJSON_AddArrayToObject(a->out, "tasks");
-	/* Two seeks of tasks_by_holder (lease_holder, state), each in id
+	/* Two seeks of tasks_held (state, lease_holder), each in id
 	 * order, merged by id. One statement with "state = 'leased' OR
 	 * (state = 'cancelled' AND ...)" walked every task the agent ever
 	 * held (its done ones too): a heartbeat cost grew with its history. */

@@ -24,13 +24,22 @@ static int read_job_state(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
-/* Whether job JOB_ID has a task in STATE (an index seek). */
+/* Whether job JOB_ID has a task in STATE (an index seek). The state is
+ * written in each statement, not bound: SQLite re-prepares a statement on
+ * every new value of a parameter compared with a column that a partial
+ * index's condition names (tasks.state: tasks_queued, tasks_held), which
+ * cost 60k instructions a call instead of 5k. */
 static int job_has_task(struct store *s, long long job_id, enum queue_task_state state, bool *ret)
 {
+#define HAS_TASK(name) "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = '" name "')"
+	static const char *const sql[QUEUE_TASK_STATE_COUNT] = {
+		[QUEUE_TASK_QUEUED] = HAS_TASK("queued"),       [QUEUE_TASK_LEASED] = HAS_TASK("leased"),
+		[QUEUE_TASK_DONE] = HAS_TASK("done"),           [QUEUE_TASK_DEAD] = HAS_TASK("dead"),
+		[QUEUE_TASK_CANCELLED] = HAS_TASK("cancelled"),
+	};
+#undef HAS_TASK
 	long long found = 0;
-	int rc = db_int(s->writer, &found, 0,
-			"SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = ?)", "it", job_id,
-			queue_task_state_name(state));
+	int rc = db_int(s->writer, &found, 0, sql[state], "i", job_id);
 
 	*ret = found != 0;
 	return rc;

@@ -109,15 +109,34 @@ static const char *const migrations[] = {
 	/* (issue 12, calibration) Each agent's last calibration, as GET
 	 * /api/v1/agents shows it (server/calibration.c, store_agents.c). */
 	"ALTER TABLE agents ADD COLUMN last_calibration TEXT;",
+	/* (issue 16, pass 7) The queue's indexes hold only the tasks their
+	 * queries ask for, so a state change touches fewer of them: the lease
+	 * scans (store_tasks.c) seek the queued tasks pinned to one agent and
+	 * those pinned to none, each in the queue's order (tasks_queued); a
+	 * heartbeat, the lease sweep and the agents' list seek the leased tasks
+	 * and the cancelled ones not yet told to their holder (tasks_held).
+	 * tasks_ready and tasks_ready_by_pin (which held every task, done ones
+	 * included, and changed with each state) and tasks_by_holder go: a
+	 * lease changed four indexes, now three (out of tasks_queued, into
+	 * tasks_held, tasks_by_job_state); a result two (out of tasks_held,
+	 * tasks_by_job_state). task_attempts is keyed by (task_id, attempt)
+	 * itself (WITHOUT ROWID): a lease's INSERT wrote a row and its key's
+	 * index, a result's UPDATE sought the index, then the row. */
+	"DROP INDEX tasks_ready;"
+	"DROP INDEX IF EXISTS tasks_ready_by_pin;"
+	"DROP INDEX tasks_by_holder;"
+	"CREATE INDEX tasks_queued ON tasks(pinned_agent, priority DESC, id) WHERE state = 'queued';"
+	"CREATE INDEX tasks_held ON tasks(state, lease_holder)"
+	"  WHERE state = 'leased' OR cancel_notified = 0;"
+	"CREATE TABLE task_attempts_keyed ("
+	"  task_id INTEGER NOT NULL, attempt INTEGER NOT NULL, agent_id INTEGER NOT NULL,"
+	"  leased_at INTEGER NOT NULL, ended_at INTEGER, outcome TEXT,"
+	"  PRIMARY KEY (task_id, attempt)) WITHOUT ROWID;"
+	"INSERT INTO task_attempts_keyed (task_id, attempt, agent_id, leased_at, ended_at, outcome)"
+	"  SELECT task_id, attempt, agent_id, leased_at, ended_at, outcome FROM task_attempts;"
+	"DROP TABLE task_attempts;"
+	"ALTER TABLE task_attempts_keyed RENAME TO task_attempts;",
 };
-
-/* Indexes that only speed up queries, created at every open when missing
- * (outside the migrations: a store without them answers the same). */
-static const char derived_indexes[] =
-	/* The lease scans (store_tasks.c) seek the ready tasks pinned to one
-	 * agent and those pinned to none, each in the queue's order; with
-	 * tasks_ready alone they walked every other agent's pinned tasks. */
-	"CREATE INDEX IF NOT EXISTS tasks_ready_by_pin ON tasks(state, pinned_agent, priority DESC, id);";
 
 /* ------------------------------------------------------ the writer thread */
 
@@ -487,8 +506,7 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
-	    (rc = db_exec(s->writer, derived_indexes)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
-	    (rc = open_wal_sync(s)) < 0)
+	    (rc = open_connection(path, &s->reader)) < 0 || (rc = open_wal_sync(s)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
 	db_cache_attach(s->reader);

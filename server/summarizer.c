@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Threads summarizing at once: a summary is CPU work on its own result
  * (issue 16); this machine kind has 2 cores. */
@@ -39,6 +40,13 @@ struct summarizer {
  * stored in one write, so that the summarizer costs the writer one op per
  * batch, not one per result. */
 #define SUMMARIZER_BATCH 64
+
+/* How long a thread woken by a first result waits for more before it
+ * summarizes what it has (unless SUMMARIZER_BATCH are queued first). When
+ * results arrive by thousands a second, taking each as it came meant a
+ * wake-up, a store read and a writer op for one or two results; a summary
+ * is now at most this much later. */
+#define SUMMARIZER_GATHER_MS 20
 
 static bool ring_put(struct ring *q, long long id)
 {
@@ -107,6 +115,23 @@ static void compare_batch(struct summarizer *z, const long long *ids, size_t n)
 		free(data[i]);
 }
 
+/* Waits, under Z's lock, until SUMMARIZER_BATCH summaries are queued,
+ * SUMMARIZER_GATHER_MS have passed or the summarizer stops. */
+static void gather(struct summarizer *z)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += SUMMARIZER_GATHER_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (z->summaries.count < SUMMARIZER_BATCH && !z->stopping)
+		if (pthread_cond_timedwait(&z->wake, &z->lock, &until) != 0)
+			break;
+}
+
 static void *summarizer_main(void *arg)
 {
 	struct summarizer *z = arg;
@@ -129,6 +154,9 @@ static void *summarizer_main(void *arg)
 			z->compare_busy -= n;
 			continue;
 		}
+		gather(z);
+		if (z->stopping)
+			break;
 		n = ring_take(&z->summaries, ids, SUMMARIZER_BATCH);
 		z->busy += n;
 		pthread_mutex_unlock(&z->lock);
@@ -206,8 +234,11 @@ void summarizer_enqueue(struct summarizer *z, long long result_id)
 {
 	if (!z)
 		return;
+	/* A thread is woken by the first result of a batch (it then gathers
+	 * more) and by the one that fills a batch; others wait their turn. */
 	pthread_mutex_lock(&z->lock);
-	if (ring_put(&z->summaries, result_id))
+	if (ring_put(&z->summaries, result_id) &&
+	    (z->summaries.count == 1 || z->summaries.count == SUMMARIZER_BATCH))
 		pthread_cond_signal(&z->wake);
 	pthread_mutex_unlock(&z->lock);
 }

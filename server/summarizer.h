@@ -3,13 +3,14 @@
  * background, so that a job's report reads cached summaries only.
  *
  * Result ingestion enqueues the result's id and returns at once; two
- * threads take ids in order, compute and store their summaries, then queue
- * them again for compare's data (summary.h), which they make only while no
- * summary waits. Each queue holds SUMMARIZER_QUEUE_MAX ids; beyond that
- * ids are dropped: the report computes the summaries that are missing when
- * it is asked for, and compare the compare data. At start the queues are
- * filled with the stored results that have no summary yet, and those whose
- * summary has no compare data.
+ * threads take ids in order, in batches of up to 64 (a thread woken by a
+ * result waits up to 20 ms for more), compute and store their summaries,
+ * then queue them again for compare's data (summary.h), which they make
+ * only while no summary waits. Each queue holds SUMMARIZER_QUEUE_MAX ids;
+ * beyond that ids are dropped: the report computes the summaries that are
+ * missing when it is asked for, and compare the compare data. At start the
+ * queues are filled with the stored results that have no summary yet, and
+ * those whose summary has no compare data.
  */
 #ifndef LOADLAB_SERVER_SUMMARIZER_H
 #define LOADLAB_SERVER_SUMMARIZER_H
