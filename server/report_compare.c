@@ -169,10 +169,13 @@ static int collect_side(void *context, const struct store_report_row *row)
 	    (copy = block_copy(side, row->compare, row->compare_len)) &&
 	    report_compare_data_read(copy, row->compare_len, &t->read) == 0) {
 		t->has_result = true;
-	} else if (row->result_id && row->body) {
+	} else if (row->result_id) {
+		/* no usable data: from the text, read after the walk when the
+		 * store left it out (data of an older version) */
 		char name[32];
 		snprintf(name, sizeof(name), "%zu", side->count);
-		cJSON_AddItemToObject(c->bodies, name, cJSON_CreateString(row->body));
+		cJSON_AddItemToObject(c->bodies, name,
+				      row->body ? cJSON_CreateString(row->body) : cJSON_CreateNull());
 	}
 	slot = slot_of(side, key);
 	if (*slot)
@@ -193,9 +196,12 @@ static void summarize_bodies(struct store *store, struct compare_side *side, con
 		struct side_task *t = &side->tasks[strtoul(b->string, NULL, 10)];
 		cJSON *result = NULL;
 		void *data = NULL;
+		char *read = NULL;
+		const char *text = b->valuestring;
 		size_t len = 0;
-		if (json_parse_object(b->valuestring, strlen(b->valuestring), REPORT_MAX_BODY_DEPTH,
-				      &result) == 0 &&
+		if (!text && store_result_get(store, t->result_id, &read) == 0)
+			text = read;
+		if (text && json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &result) == 0 &&
 		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
 			report_compare_data_release(&t->read);
 			free(t->data);
@@ -206,6 +212,7 @@ static void summarize_bodies(struct store *store, struct compare_side *side, con
 			report_data_keep(&kept, t->result_id, t->data, len);
 		}
 		free(data);
+		free(read);
 		cJSON_Delete(result);
 	}
 	report_data_store(&kept, store);
@@ -548,18 +555,27 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 {
 	double lo, hi, base, cand;
 	bool paired;
+	int rc;
 
 	ff->ratio_rc = LL_EINVAL;
 	if (!(mxf > 0 && myf > 0 && mx > 0))
 		return;
 	base = mx / mxf;
 	cand = my / myf;
-	/* paired12: by pass when both sides pair (report_paired.h), else unpaired */
-	paired = measure_sides(f, room) == 0 &&
-		 report_paired_floor_ratio(
-			 &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x, f->sxf.x},
-			 &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x, f->syf.x},
-			 f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi) == 0;
+	/* paired12: by pass when both sides pair (report_paired.h), else
+	 * unpaired; from the compare data's ranks when it holds them */
+	rc = f->sx.rounds ? LL_ENOTFOUND
+			  : report_paired_floor_ratio_cached(f->bv, f->cv, &base, &cand, &lo, &hi);
+	if (rc == LL_ENOTFOUND)
+		rc = measure_sides(f, room) < 0
+			     ? LL_ENOMEM
+			     : report_paired_floor_ratio(
+				       &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x,
+								    f->sxf.x},
+				       &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x,
+								    f->syf.x},
+				       f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi);
+	paired = rc == 0;
 	report_row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
 	report_row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
 	report_row_bool(row, "floor_ratio_paired", paired);

@@ -31,7 +31,11 @@
  *     bytes, the ranks of the medians of the over-floor bootstrap
  *     (report_median_ranks() of the variant, the floor, the variant, the
  *     floor, lo then hi of each: as baseline the first four rows, as
- *     candidate the last four);
+ *     candidate the last four); DATA_PAIRED (ranked, and the variant
+ *     pairs with the floor, stats_paired_ratios()): padding to 8 bytes,
+ *     n doubles: its per-pass ratios r_k sorted, then 4 x resamples bytes:
+ *     the ranks of the medians of the paired floor-ratio bootstrap
+ *     (report_paired.h) as baseline (lo, hi), as candidate (lo, hi);
  *   the floor (the result's "floor": the empty program): one more entry
  *     as a variant's, its name empty, never ranked.
  *
@@ -40,6 +44,12 @@
  * variant, its floor, the candidate's variant, its floor: for rows without
  * rounds whose two sides have the same sample counts, the ranks of those
  * four medians are known at summary time, as for the ratio of medians.
+ *
+ * Compare's paired floor ratio (report_paired.h) of a row without rounds
+ * whose sides have the same sample counts draws, with the over-floor seed,
+ * a resample of the baseline's r_k then one of the candidate's, as the
+ * ratio of medians does: their medians' ranks are known at summary time
+ * too (version "LLC4"; "LLC3" data is made again by the next compare).
  *
  * Rounds (warm.round_sizes, docs/statistics.md) are kept when they are
  * 1 to STATS_MAX_ROUNDS positive counts adding up to the samples; others
@@ -53,12 +63,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_MAGIC 0x4c4c4333u /* "LLC3" */
+#define DATA_MAGIC 0x4c4c4334u /* "LLC4" */
 #define DATA_INVALID 1u
 #define DATA_SAMPLES 2u
 #define DATA_RANKED 4u
 #define DATA_ROUNDS 8u
 #define DATA_FLOOR_RANKS 16u
+#define DATA_PAIRED 32u
 #define DATA_MAX_VARIANTS 256
 
 const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
@@ -133,6 +144,16 @@ static uint32_t *rounds_of(const cJSON *warm, size_t n, uint32_t *ret_count)
 	return out;
 }
 
+/* The result's floor: sorted (SORTED, when HAS_SORTED) and as measured
+ * (X, N, with its rounds; X NULL: no valid samples). */
+struct floor_in {
+	struct report_sample sorted;
+	bool has_sorted;
+	double *x;
+	size_t n;
+	uint32_t *sizes, rounds;
+};
+
 /* The over-floor ranks of the sample S over the sorted FLOOR for SEED
  * into RANKS (8 x REPORT_COMPARE_RESAMPLES bytes, see above); LL_ENOMEM. */
 static int floor_ranks(struct report_sample *s, const struct report_sample *floor, uint64_t seed,
@@ -147,11 +168,30 @@ static int floor_ranks(struct report_sample *s, const struct report_sample *floo
 	return report_median_ranks(sides, 4, (int)r, seed, s, lo, hi);
 }
 
-/* One variant's entry (the floor's: RANK false, NAME ""); S is room for
- * its sample. */
-static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
-			struct report_sample *s, const struct report_sample *floor)
+/* The paired entry of a variant whose per-pass ratios are R[0..N): R
+ * sorted and the ranks of its medians for SEED (see above); S is room. */
+static void put_paired(struct out *o, const double *r, uint32_t n, uint64_t seed, struct report_sample *s)
 {
+	const int resamples = REPORT_COMPARE_RESAMPLES;
+	uint8_t *ranks;
+
+	put(o, NULL, (8 - o->len % 8) % 8);
+	if (report_sample_set(s, r, n) < 0 || !put(o, s->sorted, n * sizeof(double)) ||
+	    !(ranks = put(o, NULL, 4 * (size_t)resamples)) ||
+	    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, false, ranks,
+				      ranks + resamples) < 0 ||
+	    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, true, ranks + 2 * resamples,
+				      ranks + 3 * resamples) < 0)
+		o->failed = true;
+}
+
+/* One variant's entry (the floor's: RANK false, NAME "", FL NULL); S is
+ * room for its sample. */
+static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
+			struct report_sample *s, const struct floor_in *fl)
+{
+	const struct report_sample *floor = fl && fl->has_sorted ? &fl->sorted : NULL;
+	double r[255];
 	const int resamples = REPORT_COMPARE_RESAMPLES;
 	uint8_t flags = cJSON_IsFalse(get(v, "valid")) ? DATA_INVALID : 0, *ranks;
 	double *x = NULL;
@@ -167,6 +207,12 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		flags |= DATA_RANKED;
 	if ((flags & DATA_RANKED) && floor && floor->n && rounds < REPORT_MIN_ROUNDS)
 		flags |= DATA_FLOOR_RANKS; /* a variant in rounds is compared in rounds, mostly */
+	if ((flags & DATA_RANKED) && fl && fl->x && fl->n == n) {
+		struct stats_sample sv = {x, n, rounds ? sizes : NULL, rounds};
+		struct stats_sample sf = {fl->x, fl->n, fl->rounds ? fl->sizes : NULL, fl->rounds};
+		if (stats_paired_ratios(&sv, &sf, r) == 0)
+			flags |= DATA_PAIRED;
+	}
 	put_text(o, name, strlen(name));
 	put(o, &flags, 1);
 	n32 = (uint32_t)n;
@@ -196,6 +242,8 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		if ((flags & DATA_FLOOR_RANKS) && (ranks = put(o, NULL, 8 * (size_t)resamples)) &&
 		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), ranks) < 0)
 			o->failed = true;
+		if (flags & DATA_PAIRED)
+			put_paired(o, r, (uint32_t)n, cell_seed ^ report_seed_of("over-floor"), s);
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
@@ -203,21 +251,16 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 	free(x);
 }
 
-/* The floor FLOOR (the result's "floor") sorted into S when it has valid
- * warm samples, at most 255 (compare's rows without rounds resample it
- * without its rounds). */
-static void floor_of(const cJSON *floor, struct report_sample *s, bool *ret_has)
+/* The floor FLOOR (the result's "floor") into FL when it has valid warm
+ * samples: as measured with its rounds, and sorted when at most 255
+ * (compare's rows without rounds resample it without its rounds). */
+static void floor_of(const cJSON *floor, struct floor_in *fl)
 {
-	double *x = NULL;
-	size_t n = 0;
-
-	*ret_has = false;
-	if (report_samples_of(get(get(floor, "warm"), "samples_us"), &x, &n) < 0)
+	if (report_samples_of(get(get(floor, "warm"), "samples_us"), &fl->x, &fl->n) < 0)
 		return;
-	if (n <= 255 && report_sample_set(s, x, n) == 0)
-		*ret_has = true;
-	s->x = NULL; /* X is freed here; only the sorted copy is read */
-	free(x);
+	fl->sizes = rounds_of(get(floor, "warm"), fl->n, &fl->rounds);
+	if (fl->n <= 255 && report_sample_set(&fl->sorted, fl->x, fl->n) == 0)
+		fl->has_sorted = true;
 }
 
 int report_compare_data(const cJSON *result, const char *key, struct report_sample *s, void **ret_data,
@@ -225,8 +268,7 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 {
 	struct out o = {0};
 	const cJSON *facts = get(result, "facts"), *v, *variants = get(result, "variants");
-	struct report_sample floor = {0};
-	bool has_floor = false;
+	struct floor_in floor = {0};
 	uint32_t magic = DATA_MAGIC;
 	uint16_t count = 0, *count_at;
 
@@ -244,7 +286,7 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			put_text(&o, text, strlen(text));
 		free(text);
 	}
-	floor_of(get(result, "floor"), &floor, &has_floor);
+	floor_of(get(result, "floor"), &floor);
 	cJSON_ArrayForEach(v, variants) {
 		const char *name = string(v, "name");
 		if (!name || strlen(name) >= 0xffff || report_find_variant(variants, name) != v)
@@ -253,11 +295,13 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			o.failed = true;
 			break;
 		}
-		put_variant(&o, v, name, key, true, s, has_floor ? &floor : NULL);
+		put_variant(&o, v, name, key, true, s, &floor);
 		count++;
 	}
 	put_variant(&o, get(result, "floor"), "", key, false, s, NULL);
-	report_sample_release(&floor);
+	report_sample_release(&floor.sorted);
+	free(floor.x);
+	free(floor.sizes);
 	if (o.failed) {
 		free(o.data);
 		return LL_ENOMEM;
@@ -329,6 +373,11 @@ static int take_variant(struct in *in, const void *data, uint16_t resamples, str
 		return LL_EFORMAT;
 	if ((*flags & DATA_FLOOR_RANKS) &&
 	    (!v->ranked || !(v->floor_ranks = take(in, 8 * (size_t)resamples))))
+		return LL_EFORMAT;
+	if ((*flags & DATA_PAIRED) &&
+	    (!v->ranked || !take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8) ||
+	     !(v->paired = take(in, v->n * sizeof(double))) ||
+	     !(v->paired_ranks = take(in, 4 * (size_t)resamples))))
 		return LL_EFORMAT;
 	return 0;
 }

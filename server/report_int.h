@@ -196,14 +196,16 @@ extern const char *const report_compared_facts[REPORT_COMPARED_FACTS];
 struct report_compare_variant {
 	const char *name; /* not terminated */
 	uint16_t name_len;
-	bool invalid;               /* "valid": false */
-	uint32_t n;                 /* warm samples; 0 with VALUES NULL: none valid */
-	const double *values;       /* RANKED: sorted, else as measured */
-	bool ranked;                /* ORDER and RANKS are there */
-	const uint8_t *order;       /* order[k]: measured position of values[k] */
-	const uint8_t *ranks;       /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
-	const uint8_t *floor_ranks; /* 8 x REPORT_COMPARE_RESAMPLES, or NULL */
-	uint32_t rounds;            /* warm.round_sizes' count; 0: none (or not valid) */
+	bool invalid;                /* "valid": false */
+	uint32_t n;                  /* warm samples; 0 with VALUES NULL: none valid */
+	const double *values;        /* RANKED: sorted, else as measured */
+	bool ranked;                 /* ORDER and RANKS are there */
+	const uint8_t *order;        /* order[k]: measured position of values[k] */
+	const uint8_t *ranks;        /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
+	const uint8_t *floor_ranks;  /* 8 x REPORT_COMPARE_RESAMPLES, or NULL */
+	const double *paired;        /* N per-pass ratios over the floor, sorted, or NULL */
+	const uint8_t *paired_ranks; /* 4 x REPORT_COMPARE_RESAMPLES with PAIRED */
+	uint32_t rounds;             /* warm.round_sizes' count; 0: none (or not valid) */
 	const uint32_t *round_sizes;
 };
 
