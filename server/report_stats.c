@@ -664,12 +664,72 @@ static bool ranked_interval(const struct report_sample *s, enum stats_statistic 
 	return true;
 }
 
+/*
+ * Both ends at once (an interval's two pairs of positions, KLO and KLO+1
+ * among the KLO + 2 smallest, KHI and KHI+1 among the N - KHI largest),
+ * for the usual bootstrap of at most REPORT_MAX_RESAMPLES_RANKED values:
+ * the minimum and maximum of each block of END_BLOCK values bound the
+ * values that can be among the smallest (the M-th smallest of the blocks'
+ * minimums is at least the M-th smallest value: those minimums are M of
+ * the values) and the largest, one branchless pass keeps the values within
+ * the bounds, and only those are kept by insertion (profiled: near_end()'s
+ * two passes, each inserting about 20 values with a mispredicted branch,
+ * were 18-24 % of a compare's CPU time). The same values as near_end();
+ * false when the positions are not near the ends or N is out of range.
+ */
+#define END_BLOCK 8
+
+static bool both_ends(const double *v, size_t n, size_t klo, size_t khi, double *ret)
+{
+	double mins[REPORT_MAX_RESAMPLES_RANKED / END_BLOCK], maxs[REPORT_MAX_RESAMPLES_RANKED / END_BLOCK];
+	double low[REPORT_MAX_RESAMPLES_RANKED], high[REPORT_MAX_RESAMPLES_RANKED], keep[EXTREME], tlo, thi;
+	size_t m_lo = klo + 2, m_hi = n - khi, blocks = n / END_BLOCK, nlo = 0, nhi = 0;
+
+	if (n > REPORT_MAX_RESAMPLES_RANKED || klo + 1 >= n || khi + 1 >= n || m_lo > EXTREME ||
+	    m_hi > EXTREME || blocks < m_lo || blocks < m_hi)
+		return false;
+	for (size_t b = 0; b < blocks; b++) {
+		const double *at = v + b * END_BLOCK;
+		double mn = at[0], mx = at[0];
+		for (int j = 1; j < END_BLOCK; j++) {
+			mn = at[j] < mn ? at[j] : mn;
+			mx = at[j] > mx ? at[j] : mx;
+		}
+		mins[b] = mn;
+		maxs[b] = mx;
+	}
+	smallest(mins, blocks, m_lo, keep);
+	tlo = keep[m_lo - 1];
+	largest(maxs, blocks, m_hi, keep);
+	thi = keep[m_hi - 1];
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i];
+		low[nlo] = x;
+		nlo += x <= tlo;
+		high[nhi] = x;
+		nhi += x >= thi;
+	}
+	smallest(low, nlo, m_lo, keep);
+	ret[0] = keep[klo];
+	ret[1] = keep[klo + 1];
+	largest(high, nhi, m_hi, keep);
+	ret[2] = keep[n - 1 - khi];
+	ret[3] = keep[n - 2 - khi];
+	return true;
+}
+
 /* stats.c's percentile interval of VALUES (reordered here): the sorted
  * values it reads are found by selection. */
 static void percentile_interval(double *values, size_t count, double level, double *ret_low, double *ret_high)
 {
-	double q[2] = {(1 - level) / 2, 1 - (1 - level) / 2}, *ret[2] = {ret_low, ret_high};
+	double q[2] = {(1 - level) / 2, 1 - (1 - level) / 2}, *ret[2] = {ret_low, ret_high}, ends[4];
+	double h0 = (double)(count - 1) * q[0], h1 = (double)(count - 1) * q[1];
 
+	if (both_ends(values, count, (size_t)floor(h0), (size_t)floor(h1), ends)) {
+		*ret_low = ends[0] + (h0 - floor(h0)) * (ends[1] - ends[0]);
+		*ret_high = ends[2] + (h1 - floor(h1)) * (ends[3] - ends[2]);
+		return;
+	}
 	for (int i = 0; i < 2; i++) {
 		double h = (double)(count - 1) * q[i], a, b;
 		size_t lo = (size_t)floor(h);
