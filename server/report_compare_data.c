@@ -71,6 +71,7 @@
 #define DATA_FLOOR_RANKS 16u
 #define DATA_PAIRED 32u
 #define DATA_MAX_VARIANTS 256
+#define HEADER_SIZE 16
 
 const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
 								  "disk", "fs",         "runner"};
@@ -169,26 +170,29 @@ static int floor_ranks(struct report_sample *s, const struct report_sample *floo
 }
 
 /* The paired entry of a variant whose per-pass ratios are R[0..N): R
- * sorted and the ranks of its medians for SEED (see above); S is room. */
-static void put_paired(struct out *o, const double *r, uint32_t n, uint64_t seed, struct report_sample *s)
+ * sorted into O, the ranks of its medians for SEED into the sections SEC
+ * (see above); S is room. */
+static void put_paired(struct out *o, struct out *sec, const double *r, uint32_t n, uint64_t seed,
+		       struct report_sample *s)
 {
 	const int resamples = REPORT_COMPARE_RESAMPLES;
-	uint8_t *ranks;
+	uint8_t *ranks[2];
 
 	put(o, NULL, (8 - o->len % 8) % 8);
-	if (report_sample_set(s, r, n) < 0 || !put(o, s->sorted, n * sizeof(double)) ||
-	    !(ranks = put(o, NULL, 4 * (size_t)resamples)) ||
-	    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, false, ranks,
-				      ranks + resamples) < 0 ||
-	    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, true, ranks + 2 * resamples,
-				      ranks + 3 * resamples) < 0)
+	if (report_sample_set(s, r, n) < 0 || !put(o, s->sorted, n * sizeof(double)))
 		o->failed = true;
+	for (int role = 0; role < 2 && !o->failed; role++)
+		if (!(ranks[role] = put(&sec[role], NULL, 2 * (size_t)resamples)) ||
+		    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, role, ranks[role],
+					      ranks[role] + resamples) < 0)
+			o->failed = true;
 }
 
-/* One variant's entry (the floor's: RANK false, NAME "", FL NULL); S is
- * room for its sample. */
-static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
-			struct report_sample *s, const struct floor_in *fl)
+/* One variant's entry (the floor's: RANK false, NAME "", FL NULL) into O,
+ * its ranks into the sections SEC (as baseline, as candidate); S is room
+ * for its sample. */
+static void put_variant(struct out *o, struct out *sec, const cJSON *v, const char *name, const char *key,
+			bool rank, struct report_sample *s, const struct floor_in *fl)
 {
 	const struct report_sample *floor = fl && fl->has_sorted ? &fl->sorted : NULL;
 	double r[255];
@@ -197,7 +201,7 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 	double *x = NULL;
 	size_t n = 0;
 	uint32_t n32, rounds = 0, *sizes = NULL;
-	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED];
+	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED], both[8 * REPORT_COMPARE_RESAMPLES], *at[2];
 
 	if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0)
 		flags |= DATA_SAMPLES;
@@ -229,21 +233,25 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		if ((ranks = put(o, NULL, n)))
 			for (size_t k = 0; k < n; k++)
 				ranks[k] = (uint8_t)s->order[k];
-		if ((ranks = put(o, NULL, 6 * (size_t)resamples)) &&
-		    (report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, false, ranks,
-					       ranks + resamples) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, true,
-					       ranks + 2 * resamples, ranks + 3 * resamples) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, false,
-					       ranks + 4 * resamples, scratch) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, true,
-					       ranks + 5 * resamples, scratch) < 0))
+		/* the medians' ranks in both roles first: one table of draws */
+		for (int role = 0; role < 2; role++)
+			if (!(at[role] = put(&sec[role], NULL, 3 * (size_t)resamples)) ||
+			    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, role,
+						      at[role], at[role] + resamples) < 0)
+				o->failed = true;
+		for (int role = 0; role < 2 && !o->failed; role++)
+			if (report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true,
+						      role, at[role] + 2 * resamples, scratch) < 0)
+				o->failed = true;
+		if ((flags & DATA_FLOOR_RANKS) &&
+		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), both) == 0) {
+			put(&sec[0], both, 4 * (size_t)resamples);
+			put(&sec[1], both + 4 * resamples, 4 * (size_t)resamples);
+		} else if (flags & DATA_FLOOR_RANKS) {
 			o->failed = true;
-		if ((flags & DATA_FLOOR_RANKS) && (ranks = put(o, NULL, 8 * (size_t)resamples)) &&
-		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), ranks) < 0)
-			o->failed = true;
+		}
 		if (flags & DATA_PAIRED)
-			put_paired(o, r, (uint32_t)n, cell_seed ^ report_seed_of("over-floor"), s);
+			put_paired(o, sec, r, (uint32_t)n, cell_seed ^ report_seed_of("over-floor"), s);
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
@@ -270,11 +278,14 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 	const cJSON *facts = get(result, "facts"), *v, *variants = get(result, "variants");
 	struct floor_in floor = {0};
 	uint32_t magic = DATA_MAGIC;
-	uint16_t count = 0, *count_at;
+	struct out sec[2] = {{0}, {0}};
+	uint16_t count = 0;
+	uint32_t lens[2];
 
 	put(&o, &magic, sizeof(magic));
 	put_u16(&o, REPORT_COMPARE_RESAMPLES);
 	put_u16(&o, 0);
+	put(&o, NULL, sizeof(lens));
 	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
 		const cJSON *fact = get(facts, report_compared_facts[i]);
 		char *text = fact ? cJSON_PrintUnformatted(fact) : NULL;
@@ -295,19 +306,28 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			o.failed = true;
 			break;
 		}
-		put_variant(&o, v, name, key, true, s, &floor);
+		put_variant(&o, sec, v, name, key, true, s, &floor);
 		count++;
 	}
-	put_variant(&o, get(result, "floor"), "", key, false, s, NULL);
+	put_variant(&o, sec, get(result, "floor"), "", key, false, s, NULL);
 	report_sample_release(&floor.sorted);
 	free(floor.x);
 	free(floor.sizes);
-	if (o.failed) {
+	put(&o, NULL, (8 - o.len % 8) % 8);
+	lens[0] = (uint32_t)o.len;
+	lens[1] = (uint32_t)sec[0].len;
+	put(&o, sec[0].data, sec[0].len);
+	put(&o, sec[1].data, sec[1].len);
+	if (o.failed || sec[0].failed || sec[1].failed || sec[0].len != sec[1].len || o.len > UINT32_MAX) {
 		free(o.data);
+		free(sec[0].data);
+		free(sec[1].data);
 		return LL_ENOMEM;
 	}
-	count_at = (uint16_t *)(o.data + 6);
-	*count_at = count;
+	free(sec[0].data);
+	free(sec[1].data);
+	memcpy(o.data + 6, &count, sizeof(count));
+	memcpy(o.data + 8, lens, sizeof(lens));
 	*ret_data = o.data;
 	*ret_len = o.len;
 	return 0;
@@ -342,9 +362,10 @@ void report_compare_data_release(struct report_compare_data *d)
 	*d = (struct report_compare_data){0};
 }
 
-/* One variant's entry at IN (DATA: the data's start, for the padding)
- * into V; LL_EFORMAT. */
-static int take_variant(struct in *in, const void *data, uint16_t resamples, struct report_compare_variant *v)
+/* One variant's entry at IN and its ranks at SEC (DATA: the data's start,
+ * for the padding) into V; LL_EFORMAT. */
+static int take_variant(struct in *in, struct in *sec, const void *data, uint16_t resamples,
+			struct report_compare_variant *v)
 {
 	const uint8_t *flags;
 	const uint32_t *n, *rounds;
@@ -369,28 +390,51 @@ static int take_variant(struct in *in, const void *data, uint16_t resamples, str
 		return LL_EFORMAT;
 	v->ranked = *flags & DATA_RANKED;
 	if (v->ranked &&
-	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(in, 6 * (size_t)resamples))))
+	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(sec, 3 * (size_t)resamples))))
 		return LL_EFORMAT;
 	if ((*flags & DATA_FLOOR_RANKS) &&
-	    (!v->ranked || !(v->floor_ranks = take(in, 8 * (size_t)resamples))))
+	    (!v->ranked || !(v->floor_ranks = take(sec, 4 * (size_t)resamples))))
 		return LL_EFORMAT;
 	if ((*flags & DATA_PAIRED) &&
 	    (!v->ranked || !take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8) ||
 	     !(v->paired = take(in, v->n * sizeof(double))) ||
-	     !(v->paired_ranks = take(in, 4 * (size_t)resamples))))
+	     !(v->paired_ranks = take(sec, 2 * (size_t)resamples))))
 		return LL_EFORMAT;
 	return 0;
 }
 
-int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret)
+int report_compare_data_role(const void *data, size_t len, bool candidate, size_t *ret_common, size_t *ret_at,
+			     size_t *ret_section)
 {
-	struct in in = {data, (const uint8_t *)data + len};
+	uint32_t magic, lens[2];
+
+	if (len < HEADER_SIZE)
+		return LL_EFORMAT;
+	memcpy(&magic, data, sizeof(magic));
+	memcpy(lens, (const uint8_t *)data + 8, sizeof(lens));
+	if (magic != DATA_MAGIC || lens[0] < HEADER_SIZE || lens[0] % 8 || len < lens[0] ||
+	    (len - lens[0] != 2 * (size_t)lens[1] && len - lens[0] != lens[1]))
+		return LL_EFORMAT;
+	*ret_common = lens[0];
+	*ret_at = lens[0] + (len - lens[0] == lens[1] || !candidate ? 0 : lens[1]);
+	*ret_section = lens[1];
+	return 0;
+}
+
+int report_compare_data_read(const void *data, size_t len, bool candidate, struct report_compare_data *ret)
+{
+	const uint8_t *bytes = data;
 	struct report_compare_data d = {0};
-	const uint32_t *magic = take(&in, sizeof(*magic));
+	size_t common, at, section;
+	struct in in, sec;
 	uint16_t resamples, count;
 
-	if ((uintptr_t)data % 8 || !magic || *magic != DATA_MAGIC || !take_u16(&in, &resamples) ||
-	    resamples != REPORT_COMPARE_RESAMPLES || !take_u16(&in, &count))
+	if ((uintptr_t)data % 8 || report_compare_data_role(data, len, candidate, &common, &at, &section) < 0)
+		return LL_EFORMAT;
+	in = (struct in){bytes + 4, bytes + common};
+	sec = (struct in){bytes + at, bytes + at + section};
+	if (!take_u16(&in, &resamples) || resamples != REPORT_COMPARE_RESAMPLES || !take_u16(&in, &count) ||
+	    !take(&in, 8))
 		return LL_EFORMAT;
 	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
 		uint16_t n;
@@ -404,11 +448,11 @@ int report_compare_data_read(const void *data, size_t len, struct report_compare
 	if (count && !(d.variants = calloc(count, sizeof(*d.variants))))
 		return LL_ENOMEM;
 	for (d.count = 0; d.count < count; d.count++)
-		if (take_variant(&in, data, resamples, &d.variants[d.count]) < 0)
+		if (take_variant(&in, &sec, data, resamples, &d.variants[d.count]) < 0)
 			goto bad;
-	if (take_variant(&in, data, resamples, &d.floor) < 0)
+	if (take_variant(&in, &sec, data, resamples, &d.floor) < 0)
 		goto bad;
-	if (in.at != in.end)
+	if (!take(&in, (8 - (size_t)(in.at - bytes) % 8) % 8) || in.at != in.end || sec.at != sec.end)
 		goto bad;
 	*ret = d;
 	return 0;

@@ -68,8 +68,8 @@ int report_paired_floor_ratio_cached(const struct report_compare_variant *bv,
 	/* stats_median() of the r_k: the type-7 median of the sorted values */
 	mx = stats_quantile_sorted(bv->paired, bv->n, 0.5);
 	my = stats_quantile_sorted(cv->paired, cv->n, 0.5);
-	if (!(mx > 0) || report_ranked_ratio_ci(bv->paired, bv->n, b, b + r, cv->paired, cv->n, c + 2 * r,
-						c + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
+	if (!(mx > 0) || report_ranked_ratio_ci(bv->paired, bv->n, b, b + r, cv->paired, cv->n, c, c + r,
+						STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	*ret_base = mx;
 	*ret_cand = my;
