@@ -908,8 +908,10 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
-	    (rc = store_job_report_rows(store, baseline_id, false, collect_side, &base_collect)) < 0 ||
-	    (rc = store_job_report_rows(store, candidate_id, false, collect_side, &cand_collect)) < 0)
+	    (rc = store_job_compare_rows(store, baseline_id, REPORT_SUMMARY_VERSION, collect_side,
+					 &base_collect)) < 0 ||
+	    (rc = store_job_compare_rows(store, candidate_id, REPORT_SUMMARY_VERSION, collect_side,
+					 &cand_collect)) < 0)
 		goto done;
 	summarize_bodies(store, &base, false, base_collect.bodies);
 	summarize_bodies(store, &cand, true, cand_collect.bodies);
