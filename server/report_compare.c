@@ -136,17 +136,16 @@ static void side_release(struct compare_side *side)
 	}
 }
 
-/* The context of collect_side(): a side, its role, and the bodies to
- * summarize. */
+/* The context of collect_side(): a side, its role, bodies to summarize. */
 struct collect {
 	struct compare_side *side;
 	bool candidate;
 	cJSON *bodies; /* {"<task number>": result text, or null: read it} */
 };
 
-/* The part of the compare data DATA (LEN bytes) that a side in the role
- * CANDIDATE reads (report_int.h: its half of the ranks) copied into
- * SIDE's blocks and read into *RET; LL_EFORMAT, LL_ENOMEM. */
+/* What a side in the role CANDIDATE reads of compare data DATA (LEN
+ * bytes, report_compare_data_role()) copied into SIDE's blocks and read
+ * into *RET; LL_EFORMAT, LL_ENOMEM. */
 static int read_part(struct compare_side *side, bool candidate, const void *data, size_t len,
 		     struct report_compare_data *ret)
 {
@@ -189,8 +188,7 @@ static int collect_side(void *context, const struct store_report_row *row)
 	    read_part(side, c->candidate, row->compare, row->compare_len, &t->read) == 0) {
 		t->has_result = true;
 	} else if (row->result_id) {
-		/* no usable data: from the text, read after the walk when the
-		 * store left it out (data of an older version) */
+		/* no usable data: from the text (null: read after the walk) */
 		char name[32];
 		snprintf(name, sizeof(name), "%zu", side->count);
 		cJSON_AddItemToObject(c->bodies, name,
@@ -384,22 +382,6 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	return 0;
 }
 
-/* V's samples in their measured order: its values, or put back in order
- * into *ROOM; NULL when out of memory. */
-static const double *measured(const struct report_compare_variant *v, double **room)
-{
-	double *x;
-
-	if (!v->ranked)
-		return v->values;
-	if (!(x = realloc(*room, v->n * sizeof(*x))))
-		return NULL;
-	*room = x;
-	for (uint32_t k = 0; k < v->n; k++)
-		x[v->order[k]] = v->values[k];
-	return x;
-}
-
 /* The median of V's samples, as stats_median() gives it: read in its
  * sorted values when it is ranked, or in SORTED (V's samples sorted, when
  * not NULL and holding them), else stats_median(). */
@@ -532,8 +514,10 @@ static int measure_sides(struct floor_sides *f, struct row_room *room)
 {
 	if (f->measured)
 		return 0;
-	if (!(f->sx.x = measured(f->bv, &room->x)) || !(f->sy.x = measured(f->cv, &room->y)) ||
-	    !(f->sxf.x = measured(f->bf, &room->floor_x)) || !(f->syf.x = measured(f->cf, &room->floor_y)))
+	if (!(f->sx.x = report_compare_variant_measured(f->bv, &room->x)) ||
+	    !(f->sy.x = report_compare_variant_measured(f->cv, &room->y)) ||
+	    !(f->sxf.x = report_compare_variant_measured(f->bf, &room->floor_x)) ||
+	    !(f->syf.x = report_compare_variant_measured(f->cf, &room->floor_y)))
 		return LL_ENOMEM;
 	f->measured = true;
 	return 0;

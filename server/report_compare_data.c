@@ -472,19 +472,28 @@ const struct report_compare_variant *report_compare_data_variant(const struct re
 	return NULL;
 }
 
-int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
-				  double **room)
+const double *report_compare_variant_measured(const struct report_compare_variant *v, double **room)
 {
 	double *x;
 
-	if (!v->values)
-		return LL_EINVAL;
 	if (!v->ranked)
-		return report_sample_set(s, v->values, v->n);
+		return v->values;
 	if (!(x = realloc(*room, v->n * sizeof(*x))))
-		return LL_ENOMEM;
+		return NULL;
 	*room = x;
 	for (uint32_t k = 0; k < v->n; k++)
 		x[v->order[k]] = v->values[k];
+	return x;
+}
+
+int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
+				  double **room)
+{
+	const double *x;
+
+	if (!v->values)
+		return LL_EINVAL;
+	if (!(x = report_compare_variant_measured(v, room)))
+		return LL_ENOMEM;
 	return report_sample_set(s, x, v->n);
 }

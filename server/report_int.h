@@ -246,6 +246,10 @@ void report_compare_data_release(struct report_compare_data *d);
 const struct report_compare_variant *report_compare_data_variant(const struct report_compare_data *d,
 								 const char *name);
 
+/* V's samples in their measured order: its values, or put back in order
+ * into *ROOM (a buffer reused call after call); NULL when out of memory. */
+const double *report_compare_variant_measured(const struct report_compare_variant *v, double **room);
+
 /* V's samples into S (in their measured order, so that any bootstrap of S
  * draws what it would from the result); ROOM is a buffer reused call
  * after call. LL_EINVAL when V has no valid samples. */

@@ -507,13 +507,9 @@ static double sorted_at(double *v, size_t n, size_t k)
 	return v[k];
 }
 
-/* Sorted positions K and K+1 of V[0..N) (K + 1 < N) into A and B when
- * they lie within EXTREME of either end (a bootstrap interval's are near
- * the ends): the K + 2 smallest or the N - K largest kept by insertion,
- * one pass, instead of selecting twice; false when they do not. The two
- * directions are apart, and a value that cannot enter the kept ones costs
- * one comparison (profiled: near_end was 23 % of a summary's CPU time when
- * one loop served both directions). */
+/* The M smallest (largest) of V[0..N) into KEEP[0..M) in order, by
+ * insertion, one pass: a value that cannot enter costs one comparison.
+ * Positions within EXTREME of an end are found so (both_ends()). */
 #define EXTREME 64
 
 static void smallest(const double *v, size_t n, size_t m, double *keep)
@@ -558,25 +554,7 @@ static void largest(const double *v, size_t n, size_t m, double *keep)
 	}
 }
 
-static bool near_end(const double *v, size_t n, size_t k, double *ret_a, double *ret_b)
-{
-	double keep[EXTREME];
-
-	if (k + 2 <= EXTREME) { /* the K + 2 smallest */
-		smallest(v, n, k + 2, keep);
-		*ret_a = keep[k];
-		*ret_b = keep[k + 1];
-		return true;
-	}
-	if (n - k > EXTREME)
-		return false;
-	largest(v, n, n - k, keep); /* the N - K largest */
-	*ret_a = keep[n - 1 - k];
-	*ret_b = keep[n - 2 - k];
-	return true;
-}
-
-/* The sorted positions K and K+1 (near an end, see near_end()) of the
+/* The sorted positions K and K+1 (near an end, see both_ends()) of the
  * RESAMPLES values STATISTIC of S's resamples whose ranks are LO and HI,
  * into A and B, without the values' order: a value is S->sorted[lo] (the
  * minimum, or the median of an odd sample), so the positions are counted
@@ -664,19 +642,14 @@ static bool ranked_interval(const struct report_sample *s, enum stats_statistic 
 	return true;
 }
 
-/*
- * Both ends at once (an interval's two pairs of positions, KLO and KLO+1
- * among the KLO + 2 smallest, KHI and KHI+1 among the N - KHI largest),
- * for the usual bootstrap of at most REPORT_MAX_RESAMPLES_RANKED values:
- * the minimum and maximum of each block of END_BLOCK values bound the
- * values that can be among the smallest (the M-th smallest of the blocks'
- * minimums is at least the M-th smallest value: those minimums are M of
- * the values) and the largest, one branchless pass keeps the values within
- * the bounds, and only those are kept by insertion (profiled: near_end()'s
- * two passes, each inserting about 20 values with a mispredicted branch,
- * were 18-24 % of a compare's CPU time). The same values as near_end();
- * false when the positions are not near the ends or N is out of range.
- */
+/* The sorted positions KLO, KLO+1 (among the KLO + 2 smallest) and KHI,
+ * KHI+1 (among the N - KHI largest) of V[0..N) into RET[0..4), both at
+ * once: the M-th smallest of the minimums of blocks of END_BLOCK values is
+ * at least the M-th smallest value (they are M of the values), so one
+ * branchless pass keeps the values within such bounds, and only those are
+ * inserted (profiled: two insertion passes over all the values were 18-24
+ * % of a compare's CPU time). False when the positions are not near the
+ * ends or N is over REPORT_MAX_RESAMPLES_RANKED. */
 #define END_BLOCK 8
 
 static bool both_ends(const double *v, size_t n, size_t klo, size_t khi, double *ret)
@@ -737,13 +710,11 @@ static void percentile_interval(double *values, size_t count, double level, doub
 			*ret[i] = sorted_at(values, count, count - 1);
 			continue;
 		}
-		if (!near_end(values, count, lo, &a, &b)) {
-			a = sorted_at(values, count, lo);
-			b = values[lo + 1];
-			for (size_t j = lo + 2; j < count; j++)
-				if (values[j] < b)
-					b = values[j];
-		}
+		a = sorted_at(values, count, lo);
+		b = values[lo + 1];
+		for (size_t j = lo + 2; j < count; j++)
+			if (values[j] < b)
+				b = values[j];
 		*ret[i] = a + (h - (double)lo) * (b - a);
 	}
 }
