@@ -15,29 +15,32 @@
  * for bit (the seeds, the draws and the arithmetic are those of
  * report_stats.c).
  *
- * The data (native byte order; written and read by this file only):
- *   u32 magic, u16 resamples, u16 variant count,
+ * The data (native byte order; written and read by this file only): a
+ * common part, then the ranks a side reads as baseline, then those it
+ * reads as candidate (two sections of the same length: a side copies the
+ * common part and its own section only, report_compare_data_role()).
+ *   u32 magic, u16 resamples, u16 variant count, u32 the common part's
+ *     length, u32 a section's length,
  *   per compared fact (REPORT_COMPARED_FACTS): u16 length (0xffff: absent),
  *     its JSON text,
  *   per variant: u16 name length, the name, u8 flags, u32 n, padding to
  *     8 bytes, (DATA_ROUNDS) u32 R and R u32 round sizes and padding to 8
  *     bytes, then (DATA_SAMPLES) n doubles: sorted (DATA_RANKED) or as
  *     measured; DATA_RANKED: n bytes of order (order[k]: the measured
- *     position of sorted[k]) and 6 x resamples bytes of ranks: median as
- *     baseline (lo, hi), as candidate (lo, hi), minimum as baseline, as
- *     candidate; DATA_FLOOR_RANKS (ranked, the result has a floor of at
- *     most 255 samples, the variant with fewer than REPORT_MIN_ROUNDS
- *     rounds, see below): 8 x resamples
- *     bytes, the ranks of the medians of the over-floor bootstrap
- *     (report_median_ranks() of the variant, the floor, the variant, the
- *     floor, lo then hi of each: as baseline the first four rows, as
- *     candidate the last four); DATA_PAIRED (ranked, and the variant
- *     pairs with the floor, stats_paired_ratios()): padding to 8 bytes,
- *     n doubles: its per-pass ratios r_k sorted, then 4 x resamples bytes:
- *     the ranks of the medians of the paired floor-ratio bootstrap
- *     (report_paired.h) as baseline (lo, hi), as candidate (lo, hi);
+ *     position of sorted[k]); DATA_PAIRED (ranked, and the variant pairs
+ *     with the floor, stats_paired_ratios()): padding to 8 bytes, n
+ *     doubles: its per-pass ratios r_k sorted;
  *   the floor (the result's "floor": the empty program): one more entry
- *     as a variant's, its name empty, never ranked.
+ *     as a variant's, its name empty, never ranked; padding to 8 bytes;
+ *   each section, per ranked variant in the same order (R = resamples):
+ *     3 x R bytes of ranks in that role: the median's (lo, hi), the
+ *     minimum's; DATA_FLOOR_RANKS (the result has a floor of at most 255
+ *     samples, the variant fewer than REPORT_MIN_ROUNDS rounds, see
+ *     below): 4 x R bytes, the ranks of the medians of the over-floor
+ *     bootstrap (report_median_ranks() of the variant and of the floor,
+ *     lo then hi of each); DATA_PAIRED: 2 x R bytes, the ranks (lo, hi)
+ *     of the medians of the paired floor-ratio bootstrap
+ *     (report_paired.h).
  *
  * Compare's over-floor interval (docs/statistics.md) is seeded by the cell,
  * the variant and "over-floor" and draws per resample the baseline's
