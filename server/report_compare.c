@@ -49,11 +49,13 @@ struct compare_side {
 	struct block *blocks;
 };
 
-/* A copy of LEN bytes of DATA in SIDE's blocks; NULL when out of memory. */
-static void *block_copy(struct compare_side *side, const void *data, size_t len)
+/* A copy of LEN bytes of DATA followed by MORE_LEN bytes of MORE in
+ * SIDE's blocks; NULL when out of memory. */
+static void *block_copy(struct compare_side *side, const void *data, size_t len, const void *more,
+			size_t more_len)
 {
 	struct block *b = side->blocks;
-	size_t need = (len + 7) & ~(size_t)7, head = (sizeof(*b) + 7) & ~(size_t)7;
+	size_t need = (len + more_len + 7) & ~(size_t)7, head = (sizeof(*b) + 7) & ~(size_t)7;
 	void *at;
 
 	if (!b || b->size - b->used < need) {
@@ -68,6 +70,7 @@ static void *block_copy(struct compare_side *side, const void *data, size_t len)
 	}
 	at = (char *)b + b->used;
 	memcpy(at, data, len);
+	memcpy((char *)at + len, more, more_len);
 	b->used += need;
 	return at;
 }
@@ -133,11 +136,28 @@ static void side_release(struct compare_side *side)
 	}
 }
 
-/* The context of collect_side(): a side and the bodies to summarize. */
+/* The context of collect_side(): a side, its role, bodies to summarize. */
 struct collect {
 	struct compare_side *side;
-	cJSON *bodies; /* {"<task number>": result text} */
+	bool candidate;
+	cJSON *bodies; /* {"<task number>": result text, or null: read it} */
 };
+
+/* What a side in the role CANDIDATE reads of compare data DATA (LEN
+ * bytes, report_compare_data_role()) copied into SIDE's blocks and read
+ * into *RET; LL_EFORMAT, LL_ENOMEM. */
+static int read_part(struct compare_side *side, bool candidate, const void *data, size_t len,
+		     struct report_compare_data *ret)
+{
+	size_t common, at, section;
+	void *copy;
+
+	if (report_compare_data_role(data, len, candidate, &common, &at, &section) < 0)
+		return LL_EFORMAT;
+	if (!(copy = block_copy(side, data, common, (const char *)data + at, section)))
+		return LL_ENOMEM;
+	return report_compare_data_read(copy, common + section, candidate, ret);
+}
 
 static int collect_side(void *context, const struct store_report_row *row)
 {
@@ -146,7 +166,6 @@ static int collect_side(void *context, const struct store_report_row *row)
 	struct side_task *t;
 	cJSON *cell = NULL;
 	size_t *slot;
-	void *copy;
 	char key[512];
 
 	if (side_grow(side) < 0)
@@ -166,13 +185,14 @@ static int collect_side(void *context, const struct store_report_row *row)
 		return LL_ENOMEM;
 	}
 	if (row->result_id && row->compare && row->summary_version == REPORT_SUMMARY_VERSION &&
-	    (copy = block_copy(side, row->compare, row->compare_len)) &&
-	    report_compare_data_read(copy, row->compare_len, &t->read) == 0) {
+	    read_part(side, c->candidate, row->compare, row->compare_len, &t->read) == 0) {
 		t->has_result = true;
-	} else if (row->result_id && row->body) {
+	} else if (row->result_id) {
+		/* no usable data: from the text (null: read after the walk) */
 		char name[32];
 		snprintf(name, sizeof(name), "%zu", side->count);
-		cJSON_AddItemToObject(c->bodies, name, cJSON_CreateString(row->body));
+		cJSON_AddItemToObject(c->bodies, name,
+				      row->body ? cJSON_CreateString(row->body) : cJSON_CreateNull());
 	}
 	slot = slot_of(side, key);
 	if (*slot)
@@ -183,7 +203,8 @@ static int collect_side(void *context, const struct store_report_row *row)
 
 /* Compare's data of the results whose data was not cached, from their
  * texts, and cached for the next compares (summary.h). */
-static void summarize_bodies(struct store *store, struct compare_side *side, const cJSON *bodies)
+static void summarize_bodies(struct store *store, struct compare_side *side, bool candidate,
+			     const cJSON *bodies)
 {
 	struct report_data_kept kept = {0};
 	struct report_sample room = {0};
@@ -193,19 +214,23 @@ static void summarize_bodies(struct store *store, struct compare_side *side, con
 		struct side_task *t = &side->tasks[strtoul(b->string, NULL, 10)];
 		cJSON *result = NULL;
 		void *data = NULL;
+		char *read = NULL;
+		const char *text = b->valuestring;
 		size_t len = 0;
-		if (json_parse_object(b->valuestring, strlen(b->valuestring), REPORT_MAX_BODY_DEPTH,
-				      &result) == 0 &&
+		if (!text && store_result_get(store, t->result_id, &read) == 0)
+			text = read;
+		if (text && json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &result) == 0 &&
 		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
 			report_compare_data_release(&t->read);
 			free(t->data);
-			t->data = data; /* malloc's: aligned */
+			t->data = data; /* kept whole until stored */
 			data = NULL;
-			if (report_compare_data_read(t->data, len, &t->read) == 0)
+			if (read_part(side, candidate, t->data, len, &t->read) == 0)
 				t->has_result = true;
 			report_data_keep(&kept, t->result_id, t->data, len);
 		}
 		free(data);
+		free(read);
 		cJSON_Delete(result);
 	}
 	report_data_store(&kept, store);
@@ -304,14 +329,14 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 	report_row_number(row, "baseline_min_us", round_to(sx.min, 0.1));
 	report_row_number(row, "candidate_min_us", round_to(sy.min, 0.1));
 	if (sx.median <= 0 || sx.min <= 0 ||
-	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n,
-				   cv->ranks + 2 * r, cv->ranks + 3 * r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
+	    report_ranked_ratio_ci(bv->values, bv->n, bv->ranks, bv->ranks + r, cv->values, cv->n, cv->ranks,
+				   cv->ranks + r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
 	report_row_take(row);
-	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 4 * r, bv->ranks + 4 * r, cv->values, cv->n,
-				   cv->ranks + 5 * r, cv->ranks + 5 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
+	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 2 * r, bv->ranks + 2 * r, cv->values, cv->n,
+				   cv->ranks + 2 * r, cv->ranks + 2 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	return 0;
 }
@@ -355,22 +380,6 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 					     &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	return 0;
-}
-
-/* V's samples in their measured order: its values, or put back in order
- * into *ROOM; NULL when out of memory. */
-static const double *measured(const struct report_compare_variant *v, double **room)
-{
-	double *x;
-
-	if (!v->ranked)
-		return v->values;
-	if (!(x = realloc(*room, v->n * sizeof(*x))))
-		return NULL;
-	*room = x;
-	for (uint32_t k = 0; k < v->n; k++)
-		x[v->order[k]] = v->values[k];
-	return x;
 }
 
 /* The median of V's samples, as stats_median() gives it: read in its
@@ -465,8 +474,8 @@ static int ranked_over_floor(const struct report_compare_variant *bv, const stru
 	if (bv->floor_ranks && cv->floor_ranks && bv->n == cv->n && bf->n == cf->n) {
 		/* drawn at summary time (report_compare_data.c) */
 		const uint8_t *b = bv->floor_ranks, *c = cv->floor_ranks;
-		const uint8_t *clo[4] = {b, b + 2 * r, c + 4 * r, c + 6 * r};
-		const uint8_t *chi[4] = {b + r, b + 3 * r, c + 5 * r, c + 7 * r};
+		const uint8_t *clo[4] = {b, b + 2 * r, c, c + 2 * r};
+		const uint8_t *chi[4] = {b + r, b + 3 * r, c + r, c + 3 * r};
 		return report_ranked_contrast_ci(&s[0], &s[1], &s[2], &s[3], clo, chi, divide, 0.95, (int)r,
 						 ret_low, ret_high) < 0
 			       ? LL_EINVAL
@@ -505,8 +514,10 @@ static int measure_sides(struct floor_sides *f, struct row_room *room)
 {
 	if (f->measured)
 		return 0;
-	if (!(f->sx.x = measured(f->bv, &room->x)) || !(f->sy.x = measured(f->cv, &room->y)) ||
-	    !(f->sxf.x = measured(f->bf, &room->floor_x)) || !(f->syf.x = measured(f->cf, &room->floor_y)))
+	if (!(f->sx.x = report_compare_variant_measured(f->bv, &room->x)) ||
+	    !(f->sy.x = report_compare_variant_measured(f->cv, &room->y)) ||
+	    !(f->sxf.x = report_compare_variant_measured(f->bf, &room->floor_x)) ||
+	    !(f->syf.x = report_compare_variant_measured(f->cf, &room->floor_y)))
 		return LL_ENOMEM;
 	f->measured = true;
 	return 0;
@@ -548,18 +559,27 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 {
 	double lo, hi, base, cand;
 	bool paired;
+	int rc;
 
 	ff->ratio_rc = LL_EINVAL;
 	if (!(mxf > 0 && myf > 0 && mx > 0))
 		return;
 	base = mx / mxf;
 	cand = my / myf;
-	/* paired12: by pass when both sides pair (report_paired.h), else unpaired */
-	paired = measure_sides(f, room) == 0 &&
-		 report_paired_floor_ratio(
-			 &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x, f->sxf.x},
-			 &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x, f->syf.x},
-			 f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi) == 0;
+	/* paired12: by pass when both sides pair (report_paired.h), else
+	 * unpaired; from the compare data's ranks when it holds them */
+	rc = f->sx.rounds ? LL_ENOTFOUND
+			  : report_paired_floor_ratio_cached(f->bv, f->cv, &base, &cand, &lo, &hi);
+	if (rc == LL_ENOTFOUND)
+		rc = measure_sides(f, room) < 0
+			     ? LL_ENOMEM
+			     : report_paired_floor_ratio(
+				       &(struct report_paired_side){f->bv, &f->base->read.floor, f->sx.x,
+								    f->sxf.x},
+				       &(struct report_paired_side){f->cv, &f->cand->read.floor, f->sy.x,
+								    f->syf.x},
+				       f->sx.rounds > 0, f->seed, &base, &cand, &lo, &hi);
+	paired = rc == 0;
 	report_row_number(row, "baseline_floor_ratio", round_to(base, 0.0001));
 	report_row_number(row, "candidate_floor_ratio", round_to(cand, 0.0001));
 	report_row_bool(row, "floor_ratio_paired", paired);
@@ -861,8 +881,8 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 			cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
-	struct collect base_collect = {&base, cJSON_CreateObject()},
-		       cand_collect = {&cand, cJSON_CreateObject()};
+	struct collect base_collect = {&base, false, cJSON_CreateObject()},
+		       cand_collect = {&cand, true, cJSON_CreateObject()};
 	struct rows_part part = {.metric = metric, .max_regression = max_regression, .text = rows_text};
 	struct buf second_text;
 	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts;
@@ -872,11 +892,13 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
-	    (rc = store_job_report_rows(store, baseline_id, false, collect_side, &base_collect)) < 0 ||
-	    (rc = store_job_report_rows(store, candidate_id, false, collect_side, &cand_collect)) < 0)
+	    (rc = store_job_compare_rows(store, baseline_id, REPORT_SUMMARY_VERSION, collect_side,
+					 &base_collect)) < 0 ||
+	    (rc = store_job_compare_rows(store, candidate_id, REPORT_SUMMARY_VERSION, collect_side,
+					 &cand_collect)) < 0)
 		goto done;
-	summarize_bodies(store, &base, base_collect.bodies);
-	summarize_bodies(store, &cand, cand_collect.bodies);
+	summarize_bodies(store, &base, false, base_collect.bodies);
+	summarize_bodies(store, &cand, true, cand_collect.bodies);
 	sort_floors(&base);
 	sort_floors(&cand);
 	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)

@@ -15,31 +15,44 @@
  * for bit (the seeds, the draws and the arithmetic are those of
  * report_stats.c).
  *
- * The data (native byte order; written and read by this file only):
- *   u32 magic, u16 resamples, u16 variant count,
+ * The data (native byte order; written and read by this file only): a
+ * common part, then the ranks a side reads as baseline, then those it
+ * reads as candidate (two sections of the same length: a side copies the
+ * common part and its own section only, report_compare_data_role()).
+ *   u32 magic, u16 resamples, u16 variant count, u32 the common part's
+ *     length, u32 a section's length,
  *   per compared fact (REPORT_COMPARED_FACTS): u16 length (0xffff: absent),
  *     its JSON text,
  *   per variant: u16 name length, the name, u8 flags, u32 n, padding to
  *     8 bytes, (DATA_ROUNDS) u32 R and R u32 round sizes and padding to 8
  *     bytes, then (DATA_SAMPLES) n doubles: sorted (DATA_RANKED) or as
  *     measured; DATA_RANKED: n bytes of order (order[k]: the measured
- *     position of sorted[k]) and 6 x resamples bytes of ranks: median as
- *     baseline (lo, hi), as candidate (lo, hi), minimum as baseline, as
- *     candidate; DATA_FLOOR_RANKS (ranked, the result has a floor of at
- *     most 255 samples, the variant with fewer than REPORT_MIN_ROUNDS
- *     rounds, see below): 8 x resamples
- *     bytes, the ranks of the medians of the over-floor bootstrap
- *     (report_median_ranks() of the variant, the floor, the variant, the
- *     floor, lo then hi of each: as baseline the first four rows, as
- *     candidate the last four);
+ *     position of sorted[k]); DATA_PAIRED (ranked, and the variant pairs
+ *     with the floor, stats_paired_ratios()): padding to 8 bytes, n
+ *     doubles: its per-pass ratios r_k sorted;
  *   the floor (the result's "floor": the empty program): one more entry
- *     as a variant's, its name empty, never ranked.
+ *     as a variant's, its name empty, never ranked; padding to 8 bytes;
+ *   each section, per ranked variant in the same order (R = resamples):
+ *     3 x R bytes of ranks in that role: the median's (lo, hi), the
+ *     minimum's; DATA_FLOOR_RANKS (the result has a floor of at most 255
+ *     samples, the variant fewer than REPORT_MIN_ROUNDS rounds, see
+ *     below): 4 x R bytes, the ranks of the medians of the over-floor
+ *     bootstrap (report_median_ranks() of the variant and of the floor,
+ *     lo then hi of each); DATA_PAIRED: 2 x R bytes, the ranks (lo, hi)
+ *     of the medians of the paired floor-ratio bootstrap
+ *     (report_paired.h).
  *
  * Compare's over-floor interval (docs/statistics.md) is seeded by the cell,
  * the variant and "over-floor" and draws per resample the baseline's
  * variant, its floor, the candidate's variant, its floor: for rows without
  * rounds whose two sides have the same sample counts, the ranks of those
  * four medians are known at summary time, as for the ratio of medians.
+ *
+ * Compare's paired floor ratio (report_paired.h) of a row without rounds
+ * whose sides have the same sample counts draws, with the over-floor seed,
+ * a resample of the baseline's r_k then one of the candidate's, as the
+ * ratio of medians does: their medians' ranks are known at summary time
+ * too (version "LLC4"; "LLC3" data is made again by the next compare).
  *
  * Rounds (warm.round_sizes, docs/statistics.md) are kept when they are
  * 1 to STATS_MAX_ROUNDS positive counts adding up to the samples; others
@@ -53,13 +66,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_MAGIC 0x4c4c4333u /* "LLC3" */
+#define DATA_MAGIC 0x4c4c4334u /* "LLC4" */
 #define DATA_INVALID 1u
 #define DATA_SAMPLES 2u
 #define DATA_RANKED 4u
 #define DATA_ROUNDS 8u
 #define DATA_FLOOR_RANKS 16u
+#define DATA_PAIRED 32u
 #define DATA_MAX_VARIANTS 256
+#define HEADER_SIZE 16
 
 const char *const report_compared_facts[REPORT_COMPARED_FACTS] = {"os",   "os_version", "arch",  "cpu_model",
 								  "disk", "fs",         "runner"};
@@ -133,6 +148,16 @@ static uint32_t *rounds_of(const cJSON *warm, size_t n, uint32_t *ret_count)
 	return out;
 }
 
+/* The result's floor: sorted (SORTED, when HAS_SORTED) and as measured
+ * (X, N, with its rounds; X NULL: no valid samples). */
+struct floor_in {
+	struct report_sample sorted;
+	bool has_sorted;
+	double *x;
+	size_t n;
+	uint32_t *sizes, rounds;
+};
+
 /* The over-floor ranks of the sample S over the sorted FLOOR for SEED
  * into RANKS (8 x REPORT_COMPARE_RESAMPLES bytes, see above); LL_ENOMEM. */
 static int floor_ranks(struct report_sample *s, const struct report_sample *floor, uint64_t seed,
@@ -147,17 +172,39 @@ static int floor_ranks(struct report_sample *s, const struct report_sample *floo
 	return report_median_ranks(sides, 4, (int)r, seed, s, lo, hi);
 }
 
-/* One variant's entry (the floor's: RANK false, NAME ""); S is room for
- * its sample. */
-static void put_variant(struct out *o, const cJSON *v, const char *name, const char *key, bool rank,
-			struct report_sample *s, const struct report_sample *floor)
+/* The paired entry of a variant whose per-pass ratios are R[0..N): R
+ * sorted into O, the ranks of its medians for SEED into the sections SEC
+ * (see above); S is room. */
+static void put_paired(struct out *o, struct out *sec, const double *r, uint32_t n, uint64_t seed,
+		       struct report_sample *s)
 {
+	const int resamples = REPORT_COMPARE_RESAMPLES;
+	uint8_t *ranks[2];
+
+	put(o, NULL, (8 - o->len % 8) % 8);
+	if (report_sample_set(s, r, n) < 0 || !put(o, s->sorted, n * sizeof(double)))
+		o->failed = true;
+	for (int role = 0; role < 2 && !o->failed; role++)
+		if (!(ranks[role] = put(&sec[role], NULL, 2 * (size_t)resamples)) ||
+		    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, seed, false, role, ranks[role],
+					      ranks[role] + resamples) < 0)
+			o->failed = true;
+}
+
+/* One variant's entry (the floor's: RANK false, NAME "", FL NULL) into O,
+ * its ranks into the sections SEC (as baseline, as candidate); S is room
+ * for its sample. */
+static void put_variant(struct out *o, struct out *sec, const cJSON *v, const char *name, const char *key,
+			bool rank, struct report_sample *s, const struct floor_in *fl)
+{
+	const struct report_sample *floor = fl && fl->has_sorted ? &fl->sorted : NULL;
+	double r[255];
 	const int resamples = REPORT_COMPARE_RESAMPLES;
 	uint8_t flags = cJSON_IsFalse(get(v, "valid")) ? DATA_INVALID : 0, *ranks;
 	double *x = NULL;
 	size_t n = 0;
 	uint32_t n32, rounds = 0, *sizes = NULL;
-	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED];
+	uint8_t scratch[REPORT_MAX_RESAMPLES_RANKED], both[8 * REPORT_COMPARE_RESAMPLES], *at[2];
 
 	if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0)
 		flags |= DATA_SAMPLES;
@@ -167,6 +214,12 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		flags |= DATA_RANKED;
 	if ((flags & DATA_RANKED) && floor && floor->n && rounds < REPORT_MIN_ROUNDS)
 		flags |= DATA_FLOOR_RANKS; /* a variant in rounds is compared in rounds, mostly */
+	if ((flags & DATA_RANKED) && fl && fl->x && fl->n == n) {
+		struct stats_sample sv = {x, n, rounds ? sizes : NULL, rounds};
+		struct stats_sample sf = {fl->x, fl->n, fl->rounds ? fl->sizes : NULL, fl->rounds};
+		if (stats_paired_ratios(&sv, &sf, r) == 0)
+			flags |= DATA_PAIRED;
+	}
 	put_text(o, name, strlen(name));
 	put(o, &flags, 1);
 	n32 = (uint32_t)n;
@@ -183,19 +236,25 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 		if ((ranks = put(o, NULL, n)))
 			for (size_t k = 0; k < n; k++)
 				ranks[k] = (uint8_t)s->order[k];
-		if ((ranks = put(o, NULL, 6 * (size_t)resamples)) &&
-		    (report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, false, ranks,
-					       ranks + resamples) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, true,
-					       ranks + 2 * resamples, ranks + 3 * resamples) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, false,
-					       ranks + 4 * resamples, scratch) < 0 ||
-		     report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true, true,
-					       ranks + 5 * resamples, scratch) < 0))
+		/* the medians' ranks in both roles first: one table of draws */
+		for (int role = 0; role < 2; role++)
+			if (!(at[role] = put(&sec[role], NULL, 3 * (size_t)resamples)) ||
+			    report_sample_ratio_ranks(s, STATS_MEDIAN, resamples, cell_seed, false, role,
+						      at[role], at[role] + resamples) < 0)
+				o->failed = true;
+		for (int role = 0; role < 2 && !o->failed; role++)
+			if (report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true,
+						      role, at[role] + 2 * resamples, scratch) < 0)
+				o->failed = true;
+		if ((flags & DATA_FLOOR_RANKS) &&
+		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), both) == 0) {
+			put(&sec[0], both, 4 * (size_t)resamples);
+			put(&sec[1], both + 4 * resamples, 4 * (size_t)resamples);
+		} else if (flags & DATA_FLOOR_RANKS) {
 			o->failed = true;
-		if ((flags & DATA_FLOOR_RANKS) && (ranks = put(o, NULL, 8 * (size_t)resamples)) &&
-		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), ranks) < 0)
-			o->failed = true;
+		}
+		if (flags & DATA_PAIRED)
+			put_paired(o, sec, r, (uint32_t)n, cell_seed ^ report_seed_of("over-floor"), s);
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
@@ -203,21 +262,16 @@ static void put_variant(struct out *o, const cJSON *v, const char *name, const c
 	free(x);
 }
 
-/* The floor FLOOR (the result's "floor") sorted into S when it has valid
- * warm samples, at most 255 (compare's rows without rounds resample it
- * without its rounds). */
-static void floor_of(const cJSON *floor, struct report_sample *s, bool *ret_has)
+/* The floor FLOOR (the result's "floor") into FL when it has valid warm
+ * samples: as measured with its rounds, and sorted when at most 255
+ * (compare's rows without rounds resample it without its rounds). */
+static void floor_of(const cJSON *floor, struct floor_in *fl)
 {
-	double *x = NULL;
-	size_t n = 0;
-
-	*ret_has = false;
-	if (report_samples_of(get(get(floor, "warm"), "samples_us"), &x, &n) < 0)
+	if (report_samples_of(get(get(floor, "warm"), "samples_us"), &fl->x, &fl->n) < 0)
 		return;
-	if (n <= 255 && report_sample_set(s, x, n) == 0)
-		*ret_has = true;
-	s->x = NULL; /* X is freed here; only the sorted copy is read */
-	free(x);
+	fl->sizes = rounds_of(get(floor, "warm"), fl->n, &fl->rounds);
+	if (fl->n <= 255 && report_sample_set(&fl->sorted, fl->x, fl->n) == 0)
+		fl->has_sorted = true;
 }
 
 int report_compare_data(const cJSON *result, const char *key, struct report_sample *s, void **ret_data,
@@ -225,14 +279,16 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 {
 	struct out o = {0};
 	const cJSON *facts = get(result, "facts"), *v, *variants = get(result, "variants");
-	struct report_sample floor = {0};
-	bool has_floor = false;
+	struct floor_in floor = {0};
 	uint32_t magic = DATA_MAGIC;
-	uint16_t count = 0, *count_at;
+	struct out sec[2] = {{0}, {0}};
+	uint16_t count = 0;
+	uint32_t lens[2];
 
 	put(&o, &magic, sizeof(magic));
 	put_u16(&o, REPORT_COMPARE_RESAMPLES);
 	put_u16(&o, 0);
+	put(&o, NULL, sizeof(lens));
 	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
 		const cJSON *fact = get(facts, report_compared_facts[i]);
 		char *text = fact ? cJSON_PrintUnformatted(fact) : NULL;
@@ -244,7 +300,7 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			put_text(&o, text, strlen(text));
 		free(text);
 	}
-	floor_of(get(result, "floor"), &floor, &has_floor);
+	floor_of(get(result, "floor"), &floor);
 	cJSON_ArrayForEach(v, variants) {
 		const char *name = string(v, "name");
 		if (!name || strlen(name) >= 0xffff || report_find_variant(variants, name) != v)
@@ -253,17 +309,28 @@ int report_compare_data(const cJSON *result, const char *key, struct report_samp
 			o.failed = true;
 			break;
 		}
-		put_variant(&o, v, name, key, true, s, has_floor ? &floor : NULL);
+		put_variant(&o, sec, v, name, key, true, s, &floor);
 		count++;
 	}
-	put_variant(&o, get(result, "floor"), "", key, false, s, NULL);
-	report_sample_release(&floor);
-	if (o.failed) {
+	put_variant(&o, sec, get(result, "floor"), "", key, false, s, NULL);
+	report_sample_release(&floor.sorted);
+	free(floor.x);
+	free(floor.sizes);
+	put(&o, NULL, (8 - o.len % 8) % 8);
+	lens[0] = (uint32_t)o.len;
+	lens[1] = (uint32_t)sec[0].len;
+	put(&o, sec[0].data, sec[0].len);
+	put(&o, sec[1].data, sec[1].len);
+	if (o.failed || sec[0].failed || sec[1].failed || sec[0].len != sec[1].len || o.len > UINT32_MAX) {
 		free(o.data);
+		free(sec[0].data);
+		free(sec[1].data);
 		return LL_ENOMEM;
 	}
-	count_at = (uint16_t *)(o.data + 6);
-	*count_at = count;
+	free(sec[0].data);
+	free(sec[1].data);
+	memcpy(o.data + 6, &count, sizeof(count));
+	memcpy(o.data + 8, lens, sizeof(lens));
 	*ret_data = o.data;
 	*ret_len = o.len;
 	return 0;
@@ -298,9 +365,10 @@ void report_compare_data_release(struct report_compare_data *d)
 	*d = (struct report_compare_data){0};
 }
 
-/* One variant's entry at IN (DATA: the data's start, for the padding)
- * into V; LL_EFORMAT. */
-static int take_variant(struct in *in, const void *data, uint16_t resamples, struct report_compare_variant *v)
+/* One variant's entry at IN and its ranks at SEC (DATA: the data's start,
+ * for the padding) into V; LL_EFORMAT. */
+static int take_variant(struct in *in, struct in *sec, const void *data, uint16_t resamples,
+			struct report_compare_variant *v)
 {
 	const uint8_t *flags;
 	const uint32_t *n, *rounds;
@@ -325,23 +393,51 @@ static int take_variant(struct in *in, const void *data, uint16_t resamples, str
 		return LL_EFORMAT;
 	v->ranked = *flags & DATA_RANKED;
 	if (v->ranked &&
-	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(in, 6 * (size_t)resamples))))
+	    (v->n > 255 || !(v->order = take(in, v->n)) || !(v->ranks = take(sec, 3 * (size_t)resamples))))
 		return LL_EFORMAT;
 	if ((*flags & DATA_FLOOR_RANKS) &&
-	    (!v->ranked || !(v->floor_ranks = take(in, 8 * (size_t)resamples))))
+	    (!v->ranked || !(v->floor_ranks = take(sec, 4 * (size_t)resamples))))
+		return LL_EFORMAT;
+	if ((*flags & DATA_PAIRED) &&
+	    (!v->ranked || !take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8) ||
+	     !(v->paired = take(in, v->n * sizeof(double))) ||
+	     !(v->paired_ranks = take(sec, 2 * (size_t)resamples))))
 		return LL_EFORMAT;
 	return 0;
 }
 
-int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret)
+int report_compare_data_role(const void *data, size_t len, bool candidate, size_t *ret_common, size_t *ret_at,
+			     size_t *ret_section)
 {
-	struct in in = {data, (const uint8_t *)data + len};
+	uint32_t magic, lens[2];
+
+	if (len < HEADER_SIZE)
+		return LL_EFORMAT;
+	memcpy(&magic, data, sizeof(magic));
+	memcpy(lens, (const uint8_t *)data + 8, sizeof(lens));
+	if (magic != DATA_MAGIC || lens[0] < HEADER_SIZE || lens[0] % 8 || len < lens[0] ||
+	    (len - lens[0] != 2 * (size_t)lens[1] && len - lens[0] != lens[1]))
+		return LL_EFORMAT;
+	*ret_common = lens[0];
+	*ret_at = lens[0] + (len - lens[0] == lens[1] || !candidate ? 0 : lens[1]);
+	*ret_section = lens[1];
+	return 0;
+}
+
+int report_compare_data_read(const void *data, size_t len, bool candidate, struct report_compare_data *ret)
+{
+	const uint8_t *bytes = data;
 	struct report_compare_data d = {0};
-	const uint32_t *magic = take(&in, sizeof(*magic));
+	size_t common, at, section;
+	struct in in, sec;
 	uint16_t resamples, count;
 
-	if ((uintptr_t)data % 8 || !magic || *magic != DATA_MAGIC || !take_u16(&in, &resamples) ||
-	    resamples != REPORT_COMPARE_RESAMPLES || !take_u16(&in, &count))
+	if ((uintptr_t)data % 8 || report_compare_data_role(data, len, candidate, &common, &at, &section) < 0)
+		return LL_EFORMAT;
+	in = (struct in){bytes + 4, bytes + common};
+	sec = (struct in){bytes + at, bytes + at + section};
+	if (!take_u16(&in, &resamples) || resamples != REPORT_COMPARE_RESAMPLES || !take_u16(&in, &count) ||
+	    !take(&in, 8))
 		return LL_EFORMAT;
 	for (int i = 0; i < REPORT_COMPARED_FACTS; i++) {
 		uint16_t n;
@@ -355,11 +451,11 @@ int report_compare_data_read(const void *data, size_t len, struct report_compare
 	if (count && !(d.variants = calloc(count, sizeof(*d.variants))))
 		return LL_ENOMEM;
 	for (d.count = 0; d.count < count; d.count++)
-		if (take_variant(&in, data, resamples, &d.variants[d.count]) < 0)
+		if (take_variant(&in, &sec, data, resamples, &d.variants[d.count]) < 0)
 			goto bad;
-	if (take_variant(&in, data, resamples, &d.floor) < 0)
+	if (take_variant(&in, &sec, data, resamples, &d.floor) < 0)
 		goto bad;
-	if (in.at != in.end)
+	if (!take(&in, (8 - (size_t)(in.at - bytes) % 8) % 8) || in.at != in.end || sec.at != sec.end)
 		goto bad;
 	*ret = d;
 	return 0;
@@ -379,19 +475,28 @@ const struct report_compare_variant *report_compare_data_variant(const struct re
 	return NULL;
 }
 
-int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
-				  double **room)
+const double *report_compare_variant_measured(const struct report_compare_variant *v, double **room)
 {
 	double *x;
 
-	if (!v->values)
-		return LL_EINVAL;
 	if (!v->ranked)
-		return report_sample_set(s, v->values, v->n);
+		return v->values;
 	if (!(x = realloc(*room, v->n * sizeof(*x))))
-		return LL_ENOMEM;
+		return NULL;
 	*room = x;
 	for (uint32_t k = 0; k < v->n; k++)
 		x[v->order[k]] = v->values[k];
+	return x;
+}
+
+int report_compare_variant_sample(const struct report_compare_variant *v, struct report_sample *s,
+				  double **room)
+{
+	const double *x;
+
+	if (!v->values)
+		return LL_EINVAL;
+	if (!(x = report_compare_variant_measured(v, room)))
+		return LL_ENOMEM;
 	return report_sample_set(s, x, v->n);
 }

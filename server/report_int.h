@@ -196,14 +196,18 @@ extern const char *const report_compared_facts[REPORT_COMPARED_FACTS];
 struct report_compare_variant {
 	const char *name; /* not terminated */
 	uint16_t name_len;
-	bool invalid;               /* "valid": false */
-	uint32_t n;                 /* warm samples; 0 with VALUES NULL: none valid */
-	const double *values;       /* RANKED: sorted, else as measured */
-	bool ranked;                /* ORDER and RANKS are there */
-	const uint8_t *order;       /* order[k]: measured position of values[k] */
-	const uint8_t *ranks;       /* 6 x REPORT_COMPARE_RESAMPLES, see the file */
-	const uint8_t *floor_ranks; /* 8 x REPORT_COMPARE_RESAMPLES, or NULL */
-	uint32_t rounds;            /* warm.round_sizes' count; 0: none (or not valid) */
+	bool invalid;         /* "valid": false */
+	uint32_t n;           /* warm samples; 0 with VALUES NULL: none valid */
+	const double *values; /* RANKED: sorted, else as measured */
+	bool ranked;          /* ORDER and RANKS are there */
+	const uint8_t *order; /* order[k]: measured position of values[k] */
+	/* the ranks of the side's role (report_compare_data_read()), each
+	 * R = REPORT_COMPARE_RESAMPLES bytes: */
+	const uint8_t *ranks;        /* 3 x R: the median's lo, hi, the minimum */
+	const uint8_t *floor_ranks;  /* or NULL; 4 x R: the variant's lo, hi, the floor's lo, hi */
+	const double *paired;        /* N per-pass ratios over the floor, sorted, or NULL */
+	const uint8_t *paired_ranks; /* with PAIRED; 2 x R: lo, hi */
+	uint32_t rounds;             /* warm.round_sizes' count; 0: none (or not valid) */
 	const uint32_t *round_sizes;
 };
 
@@ -221,14 +225,30 @@ struct report_compare_data {
 int report_compare_data(const cJSON *result, const char *key, struct report_sample *s, void **ret_data,
 			size_t *ret_len);
 
-/* Reads DATA (LEN bytes, 8-byte aligned) into RET; LL_EFORMAT when it is
- * not data of this version (then computed again from the result). */
-int report_compare_data_read(const void *data, size_t len, struct report_compare_data *ret);
+/* The data holds a common part, then the ranks a side reads as baseline,
+ * then those it reads as candidate (two sections of the same length). The
+ * part a side in the role CANDIDATE reads of DATA (LEN bytes, any
+ * alignment; the whole data, or a role's part made by this function's
+ * answer): its first *RET_COMMON bytes (a multiple of 8), then
+ * *RET_SECTION bytes at *RET_AT. LL_EFORMAT when it is not data of this
+ * version. */
+int report_compare_data_role(const void *data, size_t len, bool candidate, size_t *ret_common, size_t *ret_at,
+			     size_t *ret_section);
+
+/* Reads DATA (LEN bytes, 8-byte aligned: the whole data, or the common
+ * part followed by one role's section) for a side in the role CANDIDATE
+ * into RET; LL_EFORMAT when it is not data of this version (then computed
+ * again from the result). */
+int report_compare_data_read(const void *data, size_t len, bool candidate, struct report_compare_data *ret);
 void report_compare_data_release(struct report_compare_data *d);
 
 /* The variant named NAME in D, or NULL. */
 const struct report_compare_variant *report_compare_data_variant(const struct report_compare_data *d,
 								 const char *name);
+
+/* V's samples in their measured order: its values, or put back in order
+ * into *ROOM (a buffer reused call after call); NULL when out of memory. */
+const double *report_compare_variant_measured(const struct report_compare_variant *v, double **room);
 
 /* V's samples into S (in their measured order, so that any bootstrap of S
  * draws what it would from the result); ROOM is a buffer reused call

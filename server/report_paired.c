@@ -54,3 +54,26 @@ int report_paired_floor_ratio(const struct report_paired_side *base, const struc
 	*ret_high = hi;
 	return 0;
 }
+
+int report_paired_floor_ratio_cached(const struct report_compare_variant *bv,
+				     const struct report_compare_variant *cv, double *ret_base,
+				     double *ret_cand, double *ret_low, double *ret_high)
+{
+	const int r = REPORT_COMPARE_RESAMPLES;
+	const uint8_t *b = bv->paired_ranks, *c = cv->paired_ranks;
+	double mx, my, lo, hi;
+
+	if (!bv->paired || !cv->paired || bv->n != cv->n || !bv->n)
+		return LL_ENOTFOUND;
+	/* stats_median() of the r_k: the type-7 median of the sorted values */
+	mx = stats_quantile_sorted(bv->paired, bv->n, 0.5);
+	my = stats_quantile_sorted(cv->paired, cv->n, 0.5);
+	if (!(mx > 0) || report_ranked_ratio_ci(bv->paired, bv->n, b, b + r, cv->paired, cv->n, c, c + r,
+						STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
+		return LL_EINVAL;
+	*ret_base = mx;
+	*ret_cand = my;
+	*ret_low = lo;
+	*ret_high = hi;
+	return 0;
+}

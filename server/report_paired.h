@@ -40,4 +40,14 @@ int report_paired_floor_ratio(const struct report_paired_side *base, const struc
 			      bool rounds, uint64_t seed, double *ret_base, double *ret_cand, double *ret_low,
 			      double *ret_high);
 
+/* The same figures, bit for bit, for a row without rounds from the ranks
+ * cached in the compare data of its variants BV and CV
+ * (report_compare_data.c, DATA_PAIRED: the over-floor SEED's draws): no
+ * bootstrap drawn. LL_ENOTFOUND when a side has no such data or the two
+ * differ in sample count (then report_paired_floor_ratio()); LL_EINVAL
+ * when it would give LL_EINVAL. Outputs untouched on failure. */
+int report_paired_floor_ratio_cached(const struct report_compare_variant *bv,
+				     const struct report_compare_variant *cv, double *ret_base,
+				     double *ret_cand, double *ret_low, double *ret_high);
+
 #endif

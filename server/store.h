@@ -209,6 +209,11 @@ struct store_report_row {
 int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
 			  int (*fn)(void *context, const struct store_report_row *row), void *context);
 
+/* The same rows for compare: SUMMARY NULL, COMPARE only when of VERSION,
+ * BODY where there is none. */
+int store_job_compare_rows(struct store *store, long long job_id, int version,
+			   int (*fn)(void *context, const struct store_report_row *row), void *context);
+
 /* Calls FN(CONTEXT, id) for up to LIMIT results that have no cached
  * summary of VERSION, oldest first. */
 int store_results_unsummarized(struct store *store, int version, long long limit,

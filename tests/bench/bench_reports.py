@@ -25,6 +25,7 @@ BENCH lines for bench_table.py (`make bench`).
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -114,6 +115,10 @@ def wait_idle(d, limit=180):
 
 
 PROFILE = os.environ.get("LOADLAB_BENCH_PERF")  # a folder: perf record of each phase
+# A folder: the compare answers (compare.json, compare_floor_ratio.json) and
+# the store after them (loadlab.db), to diff two builds' answers byte for
+# byte and time them again on the same data (tests/bench/README.md, pass 7).
+SAVE = os.environ.get("LOADLAB_BENCH_SAVE")
 
 
 def profiled(d, name):
@@ -151,6 +156,7 @@ def timed(d, path, repeat=1):
         if best is None or elapsed < best[0]:
             best = (elapsed, cpu)
     timed.cpu = best[1]
+    timed.body = r.body
     return best[0], len(r.body)
 
 
@@ -223,12 +229,14 @@ def main():
         p = profiled(d, "compare")
         cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
         p.stop()
+        cmp_body = timed.body
         print("compare (%d rows, %d samples)         %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (AGENTS * len(VARIANTS), samples, cmp * 1000, size, cmp / floor, timed.cpu * 1000))
         # The metric floor-ratio computes one more interval per row (from
         # the over-floor draws: cached ranks, or drawn again with rounds).
         ratio_cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d&metric=floor-ratio"
                                 % (base, cand), 3)
+        ratio_body = timed.body
         print("compare --metric floor-ratio            %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (ratio_cmp * 1000, size, ratio_cmp / floor, timed.cpu * 1000))
         print("BENCH report_on_demand %.1f ms %.1f %.2f figure<=1000" % (first * 1000, floor * 1000,
@@ -242,6 +250,12 @@ def main():
         # restarted; it queues the unsummarized results, oldest (the two
         # jobs' 8-variant results) first. Its rate over a few seconds.
         d.stop()
+        if SAVE:
+            os.makedirs(SAVE, exist_ok=True)
+            for name, body in (("compare.json", cmp_body), ("compare_floor_ratio.json", ratio_body)):
+                with open(os.path.join(SAVE, name), "wb") as f:
+                    f.write(body)
+            shutil.copyfile(os.path.join(data_dir, "loadlab.db"), os.path.join(SAVE, "loadlab.db"))
         db = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
         db.execute("DELETE FROM result_summaries")
         db.execute("UPDATE results SET id = id - ? WHERE id > ?", (MOVED, MOVED))

@@ -174,6 +174,17 @@ static void test_made_apart(void)
 	cJSON_Delete(report);
 	CHECK_EQ_INT(counted(s, base).compare, AGENTS);
 
+	/* Compare data of an older layout (the store then leaves the result
+	 * text out): made again from the text, the same answer, cached. */
+	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(db, "UPDATE result_summaries SET compare = zeroblob(64)", NULL, NULL, NULL),
+		     SQLITE_OK);
+	sqlite3_close(db);
+	again = compared(s, base, cand);
+	CHECK_EQ_STR(again, first);
+	free(again);
+	CHECK_EQ_INT(counted(s, base).same_bytes, AGENTS);
+
 	/* Compare data lost: the summarizer makes it at start. */
 	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
 	CHECK_EQ_INT(sqlite3_exec(db, "UPDATE result_summaries SET compare = NULL", NULL, NULL, NULL),
