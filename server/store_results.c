@@ -134,15 +134,14 @@ int store_job_compare_rows(struct store *s, long long job_id, int version,
 			version, fn, context);
 }
 
-int store_results_unsummarized(struct store *s, int version, long long limit,
-			       void (*fn)(void *context, long long result_id), void *context)
+/* Calls FN with the id of every row SQL (?1 VERSION, ?2 LIMIT) reads. */
+static int result_ids(struct store *s, const char *sql, int version, long long limit,
+		      void (*fn)(void *context, long long result_id), void *context)
 {
 	sqlite3_stmt *stmt;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, "SELECT r.id FROM results r LEFT JOIN result_summaries m"
-				    " ON m.result_id = r.id AND m.version = ?1"
-				    " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2");
+	stmt = db_cached(s->reader, sql);
 	if (stmt) {
 		sqlite3_bind_int(stmt, 1, version);
 		sqlite3_bind_int64(stmt, 2, limit);
@@ -154,23 +153,23 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 	return stmt ? 0 : LL_ESTORE;
 }
 
+int store_results_unsummarized(struct store *s, int version, long long limit,
+			       void (*fn)(void *context, long long result_id), void *context)
+{
+	return result_ids(s,
+			  "SELECT r.id FROM results r LEFT JOIN result_summaries m"
+			  " ON m.result_id = r.id AND m.version = ?1"
+			  " WHERE m.result_id IS NULL ORDER BY r.id LIMIT ?2",
+			  version, limit, fn, context);
+}
+
 int store_results_without_compare(struct store *s, int version, long long limit,
 				  void (*fn)(void *context, long long result_id), void *context)
 {
-	sqlite3_stmt *stmt;
-
-	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, "SELECT result_id FROM result_summaries"
-				    " WHERE version = ?1 AND compare IS NULL ORDER BY result_id LIMIT ?2");
-	if (stmt) {
-		sqlite3_bind_int(stmt, 1, version);
-		sqlite3_bind_int64(stmt, 2, limit);
-		while (sqlite3_step(stmt) == SQLITE_ROW)
-			fn(context, sqlite3_column_int64(stmt, 0));
-		db_release(s->reader, stmt);
-	}
-	pthread_mutex_unlock(&s->reader_lock);
-	return stmt ? 0 : LL_ESTORE;
+	return result_ids(s,
+			  "SELECT result_id FROM result_summaries"
+			  " WHERE version = ?1 AND compare IS NULL ORDER BY result_id LIMIT ?2",
+			  version, limit, fn, context);
 }
 
 struct summaries_put_op {
