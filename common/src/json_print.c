@@ -182,16 +182,30 @@ static size_t printf_text(double d, char *out)
 {
 	double test;
 	int length = snprintf(out, JSON_NUMBER_MAX, "%1.15g", d);
+	char point;
 
 	if (sscanf(out, "%lg", &test) != 1 || !same_double(test, d))
 		length = snprintf(out, JSON_NUMBER_MAX, "%1.17g", d);
 	if (length < 0 || length >= JSON_NUMBER_MAX)
 		length = 0; /* cannot happen: 25 bytes at most */
 	out[length] = 0;
-	for (int i = 0; i < length; i++)
-		if (out[i] == localeconv()->decimal_point[0])
+	point = localeconv()->decimal_point[0];
+	for (int i = 0; point != '.' && i < length; i++)
+		if (out[i] == point)
 			out[i] = '.';
 	return (size_t)length;
+}
+
+/* strtod() of the text from OUT to END into *RET, as sscanf("%lg") reads
+ * it; false when the locale's decimal point is not '.' (strtod would stop
+ * there). For p-values below 1e-8, whose read back is no exact division. */
+static bool read_back(char *out, char *end, double *ret)
+{
+	if (localeconv()->decimal_point[0] != '.' || localeconv()->decimal_point[1])
+		return false;
+	*end = 0;
+	*ret = strtod(out, NULL);
+	return true;
 }
 
 size_t json_number_text(double d, char *out)
@@ -203,13 +217,13 @@ size_t json_number_text(double d, char *out)
 		memcpy(out, "null", 5);
 		return 4;
 	}
-	if (d == floor(d) && fabs(d) < 1e15 && !(d == 0 && signbit(d))) { /* "-0" below */
+	if (fabs(d) < 1e15 && (double)(long long)d == d && !(d == 0 && signbit(d))) { /* "-0" below */
 		if (d < 0)
 			*end++ = '-';
 		end = put_digits(end, (unsigned long long)fabs(d));
 	} else if (d != 0 && (end = decimal_text(d, out))) {
 		/* written */
-	} else if ((end = g_text(d, 15, out, &test)) && !isnan(test)) {
+	} else if ((end = g_text(d, 15, out, &test)) && (!isnan(test) || read_back(out, end, &test))) {
 		if (!same_double(test, d) && !(end = g_text(d, 17, out, &test)))
 			return printf_text(d, out);
 	} else {
