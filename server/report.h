@@ -107,28 +107,14 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series);
 
-/* Turns every number in ITEM, its siblings and their children into raw
- * text that cJSON_PrintUnformatted() prints as it would have printed the
- * number, byte for byte, faster (report_format.c); the tree is then only
- * for printing. LL_ENOMEM (then partly turned). */
-int report_fast_numbers(cJSON *item);
-
-/* cJSON_PrintUnformatted(ITEM) after report_fast_numbers() of ITEM (not
- * its siblings): the same text; NULL when out of memory. */
+/* cJSON_PrintUnformatted(ITEM)'s text (not its siblings'): json_print();
+ * NULL when out of memory. */
 char *report_print_json(cJSON *item);
 
-/* Appends cJSON_PrintUnformatted(ITEM)'s text (ITEM and its children,
- * not its siblings) to OUT, byte for byte, without changing ITEM or
- * allocating per item: the numbers as report_fast_numbers() writes them.
- * OUT's errors (LL_ETOOBIG past its limit, LL_ENOMEM); LL_EINVAL for an
- * item cJSON could not print (then OUT holds part of the text). */
+/* Appends cJSON_PrintUnformatted(ITEM)'s text (ITEM and its children, not
+ * its siblings) to OUT: json_append() (OUT's errors; LL_EINVAL for an item
+ * cJSON could not print). */
 int report_json_append(const cJSON *item, struct buf *out);
-
-/* The text cJSON_PrintUnformatted() prints of a number item made by
- * cJSON_CreateNumber(D), into OUT (room for 64 bytes); and a string S
- * (NULL: "") as it prints it, appended to OUT (OUT's errors). */
-void report_number_text(double d, char *out);
-int report_json_string(struct buf *out, const char *s);
 
 /* Renders a report or a comparison as "md" (Markdown) or "csv". */
 int report_render(const cJSON *report, const char *format, struct buf *out);

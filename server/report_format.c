@@ -3,10 +3,9 @@
 #include "report_row.h"
 
 #include "loadlab/err.h"
+#include "loadlab/json.h"
 #include "loadlab/report_text.h"
 
-#include <float.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,317 +469,16 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	return 0;
 }
 
-/*
- * JSON printed as cJSON_PrintUnformatted() prints it, byte for byte, faster:
- * cJSON prints a number that is not an int with "%1.15g" and reads it back
- * with sscanf to check it (profiled: about a quarter of a summary's and of
- * a report's time). Reports' figures are rounded to 0.1, 0.01 or 0.0001:
- * such a number d, the double nearest k / 10^j with |k| < 10^15, prints
- * under "%1.15g" as that decimal exactly and reads back as d, so it is
- * written here from k; any other number is printed as cJSON does.
- */
-/* The decimal digits of V at P; the end. */
-static char *put_digits(char *p, unsigned long long v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* OUT has room for 64 bytes. */
-static bool decimal_text(double d, char *out)
-{
-	static const double scales[] = {10, 100, 10000};
-	static const int digits[] = {1, 2, 4};
-
-	for (int i = 0; i < 3; i++) {
-		double scaled = d * scales[i];
-		long long k, frac;
-		int width = digits[i];
-		char *p = out;
-		if (!(fabs(scaled) < 1e15))
-			return false;
-		k = llround(scaled);
-		if ((double)k / scales[i] != d)
-			continue;
-		frac = llabs(k) % (long long)scales[i];
-		if (k < 0)
-			*p++ = '-';
-		p = put_digits(p, (unsigned long long)(llabs(k) / (long long)scales[i]));
-		if (frac != 0) {
-			while (frac % 10 == 0) {
-				frac /= 10;
-				width--;
-			}
-			*p++ = '.';
-			for (int w = width - 1; w >= 0; w--, frac /= 10)
-				p[w] = (char)('0' + frac % 10);
-			p += width;
-		}
-		*p = 0;
-		return true;
-	}
-	return false;
-}
-
-/*
- * "%1.<P>g" of D (P 15 or 17) into OUT without printf, and in *RET the
- * double strtod() reads back from it, for the figures not rounded to a
- * decimal (p-values): D scaled by an exact power of ten in long double
- * (64-bit mantissa: the product's error is below 0.006 of the last digit),
- * its P digits rounded, and the text laid out as %g does. False (the
- * caller then uses printf) when D is out of the powers' range, the last
- * digit's rounding is within 0.01 of a tie, or the value read back needs
- * more than one exact division or product.
- */
-static bool g_text(double d, int p, char *out, double *ret)
-{
-	static const long double pow10[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
-					    1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
-					    1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
-					    1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-	long double a = fabsl((long double)d), scaled, frac;
-	unsigned long long m;
-	char digits[24], *o = out;
-	int e, sc, n, point;
-
-	if (LDBL_MANT_DIG < 64 || !(a >= 1e-20L && a < 1e10L) || (p != 15 && p != 17))
-		return false;
-	frexp(d, &e); /* |D| in [2^(e-1), 2^e): its decimal exponent is this or one more */
-	e = (int)floor((e - 1) * 0.30102999566398120);
-	for (int tries = 0;; tries++) {
-		sc = p - 1 - e;
-		if (sc < 0 || sc > 27 || tries > 2)
-			return false;
-		scaled = a * pow10[sc];
-		if (scaled < pow10[p - 1])
-			e--;
-		else if (scaled >= pow10[p])
-			e++;
-		else
-			break;
-	}
-	m = (unsigned long long)scaled;
-	frac = scaled - (long double)m;
-	if (fabsl(frac - 0.5L) < 0.01L)
-		return false;
-	if (frac > 0.5L && ++m == (unsigned long long)pow10[p]) {
-		m /= 10;
-		e++;
-		sc--;
-	}
-	/* read back: M / 10^SC, both exact doubles when M < 2^53 */
-	if (sc > 22 || m >= (1ull << 53))
-		*ret = NAN;
-	else
-		*ret = (d < 0 ? -1.0 : 1.0) * ((double)m / (double)pow10[sc]);
-	n = (int)(put_digits(digits, m) - digits);
-	while (n > 1 && digits[n - 1] == '0')
-		n--; /* %g drops trailing zeros */
-	if (d < 0)
-		*o++ = '-';
-	if (e < -4 || e >= p) {
-		*o++ = digits[0];
-		if (n > 1) {
-			*o++ = '.';
-			memcpy(o, digits + 1, (size_t)n - 1);
-			o += n - 1;
-		}
-		*o++ = 'e';
-		*o++ = e < 0 ? '-' : '+';
-		if (abs(e) < 10)
-			*o++ = '0';
-		o = put_digits(o, (unsigned long long)abs(e));
-	} else if (e < 0) {
-		*o++ = '0';
-		*o++ = '.';
-		for (int z = -1; z > e; z--)
-			*o++ = '0';
-		memcpy(o, digits, (size_t)n);
-		o += n;
-	} else {
-		point = e + 1; /* digits before the point */
-		for (int k = 0; k < point; k++)
-			*o++ = k < n ? digits[k] : '0';
-		if (n > point) {
-			*o++ = '.';
-			memcpy(o, digits + point, (size_t)(n - point));
-			o += n - point;
-		}
-	}
-	*o = 0;
-	return true;
-}
-
-/* cJSON's own text of the number ITEM (cJSON 1.7's print_number()) into
- * OUT (64 bytes). */
-static void number_text(const cJSON *item, char *out)
-{
-	double d = item->valuedouble, test;
-
-	if (isnan(d) || isinf(d)) {
-		memcpy(out, "null", 5);
-	} else if (d == (double)item->valueint) {
-		char *p = out;
-		if (item->valueint < 0)
-			*p++ = '-';
-		p = put_digits(p, item->valueint < 0 ? 0 - (unsigned long long)item->valueint
-						     : (unsigned long long)item->valueint);
-		*p = 0;
-	} else if (decimal_text(d, out)) {
-		/* written */
-	} else if (g_text(d, 15, out, &test) && !isnan(test)) {
-		if (!(fabs(test - d) <= fmax(fabs(test), fabs(d)) * __DBL_EPSILON__) &&
-		    !g_text(d, 17, out, &test))
-			snprintf(out, 64, "%1.17g", d);
-	} else {
-		snprintf(out, 64, "%1.15g", d);
-		if (sscanf(out, "%lg", &test) != 1 ||
-		    !(fabs(test - d) <= fmax(fabs(test), fabs(d)) * __DBL_EPSILON__))
-			snprintf(out, 64, "%1.17g", d);
-	}
-}
-
-void report_number_text(double d, char *out)
-{
-	cJSON item = {.type = cJSON_Number, .valuedouble = d};
-
-	/* cJSON_CreateNumber()'s valueint, saturated */
-	if (isnan(d) || isinf(d))
-		item.valueint = 0;
-	else if (d >= INT_MAX)
-		item.valueint = INT_MAX;
-	else if (d <= (double)INT_MIN)
-		item.valueint = INT_MIN;
-	else
-		item.valueint = (int)d;
-	number_text(&item, out);
-}
-
-int report_fast_numbers(cJSON *item)
-{
-	for (; item; item = item->next) {
-		if (cJSON_IsNumber(item)) {
-			char text[64], *copy;
-			number_text(item, text);
-			if (!(copy = strdup(text)))
-				return LL_ENOMEM;
-			item->type = cJSON_Raw;
-			item->valuestring = copy;
-		} else if (item->child && report_fast_numbers(item->child) < 0) {
-			return LL_ENOMEM;
-		}
-	}
-	return 0;
-}
+/* JSON: common's printer (json.h), cJSON_PrintUnformatted()'s bytes. */
 
 char *report_print_json(cJSON *item)
 {
-	cJSON *next = item ? item->next : NULL;
-	int rc;
-
-	if (!item)
-		return NULL;
-	item->next = NULL; /* this item only, not its siblings */
-	rc = report_fast_numbers(item);
-	item->next = next;
-	return rc < 0 ? NULL : cJSON_PrintUnformatted(item);
-}
-
-/* The letter after '\\' that cJSON escapes C (a control character, '"'
- * or '\\') with, or 0 for "\\u00XX". */
-static char escape_of(unsigned char c)
-{
-	switch (c) {
-	case '"':
-	case '\\':
-		return (char)c;
-	case '\b':
-		return 'b';
-	case '\f':
-		return 'f';
-	case '\n':
-		return 'n';
-	case '\r':
-		return 'r';
-	case '\t':
-		return 't';
-	default:
-		return 0;
-	}
-}
-
-/* S as cJSON prints a string (print_string_ptr()): quoted, with '"', '\\'
- * and control characters escaped, other bytes as they are. */
-int report_json_string(struct buf *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
-	int rc = buf_append(out, "\"", 1);
-
-	for (; rc == 0; p++) {
-		unsigned char c = *p;
-		char esc[8];
-		if (c >= 32 && c != '"' && c != '\\')
-			continue;
-		if (p > run && (rc = buf_append(out, run, (size_t)(p - run))) < 0)
-			break;
-		if (!c)
-			break;
-		esc[0] = '\\';
-		esc[1] = escape_of(c);
-		if (esc[1])
-			rc = buf_append(out, esc, 2);
-		else
-			rc = buf_printf(out, "\\u%04x", c);
-		run = p + 1;
-	}
-	return rc < 0 ? rc : buf_append(out, "\"", 1);
+	return json_print(item);
 }
 
 int report_json_append(const cJSON *item, struct buf *out)
 {
-	const cJSON *child;
-	char text[64];
-	int rc = 0;
-
-	switch (item->type & 0xFF) {
-	case cJSON_NULL:
-		return buf_append(out, "null", 4);
-	case cJSON_False:
-		return buf_append(out, "false", 5);
-	case cJSON_True:
-		return buf_append(out, "true", 4);
-	case cJSON_Number:
-		number_text(item, text);
-		return buf_append_str(out, text);
-	case cJSON_Raw:
-		return item->valuestring ? buf_append_str(out, item->valuestring)
-					 : err_set(LL_EINVAL, "A raw JSON item has no text.");
-	case cJSON_String:
-		return report_json_string(out, item->valuestring);
-	case cJSON_Array:
-	case cJSON_Object:
-		rc = buf_append(out, cJSON_IsArray(item) ? "[" : "{", 1);
-		for (child = item->child; child && rc == 0; child = child->next) {
-			if (child != item->child)
-				rc = buf_append(out, ",", 1);
-			if (rc == 0 && cJSON_IsObject(item) &&
-			    (rc = report_json_string(out, child->string)) == 0)
-				rc = buf_append(out, ":", 1);
-			if (rc == 0)
-				rc = report_json_append(child, out);
-		}
-		return rc < 0 ? rc : buf_append(out, cJSON_IsArray(item) ? "]" : "}", 1);
-	default:
-		return err_set(LL_EINVAL, "A JSON item of unknown type.");
-	}
+	return json_append(out, item);
 }
 
 /* report_row.h: rows written as cJSON objects or as their text. */
@@ -806,7 +504,7 @@ static void put_member(struct report_row *r, const char *key, const char *value,
 		if (r->rc == 0 && comma)
 			r->rc = buf_append(r->text, ",", 1);
 		if (r->rc == 0)
-			r->rc = report_json_string(r->text, key);
+			r->rc = json_append_string(r->text, key);
 		if (r->rc == 0)
 			r->rc = buf_append(r->text, ":", 1);
 	} else {
@@ -821,14 +519,13 @@ static void put_member(struct report_row *r, const char *key, const char *value,
 
 void report_row_number(struct report_row *r, const char *key, double v)
 {
-	char text[64];
+	char text[JSON_NUMBER_MAX];
 
 	if (r->obj) {
 		cJSON_AddNumberToObject(r->obj, key, v);
 		return;
 	}
-	report_number_text(v, text);
-	put_member(r, key, text, strlen(text));
+	put_member(r, key, text, json_number_text(v, text));
 }
 
 void report_row_bool(struct report_row *r, const char *key, bool v)
@@ -854,7 +551,7 @@ void report_row_string(struct report_row *r, const char *key, const char *s)
 	}
 	put_member(r, key, NULL, 0);
 	if (r->rc == 0)
-		r->rc = report_json_string(r->text, s);
+		r->rc = json_append_string(r->text, s);
 }
 
 void report_row_set_significant(struct report_row *r, bool v)
@@ -895,7 +592,7 @@ void report_row_take(struct report_row *r)
 		} else {
 			put_member(r, item->string, NULL, 0);
 			if (r->rc == 0)
-				r->rc = report_json_append(item, r->text);
+				r->rc = json_append(r->text, item);
 		}
 		cJSON_Delete(item);
 	}

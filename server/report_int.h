@@ -36,10 +36,11 @@ static inline const char *string(const cJSON *obj, const char *key)
 	return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
-/* Rounds for output: figures in microseconds to 0.1, percents to 0.01. */
+/* Rounds for output: figures in microseconds to 0.1, percents to 0.01; a
+ * result of -0 is 0 (so "0" is printed, not "-0"). */
 static inline double round_to(double v, double step)
 {
-	return round(v / step) * step;
+	return round(v / step) * step + 0.0;
 }
 
 /* The samples of ARRAY (numbers >= 0) into a new array; LL_EINVAL when

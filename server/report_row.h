@@ -4,7 +4,8 @@
  * cJSON_PrintUnformatted() prints of that object, byte for byte, without
  * building it (report_compare_json(): 8,000 rows of 30 figures built as
  * cJSON objects and printed were most of a compare's time). Functions in
- * report_format.c; only the report's files include this.
+ * report_format.c, numbers and strings written by common's json_number_text()
+ * and json_append_string() (json.h); only the report's files include this.
  *
  *	struct report_row row = {.text = &buf, .first = true, .figures = empty};
  *	buf_append(&buf, "{", 1);

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct buf; /* loadlab/buf.h */
+
 /* The deepest nesting json_parse() accepts when given 0 as max_depth. */
 #define JSON_DEFAULT_MAX_DEPTH 32
 
@@ -56,10 +58,35 @@ int json_get_bool(const cJSON *obj, const char *key, bool required, bool default
 int json_number_to_int(const cJSON *item, long long min, long long max, const char *name,
 		       long long *ret_value);
 
-/* Unformatted text of ITEM: the same bytes as cJSON_PrintUnformatted()
- * (cJSON 1.7.15), at a fraction of the cost for integers (json_print.c).
- * The caller frees it with free(). NULL when out of memory, or when ITEM
- * cannot be printed (as cJSON: an invalid item, a raw one without text). */
+/* Room json_number_text() needs: cJSON prints at most 25 bytes a number. */
+#define JSON_NUMBER_MAX 32
+
+/* Unformatted text of ITEM (not its siblings): the same bytes as
+ * cJSON_PrintUnformatted() (cJSON 1.7.15), at a fraction of its cost for
+ * numbers (json_number_text()). The caller frees it with free(). NULL when
+ * out of memory, or when ITEM cannot be printed (as cJSON: an invalid
+ * item, a raw one without text). */
 char *json_print(const cJSON *item);
+
+/* Appends json_print(ITEM)'s text to OUT without allocating per item.
+ * OUT's errors (LL_ENOMEM, LL_ETOOBIG past its limit); LL_EINVAL for an
+ * item cJSON could not print (then OUT holds part of the text). */
+int json_append(struct buf *out, const cJSON *item);
+
+/* Appends S as cJSON prints a string (NULL as ""): quoted, with '"', '\\'
+ * and control characters escaped, other bytes as they are. OUT's errors. */
+int json_append_string(struct buf *out, const char *s);
+
+/* The text cJSON prints of the number D (print_number(): "%1.15g", or
+ * "%1.17g" when that does not read back as D; null for NaN and infinities)
+ * into OUT (JSON_NUMBER_MAX bytes, NUL-terminated); its length. Written
+ * without printf for integers below 10^15, for the doubles nearest a
+ * decimal of at most 15 digits with 1, 2 or 4 after the point (figures
+ * rounded to 0.1, 0.01, 0.0001) and, where doubles are evaluated as
+ * doubles with an 80-bit long double (x86-64), for other doubles in
+ * [1e-20, 1e10) unless their last digit is within 0.01 of a tie (checked
+ * against glibc's printf on 35 M doubles when written for the report;
+ * test_json_print compares 400,000 more with cJSON); printf otherwise. */
+size_t json_number_text(double d, char *out);
 
 #endif
