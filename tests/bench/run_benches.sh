@@ -30,6 +30,7 @@ run bench_reports /usr/bin/python3 "$here/bench_reports.py" "$build"
 run bench_growth /usr/bin/python3 "$here/bench_growth.py" "$build"
 run bench_fleet /usr/bin/python3 "$here/bench_fleet.py" "$build" --agents 1000
 run bench_pe_rebase "$build/tests/bench/bench_pe_rebase"
+run bench_elf_pipeline "$here/bench_elf_pipeline.sh" "$build"
 run bench_timer flock "$lock" "$here/bench_timer.sh" "$build" 200
 run bench_churn flock "$lock" "$here/bench_churn.sh" "$build" 1000
 
