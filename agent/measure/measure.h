@@ -225,9 +225,12 @@ struct plat_measure_counters;
  * included, up to o->reruns times, each listed in RERUNS (an array) as
  * {"program", "run": RUN + 1, "phase": PHASE, "exit_code"}; past that a
  * non-zero exit fails: LL_EIO, naming the program, the code, PHASE
- * ("timed", "warm-up", "cold", "warm check") and the run. PREPARE's and
- * plat_measure_run()'s failures (a timeout: LL_ERANGE) are returned as
- * they are, never rerun. */
+ * ("timed", "warm-up", "cold", "warm check") and the run. A start that
+ * failed (plat_measure_run()'s LL_EIO; Wine's CreateProcess now and then
+ * fails with its internal error 1359) is taken again the same way, listed
+ * with "start_error" (the message) instead of "exit_code", and past
+ * o->reruns returned as it is. PREPARE's failures and plat_measure_run()'s
+ * others (a timeout: LL_ERANGE) are returned as they are, never rerun. */
 int measure_run_rerunning(const struct measure_program *p, const struct measure_options *o, int run,
 			  const char *phase, bool with_counters, int (*prepare)(void *ctx), void *ctx,
 			  cJSON *reruns, struct plat_measure_counters *ret);

@@ -178,13 +178,21 @@ int measure_run_rerunning(const struct measure_program *p, const struct measure_
 	int rc;
 
 	for (int attempt = 0;; attempt++) {
+		char start_error[256] = "";
 		cJSON *entry;
-		if ((prepare && (rc = prepare(ctx)) < 0) ||
-		    (rc = plat_measure_run(&p->spawn, o->timeout_ms, with_counters, &k)) < 0)
+		if (prepare && (rc = prepare(ctx)) < 0)
 			return rc;
-		if (k.exit_code == 0)
+		rc = plat_measure_run(&p->spawn, o->timeout_ms, with_counters, &k);
+		/* A start that failed (LL_EIO: under Wine, now and then,
+		 * CreateProcess's internal error 1359) is taken again as a
+		 * non-zero exit is; a timeout (LL_ERANGE) or no memory never. */
+		if (rc < 0 && (rc != LL_EIO || attempt >= o->reruns))
+			return rc;
+		if (rc < 0)
+			snprintf(start_error, sizeof(start_error), "%s", err_message(rc));
+		else if (k.exit_code == 0)
 			break;
-		if (attempt >= o->reruns)
+		else if (attempt >= o->reruns)
 			return err_set(LL_EIO, "%s exited with %d in %s run %d%s.", p->name, k.exit_code,
 				       phase, run + 1, attempt ? " (after reruns)" : "");
 		if (!(entry = cJSON_CreateObject()) || !cJSON_AddItemToArray(reruns, entry)) {
@@ -194,7 +202,8 @@ int measure_run_rerunning(const struct measure_program *p, const struct measure_
 		if (!cJSON_AddStringToObject(entry, "program", p->name) ||
 		    !cJSON_AddNumberToObject(entry, "run", run + 1) ||
 		    !cJSON_AddStringToObject(entry, "phase", phase) ||
-		    !cJSON_AddNumberToObject(entry, "exit_code", k.exit_code))
+		    !(start_error[0] ? cJSON_AddStringToObject(entry, "start_error", start_error)
+				     : cJSON_AddNumberToObject(entry, "exit_code", k.exit_code)))
 			return err_set(LL_ENOMEM, "Out of memory.");
 	}
 	*ret = k;

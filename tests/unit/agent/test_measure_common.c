@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "family/family_util.h"
 #include "loadlab/err.h"
@@ -334,6 +335,58 @@ static void test_run_rerunning(void)
 	cJSON_Delete(reruns);
 }
 
+/* PREPARE that makes PATH, a link to /bin/true, before its second call:
+ * the first start finds no program. */
+struct appear_later {
+	const char *path;
+	int calls;
+};
+
+static int appear_later(void *ctx)
+{
+	struct appear_later *a = ctx;
+
+	if (++a->calls == 2 && symlink("/bin/true", a->path) != 0)
+		return err_set(LL_EIO, "symlink failed");
+	return 0;
+}
+
+/* A start that failed (the program is not there yet) is taken again and
+ * listed with its message; one that keeps failing is returned after
+ * o->reruns retakes. */
+static void test_start_failure_rerun(void)
+{
+	char dir[] = "/tmp/loadlab-start-XXXXXX", path[64];
+	const char *argv[] = {path, NULL};
+	struct measure_program p = {"appears", {.argv = argv}, NULL};
+	struct measure_options o = {.runs = 1, .timeout_ms = 10000, .reruns = 2};
+	struct plat_measure_counters k = {.exit_code = -7};
+	struct appear_later later = {path, 0};
+	cJSON *reruns = cJSON_CreateArray(), *entry;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/prog", dir);
+	CHECK_EQ_INT(measure_run_rerunning(&p, &o, 0, "timed", false, appear_later, &later, reruns, &k), 0);
+	CHECK_EQ_INT(later.calls, 2);
+	CHECK_EQ_INT(k.exit_code, 0);
+	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
+	entry = cJSON_GetArrayItem(reruns, 0);
+	CHECK(cJSON_IsString(get(entry, "start_error")) &&
+	      strstr(get(entry, "start_error")->valuestring, "Cannot start") != NULL);
+	CHECK(!get(entry, "exit_code") && num(entry, "run") == 1);
+
+	/* Never there: the start's own error after the two retakes. */
+	CHECK_EQ_INT(remove(path), 0);
+	later.calls = 5; /* past the call that makes it */
+	CHECK_EQ_INT(measure_run_rerunning(&p, &o, 0, "timed", false, appear_later, &later, reruns, &k),
+		     LL_EIO);
+	CHECK(strstr(err_message(LL_EIO), "Cannot start") != NULL);
+	CHECK_EQ_INT(later.calls, 8);
+	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 3);
+	CHECK_EQ_INT(remove(dir), 0);
+	cJSON_Delete(reruns);
+}
+
 int main(void)
 {
 	test_random_and_shuffle();
@@ -342,5 +395,6 @@ int main(void)
 	test_rounds();
 	test_method_and_result();
 	test_run_rerunning();
+	test_start_failure_rerun();
 	return check_finish();
 }
