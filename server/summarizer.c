@@ -243,28 +243,25 @@ void summarizer_enqueue(struct summarizer *z, long long result_id)
 	pthread_mutex_unlock(&z->lock);
 }
 
-long long summarizer_pending(struct summarizer *z)
+/* What Z still has to do of one kind: queued (*COUNT) and in hand (*BUSY). */
+static long long pending(struct summarizer *z, const size_t *count, const size_t *busy)
 {
 	long long n;
 
-	if (!z)
-		return 0;
 	pthread_mutex_lock(&z->lock);
-	n = (long long)(z->summaries.count + z->busy);
+	n = (long long)(*count + *busy);
 	pthread_mutex_unlock(&z->lock);
 	return n;
 }
 
+long long summarizer_pending(struct summarizer *z)
+{
+	return z ? pending(z, &z->summaries.count, &z->busy) : 0;
+}
+
 long long summarizer_compare_pending(struct summarizer *z)
 {
-	long long n;
-
-	if (!z)
-		return 0;
-	pthread_mutex_lock(&z->lock);
-	n = (long long)(z->compare.count + z->compare_busy);
-	pthread_mutex_unlock(&z->lock);
-	return n;
+	return z ? pending(z, &z->compare.count, &z->compare_busy) : 0;
 }
 
 void summarizer_stop(struct summarizer *z)
