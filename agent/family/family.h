@@ -59,6 +59,8 @@ struct family_timing {
 	const char *const *churn_libs; /* the churn set "generated": NULL-terminated, may be NULL */
 	bool churn_wine;               /* Linux: the Windows churn under Wine */
 	long long timeout_ms;          /* per timed run; 0: the driver's default */
+	long long companion_pid;       /* a process the programs wait on while they run (Wine's
+					* wineserver): measure_options.companion_pid; 0: none */
 };
 
 /* What the driver measured, for describe: measure_warm() and

@@ -160,6 +160,7 @@ static int time_programs(struct pipeline_state *s)
 		.rounds = s->measure.warm_rounds,
 		.auto_runs = s->measure.warm_auto,
 		.precision = s->measure.precision,
+		.companion_pid = s->timing.companion_pid,
 	};
 	int rc;
 

@@ -89,9 +89,12 @@ struct measure_options {
 				  * ({"program", "run", "phase", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
-	int rounds;       /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
-	bool auto_runs;   /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
-	double precision; /* > 0 with auto_runs: the median's 95 % interval width / median */
+	int rounds;              /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
+	bool auto_runs;          /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
+	double precision;        /* > 0 with auto_runs: the median's 95 % interval width / median */
+	long long companion_pid; /* a process the programs wait on while they run (Wine's
+				  * wineserver), measured beside them on the agent's CPU
+				  * (plat_measure_companion); 0: none */
 };
 
 /* Warm: all PROGRAMS (the floor, the empty program, is one of them) in a
@@ -103,7 +106,7 @@ struct measure_options {
  *               "priority_read_back", "realtime", "cpu", "cpus_available",
  *               "spawn", "runs", "warmup", "seed", "timeout_ms",
  *               "bootstrap_resamples", "confidence": 0.95, "rounds",
- *               "auto": bool},
+ *               "auto": bool, "companion": {"pid", "pinned"} | null},
  *    "programs": {NAME: {"runs", "samples_us": [...rounds in order, each in run order...],
  *                        "round_sizes": [n1, ...] (sum: samples_us' length),
  *                        "noise": <measure_sample_json's>,

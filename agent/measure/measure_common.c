@@ -40,6 +40,18 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 	return 0;
 }
 
+/* "companion": {"pid", "pinned"} (plat_measure_companion), or null. */
+static bool add_companion(const struct plat_measure_conditions *c, cJSON *m)
+{
+	cJSON *o;
+
+	if (c->companion_pid <= 0)
+		return cJSON_AddNullToObject(m, "companion") != NULL;
+	return (o = cJSON_AddObjectToObject(m, "companion")) &&
+	       cJSON_AddNumberToObject(o, "pid", (double)c->companion_pid) &&
+	       cJSON_AddBoolToObject(o, "pinned", c->companion_pinned);
+}
+
 int measure_method_json(const struct plat_measure_conditions *c, const struct measure_options *o,
 			const char *kind, cJSON **ret)
 {
@@ -62,7 +74,7 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 	    !cJSON_AddNumberToObject(m, "bootstrap_resamples", MEASURE_BOOTSTRAP_RESAMPLES) ||
 	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE) ||
 	    !cJSON_AddNumberToObject(m, "rounds", o->rounds > 0 ? o->rounds : 1) ||
-	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs)) {
+	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs) || !add_companion(c, m)) {
 		cJSON_Delete(m);
 		return err_set(LL_ENOMEM, "Out of memory.");
 	}

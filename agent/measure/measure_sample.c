@@ -244,8 +244,10 @@ int measure_sample(const struct measure_program *programs, size_t count, const s
 	w->state = o->seed;
 	w->order_json = order_json;
 	s->noise_ok = plat_noise_open(&w->noise) == 0;
+	plat_noise_add_companion(&w->noise, o->companion_pid);
 	snprintf(s->noise_source, sizeof(s->noise_source), "%s", w->noise.source);
 	plat_measure_begin(c);
+	plat_measure_companion(c, o->companion_pid);
 	rc = sample_all(w, with_warmup);
 	/* Statistics after the agent's normal scheduling is back. */
 	plat_measure_end(c);

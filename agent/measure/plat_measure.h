@@ -69,11 +69,15 @@ struct plat_measure_conditions {
 	char spawn[80];              /* how children start: "clone(CLONE_VM|CLONE_VFORK)+execve" */
 	char counters[160];          /* where counters come from (see plat_measure_counters_source) */
 	bool counters_reliable;      /* false under Wine, where the Windows counters are zeros */
+	long long companion_pid;     /* plat_measure_companion()'s process; 0: none */
+	bool companion_pinned;       /* ... moved to the agent's CPU while measuring */
 	/* Private: what plat_measure_end() restores. */
 	int saved_policy, saved_priority, saved_nice;
 	bool saved_affinity_valid;
 	unsigned char saved_affinity[128];
 	unsigned long long saved_mask;
+	bool companion_saved_valid;
+	unsigned char companion_saved_affinity[128];
 	bool active;
 };
 
@@ -86,6 +90,20 @@ int plat_measure_begin(struct plat_measure_conditions *ret);
 /* Gives the agent back the scheduling and CPUs it had before
  * plat_measure_begin(). Fine to call twice. */
 void plat_measure_end(struct plat_measure_conditions *conditions);
+
+/* PID is a process the measured programs wait on while they run: Wine's
+ * wineserver, which answers every request of a Windows program (some 800
+ * round trips for one start of the pe family's program). Linux: when the
+ * agent is pinned (c->cpu >= 0), PID is pinned to the same CPU until
+ * plat_measure_end() gives it back the CPUs it had, so that each round trip
+ * is a switch on one CPU instead of a wake-up of the other: on the 2-vCPU
+ * development VM a warm run of that program went from 25-29 ms to 10-16
+ * ms, and its spread (MAD) from 1.5-2.1 ms to 0.2-0.5 ms (docs/agent.md,
+ * "Measurements", Wine's server). Its scheduling class is left alone: a
+ * real-time server made the runs wider (MAD 0.44-0.48 ms). Windows: nothing (a
+ * Windows agent under Wine cannot reach the server). Records what it did
+ * in C; never fails. Call after plat_measure_begin(). */
+void plat_measure_companion(struct plat_measure_conditions *c, long long pid);
 
 /* What one run of a program gave. Counters the OS does not provide are -1. */
 struct plat_measure_counters {

@@ -124,12 +124,37 @@ int plat_measure_begin(struct plat_measure_conditions *ret)
 	return 0;
 }
 
+void plat_measure_companion(struct plat_measure_conditions *c, long long pid)
+{
+	cpu_set_t set, one;
+
+	c->companion_pid = pid > 0 ? pid : 0;
+	c->companion_pinned = false;
+	c->companion_saved_valid = false;
+	if (!c->active || c->cpu < 0 || pid <= 0)
+		return;
+	CPU_ZERO(&set);
+	if (sched_getaffinity((pid_t)pid, sizeof(set), &set) < 0)
+		return;
+	memcpy(c->companion_saved_affinity, &set, sizeof(set));
+	c->companion_saved_valid = true;
+	CPU_ZERO(&one);
+	CPU_SET(c->cpu, &one);
+	c->companion_pinned = sched_setaffinity((pid_t)pid, sizeof(one), &one) == 0;
+}
+
 void plat_measure_end(struct plat_measure_conditions *c)
 {
 	struct sched_param param = {.sched_priority = c->saved_priority};
 
 	if (!c->active)
 		return;
+	if (c->companion_pinned && c->companion_saved_valid) {
+		cpu_set_t set;
+		memcpy(&set, c->companion_saved_affinity, sizeof(set));
+		sched_setaffinity((pid_t)c->companion_pid, sizeof(set), &set);
+		c->companion_saved_valid = false;
+	}
 	sched_setscheduler(0, c->saved_policy & ~SCHED_RESET_ON_FORK, &param);
 	setpriority(PRIO_PROCESS, 0, c->saved_nice);
 	if (c->saved_affinity_valid) {

@@ -101,6 +101,12 @@ int plat_measure_begin(struct plat_measure_conditions *ret)
 	return 0;
 }
 
+void plat_measure_companion(struct plat_measure_conditions *c, long long pid)
+{
+	c->companion_pid = pid > 0 ? pid : 0;
+	c->companion_pinned = false;
+}
+
 void plat_measure_end(struct plat_measure_conditions *c)
 {
 	if (!c->active)

@@ -35,9 +35,10 @@
 #define PLAT_NOISE_MAX_DISKS 32
 
 struct plat_noise {
-	char source[200];  /* how the figures are read, or "unavailable: <why>" */
-	bool disks_known;  /* disk I/O is read */
-	size_t disk_count; /* Private: the whole disks' names (Linux). */
+	char source[200];        /* how the figures are read, or "unavailable: <why>" */
+	bool disks_known;        /* disk I/O is read */
+	long long companion_pid; /* plat_noise_add_companion(); 0: none */
+	size_t disk_count;       /* Private: the whole disks' names (Linux). */
 	char disks[PLAT_NOISE_MAX_DISKS][32];
 };
 
@@ -51,6 +52,12 @@ struct plat_noise_reading {
 /* Finds the sources and fills *RET (source, disks). LL_EUNSUPPORTED with
  * RET->source "unavailable: <why>" when the CPU times cannot be read. */
 int plat_noise_open(struct plat_noise *ret);
+
+/* Counts the CPU time of process PID (the measured programs' companion,
+ * Wine's wineserver: plat_measure_companion()) as ours, not another's:
+ * Linux reads its utime + stime from /proc/PID/stat (USER_HZ ticks) and
+ * says so in NOISE->source; Windows does nothing. PID <= 0: nothing. */
+void plat_noise_add_companion(struct plat_noise *noise, long long pid);
 
 /* Reads the counters now. LL_EIO when the CPU times cannot be read. */
 int plat_noise_read(const struct plat_noise *noise, struct plat_noise_reading *ret);

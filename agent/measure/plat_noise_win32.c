@@ -35,6 +35,12 @@ int plat_noise_open(struct plat_noise *ret)
 	return 0;
 }
 
+void plat_noise_add_companion(struct plat_noise *noise, long long pid)
+{
+	(void)noise;
+	(void)pid;
+}
+
 int plat_noise_read(const struct plat_noise *noise, struct plat_noise_reading *ret)
 {
 	FILETIME idle, kernel, user, created, exited, self_kernel, self_user;

@@ -62,6 +62,10 @@ int runner_start(struct runner *runner, const char *work, bool null_display);
 int runner_run(const struct runner *runner, const char *exe, const char *const *args, const char *cwd,
 	       const char *output_path, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us);
 
+/* The PID of the wineserver this runner started (Wine on Linux), which
+ * serves the programs it runs; 0 when there is none. */
+long long runner_server_pid(const struct runner *runner);
+
 /* Stops the wineserver this runner started (by its PID), after it ended
  * every process of the prefix. Safe to call twice, or without a start. */
 void runner_stop(struct runner *runner);

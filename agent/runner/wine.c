@@ -175,6 +175,11 @@ int runner_run(const struct runner *r, const char *exe, const char *const *args,
 	return plat_run(&o, timeout_ms, ret_exit_code, ret_wall_us);
 }
 
+long long runner_server_pid(const struct runner *r)
+{
+	return r->server ? plat_process_id(r->server) : 0;
+}
+
 void runner_stop(struct runner *r)
 {
 	if (!r->server)

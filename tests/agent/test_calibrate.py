@@ -13,10 +13,16 @@ differences, when the samples pair, as the agent's own do).
   pairing, 200 us ranged 99.6..117 % and only 400 us and more were
   asserted; the 2X cost above the X cost, the JSON's shape, "paired" and
   the noise fields;
-- under Wine with the pe family (failing without wine64 or mingw): the
-  job runs, pairs, and the recovered costs of 2 and 4 ms are in a sane
-  range (within 10 ms: a warm run there is 12-41 ms on a busy machine, and
-  the per-pass differences spread by a MAD of 2-9 ms there).
+- under Wine with the pe family (failing without wine64 or mingw): 1 ms
+  with 300 runs in 3 rounds (and 2 ms) within +-10 %; 200 us with 1,000
+  runs in 5 rounds (the most a job takes) within +-25 %, not +-10 %:
+  measured on the idle development VM, 200 us read 96.3..118.9 % in ten
+  calibrations of 1,000 runs, 8 of them within +-10 %, 400 us
+  99.6..108.2 %, 1 ms 99.5..101.0 % in 3 of 3 (docs/agent.md,
+  "Calibration"). Before the wineserver ran on the agent's CPU while it
+  measures (plat_measure_companion) and every variant read the clock in
+  its DllMain, 0 included, 150 runs gave intervals of +-500 us and more.
+  The noise source names the server, whose CPU counts as the agent's own.
 Run under the machine's Wine lock (ctest's RESOURCE_LOCK wine)."""
 import json
 import os
@@ -89,16 +95,21 @@ def test_bad_arguments():
 def test_pe_under_wine():
     assert os.path.exists(WINE64), "FAIL: %s not found; scripts/install-deps.sh installs wine64" % WINE64
     assert shutil.which("x86_64-w64-mingw32-gcc"), "FAIL: no mingw-w64 compiler"
-    r, _ = calibrate(["--family", "pe", "--delay-us", "2000", "--runs", "60", "--rounds", "3"])
-    check_shape(r, "pe", 2000, 60, 3)
-    assert r["runner"] == "wine", r
-    # Sane, not precise: a warm run under Wine is ~25 ms, and on a busy
-    # machine its median moves by several ms (1 ms came back as 1074 us
-    # on a quiet moment, as -2865 us with others at 115 % of a CPU).
-    for x in r["recovered"]:
-        assert abs(x["recovered_us"] - x["injected_us"]) < 10000, x
-    print("pe under Wine: recovered %.0f us of 2000, %.0f us of 4000"
-          % (r["recovered"][0]["recovered_us"], r["recovered"][1]["recovered_us"]))
+    # (X, runs, rounds, tolerance): the module docstring says why 200 us
+    # is held to 25 % here.
+    for delay, runs, rounds, tolerance in ((1000, 300, 3, TOLERANCE), (200, 1000, 5, 0.25)):
+        r, text = calibrate(["--family", "pe", "--delay-us", str(delay), "--runs", str(runs),
+                             "--rounds", str(rounds)])
+        check_shape(r, "pe", delay, runs, rounds)
+        assert r["runner"] == "wine", r
+        # The wineserver measured beside the programs, its CPU ours.
+        assert "companion" in r["measurement_noise"]["source"], r["measurement_noise"]
+        print("pe under Wine: recovered %s" % ", ".join(
+            "%.1f us of %d (%.1f %%)" % (x["recovered_us"], x["injected_us"], 100 * x["ratio"])
+            for x in r["recovered"]), flush=True)
+        for got in r["recovered"]:
+            assert abs(got["ratio"] - 1) <= tolerance, got
+        assert r["within_tolerance"] or tolerance > TOLERANCE, r
 
 
 harness.run_tests(globals())

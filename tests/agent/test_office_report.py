@@ -20,10 +20,15 @@ reads read_ahead_kb of the device under its temporary folder and fails,
 saying so, when the example's DLLs (32 MiB of code each) are not at least
 twice that: there the bytes-read claim could not be tested honestly.
 
+The dashboard is read too: tests/web/cold_marks.mjs opens the job's report
+in headless Chromium against the same daemon, and its cold table must mark
+reorder's page faults and bytes read significant, as the JSON does.
+
 `test_office_report.py --example OUT_DIR` runs the example unchanged
 (both cells, 10 cold runs: one agent per cell, one after the other) and
 writes report.json and report.md to OUT_DIR, with the same assertions:
 how docs/pe-pipeline.md's figures were taken."""
+import json
 import os
 import re
 import subprocess
@@ -35,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
+COLD_MARKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web", "cold_marks.mjs")
 EXAMPLE = harness.load_example("office-cold-start.json")
 TEST_RUNS = 5
 TEST_JOB = dict(EXAMPLE, measure={"cold": {"runs": TEST_RUNS}},
@@ -66,7 +72,7 @@ def cells_of(job):
 
 def run_job(job, out_dir=None):
     """JOB through a real daemon and one agent --once per cell; returns
-    (report, markdown, results)."""
+    (report, markdown, results, what the dashboard's cold table showed)."""
     with harness.Daemon() as d:
         job_id = d.submit(job)["id"]
         for labels in cells_of(job):
@@ -81,13 +87,17 @@ def run_job(job, out_dir=None):
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
         results = [d.api("GET", "/api/v1/results/%d" % t["result_id"], token=d.admin_token).json()
                    for t in state["tasks"]]
+        page = subprocess.run(["node", COLD_MARKS, d.url, d.admin_token, str(job_id)], capture_output=True,
+                              text=True, timeout=120)
+        assert page.returncode == 0, page.stderr
+        marks = json.loads(page.stdout)
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         with open(os.path.join(out_dir, "report.json"), "w") as f:
             f.write(r.body.decode())
         with open(os.path.join(out_dir, "report.md"), "w") as f:
             f.write(md)
-    return report, md, results
+    return report, md, results, marks
 
 
 def md_row(md, title, variant):
@@ -100,6 +110,26 @@ def md_row(md, title, variant):
         if line.startswith("#"):
             break
     raise AssertionError("no row %s under %s in\n%s" % (variant, title, md))
+
+
+def check_dashboard(report, marks):
+    """The dashboard's cold table (tests/web/cold_marks.mjs) says what the
+    report's JSON says: reorder's page faults and bytes read significantly
+    fewer than rebase's, starred, in every cell."""
+    assert marks["console_errors"] == [], marks["console_errors"]
+    shown = {(c["variant"], c["cell"]): c for c in marks["cells"]}
+    for row in report["cold"]["variants"]:
+        for c in row["cells"]:
+            if row["variant"] == report["cold"]["baseline"] or c["status"] != "ok":
+                continue
+            page = shown[(row["variant"], c["cell"])]
+            assert page["faults"] == "%.0f" % c["page_faults_median"], (page, c)
+            assert page["faults_significant"] == str(c["page_faults_significant"]).lower(), (page, c)
+            assert page["read_significant"] == str(c["read_bytes_significant"]).lower(), (page, c)
+            if row["variant"] == "reorder":
+                assert page["faults_significant"] == "true" and page["faults_change"].endswith(" *)"), page
+                assert page["read_significant"] == "true" and page["read_change"].endswith(" *)"), page
+    assert "reorder page_faults" in marks["significant"] and "reorder read_bytes" in marks["significant"], marks
 
 
 def check_report(job, report, md, results, runs):
@@ -170,14 +200,16 @@ def test_office_example_reorder_significant():
     # A start that fails under Wine (the floor once exited with 1 in a cold
     # run) is retaken by the agent itself, evicted again and listed in the
     # result's measurement.cold_reruns: no whole-job retry here.
-    report, md, results = run_job(TEST_JOB)
+    report, md, results, marks = run_job(TEST_JOB)
     check_report(TEST_JOB, report, md, results, TEST_RUNS)
+    check_dashboard(report, marks)
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--example"]:
     check_sizes_honest(EXAMPLE)
-    example_report, example_md, example_results = run_job(EXAMPLE, sys.argv[2])
+    example_report, example_md, example_results, example_marks = run_job(EXAMPLE, sys.argv[2])
     check_report(EXAMPLE, example_report, example_md, example_results, EXAMPLE["measure"]["cold"]["runs"])
+    check_dashboard(example_report, example_marks)
     print(example_md)
     sys.exit(0)
 

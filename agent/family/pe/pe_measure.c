@@ -42,5 +42,6 @@ int pe_timing(struct pe_context *ctx, struct family_timing *ret)
 	}
 	ret->churn_libs = (const char *const *)ctx->churn_libs;
 	ret->churn_wine = ctx->runner.through_wine64;
+	ret->companion_pid = runner_server_pid(&ctx->runner);
 	return 0;
 }

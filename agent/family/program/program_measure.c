@@ -111,6 +111,7 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 	}
 	ret->churn_libs = NULL;
 	ret->churn_wine = ctx->runner.through_wine64;
+	ret->companion_pid = runner_server_pid(&ctx->runner);
 	/* The job's timeout_s bounds each timed run; through the launcher
 	 * (input-idle) its own start and the ending of the program too. */
 	ret->timeout_ms = ctx->timeout_s * 1000 + (ctx->input_idle ? PROGRAM_LAUNCHER_SLACK_MS : 0);

@@ -5,10 +5,12 @@
  */
 #include "check.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "family/family_util.h"
@@ -16,6 +18,7 @@
 #include "loadlab/stats.h"
 #include "measure/measure.h"
 #include "measure/plat_measure.h"
+#include "measure/plat_noise.h"
 
 static const cJSON *get(const cJSON *o, const char *key)
 {
@@ -387,6 +390,91 @@ static void test_start_failure_rerun(void)
 	cJSON_Delete(reruns);
 }
 
+/* The process the measured programs wait on (Wine's wineserver; here a
+ * `sleep`): on the agent's CPU while measuring, its own CPUs given back
+ * after, and named in the method. */
+static void test_companion(void)
+{
+	const char *argv[] = {"/bin/sleep", "30", NULL};
+	struct plat_spawn_options so = {.argv = argv};
+	struct plat_measure_conditions c;
+	struct measure_options o = {.runs = 1, .seed = 1, .timeout_ms = 1000};
+	struct plat_process *p = NULL;
+	cpu_set_t before, during, after;
+	cJSON *method = NULL;
+	pid_t pid;
+
+	CHECK_EQ_INT(plat_spawn(&so, &p), 0);
+	pid = (pid_t)plat_process_id(p);
+	CHECK_EQ_INT(sched_getaffinity(pid, sizeof(before), &before), 0);
+	plat_measure_begin(&c);
+	plat_measure_companion(&c, pid);
+	CHECK(c.companion_pid == pid);
+	if (c.cpu >= 0) {
+		CHECK(c.companion_pinned);
+		CHECK_EQ_INT(sched_getaffinity(pid, sizeof(during), &during), 0);
+		CHECK(CPU_COUNT(&during) == 1 && CPU_ISSET(c.cpu, &during));
+	} else {
+		/* One CPU allowed: the agent does not pin, nor its companion. */
+		printf("test_companion: agent not pinned (one CPU), companion left alone\n");
+		CHECK(!c.companion_pinned);
+	}
+	plat_measure_end(&c);
+	CHECK_EQ_INT(sched_getaffinity(pid, sizeof(after), &after), 0);
+	CHECK(CPU_EQUAL(&before, &after));
+	CHECK_EQ_INT(measure_method_json(&c, &o, "warm", &method), 0);
+	CHECK(num(get(method, "companion"), "pid") == pid);
+	CHECK(cJSON_IsBool(get(get(method, "companion"), "pinned")) &&
+	      cJSON_IsTrue(get(get(method, "companion"), "pinned")) == (c.cpu >= 0));
+	cJSON_Delete(method);
+	CHECK_EQ_INT(plat_kill(p), 0);
+	plat_process_free(p);
+
+	/* None: null, and a PID that is gone changes nothing. */
+	plat_measure_begin(&c);
+	plat_measure_companion(&c, 0);
+	CHECK(c.companion_pid == 0 && !c.companion_pinned);
+	plat_measure_end(&c);
+	CHECK_EQ_INT(measure_method_json(&c, &o, "warm", &method), 0);
+	CHECK(cJSON_IsNull(get(method, "companion")));
+	cJSON_Delete(method);
+	plat_measure_begin(&c);
+	plat_measure_companion(&c, pid); /* reaped above */
+	CHECK(!c.companion_pinned);
+	plat_measure_end(&c);
+}
+
+/* A companion's CPU time counts as ours in the noise figures: a child
+ * that spins, not yet reaped, is another's until it is named. */
+static void test_companion_noise(void)
+{
+	const char *argv[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
+	struct plat_spawn_options so = {.argv = argv};
+	struct plat_noise n;
+	struct plat_noise_reading a, b;
+	struct plat_process *p = NULL;
+	struct timespec pause = {0, 400 * 1000 * 1000};
+
+	CHECK_EQ_INT(plat_noise_open(&n), 0);
+	CHECK_EQ_INT(plat_spawn(&so, &p), 0);
+	CHECK_EQ_INT(plat_noise_read(&n, &a), 0);
+	nanosleep(&pause, NULL);
+	CHECK_EQ_INT(plat_noise_read(&n, &b), 0);
+	/* Unnamed: its 400 ms of CPU are not ours (at most a tick of ours). */
+	CHECK(b.ours_cpu_s - a.ours_cpu_s < 0.1);
+	plat_noise_add_companion(&n, plat_process_id(p));
+	CHECK(n.companion_pid == plat_process_id(p) && strstr(n.source, "companion") != NULL);
+	CHECK_EQ_INT(plat_noise_read(&n, &a), 0);
+	nanosleep(&pause, NULL);
+	CHECK_EQ_INT(plat_noise_read(&n, &b), 0);
+	/* Named: its CPU is ours (10 ms ticks; on a busy machine it spins
+	 * for a share of the 400 ms, a third at the least with two CPUs and
+	 * three busy processes). */
+	CHECK(b.ours_cpu_s - a.ours_cpu_s > 0.1);
+	CHECK_EQ_INT(plat_kill(p), 0);
+	plat_process_free(p);
+}
+
 int main(void)
 {
 	test_random_and_shuffle();
@@ -396,5 +484,7 @@ int main(void)
 	test_method_and_result();
 	test_run_rerunning();
 	test_start_failure_rerun();
+	test_companion();
+	test_companion_noise();
 	return check_finish();
 }
