@@ -33,6 +33,12 @@
  * has the figures); 3 rounds let the interval resample rounds. */
 #define CALIBRATE_RUNS 150
 #define CALIBRATE_ROUNDS 3
+/* Under Wine (the pe family on Linux, or a Windows agent under Wine) a
+ * start varies by far more: 1,000 runs, the most a job takes, in 5 rounds
+ * (about a minute; 200 us within +-10 % in 8 of 10 such calibrations on
+ * the idle development VM, docs/agent.md, "Calibration"). */
+#define CALIBRATE_WINE_RUNS 1000
+#define CALIBRATE_WINE_ROUNDS 5
 #define CALIBRATE_DELAY_US 200
 /* A recovered cost within this share of the injected one "agrees". */
 #define CALIBRATE_TOLERANCE 0.10
@@ -49,7 +55,8 @@ static const char usage_text[] =
 	"differences to the 0 variant when the samples pair by pass (\"paired\"),\n"
 	"else the difference of the medians.\n"
 	"--family: elf (Linux, the default there) or pe (Windows, or Linux with\n"
-	"Wine). --runs 1..1000 (default 150) in --rounds 1..20 (default 3).\n"
+	"Wine). --runs 1..1000 (default 150; under Wine 1000) in --rounds 1..20\n"
+	"(default 3; under Wine 5).\n"
 	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
 	"job ran, 1 when it failed, 2 for bad arguments.\n";
 
@@ -237,8 +244,8 @@ int cmd_calibrate(int argc, char **argv)
 	const char *family = "elf";
 #endif
 	const char *out_path = NULL;
-	long delay = CALIBRATE_DELAY_US, runs = CALIBRATE_RUNS, rounds = CALIBRATE_ROUNDS;
-	bool keep = false;
+	long delay = CALIBRATE_DELAY_US, runs = 0, rounds = 0;
+	bool keep = false, wine;
 	cJSON *submitted = NULL, *job = NULL, *result = NULL, *report = NULL;
 	int rc, exit_code = 1;
 
@@ -266,6 +273,13 @@ int cmd_calibrate(int argc, char **argv)
 				"--family pe|elf, --delay-us 1..50000, --runs 1..1000, --rounds 1..20");
 		}
 		i++;
+	}
+	wine = strcmp(family, "pe") == 0 && (!plat_runs_windows_programs() || plat_under_wine());
+	if (runs == 0)
+		runs = wine ? CALIBRATE_WINE_RUNS : CALIBRATE_RUNS;
+	if (rounds == 0) {
+		rounds = wine ? CALIBRATE_WINE_ROUNDS : CALIBRATE_ROUNDS;
+		rounds = rounds > runs ? runs : rounds;
 	}
 	if (rounds > runs)
 		return usage_error("more rounds than runs");
