@@ -106,7 +106,7 @@ struct measure_options {
  *               "priority_read_back", "realtime", "cpu", "cpus_available",
  *               "spawn", "runs", "warmup", "seed", "timeout_ms",
  *               "bootstrap_resamples", "confidence": 0.95, "rounds",
- *               "auto": bool, "companion": {"pid", "pinned"} | null},
+ *               "auto": bool, "companion": {"pid", "pinned", "nice"} | null},
  *    "programs": {NAME: {"runs", "samples_us": [...rounds in order, each in run order...],
  *                        "round_sizes": [n1, ...] (sum: samples_us' length),
  *                        "noise": <measure_sample_json's>,

@@ -40,7 +40,7 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 	return 0;
 }
 
-/* "companion": {"pid", "pinned"} (plat_measure_companion), or null. */
+/* "companion": {"pid", "pinned", "nice"} (plat_measure_companion), or null. */
 static bool add_companion(const struct plat_measure_conditions *c, cJSON *m)
 {
 	cJSON *o;
@@ -49,7 +49,8 @@ static bool add_companion(const struct plat_measure_conditions *c, cJSON *m)
 		return cJSON_AddNullToObject(m, "companion") != NULL;
 	return (o = cJSON_AddObjectToObject(m, "companion")) &&
 	       cJSON_AddNumberToObject(o, "pid", (double)c->companion_pid) &&
-	       cJSON_AddBoolToObject(o, "pinned", c->companion_pinned);
+	       cJSON_AddBoolToObject(o, "pinned", c->companion_pinned) &&
+	       cJSON_AddNumberToObject(o, "nice", c->companion_nice);
 }
 
 int measure_method_json(const struct plat_measure_conditions *c, const struct measure_options *o,

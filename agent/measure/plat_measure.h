@@ -71,12 +71,15 @@ struct plat_measure_conditions {
 	bool counters_reliable;      /* false under Wine, where the Windows counters are zeros */
 	long long companion_pid;     /* plat_measure_companion()'s process; 0: none */
 	bool companion_pinned;       /* ... moved to the agent's CPU while measuring */
+	int companion_nice;          /* ... its nice meanwhile (Linux) */
 	/* Private: what plat_measure_end() restores. */
 	int saved_policy, saved_priority, saved_nice;
 	bool saved_affinity_valid;
 	unsigned char saved_affinity[128];
 	unsigned long long saved_mask;
 	bool companion_saved_valid;
+	bool companion_nice_changed;
+	int companion_saved_nice;
 	unsigned char companion_saved_affinity[128];
 	bool active;
 };
@@ -99,8 +102,12 @@ void plat_measure_end(struct plat_measure_conditions *conditions);
  * is a switch on one CPU instead of a wake-up of the other: on the 2-vCPU
  * development VM a warm run of that program went from 25-29 ms to 10-16
  * ms, and its spread (MAD) from 1.5-2.1 ms to 0.2-0.5 ms (docs/agent.md,
- * "Measurements", Wine's server). Its scheduling class is left alone: a
- * real-time server made the runs wider (MAD 0.44-0.48 ms). Windows: nothing (a
+ * "Measurements", Wine's server). Its nice is lowered as far as permitted
+ * (-20 as root), so that a busy neighbour on that CPU does not slow it:
+ * with a CPU-bound process there, 1 ms came back with an interval of
+ * +-390 us at nice 0 and +-55 us at -20. Its scheduling class stays
+ * normal: a real-time server made the runs wider (MAD 0.44-0.48 ms).
+ * Both are given back. Windows: nothing (a
  * Windows agent under Wine cannot reach the server). Records what it did
  * in C; never fails. Call after plat_measure_begin(). */
 void plat_measure_companion(struct plat_measure_conditions *c, long long pid);

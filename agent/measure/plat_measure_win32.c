@@ -105,6 +105,7 @@ void plat_measure_companion(struct plat_measure_conditions *c, long long pid)
 {
 	c->companion_pid = pid > 0 ? pid : 0;
 	c->companion_pinned = false;
+	c->companion_nice = 0;
 }
 
 void plat_measure_end(struct plat_measure_conditions *c)

@@ -5,12 +5,14 @@
  */
 #include "check.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "family/family_util.h"
@@ -402,11 +404,15 @@ static void test_companion(void)
 	struct plat_process *p = NULL;
 	cpu_set_t before, during, after;
 	cJSON *method = NULL;
+	int nice_before;
 	pid_t pid;
 
 	CHECK_EQ_INT(plat_spawn(&so, &p), 0);
 	pid = (pid_t)plat_process_id(p);
 	CHECK_EQ_INT(sched_getaffinity(pid, sizeof(before), &before), 0);
+	errno = 0;
+	nice_before = getpriority(PRIO_PROCESS, (id_t)pid);
+	CHECK_EQ_INT(errno, 0);
 	plat_measure_begin(&c);
 	plat_measure_companion(&c, pid);
 	CHECK(c.companion_pid == pid);
@@ -414,6 +420,11 @@ static void test_companion(void)
 		CHECK(c.companion_pinned);
 		CHECK_EQ_INT(sched_getaffinity(pid, sizeof(during), &during), 0);
 		CHECK(CPU_COUNT(&during) == 1 && CPU_ISSET(c.cpu, &during));
+		/* Its nice as low as permitted: -20 as root. */
+		CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)pid), c.companion_nice);
+		CHECK(c.companion_nice <= nice_before);
+		if (geteuid() == 0)
+			CHECK_EQ_INT(c.companion_nice, -20);
 	} else {
 		/* One CPU allowed: the agent does not pin, nor its companion. */
 		printf("test_companion: agent not pinned (one CPU), companion left alone\n");
@@ -422,10 +433,12 @@ static void test_companion(void)
 	plat_measure_end(&c);
 	CHECK_EQ_INT(sched_getaffinity(pid, sizeof(after), &after), 0);
 	CHECK(CPU_EQUAL(&before, &after));
+	CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)pid), nice_before);
 	CHECK_EQ_INT(measure_method_json(&c, &o, "warm", &method), 0);
 	CHECK(num(get(method, "companion"), "pid") == pid);
 	CHECK(cJSON_IsBool(get(get(method, "companion"), "pinned")) &&
 	      cJSON_IsTrue(get(get(method, "companion"), "pinned")) == (c.cpu >= 0));
+	CHECK(num(get(method, "companion"), "nice") == c.companion_nice);
 	cJSON_Delete(method);
 	CHECK_EQ_INT(plat_kill(p), 0);
 	plat_process_free(p);
