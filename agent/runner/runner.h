@@ -29,8 +29,10 @@
 
 #include "loadlab/plat.h"
 
-/* Tries of `wineboot -i` before a Wine session fails. */
-#define RUNNER_WINEBOOT_ATTEMPTS 3
+/* Tries of `wineboot -i` before a Wine session fails (three failed in a
+ * row once, each exiting with 53 within 3 s, on an idle machine: five,
+ * 7 s of pauses in all). */
+#define RUNNER_WINEBOOT_ATTEMPTS 5
 /* Longest time one run of a generated program may take (runner_run). */
 #define RUNNER_RUN_TIMEOUT_MS 60000
 
