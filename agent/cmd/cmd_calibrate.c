@@ -35,7 +35,7 @@
 #define CALIBRATE_ROUNDS 3
 /* Under Wine (the pe family on Linux, or a Windows agent under Wine) a
  * start varies by far more: 1,000 runs, the most a job takes, in 5 rounds
- * (about a minute; 200 us within +-10 % in 8 of 10 such calibrations on
+ * (about a minute; 200 us within +-10 % in 9 of 12 such calibrations on
  * the idle development VM, docs/agent.md, "Calibration"). */
 #define CALIBRATE_WINE_RUNS 1000
 #define CALIBRATE_WINE_ROUNDS 5

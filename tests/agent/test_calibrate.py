@@ -16,9 +16,9 @@ differences, when the samples pair, as the agent's own do).
 - under Wine with the pe family (failing without wine64 or mingw): 1 ms
   with 300 runs in 3 rounds (and 2 ms) within +-10 %; 200 us with 1,000
   runs in 5 rounds (the most a job takes) within +-25 %, not +-10 %:
-  measured on the idle development VM, 200 us read 96.3..118.9 % in ten
-  calibrations of 1,000 runs, 8 of them within +-10 %, 400 us
-  99.6..108.2 %, 1 ms 99.5..101.0 % in 3 of 3 (docs/agent.md,
+  measured on the idle development VM, 200 us read 96.3..118.9 % in
+  twelve calibrations of 1,000 runs, 9 of them within +-10 %, 400 us
+  99.1..108.2 %, 1 ms 99.5..101.0 % in 3 of 3 (docs/agent.md,
   "Calibration"). Before the wineserver ran on the agent's CPU while it
   measures (plat_measure_companion) and every variant read the clock in
   its DllMain, 0 included, 150 runs gave intervals of +-500 us and more.
