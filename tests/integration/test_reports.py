@@ -252,21 +252,22 @@ ROUND_VARIANTS = ["default", "rebase"]
 
 
 def rounds_body(rng, round_scale, variant_scale=None, floor_add=0.0, rounds=True, noise=None, pass_load=0.0,
-                floor_short=False):
+                floor_short=False, sd=0.03):
     """One agent's result measured in 3 rounds of 30 (round r of every
     variant and of the floor scaled by round_scale[r], as a busy neighbour
     would), variants around 1000 and 1100 us (times variant_scale, plus
     floor_add), the floor around 600 us (plus floor_add). PASS_LOAD: each
     pass (sample k of every program) also scaled by its own load, sd
     PASS_LOAD, as the agent's passes see it (paired12). FLOOR_SHORT: the
-    floor's last sample missing (it no longer pairs with the variants)."""
+    floor's last sample missing (it no longer pairs with the variants).
+    SD: each sample's own noise (3 % unless given)."""
     load = [1 + rng.gauss(0, pass_load) if pass_load else 1 for _ in range(30 * len(round_scale))]
 
     def warm(center):
         values = []
         for scale in round_scale:
             at = len(values)
-            values += [round(center * scale * load[at + k] * (1 + rng.gauss(0, 0.03)), 1) for k in range(30)]
+            values += [round(center * scale * load[at + k] * (1 + rng.gauss(0, sd)), 1) for k in range(30)]
         w = {"runs": len(values), "samples_us": values}
         if rounds:
             w["round_sizes"] = [30] * len(round_scale)
@@ -379,6 +380,36 @@ def test_compare_floor_ratio():
         assert code == 0 and "median / floor" in out, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(real), "--max-regression", "2", "--metric", "floor-ratio")
         assert code == 1, (code, out, err)
+
+
+def test_compare_interval_must_clear_least_effect():
+    """In rounds the interval alone decides, and all of it must lie beyond
+    the 1 % least effect (docs/statistics.md, "Where the interval alone
+    decides"). The candidate's three rounds read +0.6, +1.3 and +2 %
+    (0.1 % noise within a round): the median reads +1.3 %, and a resample
+    that draws the +0.6 % round three times (1 in 27) puts the interval's
+    low end at about 1.006: it excludes 1 but not 1.01, so no change is
+    called. Per sample the same data is a change: the rank test and the
+    interval of 90 samples a side are sure of the +1.3 %."""
+    with Daemon() as d:
+        tokens = [d.enroll("least-agent%d" % i, {"os": "linux"})[1] for i in range(3)]
+        base = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], sd=0.001)
+        near = rounds_job(d, tokens, 2, round_scale=[1.006, 1.013, 1.02], sd=0.001)
+        base_flat = rounds_job(d, tokens, 1, round_scale=[1, 1, 1], sd=0.001, rounds=False)
+        near_flat = rounds_job(d, tokens, 2, round_scale=[1.006, 1.013, 1.02], sd=0.001, rounds=False)
+        for metric in ("median", "min", "floor-ratio"):
+            cmp = compare(d, base, near, "&max_regression=0.5&metric=" + metric)
+            assert cmp["verdict"] == "ok" and len(cmp["rows"]) == 6, cmp
+            for r in cmp["rows"]:
+                assert r["unit"] == "rounds" and r["status"] == "no_significant_change", (metric, r)
+                assert not r["regression"], r
+                if metric == "median":
+                    assert 1 < r["ratio_ci_low"] < 1.01 and 1 <= r["change_pct"] <= 1.6, r
+        cmp = compare(d, base_flat, near_flat, "&max_regression=0.5")
+        assert cmp["verdict"] == "regression", cmp
+        for r in cmp["rows"]:
+            assert "unit" not in r and r["status"] == "slower" and r["significant"], r
+            assert 1 < r["ratio_ci_low"] and 1 <= r["change_pct"] <= 1.6, r
 
 
 def test_compare_rounds_floor_and_metrics():
