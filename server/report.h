@@ -38,6 +38,7 @@
 #define REPORT_SUMMARY_VERSION 5
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
+#define REPORT_MIN_EFFECT (REPORT_MIN_EFFECT_PCT / 100) /* the same, as a ratio's distance from 1 */
 #define REPORT_RESAMPLES 500
 #define REPORT_COMPARE_RESAMPLES 200
 /* Rounds each side needs for compare to resample rounds (docs/statistics.md). */

@@ -290,18 +290,11 @@ struct row_figures {
 	bool significant, min_ci;
 };
 
-/* Whether an interval LO .. HI of a ratio with change CHANGE (%) is a
- * significant change by the interval alone (min, over-floor, floor-ratio,
- * rounds): the whole interval lies beyond the least effect, so the change
- * is at least REPORT_MIN_EFFECT_PCT with 95 % confidence, not merely other
- * than none. Here no rank test stands beside the interval, and intervals
- * that only just exclude 1 were most of the same job's false alarms
- * (docs/statistics.md, "Significance"). */
+/* Significant by a ratio's interval LO .. HI alone (CHANGE in %): all of it beyond the least effect. */
 static bool interval_significant(double lo, double hi, double change)
 {
-	const double least = REPORT_MIN_EFFECT_PCT / 100;
-
-	return (lo > 1 + least || hi < 1 - least) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
+	return (lo > 1 + REPORT_MIN_EFFECT || hi < 1 - REPORT_MIN_EFFECT) &&
+	       fabs(change) >= REPORT_MIN_EFFECT_PCT;
 }
 
 /* The minimum's figures from the summaries' minimums and its interval. */
