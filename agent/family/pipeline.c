@@ -29,6 +29,7 @@
 /* The job's "measure" section: runs 0 where a kind is not asked for. */
 struct pipeline_measure {
 	int warm_runs, warmup, warm_rounds; /* warm_runs: the cap when warm_auto */
+	int warm_gap_ms, cold_gap_ms;       /* round_gap_ms */
 	bool warm_auto;
 	double precision;
 	int cold_runs, cold_rounds;
@@ -92,6 +93,11 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
 			return rc;
 		m->warm_rounds = (int)value;
+		if ((rc = json_get_int(item, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS,
+				       JOB_SPEC_MAX_ROUND_GAP_MS, false, JOB_SPEC_DEFAULT_ROUND_GAP_MS,
+				       &value)) < 0)
+			return rc;
+		m->warm_gap_ms = (int)value;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
 			return rc;
 		m->warmup = (int)value;
@@ -103,6 +109,11 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
 			return rc;
 		m->cold_rounds = (int)value;
+		if ((rc = json_get_int(item, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS,
+				       JOB_SPEC_MAX_ROUND_GAP_MS, false, JOB_SPEC_DEFAULT_ROUND_GAP_MS,
+				       &value)) < 0)
+			return rc;
+		m->cold_gap_ms = (int)value;
 	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
 		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
@@ -158,6 +169,7 @@ static int time_programs(struct pipeline_state *s)
 		 * cold run with a new eviction). */
 		.reruns = PIPELINE_MEASURE_RERUNS,
 		.rounds = s->measure.warm_rounds,
+		.round_gap_ms = s->measure.warm_gap_ms,
 		.auto_runs = s->measure.warm_auto,
 		.precision = s->measure.precision,
 		.companion_pid = s->timing.companion_pid,
@@ -172,6 +184,7 @@ static int time_programs(struct pipeline_state *s)
 		o.runs = s->measure.cold_runs;
 		o.warmup = 0;
 		o.rounds = s->measure.cold_rounds;
+		o.round_gap_ms = s->measure.cold_gap_ms;
 		o.auto_runs = false;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
 			return rc;

@@ -51,6 +51,7 @@
  * one untimed pass of every program at the start of each later round. */
 #define MEASURE_MAX_ROUNDS 20
 #define MEASURE_ROUND_GAP_MS 500
+#define MEASURE_MAX_ROUND_GAP_MS 10000
 /* Noise (plat_noise.h): a run's "other CPU" is the machine's busy CPU time
  * minus ours, over a window ending with the run and at least
  * MEASURE_NOISE_WINDOW_MS long (the OS counts in 10 ms ticks), as a
@@ -90,6 +91,8 @@ struct measure_options {
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
 	int rounds;              /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
+	int round_gap_ms;        /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
+				  * (0: MEASURE_ROUND_GAP_MS) */
 	bool auto_runs;          /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
 	double precision;        /* > 0 with auto_runs: the median's 95 % interval width / median */
 	long long companion_pid; /* a process the programs wait on while they run (Wine's

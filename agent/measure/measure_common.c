@@ -26,6 +26,9 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 	if (o->rounds < 0 || o->rounds > MEASURE_MAX_ROUNDS || (!o->auto_runs && o->rounds > o->runs))
 		return err_set(LL_EINVAL, "Rounds must be 1..%d and no more than the runs.",
 			       MEASURE_MAX_ROUNDS);
+	if (o->round_gap_ms < 0 || o->round_gap_ms > MEASURE_MAX_ROUND_GAP_MS)
+		return err_set(LL_EINVAL, "The pause between rounds must be 0 (the default) to %d ms.",
+			       MEASURE_MAX_ROUND_GAP_MS);
 	if (o->auto_runs && !(o->precision > 0 && o->precision < 1))
 		return err_set(LL_EINVAL, "Adaptive runs need a precision between 0 and 1.");
 	for (size_t i = 0; i < count; i++) {
@@ -75,6 +78,8 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 	    !cJSON_AddNumberToObject(m, "bootstrap_resamples", MEASURE_BOOTSTRAP_RESAMPLES) ||
 	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE) ||
 	    !cJSON_AddNumberToObject(m, "rounds", o->rounds > 0 ? o->rounds : 1) ||
+	    !cJSON_AddNumberToObject(m, "round_gap_ms",
+				     o->round_gap_ms > 0 ? o->round_gap_ms : MEASURE_ROUND_GAP_MS) ||
 	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs) || !add_companion(c, m)) {
 		cJSON_Delete(m);
 		return err_set(LL_ENOMEM, "Out of memory.");

@@ -384,6 +384,22 @@ static int get_rounds(const cJSON *section, const char *name, long long runs, lo
 	return 0;
 }
 
+/* SECTION's "round_gap_ms" into the normalized O when given
+ * (JOB_SPEC_MIN_ROUND_GAP_MS..JOB_SPEC_MAX_ROUND_GAP_MS; the agent's
+ * default, JOB_SPEC_DEFAULT_ROUND_GAP_MS, when not). */
+static int normalize_round_gap(const cJSON *section, cJSON *o)
+{
+	long long gap;
+	int rc;
+
+	if (!cJSON_GetObjectItemCaseSensitive(section, "round_gap_ms"))
+		return 0;
+	if ((rc = json_get_int(section, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS, JOB_SPEC_MAX_ROUND_GAP_MS,
+			       false, JOB_SPEC_DEFAULT_ROUND_GAP_MS, &gap)) < 0)
+		return rc;
+	return cJSON_AddNumberToObject(o, "round_gap_ms", (double)gap) ? 0 : LL_ENOMEM;
+}
+
 /* The adaptive warm runs' cap and precision into the normalized O. */
 static int normalize_auto(const cJSON *warm, cJSON *o)
 {
@@ -415,8 +431,9 @@ static int normalize_auto(const cJSON *warm, cJSON *o)
 static int normalize_measure(const cJSON *measure, cJSON *out)
 {
 	static const char *const keys[] = {"warm", "cold", "churn", NULL};
-	static const char *const warm_keys[] = {"runs", "warmup", "rounds", "max_runs", "precision", NULL};
-	static const char *const cold_keys[] = {"runs", "rounds", NULL};
+	static const char *const warm_keys[] = {"runs",     "warmup",    "rounds", "round_gap_ms",
+						"max_runs", "precision", NULL};
+	static const char *const cold_keys[] = {"runs", "rounds", "round_gap_ms", NULL};
 	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
 	const cJSON *warm, *cold, *churn, *item;
 	long long runs, warmup, rounds, processes;
@@ -454,7 +471,8 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 		    !cJSON_AddNumberToObject(o, "warmup", (double)warmup) ||
 		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
-		if (runs == JOB_SPEC_RUNS_AUTO && (rc = normalize_auto(warm, o)) < 0)
+		if ((rc = normalize_round_gap(warm, o)) < 0 ||
+		    (runs == JOB_SPEC_RUNS_AUTO && (rc = normalize_auto(warm, o)) < 0))
 			return rc;
 		if (runs != JOB_SPEC_RUNS_AUTO && (cJSON_GetObjectItemCaseSensitive(warm, "max_runs") ||
 						   cJSON_GetObjectItemCaseSensitive(warm, "precision")))
@@ -473,6 +491,8 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 		if (!o || !cJSON_AddNumberToObject(o, "runs", (double)runs) ||
 		    !cJSON_AddNumberToObject(o, "rounds", (double)rounds))
 			return LL_ENOMEM;
+		if ((rc = normalize_round_gap(cold, o)) < 0)
+			return rc;
 	}
 	if (churn) {
 		const cJSON *given;

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
@@ -60,6 +61,9 @@ def test_rounds_auto_and_noise_fields():
     assert noise["source"].startswith("linux /proc/stat"), noise
     assert noise["threshold_other_cpu_pct"] == THRESHOLD and noise["max_retakes"] == MAX_RETAKES, noise
     assert result["measurement"]["warm"]["rounds"] == 3 and result["measurement"]["warm"]["auto"] is True
+    # Rounds 500 ms apart unless the job says otherwise.
+    assert result["measurement"]["warm"]["round_gap_ms"] == 500, result["measurement"]["warm"]
+    assert result["measurement"]["cold"]["round_gap_ms"] == 500, result["measurement"]["cold"]
     taken = set()
     for name, p in programs(result):
         warm, cold = p["warm"], p["cold"]
@@ -85,10 +89,17 @@ def test_rounds_auto_and_noise_fields():
 
 
 def test_fixed_runs_split_across_rounds():
+    """11 runs in 4 rounds, 3 s apart (measure.warm.round_gap_ms): the
+    three pauses make the run take at least 9 s, where the default 500 ms
+    pauses and the runs themselves take a few seconds."""
     job = {"name": "split", "family": "elf", "generator": GEN, "variants": ["default"],
-           "measure": {"warm": {"runs": 11, "rounds": 4, "warmup": 0}}}
+           "measure": {"warm": {"runs": 11, "rounds": 4, "warmup": 0, "round_gap_ms": 3000}}}
     with tempfile.TemporaryDirectory(prefix="loadlab-rounds-") as tmp:
+        start = time.monotonic()
         result = run_job(job, tmp)
+        took = time.monotonic() - start
+    assert result["measurement"]["warm"]["round_gap_ms"] == 3000, result["measurement"]["warm"]
+    assert took >= 9, took
     for name, p in programs(result):
         assert p["warm"]["round_sizes"] == [3, 3, 3, 2], (name, p["warm"]["round_sizes"])
         assert len(p["warm"]["samples_us"]) == 11 and "auto" not in p["warm"]

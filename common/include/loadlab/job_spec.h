@@ -44,6 +44,10 @@
 #define JOB_SPEC_MAX_WARMUP 100
 #define JOB_SPEC_MAX_COLD_RUNS 200
 #define JOB_SPEC_MAX_ROUNDS 20
+/* measure.warm/cold.round_gap_ms: the pause between two rounds */
+#define JOB_SPEC_MIN_ROUND_GAP_MS 100
+#define JOB_SPEC_MAX_ROUND_GAP_MS 10000
+#define JOB_SPEC_DEFAULT_ROUND_GAP_MS 500
 #define JOB_SPEC_RUNS_AUTO (-1) /* normalize's code for warm.runs "auto" */
 #define JOB_SPEC_MAX_AUTO_RUNS 1000
 #define JOB_SPEC_DEFAULT_AUTO_RUNS 200

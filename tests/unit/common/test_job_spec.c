@@ -151,6 +151,11 @@ static void test_rounds_auto_delay(void)
 		"{\"warm\":{\"runs\":30,\"max_runs\":100}}", /* max_runs only with auto */
 		"{\"warm\":{\"runs\":30,\"precision\":0.1}}",
 		"{\"cold\":{\"runs\":\"auto\"}}",
+		"{\"warm\":{\"round_gap_ms\":99}}",
+		"{\"warm\":{\"round_gap_ms\":10001}}",
+		"{\"warm\":{\"round_gap_ms\":\"500\"}}",
+		"{\"cold\":{\"round_gap_ms\":0}}",
+		"{\"cold\":{\"round_gap_ms\":1e9}}",
 	};
 	static const char *const bad_variants[][2] = {
 		{"pe", "[{\"name\":\"x\",\"delay_us\":-1}]"},
@@ -188,6 +193,17 @@ static void test_rounds_auto_delay(void)
 			->valueint,
 		1);
 	CHECK(!job_spec_has_delay(n));
+	CHECK(!cJSON_GetObjectItem(warm_of(n), "round_gap_ms")); /* the agent's default unless given */
+	cJSON_Delete(n);
+	/* round_gap_ms: kept when given, both edges. */
+	CHECK_EQ_INT(measure_job("pe", "[\"default\"]",
+				 "{\"warm\":{\"round_gap_ms\":100},\"cold\":{\"round_gap_ms\":10000}}", &n),
+		     0);
+	CHECK_EQ_INT(cJSON_GetObjectItem(warm_of(n), "round_gap_ms")->valueint, JOB_SPEC_MIN_ROUND_GAP_MS);
+	CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "cold"),
+					 "round_gap_ms")
+			     ->valueint,
+		     JOB_SPEC_MAX_ROUND_GAP_MS);
 	cJSON_Delete(n);
 	/* The edges are allowed: 20 rounds of 20 runs, auto's defaults. */
 	CHECK_EQ_INT(measure_job("pe", "[\"default\"]", "{\"warm\":{\"runs\":20,\"rounds\":20}}", &n), 0);
