@@ -8,7 +8,7 @@ most 1 of the 24), and every pair without such a row exits 0.
 
 Why not "none of them": each row is judged at 95 %, and identical jobs on
 this VM differ by a per-job shift that rounds inside one job cannot see
-(0.6-1.2 % SD of the floor ratio between jobs idle, 1.2-2.3 % under a
+(0.6-1.2 % SD of the floor ratio between jobs idle, 0.7-2.3 % under a
 toggling load, 5-6 % apart at worst). Measured, 1 row in 100 of unchanged
 jobs is called a change, more under host load; three jobs' 12 rows with
 none allowed failed two clean-clone CI runs in a row (a -3 % and a +3.3 %
