@@ -28,11 +28,10 @@
 
 /* The job's "measure" section: runs 0 where a kind is not asked for. */
 struct pipeline_measure {
-	int warm_runs, warmup, warm_rounds; /* warm_runs: the cap when warm_auto */
-	int warm_gap_ms, cold_gap_ms;       /* round_gap_ms */
+	int warm_runs, warmup, warm_rounds, warm_gap_ms; /* warm_runs: the cap when warm_auto */
 	bool warm_auto;
 	double precision;
-	int cold_runs, cold_rounds;
+	int cold_runs, cold_rounds, cold_gap_ms; /* *_gap_ms: round_gap_ms */
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
 };
@@ -73,6 +72,22 @@ static int find_family(const cJSON *job, const struct family **ret)
 	return err_set(LL_EUNSUPPORTED, "No family '%s' on this agent; it has: %s.", name, have);
 }
 
+/* SECTION's "rounds" and "round_gap_ms" (warm and cold alike), checked
+ * again here as the server should have. */
+static int read_rounds(const cJSON *section, int *ret_rounds, int *ret_gap_ms)
+{
+	long long rounds, gap;
+	int rc;
+
+	if ((rc = json_get_int(section, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &rounds)) < 0 ||
+	    (rc = json_get_int(section, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS, JOB_SPEC_MAX_ROUND_GAP_MS,
+			       false, JOB_SPEC_DEFAULT_ROUND_GAP_MS, &gap)) < 0)
+		return rc;
+	*ret_rounds = (int)rounds;
+	*ret_gap_ms = (int)gap;
+	return 0;
+}
+
 static int read_measure(const cJSON *job, struct pipeline_measure *m)
 {
 	const cJSON *measure = cJSON_GetObjectItemCaseSensitive(job, "measure"), *item;
@@ -90,14 +105,8 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		m->warm_runs = (int)value;
 		runs = cJSON_GetObjectItemCaseSensitive(item, "precision");
 		m->precision = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_PRECISION;
-		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+		if ((rc = read_rounds(item, &m->warm_rounds, &m->warm_gap_ms)) < 0)
 			return rc;
-		m->warm_rounds = (int)value;
-		if ((rc = json_get_int(item, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS,
-				       JOB_SPEC_MAX_ROUND_GAP_MS, false, JOB_SPEC_DEFAULT_ROUND_GAP_MS,
-				       &value)) < 0)
-			return rc;
-		m->warm_gap_ms = (int)value;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
 			return rc;
 		m->warmup = (int)value;
@@ -106,14 +115,8 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = json_get_int(item, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &value)) < 0)
 			return rc;
 		m->cold_runs = (int)value;
-		if ((rc = json_get_int(item, "rounds", 1, JOB_SPEC_MAX_ROUNDS, false, 1, &value)) < 0)
+		if ((rc = read_rounds(item, &m->cold_rounds, &m->cold_gap_ms)) < 0)
 			return rc;
-		m->cold_rounds = (int)value;
-		if ((rc = json_get_int(item, "round_gap_ms", JOB_SPEC_MIN_ROUND_GAP_MS,
-				       JOB_SPEC_MAX_ROUND_GAP_MS, false, JOB_SPEC_DEFAULT_ROUND_GAP_MS,
-				       &value)) < 0)
-			return rc;
-		m->cold_gap_ms = (int)value;
 	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
 		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,

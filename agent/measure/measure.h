@@ -164,6 +164,8 @@ struct plat_measure_conditions;
 /* Checks the programs (1..MEASURE_MAX_PROGRAMS, unique non-empty names,
  * an argv each) and options (bounds above); LL_EINVAL with a message. */
 int measure_check(const struct measure_program *programs, size_t count, const struct measure_options *o);
+/* O's pause between two rounds in ms: its round_gap_ms, else MEASURE_ROUND_GAP_MS. */
+int measure_round_gap_ms(const struct measure_options *o);
 
 /* The "method" object common to both kinds. */
 int measure_method_json(const struct plat_measure_conditions *c, const struct measure_options *o,

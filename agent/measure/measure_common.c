@@ -43,6 +43,11 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 	return 0;
 }
 
+int measure_round_gap_ms(const struct measure_options *o)
+{
+	return o->round_gap_ms > 0 ? o->round_gap_ms : MEASURE_ROUND_GAP_MS;
+}
+
 /* "companion": {"pid", "pinned", "nice"} (plat_measure_companion), or null. */
 static bool add_companion(const struct plat_measure_conditions *c, cJSON *m)
 {
@@ -78,8 +83,7 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 	    !cJSON_AddNumberToObject(m, "bootstrap_resamples", MEASURE_BOOTSTRAP_RESAMPLES) ||
 	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE) ||
 	    !cJSON_AddNumberToObject(m, "rounds", o->rounds > 0 ? o->rounds : 1) ||
-	    !cJSON_AddNumberToObject(m, "round_gap_ms",
-				     o->round_gap_ms > 0 ? o->round_gap_ms : MEASURE_ROUND_GAP_MS) ||
+	    !cJSON_AddNumberToObject(m, "round_gap_ms", measure_round_gap_ms(o)) ||
 	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs) || !add_companion(c, m)) {
 		cJSON_Delete(m);
 		return err_set(LL_ENOMEM, "Out of memory.");

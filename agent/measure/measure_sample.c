@@ -137,7 +137,7 @@ static int round_of(struct sampler *w, size_t n, bool with_warmup)
 	int rc;
 
 	if (s->rounds > 0) {
-		plat_sleep_ms(w->o->round_gap_ms > 0 ? w->o->round_gap_ms : MEASURE_ROUND_GAP_MS);
+		plat_sleep_ms(measure_round_gap_ms(w->o));
 		if (with_warmup && w->o->warmup > 0 && (rc = pass(w, -1)) < 0)
 			return rc;
 	}

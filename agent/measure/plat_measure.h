@@ -78,8 +78,7 @@ struct plat_measure_conditions {
 	unsigned char saved_affinity[128];
 	unsigned long long saved_mask;
 	bool companion_saved_valid;
-	bool companion_nice_changed;
-	int companion_saved_nice;
+	int companion_saved_nice; /* restored when companion_nice differs */
 	unsigned char companion_saved_affinity[128];
 	bool active;
 };

@@ -131,9 +131,8 @@ void plat_measure_companion(struct plat_measure_conditions *c, long long pid)
 
 	c->companion_pid = pid > 0 ? pid : 0;
 	c->companion_pinned = false;
-	c->companion_nice = 0;
+	c->companion_nice = c->companion_saved_nice = 0;
 	c->companion_saved_valid = false;
-	c->companion_nice_changed = false;
 	if (!c->active || c->cpu < 0 || pid <= 0)
 		return;
 	CPU_ZERO(&set);
@@ -155,7 +154,6 @@ void plat_measure_companion(struct plat_measure_conditions *c, long long pid)
 	for (int n = -20; n < nice_before; n++)
 		if (setpriority(PRIO_PROCESS, (id_t)pid, n) == 0) {
 			c->companion_nice = n;
-			c->companion_nice_changed = true;
 			break;
 		}
 }
@@ -172,10 +170,8 @@ void plat_measure_end(struct plat_measure_conditions *c)
 		sched_setaffinity((pid_t)c->companion_pid, sizeof(set), &set);
 		c->companion_saved_valid = false;
 	}
-	if (c->companion_nice_changed) {
+	if (c->companion_nice != c->companion_saved_nice) /* companion_nice stays the record */
 		setpriority(PRIO_PROCESS, (id_t)c->companion_pid, c->companion_saved_nice);
-		c->companion_nice_changed = false;
-	}
 	sched_setscheduler(0, c->saved_policy & ~SCHED_RESET_ON_FORK, &param);
 	setpriority(PRIO_PROCESS, 0, c->saved_nice);
 	if (c->saved_affinity_valid) {

@@ -58,6 +58,11 @@ REPEATS = 4
 # At least 95 % of the rows without a significant change.
 MAX_MOVED = 1
 METRIC = os.environ.get("LOADLAB_TEST_METRIC", "floor-ratio")
+# The row fields METRIC judges: change, interval's low and high end.
+JUDGED = {"floor-ratio": ("floor_ratio_change_pct", "floor_ratio_ci_low", "floor_ratio_ci_high"),
+          "over-floor": ("over_floor_change_pct", "over_floor_ratio_ci_low", "over_floor_ratio_ci_high"),
+          "min": ("min_change_pct", "min_ratio_ci_low", "min_ratio_ci_high"),
+          "median": ("change_pct", "ratio_ci_low", "ratio_ci_high")}[METRIC]
 
 
 def process_ticks(pid):
@@ -132,14 +137,12 @@ def test_three_runs_of_one_job_show_no_significant_change():
             assert sorted(r["variant"] for r in rows) == sorted(PRESETS), rows
             pair_moved = []
             for r in rows:
-                judged = "floor_ratio_change_pct" if METRIC == "floor-ratio" else "change_pct"
-                print("job %d -> %d  %-14s %-22s %s %+6.2f %%  CI %s" % (
-                    base, cand, r["variant"], r["status"], judged, r.get(judged, 0),
-                    "%.4f-%.4f" % (r["floor_ratio_ci_low"], r["floor_ratio_ci_high"]) if METRIC == "floor-ratio"
-                    else "%.4f-%.4f" % (r["ratio_ci_low"], r["ratio_ci_high"])))
+                change, low, high = (r[k] for k in JUDGED)
+                print("job %d -> %d  %-14s %-22s %s %+6.2f %%  CI %.4f-%.4f" % (
+                    base, cand, r["variant"], r["status"], JUDGED[0], change, low, high))
                 total += 1
                 if r["status"] != "no_significant_change" or r.get("significant"):
-                    pair_moved.append((base, cand, r["variant"], r["status"], r.get(judged)))
+                    pair_moved.append((base, cand, r["variant"], r["status"], change))
             # A pair with no row moved is no regression: exit 0, verdict ok.
             if not pair_moved:
                 assert code == 0 and comparison["verdict"] == "ok", (busy, base, cand, code, comparison)
