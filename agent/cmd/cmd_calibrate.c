@@ -9,8 +9,10 @@
  * the median of the per-pass differences to the undelayed variant when the
  * samples pair by pass, else the difference of the medians; a 95 %
  * bootstrap interval resampling rounds, then passes or runs within them,
- * from 3 rounds on), against the injected cost, and the noise the runs saw. A text summary goes to
- * stdout, the JSON to --out. Exit 0 when the job ran (whatever it
+ * from 3 rounds on), against the injected cost, and the noise the runs saw.
+ * Over a job's 1,000 runs it takes consecutive jobs of the same programs
+ * and pools their passes. A text summary goes to stdout, the JSON to
+ * --out. Exit 0 when the job ran (whatever it
  * recovered), 1 when it failed, 2 for bad arguments.
  */
 #include "cmd/commands.h"
@@ -33,12 +35,21 @@
  * has the figures); 3 rounds let the interval resample rounds. */
 #define CALIBRATE_RUNS 150
 #define CALIBRATE_ROUNDS 3
+/* A job takes at most JOB_SPEC_MAX_WARM_RUNS runs; calibrate takes more
+ * as consecutive jobs of the same programs (each with its own shuffles),
+ * at most this many, and pools their passes (each job's rounds stay
+ * rounds). */
+#define CALIBRATE_MAX_JOBS 5
+#define CALIBRATE_MAX_RUNS (CALIBRATE_MAX_JOBS * JOB_SPEC_MAX_WARM_RUNS)
 /* Under Wine (the pe family on Linux, or a Windows agent under Wine) a
- * start varies by far more: 1,000 runs, the most a job takes, in 5 rounds
- * (about a minute; 200 us within +-10 % in 9 of 12 such calibrations on
- * the idle development VM, docs/agent.md, "Calibration"). */
-#define CALIBRATE_WINE_RUNS 1000
-#define CALIBRATE_WINE_ROUNDS 5
+ * start varies by far more: a run's own jitter, which pairing by pass
+ * cannot remove, is about 170 us, so 1,000 paired runs leave the median
+ * difference a standard error of 7-13 us, 4-6 % of 200 us (200 us within
+ * +-10 % in 9 of 12 such calibrations on a noisy day). 3,000 runs in 15
+ * rounds (three jobs, 2-3.5 minutes) divide it by the square root of 3:
+ * docs/agent.md, "Calibration", has the figures. */
+#define CALIBRATE_WINE_RUNS 3000
+#define CALIBRATE_WINE_ROUNDS 15
 #define CALIBRATE_DELAY_US 200
 /* A recovered cost within this share of the injected one "agrees". */
 #define CALIBRATE_TOLERANCE 0.10
@@ -55,8 +66,10 @@ static const char usage_text[] =
 	"differences to the 0 variant when the samples pair by pass (\"paired\"),\n"
 	"else the difference of the medians.\n"
 	"--family: elf (Linux, the default there) or pe (Windows, or Linux with\n"
-	"Wine). --runs 1..1000 (default 150; under Wine 1000) in --rounds 1..20\n"
-	"(default 3; under Wine 5).\n"
+	"Wine). --runs 1..5000 (default 150; under Wine 3000) in --rounds 1..100\n"
+	"(default 3; under Wine 15). Runs over 1000 are taken as consecutive\n"
+	"jobs of at most 1000 runs, each in 1..20 rounds, whose passes are\n"
+	"pooled.\n"
 	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
 	"job ran, 1 when it failed, 2 for bad arguments.\n";
 
@@ -128,10 +141,92 @@ static const cJSON *noise_of(const cJSON *result, const char *name)
 	return NULL;
 }
 
+/* Appends FROM's number array KEY to INTO's. */
+static bool append_numbers(cJSON *into, const cJSON *from, const char *key)
+{
+	cJSON *to = cJSON_GetObjectItemCaseSensitive(into, key);
+	const cJSON *item;
+
+	if (!cJSON_IsArray(to))
+		return false;
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(from, key)) {
+		cJSON *copy = cJSON_CreateNumber(item->valuedouble);
+		if (!cJSON_IsNumber(item) || !copy || !cJSON_AddItemToArray(to, copy)) {
+			cJSON_Delete(copy);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* INTO's number KEY set to VALUE (null when VALUE is NaN). */
+static bool set_number(cJSON *into, const char *key, double value)
+{
+	cJSON *item = isnan(value) ? cJSON_CreateNull() : cJSON_CreateNumber(value);
+
+	if (item && (cJSON_GetObjectItemCaseSensitive(into, key)
+			     ? cJSON_ReplaceItemInObjectCaseSensitive(into, key, item)
+			     : cJSON_AddItemToObject(into, key, item)))
+		return true;
+	cJSON_Delete(item);
+	return false;
+}
+
+static double number_or_nan(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
+}
+
+/* Warm samples FROM (a later job's) appended to INTO: samples and round
+ * sizes in order, runs and the noise counts added, the largest other-CPU
+ * share kept and the mean weighted by runs. */
+static bool pool_warm(cJSON *into, const cJSON *from)
+{
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(into, "noise");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(from, "noise");
+	double a = number_or_nan(into, "runs"), b = number_or_nan(from, "runs");
+
+	if (!append_numbers(into, from, "samples_us") || !append_numbers(into, from, "round_sizes") ||
+	    !(a >= 1 && b >= 1) || !set_number(into, "runs", a + b))
+		return false;
+	if (!cJSON_IsObject(n) || !cJSON_IsObject(m))
+		return true;
+	return set_number(n, "other_cpu_pct",
+			  (a * number_or_nan(n, "other_cpu_pct") + b * number_or_nan(m, "other_cpu_pct")) /
+				  (a + b)) &&
+	       set_number(
+		       n, "max_other_cpu_pct",
+		       fmax(number_or_nan(n, "max_other_cpu_pct"), number_or_nan(m, "max_other_cpu_pct"))) &&
+	       set_number(n, "disk_ios", number_or_nan(n, "disk_ios") + number_or_nan(m, "disk_ios")) &&
+	       set_number(n, "flagged", number_or_nan(n, "flagged") + number_or_nan(m, "flagged")) &&
+	       set_number(n, "retaken", number_or_nan(n, "retaken") + number_or_nan(m, "retaken"));
+}
+
+/* POOLED (the first job's result) with MORE's passes appended, variant by
+ * variant. Only what the calibration reads is pooled: the summaries and
+ * the order stay the first job's, so POOLED is for calibration_from_result()
+ * and this file's report alone. */
+static int pool_result(cJSON *pooled, const cJSON *more)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(pooled, "variants")) {
+		const cJSON *w = NULL, *u;
+		cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(more, "variants"))
+			if (strcmp(text_of(u, "name"), text_of(v, "name")) == 0)
+				w = u;
+		if (!w || !pool_warm(cJSON_GetObjectItemCaseSensitive(v, "warm"),
+				     cJSON_GetObjectItemCaseSensitive(w, "warm")))
+			return err_set(LL_EFORMAT, "The calibration jobs' samples of '%s' do not pool.",
+				       text_of(v, "name"));
+	}
+	return 0;
+}
+
 /* The report of RESULT (calibration_from_result()'s figures): recovered
  * against injected, and the noise. */
-static int report_json(const cJSON *result, const char *family, long delay, long runs, long rounds,
-		       cJSON **ret)
+static int report_json(const cJSON *result, const char *family, long delay, long jobs, cJSON **ret)
 {
 	char names[3][32];
 	const char *variants[3] = {names[0], names[1], names[2]};
@@ -147,8 +242,9 @@ static int report_json(const cJSON *result, const char *family, long delay, long
 	if (!(r = cJSON_CreateObject()) || !cJSON_AddStringToObject(r, "family", family) ||
 	    !cJSON_AddStringToObject(r, "runner", text_of(result, "runner")) ||
 	    !cJSON_AddNumberToObject(r, "delay_us", (double)delay) ||
-	    !cJSON_AddNumberToObject(r, "runs", runs) || !cJSON_AddNumberToObject(r, "rounds", rounds) ||
-	    !cJSON_AddBoolToObject(r, "paired", c.paired) ||
+	    !cJSON_AddNumberToObject(r, "runs", (double)c.runs) ||
+	    !cJSON_AddNumberToObject(r, "rounds", (double)c.rounds) ||
+	    !cJSON_AddNumberToObject(r, "jobs", jobs) || !cJSON_AddBoolToObject(r, "paired", c.paired) ||
 	    !(medians = cJSON_AddObjectToObject(r, "medians_us")) ||
 	    !(rec = cJSON_AddArrayToObject(r, "recovered")) || !(noise = cJSON_AddObjectToObject(r, "noise")))
 		goto fail;
@@ -195,11 +291,13 @@ static void print_report(const cJSON *r)
 {
 	const cJSON *o;
 
-	printf("calibrate: family %s (%s), %g runs in %g rounds, %s\n",
+	printf("calibrate: family %s (%s), %g runs in %g rounds (%g job%s), %s\n",
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "family")),
 	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "runner")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "runs")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "rounds")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "jobs")),
+	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "jobs")) == 1 ? "" : "s",
 	       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "paired"))
 		       ? "paired by pass (median of per-pass differences)"
 		       : "unpaired (difference of medians)");
@@ -244,9 +342,10 @@ int cmd_calibrate(int argc, char **argv)
 	const char *family = "elf";
 #endif
 	const char *out_path = NULL;
-	long delay = CALIBRATE_DELAY_US, runs = 0, rounds = 0;
+	long delay = CALIBRATE_DELAY_US, runs = 0, rounds = 0, jobs;
 	bool keep = false, wine;
-	cJSON *submitted = NULL, *job = NULL, *result = NULL, *report = NULL;
+	cJSON *submitted = NULL, *job = NULL, *cell = NULL, *result = NULL, *report = NULL;
+	char number[24];
 	int rc, exit_code = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -263,36 +362,68 @@ int cmd_calibrate(int argc, char **argv)
 			family = v;
 		} else if (strcmp(a, "--delay-us") == 0 &&
 			   parse_int(v, 1, JOB_SPEC_MAX_DELAY_US / 2, &delay)) {
-		} else if (strcmp(a, "--runs") == 0 && parse_int(v, 1, JOB_SPEC_MAX_WARM_RUNS, &runs)) {
-		} else if (strcmp(a, "--rounds") == 0 && parse_int(v, 1, JOB_SPEC_MAX_ROUNDS, &rounds)) {
+		} else if (strcmp(a, "--runs") == 0 && parse_int(v, 1, CALIBRATE_MAX_RUNS, &runs)) {
+		} else if (strcmp(a, "--rounds") == 0 &&
+			   parse_int(v, 1, CALIBRATE_MAX_JOBS * JOB_SPEC_MAX_ROUNDS, &rounds)) {
 		} else if (strcmp(a, "--out") == 0) {
 			out_path = v;
 		} else {
 			fprintf(stderr, "loadlab-agent calibrate: bad argument '%s %s'\n", a, v);
 			return usage_error(
-				"--family pe|elf, --delay-us 1..50000, --runs 1..1000, --rounds 1..20");
+				"--family pe|elf, --delay-us 1..50000, --runs 1..5000, --rounds 1..100");
 		}
 		i++;
 	}
 	wine = strcmp(family, "pe") == 0 && (!plat_runs_windows_programs() || plat_under_wine());
 	if (runs == 0)
 		runs = wine ? CALIBRATE_WINE_RUNS : CALIBRATE_RUNS;
+	jobs = (runs + JOB_SPEC_MAX_WARM_RUNS - 1) / JOB_SPEC_MAX_WARM_RUNS;
 	if (rounds == 0) {
 		rounds = wine ? CALIBRATE_WINE_ROUNDS : CALIBRATE_ROUNDS;
-		rounds = rounds > runs ? runs : rounds;
+		rounds = rounds > runs ? runs : rounds < jobs ? jobs : rounds;
 	}
 	if (rounds > runs)
 		return usage_error("more rounds than runs");
-	if (!(submitted = calibration_job(family, delay, runs, rounds)))
-		return usage_error("out of memory");
-	rc = job_spec_normalize(submitted, &job);
-	cJSON_Delete(submitted);
-	if (rc < 0) {
-		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
-		return 2;
+	if (rounds < jobs || rounds > jobs * JOB_SPEC_MAX_ROUNDS)
+		return usage_error("runs over 1000 are taken as jobs of at most 1000 runs, each in 1..20 "
+				   "rounds: --rounds must be at least the jobs and at most 20 per job");
+	rc = 0;
+	for (long k = 0; k < jobs && rc == 0; k++) {
+		/* Job K's share: the runs and rounds split as evenly as they go. */
+		long job_runs = runs / jobs + (k < runs % jobs),
+		     job_rounds = rounds / jobs + (k < rounds % jobs);
+		cJSON *one = NULL;
+		if (jobs > 1)
+			fprintf(stderr, "loadlab-agent calibrate: job %ld of %ld, %ld runs in %ld rounds\n",
+				k + 1, jobs, job_runs, job_rounds);
+		if (!(submitted = calibration_job(family, delay, job_runs, job_rounds))) {
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+			break;
+		}
+		rc = job_spec_normalize(submitted, &job);
+		cJSON_Delete(submitted);
+		if (rc < 0) {
+			fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
+			cJSON_Delete(result);
+			return 2;
+		}
+		/* The cell seeds the shuffles: each job its own orders (one job
+		 * keeps the empty cell). */
+		snprintf(number, sizeof(number), "%ld", k + 1);
+		if (jobs > 1 && (!(cell = cJSON_CreateObject()) ||
+				 !cJSON_AddStringToObject(cell, "calibration_job", number)))
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+		else if ((rc = cmd_run_here("calibrate", job, cell, 1, keep, quiet_progress, NULL,
+					    result ? &one : &result)) == 0 &&
+			 one)
+			rc = pool_result(result, one);
+		cJSON_Delete(cell);
+		cell = NULL;
+		cJSON_Delete(one);
+		cJSON_Delete(job);
+		job = NULL;
 	}
-	if ((rc = cmd_run_here("calibrate", job, 1, keep, quiet_progress, NULL, &result)) < 0 ||
-	    (rc = report_json(result, family, delay, runs, rounds, &report)) < 0 ||
+	if (rc < 0 || (rc = report_json(result, family, delay, jobs, &report)) < 0 ||
 	    (out_path && (rc = cmd_write_json(out_path, report)) < 0))
 		fprintf(stderr, "loadlab-agent calibrate: %s\n", err_message(rc));
 	else {

@@ -84,11 +84,11 @@ int cmd_write_json(const char *path, const cJSON *doc)
 	return ok ? 0 : err_set(LL_EIO, "Cannot write %s.", path);
 }
 
-int cmd_run_here(const char *who, const cJSON *job, int jobs, bool keep,
+int cmd_run_here(const char *who, const cJSON *job, const cJSON *cell, int jobs, bool keep,
 		 bool (*progress)(void *context, const char *phase, int percent), void *progress_context,
 		 cJSON **ret_result)
 {
-	cJSON *facts = NULL, *cell = NULL;
+	cJSON *facts = NULL, *empty_cell = NULL;
 	struct pipeline_task task;
 	char *work_dir = NULL, prefix[64];
 	int rc;
@@ -97,7 +97,7 @@ int cmd_run_here(const char *who, const cJSON *job, int jobs, bool keep,
 	plat_install_stop_handler();
 	if ((rc = plat_make_temp_dir(prefix, &work_dir)) < 0 || (rc = facts_detect(work_dir, &facts)) < 0)
 		goto out;
-	if (!(cell = cJSON_CreateObject())) {
+	if (!cell && !(cell = empty_cell = cJSON_CreateObject())) {
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
@@ -123,7 +123,7 @@ out:
 			plat_remove_tree(work_dir);
 	}
 	free(work_dir);
-	cJSON_Delete(cell);
+	cJSON_Delete(empty_cell);
 	cJSON_Delete(facts);
 	return rc;
 }
@@ -166,7 +166,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent run: %s: %s\n", job_path, err_message(rc));
 		return 2;
 	}
-	if ((rc = cmd_run_here("run", job, 0, keep, print_progress, last_phase, &result)) < 0) {
+	if ((rc = cmd_run_here("run", job, NULL, 0, keep, print_progress, last_phase, &result)) < 0) {
 		fprintf(stderr, "loadlab-agent run: the job failed: %s\n", err_message(rc));
 		exit_code = 1;
 	} else if ((rc = cmd_write_json(out_path, result)) < 0) {

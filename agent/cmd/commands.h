@@ -37,12 +37,13 @@ int cmd_run(int argc, char **argv);
 
 /* Runs the normalized JOB on this machine, with no server (cmd_run.c):
  * in a temporary work folder "loadlab-WHO-...", with this machine's facts
- * and an empty cell, JOBS parallel compiles (< 1: the facts' cores) and
+ * and CELL (NULL: an empty one; the cell seeds the timer's shuffles, so
+ * two cells give two orders), JOBS parallel compiles (< 1: the facts' cores) and
  * PROGRESS as pipeline.h's task has it. The folder is removed afterwards,
  * unless KEEP (then named on stderr, "loadlab-agent WHO: work folder
  * kept: ..."). *RET_RESULT is pipeline_run()'s result; the caller deletes
  * it. */
-int cmd_run_here(const char *who, const cJSON *job, int jobs, bool keep,
+int cmd_run_here(const char *who, const cJSON *job, const cJSON *cell, int jobs, bool keep,
 		 bool (*progress)(void *context, const char *phase, int percent), void *progress_context,
 		 cJSON **ret_result);
 
