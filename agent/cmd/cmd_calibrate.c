@@ -46,7 +46,7 @@
  * cannot remove, is about 170 us, so 1,000 paired runs leave the median
  * difference a standard error of 7-13 us, 4-6 % of 200 us (200 us within
  * +-10 % in 9 of 12 such calibrations on a noisy day). 3,000 runs in 15
- * rounds (three jobs, 2-3.5 minutes) divide it by the square root of 3:
+ * rounds (three jobs, about 3 minutes) divide it by the square root of 3:
  * docs/agent.md, "Calibration", has the figures. */
 #define CALIBRATE_WINE_RUNS 3000
 #define CALIBRATE_WINE_ROUNDS 15
