@@ -128,8 +128,12 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 	return 0;
 }
 
-/* The seed of the timer's shuffles and bootstrap: the same job and cell
- * give the same order, so a rerun is comparable. */
+/* The seed of the timer's shuffles and bootstrap, from the cell: jobs in
+ * one cell are shuffled alike, so a rerun, or a job compared with another
+ * in the same cell, meets the same orders (`loadlab-agent calibrate` gives
+ * its consecutive jobs distinct cells). The job's "id" is read too, but a
+ * pipeline's job never carries one: job_spec_normalize() refuses it and
+ * the fleet strips the lease's (check_job() in fleet.c). */
 static uint64_t seed_of(const struct pipeline_task *task)
 {
 	char *text = cJSON_PrintUnformatted(task->cell);
