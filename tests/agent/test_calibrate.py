@@ -23,7 +23,7 @@ differences, when the samples pair, as the agent's own do).
   pass cannot remove, so 1,000 runs leave the recovered cost a standard
   error of 7-13 us; with them 200 us read 96.3..118.9 % in twelve
   calibrations on a noisy day (9 within +-10 %), 95.8..107 % in eight on
-  a quiet one. 3,000 runs read 100.5..103.4 % in 6 of 6 calibrations,
+  a quiet one. 3,000 runs read 100.5..103.4 % in 11 of 11 calibrations,
   two of them beside a memory-bound process on the other CPU
   (docs/agent.md, "Calibration"). Before the wineserver ran on the agent's CPU while it
   measures (plat_measure_companion) and every variant read the clock in
