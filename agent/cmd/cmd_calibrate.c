@@ -67,9 +67,9 @@ static const char usage_text[] =
 	"else the difference of the medians.\n"
 	"--family: elf (Linux, the default there) or pe (Windows, or Linux with\n"
 	"Wine). --runs 1..5000 (default 150; under Wine 3000) in --rounds 1..100\n"
-	"(default 3; under Wine 15). Runs over 1000 are taken as consecutive\n"
-	"jobs of at most 1000 runs, each in 1..20 rounds, whose passes are\n"
-	"pooled.\n"
+	"(default 3, under Wine 15; at least one per job). Runs over 1000 are\n"
+	"taken as consecutive jobs of at most 1000 runs, each in 1..20 rounds,\n"
+	"whose passes are pooled.\n"
 	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
 	"job ran, 1 when it failed, 2 for bad arguments.\n";
 
@@ -179,22 +179,23 @@ static double number_or_nan(const cJSON *obj, const char *key)
 }
 
 /* Warm samples FROM (a later job's) appended to INTO: samples and round
- * sizes in order, runs and the noise counts added, the largest other-CPU
- * share kept and the mean weighted by runs. */
+ * sizes in order, runs, disk I/O and the flag counts added, the largest
+ * other-CPU share kept. "other_cpu_pct" is a median over a job's runs,
+ * which the jobs' medians cannot give for the pool: it becomes the largest
+ * of them, which bounds the pooled median from above. */
 static bool pool_warm(cJSON *into, const cJSON *from)
 {
 	cJSON *n = cJSON_GetObjectItemCaseSensitive(into, "noise");
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(from, "noise");
 	double a = number_or_nan(into, "runs"), b = number_or_nan(from, "runs");
 
-	if (!append_numbers(into, from, "samples_us") || !append_numbers(into, from, "round_sizes") ||
-	    !(a >= 1 && b >= 1) || !set_number(into, "runs", a + b))
+	if (!(a >= 1 && b >= 1) || !append_numbers(into, from, "samples_us") ||
+	    !append_numbers(into, from, "round_sizes") || !set_number(into, "runs", a + b))
 		return false;
 	if (!cJSON_IsObject(n) || !cJSON_IsObject(m))
 		return true;
 	return set_number(n, "other_cpu_pct",
-			  (a * number_or_nan(n, "other_cpu_pct") + b * number_or_nan(m, "other_cpu_pct")) /
-				  (a + b)) &&
+			  fmax(number_or_nan(n, "other_cpu_pct"), number_or_nan(m, "other_cpu_pct"))) &&
 	       set_number(
 		       n, "max_other_cpu_pct",
 		       fmax(number_or_nan(n, "max_other_cpu_pct"), number_or_nan(m, "max_other_cpu_pct"))) &&
@@ -378,9 +379,10 @@ int cmd_calibrate(int argc, char **argv)
 	if (runs == 0)
 		runs = wine ? CALIBRATE_WINE_RUNS : CALIBRATE_RUNS;
 	jobs = (runs + JOB_SPEC_MAX_WARM_RUNS - 1) / JOB_SPEC_MAX_WARM_RUNS;
-	if (rounds == 0) {
+	if (rounds == 0) { /* the default, but at least one a job and at most one a run */
 		rounds = wine ? CALIBRATE_WINE_ROUNDS : CALIBRATE_ROUNDS;
-		rounds = rounds > runs ? runs : rounds < jobs ? jobs : rounds;
+		rounds = rounds < jobs ? jobs : rounds;
+		rounds = rounds > runs ? runs : rounds;
 	}
 	if (rounds > runs)
 		return usage_error("more rounds than runs");

@@ -128,19 +128,15 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 	return 0;
 }
 
-/* The seed of the timer's shuffles and bootstrap, from the cell: jobs in
- * one cell are shuffled alike, so a rerun, or a job compared with another
- * in the same cell, meets the same orders (`loadlab-agent calibrate` gives
- * its consecutive jobs distinct cells). The job's "id" is read too, but a
- * pipeline's job never carries one: job_spec_normalize() refuses it and
- * the fleet strips the lease's (check_job() in fleet.c). */
+/* The seed of the timer's shuffles and bootstrap: FNV-1a of the cell, so
+ * jobs in one cell are shuffled alike and a rerun, or a job compared with
+ * another in the same cell, meets the same orders (`loadlab-agent
+ * calibrate` gives its consecutive jobs distinct cells). */
 static uint64_t seed_of(const struct pipeline_task *task)
 {
 	char *text = cJSON_PrintUnformatted(task->cell);
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(task->job, "id");
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	uint64_t h = 1469598103934665603ULL;
 
-	h = (h ^ (uint64_t)(cJSON_IsNumber(id) ? id->valuedouble : 0)) * 1099511628211ULL;
 	for (const char *p = text ? text : ""; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	free(text);
