@@ -537,6 +537,7 @@ static int run_set(const struct churn_env *env, const struct churn_options *o, c
 	if (env->windows && env->through_wine64) {
 		cJSON_AddNumberToObject(method, "wineboot_attempts", env->runner.boot_attempts);
 		cJSON_AddStringToObject(method, "wine_display_driver", "null");
+		cJSON_AddNumberToObject(method, "wine_display_attempts", env->runner.display_attempts);
 	}
 	log_event(LOG_DEBUG, "churn_done", "dll_set", set, NULL);
 	*ret = result;

@@ -19,7 +19,8 @@ static struct phase phases[2];
 static volatile LONG probe_phase = -1; /* -1 idle, 0 create, 1 destroy */
 static HANDLE probe_stop, probe_up, probe_kick;
 static LARGE_INTEGER freq;
-static int probe_window;
+static int probe_window, probe_window_attempts;
+static DWORD probe_window_error;
 static char error[512];
 
 static double ms_between(LARGE_INTEGER a, LARGE_INTEGER b)
@@ -50,8 +51,10 @@ static DWORD WINAPI probe_main(void *arg)
 	for (i = 0; i < 60; i++) {
 		hwnd = CreateWindowExA(0, wc.lpszClassName, "loadlab churn probe", WS_OVERLAPPED, 0, 0, 16,
 				       16, NULL, NULL, wc.hInstance, NULL);
+		probe_window_attempts = i + 1;
 		if (hwnd)
 			break;
+		probe_window_error = GetLastError();
 		Sleep(250);
 	}
 	probe_window = hwnd != NULL;
@@ -253,9 +256,10 @@ int main(int argc, char **argv)
 	fprintf(out,
 		"{\"processes\": %d, \"waves\": %d, \"wave_size\": %d, "
 		"\"create_us\": %lld, \"destroy_us\": %lld, \"timer_frequency_hz\": %lld, "
-		"\"probe\": {\"window\": %s, \"interval_ms\": %lu, ",
+		"\"probe\": {\"window\": %s, \"window_attempts\": %d, \"window_error\": %lu, "
+		"\"interval_ms\": %lu, ",
 		total, waves, wave, create_us, destroy_us, (long long)freq.QuadPart,
-		probe_window ? "true" : "false", interval);
+		probe_window ? "true" : "false", probe_window_attempts, probe_window_error, interval);
 	write_phase(out, "create", &phases[0]);
 	fprintf(out, ", ");
 	write_phase(out, "destroy", &phases[1]);

@@ -33,6 +33,12 @@
  * row once, each exiting with 53 within 3 s, on an idle machine: five,
  * 7 s of pauses in all). */
 #define RUNNER_WINEBOOT_ATTEMPTS 5
+/* Tries of writing Wine's null display driver into the prefix's
+ * registry and restarting the session to read it (runner_start). */
+#define RUNNER_DISPLAY_ATTEMPTS 3
+/* How long a wineserver still running 5 s after `wineserver -k` has, once
+ * sent SIGTERM, to save its registry and exit before it is killed. */
+#define RUNNER_SERVER_TERM_GRACE_MS 15000
 /* Longest time one run of a generated program may take (runner_run). */
 #define RUNNER_RUN_TIMEOUT_MS 60000
 
@@ -46,14 +52,17 @@ struct runner {
 	struct plat_process *server;
 	char system_dirs[2][PLAT_MAX_PATH]; /* where the loader finds system DLLs */
 	size_t system_dir_count;
-	int boot_attempts; /* wineboot runs it took (Wine on Linux) */
+	int boot_attempts;    /* wineboot runs it took (Wine on Linux) */
+	int display_attempts; /* tries to set the null display driver (0: not asked for) */
 };
 
 /* Prepares RUNNER: natively on Windows (a Windows agent under Wine starts
  * programs the same way, and notes `wine`); on Linux a private WINEPREFIX
  * below WORK, a persistent wineserver and a booted prefix. With
  * NULL_DISPLAY the prefix gets Wine's null display driver (windows and
- * messages without an X display; the server is restarted to read it).
+ * messages without an X display; the server is restarted to read it,
+ * and the key is read back from the new session, up to
+ * RUNNER_DISPLAY_ATTEMPTS tries).
  * LL_ENOTFOUND when Wine is missing; on failure nothing is left running.
  * The RUNNER must not move between runner_start() and runner_stop(). */
 int runner_start(struct runner *runner, const char *work, bool null_display);

@@ -98,17 +98,33 @@ static int boot(struct runner *r, const char *prefix)
  * a test) Wine has no driver and CreateWindow fails; the null driver
  * keeps every window and message operation in wineserver. The desktop
  * process wineboot started keeps no driver for the session: a new
- * session (server) reads the key. */
-static int null_display(struct runner *r)
+ * session (server) reads the key. A server that ends before it saves its
+ * registry loses the key (it saves 2 s after `wineserver -k`, which kills
+ * it outright 10.5 s later; on a loaded machine a session once came back
+ * without it, and every window failed): the new session reads it back,
+ * and it is written again, up to RUNNER_DISPLAY_ATTEMPTS times. */
+static int null_display(struct runner *r, const char *prefix)
 {
-	const char *argv[] = {NULL,   "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d",
-			      "null", "/f",  NULL};
+	const char *add[] = {NULL,   "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d",
+			     "null", "/f",  NULL};
+	const char *query[] = {NULL, "reg", "query", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", NULL};
 	int rc;
 
-	if ((rc = wine_run(r, argv, 120000, "wine64 reg add (the null display driver)")) < 0)
-		return rc;
-	runner_stop(r);
-	return server_start(r);
+	for (r->display_attempts = 1; r->display_attempts <= RUNNER_DISPLAY_ATTEMPTS; r->display_attempts++) {
+		if ((rc = wine_run(r, add, 120000, "wine64 reg add (the null display driver)")) < 0)
+			return rc;
+		runner_stop(r);
+		if ((rc = server_start(r)) < 0)
+			return rc;
+		if (wine_run(r, query, 120000, "wine64 reg query (the null display driver)") == 0)
+			return 0;
+		log_event(LOG_WARN, "wine_display_driver_lost", "prefix", prefix, NULL);
+	}
+	r->display_attempts = RUNNER_DISPLAY_ATTEMPTS;
+	return err_set(LL_EIO,
+		       "Wine's null display driver was written %d times to %s and was not there when its "
+		       "session restarted.",
+		       RUNNER_DISPLAY_ATTEMPTS, prefix);
 }
 
 int runner_start(struct runner *r, const char *work, bool with_null_display)
@@ -135,7 +151,7 @@ int runner_start(struct runner *r, const char *work, bool with_null_display)
 	r->env[3] = NULL;
 	if ((rc = server_start(r)) < 0)
 		return rc;
-	if ((rc = boot(r, prefix)) < 0 || (with_null_display && (rc = null_display(r)) < 0)) {
+	if ((rc = boot(r, prefix)) < 0 || (with_null_display && (rc = null_display(r, prefix)) < 0)) {
 		runner_stop(r);
 		return rc;
 	}
@@ -187,12 +203,14 @@ void runner_stop(struct runner *r)
 	/* `wineserver -k` in our prefix has our server end every process of
 	 * this prefix (wineboot leaves services.exe, winedevice.exe and
 	 * plugplay.exe running, which outlive a server that is merely
-	 * signalled); then our server, by its PID: SIGTERM, SIGKILL after 5 s. */
+	 * signalled); then our server, by its PID: SIGTERM (on which it saves
+	 * its registry and exits), SIGKILL only RUNNER_SERVER_TERM_GRACE_MS
+	 * later. */
 	const char *argv[] = {r->wineserver, "-k", NULL};
 	struct plat_spawn_options o = {.argv = argv, .env_add = r->env};
 	plat_run(&o, 10000, NULL, NULL);
 	if (plat_wait(r->server, 5000, NULL, NULL) < 0)
-		plat_terminate(r->server, 5000);
+		plat_terminate(r->server, RUNNER_SERVER_TERM_GRACE_MS);
 	plat_process_free(r->server);
 	r->server = NULL;
 }

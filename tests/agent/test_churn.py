@@ -165,8 +165,15 @@ def test_wine_none_user32_gdi32():
             assert x["probe"]["destroy"]["blocked_max_ms"] == x["blocked_max_ms"], x
             assert x["method"]["runner"] == "wine" and x["method"]["platform"] == "wine", x
             assert "Wine" in x["method"]["note"], x
-            # The null display driver lets the probe own a window.
-            assert x["probe"]["window"] is True and x["method"]["wine_display_driver"] == "null", x
+            # The null display driver lets the probe own a window. The key
+            # was read back from the restarted session (up to three tries:
+            # a server killed before it saved its registry loses it), and
+            # the window came within the probe's 60 tries.
+            assert x["method"]["wine_display_driver"] == "null", x
+            assert 1 <= x["method"]["wine_display_attempts"] <= 3, x
+            assert x["probe"]["window"] is True, x
+            assert 1 <= x["probe"]["window_attempts"] <= 60, x
+            assert isinstance(x["probe"]["window_error"], int), x
             print("  wine  %-12s 50 processes: create %.1f ms, destroy %.1f ms, "
                   "PeekMessage %d calls, blocked %.3f ms total, %.3f ms max (window %s)"
                   % (x["dll_set"], x["create_us"] / 1000, x["destroy_us"] / 1000,
