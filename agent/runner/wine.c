@@ -98,11 +98,13 @@ static int boot(struct runner *r, const char *prefix)
  * a test) Wine has no driver and CreateWindow fails; the null driver
  * keeps every window and message operation in wineserver. The desktop
  * process wineboot started keeps no driver for the session: a new
- * session (server) reads the key. A server that ends before it saves its
- * registry loses the key (it saves 2 s after `wineserver -k`, which kills
- * it outright 10.5 s later; on a loaded machine a session once came back
- * without it, and every window failed): the new session reads it back,
- * and it is written again, up to RUNNER_DISPLAY_ATTEMPTS times. */
+ * session (server) reads the key. A server killed before it saves its
+ * registry loses the key: on `wineserver -k` it ends its processes and
+ * saves 2 s later, but the -k client kills it outright if it still runs
+ * 10.5 s on, and SIGKILL ends a stop that takes too long. On a loaded
+ * machine every window of a session once failed, as they do without the
+ * key. So the new session reads the key back, and it is written again,
+ * up to RUNNER_DISPLAY_ATTEMPTS times. */
 static int null_display(struct runner *r, const char *prefix)
 {
 	const char *add[] = {NULL,   "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d",
