@@ -77,7 +77,7 @@ static void *block_copy(struct compare_side *side, const void *data, size_t len,
 
 static size_t *slot_of(struct compare_side *side, const char *key)
 {
-	size_t i = (size_t)report_seed_of(key) & (side->capacity - 1);
+	size_t i = (size_t)stats_seed_of(key) & (side->capacity - 1);
 
 	while (side->index[i] && strcmp(side->tasks[side->index[i] - 1].key, key) != 0)
 		i = (i + 1) & (side->capacity - 1);
@@ -371,12 +371,12 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
-				   report_seed_of(key) ^ report_seed_of(variant), false, row->figures,
+				   stats_seed_of(key) ^ stats_seed_of(variant), false, row->figures,
 				   &f->change, &f->significant) < 0)
 		return LL_EINVAL;
 	report_row_take(row);
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
-					     REPORT_COMPARE_RESAMPLES, report_seed_of(variant), true, &lo,
+					     REPORT_COMPARE_RESAMPLES, stats_seed_of(variant), true, &lo,
 					     &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	return 0;
@@ -433,7 +433,7 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	}
 	if (sx.median <= 0 || sx.min <= 0 ||
 	    stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MEDIAN, 0.95, REPORT_COMPARE_RESAMPLES,
-					report_seed_of(key) ^ report_seed_of(variant), &lo, &hi) < 0 ||
+					stats_seed_of(key) ^ stats_seed_of(variant), &lo, &hi) < 0 ||
 	    stats_round_statistics(&x, STATS_MEDIAN, mx) < 0 ||
 	    stats_round_statistics(&y, STATS_MEDIAN, my) < 0 ||
 	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
@@ -443,7 +443,7 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	f->significant = interval_significant(lo, hi, f->change);
 	report_row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
-					report_seed_of(variant), &lo, &hi) == 0)
+					stats_seed_of(variant), &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
 	report_row_string(row, "unit", "rounds");
 	report_row_number(row, "baseline_rounds", (double)x.rounds);
@@ -623,7 +623,7 @@ static void over_floor(const char *variant, const char *key, const struct report
 	report_row_number(row, "candidate_floor_us", round_to(myf, 0.1));
 	report_row_number(row, "baseline_over_floor_us", round_to(mx - mxf, 0.1));
 	report_row_number(row, "candidate_over_floor_us", round_to(my - myf, 0.1));
-	f.seed = report_seed_of(key) ^ report_seed_of(variant) ^ report_seed_of("over-floor");
+	f.seed = stats_seed_of(key) ^ stats_seed_of(variant) ^ stats_seed_of("over-floor");
 	if (mx - mxf > 0 && floor_interval(&f, false, room, &lo, &hi) == 0) {
 		change = ((my - myf) / (mx - mxf) - 1) * 100;
 		report_row_number(row, "over_floor_ratio", round_to((my - myf) / (mx - mxf), 0.0001));

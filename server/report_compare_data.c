@@ -231,7 +231,7 @@ static void put_variant(struct out *o, struct out *sec, const cJSON *v, const ch
 		put(o, NULL, (8 - o->len % 8) % 8);
 	}
 	if (flags & DATA_RANKED) {
-		uint64_t cell_seed = report_seed_of(key) ^ report_seed_of(name);
+		uint64_t cell_seed = stats_seed_of(key) ^ stats_seed_of(name);
 		put(o, s->sorted, n * sizeof(double));
 		if ((ranks = put(o, NULL, n)))
 			for (size_t k = 0; k < n; k++)
@@ -243,18 +243,18 @@ static void put_variant(struct out *o, struct out *sec, const cJSON *v, const ch
 						      at[role], at[role] + resamples) < 0)
 				o->failed = true;
 		for (int role = 0; role < 2 && !o->failed; role++)
-			if (report_sample_ratio_ranks(s, STATS_MIN, resamples, report_seed_of(name), true,
+			if (report_sample_ratio_ranks(s, STATS_MIN, resamples, stats_seed_of(name), true,
 						      role, at[role] + 2 * resamples, scratch) < 0)
 				o->failed = true;
 		if ((flags & DATA_FLOOR_RANKS) &&
-		    floor_ranks(s, floor, cell_seed ^ report_seed_of("over-floor"), both) == 0) {
+		    floor_ranks(s, floor, cell_seed ^ stats_seed_of("over-floor"), both) == 0) {
 			put(&sec[0], both, 4 * (size_t)resamples);
 			put(&sec[1], both + 4 * resamples, 4 * (size_t)resamples);
 		} else if (flags & DATA_FLOOR_RANKS) {
 			o->failed = true;
 		}
 		if (flags & DATA_PAIRED)
-			put_paired(o, sec, r, (uint32_t)n, cell_seed ^ report_seed_of("over-floor"), s);
+			put_paired(o, sec, r, (uint32_t)n, cell_seed ^ stats_seed_of("over-floor"), s);
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}

@@ -47,10 +47,6 @@ static inline double round_to(double v, double step)
  * ARRAY is not a non-empty list of finite non-negative numbers. */
 int report_samples_of(const cJSON *array, double **ret, size_t *ret_n);
 
-/* A seed for the bootstrap from TEXT (FNV-1a), so that a report is the
- * same every time it is made. */
-uint64_t report_seed_of(const char *text);
-
 /*
  * A sample sorted once and shared by every statistic of it
  * (report_stats.c): its summary, the Mann-Whitney test and the bootstraps

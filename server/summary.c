@@ -38,15 +38,6 @@ int report_samples_of(const cJSON *array, double **ret, size_t *ret_n)
 	return 0;
 }
 
-uint64_t report_seed_of(const char *text)
-{
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *text; text++)
-		h = (h ^ (unsigned char)*text) * 1099511628211ULL;
-	return h;
-}
-
 void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
 			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant)
 {
@@ -134,7 +125,7 @@ static cJSON *summarize_warm(struct report_sample *x, const char *name)
 	cJSON *w;
 
 	report_sample_summary(x, &s);
-	if (report_sample_bootstrap_ci(x, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, report_seed_of(name), true,
+	if (report_sample_bootstrap_ci(x, STATS_MEDIAN, 0.95, REPORT_RESAMPLES, stats_seed_of(name), true,
 				       &lo, &hi) < 0)
 		return NULL;
 	outliers = report_sample_outliers(x, &s, 3.5);
@@ -203,7 +194,7 @@ static cJSON *summarize_cold(const cJSON *cold, const char *name, struct report_
 	cJSON_AddNumberToObject(c, "stddev_us", round_to(s.stddev, 0.1));
 	cJSON_AddNumberToObject(c, "median_us", round_to(s.median, 0.1));
 	if (report_sample_bootstrap_ci(sample, STATS_MEDIAN, 0.95, REPORT_RESAMPLES,
-				       report_seed_of(name) ^ report_seed_of("cold"), false, &lo, &hi) == 0) {
+				       stats_seed_of(name) ^ stats_seed_of("cold"), false, &lo, &hi) == 0) {
 		cJSON_AddNumberToObject(c, "ci_low_us", round_to(lo, 0.1));
 		cJSON_AddNumberToObject(c, "ci_high_us", round_to(hi, 0.1));
 	}
@@ -264,7 +255,7 @@ static void add_cold_significance(cJSON *vs, const cJSON *base, const cJSON *min
 				  struct report_sample *sx, struct report_sample *sy)
 {
 	static const char *const counts[] = {"page_faults", "read_bytes"};
-	uint64_t seed = report_seed_of(name) ^ report_seed_of("cold");
+	uint64_t seed = stats_seed_of(name) ^ stats_seed_of("cold");
 	struct stats_summary a, b;
 	double *x = NULL, *y = NULL, change, u, p, lo, hi;
 	bool significant;
@@ -283,7 +274,7 @@ static void add_cold_significance(cJSON *vs, const cJSON *base, const cJSON *min
 		report_sample_summary(sy, &b);
 		if (!(a.median > 0) ||
 		    report_sample_bootstrap_ratio_ci(sx, sy, STATS_MEDIAN, 0.95, REPORT_RESAMPLES,
-						     seed ^ report_seed_of(counts[i]), false, &lo, &hi) < 0)
+						     seed ^ stats_seed_of(counts[i]), false, &lo, &hi) < 0)
 			continue;
 		report_mann_whitney(sy, sx, &u, &p);
 		change = (b.median / a.median - 1) * 100;
@@ -424,7 +415,7 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 					cJSON *vs = cJSON_AddObjectToObject(s, "vs_baseline");
 					report_sample_summary(&sy, &summary_y);
 					if (report_compare_samples(&sx, &summary_x, &sy, &summary_y,
-								   REPORT_RESAMPLES, report_seed_of(name),
+								   REPORT_RESAMPLES, stats_seed_of(name),
 								   true, vs, &change, &significant) < 0)
 						cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
 				}

@@ -16,6 +16,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
+#include "loadlab/stats.h"
 #include "measure/churn.h"
 #include "measure/measure.h"
 
@@ -135,10 +136,8 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 static uint64_t seed_of(const struct pipeline_task *task)
 {
 	char *text = cJSON_PrintUnformatted(task->cell);
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = stats_seed_of(text ? text : "");
 
-	for (const char *p = text ? text : ""; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	free(text);
 	return h;
 }

@@ -119,6 +119,15 @@ uint64_t stats_random_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+uint64_t stats_seed_of(const char *text)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a's offset basis */
+
+	for (; *text; text++)
+		h = (h ^ (unsigned char)*text) * 1099511628211ULL;
+	return h;
+}
+
 /* An index in [0, n): the high 64 bits of the 128-bit product of a random
  * word and N (Lemire's multiply-shift; biased by at most n / 2^64,
  * negligible for n <= STATS_MAX_SAMPLES). Computed from 32-bit halves so

@@ -56,6 +56,10 @@ enum stats_statistic { STATS_MEDIAN, STATS_MIN, STATS_MEAN };
  * shuffle programs; seeded so that reports are reproducible. */
 uint64_t stats_random_next(uint64_t *state);
 
+/* A seed from TEXT (64-bit FNV-1a): the same text gives the same seed, so
+ * a report, or a job's shuffles, are the same every time they are made. */
+uint64_t stats_seed_of(const char *text);
+
 /* Percentile bootstrap confidence interval of STATISTIC of X at LEVEL (for
  * example 0.95) from RESAMPLES resamples (100..100000) drawn with a
  * generator seeded by SEED, so a report is reproducible. For the minimum

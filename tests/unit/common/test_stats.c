@@ -464,6 +464,15 @@ static void test_paired_ratios(void)
 	CHECK(unpaired_found <= 2); /* the load within the run hides it */
 }
 
+/* The published FNV-1a 64-bit test vectors (Fowler, Noll and Vo). */
+static void test_seed_of(void)
+{
+	CHECK(stats_seed_of("") == 0xcbf29ce484222325ULL);
+	CHECK(stats_seed_of("a") == 0xaf63dc4c8601ec8cULL);
+	CHECK(stats_seed_of("foobar") == 0x85944171f73967e8ULL);
+	CHECK(stats_seed_of("{\"calibration_job\":\"1\"}") != stats_seed_of("{\"calibration_job\":\"2\"}"));
+}
+
 int main(void)
 {
 	test_summary_and_quantiles();
@@ -475,5 +484,6 @@ int main(void)
 	test_contrast();
 	test_floor_ratio();
 	test_paired_ratios();
+	test_seed_of();
 	return check_finish();
 }

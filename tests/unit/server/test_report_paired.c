@@ -81,7 +81,7 @@ static bool cached_matches(const cJSON *base, const cJSON *cand, const char *key
 	CHECK(bv && cv && bd.floor.values && cd.floor.values);
 	if (bv && cv && bd.floor.values && cd.floor.values) {
 		int rc = report_paired_floor_ratio_cached(bv, cv, &f1[0], &f1[1], &f1[2], &f1[3]);
-		uint64_t seed = report_seed_of(key) ^ report_seed_of(name) ^ report_seed_of("over-floor");
+		uint64_t seed = stats_seed_of(key) ^ stats_seed_of(name) ^ stats_seed_of("over-floor");
 		measured_of(bv, x);
 		measured_of(&bd.floor, xf);
 		measured_of(cv, y);
