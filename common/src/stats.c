@@ -121,7 +121,7 @@ uint64_t stats_random_next(uint64_t *state)
 
 uint64_t stats_seed_of(const char *text)
 {
-	uint64_t h = 14695981039346656037ULL; /* FNV-1a's offset basis */
+	uint64_t h = 1469598103934665603ULL;
 
 	for (; *text; text++)
 		h = (h ^ (unsigned char)*text) * 1099511628211ULL;
