@@ -470,6 +470,8 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	    (rc = copy_number(report, "destroy_us", result, "destroy_us")) < 0 ||
 	    (rc = copy_number(report, "waves", result, "waves")) < 0 ||
 	    (rc = copy_number(report, "wave_size", result, "wave_size")) < 0 ||
+	    (rc = copy_number(report, "start_retries", result, "start_retries")) < 0 ||
+	    (rc = copy_number(report, "start_error", result, "start_error")) < 0 ||
 	    (rc = copy_number(destroy, "blocked_total_ms", result, "blocked_total_ms")) < 0 ||
 	    (rc = copy_number(destroy, "blocked_max_ms", result, "blocked_max_ms")) < 0)
 		goto out;

@@ -151,6 +151,9 @@ def test_wine_none_user32_gdi32():
         for x in results:
             assert x["processes"] == 50 and x["waves"] == 1, x
             assert x["create_us"] > 0 and x["destroy_us"] > 0, x
+            # A failed start is tried again (up to 3 tries a child) and counted.
+            assert 0 <= x["start_retries"] <= 2 * 50 and isinstance(x["start_error"], int), x
+            assert (x["start_retries"] == 0) == (x["start_error"] == 0), x
             # The probe ran in both phases (one call at least at each
             # phase's start), and a call into the window manager takes time.
             assert x["probe"]["create"]["calls"] >= 1 and x["probe"]["destroy"]["calls"] >= 1, x
