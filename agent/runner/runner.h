@@ -36,6 +36,9 @@
 /* Tries of writing Wine's null display driver into the prefix's
  * registry and restarting the session to read it (runner_start). */
 #define RUNNER_DISPLAY_ATTEMPTS 3
+/* How long the `wineserver -k` client may wait for the server to exit:
+ * under the 10.5 s after which it would SIGKILL it unsaved. */
+#define RUNNER_KILL_CLIENT_MS 8000
 /* How long a wineserver still running 5 s after `wineserver -k` has, once
  * sent SIGTERM, to save its registry and exit before it is killed. */
 #define RUNNER_SERVER_TERM_GRACE_MS 15000

@@ -99,12 +99,10 @@ static int boot(struct runner *r, const char *prefix)
  * keeps every window and message operation in wineserver. The desktop
  * process wineboot started keeps no driver for the session: a new
  * session (server) reads the key. A server killed before it saves its
- * registry loses the key: on `wineserver -k` it ends its processes and
- * saves 2 s later, but the -k client kills it outright if it still runs
- * 10.5 s on, and SIGKILL ends a stop that takes too long. On a loaded
+ * registry loses the key, which runner_stop() avoids; but on a loaded
  * machine every window of a session once failed, as they do without the
- * key. So the new session reads the key back, and it is written again,
- * up to RUNNER_DISPLAY_ATTEMPTS times. */
+ * key, and how it was lost is not known. So the new session reads the
+ * key back, and it is written again, up to RUNNER_DISPLAY_ATTEMPTS times. */
 static int null_display(struct runner *r, const char *prefix)
 {
 	const char *add[] = {NULL,   "reg", "add", "HKCU\\Software\\Wine\\Drivers", "/v", "Graphics", "/d",
@@ -205,12 +203,15 @@ void runner_stop(struct runner *r)
 	/* `wineserver -k` in our prefix has our server end every process of
 	 * this prefix (wineboot leaves services.exe, winedevice.exe and
 	 * plugplay.exe running, which outlive a server that is merely
-	 * signalled); then our server, by its PID: SIGTERM (on which it saves
-	 * its registry and exits), SIGKILL only RUNNER_SERVER_TERM_GRACE_MS
-	 * later. */
+	 * signalled); the server saves its registry 2 s later and exits. The
+	 * -k client SIGKILLs a server that still runs 10.5 s on, which loses
+	 * the registry (Wine's kill_lock_owner()), so the client is ended
+	 * first, after RUNNER_KILL_CLIENT_MS. Then our server, by its PID:
+	 * SIGTERM (on which it saves its registry and exits), SIGKILL only
+	 * RUNNER_SERVER_TERM_GRACE_MS later. */
 	const char *argv[] = {r->wineserver, "-k", NULL};
 	struct plat_spawn_options o = {.argv = argv, .env_add = r->env};
-	plat_run(&o, 10000, NULL, NULL);
+	plat_run(&o, RUNNER_KILL_CLIENT_MS, NULL, NULL);
 	if (plat_wait(r->server, 5000, NULL, NULL) < 0)
 		plat_terminate(r->server, RUNNER_SERVER_TERM_GRACE_MS);
 	plat_process_free(r->server);
