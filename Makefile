@@ -4,7 +4,9 @@
 #              Ctrl-C stops both (scripts/run-lab.sh)
 #   make test  installs what is missing, builds (plain and ASan+UBSan), runs ctest
 # Other targets: build, asan, windows, install (DESTDIR, PREFIX), clean,
-# bench (every benchmark under tests/bench/, one table; not part of `make test`).
+# bench (every benchmark under tests/bench/, one table; not part of `make test`),
+# lab-check (the checks of precision and noise, on a quiet machine; not part
+# of `make test`: tests/lab/README.md).
 
 BUILD_DIR ?= build
 ASAN_DIR ?= build-asan
@@ -15,7 +17,7 @@ LOCAL_AGENT ?= 1
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build asan run test clean windows install bench
+.PHONY: all deps build asan run test clean windows install bench lab-check
 
 all: build
 
@@ -62,6 +64,14 @@ install:
 # ratio, goal, met. Logs in $(BUILD_DIR)/bench/.
 bench: build
 	@tests/bench/run_benches.sh $(BUILD_DIR)
+
+# The checks whose goals judge timings (calibration within +-10 %, A/A
+# rows unchanged, a 5 % change found): run one after another on a quiet
+# machine, each printing its figures beside its goals, then one table;
+# exit 1 when a goal is missed. About 25 minutes. Logs in
+# $(BUILD_DIR)/lab-check/. `make test` never gates on them.
+lab-check: build
+	@tests/lab/run_lab_checks.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-win64 build-win32

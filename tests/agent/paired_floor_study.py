@@ -38,7 +38,8 @@ MIN_EFFECT = 1.0  # % (REPORT_MIN_EFFECT_PCT)
 
 def collect(out, pairs, burn_at, runs, variants):
     import harness
-    import test_verdicts as tv
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab"))
+    import lab_verdicts as tv
 
     tv.MEASURE["warm"]["runs"] = runs
 

@@ -1,34 +1,26 @@
-"""The known-effect self-test (issue 12): `loadlab-agent calibrate` runs a
-job of three variants whose first library's entry point waits 0, X and 2X
+"""The known-effect self-test's machinery (issue 12; its precision is a
+lab check since issue 23): `loadlab-agent calibrate` runs a job of three
+variants whose first library's entry point waits 0, X and 2X
 microseconds, through the whole pipeline, and reports the cost recovered
 (common/src/calibration.c: paired by pass, the median of per-pass
 differences, when the samples pair, as the agent's own do).
 
-- natively with the elf family: 200 us and 1 ms (and their 2X, 400 us and
-  2 ms) are recovered within +-10 % with 150 runs in 3 rounds (the
-  defaults). Measured on the 2-core development VM with other helpers
-  keeping both cores busy (other CPU up to 200 %): 200 us 97.6..106.1 % in
-  22 of 22 runs of 150 (and 97.2..107.6 % in 10 of 10 of 60), 1 ms
-  99.3..102.3 % in 25 of 25 (docs/agent.md, "Calibration"). Before the
-  pairing, 200 us ranged 99.6..117 % and only 400 us and more were
-  asserted; the 2X cost above the X cost, the JSON's shape, "paired" and
-  the noise fields;
+What is asserted holds on any machine of this kind, busy or quiet: the
+JSON's shape and its arithmetic (each figure inside its own interval, the
+ratio the figure over the injected cost, "within_tolerance" agreeing with
+the figures), the runner and the noise source, the pooling of
+consecutive jobs past 1,000 runs, and bad arguments refused. Whether the
+cost recovered is within +-10 % is a timing judged against a goal: a
+fresh machine of this kind read 71.9 % of 200 us under Wine where another
+read 100-103 % (issue 23), so it is measured by `make lab-check`
+(tests/lab/lab_calibrate.py) on a quiet machine, not gated on here.
+
+- natively with the elf family: 200 us with 60 runs in 3 rounds;
 - natively, over a job's 1,000 runs: calibrate takes consecutive jobs and
   pools their passes (the JSON's runs, rounds and jobs count what was
   pooled);
 - under Wine with the pe family (failing without wine64 or mingw): 1 ms
-  with 300 runs in 3 rounds (and 2 ms) within +-10 %; 200 us (and 400
-  us) within +-10 % with Wine's defaults, 3,000 runs in 15 rounds taken
-  as three jobs. A start under Wine jitters by some 170 us that pairing by
-  pass cannot remove, so 1,000 runs leave the recovered cost a standard
-  error of 7-13 us; with them 200 us read 96.3..118.9 % in twelve
-  calibrations on a noisy day (9 within +-10 %), 95.8..107 % in eight on
-  a quiet one. 3,000 runs read 100.5..103.4 % in 11 of 11 calibrations,
-  two of them beside a memory-bound process on the other CPU
-  (docs/agent.md, "Calibration"). Before the wineserver ran on the agent's CPU while it
-  measures (plat_measure_companion) and every variant read the clock in
-  its DllMain, 0 included, 150 runs gave intervals of +-500 us and more.
-  The noise source names the server, whose CPU counts as the agent's own.
+  with 60 runs in 3 rounds, the wineserver measured beside the programs.
 Run under the machine's Wine lock (ctest's RESOURCE_LOCK wine)."""
 import json
 import os
@@ -78,18 +70,11 @@ def check_shape(r, family, delay, runs, rounds, jobs=1):
     assert r["within_tolerance"] == within, r
 
 
-def test_elf_native_200us_and_1ms():
-    for delay in (200, 1000):
-        r, text = calibrate(["--family", "elf", "--delay-us", str(delay), "--runs", "150", "--rounds", "3"])
-        check_shape(r, "elf", delay, 150, 3)
-        assert r["runner"] == "native", r
-        assert "injected" in text and "recovered" in text and "paired by pass" in text, text
-        x, x2 = r["recovered"]
-        assert x2["recovered_us"] > x["recovered_us"] > 0, r["recovered"]
-        # Within 10 % from 200 us on (the module docstring), and so agreed.
-        for got in r["recovered"]:
-            assert abs(got["ratio"] - 1) <= TOLERANCE, got
-        assert r["within_tolerance"], r
+def test_elf_native():
+    r, text = calibrate(["--family", "elf", "--delay-us", "200", "--runs", "60", "--rounds", "3"])
+    check_shape(r, "elf", 200, 60, 3)
+    assert r["runner"] == "native", r
+    assert "injected" in text and "recovered" in text and "paired by pass" in text, text
 
 
 def test_elf_native_pooled_jobs():
@@ -98,8 +83,6 @@ def test_elf_native_pooled_jobs():
     r, text = calibrate(["--family", "elf", "--delay-us", "400", "--runs", "1100", "--rounds", "4"])
     check_shape(r, "elf", 400, 1100, 4, jobs=2)
     assert "1100 runs in 4 rounds (2 jobs)" in text, text
-    for got in r["recovered"]:
-        assert abs(got["ratio"] - 1) <= TOLERANCE, got
 
 
 def test_bad_arguments():
@@ -115,22 +98,11 @@ def test_bad_arguments():
 def test_pe_under_wine():
     assert os.path.exists(WINE64), "FAIL: %s not found; scripts/install-deps.sh installs wine64" % WINE64
     assert shutil.which("x86_64-w64-mingw32-gcc"), "FAIL: no mingw-w64 compiler"
-    # (X, options, runs, rounds, jobs): 1 ms with 300 runs in 3 rounds;
-    # 200 us with Wine's defaults, 3,000 runs in 15 rounds, taken as three
-    # jobs (the module docstring says why).
-    for delay, given, runs, rounds, jobs in ((1000, ["--runs", "300", "--rounds", "3"], 300, 3, 1),
-                                             (200, [], 3000, 15, 3)):
-        r, text = calibrate(["--family", "pe", "--delay-us", str(delay)] + given)
-        check_shape(r, "pe", delay, runs, rounds, jobs)
-        assert r["runner"] == "wine", r
-        # The wineserver measured beside the programs, its CPU ours.
-        assert "companion" in r["measurement_noise"]["source"], r["measurement_noise"]
-        print("pe under Wine: recovered %s" % ", ".join(
-            "%.1f us of %d (%.1f %%)" % (x["recovered_us"], x["injected_us"], 100 * x["ratio"])
-            for x in r["recovered"]), flush=True)
-        for got in r["recovered"]:
-            assert abs(got["ratio"] - 1) <= TOLERANCE, got
-        assert r["within_tolerance"], r
+    r, text = calibrate(["--family", "pe", "--delay-us", "1000", "--runs", "60", "--rounds", "3"])
+    check_shape(r, "pe", 1000, 60, 3)
+    assert r["runner"] == "wine", r
+    # The wineserver measured beside the programs, its CPU ours.
+    assert "companion" in r["measurement_noise"]["source"], r["measurement_noise"]
 
 
 harness.run_tests(globals())

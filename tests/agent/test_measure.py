@@ -118,7 +118,9 @@ def test_hung_program_is_killed():
     elapsed = time.monotonic() - start
     assert r.returncode == 1, r
     assert "killed" in r.stderr and "300 ms" in r.stderr, r.stderr
-    assert elapsed < 10, elapsed
+    # Killed at 300 ms, not after the program's 100 s (a bound with room
+    # for a loaded machine, not a timing goal).
+    assert elapsed < 45, elapsed
     left = sleepers(arg)
     for pid in left:
         os.kill(pid, signal.SIGKILL)

@@ -74,10 +74,12 @@ def test_rounds_auto_and_noise_fields():
         assert sizes[:3] == [4, 3, 3], sizes
         a = warm["auto"]
         assert a["precision"] == 0.5 and a["max_runs"] == 60 and a["runs_taken"] == warm["runs"], a
-        # A 50 % interval is reached within the cap, usually after the
-        # first sweep (under ASan on a loaded machine once after the
-        # second): whole sweeps of 10 runs.
-        assert a["reached"] is True and a["runs_taken"] in (10, 20, 30, 40, 50, 60), a
+        # Whole sweeps of 10 runs, until a 50 % interval is reached
+        # (usually after the first sweep) or up to the cap. Whether it is
+        # reached depends on how noisy the machine is: either way the
+        # figures must agree with it.
+        assert a["runs_taken"] in (10, 20, 30, 40, 50, 60), a
+        assert a["reached"] is True or a["runs_taken"] == 60, a
         check_noise(warm["noise"], warm["runs"])
         taken.add(a["runs_taken"])
         # Cold: 4 runs in rounds of 2, 1, 1, every per-run array that long.

@@ -245,7 +245,8 @@ def test_long_polls_beyond_the_cap_answered_at_once():
         time.sleep(0.5)
         start = time.time()
         r = d.api("POST", "/api/v1/lease", {"wait": 30}, token=tokens[3])
-        assert r.status == 204 and time.time() - start < 2, r
+        # At once, not after its 30 s wait (room for a loaded machine).
+        assert r.status == 204 and time.time() - start < 10, r
         assert r.headers.get("Retry-After") == "5", r.headers
         assert d.api("GET", "/healthz").status == 200
         metrics = d.api("GET", "/metrics").body.decode()
@@ -256,7 +257,7 @@ def test_long_polls_beyond_the_cap_answered_at_once():
                   "variants": ["default"]})
         granted = 0
         for s in socks:
-            s.settimeout(1.5)
+            s.settimeout(5)
             try:
                 granted += s.recv(65536).startswith(b"HTTP/1.1 200")
             except socket.timeout:
@@ -272,7 +273,7 @@ def test_dribbled_headers_are_cut_at_the_header_deadline():
         s.sendall(b"GET /healthz HTTP/1.1\r\n")
         start = time.time()
         closed = False
-        while time.time() - start < 5:
+        while time.time() - start < 9:
             try:
                 s.sendall(b"X-Slow: 1\r\n")
             except OSError:
@@ -286,7 +287,7 @@ def test_dribbled_headers_are_cut_at_the_header_deadline():
             except socket.timeout:
                 pass
         s.close()
-        assert closed and time.time() - start < 3, time.time() - start
+        assert closed and time.time() - start < 10, time.time() - start
         time.sleep(0.2)
         metrics = d.api("GET", "/metrics").body.decode()
         assert re.search(r"loadlab_http_header_timeouts_total [1-9]", metrics), metrics

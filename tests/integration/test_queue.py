@@ -238,7 +238,8 @@ def test_long_poll_wakes_on_submit_and_quarantine_blocks():
                             "variants": ["default"]})
         th.join(25)
         assert got["lease"] and got["lease"]["job_id"] == created["id"]
-        assert got["at"] - submitted < 3, got["at"] - submitted
+        # Woken by the submit, not at the end of its 20 s wait.
+        assert got["at"] - submitted < 10, got["at"] - submitted
         # Quarantine: nothing is leased, even with work queued.
         d.submit({"name": "q", "family": "pe", "generator": {"dlls": 1, "exports": 1},
                   "variants": ["default"]})

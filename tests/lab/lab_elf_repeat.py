@@ -1,5 +1,6 @@
 """The same elf job run several times on one machine gives the same figures
-(issue 13, "How it will be checked"): a small job (10 x 100, four presets,
+(issue 13, "How it will be checked"; a lab check since issue 23, `make
+lab-check`: its goals judge timings, so it prints them beside its figures): a small job (10 x 100, four presets,
 80 runs in 10 rounds) submitted four times to a real loadlabd and run, one
 after the other, by one real Linux agent natively; `loadlab compare` (the
 real CLI) of each pair at --max-regression 2 finds no significant change
@@ -37,6 +38,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 PRESETS = ["default", "now", "symbolic", "symbolic+relr"]
@@ -106,7 +108,7 @@ def test_three_runs_of_one_job_show_no_significant_change():
                 states = [d.job(i)["state"] for i in ids + [bigger]]
                 assert not set(states) & {"failed", "cancelled"}, states
                 return all(s == "done" for s in states)
-            harness.wait_for("five elf jobs done", all_done, timeout=280, interval=0.5)
+            harness.wait_for("five elf jobs done", all_done, timeout=900, interval=0.5)
             busy1, total1 = cpu_ticks()
             own = process_ticks(agent.pid)
             busy = "other processes took %.0f %% of all CPU time while the jobs ran; load average %s" % (
@@ -145,19 +147,23 @@ def test_three_runs_of_one_job_show_no_significant_change():
                     pair_moved.append((base, cand, r["variant"], r["status"], change))
             # A pair with no row moved is no regression: exit 0, verdict ok.
             if not pair_moved:
+                # Logic, not timing: no row moved is no regression.
                 assert code == 0 and comparison["verdict"] == "ok", (busy, base, cand, code, comparison)
             moved += pair_moved
         print("rows called a change: %d of %d" % (len(moved), total))
         assert total == len(PRESETS) * REPEATS * (REPEATS - 1) // 2, total
-        assert len(moved) <= MAX_MOVED, (busy, moved)
+        figure("elf_repeat_aa_rows_called", len(moved), "of_%d" % total, "figure<=%d" % MAX_MOVED)
+        print("rows called a change: %s (%s)" % (moved, busy))
         # The same metric is not blind: a job with four times the libraries
         # is a regression beyond 2 % (exit 1), most of its rows slower.
         code, out, err = compare(d, ids[0], bigger)
         rows = {r["variant"]: r for r in json.loads(out)["rows"]} if out else {}
         print("bigger: " + ", ".join("%s %s %+.1f %%" % (n, r["status"], r.get("floor_ratio_change_pct", 0))
                                      for n, r in sorted(rows.items())))
-        assert code == 1, (busy, code, err, out)
-        assert sum(r["status"] == "slower" and r["regression"] for r in rows.values()) >= 3, rows
+        assert code in (0, 1), (busy, code, err, out)
+        figure("elf_repeat_control_exit_code", code, "code", "figure>=1")
+        figure("elf_repeat_control_rows_slower", sum(r["status"] == "slower" and r["regression"]
+                                                     for r in rows.values()), "of_4", "figure>=3")
 
 
 harness.run_tests(globals())

@@ -1,5 +1,8 @@
 """Issue 12's verdict checks ("How it will be checked"), on the elf family
-natively: a real loadlabd, one real Linux agent and the real CLI.
+natively: a real loadlabd, one real Linux agent and the real CLI. A lab
+check since issue 23 (`make lab-check`, tests/lab/README.md): its goals
+judge timings, so it prints its figures beside them instead of gating
+`make test` on how quiet the machine is.
 
 - test_noise_is_flagged_not_called_a_change: the same small job
   submitted five times, one after the other, with two CPU-bound processes
@@ -32,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 PRESETS = ["default", "now", "symbolic", "symbolic+relr"]
@@ -109,7 +113,7 @@ class Lab:
                              lambda: self.d.job(job_id)["tasks"][0]["state"] != "queued",
                              timeout=60, interval=0.05)
             during(job_id)
-        harness.wait_for("job %d done" % job_id, lambda: self.state(job_id) == "done", timeout=120,
+        harness.wait_for("job %d done" % job_id, lambda: self.state(job_id) == "done", timeout=600,
                          interval=0.1)
         task = self.d.job(job_id)["tasks"][0]
         result = self.d.api("GET", "/api/v1/results/%d" % task["result_id"], token=self.d.admin_token).json()
@@ -213,16 +217,18 @@ def test_noise_is_flagged_not_called_a_change():
                     changed.append((base, cand, r["variant"], r["status"], round(judged_change(r), 2)))
         print("%d of %d rows without significant change" % (rows - len(changed), rows))
         assert rows == 40
-        assert rows - len(changed) >= 0.95 * rows, (busy, changed)
+        figure("verdicts_aa_rows_unchanged", 100.0 * (rows - len(changed)) / rows, "%", "figure>=95")
+        print("rows called a change: %s (%s)" % (changed, busy))
         disturbed = results[2]
         # Two spinning processes: every run of the disturbed job is above
         # the threshold, so every program is flagged and retaken to the bound.
-        for p in disturbed["variants"] + [disturbed["floor"]]:
-            noise = p["warm"]["noise"]
-            assert noise["flagged"] > 0 and noise["max_other_cpu_pct"] > THRESHOLD, noise
+        programs = disturbed["variants"] + [disturbed["floor"]]
+        above = sum(p["warm"]["noise"]["flagged"] > 0 and p["warm"]["noise"]["max_other_cpu_pct"] > THRESHOLD
+                    for p in programs)
+        figure("verdicts_disturbed_programs_flagged", 100.0 * above / len(programs), "%", "figure>=100")
         print("flagged runs per job: %s" % [flagged(r) for r in results])
         quiet = max(flagged(r) for i, r in enumerate(results) if i != 2)
-        assert flagged(disturbed) > quiet, ([flagged(r) for r in results], busy)
+        figure("verdicts_disturbed_flagged_beyond_quiet", flagged(disturbed) - quiet, "runs", "figure>=1")
 
 
 
@@ -254,7 +260,7 @@ def test_a_real_change_is_found():
             lab.close()
         print("found significantly slower in %d of 10; change median %+.2f %% (%+.2f to %+.2f)" % (
             found, statistics.median(changes), min(changes), max(changes)))
-        assert found >= 9, (found, changes)
+        figure("verdicts_5pct_change_found", found, "of_10", "figure>=9")
 
 if __name__ == "__main__":
     harness.run_tests(globals())
