@@ -723,26 +723,77 @@ async function comparePage() {
         <td class="num">${pct(r.change_pct)}</td><td class="num">${pct(r.min_change_pct)}</td><td class="num">${pval(r.p_value)}</td>
         <td class="small muted">${esc(r.reason || "")}</td></tr>`).join("")}</tbody></table></div>`;
   $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
-  const rows = cmp.rows.filter((r) => typeof r.ratio === "number");
+  compareChart($("#compare-chart"), cmp);
+}
+
+/* The figure each metric judges: its ratio (candidate over baseline) and
+ * the ends of its 95 % interval, as compare's rows name them. The minimum
+ * has no ratio field of its own: 1 + its change. */
+const COMPARE_METRICS = {
+  "median": { title: "median", ratio: (r) => r.ratio, low: "ratio_ci_low", high: "ratio_ci_high" },
+  "min": { title: "fastest run", ratio: (r) => (typeof r.min_change_pct === "number" ? 1 + r.min_change_pct / 100 : null),
+    low: "min_ratio_ci_low", high: "min_ratio_ci_high" },
+  "over-floor": { title: "median over the floor", ratio: (r) => r.over_floor_ratio, low: "over_floor_ratio_ci_low", high: "over_floor_ratio_ci_high" },
+  "floor-ratio": { title: "median divided by the floor", ratio: (r) => r.floor_ratio, low: "floor_ratio_ci_low", high: "floor_ratio_ci_high" },
+};
+
+/* What a row was judged by: its own metric when it names one, else the
+ * comparison's. */
+function judgedFigure(row, cmp) {
+  const m = COMPARE_METRICS[row.metric] || COMPARE_METRICS[cmp.metric] || COMPARE_METRICS.median;
+  const ratio = m.ratio(row), low = row[m.low], high = row[m.high];
+  if (![ratio, low, high].every((x) => typeof x === "number")) return null;
+  return { title: m.title, ratio, low, high };
+}
+
+/* The compare chart: per row, a bar from 1.0 (no change) to the judged
+ * ratio and its whole 95 % interval, on an axis that holds 1.0 and every
+ * interval's two ends; the same warnings as the CLI's Markdown above it. */
+function compareChart(el, cmp) {
+  const notes = [];
+  if (cmp.generator && cmp.generator.same === false)
+    notes.push(`The jobs' generators differ: baseline <code>${esc(JSON.stringify(cmp.generator.baseline))}</code>, candidate <code>${esc(JSON.stringify(cmp.generator.candidate))}</code>.`);
+  const rows = cmp.rows.map((r) => ({ r, f: judgedFigure(r, cmp) })).filter((x) => x.f);
+  const titles = [...new Set(rows.map((x) => x.f.title))];
+  if (titles.length) notes.push(`Judged by the ${esc(titles.join(" / "))}.`);
+  el.insertAdjacentHTML("beforebegin", notes.map((n) => `<p class="compare-note">${n}</p>`).join(""));
   const colors = { faster: "#1a7f37", slower: "#c0392b", no_significant_change: "#9aa3ae" };
-  chart($("#compare-chart")).setOption({
+  const ends = rows.flatMap((x) => [x.f.low, x.f.high, x.f.ratio]).concat([1]);
+  const lo = Math.min(...ends), hi = Math.max(...ends), pad = Math.max((hi - lo) * 0.08, 0.005);
+  const bounds = { min: +(lo - pad).toFixed(4), max: +(hi + pad).toFixed(4) };
+  el.dataset.axisMin = bounds.min;
+  el.dataset.axisMax = bounds.max;
+  el.dataset.barsFrom = "1";
+  chart(el).setOption({
     animation: false,
-    title: { text: "candidate / baseline median, with 95 % CI", textStyle: { fontSize: 13 } },
-    tooltip: { trigger: "item" },
+    title: { text: `candidate / baseline (${titles.join(" / ") || "no comparable rows"}), from 1.0, with 95 % CI`, textStyle: { fontSize: 13 } },
+    tooltip: { trigger: "item", formatter: (p) => `${esc(p.name)}<br>ratio ${ratio(p.value[1])} [${ratio(p.value[2])}, ${ratio(p.value[3])}]` },
     grid: { left: 220, right: 40, top: 40, bottom: 30 },
-    yAxis: { type: "category", data: rows.map((r) => r.variant + " · " + r.cell), inverse: true },
-    xAxis: { type: "value", scale: true, name: "ratio" },
+    yAxis: { type: "category", data: rows.map((x) => x.r.variant + " · " + x.r.cell), inverse: true },
+    xAxis: { type: "value", name: "ratio", min: bounds.min, max: bounds.max, axisLabel: { showMinLabel: false, showMaxLabel: false } },
     series: [
-      { type: "bar", name: "ratio", barWidth: "55%",
-        data: rows.map((r) => ({ value: r.ratio, itemStyle: { color: colors[r.status] || "#9aa3ae" } })),
+      { type: "custom", name: "ratio from 1.0",
+        renderItem: (params, api2) => {
+          const y = api2.value(0), size = api2.size([0, 1])[1] * 0.55;
+          const a = api2.coord([1, y]), b = api2.coord([api2.value(1), y]);
+          const color = colors[rows[params.dataIndex].r.status] || "#9aa3ae";
+          return { type: "rect", shape: { x: Math.min(a[0], b[0]), y: a[1] - size / 2, width: Math.abs(b[0] - a[0]), height: size },
+            style: { fill: color } };
+        },
+        encode: { x: 1, y: 0 },
+        data: rows.map((x, i) => ({ name: x.r.variant + " · " + x.r.cell, value: [i, x.f.ratio, x.f.low, x.f.high] })),
         markLine: { silent: true, symbol: "none", data: [{ xAxis: 1 }], lineStyle: { color: "#333" } } },
       { type: "custom", name: "95 % CI",
         renderItem: (params, api2) => {
-          const lo = api2.coord([api2.value(0), api2.value(2)]), hi = api2.coord([api2.value(1), api2.value(2)]);
-          return { type: "line", shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style: { stroke: "#1d2430", lineWidth: 2 } };
+          const y = api2.value(0), a = api2.coord([api2.value(2), y]), b = api2.coord([api2.value(3), y]);
+          const cap = api2.size([0, 1])[1] * 0.2;
+          return { type: "group", children: [
+            { type: "line", shape: { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, style: { stroke: "#1d2430", lineWidth: 2 } },
+            { type: "line", shape: { x1: a[0], y1: a[1] - cap, x2: a[0], y2: a[1] + cap }, style: { stroke: "#1d2430", lineWidth: 2 } },
+            { type: "line", shape: { x1: b[0], y1: b[1] - cap, x2: b[0], y2: b[1] + cap }, style: { stroke: "#1d2430", lineWidth: 2 } }] };
         },
-        encode: { x: [0, 1], y: 2 },
-        data: rows.map((r, i) => [r.ratio_ci_low, r.ratio_ci_high, i]) },
+        encode: { x: [2, 3], y: 0 },
+        data: rows.map((x, i) => ({ name: x.r.variant + " · " + x.r.cell, value: [i, x.f.ratio, x.f.low, x.f.high] })) },
     ],
   });
 }

@@ -2,6 +2,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/names.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,7 +47,8 @@ int job_spec_elf_preset(const char *name, struct job_spec_elf_knobs *ret)
 			*ret = elf_presets[i];
 			return 0;
 		}
-	return err_set(LL_EINVAL, "Unknown elf variant '%s'.", name);
+	return names_unknown("elf variant", name, &elf_presets[0].name,
+			     sizeof(elf_presets) / sizeof(elf_presets[0]), sizeof(elf_presets[0]));
 }
 
 static const char *const churn_dll_sets[] = {
@@ -260,7 +262,9 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 				if (strcmp(pe_presets[i].name, name) == 0)
 					break;
 			if (i == sizeof(pe_presets) / sizeof(pe_presets[0]))
-				return err_set(LL_EINVAL, "Unknown pe variant '%s'.", name);
+				return names_unknown("pe variant", name, &pe_presets[0].name,
+						     sizeof(pe_presets) / sizeof(pe_presets[0]),
+						     sizeof(pe_presets[0]));
 			rc = add_knobs(out, name, pe_presets[i].bases, pe_presets[i].bind,
 				       pe_presets[i].imports, pe_presets[i].order);
 		} else if (cJSON_IsObject(item) && strcmp(family, "pe") == 0) {
@@ -727,7 +731,8 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 			       "characters.",
 			       JOB_SPEC_MAX_REVISION);
 	if (!in_list(family, families))
-		return err_set(LL_EINVAL, "Unknown family '%s' (known: pe, elf, program).", family);
+		return names_unknown("family", family, families, sizeof(families) / sizeof(families[0]) - 1,
+				     sizeof(families[0]));
 
 	rc = LL_ENOMEM;
 	out = cJSON_CreateObject();

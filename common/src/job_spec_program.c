@@ -7,6 +7,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,6 +321,7 @@ int job_spec_program_variant(const cJSON *item, cJSON *out)
 		cJSON_AddItemToArray(out, v);
 		return 0;
 	}
-	return err_set(LL_EINVAL,
-		       "Unknown program variant '%.64s' (known: as-built, rebase, bind, aslr-off).", name);
+	return names_unknown("program variant", name, &program_presets[0].name,
+			     sizeof(program_presets) / sizeof(program_presets[0]),
+			     sizeof(program_presets[0]));
 }

@@ -46,8 +46,9 @@ async function leaseAndPost(agent, body) {
   return lease.body;
 }
 
-async function columnJob(seed, shift) {
+async function columnJob(seed, shift, generator) {
   const spec = JSON.parse(fs.readFileSync(path.join(SOURCE, "schemas/examples/pietrek-2000.json"), "utf8"));
+  if (generator) spec.generator = { ...spec.generator, ...generator };
   const created = await api("POST", "/api/v1/jobs", spec);
   assert.equal(created.status, 201, created.text);
   for (const [o, d] of CELLS) {
@@ -131,7 +132,8 @@ before(async () => {
   }
   jobs.base = await columnJob(1);
   jobs.same = await columnJob(2);
-  jobs.slower = await columnJob(3, { default: 1.1, bind: 1.1 });
+  /* One more library: the compare page must say the generators differ. */
+  jobs.slower = await columnJob(3, { default: 1.1, bind: 1.1 }, { dlls: 11 });
   jobs.cold = await coldJob();
   jobs.program = await programJob();
 
@@ -329,6 +331,24 @@ test("the compare page gives the CLI's verdict, its command line and a link that
     assert.equal(await page.$$eval("#compare-table tbody tr", (r) => r.length), cmp.rows.length);
     const slow = cmp.rows.find((r) => typeof r.ratio === "number");
     assert.equal(await page.$eval(`#compare-table tr[data-variant="${slow.variant}"][data-cell="${slow.cell}"] .v-ratio`, (e) => e.textContent), slow.ratio.toFixed(4));
+    /* The chart draws each row's judged ratio as a bar from 1.0 (no
+     * change) with its whole interval on the axis, and says what the CLI
+     * says above the table. */
+    const drawn = await page.evaluate(() => {
+      const el = document.querySelector("#compare-chart");
+      const option = echarts.getInstanceByDom(el).getOption();
+      return { barsFrom: el.dataset.barsFrom, min: option.xAxis[0].min, max: option.xAxis[0].max,
+        bars: option.series[0].data.map((d) => d.value), notes: [...document.querySelectorAll(".compare-note")].map((n) => n.textContent) };
+    });
+    const comparable = cmp.rows.filter((r) => typeof r.ratio === "number");
+    assert.equal(drawn.barsFrom, "1");
+    assert.equal(drawn.bars.length, comparable.length);
+    assert.ok(drawn.min < 1 && drawn.max > 1, JSON.stringify(drawn));
+    for (const [, figure, low, high] of drawn.bars) {
+      assert.ok(drawn.min <= low && low <= figure && figure <= high && high <= drawn.max, JSON.stringify([drawn.min, low, figure, high, drawn.max]));
+    }
+    assert.equal(drawn.notes.some((n) => n.startsWith("The jobs' generators differ")), cand === jobs.slower, drawn.notes.join(" | "));
+    assert.ok(drawn.notes.some((n) => n.startsWith("Judged by the ")), drawn.notes.join(" | "));
     await page.waitForTimeout(300);
     if (expected === "regression") await shot("compare");
 

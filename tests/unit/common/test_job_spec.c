@@ -644,8 +644,30 @@ static void test_pe_build_knobs(void)
 	}
 }
 
+/* A misspelt variant or family is refused with the nearest name and the
+ * list of known ones (names.c). */
+static void test_unknown_names_suggest(void)
+{
+	cJSON *n = NULL;
+
+	CHECK_EQ_INT(measure_job("pe", "[\"rebse\"]", NULL, &n), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL),
+		     "Unknown pe variant 'rebse' (did you mean 'rebase'? known: default, "
+		     "rebase, bind,") != NULL);
+	CHECK_EQ_INT(measure_job("elf", "[\"symbolc\"]", NULL, &n), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "did you mean 'symbolic'?") != NULL);
+	CHECK_EQ_INT(measure_job("elf", "[\"xyzzy\"]", NULL, &n), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "did you mean") == NULL);
+	CHECK(strstr(err_message(LL_EINVAL), "known: default, now, relr,") != NULL);
+	CHECK_EQ_INT(measure_job("ef", "[\"default\"]", NULL, &n), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL),
+		     "Unknown family 'ef' (did you mean 'elf'? known: pe, elf, program).") != NULL);
+	CHECK(n == NULL);
+}
+
 int main(void)
 {
+	test_unknown_names_suggest();
 	test_series_and_revision();
 	test_presets_and_defaults();
 	test_bounds();
