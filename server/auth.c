@@ -134,9 +134,11 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 	if (rc < 0)
 		return rc;
 
-	if (!class_admits(class, token.kind))
-		return err_set(LL_EFORBIDDEN, "A %s token may not use this route.",
-			       store_token_kind_name(token.kind));
+	if (!class_admits(class, token.kind)) {
+		const char *kind = store_token_kind_name(token.kind);
+		return err_set(LL_EFORBIDDEN, "%s %s token may not use this route.",
+			       strchr("aeiou", kind[0]) ? "An" : "A", kind);
+	}
 	*ret_token = token;
 	return 0;
 }
