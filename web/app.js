@@ -18,6 +18,11 @@ const KEY_RE = /^[a-z][a-z0-9_]{0,31}$/;
 const $ = (sel, root = document) => root.querySelector(sel);
 const pageEl = () => document.getElementById("page");
 
+/* "1 agent", "2 agents". */
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function esc(v) {
   return String(v === null || v === undefined ? "" : v)
     .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -181,7 +186,7 @@ async function fleetPage() {
     const { agents } = await api("/api/v1/agents");
     const held = await heldTasks(agents).catch(() => new Map());
     const count = (s) => agents.filter((a) => a.state === s).length;
-    $("#fleet-summary").textContent = `${agents.length} agents: ${count("online")} online, ` +
+    $("#fleet-summary").textContent = `${plural(agents.length, "agent")}: ${count("online")} online, ` +
       `${count("offline")} offline, ${count("quarantined")} quarantined`;
     const editing = document.activeElement && document.activeElement.closest("#agents input");
     if (editing) return; /* do not redraw under someone typing labels */
@@ -426,7 +431,7 @@ async function submitPage() {
       <label><input type="radio" name="matrix_mode" value="any" checked> one task on any agent</label>
       <label><input type="radio" name="matrix_mode" value="cells"> cells (cartesian product)</label>
       <label><input type="radio" name="matrix_mode" value="each_agent"> each matching agent</label>
-      <p class="muted small">Keys and values the fleet has (facts and labels of ${agents.length} agents):</p>
+      <p class="muted small">Keys and values the fleet has (facts and labels of ${plural(agents.length, "agent")}):</p>
       <div id="matrix-keys">${[...keys.entries()].map(([k, vals]) => `<div data-field="matrix.${esc(k)}"><b>${esc(k)}</b>:
         ${vals.map((v) => `<label><input type="checkbox" class="matrix-value" data-key="${esc(k)}" value="${esc(v)}"> ${esc(v)}</label>`).join("")}</div>`).join("") ||
         `<p class="muted">No agent has enrolled: the job will wait for one.</p>`}</div>
