@@ -11,10 +11,10 @@
 # here: the library's objects linked -shared into zlib1.dll (no zlib.def
 # either: GNU ld exports every symbol of a DLL without dllexport), and
 # test/example.c and test/minigzip.c linked against its import library,
-# at -O3 as Makefile.gcc does. The gcc driver gives the DLL its automatic
-# image base (a hash of its name; 0x2eeb90000 with Debian 12's
-# binutils), which is not the base of Wine's own
-# zlib1.dll.
+# at -O3 as Makefile.gcc does. Linked, as there, under its bare name, the
+# DLL gets ld's automatic image base for that name, 0x241b90000 with
+# Debian 12's binutils: the base of Wine 8's own zlib1.dll, so a check of
+# bases alone cannot tell the two apart (docs/program-family.md).
 #
 # The archive may not serve every version apt-cache lists (this machine's
 # mirror had 1:1.2.13.dfsg-1 but not the security update's files): each
