@@ -5,9 +5,12 @@
  * module's actual base, its file the preferred one) and reads the files
  * with the PE toolkit, then compares:
  *
- *	every variant   the program ran (exit 0 for until "exit"), each of
- *	                its PE files' ImageBase as the probe read it equals
- *	                the toolkit's
+ *	every variant   each module named like one of the program's DLLs
+ *	                was loaded from the program's folder, not from
+ *	                elsewhere (under Wine: not Wine's builtin of that
+ *	                name; program_module_judge()); the program ran (exit
+ *	                0 for until "exit"); each of its PE files' ImageBase
+ *	                as the probe read it equals the toolkit's
  *	as-built        the relocations that happened are recorded
  *	rebase, bind    none of the program's DLLs was relocated
  *	aslr off        no PE file of the program keeps the ASLR flag
@@ -16,16 +19,12 @@
  *	                the bound timestamp (under Wine the loader ignores
  *	                bindings: recorded, as the pe family does)
  *
- * and, before all of these, every module whose file name is one of the
- * program's DLLs must have been loaded from the program's folder (under
- * Wine a builtin of that name is taken unless WINEDLLOVERRIDES says
- * otherwise; program_module_judge()). The result lists every module with
- * its path, its preferred and actual base.
+ * The result lists every module with its path, its preferred and actual
+ * base.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
