@@ -1,4 +1,4 @@
-"""The program family with a DLL whose name Wine also ships (issue 23):
+r"""The program family with a DLL whose name Wine also ships (issue 23):
 zlib from Debian's source package, cross-built with mingw-w64 into
 zlib1.dll and example_d.exe, which imports it (build_zlib_mingw.sh, cached
 in the build tree), submitted with `loadlab submit --program-dir` to a real
@@ -18,10 +18,11 @@ check matched the builtin's path by its last component.
 With the agent's `zlib1=n,b` override the program's own file is loaded:
 every variant is verified and timed, the probe records where each module
 came from, and zlib1.dll came from the variant's folder. The reason a
-variant gets when a manifest DLL comes from elsewhere is tested in
-tests/unit/agent/test_program_modules.c (the probe's paths under Wine are
-those of a real load, which this test cannot make Wine get wrong once the
-override is there). No assertion on timings."""
+variant gets when a manifest DLL comes from elsewhere: a second job ships
+zlib1.dll in lib/, where no loader looks, so Wine takes its builtin even
+with the override, and the variant is invalid with the builtin's path and
+why (tests/unit/agent/test_program_modules.c has the judgement's cases).
+No assertion on timings."""
 import json
 import os
 import shutil
@@ -61,12 +62,12 @@ def run_agent(url, data_dir, enroll_token, timeout=900):
     return wait_agent(proc, log_path, timeout, lambda: harness.kill_processes_under(data_dir))
 
 
-def submit(d, folder, tmp, name):
+def submit(d, folder, tmp, name, variants=VARIANTS):
     job_path = os.path.join(tmp, name + ".json")
     with open(job_path, "w") as f:
         json.dump({"name": name, "family": "program",
                    "program": {"exe": EXE, "args": [], "until": "exit", "timeout_s": 60},
-                   "variants": VARIANTS,
+                   "variants": variants,
                    "measure": {"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": 1}}}, f)
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
     r = subprocess.run([LOADLAB, "submit", job_path, "--program-dir", folder], capture_output=True,
@@ -127,6 +128,29 @@ def test_zlib_loads_its_own_dll():
             assert len(v["warm"]["samples_us"]) == WARM_RUNS, v["warm"]
             assert len(v["cold"]["samples_us"]) == 1, v["cold"]
         assert len(result["floor"]["warm"]["samples_us"]) == WARM_RUNS
+
+        # The program's zlib1.dll in a subfolder, where the loader does not
+        # look: Wine takes its builtin despite the override (n,b: native
+        # not found, then builtin), and the variant is invalid, naming it.
+        moved = os.path.join(tmp, "moved")
+        os.makedirs(os.path.join(moved, "lib"))
+        shutil.copy(os.path.join(folder, EXE), moved)
+        shutil.copy(os.path.join(folder, "zlib1.dll"), os.path.join(moved, "lib"))
+        job_id = submit(d, moved, tmp, "zlib-moved", variants=["as-built"])
+        code, log = run_agent(d.url, data_dir, d.enroll_token)
+        assert code == 0, log[-4000:]
+        result = result_of(d, job_id)
+        validate("result.json", result)
+        assert result["program"]["dll_overrides"]["names"] == ["zlib1"], result["program"]
+        (v,) = result["variants"]
+        assert not v["valid"] and "warm" not in v, v
+        reason = v["invalid_reason"]
+        assert reason.startswith("zlib1.dll was loaded from ") and "(a Wine builtin" in reason, reason
+        assert reason.endswith("not from the program's folder."), reason
+        (zlib,) = [m for m in v["verify"]["modules"] if m["name"].lower() == "zlib1.dll"]
+        assert zlib["instead_of"] == "lib/zlib1.dll" and not zlib["from_program_folder"], zlib
+        assert "zlib1=n,b" in reason and v["verify"]["dlls_loaded_elsewhere"] == 1, reason
+        assert zlib["path"].replace("\\??\\", "", 1) in reason, (zlib, reason)
 
 
 if __name__ == "__main__":

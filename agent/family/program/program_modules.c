@@ -192,18 +192,33 @@ void program_module_judge(const struct program_file *files, size_t count,
 		o.from_program_folder = true;
 	} else if (named >= 0) {
 		/* A DLL of the manifest's name, from elsewhere: not the program's code. */
-		const char *what = "another file of that name, which the loader found first";
+		char override[JOB_SPEC_MAX_PROGRAM_PATH + 1];
+		char why[JOB_SPEC_MAX_PROGRAM_PATH + 200];
 		size_t n = (size_t)(name - loaded);
+
 		snprintf(folder, sizeof(folder), "%.*s", (int)(n > 0 ? n - 1 : 0), loaded);
-		if (system_folder(folder, where->system_dirs, where->system_dir_count))
-			what = where->wine
-				       ? "a Wine builtin: Wine loads its own DLL of a name before the "
-					 "program's file unless WINEDLLOVERRIDES says NAME=n,b"
-				       : "a system DLL: the loader takes a known DLL from the system folder";
+		bool system = system_folder(folder, where->system_dirs, where->system_dir_count);
+		if (!system) {
+			snprintf(why, sizeof(why), "another file of that name, which the loader found first");
+		} else if (!where->wine) {
+			snprintf(why, sizeof(why),
+				 "a system DLL: the loader takes a known DLL from the "
+				 "system folder");
+		} else if (program_dll_override_name(files[named].path, override) == 0) {
+			snprintf(why, sizeof(why),
+				 "a Wine builtin: Wine takes its own DLL of a name unless WINEDLLOVERRIDES "
+				 "says %s=n,b and the loader finds the program's file first",
+				 override);
+		} else {
+			err_clear();
+			snprintf(why, sizeof(why),
+				 "a Wine builtin: Wine takes its own DLL of a name that "
+				 "WINEDLLOVERRIDES cannot carry");
+		}
 		o.manifest_file = named;
 		snprintf(o.reason, sizeof(o.reason),
 			 "%s was loaded from %s (%s), not from the program's folder.",
-			 file_name(files[named].path), shown, what);
+			 file_name(files[named].path), shown, why);
 	}
 	*ret = o;
 }

@@ -136,8 +136,8 @@ static void test_judge(void)
 	CHECK_EQ_STR(o.reason,
 		     "zlib1.dll was loaded from "
 		     "Z:\\usr\\lib\\x86_64-linux-gnu\\wine\\x86_64-windows\\zlib1.dll (a Wine builtin: "
-		     "Wine loads its own DLL of a name before the program's file unless "
-		     "WINEDLLOVERRIDES says NAME=n,b), not from the program's folder.");
+		     "Wine takes its own DLL of a name unless WINEDLLOVERRIDES says zlib1=n,b and the "
+		     "loader finds the program's file first), not from the program's folder.");
 	/* As lpImageName names a builtin: C:\windows\system32. */
 	program_module_judge(files, 3, &under_wine, "C:\\windows\\system32\\ZLIB1.DLL", &o);
 	CHECK_EQ_INT(o.manifest_file, 1);
@@ -151,6 +151,13 @@ static void test_judge(void)
 	program_module_judge(files, 3, &under_wine, "\\??\\Z:\\w\\work\\1-1\\v\\00\\plugin.dll", &o);
 	CHECK_EQ_INT(o.manifest_file, 2);
 	CHECK(strncmp(o.reason, "Plugin.dll was loaded from Z:\\w\\work\\1-1\\v\\00\\plugin.dll", 50) == 0);
+
+	/* A name no override could carry, replaced by a builtin of that name. */
+	struct program_file odd[] = {file("odd;name.dll", true)};
+	program_module_judge(odd, 1, &under_wine, "C:\\windows\\system32\\odd;name.dll", &o);
+	CHECK_EQ_INT(o.manifest_file, 0);
+	CHECK(strstr(o.reason, "(a Wine builtin: Wine takes its own DLL of a name that WINEDLLOVERRIDES "
+			       "cannot carry)") != NULL);
 
 	/* System DLLs the program did not ship: recorded, and fine. */
 	program_module_judge(files, 3, &under_wine,
