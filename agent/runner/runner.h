@@ -59,9 +59,9 @@ struct runner {
 	char wineserver[PLAT_MAX_PATH];
 	char prefix_env[PLAT_MAX_PATH + 16]; /* "WINEPREFIX=..." */
 	/* Added to the environment of every program the runner starts:
-	 * under wine64 the prefix, WINEDEBUG and WINEDLLOVERRIDES; on a
-	 * Windows agent under Wine only WINEDLLOVERRIDES, once set; natively
-	 * nothing. NULL-ended, never NULL itself. */
+	 * under wine64 the prefix, WINEDEBUG and WINEDLLOVERRIDES; natively
+	 * (a Windows agent, under Wine too) nothing. NULL-ended, never NULL
+	 * itself. */
 	const char *env[5];
 	char dll_overrides[RUNNER_MAX_DLL_OVERRIDES]; /* "WINEDLLOVERRIDES=..." */
 	struct plat_process *server;
@@ -90,13 +90,17 @@ int runner_run(const struct runner *runner, const char *exe, const char *const *
 
 /* Has Wine's loader take ENTRIES (WINEDLLOVERRIDES syntax, "NAME=n,b;...";
  * the caller validated the names) for every program this runner starts
- * from now on, after the runner's own overrides (RUNNER_BASE_DLL_OVERRIDES
- * under wine64; on a Windows agent under Wine, those of the agent's own
- * environment), so that an entry of ENTRIES wins where both name a DLL:
- * Wine's loader lets a later entry replace an earlier one. Gives the whole
- * value into *RET_VALUE (borrowed from RUNNER; NULL natively, where
- * nothing is set: Windows' loader has no such variable). LL_ETOOBIG when
- * the entry would exceed RUNNER_MAX_DLL_OVERRIDES, RUNNER unchanged. */
+ * from now on, after RUNNER_BASE_DLL_OVERRIDES, so that an entry of
+ * ENTRIES wins where both name a DLL (Wine's loader lets a later entry
+ * replace an earlier one). Gives the whole value into *RET_VALUE
+ * (borrowed from RUNNER), or NULL where nothing could be set: natively
+ * (Windows' loader has no such variable) and on a Windows agent under
+ * Wine, because Wine 8 sets WINEDLLOVERRIDES in every new process from
+ * the Unix environment that Wine was started with, whatever the Windows
+ * parent put in the child's environment (seen: `set
+ * WINEDLLOVERRIDES=...` in cmd, then `cmd /c set` shows the old value;
+ * other variables pass). LL_ETOOBIG when the entry would exceed
+ * RUNNER_MAX_DLL_OVERRIDES, RUNNER unchanged. */
 int runner_dll_overrides_set(struct runner *runner, const char *entries, const char **ret_value);
 
 /* The PID of the wineserver this runner started (Wine on Linux), which

@@ -196,31 +196,20 @@ int runner_dll_overrides_set(struct runner *r, const char *entries, const char *
 {
 	static const char key[] = "WINEDLLOVERRIDES=";
 	char value[RUNNER_MAX_DLL_OVERRIDES];
-	const char *base = NULL;
-	size_t slot = 0;
 	int n;
 
-	if (!r->wine) {
+	if (!r->through_wine64) {
+		/* Natively there is no such variable; a Windows agent under
+		 * Wine cannot pass it on (runner.h). */
 		*ret_value = NULL;
 		return 0;
 	}
-	if (r->through_wine64) {
-		base = RUNNER_BASE_DLL_OVERRIDES;
-		slot = 2;
-	} else {
-		/* A Windows agent under Wine: its programs inherit its
-		 * environment, where the overrides it was started with are. */
-		base = getenv("WINEDLLOVERRIDES");
-		while (r->env[slot] && r->env[slot] != r->dll_overrides)
-			slot++;
-	}
-	n = snprintf(value, sizeof(value), "%s%s%s%s", key, base ? base : "",
-		     base && *base && *entries ? ";" : "", entries);
+	n = snprintf(value, sizeof(value), "%s%s%s%s", key, RUNNER_BASE_DLL_OVERRIDES, *entries ? ";" : "",
+		     entries);
 	if (n < 0 || (size_t)n >= sizeof(value))
 		return err_set(LL_ETOOBIG, "The DLL overrides would take %d characters, more than %u.", n,
 			       RUNNER_MAX_DLL_OVERRIDES - 1);
 	memcpy(r->dll_overrides, value, (size_t)n + 1);
-	r->env[slot] = r->dll_overrides;
 	*ret_value = r->dll_overrides + sizeof(key) - 1;
 	return 0;
 }

@@ -101,7 +101,8 @@ def test_zlib_loads_its_own_dll():
         validate("result.json", result)
         assert result["runner"] == "wine", result.get("runner")
         overrides = result["program"]["dll_overrides"]
-        assert overrides["names"] == ["zlib1"] and overrides["left_out"] == [], overrides
+        assert overrides["applied"] is True and overrides["names"] == ["zlib1"], overrides
+        assert overrides["left_out"] == [], overrides
         assert "zlib1=n,b" in overrides["variable"] and "mscoree,mshtml=" in overrides["variable"], overrides
         variants = {v["name"]: v for v in result["variants"]}
         assert list(variants) == VARIANTS

@@ -297,10 +297,20 @@ static int dll_overrides_apply(struct program_context *ctx)
 					&ctx->dll_overrides)) < 0 ||
 	    (rc = runner_dll_overrides_set(&ctx->runner, entries, &value)) < 0)
 		return rc;
-	if (!cJSON_AddStringToObject(ctx->dll_overrides, "variable", value ? value : "") ||
+	if (!cJSON_AddBoolToObject(ctx->dll_overrides, "applied", value != NULL) ||
 	    !cJSON_AddNumberToObject(ctx->dll_overrides, "limit", RUNNER_MAX_DLL_OVERRIDES - 1))
 		return LL_ENOMEM;
-	log_event(LOG_INFO, "program_dll_overrides", "value", value ? value : "", NULL);
+	if (value && !cJSON_AddStringToObject(ctx->dll_overrides, "variable", value))
+		return LL_ENOMEM;
+	/* runner_dll_overrides_set(): Wine resets the variable in every
+	 * process a Windows program starts. */
+	if (!value && !cJSON_AddStringToObject(ctx->dll_overrides, "note",
+					       "A Windows agent under Wine cannot give its programs "
+					       "WINEDLLOVERRIDES: start the agent with it set (NAME=n,b for "
+					       "the program's DLLs) or set the prefix's DllOverrides key; "
+					       "verification finds any builtin loaded instead."))
+		return LL_ENOMEM;
+	log_event(LOG_INFO, "program_dll_overrides", "value", value ? value : "(not applied)", NULL);
 	return 0;
 }
 

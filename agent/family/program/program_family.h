@@ -102,7 +102,7 @@ struct program_context {
 	struct runner_toolchain toolchain;
 	struct runner runner;
 	bool runner_started;
-	cJSON *dll_overrides; /* owned: {"variable", "limit", "names", "left_out"}; NULL natively */
+	cJSON *dll_overrides; /* owned: {"applied", "variable", "limit", "names", "left_out", "note"}; NULL natively */
 	/* The blob cache's account of this task. */
 	size_t blobs_cached, blobs_fetched;
 	long long bytes_fetched;
