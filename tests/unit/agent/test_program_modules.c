@@ -73,6 +73,9 @@ static void test_overrides(void)
 	CHECK_EQ_STR(
 		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 0), "file")),
 		"bad;name.dll");
+	CHECK(strstr(cJSON_GetStringValue(
+			     cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 0), "reason")),
+		     "cannot carry (0x3b)") != NULL);
 	cJSON_Delete(record);
 	record = NULL;
 
