@@ -13,7 +13,8 @@ has that same automatic ImageBase, so `as-built` and `aslr-off` passed
 verification and were timed with Wine's zlib; `rebase` and `bind` were
 invalid with "zlib1.dll: the probe read base 0x241b90000 from its file, the
 toolkit 0x60000000." (the issue's message), caught only because the old
-check matched the builtin's path by its last component.
+check matched a module to a manifest file by the end of its path, so the
+builtin counted as the program's zlib1.dll.
 
 With the agent's `zlib1=n,b` override the program's own file is loaded:
 every variant is verified and timed, the probe records where each module
@@ -22,7 +23,11 @@ variant gets when a manifest DLL comes from elsewhere: a second job ships
 zlib1.dll in lib/, where no loader looks, so Wine takes its builtin even
 with the override, and the variant is invalid with the builtin's path and
 why (tests/unit/agent/test_program_modules.c has the judgement's cases).
-No assertion on timings."""
+What cannot work under Wine: a Windows agent under Wine cannot give its
+programs the override (Wine 8 resets WINEDLLOVERRIDES in every process a
+Windows program starts; docs/program-family.md), so this test runs the
+Linux agent only; test_program_windows.py checks that the Windows agent
+says so. No assertion on timings."""
 import json
 import os
 import shutil
