@@ -39,7 +39,8 @@ function programVariantModules(v) {
   if (!v.valid && !(verify.modules || []).length)
     return `<div class="program-variant" data-variant="${esc(v.name)}">${head}<p class="error">${esc(v.invalid_reason || "invalid")}</p></div>`;
   const rows = (verify.modules || []).map((m) => `<tr class="${m.program_file ? "" : "muted"}">
-    <td>${esc(m.name)}</td><td>${m.file ? `<code>${esc(m.file)}</code>` : "system"}</td>
+    <td title="${esc(m.path || "")}">${esc(m.name)}</td><td>${m.file ? `<code>${esc(m.file)}</code>`
+      : m.instead_of ? `<b class="error">loaded in place of</b> <code>${esc(m.instead_of)}</code>` : "system"}</td>
     <td><code>${esc(m.preferred)}</code></td><td><code>${esc(m.actual)}</code></td>
     <td>${m.relocated ? `<b class="error">relocated</b>` : "at its base"}</td></tr>`).join("");
   return `<div class="program-variant" data-variant="${esc(v.name)}">${head}

@@ -11,13 +11,20 @@
  * LOAD_DLL debug events, each module's actual base (lpBaseOfImage /
  * lpBaseOfDll), its preferred base (ImageBase read from the image file
  * through the event's file handle, else from the mapped headers) and its
- * path (GetMappedFileNameW from psapi.dll, looked up at run time, else
- * the event's lpImageName read with ReadProcessMemory). The program runs
+ * path: GetMappedFileNameW from psapi.dll (looked up at run time) on the
+ * module's base, a "\Device\..." name turned into a drive's path with
+ * QueryDosDeviceW, else the event's lpImageName read with
+ * ReadProcessMemory. Under Wine 8 the mapped name is "\??\Z:\..." and
+ * names the file Wine really mapped: for one of its builtins the file in
+ * its builtin folder (Z:\usr\lib\x86_64-linux-gnu\wine\...), where
+ * lpImageName says C:\windows\system32. Also recorded, as "file_path":
+ * GetFinalPathNameByHandleW (Vista and later, looked up at run time) on
+ * the event's file handle, empty where there is none. The program runs
  * until it exits, or until no debug event came for QUIET_MS after the
  * loader's first breakpoint (a program that waits for input); then it is
  * ended. REPORT gets, as JSON (UTF-8):
  *
- *   {"modules": [{"kind": "exe"|"dll", "path", "actual": "0x..",
+ *   {"modules": [{"kind": "exe"|"dll", "path", "file_path", "actual": "0x..",
  *                 "preferred": "0x..", "size_of_image"}...],
  *    "first_breakpoint": bool, "ended": "exit"|"quiet"|"error",
  *    "exit_code": N}
@@ -42,6 +49,7 @@ struct module {
 	unsigned long long actual, preferred;
 	unsigned long size;
 	wchar_t path[PATH_CHARS];
+	wchar_t file_path[PATH_CHARS];
 };
 
 static struct module modules[MAX_MODULES];
@@ -49,6 +57,8 @@ static int module_count;
 
 typedef DWORD(WINAPI *mapped_name_fn)(HANDLE, LPVOID, LPWSTR, DWORD);
 static mapped_name_fn mapped_name;
+typedef DWORD(WINAPI *final_path_fn)(HANDLE, LPWSTR, DWORD, DWORD);
+static final_path_fn final_path;
 
 /* ImageBase and SizeOfImage from the first bytes of an image. */
 static int parse_headers(const unsigned char *h, size_t got, unsigned long long *base, unsigned long *size)
@@ -86,14 +96,49 @@ static void read_preferred(HANDLE process, HANDLE file, void *at, struct module 
 		parse_headers(h, read, &m->preferred, &m->size);
 }
 
-static void read_path(HANDLE process, void *base, void *name_ptr, WORD unicode, struct module *m)
+/* A "\Device\HarddiskVolumeN\..." PATH (what GetMappedFileNameW gives
+ * on Windows) as "C:\...": the drive whose QueryDosDeviceW target is its
+ * device (MSDN, "Obtaining a File Name From a File Handle"). */
+static void drive_path(wchar_t *path)
+{
+	wchar_t drives[512], target[PATH_CHARS], out[PATH_CHARS];
+	DWORD n = GetLogicalDriveStringsW(sizeof(drives) / sizeof(drives[0]) - 1, drives);
+
+	if (wcsncmp(path, L"\\Device\\", 8) != 0 || n == 0 || n >= sizeof(drives) / sizeof(drives[0]))
+		return;
+	for (wchar_t *d = drives; *d; d += wcslen(d) + 1) {
+		wchar_t drive[3] = {d[0], L':', 0};
+		size_t len;
+		if (!QueryDosDeviceW(drive, target, PATH_CHARS))
+			continue;
+		len = wcslen(target);
+		if (len && wcsncmp(path, target, len) == 0 && path[len] == L'\\' &&
+		    wcslen(path + len) + 3 < PATH_CHARS) {
+			_snwprintf(out, PATH_CHARS, L"%ls%ls", drive, path + len);
+			out[PATH_CHARS - 1] = 0;
+			wcscpy(path, out);
+			return;
+		}
+	}
+}
+
+static void read_path(HANDLE process, void *base, HANDLE file, void *name_ptr, WORD unicode, struct module *m)
 {
 	void *remote = NULL;
 	SIZE_T read = 0;
 
 	m->path[0] = 0;
-	if (mapped_name && mapped_name(process, base, m->path, PATH_CHARS - 1) > 0)
+	m->file_path[0] = 0;
+	if (file && file != INVALID_HANDLE_VALUE && final_path) {
+		/* 0: FILE_NAME_NORMALIZED | VOLUME_NAME_DOS, "\\?\C:\..." */
+		DWORD n = final_path(file, m->file_path, PATH_CHARS - 1, 0);
+		if (n == 0 || n >= PATH_CHARS - 1)
+			m->file_path[0] = 0;
+	}
+	if (mapped_name && mapped_name(process, base, m->path, PATH_CHARS - 1) > 0) {
+		drive_path(m->path);
 		return;
+	}
 	/* lpImageName: a pointer, in the debuggee, to the name's pointer. */
 	if (!name_ptr || !ReadProcessMemory(process, name_ptr, &remote, sizeof(remote), &read) || !remote)
 		return;
@@ -122,7 +167,7 @@ static void add_module(HANDLE process, int dll, void *base, HANDLE file, void *n
 	m->dll = dll;
 	m->actual = (unsigned long long)(ULONG_PTR)base;
 	read_preferred(process, file, base, m);
-	read_path(process, base, name_ptr, unicode, m);
+	read_path(process, base, file, name_ptr, unicode, m);
 }
 
 static void put_json_string(FILE *out, const wchar_t *w)
@@ -154,6 +199,8 @@ static int write_report(const wchar_t *path, int first_breakpoint, const char *e
 		const struct module *m = &modules[i];
 		fprintf(out, "%s\n {\"kind\": \"%s\", \"path\": ", i ? "," : "", m->dll ? "dll" : "exe");
 		put_json_string(out, m->path);
+		fputs(", \"file_path\": ", out);
+		put_json_string(out, m->file_path);
 		fprintf(out, ", \"actual\": \"0x%llx\", \"preferred\": \"0x%llx\", \"size_of_image\": %lu}",
 			m->actual, m->preferred, m->size);
 	}
@@ -166,7 +213,7 @@ int wmain(int argc, wchar_t **argv)
 {
 	DEBUG_EVENT e;
 	HANDLE process = NULL;
-	HMODULE psapi;
+	HMODULE psapi, kernel32;
 	DWORD quiet_ms, exit_code = 0;
 	int first_breakpoint = 0, running = 1;
 	const char *ended = "exit";
@@ -176,6 +223,9 @@ int wmain(int argc, wchar_t **argv)
 	quiet_ms = (DWORD)wcstoul(argv[2], NULL, 10);
 	if ((psapi = LoadLibraryW(L"psapi.dll")))
 		mapped_name = (mapped_name_fn)(void (*)(void))GetProcAddress(psapi, "GetMappedFileNameW");
+	if ((kernel32 = GetModuleHandleW(L"kernel32.dll")))
+		final_path =
+			(final_path_fn)(void (*)(void))GetProcAddress(kernel32, "GetFinalPathNameByHandleW");
 	if (!(process = start_program(argc - 3, argv + 3, DEBUG_ONLY_THIS_PROCESS)))
 		return 3;
 	while (running) {

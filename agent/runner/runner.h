@@ -44,6 +44,13 @@
 #define RUNNER_SERVER_TERM_GRACE_MS 15000
 /* Longest time one run of a generated program may take (runner_run). */
 #define RUNNER_RUN_TIMEOUT_MS 60000
+/* Longest WINEDLLOVERRIDES entry (runner_dll_overrides_set), "WINEDLLOVERRIDES="
+ * and the NUL included: 16 KiB, half of Windows' 32767-character limit on
+ * one environment variable, room for about 1000 DLL names of 10 characters. */
+#define RUNNER_MAX_DLL_OVERRIDES 16384
+/* The runner's own overrides under Wine: no Mono or Gecko installer
+ * dialogs while a prefix boots or a program starts. */
+#define RUNNER_BASE_DLL_OVERRIDES "mscoree,mshtml="
 
 struct runner {
 	bool wine;           /* programs run under Wine's loader */
@@ -51,7 +58,12 @@ struct runner {
 	char wine64[PLAT_MAX_PATH];
 	char wineserver[PLAT_MAX_PATH];
 	char prefix_env[PLAT_MAX_PATH + 16]; /* "WINEPREFIX=..." */
-	const char *env[5];                  /* for a program started by wine64; NULL-ended */
+	/* Added to the environment of every program the runner starts:
+	 * under wine64 the prefix, WINEDEBUG and WINEDLLOVERRIDES; natively
+	 * (a Windows agent, under Wine too) nothing. NULL-ended, never NULL
+	 * itself. */
+	const char *env[5];
+	char dll_overrides[RUNNER_MAX_DLL_OVERRIDES]; /* "WINEDLLOVERRIDES=..." */
 	struct plat_process *server;
 	char system_dirs[2][PLAT_MAX_PATH]; /* where the loader finds system DLLs */
 	size_t system_dir_count;
@@ -75,6 +87,21 @@ int runner_start(struct runner *runner, const char *work, bool null_display);
  * code and wall time (either may be NULL). */
 int runner_run(const struct runner *runner, const char *exe, const char *const *args, const char *cwd,
 	       const char *output_path, long long timeout_ms, int *ret_exit_code, long long *ret_wall_us);
+
+/* Has Wine's loader take ENTRIES (WINEDLLOVERRIDES syntax, "NAME=n,b;...";
+ * the caller validated the names) for every program this runner starts
+ * from now on, after RUNNER_BASE_DLL_OVERRIDES, so that an entry of
+ * ENTRIES wins where both name a DLL (Wine's loader lets a later entry
+ * replace an earlier one). Gives the whole value into *RET_VALUE
+ * (borrowed from RUNNER), or NULL where nothing could be set: natively
+ * (Windows' loader has no such variable) and on a Windows agent under
+ * Wine, because Wine 8 sets WINEDLLOVERRIDES in every new process from
+ * the Unix environment that Wine was started with, whatever the Windows
+ * parent put in the child's environment (seen: `set
+ * WINEDLLOVERRIDES=...` in cmd, then `cmd /c set` shows the old value;
+ * other variables pass). LL_ETOOBIG when the entry would exceed
+ * RUNNER_MAX_DLL_OVERRIDES, RUNNER unchanged. */
+int runner_dll_overrides_set(struct runner *runner, const char *entries, const char **ret_value);
 
 /* The PID of the wineserver this runner started (Wine on Linux), which
  * serves the programs it runs; 0 when there is none. */

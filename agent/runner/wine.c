@@ -146,8 +146,9 @@ int runner_start(struct runner *r, const char *work, bool with_null_display)
 	snprintf(r->prefix_env, sizeof(r->prefix_env), "WINEPREFIX=%s", prefix);
 	r->env[0] = r->prefix_env;
 	r->env[1] = "WINEDEBUG=-all";
-	/* No Mono or Gecko installer dialogs while the prefix boots. */
-	r->env[2] = "WINEDLLOVERRIDES=mscoree,mshtml=";
+	snprintf(r->dll_overrides, sizeof(r->dll_overrides), "WINEDLLOVERRIDES=%s",
+		 RUNNER_BASE_DLL_OVERRIDES);
+	r->env[2] = r->dll_overrides;
 	r->env[3] = NULL;
 	if ((rc = server_start(r)) < 0)
 		return rc;
@@ -184,11 +185,33 @@ int runner_run(const struct runner *r, const char *exe, const char *const *args,
 	}
 	argv[n] = NULL;
 	o.argv = argv;
-	o.env_add = r->through_wine64 ? r->env : NULL;
+	o.env_add = r->env;
 	o.cwd = cwd;
 	o.stdout_path = output_path;
 	o.stderr_path = output_path;
 	return plat_run(&o, timeout_ms, ret_exit_code, ret_wall_us);
+}
+
+int runner_dll_overrides_set(struct runner *r, const char *entries, const char **ret_value)
+{
+	static const char key[] = "WINEDLLOVERRIDES=";
+	char value[RUNNER_MAX_DLL_OVERRIDES];
+	int n;
+
+	if (!r->through_wine64) {
+		/* Natively there is no such variable; a Windows agent under
+		 * Wine cannot pass it on (runner.h). */
+		*ret_value = NULL;
+		return 0;
+	}
+	n = snprintf(value, sizeof(value), "%s%s%s%s", key, RUNNER_BASE_DLL_OVERRIDES, *entries ? ";" : "",
+		     entries);
+	if (n < 0 || (size_t)n >= sizeof(value))
+		return err_set(LL_ETOOBIG, "The DLL overrides would take %d characters, more than %u.", n,
+			       RUNNER_MAX_DLL_OVERRIDES - 1);
+	memcpy(r->dll_overrides, value, (size_t)n + 1);
+	*ret_value = r->dll_overrides + sizeof(key) - 1;
+	return 0;
 }
 
 long long runner_server_pid(const struct runner *r)

@@ -14,6 +14,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/log.h"
 
 void program_invalid(struct program_variant *var, const char *fmt, ...)
 {
@@ -149,6 +150,13 @@ static int program_json(const struct program_context *ctx, cJSON *r)
 	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->blobs_fetched) ||
 	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->bytes_fetched))
 		return LL_ENOMEM;
+	if (ctx->dll_overrides) {
+		cJSON *copy = cJSON_Duplicate(ctx->dll_overrides, true);
+		if (!copy || !cJSON_AddItemToObject(p, "dll_overrides", copy)) {
+			cJSON_Delete(copy);
+			return LL_ENOMEM;
+		}
+	}
 	/* docs/program-family.md, "What Wine cannot show". */
 	if (ctx->input_idle && ctx->runner.wine &&
 	    !cJSON_AddStringToObject(p, "until_note",
@@ -221,6 +229,7 @@ static void program_release(void *state)
 	free(ctx->files);
 	free(ctx->args);
 	cJSON_Delete(ctx->floor_files);
+	cJSON_Delete(ctx->dll_overrides);
 	for (size_t i = 0; i < ctx->measured_count; i++) {
 		struct program_measured *m = &ctx->measured[i];
 		for (size_t k = 0; m->strings && m->strings[k]; k++)
@@ -269,7 +278,44 @@ static int program_build_stage(struct family_run *run, void *state)
 	return program_build_tools(ctx);
 }
 
-/* The runner (phase "runner_start"), then the variants' folders. */
+/* Wine's loader told to prefer the program's DLLs to its builtins of the
+ * same names (program_dll_overrides()), for every program the runner
+ * starts: the probe, the warm and the cold runs. */
+static int dll_overrides_apply(struct program_context *ctx)
+{
+	/* RUNNER_MAX_DLL_OVERRIDES bounds the whole variable: the key, the
+	 * runner's own overrides and their ';' come off the program's share. */
+	static const size_t taken =
+		sizeof("WINEDLLOVERRIDES=") - 1 + sizeof(RUNNER_BASE_DLL_OVERRIDES ";") - 1;
+	char entries[RUNNER_MAX_DLL_OVERRIDES];
+	const char *value = NULL;
+	int rc;
+
+	if (!ctx->runner.wine)
+		return 0;
+	if ((rc = program_dll_overrides(ctx->files, ctx->file_count, sizeof(entries) - taken, entries,
+					&ctx->dll_overrides)) < 0 ||
+	    (rc = runner_dll_overrides_set(&ctx->runner, entries, &value)) < 0)
+		return rc;
+	if (!cJSON_AddBoolToObject(ctx->dll_overrides, "applied", value != NULL) ||
+	    !cJSON_AddNumberToObject(ctx->dll_overrides, "limit", RUNNER_MAX_DLL_OVERRIDES - 1))
+		return LL_ENOMEM;
+	if (value && !cJSON_AddStringToObject(ctx->dll_overrides, "variable", value))
+		return LL_ENOMEM;
+	/* runner_dll_overrides_set(): Wine resets the variable in every
+	 * process a Windows program starts. */
+	if (!value && !cJSON_AddStringToObject(ctx->dll_overrides, "note",
+					       "A Windows agent under Wine cannot give its programs "
+					       "WINEDLLOVERRIDES: start the agent with it set (NAME=n,b for "
+					       "the program's DLLs) or set the prefix's DllOverrides key; "
+					       "verification finds any builtin loaded instead."))
+		return LL_ENOMEM;
+	log_event(LOG_INFO, "program_dll_overrides", "value", value ? value : "(not applied)", NULL);
+	return 0;
+}
+
+/* The runner (phase "runner_start") with the program's DLL overrides,
+ * then the variants' folders. */
 static int program_transform_stage(struct family_run *run, void *state)
 {
 	struct program_context *ctx = state;
@@ -278,6 +324,8 @@ static int program_transform_stage(struct family_run *run, void *state)
 	if ((rc = runner_start(&ctx->runner, ctx->work, ctx->input_idle)) < 0)
 		return rc;
 	ctx->runner_started = true;
+	if ((rc = dll_overrides_apply(ctx)) < 0)
+		return rc;
 	if ((rc = family_phase_done(run, "runner_start")) < 0)
 		return rc;
 	return program_transform(ctx);

@@ -14,7 +14,10 @@
  *	           copy of the files, then its knobs applied
  *	verify     program_verify.c: the program run once under the debug
  *	           probe; every module's preferred and actual base against
- *	           the variant's claim
+ *	           the variant's claim, and where each came from
+ *	           (program_modules.c: the program's DLLs from its folder,
+ *	           not Wine's builtins of the same names, which the runner's
+ *	           WINEDLLOVERRIDES, set after runner_start, has Wine avoid)
  *	timing     program_measure.c: each valid variant and the floor (the
  *	           empty program), as the runner starts them
  *
@@ -99,6 +102,7 @@ struct program_context {
 	struct runner_toolchain toolchain;
 	struct runner runner;
 	bool runner_started;
+	cJSON *dll_overrides; /* owned: {"applied", "variable", "limit", "names", "left_out", "note"}; NULL natively */
 	/* The blob cache's account of this task. */
 	size_t blobs_cached, blobs_fetched;
 	long long bytes_fetched;
@@ -149,6 +153,52 @@ void program_invalid(struct program_variant *var, const char *fmt, ...)
 
 /* Adds the note TEXT to VAR's notes. */
 int program_note(struct program_variant *var, const char *text);
+
+/* ---- the program's own DLLs and Wine's builtins (program_modules.c) ---- */
+
+/* The name Wine's load order knows the DLL at the manifest PATH by, as
+ * WINEDLLOVERRIDES takes it: its file name without a ".dll" suffix (any
+ * case; Wine strips only that one), into OUT (JOB_SPEC_MAX_PROGRAM_PATH + 1
+ * bytes). LL_EINVAL with a message, OUT untouched, when the name is empty
+ * or has a character outside ASCII letters, digits and ._-+~$#@!&()[]{}'^%
+ * (Wine's parser splits at ';', ',' and '=', and reads '*', '/', '\'). */
+int program_dll_override_name(const char *path, char *out);
+
+/* WINEDLLOVERRIDES entries "NAME=n,b;NAME=n,b" (the program's file, then
+ * Wine's builtin) for every DLL of FILES (those with IMAGE_FILE_DLL), each
+ * name once in any case, in manifest order, into OUT (at most CAP bytes
+ * with the NUL). *RET_RECORD (the caller's) gets {"names": [...],
+ * "left_out": [{"file", "reason"}]}: a DLL whose name cannot be carried,
+ * or past CAP, is left out, and the module check below still catches a
+ * builtin loaded in its place. */
+int program_dll_overrides(const struct program_file *files, size_t count, size_t cap, char *out,
+			  cJSON **ret_record);
+
+/* Where a program runs, as program_module_judge() reads a module's path. */
+struct program_module_where {
+	const char *program_dir;        /* the variant's folder as the program sees it */
+	const char *const *system_dirs; /* where the loader finds system DLLs (Wine's builtins), likewise */
+	size_t system_dir_count;
+	bool wine; /* Wine's loader */
+};
+
+struct program_module_origin {
+	long file;                /* the manifest file it is, loaded from the program's folder; or -1 */
+	bool from_program_folder; /* file >= 0 */
+	long manifest_file;       /* or: the manifest DLL whose file name it has, loaded from elsewhere */
+	char reason[1024];        /* then why that makes the variant invalid */
+};
+
+/* Where the module at PATH (as the debug probe saw it: "\??\Z:\...",
+ * "\\?\C:\..." or "C:\...", any case, '\' or '/') came from, into
+ * *RET: the program's own file when PATH is WHERE->program_dir joined with
+ * a manifest path; else, when its file name is a manifest DLL's, another
+ * file the loader took instead (manifest_file and a reason naming the
+ * path, "a Wine builtin" when it is in a system folder under Wine); else
+ * a module the program did not ship (system DLLs: fine). */
+void program_module_judge(const struct program_file *files, size_t count,
+			  const struct program_module_where *where, const char *path,
+			  struct program_module_origin *ret);
 
 /* ---- measure (program_measure.c) ---- */
 

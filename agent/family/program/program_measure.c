@@ -68,7 +68,7 @@ static int measured_init(const struct program_context *ctx, const char *dir, con
 			return LL_ENOMEM;
 	}
 	p->spawn.argv = m->argv;
-	p->spawn.env_add = ctx->runner.through_wine64 ? ctx->runner.env : NULL;
+	p->spawn.env_add = ctx->runner.env; /* WINEDLLOVERRIDES: the program's own DLLs */
 	p->spawn.cwd = dir;
 	p->files = (const char *const *)m->files;
 	return 0;

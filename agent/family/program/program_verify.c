@@ -5,9 +5,12 @@
  * module's actual base, its file the preferred one) and reads the files
  * with the PE toolkit, then compares:
  *
- *	every variant   the program ran (exit 0 for until "exit"), each of
- *	                its PE files' ImageBase as the probe read it equals
- *	                the toolkit's
+ *	every variant   each module named like one of the program's DLLs
+ *	                was loaded from the program's folder, not from
+ *	                elsewhere (under Wine: not Wine's builtin of that
+ *	                name; program_module_judge()); the program ran (exit
+ *	                0 for until "exit"); each of its PE files' ImageBase
+ *	                as the probe read it equals the toolkit's
  *	as-built        the relocations that happened are recorded
  *	rebase, bind    none of the program's DLLs was relocated
  *	aslr off        no PE file of the program keeps the ASLR flag
@@ -16,44 +19,40 @@
  *	                the bound timestamp (under Wine the loader ignores
  *	                bindings: recorded, as the pe family does)
  *
- * The result lists every module with its preferred and actual base.
+ * The result lists every module with its path, its preferred and actual
+ * base.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
 #include "program_family.h"
 
-/* The manifest file a loaded module's PATH (as the probe saw it, any
- * form: "\\??\\Z:\\...", "C:\\...", "\\Device\\...") is, or -1: its path
- * ends in "\\" + the manifest path, in any case. */
-static long program_file_of(const struct program_context *ctx, const char *path)
+/* Where the program of VAR runs, as program_module_judge() reads paths:
+ * its folder and the system folders as the program sees them, in
+ * FOLDERS (the runner's system folders, then the variant's). */
+static int module_where(const struct program_context *ctx, const struct program_variant *var,
+			char folders[][PLAT_MAX_PATH + 1], const char *dirs[],
+			struct program_module_where *ret)
 {
-	size_t n = strlen(path);
+	size_t n = ctx->runner.system_dir_count;
+	int rc;
 
-	for (size_t i = 0; i < ctx->file_count; i++) {
-		size_t m = strlen(ctx->files[i].path);
-		if (m + 1 > n || (path[n - m - 1] != '\\' && path[n - m - 1] != '/'))
-			continue;
-		bool same = true;
-		for (size_t k = 0; k < m && same; k++) {
-			char a = path[n - m + k], b = ctx->files[i].path[k];
-			if (a == '\\')
-				a = '/';
-			if (a >= 'A' && a <= 'Z')
-				a = (char)(a - 'A' + 'a');
-			if (b >= 'A' && b <= 'Z')
-				b = (char)(b - 'A' + 'a');
-			same = a == b;
-		}
-		if (same)
-			return (long)i;
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = runner_program_path(&ctx->runner, ctx->runner.system_dirs[i], folders[i])) < 0)
+			return rc;
+		dirs[i] = folders[i];
 	}
-	return -1;
+	if ((rc = runner_program_path(&ctx->runner, var->dir, folders[n])) < 0)
+		return rc;
+	*ret = (struct program_module_where){.program_dir = folders[n],
+					     .system_dirs = dirs,
+					     .system_dir_count = n,
+					     .wine = ctx->runner.wine};
+	return 0;
 }
 
 /* The module list: every module the probe saw, preferred and actual. */
@@ -62,10 +61,16 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 {
 	const cJSON *modules = cJSON_GetObjectItemCaseSensitive(probe, "modules"), *m;
 	cJSON *out = cJSON_AddArrayToObject(verify, "modules"), *relocated_list;
-	int dlls = 0, dlls_loaded = 0, relocated = 0, system_relocated = 0, rc;
+	int dlls = 0, dlls_loaded = 0, relocated = 0, system_relocated = 0, elsewhere = 0, rc;
+	char folders[sizeof(ctx->runner.system_dirs) / sizeof(ctx->runner.system_dirs[0]) + 1]
+		    [PLAT_MAX_PATH + 1];
+	const char *dirs[sizeof(folders) / sizeof(folders[0])];
+	struct program_module_where where;
 
 	if (!out || !(relocated_list = cJSON_AddArrayToObject(verify, "relocated")))
 		return LL_ENOMEM;
+	if ((rc = module_where(ctx, var, folders, dirs, &where)) < 0)
+		return rc;
 	if (!cJSON_IsArray(modules))
 		return err_set(LL_EFORMAT, "The probe report has no modules.");
 	for (size_t i = 0; i < ctx->file_count; i++)
@@ -75,9 +80,16 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 		const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "kind"));
 		uint64_t preferred = family_hex_value(m, "preferred");
 		uint64_t actual = family_hex_value(m, "actual");
+		const char *file_path =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "file_path"));
 		const char *name = path ? path + strlen(path) : "";
-		long file = path ? program_file_of(ctx, path) : -1;
+		struct program_module_origin origin = {.file = -1, .manifest_file = -1};
 		cJSON *o = cJSON_CreateObject();
+		long file;
+
+		if (path)
+			program_module_judge(ctx->files, ctx->file_count, &where, path, &origin);
+		file = origin.file;
 
 		while (path && name > path && name[-1] != '\\' && name[-1] != '/')
 			name--;
@@ -89,8 +101,18 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 		    (rc = family_add_hex(o, "preferred", preferred)) < 0 ||
 		    (rc = family_add_hex(o, "actual", actual)) < 0 ||
 		    !cJSON_AddBoolToObject(o, "relocated", preferred != actual) ||
-		    !cJSON_AddBoolToObject(o, "program_file", file >= 0))
+		    !cJSON_AddBoolToObject(o, "program_file", file >= 0) ||
+		    !cJSON_AddBoolToObject(o, "from_program_folder", origin.from_program_folder) ||
+		    (file_path && *file_path && !cJSON_AddStringToObject(o, "file_path", file_path)))
 			return LL_ENOMEM;
+		if (origin.manifest_file >= 0) {
+			/* The loader took another file for one of the program's
+			 * DLLs: what would be timed is not the program's code. */
+			if (!cJSON_AddStringToObject(o, "instead_of", ctx->files[origin.manifest_file].path))
+				return LL_ENOMEM;
+			program_invalid(var, "%s", origin.reason);
+			elsewhere++;
+		}
 		if (file < 0) {
 			system_relocated += preferred != actual;
 			continue;
@@ -121,7 +143,8 @@ static int check_modules(const struct program_context *ctx, struct program_varia
 	if (!cJSON_AddNumberToObject(verify, "dll_count", dlls) ||
 	    !cJSON_AddNumberToObject(verify, "dlls_loaded", dlls_loaded) ||
 	    !cJSON_AddNumberToObject(verify, "dlls_relocated", relocated) ||
-	    !cJSON_AddNumberToObject(verify, "system_modules_relocated", system_relocated))
+	    !cJSON_AddNumberToObject(verify, "system_modules_relocated", system_relocated) ||
+	    !cJSON_AddNumberToObject(verify, "dlls_loaded_elsewhere", elsewhere))
 		return LL_ENOMEM;
 	if (var->unique_bases && relocated != 0)
 		program_invalid(var,
@@ -354,8 +377,10 @@ static int verify_variant(struct program_context *ctx, struct program_variant *v
 		goto out;
 	if (!probe)
 		goto done;
-	if ((rc = check_run(ctx, var, probe, verify)) < 0 ||
-	    (rc = check_modules(ctx, var, probe, verify)) < 0 || (rc = check_aslr(ctx, var, verify)) < 0 ||
+	/* The modules first: a DLL from elsewhere is the reason that counts
+	 * when it also made the program fail. */
+	if ((rc = check_modules(ctx, var, probe, verify)) < 0 ||
+	    (rc = check_run(ctx, var, probe, verify)) < 0 || (rc = check_aslr(ctx, var, verify)) < 0 ||
 	    (rc = check_binding(ctx, var, verify)) < 0) {
 		if (rc != LL_EFORMAT)
 			goto out;

@@ -1,0 +1,59 @@
+#!/bin/sh
+# build_zlib_mingw.sh OUTDIR - a real Windows program this project did not
+# write and that ships a DLL under a name Wine also ships a builtin of, for
+# test_program_zlib.py: zlib from Debian's source package (`apt-get source
+# zlib`), cross-built with mingw-w64 into OUTDIR/bin/zlib1.dll and the two
+# test programs that import it, OUTDIR/bin/example_d.exe and
+# OUTDIR/bin/minigzip_d.exe.
+#
+# Upstream builds these with win32/Makefile.gcc, which Debian's .dfsg
+# tarball leaves out (no win32/ folder at all), so its recipe is done
+# here: the library's objects linked -shared into zlib1.dll (no zlib.def
+# either: GNU ld exports every symbol of a DLL without dllexport), and
+# test/example.c and test/minigzip.c linked against its import library,
+# at -O3 as Makefile.gcc does. Linked, as there, under its bare name, the
+# DLL gets ld's automatic image base for that name, 0x241b90000 with
+# Debian 12's binutils: the base of Wine 8's own zlib1.dll, so a check of
+# bases alone cannot tell the two apart (docs/program-family.md).
+#
+# The archive may not serve every version apt-cache lists (this machine's
+# mirror had 1:1.2.13.dfsg-1 but not the security update's files): each
+# listed version is tried in turn. Cached: an OUTDIR that already holds
+# the three files is left as it is. Exit 0 when built.
+set -eu
+out=$1
+cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
+if [ -f "$out/bin/zlib1.dll" ] && [ -f "$out/bin/example_d.exe" ] && [ -f "$out/bin/minigzip_d.exe" ]; then
+	exit 0
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+if ! (cd "$work" && apt-get source --download-only zlib >"$work/apt.log" 2>&1); then
+	for version in $(apt-cache showsrc zlib | sed -n 's/^Version: //p' | sort -u); do
+		(cd "$work" && apt-get source --download-only "zlib=$version" >>"$work/apt.log" 2>&1) && break
+	done
+fi
+orig=$(ls "$work"/zlib_*.orig.tar.* 2>/dev/null | head -n 1)
+if [ -z "$orig" ]; then
+	echo "$0: apt-get source zlib failed (is there a deb-src entry?):" >&2
+	tail -n 5 "$work/apt.log" >&2
+	exit 1
+fi
+mkdir "$work/src"
+tar -xf "$orig" -C "$work/src" --strip-components=1
+src="$work/src"
+mkdir -p "$out/bin"
+objs=""
+for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
+	trees uncompr zutil; do
+	"$cc" -O3 -Wall -c -o "$work/$f.o" "$src/$f.c"
+	objs="$objs $work/$f.o"
+done
+# shellcheck disable=SC2086
+# Linked in the output folder under its bare name, as Makefile.gcc does:
+# ld's automatic image base is a hash of the output name as given.
+(cd "$out/bin" && "$cc" -O3 -Wall -shared -Wl,--out-implib,"$work/libz.dll.a" -o zlib1.dll $objs)
+for p in example minigzip; do
+	(cd "$out/bin" && "$cc" -O3 -Wall -I"$src" -o "${p}_d.exe" "$src/test/$p.c" "$work/libz.dll.a")
+done
+test -f "$out/bin/example_d.exe" && test -f "$out/bin/minigzip_d.exe"
