@@ -182,6 +182,7 @@ async function fleetPage() {
     <div class="scroll"><table id="agents"><thead><tr><th>id</th><th>name</th><th>state</th><th>facts</th>
     <th>labels</th><th>last seen</th><th>current task</th><th>calibration</th><th>admin</th></tr></thead><tbody></tbody></table></div>
     <p class="error" id="fleet-error"></p>`;
+  let drawn = "";
   const draw = async () => {
     const { agents } = await api("/api/v1/agents");
     const held = await heldTasks(agents).catch(() => new Map());
@@ -190,7 +191,11 @@ async function fleetPage() {
       `${count("offline")} offline, ${count("quarantined")} quarantined`;
     const editing = document.activeElement && document.activeElement.closest("#agents input");
     if (editing) return; /* do not redraw under someone typing labels */
-    $("#agents tbody").innerHTML = agents.map((a) => {
+    /* Rows are drawn again only when something in them changed (not
+     * under a reader's pointer every 5 s); the "last seen" ages, which
+     * change every poll, are written into the rows in place. */
+    const tbody = $("#agents tbody");
+    const rows = agents.map((a) => {
       const facts = Object.entries(a.facts || {}).map(([k, v]) => `<span class="chip">${esc(k)}=${esc(Array.isArray(v) ? v.join(",") : v)}</span>`).join("");
       const labels = Object.entries(a.labels || {}).map(([k, v]) => `<span class="chip">${esc(k)}=${esc(v)}</span>`).join("");
       let task = `<span class="muted">idle</span>`;
@@ -203,12 +208,22 @@ async function fleetPage() {
       const quarantined = a.state === "quarantined";
       return `<tr data-agent="${a.id}"><td>${a.id}</td><td class="agent-name">${esc(a.name)}</td>
         <td>${badge("state", a.state)}</td><td>${facts}</td><td>${labels}</td>
-        <td title="${esc(a.last_seen || "")}">${esc(age(a.last_seen))}</td><td>${task}</td>
+        <td class="agent-seen"></td><td>${task}</td>
         <td>${calibrationCell(a) /* web/calibration.js */}</td>
         <td><input class="label-edit" size="14" placeholder="key=value, key=" aria-label="labels for ${esc(a.name)}">
         <button class="label-save" data-id="${a.id}">Set labels</button>
         <button class="quarantine" data-id="${a.id}" data-on="${quarantined ? 0 : 1}">${quarantined ? "Release" : "Quarantine"}</button></td></tr>`;
     }).join("") || `<tr><td colspan="9" class="muted">No agent has enrolled yet.</td></tr>`;
+    if (drawn !== rows || !tbody.firstElementChild) {
+      tbody.innerHTML = rows;
+      drawn = rows;
+    }
+    for (const a of agents) {
+      const seen = tbody.querySelector(`tr[data-agent="${a.id}"] .agent-seen`);
+      if (!seen) continue;
+      seen.textContent = age(a.last_seen);
+      seen.title = a.last_seen || "";
+    }
   };
   $("#agents").addEventListener("click", async (ev) => {
     const b = ev.target.closest("button");
