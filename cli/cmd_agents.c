@@ -32,9 +32,9 @@ static const char usage_text[] =
 	"characters each; nothing is left out.\n\n"
 	"  --wide   one line per agent: labels and facts unwrapped\n";
 
-/* OBJECT's members as "k=v" lines (at most MAP_LINES_MAX, each in LINES[i]
- * of BUFS), wrapped at MAP_LINE_WIDTH unless WIDE. Returns the line
- * count, 0 for an empty map. */
+/* OBJECT's members as "k=v" text in LINES[0], LINES[1], ... (at most MAX
+ * lines), a new line whenever the next member would take the line past
+ * MAP_LINE_WIDTH, unless WIDE. Returns the lines used, 0 for an empty map. */
 static size_t map_lines(const cJSON *object, bool wide, struct buf *lines, size_t max)
 {
 	const cJSON *item;
