@@ -160,6 +160,7 @@ cat <<EOF
 Try, in another terminal:
   export ${server_env}LOADLAB_TOKEN=\$(cat $DATA_DIR/admin.token)
   $BUILD_DIR/cli/loadlab submit schemas/examples/quickstart.json --wait
+  (the other studies' local forms: schemas/examples/local/, README "Quick start")
 Ctrl-C stops both.
 EOF
 
