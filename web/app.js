@@ -819,7 +819,12 @@ function showWho() {
   $("#who").textContent = !token() ? "no token" : tokenRemembered() ? "token remembered on this browser" : "token set for this session";
   $("#forget-token").hidden = !token();
   $("#remember-token").checked = tokenRemembered();
+  showRemember();
 }
+/* The choice is offered while a token is to be given: none is set, or one
+ * is being typed (the header keeps to one line otherwise). */
+function showRemember() { $("#remember").hidden = !!token() && !$("#token").value; }
+$("#token").addEventListener("input", showRemember);
 
 $("#login").addEventListener("submit", (ev) => {
   ev.preventDefault();

@@ -1,8 +1,8 @@
 /*
  * Two rough edges of the dashboard (issue 27), in headless Chromium
  * against a real loadlabd: the token lives for the tab unless the user
- * ticks "remember on this browser", which keeps it in localStorage for the
- * next tab until Forget; a cancelled job's progress bar is not full (its
+ * ticks "remember on this browser" (offered while a token is to be given),
+ * which keeps it in localStorage for the next tab until Forget; a cancelled job's progress bar is not full (its
  * cancelled tasks never ran: the bar holds only the done ones, and the
  * text counts the cancelled), on the jobs list and on the job page.
  */
@@ -43,6 +43,7 @@ test("the token lives for the tab unless 'remember on this browser' is ticked", 
   const first = watch(await context.newPage());
   await first.goto(url + "/#/fleet");
   await first.waitForSelector("#global-error:has-text('needs a token')");
+  assert.equal(await first.isVisible("#remember"), true, "no token: the choice is offered");
   assert.equal(await first.isChecked("#remember-token"), false, "remembering is not the default");
   await first.fill("#token", admin);
   await first.click("#use-token");
@@ -68,6 +69,13 @@ test("the token lives for the tab unless 'remember on this browser' is ticked", 
   await third.waitForSelector("#agents");
   assert.equal(await third.isChecked("#remember-token"), true);
   assert.equal(await third.textContent("#global-error"), "");
+  /* With a token set the choice is put away, and offered again while
+   * another is typed. */
+  assert.equal(await third.isHidden("#remember"), true);
+  await third.fill("#token", "another");
+  assert.equal(await third.isVisible("#remember"), true);
+  await third.fill("#token", "");
+  assert.equal(await third.isHidden("#remember"), true);
   await screenshot(third, "token-remembered");
   assert.deepEqual(consoleErrors, []);
   /* Forget removes it from this browser (and the page asks again: a 401). */
