@@ -319,9 +319,11 @@ int submit_program_check_files(struct rest_client *c, const cJSON *job, const ch
 	const cJSON *files =
 		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "files");
 	const cJSON *file;
-	char list[600] = "";
+	/* The paths named, in what fits one message (err.h keeps 512 bytes);
+	 * ", ..." says when some are left out. */
+	char list[300] = "";
 	size_t used = 0;
-	int count = 0, rc;
+	int count = 0, listed = 0, rc;
 
 	cJSON_ArrayForEach(file, files) {
 		struct rest_answer answer;
@@ -339,17 +341,18 @@ int submit_program_check_files(struct rest_client *c, const cJSON *job, const ch
 		}
 		if (rc != LL_ENOTFOUND)
 			return rc;
-		if (count++ < 8 && used + 4 < sizeof(list))
+		count++;
+		if (used + 2 + strlen(file->string) < sizeof(list)) {
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
 						 file->string);
+			listed++;
+		}
 	}
 	if (count == 0)
 		return 0;
-	if (used >= sizeof(list))
-		used = sizeof(list) - 1;
 	return err_set(LL_EINVAL,
 		       "%s: %d of the program's files %s not uploaded: %s%s; give the folder that holds "
 		       "them with --program-dir DIR (loadlab submit %s --program-dir DIR).",
 		       strcmp(job_path, "-") == 0 ? "stdin" : job_path, count, count == 1 ? "is" : "are",
-		       list, count > 8 ? ", ..." : "", strcmp(job_path, "-") == 0 ? "-" : job_path);
+		       list, listed < count ? ", ..." : "", strcmp(job_path, "-") == 0 ? "-" : job_path);
 }
