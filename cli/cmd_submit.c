@@ -3,6 +3,7 @@
 #include "args.h"
 #include "client.h"
 #include "commands.h"
+#include "job_file.h"
 #include "submit_program.h"
 #include "table.h"
 #include "waiting.h"
@@ -30,7 +31,8 @@
 static const char usage_text[] =
 	"usage: loadlab submit FILE [--wait] [--program-dir DIR]\n\n"
 	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
-	"and prints its id and task count: \"job ID: N tasks, STATE\". When no\n"
+	"and prints its id and task count: \"job ID: N tasks, STATE\". A file that is\n"
+	"not JSON is refused here, its mistake placed as FILE:LINE:COLUMN. When no\n"
 	"enrolled agent can take some tasks now, says why on stderr (\"warning: 4\n"
 	"tasks: no agent has os=winxp\"); the job is queued all the same.\n\n"
 	"  --wait   follow the job until it ends: a progress line redrawn in place on a\n"
@@ -41,7 +43,9 @@ static const char usage_text[] =
 	"           a program job: hash DIR's files, upload those the server lacks, and\n"
 	"           submit with their manifest as program.files (also: \"program\":\n"
 	"           {\"dir\": DIR} in FILE, relative to FILE). Prints \"program: N files,\n"
-	"           U uploaded (B bytes)\" first.\n";
+	"           U uploaded (B bytes)\" first. Without it, a program job's\n"
+	"           program.files must all be uploaded already: those that are not\n"
+	"           are named by path, and nothing is submitted (exit 2).\n";
 
 static int read_file(const char *path, struct buf *out)
 {
@@ -251,18 +255,18 @@ int cmd_submit(int argc, char **argv)
 	rc = read_file(argv[optind], &file);
 	if (rc < 0)
 		goto fail;
-	/* Refuse what is not JSON here, with the file's name in the message;
-	 * the server checks everything else. */
-	rc = json_parse_object(file.data, file.len, 0, &parsed);
-	if (rc < 0) {
-		char why[512];
-		snprintf(why, sizeof(why), "%s", err_message(rc));
-		rc = err_set(rc, "%s: %s", argv[optind], why);
+	/* Refuse what is not JSON here, with the file's name, line and column
+	 * in the message; the server checks everything else. */
+	rc = job_file_parse(strcmp(argv[optind], "-") == 0 ? "stdin" : argv[optind], file.data, file.len,
+			    &parsed);
+	if (rc < 0)
 		goto fail;
-	}
 	rc = client_open(&c);
 	if (rc == 0)
 		rc = submit_program_prepare(&c, parsed, argv[optind], o.program_dir, &program_body);
+	/* A manifest given as it is: its missing files named by path. */
+	if (rc == 0 && !program_body)
+		rc = submit_program_check_files(&c, parsed, argv[optind]);
 	if (rc == 0)
 		rc = client_get_object(&c, "POST", "/api/v1/jobs",
 				       program_body ? program_body : buf_str(&file), &created);

@@ -33,5 +33,6 @@ int cmd_calibrate(int argc, char **argv);
 /* series and schedules */
 int cmd_series(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
+int cmd_alerts(int argc, char **argv);
 
 #endif

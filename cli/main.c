@@ -2,19 +2,24 @@
 #include "client.h"
 #include "commands.h"
 
+#include "loadlab/names.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_SERVER "http://127.0.0.1:8080"
 
+static int cmd_help(int argc, char **argv);
+
 static const struct cli_command commands[] = {
+	{"help", cmd_help, "[COMMAND]", "this list, or COMMAND's own help"},
 	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR]",
 	 "submit a job file; --wait follows it to the end"},
 	{"status", cmd_status, "JOB", "a job and its tasks"},
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},
-	{"agents", cmd_agents, "", "the fleet: agents, their state and facts"},
+	{"agents", cmd_agents, "[--wide]", "the fleet: agents, their state and every fact"},
 	{"calibrate", cmd_calibrate, "[--agent NAME|ID] [--family elf|pe] [--delay-us X] [--wait]",
 	 "the known-effect self-test of an agent, or of every agent"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
@@ -25,6 +30,7 @@ static const struct cli_command commands[] = {
 	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]",
 	 "a series' history, per variant and cell"},
 	{"schedule", cmd_schedule, "add|list|pause|resume|rm|run ...", "recurring jobs of a series"},
+	{"alerts", cmd_alerts, "[--open] | ack ID", "regressions found in a series; ack one"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},
 };
 
@@ -37,9 +43,61 @@ static void usage(FILE *out)
 		     "  --token T     a user or admin token (env LOADLAB_TOKEN)\n\n"
 		     "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-8s %-45s %s\n", commands[i].name, commands[i].usage, commands[i].summary);
-	fprintf(out, "\nexit status: 0 success, 1 a regression (compare) or a failed or "
-		     "cancelled job (submit --wait), 2 an error\n");
+		if (strlen(commands[i].name) > 8 || strlen(commands[i].usage) > 45)
+			/* Too long for the columns: the summary on a line of its own. */
+			fprintf(out, "  %s %s\n  %-8s %-45s %s\n", commands[i].name, commands[i].usage, "",
+				"", commands[i].summary);
+		else
+			fprintf(out, "  %-8s %-45s %s\n", commands[i].name, commands[i].usage,
+				commands[i].summary);
+	fprintf(out, "\nexit status: 0 success, 1 a regression (compare), a failed or cancelled job\n"
+		     "(submit --wait) or an open alert (alerts), 2 an error\n"
+		     "`loadlab help COMMAND` (or `loadlab COMMAND --help`) says more about one.\n");
+}
+
+#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t c = 0; c < COMMAND_COUNT; c++)
+		if (strcmp(name, commands[c].name) == 0)
+			return &commands[c];
+	return NULL;
+}
+
+/* "loadlab: unknown command 'staus' (did you mean 'status'? see loadlab
+ * help)" on stderr; returns 2. */
+static int unknown_command(const char *name)
+{
+	const char *near = names_nearest(name, &commands[0].name, COMMAND_COUNT, sizeof(commands[0]));
+
+	fprintf(stderr, "loadlab: unknown command '%.64s' (%s%s%ssee loadlab help)\n", name,
+		near ? "did you mean '" : "", near ? near : "", near ? "'? " : "");
+	return 2;
+}
+
+/* loadlab help [COMMAND]: the list of commands, or COMMAND's --help. */
+static int cmd_help(int argc, char **argv)
+{
+	const struct cli_command *command;
+	char *help_argv[] = {NULL, "--help", NULL};
+
+	if (argc == 1 || (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 2) {
+		fprintf(stderr, "loadlab help: takes at most one COMMAND (see loadlab help)\n");
+		return 2;
+	}
+	if (!(command = find_command(argv[1])))
+		return unknown_command(argv[1]);
+	if (command->run == cmd_help) {
+		usage(stdout);
+		return 0;
+	}
+	help_argv[0] = (char *)command->name;
+	return command->run(2, help_argv);
 }
 
 /* Reads "--NAME VALUE" or "--NAME=VALUE" at argv[*i]; 1 when it matched,
@@ -67,6 +125,7 @@ int main(int argc, char **argv)
 {
 	const char *server = getenv("LOADLAB_SERVER");
 	const char *token = getenv("LOADLAB_TOKEN");
+	const struct cli_command *command;
 	int i, found, code;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
@@ -96,18 +155,14 @@ int main(int argc, char **argv)
 	}
 	if (!server || !*server)
 		server = DEFAULT_SERVER;
-	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++) {
-		if (strcmp(argv[i], commands[c].name) != 0)
-			continue;
-		if (rest_client_global_init("loadlab/" LOADLAB_VERSION) < 0) {
-			fprintf(stderr, "loadlab: libcurl failed to start\n");
-			return 2;
-		}
-		client_configure(server, token);
-		code = commands[c].run(argc - i, argv + i);
-		rest_client_global_cleanup();
-		return code;
+	if (!(command = find_command(argv[i])))
+		return unknown_command(argv[i]);
+	if (rest_client_global_init("loadlab/" LOADLAB_VERSION) < 0) {
+		fprintf(stderr, "loadlab: libcurl failed to start\n");
+		return 2;
 	}
-	fprintf(stderr, "loadlab: unknown command '%s' (see loadlab --help)\n", argv[i]);
-	return 2;
+	client_configure(server, token);
+	code = command->run(argc - i, argv + i);
+	rest_client_global_cleanup();
+	return code;
 }

@@ -4,7 +4,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
-#include "loadlab/report_text.h"
+#include "loadlab/report_text.h" /* report_text_failed_cell */
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -21,10 +21,12 @@ static double number(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(item) ? item->valuedouble : 0;
 }
 
-/* Microseconds as "812.4 us" or "18.34 ms". */
+/* Microseconds as "812.4 us", and "92220.0 us" rather than "92.22 ms":
+ * every load time is in microseconds, as the API and the dashboard give
+ * them (a table that switches units per cell reads wrong at a glance). */
 static void duration(struct buf *b, double us)
 {
-	report_text_duration(b, us, "us");
+	buf_printf(b, "%.1f us", us);
 }
 
 static void warm_text(struct buf *b, const cJSON *c)
@@ -109,7 +111,7 @@ int report_table_print(const cJSON *report, FILE *out)
 	fprintf(out, "Job %.0f: ", number(job, "id"));
 	table_print_text(out, cJSON_IsString(get(job, "name")) ? get(job, "name")->valuestring : "?");
 	fprintf(out,
-		"\n\nWarm load time: fastest / median, median change against %s (* significant),\n"
+		"\n\nWarm load time, us: fastest / median, median change against %s (* significant),\n"
 		"median over the empty program's (Nx), noise: other CPU max, runs flagged/retaken\n",
 		cJSON_IsString(get(get(report, "warm"), "baseline"))
 			? get(get(report, "warm"), "baseline")->valuestring
@@ -122,7 +124,8 @@ int report_table_print(const cJSON *report, FILE *out)
 		fputc('\n', out);
 	}
 	if (cJSON_IsObject(get(report, "cold"))) {
-		fputs("\nCold start: median (its change, * significant) / mean (percent of the baseline), "
+		fputs("\nCold start, us: median (its change, * significant) / mean (percent of the "
+		      "baseline), "
 		      "page faults, bytes read\n",
 		      out);
 		if ((rc = print_table(get(report, "cold"), cells, out, cold_text)) < 0)

@@ -313,3 +313,46 @@ out:
 	cJSON_Delete(w.sizes);
 	return rc;
 }
+
+int submit_program_check_files(struct rest_client *c, const cJSON *job, const char *job_path)
+{
+	const cJSON *files =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "files");
+	const cJSON *file;
+	/* The paths named, in what fits one message (err.h keeps 512 bytes);
+	 * ", ..." says when some are left out. */
+	char list[300] = "";
+	size_t used = 0;
+	int count = 0, listed = 0, rc;
+
+	cJSON_ArrayForEach(file, files) {
+		struct rest_answer answer;
+		char path[128];
+
+		/* The server names a malformed reference better than this would. */
+		if (!cJSON_IsString(file) || strncmp(file->valuestring, "sha256:", 7) != 0 ||
+		    strlen(file->valuestring) != 7 + 64 ||
+		    strspn(file->valuestring + 7, "0123456789abcdef") != 64)
+			continue;
+		snprintf(path, sizeof(path), "/api/v1/blobs/%s", file->valuestring + 7);
+		if ((rc = client_request(c, "HEAD", path, NULL, 0, &answer)) == 0) {
+			rest_answer_release(&answer);
+			continue;
+		}
+		if (rc != LL_ENOTFOUND)
+			return rc;
+		count++;
+		if (used + 2 + strlen(file->string) < sizeof(list)) {
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
+						 file->string);
+			listed++;
+		}
+	}
+	if (count == 0)
+		return 0;
+	return err_set(LL_EINVAL,
+		       "%s: %d of the program's files %s not uploaded: %s%s; give the folder that holds "
+		       "them with --program-dir DIR (loadlab submit %s --program-dir DIR).",
+		       strcmp(job_path, "-") == 0 ? "stdin" : job_path, count, count == 1 ? "is" : "are",
+		       list, listed < count ? ", ..." : "", strcmp(job_path, "-") == 0 ? "-" : job_path);
+}

@@ -28,4 +28,11 @@
 int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
 			   char **ret_body);
 
+/* For a job that names its files itself (JOB's "program.files", no
+ * folder): asks the server (HEAD /api/v1/blobs/HASH) which it lacks, and
+ * when any is, fails with LL_EINVAL naming them by path, with the hint to
+ * give their folder with --program-dir. 0 for a job without
+ * program.files, or when every blob is there. */
+int submit_program_check_files(struct rest_client *c, const cJSON *job, const char *job_path);
+
 #endif

@@ -168,8 +168,10 @@ void table_release(struct table *t)
 void table_map_text(const cJSON *object, const char *separator, char *out, size_t size)
 {
 	const cJSON *item;
-	size_t used = 0;
+	size_t used = 0, ends[65] = {0}, members = 0;
 
+	if (size == 0)
+		return;
 	out[0] = '\0';
 	cJSON_ArrayForEach(item, object) {
 		char value[128];
@@ -177,14 +179,19 @@ void table_map_text(const cJSON *object, const char *separator, char *out, size_
 
 		table_json_text(item, value, sizeof(value));
 		n = snprintf(out + used, size - used, "%s%s=%s", used ? separator : "", item->string, value);
-		if (n < 0 || (size_t)n >= size - used) {
-			/* Mark the cut instead of showing half a value. */
+		if (n < 0 || (size_t)n >= size - used || members == sizeof(ends) / sizeof(ends[0]) - 1) {
+			/* Mark the cut instead of showing half a value: drop whole
+			 * members until " ..." fits. */
+			while (members > 0 && ends[members] + 4 >= size)
+				members--;
+			used = ends[members];
 			out[used] = '\0';
 			if (used + 4 < size)
 				snprintf(out + used, size - used, "%s", used ? " ..." : "...");
 			break;
 		}
 		used += (size_t)n;
+		ends[++members] = used;
 	}
 }
 

@@ -51,6 +51,8 @@ done
     install -m 0600 "$here/packaging/systemd/agent.env" "$DESTDIR$SYSCONFDIR/loadlab/agent.env"
 install -m 0644 "$here"/schemas/*.json "$DESTDIR$DATADIR/schemas/"
 install -m 0644 "$here"/schemas/examples/*.json "$DESTDIR$DATADIR/examples/"
+install -d -m 0755 "$DESTDIR$DATADIR/examples/local"
+install -m 0644 "$here"/schemas/examples/local/*.json "$DESTDIR$DATADIR/examples/local/"
 install -m 0644 "$here/README.md" "$DESTDIR$DOCDIR/"
 install -m 0644 "$here"/docs/*.md "$DESTDIR$DOCDIR/"
 echo "install: loadlab in $DESTDIR$PREFIX (units in $DESTDIR$UNITDIR, settings in $DESTDIR$SYSCONFDIR/loadlab)"

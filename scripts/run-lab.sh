@@ -7,6 +7,12 @@
 #     DATA_DIR     the daemon's data: SQLite, tokens             (./var)
 #     LOCAL_AGENT  1: start a local agent too, 0: the daemon alone (1)
 #     AGENT_DIR    the local agent's data: identity, spool, work (DATA_DIR/agent)
+#     BUILD_FIRST  1: configure and build BUILD_DIR first, quietly (0)
+#     JOBS         parallel build jobs for BUILD_FIRST              (nproc)
+#
+# With BUILD_FIRST=1 the build's output goes to BUILD_DIR/run-lab-build.log
+# and the terminal gets one line before and one after (the tail of the log
+# when it fails), so that `make run` shows only what this script says.
 #
 # Logs go to files beside each other, DATA_DIR/loadlabd.log and
 # DATA_DIR/agent.log (appended); this terminal gets only what the script
@@ -24,6 +30,8 @@ LISTEN=${LISTEN:-127.0.0.1:8080}
 DATA_DIR=${DATA_DIR:-$PWD/var}
 LOCAL_AGENT=${LOCAL_AGENT:-1}
 AGENT_DIR=${AGENT_DIR:-$DATA_DIR/agent}
+BUILD_FIRST=${BUILD_FIRST:-0}
+JOBS=${JOBS:-$(nproc)}
 STOP_GRACE_SECONDS=30
 
 daemon_log=$DATA_DIR/loadlabd.log
@@ -62,6 +70,29 @@ on_signal() {
     stop_all
     exit 0
 }
+
+# Configures and builds BUILD_DIR with its output in a log; 0 when built.
+build_quietly() {
+    local log=$BUILD_DIR/run-lab-build.log started=$SECONDS native=() type=()
+    mkdir -p "$BUILD_DIR" || return 2
+    # A folder configured before keeps its build type (make asan's, say).
+    [ -f "$BUILD_DIR/CMakeCache.txt" ] || type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+    say "building into $BUILD_DIR (log: $log)"
+    # make's sub-makes print every directory they enter, unless told not to
+    # (a Ninja build folder takes no such flag).
+    [ ! -f "$BUILD_DIR/build.ninja" ] && native=(-- --no-print-directory)
+    if ! { cmake -S . -B "$BUILD_DIR" "${type[@]}" &&
+        cmake --build "$BUILD_DIR" -j "$JOBS" "${native[@]}"; } >"$log" 2>&1; then
+        tail -n 30 "$log" >&2
+        say "the build failed; the whole log: $log" >&2
+        return 2
+    fi
+    say "built in $((SECONDS - started)) s"
+}
+
+if [ "$BUILD_FIRST" = 1 ]; then
+    build_quietly || exit 2
+fi
 
 for binary in "$BUILD_DIR/server/loadlabd" "$BUILD_DIR/agent/loadlab-agent" "$BUILD_DIR/cli/loadlab"; do
     if [ ! -x "$binary" ]; then
@@ -129,6 +160,7 @@ cat <<EOF
 Try, in another terminal:
   export ${server_env}LOADLAB_TOKEN=\$(cat $DATA_DIR/admin.token)
   $BUILD_DIR/cli/loadlab submit schemas/examples/quickstart.json --wait
+  (the other studies' local forms: schemas/examples/local/, README "Quick start")
 Ctrl-C stops both.
 EOF
 

@@ -48,6 +48,16 @@ function progressBar(done, total) {
   const p = total ? Math.round((100 * done) / total) : 0;
   return `<span class="bar" title="${p} %"><span style="width:${p}%"></span></span>`;
 }
+/* A job's tasks: the bar fills with the done ones (and the dead ones, in
+ * red); cancelled tasks never ran, so they leave the bar empty and are
+ * only counted in the text ("1/4 done, 3 cancelled"). */
+function jobProgress(by, total) {
+  const done = by.done || 0, dead = by.dead || 0, cancelled = by.cancelled || 0;
+  const w = (n) => (total ? Math.round((100 * n) / total) : 0);
+  const text = `${done}/${total} done` + (dead ? `, ${dead} dead` : "") + (cancelled ? `, ${cancelled} cancelled` : "");
+  return `<span class="bar" title="${esc(text)}"><span class="done" style="width:${w(done)}%"></span>` +
+    `<span class="dead" style="width:${w(dead)}%"></span></span><span class="progress-text">${esc(text)}</span>`;
+}
 function age(time) {
   if (!time) return "never";
   const s = Math.max(0, (Date.now() - Date.parse(time)) / 1000);
@@ -68,7 +78,10 @@ class ApiError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
 }
 
-function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
+/* The token lives for the tab (sessionStorage) unless the user ticked
+ * "remember on this browser" (localStorage, kept after the tab closes). */
+function token() { return sessionStorage.getItem(TOKEN_KEY) || localStorage.getItem(TOKEN_KEY) || ""; }
+function tokenRemembered() { return !sessionStorage.getItem(TOKEN_KEY) && !!localStorage.getItem(TOKEN_KEY); }
 
 async function api(path, options = {}) {
   const headers = { Accept: "application/json" };
@@ -259,10 +272,9 @@ async function fleetPage() {
 
 function jobRow(j) {
   const by = j.tasks_by_state || {};
-  const finished = (by.done || 0) + (by.dead || 0) + (by.cancelled || 0);
   return `<tr data-job="${j.id}"><td><a href="#/job/${j.id}">${j.id}</a></td><td><a href="#/job/${j.id}">${esc(j.name)}</a></td>
     <td>${esc(j.family)}</td><td>${badge("state", j.state)}</td>
-    <td>${progressBar(finished, j.task_count)}${finished}/${j.task_count}</td>
+    <td class="job-progress">${jobProgress(by, j.task_count)}</td>
     <td class="small">${["queued", "leased", "done", "dead", "cancelled"].filter((s) => by[s]).map((s) => s + " " + by[s]).join(", ")}</td>
     <td>${esc(j.submitted_by)}</td><td title="${esc(j.created_at)}">${esc(age(j.created_at))}</td>
     <td><a href="#/report/${j.id}">report</a></td></tr>`;
@@ -337,11 +349,9 @@ async function jobPage(id) {
   let job = null;
   const draw = async () => {
     job = await api("/api/v1/jobs/" + id);
-    const by = job.tasks_by_state || {};
-    const finished = (by.done || 0) + (by.dead || 0) + (by.cancelled || 0);
     $("#job-name").textContent = job.name;
     $("#job-state").innerHTML = badge("state", job.state);
-    $("#job-progress").innerHTML = progressBar(finished, job.task_count) + `${finished}/${job.task_count} tasks finished`;
+    $("#job-progress").innerHTML = jobProgress(job.tasks_by_state || {}, job.task_count);
     $("#job-meta").innerHTML = `family <b>${esc(job.family)}</b> · submitted by ${esc(job.submitted_by)} ${esc(age(job.created_at))} ·
       priority ${job.priority} · variants ${job.spec.variants.map((v) => esc(v.name || v)).join(", ")} ·
       measure ${esc(Object.keys(job.spec.measure || {}).join(", "))}`;
@@ -365,7 +375,7 @@ async function jobPage(id) {
     const rows = tasks.map((t) => `<tr data-task="${t.id}"><td>${t.id}</td><td>${esc(cellKey(t.cell))}</td>
       <td class="task-state">${badge("state", t.state)}</td><td class="num">${t.attempt}</td><td>${t.agent_id || ""}</td>
       <td class="task-phase">${esc(t.phase || "")}</td>
-      <td class="task-percent">${t.percent === null || t.percent === undefined ? "" : progressBar(t.percent, 100) + t.percent + " %"}</td>
+      <td class="task-percent">${t.percent === null || t.percent === undefined ? "" : t.state === "cancelled" ? `<span class="muted small">cancelled at ${t.percent} %</span>` : progressBar(t.percent, 100) + t.percent + " %"}</td>
       <td class="small">${esc(t.lease_expires_at || (t.retry_at ? "retry " + t.retry_at : "") ||
         (t.waiting && t.waiting.reason ? "waits: " + t.waiting.reason : ""))}</td>
       <td class="error small">${esc(t.last_error || "")}</td></tr>`).join("");
@@ -821,20 +831,37 @@ function compareChart(el, cmp) {
 /* ----------------------------------------------------------------- token */
 
 function showWho() {
-  $("#who").textContent = token() ? "token set for this session" : "no token";
+  $("#who").textContent = !token() ? "no token" : tokenRemembered() ? "token remembered on this browser" : "token set for this session";
   $("#forget-token").hidden = !token();
+  $("#remember-token").checked = tokenRemembered();
+  showRemember();
 }
+/* The choice is offered while a token is to be given: none is set, or one
+ * is being typed (the header keeps to one line otherwise). */
+function showRemember() { $("#remember").hidden = !!token() && !$("#token").value; }
+$("#token").addEventListener("input", showRemember);
 
 $("#login").addEventListener("submit", (ev) => {
   ev.preventDefault();
   const t = $("#token").value.trim();
   if (!t) return;
-  sessionStorage.setItem(TOKEN_KEY, t);
+  if ($("#remember-token").checked) {
+    localStorage.setItem(TOKEN_KEY, t);
+    sessionStorage.removeItem(TOKEN_KEY);
+  } else {
+    sessionStorage.setItem(TOKEN_KEY, t);
+    localStorage.removeItem(TOKEN_KEY);
+  }
   $("#token").value = "";
   showWho();
   route();
 });
-$("#forget-token").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); showWho(); route(); });
+$("#forget-token").addEventListener("click", () => {
+  sessionStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(TOKEN_KEY);
+  showWho();
+  route();
+});
 
 showWho();
 route();

@@ -36,10 +36,10 @@ def alive(pid):
 
 
 class Lab:
-    def __init__(self, local_agent=True):
+    def __init__(self, local_agent=True, build_dir=BUILD_DIR, env=None):
         self.data_dir = tempfile.mkdtemp(prefix="loadlab-run-lab-")
-        env = dict(os.environ, BUILD_DIR=BUILD_DIR, LISTEN="127.0.0.1:0",
-                   DATA_DIR=self.data_dir, LOCAL_AGENT="1" if local_agent else "0")
+        env = dict(os.environ, BUILD_DIR=build_dir, LISTEN="127.0.0.1:0",
+                   DATA_DIR=self.data_dir, LOCAL_AGENT="1" if local_agent else "0", **(env or {}))
         # A terminal's foreground job: SIGINT at its default, own group.
         self.proc = subprocess.Popen(
             ["bash", SCRIPT], cwd=SOURCE_DIR, env=env, stdout=subprocess.PIPE,
@@ -144,6 +144,71 @@ def test_local_agent_0_starts_the_daemon_alone():
         assert lab.proc.returncode == 0 and not alive(lab.daemon_pid), out
     finally:
         lab.close()
+
+
+FAKE_CMAKE = """#!/bin/sh
+# cmake as the test needs it: says what it was asked, then prints the noise
+# of a recursive make build (or fails when FAIL_BUILD is set).
+echo "$*" >>"$(dirname "$0")/calls"
+for i in 1 2 3; do
+    echo "gmake[2]: Entering directory '/somewhere/build'"
+    echo "[ $((i * 30))%] Building C object cli/CMakeFiles/loadlab.dir/cmd_$i.c.o"
+    echo "gmake[2]: Leaving directory '/somewhere/build'"
+done
+case "$*" in --build*) [ -z "${FAIL_BUILD:-}" ] || { echo "cmd_3.c:1: error: the fake failed"; exit 1; } ;; esac
+exit 0
+"""
+
+
+def fake_build_dir():
+    """A build folder whose binaries are this build's (symlinks) and a fake
+    cmake first on PATH; returns (folder, env, calls file)."""
+    root = tempfile.mkdtemp(prefix="loadlab-run-lab-build-")
+    build = os.path.join(root, "build")
+    for binary in ("server/loadlabd", "agent/loadlab-agent", "cli/loadlab"):
+        os.makedirs(os.path.dirname(os.path.join(build, binary)), exist_ok=True)
+        os.symlink(os.path.join(BUILD_DIR, binary), os.path.join(build, binary))
+    os.makedirs(os.path.join(root, "bin"))
+    with open(os.path.join(root, "bin", "cmake"), "w") as f:
+        f.write(FAKE_CMAKE)
+    os.chmod(os.path.join(root, "bin", "cmake"), 0o755)
+    env = {"PATH": os.path.join(root, "bin") + ":" + os.environ["PATH"], "BUILD_FIRST": "1", "JOBS": "2"}
+    return root, build, env, os.path.join(root, "bin", "calls")
+
+
+def test_build_first_keeps_the_build_noise_in_a_log():
+    """make run's build, as the script does it with BUILD_FIRST=1: one line
+    before, one after, the compiler's and make's lines in a log."""
+    root, build, env, calls = fake_build_dir()
+    try:
+        lab = Lab(local_agent=False, build_dir=build, env=env)
+        try:
+            out = lab.banner
+            lab.ctrl_c()
+        finally:
+            lab.close()
+        log = os.path.join(build, "run-lab-build.log")
+        assert "run-lab: building into %s (log: %s)" % (build, log) in out, out
+        assert re.search(r"^run-lab: built in \d+ s$", out, re.M), out
+        assert "Entering directory" not in out and "Building C object" not in out, out
+        for line in out.splitlines():
+            assert line.startswith(("run-lab: ", "  ", "Try, in another terminal:", "Ctrl-C stops both.")), line
+        with open(log) as f:
+            assert f.read().count("Entering directory") == 6
+        with open(calls) as f:
+            made = f.read().splitlines()
+        assert made == ["-S . -B %s -DCMAKE_BUILD_TYPE=RelWithDebInfo" % build,
+                        "--build %s -j 2 -- --no-print-directory" % build], made
+        # A failed build: its log's tail, the log named, exit 2, nothing started.
+        env["FAIL_BUILD"] = "1"
+        p = subprocess.run(["bash", SCRIPT], cwd=SOURCE_DIR, capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, BUILD_DIR=build, LISTEN="127.0.0.1:0", DATA_DIR=os.path.join(root, "var"),
+                                    LOCAL_AGENT="0", **env))
+        assert p.returncode == 2, p
+        assert "cmd_3.c:1: error: the fake failed" in p.stderr and "the build failed; the whole log: " + log in p.stderr, p
+        assert "serves" not in p.stdout, p
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 run_tests(globals())
