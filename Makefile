@@ -32,9 +32,12 @@ asan: deps
 	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DLOADLAB_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 
-run: build
-	@BUILD_DIR='$(BUILD_DIR)' LISTEN='$(LISTEN)' DATA_DIR='$(DATA_DIR)' LOCAL_AGENT='$(LOCAL_AGENT)' \
-		exec scripts/run-lab.sh
+# The build runs inside scripts/run-lab.sh (BUILD_FIRST=1), quietly: its
+# output goes to $(BUILD_DIR)/run-lab-build.log, the terminal gets the lab's
+# own lines.
+run: deps
+	@BUILD_DIR='$(BUILD_DIR)' JOBS='$(JOBS)' BUILD_FIRST=1 LISTEN='$(LISTEN)' DATA_DIR='$(DATA_DIR)' \
+		LOCAL_AGENT='$(LOCAL_AGENT)' exec scripts/run-lab.sh
 
 # The Windows agents (build-win64/agent/loadlab-agent.exe, x64, Vista- and
 # 10-class; build-win32/agent/loadlab-agent.exe, x86, XP-class), cross-built
