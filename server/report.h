@@ -72,16 +72,22 @@ enum report_metric {
 	REPORT_METRIC_MIN,         /* the fastest run */
 	REPORT_METRIC_OVER_FLOOR,  /* the median less the empty program's median */
 	REPORT_METRIC_FLOOR_RATIO, /* the median over the empty program's median */
+	/* compare's default: per row, floor-ratio when both sides have a
+	 * floor (every result the agent writes), else (or when its interval
+	 * cannot be drawn) the median; each row names the one it was judged by */
+	REPORT_METRIC_AUTO,
 };
 
-/* "median", "min", "over-floor" or "floor-ratio" into *RET; LL_EINVAL for
- * any other. */
+/* "median", "min", "over-floor", "floor-ratio" or "auto" into *RET;
+ * LL_EINVAL for any other (report_between.c). */
 int report_metric_parse(const char *text, enum report_metric *ret);
 const char *report_metric_name(enum report_metric metric);
 
 /* Pairs the variants and cells of two jobs: {"baseline", "candidate",
- * "max_regression_pct", "metric", "verdict", "rows", "counts"}; the rows'
- * status and regression, and so the verdict, judge METRIC. */
+ * "max_regression_pct", "metric", "verdict", "counts", "intervals", "rows"};
+ * the rows' status and regression, and so the verdict, judge METRIC, on
+ * intervals that include what varies between jobs where earlier jobs of the
+ * same cell tell it (report_between.h; each row's "interval_scope"). */
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
 			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
 

@@ -554,6 +554,18 @@ void report_row_string(struct report_row *r, const char *key, const char *s)
 		r->rc = json_append_string(r->text, s);
 }
 
+void report_row_item(struct report_row *r, const char *key, cJSON *item)
+{
+	if (r->obj) {
+		cJSON_AddItemToObject(r->obj, key, item);
+		return;
+	}
+	put_member(r, key, NULL, 0);
+	if (r->rc == 0)
+		r->rc = report_json_append(item, r->text);
+	cJSON_Delete(item);
+}
+
 void report_row_set_significant(struct report_row *r, bool v)
 {
 	struct buf *t = r->text;

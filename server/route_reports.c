@@ -87,7 +87,8 @@ int route_reports_job(struct http_request *req, struct http_reply *reply)
 int route_reports_compare(struct http_request *req, struct http_reply *reply)
 {
 	const char *format = format_of(req, reply), *text;
-	enum report_metric metric = REPORT_METRIC_MEDIAN;
+	enum report_metric metric =
+		REPORT_METRIC_AUTO; /* report.h: floor-ratio where both sides have a floor */
 	long long base, cand;
 	double max_regression = 0;
 	cJSON *comparison;
@@ -108,7 +109,7 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 	}
 	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
 		return reply_error(reply, 400, "invalid_argument",
-				   "metric must be median, min, over-floor or floor-ratio.");
+				   "metric must be auto, median, min, over-floor or floor-ratio.");
 	if (strcmp(format, "json") == 0) {
 		/* the rows printed as they are made, never a cJSON tree */
 		struct buf out;

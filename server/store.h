@@ -247,8 +247,8 @@ int store_compare_data_put(struct store *store, size_t count, const long long *r
 /* Calls FN(CONTEXT, job_id, spec, series) for up to LIMIT jobs of FAMILY
  * in state done with an id below BEFORE, newest first (SPEC: the
  * normalized spec's text; SERIES: NULL when none; both borrowed for the
- * call, and FN must not call the store). FN's negative return stops the
- * walk and is returned. */
+ * call, and FN must not call the store). A non-zero return of FN stops
+ * the walk and is returned. */
 int store_job_history(struct store *store, const char *family, long long before, int limit,
 		      int (*fn)(void *context, long long job_id, const char *spec, const char *series),
 		      void *context);
