@@ -87,9 +87,12 @@ const char *report_metric_name(enum report_metric metric);
  * "max_regression_pct", "metric", "verdict", "counts", "intervals", "rows"};
  * the rows' status and regression, and so the verdict, judge METRIC, on
  * intervals that include what varies between jobs where earlier jobs of the
- * same cell tell it (report_between.h; each row's "interval_scope"). */
+ * same cell tell it (report_between.h; each row's "interval_scope"), unless
+ * not ACROSS_JOBS (?intervals=within-job): then every row's interval is
+ * within-job, as before issue 23. */
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
+			  double max_regression_pct, enum report_metric metric, bool across_jobs,
+			  cJSON **ret_comparison);
 
 /* report_compare_metric()'s comparison as JSON appended to OUT: the text
  * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
@@ -97,9 +100,10 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
  * As report_compare_metric(), and OUT's errors (LL_ETOOBIG past its
  * limit, LL_ENOMEM; OUT then holds part of the text). */
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression_pct, enum report_metric metric, struct buf *out);
+			double max_regression_pct, enum report_metric metric, bool across_jobs,
+			struct buf *out);
 
-/* report_compare_metric() of the median. */
+/* report_compare_metric() of the median, across jobs (the series' alerts). */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
 

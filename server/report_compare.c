@@ -535,7 +535,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		   cJSON **ret_comparison)
 {
 	return report_compare_metric(store, baseline_id, candidate_id, max_regression, REPORT_METRIC_MEDIAN,
-				     ret_comparison);
+				     true, ret_comparison);
 }
 
 static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
@@ -672,8 +672,8 @@ static cJSON *significance_of(void)
  * without its brackets), and the comparison stops before "rows"
  * (report_compare_json()). */
 static int compare_jobs(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression, enum report_metric metric, struct buf *rows_text,
-			cJSON **ret_comparison)
+			double max_regression, enum report_metric metric, bool across_jobs,
+			struct buf *rows_text, cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, false, cJSON_CreateObject()},
@@ -699,7 +699,7 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 	report_side_sort_floors(&cand);
 	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
 		part.global_reason = "the jobs study different families";
-	else if ((rc = report_between_load(store, base_job, cand_job, &between)) < 0)
+	else if (across_jobs && (rc = report_between_load(store, base_job, cand_job, &between)) < 0)
 		goto done;
 	part.between = between;
 
@@ -777,13 +777,15 @@ done:
 }
 
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+			  double max_regression, enum report_metric metric, bool across_jobs,
+			  cJSON **ret_comparison)
 {
-	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, NULL, ret_comparison);
+	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs, NULL,
+			    ret_comparison);
 }
 
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression, enum report_metric metric, struct buf *out)
+			double max_regression, enum report_metric metric, bool across_jobs, struct buf *out)
 {
 	struct buf rows;
 	cJSON *comparison = NULL, *significance = significance_of();
@@ -792,8 +794,8 @@ int report_compare_json(struct store *store, long long baseline_id, long long ca
 	buf_init(&rows, out->limit);
 	if (!significance)
 		rc = LL_ENOMEM;
-	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, &rows,
-				    &comparison)) == 0 &&
+	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs,
+				    &rows, &comparison)) == 0 &&
 		 (rc = report_json_append(comparison, out)) == 0) {
 		out->data[--out->len] = 0; /* the object reopened: "rows" and "significance" follow */
 		if ((rc = buf_append_str(out, ",\"rows\":[")) == 0 &&
