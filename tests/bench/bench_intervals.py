@@ -9,7 +9,7 @@ A real loadlabd (127.0.0.1, port 0, tests/integration/harness.py) and one
 real Linux loadlab-agent; the same calibration job (`loadlab calibrate
 --agent NAME --wait`, three variants waiting 0, X and 2X us) repeated N
 times (default 20) on that agent, natively (elf, 200 us, 150 runs in 5
-rounds) and under Wine (pe, 1 ms, 300 runs in 5 rounds; the agent's own
+rounds) and under Wine (pe, 1 ms, 200 runs in 5 rounds; the agent's own
 private WINEPREFIX, WINEDEBUG=-all and wineserver, stopped by the agent;
 whatever is left under its data folder is ended by PID at the end). For
 each family it prints:
@@ -54,7 +54,7 @@ PLANS = []
 if "--skip-native" not in sys.argv:
     PLANS.append(("elf", 200, 150, 5))
 if "--skip-wine" not in sys.argv:
-    PLANS.append(("pe", 1000, 300, 5))
+    PLANS.append(("pe", 1000, 200, 5))
 COVERAGE_GOAL = 90.0
 FALSE_POSITIVE_GOAL = 5.0
 

@@ -254,16 +254,19 @@ static void test_across_jobs(void)
 
 	/* two earlier ones: too few, within-job, the interval as it was */
 	for (int i = 0; i < 2; i++)
-		cJSON_AddItemToArray(history, calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
+		cJSON_AddItemToArray(history,
+				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
 	CHECK(calibration_across_jobs(c, history) == 0);
-	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")), "within-job");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
+		     "within-job");
 	between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
 	CHECK(number(between, "jobs") == 2 && !cJSON_GetObjectItemCaseSensitive(between, "sd_us"));
 	CHECK(item(c, "interval_us", 0) == 985 && item(c, "interval_us", 1) == 1030);
 
 	/* four: tau^2 = 756.7386600627009, each half widened by z^2 tau^2 */
 	for (int i = 2; i < 4; i++)
-		cJSON_AddItemToArray(history, calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
+		cJSON_AddItemToArray(history,
+				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
 	CHECK(calibration_across_jobs(c, history) == 0);
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
 		     "within-and-between-jobs");
