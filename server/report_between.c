@@ -219,6 +219,18 @@ static int load_job(struct store *store, struct history_job *job)
 	return 0;
 }
 
+static void release_job(struct history_job *job)
+{
+	for (size_t k = 0; k < job->count; k++) {
+		report_compare_data_release(&job->tasks[k].read);
+		free(job->tasks[k].data);
+		free(job->tasks[k].key);
+	}
+	free(job->tasks);
+	job->tasks = NULL;
+	job->count = 0;
+}
+
 int report_between_load(struct store *store, const cJSON *base_job, const cJSON *cand_job,
 			struct report_between **ret)
 {
@@ -236,10 +248,16 @@ int report_between_load(struct store *store, const cJSON *base_job, const cJSON 
 	if (family && (rc = store_job_history(store, family, w.base_id > w.cand_id ? w.base_id : w.cand_id,
 					      REPORT_HISTORY_SCAN, history_walk, &w)) > 0)
 		rc = 0;
-	for (size_t i = 0; rc == 0 && i < w.count; i++) {
+	for (size_t i = 0, tasks = 0; rc == 0 && i < w.count; i++) {
 		b->jobs[i] = (struct history_job){.id = w.ids[i], .group = w.groups[i]};
 		b->count++;
 		rc = load_job(store, &b->jobs[i]);
+		tasks += b->jobs[i].count;
+		if (rc == 0 && tasks > REPORT_HISTORY_TASKS) {
+			b->count--; /* it does not fit: the newer ones are the history */
+			release_job(&b->jobs[i]);
+			break;
+		}
 	}
 	if (rc < 0) {
 		report_between_free(b);
@@ -253,14 +271,8 @@ void report_between_free(struct report_between *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->count; i++) {
-		for (size_t k = 0; k < b->jobs[i].count; k++) {
-			report_compare_data_release(&b->jobs[i].tasks[k].read);
-			free(b->jobs[i].tasks[k].data);
-			free(b->jobs[i].tasks[k].key);
-		}
-		free(b->jobs[i].tasks);
-	}
+	for (size_t i = 0; i < b->count; i++)
+		release_job(&b->jobs[i]);
 	free(b);
 }
 

@@ -9,7 +9,8 @@
  * arrive) and other than the two, of the same normalized spec as one of
  * them (report_spec_digest(): the spec without name, series, revision and
  * priority) or of the series of one of them; the REPORT_HISTORY_JOBS
- * newest, among the REPORT_HISTORY_SCAN newest jobs of the family. Each
+ * newest, among the REPORT_HISTORY_SCAN newest jobs of the family, while
+ * their tasks fit in REPORT_HISTORY_TASKS. Each
  * history job is a group of its own kind (a series, or a spec) with its
  * own mean, so two different specs' difference is no spread; a series is
  * one group across its revisions, so a series that spans real changes
@@ -39,6 +40,11 @@
 
 #define REPORT_HISTORY_JOBS 20
 #define REPORT_HISTORY_SCAN 500
+/* Tasks the history may hold in all: the newest jobs are taken while they
+ * fit (compare data of a task is some 25 KB: at most about 100 MB, and
+ * 20 bootstraps a row). A job of more tasks than this alone is compared
+ * within-job. */
+#define REPORT_HISTORY_TASKS 4096
 #define REPORT_MIN_HISTORY 3
 
 struct report_between;
