@@ -8,8 +8,8 @@ jobs"; DESIGN.md, "Trusting a verdict").
 A real loadlabd (127.0.0.1, port 0, tests/integration/harness.py) and one
 real Linux loadlab-agent; the same calibration job (`loadlab calibrate
 --agent NAME --wait`, three variants waiting 0, X and 2X us) repeated N
-times (default 20) on that agent, natively (elf, 200 us, 150 runs in 5
-rounds) and under Wine (pe, 1 ms, 200 runs in 5 rounds; the agent's own
+times (default 20) on that agent, natively (elf, 200 us, 100 runs in 4
+rounds) and under Wine (pe, 1 ms, 100 runs in 4 rounds; the agent's own
 private WINEPREFIX, WINEDEBUG=-all and wineserver, stopped by the agent;
 whatever is left under its data folder is ended by PID at the end). For
 each family it prints:
@@ -21,11 +21,14 @@ each family it prints:
   other N - 1 jobs, computed here by the same DerSimonian-Laird formula);
 - A/A: the share of compare rows called significant among all pairs of
   those jobs, through GET /api/v1/compare with its default metric (each
-  row's interval within-job or widened, as the daemon says);
+  row's interval within-job or widened, as the daemon says), and beside
+  it the same pairs with ?intervals=within-job and by the old default
+  (the median, within-job);
 
 with the goals beside them: coverage >= 90 %, A/A false positives <= 5 %,
-and BENCH lines for bench_table.py. About 20 minutes here (Wine's jobs
-take most of it).
+and BENCH lines for bench_table.py. About 25 minutes here on a loaded
+2-core machine (a Wine job of 200 runs took 125-150 s there, 100 runs
+about half; the native jobs some 15-20 s each).
 """
 import json
 import math
@@ -52,9 +55,9 @@ for i, a in enumerate(sys.argv):
         JOBS = int(sys.argv[i + 1])
 PLANS = []
 if "--skip-native" not in sys.argv:
-    PLANS.append(("elf", 200, 150, 5))
+    PLANS.append(("elf", 200, 100, 4))
 if "--skip-wine" not in sys.argv:
-    PLANS.append(("pe", 1000, 200, 5))
+    PLANS.append(("pe", 1000, 100, 4))
 COVERAGE_GOAL = 90.0
 FALSE_POSITIVE_GOAL = 5.0
 
@@ -139,26 +142,36 @@ def run_family(d, agent_name, family, delay, runs, rounds):
         loo_in += lo <= delay <= hi
     tau_all = math.sqrt(dl_tau2([x["recovered_us"] for x in cals], [variance_of(x["ci_us"]) for x in cals])) \
         if n >= 3 else float("nan")
-    # A/A: every pair of the repeated jobs, the daemon's default metric.
+    # A/A: every pair of the repeated jobs, the daemon's default metric;
+    # beside it the same pairs within-job, and by the old default (the
+    # median, within-job).
     rows = {"within-job": [0, 0], "within-and-between-jobs": [0, 0]}
+    others = {"&intervals=within-job": [0, 0], "&metric=median&intervals=within-job": [0, 0]}
     metrics = {}
     for a in range(len(job_ids)):
         for b in range(a + 1, len(job_ids)):
-            r = harness.request(d.url + "/api/v1/compare?baseline=%d&candidate=%d" % (job_ids[a], job_ids[b]),
-                                token=d.admin_token, timeout=120)
-            assert r.status == 200, r
-            for row in r.json()["rows"]:
-                if row["status"] == "not_comparable":
-                    continue
-                scope = row["interval_scope"]
-                rows[scope][0] += 1
-                rows[scope][1] += bool(row["significant"])
-                metrics[row["metric"]] = metrics.get(row["metric"], 0) + 1
+            for query in [""] + list(others):
+                r = harness.request(d.url + "/api/v1/compare?baseline=%d&candidate=%d%s"
+                                    % (job_ids[a], job_ids[b], query), token=d.admin_token, timeout=120)
+                assert r.status == 200, r
+                for row in r.json()["rows"]:
+                    if row["status"] == "not_comparable":
+                        continue
+                    if query:
+                        others[query][0] += 1
+                        others[query][1] += bool(row["significant"])
+                        continue
+                    scope = row["interval_scope"]
+                    rows[scope][0] += 1
+                    rows[scope][1] += bool(row["significant"])
+                    metrics[row["metric"]] = metrics.get(row["metric"], 0) + 1
     total = rows["within-job"][0] + rows["within-and-between-jobs"][0]
     called = rows["within-job"][1] + rows["within-and-between-jobs"][1]
     return {"family": family, "delay": delay, "runs": runs, "rounds": rounds, "n": n,
             "within": within, "daemon_n": len(daemon), "daemon_in": daemon_in, "loo_in": loo_in,
             "tau_all": tau_all, "rows": rows, "total": total, "called": called, "metrics": metrics,
+            "within_only": others["&intervals=within-job"],
+            "old_default": others["&metric=median&intervals=within-job"],
             "seconds": time.time() - started,
             "mean_recovered": sum(c["recovered_us"] for c in cals) / n if n else float("nan")}
 
@@ -182,6 +195,10 @@ def table(results):
              FALSE_POSITIVE_GOAL, False),
             ("A/A called, widened rows", r["rows"]["within-and-between-jobs"][1],
              r["rows"]["within-and-between-jobs"][0], FALSE_POSITIVE_GOAL, False),
+            ("A/A called, default, within-job", r["within_only"][1], r["within_only"][0],
+             FALSE_POSITIVE_GOAL, False),
+            ("A/A called, median within-job (old)", r["old_default"][1], r["old_default"][0],
+             FALSE_POSITIVE_GOAL, False),
         ]
         for name, k, total, goal, at_least in lines:
             value = pct(k, total)
