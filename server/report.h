@@ -11,8 +11,10 @@
  * then reads summaries only.
  *
  * Files: summary.c (one result's summary; summarizer.c runs it in the
- * background), report_job.c (a job's report), report_compare.c (two jobs),
- * report_format.c (rendering), sharing report_int.h.
+ * background), report_job.c (a job's report), report_compare.c (two jobs;
+ * report_sides.c reads each job's tasks, report_between.c adds what varies
+ * between jobs and names the metric a row is judged by), report_format.c
+ * (rendering), sharing report_int.h.
  *
  * A difference is called significant when the Mann-Whitney p < 0.05, the
  * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
