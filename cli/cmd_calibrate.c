@@ -53,7 +53,10 @@ static const char usage_text[] =
 	"what each agent recovered (the median of the per-pass differences of X\n"
 	"and 0 when they pair, else median(X) - median(0), against X, with its\n"
 	"95 % interval, and the noise) as its last calibration: `loadlab agents`, GET\n"
-	"/api/v1/agents, the dashboard's fleet page.\n"
+	"/api/v1/agents, the dashboard's fleet page. With 3 or more earlier\n"
+	"calibrations of the agent (same X, family and runner) the interval also\n"
+	"holds what varies between them (\"across N earlier calibrations\"), else it\n"
+	"is one job's (\"within-job only\").\n"
 	"  --family  elf or pe; default from the agent's facts: elf on Linux,\n"
 	"            pe elsewhere (Windows, or Wine when asked with --family pe)\n"
 	"  --runs    warm runs per variant, 3..1000 (default 100), in --rounds\n"
@@ -219,17 +222,30 @@ static long long calibration_job_id(const cJSON *c)
 static bool print_calibration(const cJSON *agent, long long job_id)
 {
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(agent, "last_calibration");
-	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(c, "ci_us");
+	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(c, "interval_us");
+	const char *scope = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope"));
+	const cJSON *between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+	const cJSON *sd = cJSON_GetObjectItemCaseSensitive(between, "sd_us");
 	const cJSON *noise = cJSON_GetObjectItemCaseSensitive(c, "noise");
 	const cJSON *max_cpu = cJSON_GetObjectItemCaseSensitive(noise, "max_other_cpu_pct");
 	const cJSON *paired = cJSON_GetObjectItemCaseSensitive(c, "paired");
-	char interval[64] = "", cpu[32] = "unknown";
+	char interval[160] = "", cpu[32] = "unknown";
 
 	if (!cJSON_IsObject(c) || calibration_job_id(c) != job_id)
 		return false;
-	if (cJSON_GetArraySize(ci) == 2)
-		snprintf(interval, sizeof(interval), "  [%.1f, %.1f]", cJSON_GetArrayItem(ci, 0)->valuedouble,
-			 cJSON_GetArrayItem(ci, 1)->valuedouble);
+	if (cJSON_GetArraySize(ci) != 2) /* recorded before interval_us existed */
+		ci = cJSON_GetObjectItemCaseSensitive(c, "ci_us");
+	if (cJSON_GetArraySize(ci) == 2 && scope && strcmp(scope, "within-and-between-jobs") == 0 &&
+	    cJSON_IsNumber(sd))
+		snprintf(interval, sizeof(interval),
+			 "  [%.1f, %.1f] across %d earlier calibrations (sd %.1f us)",
+			 cJSON_GetArrayItem(ci, 0)->valuedouble, cJSON_GetArrayItem(ci, 1)->valuedouble,
+			 (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(between, "jobs")),
+			 sd->valuedouble);
+	else if (cJSON_GetArraySize(ci) == 2)
+		snprintf(interval, sizeof(interval), "  [%.1f, %.1f]%s",
+			 cJSON_GetArrayItem(ci, 0)->valuedouble, cJSON_GetArrayItem(ci, 1)->valuedouble,
+			 scope ? " within-job only" : "");
 	if (cJSON_IsNumber(max_cpu))
 		snprintf(cpu, sizeof(cpu), "%.1f %%", max_cpu->valuedouble);
 	printf("  ");

@@ -1,5 +1,5 @@
-/* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--format F]:
- * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..; prints the
+/* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S] [--format F]:
+ * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..&intervals=..; prints the
  * comparison and exits 1 when the server's verdict is "regression".
  * loadlab compare --series NAME [--against REVISION] picks the two jobs from
  * GET /api/v1/series/{name}: its latest done job, against the done job before
@@ -19,7 +19,8 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--format table|md|csv|json]\n"
+	"usage: loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S]\n"
+	"                       [--format table|md|csv|json]\n"
 	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n\n"
 	"Compares candidate job CAND with baseline job BASE: per variant and cell, the\n"
 	"ratio with its CI and a verdict. Prints the comparison and exits 0 when there\n"
@@ -29,11 +30,17 @@ static const char usage_text[] =
 	"  --against REVISION    with --series: against the latest done job of the\n"
 	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
-	"  --metric M            the figure the verdict and exit code judge: median\n"
-	"                        (default), min (the fastest run), over-floor (the\n"
-	"                        median less the empty program's, measured in the same run)\n"
-	"                        or floor-ratio (the median over the empty program's: a\n"
-	"                        slowdown of a whole run cancels; what a CI gate should use)\n"
+	"  --metric M            the figure the verdict and exit code judge: auto (default:\n"
+	"                        floor-ratio where both sides have an empty-program floor,\n"
+	"                        as every agent's result has, else median; each row names\n"
+	"                        the one it was judged by), median, min (the fastest run),\n"
+	"                        over-floor (the median less the empty program's, measured\n"
+	"                        in the same run) or floor-ratio (the median over the empty\n"
+	"                        program's: a slowdown of a whole run cancels)\n"
+	"  --intervals S         across-jobs (default: each row's interval also holds what\n"
+	"                        varies between jobs, from 3 or more earlier jobs of the same\n"
+	"                        spec or series in its cell; the table says where there were\n"
+	"                        none) or within-job (one job's rounds only, as before)\n"
 	"  --format F            table (default; the Markdown table), md, csv or json\n";
 
 /* PCT as "5", "2.5" or "5%": a finite number from 0 to 1000. */
@@ -278,8 +285,8 @@ out:
 
 struct compare_options {
 	const char *format, *series, *against;
-	char threshold[80]; /* query arguments: "&max_regression=PCT&metric=M" */
-	char max_regression[40], metric[32];
+	char threshold[128]; /* query arguments: "&max_regression=PCT&metric=M&intervals=S" */
+	char max_regression[40], metric[32], intervals[32];
 };
 
 static int compare_option(void *context, int option, const char *value)
@@ -296,13 +303,21 @@ static int compare_option(void *context, int option, const char *value)
 				 max_regression);
 		break;
 	case 'M':
-		if (strcmp(value, "median") && strcmp(value, "min") && strcmp(value, "over-floor") &&
-		    strcmp(value, "floor-ratio"))
-			rc = err_set(LL_EINVAL,
-				     "--metric must be median, min, over-floor or floor-ratio, not '%s'.",
-				     value);
+		if (strcmp(value, "auto") && strcmp(value, "median") && strcmp(value, "min") &&
+		    strcmp(value, "over-floor") && strcmp(value, "floor-ratio"))
+			rc = err_set(
+				LL_EINVAL,
+				"--metric must be auto, median, min, over-floor or floor-ratio, not '%s'.",
+				value);
 		else
 			snprintf(o->metric, sizeof(o->metric), "&metric=%s", value);
+		break;
+	case 'I':
+		if (strcmp(value, "across-jobs") && strcmp(value, "within-job"))
+			rc = err_set(LL_EINVAL, "--intervals must be across-jobs or within-job, not '%s'.",
+				     value);
+		else
+			snprintf(o->intervals, sizeof(o->intervals), "&intervals=%s", value);
 		break;
 	case 'f':
 		rc = args_format(value, &o->format);
@@ -320,9 +335,13 @@ static int compare_option(void *context, int option, const char *value)
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"max-regression", required_argument, NULL, 'm'}, {"format", required_argument, NULL, 'f'},
-		{"series", required_argument, NULL, 's'},         {"against", required_argument, NULL, 'a'},
-		{"metric", required_argument, NULL, 'M'},         {NULL, 0, NULL, 0},
+		{"max-regression", required_argument, NULL, 'm'},
+		{"format", required_argument, NULL, 'f'},
+		{"series", required_argument, NULL, 's'},
+		{"against", required_argument, NULL, 'a'},
+		{"metric", required_argument, NULL, 'M'},
+		{"intervals", required_argument, NULL, 'I'},
+		{NULL, 0, NULL, 0},
 	};
 	struct compare_options o = {.format = "md"};
 	long long base, candidate;
@@ -331,7 +350,7 @@ int cmd_compare(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	snprintf(o.threshold, sizeof(o.threshold), "%s%s", o.max_regression, o.metric);
+	snprintf(o.threshold, sizeof(o.threshold), "%s%s%s", o.max_regression, o.metric, o.intervals);
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
 	if (o.series) {

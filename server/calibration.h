@@ -27,11 +27,39 @@
  */
 int calibration_compute(const cJSON *spec, const cJSON *result, cJSON **ret);
 
+/* Earlier calibrations that widen one's interval: at most this many, the
+ * newest (docs/statistics.md, "Intervals across jobs"), and at least
+ * CALIBRATION_MIN_HISTORY. */
+#define CALIBRATION_HISTORY_JOBS 20
+#define CALIBRATION_MIN_HISTORY 3
+
+/*
+ * Says the scope of CALIBRATION's interval (calibration_compute()'s
+ * object, within-job) from HISTORY, an array of the same agent's earlier
+ * calibrations of the same injected cost, family and runner (each
+ * within-job, as calibration_compute() gave it): with at least
+ * CALIBRATION_MIN_HISTORY of them whose "ci_us" is an interval, the
+ * DerSimonian-Laird tau^2 of their "recovered_us" (microseconds, each
+ * weighed by the variance its own 95 % interval implies:
+ * stats_between_variance()) widens each half of the interval around
+ * recovered_us to sqrt(h^2 + z^2 tau^2) (stats_widen_half_width(), one
+ * job's shift): "interval_us" becomes that, "interval_scope"
+ * "within-and-between-jobs", and "between_jobs" {"jobs": k, "sd_us": tau}
+ * is added; the same for the 2X cost from "recovered_2x_us" and
+ * "ci_2x_us" ("interval_2x_us", "between_jobs"."sd_2x_us"). "ci_us" and
+ * "ci_2x_us" stay the within-job intervals. Otherwise "interval_scope"
+ * stays "within-job" and "between_jobs" is {"jobs": k} (k < 3 usable).
+ * LL_ENOMEM.
+ */
+int calibration_across_jobs(cJSON *calibration, const cJSON *history);
+
 /*
  * Called once a task's result is stored: when the task belongs to a
  * calibration job, records calibration_compute() of RESULT, with "job_id",
  * "task_id", "result_id" and "at" (NOW_MS, RFC 3339), as agent AGENT_ID's
- * last calibration. Anything else is left alone. A failure is logged, not
+ * last calibration, its interval widened by calibration_across_jobs() of
+ * the agent's earlier ones (kept within-job in the store). Anything else
+ * is left alone. A failure is logged, not
  * returned: the result itself is stored either way.
  */
 void calibration_note(struct store *store, long long agent_id, long long task_id, long long result_id,

@@ -11,8 +11,10 @@
  * then reads summaries only.
  *
  * Files: summary.c (one result's summary; summarizer.c runs it in the
- * background), report_job.c (a job's report), report_compare.c (two jobs),
- * report_format.c (rendering), sharing report_int.h.
+ * background), report_job.c (a job's report), report_compare.c (two jobs;
+ * report_sides.c reads each job's tasks, report_between.c adds what varies
+ * between jobs and names the metric a row is judged by), report_format.c
+ * (rendering), sharing report_int.h.
  *
  * A difference is called significant when the Mann-Whitney p < 0.05, the
  * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
@@ -72,18 +74,27 @@ enum report_metric {
 	REPORT_METRIC_MIN,         /* the fastest run */
 	REPORT_METRIC_OVER_FLOOR,  /* the median less the empty program's median */
 	REPORT_METRIC_FLOOR_RATIO, /* the median over the empty program's median */
+	/* compare's default: per row, floor-ratio when both sides have a
+	 * floor (every result the agent writes), else (or when its interval
+	 * cannot be drawn) the median; each row names the one it was judged by */
+	REPORT_METRIC_AUTO,
 };
 
-/* "median", "min", "over-floor" or "floor-ratio" into *RET; LL_EINVAL for
- * any other. */
+/* "median", "min", "over-floor", "floor-ratio" or "auto" into *RET;
+ * LL_EINVAL for any other (report_between.c). */
 int report_metric_parse(const char *text, enum report_metric *ret);
 const char *report_metric_name(enum report_metric metric);
 
 /* Pairs the variants and cells of two jobs: {"baseline", "candidate",
- * "max_regression_pct", "metric", "verdict", "rows", "counts"}; the rows'
- * status and regression, and so the verdict, judge METRIC. */
+ * "max_regression_pct", "metric", "verdict", "counts", "intervals", "rows"};
+ * the rows' status and regression, and so the verdict, judge METRIC, on
+ * intervals that include what varies between jobs where earlier jobs of the
+ * same cell tell it (report_between.h; each row's "interval_scope"), unless
+ * not ACROSS_JOBS (?intervals=within-job): then every row's interval is
+ * within-job, as before issue 23. */
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression_pct, enum report_metric metric, cJSON **ret_comparison);
+			  double max_regression_pct, enum report_metric metric, bool across_jobs,
+			  cJSON **ret_comparison);
 
 /* report_compare_metric()'s comparison as JSON appended to OUT: the text
  * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
@@ -91,9 +102,10 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
  * As report_compare_metric(), and OUT's errors (LL_ETOOBIG past its
  * limit, LL_ENOMEM; OUT then holds part of the text). */
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression_pct, enum report_metric metric, struct buf *out);
+			double max_regression_pct, enum report_metric metric, bool across_jobs,
+			struct buf *out);
 
-/* report_compare_metric() of the median. */
+/* report_compare_metric() of the median, across jobs (the series' alerts). */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
 

@@ -1,7 +1,9 @@
 /* Two jobs compared for CI: see report.h. */
+#include "report_between.h"
 #include "report_int.h"
 #include "report_paired.h"
 #include "report_row.h"
+#include "report_sides.h"
 #include "summary.h"
 
 #include "loadlab/err.h"
@@ -15,237 +17,6 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
-
-/* A side's tasks in task order, a later task of a cell replacing the
- * earlier one at the end, with a hash index over the cells' keys (open
- * addressing, never full). Each task holds what compare needs of its
- * result (report_compare_data.c), cached or computed here. */
-struct side_task {
-	char *key, *state, *last_error;
-	bool replaced;
-	long long result_id;
-	bool has_result; /* the result could be read */
-	void *data;      /* compare data computed here (else READ points into the side's blocks) */
-	struct report_compare_data read;
-	struct report_sample floor; /* the floor sorted, when it has samples */
-};
-
-/* Memory the store's cached compare data is copied into, 8-byte aligned:
- * mappings of at least BLOCK_SIZE bytes, huge pages asked for (copied blob
- * by blob into the heap, 2,000 blobs of 25 KB cost a page fault per 4 KiB
- * and the heap's growth). */
-#define BLOCK_SIZE (32u << 20)
-
-struct block {
-	struct block *next;
-	size_t size, used;
-};
-
-struct compare_side {
-	struct side_task *tasks;
-	size_t count, room;
-	size_t capacity; /* of the index: a power of two, over twice the count */
-	size_t *index;   /* task number + 1; 0: empty */
-	struct block *blocks;
-};
-
-/* A copy of LEN bytes of DATA followed by MORE_LEN bytes of MORE in
- * SIDE's blocks; NULL when out of memory. */
-static void *block_copy(struct compare_side *side, const void *data, size_t len, const void *more,
-			size_t more_len)
-{
-	struct block *b = side->blocks;
-	size_t need = (len + more_len + 7) & ~(size_t)7, head = (sizeof(*b) + 7) & ~(size_t)7;
-	void *at;
-
-	if (!b || b->size - b->used < need) {
-		size_t size = need + head > BLOCK_SIZE ? need + head : BLOCK_SIZE;
-		void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (map == MAP_FAILED)
-			return NULL;
-		madvise(map, size, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
-		b = map;
-		*b = (struct block){.next = side->blocks, .size = size, .used = head};
-		side->blocks = b;
-	}
-	at = (char *)b + b->used;
-	memcpy(at, data, len);
-	memcpy((char *)at + len, more, more_len);
-	b->used += need;
-	return at;
-}
-
-static size_t *slot_of(struct compare_side *side, const char *key)
-{
-	size_t i = (size_t)stats_seed_of(key) & (side->capacity - 1);
-
-	while (side->index[i] && strcmp(side->tasks[side->index[i] - 1].key, key) != 0)
-		i = (i + 1) & (side->capacity - 1);
-	return &side->index[i];
-}
-
-static struct side_task *find_task(struct compare_side *side, const char *key)
-{
-	size_t at = side->index ? *slot_of(side, key) : 0;
-
-	return at ? &side->tasks[at - 1] : NULL;
-}
-
-/* Room for one more task; LL_ENOMEM. */
-static int side_grow(struct compare_side *side)
-{
-	if (side->count == side->room) {
-		size_t room = side->room ? side->room * 2 : 64;
-		struct side_task *tasks = realloc(side->tasks, room * sizeof(*tasks));
-		if (!tasks)
-			return LL_ENOMEM;
-		side->tasks = tasks;
-		side->room = room;
-	}
-	if ((side->count + 1) * 2 + 2 > side->capacity) {
-		size_t capacity = side->capacity ? side->capacity * 2 : 128;
-		size_t *index = calloc(capacity, sizeof(*index));
-		if (!index)
-			return LL_ENOMEM;
-		free(side->index);
-		side->index = index;
-		side->capacity = capacity;
-		for (size_t i = 0; i < side->count; i++)
-			if (!side->tasks[i].replaced)
-				*slot_of(side, side->tasks[i].key) = i + 1;
-	}
-	return 0;
-}
-
-static void side_release(struct compare_side *side)
-{
-	for (size_t i = 0; i < side->count; i++) {
-		free(side->tasks[i].key);
-		free(side->tasks[i].state);
-		free(side->tasks[i].last_error);
-		free(side->tasks[i].data);
-		report_compare_data_release(&side->tasks[i].read);
-		report_sample_release(&side->tasks[i].floor);
-	}
-	free(side->tasks);
-	free(side->index);
-	while (side->blocks) {
-		struct block *b = side->blocks;
-		side->blocks = b->next;
-		munmap(b, b->size);
-	}
-}
-
-/* The context of collect_side(): a side, its role, bodies to summarize. */
-struct collect {
-	struct compare_side *side;
-	bool candidate;
-	cJSON *bodies; /* {"<task number>": result text, or null: read it} */
-};
-
-/* What a side in the role CANDIDATE reads of compare data DATA (LEN
- * bytes, report_compare_data_role()) copied into SIDE's blocks and read
- * into *RET; LL_EFORMAT, LL_ENOMEM. */
-static int read_part(struct compare_side *side, bool candidate, const void *data, size_t len,
-		     struct report_compare_data *ret)
-{
-	size_t common, at, section;
-	void *copy;
-
-	if (report_compare_data_role(data, len, candidate, &common, &at, &section) < 0)
-		return LL_EFORMAT;
-	if (!(copy = block_copy(side, data, common, (const char *)data + at, section)))
-		return LL_ENOMEM;
-	return report_compare_data_read(copy, common + section, candidate, ret);
-}
-
-static int collect_side(void *context, const struct store_report_row *row)
-{
-	struct collect *c = context;
-	struct compare_side *side = c->side;
-	struct side_task *t;
-	cJSON *cell = NULL;
-	size_t *slot;
-	char key[512];
-
-	if (side_grow(side) < 0)
-		return LL_ENOMEM;
-	json_parse_object(row->cell, strlen(row->cell), 0, &cell);
-	report_cell_key(cell, key, sizeof(key));
-	cJSON_Delete(cell);
-	t = &side->tasks[side->count];
-	*t = (struct side_task){.key = strdup(key),
-				.state = strdup(row->state),
-				.last_error = row->last_error ? strdup(row->last_error) : NULL,
-				.result_id = row->result_id};
-	if (!t->key || !t->state || (row->last_error && !t->last_error)) {
-		free(t->key);
-		free(t->state);
-		free(t->last_error);
-		return LL_ENOMEM;
-	}
-	if (row->result_id && row->compare && row->summary_version == REPORT_SUMMARY_VERSION &&
-	    read_part(side, c->candidate, row->compare, row->compare_len, &t->read) == 0) {
-		t->has_result = true;
-	} else if (row->result_id) {
-		/* no usable data: from the text (null: read after the walk) */
-		char name[32];
-		snprintf(name, sizeof(name), "%zu", side->count);
-		cJSON_AddItemToObject(c->bodies, name,
-				      row->body ? cJSON_CreateString(row->body) : cJSON_CreateNull());
-	}
-	slot = slot_of(side, key);
-	if (*slot)
-		side->tasks[*slot - 1].replaced = true;
-	*slot = ++side->count;
-	return 0;
-}
-
-/* Compare's data of the results whose data was not cached, from their
- * texts, and cached for the next compares (summary.h). */
-static void summarize_bodies(struct store *store, struct compare_side *side, bool candidate,
-			     const cJSON *bodies)
-{
-	struct report_data_kept kept = {0};
-	struct report_sample room = {0};
-	const cJSON *b;
-
-	cJSON_ArrayForEach(b, bodies) {
-		struct side_task *t = &side->tasks[strtoul(b->string, NULL, 10)];
-		cJSON *result = NULL;
-		void *data = NULL;
-		char *read = NULL;
-		const char *text = b->valuestring;
-		size_t len = 0;
-		if (!text && store_result_get(store, t->result_id, &read) == 0)
-			text = read;
-		if (text && json_parse_object(text, strlen(text), REPORT_MAX_BODY_DEPTH, &result) == 0 &&
-		    report_compare_data(result, t->key, &room, &data, &len) == 0) {
-			report_compare_data_release(&t->read);
-			free(t->data);
-			t->data = data; /* kept whole until stored */
-			data = NULL;
-			if (read_part(side, candidate, t->data, len, &t->read) == 0)
-				t->has_result = true;
-			report_data_keep(&kept, t->result_id, t->data, len);
-		}
-		free(data);
-		free(read);
-		cJSON_Delete(result);
-	}
-	report_data_store(&kept, store);
-	report_sample_release(&room);
-}
-
-/* Every task's floor sorted once (each serves the task's every row). */
-static void sort_floors(struct compare_side *side)
-{
-	for (size_t i = 0; i < side->count; i++) {
-		struct side_task *t = &side->tasks[i];
-		if (t->has_result && t->read.floor.values)
-			report_sample_set(&t->floor, t->read.floor.values, t->read.floor.n);
-	}
-}
 
 static bool facts_differ(const struct report_compare_data *a, const struct report_compare_data *b,
 			 char *reason, size_t size)
@@ -287,8 +58,19 @@ struct row_room {
 /* What a row's figures found, for its metric. */
 struct row_figures {
 	double change, min_change, min_lo, min_hi;
+	double lo, hi, p; /* the median ratio's interval and test */
 	bool significant, min_ci;
 };
+
+/* The median ratio's interval and test from ROW's figures, for the
+ * between-job term (report_between_judge()), before they are taken. */
+static void keep_interval(struct report_row *row, struct row_figures *f)
+{
+	f->lo = number(row->figures, "ratio_ci_low", 0);
+	f->hi = number(row->figures, "ratio_ci_high", 0);
+	f->p = number(row->figures, "p_value", 1);
+	report_row_take(row);
+}
 
 /* Significant by a ratio's interval LO .. HI alone (CHANGE in %): all of it beyond the least effect. */
 static bool interval_significant(double lo, double hi, double change)
@@ -334,7 +116,7 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
-	report_row_take(row);
+	keep_interval(row, f);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 2 * r, bv->ranks + 2 * r, cv->values, cv->n,
 				   cv->ranks + 2 * r, cv->ranks + 2 * r, STATS_MIN, 0.95, r, &lo, &hi) == 0)
 		add_min_interval(row, sx.min, sy.min, lo, hi, f);
@@ -374,7 +156,7 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 				   stats_seed_of(key) ^ stats_seed_of(variant), false, row->figures,
 				   &f->change, &f->significant) < 0)
 		return LL_EINVAL;
-	report_row_take(row);
+	keep_interval(row, f);
 	if (report_sample_bootstrap_ratio_ci(&room->base, &room->cand, STATS_MIN, 0.95,
 					     REPORT_COMPARE_RESAMPLES, stats_seed_of(variant), true, &lo,
 					     &hi) == 0)
@@ -439,7 +221,7 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 	    stats_mann_whitney(my, y.rounds, mx, x.rounds, &u, &p) < 0)
 		goto done;
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
-	report_row_take(row);
+	keep_interval(row, f);
 	f->significant = interval_significant(lo, hi, f->change);
 	report_row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
@@ -547,7 +329,7 @@ static int floor_interval(struct floor_sides *f, bool divide, struct row_room *r
  * (no figure). */
 struct floor_figures {
 	int over_rc, ratio_rc;
-	double over_change, ratio_change;
+	double over_change, ratio_change, over_lo, over_hi, ratio_lo, ratio_hi;
 	bool over_significant, ratio_significant;
 };
 
@@ -591,6 +373,8 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 	report_row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
 	report_row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
 	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
+	ff->ratio_lo = lo;
+	ff->ratio_hi = hi;
 	ff->ratio_rc = 0;
 }
 
@@ -632,17 +416,23 @@ static void over_floor(const char *variant, const char *key, const struct report
 		report_row_number(row, "over_floor_change_pct", round_to(change, 0.01));
 		ff->over_change = change;
 		ff->over_significant = interval_significant(lo, hi, change);
+		ff->over_lo = lo;
+		ff->over_hi = hi;
 		ff->over_rc = 0;
 	}
 	if (ratio)
 		floor_ratio(&f, mx, mxf, my, myf, room, row, ff);
 }
 
-/* One row, judged by METRIC, written to ROW; ROW's RC. */
+/* One row, judged by METRIC (AUTO: report.h) with the between-job term
+ * of BETWEEN, written to ROW; ROW's RC. *USED_BETWEEN: whether it was. */
 static int compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
 		       const char *global_reason, double max_regression, enum report_metric metric,
-		       struct row_room *room, struct report_row *row)
+		       const struct report_between *between, struct row_room *room, struct report_row *row,
+		       bool *used_between)
 {
+	struct report_judged j = {0};
+	const bool automatic = metric == REPORT_METRIC_AUTO;
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
 	struct row_figures f = {0};
 	struct floor_figures ff = {0};
@@ -683,11 +473,22 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 		return not_comparable(row, "warm samples are missing");
 	if (rc < 0)
 		return not_comparable(row, "the baseline's times are zero");
+	if (automatic)
+		metric = base->read.floor.values && cand->read.floor.values ? REPORT_METRIC_FLOOR_RATIO
+									    : REPORT_METRIC_MEDIAN;
 	over_floor(variant, base->key, bv, cv, base, cand, rounds, metric == REPORT_METRIC_FLOOR_RATIO, room,
 		   row, &ff);
+	if (automatic && ff.ratio_rc < 0)
+		metric = REPORT_METRIC_MEDIAN; /* the default's fallback */
 	switch (metric) {
+	case REPORT_METRIC_AUTO: /* decided above */
 	case REPORT_METRIC_MEDIAN:
-		change = f.change;
+		j = (struct report_judged){.metric = REPORT_METRIC_MEDIAN,
+					   .change = f.change,
+					   .low = f.lo,
+					   .high = f.hi,
+					   .per_sample = !rounds,
+					   .p = f.p};
 		significant = f.significant;
 		break;
 	case REPORT_METRIC_MIN:
@@ -695,6 +496,8 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 			return not_comparable(row, "the minimum's interval could not be drawn");
 		change = f.min_change;
 		significant = interval_significant(f.min_lo, f.min_hi, change);
+		j = (struct report_judged){
+			.metric = metric, .change = change, .low = f.min_lo, .high = f.min_hi};
 		break;
 	case REPORT_METRIC_OVER_FLOOR:
 	case REPORT_METRIC_FLOOR_RATIO: {
@@ -709,10 +512,17 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 							: "the floor ratio's interval could not be drawn");
 		change = over ? ff.over_change : ff.ratio_change;
 		significant = over ? ff.over_significant : ff.ratio_significant;
+		j = (struct report_judged){.metric = metric,
+					   .change = change,
+					   .low = over ? ff.over_lo : ff.ratio_lo,
+					   .high = over ? ff.over_hi : ff.ratio_hi};
 		break;
 	}
 	}
-	if (metric != REPORT_METRIC_MEDIAN)
+	change = j.change;
+	j.significant = significant;
+	significant = report_between_judge(between, variant, base->key, &base->read, &j, row, used_between);
+	if (j.metric != REPORT_METRIC_MEDIAN || significant != j.significant)
 		report_row_set_significant(row, significant);
 	row->status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
 	row->regression = significant && change > 0 && change > max_regression;
@@ -721,30 +531,11 @@ static int compare_row(const char *variant, const struct side_task *base, const 
 	return row->rc;
 }
 
-int report_metric_parse(const char *text, enum report_metric *ret)
-{
-	for (int m = REPORT_METRIC_MEDIAN; m <= REPORT_METRIC_FLOOR_RATIO; m++)
-		if (strcmp(text, report_metric_name((enum report_metric)m)) == 0) {
-			*ret = (enum report_metric)m;
-			return 0;
-		}
-	return err_set(LL_EINVAL, "metric must be median, min, over-floor or floor-ratio, not '%.40s'.",
-		       text);
-}
-
-const char *report_metric_name(enum report_metric metric)
-{
-	return metric == REPORT_METRIC_MIN           ? "min"
-	       : metric == REPORT_METRIC_OVER_FLOOR  ? "over-floor"
-	       : metric == REPORT_METRIC_FLOOR_RATIO ? "floor-ratio"
-						     : "median";
-}
-
 int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,
 		   cJSON **ret_comparison)
 {
 	return report_compare_metric(store, baseline_id, candidate_id, max_regression, REPORT_METRIC_MEDIAN,
-				     ret_comparison);
+				     true, ret_comparison);
 }
 
 static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
@@ -760,9 +551,10 @@ struct rows_part {
 	const char *global_reason;
 	double max_regression;
 	enum report_metric metric;
+	const struct report_between *between;
 	cJSON *rows;
 	struct buf *text;
-	int status_counts[4], regressions, rc;
+	int status_counts[4], regressions, between_rows, rc;
 };
 
 static void *rows_run(void *arg)
@@ -781,6 +573,7 @@ static void *rows_run(void *arg)
 			const struct side_task *t = &p->base->tasks[i];
 			struct report_row row = {.text = p->text, .first = true, .figures = figures};
 			size_t k = 0;
+			bool between = false;
 			if (t->replaced)
 				continue;
 			if (p->text) /* after the last row */
@@ -791,9 +584,9 @@ static void *rows_run(void *arg)
 			cJSON_Delete(figures->child);
 			figures->child = NULL;
 			if (p->rc < 0 ||
-			    (p->rc = compare_row(string(v, "name"), t, find_task(p->cand, t->key),
-						 p->global_reason, p->max_regression, p->metric, &room,
-						 &row)) < 0 ||
+			    (p->rc = compare_row(string(v, "name"), t, report_side_find(p->cand, t->key),
+						 p->global_reason, p->max_regression, p->metric, p->between,
+						 &room, &row, &between)) < 0 ||
 			    (p->text && (p->rc = buf_append(p->text, "}", 1)) < 0)) {
 				cJSON_Delete(row.obj);
 				break;
@@ -802,6 +595,7 @@ static void *rows_run(void *arg)
 				k++;
 			p->status_counts[k]++;
 			p->regressions += row.regression;
+			p->between_rows += between;
 			if (row.obj)
 				cJSON_AddItemToArray(p->rows, row.obj);
 		}
@@ -856,6 +650,7 @@ static int rows_write(struct rows_part *part, size_t tasks, struct buf *second_t
 	for (int i = 0; i < 4; i++)
 		part->status_counts[i] += second.status_counts[i];
 	part->regressions += second.regressions;
+	part->between_rows += second.between_rows;
 	return part->rc;
 }
 
@@ -877,32 +672,36 @@ static cJSON *significance_of(void)
  * without its brackets), and the comparison stops before "rows"
  * (report_compare_json()). */
 static int compare_jobs(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression, enum report_metric metric, struct buf *rows_text,
-			cJSON **ret_comparison)
+			double max_regression, enum report_metric metric, bool across_jobs,
+			struct buf *rows_text, cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, false, cJSON_CreateObject()},
 		       cand_collect = {&cand, true, cJSON_CreateObject()};
 	struct rows_part part = {.metric = metric, .max_regression = max_regression, .text = rows_text};
 	struct buf second_text;
-	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts;
+	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts, *intervals;
+	struct report_between *between = NULL;
 	int rc;
 
 	buf_init(&second_text, rows_text ? rows_text->limit : 0);
 
 	if ((rc = store_job_get(store, baseline_id, &base_job)) < 0 ||
 	    (rc = store_job_get(store, candidate_id, &cand_job)) < 0 ||
-	    (rc = store_job_compare_rows(store, baseline_id, REPORT_SUMMARY_VERSION, collect_side,
+	    (rc = store_job_compare_rows(store, baseline_id, REPORT_SUMMARY_VERSION, report_side_collect,
 					 &base_collect)) < 0 ||
-	    (rc = store_job_compare_rows(store, candidate_id, REPORT_SUMMARY_VERSION, collect_side,
+	    (rc = store_job_compare_rows(store, candidate_id, REPORT_SUMMARY_VERSION, report_side_collect,
 					 &cand_collect)) < 0)
 		goto done;
-	summarize_bodies(store, &base, false, base_collect.bodies);
-	summarize_bodies(store, &cand, true, cand_collect.bodies);
-	sort_floors(&base);
-	sort_floors(&cand);
+	report_side_summarize(store, &base, false, base_collect.bodies);
+	report_side_summarize(store, &cand, true, cand_collect.bodies);
+	report_side_sort_floors(&base);
+	report_side_sort_floors(&cand);
 	if (strcmp(string(base_job, "family"), string(cand_job, "family")) != 0)
 		part.global_reason = "the jobs study different families";
+	else if (across_jobs && (rc = report_between_load(store, base_job, cand_job, &between)) < 0)
+		goto done;
+	part.between = between;
 
 	out = cJSON_CreateObject();
 	for (int side = 0; side < 2; side++) {
@@ -947,6 +746,15 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 	for (size_t i = 0; i < 4; i++)
 		cJSON_AddNumberToObject(counts, statuses[i], part.status_counts[i]);
 	cJSON_AddNumberToObject(counts, "regressions", part.regressions);
+	intervals = cJSON_AddObjectToObject(out, "intervals"); /* what the rows' interval_scope add up to */
+	cJSON_AddStringToObject(intervals, "scope",
+				!part.between_rows ? "within-job"
+				: part.between_rows == part.status_counts[0] + part.status_counts[1] +
+							       part.status_counts[2]
+					? "within-and-between-jobs"
+					: "mixed");
+	cJSON_AddNumberToObject(intervals, "history_jobs", (double)report_between_jobs(between));
+	cJSON_AddNumberToObject(intervals, "rows_within_and_between_jobs", part.between_rows);
 	if (rows) {
 		cJSON_AddItemToObject(out, "rows", rows);
 		rows = NULL;
@@ -960,21 +768,24 @@ done:
 	buf_release(&second_text);
 	cJSON_Delete(base_job);
 	cJSON_Delete(cand_job);
-	side_release(&base);
-	side_release(&cand);
+	report_side_release(&base);
+	report_side_release(&cand);
+	report_between_free(between);
 	cJSON_Delete(base_collect.bodies);
 	cJSON_Delete(cand_collect.bodies);
 	return rc;
 }
 
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
-			  double max_regression, enum report_metric metric, cJSON **ret_comparison)
+			  double max_regression, enum report_metric metric, bool across_jobs,
+			  cJSON **ret_comparison)
 {
-	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, NULL, ret_comparison);
+	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs, NULL,
+			    ret_comparison);
 }
 
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression, enum report_metric metric, struct buf *out)
+			double max_regression, enum report_metric metric, bool across_jobs, struct buf *out)
 {
 	struct buf rows;
 	cJSON *comparison = NULL, *significance = significance_of();
@@ -983,8 +794,8 @@ int report_compare_json(struct store *store, long long baseline_id, long long ca
 	buf_init(&rows, out->limit);
 	if (!significance)
 		rc = LL_ENOMEM;
-	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, &rows,
-				    &comparison)) == 0 &&
+	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs,
+				    &rows, &comparison)) == 0 &&
 		 (rc = report_json_append(comparison, out)) == 0) {
 		out->data[--out->len] = 0; /* the object reopened: "rows" and "significance" follow */
 		if ((rc = buf_append_str(out, ",\"rows\":[")) == 0 &&

@@ -381,14 +381,49 @@ static double field(const cJSON *row, const char *name)
 	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
 }
 
+/* The columns of METRIC, or FALLBACK. */
+static const struct metric_columns *metric_of(const char *metric, const struct metric_columns *fallback)
+{
+	for (size_t i = 0; i < sizeof(metric_columns) / sizeof(metric_columns[0]); i++)
+		if (strcmp(metric, metric_columns[i].metric) == 0)
+			return &metric_columns[i];
+	return fallback;
+}
+
+/* The comparison's "intervals" (report.h) said in one line: whether the
+ * intervals hold what varies between jobs, or one job's rounds only. */
+static void intervals_line(const cJSON *intervals, struct buf *out)
+{
+	const char *scope = text(intervals, "scope");
+	int rows = (int)field(intervals, "rows_within_and_between_jobs");
+
+	if (!intervals)
+		return;
+	if (strcmp(scope, "within-job") == 0)
+		buf_append_str(
+			out, "Intervals are within-job only: no cell had 3 or more earlier jobs of the same "
+			     "spec or series to tell what varies between jobs.\n\n");
+	else
+		buf_printf(out,
+			   "Intervals hold what varies between jobs in %d row%s (\"across jobs\", from %d "
+			   "earlier "
+			   "job%s of the same spec or series)%s.\n\n",
+			   rows, rows == 1 ? "" : "s", (int)field(intervals, "history_jobs"),
+			   field(intervals, "history_jobs") == 1 ? "" : "s",
+			   strcmp(scope, "mixed") == 0 ? "; the others are within-job only" : "");
+}
+
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out)
 {
 	const cJSON *row, *base = get(comparison, "baseline"), *cand = get(comparison, "candidate");
 	const cJSON *counts = get(comparison, "counts");
-	const struct metric_columns *m = metric_columns;
+	const struct metric_columns *m = metric_columns, *rm;
+	const bool automatic = strcmp(text(comparison, "metric"), "auto") == 0;
+	bool across;
 
 	if (strcmp(format, "csv") == 0) {
-		const char *const *more = strcmp(text(comparison, "metric"), "floor-ratio") == 0
+		const char *const *more = strcmp(text(comparison, "metric"), "floor-ratio") == 0 ||
+							  strcmp(text(comparison, "metric"), "auto") == 0
 						  ? compare_csv_floor_ratio_fields
 						  : compare_csv_floor_ratio_fields + 6;
 		for (int i = 0; compare_csv_fields[i]; i++)
@@ -427,12 +462,14 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		cJSON_free(a);
 		cJSON_free(b);
 	}
-	for (size_t i = 0; i < sizeof(metric_columns) / sizeof(metric_columns[0]); i++)
-		if (strcmp(text(comparison, "metric"), metric_columns[i].metric) == 0)
-			m = &metric_columns[i];
-	if (m != metric_columns)
+	m = metric_of(text(comparison, "metric"), metric_columns);
+	if (automatic)
+		buf_append_str(out, "Judged by the median / floor where both sides have a floor, else by the "
+				    "median (each row says which).\n\n");
+	else if (m != metric_columns)
 		buf_printf(out, "Judged by the %s.\n\n", m->title);
-	if (strcmp(m->metric, "floor-ratio") == 0) { /* paired12's legend line */
+	intervals_line(get(comparison, "intervals"), out);
+	if (strcmp(m->metric, "floor-ratio") == 0 || automatic) { /* paired12's legend line */
 		int paired = 0, rows = 0;
 		cJSON_ArrayForEach(row, get(comparison, "rows")) {
 			rows += get(row, "floor_ratio_paired") != NULL;
@@ -446,7 +483,7 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	buf_printf(out,
 		   "| variant | cell | baseline %s | candidate %s | ratio [95 %% CI] | "
 		   "change | verdict |\n|---|---|---|---|---|---|---|\n",
-		   m->title, m->title);
+		   automatic ? "figure" : m->title, automatic ? "figure" : m->title);
 	cJSON_ArrayForEach(row, get(comparison, "rows")) {
 		buf_append_str(out, "| ");
 		md_escape(out, text(row, "variant"));
@@ -458,13 +495,19 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			buf_append_str(out, " |\n");
 			continue;
 		}
-		buf_printf(out, " | %.*f%s | %.*f%s | %.3f [%.3f, %.3f] | %+.1f %% | %s%s%s |\n", m->digits,
-			   field(row, m->base), m->unit, m->digits, field(row, m->cand), m->unit,
-			   m->ratio ? field(row, m->ratio) : field(row, m->change) / 100 + 1,
-			   field(row, m->low), field(row, m->high), field(row, m->change),
-			   text(row, "status"),
+		rm = automatic ? metric_of(text(row, "metric"), m) : m;
+		across = strcmp(text(row, "interval_scope"), "within-and-between-jobs") == 0;
+		buf_printf(out, " | %.*f%s | %.*f%s | %.3f [%.3f, %.3f]%s | %+.1f %% | %s%s%s%s |\n",
+			   rm->digits, field(row, rm->base), rm->unit, rm->digits, field(row, rm->cand),
+			   rm->unit, rm->ratio ? field(row, rm->ratio) : field(row, rm->change) / 100 + 1,
+			   field(row, get(row, "interval_low") ? "interval_low" : rm->low),
+			   field(row, get(row, "interval_high") ? "interval_high" : rm->high),
+			   across ? " across jobs" : "", field(row, rm->change), text(row, "status"),
 			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "",
-			   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "");
+			   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
+			   automatic ? strcmp(rm->metric, "floor-ratio") == 0 ? " (median / floor)"
+									      : " (median)"
+				     : "");
 	}
 	return 0;
 }
@@ -552,6 +595,18 @@ void report_row_string(struct report_row *r, const char *key, const char *s)
 	put_member(r, key, NULL, 0);
 	if (r->rc == 0)
 		r->rc = json_append_string(r->text, s);
+}
+
+void report_row_item(struct report_row *r, const char *key, cJSON *item)
+{
+	if (r->obj) {
+		cJSON_AddItemToObject(r->obj, key, item);
+		return;
+	}
+	put_member(r, key, NULL, 0);
+	if (r->rc == 0)
+		r->rc = report_json_append(item, r->text);
+	cJSON_Delete(item);
 }
 
 void report_row_set_significant(struct report_row *r, bool v)

@@ -43,6 +43,9 @@ void report_row_bool(struct report_row *r, const char *key, bool v);
 /* Adds "KEY": S; nothing for a NULL S, as cJSON_AddStringToObject(). */
 void report_row_string(struct report_row *r, const char *key, const char *s);
 
+/* Adds "KEY": ITEM (taken, deleted here when written as text). */
+void report_row_item(struct report_row *r, const char *key, cJSON *item);
+
 /* "significant" set to V where it is, as cJSON_ReplaceItemInObject()
  * does; nothing when the row has none. */
 void report_row_set_significant(struct report_row *r, bool v);

@@ -87,9 +87,11 @@ int route_reports_job(struct http_request *req, struct http_reply *reply)
 int route_reports_compare(struct http_request *req, struct http_reply *reply)
 {
 	const char *format = format_of(req, reply), *text;
-	enum report_metric metric = REPORT_METRIC_MEDIAN;
+	enum report_metric metric =
+		REPORT_METRIC_AUTO; /* report.h: floor-ratio where both sides have a floor */
 	long long base, cand;
 	double max_regression = 0;
+	bool across_jobs;
 	cJSON *comparison;
 	int rc;
 
@@ -108,19 +110,26 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 	}
 	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
 		return reply_error(reply, 400, "invalid_argument",
-				   "metric must be median, min, over-floor or floor-ratio.");
+				   "metric must be auto, median, min, over-floor or floor-ratio.");
+	if ((text = http_query(req, "intervals")) && strcmp(text, "within-job") != 0 &&
+	    strcmp(text, "across-jobs") != 0)
+		return reply_error(reply, 400, "invalid_argument",
+				   "intervals must be across-jobs or within-job.");
+	across_jobs = !text || strcmp(text, "across-jobs") == 0;
 	if (strcmp(format, "json") == 0) {
 		/* the rows printed as they are made, never a cJSON tree */
 		struct buf out;
 		buf_init(&out, REPORT_MAX_JSON);
-		rc = report_compare_json(req->server->store, base, cand, max_regression, metric, &out);
+		rc = report_compare_json(req->server->store, base, cand, max_regression, metric, across_jobs,
+					 &out);
 		if (rc < 0) {
 			buf_release(&out);
 			return reply_from_err(reply, rc);
 		}
 		return reply_text(reply, 200, "application/json", out.data ? out.data : strdup(""));
 	}
-	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, &comparison);
+	rc = report_compare_metric(req->server->store, base, cand, max_regression, metric, across_jobs,
+				   &comparison);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
 	return reply_rendered(reply, comparison, format, report_render_compare);

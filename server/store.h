@@ -239,6 +239,34 @@ int store_summaries_put(struct store *store, size_t count, const long long *resu
 int store_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
 			   const void *const *compare, const size_t *compare_len);
 
+/* --- history of repeated jobs (store_history.c) ---
+ *
+ * What the intervals across jobs read (docs/statistics.md, "Intervals
+ * across jobs"): earlier jobs that measured the same thing. */
+
+/* Calls FN(CONTEXT, job_id, spec, series) for up to LIMIT jobs of FAMILY
+ * in state done with an id below BEFORE, newest first (SPEC: the
+ * normalized spec's text; SERIES: NULL when none; both borrowed for the
+ * call, and FN must not call the store). A non-zero return of FN stops
+ * the walk and is returned. */
+int store_job_history(struct store *store, const char *family, long long before, int limit,
+		      int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		      void *context);
+
+/* Keeps CALIBRATION (calibration_compute()'s object, within-job, with
+ * "result_id") as one of agent AGENT_ID's calibrations; a result's
+ * calibration is kept once (a replay changes nothing). */
+int store_calibration_add(struct store *store, long long agent_id, long long result_id,
+			  const cJSON *calibration);
+
+/* Calls FN(CONTEXT, calibration) (parsed, borrowed for the call) for up
+ * to LIMIT of agent AGENT_ID's calibrations kept by store_calibration_add()
+ * from results before BEFORE_RESULT_ID whose "injected_us" is INJECTED_US,
+ * "family" FAMILY and "runner" RUNNER (NULL: null), newest first. */
+int store_calibration_history(struct store *store, long long agent_id, long long before_result_id,
+			      double injected_us, const char *family, const char *runner, int limit,
+			      void (*fn)(void *context, const cJSON *calibration), void *context);
+
 /* --- series, schedules, regression alerts (store_series.c) ---
  *
  * A series is the jobs whose spec names it, in submission (id) order.

@@ -136,6 +136,12 @@ static const char *const migrations[] = {
 	"  SELECT task_id, attempt, agent_id, leased_at, ended_at, outcome FROM task_attempts;"
 	"DROP TABLE task_attempts;"
 	"ALTER TABLE task_attempts_keyed RENAME TO task_attempts;",
+	/* (issue 23, intervals across jobs) Every calibration an agent's
+	 * results gave, within-job, for the between-job spread of the next
+	 * (server/calibration.c, store_history.c). */
+	"CREATE TABLE calibrations ("
+	"  result_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, body TEXT NOT NULL);"
+	"CREATE INDEX calibrations_by_agent ON calibrations(agent_id, result_id);",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -212,6 +212,11 @@ int calibration_json(const struct calibration *c, cJSON **ret)
 	    !cJSON_AddNumberToObject(out, "baseline_us", c->median_us[0]) ||
 	    !cJSON_AddNumberToObject(out, "runs", (double)c->runs) ||
 	    !cJSON_AddBoolToObject(out, "paired", c->paired) ||
+	    /* one job's interval: the daemon widens it by what varies between
+	     * the agent's calibrations (server/calibration.h) */
+	    !cJSON_AddStringToObject(out, "interval_scope", "within-job") ||
+	    !cJSON_AddItemToObject(out, "interval_us", interval_json(&c->cost[0], 1)) ||
+	    !cJSON_AddItemToObject(out, "interval_2x_us", interval_json(&c->cost[1], 0.5)) ||
 	    !(noise = cJSON_AddObjectToObject(out, "noise")) ||
 	    !(c->max_other_cpu_pct >= 0
 		      ? cJSON_AddNumberToObject(noise, "max_other_cpu_pct", c->max_other_cpu_pct)

@@ -567,3 +567,63 @@ int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags,
 	*ret_count = count;
 	return 0;
 }
+
+int stats_variance_of_interval(double low, double high, double floor, double *ret)
+{
+	double s;
+
+	if (!isfinite(low) || !isfinite(high) || !isfinite(floor) || high < low)
+		return err_set(LL_EINVAL, "An interval must have finite ends, low below high.");
+	s = (high - low) / (2 * STATS_Z95);
+	*ret = s * s > floor ? s * s : floor;
+	return 0;
+}
+
+/* The groups of JOBS are few (a compare has at most three: the two specs
+ * and a series), so each is summed in its own pass. */
+int stats_between_variance(const struct stats_job_estimate *jobs, size_t k, double *ret_tau2, size_t *ret_df)
+{
+	double q = 0, c = 0;
+	size_t groups = 0;
+
+	for (size_t i = 0; i < k; i++)
+		if (!isfinite(jobs[i].value) || !(jobs[i].variance > 0) || !isfinite(jobs[i].variance))
+			return err_set(LL_EINVAL, "A job's figure or variance is not usable.");
+	for (size_t i = 0; i < k; i++) {
+		double w_sum = 0, w2_sum = 0, wy_sum = 0, mean;
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++)
+			first = jobs[j].group != jobs[i].group;
+		if (!first)
+			continue; /* its group was summed */
+		groups++;
+		for (size_t j = i; j < k; j++)
+			if (jobs[j].group == jobs[i].group) {
+				double w = 1 / jobs[j].variance;
+				w_sum += w;
+				w2_sum += w * w;
+				wy_sum += w * jobs[j].value;
+			}
+		mean = wy_sum / w_sum;
+		for (size_t j = i; j < k; j++)
+			if (jobs[j].group == jobs[i].group) {
+				double d = jobs[j].value - mean;
+				q += d * d / jobs[j].variance;
+			}
+		c += w_sum - w2_sum / w_sum;
+	}
+	if (k < groups + 2)
+		return err_set(LL_EINVAL, "Too few jobs to estimate what varies between them.");
+	if (!(c > 0))
+		return err_set(LL_EINVAL, "The jobs' weights leave nothing to estimate.");
+	*ret_tau2 = q > (double)(k - groups) ? (q - (double)(k - groups)) / c : 0;
+	*ret_df = k - groups;
+	return 0;
+}
+
+double stats_widen_half_width(double h, double tau2, double copies, double z)
+{
+	double base = h > 0 ? h : 0;
+
+	return sqrt(base * base + z * z * copies * (tau2 > 0 ? tau2 : 0));
+}

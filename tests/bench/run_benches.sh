@@ -3,7 +3,8 @@
 # and prints one table of their BENCH lines (bench_table.py): what,
 # figure, reference, ratio, goal, met. Each benchmark's own report goes to
 # OUT_DIR/NAME.log. The Wine ones run under the machine-wide Wine lock.
-# Not part of `make test`; takes a few minutes.
+# Not part of `make test`; takes a few minutes (bench_intervals about 25
+# more: 20 calibration jobs natively and 20 under Wine).
 #
 #   tests/bench/run_benches.sh [BUILD_DIR] [OUT_DIR]
 set -u
@@ -33,6 +34,7 @@ run bench_pe_rebase "$build/tests/bench/bench_pe_rebase"
 run bench_elf_pipeline "$here/bench_elf_pipeline.sh" "$build"
 run bench_timer flock "$lock" "$here/bench_timer.sh" "$build" 200
 run bench_churn flock "$lock" "$here/bench_churn.sh" "$build" 1000
+run bench_intervals flock "$lock" /usr/bin/python3 "$here/bench_intervals.py" "$build"
 
 echo
 echo "loadlab benchmarks, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ) (logs in $out)"

@@ -9,6 +9,7 @@ purpose: this machine is shared and loaded; tight bands belong to the
 agent's own test (tests/agent/test_calibrate.py), which runs alone.
 """
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -205,6 +206,65 @@ def test_calibrate_every_agent_one_job_per_family():
         code, out, err = cli(d, "calibrate", "--agent", "lin-1")
         assert code == 2 and "2 agents are named 'lin-1'" in err, err
         assert job_count(d) == before
+
+
+def test_interval_across_an_agents_calibrations():
+    """Issue 23: an agent's calibration interval holds what varies between
+    its calibrations of the same cost, family and runner once 3 or more came
+    before it: each half widened to sqrt(h^2 + z^2 tau^2), tau^2 the
+    DerSimonian-Laird estimate of the earlier ones' recovered_us (worked out
+    here from what each said within-job); fewer, or another runner, leave it
+    within-job. Synthetic results posted for the agent (no timing)."""
+    z = 1.959963984540054
+    with Daemon() as d:
+        _, token = d.enroll("lab-1", {"os": "linux"})
+        job = {"name": "cal", "family": "elf", "generator": {"dlls": 2, "exports": 16},
+               "variants": [{"name": "d0", "preset": "default"},
+                            {"name": "d1", "preset": "default", "delay_us": 1000},
+                            {"name": "d2", "preset": "default", "delay_us": 2000}],
+               "calibration": {"delay_us": 1000},
+               "matrix": {"each_agent": {"agent": ["lab-1"]}}}
+        rng = random.Random(23)
+        seen = []
+        for i, (shift, runner) in enumerate(((30, "native"), (-25, "native"), (60, "native"), (-5, "wine"),
+                                             (10, "native"))):
+            d.submit(dict(job, name="cal-%d" % i))
+            lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
+            passes = [1000 + rng.gauss(0, 20) for _ in range(60)]
+
+            def warm(add):
+                return {"runs": 60, "round_sizes": [20, 20, 20],
+                        "samples_us": [round(p + add + rng.gauss(0, 15), 1) for p in passes]}
+            body = {"attempt": lease["attempt"], "facts": {"os": "linux"}, "runner": runner,
+                    "variants": [{"name": "d0", "valid": True, "warm": warm(0)},
+                                 {"name": "d1", "valid": True, "warm": warm(1000 + shift)},
+                                 {"name": "d2", "valid": True, "warm": warm(2000 + 2 * shift)}]}
+            r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"], body, token=token)
+            assert r.status == 200, r
+            wait_for("the calibration", lambda: (agents(d)["lab-1"]["last_calibration"] or {}).get(
+                "task_id") == lease["task_id"], timeout=30)
+            cal = agents(d)["lab-1"]["last_calibration"]
+            validate("agent.json", agents(d)["lab-1"])
+            earlier = [c for c in seen if c["runner"] == runner]
+            assert cal["between_jobs"]["jobs"] == len(earlier), (cal, len(earlier))
+            if len(earlier) < 3:
+                assert cal["interval_scope"] == "within-job" and cal["interval_us"] == cal["ci_us"], cal
+                assert "sd_us" not in cal["between_jobs"], cal
+            else:
+                w = [1 / max(((c["ci_us"][1] - c["ci_us"][0]) / (2 * z)) ** 2, 0.01) for c in earlier]
+                y = [c["recovered_us"] for c in earlier]
+                mean = sum(a * b for a, b in zip(w, y)) / sum(w)
+                q = sum(a * (b - mean) ** 2 for a, b in zip(w, y))
+                tau2 = max(0.0, (q - (len(y) - 1)) / (sum(w) - sum(a * a for a in w) / sum(w)))
+                assert tau2 > 0, (earlier, tau2)  # shifts of 30, -25 and 60 us beyond intervals of +-10
+                assert cal["interval_scope"] == "within-and-between-jobs", cal
+                assert abs(cal["between_jobs"]["sd_us"] - tau2 ** 0.5) < 1e-6, (cal, tau2 ** 0.5)
+                x, (lo, hi) = cal["recovered_us"], cal["ci_us"]
+                assert abs(cal["interval_us"][0] - (x - ((x - lo) ** 2 + z * z * tau2) ** 0.5)) < 1e-6, cal
+                assert abs(cal["interval_us"][1] - (x + ((hi - x) ** 2 + z * z * tau2) ** 0.5)) < 1e-6, cal
+                assert cal["interval_us"][0] < lo and cal["interval_us"][1] > hi, cal
+            seen.append(cal)
+        assert [c["interval_scope"] for c in seen] == ["within-job"] * 4 + ["within-and-between-jobs"], seen
 
 
 run_tests(globals())

@@ -8,6 +8,14 @@ computed on demand, cached, and made by the background summarizer.
 The expected documents are tests/integration/data/compare_pinned.json,
 written by the code before issue 16's optimisations. To rewrite it after a
 deliberate change of the statistics: test_compare_pinned.py --regen.
+
+Since issue 23 compare's default metric is "auto" (floor-ratio where both
+sides have a floor, else the median) and every row says the scope of its
+interval: the pinned documents ask for the median by name and are checked
+without the fields issue 23 added (NEW_ROW_FIELDS, "intervals"), which must
+say "within-job" here (no history); the default's answer is pinned on its
+own in data/compare_pinned_default.json, and its rows (no floors here:
+judged by the median) must carry the median's figures bit for bit.
 """
 import json
 import os
@@ -18,6 +26,9 @@ import time
 from harness import Daemon, run_tests
 
 PINNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "compare_pinned.json")
+PINNED_DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                              "compare_pinned_default.json")
+NEW_ROW_FIELDS = ("metric", "interval_scope", "interval_low", "interval_high", "between_jobs")
 REGEN = "--regen" in sys.argv
 if REGEN:
     sys.argv.remove("--regen")
@@ -82,9 +93,10 @@ def documents(d, base, cand):
     """Every pinned document, by name."""
     q = "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand)
     return {
-        "compare": get(d, q + "&max_regression=3"),
-        "compare_reverse": get(d, "/api/v1/compare?baseline=%d&candidate=%d" % (cand, base)),
-        "compare_csv": get(d, q + "&format=csv"),
+        "compare": get(d, q + "&max_regression=3&metric=median"),
+        "compare_reverse": get(d, "/api/v1/compare?baseline=%d&candidate=%d&metric=median" % (cand, base)),
+        "compare_csv": get(d, q + "&format=csv&metric=median"),
+        "compare_default": get(d, q + "&max_regression=3"),
         "report_base": get(d, "/api/v1/jobs/%d/report" % base),
         "report_cand": get(d, "/api/v1/jobs/%d/report?modules=1" % cand),
         "report_cand_md": get(d, "/api/v1/jobs/%d/report?format=md" % cand),
@@ -107,6 +119,24 @@ def check(name, got, pinned):
             break
     raise AssertionError("%s differs from the pinned output (line %d):\n pinned: %s\n    got: %s"
                          % (name, i + 1, x[:400] if a else "", y[:400] if b else ""))
+
+
+def without_new_fields(text):
+    """A compare's JSON as it was before issue 23, once its additions were
+    checked: every row within-job (no history here), judged by the median."""
+    doc = json.loads(text)
+    assert doc.pop("intervals") == {"scope": "within-job", "history_jobs": 0,
+                                    "rows_within_and_between_jobs": 0}, doc
+    for row in doc["rows"]:
+        if row["status"] == "not_comparable":
+            assert "interval_scope" not in row, row
+            continue
+        assert row["metric"] == "median" and row["interval_scope"] == "within-job", row
+        assert (row["interval_low"], row["interval_high"]) == (row["ratio_ci_low"], row["ratio_ci_high"]), row
+        assert "between_jobs" not in row, row
+        for key in NEW_ROW_FIELDS:
+            row.pop(key, None)
+    return json.dumps(doc, separators=(",", ":"))
 
 
 def pretty(text):
@@ -133,15 +163,27 @@ def test_compare_and_report_are_pinned():
         cached = documents(d, base, cand)
     finally:
         d.close()
-    docs = {k: pretty(v) for k, v in by_summarizer.items()}
+    for got in (by_summarizer, on_demand, cached):
+        default = json.loads(got["compare_default"])
+        median = json.loads(got["compare"])
+        assert default["metric"] == "auto" and median["metric"] == "median", (default["metric"],)
+        default["metric"] = "median"
+        assert without_new_fields(json.dumps(default)) == without_new_fields(got["compare"])
+        for name in ("compare", "compare_reverse"):
+            got[name] = without_new_fields(got[name])
+    docs = {k: pretty(v) for k, v in by_summarizer.items() if k != "compare_default"}
+    docs_default = {"compare_default": pretty(by_summarizer["compare_default"])}
     if REGEN:
         os.makedirs(os.path.dirname(PINNED), exist_ok=True)
-        with open(PINNED, "w") as f:
-            json.dump(docs, f, indent=0, sort_keys=True)
-            f.write("\n")
+        for path, what in ((PINNED, docs), (PINNED_DEFAULT, docs_default)):
+            with open(path, "w") as f:
+                json.dump(what, f, indent=0, sort_keys=True)
+                f.write("\n")
     with open(PINNED) as f:
         pinned = json.load(f)
-    assert sorted(pinned) == sorted(docs), sorted(pinned)
+    with open(PINNED_DEFAULT) as f:
+        pinned.update(json.load(f))
+    assert sorted(pinned) == sorted(list(docs) + list(docs_default)), sorted(pinned)
     for source, got in (("summarizer", by_summarizer), ("on demand", on_demand), ("cached", cached)):
         for name in sorted(pinned):
             check("%s (%s)" % (name, source), pretty(got[name]), pinned[name])

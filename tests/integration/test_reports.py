@@ -5,6 +5,7 @@ missing and failed cells are explained; cold-start and churn tables; the
 CLI's compare exit codes 0, 1 and 2 each reached by a real case."""
 import csv
 import io
+import math
 import os
 import random
 import sqlite3
@@ -298,6 +299,13 @@ def rounds_job(d, tokens, seed, **kw):
 
 
 def compare(d, base, cand, query=""):
+    """GET /api/v1/compare; these checks were written for the median and for
+    one job's intervals (their jobs share a spec but not what they measure):
+    both are asked for unless QUERY names a metric or intervals."""
+    if "metric=" not in query:
+        query += "&metric=median"
+    if "intervals=" not in query:
+        query += "&intervals=within-job"
     r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d%s" % (base, cand, query), token=d.admin_token)
     assert r.status == 200, r
     cmp = r.json()
@@ -374,8 +382,12 @@ def test_compare_floor_ratio():
         assert len(rows) == 6 and all(float(r["floor_ratio_ci_low"]) < 1 for r in rows), rows
         plain = d.api("GET", q.replace("floor-ratio", "median") + "&format=csv", token=d.admin_token).body.decode()
         assert "baseline_floor_ratio" not in plain.splitlines()[0] and "over_floor_ratio" in plain
-        code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2")
+        code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2", "--metric", "median")
         assert code == 1, (code, out, err)
+        # The default judges the floor ratio where both sides have a floor:
+        # the whole run 30 % slower is no regression, and the table says so.
+        code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2")
+        assert code == 0 and "(median / floor)" in out and "Intervals are within-job only" in out, (code, out)
         code, out, err = cli(d, "compare", str(base), str(slow), "--max-regression", "2", "--metric", "floor-ratio")
         assert code == 0 and "median / floor" in out, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(real), "--max-regression", "2", "--metric", "floor-ratio")
@@ -476,7 +488,7 @@ def test_compare_rounds_floor_and_metrics():
         r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&metric=mean" % (base, real),
                   token=d.admin_token)
         assert r.status == 400 and "metric" in r.json()["error"]["message"], r
-        code, out, err = cli(d, "compare", str(base), str(spawn), "--max-regression", "2")
+        code, out, err = cli(d, "compare", str(base), str(spawn), "--max-regression", "2", "--metric", "median")
         assert code == 1, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(spawn), "--max-regression", "2", "--metric", "over-floor")
         assert code == 0 and "over floor" in out, (code, out, err)
@@ -497,6 +509,118 @@ def test_compare_rounds_floor_and_metrics():
         assert {r["noise_max_other_cpu_pct"] for r in rows if r["variant"] == "default"} == {"41"}, rows
         code, out, err = cli(d, "report", str(base))
         assert code == 0 and "noise 41% 2/2" in out, (code, out, err)
+
+
+def constant_body(figure):
+    """A result whose samples are all alike, 3 rounds of 10: the floor
+    500 us, default 500 x FIGURE, rebase 550 x FIGURE. Its own bootstrap
+    interval is a point, so compare weighs it by the variance floor (1e-8
+    on the log scale, report_between.c) and DerSimonian-Laird's tau^2 of
+    such jobs is exactly their log figures' sample variance less 1e-8."""
+    def warm(value):
+        return {"runs": 30, "samples_us": [value] * 30, "round_sizes": [10, 10, 10]}
+    return {"facts": {"os": "linux", "runner": "native"},
+            "variants": [{"name": "default", "valid": True, "warm": warm(round(500 * figure, 1))},
+                         {"name": "rebase", "valid": True, "warm": warm(round(550 * figure, 1))}],
+            "floor": {"name": "empty", "warm": warm(500.0)}}
+
+
+def test_compare_across_jobs():
+    """Issue 23: a row's interval holds what varies between jobs of its cell,
+    from earlier jobs of the same normalized spec (names, series, revision
+    and priority aside): with 4 of them tau^2 is what DerSimonian-Laird
+    gives (worked out here), each log half-width becomes sqrt(h^2 + z^2 2
+    tau^2), the verdict follows the widened interval, and every row and the
+    Markdown say the scope. Without such history: within-job, figures as
+    before."""
+    z = 1.959963984540054
+    figures = [1.5, 1.53, 1.47, 1.52]
+    logs = [math.log(f) for f in figures]
+    mean = sum(logs) / len(logs)
+    tau2 = sum((x - mean) ** 2 for x in logs) / (len(logs) - 1) - 1e-8
+    spec = {"family": "pe", "generator": {"dlls": 2, "exports": 10}, "variants": ROUND_VARIANTS,
+            "matrix": {"each_agent": {}}}
+    with Daemon() as d:
+        _, token = d.enroll("across-agent", {"os": "linux"})
+        history = []
+        for i, figure in enumerate(figures):
+            history.append(d.submit(dict(spec, name="history-%d" % i, priority=i))["id"])
+            run_agent(d, token, constant_body(figure))
+        # Another spec (one more library) is no replicate: left out.
+        d.submit(dict(spec, name="other", generator={"dlls": 3, "exports": 10}))
+        run_agent(d, token, constant_body(3.0))
+        rng = random.Random(23)
+        base = d.submit(dict(spec, name="base"))["id"]
+        run_agent(d, token, rounds_body(rng, round_scale=[1, 1, 1], sd=0.01))
+        cand = d.submit(dict(spec, name="cand", revision="r2"))["id"]
+        run_agent(d, token, rounds_body(rng, round_scale=[1, 1, 1], variant_scale={"default": 1.05}, sd=0.01))
+
+        # One job's rounds alone: the +5 % is a regression.
+        within = compare(d, base, cand, "&max_regression=2&metric=floor-ratio&intervals=within-job")
+        assert within["intervals"] == {"scope": "within-job", "history_jobs": 0,
+                                       "rows_within_and_between_jobs": 0}, within["intervals"]
+        [w_default] = [r for r in within["rows"] if r["variant"] == "default"]
+        assert w_default["status"] == "slower" and w_default["regression"], w_default
+        assert w_default["interval_scope"] == "within-job" and "between_jobs" not in w_default, w_default
+
+        # The default: floor-ratio, across jobs.
+        cmp = compare(d, base, cand, "&max_regression=2&metric=auto&intervals=across-jobs")
+        assert cmp["metric"] == "auto", cmp
+        assert cmp["intervals"] == {"scope": "within-and-between-jobs", "history_jobs": 4,
+                                    "rows_within_and_between_jobs": 2}, cmp["intervals"]
+        for row, before in zip(cmp["rows"], within["rows"]):
+            assert row["metric"] == "floor-ratio" and row["interval_scope"] == "within-and-between-jobs", row
+            assert row["between_jobs"]["jobs"] == 4, row
+            assert abs(row["between_jobs"]["sd_pct"] - 100 * math.sqrt(tau2)) < 0.006, (row, math.sqrt(tau2))
+            # The within-job figures are the same; only the judged interval widened.
+            for key in ("floor_ratio", "floor_ratio_ci_low", "floor_ratio_ci_high", "floor_ratio_change_pct"):
+                assert row[key] == before[key], (key, row, before)
+            ratio = 1 + row["floor_ratio_change_pct"] / 100
+            h_low = math.log(ratio) - math.log(row["floor_ratio_ci_low"])
+            h_high = math.log(row["floor_ratio_ci_high"]) - math.log(ratio)
+            low = ratio * math.exp(-math.sqrt(max(h_low, 0) ** 2 + z * z * 2 * tau2))
+            high = ratio * math.exp(math.sqrt(max(h_high, 0) ** 2 + z * z * 2 * tau2))
+            assert abs(row["interval_low"] - low) < 3e-4 and abs(row["interval_high"] - high) < 3e-4, \
+                (row, low, high)
+            assert row["interval_low"] < row["floor_ratio_ci_low"] and row["interval_high"] > row["floor_ratio_ci_high"]
+        [default] = [r for r in cmp["rows"] if r["variant"] == "default"]
+        # tau of 1.8 % a job: the +5 % of one pair of jobs is not shown beyond 1 %.
+        assert default["interval_low"] < 1.01 and default["status"] == "no_significant_change", default
+        assert not default["significant"] and cmp["verdict"] == "ok", default
+        # The CLI's default is the same, and its table says so.
+        code, out, err = cli(d, "compare", str(base), str(cand), "--max-regression", "2")
+        assert code == 0, (code, out, err)
+        assert "Intervals hold what varies between jobs in 2 rows" in out and " across jobs " in out, out
+        code, out, err = cli(d, "compare", str(base), str(cand), "--max-regression", "2", "--intervals", "within-job")
+        assert code == 1 and "Intervals are within-job only" in out, (code, out, err)
+
+        # The median: the same jobs' medians are 500 x figure, the same logs.
+        med = compare(d, base, cand, "&max_regression=2&metric=median&intervals=across-jobs")
+        for row in med["rows"]:
+            assert row["metric"] == "median" and row["between_jobs"]["jobs"] == 4, row
+            assert abs(row["between_jobs"]["sd_pct"] - 100 * math.sqrt(tau2)) < 0.006, row
+            ratio = 1 + row["change_pct"] / 100
+            low = ratio * math.exp(-math.sqrt(max(math.log(ratio) - math.log(row["ratio_ci_low"]), 0) ** 2
+                                              + z * z * 2 * tau2))
+            assert abs(row["interval_low"] - low) < 3e-4, (row, low)
+
+        # No earlier job of the spec: within-job, the interval the metric's own.
+        first = compare(d, history[0], history[1], "&metric=auto&intervals=across-jobs")
+        assert first["intervals"]["scope"] == "within-job", first["intervals"]
+        for row in first["rows"]:
+            assert row["interval_scope"] == "within-job" and "between_jobs" not in row, row
+            assert (row["interval_low"], row["interval_high"]) == (row["floor_ratio_ci_low"],
+                                                                 row["floor_ratio_ci_high"]), row
+        text = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&format=md" % (history[0], history[1]),
+                     token=d.admin_token).body.decode()
+        assert "Intervals are within-job only" in text and "(median / floor)" in text, text
+        # Two earlier jobs are too few: counted, not used.
+        few = compare(d, history[2], history[3], "&metric=auto&intervals=across-jobs")
+        assert all(r["interval_scope"] == "within-job" and r["between_jobs"] == {"jobs": 2}
+                   for r in few["rows"]), few["rows"]
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&intervals=all" % (base, cand),
+                  token=d.admin_token)
+        assert r.status == 400 and "intervals" in r.json()["error"]["message"], r
 
 
 run_tests(globals())

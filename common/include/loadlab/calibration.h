@@ -77,8 +77,12 @@ int calibration_from_result(const cJSON *result, const char *const variants[3], 
  * adds): {"injected_us", "recovered_us", "ratio", "ci_us": [low, high] |
  * null, "recovered_2x_us" (the 2X variant's cost halved), "ratio_2x",
  * "ci_2x_us" (its interval halved) | null, "baseline_us" (median of the 0
- * variant), "runs", "paired", "noise": {"max_other_cpu_pct" | null,
- * "flagged", "retaken"}}. LL_ENOMEM; the caller deletes *RET.
+ * variant), "runs", "paired", "interval_scope": "within-job",
+ * "interval_us" and "interval_2x_us" (ci_us and ci_2x_us again: the
+ * interval of that scope, which the daemon widens by what varies between
+ * an agent's calibrations, server/calibration.h), "noise":
+ * {"max_other_cpu_pct" | null, "flagged", "retaken"}}. LL_ENOMEM; the
+ * caller deletes *RET.
  */
 int calibration_json(const struct calibration *c, cJSON **ret);
 

@@ -161,4 +161,49 @@ void stats_mann_whitney_from_ranks(size_t nx, size_t ny, double rank_sum_x, doub
  * customary). With MAD == 0 nothing is flagged. *RET_COUNT counts flags. */
 int stats_outliers(const double *x, size_t n, double threshold, bool *ret_flags, size_t *ret_count);
 
+/*
+ * Between jobs: what varies from one job of the same cell to the next
+ * beyond what one job's own interval shows (docs/statistics.md, "Intervals
+ * across jobs"). A random-effects model: job i's figure is y_i = mu_g +
+ * u_i + e_i, u_i ~ (0, tau^2) its job's own shift, e_i ~ (0, v_i) the
+ * within-job error that its bootstrap interval measures, mu_g the mean of
+ * its group (jobs that measure the same thing: one spec, one series).
+ */
+
+/* One job's figure (on the scale the spread is estimated on: the log of a
+ * ratio, microseconds of a cost), the variance of its within-job error
+ * and its group. */
+struct stats_job_estimate {
+	double value;
+	double variance; /* > 0; stats_variance_of_interval() */
+	unsigned group;
+};
+
+/* z of a two-sided 95 % normal interval. */
+#define STATS_Z95 1.959963984540054
+
+/* The variance of a figure whose 95 % interval is LOW .. HIGH, read as a
+ * normal interval: ((HIGH - LOW) / (2 z))^2, floored at FLOOR (so that a
+ * degenerate interval, every resample alike, does not weigh infinitely).
+ * LL_EINVAL when HIGH < LOW or a value is not finite. */
+int stats_variance_of_interval(double low, double high, double floor, double *ret);
+
+/*
+ * The DerSimonian-Laird method-of-moments estimate of tau^2 from the K
+ * jobs JOBS, each group with its own mean (a categorical moderator: Q is
+ * summed within groups, df = K - G, C = sum over groups of
+ * (sum w - sum w^2 / sum w), w = 1 / variance; tau^2 = max(0, (Q - df) / C)).
+ * *RET_DF gets df. LL_EINVAL when df < 2 (fewer than 3 jobs in one group:
+ * too few to tell anything), a variance is not above 0, or a value is not
+ * finite.
+ */
+int stats_between_variance(const struct stats_job_estimate *jobs, size_t k, double *ret_tau2, size_t *ret_df);
+
+/* A half-width H (of a normal-theory interval at Z) widened by COPIES
+ * independent between-job shifts of variance TAU2: sqrt(H^2 + Z^2 COPIES
+ * TAU2). A negative H (a percentile interval's end on the wrong side of
+ * its figure) counts as 0. COPIES: 2 for the ratio of two jobs, 1 for one
+ * job's figure. */
+double stats_widen_half_width(double h, double tau2, double copies, double z);
+
 #endif

@@ -474,6 +474,53 @@ static void test_seed_of(void)
 	CHECK(stats_seed_of("{\"calibration_job\":\"1\"}") != stats_seed_of("{\"calibration_job\":\"2\"}"));
 }
 
+/* DerSimonian-Laird's tau^2 and the widening (stats.h, "Between jobs"),
+ * against values worked out independently in Python: one group by the
+ * textbook formula, two groups by the meta-regression one (C = tr(W) -
+ * tr((X'WX)^-1 X'W^2 X) with X the groups' indicators). */
+static void test_between_variance(void)
+{
+	struct stats_job_estimate one[5] = {{0.02, 0.01 * 0.01, 7},
+					    {-0.01, 0.012 * 0.012, 7},
+					    {0.035, 0.008 * 0.008, 7},
+					    {0.0, 0.015 * 0.015, 7},
+					    {-0.02, 0.01 * 0.01, 7}};
+	struct stats_job_estimate two[6] = {{0.10, 0.01 * 0.01, 0},    {0.13, 0.02 * 0.02, 0},
+					    {-0.05, 0.015 * 0.015, 1}, {-0.02, 0.01 * 0.01, 1},
+					    {-0.08, 0.02 * 0.02, 1},   {-0.04, 0.012 * 0.012, 1}};
+	struct stats_job_estimate alike[3] = {{1.0, 1, 0}, {1.1, 1, 0}, {0.9, 1, 0}};
+	double tau2 = -1, v = 0;
+	size_t df = 0;
+
+	CHECK(stats_between_variance(one, 5, &tau2, &df) == 0);
+	CHECK(fabs(tau2 - 0.0005256426494309016) < 1e-15);
+	CHECK_EQ_INT(df, 4);
+	/* each group its own mean: the groups' difference is no spread */
+	CHECK(stats_between_variance(two, 6, &tau2, &df) == 0);
+	CHECK(fabs(tau2 - 0.0002969198921021266) < 1e-15);
+	CHECK_EQ_INT(df, 4);
+	/* Q below its degrees of freedom: no between-job spread, not less */
+	CHECK(stats_between_variance(alike, 3, &tau2, &df) == 0);
+	CHECK(tau2 == 0);
+	/* too few jobs: two in a group, or three in two groups */
+	tau2 = 5;
+	CHECK(stats_between_variance(one, 2, &tau2, &df) < 0);
+	CHECK(stats_between_variance(two + 1, 3, &tau2, &df) < 0);
+	CHECK(tau2 == 5);
+	alike[1].variance = 0;
+	CHECK(stats_between_variance(alike, 3, &tau2, &df) < 0);
+
+	CHECK(stats_variance_of_interval(0.97, 1.05, 0, &v) == 0);
+	CHECK(fabs(v - 0.0004165084346032099) < 1e-16);
+	CHECK(stats_variance_of_interval(1, 1, 1e-8, &v) == 0 && v == 1e-8);
+	CHECK(stats_variance_of_interval(2, 1, 0, &v) < 0);
+
+	CHECK(fabs(stats_widen_half_width(0.03, 0.0005256426494309016, 2, STATS_Z95) - 0.07027424268093349) <
+	      1e-15);
+	CHECK(fabs(stats_widen_half_width(-0.01, 0.0004, 1, STATS_Z95) - 0.03919927969080108) < 1e-15);
+	CHECK(stats_widen_half_width(0.025, 0, 2, STATS_Z95) == 0.025);
+}
+
 int main(void)
 {
 	test_summary_and_quantiles();
@@ -486,5 +533,6 @@ int main(void)
 	test_floor_ratio();
 	test_paired_ratios();
 	test_seed_of();
+	test_between_variance();
 	return check_finish();
 }

@@ -224,8 +224,82 @@ static void test_pinning_by_name(void)
 	cJSON_Delete(labelled);
 }
 
+/* A within-job calibration of RECOVERED with its interval LO .. HI (the 2X
+ * figures halved: the same, halved). */
+static cJSON *calibration_of(double recovered, double lo, double hi)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "{\"injected_us\":1000,\"recovered_us\":%.17g,\"ci_us\":[%.17g,%.17g],"
+		 "\"recovered_2x_us\":%.17g,\"ci_2x_us\":[%.17g,%.17g],\"interval_scope\":\"within-job\","
+		 "\"interval_us\":[%.17g,%.17g],\"interval_2x_us\":[%.17g,%.17g]}",
+		 recovered, lo, hi, recovered / 2, lo / 2, hi / 2, lo, hi, lo / 2, hi / 2);
+	return parse(text);
+}
+
+static double item(const cJSON *obj, const char *key, int at)
+{
+	return cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(obj, key), at));
+}
+
+/* calibration_across_jobs(): the scope of the interval and its widening by
+ * the spread of earlier calibrations, against tau^2 and the widened ends
+ * worked out independently in Python (DerSimonian-Laird, one group). */
+static void test_across_jobs(void)
+{
+	static const double values[4] = {1010, 990, 1040, 975}, half[4] = {20, 25, 18, 22};
+	cJSON *history = cJSON_CreateArray(), *c = calibration_of(1002, 985, 1030);
+	const cJSON *between;
+
+	/* two earlier ones: too few, within-job, the interval as it was */
+	for (int i = 0; i < 2; i++)
+		cJSON_AddItemToArray(history,
+				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
+	CHECK(calibration_across_jobs(c, history) == 0);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
+		     "within-job");
+	between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+	CHECK(number(between, "jobs") == 2 && !cJSON_GetObjectItemCaseSensitive(between, "sd_us"));
+	CHECK(item(c, "interval_us", 0) == 985 && item(c, "interval_us", 1) == 1030);
+
+	/* four: tau^2 = 756.7386600627009, each half widened by z^2 tau^2 */
+	for (int i = 2; i < 4; i++)
+		cJSON_AddItemToArray(history,
+				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
+	CHECK(calibration_across_jobs(c, history) == 0);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
+		     "within-and-between-jobs");
+	between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+	CHECK(number(between, "jobs") == 4);
+	CHECK(fabs(number(between, "sd_us") - 27.50888329363264) < 1e-9);
+	CHECK(fabs(number(between, "sd_2x_us") - 13.75444164681632) < 1e-9);
+	CHECK(fabs(item(c, "interval_us", 0) - 945.4669972435736) < 1e-9);
+	CHECK(fabs(item(c, "interval_us", 1) - 1062.7534394142267) < 1e-9);
+	CHECK(fabs(item(c, "interval_2x_us", 0) - 945.4669972435736 / 2) < 1e-9);
+	/* the within-job interval stays where it was */
+	CHECK(item(c, "ci_us", 0) == 985 && item(c, "ci_us", 1) == 1030);
+	cJSON_Delete(c);
+
+	/* earlier ones that agree better than their intervals say: tau^2 0,
+	 * the scope says so and the interval stays */
+	cJSON_Delete(history);
+	history = cJSON_CreateArray();
+	for (int i = 0; i < 3; i++)
+		cJSON_AddItemToArray(history, calibration_of(1000 + i, 950 + i, 1050 + i));
+	c = calibration_of(1002, 985, 1030);
+	CHECK(calibration_across_jobs(c, history) == 0);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
+		     "within-and-between-jobs");
+	CHECK(number(cJSON_GetObjectItemCaseSensitive(c, "between_jobs"), "sd_us") == 0);
+	CHECK(fabs(item(c, "interval_us", 0) - 985) < 1e-9 && fabs(item(c, "interval_us", 1) - 1030) < 1e-9);
+	cJSON_Delete(c);
+	cJSON_Delete(history);
+}
+
 int main(void)
 {
+	test_across_jobs();
 	test_recovered_cost();
 	test_bad_results();
 	test_spec_field();

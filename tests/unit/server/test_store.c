@@ -272,8 +272,10 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
 
 /* Takes a store back to schema version 6's task indexes and attempts
  * table, as loadlabd left them before pass 7 of issue 16 (less
- * tasks_ready_by_pin, which it created at every open from pass 4 on). */
+ * tasks_ready_by_pin, which it created at every open from pass 4 on), and
+ * without version 8's calibrations (issue 23). */
 static const char previous_schema[] =
+	"DROP TABLE calibrations;"
 	"DROP INDEX tasks_queued; DROP INDEX tasks_held;"
 	"CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
 	"CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
@@ -298,7 +300,7 @@ static void attempts_text(const char *path, char *out, size_t size)
 
 /* A store made by the previous schema (version 6) with queued, leased,
  * done and cancelled tasks opens, migrates to the task indexes of version
- * 7, and its queue carries on where it was: the same leases in the same
+ * 7 (and version 8's calibrations), and its queue carries on where it was: the same leases in the same
  * order, the holder told of its cancelled task, the lease sweep. */
 static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 {
@@ -359,7 +361,9 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "7");
+	CHECK_EQ_STR(text, "8");
+	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
+	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,
 		 "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
 		 " WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name)",
