@@ -767,13 +767,18 @@ const COMPARE_METRICS = {
   "floor-ratio": { title: "median divided by the floor", ratio: (r) => r.floor_ratio, low: "floor_ratio_ci_low", high: "floor_ratio_ci_high" },
 };
 
-/* What a row was judged by: its own metric when it names one, else the
- * comparison's. */
+/* What a row was judged by: its own metric when it names one (metric
+ * auto judges each row by floor-ratio or the median), else the
+ * comparison's; the interval that decided the verdict (interval_low and
+ * _high: widened by the spread between jobs when the row's
+ * interval_scope says so), else the metric's within-job one. */
 function judgedFigure(row, cmp) {
   const m = COMPARE_METRICS[row.metric] || COMPARE_METRICS[cmp.metric] || COMPARE_METRICS.median;
-  const ratio = m.ratio(row), low = row[m.low], high = row[m.high];
+  const ratio = m.ratio(row);
+  const low = typeof row.interval_low === "number" ? row.interval_low : row[m.low];
+  const high = typeof row.interval_high === "number" ? row.interval_high : row[m.high];
   if (![ratio, low, high].every((x) => typeof x === "number")) return null;
-  return { title: m.title, ratio, low, high };
+  return { title: m.title, ratio, low, high, across: row.interval_scope === "within-and-between-jobs" };
 }
 
 /* The compare chart: per row, a bar from 1.0 (no change) to the judged
@@ -786,6 +791,9 @@ function compareChart(el, cmp) {
   const rows = cmp.rows.map((r) => ({ r, f: judgedFigure(r, cmp) })).filter((x) => x.f);
   const titles = [...new Set(rows.map((x) => x.f.title))];
   if (titles.length) notes.push(`Judged by the ${esc(titles.join(" / "))}.`);
+  const across = rows.filter((x) => x.f.across).length;
+  if (rows.length) notes.push(across ? `Intervals hold what varies between jobs in ${across} of ${rows.length} rows (from earlier jobs of the same spec or series).`
+    : "Intervals are within-job only: no earlier jobs of the same spec or series to say how much whole jobs vary.");
   el.insertAdjacentHTML("beforebegin", notes.map((n) => `<p class="compare-note">${n}</p>`).join(""));
   const colors = { faster: "#1a7f37", slower: "#c0392b", no_significant_change: "#9aa3ae" };
   const ends = rows.flatMap((x) => [x.f.low, x.f.high, x.f.ratio]).concat([1]);

@@ -349,6 +349,10 @@ test("the compare page gives the CLI's verdict, its command line and a link that
     }
     assert.equal(drawn.notes.some((n) => n.startsWith("The jobs' generators differ")), cand === jobs.slower, drawn.notes.join(" | "));
     assert.ok(drawn.notes.some((n) => n.startsWith("Judged by the ")), drawn.notes.join(" | "));
+    /* Jobs of one spec: the earlier ones are the later compares' history. */
+    const across = cmp.rows.filter((r) => r.interval_scope === "within-and-between-jobs").length;
+    assert.ok(drawn.notes.some((n) => n.startsWith(across ? "Intervals hold what varies between jobs" : "Intervals are within-job only")),
+      drawn.notes.join(" | "));
     await page.waitForTimeout(300);
     if (expected === "regression") await shot("compare");
 
