@@ -1,6 +1,6 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
-#include "routes.h"
-#include "scheduler.h"
+#include "rest/routes.h"
+#include "schedules/scheduler.h"
 #include "server.h"
 
 #include "loadlab/err.h"

@@ -12,14 +12,14 @@
 #ifndef LOADLAB_SERVER_SERVER_H
 #define LOADLAB_SERVER_SERVER_H
 
-#include "auth.h"
-#include "blobs.h"
-#include "capacity.h"
+#include "http/auth.h"
+#include "store/blob_files.h"
+#include "http/capacity.h"
 #include "config.h"
-#include "metrics.h"
-#include "store.h"
-#include "store_async.h"
-#include "summarizer.h"
+#include "http/metrics.h"
+#include "store/store.h"
+#include "store/store_async.h"
+#include "reports/summarizer.h"
 
 #include "loadlab/buf.h"
 
