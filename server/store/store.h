@@ -3,13 +3,13 @@
  * results, and the queue semantics that move tasks between states.
  *
  * The interface speaks in ids, plain values and cJSON documents shaped as
- * the REST bodies of docs/rest-bodies.md, never in SQL: the SQLite backend
- * is one implementation, and a PostgreSQL one can sit behind the same
- * functions. SQLite: store_sqlite.c (opening, migrations, the writer
- * thread, stats), store_tokens.c, store_agents.c, store_jobs.c,
- * store_tasks.c, store_results.c, sharing store_int.h and store_db.c.
- * The queue's decisions (a job's state, backoff, expiry, matching) are
- * queue.h's pure functions.
+ * the REST bodies of docs/rest-bodies.md, never in SQL. store_open() picks
+ * a backend by the --db value's scheme (store_backend.h; store.c
+ * dispatches): SQLite's is store/sqlite/ (--db sqlite:PATH, or a bare
+ * PATH), and a PostgreSQL one can sit beside it behind the same
+ * functions. What is no backend's lives in store/: the queue's decisions
+ * (a job's state, backoff, expiry, matching) are queue.h's pure functions,
+ * the writer's caches store_cache.h's, the uploaded files blob_files.h's.
  *
  * Durability: every function that changes state returns only after its
  * change is committed and fsynced (SQLite: WAL; the writer commits with
@@ -65,7 +65,9 @@ struct store_token {
 /* Error code for a task whose job was cancelled (REST: 409 task_cancelled). */
 #define STORE_TASK_CANCELLED LL_ESTATE
 
-/* Opens (creating and migrating as needed) the store at PATH. */
+/* Opens (creating and migrating as needed) the store at PATH: "SCHEME:LOCATION"
+ * for a backend by its scheme, a path without one for SQLite's (its files
+ * 0600). LL_EINVAL for a scheme no backend has. */
 int store_open(const char *path, const struct store_options *options, struct store **ret_store);
 
 /* Finishes pending writes and closes. NULL is fine. */
@@ -239,7 +241,7 @@ int store_summaries_put(struct store *store, size_t count, const long long *resu
 int store_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
 			   const void *const *compare, const size_t *compare_len);
 
-/* --- series, schedules, regression alerts (store_series.c) ---
+/* --- series, schedules, regression alerts ---
  *
  * A series is the jobs whose spec names it, in submission (id) order.
  * Its settings (threshold of an alert, webhook) default to
@@ -374,7 +376,7 @@ struct store_stats {
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);
 
-/* --- blobs (store_blobs.c) --- */
+/* --- blobs --- */
 
 /* Every blob a job references through its "program.files" manifest, as a
  * new cJSON array of 64-hex-digit strings (duplicates allowed). */

@@ -35,18 +35,23 @@ PROGRAMS = {
 
 
 def objects(build, part, target):
-    """(source path, object path) of TARGET's objects, source relative to the tree."""
+    """(source path, object path) of TARGET's objects, source relative to the
+    tree: the objects its link line names (link.txt), not every object left
+    in the folder (a moved file's old object stays there)."""
     top = os.path.join(build, part, "CMakeFiles", target + ".dir")
+    try:
+        words = open(os.path.join(top, "link.txt")).read().split()
+    except OSError:
+        return []
+    prefix = "CMakeFiles/" + target + ".dir/"
     found = []
-    for dirpath, _, names in os.walk(top):
-        for name in names:
-            if name.endswith(".c.o"):
-                path = os.path.join(dirpath, name)
-                rel = os.path.relpath(path, top)[: -len(".o")]
-                # Generated sources (the embedded dashboard, programs) sit
-                # in the build tree; cmake names them by their path there.
-                rel = rel.replace("__/", "../")
-                found.append((os.path.normpath(os.path.join(part, rel)), path))
+    for word in words:
+        if word.startswith(prefix) and word.endswith(".c.o"):
+            rel = word[len(prefix): -len(".o")]
+            # Generated sources (the embedded dashboard, programs) sit in
+            # the build tree; cmake names them by their path there.
+            rel = rel.replace("__/", "../")
+            found.append((os.path.normpath(os.path.join(part, rel)), os.path.join(build, part, word)))
     return found
 
 

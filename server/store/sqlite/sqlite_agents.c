@@ -20,23 +20,17 @@
 
 int agent_touch(struct store *s, long long agent_id, long long now)
 {
-	struct agent_touch_slot *slot = &s->agent_touches[agent_id % STORE_AGENT_TOUCH_SLOTS];
 	long long window = s->options.offline_after_ms / 8;
 	int rc;
 
 	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
 		window = AGENT_TOUCH_MAX_MS;
-	if (slot->agent_id == agent_id && now >= slot->at && now - slot->at < window)
+	if (!store_cache_agent_touch_due(&s->cache, agent_id, now, window))
 		return 0;
 	rc = db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
 	if (rc == 0)
-		*slot = (struct agent_touch_slot){agent_id, now};
+		store_cache_agent_touch_put(&s->cache, agent_id, now);
 	return rc;
-}
-
-void store_agent_touches_forget(struct store *s)
-{
-	memset(s->agent_touches, 0, sizeof(s->agent_touches));
 }
 
 struct agent_enroll_op {
@@ -63,9 +57,9 @@ static int op_agent_enroll(struct store *s, void *arg)
 		"tbii", a->name, a->hash, a->id, a->now);
 }
 
-int store_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-		       long long *ret_agent_id)
+static int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
+			       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			       long long *ret_agent_id)
 {
 	struct agent_enroll_op a = {name, json_text(facts), json_text(labels), hash, now, 0};
 	int rc = (a.facts && a.labels) ? store_write(s, op_agent_enroll, &a) : LL_ENOMEM;
@@ -122,7 +116,7 @@ static void add_agent(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(c->list, agent_from_row(c->store, row, c->now));
 }
 
-int store_agent_list(struct store *s, long long now, cJSON **ret_list)
+static int sqlite_agent_list(struct store *s, long long now, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
@@ -151,7 +145,7 @@ static int writer_agent_get(struct store *s, long long id, long long now, cJSON 
 	return rc;
 }
 
-int store_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
+static int sqlite_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
 {
 	struct agent_rows c = {s, now, NULL, NULL};
 	int rc;
@@ -205,8 +199,8 @@ static int op_agent_patch(struct store *s, void *arg)
 	return rc;
 }
 
-int store_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine, long long now,
-		      cJSON **ret_agent)
+static int sqlite_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
+			      long long now, cJSON **ret_agent)
 {
 	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
 
@@ -293,8 +287,8 @@ struct heartbeat_call {
 	struct heartbeat_op a;
 };
 
-int store_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
-				void *context, struct store_call **ret_call)
+static int sqlite_agent_heartbeat_begin(struct store *s, long long agent_id, long long now,
+					store_done_fn done, void *context, struct store_call **ret_call)
 {
 	struct heartbeat_call *c = calloc(1, sizeof(*c));
 	int rc;
@@ -311,17 +305,9 @@ int store_agent_heartbeat_begin(struct store *s, long long agent_id, long long n
 	return 0;
 }
 
-int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+static int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
 {
 	return store_call_end(call, ret_body);
-}
-
-int store_agent_heartbeat(struct store *s, long long agent_id, long long now, cJSON **ret_body)
-{
-	struct store_call *call = NULL;
-	int rc = store_agent_heartbeat_begin(s, agent_id, now, NULL, NULL, &call);
-
-	return rc < 0 ? rc : store_agent_heartbeat_end(call, ret_body);
 }
 
 /* ------------------------------------------------------------ calibration */
@@ -340,7 +326,8 @@ static int read_calibration_spec(void *context, sqlite3_stmt *row)
 	return c->spec ? 0 : LL_ENOMEM;
 }
 
-int store_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id, cJSON **ret_spec)
+static int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id,
+					cJSON **ret_spec)
 {
 	struct calibration_spec c = {0, NULL};
 	int rc;
@@ -376,7 +363,7 @@ static int op_calibration_put(struct store *s, void *arg)
 		      "tii", a->text, a->agent_id, a->result_id);
 }
 
-int store_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
+static int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
 {
 	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
 	struct calibration_put_op a = {agent_id,
@@ -387,3 +374,14 @@ int store_agent_calibration_put(struct store *s, long long agent_id, const cJSON
 	free((char *)a.text);
 	return rc;
 }
+
+const struct store_agent_ops sqlite_agent_ops = {
+	.agent_enroll = sqlite_agent_enroll,
+	.agent_list = sqlite_agent_list,
+	.agent_get = sqlite_agent_get,
+	.agent_patch = sqlite_agent_patch,
+	.task_calibration_spec = sqlite_task_calibration_spec,
+	.agent_calibration_put = sqlite_agent_calibration_put,
+	.agent_heartbeat_begin = sqlite_agent_heartbeat_begin,
+	.agent_heartbeat_end = sqlite_agent_heartbeat_end,
+};

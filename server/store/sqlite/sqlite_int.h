@@ -1,7 +1,14 @@
 /*
- * store_int.h - what the files of the SQLite store share: the struct
- * behind store.h's handle, the writer's queue of operations, and the SQL
- * and JSON helpers. Only store_*.c include it.
+ * sqlite_int.h - what the files of the SQLite backend (store_backend.h)
+ * share: the struct behind store.h's handle, the writer's queue of
+ * operations, the SQL and JSON helpers, and each file's operations for
+ * sqlite_backend.c's table. Only store/sqlite/ includes it.
+ *
+ * Files: sqlite_writer.c (opening, migrations, the writer and syncer
+ * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
+ * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
+ * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
+ * sqlite_blobs.c), and sqlite_backend.c, the table that names them.
  *
  * Threads: s->writer is used only inside an op run by the writer thread
  * (store_write()); s->reader only with s->reader_lock held.
@@ -9,8 +16,8 @@
 #ifndef LOADLAB_SERVER_STORE_INT_H
 #define LOADLAB_SERVER_STORE_INT_H
 
-#include "store/store.h"
-#include "store/store_async.h"
+#include "store/store_backend.h"
+#include "store/store_cache.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -40,25 +47,6 @@ struct token_cache_entry {
 	struct store_token token;
 };
 
-/* Jobs whose leases' "job" member the writer keeps printed
- * (store_tasks.c), in slots chosen by the job's id. */
-#define STORE_LEASE_JOB_SLOTS 64
-
-struct lease_job_slot {
-	long long job_id; /* 0: empty */
-	char *text;
-	bool calibration; /* the job's spec has "calibration" */
-};
-
-/* Agents whose last_seen the writer moved lately (store_agents.c), in
- * slots chosen by the agent's id. */
-#define STORE_AGENT_TOUCH_SLOTS 256
-
-struct agent_touch_slot {
-	long long agent_id; /* 0: empty */
-	long long at;       /* the last_seen written */
-};
-
 /* One write waiting for the writer thread. */
 struct store_op {
 	int (*fn)(struct store *store, void *arg);
@@ -75,11 +63,13 @@ struct store_op {
 /* A write that does not block its caller (store_async.h): the op, and
  * where its fn builds the answer (deleted with the call unless taken). */
 struct store_call {
+	struct store_base base; /* first: the backend (store_backend.h) */
 	struct store_op op;
 	cJSON **out;
 };
 
 struct store {
+	struct store_base base; /* first: the backend (store_backend.h) */
 	sqlite3 *writer;
 	sqlite3 *reader;
 	pthread_mutex_t reader_lock;
@@ -100,17 +90,37 @@ struct store {
 	bool syncing;      /* the syncer is making a batch durable */
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
 
-	/* The writer thread's only: printed "job" members of leases. */
-	struct lease_job_slot lease_jobs[STORE_LEASE_JOB_SLOTS];
-	/* The writer thread's only: agent_touch()'s latest writes. */
-	struct agent_touch_slot agent_touches[STORE_AGENT_TOUCH_SLOTS];
+	/* The writer thread's only: printed "job" members of leases,
+	 * agent_touch()'s latest writes. */
+	struct store_cache cache;
 
 	pthread_mutex_t token_cache_lock; /* guards the two below */
 	unsigned long long token_generation;
 	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
 };
 
-/* --- the writer (store_sqlite.c) --- */
+/* --- the backend's operations (sqlite_backend.c names them) --- */
+
+/* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
+ * for this backend (sqlite_writer.c). */
+int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store);
+void sqlite_close(struct store *s);
+int sqlite_check(struct store *s);
+int sqlite_integrity_check(struct store *s);
+int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
+void sqlite_call_free(struct store_call *call);
+
+/* Each resource file's operations. */
+extern const struct store_token_ops sqlite_token_ops;
+extern const struct store_agent_ops sqlite_agent_ops;
+extern const struct store_job_ops sqlite_job_ops;
+extern const struct store_task_ops sqlite_task_ops;
+extern const struct store_result_ops sqlite_result_ops;
+extern const struct store_series_ops sqlite_series_ops;
+extern const struct store_schedule_ops sqlite_schedule_ops;
+extern const struct store_blob_ops sqlite_blob_ops;
+
+/* --- the writer (sqlite_writer.c) --- */
 
 /* Runs FN(store, ARG) in the writer's next transaction, inside its own
  * savepoint, and waits until it is committed. Returns FN's result, or
@@ -134,7 +144,7 @@ int store_call_end(struct store_call *call, cJSON **ret);
 int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
 		       cJSON **ret);
 
-/* --- SQL helpers (store_db.c) --- */
+/* --- SQL helpers (sqlite_sql.c) --- */
 
 /* Logs the SQLite error of DB and returns LL_ESTORE with a message. */
 int db_error(sqlite3 *db, const char *what);
@@ -189,7 +199,7 @@ int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context);
 
-/* --- JSON from columns (store_db.c) --- */
+/* --- JSON from columns (sqlite_sql.c) --- */
 
 /* The JSON text of column COL parsed; an empty object when NULL or bad. */
 cJSON *column_json(sqlite3_stmt *stmt, int col);
@@ -235,28 +245,18 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 /* --- shared between resources --- */
 
 /* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
- * stores it when it changed (store_jobs.c). */
+ * stores it when it changed (sqlite_jobs.c). */
 int job_refresh_state(struct store *store, long long job_id, long long now);
 
 /* A new object {"task_id", "attempt", "state"} that begins the answers
- * about one attempt of a task (store_tasks.c). */
+ * about one attempt of a task (sqlite_sql.c: heartbeats and leases). */
 cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
 
-/* Empties the writer's printed lease jobs (store_tasks.c): after a
- * transaction was rolled back (a job's id may then come again with
- * another spec), and at close. Writer thread, or no thread running. */
-void store_lease_jobs_forget(struct store *store);
-
-/* Marks agent AGENT_ID seen at NOW (store_agents.c). last_seen is written
+/* Marks agent AGENT_ID seen at NOW (sqlite_agents.c). last_seen is written
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last
  * request. Writer thread. */
 int agent_touch(struct store *store, long long agent_id, long long now);
-
-/* Forgets agent_touch()'s latest writes, so that the next touch of every
- * agent writes: after an op or a transaction was rolled back. Writer
- * thread, or no thread running. */
-void store_agent_touches_forget(struct store *store);
 
 #endif

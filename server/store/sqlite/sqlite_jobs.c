@@ -251,15 +251,15 @@ static int op_job_create(struct store *s, void *arg)
 	return 0;
 }
 
-int store_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
-		     cJSON **ret_body)
+static int sqlite_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+			     cJSON **ret_body)
 {
 	struct job_create_op a = {spec, submitted_by, now, NULL};
 
 	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
 }
 
-int store_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
+static int sqlite_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
 {
 	sqlite3_stmt *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
@@ -336,7 +336,7 @@ static int read_spec(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
-int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
+static int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
 	sqlite3_stmt *stmt;
 	cJSON *job = NULL, *tasks;
@@ -420,7 +420,7 @@ static void waiting_agents_release(struct waiting_agents *w)
 	free(w->list);
 }
 
-int store_job_add_waiting(struct store *s, cJSON *job, long long now)
+static int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
 	cJSON *task;
@@ -497,9 +497,17 @@ static int op_job_cancel(struct store *s, void *arg)
 	return job_summary_by_id(s->writer, a->id, &a->out);
 }
 
-int store_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+static int sqlite_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
 {
 	struct job_cancel_op a = {job_id, now, NULL};
 
 	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
 }
+
+const struct store_job_ops sqlite_job_ops = {
+	.job_create = sqlite_job_create,
+	.job_list = sqlite_job_list,
+	.job_get = sqlite_job_get,
+	.job_add_waiting = sqlite_job_add_waiting,
+	.job_cancel = sqlite_job_cancel,
+};

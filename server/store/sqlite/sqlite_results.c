@@ -18,7 +18,7 @@ static int read_body(void *context, sqlite3_stmt *row)
 	return *text ? 0 : LL_ENOMEM;
 }
 
-int store_result_get(struct store *s, long long result_id, char **ret_text)
+static int sqlite_result_get(struct store *s, long long result_id, char **ret_text)
 {
 	int rc;
 
@@ -48,7 +48,7 @@ static int read_body_and_cell(void *context, sqlite3_stmt *row)
 	return LL_ENOMEM;
 }
 
-int store_result_with_cell(struct store *s, long long result_id, char **ret_text, char **ret_cell)
+static int sqlite_result_with_cell(struct store *s, long long result_id, char **ret_text, char **ret_cell)
 {
 	struct body_and_cell c = {ret_text, ret_cell};
 	int rc;
@@ -63,7 +63,7 @@ int store_result_with_cell(struct store *s, long long result_id, char **ret_text
 }
 
 /* The rows of JOB_ID from SQL (columns as store_report_row's, ?1 the
- * job, ?2 ARG) to FN: store_job_report_rows(). */
+ * job, ?2 ARG) to FN: sqlite_job_report_rows(). */
 static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 		    int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
@@ -104,8 +104,8 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	return rc;
 }
 
-int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
-			  int (*fn)(void *context, const struct store_report_row *row), void *context)
+static int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
+				  int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
@@ -120,8 +120,9 @@ int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 
 /* Compare reads no summary text (profiled: reading it was part of the
  * store's 16-26 % of a compare), and no compare data of another version. */
-int store_job_compare_rows(struct store *s, long long job_id, int version,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context)
+static int sqlite_job_compare_rows(struct store *s, long long job_id, int version,
+				   int (*fn)(void *context, const struct store_report_row *row),
+				   void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, NULL, m.version,"
@@ -153,8 +154,8 @@ static int result_ids(struct store *s, const char *sql, int version, long long l
 	return stmt ? 0 : LL_ESTORE;
 }
 
-int store_results_unsummarized(struct store *s, int version, long long limit,
-			       void (*fn)(void *context, long long result_id), void *context)
+static int sqlite_results_unsummarized(struct store *s, int version, long long limit,
+				       void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT r.id FROM results r LEFT JOIN result_summaries m"
@@ -163,8 +164,8 @@ int store_results_unsummarized(struct store *s, int version, long long limit,
 			  version, limit, fn, context);
 }
 
-int store_results_without_compare(struct store *s, int version, long long limit,
-				  void (*fn)(void *context, long long result_id), void *context)
+static int sqlite_results_without_compare(struct store *s, int version, long long limit,
+					  void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT result_id FROM result_summaries"
@@ -214,8 +215,9 @@ static int op_summaries_put(struct store *s, void *arg)
 	return rc;
 }
 
-int store_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
-			const char *const *summaries, const void *const *compare, const size_t *compare_len)
+static int sqlite_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
+				const char *const *summaries, const void *const *compare,
+				const size_t *compare_len)
 {
 	struct summaries_put_op a = {count, result_ids, version, summaries, compare, compare_len};
 
@@ -254,10 +256,21 @@ static int op_compare_put(struct store *s, void *arg)
 	return rc;
 }
 
-int store_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
-			   const void *const *compare, const size_t *compare_len)
+static int sqlite_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
+				   const void *const *compare, const size_t *compare_len)
 {
 	struct compare_put_op a = {count, result_ids, version, compare, compare_len};
 
 	return count ? store_write(s, op_compare_put, &a) : 0;
 }
+
+const struct store_result_ops sqlite_result_ops = {
+	.result_get = sqlite_result_get,
+	.result_with_cell = sqlite_result_with_cell,
+	.job_report_rows = sqlite_job_report_rows,
+	.job_compare_rows = sqlite_job_compare_rows,
+	.results_unsummarized = sqlite_results_unsummarized,
+	.results_without_compare = sqlite_results_without_compare,
+	.summaries_put = sqlite_summaries_put,
+	.compare_data_put = sqlite_compare_data_put,
+};

@@ -58,15 +58,6 @@ static char *lease_job_text(long long job_id, cJSON *spec)
 	return text;
 }
 
-void store_lease_jobs_forget(struct store *s)
-{
-	for (int i = 0; i < STORE_LEASE_JOB_SLOTS; i++) {
-		free(s->lease_jobs[i].text);
-		s->lease_jobs[i].text = NULL;
-		s->lease_jobs[i].job_id = 0;
-	}
-}
-
 /* Builds the lease's answer (taking CELL) and refreshes the job's state
  * when the lease changes it. The job's part is the same for every lease
  * of its tasks (a job's spec never changes): printed once, kept in the
@@ -74,7 +65,7 @@ void store_lease_jobs_forget(struct store *s)
 static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
 		       long long expires, long long now, cJSON **ret)
 {
-	struct lease_job_slot *slot = &s->lease_jobs[job_id % STORE_LEASE_JOB_SLOTS];
+	struct store_cache_lease_job *slot = store_cache_lease_job(&s->cache, job_id);
 	struct lease_job found = {.want_spec = slot->job_id != job_id || !slot->text};
 	cJSON *lease, *job;
 	int rc = db_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
@@ -86,10 +77,11 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 		rc = job_refresh_state(s, job_id, now);
 	if (rc == 0 && found.want_spec) {
 		const cJSON *calibration = cJSON_GetObjectItemCaseSensitive(found.spec, "calibration");
-		free(slot->text);
-		slot->job_id = job_id;
-		slot->calibration = calibration && !cJSON_IsNull(calibration);
-		if (!(slot->text = lease_job_text(job_id, found.spec)))
+		bool is_calibration = calibration && !cJSON_IsNull(calibration);
+		char *text = lease_job_text(job_id, found.spec); /* deletes the spec */
+
+		store_cache_lease_job_put(&s->cache, job_id, text, is_calibration);
+		if (!text)
 			rc = err_set(LL_ENOMEM, "Out of memory.");
 		found.spec = NULL;
 	}
@@ -219,8 +211,8 @@ struct lease_call {
 	struct lease_op a;
 };
 
-int store_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
-			   void *context, struct store_call **ret_call)
+static int sqlite_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+				   void *context, struct store_call **ret_call)
 {
 	struct lease_call *c = calloc(1, sizeof(*c));
 	int rc;
@@ -237,7 +229,7 @@ int store_task_lease_begin(struct store *s, long long agent_id, long long now, s
 	return 0;
 }
 
-int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
+static int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease)
 {
 	struct lease_call *c = (struct lease_call *)call;
 	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
@@ -252,14 +244,6 @@ int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
 			  "agent_id", agent_text, NULL);
 	}
 	return rc;
-}
-
-int store_task_lease(struct store *s, long long agent_id, long long now, cJSON **ret_lease)
-{
-	struct store_call *call = NULL;
-	int rc = store_task_lease_begin(s, agent_id, now, NULL, NULL, &call);
-
-	return rc < 0 ? rc : store_task_lease_end(call, ret_lease);
 }
 
 struct task_row {
@@ -313,16 +297,6 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	return 0;
 }
 
-cJSON *task_attempt_json(long long task_id, long long attempt, const char *state)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
-	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
-	cJSON_AddStringToObject(o, "state", state);
-	return o;
-}
-
 /* An agent's report on attempt ATTEMPT of task TASK_ID at NOW: the
  * argument of the progress, result and failure ops, each of which reads
  * its own fields and builds its answer in OUT. */
@@ -359,8 +333,8 @@ static int op_task_progress(struct store *s, void *arg)
 	return 0;
 }
 
-int store_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
-			const char *phase, int percent, long long now, cJSON **ret_body)
+static int sqlite_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
+				const char *phase, int percent, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .phase = phase, .percent = percent};
 
@@ -379,12 +353,12 @@ static cJSON *result_answer(long long task_id, long long attempt, long long resu
 }
 
 /* Whether job JOB_ID is a calibration job (the condition
- * store_task_calibration_spec() reads): from the lease's slot of the job
+ * sqlite_task_calibration_spec() reads): from the lease's slot of the job
  * when the writer holds it, which it nearly always does for a task just
  * leased; else from the row. */
 static int job_is_calibration(struct store *s, long long job_id, bool *ret)
 {
-	struct lease_job_slot *slot = &s->lease_jobs[job_id % STORE_LEASE_JOB_SLOTS];
+	const struct store_cache_lease_job *slot = store_cache_lease_job(&s->cache, job_id);
 	long long found = 0;
 	int rc = 0;
 
@@ -465,9 +439,9 @@ struct report_call {
 	struct report_op a;
 };
 
-int store_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
-			    const char *body, size_t body_len, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call)
+static int sqlite_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
+				    const char *body, size_t body_len, long long now, store_done_fn done,
+				    void *context, struct store_call **ret_call)
 {
 	struct report_call *c = calloc(1, sizeof(*c));
 	int rc;
@@ -484,14 +458,14 @@ int store_task_result_begin(struct store *s, long long agent_id, long long task_
 	return 0;
 }
 
-bool store_task_result_is_calibration(const struct store_call *call)
+static bool sqlite_task_result_is_calibration(const struct store_call *call)
 {
 	const struct report_call *c = (const struct report_call *)call;
 
 	return c->call.op.rc >= 0 && !c->a.replayed && c->a.calibration;
 }
 
-int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+static int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
 {
 	struct report_call *c = (struct report_call *)call;
 	long long task_id = c->a.task_id;
@@ -503,16 +477,6 @@ int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_r
 	if (rc == 0)
 		*ret_replayed = replayed;
 	return rc;
-}
-
-int store_task_result(struct store *s, long long agent_id, long long task_id, long long attempt,
-		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed)
-{
-	struct store_call *call = NULL;
-	int rc = store_task_result_begin(s, agent_id, task_id, attempt, body, body_len, now, NULL, NULL,
-					 &call);
-
-	return rc < 0 ? rc : store_task_result_end(call, ret_body, ret_replayed);
 }
 
 /* Ends the current attempt of a leased task: back to the queue after
@@ -565,8 +529,8 @@ static int op_task_fail(struct store *s, void *arg)
 	return 0;
 }
 
-int store_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
-		    const char *reason, bool retryable, long long now, cJSON **ret_body)
+static int sqlite_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
+			    const char *reason, bool retryable, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .reason = reason, .retryable = retryable};
 
@@ -612,7 +576,7 @@ static int op_expire_leases(struct store *s, void *arg)
 	return rc;
 }
 
-int store_expire_leases(struct store *s, long long now, int *ret_expired)
+static int sqlite_expire_leases(struct store *s, long long now, int *ret_expired)
 {
 	struct expire_op a = {now, 0};
 	long long oldest;
@@ -633,3 +597,14 @@ int store_expire_leases(struct store *s, long long now, int *ret_expired)
 	*ret_expired = a.expired;
 	return 0;
 }
+
+const struct store_task_ops sqlite_task_ops = {
+	.task_progress = sqlite_task_progress,
+	.task_fail = sqlite_task_fail,
+	.expire_leases = sqlite_expire_leases,
+	.task_lease_begin = sqlite_task_lease_begin,
+	.task_lease_end = sqlite_task_lease_end,
+	.task_result_begin = sqlite_task_result_begin,
+	.task_result_end = sqlite_task_result_end,
+	.task_result_is_calibration = sqlite_task_result_is_calibration,
+};

@@ -10,24 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const token_kind_names[] = {"admin", "user", "enroll", "agent"};
-
-const char *store_token_kind_name(enum store_token_kind kind)
-{
-	return token_kind_names[kind];
-}
-
-int store_token_kind_parse(const char *name, enum store_token_kind *ret_kind)
-{
-	for (int i = 0; i < 4; i++)
-		if (strcmp(name, token_kind_names[i]) == 0) {
-			*ret_kind = (enum store_token_kind)i;
-			return 0;
-		}
-	return err_set(LL_EINVAL, "Unknown token kind '%s'.", name);
-}
-
-int store_token_count(struct store *s, enum store_token_kind kind, long long *ret_count)
+static int sqlite_token_count(struct store *s, enum store_token_kind kind, long long *ret_count)
 {
 	int rc;
 
@@ -128,8 +111,9 @@ static int op_token_create(struct store *s, void *arg)
 	return 0;
 }
 
-int store_token_create(struct store *s, enum store_token_kind kind, const char *name,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
+static int sqlite_token_create(struct store *s, enum store_token_kind kind, const char *name,
+			       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			       cJSON **ret_token)
 {
 	struct token_create_op a = {kind, name, hash, now, NULL};
 	cJSON *answer = NULL;
@@ -145,8 +129,8 @@ int store_token_create(struct store *s, enum store_token_kind kind, const char *
 
 /* A live token is remembered (token_cache_get()): every request checks its
  * token, and the query under the reader's lock was most of that check. */
-int store_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		     struct store_token *ret_token)
+static int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+			     struct store_token *ret_token)
 {
 	sqlite3_stmt *stmt;
 	struct store_token t = {0};
@@ -191,7 +175,7 @@ static void add_token(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(context, t);
 }
 
-int store_token_list(struct store *s, cJSON **ret_list)
+static int sqlite_token_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	int rc = db_reader_each(s,
@@ -220,7 +204,7 @@ static int op_token_revoke(struct store *s, void *arg)
 		      a->now, a->id);
 }
 
-int store_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)
+static int sqlite_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)
 {
 	struct token_revoke_op a = {id, now};
 	int rc = store_write(s, op_token_revoke, &a);
@@ -234,3 +218,11 @@ int store_token_revoke(struct store *s, long long id, long long now, cJSON **ret
 	log_state("token_state", "token_id", id, "live", "revoked", NULL);
 	return 0;
 }
+
+const struct store_token_ops sqlite_token_ops = {
+	.token_count = sqlite_token_count,
+	.token_create = sqlite_token_create,
+	.token_find = sqlite_token_find,
+	.token_list = sqlite_token_list,
+	.token_revoke = sqlite_token_revoke,
+};

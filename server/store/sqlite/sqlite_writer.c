@@ -1,7 +1,7 @@
 /*
- * store_sqlite.c - the SQLite store (store.h): opening, migrations, the
- * writer thread and stats. The resources are in store_tokens.c,
- * store_agents.c, store_jobs.c, store_tasks.c and store_results.c.
+ * sqlite_writer.c - the SQLite backend (store_backend.h): opening,
+ * migrations, the writer and syncer threads, and stats. The resources are
+ * the other sqlite_*.c files (sqlite_int.h).
  *
  * Two connections: one writer, used only by the writer thread, and one
  * reader guarded by a mutex. WAL lets the reader see the last commit while
@@ -25,9 +25,11 @@
 #include "loadlab/err.h"
 #include "loadlab/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Schema migrations: entry N takes user_version N to N+1. */
 static const char *const migrations[] = {
@@ -158,7 +160,7 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			db_exec_cached(s->writer, "ROLLBACK TO op");
-			store_agent_touches_forget(s); /* the op's touch may be undone */
+			store_cache_agent_touches_forget(&s->cache); /* the op's touch may be undone */
 		}
 		db_exec_cached(s->writer, "RELEASE op");
 	}
@@ -267,8 +269,8 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&s->queue_lock);
 		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
 			db_exec_cached(s->writer, "ROLLBACK");
-			store_lease_jobs_forget(s);
-			store_agent_touches_forget(s);
+			store_cache_lease_jobs_forget(&s->cache);
+			store_cache_agent_touches_forget(&s->cache);
 			finish_ops(s, batch, "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
@@ -372,6 +374,7 @@ int store_call_submit(struct store *s, struct store_call *call, store_done_fn do
 {
 	int rc;
 
+	call->base = s->base;
 	call->op.notify = done;
 	call->op.notify_context = context;
 	if (!done) {
@@ -384,7 +387,7 @@ int store_call_submit(struct store *s, struct store_call *call, store_done_fn do
 		pthread_mutex_unlock(&s->queue_lock);
 	}
 	if (rc < 0)
-		store_call_free(call);
+		sqlite_call_free(call);
 	return rc;
 }
 
@@ -395,11 +398,11 @@ int store_call_end(struct store_call *call, cJSON **ret)
 	*ret = rc < 0 ? NULL : *call->out;
 	if (rc == 0)
 		*call->out = NULL;
-	store_call_free(call);
+	sqlite_call_free(call);
 	return rc;
 }
 
-void store_call_free(struct store_call *call)
+void sqlite_call_free(struct store_call *call)
 {
 	if (!call)
 		return;
@@ -492,7 +495,19 @@ static int migrate(sqlite3 *db)
 	return 0;
 }
 
-int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+/* The store and its -wal/-shm journal files, 0600 even when they were
+ * made by an older loadlabd (SQLite gives the journals the store's mode). */
+static void protect_files(const char *path)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	char file[PATH_MAX + 16];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (snprintf(file, sizeof(file), "%s%s", path, suffixes[i]) < (int)sizeof(file))
+			chmod(file, 0600);
+}
+
+int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store)
 {
 	struct store *s = calloc(1, sizeof(*s));
 	int rc;
@@ -519,6 +534,7 @@ int store_open(const char *path, const struct store_options *options, struct sto
 		rc = err_set(LL_ENOMEM, "Cannot start the store's writer thread.");
 		goto fail;
 	}
+	protect_files(path);
 	*ret_store = s;
 	return 0;
 fail:
@@ -530,13 +546,13 @@ fail:
 	return rc;
 }
 
-void store_close(struct store *s)
+void sqlite_close(struct store *s)
 {
 	if (!s)
 		return;
 	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
-	store_lease_jobs_forget(s);
+	store_cache_lease_jobs_forget(&s->cache);
 	db_cache_detach(s->reader);
 	db_cache_detach(s->writer);
 	sqlite3_close(s->reader);
@@ -549,7 +565,7 @@ void store_close(struct store *s)
 	free(s);
 }
 
-int store_check(struct store *s)
+int sqlite_check(struct store *s)
 {
 	long long one = 0;
 	int rc;
@@ -560,7 +576,7 @@ int store_check(struct store *s)
 	return rc < 0 || one != 1 ? LL_ESTORE : 0;
 }
 
-int store_integrity_check(struct store *s)
+int sqlite_integrity_check(struct store *s)
 {
 	sqlite3_stmt *stmt;
 	int rc = LL_ESTORE;
@@ -605,7 +621,7 @@ static int count_states(sqlite3_stmt *stmt, const struct state_count *counts)
 	return 0;
 }
 
-int store_stats(struct store *s, long long now, struct store_stats *ret)
+int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 {
 	struct store_stats st = {0};
 	sqlite3_stmt *stmt;
