@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 	bool help;
 	int rc, sig;
 
+	server.routes = &rest_route_table;
 	if ((rc = config_load(&server.config, argc, argv, &help)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		return 2;

@@ -9,7 +9,7 @@
  * request with a body (413, 414, 401, 403), which are sent before the body
  * is read and close the connection on purpose.
  *
- * A route with a body stream (router_stream(), server.h) gets its body piece by piece instead
+ * A route with a body stream (route_table_stream(), http.h) gets its body piece by piece instead
  * of in req->body: blob uploads, which may be far larger than memory.
  *
  * Capacity (capacity.h): a connection limit from the open-files limit,
@@ -490,11 +490,11 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 	set_header_deadline(server, connection, false);
 	copy_cut(req->method, sizeof(req->method), method);
 	copy_cut(req->path, sizeof(req->path), url);
-	req->route_index = strlen(url) < sizeof(req->path)
-				   ? router_match(method, url, &req->path_id, &wrong_method)
-				   : -1;
-	req->route = req->route_index >= 0 ? &router_routes[req->route_index] : NULL;
-	req->stream = router_stream(req->route);
+	req->route_index = strlen(url) < sizeof(req->path) ? route_table_match(server->routes, method, url,
+									       &req->path_id, &wrong_method)
+							   : -1;
+	req->route = req->route_index >= 0 ? &server->routes->routes[req->route_index] : NULL;
+	req->stream = route_table_stream(server->routes, req->route);
 	buf_init(&req->body, req->route ? req->route->max_body : 0);
 	if (!req->route) {
 		req->status = wrong_method ? 405 : 404;

@@ -44,13 +44,13 @@ static void gauge_by_state(struct buf *out, const char *name, const char *help,
 		buf_printf(out, "%s{state=\"%s\"} %lld\n", name, states[i].state, states[i].count);
 }
 
-/* The route label of route R of router_routes, or of no route when R < 0. */
-static void route_label(int r, char *route, size_t size)
+/* The route label of route R of TABLE, or of no route when R < 0. */
+static void route_label(const struct route_table *table, int r, char *route, size_t size)
 {
 	if (r < 0)
 		snprintf(route, size, "unmatched");
 	else
-		snprintf(route, size, "%s %s", router_routes[r].method, router_routes[r].pattern);
+		snprintf(route, size, "%s %s", table->routes[r].method, table->routes[r].pattern);
 }
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
@@ -126,9 +126,9 @@ int metrics_render(struct server *server, struct buf *out)
 
 	buf_printf(out, "# HELP loadlab_http_requests_total HTTP requests by route and status class.\n"
 			"# TYPE loadlab_http_requests_total counter\n");
-	for (int r = -1; r < router_route_count; r++) {
+	for (int r = -1; r < server->routes->count; r++) {
 		char route[128];
-		route_label(r, route, sizeof(route));
+		route_label(server->routes, r, route, sizeof(route));
 		for (int c = 1; c <= 5; c++) {
 			long long n = load(&m->requests[r + 1][c]);
 			if (n)
@@ -141,14 +141,14 @@ int metrics_render(struct server *server, struct buf *out)
 		out,
 		"# HELP loadlab_http_request_duration_seconds Time from first byte to response, by route.\n"
 		"# TYPE loadlab_http_request_duration_seconds summary\n");
-	for (int r = -1; r < router_route_count; r++) {
+	for (int r = -1; r < server->routes->count; r++) {
 		char route[128];
 		long long count = 0;
 		for (int c = 1; c <= 5; c++)
 			count += load(&m->requests[r + 1][c]);
 		if (!count)
 			continue;
-		route_label(r, route, sizeof(route));
+		route_label(server->routes, r, route, sizeof(route));
 		buf_printf(out, "loadlab_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
 			   load(&m->duration_us[r + 1]) / 1e6);
 		buf_printf(out, "loadlab_http_request_duration_seconds_count{route=\"%s\"} %lld\n", route,

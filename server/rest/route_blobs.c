@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The {sha256} of the request's path (router.c matched 64 hex digits at
+/* The {sha256} of the request's path (http_route.c matched 64 hex digits at
  * its end). */
 static const char *path_hex(const struct http_request *req)
 {

@@ -1,16 +1,15 @@
 /*
- * router.c - the route table: method, path pattern, who may call, body
- * limit, handler; and the routes whose body is streamed. A pattern's "{id}"
- * matches a decimal id 1..2^53, "{sha256}" 64 lowercase hex digits; a
- * final "{name}" matches the rest of the path (its handler reads it from
- * req->path), '/' included, as series names have them.
+ * route_table.c - the route table, beside the handlers it names (one
+ * route_*.c per resource): method, path pattern, who may call, body limit,
+ * handler; and the routes whose body is streamed. main.c gives it to the
+ * HTTP door (server->routes), which matches it (http/http_route.c). A
+ * pattern's "{id}" matches a decimal id 1..2^53, "{sha256}" 64 lowercase
+ * hex digits; a final "{name}" matches the rest of the path (its handler
+ * reads it from req->path), '/' included, as series names have them.
  */
 #include "routes.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-const struct route router_routes[] = {
+static const struct route routes[] = {
 	{"GET", "/healthz", AUTH_ANYONE, 0, route_health},
 	{"GET", "/metrics", AUTH_METRICS, 0, route_metrics},
 	{"POST", "/api/v1/jobs", AUTH_USER, ROUTE_MAX_BODY, route_jobs_create},
@@ -56,86 +55,16 @@ const struct route router_routes[] = {
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 
-const int router_route_count = (int)(sizeof(router_routes) / sizeof(router_routes[0]));
-
 /* The routes whose body is streamed to them, by handler. */
-static const struct {
-	route_handler handler;
-	const struct route_stream *stream;
-} streamed_routes[] = {
+static const struct route_streamed streamed[] = {
 	{route_blobs_put, &route_blobs_put_stream},
 };
 
-const struct route_stream *router_stream(const struct route *route)
-{
-	for (size_t i = 0; route && i < sizeof(streamed_routes) / sizeof(streamed_routes[0]); i++)
-		if (streamed_routes[i].handler == route->handler)
-			return streamed_routes[i].stream;
-	return NULL;
-}
+const struct route_table rest_route_table = {
+	routes,
+	(int)(sizeof(routes) / sizeof(routes[0])),
+	streamed,
+	(int)(sizeof(streamed) / sizeof(streamed[0])),
+};
 
-_Static_assert(sizeof(router_routes) / sizeof(router_routes[0]) <= METRICS_MAX_ROUTES,
-	       "raise METRICS_MAX_ROUTES");
-
-/* Matches PATH against PATTERN; "{id}" takes 1..16 digits, no leading 0. */
-static bool path_matches(const char *pattern, const char *path, long long *ret_id)
-{
-	long long id = 0;
-
-	while (*pattern) {
-		if (*pattern != '{') { /* most bytes: literal */
-			if (*pattern++ != *path++)
-				return false;
-			continue;
-		}
-		if (strcmp(pattern, "{name}") == 0) {
-			if (!*path)
-				return false;
-			*ret_id = 0;
-			return true;
-		}
-		if (strncmp(pattern, "{sha256}", 8) == 0) {
-			for (int i = 0; i < 64; i++, path++)
-				if (!((*path >= '0' && *path <= '9') || (*path >= 'a' && *path <= 'f')))
-					return false;
-			pattern += 8;
-			continue;
-		}
-		if (strncmp(pattern, "{id}", 4) == 0) {
-			int digits = 0;
-			if (*path < '1' || *path > '9')
-				return false;
-			id = 0;
-			while (*path >= '0' && *path <= '9') {
-				if (++digits > 15)
-					return false;
-				id = id * 10 + (*path++ - '0');
-			}
-			pattern += 4;
-			continue;
-		}
-		return false; /* an unknown placeholder */
-	}
-	if (*path)
-		return false;
-	*ret_id = id;
-	return true;
-}
-
-int router_match(const char *method, const char *path, long long *ret_id, bool *ret_wrong_method)
-{
-	long long id;
-
-	/* The routes of METHOD first; the others' paths only for a miss
-	 * (405 or 404). */
-	*ret_wrong_method = false;
-	for (int i = 0; i < router_route_count; i++)
-		if (strcmp(router_routes[i].method, method) == 0 &&
-		    path_matches(router_routes[i].pattern, path, &id)) {
-			*ret_id = id;
-			return i;
-		}
-	for (int i = 0; i < router_route_count && !*ret_wrong_method; i++)
-		*ret_wrong_method = path_matches(router_routes[i].pattern, path, &id);
-	return -1;
-}
+_Static_assert(sizeof(routes) / sizeof(routes[0]) <= METRICS_MAX_ROUTES, "raise METRICS_MAX_ROUTES");

@@ -1,6 +1,8 @@
 /*
- * routes.h - the handlers of every REST route, one file per resource
- * (route_jobs.c, route_agents.c, ...). router.c's table names them all.
+ * routes.h - the REST handlers, one file per resource (route_jobs.c,
+ * route_agents.c, ...), and rest_route_table, route_table.c's table that
+ * names them all and that main.c gives the HTTP door (http/http.h). What
+ * several handlers do alike is route_util.h's.
  */
 #ifndef LOADLAB_SERVER_ROUTES_H
 #define LOADLAB_SERVER_ROUTES_H
@@ -10,6 +12,9 @@
 /* Body limits (413 beyond): results carry raw samples. */
 #define ROUTE_MAX_BODY (64 * 1024)
 #define ROUTE_MAX_RESULT_BODY (4 * 1024 * 1024)
+
+/* Every route, for server->routes. */
+extern const struct route_table rest_route_table;
 
 int route_health(struct http_request *req, struct http_reply *reply);
 int route_metrics(struct http_request *req, struct http_reply *reply);
