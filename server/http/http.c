@@ -16,6 +16,7 @@
  * parked long-polls capped below it, and a header deadline enforced by
  * the sweeper for every connection.
  */
+#include "schedules/lease_expiry.h"
 #include "server.h"
 
 #include "loadlab/clock.h"
@@ -322,8 +323,8 @@ static void expire_headers(struct server *server, long long now)
 }
 
 /* The sweeper: every 100 ms resumes long-polls past their deadline; every
- * second returns expired leases to the queue and, when tasks are ready,
- * wakes the long-polls so that they look again. */
+ * LEASE_EXPIRY_TICK_MS runs the lease-expiry tick (schedules/lease_expiry.h)
+ * and, when it says so, wakes the long-polls so that they look again. */
 static void *sweeper_main(void *arg)
 {
 	struct server *server = arg;
@@ -336,17 +337,14 @@ static void *sweeper_main(void *arg)
 		wake_expired(server, now);
 		if (tick % 5 == 0)
 			expire_headers(server, now);
-		if (++tick % 10)
+		if (++tick % (LEASE_EXPIRY_TICK_MS / 100))
 			continue;
 		int expired = 0;
-		struct store_stats st;
-		if (store_expire_leases(server->store, now, &expired) == 0 && expired > 0) {
+		bool wake = lease_expiry_tick(server->store, now, server->waiters != NULL, &expired);
+		if (expired > 0)
 			metrics_add(&server->metrics.leases_expired, expired);
+		if (wake)
 			http_waiters_wake_all(server);
-		} else if (server->waiters && store_stats(server->store, now, &st) == 0 &&
-			   st.tasks_ready > 0) {
-			http_waiters_wake_all(server);
-		}
 	}
 	return NULL;
 }
