@@ -26,7 +26,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
-#include "program_family.h"
+#include "program_int.h"
 
 /* The manifest file a loaded module's PATH (as the probe saw it, any
  * form: "\\??\\Z:\\...", "C:\\...", "\\Device\\...") is, or -1: its path

@@ -12,7 +12,7 @@
  * scripts/install-deps.sh); a missing compiler fails the test.
  */
 #include "check.h"
-#include "family/program/program_family.h"
+#include "family/program/program_int.h"
 #include "loadlab/err.h"
 #include "loadlab/pe.h"
 #include "loadlab/plat.h"
