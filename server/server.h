@@ -37,7 +37,7 @@ struct server {
 	struct config config;
 	struct store *store;
 	struct summarizer *summarizer; /* result summaries, in the background */
-	struct blob_store *blobs;      /* uploaded files (blobs.h) */
+	struct blob_store *blobs;      /* uploaded files (store/blob_files.h) */
 	struct metrics metrics;
 	const struct route_table *routes; /* what the door answers (rest/route_table.c) */
 	struct MHD_Daemon *daemon;

@@ -1,6 +1,6 @@
 /*
  * /api/v1/blobs/{sha256}: upload (PUT, streamed), is it there (HEAD),
- * download (GET). The store on disk is blobs.h; this file maps it to HTTP
+ * download (GET). The store on disk is store/blob_files.h; this file maps it to HTTP
  * and checks that a program job's files are all uploaded.
  */
 #include "routes.h"
@@ -23,7 +23,7 @@ static const char *path_hex(const struct http_request *req)
 	return len >= 64 ? req->path + len - 64 : "";
 }
 
-/* Maps an error of blobs.h to its status and code. */
+/* Maps an error of blob_files.h to its status and code. */
 static int reply_blob_error(struct http_reply *reply, int rc)
 {
 	switch (rc) {

@@ -25,6 +25,10 @@
  * stored on the alert ("webhook": "delivered" | "failed: ..."). The queue
  * holds SCHEDULER_WEBHOOK_QUEUE_MAX alerts; beyond that they are dropped
  * (logged). Nothing here blocks a request or the store's writer.
+ *
+ * The folder schedules/ is what the daemon does by the clock: this
+ * scheduler (scheduler.c), the cron expressions of schedules (cron.h), and
+ * the lease-expiry tick that the HTTP door's sweeper runs (lease_expiry.h).
  */
 #ifndef LOADLAB_SERVER_SCHEDULER_H
 #define LOADLAB_SERVER_SCHEDULER_H

@@ -1,4 +1,4 @@
-/* blobs.c - the content-addressed file store (blobs.h). */
+/* blob_files.c - the content-addressed file store (blob_files.h). */
 #include "blob_files.h"
 #include "worker.h"
 

@@ -1,5 +1,5 @@
 /*
- * blobs.h - the daemon's content-addressed file store: DATA_DIR/blobs/,
+ * blob_files.h - the daemon's content-addressed file store: DATA_DIR/blobs/,
  * one file per SHA-256, named by it (blobs/ab/cdef... : the first two hex
  * digits are a folder, the other 62 the file name).
  *
@@ -17,8 +17,8 @@
  *
  * Threads: every function may be called from any thread.
  */
-#ifndef LOADLAB_SERVER_BLOBS_H
-#define LOADLAB_SERVER_BLOBS_H
+#ifndef LOADLAB_SERVER_BLOB_FILES_H
+#define LOADLAB_SERVER_BLOB_FILES_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

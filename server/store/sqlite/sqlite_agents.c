@@ -1,5 +1,5 @@
 /*
- * store_agents.c - the store's agents (store.h, "agents"): enrollment,
+ * sqlite_agents.c - the SQLite store's agents (store.h, "agents"): enrollment,
  * listing, labels and quarantine, and heartbeats, which renew the leases
  * an agent holds.
  */

@@ -1,4 +1,4 @@
-/* store_blobs.c - what the store knows of blobs: the jobs that reference
+/* sqlite_blobs.c - what the SQLite store knows of blobs: the jobs that reference
  * them (store.h). */
 #include "sqlite_int.h"
 

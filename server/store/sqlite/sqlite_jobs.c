@@ -1,5 +1,5 @@
 /*
- * store_jobs.c - the store's jobs (store.h, "jobs"): creation with their
+ * sqlite_jobs.c - the SQLite store's jobs (store.h, "jobs"): creation with their
  * tasks, listing, reading, cancelling, and keeping a job's state in step
  * with its tasks' (queue_job_state()).
  */

@@ -1,5 +1,5 @@
 /*
- * store_results.c - the store's results and what reports read of them
+ * sqlite_results.c - the SQLite store's results and what reports read of them
  * (store.h, "reports"): result bodies, a job's rows with their cached
  * summaries, and the summaries' cache.
  */

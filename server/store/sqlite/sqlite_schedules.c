@@ -1,5 +1,5 @@
 /*
- * store_schedules.c - the store's schedules (store.h, "series, schedules,
+ * sqlite_schedules.c - the SQLite store's schedules (store.h, "series, schedules,
  * regression alerts"): recurring jobs and the runs that fire them once
  * per due time.
  */

@@ -1,5 +1,5 @@
 /*
- * store_series.c - the store's series and regression alerts (store.h,
+ * sqlite_series.c - the SQLite store's series and regression alerts (store.h,
  * "series, schedules, regression alerts"). A job's series and revision are
  * the generated columns jobs.series and jobs.revision (from its spec).
  */

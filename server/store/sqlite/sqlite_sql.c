@@ -1,6 +1,6 @@
 /*
- * store_db.c - the SQL and JSON helpers the store's files share
- * (store_int.h).
+ * sqlite_sql.c - the SQL and JSON helpers the SQLite backend's files share
+ * (sqlite_int.h).
  */
 #include "sqlite_int.h"
 
@@ -167,7 +167,7 @@ int db_exec_cached(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-/* Binds arguments given by a format (store_int.h). */
+/* Binds arguments given by a format (sqlite_int.h). */
 static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 {
 	for (int i = 0; types[i]; i++) {
@@ -194,7 +194,7 @@ static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 	}
 }
 
-/* Runs SQL with the arguments of TYPES (store_int.h); when RET is not
+/* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
  * NULL, stores the first column of the first row there (DEFAULT_VALUE
  * when there is no row or it is NULL). */
 static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,

@@ -1,5 +1,5 @@
 /*
- * store_tasks.c - the store's tasks (store.h, "tasks"): leasing, progress,
+ * sqlite_tasks.c - the SQLite store's tasks (store.h, "tasks"): leasing, progress,
  * results, failures and expired leases. What happens to a task is decided
  * by queue.h; this file reads and writes the rows.
  */

@@ -1,5 +1,5 @@
 /*
- * store_tokens.c - the store's tokens (store.h, "tokens"): kept by their
+ * sqlite_tokens.c - the SQLite store's tokens (store.h, "tokens"): kept by their
  * SHA-256 only, found in constant time, revoked but never deleted.
  */
 #include "sqlite_int.h"

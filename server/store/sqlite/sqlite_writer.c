@@ -70,7 +70,7 @@ static const char *const migrations[] = {
 	"CREATE TABLE result_summaries ("
 	"  result_id INTEGER PRIMARY KEY REFERENCES results(id),"
 	"  version INTEGER NOT NULL, body TEXT NOT NULL);",
-	/* 3: series, schedules and regression alerts (store_series.c). A job's
+	/* 3: series, schedules and regression alerts (sqlite_series.c). A job's
 	 * series and revision live in its spec; the columns only expose them. */
 	"ALTER TABLE jobs ADD COLUMN series TEXT"
 	"  GENERATED ALWAYS AS (json_extract(spec, '$.series')) VIRTUAL;"
@@ -109,11 +109,11 @@ static const char *const migrations[] = {
 	 * (report_compare_data.c). */
 	"ALTER TABLE result_summaries ADD COLUMN compare BLOB;",
 	/* (issue 12, calibration) Each agent's last calibration, as GET
-	 * /api/v1/agents shows it (server/calibration.c, store_agents.c). */
+	 * /api/v1/agents shows it (server/reports/calibration.c, sqlite_agents.c). */
 	"ALTER TABLE agents ADD COLUMN last_calibration TEXT;",
 	/* (issue 16, pass 7) The queue's indexes hold only the tasks their
 	 * queries ask for, so a state change touches fewer of them: the lease
-	 * scans (store_tasks.c) seek the queued tasks pinned to one agent and
+	 * scans (sqlite_tasks.c) seek the queued tasks pinned to one agent and
 	 * those pinned to none, each in the queue's order (tasks_queued); a
 	 * heartbeat, the lease sweep and the agents' list seek the leased tasks
 	 * and the cancelled ones not yet told to their holder (tasks_held).
