@@ -57,9 +57,9 @@ static int op_agent_enroll(struct store *s, void *arg)
 		"tbii", a->name, a->hash, a->id, a->now);
 }
 
-static int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
-			       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			       long long *ret_agent_id)
+int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			long long *ret_agent_id)
 {
 	struct agent_enroll_op a = {name, json_text(facts), json_text(labels), hash, now, 0};
 	int rc = (a.facts && a.labels) ? store_write(s, op_agent_enroll, &a) : LL_ENOMEM;
@@ -116,7 +116,7 @@ static void add_agent(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(c->list, agent_from_row(c->store, row, c->now));
 }
 
-static int sqlite_agent_list(struct store *s, long long now, cJSON **ret_list)
+int sqlite_agent_list(struct store *s, long long now, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
@@ -145,7 +145,7 @@ static int writer_agent_get(struct store *s, long long id, long long now, cJSON 
 	return rc;
 }
 
-static int sqlite_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
+int sqlite_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
 {
 	struct agent_rows c = {s, now, NULL, NULL};
 	int rc;
@@ -199,8 +199,8 @@ static int op_agent_patch(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
-			      long long now, cJSON **ret_agent)
+int sqlite_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
+		       long long now, cJSON **ret_agent)
 {
 	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
 
@@ -287,25 +287,18 @@ struct heartbeat_call {
 	struct heartbeat_op a;
 };
 
-static int sqlite_agent_heartbeat_begin(struct store *s, long long agent_id, long long now,
-					store_done_fn done, void *context, struct store_call **ret_call)
+int sqlite_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+				 void *context, struct store_call **ret_call)
 {
 	struct heartbeat_call *c = calloc(1, sizeof(*c));
-	int rc;
 
 	if (!c)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	c->a = (struct heartbeat_op){agent_id, now, NULL};
-	c->call.op.fn = op_agent_heartbeat;
-	c->call.op.arg = &c->a;
-	c->call.out = &c->a.out;
-	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
-		return rc;
-	*ret_call = &c->call;
-	return 0;
+	return store_call_submit(s, &c->call, op_agent_heartbeat, &c->a, &c->a.out, done, context, ret_call);
 }
 
-static int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
 {
 	return store_call_end(call, ret_body);
 }
@@ -326,8 +319,7 @@ static int read_calibration_spec(void *context, sqlite3_stmt *row)
 	return c->spec ? 0 : LL_ENOMEM;
 }
 
-static int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id,
-					cJSON **ret_spec)
+int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id, cJSON **ret_spec)
 {
 	struct calibration_spec c = {0, NULL};
 	int rc;
@@ -363,7 +355,7 @@ static int op_calibration_put(struct store *s, void *arg)
 		      "tii", a->text, a->agent_id, a->result_id);
 }
 
-static int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
+int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
 {
 	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
 	struct calibration_put_op a = {agent_id,
@@ -374,14 +366,3 @@ static int sqlite_agent_calibration_put(struct store *s, long long agent_id, con
 	free((char *)a.text);
 	return rc;
 }
-
-const struct store_agent_ops sqlite_agent_ops = {
-	.agent_enroll = sqlite_agent_enroll,
-	.agent_list = sqlite_agent_list,
-	.agent_get = sqlite_agent_get,
-	.agent_patch = sqlite_agent_patch,
-	.task_calibration_spec = sqlite_task_calibration_spec,
-	.agent_calibration_put = sqlite_agent_calibration_put,
-	.agent_heartbeat_begin = sqlite_agent_heartbeat_begin,
-	.agent_heartbeat_end = sqlite_agent_heartbeat_end,
-};

@@ -19,7 +19,7 @@ static void add_references(void *context, sqlite3_stmt *row)
 	cJSON_Delete(spec);
 }
 
-static int sqlite_blob_references(struct store *s, cJSON **ret_hashes)
+int sqlite_blob_references(struct store *s, cJSON **ret_hashes)
 {
 	cJSON *hashes = cJSON_CreateArray();
 	int rc;
@@ -29,7 +29,3 @@ static int sqlite_blob_references(struct store *s, cJSON **ret_hashes)
 	rc = db_reader_each(s, "SELECT spec FROM jobs WHERE family = 'program'", add_references, hashes);
 	return store_answer(rc, hashes, ret_hashes);
 }
-
-const struct store_blob_ops sqlite_blob_ops = {
-	.blob_references = sqlite_blob_references,
-};

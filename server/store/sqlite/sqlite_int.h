@@ -110,15 +110,106 @@ int sqlite_integrity_check(struct store *s);
 int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
 void sqlite_call_free(struct store_call *call);
 
-/* Each resource file's operations. */
-extern const struct store_token_ops sqlite_token_ops;
-extern const struct store_agent_ops sqlite_agent_ops;
-extern const struct store_job_ops sqlite_job_ops;
-extern const struct store_task_ops sqlite_task_ops;
-extern const struct store_result_ops sqlite_result_ops;
-extern const struct store_series_ops sqlite_series_ops;
-extern const struct store_schedule_ops sqlite_schedule_ops;
-extern const struct store_blob_ops sqlite_blob_ops;
+/* Each resource file's: store.h's function of the same name without "store_". */
+/* sqlite_tokens.c */
+int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
+int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
+int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		      struct store_token *ret_token);
+int sqlite_token_list(struct store *store, cJSON **ret_list);
+int sqlite_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
+
+/* sqlite_agents.c */
+int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			long long *ret_agent_id);
+int sqlite_agent_list(struct store *store, long long now, cJSON **ret_list);
+int sqlite_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
+int sqlite_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+		       long long now, cJSON **ret_agent);
+int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
+				 cJSON **ret_spec);
+int sqlite_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
+int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+				 void *context, struct store_call **ret_call);
+int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
+
+/* sqlite_jobs.c */
+int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
+		      cJSON **ret_body);
+int sqlite_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
+int sqlite_job_get(struct store *store, long long job_id, cJSON **ret_job);
+int sqlite_job_add_waiting(struct store *store, cJSON *job, long long now);
+int sqlite_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
+
+/* sqlite_tasks.c */
+int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
+			 const char *phase, int percent, long long now, cJSON **ret_body);
+int sqlite_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
+		     const char *reason, bool retryable, long long now, cJSON **ret_body);
+int sqlite_expire_leases(struct store *store, long long now, int *ret_expired);
+int sqlite_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call);
+int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease);
+int sqlite_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
+			     const char *body, size_t body_len, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call);
+int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
+bool sqlite_task_result_is_calibration(const struct store_call *call);
+
+/* sqlite_results.c */
+int sqlite_result_get(struct store *store, long long result_id, char **ret_text);
+int sqlite_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
+int sqlite_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+			   int (*fn)(void *context, const struct store_report_row *row), void *context);
+int sqlite_job_compare_rows(struct store *store, long long job_id, int version,
+			    int (*fn)(void *context, const struct store_report_row *row), void *context);
+int sqlite_results_unsummarized(struct store *store, int version, long long limit,
+				void (*fn)(void *context, long long result_id), void *context);
+int sqlite_results_without_compare(struct store *store, int version, long long limit,
+				   void (*fn)(void *context, long long result_id), void *context);
+int sqlite_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
+			 const char *const *summaries, const void *const *compare, const size_t *compare_len);
+int sqlite_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
+			    const void *const *compare, const size_t *compare_len);
+
+/* sqlite_series.c */
+int sqlite_series_list(struct store *store, cJSON **ret_list);
+int sqlite_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
+int sqlite_series_settings_get(struct store *store, const char *name,
+			       struct store_series_settings *ret_settings);
+int sqlite_series_settings_put(struct store *store, const char *name,
+			       const struct store_series_settings *settings, long long now, cJSON **ret_body);
+int sqlite_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
+int sqlite_series_previous_done(struct store *store, const char *series, long long job_id,
+				long long *ret_job_id);
+int sqlite_series_check_record(struct store *store, long long job_id, const char *series,
+			       long long baseline_id, const char *verdict, const cJSON *alert, long long now,
+			       long long *ret_alert_id);
+int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
+int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
+int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
+int sqlite_alert_webhook_status(struct store *store, long long id, const char *status);
+
+/* sqlite_schedules.c */
+int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
+			   cJSON **ret_schedule);
+int sqlite_schedule_list(struct store *store, cJSON **ret_list);
+int sqlite_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
+int sqlite_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
+			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
+			  cJSON **ret_schedule);
+int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
+int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
+			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
+int sqlite_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
+			       long long now);
+int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
+
+/* sqlite_blobs.c */
+int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
 
 /* --- the writer (sqlite_writer.c) --- */
 
@@ -128,12 +219,16 @@ extern const struct store_blob_ops sqlite_blob_ops;
  * calling thread. */
 int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
-/* Runs CALL's op: without DONE, as store_write() (returns once it is
- * committed, with its result); with DONE, queues it and returns 0 at once,
- * and the writer thread calls DONE(CONTEXT) once the op is committed or
- * failed. On a refusal (the store is closing) CALL is freed and DONE never
- * called. Either way store_call_end() then gives the result. */
-int store_call_submit(struct store *store, struct store_call *call, store_done_fn done, void *context);
+/* Runs FN(store, ARG) as CALL's op, its answer built in *OUT: without DONE,
+ * as store_write() (returns once it is committed, with its result); with
+ * DONE, queues it and returns 0 at once, and the writer thread calls
+ * DONE(CONTEXT) once the op is committed or failed. *RET_CALL is CALL
+ * then, and store_call_end() gives the result. On a refusal (the store is
+ * closing) CALL is freed, DONE never called and the error returned: the
+ * X_begin() of every store_async.h call. */
+int store_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *),
+		      void *arg, cJSON **out, store_done_fn done, void *context,
+		      struct store_call **ret_call);
 
 /* The result of CALL's committed op (its message set on this thread on
  * failure) and its answer to *RET (NULL on failure); frees CALL. */

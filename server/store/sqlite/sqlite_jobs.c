@@ -7,6 +7,7 @@
 
 #include "store/queue.h"
 
+#include "loadlab/array.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 
@@ -251,15 +252,15 @@ static int op_job_create(struct store *s, void *arg)
 	return 0;
 }
 
-static int sqlite_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
-			     cJSON **ret_body)
+int sqlite_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+		      cJSON **ret_body)
 {
 	struct job_create_op a = {spec, submitted_by, now, NULL};
 
 	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
 }
 
-static int sqlite_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
+int sqlite_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
 {
 	sqlite3_stmt *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
@@ -336,7 +337,7 @@ static int read_spec(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
-static int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
+int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
 	sqlite3_stmt *stmt;
 	cJSON *job = NULL, *tasks;
@@ -381,21 +382,16 @@ static void add_waiting_agent(void *context, sqlite3_stmt *row)
 {
 	/* columns: id, name, facts, labels, quarantined, last_seen */
 	struct waiting_agents *w = context;
-	struct queue_agent *a;
+	struct queue_agent *a, *list;
 	bool seen = sqlite3_column_type(row, 5) != SQLITE_NULL;
 
 	if (w->rc < 0)
 		return;
-	if (w->count == w->size) {
-		size_t size = w->size ? w->size * 2 : 16;
-		struct queue_agent *list = realloc(w->list, size * sizeof(*list));
-		if (!list) {
-			w->rc = LL_ENOMEM;
-			return;
-		}
-		w->list = list;
-		w->size = size;
+	if (!(list = array_grow(w->list, w->count, &w->size, sizeof(*list), 16))) {
+		w->rc = LL_ENOMEM;
+		return;
 	}
+	w->list = list;
 	a = &w->list[w->count++];
 	a->id = sqlite3_column_int64(row, 0);
 	a->name = strdup((const char *)sqlite3_column_text(row, 1));
@@ -420,7 +416,7 @@ static void waiting_agents_release(struct waiting_agents *w)
 	free(w->list);
 }
 
-static int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
+int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
 	cJSON *task;
@@ -497,17 +493,9 @@ static int op_job_cancel(struct store *s, void *arg)
 	return job_summary_by_id(s->writer, a->id, &a->out);
 }
 
-static int sqlite_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+int sqlite_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
 {
 	struct job_cancel_op a = {job_id, now, NULL};
 
 	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
 }
-
-const struct store_job_ops sqlite_job_ops = {
-	.job_create = sqlite_job_create,
-	.job_list = sqlite_job_list,
-	.job_get = sqlite_job_get,
-	.job_add_waiting = sqlite_job_add_waiting,
-	.job_cancel = sqlite_job_cancel,
-};

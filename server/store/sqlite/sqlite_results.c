@@ -18,7 +18,7 @@ static int read_body(void *context, sqlite3_stmt *row)
 	return *text ? 0 : LL_ENOMEM;
 }
 
-static int sqlite_result_get(struct store *s, long long result_id, char **ret_text)
+int sqlite_result_get(struct store *s, long long result_id, char **ret_text)
 {
 	int rc;
 
@@ -48,7 +48,7 @@ static int read_body_and_cell(void *context, sqlite3_stmt *row)
 	return LL_ENOMEM;
 }
 
-static int sqlite_result_with_cell(struct store *s, long long result_id, char **ret_text, char **ret_cell)
+int sqlite_result_with_cell(struct store *s, long long result_id, char **ret_text, char **ret_cell)
 {
 	struct body_and_cell c = {ret_text, ret_cell};
 	int rc;
@@ -104,8 +104,8 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	return rc;
 }
 
-static int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
-				  int (*fn)(void *context, const struct store_report_row *row), void *context)
+int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
+			   int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
@@ -120,9 +120,8 @@ static int sqlite_job_report_rows(struct store *s, long long job_id, bool with_b
 
 /* Compare reads no summary text (profiled: reading it was part of the
  * store's 16-26 % of a compare), and no compare data of another version. */
-static int sqlite_job_compare_rows(struct store *s, long long job_id, int version,
-				   int (*fn)(void *context, const struct store_report_row *row),
-				   void *context)
+int sqlite_job_compare_rows(struct store *s, long long job_id, int version,
+			    int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, NULL, m.version,"
@@ -154,8 +153,8 @@ static int result_ids(struct store *s, const char *sql, int version, long long l
 	return stmt ? 0 : LL_ESTORE;
 }
 
-static int sqlite_results_unsummarized(struct store *s, int version, long long limit,
-				       void (*fn)(void *context, long long result_id), void *context)
+int sqlite_results_unsummarized(struct store *s, int version, long long limit,
+				void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT r.id FROM results r LEFT JOIN result_summaries m"
@@ -164,8 +163,8 @@ static int sqlite_results_unsummarized(struct store *s, int version, long long l
 			  version, limit, fn, context);
 }
 
-static int sqlite_results_without_compare(struct store *s, int version, long long limit,
-					  void (*fn)(void *context, long long result_id), void *context)
+int sqlite_results_without_compare(struct store *s, int version, long long limit,
+				   void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT result_id FROM result_summaries"
@@ -215,9 +214,8 @@ static int op_summaries_put(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
-				const char *const *summaries, const void *const *compare,
-				const size_t *compare_len)
+int sqlite_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
+			 const char *const *summaries, const void *const *compare, const size_t *compare_len)
 {
 	struct summaries_put_op a = {count, result_ids, version, summaries, compare, compare_len};
 
@@ -256,21 +254,10 @@ static int op_compare_put(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
-				   const void *const *compare, const size_t *compare_len)
+int sqlite_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
+			    const void *const *compare, const size_t *compare_len)
 {
 	struct compare_put_op a = {count, result_ids, version, compare, compare_len};
 
 	return count ? store_write(s, op_compare_put, &a) : 0;
 }
-
-const struct store_result_ops sqlite_result_ops = {
-	.result_get = sqlite_result_get,
-	.result_with_cell = sqlite_result_with_cell,
-	.job_report_rows = sqlite_job_report_rows,
-	.job_compare_rows = sqlite_job_compare_rows,
-	.results_unsummarized = sqlite_results_unsummarized,
-	.results_without_compare = sqlite_results_without_compare,
-	.summaries_put = sqlite_summaries_put,
-	.compare_data_put = sqlite_compare_data_put,
-};

@@ -85,8 +85,8 @@ static int op_schedule_create(struct store *s, void *arg)
 	return schedule_by_id(s->writer, sqlite3_last_insert_rowid(s->writer), &a->out);
 }
 
-static int sqlite_schedule_create(struct store *s, const struct store_schedule_new *schedule, long long now,
-				  cJSON **ret_schedule)
+int sqlite_schedule_create(struct store *s, const struct store_schedule_new *schedule, long long now,
+			   cJSON **ret_schedule)
 {
 	struct schedule_create_op a = {schedule, now, NULL};
 
@@ -98,7 +98,7 @@ static void add_schedule(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(context, schedule_from_row(row));
 }
 
-static int sqlite_schedule_list(struct store *s, cJSON **ret_list)
+int sqlite_schedule_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "schedules");
 	int rc = db_reader_each(s, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE deleted = 0 ORDER BY id",
@@ -107,7 +107,7 @@ static int sqlite_schedule_list(struct store *s, cJSON **ret_list)
 	return store_answer(rc, out, ret_list);
 }
 
-static int sqlite_schedule_get(struct store *s, long long id, cJSON **ret_schedule)
+int sqlite_schedule_get(struct store *s, long long id, cJSON **ret_schedule)
 {
 	int rc;
 
@@ -171,9 +171,8 @@ static int op_schedule_patch(struct store *s, void *arg)
 	return schedule_by_id(s->writer, a->id, &a->out);
 }
 
-static int sqlite_schedule_patch(struct store *s, long long id, int enabled, const char *cron,
-				 long long interval_s, const char *job_text, long long next_due_ms,
-				 long long now, cJSON **ret_schedule)
+int sqlite_schedule_patch(struct store *s, long long id, int enabled, const char *cron, long long interval_s,
+			  const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule)
 {
 	struct schedule_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
 
@@ -197,14 +196,14 @@ static int op_schedule_delete(struct store *s, void *arg)
 	return 0;
 }
 
-static int sqlite_schedule_delete(struct store *s, long long id, cJSON **ret_body)
+int sqlite_schedule_delete(struct store *s, long long id, cJSON **ret_body)
 {
 	struct schedule_op a = {.id = id};
 
 	return store_write_answer(s, op_schedule_delete, &a, &a.out, ret_body);
 }
 
-static int sqlite_schedules_due(struct store *s, long long now, long long *ret_ids, int max, int *ret_count)
+int sqlite_schedules_due(struct store *s, long long now, long long *ret_ids, int max, int *ret_count)
 {
 	sqlite3_stmt *stmt;
 	int n = 0;
@@ -338,8 +337,8 @@ done:
 	return rc;
 }
 
-static int sqlite_schedule_claim(struct store *s, long long id, bool manual, long long now,
-				 store_next_due_fn next_due, struct store_schedule_claim *ret_claim)
+int sqlite_schedule_claim(struct store *s, long long id, bool manual, long long now,
+			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim)
 {
 	struct claim_op a = {id, now, manual, next_due, {0}};
 	int rc = store_write(s, op_schedule_claim, &a);
@@ -383,8 +382,8 @@ static int op_run_finish(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_schedule_run_finish(struct store *s, long long run_id, long long job_id, const char *error,
-				      long long now)
+int sqlite_schedule_run_finish(struct store *s, long long run_id, long long job_id, const char *error,
+			       long long now)
 {
 	struct run_finish_op a = {run_id, job_id, error};
 
@@ -435,21 +434,9 @@ static int op_pending(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_schedule_pending(struct store *s, cJSON **ret_runs)
+int sqlite_schedule_pending(struct store *s, cJSON **ret_runs)
 {
 	struct pending_op a = {NULL};
 
 	return store_write_answer(s, op_pending, &a, &a.out, ret_runs);
 }
-
-const struct store_schedule_ops sqlite_schedule_ops = {
-	.schedule_create = sqlite_schedule_create,
-	.schedule_list = sqlite_schedule_list,
-	.schedule_get = sqlite_schedule_get,
-	.schedule_patch = sqlite_schedule_patch,
-	.schedule_delete = sqlite_schedule_delete,
-	.schedules_due = sqlite_schedules_due,
-	.schedule_claim = sqlite_schedule_claim,
-	.schedule_run_finish = sqlite_schedule_run_finish,
-	.schedule_pending = sqlite_schedule_pending,
-};

@@ -102,7 +102,7 @@ static int series_list(struct store *s, void *context)
 	return rc;
 }
 
-static int sqlite_series_list(struct store *s, cJSON **ret_list)
+int sqlite_series_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	int rc = with_reader(s, series_list, cJSON_AddArrayToObject(out, "series"));
@@ -135,7 +135,7 @@ static int series_jobs(struct store *s, void *context)
 	return 0;
 }
 
-static int sqlite_series_jobs(struct store *s, const char *name, long long since_ms, cJSON **ret_jobs)
+int sqlite_series_jobs(struct store *s, const char *name, long long since_ms, cJSON **ret_jobs)
 {
 	struct series_jobs_read r = {name, since_ms, cJSON_CreateArray()};
 	int rc = with_reader(s, series_jobs, &r);
@@ -148,7 +148,7 @@ static int sqlite_series_jobs(struct store *s, const char *name, long long since
 	return 0;
 }
 
-static int sqlite_series_settings_get(struct store *s, const char *name, struct store_series_settings *ret)
+int sqlite_series_settings_get(struct store *s, const char *name, struct store_series_settings *ret)
 {
 	struct store_series_settings st;
 	int rc;
@@ -188,9 +188,8 @@ static int op_settings_put(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_series_settings_put(struct store *s, const char *name,
-				      const struct store_series_settings *settings, long long now,
-				      cJSON **ret_body)
+int sqlite_series_settings_put(struct store *s, const char *name,
+			       const struct store_series_settings *settings, long long now, cJSON **ret_body)
 {
 	struct settings_put_op a = {name, settings, now};
 	int rc = store_write(s, op_settings_put, &a);
@@ -217,7 +216,7 @@ static void add_unchecked(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(context, j);
 }
 
-static int sqlite_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
+int sqlite_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
 {
 	cJSON *jobs = cJSON_CreateArray();
 	char sql[300];
@@ -236,8 +235,7 @@ static int sqlite_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
 	return 0;
 }
 
-static int sqlite_series_previous_done(struct store *s, const char *series, long long job_id,
-				       long long *ret_job_id)
+int sqlite_series_previous_done(struct store *s, const char *series, long long job_id, long long *ret_job_id)
 {
 	long long id = 0;
 	int rc;
@@ -304,9 +302,9 @@ static int op_check_record(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_series_check_record(struct store *s, long long job_id, const char *series,
-				      long long baseline_id, const char *verdict, const cJSON *alert,
-				      long long now, long long *ret_alert_id)
+int sqlite_series_check_record(struct store *s, long long job_id, const char *series, long long baseline_id,
+			       const char *verdict, const cJSON *alert, long long now,
+			       long long *ret_alert_id)
 {
 	struct check_op a = {job_id, series, baseline_id, verdict, alert, now, 0};
 	int rc = store_write(s, op_check_record, &a);
@@ -349,7 +347,7 @@ static void add_alert(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(context, alert_from_row(row));
 }
 
-static int sqlite_alert_list(struct store *s, bool open_only, cJSON **ret_list)
+int sqlite_alert_list(struct store *s, bool open_only, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "alerts");
 	int rc = db_reader_each(s,
@@ -367,7 +365,7 @@ static int read_alert(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
-static int sqlite_alert_get(struct store *s, long long id, cJSON **ret_alert)
+int sqlite_alert_get(struct store *s, long long id, cJSON **ret_alert)
 {
 	int rc;
 
@@ -407,7 +405,7 @@ static int op_alert_ack(struct store *s, void *arg)
 			    read_alert, &a->out);
 }
 
-static int sqlite_alert_ack(struct store *s, long long id, const char *by, long long now, cJSON **ret_alert)
+int sqlite_alert_ack(struct store *s, long long id, const char *by, long long now, cJSON **ret_alert)
 {
 	struct ack_op a = {id, by, now, NULL};
 
@@ -426,23 +424,9 @@ static int op_webhook_status(struct store *s, void *arg)
 	return db_run(s->writer, "UPDATE alerts SET webhook = ? WHERE id = ?", "ti", a->status, a->id);
 }
 
-static int sqlite_alert_webhook_status(struct store *s, long long id, const char *status)
+int sqlite_alert_webhook_status(struct store *s, long long id, const char *status)
 {
 	struct webhook_op a = {id, status};
 
 	return store_write(s, op_webhook_status, &a);
 }
-
-const struct store_series_ops sqlite_series_ops = {
-	.series_list = sqlite_series_list,
-	.series_jobs = sqlite_series_jobs,
-	.series_settings_get = sqlite_series_settings_get,
-	.series_settings_put = sqlite_series_settings_put,
-	.series_unchecked = sqlite_series_unchecked,
-	.series_previous_done = sqlite_series_previous_done,
-	.series_check_record = sqlite_series_check_record,
-	.alert_list = sqlite_alert_list,
-	.alert_get = sqlite_alert_get,
-	.alert_ack = sqlite_alert_ack,
-	.alert_webhook_status = sqlite_alert_webhook_status,
-};

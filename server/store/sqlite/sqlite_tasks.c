@@ -211,25 +211,18 @@ struct lease_call {
 	struct lease_op a;
 };
 
-static int sqlite_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
-				   void *context, struct store_call **ret_call)
+int sqlite_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call)
 {
 	struct lease_call *c = calloc(1, sizeof(*c));
-	int rc;
 
 	if (!c)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	c->a = (struct lease_op){agent_id, now, 0, NULL};
-	c->call.op.fn = op_task_lease;
-	c->call.op.arg = &c->a;
-	c->call.out = &c->a.out;
-	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
-		return rc;
-	*ret_call = &c->call;
-	return 0;
+	return store_call_submit(s, &c->call, op_task_lease, &c->a, &c->a.out, done, context, ret_call);
 }
 
-static int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease)
+int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease)
 {
 	struct lease_call *c = (struct lease_call *)call;
 	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
@@ -333,8 +326,8 @@ static int op_task_progress(struct store *s, void *arg)
 	return 0;
 }
 
-static int sqlite_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
-				const char *phase, int percent, long long now, cJSON **ret_body)
+int sqlite_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
+			 const char *phase, int percent, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .phase = phase, .percent = percent};
 
@@ -439,33 +432,26 @@ struct report_call {
 	struct report_op a;
 };
 
-static int sqlite_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
-				    const char *body, size_t body_len, long long now, store_done_fn done,
-				    void *context, struct store_call **ret_call)
+int sqlite_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
+			     const char *body, size_t body_len, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call)
 {
 	struct report_call *c = calloc(1, sizeof(*c));
-	int rc;
 
 	if (!c)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	c->a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
-	c->call.op.fn = op_task_result;
-	c->call.op.arg = &c->a;
-	c->call.out = &c->a.out;
-	if ((rc = store_call_submit(s, &c->call, done, context)) < 0)
-		return rc;
-	*ret_call = &c->call;
-	return 0;
+	return store_call_submit(s, &c->call, op_task_result, &c->a, &c->a.out, done, context, ret_call);
 }
 
-static bool sqlite_task_result_is_calibration(const struct store_call *call)
+bool sqlite_task_result_is_calibration(const struct store_call *call)
 {
 	const struct report_call *c = (const struct report_call *)call;
 
 	return c->call.op.rc >= 0 && !c->a.replayed && c->a.calibration;
 }
 
-static int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
 {
 	struct report_call *c = (struct report_call *)call;
 	long long task_id = c->a.task_id;
@@ -529,8 +515,8 @@ static int op_task_fail(struct store *s, void *arg)
 	return 0;
 }
 
-static int sqlite_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
-			    const char *reason, bool retryable, long long now, cJSON **ret_body)
+int sqlite_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
+		     const char *reason, bool retryable, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .reason = reason, .retryable = retryable};
 
@@ -576,7 +562,7 @@ static int op_expire_leases(struct store *s, void *arg)
 	return rc;
 }
 
-static int sqlite_expire_leases(struct store *s, long long now, int *ret_expired)
+int sqlite_expire_leases(struct store *s, long long now, int *ret_expired)
 {
 	struct expire_op a = {now, 0};
 	long long oldest;
@@ -597,14 +583,3 @@ static int sqlite_expire_leases(struct store *s, long long now, int *ret_expired
 	*ret_expired = a.expired;
 	return 0;
 }
-
-const struct store_task_ops sqlite_task_ops = {
-	.task_progress = sqlite_task_progress,
-	.task_fail = sqlite_task_fail,
-	.expire_leases = sqlite_expire_leases,
-	.task_lease_begin = sqlite_task_lease_begin,
-	.task_lease_end = sqlite_task_lease_end,
-	.task_result_begin = sqlite_task_result_begin,
-	.task_result_end = sqlite_task_result_end,
-	.task_result_is_calibration = sqlite_task_result_is_calibration,
-};

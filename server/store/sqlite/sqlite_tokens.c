@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int sqlite_token_count(struct store *s, enum store_token_kind kind, long long *ret_count)
+int sqlite_token_count(struct store *s, enum store_token_kind kind, long long *ret_count)
 {
 	int rc;
 
@@ -111,9 +111,8 @@ static int op_token_create(struct store *s, void *arg)
 	return 0;
 }
 
-static int sqlite_token_create(struct store *s, enum store_token_kind kind, const char *name,
-			       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			       cJSON **ret_token)
+int sqlite_token_create(struct store *s, enum store_token_kind kind, const char *name,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
 	struct token_create_op a = {kind, name, hash, now, NULL};
 	cJSON *answer = NULL;
@@ -129,8 +128,8 @@ static int sqlite_token_create(struct store *s, enum store_token_kind kind, cons
 
 /* A live token is remembered (token_cache_get()): every request checks its
  * token, and the query under the reader's lock was most of that check. */
-static int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-			     struct store_token *ret_token)
+int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		      struct store_token *ret_token)
 {
 	sqlite3_stmt *stmt;
 	struct store_token t = {0};
@@ -175,7 +174,7 @@ static void add_token(void *context, sqlite3_stmt *row)
 	cJSON_AddItemToArray(context, t);
 }
 
-static int sqlite_token_list(struct store *s, cJSON **ret_list)
+int sqlite_token_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	int rc = db_reader_each(s,
@@ -204,7 +203,7 @@ static int op_token_revoke(struct store *s, void *arg)
 		      a->now, a->id);
 }
 
-static int sqlite_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)
+int sqlite_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)
 {
 	struct token_revoke_op a = {id, now};
 	int rc = store_write(s, op_token_revoke, &a);
@@ -218,11 +217,3 @@ static int sqlite_token_revoke(struct store *s, long long id, long long now, cJS
 	log_state("token_state", "token_id", id, "live", "revoked", NULL);
 	return 0;
 }
-
-const struct store_token_ops sqlite_token_ops = {
-	.token_count = sqlite_token_count,
-	.token_create = sqlite_token_create,
-	.token_find = sqlite_token_find,
-	.token_list = sqlite_token_list,
-	.token_revoke = sqlite_token_revoke,
-};

@@ -370,9 +370,14 @@ int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 	return run_and_wait(s, &op);
 }
 
-int store_call_submit(struct store *s, struct store_call *call, store_done_fn done, void *context)
+int store_call_submit(struct store *s, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
+		      cJSON **out, store_done_fn done, void *context, struct store_call **ret_call)
 {
 	int rc;
+
+	call->op.fn = fn;
+	call->op.arg = arg;
+	call->out = out;
 
 	call->base = s->base;
 	call->op.notify = done;
@@ -386,9 +391,12 @@ int store_call_submit(struct store *s, struct store_call *call, store_done_fn do
 		rc = queue_op(s, &call->op);
 		pthread_mutex_unlock(&s->queue_lock);
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		sqlite_call_free(call);
-	return rc;
+		return rc;
+	}
+	*ret_call = call;
+	return 0;
 }
 
 int store_call_end(struct store_call *call, cJSON **ret)
