@@ -12,15 +12,11 @@
 /* What table_print() writes of T. */
 static char *printed(const struct table *t)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	struct check_output o;
 
-	if (!out)
-		return NULL;
-	table_print(t, out);
-	fclose(out);
-	return text;
+	if (check_output_open(&o))
+		table_print(t, o.stream);
+	return check_output_text(&o);
 }
 
 int main(void)

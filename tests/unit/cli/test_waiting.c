@@ -8,17 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* What waiting_print() writes of JOB. */
 static char *printed(const cJSON *job)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	struct check_output o;
 
-	if (!out)
-		return NULL;
-	waiting_print(out, job);
-	fclose(out);
-	return text;
+	if (check_output_open(&o))
+		waiting_print(o.stream, job);
+	return check_output_text(&o);
 }
 
 int main(void)
