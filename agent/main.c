@@ -20,8 +20,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (argc < 2) {
-		cmd_member_help();
+		agent_commands_help();
 		return 2;
 	}
-	return cmd_member(argc, argv);
+	int rc = cmd_member(argc, argv);
+	if (rc == CMD_HELP) {
+		agent_commands_help();
+		return 0;
+	}
+	return rc;
 }

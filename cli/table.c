@@ -1,5 +1,6 @@
 #include "table.h"
 
+#include "loadlab/array.h"
 #include "loadlab/err.h"
 
 #include <math.h>
@@ -19,16 +20,11 @@ void table_init(struct table *t, const char *const *headers)
 
 int table_add(struct table *t, const char *text)
 {
-	char *copy;
+	char **cells = array_grow(t->cells, t->count, &t->alloc, sizeof(*cells), 64), *copy;
 
-	if (t->count == t->alloc) {
-		size_t alloc = t->alloc ? t->alloc * 2 : 64;
-		char **cells = realloc(t->cells, alloc * sizeof(*cells));
-		if (!cells)
-			return err_set(LL_ENOMEM, "Out of memory.");
-		t->cells = cells;
-		t->alloc = alloc;
-	}
+	if (!cells)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	t->cells = cells;
 	copy = strdup(text ? text : "-");
 	if (!copy)
 		return err_set(LL_ENOMEM, "Out of memory.");

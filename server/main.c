@@ -1,6 +1,6 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
-#include "routes.h"
-#include "scheduler.h"
+#include "rest/routes.h"
+#include "schedules/scheduler.h"
 #include "server.h"
 
 #include "loadlab/err.h"
@@ -35,19 +35,6 @@ static int make_folders(const char *path)
 	return 0;
 }
 
-/* The store and its -wal/-shm journal files, 0600 even when they were
- * made by an older loadlabd (SQLite gives the journals the store's mode). */
-static void protect_store(const char *db_path)
-{
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	char path[sizeof(((struct config *)0)->db_path) + 16];
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", db_path, suffixes[i]);
-		chmod(path, 0600);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	struct server server = {0};
@@ -58,6 +45,7 @@ int main(int argc, char **argv)
 	bool help;
 	int rc, sig;
 
+	server.routes = &rest_route_table;
 	if ((rc = config_load(&server.config, argc, argv, &help)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		return 2;
@@ -94,8 +82,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((rc = store_open(server.config.db_path, &store_options, &server.store)) == 0)
-		protect_store(server.config.db_path);
+	rc = store_open(server.config.db_path, &store_options, &server.store);
 	if (rc < 0 || (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = route_blobs_start(&server)) < 0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 || (rc = http_start(&server)) < 0 ||

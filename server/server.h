@@ -1,25 +1,27 @@
 /*
- * server.h - the daemon's shared context, and what route handlers see of
- * a request.
+ * server.h - the daemon's shared context: its configuration, its store,
+ * summarizer and blob files, and the HTTP door's state (http/http.h).
  *
- * A handler is `int handler(struct http_request *req, struct http_reply
- * *reply)`: it reads the request (req->path_id, req->body, http_query()),
- * fills REPLY with reply_json()/reply_error()/reply_from_err(), and
- * returns 0 — or HTTP_SUSPEND to park the connection (lease long-poll)
- * until http_waiters_wake_all() or its req->wait_deadline_ms; the handler
- * is then called again with the same req.
+ * The frame (this folder: main.c, config.c, worker.c) starts the
+ * subsystems, one folder each: store/ (the durable state, one folder per
+ * backend), http/ (the door: libmicrohttpd glue, auth, capacity, metrics),
+ * rest/ (a handler file per resource and the route table), reports/
+ * (summaries, job reports, compare, series, calibration), schedules/
+ * (scheduled jobs, cron, the lease-expiry tick). Each folder's header is
+ * its manual.
  */
 #ifndef LOADLAB_SERVER_SERVER_H
 #define LOADLAB_SERVER_SERVER_H
 
-#include "auth.h"
-#include "blobs.h"
-#include "capacity.h"
+#include "http/auth.h"
+#include "http/http.h"
+#include "store/blob_files.h"
+#include "http/capacity.h"
 #include "config.h"
-#include "metrics.h"
-#include "store.h"
-#include "store_async.h"
-#include "summarizer.h"
+#include "http/metrics.h"
+#include "store/store.h"
+#include "store/store_async.h"
+#include "reports/summarizer.h"
 
 #include "loadlab/buf.h"
 
@@ -35,8 +37,9 @@ struct server {
 	struct config config;
 	struct store *store;
 	struct summarizer *summarizer; /* result summaries, in the background */
-	struct blob_store *blobs;      /* uploaded files (blobs.h) */
+	struct blob_store *blobs;      /* uploaded files (store/blob_files.h) */
 	struct metrics metrics;
+	const struct route_table *routes; /* what the door answers (rest/route_table.c) */
 	struct MHD_Daemon *daemon;
 	int port;                         /* the port bound (for --listen :0) */
 	char *tls_cert_pem, *tls_key_pem; /* kept for the daemon's lifetime */
@@ -56,142 +59,5 @@ struct server {
 	struct http_conn *conns;         /* open connections, for the header deadline */
 	atomic_llong next_warning_ms[3]; /* one warning per limit per 10 s */
 };
-
-#define HTTP_SUSPEND 1
-/* A handler's answer after queuing a store write (store_async.h) with
- * http_write_committed() and the request as its callback, the call in
- * req->write_call: the connection waits, suspended, for the commit; the
- * handler is then called again and ends the call. */
-#define HTTP_SUSPEND_WRITE 2
-
-/* Query arguments a request may carry; more get 414 (libmicrohttpd 0.9.75
- * would run out of its per-connection pool and never answer). */
-#define HTTP_MAX_QUERY_ARGS 64
-
-struct route;
-
-struct http_request {
-	struct server *server;
-	struct MHD_Connection *connection;
-	const struct route *route;
-	int route_index;
-	char method[8];
-	char path[256];
-	long long path_id; /* the {id} of the route, if any */
-	struct buf body;
-	bool body_too_big;
-	bool headers_done;        /* the first access callback has run */
-	bool query_too_long;      /* more than HTTP_MAX_QUERY_ARGS arguments */
-	bool holds_long_poll;     /* counted in server->long_polls */
-	int auth_rc;              /* auth_check()'s answer from the headers */
-	struct store_token token; /* who called (id 0: anonymous) */
-	bool authorized;
-	int status; /* the status sent, for logs and metrics */
-	long long started_us;
-
-	/* a streamed body (router_stream()) */
-	const struct route_stream *stream; /* NULL: the body goes to req->body */
-	void *stream_state;                /* the route's, freed by stream->release */
-	bool stream_failed;                /* data() refused: the rest is dropped, stream_reply sent */
-	long long stream_dropped;          /* bytes dropped since */
-	struct http_reply *stream_reply;
-
-	/* a store write queued (HTTP_SUSPEND_WRITE); its state: http.c */
-	struct store_call *write_call;
-	atomic_int write_state;
-	cJSON *write_body; /* owned: the parsed body its answer still needs (a result's, for calibration) */
-
-	/* long-poll */
-	int calls; /* handler invocations so far */
-	long long wait_deadline_ms;
-	struct http_request *next_waiter;
-};
-
-struct http_reply {
-	int status;
-	cJSON *json;             /* owned; the body when set */
-	char *text;              /* owned; the body when json is NULL */
-	const void *static_data; /* borrowed; the body when both are NULL */
-	size_t static_len;
-	const char *content_type; /* default application/json */
-	int retry_after;          /* seconds for a Retry-After header; 0: none */
-	bool has_file;            /* the body is file_fd (owned, closed when sent) */
-	int file_fd;
-	long long file_size;
-};
-
-typedef int (*route_handler)(struct http_request *req, struct http_reply *reply);
-
-/* A route whose body is handed over piece by piece instead of being read
- * into req->body (uploads; router_stream() names them): max_body is then
- * not checked by http.c. */
-struct route_stream {
-	/* Once the headers are in and the caller is authorized, before any
-	 * body byte. Filling REPLY refuses the request: the answer is sent at
-	 * once and the body never read (the connection then closes). */
-	int (*begin)(struct http_request *req, struct http_reply *reply);
-	/* Each piece of the body, in order. A negative return with REPLY
-	 * filled refuses the request: the rest of the body is read and
-	 * dropped (up to HTTP_STREAM_DROP_MAX bytes, beyond which the
-	 * connection is closed unanswered) and REPLY is sent once it ends.
-	 * The route's handler is then not called. */
-	int (*data)(struct http_request *req, const char *data, size_t size, struct http_reply *reply);
-	/* When the request completes, however it ended: frees stream_state. */
-	void (*release)(struct http_request *req);
-};
-
-/* Bytes of a refused streamed body read and dropped before giving up. */
-#define HTTP_STREAM_DROP_MAX ((long long)64 << 20)
-
-struct route {
-	const char *method;
-	const char *pattern; /* "/api/v1/jobs/{id}/cancel" */
-	enum auth_class auth;
-	size_t max_body; /* 413 beyond this */
-	route_handler handler;
-};
-
-/* The route table (router.c) and the route matching METHOD and PATH.
- * Returns the index, or -1 with *RET_WRONG_METHOD set when the path
- * exists for another method. */
-extern const struct route router_routes[];
-extern const int router_route_count;
-int router_match(const char *method, const char *path, long long *ret_id, bool *ret_wrong_method);
-/* How ROUTE takes its body as a stream, or NULL: into req->body. */
-const struct route_stream *router_stream(const struct route *route);
-
-/* Reply helpers; each returns 0 so a handler can `return reply_...;`. */
-int reply_json(struct http_reply *reply, int status, cJSON *body);
-int reply_text(struct http_reply *reply, int status, const char *content_type, char *text);
-int reply_error(struct http_reply *reply, int status, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-/* Maps an LL_E* code and this thread's err_message() to a status and body. */
-int reply_from_err(struct http_reply *reply, int rc);
-
-/* A query-string argument, or NULL. */
-const char *http_query(struct http_request *req, const char *key);
-
-/* Parses the body as a JSON object (an empty body is {} when
- * EMPTY_IS_OBJECT). On failure fills REPLY with the 400 and returns < 0. */
-int http_body_object(struct http_request *req, struct http_reply *reply, bool empty_is_object,
-		     cJSON **ret_root);
-
-/* Takes one of the capacity's long-poll places for REQ, kept until the
- * request completes. False, counted and warned about, when all are taken:
- * the caller answers at once (204 with Retry-After) instead of parking. */
-bool http_long_poll_begin(struct http_request *req);
-
-/* The store_done_fn of a request's write (HTTP_SUSPEND_WRITE): resumes
- * REQ's connection once it is suspended. Any thread. */
-void http_write_committed(void *req);
-
-/* Wakes every parked long-poll (tasks may have become available). */
-void http_waiters_wake_all(struct server *server);
-
-/* Starts serving per SERVER->config; fills server->daemon and port. */
-int http_start(struct server *server);
-/* Stops accepting, wakes long-polls, waits for in-flight requests (up to
- * TIMEOUT_MS), then stops the daemon. */
-void http_stop(struct server *server, long long timeout_ms);
 
 #endif

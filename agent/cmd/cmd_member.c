@@ -21,41 +21,6 @@
 #define LABEL_VALUE_MAX 256
 #define NAME_MAX_BYTES 64
 
-void cmd_member_help(void)
-{
-	printf("usage: loadlab-agent --server URL [--enroll-token T | --enroll-token-file F]\n"
-	       "                     [--data-dir DIR] [--name NAME] [--labels k=v,...] [--once]\n"
-	       "                     [--log-format text|json]\n"
-	       "       loadlab-agent COMMAND [ARGS...]\n"
-	       "\n"
-	       "As a fleet member: enrolls with the enrollment token the first time and\n"
-	       "keeps its own token in DATA_DIR/agent.json (mode 0600); reports its facts\n"
-	       "and --labels; leases tasks (long poll), runs them, sends heartbeats and\n"
-	       "progress, and posts each result, which is kept in DATA_DIR/spool until\n"
-	       "the server has it. Retries an unreachable server with backoff (0.5 s\n"
-	       "doubling to 30 s). Stops cleanly on SIGTERM or Ctrl-C.\n"
-	       "\n"
-	       "options:\n"
-	       "  --server URL             loadlabd's URL (LOADLAB_SERVER)\n"
-	       "  --enroll-token T         enrollment token (LOADLAB_ENROLL_TOKEN); only\n"
-	       "                           needed before the first enrollment\n"
-	       "  --enroll-token-file F    read the enrollment token from F\n"
-	       "  --data-dir DIR           identity, spool and work folders\n"
-	       "                           (LOADLAB_AGENT_DATA_DIR; default ./loadlab-agent)\n"
-	       "  --name NAME              name to enroll with (default: the host name)\n"
-	       "  --labels k=v,...         labels to enroll with\n"
-	       "  --once                   take one task, report it, exit\n"
-	       "  --log-format text|json   log lines on stderr (default text)\n"
-	       "\n"
-	       "exit: 0 the --once task succeeded, or stopped by a signal; 1 the --once task\n"
-	       "failed, was refused, cancelled, or the agent stopped before finishing it;\n"
-	       "2 usage, enrollment or token errors.\n"
-	       "\n"
-	       "commands:\n");
-	for (const struct agent_command *c = agent_commands; c->name; c++)
-		printf("  %-6s %-40s %s\n", c->name, c->usage, c->summary);
-}
-
 static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "loadlab-agent: ");
@@ -149,9 +114,8 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-			cmd_member_help();
 			cJSON_Delete(labels);
-			return 0;
+			return CMD_HELP;
 		} else if (strcmp(arg, "--version") == 0) {
 			printf("loadlab-agent %s\n", LOADLAB_VERSION);
 			cJSON_Delete(labels);

@@ -1,4 +1,5 @@
-/* commands.c - the subcommands' table (commands.h). */
+/* commands.c - the subcommands' table and the agent's help text, which
+ * lists it (commands.h). */
 #include "cmd/commands.h"
 
 #include <stddef.h>
@@ -21,24 +22,45 @@ const struct agent_command agent_commands[] = {
 	{NULL, NULL, NULL, NULL},
 };
 
+void agent_commands_help(void)
+{
+	printf("usage: loadlab-agent --server URL [--enroll-token T | --enroll-token-file F]\n"
+	       "                     [--data-dir DIR] [--name NAME] [--labels k=v,...] [--once]\n"
+	       "                     [--log-format text|json]\n"
+	       "       loadlab-agent COMMAND [ARGS...]\n"
+	       "\n"
+	       "As a fleet member: enrolls with the enrollment token the first time and\n"
+	       "keeps its own token in DATA_DIR/agent.json (mode 0600); reports its facts\n"
+	       "and --labels; leases tasks (long poll), runs them, sends heartbeats and\n"
+	       "progress, and posts each result, which is kept in DATA_DIR/spool until\n"
+	       "the server has it. Retries an unreachable server with backoff (0.5 s\n"
+	       "doubling to 30 s). Stops cleanly on SIGTERM or Ctrl-C.\n"
+	       "\n"
+	       "options:\n"
+	       "  --server URL             loadlabd's URL (LOADLAB_SERVER)\n"
+	       "  --enroll-token T         enrollment token (LOADLAB_ENROLL_TOKEN); only\n"
+	       "                           needed before the first enrollment\n"
+	       "  --enroll-token-file F    read the enrollment token from F\n"
+	       "  --data-dir DIR           identity, spool and work folders\n"
+	       "                           (LOADLAB_AGENT_DATA_DIR; default ./loadlab-agent)\n"
+	       "  --name NAME              name to enroll with (default: the host name)\n"
+	       "  --labels k=v,...         labels to enroll with\n"
+	       "  --once                   take one task, report it, exit\n"
+	       "  --log-format text|json   log lines on stderr (default text)\n"
+	       "\n"
+	       "exit: 0 the --once task succeeded, or stopped by a signal; 1 the --once task\n"
+	       "failed, was refused, cancelled, or the agent stopped before finishing it;\n"
+	       "2 usage, enrollment or token errors.\n"
+	       "\n"
+	       "commands:\n");
+	for (const struct agent_command *c = agent_commands; c->name; c++)
+		printf("  %-6s %-40s %s\n", c->name, c->usage, c->summary);
+}
+
 const struct agent_command *agent_command_find(const char *name)
 {
 	for (const struct agent_command *c = agent_commands; c->name; c++)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
-}
-
-int cmd_print_json(const char *who, cJSON *doc)
-{
-	char *text = doc ? cJSON_Print(doc) : NULL;
-
-	cJSON_Delete(doc);
-	if (!text) {
-		fprintf(stderr, "loadlab-agent %s: out of memory\n", who);
-		return 2;
-	}
-	puts(text);
-	free(text);
-	return fflush(stdout) == 0 ? 0 : 2;
 }

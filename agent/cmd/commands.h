@@ -28,7 +28,7 @@ extern const struct agent_command agent_commands[];
 /* The entry named NAME, or NULL. */
 const struct agent_command *agent_command_find(const char *name);
 
-/* Prints DOC formatted on stdout and deletes it; DOC NULL stands for out
+/* Prints DOC formatted on stdout and deletes it (cmd_util.c); DOC NULL stands for out
  * of memory. 0, or 2 after one line on stderr ("loadlab-agent WHO: out of
  * memory") when DOC cannot be printed or stdout not flushed. */
 int cmd_print_json(const char *who, cJSON *doc);
@@ -56,8 +56,12 @@ int cmd_churn(int argc, char **argv);   /* also `churn --child`, the Linux analo
 int cmd_pe(int argc, char **argv);      /* cli/cmd_pe.c: the PE toolkit's front end */
 int cmd_service(int argc, char **argv); /* install|uninstall|run as a Windows service */
 
+/* What the fleet member returns for --help: the caller, which knows the
+ * table, prints agent_commands_help() and exits 0. */
+#define CMD_HELP 3
+
 /* The fleet member (no subcommand): argv[0] is the program's name and the
- * options follow; --help lists the table above. */
+ * options follow; CMD_HELP for --help. */
 int cmd_member(int argc, char **argv);
 
 /* cmd_member() with a choice: CONSOLE_STOP false leaves the OS's stop
@@ -66,7 +70,8 @@ int cmd_member(int argc, char **argv);
  * plat_request_stop() stops the agent. */
 int cmd_member_start(int argc, char **argv, bool console_stop);
 
-/* The help text of the agent as a whole, the table's commands last. */
-void cmd_member_help(void);
+/* The help text of the agent as a whole, the table's commands last
+ * (commands.c). */
+void agent_commands_help(void);
 
 #endif

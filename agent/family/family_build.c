@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "family/family_util.h"
+#include "loadlab/array.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
@@ -108,14 +109,11 @@ void family_commands_release(struct family_commands *list)
 
 struct family_command *family_command_new(struct family_commands *list)
 {
-	if (list->count == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 32;
-		struct family_command *items = realloc(list->items, cap * sizeof(*items));
-		if (!items)
-			return NULL;
-		list->items = items;
-		list->cap = cap;
-	}
+	struct family_command *items = array_grow(list->items, list->count, &list->cap, sizeof(*items), 32);
+
+	if (!items)
+		return NULL;
+	list->items = items;
 	memset(&list->items[list->count], 0, sizeof(list->items[0]));
 	return &list->items[list->count++];
 }

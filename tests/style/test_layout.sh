@@ -6,7 +6,11 @@
 #     depends on no binary), and agent/'s folders include each other in
 #     one direction only;
 #   - no banned function (loadlab/banned.h) is called anywhere, not even in
-#     code that a compile would not see (string literals, other OS's backend).
+#     code that a compile would not see (string literals, other OS's backend);
+#   - no loop of files in the call graph of any program (server/, agent/,
+#     cli/, common/), read from the object files of LOADLAB_BUILD_DIR by
+#     call_graph.py: two files that call each other, directly or through
+#     others, share something that belongs below both.
 # Exits 1 naming every file that breaks a rule.
 set -u
 src=${LOADLAB_SOURCE_DIR:?}
@@ -92,6 +96,24 @@ if [ -n "$hits" ]; then
     echo "banned functions (common/include/loadlab/banned.h says what to use instead):"
     echo "$hits"
     fail=1
+fi
+
+# The one loop left (issue 24): summary.c calls report_compare_data.c and
+# report_job.c, which call report_samples_of() and report_find_variant()
+# back; the readers of a stored result move into one file below the three
+# once the change to those files on another branch is merged. Then delete
+# this line, and the --known below.
+known_loop="server/reports/report_compare_data.c server/reports/report_job.c server/reports/summary.c"
+build=${LOADLAB_BUILD_DIR:-}
+if [ -z "$build" ]; then
+    echo "LOADLAB_BUILD_DIR is not set: the call graph needs the object files"
+    fail=1
+elif ! graph=$(python3 "$src/tests/style/call_graph.py" "$build" --known "$known_loop"); then
+    echo "files that call each other in a loop (move what both use below both):"
+    echo "$graph"
+    fail=1
+else
+    echo "$graph"
 fi
 
 if [ $fail -eq 0 ]; then

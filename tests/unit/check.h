@@ -62,6 +62,31 @@ static inline FILE *check_fopen(const char *folder, const char *name, const char
 	return f;
 }
 
+/* What a printing function writes, caught in memory: check_output_open()
+ * gives the stream to print to (NULL and a failed check when there is no
+ * memory), check_output_text() closes it and returns the text (free()). */
+struct check_output {
+	FILE *stream;
+	char *text;
+	size_t len;
+};
+
+static inline FILE *check_output_open(struct check_output *o)
+{
+	o->text = NULL;
+	o->stream = open_memstream(&o->text, &o->len);
+	CHECK(o->stream != NULL);
+	return o->stream;
+}
+
+static inline char *check_output_text(struct check_output *o)
+{
+	if (o->stream)
+		fclose(o->stream);
+	o->stream = NULL;
+	return o->text;
+}
+
 static inline int check_finish(void)
 {
 	printf("%d passed, %d failed\n", check_passed, check_failed);

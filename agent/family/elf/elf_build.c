@@ -326,3 +326,5 @@ out:
 }
 
 #endif /* __linux__ */
+
+const struct family_names elf_names = {"liblt", ".so", "main", "empty"};

@@ -58,8 +58,6 @@ static int read_job(void *state, const cJSON *job)
 	return 0;
 }
 
-const struct family_names elf_names = {"liblt", ".so", "main", "empty"};
-
 /* VARIANT's knobs as the result lists them; NULL when out of memory. */
 static cJSON *knobs_json(const void *variant)
 {

@@ -84,7 +84,8 @@ struct elf_context {
 /* The family's entry in the table (families.c). */
 extern const struct family elf_family;
 
-/* The program's file names: liblt<i>.so, main, empty (elf_family.c). */
+/* The program's file names: liblt<i>.so, main, empty (elf_build.c: below the
+ * stages that use them). */
 extern const struct family_names elf_names;
 
 /* ---- generate ---- */

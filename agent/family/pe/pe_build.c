@@ -310,3 +310,5 @@ out:
 	free(text);
 	return rc;
 }
+
+const struct family_names pe_names = {"lt", ".dll", "main.exe", "empty.exe"};

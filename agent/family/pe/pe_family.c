@@ -104,8 +104,6 @@ static int read_job(void *state, const cJSON *job)
 	return 0;
 }
 
-const struct family_names pe_names = {"lt", ".dll", "main.exe", "empty.exe"};
-
 /* VAR's knobs as the result lists them; NULL when out of memory. */
 static cJSON *knobs_json(const void *variant)
 {

@@ -90,7 +90,8 @@ extern const struct family pe_family;
 /* The empty program's name among the timed programs. */
 #define PE_FLOOR_NAME "(floor)"
 
-/* The program's file names: lt<i>.dll, main.exe, empty.exe (pe_family.c). */
+/* The program's file names: lt<i>.dll, main.exe, empty.exe (pe_build.c:
+ * below the stages that use them). */
 extern const struct family_names pe_names;
 
 /* ---- generate ---- */

@@ -6,8 +6,8 @@
  * and describes the result in the pe family's shape.
  */
 #include "program_family.h"
+#include "program_int.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,28 +15,6 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
-
-void program_invalid(struct program_variant *var, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	family_invalid_va(&var->valid, var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
-	va_end(ap);
-}
-
-int program_note(struct program_variant *var, const char *text)
-{
-	cJSON *s;
-
-	if (!var->notes && !(var->notes = cJSON_CreateArray()))
-		return LL_ENOMEM;
-	if (!(s = cJSON_CreateString(text)) || !cJSON_AddItemToArray(var->notes, s)) {
-		cJSON_Delete(s);
-		return LL_ENOMEM;
-	}
-	return 0;
-}
 
 /* The program section (files, exe, args, until, timeout_s) of JOB. */
 static int read_program(struct program_context *ctx, const cJSON *job)

@@ -5,7 +5,7 @@
  * name a file outside it), what the PE toolkit says of each, and the
  * helper programs of agent/programs/ compiled with mingw-w64.
  */
-#include "program_family.h"
+#include "program_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

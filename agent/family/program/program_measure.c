@@ -12,7 +12,7 @@
  * manifest's files in the variant's folder. Each timed run is killed
  * (failing the measurement) after the job's timeout_s.
  */
-#include "program_family.h"
+#include "program_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * WINEDLLOVERRIDES entries that make Wine's loader prefer the program's
  * files, and the judgement of where each loaded module came from.
  */
-#include "program_family.h"
+#include "program_int.h"
 
 #include <stdio.h>
 #include <string.h>

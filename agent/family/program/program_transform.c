@@ -25,7 +25,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/pe.h"
-#include "program_family.h"
+#include "program_int.h"
 
 static int copy_files(const struct program_context *ctx, const char *dir)
 {

@@ -29,7 +29,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/pe.h"
-#include "program_family.h"
+#include "program_int.h"
 
 /* Where the program of VAR runs, as program_module_judge() reads paths:
  * its folder and the system folders as the program sees them, in

@@ -7,7 +7,7 @@
 #define LOADLAB_TEST_STORE_FIXTURE_H
 
 #include "check.h"
-#include "store.h"
+#include "store/store.h"
 
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"

@@ -1,0 +1,212 @@
+/*
+ * program_int.h - what the `program` family's files share (its entry is
+ * program_family.h): the context, variants and files of a run, each
+ * stage's function, and the helpers every stage uses (program_util.c).
+ *
+ * The `program` family (family.h): a program loadlab
+ * did not write, given as a manifest of files (each a blob named by its
+ * SHA-256, job_spec.h "the program family"), measured as built and as
+ * loadlab's PE toolkit can change it without a relink. Its stages:
+ *
+ *	generate   program_fetch.c: every file from the agent's blob cache
+ *	           (blobs/blob_cache.h, fed by the task's fetch_blob hook)
+ *	           into WORK/files, each path checked again and kept below it
+ *	build      program_fetch.c: the helper programs of agent/programs/
+ *	           (debug_probe.c, idle_launcher.c, empty_program.c)
+ *	           compiled with mingw-w64 into WORK/tools
+ *	transform  program_transform.c: each variant's folder WORK/v/NN, a
+ *	           copy of the files, then its knobs applied
+ *	verify     program_verify.c: the program run once under the debug
+ *	           probe; every module's preferred and actual base against
+ *	           the variant's claim, and where each came from
+ *	           (program_modules.c: the program's DLLs from its folder,
+ *	           not Wine's builtins of the same names, which the runner's
+ *	           WINEDLLOVERRIDES, set after runner_start, has Wine avoid)
+ *	timing     program_measure.c: each valid variant and the floor (the
+ *	           empty program), as the runner starts them
+ *
+ * program_family.c reads the job, runs the stages, describes the result
+ * and releases; the stages call program_util.c's helpers, never it.
+ */
+#ifndef LOADLAB_AGENT_PROGRAM_INT_H
+#define LOADLAB_AGENT_PROGRAM_INT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "family/family.h"
+#include "family/family_util.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/plat.h"
+#include "measure/measure.h"
+#include "runner/runner.h"
+
+/* Where the rebaser starts stacking the program's DLLs (REBASE -b), as
+ * the pe family's unique bases: clear of a PE32 program at 0x400000 and a
+ * PE32+ one at 0x140000000. */
+#define PROGRAM_UNIQUE_BASE 0x60000000ull
+/* How long the probe lets a program that waits for input (until
+ * "input-idle") sit without a debug event before it ends it. */
+#define PROGRAM_PROBE_QUIET_MS 3000
+/* What a timed run through the idle launcher may take beyond the job's
+ * timeout_s: the launcher's own start and the ending of the program. */
+#define PROGRAM_LAUNCHER_SLACK_MS 10000
+/* Largest probe report read back. */
+#define PROGRAM_MAX_REPORT (4u * 1024u * 1024u)
+/* Longest compile of a helper program. */
+#define PROGRAM_TOOL_TIMEOUT_MS 300000
+/* The floor's name among the timed programs. */
+#define PROGRAM_FLOOR_NAME "(floor)"
+
+/* One file of the manifest. */
+struct program_file {
+	char path[JOB_SPEC_MAX_PROGRAM_PATH + 1]; /* relative, '/'-separated, checked */
+	char sha256[65];
+	bool pe;           /* the toolkit opened it as a PE image */
+	bool dll;          /* ... with IMAGE_FILE_DLL */
+	bool signed_image; /* ... with a security directory (Authenticode) */
+	bool relocs_stripped;
+	bool dynamic_base;
+	uint64_t image_base;
+	uint16_t machine;
+};
+
+struct program_variant {
+	char name[JOB_SPEC_MAX_NAME + 1];
+	bool unique_bases; /* bases "unique" (else "as-built") */
+	bool bind;
+	bool aslr_off; /* aslr "off" (else "as-built") */
+	char dir[PLAT_MAX_PATH + 1];
+	bool valid;
+	char invalid_reason[512];
+	cJSON *notes;     /* owned: ["..."], facts that are no contradiction */
+	cJSON *transform; /* owned: what the transform did, for verify */
+	cJSON *verify;    /* owned */
+	cJSON *files;     /* owned */
+};
+
+struct program_context {
+	const struct pipeline_task *task;
+	char work[PLAT_MAX_PATH + 1];
+	char files_dir[PLAT_MAX_PATH + 1]; /* WORK/files: the program as built */
+	char tools_dir[PLAT_MAX_PATH + 1]; /* WORK/tools: the helper programs */
+	char probe_exe[PLAT_MAX_PATH + 1];
+	char launcher_exe[PLAT_MAX_PATH + 1];
+	char floor_dir[PLAT_MAX_PATH + 1]; /* WORK/floor: empty.exe */
+	struct program_file *files;
+	size_t file_count;
+	size_t exe;        /* index of the program's exe in files */
+	const char **args; /* borrowed from the job, NULL-terminated */
+	size_t arg_count;
+	bool input_idle; /* until "input-idle" */
+	long long timeout_s;
+	struct program_variant *variants;
+	size_t variant_count;
+	struct runner_toolchain toolchain;
+	struct runner runner;
+	bool runner_started;
+	cJSON *dll_overrides; /* owned: {"applied", "variable", "limit", "names", "left_out", "note"}; NULL natively */
+	/* The blob cache's account of this task. */
+	size_t blobs_cached, blobs_fetched;
+	long long bytes_fetched;
+	cJSON *floor_files; /* owned */
+	/* What program_timing() gives the driver. */
+	struct program_measured {
+		const char **argv; /* owned array, strings borrowed or in strings */
+		char **strings;    /* owned, NULL-terminated */
+		char **files;      /* owned, NULL-terminated */
+	} measured[MEASURE_MAX_PROGRAMS];
+	size_t measured_count;
+};
+
+/* ---- generate and build (program_fetch.c) ---- */
+
+/* Every file of the manifest into ctx->files_dir through the blob cache;
+ * each file's PE facts into ctx->files. */
+int program_fetch(struct program_context *ctx);
+
+/* The helper programs into ctx->tools_dir and the floor into
+ * ctx->floor_dir, compiled by ctx->toolchain. */
+int program_build_tools(struct program_context *ctx);
+
+/* PATH (a manifest path, checked again with job_spec_program_path_check)
+ * joined below FOLDER into OUT (PLAT_MAX_PATH + 1 bytes), its parent
+ * folders made when MAKE_PARENTS. */
+int program_file_path(const char *folder, const char *path, bool make_parents, char *out);
+
+/* ---- transform (program_transform.c) ---- */
+
+/* Each variant's folder from ctx->files_dir, its knobs applied. */
+int program_transform(struct program_context *ctx);
+
+/* ---- verify (program_verify.c) ---- */
+
+/* Probes every variant: fills its verify, files, valid and reason. */
+int program_verify(struct program_context *ctx);
+
+/* The manifest's files in FOLDER as [{"name","sha256","size"}]. */
+int program_files_json(const struct program_context *ctx, const char *folder, cJSON **ret_files);
+
+/* ---- helpers of every stage (program_util.c) ---- */
+
+/* Marks VAR invalid with a reason (the first one is kept). */
+void program_invalid(struct program_variant *var, const char *fmt, ...)
+	__attribute__((format(gnu_printf, 2, 3)));
+
+/* Adds the note TEXT to VAR's notes. */
+int program_note(struct program_variant *var, const char *text);
+
+/* ---- the program's own DLLs and Wine's builtins (program_modules.c) ---- */
+
+/* The name Wine's load order knows the DLL at the manifest PATH by, as
+ * WINEDLLOVERRIDES takes it: its file name without a ".dll" suffix (any
+ * case; Wine strips only that one), into OUT (JOB_SPEC_MAX_PROGRAM_PATH + 1
+ * bytes). LL_EINVAL with a message, OUT untouched, when the name is empty
+ * or has a character outside ASCII letters, digits and ._-+~$#@!&()[]{}'^%
+ * (Wine's parser splits at ';', ',' and '=', and reads '*', '/', '\'). */
+int program_dll_override_name(const char *path, char *out);
+
+/* WINEDLLOVERRIDES entries "NAME=n,b;NAME=n,b" (the program's file, then
+ * Wine's builtin) for every DLL of FILES (those with IMAGE_FILE_DLL), each
+ * name once in any case, in manifest order, into OUT (at most CAP bytes
+ * with the NUL). *RET_RECORD (the caller's) gets {"names": [...],
+ * "left_out": [{"file", "reason"}]}: a DLL whose name cannot be carried,
+ * or past CAP, is left out, and the module check below still catches a
+ * builtin loaded in its place. */
+int program_dll_overrides(const struct program_file *files, size_t count, size_t cap, char *out,
+			  cJSON **ret_record);
+
+/* Where a program runs, as program_module_judge() reads a module's path. */
+struct program_module_where {
+	const char *program_dir;        /* the variant's folder as the program sees it */
+	const char *const *system_dirs; /* where the loader finds system DLLs (Wine's builtins), likewise */
+	size_t system_dir_count;
+	bool wine; /* Wine's loader */
+};
+
+struct program_module_origin {
+	long file;                /* the manifest file it is, loaded from the program's folder; or -1 */
+	bool from_program_folder; /* file >= 0 */
+	long manifest_file;       /* or: the manifest DLL whose file name it has, loaded from elsewhere */
+	char reason[1024];        /* then why that makes the variant invalid */
+};
+
+/* Where the module at PATH (as the debug probe saw it: "\??\Z:\...",
+ * "\\?\C:\..." or "C:\...", any case, '\' or '/') came from, into
+ * *RET: the program's own file when PATH is WHERE->program_dir joined with
+ * a manifest path; else, when its file name is a manifest DLL's, another
+ * file the loader took instead (manifest_file and a reason naming the
+ * path, "a Wine builtin" when it is in a system folder under Wine); else
+ * a module the program did not ship (system DLLs: fine). */
+void program_module_judge(const struct program_file *files, size_t count,
+			  const struct program_module_where *where, const char *path,
+			  struct program_module_origin *ret);
+
+/* ---- measure (program_measure.c) ---- */
+
+/* What the driver times: every valid variant and the floor. */
+int program_timing(struct program_context *ctx, struct family_timing *ret);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * program_util.c - what every stage of the `program` family uses
+ * (program_int.h): a variant's invalid mark and its notes.
+ */
+#include "program_int.h"
+
+#include <stdarg.h>
+
+#include "loadlab/err.h"
+
+void program_invalid(struct program_variant *var, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	family_invalid_va(&var->valid, var->invalid_reason, sizeof(var->invalid_reason), fmt, ap);
+	va_end(ap);
+}
+
+int program_note(struct program_variant *var, const char *text)
+{
+	cJSON *s;
+
+	if (!var->notes && !(var->notes = cJSON_CreateArray()))
+		return LL_ENOMEM;
+	if (!(s = cJSON_CreateString(text)) || !cJSON_AddItemToArray(var->notes, s)) {
+		cJSON_Delete(s);
+		return LL_ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,158 @@
+#include "metrics.h"
+
+#include "server.h"
+
+#include "loadlab/clock.h"
+
+void metrics_add(long long *counter, long long n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+void metrics_count_request(struct metrics *m, int route_index, int status, long long duration_us)
+{
+	int slot = route_index + 1, class = status / 100;
+
+	if (slot < 0 || slot > METRICS_MAX_ROUTES || class < 1 || class > 5)
+		return;
+	metrics_add(&m->requests[slot][class], 1);
+	metrics_add(&m->duration_us[slot], duration_us);
+}
+
+static long long load(const long long *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+/* One metric without labels: its HELP and TYPE lines and its value. */
+static void metric(struct buf *out, const char *name, const char *type, const char *help, long long value)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", name, help, name, type, name, value);
+}
+
+struct state_count {
+	const char *state;
+	long long count;
+};
+
+/* A gauge by state: its HELP and TYPE lines and one line per state. */
+static void gauge_by_state(struct buf *out, const char *name, const char *help,
+			   const struct state_count *states, size_t count)
+{
+	buf_printf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (size_t i = 0; i < count; i++)
+		buf_printf(out, "%s{state=\"%s\"} %lld\n", name, states[i].state, states[i].count);
+}
+
+/* The route label of route R of TABLE, or of no route when R < 0. */
+static void route_label(const struct route_table *table, int r, char *route, size_t size)
+{
+	if (r < 0)
+		snprintf(route, size, "unmatched");
+	else
+		snprintf(route, size, "%s %s", table->routes[r].method, table->routes[r].pattern);
+}
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+int metrics_render(struct server *server, struct buf *out)
+{
+	struct metrics *m = &server->metrics;
+	struct store_stats st;
+	int rc = store_stats(server->store, clock_now_ms(), &st);
+
+	if (rc < 0)
+		return rc;
+	const struct state_count tasks[] = {
+		{"queued", st.tasks_queued}, {"leased", st.tasks_leased},       {"done", st.tasks_done},
+		{"dead", st.tasks_dead},     {"cancelled", st.tasks_cancelled},
+	};
+	const struct state_count jobs[] = {
+		{"queued", st.jobs_queued}, {"running", st.jobs_running},     {"done", st.jobs_done},
+		{"failed", st.jobs_failed}, {"cancelled", st.jobs_cancelled},
+	};
+	const struct state_count agents[] = {
+		{"online", st.agents_online},
+		{"offline", st.agents_offline},
+		{"quarantined", st.agents_quarantined},
+	};
+	const struct {
+		const char *name, *type, *help;
+		long long value;
+	} plain[] = {
+		{"loadlab_leases_granted_total", "counter", "Leases granted since start.",
+		 load(&m->leases_granted)},
+		{"loadlab_leases_expired_total", "counter", "Leases expired since start.",
+		 load(&m->leases_expired)},
+		{"loadlab_results_ingested_total", "counter", "Results stored since start.",
+		 load(&m->results_ingested)},
+		{"loadlab_results_stored", "gauge", "Results in the store.", st.results},
+		{"loadlab_summaries_pending", "gauge", "Results waiting for their report summary.",
+		 summarizer_pending(server->summarizer)},
+		{"loadlab_store_commits_total", "counter", "Store transactions committed (group commit).",
+		 st.commits},
+		{"loadlab_store_writes_total", "counter", "Store writes committed.", st.committed_ops},
+		{"loadlab_store_syncs_total", "counter",
+		 "Fsyncs of the store's log, each making the commits before it durable.", st.syncs},
+		{"loadlab_http_connections", "gauge", "Open HTTP connections.",
+		 atomic_load(&server->connections_open)},
+		{"loadlab_http_connections_limit", "gauge",
+		 "Connections held at most (--max-connections, open-files limit).",
+		 server->capacity.connections},
+		{"loadlab_http_connection_limit_hits_total", "counter",
+		 "Times every connection was taken (new ones wait or are refused).",
+		 load(&m->connection_limit_hits)},
+		{"loadlab_http_header_timeouts_total", "counter",
+		 "Connections closed for not sending their headers in time.", load(&m->header_timeouts)},
+		{"loadlab_http_query_refused_total", "counter",
+		 "Requests refused for too many query arguments.", load(&m->query_refused)},
+		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},
+		{"loadlab_long_polls_limit", "gauge", "Lease long-polls parked at most (--max-long-polls).",
+		 server->capacity.long_polls},
+		{"loadlab_long_polls_refused_total", "counter",
+		 "Leases answered at once (204, Retry-After) as every long-poll place was taken.",
+		 load(&m->long_polls_refused)},
+	};
+
+	gauge_by_state(out, "loadlab_tasks",
+		       "Tasks by state (queued counts those waiting for a retry time too).", tasks,
+		       COUNT_OF(tasks));
+	metric(out, "loadlab_queue_ready", "gauge", "Queued tasks whose retry time has come.",
+	       st.tasks_ready);
+	gauge_by_state(out, "loadlab_jobs", "Jobs by state.", jobs, COUNT_OF(jobs));
+	gauge_by_state(out, "loadlab_agents", "Agents by state.", agents, COUNT_OF(agents));
+	for (size_t i = 0; i < COUNT_OF(plain); i++)
+		metric(out, plain[i].name, plain[i].type, plain[i].help, plain[i].value);
+
+	buf_printf(out, "# HELP loadlab_http_requests_total HTTP requests by route and status class.\n"
+			"# TYPE loadlab_http_requests_total counter\n");
+	for (int r = -1; r < server->routes->count; r++) {
+		char route[128];
+		route_label(server->routes, r, route, sizeof(route));
+		for (int c = 1; c <= 5; c++) {
+			long long n = load(&m->requests[r + 1][c]);
+			if (n)
+				buf_printf(out,
+					   "loadlab_http_requests_total{route=\"%s\",code=\"%dxx\"} %lld\n",
+					   route, c, n);
+		}
+	}
+	buf_printf(
+		out,
+		"# HELP loadlab_http_request_duration_seconds Time from first byte to response, by route.\n"
+		"# TYPE loadlab_http_request_duration_seconds summary\n");
+	for (int r = -1; r < server->routes->count; r++) {
+		char route[128];
+		long long count = 0;
+		for (int c = 1; c <= 5; c++)
+			count += load(&m->requests[r + 1][c]);
+		if (!count)
+			continue;
+		route_label(server->routes, r, route, sizeof(route));
+		buf_printf(out, "loadlab_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route,
+			   load(&m->duration_us[r + 1]) / 1e6);
+		buf_printf(out, "loadlab_http_request_duration_seconds_count{route=\"%s\"} %lld\n", route,
+			   count);
+	}
+	return 0;
+}

@@ -1,0 +1,136 @@
+/*
+ * report.h - the studies' tables from stored results, and the comparison
+ * of two jobs for CI.
+ *
+ * Every figure is computed from the raw samples a result carries
+ * (docs/rest-bodies.md, "Results, as reports read them"). What one result
+ * says on its own — per variant: the summary of its warm samples with a
+ * bootstrap CI of the median, the change against the baseline variant of
+ * the same task with its Mann-Whitney p-value, cold-start and churn figures
+ * — is its summary, computed once and cached in the store; a job's report
+ * then reads summaries only.
+ *
+ * Files: summary.c (one result's summary; summarizer.c runs it in the
+ * background), report_job.c (a job's report), report_compare.c (two jobs;
+ * report_sides.c reads each job's tasks, report_between.c adds what varies
+ * between jobs and names the metric a row is judged by), report_format.c
+ * (rendering), sharing report_int.h.
+ *
+ * A difference is called significant when the Mann-Whitney p < 0.05, the
+ * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is
+ * at least 1 %: smaller effects are below what these machines can repeat.
+ * Compare treats rounds, when both sides have REPORT_MIN_ROUNDS, as the
+ * unit that varies between runs, and can judge the minimum or the median
+ * over the empty program's floor instead (docs/statistics.md).
+ */
+#ifndef LOADLAB_SERVER_REPORT_H
+#define LOADLAB_SERVER_REPORT_H
+
+#include "store/store.h"
+
+#include "loadlab/buf.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+
+/* 2: compare's data cached beside the summary (issue 16); 3: rounds and
+ * the floor in compare's data, cold statistics and noise (issue 12); 4:
+ * the over-floor interval's ranks in compare's data (issue 16); 5: each warm
+ * cell's floor median and x_floor. */
+#define REPORT_SUMMARY_VERSION 5
+#define REPORT_ALPHA 0.05
+#define REPORT_MIN_EFFECT_PCT 1.0
+#define REPORT_MIN_EFFECT (REPORT_MIN_EFFECT_PCT / 100) /* the same, as a ratio's distance from 1 */
+#define REPORT_RESAMPLES 500
+#define REPORT_COMPARE_RESAMPLES 200
+/* Rounds each side needs for compare to resample rounds (docs/statistics.md). */
+#define REPORT_MIN_ROUNDS 3
+
+/* The summary of one result body (see above); the caller deletes it.
+ * BODY is a stored result's text: it passed json_parse_object() when it
+ * was posted and is only parsed here (LL_EFORMAT: not a JSON object). */
+int report_summarize_result(const char *body, cJSON **ret_summary);
+
+/* The same, and for a result of a task in the cell KEY (the row's key,
+ * "os=win10 disk=ssd") what compare needs of it, cached beside the
+ * summary (report_compare_data.c): a new buffer *RET_COMPARE of
+ * *RET_COMPARE_LEN bytes, NULL when it could not be made (compare then
+ * reads the result). KEY NULL: no compare data. */
+int report_summarize_keyed(const char *body, const char *key, cJSON **ret_summary, void **ret_compare,
+			   size_t *ret_compare_len);
+
+/* report_summarize_keyed() for the task's CELL (JSON object text). */
+int report_summarize_cell(const char *body, const char *cell, cJSON **ret_summary, void **ret_compare,
+			  size_t *ret_compare_len);
+
+/* The report of JOB_ID: {"job", "cells", "warm", "findings", "cold",
+ * "churn", "significance"}; with MODULES the cold table carries per-module
+ * rows. Summaries missing from the cache are computed and stored. */
+int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report);
+
+/* The figure a comparison's verdict and exit code use. */
+enum report_metric {
+	REPORT_METRIC_MEDIAN,      /* the median (default) */
+	REPORT_METRIC_MIN,         /* the fastest run */
+	REPORT_METRIC_OVER_FLOOR,  /* the median less the empty program's median */
+	REPORT_METRIC_FLOOR_RATIO, /* the median over the empty program's median */
+	/* compare's default: per row, floor-ratio when both sides have a
+	 * floor (every result the agent writes), else (or when its interval
+	 * cannot be drawn) the median; each row names the one it was judged by */
+	REPORT_METRIC_AUTO,
+};
+
+/* "median", "min", "over-floor", "floor-ratio" or "auto" into *RET;
+ * LL_EINVAL for any other (report_between.c). */
+int report_metric_parse(const char *text, enum report_metric *ret);
+const char *report_metric_name(enum report_metric metric);
+
+/* Pairs the variants and cells of two jobs: {"baseline", "candidate",
+ * "max_regression_pct", "metric", "verdict", "counts", "intervals", "rows"};
+ * the rows' status and regression, and so the verdict, judge METRIC, on
+ * intervals that include what varies between jobs where earlier jobs of the
+ * same cell tell it (report_between.h; each row's "interval_scope"), unless
+ * not ACROSS_JOBS (?intervals=within-job): then every row's interval is
+ * within-job, as before issue 23. */
+int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
+			  double max_regression_pct, enum report_metric metric, bool across_jobs,
+			  cJSON **ret_comparison);
+
+/* report_compare_metric()'s comparison as JSON appended to OUT: the text
+ * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
+ * as text without building them as cJSON objects (GET /api/v1/compare).
+ * As report_compare_metric(), and OUT's errors (LL_ETOOBIG past its
+ * limit, LL_ENOMEM; OUT then holds part of the text). */
+int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
+			double max_regression_pct, enum report_metric metric, bool across_jobs,
+			struct buf *out);
+
+/* report_compare_metric() of the median, across jobs (the series' alerts). */
+int report_compare(struct store *store, long long baseline_id, long long candidate_id,
+		   double max_regression_pct, cJSON **ret_comparison);
+
+/* The history of series NAME (report_series.c): {"series","metric",
+ * "threshold_pct","webhook_url","jobs","traces","alerts"}, one trace per
+ * variant x cell, one point per job in submission order {"job_id",
+ * "revision","created_at","value_us","median_us","ci_low_us","ci_high_us",
+ * "min_us","n"}; value_us is the median or, for METRIC "min", the floor.
+ * VARIANT and CELL (a cell key, "os=xp") filter when not NULL; jobs
+ * created before SINCE_MS are left out. LL_ENOTFOUND for a series without
+ * jobs or settings. */
+int report_series(struct store *store, const char *name, const char *variant, const char *cell,
+		  const char *metric, long long since_ms, cJSON **ret_series);
+
+/* cJSON_PrintUnformatted(ITEM)'s text (not its siblings'): json_print();
+ * NULL when out of memory. */
+char *report_print_json(cJSON *item);
+
+/* Appends cJSON_PrintUnformatted(ITEM)'s text (ITEM and its children, not
+ * its siblings) to OUT: json_append() (OUT's errors; LL_EINVAL for an item
+ * cJSON could not print). */
+int report_json_append(const cJSON *item, struct buf *out);
+
+/* Renders a report or a comparison as "md" (Markdown) or "csv". */
+int report_render(const cJSON *report, const char *format, struct buf *out);
+int report_render_compare(const cJSON *comparison, const char *format, struct buf *out);
+
+#endif

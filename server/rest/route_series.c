@@ -1,0 +1,133 @@
+/* /api/v1/series: the jobs that share a series, as points per variant and
+ * cell (report_series()), and a series' alert settings. */
+#include "route_util.h"
+#include "routes.h"
+
+#include "reports/report.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SERIES_PREFIX "/api/v1/series/"
+
+/* The {name} of the path (the daemon sees it percent-decoded, so both
+ * "ci%2Fmain" and "ci/main" name the series ci/main); NULL after filling
+ * REPLY when it is not a valid series name. */
+static const char *series_name(struct http_request *req, struct http_reply *reply)
+{
+	const char *name = req->path + strlen(SERIES_PREFIX);
+
+	if (!job_spec_series_valid(name)) {
+		reply_error(reply, 400, "invalid_argument", "A series name is 1 to %d printable characters.",
+			    JOB_SPEC_MAX_SERIES);
+		return NULL;
+	}
+	return name;
+}
+
+int route_series_list(struct http_request *req, struct http_reply *reply)
+{
+	return route_reply_list(req, reply, store_series_list);
+}
+
+/* "since": milliseconds since the epoch, or an RFC 3339 UTC time
+ * ("2024-05-01" or "2024-05-01T12:00:00Z"). */
+static int parse_since(const char *text, long long *ret_ms)
+{
+	int y, mo, d, h = 0, mi = 0, s = 0, n = 0;
+	char *end;
+	long long ms = strtoll(text, &end, 10);
+
+	if (*text && !*end && strlen(text) > 10) {
+		*ret_ms = ms;
+		return 0;
+	}
+	if (sscanf(text, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+		return LL_EINVAL;
+	if (text[n] && (sscanf(text + n, "T%2d:%2d:%2dZ", &h, &mi, &s) != 3))
+		return LL_EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+		return LL_EINVAL;
+	{
+		/* days from civil (H. Hinnant) */
+		long long yy = y - (mo <= 2), era = (yy >= 0 ? yy : yy - 399) / 400, yoe = yy - era * 400;
+		long long doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1;
+		long long days = era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+		*ret_ms = ((days * 24 + h) * 60 + mi) * 60000LL + s * 1000LL;
+	}
+	return 0;
+}
+
+int route_series_get(struct http_request *req, struct http_reply *reply)
+{
+	const char *name = series_name(req, reply), *metric = http_query(req, "metric"), *since;
+	long long since_ms = -(1LL << 62);
+	cJSON *out;
+	int rc;
+
+	if (!name)
+		return 0;
+	if (!metric)
+		metric = "median";
+	if (strcmp(metric, "median") != 0 && strcmp(metric, "min") != 0)
+		return reply_error(reply, 400, "invalid_argument", "metric must be median or min.");
+	if ((since = http_query(req, "since")) && parse_since(since, &since_ms) < 0)
+		return reply_error(
+			reply, 400, "invalid_argument",
+			"since must be milliseconds since 1970 or a UTC time like 2024-05-01T12:00:00Z.");
+	rc = report_series(req->server->store, name, http_query(req, "variant"), http_query(req, "cell"),
+			   metric, since_ms, &out);
+	return route_reply(reply, rc, 200, out);
+}
+
+/* PUT /api/v1/series/{name}: {"threshold_pct": 0.5..1000, "webhook_url":
+ * "http(s)://..." | null}; absent fields keep their value. */
+int route_series_put(struct http_request *req, struct http_reply *reply)
+{
+	static const char *const keys[] = {"threshold_pct", "webhook_url", NULL};
+	const char *name = series_name(req, reply);
+	struct store_series_settings settings;
+	const cJSON *item;
+	cJSON *body, *out = NULL;
+	int rc;
+
+	if (!name)
+		return 0;
+	if (http_body_object(req, reply, false, &body) < 0)
+		return 0;
+	if ((rc = json_check_keys(body, keys, "series settings")) < 0 ||
+	    (rc = store_series_settings_get(req->server->store, name, &settings)) < 0)
+		goto done;
+	if ((item = cJSON_GetObjectItemCaseSensitive(body, "threshold_pct"))) {
+		if (!cJSON_IsNumber(item) || item->valuedouble < 0.5 || item->valuedouble > 1000) {
+			rc = err_set(LL_ERANGE, "threshold_pct must be a number from 0.5 to 1000.");
+			goto done;
+		}
+		settings.threshold_pct = item->valuedouble;
+	}
+	if ((item = cJSON_GetObjectItemCaseSensitive(body, "webhook_url"))) {
+		if (cJSON_IsNull(item)) {
+			settings.webhook_url[0] = '\0';
+		} else if (!cJSON_IsString(item) || strlen(item->valuestring) > STORE_WEBHOOK_URL_MAX ||
+			   (strncmp(item->valuestring, "http://", 7) != 0 &&
+			    strncmp(item->valuestring, "https://", 8) != 0)) {
+			rc = err_set(LL_EINVAL,
+				     "webhook_url must be an http:// or https:// URL of at most %d "
+				     "characters, or null.",
+				     STORE_WEBHOOK_URL_MAX);
+			goto done;
+		} else {
+			snprintf(settings.webhook_url, sizeof(settings.webhook_url), "%s", item->valuestring);
+		}
+	}
+	rc = store_series_settings_put(req->server->store, name, &settings, clock_now_ms(), &out);
+done:
+	cJSON_Delete(body);
+	return route_reply(reply, rc, 200, out);
+}

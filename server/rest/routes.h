@@ -1,0 +1,79 @@
+/*
+ * routes.h - the REST handlers, one file per resource (route_jobs.c,
+ * route_agents.c, ...), and rest_route_table, route_table.c's table that
+ * names them all and that main.c gives the HTTP door (http/http.h). What
+ * several handlers do alike is route_util.h's.
+ */
+#ifndef LOADLAB_SERVER_ROUTES_H
+#define LOADLAB_SERVER_ROUTES_H
+
+#include "server.h"
+
+/* Body limits (413 beyond): results carry raw samples. */
+#define ROUTE_MAX_BODY (64 * 1024)
+#define ROUTE_MAX_RESULT_BODY (4 * 1024 * 1024)
+
+/* Every route, for server->routes. */
+extern const struct route_table rest_route_table;
+
+int route_health(struct http_request *req, struct http_reply *reply);
+int route_metrics(struct http_request *req, struct http_reply *reply);
+
+int route_jobs_create(struct http_request *req, struct http_reply *reply);
+int route_jobs_list(struct http_request *req, struct http_reply *reply);
+int route_jobs_get(struct http_request *req, struct http_reply *reply);
+int route_jobs_cancel(struct http_request *req, struct http_reply *reply);
+
+int route_reports_job(struct http_request *req, struct http_reply *reply);
+int route_reports_compare(struct http_request *req, struct http_reply *reply);
+
+int route_agents_enroll(struct http_request *req, struct http_reply *reply);
+int route_agents_list(struct http_request *req, struct http_reply *reply);
+int route_agents_get(struct http_request *req, struct http_reply *reply);
+int route_agents_patch(struct http_request *req, struct http_reply *reply);
+int route_agents_heartbeat(struct http_request *req, struct http_reply *reply);
+
+int route_lease(struct http_request *req, struct http_reply *reply);
+
+int route_tasks_progress(struct http_request *req, struct http_reply *reply);
+int route_tasks_result(struct http_request *req, struct http_reply *reply);
+int route_tasks_fail(struct http_request *req, struct http_reply *reply);
+
+int route_results_get(struct http_request *req, struct http_reply *reply);
+
+int route_tokens_create(struct http_request *req, struct http_reply *reply);
+int route_tokens_list(struct http_request *req, struct http_reply *reply);
+int route_tokens_revoke(struct http_request *req, struct http_reply *reply);
+
+int route_web(struct http_request *req, struct http_reply *reply);
+
+/* series, schedules, regression alerts */
+int route_series_list(struct http_request *req, struct http_reply *reply);
+int route_series_get(struct http_request *req, struct http_reply *reply);
+int route_series_put(struct http_request *req, struct http_reply *reply);
+int route_schedules_create(struct http_request *req, struct http_reply *reply);
+int route_schedules_list(struct http_request *req, struct http_reply *reply);
+int route_schedules_get(struct http_request *req, struct http_reply *reply);
+int route_schedules_patch(struct http_request *req, struct http_reply *reply);
+int route_schedules_delete(struct http_request *req, struct http_reply *reply);
+int route_schedules_run(struct http_request *req, struct http_reply *reply);
+int route_alerts_list(struct http_request *req, struct http_reply *reply);
+int route_alerts_ack(struct http_request *req, struct http_reply *reply);
+/* /api/v1/blobs/{sha256} (route_blobs.c). A PUT's body is streamed
+ * through route_blobs_put_stream; route_blobs_put() finishes it. */
+extern const struct route_stream route_blobs_put_stream;
+int route_blobs_put(struct http_request *req, struct http_reply *reply);
+int route_blobs_head(struct http_request *req, struct http_reply *reply);
+int route_blobs_get(struct http_request *req, struct http_reply *reply);
+
+/* For a program job's normalized SPEC: 0 when every blob of its manifest
+ * is stored; else REPLY is filled (400 missing_blobs, "error.missing"
+ * lists them) and a negative code returned. Hold blobs_refs_lock() from
+ * here until the job is stored. */
+int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct http_reply *reply);
+
+/* Opens server->blobs under the data folder and starts its retention
+ * sweeper (main.c). */
+int route_blobs_start(struct server *server);
+
+#endif

@@ -1,0 +1,524 @@
+/* blob_files.c - the content-addressed file store (blob_files.h). */
+#include "blob_files.h"
+#include "worker.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BLOBS_PATH_MAX 1200
+
+struct blob_store {
+	char root[BLOBS_PATH_MAX - 100]; /* DATA_DIR/blobs */
+	struct blob_limits limits;
+	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
+	long long used_bytes;      /* stored blobs */
+	long long reserved_bytes;  /* uploads in flight */
+	pthread_mutex_t refs_lock; /* blobs_refs_lock() */
+
+	pthread_t sweeper;
+	bool sweeper_running, stopping;
+	pthread_mutex_t stop_lock;
+	pthread_cond_t stop_cond;
+	blobs_references_fn references;
+	void *references_context;
+};
+
+struct blob_upload {
+	struct blob_store *store;
+	char hex[65];
+	char tmp_path[BLOBS_PATH_MAX];
+	int fd;             /* -1: the blob exists, the body is only hashed */
+	long long declared; /* -1: unknown */
+	long long received;
+	long long reserved; /* counted in store->reserved_bytes */
+	EVP_MD_CTX *hash;
+};
+
+bool blobs_name_valid(const char *hex)
+{
+	size_t n = 0;
+
+	for (; hex[n]; n++)
+		if (!((hex[n] >= '0' && hex[n] <= '9') || (hex[n] >= 'a' && hex[n] <= 'f')))
+			return false;
+	return n == 64;
+}
+
+/* DATA_DIR/blobs/ab/cdef... for HEX; FOLDER_ONLY: DATA_DIR/blobs/ab. */
+static void blob_path(const struct blob_store *s, const char *hex, bool folder_only, char *out)
+{
+	if (folder_only)
+		snprintf(out, BLOBS_PATH_MAX, "%s/%.2s", s->root, hex);
+	else
+		snprintf(out, BLOBS_PATH_MAX, "%s/%.2s/%s", s->root, hex, hex + 2);
+}
+
+static int fsync_folder(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0 || fsync(fd) < 0)
+		rc = err_set(LL_EIO, "Cannot fsync %s: %s.", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Removes every file in blobs/tmp/ (uploads a crash interrupted). */
+static int clean_tmp(struct blob_store *s)
+{
+	char path[BLOBS_PATH_MAX];
+	struct dirent *entry;
+	int removed = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/tmp", s->root);
+	if (!(dir = opendir(path)))
+		return err_set(LL_EIO, "Cannot read %s: %s.", path, strerror(errno));
+	while ((entry = readdir(dir)))
+		if (entry->d_name[0] != '.' && unlinkat(dirfd(dir), entry->d_name, 0) == 0)
+			removed++;
+	closedir(dir);
+	if (removed) {
+		char text[16];
+		snprintf(text, sizeof(text), "%d", removed);
+		log_event(LOG_INFO, "blob_tmp_removed", "files", text, NULL);
+	}
+	return 0;
+}
+
+/* Calls FN(S, hex, stat, CONTEXT) for every stored blob. */
+static int each_blob(struct blob_store *s,
+		     void (*fn)(struct blob_store *, const char *, const struct stat *, void *),
+		     void *context)
+{
+	DIR *root = opendir(s->root);
+	struct dirent *folder;
+
+	if (!root)
+		return err_set(LL_EIO, "Cannot read %s: %s.", s->root, strerror(errno));
+	while ((folder = readdir(root))) {
+		char path[BLOBS_PATH_MAX], hex[65];
+		struct dirent *entry;
+		DIR *dir;
+		if (strlen(folder->d_name) != 2 || !strchr("0123456789abcdef", folder->d_name[0]) ||
+		    !strchr("0123456789abcdef", folder->d_name[1]))
+			continue;
+		/* Both fit: s->root is checked at open, d_name is 2 bytes. */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s", s->root, folder->d_name) >=
+			    sizeof(path) ||
+		    !(dir = opendir(path)))
+			continue;
+		while ((entry = readdir(dir))) {
+			struct stat st;
+			if (strlen(entry->d_name) != 62)
+				continue;
+			snprintf(hex, sizeof(hex), "%.2s%.62s", folder->d_name, entry->d_name);
+			if (!blobs_name_valid(hex) ||
+			    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			fn(s, hex, &st, context);
+		}
+		closedir(dir);
+	}
+	closedir(root);
+	return 0;
+}
+
+static void count_blob(struct blob_store *s, const char *hex, const struct stat *st, void *context)
+{
+	(void)hex, (void)context;
+	s->used_bytes += st->st_size;
+}
+
+int blobs_open(const char *data_dir, const struct blob_limits *limits, struct blob_store **ret_store)
+{
+	struct blob_store *s = calloc(1, sizeof(*s));
+	char path[BLOBS_PATH_MAX];
+	int rc;
+
+	if (!s)
+		return LL_ENOMEM;
+	if (strlen(data_dir) + 16 > sizeof(s->root)) {
+		free(s);
+		return err_set(LL_EINVAL, "data-dir is too long.");
+	}
+	snprintf(s->root, sizeof(s->root), "%s/blobs", data_dir);
+	snprintf(path, sizeof(path), "%s/tmp", s->root);
+	if ((mkdir(s->root, 0700) < 0 && errno != EEXIST) || (mkdir(path, 0700) < 0 && errno != EEXIST)) {
+		rc = err_set(LL_EIO, "Cannot create %s: %s.", path, strerror(errno));
+		free(s);
+		return rc;
+	}
+	s->limits = *limits;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->refs_lock, NULL);
+	pthread_mutex_init(&s->stop_lock, NULL);
+	pthread_cond_init(&s->stop_cond, NULL);
+	if ((rc = clean_tmp(s)) < 0 || (rc = each_blob(s, count_blob, NULL)) < 0) {
+		blobs_close(s);
+		return rc;
+	}
+	*ret_store = s;
+	return 0;
+}
+
+void blobs_close(struct blob_store *s)
+{
+	if (!s)
+		return;
+	if (s->sweeper_running)
+		worker_stop(&s->stop_lock, &s->stop_cond, &s->stopping, s->sweeper);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->refs_lock);
+	pthread_mutex_destroy(&s->stop_lock);
+	pthread_cond_destroy(&s->stop_cond);
+	free(s);
+}
+
+const struct blob_limits *blobs_limits(const struct blob_store *s)
+{
+	return &s->limits;
+}
+
+/* Opens blob HEX (O_RDONLY) and marks it used now. */
+static int open_blob(struct blob_store *s, const char *hex, int *ret_fd, long long *ret_size)
+{
+	char path[BLOBS_PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (!blobs_name_valid(hex))
+		return err_set(LL_EINVAL, "A blob is named by 64 lowercase hex digits.");
+	blob_path(s, hex, false, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		return err_set(LL_ENOTFOUND, "No blob %s.", hex);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return err_set(LL_EIO, "Cannot open blob %s: %s.", hex, strerror(errno));
+	}
+	futimens(fd, NULL); /* last used: the retention counts from here */
+	*ret_fd = fd;
+	*ret_size = st.st_size;
+	return 0;
+}
+
+int blobs_stat(struct blob_store *s, const char *hex, long long *ret_size)
+{
+	int fd, rc = open_blob(s, hex, &fd, ret_size);
+
+	if (rc == 0)
+		close(fd);
+	return rc;
+}
+
+int blobs_open_read(struct blob_store *s, const char *hex, int *ret_fd, long long *ret_size)
+{
+	return open_blob(s, hex, ret_fd, ret_size);
+}
+
+/* Counts N more bytes against the quota for UPLOAD. */
+static int reserve(struct blob_upload *u, long long n)
+{
+	struct blob_store *s = u->store;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->used_bytes + s->reserved_bytes + n > s->limits.quota_bytes) {
+		rc = err_set(BLOBS_E_QUOTA, "Storing this blob would pass the blob quota of %lld bytes.",
+			     s->limits.quota_bytes);
+	} else {
+		s->reserved_bytes += n;
+		u->reserved += n;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void release_upload(struct blob_upload *u, long long stored)
+{
+	struct blob_store *s = u->store;
+
+	pthread_mutex_lock(&s->lock);
+	s->reserved_bytes -= u->reserved;
+	s->used_bytes += stored;
+	pthread_mutex_unlock(&s->lock);
+	if (u->fd >= 0) {
+		close(u->fd);
+		unlink(u->tmp_path);
+	}
+	EVP_MD_CTX_free(u->hash);
+	free(u);
+}
+
+int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared,
+		       struct blob_upload **ret_upload)
+{
+	struct blob_upload *u;
+	char path[BLOBS_PATH_MAX];
+	int rc;
+
+	if (!blobs_name_valid(hex))
+		return err_set(LL_EINVAL, "A blob is named by 64 lowercase hex digits.");
+	if (declared > s->limits.max_bytes)
+		return err_set(BLOBS_E_TOO_BIG, "The blob is larger than the limit of %lld bytes.",
+			       s->limits.max_bytes);
+	if (!(u = calloc(1, sizeof(*u))))
+		return LL_ENOMEM;
+	u->store = s;
+	u->fd = -1;
+	u->declared = declared;
+	snprintf(u->hex, sizeof(u->hex), "%s", hex);
+	if (!(u->hash = EVP_MD_CTX_new()) || EVP_DigestInit_ex(u->hash, EVP_sha256(), NULL) != 1) {
+		release_upload(u, 0);
+		return err_set(LL_ENOMEM, "Cannot start a SHA-256 digest.");
+	}
+	blob_path(s, hex, false, path);
+	if (access(path, F_OK) == 0) {
+		utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW);
+		*ret_upload = u;
+		return 0;
+	}
+	if (declared > 0 && (rc = reserve(u, declared)) < 0) {
+		release_upload(u, 0);
+		return rc;
+	}
+	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s.XXXXXX", s->root, hex);
+	u->fd = mkstemp(u->tmp_path);
+	if (u->fd < 0) {
+		rc = err_set(LL_EIO, "Cannot create a temporary file in %s/tmp: %s.", s->root,
+			     strerror(errno));
+		release_upload(u, 0);
+		return rc;
+	}
+	*ret_upload = u;
+	return 0;
+}
+
+int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
+{
+	const char *p = data;
+	long long after = u->received + (long long)len;
+	int rc;
+
+	if (after > u->store->limits.max_bytes)
+		return err_set(BLOBS_E_TOO_BIG, "The blob is larger than the limit of %lld bytes.",
+			       u->store->limits.max_bytes);
+	if (u->declared >= 0 && after > u->declared)
+		return err_set(LL_EINVAL, "The body is longer than its Content-Length.");
+	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved)) < 0)
+		return rc;
+	if (EVP_DigestUpdate(u->hash, data, len) != 1)
+		return err_set(LL_EIO, "SHA-256 failed.");
+	u->received = after;
+	while (u->fd >= 0 && len > 0) {
+		ssize_t n = write(u->fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return err_set(LL_EIO, "Cannot write the blob: %s.", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The upload's digest as 64 lowercase hex digits. */
+static int digest_hex(struct blob_upload *u, char out[65])
+{
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (EVP_DigestFinal_ex(u->hash, digest, &n) != 1 || n != 32)
+		return err_set(LL_EIO, "SHA-256 failed.");
+	for (unsigned int i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", digest[i]);
+	return 0;
+}
+
+int blobs_upload_finish(struct blob_upload *u, bool *ret_created)
+{
+	struct blob_store *s = u->store;
+	char hex[65], folder[BLOBS_PATH_MAX], path[BLOBS_PATH_MAX];
+	long long stored = 0;
+	int rc;
+
+	if ((rc = digest_hex(u, hex)) < 0)
+		goto out;
+	if (u->declared >= 0 && u->received != u->declared) {
+		rc = err_set(LL_EINVAL, "The body ended after %lld of %lld bytes.", u->received, u->declared);
+		goto out;
+	}
+	if (strcmp(hex, u->hex) != 0) {
+		rc = err_set(BLOBS_E_MISMATCH, "The body hashes to %s, not to the blob's name %s.", hex,
+			     u->hex);
+		goto out;
+	}
+	*ret_created = false;
+	if (u->fd < 0)
+		goto out;
+	blob_path(s, u->hex, true, folder);
+	blob_path(s, u->hex, false, path);
+	if (fsync(u->fd) < 0) {
+		rc = err_set(LL_EIO, "Cannot fsync the blob: %s.", strerror(errno));
+		goto out;
+	}
+	fchmod(u->fd, 0600);
+	if (mkdir(folder, 0700) < 0 && errno != EEXIST) {
+		rc = err_set(LL_EIO, "Cannot create %s: %s.", folder, strerror(errno));
+		goto out;
+	}
+	/* link(2) refuses to replace: a concurrent upload of the same blob
+	 * that got there first wins, and this one was not needed. */
+	if (link(u->tmp_path, path) < 0) {
+		if (errno != EEXIST)
+			rc = err_set(LL_EIO, "Cannot store blob %s: %s.", u->hex, strerror(errno));
+		goto out;
+	}
+	stored = u->received;
+	*ret_created = true;
+	rc = fsync_folder(folder);
+out:
+	release_upload(u, stored); /* unlinks the temporary name */
+	return rc;
+}
+
+void blobs_upload_abort(struct blob_upload *u)
+{
+	if (u)
+		release_upload(u, 0);
+}
+
+int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing)
+{
+	cJSON *missing = cJSON_CreateArray();
+	const cJSON *item;
+
+	if (!missing)
+		return LL_ENOMEM;
+	cJSON_ArrayForEach(item, hexes) {
+		long long size;
+		int rc = cJSON_IsString(item) ? blobs_stat(s, item->valuestring, &size) : LL_EINVAL;
+		if (rc == 0)
+			continue;
+		if (rc != LL_ENOTFOUND) {
+			cJSON_Delete(missing);
+			return rc;
+		}
+		cJSON_AddItemToArray(missing, cJSON_CreateString(item->valuestring));
+	}
+	*ret_missing = missing;
+	return 0;
+}
+
+void blobs_refs_lock(struct blob_store *s)
+{
+	pthread_mutex_lock(&s->refs_lock);
+}
+
+void blobs_refs_unlock(struct blob_store *s)
+{
+	pthread_mutex_unlock(&s->refs_lock);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct sweep {
+	const char **referenced; /* sorted */
+	size_t count;
+	time_t before; /* unused since before this: removable */
+	int removed;
+};
+
+static void sweep_blob(struct blob_store *s, const char *hex, const struct stat *st, void *context)
+{
+	struct sweep *sw = context;
+	char path[BLOBS_PATH_MAX];
+
+	if (st->st_mtime > sw->before ||
+	    bsearch(&hex, sw->referenced, sw->count, sizeof(*sw->referenced), compare_strings))
+		return;
+	blob_path(s, hex, false, path);
+	if (unlink(path) < 0)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->used_bytes -= st->st_size;
+	pthread_mutex_unlock(&s->lock);
+	sw->removed++;
+	log_event(LOG_INFO, "blob_removed", "sha256", hex, "reason", "retention", NULL);
+}
+
+int blobs_sweep(struct blob_store *s, long long now_s, blobs_references_fn references, void *context,
+		int *ret_removed)
+{
+	struct sweep sw = {0};
+	cJSON *hashes = NULL;
+	const cJSON *item;
+	int rc;
+
+	blobs_refs_lock(s);
+	if ((rc = references(context, &hashes)) < 0)
+		goto out;
+	sw.count = (size_t)cJSON_GetArraySize(hashes);
+	sw.referenced = calloc(sw.count + 1, sizeof(*sw.referenced));
+	if (!sw.referenced) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	sw.count = 0;
+	cJSON_ArrayForEach(item, hashes)
+		if (cJSON_IsString(item))
+			sw.referenced[sw.count++] = item->valuestring;
+	qsort(sw.referenced, sw.count, sizeof(*sw.referenced), compare_strings);
+	sw.before = (time_t)(now_s - s->limits.retention_s);
+	rc = each_blob(s, sweep_blob, &sw);
+	*ret_removed = sw.removed;
+out:
+	blobs_refs_unlock(s);
+	free(sw.referenced);
+	cJSON_Delete(hashes);
+	return rc;
+}
+
+static void *sweeper_main(void *arg)
+{
+	struct blob_store *s = arg;
+
+	while (!worker_wait_or_stop(&s->stop_lock, &s->stop_cond, &s->stopping,
+				    s->limits.sweep_interval_s * 1000)) {
+		int removed = 0;
+		int rc =
+			blobs_sweep(s, (long long)time(NULL), s->references, s->references_context, &removed);
+		if (rc < 0)
+			log_event(LOG_WARN, "blob_sweep_failed", "message", err_message(rc), NULL);
+	}
+	return NULL;
+}
+
+int blobs_sweeper_start(struct blob_store *s, blobs_references_fn references, void *context)
+{
+	s->references = references;
+	s->references_context = context;
+	if (pthread_create(&s->sweeper, NULL, sweeper_main, s) != 0)
+		return err_set(LL_ENOMEM, "Cannot start the blob sweeper.");
+	s->sweeper_running = true;
+	return 0;
+}

@@ -1,0 +1,368 @@
+/*
+ * sqlite_agents.c - the SQLite store's agents (store.h, "agents"): enrollment,
+ * listing, labels and quarantine, and heartbeats, which renew the leases
+ * an agent holds.
+ */
+#include "sqlite_int.h"
+
+#include "store/queue.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* agent_touch()'s longest wait between two writes of an agent's
+ * last_seen: each write cost about 10k instructions of the writer's, three
+ * times per lease, heartbeat and result (tests/bench/README.md, pass 6). */
+#define AGENT_TOUCH_MAX_MS 1000
+
+int agent_touch(struct store *s, long long agent_id, long long now)
+{
+	long long window = s->options.offline_after_ms / 8;
+	int rc;
+
+	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
+		window = AGENT_TOUCH_MAX_MS;
+	if (!store_cache_agent_touch_due(&s->cache, agent_id, now, window))
+		return 0;
+	rc = db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+	if (rc == 0)
+		store_cache_agent_touch_put(&s->cache, agent_id, now);
+	return rc;
+}
+
+struct agent_enroll_op {
+	const char *name;
+	char *facts, *labels;
+	const unsigned char *hash;
+	long long now, id;
+};
+
+static int op_agent_enroll(struct store *s, void *arg)
+{
+	struct agent_enroll_op *a = arg;
+	int rc;
+
+	rc = db_run(s->writer,
+		    "INSERT INTO agents (name, facts, labels, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
+		    "tttii", a->name, a->facts, a->labels, a->now, a->now);
+	if (rc < 0)
+		return rc;
+	a->id = sqlite3_last_insert_rowid(s->writer);
+	return db_run(
+		s->writer,
+		"INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
+		"tbii", a->name, a->hash, a->id, a->now);
+}
+
+int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			long long *ret_agent_id)
+{
+	struct agent_enroll_op a = {name, json_text(facts), json_text(labels), hash, now, 0};
+	int rc = (a.facts && a.labels) ? store_write(s, op_agent_enroll, &a) : LL_ENOMEM;
+
+	free(a.facts);
+	free(a.labels);
+	if (rc < 0)
+		return rc;
+	*ret_agent_id = a.id;
+	return 0;
+}
+
+#define AGENT_COLUMNS                                                                          \
+	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
+	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
+	" a.last_calibration"
+
+static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
+{
+	cJSON *a = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(a, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddStringToObject(a, "name", (const char *)sqlite3_column_text(stmt, 1));
+	cJSON_AddItemToObject(a, "facts", column_json(stmt, 2));
+	cJSON_AddItemToObject(a, "labels", column_json(stmt, 3));
+	cJSON_AddStringToObject(a, "state",
+				queue_agent_state(sqlite3_column_int(stmt, 4) != 0,
+						  sqlite3_column_type(stmt, 5) != SQLITE_NULL,
+						  sqlite3_column_int64(stmt, 5), now,
+						  s->options.offline_after_ms));
+	add_time(a, "last_seen", stmt, 5);
+	add_int_or_null(a, "current_task", stmt, 7);
+	add_time(a, "created_at", stmt, 6);
+	if (sqlite3_column_type(stmt, 8) == SQLITE_NULL)
+		cJSON_AddNullToObject(a, "last_calibration");
+	else
+		cJSON_AddItemToObject(a, "last_calibration", column_json(stmt, 8));
+	return a;
+}
+
+/* The context of agent_from_row() called by db_reader_each() and
+ * db_row_by_id(). */
+struct agent_rows {
+	struct store *store;
+	long long now;
+	cJSON *list;  /* listing: the array to fill */
+	cJSON *agent; /* by id: the agent read */
+};
+
+static void add_agent(void *context, sqlite3_stmt *row)
+{
+	struct agent_rows *c = context;
+
+	cJSON_AddItemToArray(c->list, agent_from_row(c->store, row, c->now));
+}
+
+int sqlite_agent_list(struct store *s, long long now, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject();
+	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
+	int rc = db_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
+
+	return store_answer(rc, out, ret_list);
+}
+
+static int read_agent(void *context, sqlite3_stmt *row)
+{
+	struct agent_rows *c = context;
+
+	c->agent = agent_from_row(c->store, row, c->now);
+	return 0;
+}
+
+/* Reads one agent with the writer's connection (inside an op). */
+static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc = db_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id, "agent",
+			      read_agent, &c);
+
+	if (rc == 0)
+		*ret = c.agent;
+	return rc;
+}
+
+int sqlite_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", agent_id,
+			  "agent", read_agent, &c);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == 0)
+		*ret_agent = c.agent;
+	return rc;
+}
+
+struct agent_patch_op {
+	long long id;
+	const cJSON *labels;
+	int quarantine;
+	long long now;
+	cJSON *out;
+};
+
+static int op_agent_patch(struct store *s, void *arg)
+{
+	struct agent_patch_op *a = arg;
+	cJSON *agent = NULL, *labels;
+	const cJSON *item;
+	char *text;
+	int rc;
+
+	if ((rc = writer_agent_get(s, a->id, a->now, &agent)) < 0)
+		return rc;
+	labels = cJSON_GetObjectItemCaseSensitive(agent, "labels");
+	cJSON_ArrayForEach(item, a->labels) {
+		cJSON_DeleteItemFromObjectCaseSensitive(labels, item->string);
+		if (cJSON_IsString(item))
+			cJSON_AddStringToObject(labels, item->string, item->valuestring);
+	}
+	if (cJSON_GetArraySize(labels) > 32) {
+		cJSON_Delete(agent);
+		return err_set(LL_ERANGE, "An agent has at most 32 labels.");
+	}
+	text = json_text(labels);
+	cJSON_Delete(agent);
+	rc = db_run(s->writer, "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
+	free(text);
+	if (rc == 0 && a->quarantine >= 0)
+		rc = db_run(s->writer, "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
+			    (long long)a->quarantine, a->id);
+	if (rc == 0)
+		rc = writer_agent_get(s, a->id, a->now, &a->out);
+	return rc;
+}
+
+int sqlite_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
+		       long long now, cJSON **ret_agent)
+{
+	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
+
+	return store_write_answer(s, op_agent_patch, &a, &a.out, ret_agent);
+}
+
+struct heartbeat_op {
+	long long agent_id, now;
+	cJSON *out;
+};
+
+/* Adds the task at ROW of a heartbeat's listing to TASKS. */
+static void add_heartbeat_task(cJSON *tasks, sqlite3_stmt *row, bool cancelled)
+{
+	cJSON *t = task_attempt_json(sqlite3_column_int64(row, 0), sqlite3_column_int64(row, 1),
+				     cancelled ? "cancelled" : "leased");
+
+	cJSON_AddBoolToObject(t, "cancelled", cancelled);
+	if (cancelled)
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	else
+		add_time(t, "lease_expires_at", row, 2);
+	cJSON_AddItemToArray(tasks, t);
+}
+
+static int op_agent_heartbeat(struct store *s, void *arg)
+{
+	struct heartbeat_op *a = arg;
+	long long expires = a->now + s->options.lease_ms;
+	sqlite3_stmt *leased, *cancelled;
+	bool has_leased, has_cancelled, cancelled_listed = false;
+	cJSON *tasks;
+	int rc;
+
+	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE tasks SET lease_expires = ? WHERE lease_holder = ? AND state = 'leased'",
+			 "ii", expires, a->agent_id)) < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
+	tasks = cJSON_AddArrayToObject(a->out, "tasks");
+	/* Two seeks of tasks_held (state, lease_holder), each in id
+	 * order, merged by id. One statement with "state = 'leased' OR
+	 * (state = 'cancelled' AND ...)" walked every task the agent ever
+	 * held (its done ones too): a heartbeat cost grew with its history. */
+	leased = db_cached(s->writer, "SELECT id, attempt, lease_expires FROM tasks"
+				      " WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
+	cancelled = db_cached(s->writer, "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
+					 " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
+	if (!leased || !cancelled) {
+		db_release(s->writer, leased);
+		db_release(s->writer, cancelled);
+		return LL_ESTORE;
+	}
+	sqlite3_bind_int64(leased, 1, a->agent_id);
+	sqlite3_bind_int64(cancelled, 1, a->agent_id);
+	has_leased = sqlite3_step(leased) == SQLITE_ROW;
+	has_cancelled = sqlite3_step(cancelled) == SQLITE_ROW;
+	while (has_leased || has_cancelled) {
+		if (has_cancelled &&
+		    (!has_leased || sqlite3_column_int64(cancelled, 0) < sqlite3_column_int64(leased, 0))) {
+			add_heartbeat_task(tasks, cancelled, true);
+			cancelled_listed = true;
+			has_cancelled = sqlite3_step(cancelled) == SQLITE_ROW;
+		} else {
+			add_heartbeat_task(tasks, leased, false);
+			has_leased = sqlite3_step(leased) == SQLITE_ROW;
+		}
+	}
+	db_release(s->writer, leased);
+	db_release(s->writer, cancelled);
+	/* Only a cancelled task just listed has cancel_notified = 0. */
+	if (!cancelled_listed)
+		return 0;
+	return db_run(s->writer,
+		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'"
+		      " AND cancel_notified = 0",
+		      "i", a->agent_id);
+}
+
+struct heartbeat_call {
+	struct store_call call;
+	struct heartbeat_op a;
+};
+
+int sqlite_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+				 void *context, struct store_call **ret_call)
+{
+	struct heartbeat_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct heartbeat_op){agent_id, now, NULL};
+	return store_call_submit(s, &c->call, op_agent_heartbeat, &c->a, &c->a.out, done, context, ret_call);
+}
+
+int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+{
+	return store_call_end(call, ret_body);
+}
+
+/* ------------------------------------------------------------ calibration */
+
+struct calibration_spec {
+	long long job_id;
+	cJSON *spec;
+};
+
+static int read_calibration_spec(void *context, sqlite3_stmt *row)
+{
+	struct calibration_spec *c = context;
+
+	c->job_id = sqlite3_column_int64(row, 0);
+	c->spec = column_json(row, 1);
+	return c->spec ? 0 : LL_ENOMEM;
+}
+
+int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id, cJSON **ret_spec)
+{
+	struct calibration_spec c = {0, NULL};
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader,
+			  "SELECT j.id, j.spec FROM tasks t JOIN jobs j ON j.id = t.job_id"
+			  " WHERE t.id = ? AND json_extract(j.spec, '$.calibration') IS NOT NULL",
+			  task_id, NULL, read_calibration_spec, &c);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == LL_ENOTFOUND)
+		rc = 0;
+	if (rc < 0)
+		return rc;
+	*ret_job_id = c.job_id;
+	*ret_spec = c.spec;
+	return 0;
+}
+
+struct calibration_put_op {
+	long long agent_id, result_id;
+	const char *text;
+};
+
+static int op_calibration_put(struct store *s, void *arg)
+{
+	struct calibration_put_op *a = arg;
+
+	/* A calibration whose result came earlier never replaces a later one. */
+	return db_run(s->writer,
+		      "UPDATE agents SET last_calibration = ? WHERE id = ? AND (last_calibration IS NULL"
+		      " OR json_extract(last_calibration, '$.result_id') <= ?)",
+		      "tii", a->text, a->agent_id, a->result_id);
+}
+
+int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
+{
+	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
+	struct calibration_put_op a = {agent_id,
+				       cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
+				       json_text(calibration)};
+	int rc = a.text ? store_write(s, op_calibration_put, &a) : LL_ENOMEM;
+
+	free((char *)a.text);
+	return rc;
+}

@@ -1,0 +1,99 @@
+/*
+ * sqlite_history.c - the SQLite backend's history of repeated jobs
+ * (store.h, "history of repeated jobs"): earlier jobs of a family, and the
+ * calibrations each agent's results gave.
+ */
+#include "sqlite_int.h"
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sqlite_job_history(struct store *s, const char *family, long long before, int limit,
+		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		       void *context)
+{
+	sqlite3_stmt *stmt;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	stmt = db_prepare(s->reader, "SELECT id, spec, series FROM jobs"
+				     " WHERE family = ?1 AND state = 'done' AND id < ?2"
+				     " ORDER BY id DESC LIMIT ?3");
+	if (stmt) {
+		sqlite3_bind_text(stmt, 1, family, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, before);
+		sqlite3_bind_int(stmt, 3, limit);
+		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW)
+			rc = fn(context, sqlite3_column_int64(stmt, 0),
+				(const char *)sqlite3_column_text(stmt, 1),
+				(const char *)sqlite3_column_text(stmt, 2));
+	}
+	sqlite3_finalize(stmt);
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? rc : LL_ESTORE;
+}
+
+struct calibration_add_op {
+	long long agent_id, result_id;
+	const char *text;
+};
+
+static int op_calibration_add(struct store *s, void *arg)
+{
+	struct calibration_add_op *a = arg;
+
+	return db_run(s->writer,
+		      "INSERT INTO calibrations (result_id, agent_id, body) VALUES (?, ?, ?)"
+		      " ON CONFLICT (result_id) DO NOTHING",
+		      "iit", a->result_id, a->agent_id, a->text);
+}
+
+int sqlite_calibration_add(struct store *s, long long agent_id, long long result_id, const cJSON *calibration)
+{
+	struct calibration_add_op a = {agent_id, result_id, json_text(calibration)};
+	int rc = a.text ? store_write(s, op_calibration_add, &a) : LL_ENOMEM;
+
+	free((char *)a.text);
+	return rc;
+}
+
+int sqlite_calibration_history(struct store *s, long long agent_id, long long before_result_id,
+			       double injected_us, const char *family, const char *runner, int limit,
+			       void (*fn)(void *context, const cJSON *calibration), void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	stmt = db_prepare(s->reader, "SELECT body FROM calibrations"
+				     " WHERE agent_id = ?1 AND result_id < ?2"
+				     " AND json_extract(body, '$.injected_us') = ?3"
+				     " AND json_extract(body, '$.family') = ?4"
+				     " AND json_extract(body, '$.runner') IS ?5"
+				     " ORDER BY result_id DESC LIMIT ?6");
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, agent_id);
+		sqlite3_bind_int64(stmt, 2, before_result_id);
+		sqlite3_bind_double(stmt, 3, injected_us);
+		sqlite3_bind_text(stmt, 4, family, -1, SQLITE_STATIC);
+		if (runner)
+			sqlite3_bind_text(stmt, 5, runner, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(stmt, 5);
+		sqlite3_bind_int(stmt, 6, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW) {
+			cJSON *c = column_json(stmt, 0);
+			fn(context, c);
+			cJSON_Delete(c);
+		}
+	}
+	sqlite3_finalize(stmt);
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}

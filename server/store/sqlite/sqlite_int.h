@@ -1,0 +1,367 @@
+/*
+ * sqlite_int.h - what the files of the SQLite backend (store_backend.h)
+ * share: the struct behind store.h's handle, the writer's queue of
+ * operations, the SQL and JSON helpers, and each file's operations for
+ * sqlite_backend.c's table. Only store/sqlite/ includes it.
+ *
+ * Files: sqlite_writer.c (opening, migrations, the writer and syncer
+ * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
+ * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
+ * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
+ * sqlite_blobs.c), and sqlite_backend.c, the table that names them.
+ *
+ * Threads: s->writer is used only inside an op run by the writer thread
+ * (store_write()); s->reader only with s->reader_lock held.
+ */
+#ifndef LOADLAB_SERVER_STORE_INT_H
+#define LOADLAB_SERVER_STORE_INT_H
+
+#include "store/store_backend.h"
+#include "store/store_cache.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+/* At most this many writes share one transaction. */
+#define STORE_BATCH_MAX 256
+/* The lease scan looks at this many ready tasks per call. */
+#define STORE_LEASE_SCAN 500
+
+/* The writer checkpoints its WAL into the database once it holds this
+ * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
+ * (the tasks' indexes, the agents) are rewritten by every batch, and a
+ * checkpoint copies each once, so rarer checkpoints copy far less. */
+#define STORE_CHECKPOINT_PAGES_TEXT "8000"
+
+/* Live tokens remembered by store_token_find(): slots, chosen by the
+ * hash's first two bytes (about 570 KiB). With 64 slots a third of 32
+ * agents shared a slot with another and missed on every other request. */
+#define STORE_TOKEN_CACHE_SLOTS 4096
+
+/* A token found live while token_generation was GENERATION; it stands only
+ * while the generation has not moved (every token write moves it). */
+struct token_cache_entry {
+	bool used;
+	unsigned long long generation;
+	unsigned char hash[STORE_TOKEN_HASH_SIZE];
+	struct store_token token;
+};
+
+/* One write waiting for the writer thread. */
+struct store_op {
+	int (*fn)(struct store *store, void *arg);
+	void *arg;
+	int rc;
+	bool done;
+	pthread_cond_t done_cond; /* store_write(): signalled when done */
+	store_done_fn notify;     /* store_submit() of a call: called instead */
+	void *notify_context;
+	char message[256];
+	struct store_op *next;
+};
+
+/* A write that does not block its caller (store_async.h): the op, and
+ * where its fn builds the answer (deleted with the call unless taken). */
+struct store_call {
+	struct store_base base; /* first: the backend (store_backend.h) */
+	struct store_op op;
+	cJSON **out;
+};
+
+struct store {
+	struct store_base base; /* first: the backend (store_backend.h) */
+	sqlite3 *writer;
+	sqlite3 *reader;
+	pthread_mutex_t reader_lock;
+	struct store_options options;
+
+	pthread_t writer_thread;
+	pthread_mutex_t queue_lock;
+	pthread_cond_t queue_cond;
+	struct store_op *head, *tail;
+	bool stopping;
+	long long commits, committed_ops, syncs;
+
+	/* Committed batches waiting for the syncer's fsync (queue_lock). */
+	pthread_t syncer_thread;
+	pthread_cond_t sync_cond;
+	struct store_op *sync_head, *sync_tail;
+	bool sync_stopping;
+	bool syncing;      /* the syncer is making a batch durable */
+	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
+
+	/* The writer thread's only: printed "job" members of leases,
+	 * agent_touch()'s latest writes. */
+	struct store_cache cache;
+
+	pthread_mutex_t token_cache_lock; /* guards the two below */
+	unsigned long long token_generation;
+	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
+};
+
+/* --- the backend's operations (sqlite_backend.c names them) --- */
+
+/* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
+ * for this backend (sqlite_writer.c). */
+int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store);
+void sqlite_close(struct store *s);
+int sqlite_check(struct store *s);
+int sqlite_integrity_check(struct store *s);
+int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
+void sqlite_call_free(struct store_call *call);
+
+/* Each resource file's: store.h's function of the same name without "store_". */
+/* sqlite_tokens.c */
+int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
+int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
+int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		      struct store_token *ret_token);
+int sqlite_token_list(struct store *store, cJSON **ret_list);
+int sqlite_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
+
+/* sqlite_agents.c */
+int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
+			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			long long *ret_agent_id);
+int sqlite_agent_list(struct store *store, long long now, cJSON **ret_list);
+int sqlite_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
+int sqlite_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+		       long long now, cJSON **ret_agent);
+int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
+				 cJSON **ret_spec);
+int sqlite_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
+int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+				 void *context, struct store_call **ret_call);
+int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
+
+/* sqlite_history.c */
+int sqlite_job_history(struct store *store, const char *family, long long before, int limit,
+		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		       void *context);
+int sqlite_calibration_add(struct store *store, long long agent_id, long long result_id,
+			   const cJSON *calibration);
+int sqlite_calibration_history(struct store *store, long long agent_id, long long before_result_id,
+			       double injected_us, const char *family, const char *runner, int limit,
+			       void (*fn)(void *context, const cJSON *calibration), void *context);
+
+/* sqlite_jobs.c */
+int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
+		      cJSON **ret_body);
+int sqlite_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
+int sqlite_job_get(struct store *store, long long job_id, cJSON **ret_job);
+int sqlite_job_add_waiting(struct store *store, cJSON *job, long long now);
+int sqlite_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
+
+/* sqlite_tasks.c */
+int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
+			 const char *phase, int percent, long long now, cJSON **ret_body);
+int sqlite_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
+		     const char *reason, bool retryable, long long now, cJSON **ret_body);
+int sqlite_expire_leases(struct store *store, long long now, int *ret_expired);
+int sqlite_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call);
+int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease);
+int sqlite_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
+			     const char *body, size_t body_len, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call);
+int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
+bool sqlite_task_result_is_calibration(const struct store_call *call);
+
+/* sqlite_results.c */
+int sqlite_result_get(struct store *store, long long result_id, char **ret_text);
+int sqlite_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
+int sqlite_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+			   int (*fn)(void *context, const struct store_report_row *row), void *context);
+int sqlite_job_compare_rows(struct store *store, long long job_id, int version,
+			    int (*fn)(void *context, const struct store_report_row *row), void *context);
+int sqlite_results_unsummarized(struct store *store, int version, long long limit,
+				void (*fn)(void *context, long long result_id), void *context);
+int sqlite_results_without_compare(struct store *store, int version, long long limit,
+				   void (*fn)(void *context, long long result_id), void *context);
+int sqlite_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
+			 const char *const *summaries, const void *const *compare, const size_t *compare_len);
+int sqlite_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
+			    const void *const *compare, const size_t *compare_len);
+
+/* sqlite_series.c */
+int sqlite_series_list(struct store *store, cJSON **ret_list);
+int sqlite_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
+int sqlite_series_settings_get(struct store *store, const char *name,
+			       struct store_series_settings *ret_settings);
+int sqlite_series_settings_put(struct store *store, const char *name,
+			       const struct store_series_settings *settings, long long now, cJSON **ret_body);
+int sqlite_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
+int sqlite_series_previous_done(struct store *store, const char *series, long long job_id,
+				long long *ret_job_id);
+int sqlite_series_check_record(struct store *store, long long job_id, const char *series,
+			       long long baseline_id, const char *verdict, const cJSON *alert, long long now,
+			       long long *ret_alert_id);
+int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
+int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
+int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
+int sqlite_alert_webhook_status(struct store *store, long long id, const char *status);
+
+/* sqlite_schedules.c */
+int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
+			   cJSON **ret_schedule);
+int sqlite_schedule_list(struct store *store, cJSON **ret_list);
+int sqlite_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
+int sqlite_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
+			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
+			  cJSON **ret_schedule);
+int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
+int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
+			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
+int sqlite_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
+			       long long now);
+int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
+
+/* sqlite_blobs.c */
+int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
+
+/* --- the writer (sqlite_writer.c) --- */
+
+/* Runs FN(store, ARG) in the writer's next transaction, inside its own
+ * savepoint, and waits until it is committed. Returns FN's result, or
+ * LL_ESTORE if the commit failed; on failure the message is copied to the
+ * calling thread. */
+int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* Runs FN(store, ARG) as CALL's op, its answer built in *OUT: without DONE,
+ * as store_write() (returns once it is committed, with its result); with
+ * DONE, queues it and returns 0 at once, and the writer thread calls
+ * DONE(CONTEXT) once the op is committed or failed. *RET_CALL is CALL
+ * then, and store_call_end() gives the result. On a refusal (the store is
+ * closing) CALL is freed, DONE never called and the error returned: the
+ * X_begin() of every store_async.h call. */
+int store_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *),
+		      void *arg, cJSON **out, store_done_fn done, void *context,
+		      struct store_call **ret_call);
+
+/* The result of CALL's committed op (its message set on this thread on
+ * failure) and its answer to *RET (NULL on failure); frees CALL. */
+int store_call_end(struct store_call *call, cJSON **ret);
+
+/* store_write() for an op that builds its answer in *OUT: on success the
+ * answer goes to *RET, on failure it is deleted. */
+int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
+		       cJSON **ret);
+
+/* --- SQL helpers (sqlite_sql.c) --- */
+
+/* Logs the SQLite error of DB and returns LL_ESTORE with a message. */
+int db_error(sqlite3 *db, const char *what);
+
+/* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */
+int db_exec(sqlite3 *db, const char *sql);
+
+/* A prepared statement for SQL, NULL (logged) on failure; the caller
+ * finalizes it. */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
+
+/* Keeps the statements of connection DB prepared between calls (after
+ * it is opened), or stops and finalizes them (before it is closed). A
+ * connection that finds no free slot prepares every time. */
+void db_cache_attach(sqlite3 *db);
+void db_cache_detach(sqlite3 *db);
+
+/* A statement for SQL, which must be a string literal (its address is the
+ * key), from DB's cache when it has one that is not in use, else newly
+ * prepared; NULL (logged) on failure. Give it back with db_release(),
+ * which resets it and clears its bindings (or finalizes a statement the
+ * cache did not keep); never finalize it. */
+sqlite3_stmt *db_cached(sqlite3 *db, const char *sql);
+void db_release(sqlite3 *db, sqlite3_stmt *stmt);
+
+/* db_exec() of a literal without arguments through the cache. */
+int db_exec_cached(sqlite3 *db, const char *sql);
+
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
+ * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* db_run(), db_int(), db_row_by_id() and db_reader_each() take SQL
+ * literals and use the statement cache. */
+
+/* Runs a statement that returns no rows. */
+int db_run(sqlite3 *db, const char *sql, const char *types, ...);
+
+/* A single integer from a query (first column of first row);
+ * DEFAULT_VALUE when there is no row or it is NULL. */
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
+
+/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
+ * READ(CONTEXT, row) on the first row, returning READ's result. Without a
+ * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
+ * not NULL. LL_ESTORE when the statement cannot be prepared. */
+int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, sqlite3_stmt *row), void *context);
+
+/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
+ * reader, under its lock; 0 or LL_ESTORE. */
+int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context);
+
+/* --- JSON from columns (sqlite_sql.c) --- */
+
+/* The JSON text of column COL parsed; an empty object when NULL or bad. */
+cJSON *column_json(sqlite3_stmt *stmt, int col);
+
+/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
+void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+/* OBJ[KEY] = MS as an RFC 3339 time. */
+void add_time_value(cJSON *obj, const char *key, long long ms);
+/* OBJ[KEY] = column COL as text, or null. */
+void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+/* OBJ[KEY] = column COL as a number, or null. */
+void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
+
+/* How add_columns() turns a column into a member. */
+enum column_kind {
+	COLUMN_INT,          /* a number */
+	COLUMN_TEXT,         /* a string */
+	COLUMN_TEXT_OR_NULL, /* add_text_or_null() */
+	COLUMN_INT_OR_NULL,  /* add_int_or_null() */
+	COLUMN_TIME,         /* add_time() */
+};
+
+struct column {
+	const char *key;
+	enum column_kind kind;
+};
+
+/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
+ * becomes member COLUMNS[i], up to the entry whose key is NULL. */
+void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);
+
+/* The end of a function that built OUT for its caller: OUT goes to *RET
+ * when RC is not negative, else it is deleted; returns RC, or 0. */
+int store_answer(int rc, cJSON *out, cJSON **ret);
+
+/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
+char *json_text(const cJSON *item);
+
+/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
+void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+	       const char *reason);
+
+/* --- shared between resources --- */
+
+/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
+ * stores it when it changed (sqlite_jobs.c). */
+int job_refresh_state(struct store *store, long long job_id, long long now);
+
+/* A new object {"task_id", "attempt", "state"} that begins the answers
+ * about one attempt of a task (sqlite_sql.c: heartbeats and leases). */
+cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
+
+/* Marks agent AGENT_ID seen at NOW (sqlite_agents.c). last_seen is written
+ * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
+ * if less) an agent: a touch sooner after the last one written changes
+ * nothing, so last_seen may be that much older than the agent's last
+ * request. Writer thread. */
+int agent_touch(struct store *store, long long agent_id, long long now);
+
+#endif

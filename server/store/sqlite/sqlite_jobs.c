@@ -1,0 +1,501 @@
+/*
+ * sqlite_jobs.c - the SQLite store's jobs (store.h, "jobs"): creation with their
+ * tasks, listing, reading, cancelling, and keeping a job's state in step
+ * with its tasks' (queue_job_state()).
+ */
+#include "sqlite_int.h"
+
+#include "store/queue.h"
+
+#include "loadlab/array.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest job state name, with its NUL. */
+#define JOB_STATE_SIZE 16
+
+/* Column 0 into the JOB_STATE_SIZE buffer CONTEXT. */
+static int read_job_state(void *context, sqlite3_stmt *row)
+{
+	snprintf(context, JOB_STATE_SIZE, "%s", (const char *)sqlite3_column_text(row, 0));
+	return 0;
+}
+
+/* Whether job JOB_ID has a task in STATE (an index seek). The state is
+ * written in each statement, not bound: SQLite re-prepares a statement on
+ * every new value of a parameter compared with a column that a partial
+ * index's condition names (tasks.state: tasks_queued, tasks_held), which
+ * cost 60k instructions a call instead of 5k. */
+static int job_has_task(struct store *s, long long job_id, enum queue_task_state state, bool *ret)
+{
+#define HAS_TASK(name) "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = '" name "')"
+	static const char *const sql[QUEUE_TASK_STATE_COUNT] = {
+		[QUEUE_TASK_QUEUED] = HAS_TASK("queued"),       [QUEUE_TASK_LEASED] = HAS_TASK("leased"),
+		[QUEUE_TASK_DONE] = HAS_TASK("done"),           [QUEUE_TASK_DEAD] = HAS_TASK("dead"),
+		[QUEUE_TASK_CANCELLED] = HAS_TASK("cancelled"),
+	};
+#undef HAS_TASK
+	long long found = 0;
+	int rc = db_int(s->writer, &found, 0, sql[state], "i", job_id);
+
+	*ret = found != 0;
+	return rc;
+}
+
+/*
+ * queue_job_state() reads the counts only as "is there a task in this
+ * state" and "was any task attempted", so those are what is asked: one
+ * index seek per state (tasks_by_job_state), where counting the job's
+ * tasks by state cost a scan of all of them per result. Counts of 1 stand
+ * for "some".
+ */
+int job_refresh_state(struct store *s, long long job_id, long long now)
+{
+	struct queue_task_counts counts = {0};
+	char current[JOB_STATE_SIZE] = "";
+	const char *next;
+	bool has_leased;
+	int rc;
+
+	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
+			  current);
+	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
+		return 0;
+	if (rc < 0)
+		return rc;
+	/* A leased task decides alone (the job runs), so it is asked first:
+	 * a lease, or a result while others are out, costs one seek. */
+	if ((rc = job_has_task(s, job_id, QUEUE_TASK_LEASED, &has_leased)) < 0)
+		return rc;
+	counts.by_state[QUEUE_TASK_LEASED] = has_leased;
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT && !has_leased; i++) {
+		bool has;
+		if (i == QUEUE_TASK_LEASED)
+			continue;
+		if ((rc = job_has_task(s, job_id, (enum queue_task_state)i, &has)) < 0)
+			return rc;
+		counts.by_state[i] = has;
+	}
+	/* An attempt matters only while every task is queued (or cancelled). */
+	if (!counts.by_state[QUEUE_TASK_LEASED] && !counts.by_state[QUEUE_TASK_DONE] &&
+	    !counts.by_state[QUEUE_TASK_DEAD] &&
+	    (rc = db_int(s->writer, &counts.max_attempt, 0,
+			 "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND attempt > 0)", "i",
+			 job_id)) < 0)
+		return rc;
+
+	next = queue_job_state(current, &counts);
+	if (strcmp(next, current) == 0)
+		return 0;
+	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
+		    job_id);
+	if (rc == 0)
+		log_state("job_state", "job_id", job_id, current, next, NULL);
+	return rc;
+}
+
+#define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"
+static const struct column job_columns[] = {
+	{"id", COLUMN_INT},          {"name", COLUMN_TEXT},       {"family", COLUMN_TEXT},
+	{"state", COLUMN_TEXT},      {"priority", COLUMN_INT},    {"submitted_by", COLUMN_TEXT},
+	{"created_at", COLUMN_TIME}, {"updated_at", COLUMN_TIME}, {NULL, 0},
+};
+
+static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
+{
+	cJSON *j = cJSON_CreateObject(), *by_state;
+	sqlite3_stmt *stmt;
+	long long id = sqlite3_column_int64(row, 0), total = 0;
+
+	add_columns(j, row, 0, job_columns);
+	by_state = cJSON_CreateObject();
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
+		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
+	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? GROUP BY state");
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, id);
+		while (sqlite3_step(stmt) == SQLITE_ROW) {
+			const char *st = (const char *)sqlite3_column_text(stmt, 0);
+			long long n = sqlite3_column_int64(stmt, 1);
+			cJSON_ReplaceItemInObjectCaseSensitive(by_state, st, cJSON_CreateNumber((double)n));
+			total += n;
+		}
+		sqlite3_finalize(stmt);
+	}
+	cJSON_AddNumberToObject(j, "task_count", (double)total);
+	cJSON_AddItemToObject(j, "tasks_by_state", by_state);
+	return j;
+}
+
+/* The context of read_job_summary(). */
+struct job_summary_read {
+	sqlite3 *db;
+	cJSON *job;
+};
+
+static int read_job_summary(void *context, sqlite3_stmt *row)
+{
+	struct job_summary_read *c = context;
+
+	c->job = job_summary(c->db, row);
+	return 0;
+}
+
+static int job_summary_by_id(sqlite3 *db, long long job_id, cJSON **ret)
+{
+	struct job_summary_read c = {db, NULL};
+	int rc = db_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
+			      read_job_summary, &c);
+
+	if (rc == 0)
+		*ret = c.job;
+	return rc;
+}
+
+struct job_create_op {
+	const cJSON *spec;
+	const char *submitted_by;
+	long long now;
+	cJSON *out;
+};
+
+static int insert_task(struct store *s, long long job_id, const cJSON *cell, long long pinned,
+		       long long priority, long long now)
+{
+	char *text = json_text(cell);
+	int rc;
+
+	if (!text)
+		return LL_ENOMEM;
+	rc = db_run(s->writer,
+		    "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
+		    " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+		    "itniii", job_id, text, pinned, priority, now, now);
+	free(text);
+	return rc;
+}
+
+static int op_job_create(struct store *s, void *arg)
+{
+	struct job_create_op *a = arg;
+	const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(a->spec, "matrix");
+	const cJSON *selector = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
+	long long priority = (long long)cJSON_GetObjectItemCaseSensitive(a->spec, "priority")->valuedouble;
+	long long job_id, tasks = 0;
+	char *spec_text = json_text(a->spec);
+	int rc;
+
+	if (!spec_text)
+		return LL_ENOMEM;
+	rc = db_run(s->writer,
+		    "INSERT INTO jobs (name, family, spec, priority, state, submitted_by, created_at,"
+		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    "tttitii", cJSON_GetObjectItemCaseSensitive(a->spec, "name")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(a->spec, "family")->valuestring, spec_text, priority,
+		    a->submitted_by, a->now, a->now);
+	free(spec_text);
+	if (rc < 0)
+		return rc;
+	job_id = sqlite3_last_insert_rowid(s->writer);
+
+	if (selector) {
+		/* each_agent: one task pinned to every matching agent enrolled now. */
+		sqlite3_stmt *stmt = db_prepare(s->writer, "SELECT id, name, facts, labels, quarantined"
+							   " FROM agents ORDER BY id");
+		if (!stmt)
+			return LL_ESTORE;
+		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
+			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
+			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0),
+						    .name = (const char *)sqlite3_column_text(stmt, 1),
+						    .facts = facts,
+						    .labels = labels,
+						    .quarantined = sqlite3_column_int(stmt, 4) != 0};
+			if (queue_agent_selected(selector, &agent)) {
+				cJSON *cell = cJSON_CreateObject();
+				cJSON_AddStringToObject(cell, "agent",
+							(const char *)sqlite3_column_text(stmt, 1));
+				rc = insert_task(s, job_id, cell, sqlite3_column_int64(stmt, 0), priority,
+						 a->now);
+				cJSON_Delete(cell);
+				tasks++;
+			}
+			cJSON_Delete(facts);
+			cJSON_Delete(labels);
+		}
+		sqlite3_finalize(stmt);
+		if (rc == 0 && tasks == 0)
+			return err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
+						  "job's each_agent selector.");
+	} else {
+		cJSON *cells = NULL, *cell;
+		if ((rc = job_spec_expand_cells(a->spec, &cells)) < 0)
+			return rc;
+		cJSON_ArrayForEach(cell, cells) {
+			if ((rc = insert_task(s, job_id, cell, 0, priority, a->now)) < 0)
+				break;
+			tasks++;
+		}
+		cJSON_Delete(cells);
+	}
+	if (rc < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "id", (double)job_id);
+	cJSON_AddNumberToObject(a->out, "task_count", (double)tasks);
+	cJSON_AddStringToObject(a->out, "state", "queued");
+	log_state("job_state", "job_id", job_id, "", "queued", NULL);
+	return 0;
+}
+
+int sqlite_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+		      cJSON **ret_body)
+{
+	struct job_create_op a = {spec, submitted_by, now, NULL};
+
+	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
+}
+
+int sqlite_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
+{
+	sqlite3_stmt *stmt;
+	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
+	long long last = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	stmt = db_prepare(s->reader, "SELECT " JOB_COLUMNS " FROM jobs"
+				     " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
+				     " ORDER BY id DESC LIMIT ?3");
+	if (stmt) {
+		if (state)
+			sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, before);
+		sqlite3_bind_int64(stmt, 3, limit + 1);
+		while (sqlite3_step(stmt) == SQLITE_ROW) {
+			if (n++ == limit)
+				break;
+			last = sqlite3_column_int64(stmt, 0);
+			cJSON_AddItemToArray(list, job_summary(s->reader, stmt));
+		}
+	}
+	sqlite3_finalize(stmt);
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	if (!stmt) {
+		cJSON_Delete(out);
+		return LL_ESTORE;
+	}
+	if (n > limit)
+		cJSON_AddNumberToObject(out, "next_before", (double)last);
+	else
+		cJSON_AddNullToObject(out, "next_before");
+	*ret_list = out;
+	return 0;
+}
+
+static cJSON *task_from_row(sqlite3_stmt *stmt)
+{
+	/* columns: id, cell, pinned_agent, lease_holder, state, attempt, phase,
+	 * percent, lease_expires, not_before, last_error, result_id */
+	cJSON *t = cJSON_CreateObject();
+	const char *state = (const char *)sqlite3_column_text(stmt, 4);
+	bool leased = strcmp(state, "leased") == 0;
+
+	cJSON_AddNumberToObject(t, "id", (double)sqlite3_column_int64(stmt, 0));
+	cJSON_AddItemToObject(t, "cell", column_json(stmt, 1));
+	if (sqlite3_column_type(stmt, 2) != SQLITE_NULL)
+		add_int_or_null(t, "agent_id", stmt, 2);
+	else
+		add_int_or_null(t, "agent_id", stmt, 3);
+	cJSON_AddStringToObject(t, "state", state);
+	cJSON_AddNumberToObject(t, "attempt", (double)sqlite3_column_int64(stmt, 5));
+	add_text_or_null(t, "phase", stmt, 6);
+	add_int_or_null(t, "percent", stmt, 7);
+	if (leased)
+		add_time(t, "lease_expires_at", stmt, 8);
+	else
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	if (strcmp(state, "queued") == 0 && sqlite3_column_int64(stmt, 5) > 0)
+		add_time(t, "retry_at", stmt, 9);
+	else
+		cJSON_AddNullToObject(t, "retry_at");
+	add_text_or_null(t, "last_error", stmt, 10);
+	add_int_or_null(t, "result_id", stmt, 11);
+	return t;
+}
+
+/* Adds column 0 as the "spec" of the job CONTEXT. */
+static int read_spec(void *context, sqlite3_stmt *row)
+{
+	cJSON_AddItemToObject(context, "spec", column_json(row, 0));
+	return 0;
+}
+
+int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
+{
+	sqlite3_stmt *stmt;
+	cJSON *job = NULL, *tasks;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	rc = job_summary_by_id(s->reader, job_id, &job);
+	if (rc == 0) {
+		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
+		tasks = cJSON_AddArrayToObject(job, "tasks");
+		stmt = db_prepare(
+			s->reader,
+			"SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+			" t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+			" (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1)"
+			" FROM tasks t WHERE t.job_id = ? ORDER BY t.id");
+		if (!stmt)
+			rc = LL_ESTORE;
+		else {
+			sqlite3_bind_int64(stmt, 1, job_id);
+			while (sqlite3_step(stmt) == SQLITE_ROW)
+				cJSON_AddItemToArray(tasks, task_from_row(stmt));
+			sqlite3_finalize(stmt);
+		}
+	}
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return store_answer(rc, job, ret_job);
+}
+
+/* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */
+struct waiting_agents {
+	struct store *store;
+	long long now;
+	struct queue_agent *list;
+	size_t count, size;
+	int rc;
+};
+
+static void add_waiting_agent(void *context, sqlite3_stmt *row)
+{
+	/* columns: id, name, facts, labels, quarantined, last_seen */
+	struct waiting_agents *w = context;
+	struct queue_agent *a, *list;
+	bool seen = sqlite3_column_type(row, 5) != SQLITE_NULL;
+
+	if (w->rc < 0)
+		return;
+	if (!(list = array_grow(w->list, w->count, &w->size, sizeof(*list), 16))) {
+		w->rc = LL_ENOMEM;
+		return;
+	}
+	w->list = list;
+	a = &w->list[w->count++];
+	a->id = sqlite3_column_int64(row, 0);
+	a->name = strdup((const char *)sqlite3_column_text(row, 1));
+	a->facts = column_json(row, 2);
+	a->labels = column_json(row, 3);
+	a->quarantined = sqlite3_column_int(row, 4) != 0;
+	a->last_seen_ms = seen ? sqlite3_column_int64(row, 5) : 0;
+	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
+					     w->store->options.offline_after_ms),
+			   "online") == 0;
+	if (!a->name)
+		w->rc = LL_ENOMEM;
+}
+
+static void waiting_agents_release(struct waiting_agents *w)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		free((char *)w->list[i].name);
+		cJSON_Delete((cJSON *)w->list[i].facts);
+		cJSON_Delete((cJSON *)w->list[i].labels);
+	}
+	free(w->list);
+}
+
+int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
+{
+	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
+	cJSON *task;
+	int rc = db_reader_each(s,
+				"SELECT id, name, facts, labels, quarantined, last_seen"
+				" FROM agents ORDER BY id",
+				add_waiting_agent, &w);
+
+	if (rc == 0)
+		rc = w.rc;
+	if (rc < 0) {
+		waiting_agents_release(&w);
+		return rc;
+	}
+	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+		char reason[QUEUE_WAITING_REASON_SIZE];
+		cJSON *waiting;
+		bool could_run;
+
+		if (!cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0) {
+			cJSON_AddNullToObject(task, "waiting");
+			continue;
+		}
+		/* A queued task's agent_id is its pinned agent: the lease
+		 * holder is cleared when a task goes back to the queue. */
+		could_run = queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
+					       cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0,
+					       w.list, w.count, reason);
+		waiting = cJSON_AddObjectToObject(task, "waiting");
+		cJSON_AddBoolToObject(waiting, "could_run", could_run);
+		if (could_run)
+			cJSON_AddNullToObject(waiting, "reason");
+		else
+			cJSON_AddStringToObject(waiting, "reason", reason);
+	}
+	waiting_agents_release(&w);
+	return 0;
+}
+
+struct job_cancel_op {
+	long long id, now;
+	cJSON *out;
+};
+
+static int op_job_cancel(struct store *s, void *arg)
+{
+	struct job_cancel_op *a = arg;
+	cJSON *job = NULL;
+	const char *state;
+	int rc;
+
+	if ((rc = job_summary_by_id(s->writer, a->id, &job)) < 0)
+		return rc;
+	state = cJSON_GetObjectItemCaseSensitive(job, "state")->valuestring;
+	if (queue_job_finished(state)) {
+		rc = err_set(LL_ECONFLICT, "Job %lld is already %s.", a->id, state);
+		cJSON_Delete(job);
+		return rc;
+	}
+	log_state("job_state", "job_id", a->id, state, "cancelled", "cancelled by a user");
+	cJSON_Delete(job);
+	/* Leased tasks keep their holder, who learns of the cancellation at
+	 * its next heartbeat (cancel_notified = 0 until then). */
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'cancelled', updated_at = ?,"
+			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
+			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
+			 "ii", a->now, a->id)) < 0 ||
+	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
+			 a->now, a->id)) < 0)
+		return rc;
+	return job_summary_by_id(s->writer, a->id, &a->out);
+}
+
+int sqlite_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+{
+	struct job_cancel_op a = {job_id, now, NULL};
+
+	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
+}

@@ -1,0 +1,432 @@
+/*
+ * sqlite_series.c - the SQLite store's series and regression alerts (store.h,
+ * "series, schedules, regression alerts"). A job's series and revision are
+ * the generated columns jobs.series and jobs.revision (from its spec).
+ */
+#include "sqlite_int.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs FN(S, CONTEXT) on the reader inside one read transaction. */
+static int with_reader(struct store *s, int (*fn)(struct store *s, void *context), void *context)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	db_exec(s->reader, "BEGIN");
+	rc = fn(s, context);
+	db_exec(s->reader, "COMMIT");
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
+static void settings_defaults(struct store_series_settings *st)
+{
+	st->threshold_pct = STORE_SERIES_DEFAULT_THRESHOLD_PCT;
+	st->webhook_url[0] = '\0';
+}
+
+static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
+{
+	sqlite3_stmt *stmt =
+		db_prepare(db, "SELECT threshold_pct, webhook_url FROM series_settings WHERE name = ?");
+
+	settings_defaults(st);
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		st->threshold_pct = sqlite3_column_double(stmt, 0);
+		if (sqlite3_column_type(stmt, 1) != SQLITE_NULL)
+			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s",
+				 sqlite3_column_text(stmt, 1));
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+static void add_settings(cJSON *o, const struct store_series_settings *st)
+{
+	cJSON_AddNumberToObject(o, "threshold_pct", st->threshold_pct);
+	if (st->webhook_url[0])
+		cJSON_AddStringToObject(o, "webhook_url", st->webhook_url);
+	else
+		cJSON_AddNullToObject(o, "webhook_url");
+}
+
+/* A series' jobs (series_jobs()) and its last job (series_list()). */
+static const struct column series_job_columns[] = {
+	{"id", COLUMN_INT},          {"name", COLUMN_TEXT},
+	{"state", COLUMN_TEXT},      {"revision", COLUMN_TEXT_OR_NULL},
+	{"created_at", COLUMN_TIME}, {NULL, 0},
+};
+static const struct column last_job_columns[] = {
+	{"id", COLUMN_INT},
+	{"state", COLUMN_TEXT},
+	{"revision", COLUMN_TEXT_OR_NULL},
+	{"created_at", COLUMN_TIME},
+	{NULL, 0},
+};
+
+static int series_list(struct store *s, void *context)
+{
+	cJSON *list = context;
+	sqlite3_stmt *stmt, *last;
+	int rc = 0;
+
+	stmt = db_prepare(s->reader, "SELECT series, count(*), max(id) FROM jobs WHERE series IS NOT NULL"
+				     " GROUP BY series ORDER BY series");
+	last = db_prepare(s->reader, "SELECT id, state, revision, created_at FROM jobs WHERE id = ?");
+	if (!stmt || !last)
+		rc = LL_ESTORE;
+	while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
+		struct store_series_settings st;
+		cJSON *o = cJSON_CreateObject();
+		const char *name = (const char *)sqlite3_column_text(stmt, 0);
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddNumberToObject(o, "jobs", (double)sqlite3_column_int64(stmt, 1));
+		sqlite3_reset(last);
+		sqlite3_bind_int64(last, 1, sqlite3_column_int64(stmt, 2));
+		if (sqlite3_step(last) == SQLITE_ROW)
+			add_columns(cJSON_AddObjectToObject(o, "last_job"), last, 0, last_job_columns);
+		settings_read(s->reader, name, &st);
+		add_settings(o, &st);
+		cJSON_AddItemToArray(list, o);
+	}
+	sqlite3_finalize(stmt);
+	sqlite3_finalize(last);
+	return rc;
+}
+
+int sqlite_series_list(struct store *s, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject();
+	int rc = with_reader(s, series_list, cJSON_AddArrayToObject(out, "series"));
+
+	return store_answer(rc, out, ret_list);
+}
+
+struct series_jobs_read {
+	const char *name;
+	long long since;
+	cJSON *jobs;
+};
+
+static int series_jobs(struct store *s, void *context)
+{
+	struct series_jobs_read *r = context;
+	sqlite3_stmt *stmt = db_prepare(s->reader, "SELECT id, name, state, revision, created_at FROM jobs"
+						   " WHERE series = ? AND created_at >= ? ORDER BY id");
+
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_text(stmt, 1, r->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, r->since);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		cJSON *j = cJSON_CreateObject();
+		add_columns(j, stmt, 0, series_job_columns);
+		cJSON_AddItemToArray(r->jobs, j);
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
+int sqlite_series_jobs(struct store *s, const char *name, long long since_ms, cJSON **ret_jobs)
+{
+	struct series_jobs_read r = {name, since_ms, cJSON_CreateArray()};
+	int rc = with_reader(s, series_jobs, &r);
+
+	if (rc < 0) {
+		cJSON_Delete(r.jobs);
+		return rc;
+	}
+	*ret_jobs = r.jobs;
+	return 0;
+}
+
+int sqlite_series_settings_get(struct store *s, const char *name, struct store_series_settings *ret)
+{
+	struct store_series_settings st;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = settings_read(s->reader, name, &st);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc == 0)
+		*ret = st;
+	return rc;
+}
+
+struct settings_put_op {
+	const char *name;
+	const struct store_series_settings *settings;
+	long long now;
+};
+
+static int op_settings_put(struct store *s, void *arg)
+{
+	struct settings_put_op *a = arg;
+	sqlite3_stmt *stmt = db_prepare(
+		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at)"
+			   " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET"
+			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4");
+	int rc;
+
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_text(stmt, 1, a->name, -1, SQLITE_STATIC);
+	sqlite3_bind_double(stmt, 2, a->settings->threshold_pct);
+	if (a->settings->webhook_url[0])
+		sqlite3_bind_text(stmt, 3, a->settings->webhook_url, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 4, a->now);
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "store series settings");
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int sqlite_series_settings_put(struct store *s, const char *name,
+			       const struct store_series_settings *settings, long long now, cJSON **ret_body)
+{
+	struct settings_put_op a = {name, settings, now};
+	int rc = store_write(s, op_settings_put, &a);
+	cJSON *out;
+
+	if (rc < 0)
+		return rc;
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "name", name);
+	add_settings(out, settings);
+	*ret_body = out;
+	return 0;
+}
+
+/* ------------------------------------------------------------ alerts */
+
+static void add_unchecked(void *context, sqlite3_stmt *row)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(j, "id", (double)sqlite3_column_int64(row, 0));
+	cJSON_AddStringToObject(j, "series", (const char *)sqlite3_column_text(row, 1));
+	cJSON_AddStringToObject(j, "state", (const char *)sqlite3_column_text(row, 2));
+	cJSON_AddItemToArray(context, j);
+}
+
+int sqlite_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
+{
+	cJSON *jobs = cJSON_CreateArray();
+	char sql[300];
+	int rc;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, series, state FROM jobs WHERE series IS NOT NULL"
+		 " AND state IN ('done', 'failed', 'cancelled')"
+		 " AND id NOT IN (SELECT job_id FROM series_checks) ORDER BY id LIMIT %d",
+		 limit);
+	if ((rc = db_reader_each(s, sql, add_unchecked, jobs)) < 0) {
+		cJSON_Delete(jobs);
+		return rc;
+	}
+	*ret_jobs = jobs;
+	return 0;
+}
+
+int sqlite_series_previous_done(struct store *s, const char *series, long long job_id, long long *ret_job_id)
+{
+	long long id = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_int(s->reader, &id, 0,
+		    "SELECT max(id) FROM jobs WHERE series = ? AND state = 'done' AND id < ?", "ti", series,
+		    job_id);
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc < 0)
+		return rc;
+	if (!id)
+		return err_set(LL_ENOTFOUND, "Series '%s' has no done job before job %lld.", series, job_id);
+	*ret_job_id = id;
+	return 0;
+}
+
+struct check_op {
+	long long job_id;
+	const char *series;
+	long long baseline_id;
+	const char *verdict;
+	const cJSON *alert;
+	long long now;
+	long long alert_id;
+};
+
+static int op_check_record(struct store *s, void *arg)
+{
+	struct check_op *a = arg;
+	long long seen = 0;
+	char *rows;
+	int rc;
+
+	if ((rc = db_int(s->writer, &seen, 0, "SELECT count(*) FROM series_checks WHERE job_id = ?", "i",
+			 a->job_id)) < 0)
+		return rc;
+	if (seen)
+		return 0; /* checked already: never a second alert */
+	if ((rc = db_run(s->writer,
+			 "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
+			 " VALUES (?, ?, ?, ?, ?)",
+			 "ititi", a->job_id, a->series, a->baseline_id, a->verdict, a->now)) < 0)
+		return rc;
+	if (a->baseline_id == 0)
+		db_run(s->writer, "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
+		       a->job_id);
+	if (!a->alert)
+		return 0;
+	if (!(rows = json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
+		return LL_ENOMEM;
+	rc = db_run(s->writer,
+		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
+		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		    "tiiddti", a->series, a->job_id, a->baseline_id,
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
+		    rows, a->now);
+	free(rows);
+	if (rc == 0) {
+		a->alert_id = sqlite3_last_insert_rowid(s->writer);
+		log_state("alert", "alert_id", a->alert_id, "", "open", a->series);
+	}
+	return rc;
+}
+
+int sqlite_series_check_record(struct store *s, long long job_id, const char *series, long long baseline_id,
+			       const char *verdict, const cJSON *alert, long long now,
+			       long long *ret_alert_id)
+{
+	struct check_op a = {job_id, series, baseline_id, verdict, alert, now, 0};
+	int rc = store_write(s, op_check_record, &a);
+
+	if (rc == 0)
+		*ret_alert_id = a.alert_id;
+	return rc;
+}
+
+#define ALERT_COLUMNS                                                                         \
+	"id, series, job_id, baseline_id, threshold_pct, worst_change_pct, rows, created_at," \
+	" acked_at, acked_by, webhook"
+
+static cJSON *alert_from_row(sqlite3_stmt *row)
+{
+	cJSON *o = cJSON_CreateObject(), *rows = NULL;
+	const char *text = (const char *)sqlite3_column_text(row, 6);
+
+	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(row, 0));
+	cJSON_AddStringToObject(o, "series", (const char *)sqlite3_column_text(row, 1));
+	cJSON_AddNumberToObject(o, "job_id", (double)sqlite3_column_int64(row, 2));
+	cJSON_AddNumberToObject(o, "baseline_id", (double)sqlite3_column_int64(row, 3));
+	cJSON_AddNumberToObject(o, "threshold_pct", sqlite3_column_double(row, 4));
+	if (sqlite3_column_type(row, 5) == SQLITE_NULL)
+		cJSON_AddNullToObject(o, "worst_change_pct");
+	else
+		cJSON_AddNumberToObject(o, "worst_change_pct", sqlite3_column_double(row, 5));
+	rows = text ? cJSON_Parse(text) : NULL;
+	cJSON_AddItemToObject(o, "rows",
+			      cJSON_IsArray(rows) ? rows : (cJSON_Delete(rows), cJSON_CreateArray()));
+	add_time(o, "created_at", row, 7);
+	add_time(o, "acked_at", row, 8);
+	add_text_or_null(o, "acked_by", row, 9);
+	add_text_or_null(o, "webhook", row, 10);
+	return o;
+}
+
+static void add_alert(void *context, sqlite3_stmt *row)
+{
+	cJSON_AddItemToArray(context, alert_from_row(row));
+}
+
+int sqlite_alert_list(struct store *s, bool open_only, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "alerts");
+	int rc = db_reader_each(s,
+				open_only ? "SELECT " ALERT_COLUMNS " FROM alerts WHERE acked_at IS NULL"
+					    " ORDER BY id DESC LIMIT 500"
+					  : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
+				add_alert, list);
+
+	return store_answer(rc, out, ret_list);
+}
+
+static int read_alert(void *context, sqlite3_stmt *row)
+{
+	*(cJSON **)context = alert_from_row(row);
+	return 0;
+}
+
+int sqlite_alert_get(struct store *s, long long id, cJSON **ret_alert)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_row_by_id(s->reader, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", id, "alert",
+			  read_alert, ret_alert);
+	pthread_mutex_unlock(&s->reader_lock);
+	return rc;
+}
+
+struct ack_op {
+	long long id;
+	const char *by;
+	long long now;
+	cJSON *out;
+};
+
+static int op_alert_ack(struct store *s, void *arg)
+{
+	struct ack_op *a = arg;
+	long long acked = 0;
+	int rc;
+
+	if ((rc = db_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
+			       read_alert, &a->out)) < 0)
+		return rc;
+	acked = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a->out, "acked_at"));
+	cJSON_Delete(a->out);
+	a->out = NULL;
+	if (acked)
+		return err_set(LL_ECONFLICT, "Alert %lld is already acknowledged.", a->id);
+	if ((rc = db_run(s->writer, "UPDATE alerts SET acked_at = ?, acked_by = ? WHERE id = ?", "iti",
+			 a->now, a->by, a->id)) < 0)
+		return rc;
+	log_state("alert", "alert_id", a->id, "open", "acknowledged", a->by);
+	return db_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
+			    read_alert, &a->out);
+}
+
+int sqlite_alert_ack(struct store *s, long long id, const char *by, long long now, cJSON **ret_alert)
+{
+	struct ack_op a = {id, by, now, NULL};
+
+	return store_write_answer(s, op_alert_ack, &a, &a.out, ret_alert);
+}
+
+struct webhook_op {
+	long long id;
+	const char *status;
+};
+
+static int op_webhook_status(struct store *s, void *arg)
+{
+	struct webhook_op *a = arg;
+
+	return db_run(s->writer, "UPDATE alerts SET webhook = ? WHERE id = ?", "ti", a->status, a->id);
+}
+
+int sqlite_alert_webhook_status(struct store *s, long long id, const char *status)
+{
+	struct webhook_op a = {id, status};
+
+	return store_write(s, op_webhook_status, &a);
+}

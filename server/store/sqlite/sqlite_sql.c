@@ -1,0 +1,374 @@
+/*
+ * sqlite_sql.c - the SQL and JSON helpers the SQLite backend's files share
+ * (sqlite_int.h).
+ */
+#include "sqlite_int.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int db_error(sqlite3 *db, const char *what)
+{
+	log_event(LOG_ERROR, "store_error", "what", what, "sqlite", sqlite3_errmsg(db), NULL);
+	return err_set(LL_ESTORE, "The store failed (%s).", what);
+}
+
+int db_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", msg, NULL);
+		sqlite3_free(msg);
+		return err_set(LL_ESTORE, "The store failed.");
+	}
+	return 0;
+}
+
+/* Prepares SQL, cached by the connection (SQLITE_PREPARE_PERSISTENT is a
+ * hint only; statements are finalized by the caller). */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL) != SQLITE_OK) {
+		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", sqlite3_errmsg(db), NULL);
+		return NULL;
+	}
+	return stmt;
+}
+
+/* ------------------------------------------------ the statement cache */
+
+/* A connection's statements kept prepared between calls: compiling the SQL
+ * cost more than running it (callgrind: about 40 % of the writer's
+ * instructions went to sqlite3_prepare_v3). Keyed by the address of the
+ * SQL text, which is a literal, and checked against the text. */
+#define DB_CACHE_SIZE 128
+#define DB_CACHES_MAX 32
+
+struct db_cache {
+	sqlite3 *db;
+	int count;
+	struct {
+		const char *sql;
+		sqlite3_stmt *stmt;
+		bool busy;
+	} entries[DB_CACHE_SIZE];
+};
+
+/* The caches of open connections; a connection is used by one thread at
+ * a time, its slot is written only before its first use and after its
+ * last. */
+static struct db_cache *db_caches[DB_CACHES_MAX];
+static pthread_mutex_t db_caches_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct db_cache *cache_of(sqlite3 *db)
+{
+	for (int i = 0; i < DB_CACHES_MAX; i++) {
+		struct db_cache *c = __atomic_load_n(&db_caches[i], __ATOMIC_ACQUIRE);
+		if (c && c->db == db)
+			return c;
+	}
+	return NULL;
+}
+
+void db_cache_attach(sqlite3 *db)
+{
+	struct db_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return;
+	c->db = db;
+	pthread_mutex_lock(&db_caches_lock);
+	for (int i = 0; i < DB_CACHES_MAX && c; i++)
+		if (!db_caches[i]) {
+			__atomic_store_n(&db_caches[i], c, __ATOMIC_RELEASE);
+			c = NULL;
+		}
+	pthread_mutex_unlock(&db_caches_lock);
+	free(c); /* no slot left: this connection prepares every time */
+}
+
+void db_cache_detach(sqlite3 *db)
+{
+	struct db_cache *c = NULL;
+
+	pthread_mutex_lock(&db_caches_lock);
+	for (int i = 0; i < DB_CACHES_MAX; i++)
+		if (db_caches[i] && db_caches[i]->db == db) {
+			c = db_caches[i];
+			__atomic_store_n(&db_caches[i], NULL, __ATOMIC_RELEASE);
+		}
+	pthread_mutex_unlock(&db_caches_lock);
+	for (int i = 0; c && i < c->count; i++)
+		sqlite3_finalize(c->entries[i].stmt);
+	free(c);
+}
+
+sqlite3_stmt *db_cached(sqlite3 *db, const char *sql)
+{
+	struct db_cache *c = cache_of(db);
+	sqlite3_stmt *stmt;
+
+	for (int i = 0; c && i < c->count; i++)
+		if (c->entries[i].sql == sql && !c->entries[i].busy &&
+		    strcmp(sqlite3_sql(c->entries[i].stmt), sql) == 0) {
+			c->entries[i].busy = true;
+			return c->entries[i].stmt;
+		}
+	stmt = db_prepare(db, sql);
+	if (stmt && c && c->count < DB_CACHE_SIZE) {
+		c->entries[c->count].sql = sql;
+		c->entries[c->count].stmt = stmt;
+		c->entries[c->count].busy = true;
+		c->count++;
+	}
+	return stmt;
+}
+
+void db_release(sqlite3 *db, sqlite3_stmt *stmt)
+{
+	struct db_cache *c;
+
+	if (!stmt)
+		return;
+	c = cache_of(db);
+	for (int i = 0; c && i < c->count; i++)
+		if (c->entries[i].stmt == stmt) {
+			sqlite3_reset(stmt);
+			sqlite3_clear_bindings(stmt);
+			c->entries[i].busy = false;
+			return;
+		}
+	sqlite3_finalize(stmt);
+}
+
+int db_exec_cached(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *stmt = db_cached(db, sql);
+	int rc;
+
+	if (!stmt)
+		return err_set(LL_ESTORE, "The store failed.");
+	rc = sqlite3_step(stmt);
+	db_release(db, stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, sql);
+	return 0;
+}
+
+/* Binds arguments given by a format (sqlite_int.h). */
+static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
+{
+	for (int i = 0; types[i]; i++) {
+		if (types[i] == 'i') {
+			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 'n') {
+			long long n = va_arg(ap, long long);
+			if (n)
+				sqlite3_bind_int64(stmt, i + 1, n);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else if (types[i] == 'd') {
+			sqlite3_bind_double(stmt, i + 1, va_arg(ap, double));
+		} else if (types[i] == 't') {
+			const char *t = va_arg(ap, const char *);
+			if (t)
+				sqlite3_bind_text(stmt, i + 1, t, -1, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else {
+			sqlite3_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *),
+					  STORE_TOKEN_HASH_SIZE, SQLITE_TRANSIENT);
+		}
+	}
+}
+
+/* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
+		   va_list ap)
+{
+	sqlite3_stmt *stmt = db_cached(db, sql);
+	int rc;
+
+	if (!stmt)
+		return err_set(LL_ESTORE, "The store failed.");
+	db_bind(stmt, types, ap);
+	rc = sqlite3_step(stmt);
+	if (ret && rc == SQLITE_ROW)
+		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
+								   : sqlite3_column_int64(stmt, 0);
+	else if (ret && rc == SQLITE_DONE)
+		*ret = default_value;
+	db_release(db, stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(db, sql);
+	return 0;
+}
+
+int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, NULL, 0, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = db_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, sqlite3_stmt *row), void *context)
+{
+	sqlite3_stmt *stmt = db_cached(db, sql);
+	int rc = LL_ENOTFOUND;
+
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, id);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		rc = read(context, stmt);
+	else if (what)
+		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
+	db_release(db, stmt);
+	return rc;
+}
+
+int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context)
+{
+	sqlite3_stmt *stmt;
+
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_cached(s->reader, sql);
+	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
+		add(context, stmt);
+	db_release(s->reader, stmt);
+	pthread_mutex_unlock(&s->reader_lock);
+	return stmt ? 0 : LL_ESTORE;
+}
+
+void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns)
+{
+	for (int i = 0; columns[i].key; i++) {
+		const char *key = columns[i].key;
+		int col = first + i;
+		switch (columns[i].kind) {
+		case COLUMN_INT:
+			cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(row, col));
+			break;
+		case COLUMN_TEXT:
+			cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(row, col));
+			break;
+		case COLUMN_TEXT_OR_NULL:
+			add_text_or_null(obj, key, row, col);
+			break;
+		case COLUMN_INT_OR_NULL:
+			add_int_or_null(obj, key, row, col);
+			break;
+		case COLUMN_TIME:
+			add_time(obj, key, row, col);
+			break;
+		}
+	}
+}
+
+int store_answer(int rc, cJSON *out, cJSON **ret)
+{
+	if (rc < 0) {
+		cJSON_Delete(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
+cJSON *column_json(sqlite3_stmt *stmt, int col)
+{
+	const char *text = (const char *)sqlite3_column_text(stmt, col);
+	cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+	return v ? v : cJSON_CreateObject();
+}
+
+void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	char text[32];
+
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key,
+					clock_format_rfc3339(sqlite3_column_int64(stmt, col), text));
+}
+
+void add_time_value(cJSON *obj, const char *key, long long ms)
+{
+	char text[32];
+
+	cJSON_AddStringToObject(obj, key, clock_format_rfc3339(ms, text));
+}
+
+void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(stmt, col));
+}
+
+void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
+{
+	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(stmt, col));
+}
+
+char *json_text(const cJSON *item)
+{
+	return json_print(item);
+}
+
+void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+	       const char *reason)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", id);
+	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
+		  NULL);
+}
+
+cJSON *task_attempt_json(long long task_id, long long attempt, const char *state)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	cJSON_AddStringToObject(o, "state", state);
+	return o;
+}

@@ -1,0 +1,585 @@
+/*
+ * sqlite_tasks.c - the SQLite store's tasks (store.h, "tasks"): leasing, progress,
+ * results, failures and expired leases. What happens to a task is decided
+ * by queue.h; this file reads and writes the rows.
+ */
+#include "sqlite_int.h"
+
+#include "store/queue.h"
+
+#include "loadlab/err.h"
+#include "loadlab/log.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lease_op {
+	long long agent_id, now;
+	long long task_id; /* set when a task was leased */
+	cJSON *out;
+};
+
+/* A leased task's job: whether its state must be refreshed, and its
+ * spec parsed when WANT_SPEC. */
+struct lease_job {
+	bool want_spec, refresh;
+	cJSON *spec;
+};
+
+static int read_lease_job(void *context, sqlite3_stmt *row)
+{
+	struct lease_job *job = context;
+	const char *state = (const char *)sqlite3_column_text(row, 0);
+
+	/* With a task leased a job is running (queue_job_state()): only a
+	 * job in another state than running or cancelled changes. */
+	job->refresh = !state || (strcmp(state, "running") != 0 && strcmp(state, "cancelled") != 0);
+	if (job->want_spec)
+		job->spec = column_json(row, 1);
+	return 0;
+}
+
+/* The "job" member of JOB_ID's leases, printed, from its SPEC (taken). */
+static char *lease_job_text(long long job_id, cJSON *spec)
+{
+	static const char *const copied[] = {"name", "family", "generator", "program", "variants", "measure"};
+	cJSON *job = cJSON_CreateObject();
+	char *text;
+
+	cJSON_AddNumberToObject(job, "id", (double)job_id);
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		cJSON_AddItemToObject(job, copied[i],
+				      cJSON_DetachItemFromObjectCaseSensitive(spec, copied[i]));
+	cJSON_Delete(spec);
+	text = json_text(job);
+	cJSON_Delete(job);
+	return text;
+}
+
+/* Builds the lease's answer (taking CELL) and refreshes the job's state
+ * when the lease changes it. The job's part is the same for every lease
+ * of its tasks (a job's spec never changes): printed once, kept in the
+ * writer's slots, and added as raw JSON (the same bytes once printed). */
+static int build_lease(struct store *s, long long task_id, long long job_id, long long attempt, cJSON *cell,
+		       long long expires, long long now, cJSON **ret)
+{
+	struct store_cache_lease_job *slot = store_cache_lease_job(&s->cache, job_id);
+	struct lease_job found = {.want_spec = slot->job_id != job_id || !slot->text};
+	cJSON *lease, *job;
+	int rc = db_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
+			      read_lease_job, &found);
+
+	if (rc == LL_ENOTFOUND)
+		rc = err_set(LL_ESTORE, "Task %lld has no job.", task_id);
+	if (rc == 0 && found.refresh)
+		rc = job_refresh_state(s, job_id, now);
+	if (rc == 0 && found.want_spec) {
+		const cJSON *calibration = cJSON_GetObjectItemCaseSensitive(found.spec, "calibration");
+		bool is_calibration = calibration && !cJSON_IsNull(calibration);
+		char *text = lease_job_text(job_id, found.spec); /* deletes the spec */
+
+		store_cache_lease_job_put(&s->cache, job_id, text, is_calibration);
+		if (!text)
+			rc = err_set(LL_ENOMEM, "Out of memory.");
+		found.spec = NULL;
+	}
+	if (rc < 0 || !(job = cJSON_CreateRaw(slot->text))) {
+		cJSON_Delete(found.spec);
+		cJSON_Delete(cell);
+		return rc < 0 ? rc : err_set(LL_ENOMEM, "Out of memory.");
+	}
+
+	lease = cJSON_CreateObject();
+	cJSON_AddNumberToObject(lease, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(lease, "job_id", (double)job_id);
+	cJSON_AddNumberToObject(lease, "attempt", (double)attempt);
+	cJSON_AddItemToObject(lease, "cell", cell);
+	add_time_value(lease, "lease_expires_at", expires);
+	cJSON_AddNumberToObject(lease, "lease_seconds", (double)queue_lease_seconds(s->options.lease_ms));
+	cJSON_AddNumberToObject(lease, "heartbeat_seconds",
+				(double)queue_heartbeat_seconds(s->options.lease_ms));
+	cJSON_AddItemToObject(lease, "job", job);
+	*ret = lease;
+	return 0;
+}
+
+/* True when the row at ROW_A comes before the row at ROW_B in the queue's
+ * order (priority DESC, id): columns 5 and 0 of the lease scans. */
+static bool queue_order_before(sqlite3_stmt *row_a, sqlite3_stmt *row_b)
+{
+	long long priority_a = sqlite3_column_int64(row_a, 5), priority_b = sqlite3_column_int64(row_b, 5);
+
+	if (priority_a != priority_b)
+		return priority_a > priority_b;
+	return sqlite3_column_int64(row_a, 0) < sqlite3_column_int64(row_b, 0);
+}
+
+static int read_lease_agent(void *context, sqlite3_stmt *row)
+{
+	struct queue_agent *agent = context;
+
+	agent->facts = column_json(row, 0);
+	agent->labels = column_json(row, 1);
+	agent->quarantined = sqlite3_column_int(row, 2) != 0;
+	return 0;
+}
+
+static int op_task_lease(struct store *s, void *arg)
+{
+	struct lease_op *a = arg;
+	struct queue_agent agent = {.id = a->agent_id};
+	sqlite3_stmt *pinned, *anyone;
+	bool has_pinned, has_anyone;
+	cJSON *cell = NULL;
+	long long task_id = 0, job_id = 0, attempt = 0, expires;
+	int rc;
+
+	if ((rc = db_row_by_id(s->writer, "SELECT facts, labels, quarantined FROM agents WHERE id = ?",
+			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
+		return rc;
+	rc = agent_touch(s, a->agent_id, a->now);
+	if (rc < 0 || agent.quarantined)
+		goto out;
+
+	/* The queue order over both: pinned to this agent, and pinned to none. */
+	pinned = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
+				      " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1"
+				      " ORDER BY priority DESC, id LIMIT ?3");
+	anyone = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
+				      " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1"
+				      " ORDER BY priority DESC, id LIMIT ?3");
+	if (!pinned || !anyone) {
+		rc = LL_ESTORE;
+		goto release;
+	}
+	sqlite3_bind_int64(pinned, 1, a->now);
+	sqlite3_bind_int64(pinned, 2, a->agent_id);
+	sqlite3_bind_int64(pinned, 3, STORE_LEASE_SCAN);
+	sqlite3_bind_int64(anyone, 1, a->now);
+	sqlite3_bind_int64(anyone, 3, STORE_LEASE_SCAN);
+	has_pinned = sqlite3_step(pinned) == SQLITE_ROW;
+	has_anyone = sqlite3_step(anyone) == SQLITE_ROW;
+	for (int scanned = 0; (has_pinned || has_anyone) && scanned < STORE_LEASE_SCAN; scanned++) {
+		sqlite3_stmt *stmt =
+			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
+		cJSON *c = column_json(stmt, 2);
+		if (queue_task_matches(c, sqlite3_column_int64(stmt, 3), &agent)) {
+			task_id = sqlite3_column_int64(stmt, 0);
+			job_id = sqlite3_column_int64(stmt, 1);
+			attempt = sqlite3_column_int64(stmt, 4) + 1;
+			cell = c;
+			break;
+		}
+		cJSON_Delete(c);
+		if (stmt == pinned)
+			has_pinned = sqlite3_step(pinned) == SQLITE_ROW;
+		else
+			has_anyone = sqlite3_step(anyone) == SQLITE_ROW;
+	}
+release:
+	db_release(s->writer, pinned);
+	db_release(s->writer, anyone);
+	if (rc < 0)
+		goto out;
+	if (!task_id)
+		goto out;
+
+	expires = a->now + s->options.lease_ms;
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'leased', attempt = ?, lease_holder = ?,"
+			 " lease_expires = ?, phase = NULL, percent = NULL, updated_at = ? WHERE id = ?",
+			 "iiiii", attempt, a->agent_id, expires, a->now, task_id)) < 0 ||
+	    (rc = db_run(
+		     s->writer,
+		     "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
+		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0)
+		goto out;
+	rc = build_lease(s, task_id, job_id, attempt, cell, expires, a->now, &a->out);
+	cell = NULL;
+	a->task_id = task_id;
+out:
+	cJSON_Delete(cell);
+	cJSON_Delete((cJSON *)agent.facts);
+	cJSON_Delete((cJSON *)agent.labels);
+	return rc;
+}
+
+struct lease_call {
+	struct store_call call;
+	struct lease_op a;
+};
+
+int sqlite_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call)
+{
+	struct lease_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct lease_op){agent_id, now, 0, NULL};
+	return store_call_submit(s, &c->call, op_task_lease, &c->a, &c->a.out, done, context, ret_call);
+}
+
+int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease)
+{
+	struct lease_call *c = (struct lease_call *)call;
+	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
+	int rc = store_call_end(call, ret_lease);
+
+	/* Logged by the caller once committed: the writer thread only writes. */
+	if (rc == 0 && task_id) {
+		char task_text[24], agent_text[24];
+		snprintf(task_text, sizeof(task_text), "%lld", task_id);
+		snprintf(agent_text, sizeof(agent_text), "%lld", agent_id);
+		log_event(LOG_INFO, "task_state", "task_id", task_text, "from", "queued", "to", "leased",
+			  "agent_id", agent_text, NULL);
+	}
+	return rc;
+}
+
+struct task_row {
+	long long job_id, attempt, holder;
+	char state[16];
+};
+
+static int read_task_row(void *context, sqlite3_stmt *stmt)
+{
+	struct task_row *row = context;
+
+	row->job_id = sqlite3_column_int64(stmt, 0);
+	row->attempt = sqlite3_column_int64(stmt, 1);
+	row->holder = sqlite3_column_int64(stmt, 2);
+	snprintf(row->state, sizeof(row->state), "%s", (const char *)sqlite3_column_text(stmt, 3));
+	return 0;
+}
+
+/* Checks that AGENT may report on (TASK, ATTEMPT): the task exists
+ * (LL_ENOTFOUND), the agent held some attempt of it (LL_EFORBIDDEN), this
+ * is the current, leased attempt held by the agent (else
+ * STORE_STALE_ATTEMPT, or STORE_TASK_CANCELLED for a cancelled job). */
+static int check_holder(struct store *s, long long agent_id, long long task_id, long long attempt,
+			struct task_row *ret)
+{
+	struct task_row row = {0};
+	long long held;
+	int rc;
+
+	if ((rc = db_row_by_id(s->writer,
+			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?", task_id,
+			       "task", read_task_row, &row)) < 0)
+		return rc;
+	/* The lease that made the agent the holder inserted its attempt in the
+	 * same op: only another holder needs the attempts looked up. */
+	held = row.holder == agent_id;
+	if (!held && (rc = db_int(s->writer, &held, 0,
+				  "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?",
+				  "ii", task_id, agent_id)) < 0)
+		return rc;
+	if (!held)
+		return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.", task_id);
+	if (strcmp(row.state, "cancelled") == 0 && row.attempt == attempt && row.holder == agent_id)
+		return err_set(STORE_TASK_CANCELLED, "Task %lld was cancelled with its job.", task_id);
+	if (strcmp(row.state, "leased") != 0 || row.attempt != attempt || row.holder != agent_id)
+		return err_set(STORE_STALE_ATTEMPT,
+			       "Attempt %lld of task %lld is not the current lease (the task is %s, "
+			       "attempt %lld).",
+			       attempt, task_id, row.state, row.attempt);
+	*ret = row;
+	return 0;
+}
+
+/* An agent's report on attempt ATTEMPT of task TASK_ID at NOW: the
+ * argument of the progress, result and failure ops, each of which reads
+ * its own fields and builds its answer in OUT. */
+struct report_op {
+	long long agent_id, task_id, attempt, now;
+	const char *phase;  /* progress */
+	int percent;        /* progress */
+	const char *body;   /* result */
+	size_t body_len;    /* result */
+	bool replayed;      /* result: set when it was stored before */
+	bool calibration;   /* result: its job is a calibration job */
+	const char *reason; /* failure */
+	bool retryable;     /* failure */
+	cJSON *out;
+};
+
+static int op_task_progress(struct store *s, void *arg)
+{
+	struct report_op *a = arg;
+	struct task_row row;
+	long long expires = a->now + s->options.lease_ms;
+	int rc;
+
+	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE tasks SET phase = ?, percent = ?, lease_expires = ?, updated_at = ?"
+			 " WHERE id = ?",
+			 "tiiii", a->phase, (long long)a->percent, expires, a->now, a->task_id)) < 0)
+		return rc;
+	a->out = task_attempt_json(a->task_id, a->attempt, "leased");
+	cJSON_AddBoolToObject(a->out, "cancelled", false);
+	add_time_value(a->out, "lease_expires_at", expires);
+	return 0;
+}
+
+int sqlite_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
+			 const char *phase, int percent, long long now, cJSON **ret_body)
+{
+	struct report_op a = {agent_id, task_id, attempt, now, .phase = phase, .percent = percent};
+
+	return store_write_answer(s, op_task_progress, &a, &a.out, ret_body);
+}
+
+static cJSON *result_answer(long long task_id, long long attempt, long long result_id)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	cJSON_AddNumberToObject(o, "result_id", (double)result_id);
+	cJSON_AddStringToObject(o, "state", "done");
+	return o;
+}
+
+/* Whether job JOB_ID is a calibration job (the condition
+ * sqlite_task_calibration_spec() reads): from the lease's slot of the job
+ * when the writer holds it, which it nearly always does for a task just
+ * leased; else from the row. */
+static int job_is_calibration(struct store *s, long long job_id, bool *ret)
+{
+	const struct store_cache_lease_job *slot = store_cache_lease_job(&s->cache, job_id);
+	long long found = 0;
+	int rc = 0;
+
+	if (slot->job_id == job_id && slot->text)
+		found = slot->calibration;
+	else
+		rc = db_int(s->writer, &found, 0,
+			    "SELECT json_extract(spec, '$.calibration') IS NOT NULL FROM jobs WHERE id = ?",
+			    "i", job_id);
+	*ret = found != 0;
+	return rc;
+}
+
+static int op_task_result(struct store *s, void *arg)
+{
+	struct report_op *a = arg;
+	struct task_row row;
+	sqlite3_stmt *stmt;
+	long long existing = 0, existing_agent = 0, result_id;
+	int rc;
+
+	/* A replay of a stored (task, attempt) gets the same answer. */
+	stmt = db_cached(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, a->task_id);
+	sqlite3_bind_int64(stmt, 2, a->attempt);
+	if (sqlite3_step(stmt) == SQLITE_ROW) {
+		existing = sqlite3_column_int64(stmt, 0);
+		existing_agent = sqlite3_column_int64(stmt, 1);
+	}
+	db_release(s->writer, stmt);
+	if (existing) {
+		if (existing_agent != a->agent_id)
+			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.",
+				       a->task_id);
+		a->out = result_answer(a->task_id, a->attempt, existing);
+		a->replayed = true;
+		return agent_touch(s, a->agent_id, a->now);
+	}
+	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
+		return rc;
+	stmt = db_cached(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
+				    " VALUES (?, ?, ?, ?, ?)");
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, a->task_id);
+	sqlite3_bind_int64(stmt, 2, a->attempt);
+	sqlite3_bind_int64(stmt, 3, a->agent_id);
+	sqlite3_bind_text(stmt, 4, a->body, (int)a->body_len, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 5, a->now);
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert result");
+	db_release(s->writer, stmt);
+	if (rc < 0)
+		return rc;
+	result_id = sqlite3_last_insert_rowid(s->writer);
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = 'done', percent = 100, lease_expires = NULL,"
+			 " updated_at = ? WHERE id = ?",
+			 "ii", a->now, a->task_id)) < 0 ||
+	    (rc = db_run(s->writer,
+			 "UPDATE task_attempts SET ended_at = ?, outcome = 'done' WHERE task_id = ? AND "
+			 "attempt = ?",
+			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
+	    (rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
+		return rc;
+	/* Not knowing does not fail the result: calibration_note() then reads
+	 * the job itself (and logs what fails). */
+	if (job_is_calibration(s, row.job_id, &a->calibration) < 0)
+		a->calibration = true;
+	a->out = result_answer(a->task_id, a->attempt, result_id);
+	return 0;
+}
+
+struct report_call {
+	struct store_call call;
+	struct report_op a;
+};
+
+int sqlite_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
+			     const char *body, size_t body_len, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call)
+{
+	struct report_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
+	return store_call_submit(s, &c->call, op_task_result, &c->a, &c->a.out, done, context, ret_call);
+}
+
+bool sqlite_task_result_is_calibration(const struct store_call *call)
+{
+	const struct report_call *c = (const struct report_call *)call;
+
+	return c->call.op.rc >= 0 && !c->a.replayed && c->a.calibration;
+}
+
+int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+{
+	struct report_call *c = (struct report_call *)call;
+	long long task_id = c->a.task_id;
+	bool replayed = c->a.replayed;
+	int rc = store_call_end(call, ret_body);
+
+	if (rc == 0 && !replayed)
+		log_state("task_state", "task_id", task_id, "leased", "done", NULL);
+	if (rc == 0)
+		*ret_replayed = replayed;
+	return rc;
+}
+
+/* Ends the current attempt of a leased task: back to the queue after
+ * DELAY_MS, or dead when RETRY is false or the attempts are used up. */
+static int end_attempt(struct store *s, long long task_id, long long job_id, long long attempt,
+		       const char *outcome, const char *reason, bool retry, long long delay_ms, long long now,
+		       const char **ret_state, long long *ret_retry_at)
+{
+	const char *next =
+		queue_task_state_name(queue_after_attempt(attempt, s->options.max_attempts, retry));
+	long long retry_at = now + delay_ms;
+	int rc;
+
+	if ((rc = db_run(s->writer,
+			 "UPDATE tasks SET state = ?, lease_holder = NULL, lease_expires = NULL,"
+			 " not_before = ?, last_error = ?, updated_at = ? WHERE id = ?",
+			 "titii", next, retry_at, reason, now, task_id)) < 0 ||
+	    (rc = db_run(
+		     s->writer,
+		     "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
+		     "itii", now, outcome, task_id, attempt)) < 0 ||
+	    (rc = job_refresh_state(s, job_id, now)) < 0)
+		return rc;
+	log_state("task_state", "task_id", task_id, "leased", next, reason);
+	*ret_state = next;
+	*ret_retry_at = retry_at;
+	return 0;
+}
+
+static int op_task_fail(struct store *s, void *arg)
+{
+	struct report_op *a = arg;
+	struct task_row row;
+	const char *state;
+	long long delay, retry_at;
+	int rc;
+
+	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
+		return rc;
+	delay = queue_retry_delay(a->attempt, s->options.backoff_ms, s->options.backoff_max_ms);
+	if ((rc = end_attempt(s, a->task_id, row.job_id, a->attempt, "failed", a->reason, a->retryable, delay,
+			      a->now, &state, &retry_at)) < 0 ||
+	    (rc = agent_touch(s, a->agent_id, a->now)) < 0)
+		return rc;
+	a->out = task_attempt_json(a->task_id, a->attempt, state);
+	if (strcmp(state, "queued") == 0)
+		add_time_value(a->out, "retry_at", retry_at);
+	else
+		cJSON_AddNullToObject(a->out, "retry_at");
+	return 0;
+}
+
+int sqlite_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
+		     const char *reason, bool retryable, long long now, cJSON **ret_body)
+{
+	struct report_op a = {agent_id, task_id, attempt, now, .reason = reason, .retryable = retryable};
+
+	return store_write_answer(s, op_task_fail, &a, &a.out, ret_body);
+}
+
+struct expire_op {
+	long long now;
+	int expired;
+};
+
+static int op_expire_leases(struct store *s, void *arg)
+{
+	struct expire_op *a = arg;
+	sqlite3_stmt *stmt;
+	long long ids[64][3];
+	int n = 0, rc = 0;
+
+	/* Oldest lease first: the scan stops at the first one still good. */
+	stmt = db_cached(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
+				    " WHERE state = 'leased' AND lease_expires IS NOT NULL"
+				    " ORDER BY lease_expires, id");
+	if (!stmt)
+		return LL_ESTORE;
+	while (n < 64 && sqlite3_step(stmt) == SQLITE_ROW &&
+	       queue_lease_expired(sqlite3_column_int64(stmt, 3), a->now)) {
+		ids[n][0] = sqlite3_column_int64(stmt, 0);
+		ids[n][1] = sqlite3_column_int64(stmt, 1);
+		ids[n][2] = sqlite3_column_int64(stmt, 2);
+		n++;
+	}
+	db_release(s->writer, stmt);
+	for (int i = 0; i < n && rc == 0; i++) {
+		const char *state;
+		long long retry_at;
+		char reason[96];
+		snprintf(reason, sizeof(reason), "The lease of attempt %lld expired.", ids[i][2]);
+		/* The holder vanished, not the task's fault: no backoff. */
+		rc = end_attempt(s, ids[i][0], ids[i][1], ids[i][2], "expired", reason, true, 0, a->now,
+				 &state, &retry_at);
+	}
+	a->expired = n;
+	return rc;
+}
+
+int sqlite_expire_leases(struct store *s, long long now, int *ret_expired)
+{
+	struct expire_op a = {now, 0};
+	long long oldest;
+	int rc;
+
+	/* A cheap read first: most sweeps find nothing to do. */
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_int(s->reader, &oldest, LLONG_MAX,
+		    "SELECT min(lease_expires) FROM tasks WHERE state = 'leased'", "");
+	pthread_mutex_unlock(&s->reader_lock);
+	if (rc < 0)
+		return rc;
+	*ret_expired = 0;
+	if (!queue_lease_expired(oldest, now))
+		return 0;
+	if ((rc = store_write(s, op_expire_leases, &a)) < 0)
+		return rc;
+	*ret_expired = a.expired;
+	return 0;
+}

@@ -1,0 +1,445 @@
+/*
+ * store.c - store.h's functions: store_open() picks the backend by the
+ * --db value's scheme, and every other call goes to the backend of its
+ * handle (store_backend.h).
+ */
+#include "store_backend.h"
+
+#include "loadlab/err.h"
+
+#include <string.h>
+
+/* The backends, the first being the one of a --db value without a scheme. */
+static const struct store_backend *const backends[] = {
+	&store_backend_sqlite,
+};
+
+static const struct store_backend *backend_of(const struct store *store)
+{
+	return ((const struct store_base *)store)->backend;
+}
+
+static const struct store_backend *backend_of_call(const struct store_call *call)
+{
+	return ((const struct store_base *)call)->backend;
+}
+
+/* The length of LOCATION's scheme ("sqlite" of "sqlite:/var/lib/x.db"): a
+ * letter, then letters, digits, '+', '-' or '.', up to a ':'; 0 when it has
+ * none (a path, "/var/lib/x.db" or "./a:b"). RFC 3986, section 3.1. */
+static size_t scheme_length(const char *location)
+{
+	size_t n = 0;
+
+	if (!((location[0] >= 'a' && location[0] <= 'z') || (location[0] >= 'A' && location[0] <= 'Z')))
+		return 0;
+	while (location[n] &&
+	       strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.", location[n]))
+		n++;
+	return location[n] == ':' ? n : 0;
+}
+
+int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+{
+	size_t n = scheme_length(path);
+	const struct store_backend *backend = n ? NULL : backends[0];
+	struct store *store = NULL;
+	int rc;
+
+	for (size_t i = 0; !backend && i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (strlen(backends[i]->scheme) == n && strncmp(backends[i]->scheme, path, n) == 0)
+			backend = backends[i];
+	if (!backend)
+		return err_set(LL_EINVAL, "No store backend for '%.*s:' (--db).", (int)n, path);
+	if ((rc = backend->open(n ? path + n + 1 : path, options, &store)) < 0)
+		return rc;
+	((struct store_base *)store)->backend = backend;
+	*ret_store = store;
+	return 0;
+}
+
+int store_task_lease(struct store *store, long long agent_id, long long now, cJSON **ret_lease)
+{
+	struct store_call *call = NULL;
+	int rc = store_task_lease_begin(store, agent_id, now, NULL, NULL, &call);
+
+	return rc < 0 ? rc : store_task_lease_end(call, ret_lease);
+}
+
+int store_agent_heartbeat(struct store *store, long long agent_id, long long now, cJSON **ret_body)
+{
+	struct store_call *call = NULL;
+	int rc = store_agent_heartbeat_begin(store, agent_id, now, NULL, NULL, &call);
+
+	return rc < 0 ? rc : store_agent_heartbeat_end(call, ret_body);
+}
+
+int store_task_result(struct store *store, long long agent_id, long long task_id, long long attempt,
+		      const char *body, size_t body_len, long long now, cJSON **ret_body, bool *ret_replayed)
+{
+	struct store_call *call = NULL;
+	int rc = store_task_result_begin(store, agent_id, task_id, attempt, body, body_len, now, NULL, NULL,
+					 &call);
+
+	return rc < 0 ? rc : store_task_result_end(call, ret_body, ret_replayed);
+}
+
+void store_close(struct store *store)
+{
+	if (store)
+		backend_of(store)->close(store);
+}
+
+int store_check(struct store *store)
+{
+	return backend_of(store)->check(store);
+}
+
+int store_integrity_check(struct store *store)
+{
+	return backend_of(store)->integrity_check(store);
+}
+
+int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count)
+{
+	return backend_of(store)->tokens->token_count(store, kind, ret_count);
+}
+
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
+{
+	return backend_of(store)->tokens->token_create(store, kind, name, hash, now, ret_token);
+}
+
+int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		     struct store_token *ret_token)
+{
+	return backend_of(store)->tokens->token_find(store, hash, ret_token);
+}
+
+int store_token_list(struct store *store, cJSON **ret_list)
+{
+	return backend_of(store)->tokens->token_list(store, ret_list);
+}
+
+int store_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body)
+{
+	return backend_of(store)->tokens->token_revoke(store, id, now, ret_body);
+}
+
+int store_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
+		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+		       long long *ret_agent_id)
+{
+	return backend_of(store)->agents->agent_enroll(store, name, facts, labels, hash, now, ret_agent_id);
+}
+
+int store_agent_list(struct store *store, long long now, cJSON **ret_list)
+{
+	return backend_of(store)->agents->agent_list(store, now, ret_list);
+}
+
+int store_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent)
+{
+	return backend_of(store)->agents->agent_get(store, agent_id, now, ret_agent);
+}
+
+int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+		      long long now, cJSON **ret_agent)
+{
+	return backend_of(store)->agents->agent_patch(store, agent_id, labels, quarantine, now, ret_agent);
+}
+
+int store_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
+				cJSON **ret_spec)
+{
+	return backend_of(store)->agents->task_calibration_spec(store, task_id, ret_job_id, ret_spec);
+}
+
+int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration)
+{
+	return backend_of(store)->agents->agent_calibration_put(store, agent_id, calibration);
+}
+
+int store_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
+		     cJSON **ret_body)
+{
+	return backend_of(store)->jobs->job_create(store, spec, submitted_by, now, ret_body);
+}
+
+int store_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list)
+{
+	return backend_of(store)->jobs->job_list(store, state, limit, before, ret_list);
+}
+
+int store_job_get(struct store *store, long long job_id, cJSON **ret_job)
+{
+	return backend_of(store)->jobs->job_get(store, job_id, ret_job);
+}
+
+int store_job_add_waiting(struct store *store, cJSON *job, long long now)
+{
+	return backend_of(store)->jobs->job_add_waiting(store, job, now);
+}
+
+int store_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job)
+{
+	return backend_of(store)->jobs->job_cancel(store, job_id, now, ret_job);
+}
+
+int store_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
+			const char *phase, int percent, long long now, cJSON **ret_body)
+{
+	return backend_of(store)->tasks->task_progress(store, agent_id, task_id, attempt, phase, percent, now,
+						       ret_body);
+}
+
+int store_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
+		    const char *reason, bool retryable, long long now, cJSON **ret_body)
+{
+	return backend_of(store)->tasks->task_fail(store, agent_id, task_id, attempt, reason, retryable, now,
+						   ret_body);
+}
+
+int store_expire_leases(struct store *store, long long now, int *ret_expired)
+{
+	return backend_of(store)->tasks->expire_leases(store, now, ret_expired);
+}
+
+int store_result_get(struct store *store, long long result_id, char **ret_text)
+{
+	return backend_of(store)->results->result_get(store, result_id, ret_text);
+}
+
+int store_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell)
+{
+	return backend_of(store)->results->result_with_cell(store, result_id, ret_text, ret_cell);
+}
+
+int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+			  int (*fn)(void *context, const struct store_report_row *row), void *context)
+{
+	return backend_of(store)->results->job_report_rows(store, job_id, with_bodies, fn, context);
+}
+
+int store_job_compare_rows(struct store *store, long long job_id, int version,
+			   int (*fn)(void *context, const struct store_report_row *row), void *context)
+{
+	return backend_of(store)->results->job_compare_rows(store, job_id, version, fn, context);
+}
+
+int store_results_unsummarized(struct store *store, int version, long long limit,
+			       void (*fn)(void *context, long long result_id), void *context)
+{
+	return backend_of(store)->results->results_unsummarized(store, version, limit, fn, context);
+}
+
+int store_results_without_compare(struct store *store, int version, long long limit,
+				  void (*fn)(void *context, long long result_id), void *context)
+{
+	return backend_of(store)->results->results_without_compare(store, version, limit, fn, context);
+}
+
+int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
+			const char *const *summaries, const void *const *compare, const size_t *compare_len)
+{
+	return backend_of(store)->results->summaries_put(store, count, result_ids, version, summaries,
+							 compare, compare_len);
+}
+
+int store_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
+			   const void *const *compare, const size_t *compare_len)
+{
+	return backend_of(store)->results->compare_data_put(store, count, result_ids, version, compare,
+							    compare_len);
+}
+
+int store_series_list(struct store *store, cJSON **ret_list)
+{
+	return backend_of(store)->series->series_list(store, ret_list);
+}
+
+int store_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs)
+{
+	return backend_of(store)->series->series_jobs(store, name, since_ms, ret_jobs);
+}
+
+int store_series_settings_get(struct store *store, const char *name,
+			      struct store_series_settings *ret_settings)
+{
+	return backend_of(store)->series->series_settings_get(store, name, ret_settings);
+}
+
+int store_series_settings_put(struct store *store, const char *name,
+			      const struct store_series_settings *settings, long long now, cJSON **ret_body)
+{
+	return backend_of(store)->series->series_settings_put(store, name, settings, now, ret_body);
+}
+
+int store_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
+			  cJSON **ret_schedule)
+{
+	return backend_of(store)->schedules->schedule_create(store, schedule, now, ret_schedule);
+}
+
+int store_schedule_list(struct store *store, cJSON **ret_list)
+{
+	return backend_of(store)->schedules->schedule_list(store, ret_list);
+}
+
+int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule)
+{
+	return backend_of(store)->schedules->schedule_get(store, id, ret_schedule);
+}
+
+int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
+			 long long interval_s, const char *job_text, long long next_due_ms, long long now,
+			 cJSON **ret_schedule)
+{
+	return backend_of(store)->schedules->schedule_patch(store, id, enabled, cron, interval_s, job_text,
+							    next_due_ms, now, ret_schedule);
+}
+
+int store_schedule_delete(struct store *store, long long id, cJSON **ret_body)
+{
+	return backend_of(store)->schedules->schedule_delete(store, id, ret_body);
+}
+
+int store_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count)
+{
+	return backend_of(store)->schedules->schedules_due(store, now, ret_ids, max, ret_count);
+}
+
+int store_schedule_claim(struct store *store, long long id, bool manual, long long now,
+			 store_next_due_fn next_due, struct store_schedule_claim *ret_claim)
+{
+	return backend_of(store)->schedules->schedule_claim(store, id, manual, now, next_due, ret_claim);
+}
+
+int store_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
+			      long long now)
+{
+	return backend_of(store)->schedules->schedule_run_finish(store, run_id, job_id, error, now);
+}
+
+int store_schedule_pending(struct store *store, cJSON **ret_runs)
+{
+	return backend_of(store)->schedules->schedule_pending(store, ret_runs);
+}
+
+int store_series_unchecked(struct store *store, int limit, cJSON **ret_jobs)
+{
+	return backend_of(store)->series->series_unchecked(store, limit, ret_jobs);
+}
+
+int store_series_previous_done(struct store *store, const char *series, long long job_id,
+			       long long *ret_job_id)
+{
+	return backend_of(store)->series->series_previous_done(store, series, job_id, ret_job_id);
+}
+
+int store_series_check_record(struct store *store, long long job_id, const char *series,
+			      long long baseline_id, const char *verdict, const cJSON *alert, long long now,
+			      long long *ret_alert_id)
+{
+	return backend_of(store)->series->series_check_record(store, job_id, series, baseline_id, verdict,
+							      alert, now, ret_alert_id);
+}
+
+int store_alert_list(struct store *store, bool open_only, cJSON **ret_list)
+{
+	return backend_of(store)->series->alert_list(store, open_only, ret_list);
+}
+
+int store_alert_get(struct store *store, long long id, cJSON **ret_alert)
+{
+	return backend_of(store)->series->alert_get(store, id, ret_alert);
+}
+
+int store_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert)
+{
+	return backend_of(store)->series->alert_ack(store, id, by, now, ret_alert);
+}
+
+int store_alert_webhook_status(struct store *store, long long id, const char *status)
+{
+	return backend_of(store)->series->alert_webhook_status(store, id, status);
+}
+
+int store_stats(struct store *store, long long now, struct store_stats *ret_stats)
+{
+	return backend_of(store)->stats(store, now, ret_stats);
+}
+
+int store_blob_references(struct store *store, cJSON **ret_hashes)
+{
+	return backend_of(store)->blobs->blob_references(store, ret_hashes);
+}
+
+int store_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+			   void *context, struct store_call **ret_call)
+{
+	return backend_of(store)->tasks->task_lease_begin(store, agent_id, now, done, context, ret_call);
+}
+
+int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
+{
+	return backend_of_call(call)->tasks->task_lease_end(call, ret_lease);
+}
+
+int store_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+				void *context, struct store_call **ret_call)
+{
+	return backend_of(store)->agents->agent_heartbeat_begin(store, agent_id, now, done, context,
+								ret_call);
+}
+
+int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+{
+	return backend_of_call(call)->agents->agent_heartbeat_end(call, ret_body);
+}
+
+int store_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
+			    const char *body, size_t body_len, long long now, store_done_fn done,
+			    void *context, struct store_call **ret_call)
+{
+	return backend_of(store)->tasks->task_result_begin(store, agent_id, task_id, attempt, body, body_len,
+							   now, done, context, ret_call);
+}
+
+int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
+{
+	return backend_of_call(call)->tasks->task_result_end(call, ret_body, ret_replayed);
+}
+
+bool store_task_result_is_calibration(const struct store_call *call)
+{
+	return backend_of_call(call)->tasks->task_result_is_calibration(call);
+}
+
+void store_call_free(struct store_call *call)
+{
+	if (call)
+		backend_of_call(call)->call_free(call);
+}
+
+int store_job_history(struct store *store, const char *family, long long before, int limit,
+		      int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		      void *context)
+{
+	return backend_of(store)->history->job_history(store, family, before, limit, fn, context);
+}
+
+int store_calibration_add(struct store *store, long long agent_id, long long result_id,
+			  const cJSON *calibration)
+{
+	return backend_of(store)->history->calibration_add(store, agent_id, result_id, calibration);
+}
+
+int store_calibration_history(struct store *store, long long agent_id, long long before_result_id,
+			      double injected_us, const char *family, const char *runner, int limit,
+			      void (*fn)(void *context, const cJSON *calibration), void *context)
+{
+	return backend_of(store)->history->calibration_history(store, agent_id, before_result_id, injected_us,
+							       family, runner, limit, fn, context);
+}
