@@ -42,9 +42,11 @@ run: deps
 # The Windows agents (build-win64/agent/loadlab-agent.exe, x64, Vista- and
 # 10-class; build-win32/agent/loadlab-agent.exe, x86, XP-class), cross-built
 # with mingw-w64 against libcurl and cJSON built from Debian's sources.
+# The two architectures' libraries build at once (each one's configure is
+# serial), and the script takes turns for apt.
 windows: deps
-	@scripts/build-windows-deps.sh x86_64
-	@scripts/build-windows-deps.sh i686
+	@scripts/build-windows-deps.sh x86_64 & x64=$$!; scripts/build-windows-deps.sh i686; x86=$$?; \
+		wait $$x64 && [ $$x86 -eq 0 ]
 	@cmake -S . -B build-win64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-x86_64.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build build-win64 -j $(JOBS)
 	@cmake -S . -B build-win32 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-i686.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -52,7 +54,11 @@ windows: deps
 
 # Every test runs in the plain build; the unit and integration tests run
 # again in the ASan+UBSan build (ctest label "sanitize").
-test: build asan windows
+# The plain and the Windows builds run side by side (they share no file);
+# the sanitizer build after them (it shares the npm steps of the plain one).
+test: deps
+	@$(MAKE) --no-print-directory -j2 build windows
+	@$(MAKE) --no-print-directory asan
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
 

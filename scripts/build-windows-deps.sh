@@ -37,6 +37,11 @@ command -v dpkg-source >/dev/null || { echo "$0: dpkg-source not found (install 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 
+# The two architectures may be built at once (make windows): the deb-src
+# entry, apt's lists and the source download are done by one at a time.
+exec 9>"${TMPDIR:-/tmp}/loadlab-windows-deps.lock"
+flock 9
+
 # apt-get source needs a deb-src entry; make one from the Debian deb entry.
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     src_list=/etc/apt/sources.list.d/loadlab-deb-src.sources
@@ -55,6 +60,7 @@ rm -rf "$out/src" "$out/build-curl"
 mkdir -p "$out/src" "$out/build-curl" "$prefix/lib/pkgconfig" "$prefix/include/cjson"
 (cd "$out/src" && apt-get source -q curl cjson >"$out/apt-source.log" 2>&1) ||
     { echo "$0: apt-get source failed; see $out/apt-source.log" >&2; exit 1; }
+flock -u 9
 curl_src=$(find "$out/src" -maxdepth 1 -type d -name 'curl-*' | head -n 1)
 cjson_src=$(find "$out/src" -maxdepth 1 -type d -name 'cjson-*' | head -n 1)
 [ -n "$curl_src" ] && [ -n "$cjson_src" ] || { echo "$0: sources not unpacked in $out/src" >&2; exit 1; }
