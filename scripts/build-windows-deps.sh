@@ -55,6 +55,32 @@ if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sou
     $sudo apt-get update -q >/dev/null
 fi
 
+# A machine-wide cache of the built libraries, so that every clean clone
+# does not build curl again: keyed by the architecture, the source
+# packages apt would fetch (their .dsc names, versions included) and this
+# script's own text. LOADLAB_WINDOWS_DEPS_CACHE names its folder (default
+# ~/.cache/loadlab/windows-deps); 0 turns it off. A hit is copied into
+# PREFIX, its pkg-config files pointed at PREFIX.
+cache=${LOADLAB_WINDOWS_DEPS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loadlab/windows-deps}
+cached=""
+if [ "$cache" != 0 ]; then
+    sources=$(apt-get source --print-uris -q curl cjson 2>/dev/null | awk '/\.dsc/ {print $2}' | sort | tr '\n' ' ')
+    if [ -n "$sources" ]; then
+        key=$({ echo "$arch $sources"; cat "$0"; } | sha256sum | cut -c1-16)
+        cached=$cache/$key/$arch
+    fi
+fi
+if [ -n "$cached" ] && [ -f "$cached/prefix/lib/libcurl.a" ] && [ -f "$cached/prefix/lib/libcjson.a" ] &&
+   [ -f "$cached/prefix/lib/pkgconfig/libcurl.pc" ] && [ -f "$cached/prefix/lib/pkgconfig/libcjson.pc" ]; then
+    flock -u 9
+    rm -rf "$prefix"
+    mkdir -p "$(dirname "$prefix")"
+    cp -R "$cached/prefix" "$prefix"
+    sed -i -e "s|^prefix=.*|prefix=$prefix|" "$prefix/lib/pkgconfig/libcurl.pc" "$prefix/lib/pkgconfig/libcjson.pc"
+    echo "build-windows-deps: $arch from the cache ($cached), prefix $prefix"
+    exit 0
+fi
+
 start=$(date +%s)
 rm -rf "$out/src" "$out/build-curl"
 mkdir -p "$out/src" "$out/build-curl" "$prefix/lib/pkgconfig" "$prefix/include/cjson"
@@ -101,4 +127,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 { make -C lib -j "$jobs" && make -C lib install && make -C include install &&
   make install-pkgconfigDATA; } >"$out/make.log" 2>&1 ||
     { echo "$0: curl build failed; see $out/make.log" >&2; exit 1; }
+if [ -n "$cached" ]; then
+    # Into the cache whole or not at all: copied beside it, then renamed.
+    mkdir -p "$cache/$key" && rm -rf "$cached.new.$$" && mkdir "$cached.new.$$" &&
+        cp -R "$prefix" "$cached.new.$$/prefix" && rm -rf "$cached" && mv "$cached.new.$$" "$cached" ||
+        rm -rf "$cached.new.$$"
+fi
 echo "build-windows-deps: $arch done in $(( $(date +%s) - start )) s, prefix $prefix"

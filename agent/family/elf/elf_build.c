@@ -325,6 +325,6 @@ out:
 	return rc;
 }
 
-#endif /* __linux__ */
-
 const struct family_names elf_names = {"liblt", ".so", "main", "empty"};
+
+#endif /* __linux__ */
