@@ -5,6 +5,8 @@
  */
 #include "report_draws.h"
 
+#include "loadlab/err.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +179,25 @@ done:
 	return found;
 }
 
+int report_draws_room(struct report_sample *s, size_t table_bytes, size_t batch_draws)
+{
+	if (table_bytes > s->table_room) {
+		uint8_t *bigger = realloc(s->table, table_bytes);
+		if (!bigger)
+			return LL_ENOMEM;
+		s->table = bigger;
+		s->table_room = table_bytes;
+	}
+	if (batch_draws > s->batch_room) {
+		uint32_t *bigger = realloc(s->batch, batch_draws * sizeof(*bigger));
+		if (!bigger)
+			return LL_ENOMEM;
+		s->batch = bigger;
+		s->batch_room = batch_draws;
+	}
+	return 0;
+}
+
 /* The table for SEED, N1, N2, RESAMPLES: kept, or drawn into S's room;
  * NULL: no memory. */
 const uint8_t *report_draws_table(struct report_sample *s, uint64_t seed, uint32_t n1, uint32_t n2,
@@ -191,20 +212,8 @@ const uint8_t *report_draws_table(struct report_sample *s, uint64_t seed, uint32
 	    s->table_n2 == n2)
 		return s->table; /* drawn by the call before (compare's data: both roles) */
 	s->table_resamples = 0;
-	if (size > s->table_room) {
-		uint8_t *bigger = realloc(s->table, size);
-		if (!bigger)
-			return NULL;
-		s->table = bigger;
-		s->table_room = size;
-	}
-	if (room > s->batch_room) {
-		uint32_t *bigger = realloc(s->batch, room * sizeof(*bigger));
-		if (!bigger)
-			return NULL;
-		s->batch = bigger;
-		s->batch_room = room;
-	}
+	if (report_draws_room(s, size, room) < 0)
+		return NULL;
 	draw_table(seed, n1, n2, resamples, s->batch, s->table);
 	s->table_seed = seed;
 	s->table_n1 = n1;

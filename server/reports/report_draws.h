@@ -39,6 +39,12 @@ void report_count_drawn(const uint32_t *drawn, uint32_t n, uint32_t *count);
  * indexes. */
 void report_draw_counts(uint64_t seed, uint64_t k, uint32_t n, uint32_t *scratch, uint32_t *count);
 
+/* Grows S's table of draws to at least TABLE_BYTES and its batch of
+ * draws to at least BATCH_DRAWS indexes (to exactly those sizes when it
+ * grows them; 0: that one left as it is); LL_ENOMEM (S then as it was,
+ * or with its table grown). */
+int report_draws_room(struct report_sample *s, size_t table_bytes, size_t batch_draws);
+
 /* The table of draws for SEED, N1, N2 (0, or the second sample's size),
  * RESAMPLES (each at most REPORT_RANKED_MAX_N): kept (KEEP: the seed will
  * come again), or drawn into S's room; NULL: no memory. */

@@ -493,13 +493,8 @@ static const uint32_t *batch_draws(struct report_sample *s, uint64_t seed, size_
 {
 	if (total > BATCH_MAX_DRAWS)
 		return NULL;
-	if (total > s->batch_room) {
-		uint32_t *bigger = realloc(s->batch, total * sizeof(*bigger));
-		if (!bigger)
-			return NULL;
-		s->batch = bigger;
-		s->batch_room = total;
-	}
+	if (report_draws_room(s, 0, total) < 0)
+		return NULL;
 	report_draw_indexes(seed, 0, (uint32_t)total, n, s->batch);
 	return s->batch;
 }
@@ -685,20 +680,8 @@ int report_median_ranks(const struct report_sorted *sides, int count, int resamp
 	}
 	size = rr * per;
 	room->table_resamples = 0; /* the table below is no kept one */
-	if (size > room->table_room) {
-		uint8_t *bigger = realloc(room->table, size);
-		if (!bigger)
-			return LL_ENOMEM;
-		room->table = bigger;
-		room->table_room = size;
-	}
-	if (size > room->batch_room) {
-		uint32_t *bigger = realloc(room->batch, size * sizeof(*bigger));
-		if (!bigger)
-			return LL_ENOMEM;
-		room->batch = bigger;
-		room->batch_room = size;
-	}
+	if (report_draws_room(room, size, size) < 0)
+		return LL_ENOMEM;
 	for (int i = 0; i < count; i++)
 		for (uint32_t j = 0; j < sides[i].n; j++)
 			range[offset[i] + j] = sides[i].n;
