@@ -7,7 +7,9 @@
 #include "loadlab/plat.h"
 #include "family/pipeline.h"
 #include "loadlab/plat_thread.h"
+#include "fleet_log.h"
 #include "spool.h"
+#include "task_watch.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -26,7 +28,6 @@
 #define LEASE_TIMEOUT_SECONDS (LEASE_WAIT_SECONDS + 15)
 /* Transfer timeout of every other request. */
 #define REQUEST_TIMEOUT_SECONDS 30
-#define HEARTBEAT_TIMEOUT_SECONDS 10
 /* Backoff between attempts to reach the server. */
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_CAP_MS 30000
@@ -35,8 +36,6 @@
 #define LEASE_SHORT_MS (LEASE_WAIT_SECONDS * 1000 / 2)
 /* The longest Retry-After honoured, so a server cannot park an agent. */
 #define RETRY_AFTER_CAP_MS 300000LL
-/* Progress is posted at most this often (a phase change goes at once). */
-#define PROGRESS_INTERVAL_MS 250
 /* How long a stopping agent keeps trying to tell the server it gave up. */
 #define FAIL_ATTEMPTS 3
 
@@ -56,25 +55,6 @@ struct fleet {
 	struct rest_client http; /* the main thread's */
 	unsigned random_state;
 	char work_root[4096];
-};
-
-/* Shared by the main thread (pipeline progress) and the heartbeat thread. */
-struct task_watch {
-	struct fleet *fleet;
-	long long task_id;
-	long long attempt;
-	long long heartbeat_ms;
-	atomic_int phase; /* index into phase_names, -1 before the first */
-	atomic_int percent;
-	atomic_int progress_seq; /* bumped by every new phase or percent */
-	atomic_int cancelled;    /* the server said the task was cancelled */
-	atomic_int lost;         /* the server no longer lists the lease */
-	atomic_int auth_failed;  /* the server refused the token */
-	atomic_int done;         /* the pipeline returned: the thread ends */
-};
-
-static const char *const phase_names[] = {
-	"generate", "build", "transform", "verify", "warm", "cold", "churn", "report", NULL,
 };
 
 /* xorshift32: jitter needs no quality, only a different value per call. */
@@ -112,24 +92,6 @@ static long long retry_after_ms(const struct rest_answer *a)
 	return a->retry_after > 0 ? (long long)a->retry_after * 1000 : 0;
 }
 
-/* One printable line saying what is wrong with answer A to WHAT (for a
- * 2xx the server sent no error message: its body's start is shown). */
-static void describe_answer(const struct rest_answer *a, const char *what, const char *problem, char *out,
-			    size_t size)
-{
-	char start[120];
-
-	rest_one_line(a->text.data ? a->text.data : "", start, sizeof(start));
-	if (!*problem)
-		problem = "was not expected";
-	if (a->status >= 200 && a->status <= 299)
-		snprintf(out, size, "The server's answer to %s (HTTP %ld) %s: %s", what, a->status, problem,
-			 a->text.len ? start : "(empty body)");
-	else
-		snprintf(out, size, "The server answered HTTP %ld to %s: %s", a->status, what,
-			 *a->message ? a->message : "(no message)");
-}
-
 static bool stop_check(void *context)
 {
 	(void)context;
@@ -148,25 +110,6 @@ static char *print_object(const cJSON *item)
 	if (!text)
 		err_set(LL_ENOMEM, "Out of memory.");
 	return text;
-}
-
-static void log_number(enum log_level level, const char *event, const char *key, long long value,
-		       const char *key2, const char *value2)
-{
-	char text[32];
-
-	snprintf(text, sizeof(text), "%lld", value);
-	log_event(level, event, key, text, key2, value2, NULL);
-}
-
-static void log_task(enum log_level level, const char *event, long long task_id, long long attempt,
-		     const char *key, const char *value)
-{
-	char task[32], try[32];
-
-	snprintf(task, sizeof(task), "%lld", task_id);
-	snprintf(try, sizeof(try), "%lld", attempt);
-	log_event(level, event, "task", task, "attempt", try, key, value, NULL);
 }
 
 /* Enrollment: POST /api/v1/agents/enroll with the enrollment token, retried
@@ -208,7 +151,8 @@ static int enroll(struct fleet *f)
 			break;
 		if (rc == 0 && !is_retryable_status(a.status)) {
 			char reason[400];
-			describe_answer(&a, "the enrollment", "is not 201 Created", reason, sizeof(reason));
+			fleet_describe_answer(&a, "the enrollment", "is not 201 Created", reason,
+					      sizeof(reason));
 			rc = a.status >= 200 && a.status <= 299
 				     ? err_set(LL_EFORMAT, "%s.", reason)
 				     : err_set(a.status == 401 ? LL_EAUTH : LL_EINVAL,
@@ -221,7 +165,7 @@ static int enroll(struct fleet *f)
 			char reason[400];
 			long long floor = rc == 0 ? retry_after_ms(&a) : 0;
 			if (rc == 0)
-				describe_answer(&a, "an enrollment", "", reason, sizeof(reason));
+				fleet_describe_answer(&a, "an enrollment", "", reason, sizeof(reason));
 			log_event(LOG_WARN, "server_unreachable", "during", "enroll", "reason",
 				  rc < 0 ? err_message(rc) : reason, NULL);
 			if (rc == 0)
@@ -242,12 +186,12 @@ static int enroll(struct fleet *f)
 	    json_get_string(a.body, "token", IDENTITY_TOKEN_MAX, true, NULL, &token) < 0 ||
 	    !identity_token_valid(token)) {
 		char reason[400];
-		describe_answer(&a, "the enrollment",
-				!a.body ? "is not a JSON object"
-				: json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0
-					? "has no agent id (an integer from 1)"
-					: "has no agent token of the shape llagt_ and 64 hex digits",
-				reason, sizeof(reason));
+		fleet_describe_answer(&a, "the enrollment",
+				      !a.body ? "is not a JSON object"
+				      : json_get_int(a.body, "id", 1, 9007199254740992LL, true, 0, &id) < 0
+					      ? "has no agent id (an integer from 1)"
+					      : "has no agent token of the shape llagt_ and 64 hex digits",
+				      reason, sizeof(reason));
 		rest_answer_release(&a);
 		return err_set(LL_EFORMAT, "%s; nothing was saved.", reason);
 	}
@@ -256,7 +200,7 @@ static int enroll(struct fleet *f)
 	rest_answer_release(&a);
 	if ((rc = identity_save(o->data_dir, &f->identity, o->server, o->name)) < 0)
 		return rc;
-	log_number(LOG_INFO, "enrolled", "agent_id", id, "name", o->name);
+	fleet_log_number(LOG_INFO, "enrolled", "agent_id", id, "name", o->name);
 	return 0;
 }
 
@@ -278,7 +222,7 @@ static int post_until_answered(struct fleet *f, const char *path, const char *bo
 			char reason[400];
 			long long floor = rc == 0 ? retry_after_ms(a) : 0;
 			if (rc == 0)
-				describe_answer(a, during, "", reason, sizeof(reason));
+				fleet_describe_answer(a, during, "", reason, sizeof(reason));
 			log_event(LOG_WARN, "server_unreachable", "during", during, "reason",
 				  rc < 0 ? err_message(rc) : reason, NULL);
 			if (rc == 0)
@@ -318,11 +262,11 @@ static int deliver_result(void *context, long long task_id, long long attempt, c
 		return token_refused(f);
 	}
 	if (a.status >= 200 && a.status <= 299) {
-		log_task(LOG_INFO, "result_delivered", task_id, attempt, "status", "accepted");
+		fleet_log_task(LOG_INFO, "result_delivered", task_id, attempt, "status", "accepted");
 	} else {
 		char reason[400];
-		describe_answer(&a, "a result", "", reason, sizeof(reason));
-		log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", reason);
+		fleet_describe_answer(&a, "a result", "", reason, sizeof(reason));
+		fleet_log_task(LOG_WARN, "result_dropped", task_id, attempt, "reason", reason);
 	}
 	rest_answer_release(&a);
 	return spool_remove(f->options->data_dir, task_id, attempt);
@@ -354,9 +298,10 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt, 
 		rest_client_set_abort(&f->http, stop_check, NULL);
 		if (rc == 0 && !is_retryable_status(a.status)) {
 			char answer_reason[400];
-			describe_answer(&a, "a failure report", "", answer_reason, sizeof(answer_reason));
-			log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id, attempt,
-				 "reason", a.status == 200 ? short_reason : answer_reason);
+			fleet_describe_answer(&a, "a failure report", "", answer_reason,
+					      sizeof(answer_reason));
+			fleet_log_task(a.status == 200 ? LOG_INFO : LOG_WARN, "failure_reported", task_id,
+				       attempt, "reason", a.status == 200 ? short_reason : answer_reason);
 			rest_answer_release(&a);
 			break;
 		}
@@ -369,141 +314,6 @@ static void post_failure(struct fleet *f, long long task_id, long long attempt, 
 		}
 	}
 	free(text);
-}
-
-/* Reads the cancellation flag from a progress or heartbeat answer. */
-static void note_answer(struct task_watch *w, const struct rest_answer *a, bool heartbeat)
-{
-	const cJSON *tasks, *task;
-	bool listed = false;
-
-	if (a->status == 401) {
-		atomic_store(&w->auth_failed, 1);
-		return;
-	}
-	if (a->status == 409) {
-		/* stale_attempt or task_cancelled: our lease is gone either way. */
-		if (strcmp(a->error_code, "task_cancelled") == 0)
-			atomic_store(&w->cancelled, 1);
-		else
-			atomic_store(&w->lost, 1);
-		return;
-	}
-	if (a->status != 200 || !a->body ||
-	    (heartbeat && !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(a->body, "tasks")))) {
-		char reason[400];
-		describe_answer(a, heartbeat ? "a heartbeat" : "a progress report",
-				a->status != 200 ? ""
-				: !a->body       ? "is not a JSON object"
-						 : "has no \"tasks\" array",
-				reason, sizeof(reason));
-		log_task(LOG_WARN, heartbeat ? "heartbeat_malformed" : "progress_malformed", w->task_id,
-			 w->attempt, "reason", reason);
-		return;
-	}
-	if (!heartbeat) {
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a->body, "cancelled")))
-			atomic_store(&w->cancelled, 1);
-		return;
-	}
-	tasks = cJSON_GetObjectItemCaseSensitive(a->body, "tasks");
-	cJSON_ArrayForEach(task, tasks) {
-		long long id, attempt;
-		if (json_get_int(task, "task_id", 1, 9007199254740992LL, true, 0, &id) < 0 ||
-		    id != w->task_id)
-			continue;
-		if (json_get_int(task, "attempt", 1, 1000000, false, w->attempt, &attempt) < 0 ||
-		    attempt != w->attempt)
-			continue;
-		listed = true;
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(task, "cancelled")))
-			atomic_store(&w->cancelled, 1);
-	}
-	if (!listed && cJSON_IsArray(tasks))
-		atomic_store(&w->lost, 1);
-}
-
-static bool watch_done(void *context)
-{
-	struct task_watch *w = context;
-
-	return atomic_load(&w->done) != 0;
-}
-
-/* The heartbeat thread: renews the lease every heartbeat_seconds, posts
- * progress when it changed, and notes cancellation. */
-static void heartbeat_main(void *arg)
-{
-	struct task_watch *w = arg;
-	struct fleet *f = w->fleet;
-	struct rest_client c;
-	struct rest_answer a;
-	char heartbeat_path[64], progress_path[64];
-	long long next_heartbeat = clock_monotonic_us() / 1000 + w->heartbeat_ms;
-	long long last_progress = 0;
-	int posted_seq = 0;
-
-	if (rest_client_open(&c, f->options->server, f->identity.token) < 0) {
-		log_event(LOG_ERROR, "heartbeat_failed", "reason", err_message(LL_ENOMEM), NULL);
-		return;
-	}
-	rest_client_set_abort(&c, watch_done, w);
-	snprintf(heartbeat_path, sizeof(heartbeat_path), "/api/v1/agents/%lld/heartbeat", f->identity.id);
-	snprintf(progress_path, sizeof(progress_path), "/api/v1/tasks/%lld/progress", w->task_id);
-	while (!atomic_load(&w->done)) {
-		long long now = clock_monotonic_us() / 1000;
-		int seq = atomic_load(&w->progress_seq);
-		int phase = atomic_load(&w->phase);
-
-		if (seq != posted_seq && phase >= 0 && now - last_progress >= PROGRESS_INTERVAL_MS) {
-			char body[160];
-			snprintf(body, sizeof(body), "{\"attempt\":%lld,\"phase\":\"%s\",\"percent\":%d}",
-				 w->attempt, phase_names[phase], atomic_load(&w->percent));
-			last_progress = now;
-			if (rest_client_post(&c, progress_path, body, HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
-				note_answer(w, &a, false);
-				if (a.status == 200) {
-					posted_seq = seq;
-					next_heartbeat = now + w->heartbeat_ms;
-				}
-				rest_answer_release(&a);
-			}
-		} else if (now >= next_heartbeat) {
-			if (rest_client_post(&c, heartbeat_path, "{}", HEARTBEAT_TIMEOUT_SECONDS, &a) == 0) {
-				note_answer(w, &a, true);
-				next_heartbeat = now + (a.status == 200 ? w->heartbeat_ms : 1000);
-				rest_answer_release(&a);
-			} else {
-				next_heartbeat = now + 1000;
-			}
-		}
-		plat_sleep_ms(100);
-	}
-	rest_client_close(&c);
-}
-
-/* pipeline.h's progress(): records the phase for the heartbeat thread and
- * answers whether the pipeline must stop. */
-static bool on_progress(void *context, const char *phase, int percent)
-{
-	struct task_watch *w = context;
-
-	for (int i = 0; phase && phase_names[i]; i++) {
-		if (strcmp(phase, phase_names[i]) != 0)
-			continue;
-		if (percent < 0)
-			percent = 0;
-		if (percent > 100)
-			percent = 100;
-		if (atomic_load(&w->phase) != i || atomic_load(&w->percent) != percent) {
-			atomic_store(&w->percent, percent);
-			atomic_store(&w->phase, i);
-			atomic_fetch_add(&w->progress_seq, 1);
-		}
-		break;
-	}
-	return atomic_load(&w->cancelled) || atomic_load(&w->lost) || atomic_load(&w->auth_failed) ||
-	       plat_stop_requested();
 }
 
 /* Checks the lease's job against every bound, as the server did, and
@@ -539,7 +349,7 @@ static void remove_work(long long task_id, long long attempt, const char *work_d
 			return;
 		plat_sleep_unless_stopped(200);
 	}
-	log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
+	fleet_log_task(LOG_WARN, "work_not_removed", task_id, attempt, "reason", err_message(rc));
 }
 
 /* A task that could not start: reports RC's message as a retryable
@@ -595,16 +405,16 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	}
 	if (json_get_int(lease, "heartbeat_seconds", 1, 3600, false, 10, &heartbeat_seconds) < 0)
 		heartbeat_seconds = 10;
-	log_task(LOG_INFO, "task_leased", task_id, attempt, "job",
-		 cJSON_IsString(cJSON_GetObjectItemCaseSensitive(job, "name"))
-			 ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring
-			 : "");
+	fleet_log_task(LOG_INFO, "task_leased", task_id, attempt, "job",
+		       cJSON_IsString(cJSON_GetObjectItemCaseSensitive(job, "name"))
+			       ? cJSON_GetObjectItemCaseSensitive(job, "name")->valuestring
+			       : "");
 
 	/* Bounds are checked here again: never trust the server blindly. */
 	if (!cJSON_IsObject(job) || (rc = check_job(job, &checked_job)) < 0) {
 		snprintf(reason, sizeof(reason), "The agent refused the job: %s",
 			 cJSON_IsObject(job) ? err_message(rc) : "the lease has no job.");
-		log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
+		fleet_log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
 		post_failure(f, task_id, attempt, reason, false);
 		return TASK_REFUSED;
 	}
@@ -616,7 +426,9 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	}
 
 	memset(&w, 0, sizeof(w));
-	w.fleet = f;
+	w.server = f->options->server;
+	w.token = f->identity.token;
+	w.agent_id = f->identity.id;
 	w.task_id = task_id;
 	w.attempt = attempt;
 	w.heartbeat_ms = heartbeat_seconds * 1000;
@@ -627,7 +439,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	atomic_init(&w.lost, 0);
 	atomic_init(&w.auth_failed, 0);
 	atomic_init(&w.done, 0);
-	if ((rc = plat_thread_start(heartbeat_main, &w, &thread)) < 0) {
+	if ((rc = plat_thread_start(task_watch_heartbeat_main, &w, &thread)) < 0) {
 		return task_not_started(f, task_id, attempt, rc, checked_job);
 	}
 
@@ -640,7 +452,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		const cJSON *cores = cJSON_GetObjectItemCaseSensitive(f->facts, "cores");
 		task.jobs = cJSON_IsNumber(cores) && cores->valuedouble >= 1 ? (int)cores->valuedouble : 1;
 	}
-	task.progress = on_progress;
+	task.progress = task_watch_progress;
 	task.progress_context = &w;
 	snprintf(blob_dir, sizeof(blob_dir), "%s%cblobs", f->options->data_dir, plat_path_separator);
 	task.fetch_blob = fetch_blob;
@@ -661,8 +473,8 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	}
 	if (atomic_load(&w.cancelled) || atomic_load(&w.lost)) {
 		/* The server no longer wants this attempt: post nothing. */
-		log_task(LOG_INFO, "task_abandoned", task_id, attempt, "reason",
-			 atomic_load(&w.cancelled) ? "the job was cancelled" : "the lease was lost");
+		fleet_log_task(LOG_INFO, "task_abandoned", task_id, attempt, "reason",
+			       atomic_load(&w.cancelled) ? "the job was cancelled" : "the lease was lost");
 		cJSON_Delete(result);
 		plat_remove_tree(work_dir);
 		return TASK_FAILED;
@@ -675,7 +487,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 			plat_remove_tree(work_dir);
 			return TASK_STOPPED;
 		}
-		log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
+		fleet_log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
 		post_failure(f, task_id, attempt, reason, true);
 		return TASK_FAILED;
 	}
@@ -695,9 +507,9 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		free(text);
 		return TASK_FAILED;
 	}
-	log_task(LOG_INFO, "task_finished", task_id, attempt, NULL, NULL);
+	fleet_log_task(LOG_INFO, "task_finished", task_id, attempt, NULL, NULL);
 	if ((rc = spool_put(f->options->data_dir, task_id, attempt, text)) < 0)
-		log_task(LOG_WARN, "spool_failed", task_id, attempt, "reason", err_message(rc));
+		fleet_log_task(LOG_WARN, "spool_failed", task_id, attempt, "reason", err_message(rc));
 	rc = deliver_result(f, task_id, attempt, text);
 	free(text);
 	remove_work(task_id, attempt, work_dir);
@@ -765,7 +577,7 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 		rest_answer_release(&a);
 		return token_refused(f);
 	}
-	describe_answer(&a, "a lease", a.status == 200 ? problem : "", reason, sizeof(reason));
+	fleet_describe_answer(&a, "a lease", a.status == 200 ? problem : "", reason, sizeof(reason));
 	rc = err_set(a.status == 200                 ? LL_EFORMAT
 		     : is_retryable_status(a.status) ? LL_EIO
 						     : LL_EINVAL,
@@ -807,7 +619,7 @@ int fleet_run(const struct fleet_options *options)
 		goto out;
 	}
 	rest_client_set_abort(&f.http, stop_check, NULL);
-	log_number(LOG_INFO, "agent_started", "agent_id", f.identity.id, "server", options->server);
+	fleet_log_number(LOG_INFO, "agent_started", "agent_id", f.identity.id, "server", options->server);
 
 	/* Results finished before a restart go first. */
 	rc = spool_each(options->data_dir, deliver_result, &f);

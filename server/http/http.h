@@ -1,7 +1,7 @@
 /*
  * http.h - the HTTP door (http.c, on libmicrohttpd): what route handlers
- * see of a request and how they answer, the route table it is given, and
- * starting and stopping it. Beside it: auth.h (who may call), capacity.h
+ * see of a request and how they answer (http_reply.c), the route table it
+ * is given (http_route.c), and starting and stopping it. Beside it: auth.h (who may call), capacity.h
  * (connection and long-poll limits), metrics.h (/metrics counters).
  *
  * A handler is `int handler(struct http_request *req, struct http_reply
@@ -144,6 +144,12 @@ int route_table_match(const struct route_table *table, const char *method, const
 		      long long *ret_id, bool *ret_wrong_method);
 /* How ROUTE takes its body as a stream, or NULL: into req->body. */
 const struct route_stream *route_table_stream(const struct route_table *table, const struct route *route);
+
+/* Replaces every byte of TEXT that is not part of well-formed UTF-8 with
+ * '?' (http_reply.c): a message may quote a query argument or be cut by
+ * its buffer mid-character, and what the daemon sends must be valid JSON
+ * (and its log lines valid UTF-8). */
+void http_utf8_sanitize(char *text);
 
 /* Reply helpers; each returns 0 so a handler can `return reply_...;`. */
 int reply_json(struct http_reply *reply, int status, cJSON *body);

@@ -10,11 +10,35 @@
  * — is its summary, computed once and cached in the store; a job's report
  * then reads summaries only.
  *
- * Files: summary.c (one result's summary; summarizer.c runs it in the
- * background), report_job.c (a job's report), report_compare.c (two jobs;
- * report_sides.c reads each job's tasks, report_between.c adds what varies
- * between jobs and names the metric a row is judged by), report_format.c
- * (rendering), sharing report_int.h.
+ * Files (the folder's map; report_int.h is what they share):
+ *   summary.c           one result's summary (report_summarize_*());
+ *                       summary.h: compare's data of a result, made apart
+ *   summary_cache.c     the summary cache's one writer (summary.h)
+ *   summarizer.c        summaries and compare data in the background
+ *                       (summarizer.h)
+ *   report_result.c     the readers of a stored result: its samples, its
+ *                       variants, its cell's key (below summary.c,
+ *                       report_job.c, report_compare_data.c)
+ *   report_stats.c      the sorted sample and the bootstraps, bit for bit
+ *                       stats.h's; report_draws.c (report_draws.h) their
+ *                       draws and the tables of draws kept
+ *   report_job.c        a job's report (report_job())
+ *   report_compare.c    two jobs compared: entry points, the rows on
+ *                       threads, the comparison written
+ *   report_compare_row.c one row: can the sides compare, each metric's
+ *                       figures, the verdict (report_compare_row.h)
+ *   report_sides.c      each job's tasks and their compare data
+ *                       (report_sides.h)
+ *   report_compare_data.c what compare needs of one result, cached
+ *   report_between.c    what varies between jobs; the metric a row is
+ *                       judged by (report_between.h)
+ *   report_paired.c     the floor ratio paired by pass (report_paired.h)
+ *   report_compare_program.c two program jobs' files and settings
+ *   report_series.c     a series' history (report_series())
+ *   report_format.c     Markdown and CSV, and a row written as JSON text
+ *                       (report_row.h)
+ *   calibration.c       an agent's calibration from its result
+ *                       (calibration.h)
  *
  * A difference is called significant when the Mann-Whitney p < 0.05, the
  * bootstrap 95 % CI of the ratio of medians excludes 1, and the change is

@@ -1,7 +1,8 @@
 /*
  * report_int.h - what the report's files share: summary.c (one result's
  * summary), report_job.c (a job's report), report_compare.c (two jobs
- * compared). Only they include it.
+ * compared), and the files below them (report_result.c, report_stats.c,
+ * report_compare_data.c). Only the files of reports/ include it.
  */
 #ifndef LOADLAB_SERVER_REPORT_INT_H
 #define LOADLAB_SERVER_REPORT_INT_H
@@ -43,7 +44,10 @@ static inline double round_to(double v, double step)
 	return round(v / step) * step + 0.0;
 }
 
-/* The samples of ARRAY (numbers >= 0) into a new array; LL_EINVAL when
+/* The readers of a stored result (report_result.c, below summary.c,
+ * report_job.c and report_compare_data.c, which all read results):
+ *
+ * the samples of ARRAY (numbers >= 0) into a new array; LL_EINVAL when
  * ARRAY is not a non-empty list of finite non-negative numbers. */
 int report_samples_of(const cJSON *array, double **ret, size_t *ret_n);
 
@@ -259,10 +263,12 @@ int report_compare_variant_sample(const struct report_compare_variant *v, struct
 void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
 			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant);
 
-/* The variant named NAME in the array VARIANTS of a result, or NULL. */
+/* The variant named NAME in the array VARIANTS of a result, or NULL
+ * (report_result.c). */
 const cJSON *report_find_variant(const cJSON *variants, const char *name);
 
-/* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell. */
+/* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell
+ * (report_result.c). */
 void report_cell_key(const cJSON *cell, char *out, size_t size);
 
 /* report_compare_program.c: whether two jobs' specs have equal "generator"

@@ -1,6 +1,9 @@
 /* A job's report from its results' summaries: see report.h. Rendering
  * is in report_format.c. */
 #include "report_int.h"
+#include "summary.h"
+
+#include "loadlab/array.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -12,23 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void report_cell_key(const cJSON *cell, char *out, size_t size)
-{
-	const cJSON *item;
-	size_t len = 0;
-
-	out[0] = '\0';
-	cJSON_ArrayForEach(item, cell) {
-		int n = snprintf(out + len, size - len, "%s%s=%s", len ? " " : "", item->string,
-				 cJSON_IsString(item) ? item->valuestring : "?");
-		if (n < 0 || (size_t)n >= size - len)
-			break;
-		len += (size_t)n;
-	}
-	if (!out[0])
-		snprintf(out, size, "any");
-}
 
 /* A result whose summary is not cached: summarized after the walk (the
  * store's reader is busy during it), on REPORT_THREADS threads. */
@@ -59,17 +45,18 @@ struct job_rows {
 /* Keeps a computed summary for cache_summaries(); false: no memory. */
 static bool keep_computed(struct job_rows *rows, long long id, char *text)
 {
-	if (rows->computed == rows->room) {
-		size_t room = rows->room ? rows->room * 2 : 64;
-		long long *ids = realloc(rows->ids, room * sizeof(*ids));
-		char **texts = ids ? realloc(rows->texts, room * sizeof(*texts)) : NULL;
-		if (ids)
-			rows->ids = ids;
-		if (!texts)
-			return false;
-		rows->texts = texts;
-		rows->room = room;
-	}
+	size_t ids_room = rows->room, texts_room = rows->room;
+	long long *ids;
+	char **texts;
+
+	/* Two arrays of one length, as report_data_keep() grows them. */
+	if (!(ids = array_grow(rows->ids, rows->computed, &ids_room, sizeof(*ids), 64)))
+		return false;
+	rows->ids = ids;
+	if (!(texts = array_grow(rows->texts, rows->computed, &texts_room, sizeof(*texts), 64)))
+		return false;
+	rows->texts = texts;
+	rows->room = texts_room;
 	rows->ids[rows->computed] = id;
 	rows->texts[rows->computed++] = text;
 	return true;
@@ -79,16 +66,13 @@ static bool keep_computed(struct job_rows *rows, long long id, char *text)
  * memory. */
 static bool keep_pending(struct job_rows *rows, cJSON *t, long long id, const char *body)
 {
+	struct pending *pending =
+		array_grow(rows->pending, rows->pending_count, &rows->pending_room, sizeof(*pending), 64);
 	char *copy;
 
-	if (rows->pending_count == rows->pending_room) {
-		size_t room = rows->pending_room ? rows->pending_room * 2 : 64;
-		struct pending *bigger = realloc(rows->pending, room * sizeof(*bigger));
-		if (!bigger)
-			return false;
-		rows->pending = bigger;
-		rows->pending_room = room;
-	}
+	if (!pending)
+		return false;
+	rows->pending = pending;
 	if (!(copy = strdup(body)))
 		return false;
 	rows->pending[rows->pending_count++] = (struct pending){.task = t, .result_id = id, .body = copy};
@@ -193,9 +177,7 @@ static void summarize_pending(struct job_rows *rows)
  * frees them. */
 static void cache_summaries(struct store *store, struct job_rows *rows)
 {
-	if (store)
-		store_summaries_put(store, rows->computed, rows->ids, REPORT_SUMMARY_VERSION,
-				    (const char *const *)rows->texts, NULL, NULL);
+	summary_cache_put(store, rows->computed, rows->ids, (const char *const *)rows->texts, NULL, NULL);
 	for (size_t i = 0; i < rows->computed; i++)
 		free(rows->texts[i]);
 	free(rows->ids);

@@ -2,6 +2,7 @@
 #include "report_sides.h"
 #include "summary.h"
 
+#include "loadlab/array.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/stats.h"
@@ -56,14 +57,11 @@ struct side_task *report_side_find(struct compare_side *side, const char *key)
 /* Room for one more task; LL_ENOMEM. */
 static int side_grow(struct compare_side *side)
 {
-	if (side->count == side->room) {
-		size_t room = side->room ? side->room * 2 : 64;
-		struct side_task *tasks = realloc(side->tasks, room * sizeof(*tasks));
-		if (!tasks)
-			return LL_ENOMEM;
-		side->tasks = tasks;
-		side->room = room;
-	}
+	struct side_task *tasks = array_grow(side->tasks, side->count, &side->room, sizeof(*tasks), 64);
+
+	if (!tasks)
+		return LL_ENOMEM;
+	side->tasks = tasks;
 	if ((side->count + 1) * 2 + 2 > side->capacity) {
 		size_t capacity = side->capacity ? side->capacity * 2 : 128;
 		size_t *index = calloc(capacity, sizeof(*index));

@@ -86,8 +86,7 @@ static size_t summarize_batch(struct summarizer *z, const long long *ids, size_t
 		cJSON_Delete(summary);
 		free(body);
 	}
-	if (store_summaries_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION, (const char *const *)texts,
-				NULL, NULL) < 0)
+	if (summary_cache_put(z->store, done, done_ids, (const char *const *)texts, NULL, NULL) < 0)
 		done = 0;
 	for (size_t i = 0; i < done; i++)
 		free(texts[i]);
@@ -109,8 +108,7 @@ static void compare_batch(struct summarizer *z, const long long *ids, size_t n)
 		free(body);
 		free(cell);
 	}
-	store_compare_data_put(z->store, done, done_ids, REPORT_SUMMARY_VERSION, (const void *const *)data,
-			       len);
+	summary_cache_put(z->store, done, done_ids, NULL, (const void *const *)data, len);
 	for (size_t i = 0; i < done; i++)
 		free(data[i]);
 }

@@ -15,29 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int report_samples_of(const cJSON *array, double **ret, size_t *ret_n)
-{
-	const cJSON *item;
-	size_t n = 0, count = cJSON_IsArray(array) ? (size_t)cJSON_GetArraySize(array) : 0;
-	double *x;
-
-	if (count == 0 || count > STATS_MAX_SAMPLES)
-		return LL_EINVAL;
-	x = malloc(count * sizeof(*x));
-	if (!x)
-		return LL_ENOMEM;
-	cJSON_ArrayForEach(item, array) {
-		if (!cJSON_IsNumber(item) || !isfinite(item->valuedouble) || item->valuedouble < 0) {
-			free(x);
-			return LL_EINVAL;
-		}
-		x[n++] = item->valuedouble;
-	}
-	*ret = x;
-	*ret_n = n;
-	return 0;
-}
-
 void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
 			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant)
 {
@@ -218,16 +195,6 @@ static cJSON *summarize_cold(const cJSON *cold, const char *name, struct report_
 	if (cJSON_IsArray(get(cold, "modules")))
 		cJSON_AddItemToObject(c, "modules", cJSON_Duplicate(get(cold, "modules"), true));
 	return c;
-}
-
-const cJSON *report_find_variant(const cJSON *variants, const char *name)
-{
-	const cJSON *v;
-
-	cJSON_ArrayForEach(v, variants)
-		if (string(v, "name") && strcmp(string(v, "name"), name) == 0)
-			return v;
-	return NULL;
 }
 
 static void add_cold_vs(cJSON *mine, const cJSON *base)
@@ -526,43 +493,4 @@ int report_compare_data_of(const char *body, const char *cell, void **ret_compar
 	cJSON_Delete(root);
 	report_sample_release(&s);
 	return rc;
-}
-
-void report_data_keep(struct report_data_kept *k, long long result_id, const void *data, size_t len)
-{
-	void *copy;
-
-	if (k->count == k->room) {
-		size_t room = k->room ? k->room * 2 : 64;
-		long long *ids = realloc(k->ids, room * sizeof(*ids));
-		void **d = ids ? realloc(k->data, room * sizeof(*d)) : NULL;
-		size_t *lens = d ? realloc(k->len, room * sizeof(*lens)) : NULL;
-		if (ids)
-			k->ids = ids;
-		if (d)
-			k->data = d;
-		if (!lens)
-			return;
-		k->len = lens;
-		k->room = room;
-	}
-	if (!(copy = malloc(len)))
-		return;
-	memcpy(copy, data, len);
-	k->ids[k->count] = result_id;
-	k->data[k->count] = copy;
-	k->len[k->count++] = len;
-}
-
-void report_data_store(struct report_data_kept *k, struct store *store)
-{
-	if (store)
-		store_compare_data_put(store, k->count, k->ids, REPORT_SUMMARY_VERSION,
-				       (const void *const *)k->data, k->len);
-	for (size_t i = 0; i < k->count; i++)
-		free(k->data[i]);
-	free(k->ids);
-	free(k->data);
-	free(k->len);
-	*k = (struct report_data_kept){0};
 }

@@ -23,6 +23,17 @@ struct store;
  * json_parse_object()) when BODY is not a JSON object, LL_ENOMEM. */
 int report_compare_data_of(const char *body, const char *cell, void **ret_compare, size_t *ret_compare_len);
 
+/* The summary cache's one writer (summary_cache.c): every path that
+ * caches what it computed calls it. Caches, for COUNT results
+ * RESULT_IDS, their SUMMARIES (text) of REPORT_SUMMARY_VERSION with
+ * COMPARE[i] (COMPARE_LEN[i] bytes; COMPARE or COMPARE[i] NULL: none)
+ * in one write: store_summaries_put(). SUMMARIES NULL: compare data only,
+ * beside summaries of this version already cached (results not
+ * summarized yet are left as they are): store_compare_data_put(). STORE
+ * NULL: nothing. The store's error, or 0. */
+int summary_cache_put(struct store *store, size_t count, const long long *result_ids,
+		      const char *const *summaries, const void *const *compare, const size_t *compare_len);
+
 /* Compare data computed by a compare (report_compare.c) for results
  * whose data was not cached, kept to be cached once for later compares. */
 struct report_data_kept {
@@ -37,8 +48,9 @@ struct report_data_kept {
 void report_data_keep(struct report_data_kept *kept, long long result_id, const void *data, size_t len);
 
 /* Caches what KEPT holds beside the results' summaries of this version
- * (store_compare_data_put(): results not summarized yet are left to the
- * summarizer) in one write, and frees it. STORE NULL: frees only. */
+ * (summary_cache_put() without summaries: results not summarized yet are
+ * left to the summarizer) in one write, and frees it. STORE NULL: frees
+ * only. */
 void report_data_store(struct report_data_kept *kept, struct store *store);
 
 #endif

@@ -226,7 +226,8 @@ int store_results_unsummarized(struct store *store, int version, long long limit
 int store_results_without_compare(struct store *store, int version, long long limit,
 				  void (*fn)(void *context, long long result_id), void *context);
 
-/* Caches the summaries computed from results' texts (summary.c): COUNT
+/* Caches the summaries computed from results' texts (called only by
+ * summary_cache_put(), reports/summary_cache.c, as is the next): COUNT
  * pairs of RESULT_IDS[i] and SUMMARIES[i], with COMPARE[i] (COMPARE_LEN[i]
  * bytes; COMPARE or COMPARE[i] NULL: none), all in one transaction. A
  * summary stored without compare data keeps the compare data already

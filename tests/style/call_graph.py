@@ -15,12 +15,10 @@ loadlabd (server/ and common/), loadlab-agent (agent/ and common/) and
 loadlab (cli/, rest_client/ and common/), so that a name defined in two
 programs (each program's main) is resolved in the one it is linked into.
 
-Usage: call_graph.py BUILD_DIR [--print] [--known "FILE FILE..."]...
+Usage: call_graph.py BUILD_DIR [--print]
 Prints every loop as the files in it and one cycle through them; exits 1
-when there is one, 2 when the objects are missing (build first). --print
-also prints every file's callees. --known names a loop that is known and
-waiting for its fix: exactly that loop is printed but does not fail (a
-loop that grew, or any other, still does).
+when there is one (no loop is allowed), 2 when the objects are missing
+(build first). --print also prints every file's callees.
 """
 import os
 import subprocess
@@ -166,10 +164,6 @@ def main():
         return 2
     build = sys.argv[1]
     printing = "--print" in sys.argv[2:]
-    known = set()
-    for i, word in enumerate(sys.argv):
-        if word == "--known" and i + 1 < len(sys.argv):
-            known.add(tuple(sorted(sys.argv[i + 1].split())))
     seen, failed, programs = set(), False, 0
     for program, members in PROGRAMS.items():
         edges = graph(build, members)
@@ -184,17 +178,15 @@ def main():
             if key in seen:
                 continue
             seen.add(key)
-            waiting = key in known
-            failed = failed or not waiting
-            print(f"{'known loop, waiting for its fix' if waiting else 'loop'} of {len(component)} files: "
+            failed = True
+            print(f"loop of {len(component)} files: "
                   f"{' -> '.join(cycle(edges, component))}")
             print(f"  in it: {' '.join(component)}")
     if programs == 0:
         print(f"no object files under {build} (build first)")
         return 2
     if not failed:
-        print(f"no loop of files in the call graphs of {programs} programs"
-              + (" but the known ones" if seen else ""))
+        print(f"no loop of files in the call graphs of {programs} programs")
     return 1 if failed else 0
 
 

@@ -98,6 +98,9 @@ int job_spec_elf_preset(const char *name, struct job_spec_elf_knobs *ret);
  * the field. The caller deletes *RET_NORMALIZED. */
 int job_spec_normalize(const cJSON *submitted, cJSON **ret_normalized);
 
+/* job_spec_expand_cells() and the three matches below it: a normalized
+ * spec's cells and the agents they select (job_spec_cells.c). */
+
 /* The cells of a normalized spec's "cells" matrix: an array of objects
  * {KEY: VALUE}, the cartesian product in key order (one empty object for
  * an empty matrix). For an "each_agent" matrix, LL_EINVAL. */
