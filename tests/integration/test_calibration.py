@@ -4,9 +4,11 @@ known-effect self-test to one agent, a real Linux agent runs it natively
 `last_calibration` in GET /api/v1/agents. Bad requests are refused with a
 clear error and change nothing.
 
-The band checked here (recovered/injected within 0.8..1.3) is loose on
-purpose: this machine is shared and loaded; tight bands belong to the
-agent's own test (tests/agent/test_calibrate.py), which runs alone.
+No band of recovered/injected is checked here: how close the recovered
+cost comes is a timing judged against a goal, measured by `make
+lab-check` (tests/lab/lab_calibrate.py) on a quiet machine, never gated
+on in `make test` (issue 23). What is checked holds on any machine: the
+job's shape, the record's fields and arithmetic, the CLI's line.
 """
 import os
 import random
@@ -82,8 +84,6 @@ def test_calibrate_one_agent_records_its_last_calibration():
             # The agent's passes pair every variant's samples: the CLI says so.
             assert cal["paired"] is True, cal
             assert re.search(r"; from 2X: [0-9.]+ us\), paired by pass, other CPU max", out), out
-            assert 0.8 <= cal["ratio"] <= 1.3, cal
-            assert 0.8 <= cal["ratio_2x"] <= 1.3, cal
             assert abs(cal["recovered_us"] / DELAY_US - cal["ratio"]) < 1e-9, cal
             low, high = cal["ci_us"]
             assert low <= cal["recovered_us"] <= high, cal
