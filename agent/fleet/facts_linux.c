@@ -112,28 +112,16 @@ static void file_system(const char *path, char *out, size_t size)
 		fclose(f);
 	if (!*best && statfs(real, &st) == 0) {
 		/* Magic numbers of <linux/magic.h>. */
-		switch ((unsigned long)st.f_type) {
-		case 0xEF53UL:
-			snprintf(best, sizeof(best), "ext4");
-			break;
-		case 0x58465342UL:
-			snprintf(best, sizeof(best), "xfs");
-			break;
-		case 0x9123683EUL:
-			snprintf(best, sizeof(best), "btrfs");
-			break;
-		case 0x01021994UL:
-			snprintf(best, sizeof(best), "tmpfs");
-			break;
-		case 0x4d44UL:
-			snprintf(best, sizeof(best), "vfat");
-			break;
-		case 0x5346544eUL:
-			snprintf(best, sizeof(best), "ntfs");
-			break;
-		default:
-			break;
-		}
+		static const struct {
+			unsigned long magic;
+			const char *name;
+		} kinds[] = {
+			{0xEF53UL, "ext4"},      {0x58465342UL, "xfs"}, {0x9123683EUL, "btrfs"},
+			{0x01021994UL, "tmpfs"}, {0x4d44UL, "vfat"},    {0x5346544eUL, "ntfs"},
+		};
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if ((unsigned long)st.f_type == kinds[i].magic)
+				snprintf(best, sizeof(best), "%s", kinds[i].name);
 	}
 	if (strcmp(best, "vfat") == 0 || strcmp(best, "msdos") == 0)
 		snprintf(best, sizeof(best), "fat32");

@@ -236,7 +236,8 @@ size_t json_number_text(double d, char *out)
 int json_append_string(struct buf *out, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *run;
+	static const char controls[] = "\b\f\n\r\t", letters[] = "bfnrt";
+	const char *run, *control;
 	int rc;
 
 	if (!s)
@@ -252,27 +253,12 @@ int json_append_string(struct buf *out, const char *s)
 		if ((rc = buf_append(out, run, (size_t)(s - run))) < 0)
 			return rc;
 		run = s + 1;
-		switch (c) {
-		case '"':
-		case '\\':
+		/* The characters JSON escapes with one letter, else \u00XX. */
+		if (c == '"' || c == '\\') {
 			escape[1] = (char)c;
-			break;
-		case '\b':
-			escape[1] = 'b';
-			break;
-		case '\f':
-			escape[1] = 'f';
-			break;
-		case '\n':
-			escape[1] = 'n';
-			break;
-		case '\r':
-			escape[1] = 'r';
-			break;
-		case '\t':
-			escape[1] = 't';
-			break;
-		default:
+		} else if (c && (control = strchr(controls, c))) {
+			escape[1] = letters[control - controls];
+		} else {
 			memcpy(escape + 1, (char[]){'u', '0', '0', hex[c >> 4], hex[c & 15]}, 5);
 			n = 6;
 		}

@@ -215,23 +215,18 @@ void log_flush(void)
 {
 }
 
-void log_event(enum log_level level, const char *event, ...)
+/* Writes LINE at once, with its head. */
+static void emit(enum log_level level, struct log_line *line)
 {
-	struct log_line line;
 	struct timeval tv;
 	char second[20];
 	char *start;
-	va_list ap;
 
-	if (level < log_level)
-		return;
-	va_start(ap, event);
-	format_line(&line, level, event, ap);
-	va_end(ap);
+	(void)level;
 	gettimeofday(&tv, NULL);
 	format_second(tv.tv_sec, second);
-	start = put_head(&line, second, (int)(tv.tv_usec / 1000));
-	fwrite(start, 1, (size_t)(line.text + LOG_HEAD_ROOM + line.len - start),
+	start = put_head(line, second, (int)(tv.tv_usec / 1000));
+	fwrite(start, 1, (size_t)(line->text + LOG_HEAD_ROOM + line->len - start),
 	       log_stream ? log_stream : stderr);
 	fflush(log_stream ? log_stream : stderr);
 }
@@ -343,20 +338,14 @@ int log_set_buffered(bool on)
 	return e ? err_set(LL_EIO, "Cannot start the log's flusher thread.") : 0;
 }
 
-void log_event(enum log_level level, const char *event, ...)
+/* Adds LINE, with its head, to the pending lines, and flushes them when
+ * the log is not buffered, LEVEL is a warning or more, or they are many. */
+static void emit(enum log_level level, struct log_line *line)
 {
-	struct log_line line;
 	struct timeval tv;
 	char *start, *grown;
 	size_t len, alloc;
 	bool flush_now;
-	va_list ap;
-
-	if (level < log_level)
-		return;
-	va_start(ap, event);
-	format_line(&line, level, event, ap);
-	va_end(ap);
 
 	pthread_mutex_lock(&pending_lock);
 	gettimeofday(&tv, NULL);
@@ -364,8 +353,8 @@ void log_event(enum log_level level, const char *event, ...)
 		format_second(tv.tv_sec, cached_second);
 		cached_seconds = tv.tv_sec;
 	}
-	start = put_head(&line, cached_second, (int)(tv.tv_usec / 1000));
-	len = (size_t)(line.text + LOG_HEAD_ROOM + line.len - start);
+	start = put_head(line, cached_second, (int)(tv.tv_usec / 1000));
+	len = (size_t)(line->text + LOG_HEAD_ROOM + line->len - start);
 	if (pending_len + len > pending_alloc) {
 		alloc = pending_alloc ? pending_alloc : 2 * LOG_FLUSH_BYTES;
 		while (alloc < pending_len + len)
@@ -388,3 +377,16 @@ void log_event(enum log_level level, const char *event, ...)
 }
 
 #endif
+
+void log_event(enum log_level level, const char *event, ...)
+{
+	struct log_line line;
+	va_list ap;
+
+	if (level < log_level)
+		return;
+	va_start(ap, event);
+	format_line(&line, level, event, ap);
+	va_end(ap);
+	emit(level, &line);
+}

@@ -1,7 +1,8 @@
 /*
  * store_fixture.h - the store options the server's unit tests open their
- * stores with: short leases and backoffs, so that expiry and retries can
- * be driven by a test's own clock.
+ * stores with (short leases and backoffs, so that expiry and retries can
+ * be driven by a test's own clock), their jobs and agents, and the
+ * temporary folder their store files live in.
  */
 #ifndef LOADLAB_TEST_STORE_FIXTURE_H
 #define LOADLAB_TEST_STORE_FIXTURE_H
@@ -13,6 +14,7 @@
 #include "loadlab/json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct store_options test_store_options = {
@@ -63,6 +65,30 @@ static inline long long fixture_num(const cJSON *obj, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItem(obj, key);
 	return cJSON_IsNumber(item) ? (long long)item->valuedouble : -1;
+}
+
+/* DIR (FIXTURE_DIR_SIZE bytes) becomes a new folder /tmp/loadlab-NAME-XXXXXX
+ * for a test's store files; the test exits 1 when it cannot be made. */
+#define FIXTURE_DIR_SIZE 64
+static inline void fixture_dir_make(const char *name, char *dir)
+{
+	snprintf(dir, FIXTURE_DIR_SIZE, "/tmp/loadlab-%s-XXXXXX", name);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+/* Removes DIR and what is in it; the test's exit code (check_finish()),
+ * 1 when DIR could not be removed. */
+static inline int fixture_dir_finish(const char *dir)
+{
+	char command[FIXTURE_DIR_SIZE + 16];
+
+	snprintf(command, sizeof(command), "rm -rf %s", dir);
+	if (system(command) != 0)
+		return 1;
+	return check_finish();
 }
 
 #endif

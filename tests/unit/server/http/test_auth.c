@@ -142,20 +142,16 @@ static void test_check(struct store *s)
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-auth-XXXXXX", path[300], command[300];
+	char dir[FIXTURE_DIR_SIZE], path[300];
 	struct store *s = NULL;
 
 	test_hash();
 	test_generate_and_shape();
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("auth", dir);
 	snprintf(path, sizeof(path), "%s/store.db", dir);
 	CHECK_EQ_INT(store_open(path, &test_store_options, &s), 0);
 	if (s)
 		test_check(s);
 	store_close(s);
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	return fixture_dir_finish(dir);
 }

@@ -236,16 +236,11 @@ static void test_summarizer_both(void)
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-summary-XXXXXX";
-	char command[300];
+	char dir[FIXTURE_DIR_SIZE];
 
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("summary", dir);
 	snprintf(db_path, sizeof(db_path), "%s/store.db", dir);
 	test_made_apart();
 	test_summarizer_both();
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	return fixture_dir_finish(dir);
 }

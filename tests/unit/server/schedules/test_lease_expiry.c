@@ -11,15 +11,14 @@
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-expiry-XXXXXX";
-	char path[128], command[160];
+	char dir[FIXTURE_DIR_SIZE];
+	char path[128];
 	struct store *s = NULL;
 	cJSON *lease = NULL;
 	long long t = 1000000, agent;
 	int expired = -1;
 
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("expiry", dir);
 	snprintf(path, sizeof(path), "%s/store.db", dir);
 	CHECK_EQ_INT(store_open(path, &test_store_options, &s), 0);
 	if (!s)
@@ -53,8 +52,5 @@ int main(void)
 	CHECK_EQ_INT(expired, 0);
 
 	store_close(s);
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	return fixture_dir_finish(dir);
 }

@@ -405,23 +405,19 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-store-XXXXXX";
-	char command[300];
+	char dir[FIXTURE_DIR_SIZE];
+	char path[300];
 
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("store", dir);
 	snprintf(db_path, sizeof(db_path), "%s/store.db", dir);
 	test_lease_expiry_retry_dead();
 	test_result_once_and_reopen();
 	test_group_commit();
-	snprintf(command, sizeof(command), "%s/order.db", dir);
-	test_lease_order_pinned_and_unpinned(command);
-	snprintf(command, sizeof(command), "%s/upgrade.db", dir);
-	test_upgrade_from_version_6(command, true);
-	snprintf(command, sizeof(command), "%s/upgrade-old.db", dir);
-	test_upgrade_from_version_6(command, false);
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	snprintf(path, sizeof(path), "%s/order.db", dir);
+	test_lease_order_pinned_and_unpinned(path);
+	snprintf(path, sizeof(path), "%s/upgrade.db", dir);
+	test_upgrade_from_version_6(path, true);
+	snprintf(path, sizeof(path), "%s/upgrade-old.db", dir);
+	test_upgrade_from_version_6(path, false);
+	return fixture_dir_finish(dir);
 }

@@ -215,17 +215,13 @@ static void test_lease_job_slots(const char *path)
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-store-async-XXXXXX";
-	char command[300];
+	char dir[FIXTURE_DIR_SIZE];
+	char path[300];
 
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("store-async", dir);
 	snprintf(db_path, sizeof(db_path), "%s/store.db", dir);
 	test_calls_share_commits();
-	snprintf(command, sizeof(command), "%s/slots.db", dir);
-	test_lease_job_slots(command);
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	snprintf(path, sizeof(path), "%s/slots.db", dir);
+	test_lease_job_slots(path);
+	return fixture_dir_finish(dir);
 }

@@ -23,16 +23,15 @@ static long long token_count(struct store *s)
 
 int main(void)
 {
-	char dir[] = "/tmp/loadlab-backend-XXXXXX";
-	char bare[128], schemed[160], odd[160], command[160];
+	char dir[FIXTURE_DIR_SIZE];
+	char bare[128], schemed[160], odd[160];
 	unsigned char hash[STORE_TOKEN_HASH_SIZE] = {1};
 	struct store *s = NULL;
 	cJSON *token = NULL;
 	enum store_token_kind kind = STORE_TOKEN_AGENT;
 	struct stat st;
 
-	if (!mkdtemp(dir))
-		return 1;
+	fixture_dir_make("backend", dir);
 	snprintf(bare, sizeof(bare), "%s/a.db", dir);
 	snprintf(schemed, sizeof(schemed), "sqlite:%s", bare);
 	snprintf(odd, sizeof(odd), "%s/b:c.db", dir);
@@ -71,8 +70,5 @@ int main(void)
 	CHECK_EQ_INT(kind, STORE_TOKEN_USER);
 	CHECK_EQ_INT(store_token_kind_parse("root", &kind), LL_EINVAL);
 
-	snprintf(command, sizeof(command), "rm -rf %s", dir);
-	if (system(command) != 0)
-		return 1;
-	return check_finish();
+	return fixture_dir_finish(dir);
 }
