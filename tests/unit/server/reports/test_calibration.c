@@ -243,6 +243,19 @@ static double item(const cJSON *obj, const char *key, int at)
 	return cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(obj, key), at));
 }
 
+/* Adds earlier calibrations FROM..TO-1 (VALUES[i] +- HALF[i]) to HISTORY,
+ * widens C by them and checks its scope is SCOPE; C's "between_jobs". */
+static const cJSON *across_jobs_with(cJSON *c, cJSON *history, const double *values, const double *half,
+				     int from, int to, const char *scope)
+{
+	for (int i = from; i < to; i++)
+		cJSON_AddItemToArray(history,
+				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
+	CHECK(calibration_across_jobs(c, history) == 0);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")), scope);
+	return cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+}
+
 /* calibration_across_jobs(): the scope of the interval and its widening by
  * the spread of earlier calibrations, against tau^2 and the widened ends
  * worked out independently in Python (DerSimonian-Laird, one group). */
@@ -253,24 +266,12 @@ static void test_across_jobs(void)
 	const cJSON *between;
 
 	/* two earlier ones: too few, within-job, the interval as it was */
-	for (int i = 0; i < 2; i++)
-		cJSON_AddItemToArray(history,
-				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
-	CHECK(calibration_across_jobs(c, history) == 0);
-	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
-		     "within-job");
-	between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+	between = across_jobs_with(c, history, values, half, 0, 2, "within-job");
 	CHECK(number(between, "jobs") == 2 && !cJSON_GetObjectItemCaseSensitive(between, "sd_us"));
 	CHECK(item(c, "interval_us", 0) == 985 && item(c, "interval_us", 1) == 1030);
 
 	/* four: tau^2 = 756.7386600627009, each half widened by z^2 tau^2 */
-	for (int i = 2; i < 4; i++)
-		cJSON_AddItemToArray(history,
-				     calibration_of(values[i], values[i] - half[i], values[i] + half[i]));
-	CHECK(calibration_across_jobs(c, history) == 0);
-	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "interval_scope")),
-		     "within-and-between-jobs");
-	between = cJSON_GetObjectItemCaseSensitive(c, "between_jobs");
+	between = across_jobs_with(c, history, values, half, 2, 4, "within-and-between-jobs");
 	CHECK(number(between, "jobs") == 4);
 	CHECK(fabs(number(between, "sd_us") - 27.50888329363264) < 1e-9);
 	CHECK(fabs(number(between, "sd_2x_us") - 13.75444164681632) < 1e-9);

@@ -119,6 +119,16 @@ static char *compared(struct store *s, long long base, long long cand)
 	return text ? text : strdup("");
 }
 
+/* Runs SQL on the store's file through a connection of its own. */
+static void store_file_exec(const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
+	CHECK_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
 static void test_made_apart(void)
 {
 	struct store *s = NULL;
@@ -127,7 +137,6 @@ static void test_made_apart(void)
 	cJSON *report = NULL;
 	long long t = 1000000, agents[AGENTS], base, cand;
 	char *first, *again;
-	sqlite3 *db = NULL;
 
 	CHECK_EQ_INT(store_open(db_path, &test_store_options, &s), 0);
 	agents[0] = fixture_enroll(s, "a", "{\"os\":\"win10\"}", t);
@@ -176,20 +185,14 @@ static void test_made_apart(void)
 
 	/* Compare data of an older layout (the store then leaves the result
 	 * text out): made again from the text, the same answer, cached. */
-	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
-	CHECK_EQ_INT(sqlite3_exec(db, "UPDATE result_summaries SET compare = zeroblob(64)", NULL, NULL, NULL),
-		     SQLITE_OK);
-	sqlite3_close(db);
+	store_file_exec("UPDATE result_summaries SET compare = zeroblob(64)");
 	again = compared(s, base, cand);
 	CHECK_EQ_STR(again, first);
 	free(again);
 	CHECK_EQ_INT(counted(s, base).same_bytes, AGENTS);
 
 	/* Compare data lost: the summarizer makes it at start. */
-	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
-	CHECK_EQ_INT(sqlite3_exec(db, "UPDATE result_summaries SET compare = NULL", NULL, NULL, NULL),
-		     SQLITE_OK);
-	sqlite3_close(db);
+	store_file_exec("UPDATE result_summaries SET compare = NULL");
 	CHECK_EQ_INT(counted(s, base).compare, 0);
 	CHECK_EQ_INT(summarizer_start(s, &z), 0);
 	for (int i = 0; i < 3000 && (summarizer_pending(z) || summarizer_compare_pending(z)); i++)
@@ -214,11 +217,8 @@ static void test_summarizer_both(void)
 	struct store *s = NULL;
 	struct summarizer *z = NULL;
 	struct counts c;
-	sqlite3 *db = NULL;
 
-	CHECK_EQ_INT(sqlite3_open(db_path, &db), SQLITE_OK);
-	CHECK_EQ_INT(sqlite3_exec(db, "DELETE FROM result_summaries", NULL, NULL, NULL), SQLITE_OK);
-	sqlite3_close(db);
+	store_file_exec("DELETE FROM result_summaries");
 	CHECK_EQ_INT(store_open(db_path, &test_store_options, &s), 0);
 	CHECK_EQ_INT(counted(s, 1).summaries, 0);
 	CHECK_EQ_INT(summarizer_start(s, &z), 0);

@@ -39,6 +39,23 @@ static const char *str(const cJSON *obj, const char *key)
 	return cJSON_IsString(item) ? item->valuestring : "";
 }
 
+/* The four jobs PREFIX0..PREFIX3, one "default" variant each and the
+ * members JOBS[i], submitted at NOW; their ids into IDS. */
+static void submit_four(struct store *s, const char *prefix, const char *const jobs[4], long long now,
+			long long ids[4])
+{
+	char text[512];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text),
+			 "{\"name\":\"%s%d\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
+			 "\"variants\":[\"default\"],%s}",
+			 prefix, i, jobs[i]);
+		ids[i] = submit(s, text, now);
+		CHECK(ids[i] > 0);
+	}
+}
+
 static void test_lease_expiry_retry_dead(void)
 {
 	struct store *s = NULL;
@@ -211,19 +228,11 @@ static void test_lease_order_pinned_and_unpinned(const char *path)
 	struct store *s = NULL;
 	long long t = 1000000, a, b, ids[4];
 	cJSON *lease = NULL;
-	char text[512];
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
 	b = enroll(s, "b", "{\"os\":\"win10\"}", t);
-	for (int i = 0; i < 4; i++) {
-		snprintf(text, sizeof(text),
-			 "{\"name\":\"j%d\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-			 "\"variants\":[\"default\"],%s}",
-			 i, jobs[i]);
-		ids[i] = submit(s, text, t);
-		CHECK(ids[i] > 0);
-	}
+	submit_four(s, "j", jobs, t, ids);
 	for (int i = 0; i < 4; i++) {
 		CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);
 		CHECK(lease != NULL);
@@ -320,13 +329,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	a = enroll(s, "a", "{\"os\":\"win10\"}", t);
 	b = enroll(s, "b", "{\"os\":\"win10\"}", t);
-	for (int i = 0; i < 4; i++) {
-		snprintf(text, sizeof(text),
-			 "{\"name\":\"u%d\",\"family\":\"pe\",\"generator\":{\"dlls\":1,\"exports\":1},"
-			 "\"variants\":[\"default\"],%s}",
-			 i, jobs[i]);
-		ids[i] = submit(s, text, t);
-	}
+	submit_four(s, "u", jobs, t, ids);
 	/* a leases the high one (held), then the done one's task (result),
 	 * then job 2's, which is cancelled while a holds it. */
 	CHECK_EQ_INT(store_task_lease(s, a, t, &lease), 0);

@@ -54,6 +54,16 @@ static void test_override_names(void)
 	err_clear();
 }
 
+/* LEFT's entry AT names FILE, and its reason has REASON in it. */
+static void check_left_out(const cJSON *left, int at, const char *file, const char *reason)
+{
+	const cJSON *entry = cJSON_GetArrayItem(left, at);
+	const char *why = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "reason"));
+
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "file")), file);
+	CHECK(why && strstr(why, reason) != NULL);
+}
+
 static void test_overrides(void)
 {
 	struct program_file files[] = {
@@ -70,12 +80,7 @@ static void test_overrides(void)
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(record, "names")), 2);
 	const cJSON *left = cJSON_GetObjectItemCaseSensitive(record, "left_out");
 	CHECK_EQ_INT(cJSON_GetArraySize(left), 1);
-	CHECK_EQ_STR(
-		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 0), "file")),
-		"bad;name.dll");
-	CHECK(strstr(cJSON_GetStringValue(
-			     cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 0), "reason")),
-		     "cannot carry (0x3b)") != NULL);
+	check_left_out(left, 0, "bad;name.dll", "cannot carry (0x3b)");
 	cJSON_Delete(record);
 	record = NULL;
 
@@ -86,12 +91,7 @@ static void test_overrides(void)
 	CHECK(strlen(out) < 20);
 	left = cJSON_GetObjectItemCaseSensitive(record, "left_out");
 	CHECK_EQ_INT(cJSON_GetArraySize(left), 2);
-	CHECK_EQ_STR(
-		cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 1), "file")),
-		"vcruntime140.dll");
-	CHECK(strstr(cJSON_GetStringValue(
-			     cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(left, 1), "reason")),
-		     "limit") != NULL);
+	check_left_out(left, 1, "vcruntime140.dll", "limit");
 	cJSON_Delete(record);
 	record = NULL;
 
