@@ -4,7 +4,43 @@ under `default` all DLLs but one relocated, under `rebase` and `bind`
 none; under `ordinal` every import by ordinal and no names exported; under
 `bind` a valid bound directory whose timestamps match the DLLs; under
 `reorder` the traced startup functions contiguous at the start of `.text`
-in trace order; files hashed; valid variants and the floor timed."""
+in trace order; files hashed; valid variants and the floor timed. And
+how those tests drive tests/agent/pipeline_driver: its command line and
+a job run through it."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def driver_and_work(argv):
+    """(PIPELINE_DRIVER, WORK_DIR) of ARGV, WORK_DIR made anew; exits with
+    FAIL when the driver is not built."""
+    driver, work = argv[1:3]
+    if not os.path.exists(driver):
+        sys.exit(f"FAIL: {driver} not built")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    return driver, work
+
+
+def run_driver(driver, work, name, job, timeout):
+    """JOB through the driver in the folder WORK/NAME (its job file
+    WORK/NAME.json): (result, the folder, the job file). Exits with FAIL
+    when the driver fails."""
+    job_path = os.path.join(work, name + ".json")
+    out_path = os.path.join(work, name + "-result.json")
+    with open(job_path, "w") as f:
+        json.dump(job, f)
+    task_dir = os.path.join(work, name)
+    os.makedirs(task_dir)
+    r = subprocess.run([driver, job_path, task_dir, out_path, "2"], capture_output=True, text=True,
+                       timeout=timeout)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: pipeline_driver ({name}) exited {r.returncode}\n{r.stderr[-3000:]}")
+    with open(out_path) as f:
+        return json.load(f), task_dir, job_path
 
 
 def verification_failures(result, variants, dlls, exports, globals_per_function, runs):

@@ -22,12 +22,10 @@ read 100-103 % (issue 23), so it is measured by `make lab-check`
 - under Wine with the pe family (failing without wine64 or mingw): 1 ms
   with 60 runs in 3 rounds, the wineserver measured beside the programs.
 Run under the machine's Wine lock (ctest's RESOURCE_LOCK wine)."""
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
@@ -37,15 +35,7 @@ TOLERANCE = 0.10
 
 
 def calibrate(args):
-    with tempfile.TemporaryDirectory(prefix="loadlab-calibrate-test-") as tmp:
-        out = os.path.join(tmp, "calibration.json")
-        p = subprocess.run([harness.AGENT, "calibrate", "--out", out] + args, capture_output=True, text=True,
-                           timeout=900)
-        assert p.returncode == 0, p.stderr
-        with open(out) as f:
-            report = json.load(f)
-    print(p.stdout, end="", flush=True)
-    return report, p.stdout
+    return harness.agent_calibrate(args, 900)
 
 
 def check_shape(r, family, delay, runs, rounds, jobs=1):

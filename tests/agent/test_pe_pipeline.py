@@ -36,7 +36,6 @@ Usage: test_pe_pipeline.py PIPELINE_DRIVER WORK_DIR
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -109,25 +108,10 @@ def check_cancel(driver, job_path, work):
 
 
 def main():
-    driver, work = sys.argv[1:3]
-    if not os.path.exists(driver):
-        sys.exit(f"FAIL: {driver} not built")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    job_path = os.path.join(work, "job.json")
-    out_path = os.path.join(work, "result.json")
-    with open(job_path, "w") as f:
-        json.dump(JOB, f)
-    task_dir = os.path.join(work, "task")
-    os.makedirs(task_dir)
+    driver, work = pe_checks.driver_and_work(sys.argv)
     started = time.monotonic()
-    r = subprocess.run([driver, job_path, task_dir, out_path, "2"], capture_output=True, text=True,
-                       timeout=280)
+    result, task_dir, job_path = pe_checks.run_driver(driver, work, "task", JOB, 280)
     elapsed = time.monotonic() - started
-    if r.returncode != 0:
-        sys.exit(f"FAIL: pipeline_driver exited {r.returncode}\n{r.stderr[-3000:]}")
-    with open(out_path) as f:
-        result = json.load(f)
 
     schemacheck.validate("result.json", dict(result, attempt=1))
     # Everything the pipeline builds stays in its work folder: the link

@@ -27,14 +27,13 @@ Usage: test_pe_reorder.py PIPELINE_DRIVER WORK_DIR
 """
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import schemacheck  # noqa: E402
+import pe_checks  # noqa: E402
 
 DLLS, EXPORTS, SHARE, RUNS = 4, 400, 0.05, 5
 STARTUP = round(SHARE * EXPORTS)  # per DLL
@@ -54,26 +53,11 @@ def check(cond, what):
 
 def run(driver, work, name, job):
     """The result of JOB through the driver in WORK/NAME."""
-    job_path = os.path.join(work, name + ".json")
-    out_path = os.path.join(work, name + "-result.json")
-    with open(job_path, "w") as f:
-        json.dump(job, f)
-    task_dir = os.path.join(work, name)
-    os.makedirs(task_dir)
-    r = subprocess.run([driver, job_path, task_dir, out_path, "2"], capture_output=True, text=True,
-                       timeout=270)
-    if r.returncode != 0:
-        sys.exit(f"FAIL: pipeline_driver ({name}) exited {r.returncode}\n{r.stderr[-3000:]}")
-    with open(out_path) as f:
-        return json.load(f)
+    return pe_checks.run_driver(driver, work, name, job, 270)[0]
 
 
 def main():
-    driver, work = sys.argv[1:3]
-    if not os.path.exists(driver):
-        sys.exit(f"FAIL: {driver} not built")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    driver, work = pe_checks.driver_and_work(sys.argv)
     started = time.monotonic()
     result = run(driver, work, "mapped", JOB)
     # The control: the same job at the linker's file alignment, whose DLL

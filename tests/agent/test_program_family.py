@@ -12,38 +12,26 @@ import http.server
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
-from agent_wait import wait_agent  # noqa: E402
+import program_jobs  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
-AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
-LOADLAB = os.path.join(harness.BUILD_DIR, "cli", "loadlab")
 LUA_DIR = os.path.join(harness.BUILD_DIR, "tests", "program-lua")
-BUILD_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build_lua_mingw.sh")
 VARIANTS = ["as-built", "rebase", "bind", "aslr-off"]
 WARM_RUNS = 3
 
 
 def build_lua():
-    r = subprocess.run(["sh", BUILD_LUA, LUA_DIR], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return LUA_DIR
+    return program_jobs.build_cached("build_lua_mingw.sh", LUA_DIR, 600)
 
 
 def run_agent(url, data_dir, enroll_token, timeout=900):
-    log_path = os.path.join(data_dir, "agent.log")
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            [AGENT, "--server", url, "--enroll-token", enroll_token, "--data-dir", data_dir,
-             "--name", "program-test", "--once"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    return wait_agent(proc, log_path, timeout, lambda: harness.kill_processes_under(data_dir))
+    return program_jobs.run_agent_once(url, data_dir, enroll_token, "program-test", timeout)
 
 
 def program_folder(tmp):
@@ -58,26 +46,12 @@ def program_folder(tmp):
 
 
 def submit(d, folder, tmp, name, timeout_s=60):
-    job_path = os.path.join(tmp, name + ".json")
-    with open(job_path, "w") as f:
-        json.dump({"name": name, "family": "program",
-                   "program": {"exe": "bin/lua.exe",
-                               "args": ["-e", "assert(package.loadlib('bin/lua54b.dll', '*'))"],
-                               "until": "exit", "timeout_s": timeout_s},
-                   "variants": VARIANTS,
-                   "measure": {"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": 1}}}, f)
-    env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
-    r = subprocess.run([LOADLAB, "submit", job_path, "--program-dir", folder], capture_output=True,
-                       text=True, env=env, timeout=120)
-    assert r.returncode == 0, r
-    return int(r.stdout.split("job ", 1)[1].split(":")[0])
+    program = {"exe": "bin/lua.exe", "args": ["-e", "assert(package.loadlib('bin/lua54b.dll', '*'))"],
+               "until": "exit", "timeout_s": timeout_s}
+    return program_jobs.submit_program(d, folder, tmp, name, program, VARIANTS, WARM_RUNS)
 
 
-def result_of(d, job_id):
-    job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
-    assert job["state"] == "done", job
-    (task,) = job["tasks"]
-    return d.api("GET", "/api/v1/results/%d" % task["result_id"], token=d.admin_token).json()
+result_of = program_jobs.result_of
 
 
 def check_result(result):

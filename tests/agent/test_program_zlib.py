@@ -28,22 +28,17 @@ programs the override (Wine 8 resets WINEDLLOVERRIDES in every process a
 Windows program starts; docs/program-family.md), so this test runs the
 Linux agent only; test_program_windows.py checks that the Windows agent
 says so. No assertion on timings."""
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
-from agent_wait import wait_agent  # noqa: E402
+import program_jobs  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
-AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
-LOADLAB = os.path.join(harness.BUILD_DIR, "cli", "loadlab")
 ZLIB_DIR = os.path.join(harness.BUILD_DIR, "tests", "program-zlib")
-BUILD_ZLIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build_zlib_mingw.sh")
 # The program's folder is build_zlib_mingw.sh's bin/: the exe and its DLL
 # side by side at the top of the manifest, as a Windows product ships.
 EXE = "example_d.exe"
@@ -52,40 +47,19 @@ WARM_RUNS = 3
 
 
 def build_zlib():
-    r = subprocess.run(["sh", BUILD_ZLIB, ZLIB_DIR], capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ZLIB_DIR
+    return program_jobs.build_cached("build_zlib_mingw.sh", ZLIB_DIR, 900)
 
 
 def run_agent(url, data_dir, enroll_token, timeout=900):
-    log_path = os.path.join(data_dir, "agent.log")
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            [AGENT, "--server", url, "--enroll-token", enroll_token, "--data-dir", data_dir,
-             "--name", "zlib-test", "--once"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    return wait_agent(proc, log_path, timeout, lambda: harness.kill_processes_under(data_dir))
+    return program_jobs.run_agent_once(url, data_dir, enroll_token, "zlib-test", timeout)
 
 
 def submit(d, folder, tmp, name, variants=VARIANTS):
-    job_path = os.path.join(tmp, name + ".json")
-    with open(job_path, "w") as f:
-        json.dump({"name": name, "family": "program",
-                   "program": {"exe": EXE, "args": [], "until": "exit", "timeout_s": 60},
-                   "variants": variants,
-                   "measure": {"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": 1}}}, f)
-    env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
-    r = subprocess.run([LOADLAB, "submit", job_path, "--program-dir", folder], capture_output=True,
-                       text=True, env=env, timeout=120)
-    assert r.returncode == 0, r
-    return int(r.stdout.split("job ", 1)[1].split(":")[0])
+    program = {"exe": EXE, "args": [], "until": "exit", "timeout_s": 60}
+    return program_jobs.submit_program(d, folder, tmp, name, program, variants, WARM_RUNS)
 
 
-def result_of(d, job_id):
-    job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
-    assert job["state"] == "done", job
-    (task,) = job["tasks"]
-    return d.api("GET", "/api/v1/results/%d" % task["result_id"], token=d.admin_token).json()
+result_of = program_jobs.result_of
 
 
 def folder_of(path):

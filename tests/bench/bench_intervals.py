@@ -232,12 +232,7 @@ def main():
             results.append(run_family(d, "bench-intervals", family, delay, runs, rounds))
             table(results[-1:])
     finally:
-        agent.terminate()
-        try:
-            agent.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            agent.kill()
-            agent.wait()
+        harness.stop_process(agent, 60)
         log.close()
         harness.kill_processes_under(data_dir)
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -239,6 +239,31 @@ def run_agent_once(daemon, prefix, args=()):
         subprocess.run(["rm", "-rf", data_dir])
 
 
+def stop_process(proc, timeout):
+    """Ends PROC (a Popen we started): SIGTERM, then SIGKILL after TIMEOUT
+    seconds; waits for it either way."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def agent_calibrate(args, timeout):
+    """`loadlab-agent calibrate --out FILE ARGS`, which must exit 0 within
+    TIMEOUT seconds: its JSON and its stdout (printed as well)."""
+    with tempfile.TemporaryDirectory(prefix="loadlab-calibrate-") as tmp:
+        out = os.path.join(tmp, "calibration.json")
+        p = subprocess.run([AGENT, "calibrate", "--out", out] + list(args), capture_output=True, text=True,
+                           timeout=timeout)
+        assert p.returncode == 0, p.stderr
+        with open(out) as f:
+            report = json.load(f)
+    print(p.stdout, end="", flush=True)
+    return report, p.stdout
+
+
 def results_of(daemon, task_id):
     """The results stored for TASK_ID, as (attempt, parsed body) pairs, read
     from DAEMON's database opened read-only."""

@@ -17,10 +17,18 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import AGENT, LOADLAB, Daemon, kill_processes_under, run_tests, wait_for
+from harness import AGENT, LOADLAB, Daemon, kill_processes_under, run_tests, stop_process, wait_for
 from schemacheck import validate
 
 DELAY_US = 2000
+
+# A calibration job of 1 ms on agent lab-1, as `loadlab calibrate` makes it.
+CALIBRATION_JOB = {"name": "cal", "family": "elf", "generator": {"dlls": 2, "exports": 16},
+                   "variants": [{"name": "d0", "preset": "default"},
+                                {"name": "d1", "preset": "default", "delay_us": 1000},
+                                {"name": "d2", "preset": "default", "delay_us": 2000}],
+                   "calibration": {"delay_us": 1000},
+                   "matrix": {"each_agent": {"agent": ["lab-1"]}}}
 
 
 def cli(d, *args, timeout=60):
@@ -107,12 +115,7 @@ def test_calibrate_one_agent_records_its_last_calibration():
             r = d.api("GET", "/api/v1/agents/999", token=d.admin_token)
             assert r.status == 404 and r.json()["error"]["code"] == "not_found", r
         finally:
-            agent.terminate()
-            try:
-                agent.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                agent.kill()
-                agent.wait()
+            stop_process(agent, 30)
             log.close()
             kill_processes_under(data_dir)
             shutil.rmtree(data_dir, ignore_errors=True)
@@ -140,12 +143,7 @@ def test_bad_calibrations_are_refused_and_change_nothing():
 
         # The same through the API: the field's bound, the variants it needs,
         # and a pin to no agent.
-        job = {"name": "cal", "family": "elf", "generator": {"dlls": 2, "exports": 16},
-               "variants": [{"name": "d0", "preset": "default"},
-                            {"name": "d1", "preset": "default", "delay_us": 1000},
-                            {"name": "d2", "preset": "default", "delay_us": 2000}],
-               "calibration": {"delay_us": 1000},
-               "matrix": {"each_agent": {"agent": ["lab-1"]}}}
+        job = dict(CALIBRATION_JOB)
         for change, status, code_name, words in (
                 ({"calibration": {"delay_us": 50001}}, 400, "out_of_range", "delay_us"),
                 ({"calibration": {"delay_us": 1000, "x": 1}}, 400, "invalid_argument", "x"),
@@ -218,12 +216,7 @@ def test_interval_across_an_agents_calibrations():
     z = 1.959963984540054
     with Daemon() as d:
         _, token = d.enroll("lab-1", {"os": "linux"})
-        job = {"name": "cal", "family": "elf", "generator": {"dlls": 2, "exports": 16},
-               "variants": [{"name": "d0", "preset": "default"},
-                            {"name": "d1", "preset": "default", "delay_us": 1000},
-                            {"name": "d2", "preset": "default", "delay_us": 2000}],
-               "calibration": {"delay_us": 1000},
-               "matrix": {"each_agent": {"agent": ["lab-1"]}}}
+        job = dict(CALIBRATION_JOB)
         rng = random.Random(23)
         seen = []
         for i, (shift, runner) in enumerate(((30, "native"), (-25, "native"), (60, "native"), (-5, "wine"),

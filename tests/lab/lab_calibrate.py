@@ -16,10 +16,7 @@ this kind, 71.9 % on a fresh one (issue 23); that is why this is a
 measurement on a quiet machine and not a test. What holds on any machine
 (the JSON's shape, the pooling, the arguments) is tests/agent/
 test_calibrate.py's, in `make test`."""
-import json
 import os
-import subprocess
-import tempfile
 
 import harness
 from labgoal import figure
@@ -28,20 +25,8 @@ GOAL = "figure<=10"
 WINE64 = "/usr/lib/wine/wine64"
 
 
-def calibrate(args):
-    with tempfile.TemporaryDirectory(prefix="loadlab-lab-calibrate-") as tmp:
-        out = os.path.join(tmp, "calibration.json")
-        p = subprocess.run([harness.AGENT, "calibrate", "--out", out] + args, capture_output=True, text=True,
-                           timeout=1800)
-        assert p.returncode == 0, p.stderr
-        with open(out) as f:
-            report = json.load(f)
-    print(p.stdout, end="", flush=True)
-    return report
-
-
 def measure(label, args):
-    r = calibrate(args)
+    r, _ = harness.agent_calibrate(args, 1800)
     for x in r["recovered"]:
         lo, hi = x["ci_us"]
         name = "calibrate_%s_%dus" % (label, x["injected_us"])
