@@ -13,6 +13,9 @@ from agent_wait import wait_agent  # noqa: E402
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 LOADLAB = os.path.join(harness.BUILD_DIR, "cli", "loadlab")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The variants a program job of these tests asks for, and its warm runs.
+VARIANTS = ["as-built", "rebase", "bind", "aslr-off"]
+WARM_RUNS = 3
 
 
 def build_cached(script, folder, timeout):
@@ -35,7 +38,7 @@ def run_agent_once(url, data_dir, enroll_token, name, timeout=900):
     return wait_agent(proc, log_path, timeout, lambda: harness.kill_processes_under(data_dir))
 
 
-def submit_program(d, folder, tmp, name, program, variants, warm_runs):
+def submit_program(d, folder, tmp, name, program, variants=VARIANTS, warm_runs=WARM_RUNS):
     """Job NAME of the program family (PROGRAM its "program" member) on the
     files of FOLDER, submitted by the admin: its id."""
     job_path = os.path.join(tmp, name + ".json")
@@ -55,3 +58,11 @@ def result_of(d, job_id):
     assert job["state"] == "done", job
     (task,) = job["tasks"]
     return d.api("GET", "/api/v1/results/%d" % task["result_id"], token=d.admin_token).json()
+
+
+def run_job(d, data_dir, job_id, agent_name):
+    """The Linux agent AGENT_NAME run for one task, which must exit 0:
+    job JOB_ID's result."""
+    code, log = run_agent_once(d.url, data_dir, d.enroll_token, agent_name)
+    assert code == 0, log[-4000:]
+    return result_of(d, job_id)

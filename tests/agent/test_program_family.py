@@ -22,16 +22,11 @@ import program_jobs  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 LUA_DIR = os.path.join(harness.BUILD_DIR, "tests", "program-lua")
-VARIANTS = ["as-built", "rebase", "bind", "aslr-off"]
-WARM_RUNS = 3
+VARIANTS = program_jobs.VARIANTS
 
 
 def build_lua():
     return program_jobs.build_cached("build_lua_mingw.sh", LUA_DIR, 600)
-
-
-def run_agent(url, data_dir, enroll_token, timeout=900):
-    return program_jobs.run_agent_once(url, data_dir, enroll_token, "program-test", timeout)
 
 
 def program_folder(tmp):
@@ -48,7 +43,7 @@ def program_folder(tmp):
 def submit(d, folder, tmp, name, timeout_s=60):
     program = {"exe": "bin/lua.exe", "args": ["-e", "assert(package.loadlib('bin/lua54b.dll', '*'))"],
                "until": "exit", "timeout_s": timeout_s}
-    return program_jobs.submit_program(d, folder, tmp, name, program, VARIANTS, WARM_RUNS)
+    return program_jobs.submit_program(d, folder, tmp, name, program)
 
 
 result_of = program_jobs.result_of
@@ -96,7 +91,7 @@ def check_result(result):
         assert verify["dll_count"] == 2 and verify["dlls_loaded"] == 2, verify
         if v["knobs"]["bases"] == "as-built":
             assert verify["dlls_relocated"] == 1 and len(verify["relocated"]) == 1, verify
-        assert len(v["warm"]["samples_us"]) == WARM_RUNS and v["warm"]["min_us"] > 0, v["warm"]
+        assert len(v["warm"]["samples_us"]) == program_jobs.WARM_RUNS and v["warm"]["min_us"] > 0, v["warm"]
         assert len(v["cold"]["samples_us"]) == 1, v["cold"]
     assert sum(v["valid"] for v in variants.values()) == len(VARIANTS), \
         [(n, v.get("invalid_reason")) for n, v in variants.items()]
@@ -104,7 +99,7 @@ def check_result(result):
     as_built = {f["name"]: f["sha256"] for f in variants["as-built"]["files"]}
     rebased = {f["name"]: f["sha256"] for f in variants["rebase"]["files"]}
     assert as_built["bin/lua54.dll"] != rebased["bin/lua54.dll"]
-    assert len(result["floor"]["warm"]["samples_us"]) == WARM_RUNS
+    assert len(result["floor"]["warm"]["samples_us"]) == program_jobs.WARM_RUNS
 
 
 def test_real_program_end_to_end():
@@ -113,9 +108,7 @@ def test_real_program_end_to_end():
         data_dir = os.path.join(tmp, "agent")
         os.makedirs(data_dir)
         first = submit(d, folder, tmp, "lua-1")
-        code, log = run_agent(d.url, data_dir, d.enroll_token)
-        assert code == 0, log[-4000:]
-        result = result_of(d, first)
+        result = program_jobs.run_job(d, data_dir, first, "program-test")
         check_result(result)
         validate("result.json", result)
         cache = result["program"]["blob_cache"]
@@ -133,7 +126,7 @@ def test_real_program_end_to_end():
         assert os.path.exists(os.path.join(data_dir, "blobs", "index.json"))
         # The same files again: nothing downloaded, both from the cache.
         second = submit(d, folder, tmp, "lua-2")
-        code, log = run_agent(d.url, data_dir, d.enroll_token)
+        code, log = program_jobs.run_agent_once(d.url, data_dir, d.enroll_token, "program-test")
         assert code == 0, log[-4000:]
         cache = result_of(d, second)["program"]["blob_cache"]
         assert cache["fetched"] == 0 and cache["cached"] == 3 and cache["bytes_fetched"] == 0, cache
@@ -218,7 +211,7 @@ def test_hostile_manifest_writes_nothing_outside():
             before = tree(root)
             url = "http://127.0.0.1:%d" % server.server_address[1]
             for _ in range(5):
-                code, log = run_agent(url, data_dir, "enroll", timeout=300)
+                code, log = program_jobs.run_agent_once(url, data_dir, "enroll", "program-test", timeout=300)
             after = tree(root)
             outside = {p for p in after - before if not p.startswith(os.path.join("a", "b", "agent"))}
             assert not outside, outside

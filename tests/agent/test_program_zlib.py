@@ -42,21 +42,16 @@ ZLIB_DIR = os.path.join(harness.BUILD_DIR, "tests", "program-zlib")
 # The program's folder is build_zlib_mingw.sh's bin/: the exe and its DLL
 # side by side at the top of the manifest, as a Windows product ships.
 EXE = "example_d.exe"
-VARIANTS = ["as-built", "rebase", "bind", "aslr-off"]
-WARM_RUNS = 3
+VARIANTS = program_jobs.VARIANTS
 
 
 def build_zlib():
     return program_jobs.build_cached("build_zlib_mingw.sh", ZLIB_DIR, 900)
 
 
-def run_agent(url, data_dir, enroll_token, timeout=900):
-    return program_jobs.run_agent_once(url, data_dir, enroll_token, "zlib-test", timeout)
-
-
 def submit(d, folder, tmp, name, variants=VARIANTS):
     program = {"exe": EXE, "args": [], "until": "exit", "timeout_s": 60}
-    return program_jobs.submit_program(d, folder, tmp, name, program, variants, WARM_RUNS)
+    return program_jobs.submit_program(d, folder, tmp, name, program, variants)
 
 
 result_of = program_jobs.result_of
@@ -74,9 +69,7 @@ def test_zlib_loads_its_own_dll():
         data_dir = os.path.join(tmp, "agent")
         os.makedirs(data_dir)
         job_id = submit(d, folder, tmp, "zlib")
-        code, log = run_agent(d.url, data_dir, d.enroll_token)
-        assert code == 0, log[-4000:]
-        result = result_of(d, job_id)
+        result = program_jobs.run_job(d, data_dir, job_id, "zlib-test")
         validate("result.json", result)
         assert result["runner"] == "wine", result.get("runner")
         overrides = result["program"]["dll_overrides"]
@@ -105,9 +98,9 @@ def test_zlib_loads_its_own_dll():
             assert verify["dlls_loaded"] == 1, verify
             if v["knobs"]["bases"] == "unique":
                 assert zlib["preferred"] == "0x60000000" and not zlib["relocated"], zlib
-            assert len(v["warm"]["samples_us"]) == WARM_RUNS, v["warm"]
+            assert len(v["warm"]["samples_us"]) == program_jobs.WARM_RUNS, v["warm"]
             assert len(v["cold"]["samples_us"]) == 1, v["cold"]
-        assert len(result["floor"]["warm"]["samples_us"]) == WARM_RUNS
+        assert len(result["floor"]["warm"]["samples_us"]) == program_jobs.WARM_RUNS
 
         # The program's zlib1.dll in a subfolder, where the loader does not
         # look: Wine takes its builtin despite the override (n,b: native
@@ -117,9 +110,7 @@ def test_zlib_loads_its_own_dll():
         shutil.copy(os.path.join(folder, EXE), moved)
         shutil.copy(os.path.join(folder, "zlib1.dll"), os.path.join(moved, "lib"))
         job_id = submit(d, moved, tmp, "zlib-moved", variants=["as-built"])
-        code, log = run_agent(d.url, data_dir, d.enroll_token)
-        assert code == 0, log[-4000:]
-        result = result_of(d, job_id)
+        result = program_jobs.run_job(d, data_dir, job_id, "zlib-test")
         validate("result.json", result)
         assert result["program"]["dll_overrides"]["names"] == ["zlib1"], result["program"]
         (v,) = result["variants"]
