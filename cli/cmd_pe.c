@@ -42,18 +42,6 @@ static const char usage_text[] = "usage: loadlab pe dump [--json] [--relocs] IMA
 				 "bind    bind the imports against the DLLs in the image's folder, then\n"
 				 "        each --path DIR; the image is rewritten in place\n";
 
-static int fail(int rc)
-{
-	fprintf(stderr, "loadlab pe: %s\n", err_message(rc));
-	return 2;
-}
-
-static int bad_usage(const char *what)
-{
-	fprintf(stderr, "loadlab pe: %s (see loadlab pe --help)\n", what);
-	return 2;
-}
-
 static bool parse_address(const char *s, uint64_t *ret)
 {
 	char *end;
@@ -82,15 +70,15 @@ static int do_dump(int argc, char **argv)
 		else if (strcmp(argv[i], "--relocs") == 0)
 			relocs = true;
 		else if (argv[i][0] == '-' || path)
-			return bad_usage("dump takes [--json] [--relocs] and one IMAGE");
+			return err_exit_usage("loadlab pe", "dump takes [--json] [--relocs] and one IMAGE");
 		else
 			path = argv[i];
 	}
 	if (!path)
-		return bad_usage("dump needs an IMAGE");
+		return err_exit_usage("loadlab pe", "dump needs an IMAGE");
 	rc = pe_image_open(path, &image);
 	if (rc < 0)
-		return fail(rc);
+		return err_exit("loadlab pe", rc);
 	if (json) {
 		cJSON *root = NULL;
 		char *text;
@@ -120,7 +108,7 @@ static int do_dump(int argc, char **argv)
 
 		snprintf(why, sizeof(why), "%s", err_message(rc));
 		err_set(rc, "%s: %s", path, why);
-		return fail(rc);
+		return err_exit("loadlab pe", rc);
 	}
 	return fflush(stdout) == 0 ? 0 : 2;
 }
@@ -136,16 +124,17 @@ static int do_rebase(int argc, char **argv)
 
 	paths = calloc((size_t)argc, sizeof(*paths));
 	if (!paths)
-		return fail(LL_ENOMEM);
+		return err_exit("loadlab pe", LL_ENOMEM);
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--base") == 0 || strcmp(argv[i], "--batch") == 0) {
 			if (have_base) {
-				status = bad_usage("rebase takes one --base or --batch");
+				status = err_exit_usage("loadlab pe", "rebase takes one --base or --batch");
 				goto out;
 			}
 			batch = strcmp(argv[i], "--batch") == 0;
 			if (!parse_address(i + 1 < argc ? argv[i + 1] : NULL, &address)) {
-				status = bad_usage("--base/--batch needs an address such as 0x60000000");
+				status = err_exit_usage("loadlab pe",
+							"--base/--batch needs an address such as 0x60000000");
 				goto out;
 			}
 			have_base = true;
@@ -153,31 +142,32 @@ static int do_rebase(int argc, char **argv)
 		} else if (strcmp(argv[i], "--down") == 0) {
 			down = true;
 		} else if (argv[i][0] == '-') {
-			status = bad_usage("unknown option for rebase");
+			status = err_exit_usage("loadlab pe", "unknown option for rebase");
 			goto out;
 		} else {
 			paths[npaths++] = argv[i];
 		}
 	}
 	if (!have_base || npaths == 0) {
-		status = bad_usage("rebase needs --base ADDR IMAGE or --batch ADDR IMAGE...");
+		status = err_exit_usage("loadlab pe",
+					"rebase needs --base ADDR IMAGE or --batch ADDR IMAGE...");
 		goto out;
 	}
 	if (!batch && (npaths != 1 || down)) {
-		status = bad_usage("rebase --base takes exactly one IMAGE and no --down");
+		status = err_exit_usage("loadlab pe", "rebase --base takes exactly one IMAGE and no --down");
 		goto out;
 	}
 	images = calloc((size_t)npaths, sizeof(*images));
 	bases = calloc((size_t)npaths, sizeof(*bases));
 	old = calloc((size_t)npaths, sizeof(*old));
 	if (!images || !bases || !old) {
-		status = fail(LL_ENOMEM);
+		status = err_exit("loadlab pe", LL_ENOMEM);
 		goto out;
 	}
 	for (int i = 0; i < npaths; i++) {
 		rc = pe_image_open(paths[i], &images[i]);
 		if (rc < 0) {
-			status = fail(rc);
+			status = err_exit("loadlab pe", rc);
 			goto out;
 		}
 		old[i] = images[i]->image_base;
@@ -189,13 +179,13 @@ static int do_rebase(int argc, char **argv)
 		bases[0] = address;
 	}
 	if (rc < 0) {
-		status = fail(rc);
+		status = err_exit("loadlab pe", rc);
 		goto out;
 	}
 	for (int i = 0; i < npaths; i++) {
 		rc = pe_image_save(images[i], paths[i]);
 		if (rc < 0) {
-			status = fail(rc);
+			status = err_exit("loadlab pe", rc);
 			goto out;
 		}
 		printf("%s: 0x%" PRIx64 " -> 0x%" PRIx64 "\n", paths[i], old[i], bases[i]);
@@ -225,18 +215,18 @@ static int do_bind(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--path") == 0) {
 			if (i + 1 >= argc)
-				return bad_usage("--path needs a folder");
+				return err_exit_usage("loadlab pe", "--path needs a folder");
 			if (ndirs == MAX_SEARCH_DIRS)
-				return bad_usage("too many --path folders");
+				return err_exit_usage("loadlab pe", "too many --path folders");
 			dirs[ndirs++] = argv[++i];
 		} else if (argv[i][0] == '-' || path) {
-			return bad_usage("bind takes [--path DIR]... and one IMAGE");
+			return err_exit_usage("loadlab pe", "bind takes [--path DIR]... and one IMAGE");
 		} else {
 			path = argv[i];
 		}
 	}
 	if (!path)
-		return bad_usage("bind needs an IMAGE");
+		return err_exit_usage("loadlab pe", "bind needs an IMAGE");
 	/* The image's own folder is searched first, as by the loader. */
 	slash = strrchr(path, '/');
 	if (strrchr(path, '\\') > slash)
@@ -246,7 +236,7 @@ static int do_bind(int argc, char **argv)
 
 		image_dir = malloc(len + 1);
 		if (!image_dir)
-			return fail(LL_ENOMEM);
+			return err_exit("loadlab pe", LL_ENOMEM);
 		memcpy(image_dir, slash ? path : ".", len);
 		image_dir[len] = '\0';
 	}
@@ -262,7 +252,7 @@ static int do_bind(int argc, char **argv)
 	pe_image_free(image);
 	free(image_dir);
 	if (rc < 0)
-		return fail(rc);
+		return err_exit("loadlab pe", rc);
 	printf("%s: bound %zu modules (%zu functions), %zu left unbound\n", path, result.modules_bound,
 	       result.functions_bound, result.modules_skipped);
 	return fflush(stdout) == 0 ? 0 : 2;
@@ -271,7 +261,7 @@ static int do_bind(int argc, char **argv)
 int cmd_pe(int argc, char **argv)
 {
 	if (argc < 2)
-		return bad_usage("missing subcommand: dump, rebase or bind");
+		return err_exit_usage("loadlab pe", "missing subcommand: dump, rebase or bind");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fputs(usage_text, stdout);
 		return 0;
@@ -282,5 +272,5 @@ int cmd_pe(int argc, char **argv)
 		return do_rebase(argc - 1, argv + 1);
 	if (strcmp(argv[1], "bind") == 0)
 		return do_bind(argc - 1, argv + 1);
-	return bad_usage("unknown subcommand; use dump, rebase or bind");
+	return err_exit_usage("loadlab pe", "unknown subcommand; use dump, rebase or bind");
 }

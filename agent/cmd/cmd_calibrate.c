@@ -75,12 +75,6 @@ static const char usage_text[] =
 	"--out writes the JSON; --keep leaves the work folder. Exit 0 when the\n"
 	"job ran, 1 when it failed, 2 for bad arguments.\n";
 
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "loadlab-agent calibrate: %s (see loadlab-agent calibrate --help)\n", what);
-	return 2;
-}
-
 static bool parse_int(const char *text, long min, long max, long *ret)
 {
 	char *end;
@@ -364,7 +358,7 @@ int cmd_calibrate(int argc, char **argv)
 			keep = true;
 			continue;
 		} else if (!v) {
-			return usage_error("an option without its value");
+			return err_exit_usage("loadlab-agent calibrate", "an option without its value");
 		} else if (strcmp(a, "--family") == 0 && (strcmp(v, "pe") == 0 || strcmp(v, "elf") == 0)) {
 			family = v;
 		} else if (strcmp(a, "--delay-us") == 0 &&
@@ -376,7 +370,8 @@ int cmd_calibrate(int argc, char **argv)
 			out_path = v;
 		} else {
 			fprintf(stderr, "loadlab-agent calibrate: bad argument '%s %s'\n", a, v);
-			return usage_error(
+			return err_exit_usage(
+				"loadlab-agent calibrate",
 				"--family pe|elf, --delay-us 1..50000, --runs 1..5000, --rounds 1..100");
 		}
 		i++;
@@ -391,10 +386,11 @@ int cmd_calibrate(int argc, char **argv)
 		rounds = rounds > runs ? runs : rounds;
 	}
 	if (rounds > runs)
-		return usage_error("more rounds than runs");
+		return err_exit_usage("loadlab-agent calibrate", "more rounds than runs");
 	if (rounds < jobs || rounds > jobs * JOB_SPEC_MAX_ROUNDS)
-		return usage_error("runs over 1000 are taken as jobs of at most 1000 runs, each in 1..20 "
-				   "rounds: --rounds must be at least the jobs and at most 20 per job");
+		return err_exit_usage("loadlab-agent calibrate",
+				      "runs over 1000 are taken as jobs of at most 1000 runs, each in 1..20 "
+				      "rounds: --rounds must be at least the jobs and at most 20 per job");
 	rc = 0;
 	for (long k = 0; k < jobs && rc == 0; k++) {
 		/* Job K's share: the runs and rounds split as evenly as they go. */

@@ -42,12 +42,6 @@ static const char usage_text[] =
 	"exit: 0 measured; 1 the test failed (every child it started is gone);\n"
 	"2 usage error.\n";
 
-static int usage_error(const char *message)
-{
-	fprintf(stderr, "loadlab-agent churn: %s (see loadlab-agent churn --help)\n", message);
-	return 2;
-}
-
 static int parse_int(const char *text, long long min, long long max, long long *ret)
 {
 	char *end;
@@ -131,21 +125,22 @@ int cmd_churn(int argc, char **argv)
 			o.wine = true;
 		} else if (strcmp(arg, "--processes") == 0 && value) {
 			if (parse_int(value, -1000000, 1000000, &v) < 0)
-				return usage_error("--processes needs a number");
+				return err_exit_usage("loadlab-agent churn", "--processes needs a number");
 			o.processes = (int)v;
 			i++;
 		} else if (strcmp(arg, "--dll-set") == 0 && value) {
 			if (add_sets(argv[++i], sets, &set_count) < 0)
-				return usage_error("at most 8 DLL sets");
+				return err_exit_usage("loadlab-agent churn", "at most 8 DLL sets");
 		} else if (strcmp(arg, "--lib") == 0 && value) {
 			if (lib_count >= CHURN_MAX_LIBS)
-				return usage_error("at most 64 --lib files");
+				return err_exit_usage("loadlab-agent churn", "at most 64 --lib files");
 			libs[lib_count++] = argv[++i];
 		} else if (strcmp(arg, "--work-dir") == 0 && value) {
 			o.work_dir = argv[++i];
 		} else if (strcmp(arg, "--timeout-ms") == 0 && value) {
 			if (parse_int(value, 1, 24ll * 3600 * 1000, &v) < 0)
-				return usage_error("--timeout-ms needs 1..86400000");
+				return err_exit_usage("loadlab-agent churn",
+						      "--timeout-ms needs 1..86400000");
 			o.timeout_ms = v;
 			i++;
 		} else {
@@ -167,7 +162,7 @@ int cmd_churn(int argc, char **argv)
 	for (int i = 0; i < set_count; i++) {
 		o.dll_set = sets[i];
 		if ((rc = churn_options_check(&o)) < 0)
-			return usage_error(err_message(rc));
+			return err_exit_usage("loadlab-agent churn", err_message(rc));
 	}
 	if (!work_dir) {
 		if ((rc = plat_make_temp_dir("loadlab-churn", &temp)) < 0) {

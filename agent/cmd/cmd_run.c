@@ -29,12 +29,6 @@ static const char usage_text[] = "usage: loadlab-agent run JOB.json [--out RESUL
 				 "Exit 0 when the job ran, 1 when it failed, 2 for bad arguments or a job\n"
 				 "out of bounds.\n";
 
-static int fail(int rc)
-{
-	fprintf(stderr, "loadlab-agent run: %s\n", err_message(rc));
-	return 2;
-}
-
 /* The JSON object in the file PATH (at most JOB_FILE_LIMIT bytes). */
 static int read_job(const char *path, cJSON **ret_job)
 {
@@ -159,7 +153,7 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	if ((rc = read_job(job_path, &submitted)) < 0)
-		return fail(rc);
+		return err_exit("loadlab-agent run", rc);
 	rc = job_spec_normalize(submitted, &job);
 	cJSON_Delete(submitted);
 	if (rc < 0) {
@@ -170,7 +164,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "loadlab-agent run: the job failed: %s\n", err_message(rc));
 		exit_code = 1;
 	} else if ((rc = cmd_write_json(out_path, result)) < 0) {
-		exit_code = fail(rc);
+		exit_code = err_exit("loadlab-agent run", rc);
 	} else {
 		exit_code = 0;
 	}

@@ -32,18 +32,6 @@ static void help(void)
 	       "exit: 0 done; 2 usage or a refusal of the Service Control Manager.\n");
 }
 
-static int fail(int rc)
-{
-	fprintf(stderr, "loadlab-agent: %s\n", err_message(rc));
-	return 2;
-}
-
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "loadlab-agent: %s (see loadlab-agent service --help)\n", what);
-	return 2;
-}
-
 /* True when ARGV holds OPTION, as "--x V" or "--x=V". */
 static bool has_option(int argc, char **argv, const char *option)
 {
@@ -74,28 +62,31 @@ int cmd_service(int argc, char **argv)
 		first++;
 	}
 	if (!*name || strlen(name) > 200 || strpbrk(name, "/\\"))
-		return usage_error("--service-name must be 1..200 characters without / or \\");
+		return err_exit_usage("loadlab-agent service",
+				      "--service-name must be 1..200 characters without / or \\");
 	if (strcmp(action, "install") == 0) {
 		if (!has_option(argc - first, argv + first, "--server") ||
 		    !has_option(argc - first, argv + first, "--data-dir"))
-			return usage_error("service install needs --server URL and --data-dir DIR");
+			return err_exit_usage("loadlab-agent service",
+					      "service install needs --server URL and --data-dir DIR");
 		if ((rc = service_install(name, argc - first, argv + first)) < 0)
-			return fail(rc);
+			return err_exit("loadlab-agent service", rc);
 		printf("installed the service %s; start it with: sc start %s\n", name, name);
 		return 0;
 	}
 	if (strcmp(action, "uninstall") == 0) {
 		if (first != argc)
-			return usage_error("service uninstall takes only --service-name");
+			return err_exit_usage("loadlab-agent service",
+					      "service uninstall takes only --service-name");
 		if ((rc = service_uninstall(name)) < 0)
-			return fail(rc);
+			return err_exit("loadlab-agent service", rc);
 		printf("removed the service %s\n", name);
 		return 0;
 	}
 	if (strcmp(action, "run") == 0) {
 		/* argv[first - 1] stands for the program name of the member's argv. */
 		rc = service_run(name, cmd_member_start, argc - first + 1, argv + first - 1);
-		return rc < 0 ? fail(rc) : rc;
+		return rc < 0 ? err_exit("loadlab-agent service", rc) : rc;
 	}
-	return usage_error("service takes install, uninstall or run");
+	return err_exit_usage("loadlab-agent service", "service takes install, uninstall or run");
 }

@@ -103,3 +103,15 @@ void err_clear(void)
 	last_message[0] = '\0';
 	last_code = LL_OK;
 }
+
+int err_exit(const char *who, int rc)
+{
+	fprintf(stderr, "%s: %s\n", who, err_message(rc));
+	return 2;
+}
+
+int err_exit_usage(const char *who, const char *what)
+{
+	fprintf(stderr, "%s: %s (see %s --help)\n", who, what, who);
+	return 2;
+}

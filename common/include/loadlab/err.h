@@ -54,4 +54,12 @@ const char *err_message(int code);
 /* Forgets this thread's last message. */
 void err_clear(void);
 
+/* What a command does with an error: prints "WHO: " and RC's message
+ * (err_message()) as one line on stderr, and returns 2, the exit code of
+ * an error. */
+int err_exit(const char *who, int rc);
+
+/* The same for a mistake in its arguments: "WHO: WHAT (see WHO --help)". */
+int err_exit_usage(const char *who, const char *what);
+
 #endif
