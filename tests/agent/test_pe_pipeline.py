@@ -93,7 +93,7 @@ def check_cancel(driver, job_path, work):
     task_dir = os.path.join(work, "cancelled")
     os.makedirs(task_dir)
     r = subprocess.run([driver, job_path, task_dir, os.path.join(work, "cancelled.json"), "2"],
-                       capture_output=True, text=True, timeout=120,
+                       capture_output=True, text=True, timeout=280,
                        env=dict(os.environ, LOADLAB_TEST_CANCEL_AT="verify"))
     check(r.returncode == 1 and "cancelled" in r.stderr and
           not os.path.exists(os.path.join(work, "cancelled.json")),
