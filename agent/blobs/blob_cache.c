@@ -78,7 +78,7 @@ static int remember(struct blob_cache *cache, const char *hex, long long size, l
 static int save_index(const struct blob_cache *cache)
 {
 	cJSON *root = cJSON_CreateObject(), *blobs;
-	char path[PLAT_MAX_PATH + 1], *text = NULL;
+	char path[PLAT_MAX_PATH + 1];
 	int rc = LL_ENOMEM;
 
 	if (!root || !cJSON_AddNumberToObject(root, "seq", (double)cache->seq) ||
@@ -90,13 +90,9 @@ static int save_index(const struct blob_cache *cache)
 		    !cJSON_AddNumberToObject(o, "used", (double)cache->entries[i].used))
 			goto out;
 	}
-	if (!(text = cJSON_PrintUnformatted(root)))
-		goto out;
-	if ((rc = path_of(cache, "index.json", path)) < 0)
-		goto out;
-	rc = plat_write_file_atomic(path, text, strlen(text), false);
+	if ((rc = path_of(cache, "index.json", path)) == 0)
+		rc = json_write_file_atomic(path, root, false, false);
 out:
-	free(text);
 	cJSON_Delete(root);
 	return rc;
 }

@@ -72,20 +72,15 @@ int identity_save(const char *data_dir, const struct identity *identity, const c
 {
 	char path[4096];
 	cJSON *root = cJSON_CreateObject();
-	char *text = NULL;
 	int rc;
 
 	identity_path(data_dir, path, sizeof(path));
 	if (!root || !cJSON_AddNumberToObject(root, "id", (double)identity->id) ||
 	    !cJSON_AddStringToObject(root, "token", identity->token) ||
-	    !cJSON_AddStringToObject(root, "server", server) ||
-	    !cJSON_AddStringToObject(root, "name", name) || !(text = cJSON_Print(root))) {
+	    !cJSON_AddStringToObject(root, "server", server) || !cJSON_AddStringToObject(root, "name", name))
 		rc = err_set(LL_ENOMEM, "Out of memory.");
-		goto out;
-	}
-	rc = plat_write_file_atomic(path, text, strlen(text), true);
-out:
-	free(text);
+	else
+		rc = json_write_file_atomic(path, root, true, true);
 	cJSON_Delete(root);
 	return rc;
 }

@@ -318,3 +318,14 @@ int json_get_bool(const cJSON *obj, const char *key, bool required, bool default
 	*ret_value = cJSON_IsTrue(item);
 	return 0;
 }
+
+cJSON *json_array_add_object(cJSON *array)
+{
+	cJSON *item = cJSON_CreateObject();
+
+	if (!item || !cJSON_AddItemToArray(array, item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}

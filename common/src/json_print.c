@@ -1,6 +1,6 @@
 /*
- * json_print.c - json_print(), json_append(), json_append_string() and
- * json_number_text() (json.h): the bytes of cJSON 1.7.15's
+ * json_print.c - json_print(), json_append(), json_append_string(),
+ * json_number_text() and json_write_file_atomic() (json.h): the bytes of cJSON 1.7.15's
  * cJSON_PrintUnformatted(), without its sprintf and sscanf per number.
  *
  * cJSON prints every number with "%1.15g", reads it back with sscanf and
@@ -19,7 +19,9 @@
  * arrays without spaces.
  */
 #include "loadlab/buf.h"
+#include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/plat.h"
 
 #include <float.h>
 #include <locale.h>
@@ -321,4 +323,16 @@ char *json_print(const cJSON *item)
 		return NULL;
 	}
 	return out.data; /* malloc'ed by buf, NUL-terminated */
+}
+
+int json_write_file_atomic(const char *path, const cJSON *item, bool formatted, bool private_mode)
+{
+	char *text = formatted ? cJSON_Print(item) : json_print(item);
+	int rc;
+
+	if (!text)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	rc = plat_write_file_atomic(path, text, strlen(text), private_mode);
+	free(text);
+	return rc;
 }

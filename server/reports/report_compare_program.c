@@ -8,6 +8,7 @@
 #include "report_int.h"
 
 #include "loadlab/err.h"
+#include "loadlab/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,9 @@ static int sorted_files(const cJSON *manifest, const cJSON ***ret, size_t *ret_n
 /* {"path", KEY: hash} into LIST. */
 static bool add_file(cJSON *list, const cJSON *file, const char *key)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_array_add_object(list);
 
-	if (!o || !cJSON_AddItemToArray(list, o)) {
-		cJSON_Delete(o);
-		return false;
-	}
-	return cJSON_AddStringToObject(o, "path", file->string) &&
+	return o && cJSON_AddStringToObject(o, "path", file->string) &&
 	       cJSON_AddStringToObject(o, key, file->valuestring);
 }
 

@@ -158,12 +158,8 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 		return LL_ENOMEM;
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		struct program_variant *var = &ctx->variants[v];
-		cJSON *o = cJSON_CreateObject();
-		if (!o || !cJSON_AddItemToArray(variants, o)) {
-			cJSON_Delete(o);
-			return LL_ENOMEM;
-		}
-		if (!cJSON_AddStringToObject(o, "name", var->name) || knobs_json(var, o) < 0 ||
+		cJSON *o = json_array_add_object(variants);
+		if (!o || !cJSON_AddStringToObject(o, "name", var->name) || knobs_json(var, o) < 0 ||
 		    !cJSON_AddBoolToObject(o, "valid", var->valid))
 			return LL_ENOMEM;
 		if (!var->valid && !cJSON_AddStringToObject(o, "invalid_reason", var->invalid_reason))

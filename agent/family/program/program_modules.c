@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "loadlab/err.h"
+#include "loadlab/json.h"
 
 static char lower(char c)
 {
@@ -67,13 +68,9 @@ int program_dll_override_name(const char *path, char *out)
 /* Adds {"file": PATH, "reason": REASON} to LEFT_OUT. */
 static int left_out_add(cJSON *left_out, const char *path, const char *reason)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = json_array_add_object(left_out);
 
-	if (!o || !cJSON_AddItemToArray(left_out, o)) {
-		cJSON_Delete(o);
-		return LL_ENOMEM;
-	}
-	if (!cJSON_AddStringToObject(o, "file", path) || !cJSON_AddStringToObject(o, "reason", reason))
+	if (!o || !cJSON_AddStringToObject(o, "file", path) || !cJSON_AddStringToObject(o, "reason", reason))
 		return LL_ENOMEM;
 	return 0;
 }

@@ -218,9 +218,8 @@ static int check_binding(const struct program_context *ctx, struct program_varia
 			bool found =
 				family_loader_timestamp(&ctx->runner, exe_dir, bound.modules[b].name, &have);
 			bool match = found && have == bound.modules[b].timestamp;
-			cJSON *m = cJSON_CreateObject();
-			if (!m || !cJSON_AddItemToArray(mods, m)) {
-				cJSON_Delete(m);
+			cJSON *m = json_array_add_object(mods);
+			if (!m) {
 				rc = LL_ENOMEM;
 				break;
 			}

@@ -68,6 +68,15 @@ int json_number_to_int(const cJSON *item, long long min, long long max, const ch
  * item, a raw one without text). */
 char *json_print(const cJSON *item);
 
+/* A new empty object appended to ARRAY; NULL when out of memory (ARRAY
+ * unchanged). */
+cJSON *json_array_add_object(cJSON *array);
+
+/* ITEM's text (cJSON_Print() when FORMATTED, else json_print()) written
+ * over PATH atomically (plat_write_file_atomic(), PRIVATE_MODE as there).
+ * LL_ENOMEM when it cannot be printed, else the write's error. */
+int json_write_file_atomic(const char *path, const cJSON *item, bool formatted, bool private_mode);
+
 /* Appends json_print(ITEM)'s text to OUT without allocating per item.
  * OUT's errors (LL_ENOMEM, LL_ETOOBIG past its limit); LL_EINVAL for an
  * item cJSON could not print (then OUT holds part of the text). */

@@ -3,6 +3,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
+#include "loadlab/json.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -211,13 +212,10 @@ static cJSON *add_child(cJSON *obj, const char *key, cJSON *item, bool *ok)
  * that fails. */
 static cJSON *push_object(cJSON *arr, bool *ok)
 {
-	cJSON *item = cJSON_CreateObject();
+	cJSON *item = json_array_add_object(arr);
 
-	if (!item || !cJSON_AddItemToArray(arr, item)) {
-		cJSON_Delete(item);
+	if (!item)
 		*ok = false;
-		return NULL;
-	}
 	return item;
 }
 
