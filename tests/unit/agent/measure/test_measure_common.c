@@ -457,8 +457,51 @@ static void test_companion(void)
 	plat_measure_end(&c);
 }
 
+/* PID's CPU time in seconds, from /proc/PID/stat (utime + stime); -1
+ * when it cannot be read. */
+static double process_cpu_s(long long pid)
+{
+	char path[64], text[1024], *close;
+	unsigned long long utime = 0, stime = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (!(close = strrchr(text, ')')) ||
+	    sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Reads N's figures into *A, lets PID spin until it has used SPIN_S more
+ * seconds of CPU (however busy the machine is; up to 60 s), and reads them
+ * into *B: the CPU PID used meanwhile. */
+static double while_it_spins(struct plat_noise *n, long long pid, double spin_s, struct plat_noise_reading *a,
+			     struct plat_noise_reading *b)
+{
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	double start, now;
+
+	CHECK_EQ_INT(plat_noise_read(n, a), 0);
+	start = process_cpu_s(pid);
+	now = start;
+	for (int i = 0; i < 3000 && now - start < spin_s; i++) {
+		nanosleep(&tick, NULL);
+		now = process_cpu_s(pid);
+	}
+	CHECK_EQ_INT(plat_noise_read(n, b), 0);
+	return process_cpu_s(pid) - start;
+}
+
 /* A companion's CPU time counts as ours in the noise figures: a child
- * that spins, not yet reaped, is another's until it is named. */
+ * that spins, not yet reaped, is another's until it is named. Judged
+ * against the CPU the child itself used (its /proc stat), so that a busy
+ * machine, which gives it a smaller share of the time, changes nothing. */
 static void test_companion_noise(void)
 {
 	const char *argv[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
@@ -466,24 +509,20 @@ static void test_companion_noise(void)
 	struct plat_noise n;
 	struct plat_noise_reading a, b;
 	struct plat_process *p = NULL;
-	struct timespec pause = {0, 400 * 1000 * 1000};
+	double spun;
 
 	CHECK_EQ_INT(plat_noise_open(&n), 0);
 	CHECK_EQ_INT(plat_spawn(&so, &p), 0);
-	CHECK_EQ_INT(plat_noise_read(&n, &a), 0);
-	nanosleep(&pause, NULL);
-	CHECK_EQ_INT(plat_noise_read(&n, &b), 0);
-	/* Unnamed: its 400 ms of CPU are not ours (at most a tick of ours). */
+	/* Unnamed: its 0.3 s of CPU are not ours (at most a tick of ours). */
+	spun = while_it_spins(&n, plat_process_id(p), 0.3, &a, &b);
+	CHECK(spun >= 0.3);
 	CHECK(b.ours_cpu_s - a.ours_cpu_s < 0.1);
 	plat_noise_add_companion(&n, plat_process_id(p));
 	CHECK(n.companion_pid == plat_process_id(p) && strstr(n.source, "companion") != NULL);
-	CHECK_EQ_INT(plat_noise_read(&n, &a), 0);
-	nanosleep(&pause, NULL);
-	CHECK_EQ_INT(plat_noise_read(&n, &b), 0);
-	/* Named: its CPU is ours (10 ms ticks; on a busy machine it spins
-	 * for a share of the 400 ms, a third at the least with two CPUs and
-	 * three busy processes). */
-	CHECK(b.ours_cpu_s - a.ours_cpu_s > 0.1);
+	/* Named: its CPU is ours, to the tick (10 ms each, read apart). */
+	spun = while_it_spins(&n, plat_process_id(p), 0.3, &a, &b);
+	CHECK(spun >= 0.3);
+	CHECK(b.ours_cpu_s - a.ours_cpu_s > spun - 0.05);
 	CHECK_EQ_INT(plat_kill(p), 0);
 	plat_process_free(p);
 }
