@@ -172,6 +172,9 @@ int sqlite_results_without_compare(struct store *s, int version, long long limit
 			  version, limit, fn, context);
 }
 
+/* Summaries with their compare data (SUMMARIES set), or compare data
+ * alone for the results whose summary of VERSION is stored (SUMMARIES
+ * NULL; a NULL COMPARE[i] is passed over). */
 struct summaries_put_op {
 	size_t count;
 	const long long *ids;
@@ -185,28 +188,35 @@ static int op_summaries_put(struct store *s, void *arg)
 {
 	struct summaries_put_op *a = arg;
 	int rc = 0;
-
 	sqlite3_stmt *stmt =
-		db_cached(s->writer, "INSERT INTO result_summaries (result_id, version, body, compare)"
-				     " VALUES (?, ?, ?, ?) ON CONFLICT (result_id) DO UPDATE SET"
-				     " version = excluded.version, body = excluded.body,"
-				     " compare = CASE WHEN excluded.compare IS NOT NULL THEN excluded.compare"
-				     " WHEN result_summaries.version = excluded.version"
-				     " THEN result_summaries.compare END");
+		a->summaries
+			? db_cached(s->writer,
+				    "INSERT INTO result_summaries (result_id, version, body, compare)"
+				    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (result_id) DO UPDATE SET"
+				    " version = excluded.version, body = excluded.body,"
+				    " compare = CASE WHEN excluded.compare IS NOT NULL THEN excluded.compare"
+				    " WHEN result_summaries.version = excluded.version"
+				    " THEN result_summaries.compare END")
+			: db_cached(s->writer, "UPDATE result_summaries SET compare = ?4"
+					       " WHERE result_id = ?1 AND version = ?2");
 
 	if (!stmt)
 		return LL_ESTORE;
 	for (size_t i = 0; i < a->count && rc == 0; i++) {
 		const void *compare = a->compare ? a->compare[i] : NULL;
+		if (!a->summaries && !compare)
+			continue;
 		sqlite3_bind_int64(stmt, 1, a->ids[i]);
 		sqlite3_bind_int(stmt, 2, a->version);
-		sqlite3_bind_text(stmt, 3, a->summaries[i], -1, SQLITE_STATIC);
+		if (a->summaries)
+			sqlite3_bind_text(stmt, 3, a->summaries[i], -1, SQLITE_STATIC);
 		if (compare)
 			sqlite3_bind_blob(stmt, 4, compare, (int)a->compare_len[i], SQLITE_STATIC);
 		else
 			sqlite3_bind_null(stmt, 4);
 		if (sqlite3_step(stmt) != SQLITE_DONE)
-			rc = err_set(LL_ESTORE, "Storing a summary: %s", sqlite3_errmsg(s->writer));
+			rc = err_set(LL_ESTORE, "Storing %s: %s", a->summaries ? "a summary" : "compare data",
+				     sqlite3_errmsg(s->writer));
 		sqlite3_reset(stmt);
 	}
 	sqlite3_clear_bindings(stmt);
@@ -222,42 +232,10 @@ int sqlite_summaries_put(struct store *s, size_t count, const long long *result_
 	return count ? store_write(s, op_summaries_put, &a) : 0;
 }
 
-struct compare_put_op {
-	size_t count;
-	const long long *ids;
-	int version;
-	const void *const *compare;
-	const size_t *compare_len;
-};
-
-static int op_compare_put(struct store *s, void *arg)
-{
-	struct compare_put_op *a = arg;
-	int rc = 0;
-	sqlite3_stmt *stmt = db_cached(s->writer, "UPDATE result_summaries SET compare = ?"
-						  " WHERE result_id = ? AND version = ?");
-
-	if (!stmt)
-		return LL_ESTORE;
-	for (size_t i = 0; i < a->count && rc == 0; i++) {
-		if (!a->compare[i])
-			continue;
-		sqlite3_bind_blob(stmt, 1, a->compare[i], (int)a->compare_len[i], SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, a->ids[i]);
-		sqlite3_bind_int(stmt, 3, a->version);
-		if (sqlite3_step(stmt) != SQLITE_DONE)
-			rc = err_set(LL_ESTORE, "Storing compare data: %s", sqlite3_errmsg(s->writer));
-		sqlite3_reset(stmt);
-	}
-	sqlite3_clear_bindings(stmt);
-	db_release(s->writer, stmt);
-	return rc;
-}
-
 int sqlite_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
 			    const void *const *compare, const size_t *compare_len)
 {
-	struct compare_put_op a = {count, result_ids, version, compare, compare_len};
+	struct summaries_put_op a = {count, result_ids, version, NULL, compare, compare_len};
 
-	return count ? store_write(s, op_compare_put, &a) : 0;
+	return count ? store_write(s, op_summaries_put, &a) : 0;
 }
