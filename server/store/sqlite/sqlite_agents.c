@@ -339,30 +339,11 @@ int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *
 	return 0;
 }
 
-struct calibration_put_op {
-	long long agent_id, result_id;
-	const char *text;
-};
-
-static int op_calibration_put(struct store *s, void *arg)
-{
-	struct calibration_put_op *a = arg;
-
-	/* A calibration whose result came earlier never replaces a later one. */
-	return db_run(s->writer,
-		      "UPDATE agents SET last_calibration = ? WHERE id = ? AND (last_calibration IS NULL"
-		      " OR json_extract(last_calibration, '$.result_id') <= ?)",
-		      "tii", a->text, a->agent_id, a->result_id);
-}
-
 int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
 {
 	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
-	struct calibration_put_op a = {agent_id,
-				       cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
-				       json_text(calibration)};
-	int rc = a.text ? store_write(s, op_calibration_put, &a) : LL_ENOMEM;
 
-	free((char *)a.text);
-	return rc;
+	return sqlite_calibration_write(s, agent_id,
+					cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
+					calibration, true);
 }

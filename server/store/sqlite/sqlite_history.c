@@ -38,28 +38,42 @@ int sqlite_job_history(struct store *s, const char *family, long long before, in
 	return stmt ? rc : LL_ESTORE;
 }
 
-struct calibration_add_op {
+struct calibration_op {
 	long long agent_id, result_id;
 	const char *text;
+	bool last;
 };
 
-static int op_calibration_add(struct store *s, void *arg)
+static int op_calibration(struct store *s, void *arg)
 {
-	struct calibration_add_op *a = arg;
+	struct calibration_op *a = arg;
 
+	/* A calibration whose result came earlier never replaces a later one. */
+	if (a->last)
+		return db_run(
+			s->writer,
+			"UPDATE agents SET last_calibration = ? WHERE id = ? AND (last_calibration IS NULL"
+			" OR json_extract(last_calibration, '$.result_id') <= ?)",
+			"tii", a->text, a->agent_id, a->result_id);
 	return db_run(s->writer,
 		      "INSERT INTO calibrations (result_id, agent_id, body) VALUES (?, ?, ?)"
 		      " ON CONFLICT (result_id) DO NOTHING",
 		      "iit", a->result_id, a->agent_id, a->text);
 }
 
-int sqlite_calibration_add(struct store *s, long long agent_id, long long result_id, const cJSON *calibration)
+int sqlite_calibration_write(struct store *s, long long agent_id, long long result_id,
+			     const cJSON *calibration, bool last)
 {
-	struct calibration_add_op a = {agent_id, result_id, json_text(calibration)};
-	int rc = a.text ? store_write(s, op_calibration_add, &a) : LL_ENOMEM;
+	struct calibration_op a = {agent_id, result_id, json_text(calibration), last};
+	int rc = a.text ? store_write(s, op_calibration, &a) : LL_ENOMEM;
 
 	free((char *)a.text);
 	return rc;
+}
+
+int sqlite_calibration_add(struct store *s, long long agent_id, long long result_id, const cJSON *calibration)
+{
+	return sqlite_calibration_write(s, agent_id, result_id, calibration, false);
 }
 
 int sqlite_calibration_history(struct store *s, long long agent_id, long long before_result_id,

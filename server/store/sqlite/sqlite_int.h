@@ -145,6 +145,12 @@ int sqlite_calibration_history(struct store *store, long long agent_id, long lon
 			       double injected_us, const char *family, const char *runner, int limit,
 			       void (*fn)(void *context, const cJSON *calibration), void *context);
 
+/* Stores CALIBRATION (sqlite_history.c): in the agent's history of
+ * calibrations, or as its last one (LAST), which a calibration whose
+ * result came earlier never replaces. */
+int sqlite_calibration_write(struct store *s, long long agent_id, long long result_id,
+			     const cJSON *calibration, bool last);
+
 /* sqlite_jobs.c */
 int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
 		      cJSON **ret_body);

@@ -104,17 +104,20 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	return rc;
 }
 
+/* The rows of job ?1: each task, its last result and that result's summary. */
+#define JOB_ROWS_FROM                                                                       \
+	" FROM tasks t"                                                                     \
+	" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)" \
+	" LEFT JOIN result_summaries m ON m.result_id = r.id"                               \
+	" WHERE t.job_id = ?1 ORDER BY t.id"
+
 int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 			   int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
 			" CASE WHEN ?2 OR m.body IS NULL OR m.compare IS NULL THEN r.body END,"
-			" m.compare"
-			" FROM tasks t"
-			" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
-			" LEFT JOIN result_summaries m ON m.result_id = r.id"
-			" WHERE t.job_id = ?1 ORDER BY t.id",
+			" m.compare" JOB_ROWS_FROM,
 			with_bodies, fn, context);
 }
 
@@ -126,11 +129,7 @@ int sqlite_job_compare_rows(struct store *s, long long job_id, int version,
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, NULL, m.version,"
 			" CASE WHEN m.compare IS NULL OR m.version IS NOT ?2 THEN r.body END,"
-			" CASE WHEN m.version = ?2 THEN m.compare END"
-			" FROM tasks t"
-			" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
-			" LEFT JOIN result_summaries m ON m.result_id = r.id"
-			" WHERE t.job_id = ?1 ORDER BY t.id",
+			" CASE WHEN m.version = ?2 THEN m.compare END" JOB_ROWS_FROM,
 			version, fn, context);
 }
 
