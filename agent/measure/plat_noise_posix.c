@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "loadlab/err.h"
+#include "loadlab/plat.h"
 
 static double seconds_of(const struct timeval *tv)
 {
@@ -111,29 +112,6 @@ void plat_noise_add_companion(struct plat_noise *noise, long long pid)
 		 pid);
 }
 
-/* utime + stime of process PID (/proc/PID/stat, fields 14 and 15), seconds;
- * 0 when it cannot be read (the process is gone). */
-static double companion_cpu_s(long long pid)
-{
-	char path[64], text[1024], *p;
-	unsigned long long utime = 0, stime = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
-	if (hz <= 0 || !(f = fopen(path, "re")))
-		return 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	/* The name, in parentheses, may hold spaces: fields follow the last ')'. */
-	if (!(p = strrchr(text, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-		return 0;
-	return (double)(utime + stime) / (double)hz;
-}
-
 int plat_noise_read(const struct plat_noise *noise, struct plat_noise_reading *ret)
 {
 	struct plat_noise_reading r;
@@ -148,7 +126,7 @@ int plat_noise_read(const struct plat_noise *noise, struct plat_noise_reading *r
 	r.ours_cpu_s = seconds_of(&self.ru_utime) + seconds_of(&self.ru_stime) +
 		       seconds_of(&children.ru_utime) + seconds_of(&children.ru_stime);
 	if (noise->companion_pid > 0)
-		r.ours_cpu_s += companion_cpu_s(noise->companion_pid);
+		r.ours_cpu_s += plat_process_cpu_s(noise->companion_pid);
 	r.disk_ios = read_disk_ios(noise);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r.at_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;

@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loadlab/plat.h"
+
 #define MAX_AGENTS 256
 /* Jobs (one task per agent each) submitted per second of the round-trip
  * phase. Until pass 6 the phase had 400 jobs for 5 s: the agents ran out of
@@ -237,34 +239,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* User + system CPU seconds PID has used so far (/proc/PID/stat fields 14
- * and 15), or 0 when it cannot be read. */
-static double process_cpu_s(pid_t pid)
-{
-	char path[64], text[1024];
-	unsigned long long user = 0, system_time = 0;
-	const char *p;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	/* After the command's ")": state is field 3, utime field 14. */
-	if (!(p = strrchr(text, ')')) ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &user, &system_time) != 2)
-		return 0;
-	return (double)(user + system_time) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* Runs AGENTS workers of KIND for the bench's seconds; returns the rate. */
 static double run_phase(struct worker *workers, int agents, int kind, const char *what, long *ret_results)
 {
 	long requests = 0, results = 0, errors = 0;
-	double start, elapsed, cpu_before = daemon_pid ? process_cpu_s(daemon_pid) : 0;
+	double start, elapsed, cpu_before = daemon_pid ? plat_process_cpu_s(daemon_pid) : 0;
 
 	go = 0;
 	stop_flag = 0;
@@ -297,7 +276,7 @@ static double run_phase(struct worker *workers, int agents, int kind, const char
 	       requests / elapsed, requests, results, errors, elapsed);
 	phase_cpu_us = 0;
 	if (daemon_pid && requests) {
-		phase_cpu_us = (process_cpu_s(daemon_pid) - cpu_before) * 1e6 / (double)requests;
+		phase_cpu_us = (plat_process_cpu_s(daemon_pid) - cpu_before) * 1e6 / (double)requests;
 		printf("%-34s %9.0f us of loadlabd CPU per request\n", "", phase_cpu_us);
 	}
 	if (ret_results)

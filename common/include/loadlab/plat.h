@@ -79,6 +79,10 @@ int plat_run(const struct plat_spawn_options *options, long long timeout_ms, int
 /* The process id (for logs and the result). */
 long long plat_process_id(const struct plat_process *process);
 
+/* The CPU time (user and system, seconds) process PID has used so far; 0
+ * when it cannot be read (gone, or not ours to ask). */
+double plat_process_cpu_s(long long pid);
+
 /* Creates PATH and every missing parent (like mkdir -p), mode 0755 on
  * POSIX. "C:\" and "\\server\share\" prefixes are taken as existing on
  * Windows. An existing folder is fine; an existing non-folder is LL_EIO. */

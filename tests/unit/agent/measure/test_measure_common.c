@@ -17,6 +17,7 @@
 
 #include "family/family_util.h"
 #include "loadlab/err.h"
+#include "loadlab/plat.h"
 #include "loadlab/stats.h"
 #include "measure/measure.h"
 #include "measure/plat_measure.h"
@@ -457,27 +458,6 @@ static void test_companion(void)
 	plat_measure_end(&c);
 }
 
-/* PID's CPU time in seconds, from /proc/PID/stat (utime + stime); -1
- * when it cannot be read. */
-static double process_cpu_s(long long pid)
-{
-	char path[64], text[1024], *close;
-	unsigned long long utime = 0, stime = 0;
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%lld/stat", pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	if (!(close = strrchr(text, ')')) ||
-	    sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* Reads N's figures into *A, lets PID spin until it has used SPIN_S more
  * seconds of CPU (however busy the machine is; up to 60 s), and reads them
  * into *B: the CPU PID used meanwhile. */
@@ -488,19 +468,19 @@ static double while_it_spins(struct plat_noise *n, long long pid, double spin_s,
 	double start, now;
 
 	CHECK_EQ_INT(plat_noise_read(n, a), 0);
-	start = process_cpu_s(pid);
+	start = plat_process_cpu_s(pid);
 	now = start;
 	for (int i = 0; i < 3000 && now - start < spin_s; i++) {
 		nanosleep(&tick, NULL);
-		now = process_cpu_s(pid);
+		now = plat_process_cpu_s(pid);
 	}
 	CHECK_EQ_INT(plat_noise_read(n, b), 0);
-	return process_cpu_s(pid) - start;
+	return plat_process_cpu_s(pid) - start;
 }
 
 /* A companion's CPU time counts as ours in the noise figures: a child
  * that spins, not yet reaped, is another's until it is named. Judged
- * against the CPU the child itself used (its /proc stat), so that a busy
+ * against the CPU the child itself used (plat_process_cpu_s()), so that a busy
  * machine, which gives it a smaller share of the time, changes nothing. */
 static void test_companion_noise(void)
 {
