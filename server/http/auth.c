@@ -118,6 +118,14 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 	    (class == AUTH_METRICS && public_metrics)) {
 		memset(ret_token, 0, sizeof(*ret_token));
 		ret_token->id = 0;
+		/* A public read with a good token is that token's read (an owner
+		 * sees what is hidden from others); any other is anonymous. */
+		if (class != AUTH_ANYONE && header && strncmp(header, "Bearer ", 7) == 0 &&
+		    auth_token_well_formed(header + 7)) {
+			auth_token_hash(header + 7, hash);
+			if (store_token_find(store, hash, &token) == 0)
+				*ret_token = token;
+		}
 		return 0;
 	}
 	if (!header)

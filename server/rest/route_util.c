@@ -1,6 +1,10 @@
 #include "route_util.h"
 
+#include "loadlab/err.h"
 #include "loadlab/json.h"
+
+#include <stdio.h>
+#include <string.h>
 
 int route_reply(struct http_reply *reply, int rc, int status, cJSON *body)
 {
@@ -37,4 +41,41 @@ int route_reply_by_id(struct http_request *req, struct http_reply *reply,
 	int rc = read(req->server->store, req->path_id, &out);
 
 	return route_reply(reply, rc, 200, out);
+}
+
+const char *route_caller(const struct http_request *req, char *out, size_t size)
+{
+	if (req->token.id == 0)
+		snprintf(out, size, "anonymous");
+	else
+		snprintf(out, size, "%s:%s", store_token_kind_name(req->token.kind), req->token.name);
+	return out;
+}
+
+bool route_is_owner(const struct http_request *req, const char *owner)
+{
+	char who[ROUTE_CALLER_MAX];
+
+	if (req->token.id == 0)
+		return false;
+	if (req->token.kind == STORE_TOKEN_ADMIN)
+		return true;
+	return owner[0] && strcmp(route_caller(req, who, sizeof(who)), owner) == 0;
+}
+
+int route_owner_check(const struct http_request *req, const char *owner, const char *what)
+{
+	if (!owner[0] || route_is_owner(req, owner))
+		return 0;
+	return err_set(LL_EFORBIDDEN, "%s belongs to %s: only its owner or an admin may change it.", what,
+		       owner);
+}
+
+void route_alert_redact(cJSON *alert)
+{
+	cJSON *status = cJSON_GetObjectItemCaseSensitive(alert, "webhook");
+	char *text = cJSON_GetStringValue(status), *colon;
+
+	if (text && (colon = strchr(text, ':')))
+		*colon = '\0';
 }

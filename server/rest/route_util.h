@@ -26,4 +26,25 @@ int route_reply_list(struct http_request *req, struct http_reply *reply,
 int route_reply_by_id(struct http_request *req, struct http_reply *reply,
 		      int (*read)(struct store *store, long long id, cJSON **ret_body));
 
+/* --- owners (docs/series.md, "Owners") ---
+ * A series and a schedule belong to a token's "KIND:NAME" (their owner,
+ * store.h): others may read them, only the owner and admin tokens change
+ * them. */
+
+#define ROUTE_CALLER_MAX 96
+
+/* REQ's caller as an owner is named, "KIND:NAME", into OUT (SIZE bytes). */
+const char *route_caller(const struct http_request *req, char *out, size_t size);
+
+/* Whether REQ's caller is an admin or OWNER ("" owns nothing). */
+bool route_is_owner(const struct http_request *req, const char *owner);
+
+/* 0 when REQ's caller may change WHAT, owned by OWNER ("": nobody yet,
+ * so anyone may); else LL_EFORBIDDEN with a message naming the owner. */
+int route_owner_check(const struct http_request *req, const char *owner, const char *what);
+
+/* What a caller who is not the owner sees of ALERT: its "webhook" status
+ * without the reason ("failed", "pending", "delivered"). */
+void route_alert_redact(cJSON *alert);
+
 #endif

@@ -361,9 +361,15 @@ int store_alert_ack(struct store *store, long long id, const char *by, long long
 	return backend_of(store)->series->alert_ack(store, id, by, now, ret_alert);
 }
 
-int store_alert_webhook_status(struct store *store, long long id, const char *status)
+int store_alert_webhook_status(struct store *store, long long id, const char *status,
+			       long long retry_at_ms)
 {
-	return backend_of(store)->series->alert_webhook_status(store, id, status);
+	return backend_of(store)->series->alert_webhook_status(store, id, status, retry_at_ms);
+}
+
+int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due)
+{
+	return backend_of(store)->series->webhook_due(store, now, limit, ret_due);
 }
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats)

@@ -138,7 +138,9 @@ struct store_series_ops {
 	int (*alert_list)(struct store *store, bool open_only, cJSON **ret_list);
 	int (*alert_get)(struct store *store, long long id, cJSON **ret_alert);
 	int (*alert_ack)(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-	int (*alert_webhook_status)(struct store *store, long long id, const char *status);
+	int (*alert_webhook_status)(struct store *store, long long id, const char *status,
+				    long long retry_at_ms);
+	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
 };
 
 /* The schedules and their runs (store.h, "series, schedules"). */

@@ -75,6 +75,7 @@ const struct store_backend store_backend_sqlite = {
 			.alert_get = sqlite_alert_get,
 			.alert_ack = sqlite_alert_ack,
 			.alert_webhook_status = sqlite_alert_webhook_status,
+			.webhook_due = sqlite_webhook_due,
 		},
 	.schedules =
 		&(const struct store_schedule_ops){
