@@ -223,8 +223,8 @@ static void finish(struct webhook_pool *pool, const struct delivery *d, const ch
 	char id[24];
 
 	snprintf(id, sizeof(id), "%lld", d->alert_id);
+	count(pool, outcome); /* first: whoever reads the status finds it counted */
 	store_alert_webhook_status(pool->server->store, d->alert_id, status, retry_at);
-	count(pool, outcome);
 	log_event(outcome == METRICS_WEBHOOK_DELIVERED ? LOG_INFO : LOG_WARN, "webhook", "alert_id", id,
 		  "series", d->series, "status", status, NULL);
 }
