@@ -30,7 +30,8 @@ struct option_def {
 	OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, initial
 #define INT(field, lo, hi, initial) OPT_INT, offsetof(struct config, field), 0, lo, hi, initial, NULL
 #define BOOL(field, initial) OPT_BOOL, offsetof(struct config, field), 0, 0, 1, initial, NULL
-#define LIST(field) OPT_LIST, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, NULL
+#define LIST(field) \
+	OPT_LIST, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, NULL
 #define LLONG(field, lo, hi, initial) OPT_LLONG, offsetof(struct config, field), 0, lo, hi, initial, NULL
 
 static const struct option_def options[] = {

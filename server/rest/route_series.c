@@ -53,7 +53,8 @@ int route_series_list(struct http_request *req, struct http_reply *reply)
 
 	if (rc == 0)
 		cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(list, "series")) {
-			const char *owner = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(series, "owner"));
+			const char *owner =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(series, "owner"));
 			redact(req, series, owner ? owner : "");
 		}
 	return route_reply(reply, rc, 200, list);
@@ -155,7 +156,8 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 		} else if (!cJSON_IsString(item)) {
 			rc = err_set(LL_EINVAL, "webhook_url must be an http:// or https:// URL, or null.");
 			goto done;
-		} else if ((rc = webhook_target_check(item->valuestring, req->server->config.webhook_allow)) < 0) {
+		} else if ((rc = webhook_target_check(item->valuestring, req->server->config.webhook_allow)) <
+			   0) {
 			goto done;
 		} else {
 			snprintf(settings.webhook_url, sizeof(settings.webhook_url), "%s", item->valuestring);

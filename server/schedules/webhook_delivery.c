@@ -85,8 +85,10 @@ static void refill(struct webhook_pool *pool)
 	cJSON_ArrayForEach(row, due) {
 		struct delivery d = {0};
 		const char *series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "series"));
-		d.alert_id = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "alert_id"));
-		d.attempts = (long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "attempts"));
+		d.alert_id =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "alert_id"));
+		d.attempts =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "attempts"));
 		snprintf(d.series, sizeof(d.series), "%s", series ? series : "");
 		if (!is_busy(pool, d.series, d.alert_id) && pool->ready_count < READY_MAX)
 			pool->ready[pool->ready_count++] = d;
@@ -217,8 +219,8 @@ static char *body_of(struct webhook_pool *pool, long long alert_id)
 	return text;
 }
 
-static void finish(struct webhook_pool *pool, const struct delivery *d, const char *status, long long retry_at,
-		   enum metrics_webhook_outcome outcome)
+static void finish(struct webhook_pool *pool, const struct delivery *d, const char *status,
+		   long long retry_at, enum metrics_webhook_outcome outcome)
 {
 	char id[24];
 
@@ -326,7 +328,8 @@ int webhook_pool_start(struct server *server, struct webhook_pool **ret_pool)
 	pthread_cond_init(&pool->cond, NULL);
 	for (int i = 0; i < WEBHOOK_THREADS; i++) {
 		struct worker_arg *w = malloc(sizeof(*w));
-		if (!w || (w->pool = pool, w->index = i, pthread_create(&pool->threads[i], NULL, worker_main, w))) {
+		if (!w ||
+		    (w->pool = pool, w->index = i, pthread_create(&pool->threads[i], NULL, worker_main, w))) {
 			free(w);
 			webhook_pool_stop(pool);
 			return err_set(LL_ENOMEM, "Cannot start the webhook threads.");

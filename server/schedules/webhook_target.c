@@ -280,8 +280,9 @@ int webhook_url_host(const char *url, char *ret_host)
 		return err_set(LL_EINVAL, "webhook_url is longer than %d characters.", STORE_WEBHOOK_URL_MAX);
 	for (size_t i = 0; i < length; i++)
 		if ((unsigned char)url[i] <= 0x20 || (unsigned char)url[i] >= 0x7f || url[i] == '\\')
-			return err_set(LL_EINVAL,
-				       "webhook_url may hold only printable ASCII characters, no space or '\\'.");
+			return err_set(
+				LL_EINVAL,
+				"webhook_url may hold only printable ASCII characters, no space or '\\'.");
 	if (strncasecmp(url, "http://", 7) == 0)
 		authority = url + 7;
 	else if (strncasecmp(url, "https://", 8) == 0)
@@ -309,7 +310,8 @@ int webhook_url_host(const char *url, char *ret_host)
 		}
 		if (host_end + 1 < end) {
 			if (host_end[1] != ':')
-				return err_set(LL_EINVAL, URL_ERROR ": ']' is followed by ':PORT' or the path.");
+				return err_set(LL_EINVAL,
+					       URL_ERROR ": ']' is followed by ':PORT' or the path.");
 			port = host_end + 2;
 		}
 	} else {

@@ -361,8 +361,7 @@ int store_alert_ack(struct store *store, long long id, const char *by, long long
 	return backend_of(store)->series->alert_ack(store, id, by, now, ret_alert);
 }
 
-int store_alert_webhook_status(struct store *store, long long id, const char *status,
-			       long long retry_at_ms)
+int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms)
 {
 	return backend_of(store)->series->alert_webhook_status(store, id, status, retry_at_ms);
 }

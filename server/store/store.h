@@ -405,8 +405,7 @@ int store_alert_ack(struct store *store, long long id, const char *by, long long
 /* Records how the alert's webhook went: STATUS ("delivered", "failed:
  * ...", "pending: ..."), and, when RETRY_AT_MS is not 0, that it is tried
  * again from then (else its delivery is over). Counts the attempt. */
-int store_alert_webhook_status(struct store *store, long long id, const char *status,
-			       long long retry_at_ms);
+int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
 
 /* The deliveries due at NOW, the first due of each series (a series'
  * alerts go out one at a time, in order), at most LIMIT:

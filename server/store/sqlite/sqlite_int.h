@@ -200,8 +200,7 @@ int sqlite_series_check_record(struct store *store, long long job_id, const char
 int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
 int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
 int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-int sqlite_alert_webhook_status(struct store *store, long long id, const char *status,
-				long long retry_at_ms);
+int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
 /* sqlite_schedules.c */

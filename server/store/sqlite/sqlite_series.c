@@ -36,8 +36,9 @@ static void settings_defaults(struct store_series_settings *st)
 static void first_submitter(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
 	sqlite3_stmt *stmt = db_prepare(
-		db, "SELECT coalesce((SELECT created_by FROM schedules WHERE 'schedule:' || id = j.submitted_by),"
-		    " j.submitted_by) FROM jobs j WHERE j.series = ? ORDER BY j.id LIMIT 1");
+		db,
+		"SELECT coalesce((SELECT created_by FROM schedules WHERE 'schedule:' || id = j.submitted_by),"
+		" j.submitted_by) FROM jobs j WHERE j.series = ? ORDER BY j.id LIMIT 1");
 
 	if (!stmt)
 		return;
@@ -49,8 +50,8 @@ static void first_submitter(sqlite3 *db, const char *name, struct store_series_s
 
 static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
-	sqlite3_stmt *stmt =
-		db_prepare(db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
+	sqlite3_stmt *stmt = db_prepare(
+		db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
 
 	settings_defaults(st);
 	if (!stmt)
@@ -297,18 +298,19 @@ static int queue_delivery(struct store *s, long long id, const char *series, lon
 	int rc;
 
 	if ((rc = db_int(s->writer, &hooked, 0,
-			 "SELECT count(*) FROM series_settings WHERE name = ? AND webhook_url IS NOT NULL", "t",
-			 series)) < 0 ||
+			 "SELECT count(*) FROM series_settings WHERE name = ? AND webhook_url IS NOT NULL",
+			 "t", series)) < 0 ||
 	    !hooked)
 		return rc;
 	if ((rc = db_int(s->writer, &pending, 0, "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL",
 			 "")) < 0)
 		return rc;
 	if (pending >= STORE_WEBHOOK_PENDING_MAX)
-		return db_run(s->writer, "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
+		return db_run(s->writer,
+			      "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
 			      "i", id);
-	return db_run(s->writer, "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii", now,
-		      id);
+	return db_run(s->writer, "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii",
+		      now, id);
 }
 
 static int op_check_record(struct store *s, void *arg)
