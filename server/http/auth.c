@@ -185,7 +185,7 @@ static int bootstrap_one(struct store *store, const char *data_dir, enum store_t
 			return err_set(LL_EINVAL, "%s must be 16 to 256 characters of [A-Za-z0-9._~+/=-].",
 				       env_name);
 		auth_token_hash(given, hash);
-		return store_token_create(store, kind, env_name, hash, clock_now_ms(), NULL);
+		return store_token_create(store, kind, env_name, NULL, hash, clock_now_ms(), NULL);
 	}
 	if ((rc = store_token_count(store, kind, &count)) < 0)
 		return rc;
@@ -194,7 +194,7 @@ static int bootstrap_one(struct store *store, const char *data_dir, enum store_t
 	if ((rc = auth_token_generate(prefix, token, sizeof(token))) < 0)
 		return rc;
 	auth_token_hash(token, hash);
-	if ((rc = store_token_create(store, kind, file, hash, clock_now_ms(), NULL)) < 0)
+	if ((rc = store_token_create(store, kind, file, NULL, hash, clock_now_ms(), NULL)) < 0)
 		return rc;
 	return write_token_file(data_dir, file, token);
 }

@@ -109,7 +109,7 @@ done:
 	return route_reply(reply, rc, 201, out);
 }
 
-/* 0 when REQ's caller owns schedule ID (its created_by) or is an admin;
+/* 0 when REQ's caller owns schedule ID (its owner) or is an admin;
  * else LL_EFORBIDDEN (LL_ENOTFOUND when there is no such schedule). */
 static int schedule_owner_check(struct http_request *req, long long id)
 {
@@ -119,7 +119,7 @@ static int schedule_owner_check(struct http_request *req, long long id)
 
 	if ((rc = store_schedule_get(req->server->store, id, &schedule)) < 0)
 		return rc;
-	owner = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(schedule, "created_by"));
+	owner = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(schedule, "owner"));
 	rc = route_owner_check(req, owner ? owner : "", "This schedule");
 	cJSON_Delete(schedule);
 	return rc;
@@ -135,24 +135,25 @@ int route_schedules_get(struct http_request *req, struct http_reply *reply)
 	return route_reply_by_id(req, reply, store_schedule_get);
 }
 
-/* {"enabled", "cron" | "interval_s", "job"}, each optional; only the
- * schedule's owner or an admin. A new
+/* {"enabled", "cron" | "interval_s", "job", "owner"}, each optional; only
+ * the schedule's owner or an admin, "owner" only an admin. A new
  * timing, or enabling a paused schedule, starts from now: runs missed
  * while paused are not made up. */
 int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"enabled", "cron", "interval_s", "job", NULL};
+	static const char *const keys[] = {"enabled", "cron", "interval_s", "job", "owner", NULL};
 	cJSON *body, *current = NULL, *out = NULL;
 	const cJSON *enabled_item, *job;
 	const char *cron = NULL, *series;
 	long long interval_s = 0, now = clock_now_ms(), next_due = 0;
-	char *job_text = NULL;
+	char *job_text = NULL, owner[STORE_OWNER_MAX + 1] = "";
 	int enabled = -1, rc;
 
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	if ((rc = json_check_keys(body, keys, "schedule change")) < 0 ||
 	    (rc = schedule_owner_check(req, req->path_id)) < 0 ||
+	    (rc = route_owner_named(req, body, owner)) < 0 ||
 	    (rc = store_schedule_get(req->server->store, req->path_id, &current)) < 0 ||
 	    (rc = read_when(body, false, &cron, &interval_s)) < 0)
 		goto done;
@@ -178,6 +179,8 @@ int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 		if ((rc = schedule_next_due(use_cron, use_interval, now, now, &next_due)) < 0)
 			goto done;
 	}
+	if (owner[0] && (rc = store_schedule_owner_set(req->server->store, req->path_id, owner)) < 0)
+		goto done;
 	rc = store_schedule_patch(req->server->store, req->path_id, enabled, cron, interval_s, job_text,
 				  next_due, now, &out);
 done:
@@ -187,7 +190,7 @@ done:
 	return route_reply(reply, rc, 200, out);
 }
 
-/* Only the schedule's owner (created_by) or an admin. */
+/* Only the schedule's owner or an admin. */
 int route_schedules_delete(struct http_request *req, struct http_reply *reply)
 {
 	int rc = schedule_owner_check(req, req->path_id);

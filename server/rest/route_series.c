@@ -122,11 +122,12 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
 
 /* PUT /api/v1/series/{name}: {"threshold_pct": 0.5..1000, "webhook_url":
  * "http(s)://..." | null}; absent fields keep their value. Only the
- * series' owner or an admin; the first to set a series nobody owns owns it.
+ * series' owner or an admin; the first to set a series nobody owns owns it;
+ * an admin may name another owner ("owner": "user:NAME" | "team:TEAM").
  * The URL is checked by webhook_target_check(). */
 int route_series_put(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"threshold_pct", "webhook_url", NULL};
+	static const char *const keys[] = {"threshold_pct", "webhook_url", "owner", NULL};
 	const char *name = series_name(req, reply);
 	struct store_series_settings settings;
 	const cJSON *item;
@@ -143,6 +144,8 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 		goto done;
 	if (!settings.owner[0])
 		route_caller(req, settings.owner, sizeof(settings.owner));
+	if ((rc = route_owner_named(req, body, settings.owner)) < 0)
+		goto done;
 	if ((item = cJSON_GetObjectItemCaseSensitive(body, "threshold_pct"))) {
 		if (!cJSON_IsNumber(item) || item->valuedouble < 0.5 || item->valuedouble > 1000) {
 			rc = err_set(LL_ERANGE, "threshold_pct must be a number from 0.5 to 1000.");

@@ -3,6 +3,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,39 @@ const char *route_caller(const struct http_request *req, char *out, size_t size)
 	return out;
 }
 
+bool route_team_valid(const char *team)
+{
+	size_t n = strlen(team);
+
+	if (n == 0 || n > ROUTE_TEAM_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)team[i]) && !strchr("._-", team[i]))
+			return false;
+	return true;
+}
+
+int route_owner_named(const struct http_request *req, const cJSON *body, char *owner)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(body, "owner");
+	const char *text = cJSON_GetStringValue(item), *colon;
+
+	if (!item)
+		return 0;
+	if (req->token.id == 0 || req->token.kind != STORE_TOKEN_ADMIN)
+		return err_set(LL_EFORBIDDEN, "Only an admin names an owner.");
+	colon = text ? strchr(text, ':') : NULL;
+	if (!colon || strlen(text) > STORE_OWNER_MAX ||
+	    (strncmp(text, "user:", 5) != 0 && strncmp(text, "admin:", 6) != 0 &&
+	     strncmp(text, "team:", 5) != 0) ||
+	    !colon[1] || strlen(colon + 1) > 64 ||
+	    (strncmp(text, "team:", 5) == 0 && !route_team_valid(colon + 1)))
+		return err_set(LL_EINVAL,
+			       "Field 'owner' must be \"user:NAME\", \"admin:NAME\" or \"team:TEAM\".");
+	memcpy(owner, text, strlen(text) + 1);
+	return 0;
+}
+
 bool route_is_owner(const struct http_request *req, const char *owner)
 {
 	char who[ROUTE_CALLER_MAX];
@@ -60,6 +94,8 @@ bool route_is_owner(const struct http_request *req, const char *owner)
 		return false;
 	if (req->token.kind == STORE_TOKEN_ADMIN)
 		return true;
+	if (strncmp(owner, "team:", 5) == 0)
+		return req->token.team[0] && strcmp(owner + 5, req->token.team) == 0;
 	return owner[0] && strcmp(route_caller(req, who, sizeof(who)), owner) == 0;
 }
 

@@ -105,10 +105,10 @@ int store_token_count(struct store *store, enum store_token_kind kind, long long
 	return backend_of(store)->tokens->token_count(store, kind, ret_count);
 }
 
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
-	return backend_of(store)->tokens->token_create(store, kind, name, hash, now, ret_token);
+	return backend_of(store)->tokens->token_create(store, kind, name, team, hash, now, ret_token);
 }
 
 int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
@@ -298,6 +298,11 @@ int store_schedule_patch(struct store *store, long long id, int enabled, const c
 {
 	return backend_of(store)->schedules->schedule_patch(store, id, enabled, cron, interval_s, job_text,
 							    next_due_ms, now, ret_schedule);
+}
+
+int store_schedule_owner_set(struct store *store, long long id, const char *owner)
+{
+	return backend_of(store)->schedules->schedule_owner_set(store, id, owner);
 }
 
 int store_schedule_delete(struct store *store, long long id, cJSON **ret_body)

@@ -57,6 +57,7 @@ struct store_token {
 	enum store_token_kind kind;
 	long long agent_id; /* for STORE_TOKEN_AGENT, else 0 */
 	char name[65];
+	char team[65]; /* a user token's team, "" when none */
 };
 
 /* Error code for a result or progress of an attempt that is not the
@@ -87,8 +88,9 @@ int store_token_kind_parse(const char *name, enum store_token_kind *ret_kind);
 /* Number of live (not revoked) tokens of KIND. */
 int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
 
-/* Stores a token by its hash; *RET_TOKEN is {"id","kind","name","created_at"}. */
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+/* Stores a token by its hash, of TEAM (NULL: none); *RET_TOKEN is
+ * {"id","kind","name","team","created_at"} ("team" only when given). */
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 
 /* The live token whose hash is HASH (compared in constant time), or
@@ -96,7 +98,7 @@ int store_token_create(struct store *store, enum store_token_kind kind, const ch
 int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 		     struct store_token *ret_token);
 
-/* {"tokens": [{"id","kind","name","created_at","revoked_at"}...]} */
+/* {"tokens": [{"id","kind","name","team","created_at","revoked_at"}...]} */
 int store_token_list(struct store *store, cJSON **ret_list);
 
 /* Revokes token ID (agent tokens too). {"id","revoked":true} */
@@ -328,8 +330,9 @@ struct store_schedule_new {
 };
 
 /* SCHEDULE: {"id","series","cron","interval_s","job","enabled","created_by",
- * "created_at","updated_at","next_run_at","last_due_at","last_job_id",
- * "skipped","last_skip":{"at","reason"}|null}. */
+ * "owner","created_at","updated_at","next_run_at","last_due_at",
+ * "last_job_id","skipped","last_skip":{"at","reason"}|null}; "owner" is the
+ * one an admin named, else created_by. */
 int store_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
 			  cJSON **ret_schedule);
 /* {"schedules": [SCHEDULE...]} by id. */
@@ -341,6 +344,8 @@ int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
 int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
 			 long long interval_s, const char *job_text, long long next_due_ms, long long now,
 			 cJSON **ret_schedule);
+/* Names OWNER ("KIND:NAME", "team:NAME") the owner of schedule ID. */
+int store_schedule_owner_set(struct store *store, long long id, const char *owner);
 /* Deletes a schedule (its jobs stay); {"id","deleted":true}. */
 int store_schedule_delete(struct store *store, long long id, cJSON **ret_body);
 

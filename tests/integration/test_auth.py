@@ -208,6 +208,39 @@ def test_owners():
         assert d.api("POST", "/api/v1/schedules/%d/run" % r.json()["id"], {}, token=bob).status == 201
         forbidden(d.api("PUT", "/api/v1/series/own/c", {"threshold_pct": 7}, token=alice), "user:bob")
 
+        # an admin gives a series and a schedule to a team: each user token of the team owns them
+        r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": "carol", "team": "perf"}, token=d.admin_token)
+        assert r.status == 201 and r.json()["team"] == "perf", r
+        validate("token_created.json", r.json())
+        carol = r.json()["token"]
+        for body in ({"kind": "enroll", "name": "e", "team": "perf"}, {"kind": "user", "name": "e", "team": "a b"},
+                     {"kind": "user", "name": "e", "team": ""}):
+            assert d.api("POST", "/api/v1/tokens", body, token=d.admin_token).status == 400, body
+        listed = d.api("GET", "/api/v1/tokens", token=d.admin_token).json()
+        validate("token_list.json", listed)
+        assert [t["team"] for t in listed["tokens"] if t["name"] in ("alice", "carol")] == [None, "perf"], listed
+        forbidden(d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 9}, token=carol), "user:alice")
+        r = d.api("PUT", "/api/v1/series/own/a", {"owner": "team:perf"}, token=alice)
+        assert r.status == 403 and r.json()["error"]["message"] == "Only an admin names an owner.", r
+        for bad in ("perf", "team:", "team:a b", "boss:x", 7):
+            assert d.api("PUT", "/api/v1/series/own/a", {"owner": bad}, token=d.admin_token).status == 400, bad
+        r = d.api("PUT", "/api/v1/series/own/a", {"owner": "team:perf"}, token=d.admin_token)
+        assert r.status == 200 and r.json()["owner"] == "team:perf", r
+        assert d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 9}, token=carol).status == 200
+        assert d.api("GET", "/api/v1/series/own/a", token=carol).json()["webhook_url"] == hook
+        forbidden(d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 8}, token=alice), "team:perf")
+        r = d.api("POST", "/api/v1/schedules", {"series": "own/a", "interval_s": 3600, "job": JOB}, token=alice)
+        path = "/api/v1/schedules/%d" % r.json()["id"]
+        assert r.json()["owner"] == "user:alice", r
+        assert d.api("PATCH", path, {"owner": "team:perf"}, token=alice).status == 403
+        r = d.api("PATCH", path, {"owner": "team:perf"}, token=d.admin_token)
+        assert r.status == 200 and r.json()["owner"] == "team:perf" and r.json()["created_by"] == "user:alice", r
+        validate("schedule.json", r.json())
+        assert d.api("PATCH", path, {"enabled": False}, token=carol).status == 200
+        forbidden(d.api("DELETE", path, token=alice), "team:perf")
+        forbidden(d.api("POST", path + "/run", {}, token=bob), "team:perf")
+        assert d.api("DELETE", path, token=carol).status == 200
+
 
 def test_public_read():
     with Daemon(["--public-read"]) as d:

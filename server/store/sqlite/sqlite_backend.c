@@ -84,6 +84,7 @@ const struct store_backend store_backend_sqlite = {
 			.schedule_get = sqlite_schedule_get,
 			.schedule_patch = sqlite_schedule_patch,
 			.schedule_delete = sqlite_schedule_delete,
+			.schedule_owner_set = sqlite_schedule_owner_set,
 			.schedules_due = sqlite_schedules_due,
 			.schedule_claim = sqlite_schedule_claim,
 			.schedule_run_finish = sqlite_schedule_run_finish,

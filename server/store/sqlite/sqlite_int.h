@@ -113,7 +113,7 @@ void sqlite_call_free(struct store_call *call);
 /* Each resource file's: store.h's function of the same name without "store_". */
 /* sqlite_tokens.c */
 int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name,
+int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 		      struct store_token *ret_token);
@@ -212,6 +212,7 @@ int sqlite_schedule_patch(struct store *store, long long id, int enabled, const 
 			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
 			  cJSON **ret_schedule);
 int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+int sqlite_schedule_owner_set(struct store *store, long long id, const char *owner);
 int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
 int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
 			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);

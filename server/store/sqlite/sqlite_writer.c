@@ -147,11 +147,15 @@ static const char *const migrations[] = {
 	/* (issue 26, owners and webhooks) A series' owner beside its settings
 	 * (sqlite_series.c); an alert's webhook delivery as a queue that
 	 * survives a restart: due time while pending (NULL once delivered or
-	 * given up), attempts made (sqlite_series.c, webhook_delivery.c). */
+	 * given up), attempts made (sqlite_series.c, webhook_delivery.c); */
 	"ALTER TABLE series_settings ADD COLUMN owner TEXT;"
 	"ALTER TABLE alerts ADD COLUMN webhook_due INTEGER;"
 	"ALTER TABLE alerts ADD COLUMN webhook_attempts INTEGER NOT NULL DEFAULT 0;"
-	"CREATE INDEX alerts_webhook_due ON alerts(webhook_due) WHERE webhook_due IS NOT NULL;",
+	"CREATE INDEX alerts_webhook_due ON alerts(webhook_due) WHERE webhook_due IS NOT NULL;"
+	/* teams: a user token's team, a schedule's owner when an admin names
+	 * one (else its created_by) */
+	"ALTER TABLE tokens ADD COLUMN team TEXT;"
+	"ALTER TABLE schedules ADD COLUMN owner TEXT;",
 };
 
 /* ------------------------------------------------------ the writer thread */

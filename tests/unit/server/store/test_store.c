@@ -146,7 +146,7 @@ static void *writer(void *arg)
 	for (int i = 0; i < WRITES_EACH; i++) {
 		unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
 		snprintf((char *)hash, sizeof(hash), "w%ld-%d", n, i);
-		if (store_token_create(shared_store, STORE_TOKEN_USER, "w", hash, 1, NULL) < 0)
+		if (store_token_create(shared_store, STORE_TOKEN_USER, "w", NULL, hash, 1, NULL) < 0)
 			return (void *)1;
 	}
 	return NULL;
