@@ -336,7 +336,7 @@ def alert(**over):
 
 def schedule(**over):
     s = {"id": 3, "series": "ci/main", "cron": "0 3 * * mon-fri", "interval_s": None,
-         "job": SERIES_JOB, "enabled": True, "created_by": "admin", "created_at": T,
+         "job": SERIES_JOB, "enabled": True, "created_by": "admin", "owner": "admin", "created_at": T,
          "updated_at": T, "next_run_at": T, "last_due_at": None, "last_job_id": None,
          "skipped": 0, "last_skip": None}
     s.update(over)

@@ -276,6 +276,9 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * without version 8's calibrations (issue 23). */
 static const char previous_schema[] =
 	"DROP TABLE calibrations;"
+	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
+	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
+	"ALTER TABLE tokens DROP COLUMN team; ALTER TABLE schedules DROP COLUMN owner;"
 	"DROP INDEX tasks_queued; DROP INDEX tasks_held;"
 	"CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
 	"CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
@@ -361,7 +364,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "8");
+	CHECK_EQ_STR(text, "9");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,
