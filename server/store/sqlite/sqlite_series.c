@@ -504,18 +504,26 @@ static void add_due(void *context, sqlite3_stmt *row)
 int sqlite_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
 {
 	cJSON *due = cJSON_CreateArray();
-	char sql[400];
-	int rc;
+	sqlite3_stmt *stmt;
 
 	/* A series' first pending alert (by id), when its time has come. */
-	snprintf(sql, sizeof(sql),
-		 "SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
-		 " JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
-		 " ON a.id = f.id WHERE a.webhook_due <= %lld ORDER BY a.webhook_due, a.id LIMIT %d",
-		 now, limit);
-	if ((rc = db_reader_each(s, sql, add_due, due)) < 0) {
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_prepare(
+		s->reader,
+		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
+		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
+		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?");
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, now);
+		sqlite3_bind_int(stmt, 2, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW)
+			add_due(due, stmt);
+		sqlite3_finalize(stmt);
+	}
+	pthread_mutex_unlock(&s->reader_lock);
+	if (!stmt) {
 		cJSON_Delete(due);
-		return rc;
+		return LL_ESTORE;
 	}
 	*ret_due = due;
 	return 0;
