@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "schedules/webhook_target.h"
+
 #include "loadlab/err.h"
 
 #include <ctype.h>
@@ -9,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN, OPT_LLONG };
+/* OPT_LIST: a string that each setting adds its entries to (','
+ * separated), from every source. */
+enum option_kind { OPT_STRING, OPT_INT, OPT_BOOL, OPT_LISTEN, OPT_LLONG, OPT_LIST };
 
 struct option_def {
 	const char *name; /* flag without "--", config key */
@@ -26,6 +30,8 @@ struct option_def {
 	OPT_STRING, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, initial
 #define INT(field, lo, hi, initial) OPT_INT, offsetof(struct config, field), 0, lo, hi, initial, NULL
 #define BOOL(field, initial) OPT_BOOL, offsetof(struct config, field), 0, 0, 1, initial, NULL
+#define LIST(field) \
+	OPT_LIST, offsetof(struct config, field), sizeof(((struct config *)0)->field), 0, 0, 0, NULL
 #define LLONG(field, lo, hi, initial) OPT_LLONG, offsetof(struct config, field), 0, lo, hi, initial, NULL
 
 static const struct option_def options[] = {
@@ -62,6 +68,10 @@ static const struct option_def options[] = {
 	 "a blob no job references is removed after this many seconds unused (default 7 days)"},
 	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600),
 	 "seconds between blob retention sweeps (default 3600)"},
+	{"webhook-allow", LIST(webhook_allow),
+	 "HOST or ADDRESS[/BITS] webhooks may reach although loopback, private or link-local "
+	 "(repeatable; ',' separated)"},
+	{"webhook-timeout", INT(webhook_timeout_s, 1, 300, 5), "seconds one webhook POST may take"},
 };
 
 #define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
@@ -91,6 +101,7 @@ static void set_defaults(struct config *c)
 			*(bool *)field = o->initial != 0;
 			break;
 		case OPT_LISTEN:
+		case OPT_LIST:
 			break;
 		}
 	}
@@ -112,6 +123,20 @@ static int set_option(struct config *c, const struct option_def *o, const char *
 	long v;
 
 	switch (o->kind) {
+	case OPT_LIST: {
+		char *field = (char *)c + o->offset, message[400];
+		size_t used = strlen(field);
+		int rc;
+		if (used + 1 + strlen(value) >= o->size)
+			return err_set(LL_EINVAL, "%s: %s has too many entries.", source, o->name);
+		snprintf(field + used, o->size - used, "%s%s", used ? "," : "", value);
+		if ((rc = webhook_allow_check(field)) < 0) {
+			field[used] = '\0';
+			snprintf(message, sizeof(message), "%s", err_message(rc));
+			return err_set(rc, "%s: %s", source, message);
+		}
+		return 0;
+	}
 	case OPT_STRING:
 		if (strlen(value) >= o->size)
 			return err_set(LL_EINVAL, "%s: value of %s is too long.", source, o->name);

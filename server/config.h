@@ -38,6 +38,8 @@ struct config {
 	long long blob_quota_bytes;      /* all blobs, default 20 GiB (507 beyond) */
 	long long blob_retention_s;      /* unreferenced, unused blobs removed after this, default 7 days */
 	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */
+	char webhook_allow[4096];        /* the allow list of webhook_target.h, ',' separated */
+	int webhook_timeout_s;           /* one webhook POST, 1..300, default 5 */
 };
 
 /* Fills CONFIG from defaults, the environment and ARGV (a --config FILE

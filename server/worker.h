@@ -1,6 +1,6 @@
 /*
  * worker.h - what the server's background threads share (the store's
- * writer, the summarizer, the scheduler's ticker and poster, the blob
+ * writer, the summarizer, the scheduler's ticker, the blob
  * sweeper): each waits on a condition variable, under a mutex, until it
  * has work or a flag tells it to stop.
  */

@@ -118,6 +118,14 @@ int auth_check(struct store *store, enum auth_class class, bool public_read, boo
 	    (class == AUTH_METRICS && public_metrics)) {
 		memset(ret_token, 0, sizeof(*ret_token));
 		ret_token->id = 0;
+		/* A public read with a good token is that token's read (an owner
+		 * sees what is hidden from others); any other is anonymous. */
+		if (class != AUTH_ANYONE && header && strncmp(header, "Bearer ", 7) == 0 &&
+		    auth_token_well_formed(header + 7)) {
+			auth_token_hash(header + 7, hash);
+			if (store_token_find(store, hash, &token) == 0)
+				*ret_token = token;
+		}
 		return 0;
 	}
 	if (!header)
@@ -177,7 +185,7 @@ static int bootstrap_one(struct store *store, const char *data_dir, enum store_t
 			return err_set(LL_EINVAL, "%s must be 16 to 256 characters of [A-Za-z0-9._~+/=-].",
 				       env_name);
 		auth_token_hash(given, hash);
-		return store_token_create(store, kind, env_name, hash, clock_now_ms(), NULL);
+		return store_token_create(store, kind, env_name, NULL, hash, clock_now_ms(), NULL);
 	}
 	if ((rc = store_token_count(store, kind, &count)) < 0)
 		return rc;
@@ -186,7 +194,7 @@ static int bootstrap_one(struct store *store, const char *data_dir, enum store_t
 	if ((rc = auth_token_generate(prefix, token, sizeof(token))) < 0)
 		return rc;
 	auth_token_hash(token, hash);
-	if ((rc = store_token_create(store, kind, file, hash, clock_now_ms(), NULL)) < 0)
+	if ((rc = store_token_create(store, kind, file, NULL, hash, clock_now_ms(), NULL)) < 0)
 		return rc;
 	return write_token_file(data_dir, file, token);
 }

@@ -123,6 +123,19 @@ int metrics_render(struct server *server, struct buf *out)
 	gauge_by_state(out, "loadlab_agents", "Agents by state.", agents, COUNT_OF(agents));
 	for (size_t i = 0; i < COUNT_OF(plain); i++)
 		metric(out, plain[i].name, plain[i].type, plain[i].help, plain[i].value);
+	{
+		static const char *const outcomes[] = {"delivered", "retried", "failed", "refused",
+						       "dropped"};
+		_Static_assert(COUNT_OF(outcomes) == METRICS_WEBHOOK_OUTCOMES, "one name per outcome");
+		buf_printf(out,
+			   "# HELP loadlab_webhook_deliveries_total Webhook delivery attempts by outcome.\n"
+			   "# TYPE loadlab_webhook_deliveries_total counter\n");
+		for (int i = 0; i < METRICS_WEBHOOK_OUTCOMES; i++)
+			buf_printf(out, "loadlab_webhook_deliveries_total{outcome=\"%s\"} %lld\n",
+				   outcomes[i], load(&m->webhook_outcomes[i]));
+		metric(out, "loadlab_webhook_queue", "gauge",
+		       "Alerts waiting for their webhook (in the store).", st.webhooks_pending);
+	}
 
 	buf_printf(out, "# HELP loadlab_http_requests_total HTTP requests by route and status class.\n"
 			"# TYPE loadlab_http_requests_total counter\n");

@@ -12,6 +12,16 @@
 
 #define METRICS_MAX_ROUTES 48
 
+/* How a webhook delivery attempt ended (schedules/webhook_delivery.h). */
+enum metrics_webhook_outcome {
+	METRICS_WEBHOOK_DELIVERED,
+	METRICS_WEBHOOK_RETRIED,
+	METRICS_WEBHOOK_FAILED,
+	METRICS_WEBHOOK_REFUSED,
+	METRICS_WEBHOOK_DROPPED,
+	METRICS_WEBHOOK_OUTCOMES
+};
+
 struct metrics {
 	/* [route index + 1][status / 100]; index 0: no route matched */
 	long long requests[METRICS_MAX_ROUTES + 1][6];
@@ -23,6 +33,7 @@ struct metrics {
 	long long connection_limit_hits; /* times every connection was taken */
 	long long header_timeouts;       /* connections closed for slow headers */
 	long long query_refused;         /* requests with too many query arguments */
+	long long webhook_outcomes[METRICS_WEBHOOK_OUTCOMES];
 };
 
 /* Counts one finished request (thread-safe). */

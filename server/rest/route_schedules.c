@@ -75,7 +75,7 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 {
 	static const char *const keys[] = {"series", "cron", "interval_s", "job", "enabled", NULL};
 	struct store_schedule_new n = {0};
-	char who[96], *job_text = NULL;
+	char who[ROUTE_CALLER_MAX], *job_text = NULL;
 	const char *series;
 	long long now = clock_now_ms();
 	cJSON *body, *out = NULL;
@@ -97,7 +97,7 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 	if ((rc = read_job(cJSON_GetObjectItemCaseSensitive(body, "job"), series, &job_text)) < 0 ||
 	    (rc = schedule_next_due(n.cron, n.interval_s, now, now, &n.first_due_ms)) < 0)
 		goto done;
-	snprintf(who, sizeof(who), "%s:%s", store_token_kind_name(req->token.kind), req->token.name);
+	route_caller(req, who, sizeof(who));
 	n.series = series;
 	n.job_text = job_text;
 	n.enabled = enabled;
@@ -107,6 +107,22 @@ done:
 	free(job_text);
 	cJSON_Delete(body);
 	return route_reply(reply, rc, 201, out);
+}
+
+/* 0 when REQ's caller owns schedule ID (its owner) or is an admin;
+ * else LL_EFORBIDDEN (LL_ENOTFOUND when there is no such schedule). */
+static int schedule_owner_check(struct http_request *req, long long id)
+{
+	cJSON *schedule = NULL;
+	const char *owner;
+	int rc;
+
+	if ((rc = store_schedule_get(req->server->store, id, &schedule)) < 0)
+		return rc;
+	owner = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(schedule, "owner"));
+	rc = route_owner_check(req, owner ? owner : "", "This schedule");
+	cJSON_Delete(schedule);
+	return rc;
 }
 
 int route_schedules_list(struct http_request *req, struct http_reply *reply)
@@ -119,22 +135,25 @@ int route_schedules_get(struct http_request *req, struct http_reply *reply)
 	return route_reply_by_id(req, reply, store_schedule_get);
 }
 
-/* {"enabled", "cron" | "interval_s", "job"}, each optional. A new
+/* {"enabled", "cron" | "interval_s", "job", "owner"}, each optional; only
+ * the schedule's owner or an admin, "owner" only an admin. A new
  * timing, or enabling a paused schedule, starts from now: runs missed
  * while paused are not made up. */
 int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"enabled", "cron", "interval_s", "job", NULL};
+	static const char *const keys[] = {"enabled", "cron", "interval_s", "job", "owner", NULL};
 	cJSON *body, *current = NULL, *out = NULL;
 	const cJSON *enabled_item, *job;
 	const char *cron = NULL, *series;
 	long long interval_s = 0, now = clock_now_ms(), next_due = 0;
-	char *job_text = NULL;
+	char *job_text = NULL, owner[STORE_OWNER_MAX + 1] = "";
 	int enabled = -1, rc;
 
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	if ((rc = json_check_keys(body, keys, "schedule change")) < 0 ||
+	    (rc = schedule_owner_check(req, req->path_id)) < 0 ||
+	    (rc = route_owner_named(req, body, owner)) < 0 ||
 	    (rc = store_schedule_get(req->server->store, req->path_id, &current)) < 0 ||
 	    (rc = read_when(body, false, &cron, &interval_s)) < 0)
 		goto done;
@@ -160,6 +179,8 @@ int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 		if ((rc = schedule_next_due(use_cron, use_interval, now, now, &next_due)) < 0)
 			goto done;
 	}
+	if (owner[0] && (rc = store_schedule_owner_set(req->server->store, req->path_id, owner)) < 0)
+		goto done;
 	rc = store_schedule_patch(req->server->store, req->path_id, enabled, cron, interval_s, job_text,
 				  next_due, now, &out);
 done:
@@ -169,13 +190,19 @@ done:
 	return route_reply(reply, rc, 200, out);
 }
 
+/* Only the schedule's owner or an admin. */
 int route_schedules_delete(struct http_request *req, struct http_reply *reply)
 {
+	int rc = schedule_owner_check(req, req->path_id);
+
+	if (rc < 0)
+		return reply_from_err(reply, rc);
 	return route_reply_by_id(req, reply, store_schedule_delete);
 }
 
 /* Runs the schedule now, whatever its timing (its next due time stays);
- * 409 when a job of it is still queued or running. */
+ * 409 when a job of it is still queued or running. Only its owner or an
+ * admin. */
 int route_schedules_run(struct http_request *req, struct http_reply *reply)
 {
 	struct store_schedule_claim claim = {0};
@@ -185,7 +212,8 @@ int route_schedules_run(struct http_request *req, struct http_reply *reply)
 
 	if (route_empty_body(req, reply, "run request") < 0)
 		return 0;
-	if ((rc = store_schedule_claim(req->server->store, req->path_id, true, now, NULL, &claim)) < 0 ||
+	if ((rc = schedule_owner_check(req, req->path_id)) < 0 ||
+	    (rc = store_schedule_claim(req->server->store, req->path_id, true, now, NULL, &claim)) < 0 ||
 	    (rc = schedule_fire(req->server, &claim, now, &job_id)) < 0)
 		return reply_from_err(reply, rc);
 	out = cJSON_CreateObject();

@@ -4,6 +4,7 @@
 #include "routes.h"
 
 #include "reports/report.h"
+#include "schedules/webhook_target.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -31,9 +32,32 @@ static const char *series_name(struct http_request *req, struct http_reply *repl
 	return name;
 }
 
+/* Hides from a caller who does not own it a series' webhook URL and the
+ * reasons of its alerts' deliveries (OUT: a series or settings body). */
+static void redact(const struct http_request *req, cJSON *out, const char *owner)
+{
+	cJSON *alert;
+
+	if (route_is_owner(req, owner))
+		return;
+	if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(out, "webhook_url")))
+		cJSON_ReplaceItemInObjectCaseSensitive(out, "webhook_url", cJSON_CreateNull());
+	cJSON_ArrayForEach(alert, cJSON_GetObjectItemCaseSensitive(out, "alerts"))
+		route_alert_redact(alert);
+}
+
 int route_series_list(struct http_request *req, struct http_reply *reply)
 {
-	return route_reply_list(req, reply, store_series_list);
+	cJSON *list = NULL, *series;
+	int rc = store_series_list(req->server->store, &list);
+
+	if (rc == 0)
+		cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(list, "series")) {
+			const char *owner =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(series, "owner"));
+			redact(req, series, owner ? owner : "");
+		}
+	return route_reply(reply, rc, 200, list);
 }
 
 /* "since": milliseconds since the epoch, or an RFC 3339 UTC time
@@ -67,6 +91,7 @@ static int parse_since(const char *text, long long *ret_ms)
 int route_series_get(struct http_request *req, struct http_reply *reply)
 {
 	const char *name = series_name(req, reply), *metric = http_query(req, "metric"), *since;
+	struct store_series_settings settings;
 	long long since_ms = -(1LL << 62);
 	cJSON *out;
 	int rc;
@@ -83,14 +108,26 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
 			"since must be milliseconds since 1970 or a UTC time like 2024-05-01T12:00:00Z.");
 	rc = report_series(req->server->store, name, http_query(req, "variant"), http_query(req, "cell"),
 			   metric, since_ms, &out);
+	if (rc == 0 && (rc = store_series_settings_get(req->server->store, name, &settings)) < 0)
+		cJSON_Delete(out);
+	if (rc == 0) {
+		if (settings.owner[0])
+			cJSON_AddStringToObject(out, "owner", settings.owner);
+		else
+			cJSON_AddNullToObject(out, "owner");
+		redact(req, out, settings.owner);
+	}
 	return route_reply(reply, rc, 200, out);
 }
 
 /* PUT /api/v1/series/{name}: {"threshold_pct": 0.5..1000, "webhook_url":
- * "http(s)://..." | null}; absent fields keep their value. */
+ * "http(s)://..." | null}; absent fields keep their value. Only the
+ * series' owner or an admin; the first to set a series nobody owns owns it;
+ * an admin may name another owner ("owner": "user:NAME" | "team:TEAM").
+ * The URL is checked by webhook_target_check(). */
 int route_series_put(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"threshold_pct", "webhook_url", NULL};
+	static const char *const keys[] = {"threshold_pct", "webhook_url", "owner", NULL};
 	const char *name = series_name(req, reply);
 	struct store_series_settings settings;
 	const cJSON *item;
@@ -102,7 +139,12 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
 	if ((rc = json_check_keys(body, keys, "series settings")) < 0 ||
-	    (rc = store_series_settings_get(req->server->store, name, &settings)) < 0)
+	    (rc = store_series_settings_get(req->server->store, name, &settings)) < 0 ||
+	    (rc = route_owner_check(req, settings.owner, "This series")) < 0)
+		goto done;
+	if (!settings.owner[0])
+		route_caller(req, settings.owner, sizeof(settings.owner));
+	if ((rc = route_owner_named(req, body, settings.owner)) < 0)
 		goto done;
 	if ((item = cJSON_GetObjectItemCaseSensitive(body, "threshold_pct"))) {
 		if (!cJSON_IsNumber(item) || item->valuedouble < 0.5 || item->valuedouble > 1000) {
@@ -114,13 +156,11 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 	if ((item = cJSON_GetObjectItemCaseSensitive(body, "webhook_url"))) {
 		if (cJSON_IsNull(item)) {
 			settings.webhook_url[0] = '\0';
-		} else if (!cJSON_IsString(item) || strlen(item->valuestring) > STORE_WEBHOOK_URL_MAX ||
-			   (strncmp(item->valuestring, "http://", 7) != 0 &&
-			    strncmp(item->valuestring, "https://", 8) != 0)) {
-			rc = err_set(LL_EINVAL,
-				     "webhook_url must be an http:// or https:// URL of at most %d "
-				     "characters, or null.",
-				     STORE_WEBHOOK_URL_MAX);
+		} else if (!cJSON_IsString(item)) {
+			rc = err_set(LL_EINVAL, "webhook_url must be an http:// or https:// URL, or null.");
+			goto done;
+		} else if ((rc = webhook_target_check(item->valuestring, req->server->config.webhook_allow)) <
+			   0) {
 			goto done;
 		} else {
 			snprintf(settings.webhook_url, sizeof(settings.webhook_url), "%s", item->valuestring);

@@ -1,5 +1,5 @@
-/* /api/v1/tokens: the admin makes user and enrollment tokens, lists and
- * revokes them. */
+/* /api/v1/tokens: the admin makes user and enrollment tokens (a user token
+ * may be of a team: route_util.h, owners), lists and revokes them. */
 #include "route_util.h"
 #include "routes.h"
 
@@ -11,11 +11,11 @@
 
 int route_tokens_create(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"kind", "name", NULL};
+	static const char *const keys[] = {"kind", "name", "team", NULL};
 	unsigned char hash[STORE_TOKEN_HASH_SIZE];
 	char token[AUTH_TOKEN_MAX + 1];
 	enum store_token_kind kind = STORE_TOKEN_USER;
-	const char *kind_name, *name;
+	const char *kind_name, *name, *team = NULL;
 	cJSON *body, *out = NULL;
 	int rc;
 
@@ -23,8 +23,14 @@ int route_tokens_create(struct http_request *req, struct http_reply *reply)
 		return 0;
 	if ((rc = json_check_keys(body, keys, "token request")) < 0 ||
 	    (rc = json_get_string(body, "kind", 16, true, NULL, &kind_name)) < 0 ||
-	    (rc = json_get_string(body, "name", 64, true, NULL, &name)) < 0)
+	    (rc = json_get_string(body, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = json_get_string(body, "team", ROUTE_TEAM_MAX, false, NULL, &team)) < 0)
 		goto out;
+	if (team && (!route_team_valid(team) || strcmp(kind_name, "user") != 0)) {
+		rc = err_set(LL_EINVAL, "Field 'team' is 1 to %d of A-Z a-z 0-9 . _ -, for a user token.",
+			     ROUTE_TEAM_MAX);
+		goto out;
+	}
 	if (strcmp(kind_name, "user") == 0)
 		kind = STORE_TOKEN_USER;
 	else if (strcmp(kind_name, "enroll") == 0)
@@ -37,7 +43,7 @@ int route_tokens_create(struct http_request *req, struct http_reply *reply)
 	    0)
 		goto out;
 	auth_token_hash(token, hash);
-	rc = store_token_create(req->server->store, kind, name, hash, clock_now_ms(), &out);
+	rc = store_token_create(req->server->store, kind, name, team, hash, clock_now_ms(), &out);
 	if (rc == 0)
 		cJSON_AddStringToObject(out, "token", token);
 out:

@@ -2,6 +2,7 @@
 #include "scheduler.h"
 
 #include "cron.h"
+#include "webhook_delivery.h"
 #include "reports/report.h"
 #include "server.h"
 #include "worker.h"
@@ -12,7 +13,6 @@
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -24,11 +24,6 @@
 /* At most this many schedules fired and jobs checked per tick. */
 #define SCHEDULER_BATCH 64
 
-struct webhook_item {
-	long long alert_id;
-	char url[STORE_WEBHOOK_URL_MAX + 1];
-};
-
 struct scheduler {
 	struct server *server;
 	struct scheduler_options options;
@@ -37,11 +32,9 @@ struct scheduler {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stopping;
-	pthread_t ticker, poster;
-	bool ticker_running, poster_running;
-
-	struct webhook_item webhooks[SCHEDULER_WEBHOOK_QUEUE_MAX];
-	int webhook_head, webhook_count;
+	pthread_t ticker;
+	bool ticker_running;
+	struct webhook_pool *webhooks;
 };
 
 static long long scheduler_now(struct scheduler *s)
@@ -165,25 +158,6 @@ static void fire_due(struct scheduler *s)
 	}
 }
 
-static void webhook_enqueue(struct scheduler *s, long long alert_id, const char *url)
-{
-	pthread_mutex_lock(&s->lock);
-	if (s->webhook_count == SCHEDULER_WEBHOOK_QUEUE_MAX) {
-		pthread_mutex_unlock(&s->lock);
-		log_event(LOG_WARN, "webhook_dropped", "reason", "queue full", NULL);
-		return;
-	}
-	{
-		struct webhook_item *w =
-			&s->webhooks[(s->webhook_head + s->webhook_count) % SCHEDULER_WEBHOOK_QUEUE_MAX];
-		w->alert_id = alert_id;
-		snprintf(w->url, sizeof(w->url), "%s", url);
-		s->webhook_count++;
-	}
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
-}
-
 /* The alert body of a comparison's regressing rows: {"threshold_pct",
  * "worst_change_pct","rows":[{"variant","cell","change_pct",...}]}. */
 static cJSON *alert_of(const cJSON *comparison, double threshold)
@@ -244,8 +218,8 @@ static void check_one(struct scheduler *s, long long job_id, const char *series,
 	}
 	if (store_series_check_record(store, job_id, series, baseline, verdict ? verdict : "unknown", alert,
 				      scheduler_now(s), &alert_id) == 0 &&
-	    alert_id && settings.webhook_url[0])
-		webhook_enqueue(s, alert_id, settings.webhook_url);
+	    alert_id)
+		webhook_pool_alert_opened(s->webhooks, alert_id);
 	cJSON_Delete(comparison);
 	cJSON_Delete(alert);
 }
@@ -286,106 +260,11 @@ static void *ticker_main(void *arg)
 	return NULL;
 }
 
-static size_t discard(char *data, size_t size, size_t n, void *context)
-{
-	(void)data;
-	(void)context;
-	return size * n;
-}
-
-/* One POST; 0 on a 2xx answer, else LL_EIO with a message in MESSAGE. */
-static int webhook_post(const char *url, const char *body, char *message, size_t size)
-{
-	CURL *curl = curl_easy_init();
-	struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-	long status = 0;
-	CURLcode code;
-
-	if (!curl) {
-		curl_slist_free_all(headers);
-		snprintf(message, size, "out of memory");
-		return LL_ENOMEM;
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)SCHEDULER_WEBHOOK_TIMEOUT_S);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
-	code = curl_easy_perform(curl);
-	if (code == CURLE_OK)
-		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(curl);
-	curl_slist_free_all(headers);
-	if (code != CURLE_OK) {
-		snprintf(message, size, "%s", curl_easy_strerror(code));
-		return LL_EIO;
-	}
-	if (status < 200 || status > 299) {
-		snprintf(message, size, "HTTP %ld", status);
-		return LL_EIO;
-	}
-	return 0;
-}
-
-static void deliver(struct scheduler *s, const struct webhook_item *w)
-{
-	cJSON *alert = NULL, *body;
-	char *text, message[200] = "", status[240], id[24];
-	int rc = LL_EIO;
-
-	if (store_alert_get(s->server->store, w->alert_id, &alert) < 0)
-		return;
-	body = cJSON_CreateObject();
-	cJSON_AddStringToObject(body, "event", "regression");
-	cJSON_AddItemToObject(body, "alert", alert);
-	text = cJSON_PrintUnformatted(body);
-	cJSON_Delete(body);
-	for (int attempt = 0; text && attempt < SCHEDULER_WEBHOOK_ATTEMPTS; attempt++) {
-		if (attempt && wait_or_stop(s, 1000LL << (attempt - 1)))
-			break;
-		if ((rc = webhook_post(w->url, text, message, sizeof(message))) == 0)
-			break;
-	}
-	free(text);
-	snprintf(id, sizeof(id), "%lld", w->alert_id);
-	if (rc == 0) {
-		log_event(LOG_INFO, "webhook_delivered", "alert_id", id, NULL);
-		store_alert_webhook_status(s->server->store, w->alert_id, "delivered");
-	} else {
-		snprintf(status, sizeof(status), "failed: %s", message[0] ? message : "stopped");
-		log_event(LOG_WARN, "webhook_failed", "alert_id", id, "error", message, NULL);
-		store_alert_webhook_status(s->server->store, w->alert_id, status);
-	}
-}
-
-static void *poster_main(void *arg)
-{
-	struct scheduler *s = arg;
-
-	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		struct webhook_item w;
-		while (!s->stopping && s->webhook_count == 0)
-			pthread_cond_wait(&s->cond, &s->lock);
-		if (s->stopping)
-			break;
-		w = s->webhooks[s->webhook_head];
-		s->webhook_head = (s->webhook_head + 1) % SCHEDULER_WEBHOOK_QUEUE_MAX;
-		s->webhook_count--;
-		pthread_mutex_unlock(&s->lock);
-		deliver(s, &w);
-		pthread_mutex_lock(&s->lock);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
-}
-
 int scheduler_start(struct server *server, const struct scheduler_options *options,
 		    struct scheduler **ret_scheduler)
 {
 	struct scheduler *s = calloc(1, sizeof(*s));
+	int rc;
 
 	if (!s)
 		return err_set(LL_ENOMEM, "Out of memory.");
@@ -395,11 +274,10 @@ int scheduler_start(struct server *server, const struct scheduler_options *optio
 		s->options.tick_ms = 10;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	if (pthread_create(&s->poster, NULL, poster_main, s) != 0) {
+	if ((rc = webhook_pool_start(server, &s->webhooks)) < 0) {
 		scheduler_stop(s);
-		return err_set(LL_ENOMEM, "Cannot start the webhook thread.");
+		return rc;
 	}
-	s->poster_running = true;
 	if (pthread_create(&s->ticker, NULL, ticker_main, s) != 0) {
 		scheduler_stop(s);
 		return err_set(LL_ENOMEM, "Cannot start the scheduler thread.");
@@ -416,8 +294,7 @@ void scheduler_stop(struct scheduler *s)
 	worker_request_stop(&s->lock, &s->cond, &s->stopping);
 	if (s->ticker_running)
 		pthread_join(s->ticker, NULL);
-	if (s->poster_running)
-		pthread_join(s->poster, NULL);
+	webhook_pool_stop(s->webhooks);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);

@@ -1,8 +1,8 @@
 /*
  * scheduler.h - the daemon's background work for series: a thread that
  * creates the jobs of due schedules, checks each finished job of a series
- * against the one before (regression alerts), and posts alerts to the
- * series' webhook from a second thread.
+ * against the one before (regression alerts), and hands alerts to the
+ * webhook delivery pool (webhook_delivery.h).
  *
  * Every SCHEDULER's tick (--schedule-tick-ms, default 1000):
  *   1. at the first tick, open claims left by a crash are resolved
@@ -20,15 +20,15 @@
  * stepped forward, runs a missed schedule once, and a clock stepped back
  * does not fire it again.
  *
- * Webhooks: POST of the alert as JSON (Content-Type application/json), 5 s
- * timeout, up to 3 attempts 1 s and 2 s apart; the outcome is logged and
- * stored on the alert ("webhook": "delivered" | "failed: ..."). The queue
- * holds SCHEDULER_WEBHOOK_QUEUE_MAX alerts; beyond that they are dropped
- * (logged). Nothing here blocks a request or the store's writer.
+ * Webhooks: an alert of a series with a webhook is queued in the store
+ * when it is opened and posted by the pool of webhook_delivery.h (where
+ * it may go: webhook_target.h). Nothing here blocks a request or the
+ * store's writer.
  *
  * The folder schedules/ is what the daemon does by the clock: this
  * scheduler (scheduler.c), the cron expressions of schedules (cron.h), and
- * the lease-expiry tick that the HTTP door's sweeper runs (lease_expiry.h).
+ * the lease-expiry tick that the HTTP door's sweeper runs (lease_expiry.h),
+ * and the webhooks of alerts (webhook_target.h, webhook_delivery.h).
  */
 #ifndef LOADLAB_SERVER_SCHEDULER_H
 #define LOADLAB_SERVER_SCHEDULER_H
@@ -39,10 +39,6 @@
 
 struct server;
 struct scheduler;
-
-#define SCHEDULER_WEBHOOK_QUEUE_MAX 256
-#define SCHEDULER_WEBHOOK_TIMEOUT_S 5
-#define SCHEDULER_WEBHOOK_ATTEMPTS 3
 
 /* The clock the scheduler reads: milliseconds since the epoch (UTC).
  * Tests pass their own; NULL means clock_now_ms(). */
@@ -62,7 +58,8 @@ int scheduler_start(struct server *server, const struct scheduler_options *optio
 /* Runs one tick now, in the calling thread (tests; the thread calls it). */
 void scheduler_tick(struct scheduler *scheduler);
 
-/* Stops both threads, dropping webhooks not yet sent. NULL is fine. */
+/* Stops the ticker and the webhook pool (deliveries not yet made stay
+ * queued in the store). NULL is fine. */
 void scheduler_stop(struct scheduler *scheduler);
 
 /* The first due time strictly after NOW_MS of a schedule whose last due

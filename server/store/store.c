@@ -105,10 +105,10 @@ int store_token_count(struct store *store, enum store_token_kind kind, long long
 	return backend_of(store)->tokens->token_count(store, kind, ret_count);
 }
 
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
-	return backend_of(store)->tokens->token_create(store, kind, name, hash, now, ret_token);
+	return backend_of(store)->tokens->token_create(store, kind, name, team, hash, now, ret_token);
 }
 
 int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
@@ -300,6 +300,11 @@ int store_schedule_patch(struct store *store, long long id, int enabled, const c
 							    next_due_ms, now, ret_schedule);
 }
 
+int store_schedule_owner_set(struct store *store, long long id, const char *owner)
+{
+	return backend_of(store)->schedules->schedule_owner_set(store, id, owner);
+}
+
 int store_schedule_delete(struct store *store, long long id, cJSON **ret_body)
 {
 	return backend_of(store)->schedules->schedule_delete(store, id, ret_body);
@@ -361,9 +366,14 @@ int store_alert_ack(struct store *store, long long id, const char *by, long long
 	return backend_of(store)->series->alert_ack(store, id, by, now, ret_alert);
 }
 
-int store_alert_webhook_status(struct store *store, long long id, const char *status)
+int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms)
 {
-	return backend_of(store)->series->alert_webhook_status(store, id, status);
+	return backend_of(store)->series->alert_webhook_status(store, id, status, retry_at_ms);
+}
+
+int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due)
+{
+	return backend_of(store)->series->webhook_due(store, now, limit, ret_due);
 }
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats)

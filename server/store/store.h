@@ -57,6 +57,7 @@ struct store_token {
 	enum store_token_kind kind;
 	long long agent_id; /* for STORE_TOKEN_AGENT, else 0 */
 	char name[65];
+	char team[65]; /* a user token's team, "" when none */
 };
 
 /* Error code for a result or progress of an attempt that is not the
@@ -87,8 +88,9 @@ int store_token_kind_parse(const char *name, enum store_token_kind *ret_kind);
 /* Number of live (not revoked) tokens of KIND. */
 int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
 
-/* Stores a token by its hash; *RET_TOKEN is {"id","kind","name","created_at"}. */
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name,
+/* Stores a token by its hash, of TEAM (NULL: none); *RET_TOKEN is
+ * {"id","kind","name","team","created_at"} ("team" only when given). */
+int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 
 /* The live token whose hash is HASH (compared in constant time), or
@@ -96,7 +98,7 @@ int store_token_create(struct store *store, enum store_token_kind kind, const ch
 int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 		     struct store_token *ret_token);
 
-/* {"tokens": [{"id","kind","name","created_at","revoked_at"}...]} */
+/* {"tokens": [{"id","kind","name","team","created_at","revoked_at"}...]} */
 int store_token_list(struct store *store, cJSON **ret_list);
 
 /* Revokes token ID (agent tokens too). {"id","revoked":true} */
@@ -285,14 +287,24 @@ int store_calibration_history(struct store *store, long long agent_id, long long
 
 #define STORE_SERIES_DEFAULT_THRESHOLD_PCT 5.0
 #define STORE_WEBHOOK_URL_MAX 1024
+/* Alerts waiting for their webhook at most; an alert opened beyond that
+ * is marked "failed: the delivery queue is full" at once. */
+#define STORE_WEBHOOK_PENDING_MAX 10000
+#define STORE_OWNER_MAX 96
 
+/* OWNER: who may change the series ("KIND:NAME" of a token, as a job's
+ * submitted_by): the one stored with its settings, else the submitter of
+ * its first job (a schedule's job: that schedule's created_by); "" when
+ * nobody has claimed it yet. */
 struct store_series_settings {
 	double threshold_pct;
 	char webhook_url[STORE_WEBHOOK_URL_MAX + 1]; /* "" when none */
+	char owner[STORE_OWNER_MAX + 1];
 };
 
 /* {"series": [{"name","jobs","last_job":{"id","state","revision","created_at"},
- * "threshold_pct","webhook_url"}]}, by name. */
+ * "threshold_pct","webhook_url","owner"}]}, by name ("owner" null when
+ * nobody owns it). */
 int store_series_list(struct store *store, cJSON **ret_list);
 
 /* The jobs of series NAME created at or after SINCE_MS, in submission
@@ -301,7 +313,8 @@ int store_series_jobs(struct store *store, const char *name, long long since_ms,
 
 int store_series_settings_get(struct store *store, const char *name,
 			      struct store_series_settings *ret_settings);
-/* Stores SETTINGS of NAME; {"name","threshold_pct","webhook_url"}. */
+/* Stores SETTINGS of NAME (its owner too); {"name","threshold_pct",
+ * "webhook_url","owner"}. */
 int store_series_settings_put(struct store *store, const char *name,
 			      const struct store_series_settings *settings, long long now, cJSON **ret_body);
 
@@ -317,8 +330,9 @@ struct store_schedule_new {
 };
 
 /* SCHEDULE: {"id","series","cron","interval_s","job","enabled","created_by",
- * "created_at","updated_at","next_run_at","last_due_at","last_job_id",
- * "skipped","last_skip":{"at","reason"}|null}. */
+ * "owner","created_at","updated_at","next_run_at","last_due_at",
+ * "last_job_id","skipped","last_skip":{"at","reason"}|null}; "owner" is the
+ * one an admin named, else created_by. */
 int store_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
 			  cJSON **ret_schedule);
 /* {"schedules": [SCHEDULE...]} by id. */
@@ -330,6 +344,8 @@ int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
 int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
 			 long long interval_s, const char *job_text, long long next_due_ms, long long now,
 			 cJSON **ret_schedule);
+/* Names OWNER ("KIND:NAME", "team:NAME") the owner of schedule ID. */
+int store_schedule_owner_set(struct store *store, long long id, const char *owner);
 /* Deletes a schedule (its jobs stay); {"id","deleted":true}. */
 int store_schedule_delete(struct store *store, long long id, cJSON **ret_body);
 
@@ -377,7 +393,9 @@ int store_series_previous_done(struct store *store, const char *series, long lon
 /* Records that JOB_ID was checked (VERDICT of its comparison with
  * BASELINE_ID, 0 when none) and, when ALERT is not NULL
  * ({"threshold_pct","worst_change_pct","rows"}), opens an alert, once:
- * *RET_ALERT_ID is its id, or 0. */
+ * *RET_ALERT_ID is its id, or 0. When the series has a webhook, the
+ * alert's delivery is queued in the same transaction ("webhook":
+ * "pending", due at NOW), unless STORE_WEBHOOK_PENDING_MAX are waiting. */
 int store_series_check_record(struct store *store, long long job_id, const char *series,
 			      long long baseline_id, const char *verdict, const cJSON *alert, long long now,
 			      long long *ret_alert_id);
@@ -389,8 +407,15 @@ int store_alert_list(struct store *store, bool open_only, cJSON **ret_list);
 int store_alert_get(struct store *store, long long id, cJSON **ret_alert);
 /* Acknowledges alert ID (again: LL_ECONFLICT); returns the ALERT. */
 int store_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-/* Records how the alert's webhook went ("delivered", "failed: ..."). */
-int store_alert_webhook_status(struct store *store, long long id, const char *status);
+/* Records how the alert's webhook went: STATUS ("delivered", "failed:
+ * ...", "pending: ..."), and, when RETRY_AT_MS is not 0, that it is tried
+ * again from then (else its delivery is over). Counts the attempt. */
+int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
+
+/* The deliveries due at NOW, the first due of each series (a series'
+ * alerts go out one at a time, in order), at most LIMIT:
+ * [{"alert_id","series","attempts"}], the longest waiting first. */
+int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
 /* --- metrics --- */
 
@@ -399,6 +424,7 @@ struct store_stats {
 	long long jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
 	long long agents_online, agents_offline, agents_quarantined;
 	long long results;
+	long long webhooks_pending;       /* alerts waiting for their webhook */
 	long long commits, committed_ops; /* group commit: transactions, writes */
 	long long syncs;                  /* fsyncs that made commits durable */
 };

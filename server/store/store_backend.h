@@ -48,7 +48,7 @@ struct store_base {
 struct store_token_ops {
 	int (*token_count)(struct store *store, enum store_token_kind kind, long long *ret_count);
 	int (*token_create)(struct store *store, enum store_token_kind kind, const char *name,
-			    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			    const char *team, const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
 			    cJSON **ret_token);
 	int (*token_find)(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 			  struct store_token *ret_token);
@@ -138,7 +138,9 @@ struct store_series_ops {
 	int (*alert_list)(struct store *store, bool open_only, cJSON **ret_list);
 	int (*alert_get)(struct store *store, long long id, cJSON **ret_alert);
 	int (*alert_ack)(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-	int (*alert_webhook_status)(struct store *store, long long id, const char *status);
+	int (*alert_webhook_status)(struct store *store, long long id, const char *status,
+				    long long retry_at_ms);
+	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
 };
 
 /* The schedules and their runs (store.h, "series, schedules"). */
@@ -151,6 +153,7 @@ struct store_schedule_ops {
 			      long long interval_s, const char *job_text, long long next_due_ms,
 			      long long now, cJSON **ret_schedule);
 	int (*schedule_delete)(struct store *store, long long id, cJSON **ret_body);
+	int (*schedule_owner_set)(struct store *store, long long id, const char *owner);
 	int (*schedules_due)(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
 	int (*schedule_claim)(struct store *store, long long id, bool manual, long long now,
 			      store_next_due_fn next_due, struct store_schedule_claim *ret_claim);

@@ -1,6 +1,8 @@
 """Every mutating route refuses missing, malformed, unknown, revoked, wrong-kind
 and other agents' tokens; tokens are made and revoked by the admin; the
-token files are written as API.md says."""
+token files are written as API.md says; a series and a schedule are changed,
+run or deleted only by their owner or an admin, and only they read a
+series' webhook URL."""
 import hashlib
 import os
 import stat
@@ -24,6 +26,12 @@ MUTATING = [
     ("POST", "/api/v1/tokens", {"kind": "user", "name": "x"}, "admin"),
     ("DELETE", "/api/v1/tokens/{token}", None, "admin"),
     ("PUT", "/api/v1/blobs/" + hashlib.sha256(b"blob").hexdigest(), b"blob", "user"),
+    ("PUT", "/api/v1/series/m", {"threshold_pct": 9}, "user"),
+    ("POST", "/api/v1/schedules", {"series": "m", "interval_s": 60, "job": JOB}, "user"),
+    ("PATCH", "/api/v1/schedules/{schedule}", {"enabled": False}, "user"),
+    ("POST", "/api/v1/schedules/{schedule}/run", {}, "user"),
+    ("DELETE", "/api/v1/schedules/{schedule}", None, "user"),
+    ("POST", "/api/v1/alerts/1/ack", {}, "user"),
 ]
 
 
@@ -37,7 +45,9 @@ def state_snapshot(d):
         a.pop("state")
     for j in jobs["jobs"]:
         j.pop("updated_at")
-    return jobs, agents, tokens
+    series = d.api("GET", "/api/v1/series", token=d.admin_token).json()
+    schedules = d.api("GET", "/api/v1/schedules", token=d.admin_token).json()
+    return jobs, agents, tokens, series, schedules
 
 
 def test_every_mutating_route_refuses_bad_tokens():
@@ -55,7 +65,11 @@ def test_every_mutating_route_refuses_bad_tokens():
         r = d.api("DELETE", "/api/v1/tokens/%d" % r.json()["id"], token=d.admin_token)
         assert r.status == 200 and r.json() == {"id": r.json()["id"], "revoked": True}, r
         validate("token_revoked.json", r.json())
-        ids = {"job": job_id, "agent": agent_id, "task": task["task_id"], "token": user_token_id}
+        r = d.api("POST", "/api/v1/schedules", {"series": "m", "interval_s": 3600, "job": JOB, "enabled": False},
+                  token=d.admin_token)
+        assert r.status == 201, r
+        ids = {"job": job_id, "agent": agent_id, "task": task["task_id"], "token": user_token_id,
+               "schedule": r.json()["id"]}
         good = {"admin": d.admin_token, "user": user_token, "enroll": d.enroll_token,
                 "agent": agent_token}
 
@@ -131,6 +145,101 @@ def test_token_files_and_env_tokens():
         r = d.api("POST", "/api/v1/agents/enroll", {"name": "e"}, token=env["LOADLAB_ENROLL_TOKEN"])
         assert r.status == 201, r
         validate("agent_enrolled.json", r.json())
+
+
+def user(d, name):
+    r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": name}, token=d.admin_token)
+    assert r.status == 201, r
+    return r.json()["token"]
+
+
+def forbidden(r, owner):
+    assert r.status == 403, r
+    validate("error.json", r.json())
+    assert r.json()["error"]["message"].endswith(
+        " belongs to %s: only its owner or an admin may change it." % owner), r.json()
+
+
+def test_owners():
+    with Daemon(["--public-read"]) as d:
+        alice, bob = user(d, "alice"), user(d, "bob")
+        hook = "https://hooks.example.com/alice-secret"
+        r = d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 10, "webhook_url": hook}, token=alice)
+        assert r.status == 200 and r.json()["owner"] == "user:alice", r
+        d.submit(dict(JOB, series="own/a"), token=alice)
+        # another user changes nothing; the admin may, the owner stays
+        before = d.api("GET", "/api/v1/series", token=d.admin_token).json()
+        for body in ({"threshold_pct": 50}, {"webhook_url": "https://evil.example.com/"}, {"webhook_url": None}):
+            forbidden(d.api("PUT", "/api/v1/series/own/a", body, token=bob), "user:alice")
+        assert d.api("GET", "/api/v1/series", token=d.admin_token).json() == before
+        r = d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 12}, token=d.admin_token)
+        assert r.status == 200 and r.json()["owner"] == "user:alice" and r.json()["webhook_url"] == hook, r
+        # the URL: the owner and admins read it; another user and anonymous readers do not
+        for token, sees in ((alice, hook), (d.admin_token, hook), (bob, None), (None, None)):
+            listed = d.api("GET", "/api/v1/series", token=token).json()["series"]
+            assert [(s["name"], s["webhook_url"], s["owner"]) for s in listed] == [("own/a", sees, "user:alice")], (token, listed)
+            got = d.api("GET", "/api/v1/series/own/a", token=token)
+            assert got.status == 200 and got.json()["webhook_url"] == sees and got.json()["owner"] == "user:alice", got
+            validate("series.json", got.json())
+            assert hook not in got.body.decode() or sees
+        # a series is its first job's submitter's before anyone sets it
+        d.submit(dict(JOB, series="own/b"), token=bob)
+        forbidden(d.api("PUT", "/api/v1/series/own/b", {"threshold_pct": 7}, token=alice), "user:bob")
+        assert d.api("PUT", "/api/v1/series/own/b", {"threshold_pct": 7}, token=bob).status == 200
+
+        # a schedule is its creator's
+        r = d.api("POST", "/api/v1/schedules", {"series": "own/a", "interval_s": 3600, "job": JOB}, token=alice)
+        assert r.status == 201 and r.json()["created_by"] == "user:alice", r
+        sid = r.json()["id"]
+        path = "/api/v1/schedules/%d" % sid
+        before = d.api("GET", path, token=alice).json()
+        forbidden(d.api("PATCH", path, {"interval_s": 60}, token=bob), "user:alice")
+        forbidden(d.api("POST", path + "/run", {}, token=bob), "user:alice")
+        forbidden(d.api("DELETE", path, token=bob), "user:alice")
+        assert d.api("GET", path, token=alice).json() == before
+        assert len(d.api("GET", "/api/v1/jobs", token=d.admin_token).json()["jobs"]) == 2
+        assert d.api("PATCH", path, {"interval_s": 120}, token=alice).status == 200
+        r = d.api("POST", path + "/run", {}, token=d.admin_token)
+        assert r.status == 201, r
+        assert d.api("PATCH", path, {"enabled": False}, token=d.admin_token).status == 200
+        assert d.api("DELETE", path, token=alice).status == 200
+        # a schedule's job makes its series its creator's
+        r = d.api("POST", "/api/v1/schedules", {"series": "own/c", "interval_s": 3600, "job": JOB}, token=bob)
+        assert d.api("POST", "/api/v1/schedules/%d/run" % r.json()["id"], {}, token=bob).status == 201
+        forbidden(d.api("PUT", "/api/v1/series/own/c", {"threshold_pct": 7}, token=alice), "user:bob")
+
+        # an admin gives a series and a schedule to a team: each user token of the team owns them
+        r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": "carol", "team": "perf"}, token=d.admin_token)
+        assert r.status == 201 and r.json()["team"] == "perf", r
+        validate("token_created.json", r.json())
+        carol = r.json()["token"]
+        for body in ({"kind": "enroll", "name": "e", "team": "perf"}, {"kind": "user", "name": "e", "team": "a b"},
+                     {"kind": "user", "name": "e", "team": ""}):
+            assert d.api("POST", "/api/v1/tokens", body, token=d.admin_token).status == 400, body
+        listed = d.api("GET", "/api/v1/tokens", token=d.admin_token).json()
+        validate("token_list.json", listed)
+        assert [t["team"] for t in listed["tokens"] if t["name"] in ("alice", "carol")] == [None, "perf"], listed
+        forbidden(d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 9}, token=carol), "user:alice")
+        r = d.api("PUT", "/api/v1/series/own/a", {"owner": "team:perf"}, token=alice)
+        assert r.status == 403 and r.json()["error"]["message"] == "Only an admin names an owner.", r
+        for bad in ("perf", "team:", "team:a b", "boss:x", 7):
+            assert d.api("PUT", "/api/v1/series/own/a", {"owner": bad}, token=d.admin_token).status == 400, bad
+        r = d.api("PUT", "/api/v1/series/own/a", {"owner": "team:perf"}, token=d.admin_token)
+        assert r.status == 200 and r.json()["owner"] == "team:perf", r
+        assert d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 9}, token=carol).status == 200
+        assert d.api("GET", "/api/v1/series/own/a", token=carol).json()["webhook_url"] == hook
+        forbidden(d.api("PUT", "/api/v1/series/own/a", {"threshold_pct": 8}, token=alice), "team:perf")
+        r = d.api("POST", "/api/v1/schedules", {"series": "own/a", "interval_s": 3600, "job": JOB}, token=alice)
+        path = "/api/v1/schedules/%d" % r.json()["id"]
+        assert r.json()["owner"] == "user:alice", r
+        assert d.api("PATCH", path, {"owner": "team:perf"}, token=alice).status == 403
+        r = d.api("PATCH", path, {"owner": "team:perf"}, token=d.admin_token)
+        assert r.status == 200 and r.json()["owner"] == "team:perf" and r.json()["created_by"] == "user:alice", r
+        validate("schedule.json", r.json())
+        assert d.api("PATCH", path, {"enabled": False}, token=carol).status == 200
+        forbidden(d.api("DELETE", path, token=alice), "team:perf")
+        forbidden(d.api("POST", path + "/run", {}, token=bob), "team:perf")
+        assert d.api("DELETE", path, token=carol).status == 200
 
 
 def test_public_read():

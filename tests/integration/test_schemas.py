@@ -336,7 +336,7 @@ def alert(**over):
 
 def schedule(**over):
     s = {"id": 3, "series": "ci/main", "cron": "0 3 * * mon-fri", "interval_s": None,
-         "job": SERIES_JOB, "enabled": True, "created_by": "admin", "created_at": T,
+         "job": SERIES_JOB, "enabled": True, "created_by": "admin", "owner": "admin", "created_at": T,
          "updated_at": T, "next_run_at": T, "last_due_at": None, "last_job_id": None,
          "skipped": 0, "last_skip": None}
     s.update(over)
@@ -345,13 +345,15 @@ def schedule(**over):
 
 def test_series_bodies_match_their_schemas():
     series = {"series": "ci/main", "metric": "median", "threshold_pct": 5, "webhook_url": None,
-              "traces": [{"variant": "rebase", "cell": "os=winxp", "points": [point(), point(job_id=8, revision=None)]}],
+              "owner": "user:alice", "traces": [{"variant": "rebase", "cell": "os=winxp", "points": [point(), point(job_id=8, revision=None)]}],
               "alerts": [alert()],
               "jobs": [{"id": 7, "name": "nightly", "state": "done", "revision": "r1", "created_at": T},
                        {"id": 8, "name": "nightly", "state": "done", "revision": None, "created_at": T}]}
     validate("series.json", series)
     validate("series.json", dict(series, metric="min", webhook_url="https://hooks.example/x",
                                  traces=[], alerts=[], jobs=[]))
+    validate("series.json", dict(series, owner=None))
+    rejects("series.json", {k: v for k, v in series.items() if k != "owner"}, "no owner")
     rejects("series.json", dict(series, metric="max"), "an unknown metric")
     rejects("series.json", dict(series, series="has space"), "a name with a space")
     rejects("series.json", dict(series, webhook_url="ftp://x"), "a non-http webhook")
@@ -364,7 +366,7 @@ def test_series_bodies_match_their_schemas():
     rejects("series.json", dict(series, traces=[{"variant": "v", "cell": "c", "points": [point(revision="")]}]),
             "an empty revision")
     rejects("series.json", dict(series, extra=1), "an unknown field")
-    listed = {"name": "ci/main", "jobs": 2, "threshold_pct": 5, "webhook_url": None,
+    listed = {"name": "ci/main", "jobs": 2, "threshold_pct": 5, "webhook_url": None, "owner": None,
               "last_job": {"id": 8, "state": "done", "revision": None, "created_at": T}}
     validate("series_list.json", {"series": [listed]})
     validate("series_list.json", {"series": []})
@@ -374,8 +376,10 @@ def test_series_bodies_match_their_schemas():
     validate("series_settings_put.json", {})
     rejects("series_settings_put.json", {"threshold_pct": 0.1}, "threshold_pct 0.1")
     rejects("series_settings_put.json", {"threshold_pct": 5, "colour": "red"}, "an unknown field")
-    validate("series_settings.json", {"name": "ci/main", "threshold_pct": 5, "webhook_url": "http://127.0.0.1:9/h"})
-    rejects("series_settings.json", {"name": "ci/main", "threshold_pct": 5}, "no webhook_url")
+    validate("series_settings.json", {"name": "ci/main", "threshold_pct": 5, "webhook_url": "http://127.0.0.1:9/h",
+                                      "owner": "user:alice"})
+    rejects("series_settings.json", {"name": "ci/main", "threshold_pct": 5, "owner": None}, "no webhook_url")
+    rejects("series_settings.json", {"name": "ci/main", "threshold_pct": 5, "webhook_url": None}, "no owner")
 
 
 def test_schedule_bodies_match_their_schemas():

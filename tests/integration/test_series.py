@@ -4,19 +4,14 @@ job still queued, runs missed due times once across a SIGTERM restart on
 the same data directory; a job with a deliberately slower variant opens an
 alert and calls a webhook served here on 127.0.0.1, an identical job does
 not; GET /api/v1/series/NAME returns one point per job."""
-import http.server
 import json
 import random
-import threading
 import time
 import subprocess
 
 from harness import LOADLAB, Daemon, run_tests, wait_for
 from schemacheck import validate
-
-JOB = {"name": "nightly", "family": "pe", "generator": {"dlls": 2, "exports": 10},
-       "variants": ["default", "rebase"]}
-FACTS = {"os": "winxp", "disk": "ssd", "cpu_model": "lab cpu", "runner": "wine"}
+from series_helpers import FACTS, JOB, Hook, play, serve_hook
 
 
 def series_jobs(d, name):
@@ -121,42 +116,17 @@ def test_schedule_validation():
         assert d.api("POST", "/api/v1/schedules", {"series": "s", "interval_s": 5, "job": JOB}).status == 401
 
 
-class Hook(http.server.BaseHTTPRequestHandler):
-    received = []
-
-    def do_POST(self):
-        n = int(self.headers.get("Content-Length", 0))
-        Hook.received.append(json.loads(self.rfile.read(n)))
-        self.send_response(204)
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-def play(d, token, rng, shift=1.0):
-    lease = wait_for("a lease", lambda: d.api("POST", "/api/v1/lease", {}, token=token).json())
-    variants = [{"name": "default", "valid": True,
-                 "warm": {"runs": 30, "samples_us": [round(1000 + rng.gauss(0, 5), 1) for _ in range(30)]}},
-                {"name": "rebase", "valid": True,
-                 "warm": {"runs": 30, "samples_us": [round(1100 * shift + rng.gauss(0, 5), 1) for _ in range(30)]}}]
-    r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"],
-              {"attempt": lease["attempt"], "facts": FACTS, "variants": variants}, token=token)
-    assert r.status == 200, r
-
-
 def test_regression_alert_and_webhook():
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    Hook.received = []
+    server = serve_hook()
     try:
-        with Daemon(extra_args=["--schedule-tick-ms", "100"]) as d:
+        with Daemon(extra_args=["--schedule-tick-ms", "100", "--webhook-allow", "127.0.0.1"]) as d:
             url = "http://127.0.0.1:%d/hook" % server.server_port
             r = d.api("PUT", "/api/v1/series/perf%2Fnightly", {"threshold_pct": 5, "webhook_url": url},
                       token=d.admin_token)
             assert r.status == 200, r
             validate("series_settings.json", r.json())
-            assert r.json() == {"name": "perf/nightly", "threshold_pct": 5, "webhook_url": url}
+            assert r.json() == {"name": "perf/nightly", "threshold_pct": 5, "webhook_url": url,
+                                "owner": r.json()["owner"]} and r.json()["owner"].startswith("admin:"), r
             _, token = d.enroll("lab-1", FACTS)
             rng = random.Random(7)
             ids = []

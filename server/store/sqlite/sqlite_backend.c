@@ -75,6 +75,7 @@ const struct store_backend store_backend_sqlite = {
 			.alert_get = sqlite_alert_get,
 			.alert_ack = sqlite_alert_ack,
 			.alert_webhook_status = sqlite_alert_webhook_status,
+			.webhook_due = sqlite_webhook_due,
 		},
 	.schedules =
 		&(const struct store_schedule_ops){
@@ -83,6 +84,7 @@ const struct store_backend store_backend_sqlite = {
 			.schedule_get = sqlite_schedule_get,
 			.schedule_patch = sqlite_schedule_patch,
 			.schedule_delete = sqlite_schedule_delete,
+			.schedule_owner_set = sqlite_schedule_owner_set,
 			.schedules_due = sqlite_schedules_due,
 			.schedule_claim = sqlite_schedule_claim,
 			.schedule_run_finish = sqlite_schedule_run_finish,

@@ -113,7 +113,7 @@ void sqlite_call_free(struct store_call *call);
 /* Each resource file's: store.h's function of the same name without "store_". */
 /* sqlite_tokens.c */
 int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name,
+int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
 			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
 		      struct store_token *ret_token);
@@ -206,7 +206,8 @@ int sqlite_series_check_record(struct store *store, long long job_id, const char
 int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
 int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
 int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-int sqlite_alert_webhook_status(struct store *store, long long id, const char *status);
+int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
+int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
 /* sqlite_schedules.c */
 int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
@@ -217,6 +218,7 @@ int sqlite_schedule_patch(struct store *store, long long id, int enabled, const 
 			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
 			  cJSON **ret_schedule);
 int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+int sqlite_schedule_owner_set(struct store *store, long long id, const char *owner);
 int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
 int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
 			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);

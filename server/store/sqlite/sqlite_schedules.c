@@ -13,7 +13,8 @@
 
 #define SCHEDULE_COLUMNS                                                                  \
 	"id, series, cron, interval_s, job, enabled, created_by, created_at, updated_at," \
-	" next_due, last_due, last_job_id, skipped, last_skip_at, last_skip_reason"
+	" next_due, last_due, last_job_id, skipped, last_skip_at, last_skip_reason,"      \
+	" coalesce(owner, created_by)"
 
 static cJSON *schedule_from_row(sqlite3_stmt *row)
 {
@@ -26,6 +27,7 @@ static cJSON *schedule_from_row(sqlite3_stmt *row)
 	cJSON_AddItemToObject(o, "job", column_json(row, 4));
 	cJSON_AddBoolToObject(o, "enabled", sqlite3_column_int(row, 5) != 0);
 	cJSON_AddStringToObject(o, "created_by", (const char *)sqlite3_column_text(row, 6));
+	cJSON_AddStringToObject(o, "owner", (const char *)sqlite3_column_text(row, 15));
 	add_time(o, "created_at", row, 7);
 	add_time(o, "updated_at", row, 8);
 	if (sqlite3_column_int(row, 5))
@@ -177,6 +179,28 @@ int sqlite_schedule_patch(struct store *s, long long id, int enabled, const char
 	struct schedule_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
 
 	return store_write_answer(s, op_schedule_patch, &a, &a.out, ret_schedule);
+}
+
+struct owner_op {
+	long long id;
+	const char *owner;
+};
+
+static int op_schedule_owner_set(struct store *s, void *arg)
+{
+	struct owner_op *a = arg;
+	int rc;
+
+	if ((rc = writer_schedule_exists(s, a->id)) < 0)
+		return rc;
+	return db_run(s->writer, "UPDATE schedules SET owner = ? WHERE id = ?", "ti", a->owner, a->id);
+}
+
+int sqlite_schedule_owner_set(struct store *s, long long id, const char *owner)
+{
+	struct owner_op a = {id, owner};
+
+	return store_write(s, op_schedule_owner_set, &a);
 }
 
 static int op_schedule_delete(struct store *s, void *arg)

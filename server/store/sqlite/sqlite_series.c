@@ -28,12 +28,30 @@ static void settings_defaults(struct store_series_settings *st)
 {
 	st->threshold_pct = STORE_SERIES_DEFAULT_THRESHOLD_PCT;
 	st->webhook_url[0] = '\0';
+	st->owner[0] = '\0';
+}
+
+/* The owner of series NAME with no owner stored (store.h): its first
+ * job's submitter, or that job's schedule's creator. */
+static void first_submitter(sqlite3 *db, const char *name, struct store_series_settings *st)
+{
+	sqlite3_stmt *stmt = db_prepare(
+		db,
+		"SELECT coalesce((SELECT created_by FROM schedules WHERE 'schedule:' || id = j.submitted_by),"
+		" j.submitted_by) FROM jobs j WHERE j.series = ? ORDER BY j.id LIMIT 1");
+
+	if (!stmt)
+		return;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL)
+		snprintf(st->owner, sizeof(st->owner), "%s", sqlite3_column_text(stmt, 0));
+	sqlite3_finalize(stmt);
 }
 
 static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
-	sqlite3_stmt *stmt =
-		db_prepare(db, "SELECT threshold_pct, webhook_url FROM series_settings WHERE name = ?");
+	sqlite3_stmt *stmt = db_prepare(
+		db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
 
 	settings_defaults(st);
 	if (!stmt)
@@ -44,8 +62,12 @@ static int settings_read(sqlite3 *db, const char *name, struct store_series_sett
 		if (sqlite3_column_type(stmt, 1) != SQLITE_NULL)
 			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s",
 				 sqlite3_column_text(stmt, 1));
+		if (sqlite3_column_type(stmt, 2) != SQLITE_NULL)
+			snprintf(st->owner, sizeof(st->owner), "%s", sqlite3_column_text(stmt, 2));
 	}
 	sqlite3_finalize(stmt);
+	if (!st->owner[0])
+		first_submitter(db, name, st);
 	return 0;
 }
 
@@ -56,6 +78,10 @@ static void add_settings(cJSON *o, const struct store_series_settings *st)
 		cJSON_AddStringToObject(o, "webhook_url", st->webhook_url);
 	else
 		cJSON_AddNullToObject(o, "webhook_url");
+	if (st->owner[0])
+		cJSON_AddStringToObject(o, "owner", st->owner);
+	else
+		cJSON_AddNullToObject(o, "owner");
 }
 
 /* A series' jobs (series_jobs()) and its last job (series_list()). */
@@ -171,9 +197,9 @@ static int op_settings_put(struct store *s, void *arg)
 {
 	struct settings_put_op *a = arg;
 	sqlite3_stmt *stmt = db_prepare(
-		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at)"
-			   " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE SET"
-			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4");
+		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
+			   " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET"
+			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4, owner = ?5");
 	int rc;
 
 	if (!stmt)
@@ -183,6 +209,8 @@ static int op_settings_put(struct store *s, void *arg)
 	if (a->settings->webhook_url[0])
 		sqlite3_bind_text(stmt, 3, a->settings->webhook_url, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, a->now);
+	if (a->settings->owner[0])
+		sqlite3_bind_text(stmt, 5, a->settings->owner, -1, SQLITE_STATIC);
 	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "store series settings");
 	sqlite3_finalize(stmt);
 	return rc;
@@ -263,6 +291,28 @@ struct check_op {
 	long long alert_id;
 };
 
+/* Queues the webhook of alert ID (store.h, store_series_check_record()). */
+static int queue_delivery(struct store *s, long long id, const char *series, long long now)
+{
+	long long hooked = 0, pending = 0;
+	int rc;
+
+	if ((rc = db_int(s->writer, &hooked, 0,
+			 "SELECT count(*) FROM series_settings WHERE name = ? AND webhook_url IS NOT NULL",
+			 "t", series)) < 0 ||
+	    !hooked)
+		return rc;
+	if ((rc = db_int(s->writer, &pending, 0, "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL",
+			 "")) < 0)
+		return rc;
+	if (pending >= STORE_WEBHOOK_PENDING_MAX)
+		return db_run(s->writer,
+			      "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
+			      "i", id);
+	return db_run(s->writer, "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii",
+		      now, id);
+}
+
 static int op_check_record(struct store *s, void *arg)
 {
 	struct check_op *a = arg;
@@ -298,6 +348,7 @@ static int op_check_record(struct store *s, void *arg)
 	if (rc == 0) {
 		a->alert_id = sqlite3_last_insert_rowid(s->writer);
 		log_state("alert", "alert_id", a->alert_id, "", "open", a->series);
+		rc = queue_delivery(s, a->alert_id, a->series, a->now);
 	}
 	return rc;
 }
@@ -415,18 +466,65 @@ int sqlite_alert_ack(struct store *s, long long id, const char *by, long long no
 struct webhook_op {
 	long long id;
 	const char *status;
+	long long retry_at;
 };
 
 static int op_webhook_status(struct store *s, void *arg)
 {
 	struct webhook_op *a = arg;
 
-	return db_run(s->writer, "UPDATE alerts SET webhook = ? WHERE id = ?", "ti", a->status, a->id);
+	if (a->retry_at)
+		return db_run(s->writer,
+			      "UPDATE alerts SET webhook = ?, webhook_due = ?,"
+			      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
+			      "tii", a->status, a->retry_at, a->id);
+	return db_run(s->writer,
+		      "UPDATE alerts SET webhook = ?, webhook_due = NULL,"
+		      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
+		      "ti", a->status, a->id);
 }
 
-int sqlite_alert_webhook_status(struct store *s, long long id, const char *status)
+int sqlite_alert_webhook_status(struct store *s, long long id, const char *status, long long retry_at_ms)
 {
-	struct webhook_op a = {id, status};
+	struct webhook_op a = {id, status, retry_at_ms};
 
 	return store_write(s, op_webhook_status, &a);
+}
+
+static void add_due(void *context, sqlite3_stmt *row)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "alert_id", (double)sqlite3_column_int64(row, 0));
+	cJSON_AddStringToObject(o, "series", (const char *)sqlite3_column_text(row, 1));
+	cJSON_AddNumberToObject(o, "attempts", (double)sqlite3_column_int64(row, 2));
+	cJSON_AddItemToArray(context, o);
+}
+
+int sqlite_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
+{
+	cJSON *due = cJSON_CreateArray();
+	sqlite3_stmt *stmt;
+
+	/* A series' first pending alert (by id), when its time has come. */
+	pthread_mutex_lock(&s->reader_lock);
+	stmt = db_prepare(
+		s->reader,
+		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
+		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
+		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?");
+	if (stmt) {
+		sqlite3_bind_int64(stmt, 1, now);
+		sqlite3_bind_int(stmt, 2, limit);
+		while (sqlite3_step(stmt) == SQLITE_ROW)
+			add_due(due, stmt);
+		sqlite3_finalize(stmt);
+	}
+	pthread_mutex_unlock(&s->reader_lock);
+	if (!stmt) {
+		cJSON_Delete(due);
+		return LL_ESTORE;
+	}
+	*ret_due = due;
+	return 0;
 }

@@ -83,7 +83,7 @@ static void token_cache_put(struct store *s, const unsigned char *hash, const st
 
 struct token_create_op {
 	enum store_token_kind kind;
-	const char *name;
+	const char *name, *team;
 	const unsigned char *hash;
 	long long now;
 	cJSON *out;
@@ -95,10 +95,12 @@ static int op_token_create(struct store *s, void *arg)
 	long long id;
 	int rc;
 
-	rc = db_run(s->writer,
-		    "INSERT INTO tokens (kind, name, hash, created_at) VALUES (?, ?, ?, ?)"
-		    " ON CONFLICT (hash) DO UPDATE SET revoked_at = NULL, kind = excluded.kind",
-		    "ttbi", store_token_kind_name(a->kind), a->name, a->hash, a->now);
+	rc = db_run(
+		s->writer,
+		"INSERT INTO tokens (kind, name, hash, created_at, team) VALUES (?, ?, ?, ?, nullif(?, ''))"
+		" ON CONFLICT (hash) DO UPDATE SET revoked_at = NULL, kind = excluded.kind,"
+		" team = excluded.team",
+		"ttbit", store_token_kind_name(a->kind), a->name, a->hash, a->now, a->team ? a->team : "");
 	if (rc < 0)
 		return rc;
 	if ((rc = db_int(s->writer, &id, 0, "SELECT id FROM tokens WHERE hash = ?", "b", a->hash)) < 0)
@@ -107,14 +109,16 @@ static int op_token_create(struct store *s, void *arg)
 	cJSON_AddNumberToObject(a->out, "id", (double)id);
 	cJSON_AddStringToObject(a->out, "kind", store_token_kind_name(a->kind));
 	cJSON_AddStringToObject(a->out, "name", a->name);
+	if (a->team && a->team[0])
+		cJSON_AddStringToObject(a->out, "team", a->team);
 	add_time_value(a->out, "created_at", a->now);
 	return 0;
 }
 
-int sqlite_token_create(struct store *s, enum store_token_kind kind, const char *name,
+int sqlite_token_create(struct store *s, enum store_token_kind kind, const char *name, const char *team,
 			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
-	struct token_create_op a = {kind, name, hash, now, NULL};
+	struct token_create_op a = {kind, name, team, hash, now, NULL};
 	cJSON *answer = NULL;
 	int rc = store_write_answer(s, op_token_create, &a, &a.out, &answer);
 
@@ -139,7 +143,7 @@ int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH
 	if (token_cache_get(s, hash, ret_token, &generation))
 		return 0;
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, "SELECT id, kind, agent_id, name, hash FROM tokens"
+	stmt = db_cached(s->reader, "SELECT id, kind, agent_id, name, hash, team FROM tokens"
 				    " WHERE hash = ? AND revoked_at IS NULL");
 	if (!stmt) {
 		pthread_mutex_unlock(&s->reader_lock);
@@ -152,6 +156,8 @@ int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH
 		t.id = sqlite3_column_int64(stmt, 0);
 		t.agent_id = sqlite3_column_int64(stmt, 2);
 		snprintf(t.name, sizeof(t.name), "%s", (const char *)sqlite3_column_text(stmt, 3));
+		if (sqlite3_column_type(stmt, 5) != SQLITE_NULL)
+			snprintf(t.team, sizeof(t.team), "%s", (const char *)sqlite3_column_text(stmt, 5));
 		*ret_token = t;
 		rc = 0;
 	}
@@ -165,8 +171,13 @@ int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH
 static void add_token(void *context, sqlite3_stmt *row)
 {
 	static const struct column columns[] = {
-		{"id", COLUMN_INT},          {"kind", COLUMN_TEXT},       {"name", COLUMN_TEXT},
-		{"created_at", COLUMN_TIME}, {"revoked_at", COLUMN_TIME}, {NULL, 0},
+		{"id", COLUMN_INT},
+		{"kind", COLUMN_TEXT},
+		{"name", COLUMN_TEXT},
+		{"team", COLUMN_TEXT_OR_NULL},
+		{"created_at", COLUMN_TIME},
+		{"revoked_at", COLUMN_TIME},
+		{NULL, 0},
 	};
 	cJSON *t = cJSON_CreateObject();
 
@@ -178,7 +189,7 @@ int sqlite_token_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	int rc = db_reader_each(s,
-				"SELECT id, kind, name, created_at, revoked_at FROM tokens"
+				"SELECT id, kind, name, team, created_at, revoked_at FROM tokens"
 				" WHERE kind != 'agent' ORDER BY id",
 				add_token, cJSON_AddArrayToObject(out, "tokens"));
 

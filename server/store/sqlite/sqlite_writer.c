@@ -144,6 +144,18 @@ static const char *const migrations[] = {
 	"CREATE TABLE calibrations ("
 	"  result_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, body TEXT NOT NULL);"
 	"CREATE INDEX calibrations_by_agent ON calibrations(agent_id, result_id);",
+	/* (issue 26, owners and webhooks) A series' owner beside its settings
+	 * (sqlite_series.c); an alert's webhook delivery as a queue that
+	 * survives a restart: due time while pending (NULL once delivered or
+	 * given up), attempts made (sqlite_series.c, webhook_delivery.c); */
+	"ALTER TABLE series_settings ADD COLUMN owner TEXT;"
+	"ALTER TABLE alerts ADD COLUMN webhook_due INTEGER;"
+	"ALTER TABLE alerts ADD COLUMN webhook_attempts INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX alerts_webhook_due ON alerts(webhook_due) WHERE webhook_due IS NOT NULL;"
+	/* teams: a user token's team, a schedule's owner when an admin names
+	 * one (else its created_by) */
+	"ALTER TABLE tokens ADD COLUMN team TEXT;"
+	"ALTER TABLE schedules ADD COLUMN owner TEXT;",
 };
 
 /* ------------------------------------------------------ the writer thread */
@@ -676,6 +688,9 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 			    "i", now - s->options.offline_after_ms);
 	if (rc == 0)
 		rc = db_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
+	if (rc == 0)
+		rc = db_int(s->reader, &st.webhooks_pending, 0,
+			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
 	db_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	pthread_mutex_lock(&s->queue_lock);

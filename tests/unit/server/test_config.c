@@ -78,6 +78,10 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%lld", c->blob_retention_s);
 	else if (!strcmp(name, "blob-sweep-interval-s"))
 		snprintf(out, size, "%lld", c->blob_sweep_interval_s);
+	else if (!strcmp(name, "webhook-allow"))
+		snprintf(out, size, "%.1000s", c->webhook_allow);
+	else if (!strcmp(name, "webhook-timeout"))
+		snprintf(out, size, "%d", c->webhook_timeout_s);
 	else
 		snprintf(out, size, "?");
 }
@@ -109,6 +113,8 @@ static const struct flag_case flags[] = {
 	{"blob-quota-bytes", "109951162777600", "109951162777600"},
 	{"blob-retention-s", "0", "0"},
 	{"blob-sweep-interval-s", "60", "60"},
+	{"webhook-allow", "127.0.0.1", "127.0.0.1"},
+	{"webhook-timeout", "30", "30"},
 };
 
 #define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))
@@ -178,6 +184,25 @@ static void test_both_spellings(void)
 		setting_text(&c, fc->name, got, sizeof(got));
 		CHECK_EQ_STR(got, fc->expect);
 	}
+}
+
+/* --webhook-allow adds up across flags and the environment; a bad entry
+ * is refused, naming it. */
+static void test_webhook_allow_list(void)
+{
+	struct config c;
+	const char *two[] = {"--webhook-allow", "127.0.0.1", "--webhook-allow=10.0.0.0/8,hooks.lab", NULL};
+	const char *bad[] = {"--webhook-allow", "10.0.0.0/40", NULL};
+
+	CHECK_EQ_INT(load(&c, NULL), 0);
+	CHECK_EQ_STR(c.webhook_allow, "");
+	CHECK_EQ_INT(c.webhook_timeout_s, 5);
+	setenv("LOADLAB_WEBHOOK_ALLOW", "fd00::/8", 1);
+	CHECK_EQ_INT(load(&c, two), 0);
+	unsetenv("LOADLAB_WEBHOOK_ALLOW");
+	CHECK_EQ_STR(c.webhook_allow, "fd00::/8,127.0.0.1,10.0.0.0/8,hooks.lab");
+	CHECK_EQ_INT(load(&c, bad), LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "10.0.0.0/40") != NULL);
 }
 
 static void test_defaults_and_booleans(void)
@@ -331,6 +356,7 @@ static void test_help(void)
 
 int main(void)
 {
+	test_webhook_allow_list();
 	/* Only this test's settings count. */
 	static const char *const names[] = {
 		"LOADLAB_CONFIG",  "LOADLAB_LISTEN",      "LOADLAB_DATA_DIR",       "LOADLAB_DB",

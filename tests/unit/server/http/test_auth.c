@@ -87,7 +87,7 @@ static void test_check(struct store *s)
 
 	for (int k = 0; k < 3; k++) {
 		auth_token_hash(tokens[k], hash);
-		CHECK_EQ_INT(store_token_create(s, (enum store_token_kind)k, "t", hash, 1, NULL), 0);
+		CHECK_EQ_INT(store_token_create(s, (enum store_token_kind)k, "t", NULL, hash, 1, NULL), 0);
 	}
 	auth_token_hash(tokens[3], hash);
 	CHECK_EQ_INT(store_agent_enroll(s, "a", facts, labels, hash, 1, &agent_id), 0);

@@ -163,7 +163,7 @@ static void *writer(void *arg)
 	for (int i = 0; i < WRITES_EACH; i++) {
 		unsigned char hash[STORE_TOKEN_HASH_SIZE] = {0};
 		snprintf((char *)hash, sizeof(hash), "w%ld-%d", n, i);
-		if (store_token_create(shared_store, STORE_TOKEN_USER, "w", hash, 1, NULL) < 0)
+		if (store_token_create(shared_store, STORE_TOKEN_USER, "w", NULL, hash, 1, NULL) < 0)
 			return (void *)1;
 	}
 	return NULL;
@@ -285,6 +285,9 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * without version 8's calibrations (issue 23). */
 static const char previous_schema[] =
 	"DROP TABLE calibrations;"
+	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
+	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
+	"ALTER TABLE tokens DROP COLUMN team; ALTER TABLE schedules DROP COLUMN owner;"
 	"DROP INDEX tasks_queued; DROP INDEX tasks_held;"
 	"CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
 	"CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
@@ -364,7 +367,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "8");
+	CHECK_EQ_STR(text, "9");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,

@@ -39,7 +39,7 @@ int main(void)
 	/* A bare path: SQLite's, its file 0600. */
 	CHECK_EQ_INT(store_open(bare, &test_store_options, &s), 0);
 	CHECK_EQ_INT(store_check(s), 0);
-	CHECK_EQ_INT(store_token_create(s, STORE_TOKEN_ADMIN, "first", hash, 1000, &token), 0);
+	CHECK_EQ_INT(store_token_create(s, STORE_TOKEN_ADMIN, "first", NULL, hash, 1000, &token), 0);
 	cJSON_Delete(token);
 	store_close(s);
 	CHECK(stat(bare, &st) == 0 && (st.st_mode & 0777) == 0600);
