@@ -39,7 +39,7 @@ int agent_program_find(const char *name, const char *arch, const struct agent_pr
 
 int agent_program_install(const char *name, const char *path, const struct agent_program **ret_program)
 {
-	const struct agent_program *p;
+	const struct agent_program *p = NULL;
 	char sha256[65];
 	long long size = -1;
 	int rc;
