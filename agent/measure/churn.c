@@ -1,8 +1,9 @@
 /*
  * churn.c - the process-churn test (churn.h): the Linux analog through
- * plat_churn.h, the Windows churn as two programs (agent/programs/
- * churn_parent.c and churn_child.c, embedded, compiled here on the lab
- * machine) run by the runner (runner/runner.h), under Wine on Linux.
+ * plat_churn.h, the Windows churn as two programs that ship inside the
+ * agent (churn_parent.exe and churn_child.exe, programs/programs.h),
+ * written into the work folder and run by the runner (runner/runner.h),
+ * under Wine on Linux.
  */
 #include "churn.h"
 
@@ -24,8 +25,6 @@
  * pages), and a Windows child (under Wine a whole Wine process). */
 #define LINUX_CHILD_BYTES (4ll << 20)
 #define WINDOWS_CHILD_BYTES (16ll << 20)
-/* Longest compile of a generated churn program. */
-#define BUILD_TIMEOUT_MS 120000
 /* Largest figures file read back from churn_parent.exe. */
 #define PARENT_REPORT_LIMIT (1u << 20)
 /* How often the Windows probe calls into the window manager. */
@@ -38,19 +37,20 @@ static const char wine_note[] =
 	"implementation, not Windows' win32k lock; creation and destruction are Wine's too.";
 
 /* Everything one or more runs share: the children's program and, for the
- * Windows churn, the built programs and the Wine prefix. */
+ * Windows churn, the programs written out and the Wine prefix. */
 struct churn_env {
-	bool windows;        /* the Windows churn (generated programs) */
+	bool windows;        /* the Windows churn (the agent's Windows programs) */
 	bool through_wine64; /* ... run on Linux by wine64 */
 	char work[PLAT_MAX_PATH + 1];
 	char self[PLAT_MAX_PATH + 1]; /* Linux analog: this agent */
 	int wave_cap;
 	char wave_cap_reason[160];
 	/* Windows churn */
-	struct runner_toolchain toolchain;
 	char parent_exe[PLAT_MAX_PATH + 1];
 	char child_exe[PLAT_MAX_PATH + 1];
-	struct runner runner; /* where they run: natively, or a Wine session */
+	const struct agent_program *parent, *child; /* what was written there */
+	/* where they run: natively, or a Wine session */
+	struct runner runner;
 };
 
 /* ---- helpers ---- */
@@ -60,26 +60,6 @@ static int join_path(char *out, const char *a, const char *b)
 	int n = snprintf(out, PLAT_MAX_PATH + 1, "%s/%s", a, b);
 	if (n < 0 || n > (int)PLAT_MAX_PATH)
 		return err_set(LL_ETOOBIG, "The path %s/%s is too long.", a, b);
-	return 0;
-}
-
-/* Writes the embedded program NAME (programs/programs.h) to PATH. */
-static int write_program(const char *path, const char *name)
-{
-	size_t len = 0;
-	const char *text = agent_program_source(name, &len);
-	FILE *f;
-
-	if (!text)
-		return err_set(LL_ENOTFOUND, "This agent has no embedded %s.", name);
-	if (!(f = fopen(path, "wb")))
-		return err_set(LL_EIO, "Cannot create %s.", path);
-	if (fwrite(text, 1, len, f) != len) {
-		fclose(f);
-		return err_set(LL_EIO, "Cannot write %s.", path);
-	}
-	if (fclose(f) != 0)
-		return err_set(LL_EIO, "Cannot write %s.", path);
 	return 0;
 }
 
@@ -186,61 +166,18 @@ static bool cancelled(const struct churn_options *o, int percent)
 	return o->progress && o->progress(o->progress_ctx, percent < 0 ? 0 : percent > 100 ? 100 : percent);
 }
 
-/* ---- building the Windows programs ---- */
+/* ---- the Windows programs ---- */
 
-static int compile(struct churn_env *env, const char *source, const char *exe, const char *log)
+/* churn_child.exe and churn_parent.exe, as this agent carries them, into
+ * the work folder (each checked against its recorded SHA-256). */
+static int write_windows_programs(struct churn_env *env)
 {
-	char src[PLAT_MAX_PATH + 1], out[PLAT_MAX_PATH + 1], line[400];
-	const char *argv[] = {env->toolchain.gcc, "-O1", "-Wall", "-o", out, src, NULL};
-	struct plat_spawn_options o = {
-		.argv = argv, .cwd = env->work, .stdout_path = log, .stderr_path = log};
-	int rc, code = -1;
-
-	if (env->toolchain.host) {
-		if ((rc = plat_host_path(source, src, sizeof(src))) < 0 ||
-		    (rc = plat_host_path(env->work, out, sizeof(out))) < 0)
-			return rc;
-		/* The output does not exist yet: its folder's host form, then its name. */
-		const char *name = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		const char *bs = strrchr(name, '\\');
-		if (bs)
-			name = bs + 1;
-		size_t used = strlen(out);
-		int n = snprintf(out + used, sizeof(out) - used, "/%s", name); /* a host (Unix) path */
-		if (n < 0 || (size_t)n >= sizeof(out) - used)
-			return err_set(LL_ETOOBIG, "The path %s is too long.", exe);
-		rc = plat_run_host(&o, BUILD_TIMEOUT_MS, &code, NULL);
-	} else {
-		memcpy(src, source, strlen(source) + 1);
-		memcpy(out, exe, strlen(exe) + 1);
-		rc = plat_run(&o, BUILD_TIMEOUT_MS, &code, NULL);
-	}
-	if (rc < 0)
-		return rc;
-	if (code != 0) {
-		first_line(log, line, sizeof(line));
-		return err_set(LL_EIO, "Building %s failed (exit %d): %s", exe, code, line);
-	}
-	return 0;
-}
-
-static int build_windows_programs(struct churn_env *env)
-{
-	char src[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1];
 	int rc;
 
-	if ((rc = runner_compiler_find(&env->toolchain)) < 0 ||
-	    (rc = join_path(log, env->work, "churn_build.log")) < 0)
-		return rc;
-	if ((rc = join_path(src, env->work, "churn_child.c")) < 0 ||
-	    (rc = write_program(src, "churn_child.c")) < 0 ||
-	    (rc = join_path(env->child_exe, env->work, "churn_child.exe")) < 0 ||
-	    (rc = compile(env, src, env->child_exe, log)) < 0)
-		return rc;
-	if ((rc = join_path(src, env->work, "churn_parent.c")) < 0 ||
-	    (rc = write_program(src, "churn_parent.c")) < 0 ||
+	if ((rc = join_path(env->child_exe, env->work, "churn_child.exe")) < 0 ||
+	    (rc = agent_program_install("churn_child.exe", env->child_exe, &env->child)) < 0 ||
 	    (rc = join_path(env->parent_exe, env->work, "churn_parent.exe")) < 0 ||
-	    (rc = compile(env, src, env->parent_exe, log)) < 0)
+	    (rc = agent_program_install("churn_parent.exe", env->parent_exe, &env->parent)) < 0)
 		return rc;
 	return 0;
 }
@@ -269,7 +206,7 @@ static int env_setup(const struct churn_options *o, struct churn_env *env)
 	/* The runner first: the programs' paths are in its form. */
 	if ((rc = runner_start(&env->runner, env->work, true)) < 0)
 		return rc;
-	return build_windows_programs(env);
+	return write_windows_programs(env);
 }
 
 /* ---- one run ---- */
@@ -412,7 +349,7 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	int wave_size = env->wave_cap < o->processes ? env->wave_cap : o->processes;
 	int waves = (o->processes + wave_size - 1) / wave_size, n = 0, code = -1, rc;
 	size_t len = 0;
-	cJSON *report = NULL, *method, *probe;
+	cJSON *report = NULL, *method, *probe, *programs;
 	const cJSON *destroy, *error;
 
 	snprintf(name, sizeof(name), "churn_%s.json", set);
@@ -491,8 +428,12 @@ static int run_windows(const struct churn_env *env, const struct churn_options *
 	cJSON_AddStringToObject(method, "runner",
 				env->through_wine64 || plat_under_wine() ? "wine" : "native");
 	cJSON_AddStringToObject(method, "child",
-				"churn_child.exe (generated, mingw-w64; imports kernel32 and the C "
-				"runtime only): LoadLibrary of each library of the set");
+				"churn_child.exe (shipped inside the agent, built with it by mingw-w64; "
+				"imports kernel32 and the C runtime only): LoadLibrary of each library of "
+				"the set");
+	programs = cJSON_AddArrayToObject(method, "programs");
+	cJSON_AddItemToArray(programs, agent_program_json(env->parent));
+	cJSON_AddItemToArray(programs, agent_program_json(env->child));
 	cJSON_AddStringToObject(method, "spawn", "CreateProcess");
 	cJSON_AddStringToObject(method, "timer", "QueryPerformanceCounter");
 	cJSON_AddItemToObject(

@@ -7,11 +7,11 @@
  * Two implementations, picked by where Windows programs run:
  *
  * - Windows programs (a Windows agent, or a Linux agent with WINE set):
- *   churn_parent.exe and churn_child.exe (agent/programs/, embedded:
- *   programs.h) are written into the work folder and built with
- *   mingw-w64 (runner/runner.h: x86_64-w64-mingw32-gcc on Linux, gcc in
- *   PATH on Windows, the host's cross compiler for a Windows agent under
- *   Wine). The child LoadLibrary()s the set (user32.dll, gdi32.dll
+ *   churn_parent.exe and churn_child.exe, compiled with mingw-w64 when
+ *   the agent was built and shipped inside it (agent/programs/,
+ *   programs.h; no compiler on the lab machine), are written into the
+ *   work folder and checked against their recorded SHA-256 (the result's
+ *   method lists both). The child LoadLibrary()s the set (user32.dll, gdi32.dll
  *   or the generated DLLs), releases a shared "ready" semaphore and waits
  *   on a shared manual-reset "go" event. The parent CreateProcess()es the
  *   children, waits for every ready signal, sets the event and waits for

@@ -1,7 +1,7 @@
 /*
  * churn_child.exe: the child of the Windows churn test (agent/measure/churn.h).
- * Its source is embedded in loadlab-agent and compiled on the lab machine
- * with mingw-w64 (plain C, XP-safe; imports kernel32 and the C runtime only:
+ * Compiled with mingw-w64 when loadlab-agent is built, and shipped inside
+ * it (plain C, XP-safe; imports kernel32 and the C runtime only:
  * it loads user32 or gdi32 only when its set says so, and never parses its
  * command line with CommandLineToArgvW, which would pull shell32 and gdi32).
  */

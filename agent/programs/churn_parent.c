@@ -2,9 +2,9 @@
  * churn_parent.exe: the parent of the Windows churn test (agent/measure/churn.h):
  * starts the children wave by wave, times their creation and destruction
  * with QueryPerformanceCounter and, on a probe thread, the window
- * manager's lock, and writes its figures as JSON. Embedded in
- * loadlab-agent and compiled on the lab machine with mingw-w64 (plain C,
- * XP-safe; imports kernel32, user32 and the C runtime).
+ * manager's lock, and writes its figures as JSON. Compiled with mingw-w64
+ * when loadlab-agent is built, and shipped inside it (plain C, XP-safe;
+ * imports kernel32, user32 and the C runtime).
  */
 #include <windows.h>
 #include <stdio.h>

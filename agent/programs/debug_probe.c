@@ -1,8 +1,8 @@
 /*
  * debug_probe.c - where the loader put each module of a program that
  * loadlab did not write (the program family's verification,
- * agent/family/program/program_verify.c). Embedded in loadlab-agent;
- * compiled with mingw-w64 on the lab machine (with -municode).
+ * agent/family/program/program_verify.c). Compiled with mingw-w64 (with
+ * -municode) when loadlab-agent is built, and shipped inside it.
  *
  *	debug_probe.exe REPORT QUIET_MS EXE [ARGS...]
  *

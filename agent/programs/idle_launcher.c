@@ -1,8 +1,8 @@
 /*
  * idle_launcher.c - runs a GUI program until it is ready for input, for
  * the program family's `"until": "input-idle"` (agent/family/program/).
- * Embedded in loadlab-agent; compiled with mingw-w64 on the lab machine
- * (with -municode).
+ * Compiled with mingw-w64 (with -municode) when loadlab-agent is built,
+ * and shipped inside it.
  *
  *	idle_launcher.exe TIMEOUT_MS EXE [ARGS...]
  *

@@ -1,7 +1,8 @@
 /*
- * runner.h - where the agent's generated Windows programs run, and the
- * compiler that builds them; one copy shared by the families
- * (agent/family/) and the churn test (agent/measure/churn.c).
+ * runner.h - where the agent's Windows programs run (those it generated
+ * and those that ship inside it, programs/programs.h), and the compiler
+ * that builds the pe family's generated ones; one copy shared by the
+ * families (agent/family/) and the churn test (agent/measure/churn.c).
  *
  * A runner (wine.c) runs Windows programs natively on Windows, and on Linux
  * under Wine with a private WINEPREFIX below the task's work folder,
@@ -12,9 +13,12 @@
  * machine). A program's output is read from a file: under Wine a pipe
  * would tie the program's exit to whoever drains it.
  *
- * A toolchain (toolchain.c) is mingw-w64's gcc: x86_64-w64-mingw32-gcc on
- * Linux; gcc in PATH on Windows, else, for a Windows agent under Wine, the
- * host's x86_64-w64-mingw32-gcc (as Z:\usr\bin\..., run through the host).
+ * A toolchain (toolchain.c) is mingw-w64's gcc, which only the pe family
+ * needs (its experiment is the programs it generates and compiles; churn
+ * and the program family run programs built with the agent):
+ * x86_64-w64-mingw32-gcc on Linux; gcc in PATH on Windows, else, for a
+ * Windows agent under Wine, the host's x86_64-w64-mingw32-gcc (as
+ * Z:\usr\bin\..., run through the host).
  *
  * A Linux toolchain (toolchain.c, struct runner_elf_toolchain) is what the
  * elf family builds native shared objects with: "gcc+ld" (gcc driving GNU
@@ -127,12 +131,9 @@ struct runner_toolchain {
 	bool x86;        /* 32-bit x86: a DLL's stdcall entry is _DllMain@12 */
 };
 
-/* Finds the mingw-w64 compiler (above) into RET (target left empty).
- * LL_ENOTFOUND with a message when there is none. */
-int runner_compiler_find(struct runner_toolchain *ret);
-
-/* runner_compiler_find(), then asks the compiler for its target (`gcc
- * -dumpmachine`, its answer written to a file in WORK). */
+/* Finds the mingw-w64 compiler (above) into RET, then asks it for its
+ * target (`gcc -dumpmachine`, its answer written to a file in WORK).
+ * LL_ENOTFOUND with a message when there is no compiler. */
 int runner_toolchain_find(const char *work, struct runner_toolchain *ret);
 
 /* A Linux compiler driver and the linker it drives, and the flags that

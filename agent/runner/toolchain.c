@@ -1,5 +1,5 @@
-/* toolchain.c - finds mingw-w64's gcc and its target; the Linux toolchains
- * of the elf family (runner.h). */
+/* toolchain.c - finds mingw-w64's gcc and its target for the pe family's
+ * generated programs; the Linux toolchains of the elf family (runner.h). */
 #include "runner/runner.h"
 
 #include <stdio.h>
@@ -10,7 +10,9 @@
 
 static const char host_gcc[] = "x86_64-w64-mingw32-gcc";
 
-int runner_compiler_find(struct runner_toolchain *ret)
+/* The mingw-w64 compiler (runner.h) into RET, its target left empty;
+ * LL_ENOTFOUND with a message when there is none. */
+static int compiler_find(struct runner_toolchain *ret)
 {
 	const char *name = plat_runs_windows_programs() ? "gcc" : host_gcc;
 	struct runner_toolchain t;
@@ -66,7 +68,7 @@ int runner_toolchain_find(const char *work, struct runner_toolchain *ret)
 	struct runner_toolchain t;
 	int rc;
 
-	if ((rc = runner_compiler_find(&t)) < 0 || (rc = toolchain_target(work, &t)) < 0)
+	if ((rc = compiler_find(&t)) < 0 || (rc = toolchain_target(work, &t)) < 0)
 		return rc;
 	*ret = t;
 	return 0;

@@ -8,6 +8,10 @@ is the server's) and stops by its PID after `wineserver -k` for the prefix;
 a Windows program's output is read through a file, never a pipe (Wine's
 services inherit pipes and hold them open).
 
+The Windows programs each agent carries (agent/programs/) are checked
+statically too: its architecture, system DLLs only, nothing XP lacks in
+the i686 ones.
+
 The fleet test has the .exe enroll with a real loadlabd, lease the column's
 job (10 DLLs x 20 exports x 2 globals, every variant) with --once and post
 a result whose per-variant verification is checked as
@@ -128,6 +132,27 @@ def test_xp_agent_imports_nothing_xp_lacks():
     with open(flags) as f:
         text = f.read()
     assert "-D_WIN32_WINNT=0x0501" in text and "-DPSAPI_VERSION=1" in text, text
+
+
+def test_helper_programs_ship_for_the_agents_architecture():
+    """The Windows programs inside each agent (agent/programs/programs.h),
+    as its build made them: PE32+ in build-win64, PE32 in build-win32,
+    system DLLs only, and for the XP-class agent nothing XP lacks."""
+    names = {"churn_parent.exe", "churn_child.exe", "debug_probe.exe", "idle_launcher.exe",
+             "empty_program.exe"}
+    for exe, host, arch, magic in ((WIN64_EXE, "x86_64-w64-mingw32", "x86_64", "pei-x86-64"),
+                                   (WIN32_EXE, "i686-w64-mingw32", "i686", "pei-i386")):
+        folder = os.path.join(os.path.dirname(exe), "programs", arch)
+        assert set(os.listdir(folder)) == names, (folder, os.listdir(folder))
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            assert "file format %s" % magic in objdump(path, host), path
+            imports = imports_of(path, host)
+            assert "kernel32.dll" in imports and not set(imports) - SYSTEM_DLLS, (path, imports)
+            if arch == "i686":
+                assert not set(imports) & NOT_ON_XP_DLLS, (path, imports)
+                late = sorted({f for funcs in imports.values() for f in funcs} & NOT_ON_XP_FUNCTIONS)
+                assert not late, "%s: post-XP imports: %s" % (path, late)
 
 
 class Wine:

@@ -145,14 +145,36 @@ static int program_json(const struct program_context *ctx, cJSON *r)
 	return 0;
 }
 
-/* The variants, the floor, the measurement, the toolchain and the runner
- * of RESULT (schemas/result.json), as the pe family gives them, and
- * "program": what was run and what the blob cache did. */
+/* The helper programs as "helpers": what ran beside the user's program,
+ * shipped inside the agent, no toolchain on this machine. */
+static int helpers_json(const struct program_context *ctx, cJSON *r)
+{
+	cJSON *h = cJSON_AddObjectToObject(r, "helpers"), *programs;
+
+	if (!h ||
+	    !cJSON_AddStringToObject(h, "used_for",
+				     "the debug probe, the input-idle launcher and the floor") ||
+	    !cJSON_AddStringToObject(h, "source", "shipped inside the agent, built with it by mingw-w64") ||
+	    !(programs = cJSON_AddArrayToObject(h, "programs")))
+		return LL_ENOMEM;
+	for (size_t i = 0; i < ctx->helper_count; i++) {
+		cJSON *p = agent_program_json(ctx->helpers[i]);
+		if (!p || !cJSON_AddItemToArray(programs, p)) {
+			cJSON_Delete(p);
+			return LL_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The variants, the floor, the measurement and the runner of RESULT
+ * (schemas/result.json), as the pe family gives them, "program": what was
+ * run and what the blob cache did, and "helpers" (above). */
 static int program_describe(struct family_run *run, void *state, const struct family_measured *measured,
 			    cJSON *r)
 {
 	struct program_context *ctx = state;
-	cJSON *variants, *t, *floor;
+	cJSON *variants, *floor;
 
 	if (!(variants = cJSON_AddArrayToObject(r, "variants")))
 		return LL_ENOMEM;
@@ -179,9 +201,7 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measurement(r, measured) < 0 || program_json(ctx, r) < 0)
 		return LL_ENOMEM;
-	if (!(t = family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc)) ||
-	    !cJSON_AddStringToObject(t, "used_for",
-				     "the debug probe, the input-idle launcher and the floor") ||
+	if (helpers_json(ctx, r) < 0 ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
 	return 0;
@@ -241,15 +261,10 @@ static int program_generate_stage(struct family_run *run, void *state)
 	return program_fetch(state);
 }
 
-/* The toolchain, then the helper programs. */
+/* The helper programs, written out (no toolchain). */
 static int program_build_stage(struct family_run *run, void *state)
 {
-	struct program_context *ctx = state;
-	int rc;
-
-	if ((rc = runner_toolchain_find(ctx->work, &ctx->toolchain)) < 0)
-		return rc;
-	return program_build_tools(ctx);
+	return program_build_tools(state);
 }
 
 /* Wine's loader told to prefer the program's DLLs to its builtins of the

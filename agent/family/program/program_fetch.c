@@ -1,9 +1,8 @@
 /*
- * program_fetch.c - the program family's generate and build stages: the
- * manifest's files from the agent's blob cache into WORK/files (every
- * path checked again and joined below that folder, so no manifest can
- * name a file outside it), what the PE toolkit says of each, and the
- * helper programs of agent/programs/ compiled with mingw-w64.
+ * program_fetch.c - the program family's generate stage: the manifest's
+ * files from the agent's blob cache into WORK/files (every path checked
+ * again and joined below that folder, so no manifest can name a file
+ * outside it), and what the PE toolkit says of each.
  */
 #include "program_int.h"
 
@@ -15,7 +14,6 @@
 #include "loadlab/err.h"
 #include "loadlab/log.h"
 #include "loadlab/pe.h"
-#include "programs/programs.h"
 
 int program_file_path(const char *folder, const char *path, bool make_parents, char *out)
 {
@@ -104,82 +102,4 @@ int program_fetch(struct program_context *ctx)
 out:
 	blob_cache_close(&cache);
 	return rc;
-}
-
-/* Writes the embedded program NAME into the tools folder as SOURCE. */
-static int write_source(const char *name, const char *source)
-{
-	size_t len = 0;
-	const char *text = agent_program_source(name, &len);
-
-	if (!text)
-		return err_set(LL_ENOTFOUND, "This agent has no embedded %s.", name);
-	return family_write_file(source, text, len);
-}
-
-/* Compiles the embedded program NAME into EXE (a Unicode wmain when
- * UNICODE). */
-static int compile(const struct program_context *ctx, const char *name, const char *exe, bool unicode)
-{
-	char source[PLAT_MAX_PATH + 1], log[PLAT_MAX_PATH + 1], src_arg[PLAT_MAX_PATH + 1],
-		out_arg[PLAT_MAX_PATH + 1];
-	const char *argv[8] = {ctx->toolchain.gcc, "-O1", "-Wall", "-o", out_arg, src_arg};
-	struct plat_spawn_options o = {
-		.argv = argv, .cwd = ctx->tools_dir, .stdout_path = log, .stderr_path = log};
-	int rc, code = -1;
-
-	if (unicode)
-		argv[6] = "-municode"; /* wmain */
-	if ((rc = family_path(source, ctx->tools_dir, name)) < 0 ||
-	    (rc = family_path(log, ctx->tools_dir, "build.log")) < 0 || (rc = write_source(name, source)) < 0)
-		return rc;
-	if (ctx->toolchain.host) {
-		/* The host's compiler: host paths (the output's folder exists). */
-		const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		char dir_host[PLAT_MAX_PATH + 1];
-		if ((rc = plat_host_path(source, src_arg, sizeof(src_arg))) < 0 ||
-		    (rc = plat_host_path(ctx->tools_dir, dir_host, sizeof(dir_host))) < 0)
-			return rc;
-		if (strrchr(base, '\\'))
-			base = strrchr(base, '\\') + 1;
-		if (snprintf(out_arg, sizeof(out_arg), "%s/%s", dir_host, base) >= (int)sizeof(out_arg))
-			return err_set(LL_ETOOBIG, "The path %s is too long.", exe);
-		rc = plat_run_host(&o, PROGRAM_TOOL_TIMEOUT_MS, &code, NULL);
-	} else {
-		snprintf(src_arg, sizeof(src_arg), "%s", source);
-		snprintf(out_arg, sizeof(out_arg), "%s", exe);
-		rc = plat_run(&o, PROGRAM_TOOL_TIMEOUT_MS, &code, NULL);
-	}
-	if (rc < 0)
-		return rc;
-	if (code != 0)
-		return err_set(LL_EIO, "Compiling %s failed (exit %d); see %s.", name, code, log);
-	return 0;
-}
-
-int program_build_tools(struct program_context *ctx)
-{
-	char empty[PLAT_MAX_PATH + 1], built[PLAT_MAX_PATH + 1], header[PLAT_MAX_PATH + 1];
-	int rc;
-
-	if ((rc = family_path(ctx->tools_dir, ctx->work, "tools")) < 0 ||
-	    (rc = plat_mkdirs(ctx->tools_dir)) < 0 ||
-	    (rc = family_path(ctx->floor_dir, ctx->work, "floor")) < 0 ||
-	    (rc = plat_mkdirs(ctx->floor_dir)) < 0 ||
-	    (rc = family_path(ctx->probe_exe, ctx->tools_dir, "debug_probe.exe")) < 0 ||
-	    (rc = family_path(ctx->launcher_exe, ctx->tools_dir, "idle_launcher.exe")) < 0 ||
-	    (rc = family_path(built, ctx->tools_dir, "empty.exe")) < 0 ||
-	    (rc = family_path(empty, ctx->floor_dir, "empty.exe")) < 0)
-		return rc;
-	/* debug_probe.c and idle_launcher.c include it. */
-	if ((rc = family_path(header, ctx->tools_dir, "start_program.h")) < 0 ||
-	    (rc = write_source("start_program.h", header)) < 0)
-		return rc;
-	if ((rc = compile(ctx, "debug_probe.c", ctx->probe_exe, true)) < 0 ||
-	    (rc = family_progress(ctx->task, "build", 40)) < 0 ||
-	    (ctx->input_idle && (rc = compile(ctx, "idle_launcher.c", ctx->launcher_exe, true)) < 0) ||
-	    (rc = compile(ctx, "empty_program.c", built, false)) < 0 ||
-	    (rc = plat_copy_file(built, empty)) < 0)
-		return rc;
-	return family_progress(ctx->task, "build", 100);
 }

@@ -11,9 +11,10 @@
  *	generate   program_fetch.c: every file from the agent's blob cache
  *	           (blobs/blob_cache.h, fed by the task's fetch_blob hook)
  *	           into WORK/files, each path checked again and kept below it
- *	build      program_fetch.c: the helper programs of agent/programs/
- *	           (debug_probe.c, idle_launcher.c, empty_program.c)
- *	           compiled with mingw-w64 into WORK/tools
+ *	build      program_tools.c: the helper programs that ship inside
+ *	           the agent (programs/programs.h: debug_probe.exe,
+ *	           idle_launcher.exe, empty_program.exe as the floor)
+ *	           written into WORK/tools and WORK/floor; no compiler
  *	transform  program_transform.c: each variant's folder WORK/v/NN, a
  *	           copy of the files, then its knobs applied
  *	verify     program_verify.c: the program run once under the debug
@@ -41,6 +42,7 @@
 #include "loadlab/job_spec.h"
 #include "loadlab/plat.h"
 #include "measure/measure.h"
+#include "programs/programs.h"
 #include "runner/runner.h"
 
 /* Where the rebaser starts stacking the program's DLLs (REBASE -b), as
@@ -55,8 +57,6 @@
 #define PROGRAM_LAUNCHER_SLACK_MS 10000
 /* Largest probe report read back. */
 #define PROGRAM_MAX_REPORT (4u * 1024u * 1024u)
-/* Longest compile of a helper program. */
-#define PROGRAM_TOOL_TIMEOUT_MS 300000
 /* The floor's name among the timed programs. */
 #define PROGRAM_FLOOR_NAME "(floor)"
 
@@ -104,7 +104,9 @@ struct program_context {
 	long long timeout_s;
 	struct program_variant *variants;
 	size_t variant_count;
-	struct runner_toolchain toolchain;
+	/* The helper programs written out (build), for the result. */
+	const struct agent_program *helpers[3];
+	size_t helper_count;
 	struct runner runner;
 	bool runner_started;
 	cJSON *dll_overrides; /* owned: {"applied", "variable", "limit", "names", "left_out", "note"}; NULL natively */
@@ -121,20 +123,23 @@ struct program_context {
 	size_t measured_count;
 };
 
-/* ---- generate and build (program_fetch.c) ---- */
+/* ---- generate (program_fetch.c) ---- */
 
 /* Every file of the manifest into ctx->files_dir through the blob cache;
  * each file's PE facts into ctx->files. */
 int program_fetch(struct program_context *ctx);
 
-/* The helper programs into ctx->tools_dir and the floor into
- * ctx->floor_dir, compiled by ctx->toolchain. */
-int program_build_tools(struct program_context *ctx);
-
 /* PATH (a manifest path, checked again with job_spec_program_path_check)
  * joined below FOLDER into OUT (PLAT_MAX_PATH + 1 bytes), its parent
  * folders made when MAKE_PARENTS. */
 int program_file_path(const char *folder, const char *path, bool make_parents, char *out);
+
+/* ---- build (program_tools.c) ---- */
+
+/* The helper programs into ctx->tools_dir and the floor into
+ * ctx->floor_dir (empty.exe), as this agent carries them (each checked
+ * against its recorded SHA-256), noted in ctx->helpers. */
+int program_build_tools(struct program_context *ctx);
 
 /* ---- transform (program_transform.c) ---- */
 
