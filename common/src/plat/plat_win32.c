@@ -314,22 +314,6 @@ long long plat_process_id(const struct plat_process *process)
 	return (long long)process->pid;
 }
 
-double plat_process_cpu_s(long long pid)
-{
-	HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
-	FILETIME created, exited, kernel, user;
-	double s = 0;
-
-	if (!h)
-		return 0;
-	if (GetProcessTimes(h, &created, &exited, &kernel, &user))
-		s = ((double)kernel.dwLowDateTime + (double)kernel.dwHighDateTime * 4294967296.0 +
-		     (double)user.dwLowDateTime + (double)user.dwHighDateTime * 4294967296.0) /
-		    1e7;
-	CloseHandle(h);
-	return s;
-}
-
 int plat_find_program(const char *name, char *out, size_t size)
 {
 	char found[PLAT_MAX_PATH + 1];
