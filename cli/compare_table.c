@@ -56,7 +56,7 @@ static void print_head(const cJSON *cmp, FILE *out)
 	else if (strcmp(metric, "median") != 0)
 		buf_printf(&b, "Judged by the %s.\n\n", report_text_row_metric(NULL, metric)->title);
 	report_text_intervals(&b, get(cmp, "intervals"));
-	table_print_text(out, buf_str(&b));
+	table_print_lines(out, buf_str(&b));
 	buf_release(&b);
 }
 

@@ -91,7 +91,7 @@ static void print_notes(const cJSON *table, FILE *out)
 
 	buf_init(&b, 65536);
 	report_text_notes(&b, table, "  ! ", NULL);
-	table_print_text(out, buf_str(&b));
+	table_print_lines(out, buf_str(&b));
 	buf_release(&b);
 }
 
