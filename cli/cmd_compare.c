@@ -195,10 +195,12 @@ static void print_file_table(const cJSON *files, const char *const *lists)
 			const cJSON *hash = cJSON_GetObjectItemCaseSensitive(item, "sha256");
 			table_add_json(&t, cJSON_GetObjectItemCaseSensitive(item, "path"));
 			table_add(&t, lists[l]);
-			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(item, "baseline_sha256"))
+			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(item,
+											     "baseline_sha256"))
 				      : l == 2 ? short_hash(hash)
 					       : "");
-			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(item, "candidate_sha256"))
+			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(
+							 item, "candidate_sha256"))
 				      : l == 1 ? short_hash(hash)
 					       : "");
 		}
@@ -228,8 +230,10 @@ static void print_program_changes(const cJSON *root, bool markdown)
 		printf("\nBoth jobs measured the same program (%d files, the same hashes).\n", unchanged);
 		return;
 	}
-	printf(markdown ? "\n#### The two jobs measured different programs\n\n" : "\nThe two jobs measured different programs: ");
-	printf("%d files changed, %d added, %d removed, %d unchanged.", counts[0], counts[1], counts[2], unchanged);
+	printf(markdown ? "\n#### The two jobs measured different programs\n\n"
+			: "\nThe two jobs measured different programs: ");
+	printf("%d files changed, %d added, %d removed, %d unchanged.", counts[0], counts[1], counts[2],
+	       unchanged);
 	if (cJSON_GetArraySize(settings) > 0) {
 		printf(" Settings changed:");
 		cJSON_ArrayForEach(item, settings)

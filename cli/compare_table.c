@@ -35,13 +35,15 @@ static void print_head(const cJSON *cmp, FILE *out)
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
-	buf_printf(&b, "loadlab compare: %s\n\nBaseline job %.0f (%s), candidate job %.0f (%s); regressions beyond %.1f %% fail.\n",
-		   text(cmp, "verdict"), number(get(cmp, "baseline"), "id"), text(get(cmp, "baseline"), "name"),
-		   number(get(cmp, "candidate"), "id"), text(get(cmp, "candidate"), "name"),
-		   number(cmp, "max_regression_pct"));
+	buf_printf(&b,
+		   "loadlab compare: %s\n\nBaseline job %.0f (%s), candidate job %.0f (%s); regressions "
+		   "beyond %.1f %% fail.\n",
+		   text(cmp, "verdict"), number(get(cmp, "baseline"), "id"),
+		   text(get(cmp, "baseline"), "name"), number(get(cmp, "candidate"), "id"),
+		   text(get(cmp, "candidate"), "name"), number(cmp, "max_regression_pct"));
 	buf_printf(&b, "%.0f faster, %.0f slower, %.0f without significant change, %.0f not comparable.\n\n",
-		   number(counts, "faster"), number(counts, "slower"), number(counts, "no_significant_change"),
-		   number(counts, "not_comparable"));
+		   number(counts, "faster"), number(counts, "slower"),
+		   number(counts, "no_significant_change"), number(counts, "not_comparable"));
 	if (cJSON_IsObject(get(cmp, "generator"))) {
 		char *a = cJSON_PrintUnformatted(get(get(cmp, "generator"), "baseline"));
 		char *c = cJSON_PrintUnformatted(get(get(cmp, "generator"), "candidate"));
@@ -51,8 +53,9 @@ static void print_head(const cJSON *cmp, FILE *out)
 		cJSON_free(c);
 	}
 	if (strcmp(metric, "auto") == 0)
-		buf_append_str(&b, "Judged by the median / floor where both sides have a floor, else by the median "
-				   "(each row says which).\n\n");
+		buf_append_str(
+			&b, "Judged by the median / floor where both sides have a floor, else by the median "
+			    "(each row says which).\n\n");
 	else if (strcmp(metric, "median") != 0)
 		buf_printf(&b, "Judged by the %s.\n\n", report_text_row_metric(NULL, metric)->title);
 	report_text_intervals(&b, get(cmp, "intervals"));
@@ -83,12 +86,14 @@ static int add_row(struct table *t, const cJSON *row, const char *metric, struct
 	report_text_side(&b, row, m, m->cand, unit, "x");
 	table_add(t, buf_str(&b));
 	buf_release(&b);
-	table_addf(t, "%.3f [%.3f, %.3f]%s", m->ratio ? number(row, m->ratio) : number(row, m->change) / 100 + 1,
+	table_addf(t, "%.3f [%.3f, %.3f]%s",
+		   m->ratio ? number(row, m->ratio) : number(row, m->change) / 100 + 1,
 		   number(row, get(row, "interval_low") ? "interval_low" : m->low),
 		   number(row, get(row, "interval_high") ? "interval_high" : m->high),
 		   strcmp(text(row, "interval_scope"), "within-and-between-jobs") == 0 ? " across jobs" : "");
 	table_addf(t, "%+.1f %%", number(row, m->change));
-	rc = table_addf(t, "%s%s%s%s", text(row, "status"), cJSON_IsTrue(get(row, "regression")) ? " (regression)" : "",
+	rc = table_addf(t, "%s%s%s%s", text(row, "status"),
+			cJSON_IsTrue(get(row, "regression")) ? " (regression)" : "",
 			strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
 			!automatic                              ? ""
 			: strcmp(m->metric, "floor-ratio") == 0 ? " (median / floor)"
@@ -112,8 +117,8 @@ int compare_table_print(const cJSON *comparison, FILE *out)
 	print_head(comparison, out);
 	snprintf(base, sizeof(base), "BASELINE %s", automatic ? "FIGURE" : m->title);
 	snprintf(cand, sizeof(cand), "CANDIDATE %s", automatic ? "FIGURE" : m->title);
-	table_init(&t, (const char *const[]){"VARIANT", "CELL", base, cand, "RATIO [95% CI]", "CHANGE", "VERDICT",
-					     NULL});
+	table_init(&t, (const char *const[]){"VARIANT", "CELL", base, cand, "RATIO [95% CI]", "CHANGE",
+					     "VERDICT", NULL});
 	cJSON_ArrayForEach(row, get(comparison, "rows"))
 		if (rc == 0)
 			rc = add_row(&t, row, metric, unit);

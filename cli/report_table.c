@@ -150,7 +150,8 @@ static void churn_figure(struct table *t, const cJSON *r, const char *key, const
 static void print_churn(const cJSON *churn, FILE *out)
 {
 	struct report_text_unit unit = unit_of(churn);
-	const char *baseline = cJSON_IsString(get(churn, "baseline")) ? get(churn, "baseline")->valuestring : "none";
+	const char *baseline =
+		cJSON_IsString(get(churn, "baseline")) ? get(churn, "baseline")->valuestring : "none";
 	const cJSON *r;
 	struct table t;
 

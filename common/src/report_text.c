@@ -79,7 +79,8 @@ struct report_text_unit report_text_compare_unit(const cJSON *comparison, const 
 	double largest = 0;
 
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(comparison, "rows")) {
-		const struct report_text_metric *m = report_text_row_metric(row, cJSON_GetStringValue(metric));
+		const struct report_text_metric *m =
+			report_text_row_metric(row, cJSON_GetStringValue(metric));
 		const char *keys[] = {m->base, m->cand};
 		for (int i = 0; i < 2 && m->duration; i++) {
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, keys[i]);
@@ -108,7 +109,8 @@ void report_text_side(struct buf *out, const cJSON *row, const struct report_tex
 void report_text_intervals(struct buf *out, const cJSON *intervals)
 {
 	const char *scope = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(intervals, "scope"));
-	double rows = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(intervals, "rows_within_and_between_jobs"));
+	double rows = cJSON_GetNumberValue(
+		cJSON_GetObjectItemCaseSensitive(intervals, "rows_within_and_between_jobs"));
 	double history = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(intervals, "history_jobs"));
 
 	if (!intervals)
@@ -116,8 +118,9 @@ void report_text_intervals(struct buf *out, const cJSON *intervals)
 	rows = rows >= 0 ? rows : 0; /* NAN when absent */
 	history = history >= 0 ? history : 0;
 	if (scope && strcmp(scope, "within-job") == 0)
-		buf_append_str(out, "Intervals are within-job only: no cell had 3 or more earlier jobs of the same "
-				    "spec or series to tell what varies between jobs.\n\n");
+		buf_append_str(
+			out, "Intervals are within-job only: no cell had 3 or more earlier jobs of the same "
+			     "spec or series to tell what varies between jobs.\n\n");
 	else
 		buf_printf(out,
 			   "Intervals hold what varies between jobs in %d row%s (\"across jobs\", from %d "

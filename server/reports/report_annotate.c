@@ -15,9 +15,10 @@ static const char bind_note[] = "Wine ignores bound imports (it resolves every i
 				"this figure cannot show what binding does.";
 
 /* agent/measure/churn.c's method note: Wine keeps no win32k lock. */
-static const char churn_note[] = "Wine keeps no win32k lock (UserCrit): under Wine the blocked time is Wine's "
-				 "wineserver's, not the lock the study measures, and creating and destroying "
-				 "processes is Wine's work.";
+static const char churn_note[] =
+	"Wine keeps no win32k lock (UserCrit): under Wine the blocked time is Wine's "
+	"wineserver's, not the lock the study measures, and creating and destroying "
+	"processes is Wine's work.";
 
 /* The runner the report's cell I's result ran on, or "". */
 static const char *runner_of(const cJSON *cells, int i)
@@ -57,7 +58,8 @@ static void note_bind(cJSON *table, const cJSON *cells, const cJSON *spec, const
 		if (!binds(spec, string(row, "variant")))
 			continue;
 		cJSON_ArrayForEach(c, get(row, "cells")) {
-			if (strcmp(runner_of(cells, i++), "wine") == 0 && strcmp(string(c, "status"), "ok") == 0) {
+			if (strcmp(runner_of(cells, i++), "wine") == 0 &&
+			    strcmp(string(c, "status"), "ok") == 0) {
 				add_note(c, bind_note);
 				noted++;
 			}
@@ -97,9 +99,10 @@ static void note_churn(cJSON *churn, const cJSON *cells, cJSON *findings)
 		}
 	}
 	if (noted)
-		cJSON_AddItemToArray(findings, cJSON_CreateString("Process churn was timed under Wine: its blocked "
-								  "times are Wine's, not Windows' win32k "
-								  "lock's (see the note)."));
+		cJSON_AddItemToArray(findings,
+				     cJSON_CreateString("Process churn was timed under Wine: its blocked "
+							"times are Wine's, not Windows' win32k "
+							"lock's (see the note)."));
 }
 
 /* The largest of the durations KEYS of TABLE's measured cells. */

@@ -41,7 +41,8 @@ static cJSON *churn_row(const char *key, const cJSON *c)
 		/* the same in the table's one unit, as the other figures */
 		cJSON_AddNumberToObject(r, "blocked_total_us",
 					round_to(number(c, "blocked_total_ms", 0) * 1000, 0.1));
-		cJSON_AddNumberToObject(r, "blocked_max_us", round_to(number(c, "blocked_max_ms", 0) * 1000, 0.1));
+		cJSON_AddNumberToObject(r, "blocked_max_us",
+					round_to(number(c, "blocked_max_ms", 0) * 1000, 0.1));
 	} else {
 		cJSON_AddStringToObject(r, "blocked", "not measured on this platform");
 	}
@@ -82,8 +83,8 @@ static void add_ratios(cJSON *rows)
 /* The largest duration of ROWS, in microseconds: the table's unit. */
 static double largest_us(const cJSON *rows)
 {
-	static const char *const keys[] = {"create_us_per_process", "destroy_us_per_process", "blocked_total_us",
-					   "blocked_max_us"};
+	static const char *const keys[] = {"create_us_per_process", "destroy_us_per_process",
+					   "blocked_total_us", "blocked_max_us"};
 	const cJSON *r;
 	double largest = 0;
 
@@ -145,11 +146,13 @@ void report_churn_findings(const cJSON *churn, cJSON *findings)
 		if (strcmp(string(r, "dll_set"), CHURN_BASELINE) == 0)
 			continue;
 		buf_init(&text, 8192);
-		buf_printf(&text, "%s against %s on %s: ", string(r, "dll_set"), CHURN_BASELINE, string(r, "cell"));
+		buf_printf(&text, "%s against %s on %s: ", string(r, "dll_set"), CHURN_BASELINE,
+			   string(r, "cell"));
 		if (!base || !get(r, "destroy_ratio") || !get(r, "create_ratio")) {
 			buf_append_str(&text, "no figures of none in this cell to compare with.");
 		} else {
-			say_ratio(&text, "destroying a process", r, base, "destroy_us_per_process", "destroy_ratio");
+			say_ratio(&text, "destroying a process", r, base, "destroy_us_per_process",
+				  "destroy_ratio");
 			buf_append_str(&text, ", ");
 			say_ratio(&text, "creating one", r, base, "create_us_per_process", "create_ratio");
 			if (get(r, "blocked_total_ms") && get(base, "blocked_total_ms")) {

@@ -82,7 +82,8 @@ static void md_warm_cell(struct buf *out, const cJSON *c, struct report_text_uni
 static void md_count_change(struct buf *out, const cJSON *c, const char *change, const char *significant)
 {
 	if (cJSON_IsNumber(get(c, change)))
-		buf_printf(out, " (%+.1f %%%s)", number(c, change, 0), cJSON_IsTrue(get(c, significant)) ? " *" : "");
+		buf_printf(out, " (%+.1f %%%s)", number(c, change, 0),
+			   cJSON_IsTrue(get(c, significant)) ? " *" : "");
 }
 
 static void md_cold_cell(struct buf *out, const cJSON *c, struct report_text_unit unit)
