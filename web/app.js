@@ -662,18 +662,21 @@ async function reportPage(id) {
     $("#box-note").textContent = rows.length ? `${rows.length} variants, raw samples of result ${rid}; ▲ marks each minimum` : "No samples for this measurement in this cell.";
     if (!rows.length) return;
     const names = rows.map((v) => v.name);
-    const stats = rows.map((v) => fiveNumbers(v[measure].samples_us));
+    /* In the unit of the measurement's table, as its figures. */
+    const unit = (report[measure] || {}).unit, per = unit === "ms" ? 1000 : 1;
+    const fig = (v) => us(v * per, unit) + " " + unitLabel(unit);
+    const stats = rows.map((v) => fiveNumbers(v[measure].samples_us).map((x) => x / per));
     box.setOption({
       animation: false,
       tooltip: { trigger: "item" },
       grid: { left: 80, right: 30, top: 30, bottom: 50 },
       xAxis: { type: "category", data: names },
-      yAxis: { type: "value", name: "µs", scale: true },
+      yAxis: { type: "value", name: unitLabel(unit), scale: true },
       series: [
         { name: "samples", type: "boxplot", data: stats,
-          tooltip: { formatter: (p) => `${p.name}<br>min ${us(p.data[1])}<br>q1 ${us(p.data[2])}<br>median ${us(p.data[3])}<br>q3 ${us(p.data[4])}<br>max ${us(p.data[5])} µs` } },
+          tooltip: { formatter: (p) => `${p.name}<br>min ${fig(p.data[1])}<br>q1 ${fig(p.data[2])}<br>median ${fig(p.data[3])}<br>q3 ${fig(p.data[4])}<br>max ${fig(p.data[5])}` } },
         { name: "minimum", type: "scatter", symbol: "triangle", symbolSize: 11, itemStyle: { color: "#b42318" },
-          data: stats.map((s, i) => [names[i], s[0]]), tooltip: { formatter: (p) => `${p.value[0]} minimum ${us(p.value[1])} µs` } },
+          data: stats.map((s, i) => [names[i], s[0]]), tooltip: { formatter: (p) => `${p.value[0]} minimum ${fig(p.value[1])}` } },
       ],
     });
   };

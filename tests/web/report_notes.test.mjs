@@ -10,7 +10,8 @@
  *   table against none with each ratio, in the table's one unit (ms here),
  *   the Wine row's note, the findings, and the churn charts drawn by
  *   echarts with each bar's ratio;
- * - a cold-only job shows its cold table in ms and no warm table.
+ * - a cold-only job shows its cold table and its samples chart in ms and
+ *   no warm table.
  * No page logs a console error.
  */
 import { test, before, after } from "node:test";
@@ -169,7 +170,14 @@ test("a cold-only report shows its cold table in its unit and no warm table", as
   const td = `#cold-table td[data-variant="reorder"][data-cell="${c.cell}"]`;
   assert.equal(await page.textContent(`${td} .v-median`), inUnit(c.median_us, "ms"));
   assert.match(await page.textContent(td), /ms/);
-  /* The samples chart offers the cold samples only. */
+  /* The samples chart offers the cold samples only, in the table's unit. */
   assert.deepEqual(await page.$$eval("#box-measure option", (o) => o.map((e) => e.value)), ["cold"]);
+  await page.waitForFunction(() => /raw samples of result/.test(document.querySelector("#box-note").textContent));
+  const box = await page.evaluate(() => {
+    const o = echarts.getInstanceByDom(document.querySelector("#boxplot")).getOption();
+    return { axis: o.yAxis[0].name, highest: Math.max(...o.series[0].data.map((d) => d[4])) };
+  });
+  assert.equal(box.axis, "ms");
+  assert.ok(box.highest > 80 && box.highest < 120, `the slowest cold sample in ms: ${box.highest}`);
   assert.deepEqual(consoleErrors.splice(0), []);
 });
