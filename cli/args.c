@@ -35,8 +35,8 @@ int args_format(const char *text, const char **ret_query_format)
 {
 	static const char *const formats[] = {"md", "csv", "json"};
 
-	if (strcmp(text, "table") == 0) {
-		*ret_query_format = "md";
+	if (strcmp(text, "table") == 0 || strcmp(text, "markdown") == 0) {
+		*ret_query_format = "md"; /* a table: the caller knows it asked for one */
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
@@ -44,7 +44,7 @@ int args_format(const char *text, const char **ret_query_format)
 			*ret_query_format = formats[i];
 			return 0;
 		}
-	return err_set(LL_EINVAL, "--format must be table, md, csv or json, not '%s'.", text);
+	return err_set(LL_EINVAL, "--format must be table, md (markdown), csv or json, not '%s'.", text);
 }
 
 int args_option_error(const char *command, char **argv, int answer)

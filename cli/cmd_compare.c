@@ -7,12 +7,15 @@
 #include "args.h"
 #include "client.h"
 #include "commands.h"
+#include "compare_table.h"
+#include "table.h"
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +44,8 @@ static const char usage_text[] =
 	"                        varies between jobs, from 3 or more earlier jobs of the same\n"
 	"                        spec or series in its cell; the table says where there were\n"
 	"                        none) or within-job (one job's rounds only, as before)\n"
-	"  --format F            table (default; the Markdown table), md, csv or json\n";
+	"  --format F            table (default: aligned text for a terminal), md (markdown:\n"
+	"                        for a pull request), csv or json\n";
 
 /* PCT as "5", "2.5" or "5%": a finite number from 0 to 1000. */
 static int parse_percent(const char *text, double *ret_value)
@@ -179,11 +183,37 @@ static const char *short_hash(const cJSON *item)
 	return out;
 }
 
-/* The comparison's "program" part (two program jobs) in Markdown, after
- * the server's table: whether the jobs measured the same program and, if
- * not, every file added, removed or changed and the settings that differ.
- * Nothing when ROOT has no such part. */
-static void print_program_changes(const cJSON *root)
+/* The files of the comparison's "program" part as a plain table. */
+static void print_file_table(const cJSON *files, const char *const *lists)
+{
+	struct table t;
+	const cJSON *item;
+
+	table_init(&t, (const char *const[]){"FILE", "CHANGE", "BASELINE SHA256", "CANDIDATE SHA256", NULL});
+	for (int l = 0; l < 3; l++) {
+		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(files, lists[l])) {
+			const cJSON *hash = cJSON_GetObjectItemCaseSensitive(item, "sha256");
+			table_add_json(&t, cJSON_GetObjectItemCaseSensitive(item, "path"));
+			table_add(&t, lists[l]);
+			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(item,
+											     "baseline_sha256"))
+				      : l == 2 ? short_hash(hash)
+					       : "");
+			table_add(&t, l == 0   ? short_hash(cJSON_GetObjectItemCaseSensitive(
+							 item, "candidate_sha256"))
+				      : l == 1 ? short_hash(hash)
+					       : "");
+		}
+	}
+	table_print(&t, stdout);
+	table_release(&t);
+}
+
+/* The comparison's "program" part (two program jobs), after the table,
+ * in Markdown (MARKDOWN) or as plain text: whether the jobs measured the
+ * same program and, if not, every file added, removed or changed and the
+ * settings that differ. Nothing when ROOT has no such part. */
+static void print_program_changes(const cJSON *root, bool markdown)
 {
 	const cJSON *program = cJSON_GetObjectItemCaseSensitive(root, "program");
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(program, "files"), *item;
@@ -200,9 +230,10 @@ static void print_program_changes(const cJSON *root)
 		printf("\nBoth jobs measured the same program (%d files, the same hashes).\n", unchanged);
 		return;
 	}
-	printf("\n#### The two jobs measured different programs\n\n"
-	       "%d files changed, %d added, %d removed, %d unchanged.",
-	       counts[0], counts[1], counts[2], unchanged);
+	printf(markdown ? "\n#### The two jobs measured different programs\n\n"
+			: "\nThe two jobs measured different programs: ");
+	printf("%d files changed, %d added, %d removed, %d unchanged.", counts[0], counts[1], counts[2],
+	       unchanged);
 	if (cJSON_GetArraySize(settings) > 0) {
 		printf(" Settings changed:");
 		cJSON_ArrayForEach(item, settings)
@@ -212,6 +243,11 @@ static void print_program_changes(const cJSON *root)
 	printf("\n");
 	if (counts[0] + counts[1] + counts[2] == 0)
 		return;
+	if (!markdown) {
+		printf("\n");
+		print_file_table(files, lists);
+		return;
+	}
 	printf("\n| file | change | baseline sha256 | candidate sha256 |\n|---|---|---|---|\n");
 	for (int l = 0; l < 3; l++) {
 		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(files, lists[l])) {
@@ -267,13 +303,19 @@ static int compare_jobs(long long base, long long candidate, const char *thresho
 		client_print_body(&json.text);
 		goto out;
 	}
+	if (strcmp(format, "table") == 0) {
+		rc = compare_table_print(json.body, stdout);
+		if (rc == 0)
+			print_program_changes(json.body, false);
+		goto out;
+	}
 	snprintf(path, sizeof(path), "/api/v1/compare?baseline=%lld&candidate=%lld%s&format=%s", base,
 		 candidate, threshold, format);
 	rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &shown);
 	if (rc == 0)
 		client_print_body(&shown.text);
 	if (rc == 0 && strcmp(format, "md") == 0)
-		print_program_changes(json.body);
+		print_program_changes(json.body, true);
 out:
 	rest_answer_release(&json);
 	rest_answer_release(&shown);
@@ -321,6 +363,8 @@ static int compare_option(void *context, int option, const char *value)
 		break;
 	case 'f':
 		rc = args_format(value, &o->format);
+		if (rc == 0 && strcmp(value, "table") == 0)
+			o->format = "table"; /* drawn here from the JSON */
 		break;
 	case 's':
 		o->series = value;
@@ -343,7 +387,7 @@ int cmd_compare(int argc, char **argv)
 		{"intervals", required_argument, NULL, 'I'},
 		{NULL, 0, NULL, 0},
 	};
-	struct compare_options o = {.format = "md"};
+	struct compare_options o = {.format = "table"};
 	long long base, candidate;
 	int rc = args_parse(argc, argv, "compare", usage_text, options, compare_option, &o);
 	int regression = 0;

@@ -19,8 +19,11 @@ static const char usage_text[] =
 	"usage: loadlab report JOB [--format table|md|csv|json]\n\n"
 	"Prints job JOB's tables: per variant and cell the fastest time, the median\n"
 	"with its CI and the change against default (and the cold-start and churn\n"
-	"tables when they ran).\n\n"
-	"  --format F  table (default: aligned text for a terminal), md, csv or json\n";
+	"tables when they ran; churn against none), each table in one unit (ms from\n"
+	"10 ms, else us), \"!\" where the runner cannot show a figure (the reason\n"
+	"under the table), then the findings.\n\n"
+	"  --format F  table (default: aligned text for a terminal), md (markdown),\n"
+	"              csv or json\n";
 
 struct report_options {
 	const char *format;

@@ -21,21 +21,30 @@ static double number(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(item) ? item->valuedouble : 0;
 }
 
-/* Microseconds as "812.4 us", and "92220.0 us" rather than "92.22 ms":
- * every load time is in microseconds, as the API and the dashboard give
- * them (a table that switches units per cell reads wrong at a glance). */
-static void duration(struct buf *b, double us)
+/* A duration in its table's one unit, "812.4 us" or "92.22 ms": the unit
+ * the report names for the table (report_text.h's rule, the Markdown's
+ * and the dashboard's), never one per cell. */
+static void duration(struct buf *b, double us, struct report_text_unit unit)
 {
-	buf_printf(b, "%.1f us", us);
+	report_text_figure(b, us, unit);
+	buf_printf(b, " %s", unit.name);
 }
 
-static void warm_text(struct buf *b, const cJSON *c)
+/* The unit of the report's TABLE (its "unit"; microseconds when an older
+ * server gave none). */
+static struct report_text_unit unit_of(const cJSON *table)
+{
+	const cJSON *unit = get(table, "unit");
+	return report_text_unit_named(cJSON_IsString(unit) ? unit->valuestring : NULL, "us");
+}
+
+static void warm_text(struct buf *b, const cJSON *c, struct report_text_unit unit)
 {
 	if (report_text_failed_cell(b, c, "?", NULL))
 		return;
-	duration(b, number(c, "min_us"));
+	duration(b, number(c, "min_us"), unit);
 	buf_append_str(b, " / ");
-	duration(b, number(c, "median_us"));
+	duration(b, number(c, "median_us"), unit);
 	if (get(c, "change_pct"))
 		buf_printf(b, " %+.1f%%%s", number(c, "change_pct"),
 			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
@@ -44,20 +53,22 @@ static void warm_text(struct buf *b, const cJSON *c)
 	if (cJSON_IsObject(get(c, "noise"))) /* other CPU max %, runs flagged/retaken */
 		buf_printf(b, " noise %.0f%% %.0f/%.0f", number(get(c, "noise"), "max_other_cpu_pct"),
 			   number(get(c, "noise"), "flagged"), number(get(c, "noise"), "retaken"));
+	if (report_text_has_notes(c))
+		buf_append_str(b, " !");
 }
 
-static void cold_text(struct buf *b, const cJSON *c)
+static void cold_text(struct buf *b, const cJSON *c, struct report_text_unit unit)
 {
 	if (report_text_failed_cell(b, c, "?", NULL))
 		return;
-	duration(b, number(c, "median_us"));
+	duration(b, number(c, "median_us"), unit);
 	if (get(c, "change_pct"))
 		buf_printf(b, " %+.1f%%%s /", number(c, "change_pct"),
 			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
 	else
 		buf_append_str(b, " /");
 	buf_append_str(b, " ");
-	duration(b, number(c, "mean_us"));
+	duration(b, number(c, "mean_us"), unit);
 	if (get(c, "time_pct"))
 		buf_printf(b, " (%.1f%%)", number(c, "time_pct"));
 	if (get(c, "page_faults_mean"))
@@ -68,12 +79,27 @@ static void cold_text(struct buf *b, const cJSON *c)
 			   cJSON_IsTrue(get(c, "read_bytes_significant")) ? "*" : "");
 	if (cJSON_IsFalse(get(c, "cold")))
 		buf_append_str(b, " NOT COLD");
+	if (report_text_has_notes(c))
+		buf_append_str(b, " !");
 }
 
-/* One table: a row per variant, a column per report cell. */
-static int print_table(const cJSON *table, const cJSON *cells, FILE *out,
-		       void (*text)(struct buf *, const cJSON *))
+/* The notes of TABLE (what the runner cannot show, marked "!" in its
+ * cells), a line each. */
+static void print_notes(const cJSON *table, FILE *out)
 {
+	struct buf b;
+
+	buf_init(&b, 65536);
+	report_text_notes(&b, table, "  ! ", NULL);
+	table_print_lines(out, buf_str(&b));
+	buf_release(&b);
+}
+
+/* One table: a row per variant, a column per report cell, then its notes. */
+static int print_table(const cJSON *table, const cJSON *cells, FILE *out,
+		       void (*text)(struct buf *, const cJSON *, struct report_text_unit))
+{
+	struct report_text_unit unit = unit_of(table);
 	int columns = cJSON_GetArraySize(cells) + 1, i = 1, rc = 0;
 	const char **headers = calloc((size_t)columns + 1, sizeof(*headers));
 	const cJSON *c, *row;
@@ -90,7 +116,7 @@ static int print_table(const cJSON *table, const cJSON *cells, FILE *out,
 		cJSON_ArrayForEach(c, get(row, "cells")) {
 			struct buf b;
 			buf_init(&b, 4096);
-			text(&b, c);
+			text(&b, c, unit);
 			if (rc == 0)
 				rc = table_add(&t, buf_str(&b));
 			buf_release(&b);
@@ -98,56 +124,101 @@ static int print_table(const cJSON *table, const cJSON *cells, FILE *out,
 	}
 	rc = table_finish(&t, rc, out);
 	free(headers);
+	if (rc == 0)
+		print_notes(table, out);
 	return rc;
+}
+
+/* "812.4 (2.80x)": a churn figure in UNIT with its ratio against none. */
+static void churn_figure(struct table *t, const cJSON *r, const char *key, const char *ratio,
+			 struct report_text_unit unit)
+{
+	struct buf b;
+
+	buf_init(&b, 256);
+	if (cJSON_IsNumber(get(r, key)))
+		report_text_figure(&b, number(r, key), unit);
+	else
+		buf_append_str(&b, "-");
+	if (ratio && cJSON_IsNumber(get(r, ratio)))
+		buf_printf(&b, " (%.2fx)", number(r, ratio));
+	table_add(t, buf_str(&b));
+	buf_release(&b);
+}
+
+/* The churn table: per cell and DLL set, per process, against none. */
+static void print_churn(const cJSON *churn, FILE *out)
+{
+	struct report_text_unit unit = unit_of(churn);
+	const char *baseline =
+		cJSON_IsString(get(churn, "baseline")) ? get(churn, "baseline")->valuestring : "none";
+	const cJSON *r;
+	struct table t;
+
+	table_init(&t, (const char *const[]){"CELL", "DLL SET", "PROCESSES", "CREATE/PROC", "DESTROY/PROC",
+					     "BLOCKED TOTAL", "BLOCKED MAX", NULL});
+	fprintf(out,
+		"\nProcess churn, %s per process (its ratio against %s in the same cell), and the\n"
+		"input lock's blocked time while they were destroyed (! what the runner cannot show)\n",
+		unit.name, baseline);
+	cJSON_ArrayForEach(r, get(churn, "rows")) {
+		char set[128];
+		table_add_json(&t, get(r, "cell"));
+		table_json_text(get(r, "dll_set"), set, sizeof(set) - 2);
+		table_addf(&t, "%s%s", set, report_text_has_notes(r) ? " !" : "");
+		table_add_json(&t, get(r, "processes"));
+		churn_figure(&t, r, "create_us_per_process", "create_ratio", unit);
+		churn_figure(&t, r, "destroy_us_per_process", "destroy_ratio", unit);
+		if (cJSON_IsNumber(get(r, "blocked_total_us"))) {
+			churn_figure(&t, r, "blocked_total_us", "blocked_total_ratio", unit);
+			churn_figure(&t, r, "blocked_max_us", NULL, unit);
+		} else {
+			table_add(&t, "not measured");
+			table_add(&t, "not measured");
+		}
+	}
+	table_print(&t, out);
+	table_release(&t);
+	print_notes(churn, out);
 }
 
 int report_table_print(const cJSON *report, FILE *out)
 {
-	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f, *r;
+	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f;
+	const cJSON *warm = get(report, "warm");
 	int rc;
 
-	if (!cJSON_IsObject(job) || !cJSON_IsArray(cells) || !cJSON_IsObject(get(report, "warm")))
+	if (!cJSON_IsObject(job) || !cJSON_IsArray(cells) || !cJSON_IsObject(warm))
 		return err_set(LL_EFORMAT, "The server's report is not shaped as schemas/report.json.");
 	fprintf(out, "Job %.0f: ", number(job, "id"));
 	table_print_text(out, cJSON_IsString(get(job, "name")) ? get(job, "name")->valuestring : "?");
-	fprintf(out,
-		"\n\nWarm load time, us: fastest / median, median change against %s (* significant),\n"
-		"median over the empty program's (Nx), noise: other CPU max, runs flagged/retaken\n",
-		cJSON_IsString(get(get(report, "warm"), "baseline"))
-			? get(get(report, "warm"), "baseline")->valuestring
-			: "?");
-	if ((rc = print_table(get(report, "warm"), cells, out, warm_text)) < 0)
-		return rc;
+	fputc('\n', out);
+	if (!cJSON_IsFalse(get(warm, "measured"))) { /* a cold-only or churn-only job took none */
+		fprintf(out,
+			"\nWarm load time, %s: fastest / median, median change against %s (* significant),\n"
+			"median over the empty program's (Nx), noise: other CPU max, runs flagged/retaken,\n"
+			"! what the runner cannot show (below the table)\n",
+			unit_of(warm).name,
+			cJSON_IsString(get(warm, "baseline")) ? get(warm, "baseline")->valuestring : "?");
+		if ((rc = print_table(warm, cells, out, warm_text)) < 0)
+			return rc;
+	}
+	if (cJSON_IsObject(get(report, "cold"))) {
+		fprintf(out,
+			"\nCold start, %s: median (its change, * significant) / mean (percent of the "
+			"baseline), page faults, bytes read\n",
+			unit_of(get(report, "cold")).name);
+		if ((rc = print_table(get(report, "cold"), cells, out, cold_text)) < 0)
+			return rc;
+	}
+	if (cJSON_IsObject(get(report, "churn")))
+		print_churn(get(report, "churn"), out);
+	if (cJSON_GetArraySize(get(report, "findings")))
+		fputs("\nFindings\n", out);
 	cJSON_ArrayForEach(f, get(report, "findings")) {
 		fputs("  ", out);
 		table_print_text(out, cJSON_IsString(f) ? f->valuestring : "");
 		fputc('\n', out);
-	}
-	if (cJSON_IsObject(get(report, "cold"))) {
-		fputs("\nCold start, us: median (its change, * significant) / mean (percent of the "
-		      "baseline), "
-		      "page faults, bytes read\n",
-		      out);
-		if ((rc = print_table(get(report, "cold"), cells, out, cold_text)) < 0)
-			return rc;
-	}
-	if (cJSON_IsObject(get(report, "churn"))) {
-		struct table t;
-		table_init(&t, (const char *const[]){"CELL", "DLL SET", "PROCESSES", "CREATE/PROC US",
-						     "DESTROY/PROC US", "BLOCKED TOTAL MS", "BLOCKED MAX MS",
-						     NULL});
-		fputs("\nProcess churn\n", out);
-		cJSON_ArrayForEach(r, get(get(report, "churn"), "rows")) {
-			table_add_json(&t, get(r, "cell"));
-			table_add_json(&t, get(r, "dll_set"));
-			table_add_json(&t, get(r, "processes"));
-			table_addf(&t, "%.1f", number(r, "create_us_per_process"));
-			table_addf(&t, "%.1f", number(r, "destroy_us_per_process"));
-			table_add_json(&t, get(r, "blocked_total_ms"));
-			table_add_json(&t, get(r, "blocked_max_ms"));
-		}
-		table_print(&t, out);
-		table_release(&t);
 	}
 	return 0;
 }

@@ -8,8 +8,11 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
-/* Writes REPORT's warm, cold and churn tables and findings to OUT.
- * LL_EFORMAT when REPORT is not shaped as schemas/report.json. */
+/* Writes to OUT the tables REPORT's job measured (no warm table when its
+ * "measured" is false), each in the unit the report names for it, with
+ * "!" where a figure carries notes and the notes under the table, then
+ * the findings. LL_EFORMAT when REPORT is not shaped as
+ * schemas/report.json. */
 int report_table_print(const cJSON *report, FILE *out);
 
 #endif

@@ -124,6 +124,12 @@ void table_print_text(FILE *out, const char *text)
 		fputc(((unsigned char)*text < 0x20 || *text == 0x7f) ? '?' : *text, out);
 }
 
+void table_print_lines(FILE *out, const char *text)
+{
+	for (; *text; text++)
+		fputc(*text == '\n' || ((unsigned char)*text >= 0x20 && *text != 0x7f) ? *text : '?', out);
+}
+
 void table_print(const struct table *t, FILE *out)
 {
 	size_t rows = t->count / t->columns;

@@ -76,4 +76,8 @@ void table_map_text(const cJSON *object, const char *separator, char *out, size_
 /* Writes TEXT to OUT with control characters replaced by '?'. */
 void table_print_text(FILE *out, const char *text);
 
+/* The same, keeping line breaks ('\n'): text of several lines made here
+ * from the server's strings. */
+void table_print_lines(FILE *out, const char *text);
+
 #endif

@@ -30,7 +30,16 @@ function esc(v) {
 
 /* Numbers as the tables show them; the tests format the API's figures the
  * same way (tests/web/dashboard.test.mjs). */
-function us(v) { return typeof v === "number" ? v.toFixed(1) : ""; }
+function us(v, unit) {
+  if (typeof v !== "number") return "";
+  return unit === "ms" ? (v / 1000).toFixed(2) : v.toFixed(1);
+}
+/* The unit rule of every output (docs/cli.md "Units"; common's
+ * report_text.h): a table in one unit, ms when its largest duration is
+ * 10 ms or more, else µs. The report names each table's unit; compare's
+ * table is measured here. */
+function unitOf(largestUs) { return largestUs >= 10000 ? "ms" : "us"; }
+function unitLabel(unit) { return unit === "ms" ? "ms" : "µs"; }
 function pct(v) { return typeof v === "number" ? (v > 0 ? "+" : "") + v.toFixed(2) + " %" : ""; }
 function ratio(v) { return typeof v === "number" ? v.toFixed(4) : ""; }
 function pval(v) {
@@ -593,6 +602,7 @@ function fiveNumbers(samples) {
 }
 
 function tableHtml(table, kind, cells) {
+  const unit = table.unit;
   const head = `<tr><th>variant</th>${cells.map((c) => `<th>${esc(c.key)}</th>`).join("")}</tr>`;
   const body = table.variants.map((row) => `<tr><th>${esc(row.variant)}${row.variant === table.baseline ? ' <span class="muted small">baseline</span>' : ""}</th>${row.cells.map((c) => {
     const attrs = `data-variant="${esc(row.variant)}" data-cell="${esc(c.cell)}" data-status="${esc(c.status)}"`;
@@ -600,11 +610,12 @@ function tableHtml(table, kind, cells) {
     if (kind === "warm") {
       const sig = c.significant === true;
       return `<td ${attrs} class="num ${c.change_pct === undefined ? "" : sig ? "sig" : "insig"}">
-        <div>min <span class="v-min">${us(c.min_us)}</span> · median <span class="v-median">${us(c.median_us)}</span> µs</div>
-        <div class="small muted">CI [<span class="v-ci-low">${us(c.ci_low_us)}</span>, <span class="v-ci-high">${us(c.ci_high_us)}</span>] · n <span class="v-n">${c.n}</span></div>
-        ${c.change_pct === undefined ? "" : `<div><span class="v-change">${pct(c.change_pct)}</span>${sig ? " *" : ""} <span class="small muted">p <span class="v-p">${pval(c.p_value)}</span></span></div>`}</td>`;
+        <div>min <span class="v-min">${us(c.min_us, unit)}</span> · median <span class="v-median">${us(c.median_us, unit)}</span> ${unitLabel(unit)}</div>
+        <div class="small muted">CI [<span class="v-ci-low">${us(c.ci_low_us, unit)}</span>, <span class="v-ci-high">${us(c.ci_high_us, unit)}</span>] · n <span class="v-n">${c.n}</span></div>
+        ${c.change_pct === undefined ? "" : `<div><span class="v-change">${pct(c.change_pct)}</span>${sig ? " *" : ""} <span class="small muted">p <span class="v-p">${pval(c.p_value)}</span></span></div>`}
+        ${noiseHtml(c.noise)}${notesHtml(c.notes)}</td>`;
     }
-    return coldCellHtml(c, attrs);
+    return coldCellHtml(c, attrs, unit);
   }).join("")}</tr>`).join("");
   return `<div class="scroll"><table class="report-table" id="${kind}-table"><thead>${head}</thead><tbody>${body}</tbody></table></div>`;
 }
@@ -613,9 +624,12 @@ async function reportPage(id) {
   const [report, job] = await Promise.all([api(`/api/v1/jobs/${id}/report?modules=1`), api("/api/v1/jobs/" + id)]);
   const cells = report.cells;
   const resultOf = new Map(job.tasks.map((t) => [t.id, t.result_id]));
-  /* A cold-only or churn-only job has a warm table of "no warm samples". */
+  /* A cold-only or churn-only job took no warm samples: no warm table,
+   * heatmap or warm samples (an older server said so by "no warm samples"
+   * in every cell). */
   const hasTable = (t) => t && t.variants.some((row) => row.cells.some((c) => c.status === "ok"));
-  const warm = report.warm && (hasTable(report.warm) || !report.cold) ? report.warm : null;
+  const warm = report.warm && (report.warm.measured === undefined ? hasTable(report.warm) || !report.cold : report.warm.measured) ? report.warm : null;
+  const samplesShown = warm || report.cold;
   pageEl().innerHTML = `<h1>Report: job ${id} ${esc(job.name)} ${badge("state", job.state)}</h1>
     <div class="toolbar"><a href="#/job/${id}">Job and tasks</a> <a href="#/compare?baseline=${id}">Compare with…</a>
       <span class="muted">CLI: <code class="cmd">loadlab report ${id}</code></span></div>
@@ -624,15 +638,17 @@ async function reportPage(id) {
       <p class="muted small">* significant: Mann-Whitney p &lt; 0.05, the bootstrap 95 % CI of the ratio of medians excludes 1, and |change| ≥ 1 %.</p>
       ${tableHtml(report.warm, "warm", cells)}
       <h2>Change against ${esc(report.warm.baseline)} (grey: not significant)</h2><div class="chart" id="heatmap"></div>` : ""}
-    <h2>Samples per variant</h2>
+    ${samplesShown ? `<h2>Samples per variant</h2>
     <div class="toolbar"><label>Cell <select id="box-cell">${cells.map((c, i) => `<option value="${i}">${esc(c.key)} (${esc(c.state)})</option>`).join("")}</select></label>
-      <label>Measurement <select id="box-measure">${warm || !report.cold ? '<option value="warm">warm</option>' : ""}${report.cold ? '<option value="cold">cold</option>' : ""}</select></label>
+      <label>Measurement <select id="box-measure">${warm ? '<option value="warm">warm</option>' : ""}${report.cold ? '<option value="cold">cold</option>' : ""}</select></label>
       <span class="muted small" id="box-note"></span></div>
-    <div class="chart" id="boxplot"></div>
+    <div class="chart" id="boxplot"></div>` : ""}
     ${report.cold ? `<h2>Cold start (baseline ${esc(report.cold.baseline)})</h2>${tableHtml(report.cold, "cold", cells)}${coldSectionHtml(report.cold)}` : ""}
-    ${report.churn ? `<h2>Churn</h2>${churnHtml(report.churn.rows)}` : ""}`;
+    ${report.churn ? churnSectionHtml(report.churn) : ""}`;
   if (warm) drawHeatmap(warm, cells);
   if (report.cold) drawColdBars(report.cold, cells);
+  if (report.churn) drawChurnChart(report.churn);
+  if (!samplesShown) return;
   const box = chart($("#boxplot"));
   const samplesCache = new Map();
   const drawBox = async () => {
@@ -646,18 +662,21 @@ async function reportPage(id) {
     $("#box-note").textContent = rows.length ? `${rows.length} variants, raw samples of result ${rid}; ▲ marks each minimum` : "No samples for this measurement in this cell.";
     if (!rows.length) return;
     const names = rows.map((v) => v.name);
-    const stats = rows.map((v) => fiveNumbers(v[measure].samples_us));
+    /* In the unit of the measurement's table, as its figures. */
+    const unit = (report[measure] || {}).unit, per = unit === "ms" ? 1000 : 1;
+    const fig = (v) => us(v * per, unit) + " " + unitLabel(unit);
+    const stats = rows.map((v) => fiveNumbers(v[measure].samples_us).map((x) => x / per));
     box.setOption({
       animation: false,
       tooltip: { trigger: "item" },
       grid: { left: 80, right: 30, top: 30, bottom: 50 },
       xAxis: { type: "category", data: names },
-      yAxis: { type: "value", name: "µs", scale: true },
+      yAxis: { type: "value", name: unitLabel(unit), scale: true },
       series: [
         { name: "samples", type: "boxplot", data: stats,
-          tooltip: { formatter: (p) => `${p.name}<br>min ${us(p.data[1])}<br>q1 ${us(p.data[2])}<br>median ${us(p.data[3])}<br>q3 ${us(p.data[4])}<br>max ${us(p.data[5])} µs` } },
+          tooltip: { formatter: (p) => `${p.name}<br>min ${fig(p.data[1])}<br>q1 ${fig(p.data[2])}<br>median ${fig(p.data[3])}<br>q3 ${fig(p.data[4])}<br>max ${fig(p.data[5])}` } },
         { name: "minimum", type: "scatter", symbol: "triangle", symbolSize: 11, itemStyle: { color: "#b42318" },
-          data: stats.map((s, i) => [names[i], s[0]]), tooltip: { formatter: (p) => `${p.value[0]} minimum ${us(p.value[1])} µs` } },
+          data: stats.map((s, i) => [names[i], s[0]]), tooltip: { formatter: (p) => `${p.value[0]} minimum ${fig(p.value[1])}` } },
       ],
     });
   };
@@ -701,12 +720,6 @@ function drawHeatmap(warm, cells) {
   });
 }
 
-function churnHtml(rows) {
-  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  return `<div class="scroll"><table id="churn-table"><thead><tr>${cols.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead>
-    <tbody>${rows.map((r) => `<tr>${cols.map((c) => `<td class="${typeof r[c] === "number" ? "num" : ""}">${esc(typeof r[c] === "number" ? +r[c].toFixed(3) : r[c])}</td>`).join("")}</tr>`).join("")}</tbody></table></div>`;
-}
-
 /* --------------------------------------------------------------- compare */
 
 async function comparePage() {
@@ -736,6 +749,7 @@ async function comparePage() {
   const cmp = await api(`/api/v1/compare?baseline=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}&max_regression=${encodeURIComponent(max)}`);
   const link = location.origin + location.pathname + "#/compare?" + new URLSearchParams({ baseline: base, candidate: cand, max_regression: max });
   const counts = Object.entries(cmp.counts || {}).map(([k, v]) => `${esc(k)} ${v}`).join(" · ");
+  const unit = unitOf(Math.max(0, ...cmp.rows.flatMap((r) => [r.baseline_median_us, r.candidate_median_us]).filter((v) => typeof v === "number")));
   $("#compare-out").innerHTML = `
     <div class="card"><b>Verdict:</b> <span id="verdict" data-verdict="${esc(cmp.verdict)}" class="badge verdict-${esc(cmp.verdict)}">${esc(cmp.verdict)}</span>
       <span class="muted">(max regression ${esc(cmp.max_regression_pct)} %) ${counts}</span>
@@ -744,11 +758,11 @@ async function comparePage() {
     <div class="chart" id="compare-chart"></div>
     <h2>Rows</h2>
     <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>status</th><th>regression</th>
-      <th class="num">baseline median µs</th><th class="num">candidate median µs</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
+      <th class="num">baseline median ${unitLabel(unit)}</th><th class="num">candidate median ${unitLabel(unit)}</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
       <th class="num">change</th><th class="num">min change</th><th class="num">p</th><th>reason</th></tr></thead>
       <tbody>${cmp.rows.map((r) => `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
         <td>${badge("status", r.status)}</td><td>${r.regression ? '<b class="error">yes</b>' : "no"}</td>
-        <td class="num">${us(r.baseline_median_us)}</td><td class="num">${us(r.candidate_median_us)}</td>
+        <td class="num">${us(r.baseline_median_us, unit)}</td><td class="num">${us(r.candidate_median_us, unit)}</td>
         <td class="num v-ratio">${ratio(r.ratio)}</td><td class="num">${typeof r.ratio_ci_low === "number" ? `[${ratio(r.ratio_ci_low)}, ${ratio(r.ratio_ci_high)}]` : ""}</td>
         <td class="num">${pct(r.change_pct)}</td><td class="num">${pct(r.min_change_pct)}</td><td class="num">${pval(r.p_value)}</td>
         <td class="small muted">${esc(r.reason || "")}</td></tr>`).join("")}</tbody></table></div>`;

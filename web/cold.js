@@ -6,7 +6,7 @@
  * Mann-Whitney p < 0.05, the bootstrap 95 % interval of the ratio of
  * medians excluding 1, at least 1 %; docs/statistics.md), and, when the
  * agents reported them, the same counts per module. Loaded before app.js,
- * whose helpers ($, esc, us, pct, pval, bytes, chart) it calls; app.js's
+ * whose helpers ($, esc, us, unitLabel, pct, pval, bytes, chart) and churn.js's notesHtml it calls; app.js's
  * report page calls coldCellHtml, coldSectionHtml and drawColdBars.
  */
 "use strict";
@@ -40,17 +40,18 @@ function coldChangeHtml(d, cls) {
     title="${d.significant ? "significant" : "not significant"}, p ${esc(pval(d.p))}">(${esc(pct(d.change))}${d.significant ? " *" : ""})</span>`;
 }
 
-/* The cold table's cell C (status "ok") with the td's ATTRS. */
-function coldCellHtml(c, attrs) {
+/* The cold table's cell C (status "ok") with the td's ATTRS, its times in
+ * the table's UNIT. */
+function coldCellHtml(c, attrs, unit) {
   const time = typeof c.change_pct === "number"
     ? ` <span class="v-change ${c.significant ? "cold-sig" : "cold-insig"}" data-significant="${c.significant === true}">${esc(pct(c.change_pct))}${c.significant ? " *" : ""}</span>
       <span class="small muted">p ${esc(pval(c.p_value))}</span>` : "";
-  const ci = typeof c.ci_low_us === "number" ? ` <span class="small muted">[${us(c.ci_low_us)}, ${us(c.ci_high_us)}]</span>` : "";
+  const ci = typeof c.ci_low_us === "number" ? ` <span class="small muted">[${us(c.ci_low_us, unit)}, ${us(c.ci_high_us, unit)}]</span>` : "";
   const counts = COLD_COUNTS.map((k) => `${k.label} <span class="v-${k.cls}">${esc(k.fmt(coldFigure(c, k)))}</span>${coldChangeHtml(coldChange(c, k), k.cls)}`);
   return `<td ${attrs} class="num">${c.cold === false ? `<div class="error small">NOT COLD (${esc(c.method || "")})</div>` : ""}
-    <div>median <span class="v-median">${us(c.median_us)}</span> µs${ci}${time}</div>
+    <div>median <span class="v-median">${us(c.median_us, unit)}</span> ${unitLabel(unit)}${ci}${time}</div>
     <div class="small">${counts.join(" · ")}</div>
-    <div class="small muted">mean <span class="v-mean">${us(c.mean_us)}</span> µs ± ${us(c.stddev_us)} · n <span class="v-n">${esc(c.n)}</span></div></td>`;
+    <div class="small muted">mean <span class="v-mean">${us(c.mean_us, unit)}</span> ${unitLabel(unit)} ± ${us(c.stddev_us, unit)} · n <span class="v-n">${esc(c.n)}</span></div>${notesHtml(c.notes)}</td>`;
 }
 
 /* The significant differences of the table COLD against its baseline, as

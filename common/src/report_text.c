@@ -2,12 +2,29 @@
 
 #include <string.h>
 
+struct report_text_unit report_text_unit_of(double largest_us, const char *micro)
+{
+	if (largest_us >= 10000)
+		return (struct report_text_unit){1000, 2, "ms"};
+	return (struct report_text_unit){1, 1, micro};
+}
+
+struct report_text_unit report_text_unit_named(const char *unit, const char *micro)
+{
+	return report_text_unit_of(unit && strcmp(unit, "ms") == 0 ? 10000 : 0, micro);
+}
+
+void report_text_figure(struct buf *out, double us, struct report_text_unit unit)
+{
+	buf_printf(out, "%.*f", unit.digits, us / unit.per);
+}
+
 void report_text_duration(struct buf *out, double us, const char *micro)
 {
-	if (us >= 10000)
-		buf_printf(out, "%.2f ms", us / 1000);
-	else
-		buf_printf(out, "%.1f %s", us, micro);
+	struct report_text_unit unit = report_text_unit_of(us, micro);
+
+	report_text_figure(out, us, unit);
+	buf_printf(out, " %s", unit.name);
 }
 
 bool report_text_failed_cell(struct buf *out, const cJSON *cell, const char *no_status,
@@ -25,4 +42,144 @@ bool report_text_failed_cell(struct buf *out, const cJSON *cell, const char *no_
 	else
 		buf_append_str(out, reason_text);
 	return true;
+}
+
+static const struct report_text_metric metrics[] = {
+	{"median", "median", "baseline_median_us", "candidate_median_us", "ratio", "ratio_ci_low",
+	 "ratio_ci_high", "change_pct", true},
+	{"min", "fastest run", "baseline_min_us", "candidate_min_us", NULL, "min_ratio_ci_low",
+	 "min_ratio_ci_high", "min_change_pct", true},
+	{"over-floor", "median over floor", "baseline_over_floor_us", "candidate_over_floor_us",
+	 "over_floor_ratio", "over_floor_ratio_ci_low", "over_floor_ratio_ci_high", "over_floor_change_pct",
+	 true},
+	{"floor-ratio", "median / floor", "baseline_floor_ratio", "candidate_floor_ratio", "floor_ratio",
+	 "floor_ratio_ci_low", "floor_ratio_ci_high", "floor_ratio_change_pct", false},
+};
+
+const struct report_text_metric *report_text_metric(const char *metric)
+{
+	for (size_t i = 0; metric && i < sizeof(metrics) / sizeof(metrics[0]); i++)
+		if (strcmp(metric, metrics[i].metric) == 0)
+			return &metrics[i];
+	return NULL;
+}
+
+const struct report_text_metric *report_text_row_metric(const cJSON *row, const char *metric)
+{
+	const struct report_text_metric *m = report_text_metric(metric);
+
+	if (metric && strcmp(metric, "auto") == 0)
+		m = report_text_metric(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "metric")));
+	return m ? m : metrics;
+}
+
+struct report_text_unit report_text_compare_unit(const cJSON *comparison, const char *micro)
+{
+	const cJSON *metric = cJSON_GetObjectItemCaseSensitive(comparison, "metric"), *row;
+	double largest = 0;
+
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(comparison, "rows")) {
+		const struct report_text_metric *m =
+			report_text_row_metric(row, cJSON_GetStringValue(metric));
+		const char *keys[] = {m->base, m->cand};
+		for (int i = 0; i < 2 && m->duration; i++) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, keys[i]);
+			if (cJSON_IsNumber(v) && v->valuedouble > largest)
+				largest = v->valuedouble;
+		}
+	}
+	return report_text_unit_of(largest, micro);
+}
+
+void report_text_side(struct buf *out, const cJSON *row, const struct report_text_metric *m, const char *key,
+		      struct report_text_unit unit, const char *times)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, key);
+
+	if (!cJSON_IsNumber(v)) {
+		buf_append_str(out, "?");
+	} else if (m->duration) {
+		report_text_figure(out, v->valuedouble, unit);
+		buf_printf(out, " %s", unit.name);
+	} else {
+		buf_printf(out, "%.3f %s", v->valuedouble, times);
+	}
+}
+
+void report_text_intervals(struct buf *out, const cJSON *intervals)
+{
+	const char *scope = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(intervals, "scope"));
+	double rows = cJSON_GetNumberValue(
+		cJSON_GetObjectItemCaseSensitive(intervals, "rows_within_and_between_jobs"));
+	double history = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(intervals, "history_jobs"));
+
+	if (!intervals)
+		return;
+	rows = rows >= 0 ? rows : 0; /* NAN when absent */
+	history = history >= 0 ? history : 0;
+	if (scope && strcmp(scope, "within-job") == 0)
+		buf_append_str(
+			out, "Intervals are within-job only: no cell had 3 or more earlier jobs of the same "
+			     "spec or series to tell what varies between jobs.\n\n");
+	else
+		buf_printf(out,
+			   "Intervals hold what varies between jobs in %d row%s (\"across jobs\", from %d "
+			   "earlier job%s of the same spec or series)%s.\n\n",
+			   (int)rows, (int)rows == 1 ? "" : "s", (int)history, history == 1 ? "" : "s",
+			   scope && strcmp(scope, "mixed") == 0 ? "; the others are within-job only" : "");
+}
+
+bool report_text_has_notes(const cJSON *cell)
+{
+	return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cell, "notes")) > 0;
+}
+
+/* Adds NAME to the names of NOTE in BY_NOTE ({note: [name, ...]}, in the
+ * order first seen), once. */
+static void note_name(cJSON *by_note, const char *note, const char *name)
+{
+	cJSON *names = cJSON_GetObjectItemCaseSensitive(by_note, note), *n;
+
+	if (!names)
+		names = cJSON_AddArrayToObject(by_note, note);
+	cJSON_ArrayForEach(n, names)
+		if (strcmp(n->valuestring, name) == 0)
+			return;
+	cJSON_AddItemToArray(names, cJSON_CreateString(name));
+}
+
+static void append_text(struct buf *out, const char *text, void (*escape)(struct buf *out, const char *text))
+{
+	if (escape)
+		escape(out, text);
+	else
+		buf_append_str(out, text);
+}
+
+void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
+		       void (*escape)(struct buf *out, const char *text))
+{
+	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(table, "variants"), *row, *cell, *note;
+	const cJSON *rows = variants ? variants : cJSON_GetObjectItemCaseSensitive(table, "rows");
+	cJSON *by_note = cJSON_CreateObject(), *n;
+
+	cJSON_ArrayForEach(row, rows) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, variants ? "variant" : "cell");
+		const cJSON *cells = variants ? cJSON_GetObjectItemCaseSensitive(row, "cells") : NULL;
+		for (cell = cells ? cells->child : row; cell; cell = cells ? cell->next : NULL)
+			cJSON_ArrayForEach(note, cJSON_GetObjectItemCaseSensitive(cell, "notes"))
+				if (cJSON_IsString(note) && cJSON_IsString(name))
+					note_name(by_note, note->valuestring, name->valuestring);
+	}
+	cJSON_ArrayForEach(n, by_note) {
+		const cJSON *name;
+		buf_append_str(out, prefix);
+		cJSON_ArrayForEach(name, n) {
+			append_text(out, name->valuestring, escape);
+			buf_append_str(out, name->next ? ", " : ": ");
+		}
+		append_text(out, n->string, escape);
+		buf_append_str(out, "\n");
+	}
+	cJSON_Delete(by_note);
 }

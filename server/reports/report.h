@@ -23,6 +23,9 @@
  *                       stats.h's; report_draws.c (report_draws.h) their
  *                       draws and the tables of draws kept
  *   report_job.c        a job's report (report_job())
+ *   report_churn.c      its process-churn table against none, findings
+ *   report_annotate.c   its tables' units and what the runner cannot
+ *                       show (notes beside the figures)
  *   report_compare.c    two jobs compared: entry points, the rows on
  *                       threads, the comparison written
  *   report_compare_row.c one row: can the sides compare, each metric's

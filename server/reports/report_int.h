@@ -271,6 +271,35 @@ const cJSON *report_find_variant(const cJSON *variants, const char *name);
  * (report_result.c). */
 void report_cell_key(const cJSON *cell, char *out, size_t size);
 
+/* report_churn.c: the churn table of the job's TASKS (report_job.c's,
+ * each with its "key" and "summary"): {"baseline": "none", "unit", "rows":
+ * [{"cell", "dll_set", "processes", "create_us_per_process",
+ * "destroy_us_per_process", "blocked_total_ms", "blocked_max_ms",
+ * "blocked_total_us", "blocked_max_us" (or "blocked": why not), "runner",
+ * "create_ratio", "destroy_ratio", "blocked_total_ratio"}]}, the ratios
+ * against the set none of the same cell; NULL when no result has churn
+ * figures. */
+cJSON *report_churn_table(const cJSON *tasks);
+
+/* One sentence per row of CHURN other than none, appended to FINDINGS. */
+void report_churn_findings(const cJSON *churn, cJSON *findings);
+
+/* report_annotate.c: adds to the job report REPORT of the job spec SPEC
+ * each table's "unit" ("us" or "ms", report_text.h's rule) and, where a
+ * figure was taken by a runner that cannot show it, the figure's "notes"
+ * (a bound variant's cells timed under Wine, churn rows timed under Wine)
+ * with a finding each. */
+void report_annotate(cJSON *report, const cJSON *spec);
+
+/* report_markdown.c: the job report REPORT (report_job()) as Markdown
+ * appended to OUT: the tables the job measured, each in its unit, their
+ * notes, then the findings. */
+void report_markdown_job(const cJSON *report, struct buf *out);
+
+/* TEXT in a Markdown table cell appended to OUT: pipes escaped, line
+ * breaks as spaces. */
+void report_md_escape(struct buf *out, const char *text);
+
 /* report_compare_program.c: whether two jobs' specs have equal "generator"
  * sections (both without one, as program jobs are, counts as equal). */
 bool report_same_generator(const cJSON *base_spec, const cJSON *cand_spec);

@@ -365,39 +365,6 @@ static cJSON *findings(const cJSON *warm)
 	return out;
 }
 
-static cJSON *churn_table(const cJSON *tasks)
-{
-	cJSON *rows = cJSON_CreateArray();
-	const cJSON *t, *c;
-
-	cJSON_ArrayForEach(t, tasks) {
-		cJSON_ArrayForEach(c, get(get(t, "summary"), "churn")) {
-			double processes = number(c, "processes", 0);
-			cJSON *r = cJSON_CreateObject();
-			cJSON_AddStringToObject(r, "cell", string(t, "key"));
-			cJSON_AddStringToObject(r, "dll_set",
-						string(c, "dll_set") ? string(c, "dll_set") : "?");
-			cJSON_AddNumberToObject(r, "processes", processes);
-			if (processes > 0) {
-				cJSON_AddNumberToObject(r, "create_us_per_process",
-							round_to(number(c, "create_us", 0) / processes, 0.1));
-				cJSON_AddNumberToObject(
-					r, "destroy_us_per_process",
-					round_to(number(c, "destroy_us", 0) / processes, 0.1));
-			}
-			if (get(c, "blocked_total_ms")) {
-				cJSON_AddNumberToObject(r, "blocked_total_ms",
-							number(c, "blocked_total_ms", 0));
-				cJSON_AddNumberToObject(r, "blocked_max_ms", number(c, "blocked_max_ms", 0));
-			} else {
-				cJSON_AddStringToObject(r, "blocked", "not measured on this platform");
-			}
-			cJSON_AddItemToArray(rows, r);
-		}
-	}
-	return rows;
-}
-
 /* The variant a table compares with, as summary.c picks it: PREFERRED
  * when NAMES (strings) has it, else a program's "as-built", else the
  * first name; PREFERRED when NAMES is empty. */
@@ -463,6 +430,9 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 
 	{
 		cJSON *warm = build_table(rows.tasks, names, "warm", baseline_name(names, "default"));
+		/* a cold-only or churn-only job took no warm samples: its table is
+		 * not shown (every cell "missing: no warm samples") */
+		cJSON_AddBoolToObject(warm, "measured", get(get(spec, "measure"), "warm") != NULL);
 		cJSON_AddItemToObject(out, "warm", warm);
 		cJSON_AddItemToObject(out, "findings", findings(warm));
 	}
@@ -489,15 +459,12 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddNullToObject(out, "cold");
 	}
 	{
-		cJSON *churn = churn_table(rows.tasks);
-		if (cJSON_GetArraySize(churn)) {
-			cJSON *c = cJSON_AddObjectToObject(out, "churn");
-			cJSON_AddItemToObject(c, "rows", churn);
-		} else {
-			cJSON_Delete(churn);
-			cJSON_AddNullToObject(out, "churn");
-		}
+		cJSON *churn = report_churn_table(rows.tasks);
+		if (churn)
+			report_churn_findings(churn, cJSON_GetObjectItemCaseSensitive(out, "findings"));
+		cJSON_AddItemToObject(out, "churn", churn ? churn : cJSON_CreateNull());
 	}
+	report_annotate(out, spec);
 	significance = cJSON_AddObjectToObject(out, "significance");
 	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
 	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);

@@ -52,6 +52,8 @@ static const struct route routes[] = {
 	{"GET", "/program.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/calibration.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/cold.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/notes.js", AUTH_ANYONE, 0, route_web},
+	{"GET", "/churn.js", AUTH_ANYONE, 0, route_web},
 	{"GET", "/assets/echarts.min.js", AUTH_ANYONE, 0, route_web},
 };
 

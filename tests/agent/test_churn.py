@@ -18,6 +18,10 @@
   figures are there, the probe ran in both phases, 0 < blocked_max_ms <=
   blocked_total_ms <= the destroy time (plus one call), the probe owned a window (Wine's null display driver), the
   method says wine and carries the note about Wine's implementation, and no process of the prefix is left.
+  Those figures, posted as a churn job's result to a real daemon, read as
+  the seed's table: each set against none (ratios), a finding per set, the
+  note that Wine keeps no win32k lock on every row, in the JSON, the
+  Markdown and `loadlab report`.
 """
 import hashlib
 import json
@@ -138,6 +142,45 @@ def test_bad_options():
         assert r.stdout == "", (args, r.stdout)
 
 
+def report_of_wine_churn(results):
+    """The report of a churn job whose one result holds RESULTS (the agent's
+    --json output under Wine), through the real daemon and CLI."""
+    with harness.Daemon() as d:
+        job = d.submit(harness.load_example("local/churn.json"))
+        facts = {"os": "linux", "runner": "wine"}
+        _, token = d.enroll("churn-wine", facts)
+        lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
+        assert lease["job_id"] == job["id"], lease
+        r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"],
+                  {"attempt": lease["attempt"], "facts": facts, "variants": [{"name": "default"}],
+                   "churn": results}, token=token)
+        assert r.status == 200, r
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job["id"], token=d.admin_token).json()
+        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
+        cli = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token, "report",
+                              str(job["id"])], capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 0, cli.stderr
+    return report, md, cli.stdout
+
+
+def check_wine_churn_report(results):
+    report, md, table = report_of_wine_churn(results)
+    churn = report["churn"]
+    assert churn["baseline"] == "none" and churn["unit"] in ("us", "ms"), churn
+    assert [r["dll_set"] for r in churn["rows"]] == ["none", "user32", "user32+gdi32"], churn
+    for row, x in zip(churn["rows"], results):
+        assert row["runner"] == "wine" and "win32k" in row["notes"][0], row
+        expected = x["destroy_us"] / results[0]["destroy_us"]
+        assert abs(row["destroy_ratio"] - expected) < 0.01 * expected + 0.001, (row, expected)
+    assert report["warm"]["measured"] is False
+    for name in ("user32", "user32+gdi32"):
+        assert any(f.startswith("%s against none on " % name) and "destroying a process took" in f
+                   for f in report["findings"]), report["findings"]
+    assert "## Warm load time" not in md and "- ⚠ " in md and "win32k" in md, md
+    assert "Warm load time" not in table and "Process churn, %s per process" % churn["unit"] in table, table
+    assert "user32 !" in table and "x)" in table and "win32k" in table, table
+
+
 def test_wine_none_user32_gdi32():
     # Wine is installed by scripts/install-deps.sh: missing is a failure,
     # never a pass.
@@ -197,6 +240,7 @@ def test_wine_none_user32_gdi32():
         assert results[1]["method"]["libraries"] == ["user32.dll"], results[1]
         assert results[2]["method"]["libraries"] == ["user32.dll", "gdi32.dll"], results[2]
         assert marked_processes(marker) == [], "processes left behind"
+        check_wine_churn_report(results)
     finally:
         left = harness.kill_processes_under(work)
         shutil.rmtree(work, ignore_errors=True)

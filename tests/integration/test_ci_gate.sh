@@ -125,15 +125,17 @@ check "both Lua jobs done" test "$(api GET "/api/v1/jobs/$LUA_BASE" "$ADMIN" | f
     "$(api GET "/api/v1/jobs/$LUA_CAND" "$ADMIN" | field state)" = done
 gate "$LUA_BASE" "$LUA_CAND" --max-regression 5; code=$?
 check "a large plugin beyond 5 %: exit 1" test "$code" = 1
-check "the changed files are named" grep -q "| bin/plugin2.dll | added |" "$WORK/gate.out"
-check "... and the script that loads it" grep -q "| bin/main.lua | changed |" "$WORK/gate.out"
+check "the changed files are named" grep -q "^bin/plugin2.dll  *added " "$WORK/gate.out"
+check "... and the script that loads it" grep -q "^bin/main.lua  *changed " "$WORK/gate.out"
 gate "$LUA_BASE" "$LUA_CAND" --max-regression 1000; code=$?
 check "the same within 1000 %: exit 0" test "$code" = 0
 gate "$LUA_BASE" "$LUA_CAND" --format json; code=$?
 check "json names the files" grep -q '"added":\[{"path":"bin/plugin1.dll"' "$WORK/gate.out"
 gate "$LUA_CAND" "$LUA_BASE" --max-regression 5; code=$?
 check "the plugins taken out again: exit 0" test "$code" = 0
-check "... and named as removed" grep -q "| bin/plugin1.dll | removed | [0-9a-f]\{12\} |  |" "$WORK/gate.out"
+check "... and named as removed" grep -q "^bin/plugin1.dll  *removed  *[0-9a-f]\{12\} *$" "$WORK/gate.out"
+gate "$LUA_CAND" "$LUA_BASE" --max-regression 5 --format markdown; code=$?
+check "... in the Markdown too" grep -q "| bin/plugin1.dll | removed | [0-9a-f]\{12\} |  |" "$WORK/gate.out"
 gate "$LUA_BASE" "$LUA_BASE"; code=$?
 check "a job against itself: the same program" grep -q "the same program" "$WORK/gate.out"
 [ "$failed" = 0 ] || { tail -n 30 "$WORK/agent.log" "$WORK/submit.err" "$WORK/gate.out"; }

@@ -16,6 +16,12 @@ without the fields issue 23 added (NEW_ROW_FIELDS, "intervals"), which must
 say "within-job" here (no history); the default's answer is pinned on its
 own in data/compare_pinned_default.json, and its rows (no floors here:
 judged by the median) must carry the median's figures bit for bit.
+
+Issue 27 added to the report (rewritten with --regen, checked to differ
+from the earlier documents by these additions only): the warm table's
+"measured", each table's "unit", the "notes" of bind's cells (every result
+here ran under Wine) with a finding per bound variant, and the Markdown's
+layout (each table's unit, its notes below it, the findings last).
 """
 import json
 import os

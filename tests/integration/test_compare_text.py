@@ -5,14 +5,18 @@ rounds on some agents, unequal sample counts, a variant over 255 samples,
 an invalid and a missing variant, facts that differ and a failed task;
 every metric, both directions: each CSV row's every field equals the
 JSON row's, the counts and the verdict agree with the rows, and the JSON
-is one line of compact text.
+is one line of compact text. `loadlab compare`'s default table (drawn by
+the CLI from the JSON) says the same: its verdict and counts, one line per
+row with the row's verdict and change, the sides in one unit, and the exit
+code of the verdict.
 """
 import csv
 import io
 import json
 import random
+import subprocess
 
-from harness import Daemon, run_tests
+from harness import LOADLAB, Daemon, run_tests
 
 VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
             "no-rebase"]
@@ -113,6 +117,34 @@ def check_pair(d, base, cand, metric, max_regression):
     return rows
 
 
+def check_cli_table(d, base, cand, metric, max_regression):
+    """The CLI's table of the comparison against the server's JSON."""
+    doc = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d&metric=%s&max_regression=%s" % (
+        base, cand, metric, max_regression), token=d.admin_token).json()
+    r = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "compare", str(base), str(cand),
+                        "--metric", metric, "--max-regression", max_regression],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == {"ok": 0, "regression": 1, "not_comparable": 2}[doc["verdict"]], (r.returncode, r.stderr)
+    assert r.stdout.startswith("loadlab compare: %s\n" % doc["verdict"]), r.stdout[:200]
+    counts = doc["counts"]
+    assert ("%d faster, %d slower, %d without significant change, %d not comparable."
+            % (counts["faster"], counts["slower"], counts["no_significant_change"],
+               counts["not_comparable"])) in r.stdout
+    lines = r.stdout.splitlines()
+    header = [i for i, line in enumerate(lines) if line.startswith("VARIANT ")]
+    assert len(header) == 1, r.stdout[:2000]
+    table = lines[header[0] + 1:header[0] + 1 + len(doc["rows"])]
+    assert len(table) == len(doc["rows"])
+    for row, line in zip(doc["rows"], table):
+        assert line.split()[:2] == [row["variant"], row["cell"].split()[0]], (row["variant"], line)
+        if row["status"] == "not_comparable":
+            assert "not comparable: " + row["reason"] in line, line
+            continue
+        assert (" " + row["status"]) in line and ("(regression)" in line) == row["regression"], (row, line)
+        if metric != "floor-ratio":
+            assert " us " in line and " ms " not in line, line  # about 1 ms: every side in us
+
+
 def test_json_text_and_tree_rows_agree():
     with Daemon() as d:
         tokens = [d.enroll("text%02d" % i, {"os": "text"})[1] for i in range(AGENTS)]
@@ -122,6 +154,8 @@ def test_json_text_and_tree_rows_agree():
         for metric in METRICS:
             for b, c in ((base, cand), (cand, base)):
                 for max_regression in ("0", "2.5"):
+                    if max_regression == "2.5":
+                        check_cli_table(d, b, c, metric, max_regression)
                     for row in check_pair(d, b, c, metric, max_regression):
                         seen.add((row["status"], row.get("unit", "samples"),
                                   "significant" in row, row.get("reason", "")[:20]))

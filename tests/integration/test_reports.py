@@ -112,12 +112,25 @@ def test_column_report():
         assert "ordinal+bind against default: load time improved by" in findings
         assert "bind against default: no significant change in 3 cells." in findings
         assert report["cold"] is None and report["churn"] is None
+        # Every cell ran under Wine (facts runner=wine), which ignores bound
+        # imports: bind's figures carry the note where they are, and say so.
+        note = "Wine ignores bound imports"
+        for variant in ("bind", "ordinal+bind"):
+            for key in ("os=winxp disk=hdd", "os=win10 disk=hdd", "os=win10 disk=ssd"):
+                notes = cell(report, "warm", variant, key)["notes"]
+                assert len(notes) == 1 and notes[0].startswith(note), notes
+            assert "%s (warm): timed under Wine in 3 cells, which ignores bound imports" % variant in findings
+        assert "notes" not in cell(report, "warm", "rebase", "os=win10 disk=hdd")
+        assert "notes" not in failed  # no figure, nothing to say of it
+        assert report["warm"]["measured"] is True and report["warm"]["unit"] == "us"
 
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % jid, token=d.admin_token)
         assert md.status == 200 and md.headers["Content-Type"].startswith("text/markdown")
         text = md.body.decode()
         assert "| variant | os=winxp disk=hdd | os=winxp disk=ssd |" in text
         assert "invalid: probe: 3 imports resolved by name" in text and " *" in text
+        assert "\n- ⚠ bind, ordinal+bind: %s" % note in text and "## Findings" in text, text
+        assert "## Warm load time\n\nIn µs." in text
         code, out, err = cli(d, "report", str(jid), "--format", "md")
         assert code == 0 and out.strip() == text.strip(), (code, err)
         code, out, err = cli(d, "report", str(jid))  # the terminal table
@@ -125,6 +138,10 @@ def test_column_report():
         rebase_line = [line for line in out.splitlines() if line.startswith("rebase ")][0]
         assert "%.1f us /" % cell(report, "warm", "rebase", "os=win10 disk=hdd")["min_us"] in rebase_line
         assert "invalid: probe: 3 imports resolved by name" in out
+        assert "Warm load time, us:" in out and "\n  ! bind, ordinal+bind: %s" % note in out, out
+        bind_line = [line for line in out.splitlines() if line.startswith("bind ")][0]
+        assert bind_line.count(" !") == 3, bind_line
+        assert "\nFindings\n" in out and "bind (warm): timed under Wine in 3 cells" in out, out
         rows = list(csv.DictReader(io.StringIO(
             d.api("GET", "/api/v1/jobs/%d/report?format=csv" % jid, token=d.admin_token).body.decode())))
         assert len(rows) == 6 * 4
@@ -188,6 +205,13 @@ def test_cold_and_churn_tables():
         assert "600 faults (-40.0 % *)" in text and "3072 KiB read (-25.0 % *)" in text, text
         code, out, err = cli(d, "report", str(job["id"]))
         assert code == 0 and "600 faults*" in out, (code, out, err)
+        # Cold only: no warm table anywhere but the JSON's (measured false);
+        # one unit per table, milliseconds from 10 ms (about 80-100 ms here).
+        assert report["warm"]["measured"] is False and report["cold"]["unit"] == "ms", report["warm"]
+        assert "Warm load time" not in out and "no warm samples" not in out, out
+        assert "Cold start, ms:" in out and "%.2f ms" % (ro["median_us"] / 1000) in out, out
+        assert "## Warm load time" not in text and "no warm samples" not in text, text
+        assert "**%.2f ms** [" % (ro["median_us"] / 1000) in text, text
 
         job = d.submit(load_example("churn.json"))
         for os_name in ("winxp", "win10"):
@@ -196,6 +220,10 @@ def test_cold_and_churn_tables():
                      for s, c, x in (("none", 300, 100), ("user32", 900, 2500))]
             if os_name == "winxp":
                 churn[1].update(blocked_total_ms=1800.5, blocked_max_ms=35.0)
+            else:  # timed under Wine: its blocked times are not Windows' lock
+                for c, blocked in zip(churn, (4.0, 20.0)):
+                    c.update(blocked_total_ms=blocked, blocked_max_ms=1.5,
+                             method={"runner": "wine", "platform": "wine"})
             run_agent(d, token, {"facts": {"os": os_name}, "variants": [{"name": "default"}],
                                  "churn": churn})
         report = d.api("GET", "/api/v1/jobs/%d/report" % job["id"], token=d.admin_token).json()
@@ -204,8 +232,36 @@ def test_cold_and_churn_tables():
         assert len(rows) == 4
         xp_user32 = [r for r in rows if r["cell"] == "os=winxp" and r["dll_set"] == "user32"][0]
         assert xp_user32["destroy_us_per_process"] == 2500 and xp_user32["blocked_max_ms"] == 35
+        xp_none = [r for r in rows if r["cell"] == "os=winxp" and r["dll_set"] == "none"][0]
+        assert xp_none["blocked"] == "not measured on this platform"
+        # Against none of the same cell: the seed's table.
+        assert report["churn"]["baseline"] == "none" and report["churn"]["unit"] == "ms"
+        assert (xp_user32["create_ratio"], xp_user32["destroy_ratio"]) == (3, 25), xp_user32
+        assert (xp_none["create_ratio"], xp_none["destroy_ratio"]) == (1, 1), xp_none
+        assert "blocked_total_ratio" not in xp_user32 and xp_user32["blocked_total_us"] == 1800500, xp_user32
         w10 = [r for r in rows if r["cell"] == "os=win10" and r["dll_set"] == "user32"][0]
-        assert w10["blocked"] == "not measured on this platform"
+        assert w10["blocked_total_ratio"] == 5 and w10["runner"] == "wine", w10
+        assert len(w10["notes"]) == 1 and "win32k" in w10["notes"][0], w10
+        assert "notes" not in xp_user32
+        findings = report["findings"]
+        assert ("user32 against none on os=winxp: destroying a process took 25.00× as long (2500.0 µs "
+                "against 100.0 µs), creating one took 3.00× as long (900.0 µs against 300.0 µs).") in findings, findings
+        assert any(f.startswith("user32 against none on os=win10:") and "(5.0×)" in f for f in findings), findings
+        assert any("timed under Wine" in f for f in findings), findings
+        assert report["warm"]["measured"] is False
+        code, out, err = cli(d, "report", str(job["id"]))
+        assert code == 0, (code, out, err)
+        assert "Warm load time" not in out and "no warm samples" not in out, out
+        assert "Process churn, ms per process (its ratio against none" in out, out
+        line = [x for x in out.splitlines() if x.startswith("os=winxp") and " user32 " in x][0]
+        assert "0.90 (3.00x)" in line and "2.50 (25.00x)" in line and "1800.50" in line, line
+        line = [x for x in out.splitlines() if x.startswith("os=win10") and " user32 " in x][0]
+        assert "user32 !" in line and "20.00 (5.00x)" in line, line
+        assert "\n  ! os=win10: Wine keeps no win32k lock" in out and "destroying a process took 25.00×" in out, out
+        text = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
+        assert "## Warm load time" not in text and "no warm samples" not in text, text
+        assert "| os=winxp | user32 | 1000 | 0.90 ms (3.00×) | 2.50 ms (25.00×) | 1800.50 ms | 35.00 ms |" in text, text
+        assert "- ⚠ os=win10: Wine keeps no win32k lock" in text and "destroying a process took 25.00×" in text
 
 
 def test_compare_verdicts_and_exit_codes():
@@ -235,7 +291,11 @@ def test_compare_verdicts_and_exit_codes():
         code, out, err = cli(d, "compare", str(base), str(slower), "--max-regression", "20%")
         assert code == 0, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(same), "--max-regression", "5")
-        assert code == 0 and "### loadlab compare: ok" in out, (code, out, err)
+        assert code == 0 and out.startswith("loadlab compare: ok\n"), (code, out, err)
+        assert "VARIANT" in out and "no_significant_change (median)" in out, out
+        for fmt in ("md", "markdown"):  # the Markdown a pull request shows, asked for by name
+            code, out, err = cli(d, "compare", str(base), str(same), "--max-regression", "5", "--format", fmt)
+            assert code == 0 and "### loadlab compare: ok" in out and "| variant | cell |" in out, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(office))
         # Compared, the generators' difference said at the top; exit 2: no result to pair yet.
         assert code == 2 and "The jobs' generators differ: baseline" in out, (code, out, err)

@@ -21,7 +21,7 @@ import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screens
 const CELLS = [["winxp", "hdd"], ["winxp", "ssd"], ["win10", "hdd"], ["win10", "ssd"]];
 
 /* The tables' number formats (web/app.js). */
-const us = (v) => v.toFixed(1);
+const us = (v, unit) => (unit === "ms" ? (v / 1000).toFixed(2) : v.toFixed(1));
 const pct = (v) => (v > 0 ? "+" : "") + v.toFixed(2) + " %";
 
 let daemon, url, admin, enrollToken, api, context, page;
@@ -299,7 +299,7 @@ test("the report shows the numbers the API returns", async () => {
   await page.waitForSelector("#cold-table");
   const cold = (await api("GET", `/api/v1/jobs/${jobs.cold}/report`)).body;
   const nr = cold.cold.variants.find((v) => v.variant === "no-rebase").cells[0];
-  assert.equal(await page.$eval(`#cold-table td[data-variant="no-rebase"][data-cell="${nr.cell}"] .v-mean`, (e) => e.textContent), us(nr.mean_us));
+  assert.equal(await page.$eval(`#cold-table td[data-variant="no-rebase"][data-cell="${nr.cell}"] .v-mean`, (e) => e.textContent), us(nr.mean_us, cold.cold.unit));
   assert.ok(await page.$("#cold-faults canvas"));
   await page.waitForTimeout(300);
   await shot("report-cold");

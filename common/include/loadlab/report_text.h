@@ -11,9 +11,33 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-/* Appends a duration of US microseconds: "18.34 ms" from 10 ms up, else
- * "812.4 " followed by MICRO, the microsecond unit the output can show
- * ("µs" or "us"). A buffer past its limit keeps what fitted. */
+/*
+ * The unit rule of every output (the CLI's tables, the daemon's Markdown,
+ * the dashboard's web/units.js; docs/cli.md "Units"): a duration is shown
+ * in milliseconds from 10 ms up, else in microseconds. A table is shown in
+ * one unit, the one its largest duration calls for, so that its figures
+ * read against each other at a glance; a sentence's figures each in its
+ * own. The report names each table's unit ("unit": "us" or "ms").
+ */
+struct report_text_unit {
+	double per;       /* microseconds per unit: 1 or 1000 */
+	int digits;       /* after the point: 1 (µs) or 2 (ms) */
+	const char *name; /* "ms", or the MICRO asked for */
+};
+
+/* The unit of a table whose largest duration is LARGEST_US microseconds;
+ * MICRO names the microsecond ("µs" or "us", what the output can show). */
+struct report_text_unit report_text_unit_of(double largest_us, const char *micro);
+
+/* The unit a report's table names ("ms"; anything else: microseconds). */
+struct report_text_unit report_text_unit_named(const char *unit, const char *micro);
+
+/* Appends US in UNIT without the unit's name: "812.4", "18.34". */
+void report_text_figure(struct buf *out, double us, struct report_text_unit unit);
+
+/* Appends a duration of US microseconds in its own unit with the unit's
+ * name: "18.34 ms", "812.4 " followed by MICRO. A buffer past its limit
+ * keeps what fitted. */
 void report_text_duration(struct buf *out, double us, const char *micro);
 
 /* For a cell whose "status" is not the string "ok": appends "STATUS: REASON"
@@ -23,5 +47,48 @@ void report_text_duration(struct buf *out, double us, const char *micro);
  * written, for a cell that was measured. */
 bool report_text_failed_cell(struct buf *out, const cJSON *cell, const char *no_status,
 			     void (*escape)(struct buf *out, const char *text));
+
+/* The row fields a comparison (schemas/compare.json) shows for a metric:
+ * the two sides' figures, the ratio (NULL: 1 + change / 100), its
+ * interval and the change; the sides' figures are durations in
+ * microseconds unless DURATION is false (floor-ratio's multiples). */
+struct report_text_metric {
+	const char *metric, *title, *base, *cand, *ratio, *low, *high, *change;
+	bool duration;
+};
+
+/* The fields of METRIC ("median", "min", "over-floor", "floor-ratio"), or
+ * NULL for another. */
+const struct report_text_metric *report_text_metric(const char *metric);
+
+/* The metric ROW (a comparison's row) was judged by: its "metric" when the
+ * comparison's METRIC is "auto", else METRIC's; the median's when unknown. */
+const struct report_text_metric *report_text_row_metric(const cJSON *row, const char *metric);
+
+/* The unit of COMPARISON's table: by the largest of the sides' durations
+ * its rows show (report_text_row_metric()). */
+struct report_text_unit report_text_compare_unit(const cJSON *comparison, const char *micro);
+
+/* Appends ROW's side figure KEY as the comparison's table shows it: a
+ * duration in UNIT with its name, or a multiple ("1.234 ×") when M is not
+ * a duration; "?" when ROW has no such number. */
+void report_text_side(struct buf *out, const cJSON *row, const struct report_text_metric *m, const char *key,
+		      struct report_text_unit unit, const char *times);
+
+/* The comparison's "intervals" said in one line, then a blank line:
+ * whether the intervals hold what varies between jobs, or one job's
+ * rounds only. Nothing when INTERVALS is NULL. */
+void report_text_intervals(struct buf *out, const cJSON *intervals);
+
+/* Whether CELL (a table's cell or a churn row) carries "notes": what its
+ * runner cannot show (report.h). */
+bool report_text_has_notes(const cJSON *cell);
+
+/* Appends one line per distinct note of TABLE (a report's warm or cold
+ * table, or its churn object): PREFIX, the variants (the churn's cells)
+ * that carry it joined by ", ", ": ", the note, "\n"; text through ESCAPE
+ * when not NULL. Nothing for a table without notes. */
+void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
+		       void (*escape)(struct buf *out, const char *text));
 
 #endif

@@ -1,0 +1,126 @@
+#include "compare_table.h"
+
+#include "table.h"
+
+#include "loadlab/buf.h"
+#include "loadlab/err.h"
+#include "loadlab/report_text.h"
+
+#include <math.h>
+#include <string.h>
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static const char *text(const cJSON *obj, const char *key)
+{
+	const char *s = cJSON_GetStringValue(get(obj, key));
+	return s ? s : "";
+}
+
+static double number(const cJSON *obj, const char *key)
+{
+	const cJSON *item = get(obj, key);
+	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
+}
+
+/* The lines above the table: the verdict, the jobs, the counts, and what
+ * the Markdown says before its table (generators, metric, intervals). */
+static void print_head(const cJSON *cmp, FILE *out)
+{
+	const cJSON *counts = get(cmp, "counts");
+	const char *metric = text(cmp, "metric");
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	buf_printf(&b,
+		   "loadlab compare: %s\n\nBaseline job %.0f (%s), candidate job %.0f (%s); regressions "
+		   "beyond %.1f %% fail.\n",
+		   text(cmp, "verdict"), number(get(cmp, "baseline"), "id"),
+		   text(get(cmp, "baseline"), "name"), number(get(cmp, "candidate"), "id"),
+		   text(get(cmp, "candidate"), "name"), number(cmp, "max_regression_pct"));
+	buf_printf(&b, "%.0f faster, %.0f slower, %.0f without significant change, %.0f not comparable.\n\n",
+		   number(counts, "faster"), number(counts, "slower"),
+		   number(counts, "no_significant_change"), number(counts, "not_comparable"));
+	if (cJSON_IsObject(get(cmp, "generator"))) {
+		char *a = cJSON_PrintUnformatted(get(get(cmp, "generator"), "baseline"));
+		char *c = cJSON_PrintUnformatted(get(get(cmp, "generator"), "candidate"));
+		buf_printf(&b, "The jobs' generators differ: baseline %s, candidate %s.\n\n", a ? a : "?",
+			   c ? c : "?");
+		cJSON_free(a);
+		cJSON_free(c);
+	}
+	if (strcmp(metric, "auto") == 0)
+		buf_append_str(
+			&b, "Judged by the median / floor where both sides have a floor, else by the median "
+			    "(each row says which).\n\n");
+	else if (strcmp(metric, "median") != 0)
+		buf_printf(&b, "Judged by the %s.\n\n", report_text_row_metric(NULL, metric)->title);
+	report_text_intervals(&b, get(cmp, "intervals"));
+	table_print_lines(out, buf_str(&b));
+	buf_release(&b);
+}
+
+/* ROW's cells: its sides' figures in UNIT, the ratio with its interval,
+ * the change and the verdict (with the metric the row was judged by). */
+static int add_row(struct table *t, const cJSON *row, const char *metric, struct report_text_unit unit)
+{
+	const struct report_text_metric *m = report_text_row_metric(row, metric);
+	bool automatic = strcmp(metric, "auto") == 0;
+	struct buf b;
+	int rc;
+
+	table_add_json(t, get(row, "variant"));
+	table_add_json(t, get(row, "cell"));
+	if (strcmp(text(row, "status"), "not_comparable") == 0) {
+		for (int i = 0; i < 4; i++)
+			table_add(t, "");
+		return table_addf(t, "not comparable: %s", text(row, "reason"));
+	}
+	buf_init(&b, 4096);
+	report_text_side(&b, row, m, m->base, unit, "x");
+	table_add(t, buf_str(&b));
+	buf_reset(&b);
+	report_text_side(&b, row, m, m->cand, unit, "x");
+	table_add(t, buf_str(&b));
+	buf_release(&b);
+	table_addf(t, "%.3f [%.3f, %.3f]%s",
+		   m->ratio ? number(row, m->ratio) : number(row, m->change) / 100 + 1,
+		   number(row, get(row, "interval_low") ? "interval_low" : m->low),
+		   number(row, get(row, "interval_high") ? "interval_high" : m->high),
+		   strcmp(text(row, "interval_scope"), "within-and-between-jobs") == 0 ? " across jobs" : "");
+	table_addf(t, "%+.1f %%", number(row, m->change));
+	rc = table_addf(t, "%s%s%s%s", text(row, "status"),
+			cJSON_IsTrue(get(row, "regression")) ? " (regression)" : "",
+			strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
+			!automatic                              ? ""
+			: strcmp(m->metric, "floor-ratio") == 0 ? " (median / floor)"
+								: " (median)");
+	return rc;
+}
+
+int compare_table_print(const cJSON *comparison, FILE *out)
+{
+	const char *metric = text(comparison, "metric");
+	struct report_text_unit unit = report_text_compare_unit(comparison, "us");
+	const struct report_text_metric *m = report_text_row_metric(NULL, metric);
+	const bool automatic = strcmp(metric, "auto") == 0;
+	char base[64], cand[64];
+	const cJSON *row;
+	struct table t;
+	int rc = 0;
+
+	if (!cJSON_IsArray(get(comparison, "rows")) || !cJSON_IsObject(get(comparison, "counts")))
+		return err_set(LL_EFORMAT, "The server's comparison is not shaped as schemas/compare.json.");
+	print_head(comparison, out);
+	snprintf(base, sizeof(base), "BASELINE %s", automatic ? "FIGURE" : m->title);
+	snprintf(cand, sizeof(cand), "CANDIDATE %s", automatic ? "FIGURE" : m->title);
+	table_init(&t, (const char *const[]){"VARIANT", "CELL", base, cand, "RATIO [95% CI]", "CHANGE",
+					     "VERDICT", NULL});
+	cJSON_ArrayForEach(row, get(comparison, "rows"))
+		if (rc == 0)
+			rc = add_row(&t, row, metric, unit);
+	return table_finish(&t, rc, out);
+}

@@ -1,0 +1,247 @@
+/* A job's report as Markdown (GET /api/v1/jobs/{id}/report?format=md):
+ * the tables the job measured, each in one unit (report_text.h), what the
+ * runner could not show under each table, then the findings. */
+#include "report_int.h"
+
+#include "loadlab/report_text.h"
+
+#include <string.h>
+
+static const char *text(const cJSON *obj, const char *key)
+{
+	const char *s = string(obj, key);
+	return s ? s : "";
+}
+
+void report_md_escape(struct buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			buf_append_str(out, "\\|");
+		else if (*s == '\n' || *s == '\r')
+			buf_append_str(out, " ");
+		else
+			buf_append(out, s, 1);
+	}
+}
+
+/* A figure of KEY in C in the table's UNIT, with the unit's name. */
+static void md_figure(struct buf *out, const cJSON *c, const char *key, struct report_text_unit unit)
+{
+	report_text_figure(out, number(c, key, NAN), unit);
+	buf_printf(out, " %s", unit.name);
+}
+
+/* " · noise: other CPU max 12.0 %, 2 flagged, 1 retaken": what the agent
+ * saw of the machine's other work in the cell (warm.noise), if anything. */
+static void md_noise(struct buf *out, const cJSON *noise)
+{
+	const char *sep = " · noise:";
+
+	if (!cJSON_IsObject(noise))
+		return;
+	if (cJSON_IsNumber(get(noise, "max_other_cpu_pct"))) {
+		buf_printf(out, "%s other CPU max %.1f %%", sep, number(noise, "max_other_cpu_pct", 0));
+		sep = ",";
+	}
+	if (cJSON_IsNumber(get(noise, "flagged"))) {
+		buf_printf(out, "%s %.0f flagged", sep, number(noise, "flagged", 0));
+		sep = ",";
+	}
+	if (cJSON_IsNumber(get(noise, "retaken")))
+		buf_printf(out, "%s %.0f retaken", sep, number(noise, "retaken", 0));
+}
+
+static void md_warm_cell(struct buf *out, const cJSON *c, struct report_text_unit unit)
+{
+	if (report_text_failed_cell(out, c, "", report_md_escape))
+		return;
+	buf_append_str(out, "**");
+	md_figure(out, c, "min_us", unit);
+	buf_append_str(out, "**");
+	if (get(c, "min_change_pct"))
+		buf_printf(out, " (%+.1f %%)", number(c, "min_change_pct", 0));
+	buf_append_str(out, " · median ");
+	md_figure(out, c, "median_us", unit);
+	buf_append_str(out, " [");
+	md_figure(out, c, "ci_low_us", unit);
+	buf_append_str(out, " – ");
+	md_figure(out, c, "ci_high_us", unit);
+	buf_append_str(out, "]");
+	if (get(c, "change_pct"))
+		buf_printf(out, " · %+.1f %%%s", number(c, "change_pct", 0),
+			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	if (cJSON_IsNumber(get(c, "x_floor")))
+		buf_printf(out, " · %.2f× floor", number(c, "x_floor", 0));
+	md_noise(out, get(c, "noise"));
+	if (report_text_has_notes(c))
+		buf_append_str(out, " ⚠");
+}
+
+/* " (+1.2 % *)": a cold count's change against the baseline, if any. */
+static void md_count_change(struct buf *out, const cJSON *c, const char *change, const char *significant)
+{
+	if (cJSON_IsNumber(get(c, change)))
+		buf_printf(out, " (%+.1f %%%s)", number(c, change, 0),
+			   cJSON_IsTrue(get(c, significant)) ? " *" : "");
+}
+
+static void md_cold_cell(struct buf *out, const cJSON *c, struct report_text_unit unit)
+{
+	const cJSON *faults =
+		get(c, "page_faults_median") ? get(c, "page_faults_median") : get(c, "page_faults_mean");
+	const cJSON *bytes =
+		get(c, "read_bytes_median") ? get(c, "read_bytes_median") : get(c, "read_bytes_mean");
+
+	if (report_text_failed_cell(out, c, "", report_md_escape))
+		return;
+	buf_append_str(out, "**");
+	md_figure(out, c, "median_us", unit);
+	buf_append_str(out, "**");
+	if (cJSON_IsNumber(get(c, "ci_low_us")) && cJSON_IsNumber(get(c, "ci_high_us"))) {
+		buf_append_str(out, " [");
+		md_figure(out, c, "ci_low_us", unit);
+		buf_append_str(out, " – ");
+		md_figure(out, c, "ci_high_us", unit);
+		buf_append_str(out, "]");
+	}
+	if (cJSON_IsNumber(get(c, "change_pct")))
+		buf_printf(out, " %+.1f %%%s", number(c, "change_pct", 0),
+			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	buf_append_str(out, " · mean ");
+	md_figure(out, c, "mean_us", unit);
+	buf_append_str(out, " ± ");
+	md_figure(out, c, "stddev_us", unit);
+	if (get(c, "time_pct"))
+		buf_printf(out, " (%.1f %%)", number(c, "time_pct", 0));
+	if (cJSON_IsNumber(faults)) {
+		buf_printf(out, " · %.0f faults", faults->valuedouble);
+		md_count_change(out, c, "page_faults_change_pct", "page_faults_significant");
+	}
+	if (cJSON_IsNumber(bytes)) {
+		buf_printf(out, " · %.0f KiB read", bytes->valuedouble / 1024);
+		md_count_change(out, c, "read_bytes_change_pct", "read_bytes_significant");
+	}
+	if (cJSON_IsFalse(get(c, "cold")))
+		buf_printf(out, " · NOT COLD (%s)", text(c, "method"));
+	if (report_text_has_notes(c))
+		buf_append_str(out, " ⚠");
+}
+
+static void md_table(struct buf *out, const cJSON *table, const cJSON *cells,
+		     void (*cell)(struct buf *, const cJSON *, struct report_text_unit))
+{
+	struct report_text_unit unit = report_text_unit_named(string(table, "unit"), "µs");
+	const cJSON *c, *row;
+
+	buf_append_str(out, "| variant |");
+	cJSON_ArrayForEach(c, cells) {
+		buf_append_str(out, " ");
+		report_md_escape(out, text(c, "key"));
+		buf_append_str(out, " |");
+	}
+	buf_append_str(out, "\n|---|");
+	cJSON_ArrayForEach(c, cells)
+		buf_append_str(out, "---|");
+	buf_append_str(out, "\n");
+	cJSON_ArrayForEach(row, get(table, "variants")) {
+		buf_append_str(out, "| ");
+		report_md_escape(out, text(row, "variant"));
+		buf_append_str(out, " |");
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			buf_append_str(out, " ");
+			cell(out, c, unit);
+			buf_append_str(out, " |");
+		}
+		buf_append_str(out, "\n");
+	}
+	buf_append_str(out, "\n");
+	report_text_notes(out, table, "- ⚠ ", report_md_escape);
+}
+
+/* " 2.80×" or "" for a ratio against none. */
+static void md_ratio(struct buf *out, const cJSON *r, const char *key)
+{
+	if (cJSON_IsNumber(get(r, key)))
+		buf_printf(out, " (%.2f×)", number(r, key, 0));
+}
+
+static void md_churn(struct buf *out, const cJSON *churn)
+{
+	struct report_text_unit unit = report_text_unit_named(string(churn, "unit"), "µs");
+	const cJSON *r;
+
+	buf_printf(out,
+		   "\n## Process churn\n\nPer process, in %s: the time to create it and to destroy it, "
+		   "with its ratio against `%s` in the same cell (one run of every process each: no "
+		   "interval), and the time the probe found the input lock blocked while they were "
+		   "destroyed.\n\n| cell | DLL set | processes | create / process | destroy / process | "
+		   "blocked total | blocked max |\n|---|---|---|---|---|---|---|\n",
+		   unit.name, text(churn, "baseline"));
+	cJSON_ArrayForEach(r, get(churn, "rows")) {
+		buf_append_str(out, "| ");
+		report_md_escape(out, text(r, "cell"));
+		buf_append_str(out, " | ");
+		report_md_escape(out, text(r, "dll_set"));
+		buf_printf(out, " | %.0f | ", number(r, "processes", 0));
+		md_figure(out, r, "create_us_per_process", unit);
+		md_ratio(out, r, "create_ratio");
+		buf_append_str(out, " | ");
+		md_figure(out, r, "destroy_us_per_process", unit);
+		md_ratio(out, r, "destroy_ratio");
+		buf_append_str(out, " | ");
+		if (get(r, "blocked_total_us")) {
+			md_figure(out, r, "blocked_total_us", unit);
+			md_ratio(out, r, "blocked_total_ratio");
+			buf_append_str(out, " | ");
+			md_figure(out, r, "blocked_max_us", unit);
+			buf_append_str(out, " |");
+		} else {
+			buf_append_str(out, "not measured | not measured |");
+		}
+		buf_append_str(out, report_text_has_notes(r) ? " ⚠\n" : "\n");
+	}
+	buf_append_str(out, "\n");
+	report_text_notes(out, churn, "- ⚠ ", report_md_escape);
+}
+
+void report_markdown_job(const cJSON *report, struct buf *out)
+{
+	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f;
+	const cJSON *warm = get(report, "warm");
+
+	buf_printf(out, "# Job %d: ", (int)number(job, "id", 0));
+	report_md_escape(out, text(job, "name"));
+	buf_printf(out, " (%s, %s)\n", text(job, "family"), text(job, "state"));
+	if (!cJSON_IsFalse(get(warm, "measured"))) {
+		buf_printf(out,
+			   "\n## Warm load time\n\nIn %s. Fastest run in bold (its change against `%s`), "
+			   "then the median with its 95 %% bootstrap CI, then the median's change against it "
+			   "in the same cell; `*` marks a significant difference (Mann-Whitney p < %.2f, CI "
+			   "of the ratio excluding 1, at least %.0f %%); noise: the other processes' CPU "
+			   "share seen while the cell was measured, and the runs flagged and retaken for it; "
+			   "⚠: what the runner cannot show (below the table).\n\n",
+			   report_text_unit_named(string(warm, "unit"), "µs").name, text(warm, "baseline"),
+			   REPORT_ALPHA, REPORT_MIN_EFFECT_PCT);
+		md_table(out, warm, cells, md_warm_cell);
+	}
+	if (cJSON_IsObject(get(report, "cold"))) {
+		buf_printf(out,
+			   "\n## Cold start\n\nIn %s. Median cold start in bold with its 95 %% bootstrap CI "
+			   "and its change against `%s` in the same cell (`*`: significant, as for warm "
+			   "times), then the mean ± standard deviation (as a percentage of the "
+			   "baseline's), the median page faults and bytes read with their changes.\n\n",
+			   report_text_unit_named(string(get(report, "cold"), "unit"), "µs").name,
+			   text(get(report, "cold"), "baseline"));
+		md_table(out, get(report, "cold"), cells, md_cold_cell);
+	}
+	if (cJSON_IsObject(get(report, "churn")))
+		md_churn(out, get(report, "churn"));
+	if (cJSON_GetArraySize(get(report, "findings")))
+		buf_append_str(out, "\n## Findings\n\n");
+	cJSON_ArrayForEach(f, get(report, "findings")) {
+		buf_append_str(out, "- ");
+		report_md_escape(out, cJSON_IsString(f) ? f->valuestring : "");
+		buf_append_str(out, "\n");
+	}
+}
