@@ -86,6 +86,25 @@ after(async () => {
   if (daemon) daemon.kill("SIGTERM");
 });
 
+/* The findings the page lists. */
+const pageFindings = () => page.$$eval("#findings li", (li) => li.map((e) => e.textContent));
+
+/* A screenshot NAME of the page, which logged no error. */
+async function shotWithoutErrors(name) {
+  await screenshot(page, name);
+  assert.deepEqual(consoleErrors.splice(0), []);
+}
+
+/* Job ID's report, which took no warm samples and whose PART is in ms,
+ * opened until SELECTOR shows. */
+async function openWithoutWarm(id, part, selector) {
+  const report = (await api("GET", `/api/v1/jobs/${id}/report`)).body;
+  assert.equal(report.warm.measured, false);
+  assert.equal(report[part].unit, "ms");
+  await open(id, selector);
+  return report;
+}
+
 async function open(id, selector) {
   await page.goto(`${url}/#/report/${id}`);
   await page.waitForSelector(selector);
@@ -116,17 +135,13 @@ test("bind timed under Wine carries the note beside its figures, and every cell 
   }
   assert.equal(noted, 2);
   assert.equal(noisy, 6);
-  const findings = await page.$$eval("#findings li", (li) => li.map((e) => e.textContent));
+  const findings = await pageFindings();
   assert.ok(findings.some((f) => /^bind \(warm\): timed under Wine in 1 cell, which ignores bound imports/.test(f)), findings.join("\n"));
-  await screenshot(page, "report-notes");
-  assert.deepEqual(consoleErrors.splice(0), []);
+  await shotWithoutErrors("report-notes");
 });
 
 test("the churn report: no empty warm table, the table against none with its ratios, the finding and the charts", async () => {
-  const report = (await api("GET", `/api/v1/jobs/${jobs.churn}/report`)).body;
-  assert.equal(report.warm.measured, false);
-  assert.equal(report.churn.unit, "ms");
-  await open(jobs.churn, "#churn-table");
+  const report = await openWithoutWarm(jobs.churn, "churn", "#churn-table");
   await page.waitForSelector("#churn-chart canvas");
   for (const gone of ["#warm-table", "#heatmap", "#boxplot", "#box-cell"])
     assert.equal(await page.$(gone), null, `${gone} is not on a churn-only report`);
@@ -143,7 +158,7 @@ test("the churn report: no empty warm table, the table against none with its rat
   }
   const user32 = report.churn.rows.find((r) => r.cell === "bench=churn-xp" && r.dll_set === "user32");
   assert.equal(user32.destroy_ratio, 2.797);
-  const findings = await page.$$eval("#findings li", (li) => li.map((e) => e.textContent));
+  const findings = await pageFindings();
   assert.deepEqual(findings, report.findings);
   assert.ok(findings.includes("user32 against none on bench=churn-xp: destroying a process took 2.80× as long (2240.0 µs against 801.0 µs), "
     + "creating one took 1.29× as long (3154.0 µs against 2448.0 µs); the input lock was blocked in total 1991.00 ms against 8.00 ms (248.9×)."), findings.join("\n"));
@@ -155,15 +170,11 @@ test("the churn report: no empty warm table, the table against none with its rat
   assert.deepEqual(blocked.data.map((d) => d.value), [8, 1991]);
   await page.locator("#churn-chart").scrollIntoViewIfNeeded();
   await page.waitForTimeout(300);
-  await screenshot(page, "report-churn");
-  assert.deepEqual(consoleErrors.splice(0), []);
+  await shotWithoutErrors("report-churn");
 });
 
 test("a cold-only report shows its cold table in its unit and no warm table", async () => {
-  const report = (await api("GET", `/api/v1/jobs/${jobs.cold}/report`)).body;
-  assert.equal(report.warm.measured, false);
-  assert.equal(report.cold.unit, "ms");
-  await open(jobs.cold, "#cold-table");
+  const report = await openWithoutWarm(jobs.cold, "cold", "#cold-table");
   assert.equal(await page.$("#warm-table"), null);
   assert.equal(await page.$("#heatmap"), null);
   const c = report.cold.variants.find((v) => v.variant === "reorder").cells[0];
