@@ -51,7 +51,7 @@ int store_open(const char *path, const struct store_options *options, struct sto
 			backend = backends[i];
 	if (!backend)
 		return err_set(LL_EINVAL, "No store backend for '%.*s:' (--db).", (int)n, path);
-	if ((rc = backend->open(n ? path + n + 1 : path, options, &store)) < 0)
+	if ((rc = backend->handle->open(n ? path + n + 1 : path, options, &store)) < 0)
 		return rc;
 	((struct store_base *)store)->backend = backend;
 	*ret_store = store;
@@ -87,17 +87,17 @@ int store_task_result(struct store *store, long long agent_id, long long task_id
 void store_close(struct store *store)
 {
 	if (store)
-		backend_of(store)->close(store);
+		backend_of(store)->handle->close(store);
 }
 
 int store_check(struct store *store)
 {
-	return backend_of(store)->check(store);
+	return backend_of(store)->handle->check(store);
 }
 
 int store_integrity_check(struct store *store)
 {
-	return backend_of(store)->integrity_check(store);
+	return backend_of(store)->handle->integrity_check(store);
 }
 
 int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count)
@@ -378,7 +378,7 @@ int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats)
 {
-	return backend_of(store)->stats(store, now, ret_stats);
+	return backend_of(store)->handle->stats(store, now, ret_stats);
 }
 
 int store_blob_references(struct store *store, cJSON **ret_hashes)
@@ -430,7 +430,7 @@ bool store_task_result_is_calibration(const struct store_call *call)
 void store_call_free(struct store_call *call)
 {
 	if (call)
-		backend_of_call(call)->call_free(call);
+		backend_of_call(call)->handle->call_free(call);
 }
 
 int store_job_history(struct store *store, const char *family, long long before, int limit,

@@ -179,8 +179,9 @@ struct store_history_ops {
 struct store_blob_ops {
 	int (*blob_references)(struct store *store, cJSON **ret_hashes);
 };
-struct store_backend {
-	const char *scheme; /* "sqlite": --db sqlite:PATH */
+/* The handle: opening, checking and closing the store, its figures, and a
+ * call dropped unanswered (store.h, store_async.h). */
+struct store_handle_ops {
 	/* Opens the store at LOCATION (what follows "SCHEME:") with OPTIONS. */
 	int (*open)(const char *location, const struct store_options *options, struct store **ret_store);
 	void (*close)(struct store *store);
@@ -188,6 +189,11 @@ struct store_backend {
 	int (*integrity_check)(struct store *store);
 	int (*stats)(struct store *store, long long now, struct store_stats *ret_stats);
 	void (*call_free)(struct store_call *call);
+};
+
+struct store_backend {
+	const char *scheme; /* "sqlite": --db sqlite:PATH */
+	const struct store_handle_ops *handle;
 	const struct store_token_ops *tokens;
 	const struct store_agent_ops *agents;
 	const struct store_job_ops *jobs;

@@ -7,12 +7,15 @@
 
 const struct store_backend store_backend_sqlite = {
 	.scheme = "sqlite",
-	.open = sqlite_open,
-	.close = sqlite_close,
-	.check = sqlite_check,
-	.integrity_check = sqlite_integrity_check,
-	.stats = sqlite_stats,
-	.call_free = sqlite_call_free,
+	.handle =
+		&(const struct store_handle_ops){
+			.open = sqlite_open,
+			.close = sqlite_close,
+			.check = sqlite_check,
+			.integrity_check = sqlite_integrity_check,
+			.stats = sqlite_stats,
+			.call_free = sqlite_call_free,
+		},
 	.tokens =
 		&(const struct store_token_ops){
 			.token_count = sqlite_token_count,
