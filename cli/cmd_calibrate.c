@@ -12,19 +12,18 @@
 #include "args.h"
 #include "client.h"
 #include "commands.h"
+#include "job_poll.h"
 #include "table.h"
 
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The program: small enough to build in seconds (as loadlab-agent
  * calibrate's). */
@@ -33,9 +32,6 @@
 #define CALIBRATE_DEFAULT_DELAY_US 1000
 #define CALIBRATE_DEFAULT_RUNS 100
 #define CALIBRATE_DEFAULT_ROUNDS 4
-/* Polls of the jobs while waiting, and how many may fail in a row. */
-#define CALIBRATE_POLL_MS 1000
-#define CALIBRATE_UNREACHABLE_TRIES 15
 /* Once the jobs ended, how long the calibrations may take to appear. */
 #define CALIBRATE_RECORD_POLLS 20
 #define CALIBRATE_RECORD_POLL_MS 250
@@ -203,14 +199,6 @@ static int choose_agents(const cJSON *list, const char *wanted, cJSON **ret)
 	return 0;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* The job a last_calibration C came from; -1 when none. */
 static long long calibration_job_id(const cJSON *c)
 {
@@ -301,26 +289,13 @@ static int calibrate_wait(struct rest_client *c, const long long *ids, const lon
 	int code = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		char path[64];
-		int unreachable = 0;
-		snprintf(path, sizeof(path), "/api/v1/jobs/%lld", ids[i]);
 		for (;;) {
 			cJSON *job = NULL;
 			const char *state = NULL;
-			int rc = client_get_object(c, "GET", path, NULL, &job);
-			if (rc == LL_EIO && ++unreachable < CALIBRATE_UNREACHABLE_TRIES) {
-				sleep_ms(CALIBRATE_POLL_MS);
-				continue;
-			}
-			if (rc == 0)
-				rc = json_get_string(job, "state", 64, true, NULL, &state);
-			if (rc < 0) {
-				cJSON_Delete(job);
+			int rc = job_poll(c, ids[i], &job, &state);
+			if (rc < 0)
 				return client_fail("calibrate", rc);
-			}
-			unreachable = 0;
-			if (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
-			    strcmp(state, "cancelled") == 0) {
+			if (job_poll_finished(state)) {
 				printf("job %lld: %s\n", ids[i], state);
 				if (strcmp(state, "done") != 0)
 					code = 1;
@@ -328,7 +303,7 @@ static int calibrate_wait(struct rest_client *c, const long long *ids, const lon
 				break;
 			}
 			cJSON_Delete(job);
-			sleep_ms(CALIBRATE_POLL_MS);
+			job_poll_sleep(0);
 		}
 	}
 	/* The daemon records a calibration just after it stores the result
@@ -342,7 +317,7 @@ static int calibrate_wait(struct rest_client *c, const long long *ids, const lon
 			return client_fail("calibrate", rc);
 		if (recorded_count(list, agents, agent_job) == (size_t)cJSON_GetArraySize(agents))
 			break;
-		sleep_ms(CALIBRATE_RECORD_POLL_MS);
+		job_poll_sleep(CALIBRATE_RECORD_POLL_MS);
 	}
 	const cJSON *wanted;
 	size_t k = 0;

@@ -4,6 +4,7 @@
 #include "client.h"
 #include "commands.h"
 #include "job_file.h"
+#include "job_poll.h"
 #include "submit_program.h"
 #include "table.h"
 #include "waiting.h"
@@ -18,15 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* A job file larger than this is surely a mistake; the server has its own cap. */
 #define SUBMIT_FILE_LIMIT ((size_t)1 << 20)
-/* Seconds between polls of the job while waiting. */
-#define WAIT_INTERVAL_MS 1000
-/* Polls in a row that may fail to reach the server (a restart) before giving up. */
-#define WAIT_UNREACHABLE_TRIES 15
 
 static const char usage_text[] =
 	"usage: loadlab submit FILE [--wait] [--program-dir DIR]\n\n"
@@ -84,11 +80,6 @@ static void print_warnings(const cJSON *created)
 		fputc('\n', stderr);
 	}
 	fflush(stderr);
-}
-
-static bool job_finished(const char *state)
-{
-	return strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0;
 }
 
 static long long count_of(const cJSON *tasks_by_state, const char *state)
@@ -155,41 +146,24 @@ static void progress_line(long long id, const cJSON *job, const char *state, cha
 	}
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* Follows job ID until it ends; returns the exit code. */
 static int submit_wait(struct rest_client *c, long long id)
 {
 	bool tty = isatty(STDOUT_FILENO);
-	char path[64], line[512] = "", last[512] = "";
-	int unreachable = 0, code = 2;
+	char line[512] = "", last[512] = "";
+	int code = 2;
 
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld", id);
 	for (;;) {
 		cJSON *job = NULL;
 		const char *state = NULL;
-		int rc = client_get_object(c, "GET", path, NULL, &job);
+		int rc = job_poll(c, id, &job, &state);
 
-		if (rc == LL_EIO && ++unreachable < WAIT_UNREACHABLE_TRIES) {
-			sleep_ms(WAIT_INTERVAL_MS);
-			continue;
-		}
-		if (rc == 0)
-			rc = json_get_string(job, "state", 64, true, NULL, &state);
 		if (rc < 0) {
-			cJSON_Delete(job);
 			if (tty && *last)
 				fputc('\n', stdout);
 			fflush(stdout);
 			return client_fail("submit", rc);
 		}
-		unreachable = 0;
 		progress_line(id, job, state, line, sizeof(line));
 		if (tty) {
 			fputs("\r", stdout);
@@ -201,13 +175,13 @@ static int submit_wait(struct rest_client *c, long long id)
 		}
 		fflush(stdout);
 		snprintf(last, sizeof(last), "%s", line);
-		if (job_finished(state)) {
+		if (job_poll_finished(state)) {
 			code = strcmp(state, "done") == 0 ? 0 : 1;
 			cJSON_Delete(job);
 			break;
 		}
 		cJSON_Delete(job);
-		sleep_ms(WAIT_INTERVAL_MS);
+		job_poll_sleep(0);
 	}
 	if (tty)
 		fputc('\n', stdout);
