@@ -76,38 +76,33 @@ int sqlite_calibration_add(struct store *s, long long agent_id, long long result
 	return sqlite_calibration_write(s, agent_id, result_id, calibration, false);
 }
 
+struct history_reader {
+	void (*fn)(void *context, const cJSON *calibration);
+	void *context;
+};
+
+static void history_row(void *context, sqlite3_stmt *row)
+{
+	struct history_reader *h = context;
+	cJSON *c = column_json(row, 0);
+
+	h->fn(h->context, c);
+	cJSON_Delete(c);
+}
+
 int sqlite_calibration_history(struct store *s, long long agent_id, long long before_result_id,
 			       double injected_us, const char *family, const char *runner, int limit,
 			       void (*fn)(void *context, const cJSON *calibration), void *context)
 {
-	sqlite3_stmt *stmt;
+	struct history_reader h = {fn, context};
 
-	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	stmt = db_prepare(s->reader, "SELECT body FROM calibrations"
-				     " WHERE agent_id = ?1 AND result_id < ?2"
-				     " AND json_extract(body, '$.injected_us') = ?3"
-				     " AND json_extract(body, '$.family') = ?4"
-				     " AND json_extract(body, '$.runner') IS ?5"
-				     " ORDER BY result_id DESC LIMIT ?6");
-	if (stmt) {
-		sqlite3_bind_int64(stmt, 1, agent_id);
-		sqlite3_bind_int64(stmt, 2, before_result_id);
-		sqlite3_bind_double(stmt, 3, injected_us);
-		sqlite3_bind_text(stmt, 4, family, -1, SQLITE_STATIC);
-		if (runner)
-			sqlite3_bind_text(stmt, 5, runner, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(stmt, 5);
-		sqlite3_bind_int(stmt, 6, limit);
-		while (sqlite3_step(stmt) == SQLITE_ROW) {
-			cJSON *c = column_json(stmt, 0);
-			fn(context, c);
-			cJSON_Delete(c);
-		}
-	}
-	sqlite3_finalize(stmt);
-	db_exec(s->reader, "COMMIT");
-	pthread_mutex_unlock(&s->reader_lock);
-	return stmt ? 0 : LL_ESTORE;
+	return db_reader_rows(s,
+			      "SELECT body FROM calibrations"
+			      " WHERE agent_id = ?1 AND result_id < ?2"
+			      " AND json_extract(body, '$.injected_us') = ?3"
+			      " AND json_extract(body, '$.family') = ?4"
+			      " AND json_extract(body, '$.runner') IS ?5"
+			      " ORDER BY result_id DESC LIMIT ?6",
+			      history_row, &h, "iidtti", agent_id, before_result_id, injected_us, family,
+			      runner, (long long)limit);
 }

@@ -290,7 +290,7 @@ int db_exec_cached(sqlite3 *db, const char *sql);
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* db_run(), db_int(), db_row_by_id() and db_reader_each() take SQL
+/* db_run(), db_int(), db_row_by_id(), db_reader_each() and db_reader_rows() take SQL
  * literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
@@ -311,6 +311,10 @@ int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
  * reader, under its lock; 0 or LL_ESTORE. */
 int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context);
+
+/* db_reader_each() for SQL with the arguments of TYPES. */
+int db_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context, const char *types, ...);
 
 /* --- JSON from columns (sqlite_sql.c) --- */
 

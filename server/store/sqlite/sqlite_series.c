@@ -504,26 +504,20 @@ static void add_due(void *context, sqlite3_stmt *row)
 int sqlite_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
 {
 	cJSON *due = cJSON_CreateArray();
-	sqlite3_stmt *stmt;
+	int rc;
 
+	if (!due)
+		return err_set(LL_ENOMEM, "Out of memory.");
 	/* A series' first pending alert (by id), when its time has come. */
-	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_prepare(
-		s->reader,
+	rc = db_reader_rows(
+		s,
 		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
 		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
-		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?");
-	if (stmt) {
-		sqlite3_bind_int64(stmt, 1, now);
-		sqlite3_bind_int(stmt, 2, limit);
-		while (sqlite3_step(stmt) == SQLITE_ROW)
-			add_due(due, stmt);
-		sqlite3_finalize(stmt);
-	}
-	pthread_mutex_unlock(&s->reader_lock);
-	if (!stmt) {
+		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?",
+		add_due, due, "ii", now, (long long)limit);
+	if (rc < 0) {
 		cJSON_Delete(due);
-		return LL_ESTORE;
+		return rc;
 	}
 	*ret_due = due;
 	return 0;

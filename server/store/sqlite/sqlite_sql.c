@@ -257,18 +257,30 @@ int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 	return rc;
 }
 
-int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context)
+int db_reader_rows(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context, const char *types, ...)
 {
 	sqlite3_stmt *stmt;
+	va_list ap;
 
 	pthread_mutex_lock(&s->reader_lock);
 	stmt = db_cached(s->reader, sql);
+	if (stmt) {
+		va_start(ap, types);
+		db_bind(stmt, types, ap);
+		va_end(ap);
+	}
 	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
 		add(context, stmt);
 	db_release(s->reader, stmt);
 	pthread_mutex_unlock(&s->reader_lock);
 	return stmt ? 0 : LL_ESTORE;
+}
+
+int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+		   void *context)
+{
+	return db_reader_rows(s, sql, add, context, "");
 }
 
 void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns)
