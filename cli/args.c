@@ -120,3 +120,11 @@ int args_job_only(int argc, char **argv, const char *command, const char *usage,
 	rc = args_job_id(argv[optind], ret_id);
 	return rc < 0 ? client_fail(command, rc) : -1;
 }
+
+int args_set_flag(void *context, int option, const char *value)
+{
+	(void)option;
+	(void)value;
+	*(bool *)context = true;
+	return 0;
+}

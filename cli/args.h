@@ -50,6 +50,10 @@ typedef int args_option_fn(void *context, int option, const char *value);
 int args_parse(int argc, char **argv, const char *command, const char *usage, const struct option *options,
 	       args_option_fn *on_option, void *context);
 
+/* An option callback for a command whose one option (besides --help) is a
+ * flag: sets the bool CONTEXT points to. */
+int args_set_flag(void *context, int option, const char *value);
+
 /* Option parsing for a command whose only option is --help. Returns -1 to
  * go on, with optind at the first operand; otherwise the exit code to
  * return: 0 after printing USAGE for --help, 2 after a bad option. */

@@ -131,15 +131,6 @@ static int print_agents(const cJSON *list, bool wide)
 	return table_finish(&t, rc, stdout);
 }
 
-static int agents_option(void *context, int option, const char *value)
-{
-	bool *wide = context;
-
-	if (option == 'w')
-		*wide = true;
-	return 0;
-}
-
 int cmd_agents(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -148,7 +139,7 @@ int cmd_agents(int argc, char **argv)
 	};
 	cJSON *list = NULL;
 	bool wide = false;
-	int rc = args_parse(argc, argv, "agents", usage_text, options, agents_option, &wide);
+	int rc = args_parse(argc, argv, "agents", usage_text, options, args_set_flag, &wide);
 
 	if (rc >= 0)
 		return rc;

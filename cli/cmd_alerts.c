@@ -110,15 +110,6 @@ static int ack(long long id)
 	return rc < 0 ? client_fail("alerts", rc) : 0;
 }
 
-static int alerts_option(void *context, int option, const char *value)
-{
-	bool *open = context;
-
-	if (option == 'o')
-		*open = true;
-	return 0;
-}
-
 int cmd_alerts(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -128,7 +119,7 @@ int cmd_alerts(int argc, char **argv)
 	cJSON *list = NULL;
 	bool open = false;
 	long long id;
-	int rc = args_parse(argc, argv, "alerts", usage_text, options, alerts_option, &open), code = 0;
+	int rc = args_parse(argc, argv, "alerts", usage_text, options, args_set_flag, &open), code = 0;
 
 	if (rc >= 0)
 		return rc;
