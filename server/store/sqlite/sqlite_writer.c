@@ -238,6 +238,17 @@ static void finish_ops(struct store *s, struct store_op *batch, const char *mess
 	}
 }
 
+/* Appends the ops FIRST..LAST (linked by next) to the list HEAD..TAIL. */
+static void ops_append(struct store_op **head, struct store_op **tail, struct store_op *first,
+		       struct store_op *last)
+{
+	if (*tail)
+		(*tail)->next = first;
+	else
+		*head = first;
+	*tail = last;
+}
+
 /* The writer: one transaction per round. Ops that arrive while it runs
  * the round's ops join the same transaction until the queue is empty or
  * STORE_BATCH_MAX ops are in it, then it commits (writing the WAL, no
@@ -296,11 +307,7 @@ static void *writer_main(void *arg)
 
 		pthread_mutex_lock(&s->queue_lock);
 		s->commits++;
-		if (s->sync_tail)
-			s->sync_tail->next = batch;
-		else
-			s->sync_head = batch;
-		s->sync_tail = last;
+		ops_append(&s->sync_head, &s->sync_tail, batch, last);
 		pthread_cond_signal(&s->sync_cond);
 	}
 	pthread_mutex_unlock(&s->queue_lock);
@@ -349,11 +356,7 @@ static int queue_op(struct store *s, struct store_op *op)
 {
 	if (s->stopping)
 		return err_set(LL_ESTORE, "The store is closing.");
-	if (s->tail)
-		s->tail->next = op;
-	else
-		s->head = op;
-	s->tail = op;
+	ops_append(&s->head, &s->tail, op, op);
 	pthread_cond_signal(&s->queue_cond);
 	return 0;
 }
