@@ -32,24 +32,27 @@ static bool under_wine(void)
 	return ntdll && GetProcAddress(ntdll, "wine_get_version") != NULL;
 }
 
+/* The name of priority class C, as <winbase.h> spells it. */
 static const char *class_name(DWORD c)
 {
-	switch (c) {
-	case REALTIME_PRIORITY_CLASS:
-		return "REALTIME_PRIORITY_CLASS";
-	case HIGH_PRIORITY_CLASS:
-		return "HIGH_PRIORITY_CLASS";
-	case ABOVE_NORMAL_PRIORITY_CLASS:
-		return "ABOVE_NORMAL_PRIORITY_CLASS";
-	case NORMAL_PRIORITY_CLASS:
-		return "NORMAL_PRIORITY_CLASS";
-	case BELOW_NORMAL_PRIORITY_CLASS:
-		return "BELOW_NORMAL_PRIORITY_CLASS";
-	case IDLE_PRIORITY_CLASS:
-		return "IDLE_PRIORITY_CLASS";
-	default:
-		return "unknown";
+#define CLASS(name)         \
+	{                   \
+		name, #name \
 	}
+	static const struct {
+		DWORD value;
+		const char *name;
+	} classes[] = {
+		CLASS(REALTIME_PRIORITY_CLASS),     CLASS(HIGH_PRIORITY_CLASS),
+		CLASS(ABOVE_NORMAL_PRIORITY_CLASS), CLASS(NORMAL_PRIORITY_CLASS),
+		CLASS(BELOW_NORMAL_PRIORITY_CLASS), CLASS(IDLE_PRIORITY_CLASS),
+	};
+#undef CLASS
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (classes[i].value == c)
+			return classes[i].name;
+	return "unknown";
 }
 
 int plat_measure_begin(struct plat_measure_conditions *ret)
