@@ -31,6 +31,7 @@ struct config {
 	int header_timeout;  /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
 	int max_connections; /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
 	int max_long_polls;  /* 0..1000000, default 0: connections less a reserve */
+	bool each_agent_build; /* a pe/elf job without "build" builds on each agent (docs/builds.md) */
 	bool public_read;    /* GET routes without a token */
 	bool public_metrics; /* /metrics without a token (default true) */
 	int schedule_tick_ms;            /* scheduler tick (scheduler.h), 10..60000, default 1000 */

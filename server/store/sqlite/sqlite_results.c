@@ -114,7 +114,7 @@ int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 			" FROM tasks t"
 			" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
 			" LEFT JOIN result_summaries m ON m.result_id = r.id"
-			" WHERE t.job_id = ?1 ORDER BY t.id",
+			" WHERE t.job_id = ?1 AND t.kind = 'measure' ORDER BY t.id",
 			with_bodies, fn, context);
 }
 
@@ -130,7 +130,7 @@ int sqlite_job_compare_rows(struct store *s, long long job_id, int version,
 			" FROM tasks t"
 			" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)"
 			" LEFT JOIN result_summaries m ON m.result_id = r.id"
-			" WHERE t.job_id = ?1 ORDER BY t.id",
+			" WHERE t.job_id = ?1 AND t.kind = 'measure' ORDER BY t.id",
 			version, fn, context);
 }
 

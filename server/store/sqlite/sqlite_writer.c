@@ -144,6 +144,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE calibrations ("
 	"  result_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, body TEXT NOT NULL);"
 	"CREATE INDEX calibrations_by_agent ON calibrations(agent_id, result_id);",
+	/* 9 (issue 25, build tasks) A task is a measuring task or a build
+	 * task (whose cell is its target, queue_build.h); a measuring task of
+	 * a shared build names its build and is leased once that is done. */
+	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
+	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
+	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
 };
 
 /* ------------------------------------------------------ the writer thread */
