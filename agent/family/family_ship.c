@@ -68,6 +68,54 @@ static int add_log(void *context, const char *name)
 	return 0;
 }
 
+/* RESULT's "trace" (when CTX has one): library i's functions in
+ * first-call order on the builder, which the measuring agent's
+ * verification of trace order reads. */
+static int add_trace(cJSON *result, const struct family_context *ctx)
+{
+	cJSON *trace;
+
+	if (!ctx->trace)
+		return 0;
+	if (!(trace = cJSON_AddArrayToObject(result, "trace")))
+		return LL_ENOMEM;
+	for (int i = 0; i < ctx->dlls; i++) {
+		cJSON *order = cJSON_CreateIntArray(ctx->trace[i], (int)ctx->trace_count[i]);
+		if (!order || !cJSON_AddItemToArray(trace, order))
+			return LL_ENOMEM;
+	}
+	return 0;
+}
+
+/* CTX's trace from the build's RESULT "trace" (none: none). */
+static int read_trace(struct family_context *ctx, const cJSON *result)
+{
+	const cJSON *trace = cJSON_GetObjectItemCaseSensitive(result, "trace"), *order, *f;
+	int i = 0;
+
+	if (!trace)
+		return 0;
+	if (!cJSON_IsArray(trace) || cJSON_GetArraySize(trace) != ctx->dlls)
+		return err_set(LL_EFORMAT, "The build's trace does not list %d libraries.", ctx->dlls);
+	if (!(ctx->trace = calloc((size_t)ctx->dlls, sizeof(*ctx->trace))) ||
+	    !(ctx->trace_count = calloc((size_t)ctx->dlls, sizeof(*ctx->trace_count))))
+		return LL_ENOMEM;
+	cJSON_ArrayForEach(order, trace) {
+		size_t n = 0, count = (size_t)cJSON_GetArraySize(order);
+		if (!cJSON_IsArray(order) || count > (size_t)ctx->exports)
+			return err_set(LL_EFORMAT, "The build's trace of library %d is not a list of functions.", i);
+		if (count && !(ctx->trace[i] = calloc(count, sizeof(int))))
+			return LL_ENOMEM;
+		cJSON_ArrayForEach(f, order) {
+			if (!cJSON_IsNumber(f) || f->valuedouble < 0 || f->valuedouble >= ctx->exports)
+				return err_set(LL_EFORMAT, "The build's trace names no function of library %d.", i);
+			ctx->trace[i][n++] = (int)f->valuedouble;
+		}
+		ctx->trace_count[i++] = n;
+	}
+	return 0;
+}
+
 int family_ship_build(cJSON *result, const struct family_context *ctx, const struct family_names *names,
 		      const void *variants, size_t count, size_t size)
 {
@@ -102,6 +150,8 @@ int family_ship_build(cJSON *result, const struct family_context *ctx, const str
 		return rc;
 	cJSON_AddItemToObject(floor, "files", files);
 	if ((rc = upload(task, empty_dir, files)) < 0)
+		return rc;
+	if ((rc = add_trace(result, ctx)) < 0)
 		return rc;
 	buf_init(&log, FAMILY_SHIP_MAX_LOG + 4096);
 	rc = plat_list_dir(ctx->obj, add_log, &walk);
@@ -150,7 +200,7 @@ static int fetch_file(const struct pipeline_task *task, struct blob_cache *cache
 static int fetch_program(const struct family_context *ctx, const struct family_names *names,
 			 struct blob_cache *cache, const cJSON *files, bool empty, const char *folder)
 {
-	char name[64];
+	char name[64], path[PLAT_MAX_PATH + 1];
 	int rc;
 
 	for (int i = empty ? ctx->dlls : 0; i <= ctx->dlls; i++) {
@@ -161,10 +211,13 @@ static int fetch_program(const struct family_context *ctx, const struct family_n
 		if ((rc = fetch_file(ctx->task, cache, files, name, folder)) < 0)
 			return rc;
 	}
-	return 0;
+	/* The program itself runs (an ELF program needs its mode). */
+	if ((rc = family_path(path, folder, empty ? names->empty : names->main)) < 0)
+		return rc;
+	return plat_make_executable(path);
 }
 
-int family_ship_fetch(const struct family_context *ctx, const struct family_names *names, void *variants,
+int family_ship_fetch(struct family_context *ctx, const struct family_names *names, void *variants,
 		      size_t count, size_t size)
 {
 	const struct pipeline_task *task = ctx->task;
@@ -178,7 +231,8 @@ int family_ship_fetch(const struct family_context *ctx, const struct family_name
 		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
 	else if ((rc = family_path(cache_dir, ctx->work, "blobs")) < 0)
 		return rc;
-	if ((rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
+	if ((rc = read_trace(ctx, result)) < 0 ||
+	    (rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
 		return rc;
 	for (size_t v = 0; v < count && rc == 0; v++) {
 		struct family_variant *var = (void *)((char *)variants + v * size);

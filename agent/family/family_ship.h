@@ -35,7 +35,8 @@ int family_ship_variant_dir(const struct family_context *ctx, size_t v, char *di
 /* The builder: adds to RESULT "variants" (each of the COUNT VARIANTS, SIZE
  * bytes each and starting with their struct family_variant, with the files
  * of its folder), "floor" (the empty program of work/empty, named EMPTY)
- * and "log" (the non-empty logs of CTX's obj folder), uploading every
+ * "trace" (CTX's startup trace, when taken) and "log" (the non-empty
+ * logs of CTX's obj folder), uploading every
  * file through CTX->task->put_blob (LL_EUNSUPPORTED when there is none). */
 int family_ship_build(cJSON *result, const struct family_context *ctx, const struct family_names *names,
 		      const void *variants, size_t count, size_t size);
@@ -44,8 +45,9 @@ int family_ship_build(cJSON *result, const struct family_context *ctx, const str
  * folder of its variant (family_ship_variant_dir(), set as the variant's
  * dir) and the floor into work/empty, through the blob cache, each hashed
  * again (a mismatch: LL_EFORMAT, "hash mismatch"); a variant or file that
- * the build lacks: LL_EFORMAT. */
-int family_ship_fetch(const struct family_context *ctx, const struct family_names *names, void *variants,
+ * the build lacks: LL_EFORMAT. The build's startup trace (its "trace")
+ * becomes CTX's, for the verification of trace order. */
+int family_ship_fetch(struct family_context *ctx, const struct family_names *names, void *variants,
 		      size_t count, size_t size);
 
 /* The measuring agent: adds to RESULT (described) "build_task", the
