@@ -54,7 +54,8 @@ static int add_log(void *context, const char *name)
 	size_t len = strlen(name), n = 0;
 
 	if (len < 4 || strcmp(name + len - 4, ".log") != 0 || w->out->len >= FAMILY_SHIP_MAX_LOG ||
-	    family_path(path, w->folder, name) < 0 || family_read_file(path, FAMILY_SHIP_MAX_LOG, &text, &n) < 0) {
+	    family_path(path, w->folder, name) < 0 ||
+	    family_read_file(path, FAMILY_SHIP_MAX_LOG, &text, &n) < 0) {
 		err_clear();
 		return 0;
 	}
@@ -103,12 +104,14 @@ static int read_trace(struct family_context *ctx, const cJSON *result)
 	cJSON_ArrayForEach(order, trace) {
 		size_t n = 0, count = (size_t)cJSON_GetArraySize(order);
 		if (!cJSON_IsArray(order) || count > (size_t)ctx->exports)
-			return err_set(LL_EFORMAT, "The build's trace of library %d is not a list of functions.", i);
+			return err_set(LL_EFORMAT,
+				       "The build's trace of library %d is not a list of functions.", i);
 		if (count && !(ctx->trace[i] = calloc(count, sizeof(int))))
 			return LL_ENOMEM;
 		cJSON_ArrayForEach(f, order) {
 			if (!cJSON_IsNumber(f) || f->valuedouble < 0 || f->valuedouble >= ctx->exports)
-				return err_set(LL_EFORMAT, "The build's trace names no function of library %d.", i);
+				return err_set(LL_EFORMAT,
+					       "The build's trace names no function of library %d.", i);
 			ctx->trace[i][n++] = (int)f->valuedouble;
 		}
 		ctx->trace_count[i++] = n;
@@ -133,7 +136,8 @@ int family_ship_build(cJSON *result, const struct family_context *ctx, const str
 	for (size_t v = 0; v < count; v++) {
 		const struct family_variant *var = (const void *)((const char *)variants + v * size);
 		cJSON *item = cJSON_CreateObject();
-		if (!item || !cJSON_AddItemToArray(list, item) || !cJSON_AddStringToObject(item, "name", var->name))
+		if (!item || !cJSON_AddItemToArray(list, item) ||
+		    !cJSON_AddStringToObject(item, "name", var->name))
 			return LL_ENOMEM;
 		if ((rc = family_files_json(ctx, names, var->dir, false, &files)) < 0)
 			return rc;
@@ -190,8 +194,9 @@ static int fetch_file(const struct pipeline_task *task, struct blob_cache *cache
 		return rc;
 	rc = blob_cache_get(cache, sha->valuestring, task->fetch_blob, task->fetch_blob_context, path, NULL);
 	if (rc == LL_EFORMAT)
-		return err_set(LL_EFORMAT, "hash mismatch: the build's file %s (blob %s) does not have its digest.",
-			       name, sha->valuestring);
+		return err_set(LL_EFORMAT,
+			       "hash mismatch: the build's file %s (blob %s) does not have its digest.", name,
+			       sha->valuestring);
 	return rc;
 }
 
@@ -205,7 +210,8 @@ static int fetch_program(const struct family_context *ctx, const struct family_n
 
 	for (int i = empty ? ctx->dlls : 0; i <= ctx->dlls; i++) {
 		if (i < ctx->dlls)
-			snprintf(name, sizeof(name), "%s%d%s", names->library_prefix, i, names->library_suffix);
+			snprintf(name, sizeof(name), "%s%d%s", names->library_prefix, i,
+				 names->library_suffix);
 		else
 			snprintf(name, sizeof(name), "%s", empty ? names->empty : names->main);
 		if ((rc = fetch_file(ctx->task, cache, files, name, folder)) < 0)
@@ -240,16 +246,16 @@ int family_ship_fetch(struct family_context *ctx, const struct family_names *nam
 		if (!item)
 			rc = err_set(LL_EFORMAT, "The build has no variant %s.", var->name);
 		else if ((rc = family_ship_variant_dir(ctx, v, var->dir)) == 0)
-			rc = fetch_program(ctx, names, &cache, cJSON_GetObjectItemCaseSensitive(item, "files"),
-					   false, var->dir);
+			rc = fetch_program(ctx, names, &cache,
+					   cJSON_GetObjectItemCaseSensitive(item, "files"), false, var->dir);
 		if (rc == 0)
 			rc = family_progress(task, "fetch", (int)(100 * (v + 1) / (count + 1)));
 	}
 	if (rc == 0 && (rc = family_path(empty_dir, ctx->work, "empty")) == 0 &&
 	    (rc = plat_mkdirs(empty_dir)) == 0)
 		rc = fetch_program(ctx, names, &cache,
-				   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(result, "floor"),
-								    "files"),
+				   cJSON_GetObjectItemCaseSensitive(
+					   cJSON_GetObjectItemCaseSensitive(result, "floor"), "files"),
 				   true, empty_dir);
 	blob_cache_close(&cache);
 	return rc;

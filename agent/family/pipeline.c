@@ -308,9 +308,10 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 		goto fail_item;
 	if (!cJSON_AddStringToObject(r, "family", s->family->name))
 		goto out;
-	if (task->build_only && (!cJSON_AddStringToObject(r, "kind", "build") ||
-				 !cJSON_AddItemToObject(r, "target", task->cell ? cJSON_Duplicate(task->cell, true)
-										     : cJSON_CreateObject())))
+	if (task->build_only &&
+	    (!cJSON_AddStringToObject(r, "kind", "build") ||
+	     !cJSON_AddItemToObject(r, "target",
+				    task->cell ? cJSON_Duplicate(task->cell, true) : cJSON_CreateObject())))
 		goto out;
 	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
 		goto out;

@@ -74,7 +74,8 @@ int runner_toolchain_find_named(const char *work, const char *name, struct runne
 	if (name) {
 		memset(&t, 0, sizeof(t));
 		if (strlen(name) >= sizeof(t.version) || plat_find_program(name, t.gcc, sizeof(t.gcc)) < 0)
-			return err_set(LL_ENOTFOUND, "No %.64s in PATH: this agent cannot do this build.", name);
+			return err_set(LL_ENOTFOUND, "No %.64s in PATH: this agent cannot do this build.",
+				       name);
 		snprintf(t.version, sizeof(t.version), "%s", name);
 	} else if ((rc = runner_compiler_find(&t)) < 0) {
 		return rc;

@@ -702,10 +702,9 @@ static int normalize_calibration(const cJSON *calibration, cJSON *out)
 
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name",     "family",   "generator",   "program",
-					   "variants", "measure",  "matrix",      "priority",
-					   "series",   "revision", "calibration", "build",
-					   NULL};
+	static const char *const keys[] = {"name",        "family", "generator", "program", "variants",
+					   "measure",     "matrix", "priority",  "series",  "revision",
+					   "calibration", "build",  NULL};
 	static const char *const families[] = {"pe", "elf", "program", NULL};
 	static const char *const builds[] = {"shared", "each-agent", NULL};
 	const char *name, *family, *series, *revision, *build;
@@ -724,7 +723,8 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	    (rc = json_get_string(job, "build", 16, false, "shared", &build)) < 0)
 		return rc;
 	if (!in_list(build, builds))
-		return err_set(LL_EINVAL, "Field 'build' must be \"shared\" or \"each-agent\", not '%s'.", build);
+		return err_set(LL_EINVAL, "Field 'build' must be \"shared\" or \"each-agent\", not '%s'.",
+			       build);
 	if (!name_valid(name))
 		return err_set(LL_EINVAL, "Field 'name' has control characters.");
 	if (series && !job_spec_series_valid(series))

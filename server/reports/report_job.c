@@ -498,6 +498,10 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 			cJSON_AddNullToObject(out, "churn");
 		}
 	}
+	{
+		cJSON *shipped = report_shipped(rows.tasks, names);
+		cJSON_AddItemToObject(out, "shipped", shipped ? shipped : cJSON_CreateNull());
+	}
 	significance = cJSON_AddObjectToObject(out, "significance");
 	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
 	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);

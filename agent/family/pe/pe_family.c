@@ -210,7 +210,8 @@ static int pe_generate_stage(struct family_run *run, void *state)
 	if (run->task->build)
 		return family_ship_fetch(&ctx->base, &pe_names, ctx->variants, ctx->variant_count,
 					 sizeof(*ctx->variants));
-	if ((rc = runner_toolchain_find_named(ctx->base.work, build_toolchain(run->task), &ctx->toolchain)) < 0)
+	if ((rc = runner_toolchain_find_named(ctx->base.work, build_toolchain(run->task), &ctx->toolchain)) <
+	    0)
 		return rc;
 	return pe_generate(ctx);
 }

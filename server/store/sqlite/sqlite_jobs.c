@@ -117,7 +117,7 @@ static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
 		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
 	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
-			     " GROUP BY state");
+			      " GROUP BY state");
 	if (stmt) {
 		sqlite3_bind_int64(stmt, 1, id);
 		while (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -292,8 +292,8 @@ static int op_job_create(struct store *s, void *arg)
 				cJSON *cell = cJSON_CreateObject();
 				cJSON_AddStringToObject(cell, "agent",
 							(const char *)sqlite3_column_text(stmt, 1));
-				rc = insert_task(s, a->spec, job_id, cell, facts, sqlite3_column_int64(stmt, 0),
-						 priority, a->now, &builds);
+				rc = insert_task(s, a->spec, job_id, cell, facts,
+						 sqlite3_column_int64(stmt, 0), priority, a->now, &builds);
 				cJSON_Delete(cell);
 				tasks++;
 			}
@@ -311,7 +311,8 @@ static int op_job_create(struct store *s, void *arg)
 			return rc;
 		}
 		cJSON_ArrayForEach(cell, cells) {
-			if ((rc = insert_task(s, a->spec, job_id, cell, NULL, 0, priority, a->now, &builds)) < 0)
+			if ((rc = insert_task(s, a->spec, job_id, cell, NULL, 0, priority, a->now, &builds)) <
+			    0)
 				break;
 			tasks++;
 		}
@@ -432,7 +433,8 @@ static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *lis
 		cJSON *t = task_from_row(stmt);
 		if (build) {
 			/* A build's cell is its target; its agent_id the builder. */
-			cJSON_AddItemToObject(t, "target", cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
+			cJSON_AddItemToObject(t, "target",
+					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
 		} else if (sqlite3_column_type(stmt, 12) != SQLITE_NULL) {
 			add_int_or_null(t, "build_task", stmt, 12);
 		}
@@ -454,8 +456,9 @@ int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
 		rc = add_tasks(s->reader, job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
 		/* "builds" only for a job that has some. */
-		if (rc == 0 && (rc = add_tasks(s->reader, job_id, "build",
-					       cJSON_AddArrayToObject(job, "builds"))) == 0 &&
+		if (rc == 0 &&
+		    (rc = add_tasks(s->reader, job_id, "build", cJSON_AddArrayToObject(job, "builds"))) ==
+			    0 &&
 		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
@@ -537,7 +540,8 @@ static const char *waiting_agent_name(const struct waiting_agents *w, long long 
 /* Whether the queued build BUILD can be leased now, REASON why not. */
 static bool build_waiting(const struct waiting_agents *w, const cJSON *build, char *reason)
 {
-	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count, reason);
+	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count,
+				   reason);
 }
 
 /* Whether a queued measuring TASK of JOB can be leased now: its build
@@ -547,7 +551,8 @@ static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const
 {
 	const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
 	const cJSON *build_id = cJSON_GetObjectItemCaseSensitive(task, "build_task");
-	const cJSON *build = cJSON_IsNumber(build_id) ? find_build(job, (long long)build_id->valuedouble) : NULL;
+	const cJSON *build =
+		cJSON_IsNumber(build_id) ? find_build(job, (long long)build_id->valuedouble) : NULL;
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(build, "state");
 	const cJSON *holder = cJSON_GetObjectItemCaseSensitive(build, "agent_id");
 	char name[32];
@@ -565,8 +570,8 @@ static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const
 	/* A queued task's agent_id is its pinned agent: the lease holder is
 	 * cleared when a task goes back to the queue. */
 	return queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
-				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->list, w->count,
-				  reason);
+				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->list,
+				  w->count, reason);
 }
 
 /* Adds "waiting" to every task of LIST (builds when BUILDS). */

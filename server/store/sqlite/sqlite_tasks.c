@@ -62,7 +62,8 @@ static int read_build(void *context, sqlite3_stmt *row)
 {
 	cJSON *build = context;
 
-	cJSON_AddItemToObject(build, "builder", cJSON_CreateString((const char *)sqlite3_column_text(row, 1)));
+	cJSON_AddItemToObject(build, "builder",
+			      cJSON_CreateString((const char *)sqlite3_column_text(row, 1)));
 	cJSON_AddItemToObject(build, "result", column_json(row, 0));
 	return 0;
 }
@@ -83,7 +84,8 @@ static int add_lease_kind(struct store *s, long long task_id, cJSON *lease)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	if (strcmp(k.kind, "build") == 0) {
 		cJSON *target = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(lease, "cell"), true);
-		return cJSON_AddItemToObject(lease, "target", target) ? 0 : err_set(LL_ENOMEM, "Out of memory.");
+		return cJSON_AddItemToObject(lease, "target", target) ? 0
+								      : err_set(LL_ENOMEM, "Out of memory.");
 	}
 	if (!k.build_task)
 		return 0;
@@ -187,8 +189,8 @@ static int read_lease_agent(void *context, sqlite3_stmt *row)
 }
 
 /* A measuring task is ready once its build (if any) is done. */
-#define BUILD_DONE                                                                                        \
-	" AND (build_task IS NULL OR"                                                                     \
+#define BUILD_DONE                    \
+	" AND (build_task IS NULL OR" \
 	" (SELECT b.state FROM tasks b WHERE b.id = tasks.build_task) = 'done')"
 
 /* Whether AGENT may lease the task at ROW of a lease scan: a build by its
@@ -220,12 +222,14 @@ static int op_task_lease(struct store *s, void *arg)
 		goto out;
 
 	/* The queue order over both: pinned to this agent, and pinned to none. */
-	pinned = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
-				      " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1" BUILD_DONE
-				      " ORDER BY priority DESC, id LIMIT ?3");
-	anyone = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
-				      " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1" BUILD_DONE
-				      " ORDER BY priority DESC, id LIMIT ?3");
+	pinned = db_cached(s->writer,
+			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
+			   " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1" BUILD_DONE
+			   " ORDER BY priority DESC, id LIMIT ?3");
+	anyone = db_cached(s->writer,
+			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
+			   " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1" BUILD_DONE
+			   " ORDER BY priority DESC, id LIMIT ?3");
 	if (!pinned || !anyone) {
 		rc = LL_ESTORE;
 		goto release;
