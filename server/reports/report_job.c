@@ -499,8 +499,10 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		}
 	}
 	{
+		/* Only a job with a shared build has "shipped". */
 		cJSON *shipped = report_shipped(rows.tasks, names);
-		cJSON_AddItemToObject(out, "shipped", shipped ? shipped : cJSON_CreateNull());
+		if (shipped)
+			cJSON_AddItemToObject(out, "shipped", shipped);
 	}
 	significance = cJSON_AddObjectToObject(out, "significance");
 	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
