@@ -7,14 +7,22 @@ one never; "each-agent" keeps building on every agent. Responses are
 checked against the JSON Schemas in schemas/.
 """
 import hashlib
+import subprocess
 
-from harness import Daemon, run_tests, wait_for
+from harness import LOADLAB, Daemon, run_tests, wait_for
 from schemacheck import validate
 
 BUILDER = {"os": "linux", "arch": "x86_64", "toolchains": ["x86_64-w64-mingw32-gcc"]}
 LAB = {"os": "winxp", "arch": "x86_64", "toolchains": []}
 JOB = {"name": "shared", "family": "pe", "generator": {"dlls": 2, "exports": 3},
        "variants": ["default", "bind"], "matrix": {"cells": {"os": ["winxp", "linux"]}}}
+
+
+def status(d, job_id):
+    p = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "status", str(job_id)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
 
 
 def lease(d, token):
@@ -59,6 +67,9 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         assert build["waiting"]["reason"] == \
             "no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc", build
         assert reasons[0] == "no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc", reasons
+        ids = ", ".join(str(t["id"]) for t in job["tasks"])
+        assert "waiting: tasks %s: no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc\n" % ids \
+            in status(d, job_id), status(d, job_id)
         assert lease(d, lab) is None  # the lab machine cannot build, nor measure yet
         _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
         b = lease(d, builder)
@@ -66,6 +77,7 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         assert b["target"] == build["target"] and b["cell"] == build["target"], b
         reasons, _ = waiting_reasons(d, job_id)
         assert reasons == ["waiting for build %d on builder" % build["id"]] * 2, reasons
+        assert "waiting for build %d on builder" % build["id"] in status(d, job_id)
         assert lease(d, lab) is None and lease(d, builder) is None
         r = d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], build_result(d, builder, b["attempt"]),
                   token=builder)
