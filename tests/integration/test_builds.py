@@ -99,6 +99,50 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         assert job["state"] == "running"
 
 
+def measured(lease, built, bound_digest):
+    """A measuring result of LEASE that ran BUILT's files, main.exe of
+    "bind" rewritten to BOUND_DIGEST (as binding does), as an agent posts it."""
+    variants = []
+    for v in built["variants"]:
+        files = [dict(f) for f in v["files"]]
+        local = []
+        if v["name"] == "bind":
+            local = [{"name": "main.exe", "built_sha256": files[0]["sha256"], "sha256": bound_digest,
+                      "by": "bind"}]
+            files[0]["sha256"] = bound_digest
+        variants.append({"name": v["name"], "valid": True, "files": files,
+                         "warm": {"samples_us": [1000, 1010, 990]},
+                         "shipped": {"identical": not local, "local_files": local}})
+    return {"attempt": lease["attempt"], "facts": LAB, "family": "pe", "variants": variants,
+            "build_task": {"id": lease["build"]["task_id"], "builder": lease["build"]["builder"]}}
+
+
+def test_report_and_compare_say_which_bytes_every_cell_ran():
+    with Daemon(shared_build=True) as d:
+        job_id = d.submit(JOB)["id"]
+        _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
+        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        b = lease(d, builder)
+        built = build_result(d, builder, b["attempt"])
+        assert d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], built, token=builder).status == 200
+        for token, digest in ((lab, "1" * 64), (builder, "2" * 64)):
+            m = lease(d, token)
+            r = d.api("POST", "/api/v1/tasks/%d/result" % m["task_id"], measured(m, built, digest),
+                      token=token)
+            assert r.status == 200, r
+        assert d.job(job_id)["state"] == "done"
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
+        validate("report.json", report)
+        assert report["shipped"] == [
+            {"variant": "default", "cells": 2, "identical": True, "differing_files": [], "local_files": []},
+            {"variant": "bind", "cells": 2, "identical": False, "differing_files": ["main.exe"],
+             "local_files": ["main.exe"]}], report["shipped"]
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d" % (job_id, job_id), token=d.admin_token)
+        assert r.status == 200, r
+        validate("compare.json", r.json())
+        assert r.json()["baseline"]["shipped"] == report["shipped"], r.json()["baseline"]
+
+
 def test_failed_build_fails_the_job_once_with_its_log():
     with Daemon(shared_build=True) as d:
         job_id = d.submit(JOB)["id"]
