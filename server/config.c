@@ -56,6 +56,8 @@ static const struct option_def options[] = {
 	 "open connections at most (lowered to fit the open-files limit)"},
 	{"max-long-polls", INT(max_long_polls, 0, 1000000, 0),
 	 "parked lease long-polls at most (0: connections less a reserve)"},
+	{"each-agent-build", BOOL(each_agent_build, false),
+	 "a pe or elf job that does not say \"build\" builds on each agent (default: one shared build)"},
 	{"public-read", BOOL(public_read, false), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics, true), "allow /metrics without a token"},
 	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000, 1000),

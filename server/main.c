@@ -71,6 +71,7 @@ int main(int argc, char **argv)
 		.backoff_ms = server.config.retry_backoff_seconds * 1000LL,
 		.backoff_max_ms = 300 * 1000LL,
 		.offline_after_ms = server.config.offline_after_seconds * 1000LL,
+		.each_agent_build = server.config.each_agent_build,
 	};
 	if (store_options.backoff_max_ms < store_options.backoff_ms)
 		store_options.backoff_max_ms = store_options.backoff_ms;

@@ -272,7 +272,13 @@ static int stages(struct pipeline_state *s)
 	int rc;
 
 	if ((rc = stage(s, "generate", f->generate)) < 0 || (rc = stage(s, "build", f->build)) < 0 ||
-	    (rc = stage(s, "transform", f->transform)) < 0 || (rc = stage(s, "verify", f->verify)) < 0 ||
+	    (rc = stage(s, "transform", f->transform)) < 0)
+		return rc;
+	/* A build task describes what it built: nothing is verified or timed
+	 * on the builder. */
+	if (s->run.task->build_only)
+		return family_progress(s->run.task, "report", 100);
+	if ((rc = stage(s, "verify", f->verify)) < 0 ||
 	    (rc = f->timing(&s->run, s->family_state, &s->timing)) < 0 || (rc = set_delays(s)) < 0)
 		return rc;
 	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
@@ -301,6 +307,11 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 	if (!item || !cJSON_AddItemToObject(r, "cell", item))
 		goto fail_item;
 	if (!cJSON_AddStringToObject(r, "family", s->family->name))
+		goto out;
+	if (task->build_only &&
+	    (!cJSON_AddStringToObject(r, "kind", "build") ||
+	     !cJSON_AddItemToObject(r, "target",
+				    task->cell ? cJSON_Duplicate(task->cell, true) : cJSON_CreateObject())))
 		goto out;
 	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
 		goto out;

@@ -49,6 +49,21 @@ struct pipeline_task {
 	void *fetch_blob_context;
 	const char *blob_cache_dir; /* the cache's folder; NULL: one in the work folder */
 	long long blob_cache_bytes; /* its size cap; 0: BLOB_CACHE_DEFAULT_BYTES */
+
+	/* A shared build (docs/builds.md, family/family_ship.h). BUILD_ONLY:
+	 * this task is a build (its lease's "kind" "build", CELL its
+	 * "target"): the pe and elf families generate, build and apply the
+	 * transforms that do not depend on the machine, upload every file
+	 * through PUT_BLOB (SHA256_HEX, the file at PATH; the fleet side PUTs
+	 * /api/v1/blobs/HEX) and describe the build instead of verifying and
+	 * timing. BUILD (borrowed, NULL: none): a measuring task's lease
+	 * "build" ({"task_id", "builder", "result"}): the family fetches the
+	 * build's files instead of building them and applies only what
+	 * depends on this machine (pe: bind). */
+	bool build_only;
+	const cJSON *build;
+	int (*put_blob)(void *context, const char *sha256_hex, const char *path);
+	void *put_blob_context;
 };
 
 /* Runs TASK and returns the result body to post (schemas/result.json,

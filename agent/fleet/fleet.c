@@ -383,6 +383,26 @@ static int fetch_blob(void *context, const char *sha256_hex, const char *dest_pa
 	return rc;
 }
 
+/* The pipeline's put_blob hook (pipeline.h): PUT /api/v1/blobs/HEX of the
+ * file at PATH (a builder's; the daemon checks the digest). */
+static int put_blob(void *context, const char *sha256_hex, const char *file_path)
+{
+	struct fleet *f = context;
+	struct rest_answer a;
+	char path[128], hex[65];
+	long long size;
+	int rc;
+
+	if ((rc = plat_file_sha256(file_path, hex, &size)) < 0)
+		return rc;
+	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", sha256_hex);
+	if ((rc = rest_client_upload(&f->http, path, file_path, size, NULL, NULL, &a)) < 0)
+		return rc;
+	rc = rest_answer_error(&a, "PUT", path);
+	rest_answer_release(&a);
+	return rc;
+}
+
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 {
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
@@ -458,6 +478,15 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	task.fetch_blob = fetch_blob;
 	task.fetch_blob_context = f;
 	task.blob_cache_dir = blob_dir;
+	/* A shared build (docs/builds.md): a build task, or a task that
+	 * measures one. */
+	task.build_only = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(lease, "kind")) &&
+			  strcmp(cJSON_GetObjectItemCaseSensitive(lease, "kind")->valuestring, "build") == 0;
+	task.build = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(lease, "build"))
+			     ? cJSON_GetObjectItemCaseSensitive(lease, "build")
+			     : NULL;
+	task.put_blob = put_blob;
+	task.put_blob_context = f;
 	err_clear();
 	rc = pipeline_run(&task, &result);
 	if (rc < 0)
@@ -488,7 +517,9 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 			return TASK_STOPPED;
 		}
 		fleet_log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
-		post_failure(f, task_id, attempt, reason, true);
+		/* A build that fails fails the same way again: its job fails
+		 * once, with this log (a lost builder is retried by expiry). */
+		post_failure(f, task_id, attempt, reason, !task.build_only);
 		return TASK_FAILED;
 	}
 
@@ -634,6 +665,7 @@ int fleet_run(const struct fleet_options *options)
 		cJSON *lease = NULL;
 		enum task_outcome outcome;
 		long long retry_after = 0;
+		bool build;
 
 		rc = lease_once(&f, &lease, &retry_after);
 		if (rc == LL_ESTATE)
@@ -659,6 +691,8 @@ int fleet_run(const struct fleet_options *options)
 			delay = BACKOFF_FIRST_MS;
 			continue;
 		}
+		build = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(lease, "kind")) &&
+			strcmp(cJSON_GetObjectItemCaseSensitive(lease, "kind")->valuestring, "build") == 0;
 		outcome = run_task(&f, lease);
 		cJSON_Delete(lease);
 		ran_task = true;
@@ -666,7 +700,9 @@ int fleet_run(const struct fleet_options *options)
 			fatal_rc = LL_EAUTH;
 			break;
 		}
-		if (options->once) {
+		/* --once is one measuring task: a build done on the way to it
+		 * does not count (docs/builds.md). */
+		if (options->once && !(build && outcome == TASK_SUCCEEDED)) {
 			exit_code = outcome == TASK_SUCCEEDED ? FLEET_EXIT_OK : FLEET_EXIT_TASK_FAILED;
 			break;
 		}

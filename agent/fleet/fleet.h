@@ -27,7 +27,8 @@ struct fleet_options {
 	const char *data_dir;     /* agent.json, spool/, work/ */
 	const char *name;         /* the name to enroll with */
 	const cJSON *labels;      /* borrowed: {KEY: VALUE} to enroll with */
-	bool once;                /* take one task, report it, return */
+	bool once;                /* take one task, report it, return (a build task done
+				   * first does not count: docs/builds.md) */
 };
 
 /* Runs the agent until it is stopped (os.h) or, with --once, until one

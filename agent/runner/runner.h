@@ -136,6 +136,10 @@ struct runner_toolchain {
  * LL_ENOTFOUND with a message when there is no compiler. */
 int runner_toolchain_find(const char *work, struct runner_toolchain *ret);
 
+/* The same for the compiler NAME in PATH (a build task's toolchain,
+ * "i686-w64-mingw32-gcc"); NAME NULL: runner_toolchain_find(). */
+int runner_toolchain_find_named(const char *work, const char *name, struct runner_toolchain *ret);
+
 /* A Linux compiler driver and the linker it drives, and the flags that
  * differ between them. */
 struct runner_elf_toolchain {

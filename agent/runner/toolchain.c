@@ -65,10 +65,24 @@ static int toolchain_target(const char *work, struct runner_toolchain *t)
 
 int runner_toolchain_find(const char *work, struct runner_toolchain *ret)
 {
+	return runner_toolchain_find_named(work, NULL, ret);
+}
+
+int runner_toolchain_find_named(const char *work, const char *name, struct runner_toolchain *ret)
+{
 	struct runner_toolchain t;
 	int rc;
 
-	if ((rc = compiler_find(&t)) < 0 || (rc = toolchain_target(work, &t)) < 0)
+	if (name) {
+		memset(&t, 0, sizeof(t));
+		if (strlen(name) >= sizeof(t.version) || plat_find_program(name, t.gcc, sizeof(t.gcc)) < 0)
+			return err_set(LL_ENOTFOUND, "No %.64s in PATH: this agent cannot do this build.",
+				       name);
+		snprintf(t.version, sizeof(t.version), "%s", name);
+	} else if ((rc = compiler_find(&t)) < 0) {
+		return rc;
+	}
+	if ((rc = toolchain_target(work, &t)) < 0)
 		return rc;
 	*ret = t;
 	return 0;

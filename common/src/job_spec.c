@@ -702,11 +702,12 @@ static int normalize_calibration(const cJSON *calibration, cJSON *out)
 
 int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 {
-	static const char *const keys[] = {"name",     "family",   "generator",   "program",
-					   "variants", "measure",  "matrix",      "priority",
-					   "series",   "revision", "calibration", NULL};
+	static const char *const keys[] = {"name",        "family", "generator", "program", "variants",
+					   "measure",     "matrix", "priority",  "series",  "revision",
+					   "calibration", "build",  NULL};
 	static const char *const families[] = {"pe", "elf", "program", NULL};
-	const char *name, *family, *series, *revision;
+	static const char *const builds[] = {"shared", "each-agent", NULL};
+	const char *name, *family, *series, *revision, *build;
 	long long priority;
 	cJSON *out = NULL, *o;
 	int rc;
@@ -718,8 +719,12 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	    (rc = json_get_string(job, "family", 16, true, NULL, &family)) < 0 ||
 	    (rc = json_get_int(job, "priority", -100, 100, false, 0, &priority)) < 0 ||
 	    (rc = json_get_string(job, "series", JOB_SPEC_MAX_SERIES, false, NULL, &series)) < 0 ||
-	    (rc = json_get_string(job, "revision", JOB_SPEC_MAX_REVISION, false, NULL, &revision)) < 0)
+	    (rc = json_get_string(job, "revision", JOB_SPEC_MAX_REVISION, false, NULL, &revision)) < 0 ||
+	    (rc = json_get_string(job, "build", 16, false, "shared", &build)) < 0)
 		return rc;
+	if (!in_list(build, builds))
+		return err_set(LL_EINVAL, "Field 'build' must be \"shared\" or \"each-agent\", not '%s'.",
+			       build);
 	if (!name_valid(name))
 		return err_set(LL_EINVAL, "Field 'name' has control characters.");
 	if (series && !job_spec_series_valid(series))
@@ -741,6 +746,14 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	    !cJSON_AddNumberToObject(out, "priority", (double)priority) ||
 	    (series && !cJSON_AddStringToObject(out, "series", series)) ||
 	    (revision && !cJSON_AddStringToObject(out, "revision", revision)))
+		goto fail;
+	/* Kept only when given: without it the daemon's default decides
+	 * (docs/builds.md). */
+	if (cJSON_GetObjectItemCaseSensitive(job, "build") && strcmp(family, "program") == 0) {
+		rc = err_set(LL_EINVAL, "Field 'build' is for the pe and elf families.");
+		goto fail;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(job, "build") && !cJSON_AddStringToObject(out, "build", build))
 		goto fail;
 	if ((rc = normalize_family_section(job, family, out)) < 0)
 		goto fail;

@@ -24,7 +24,7 @@ enum auth_class {
 	AUTH_ADMIN,           /* the admin token */
 	AUTH_ENROLL,          /* an enrollment (or admin) token */
 	AUTH_AGENT,           /* an agent's own token */
-	AUTH_USER_OR_AGENT,   /* a user, admin or agent token (blob HEAD) */
+	AUTH_USER_OR_AGENT,   /* a user, admin or agent token (blob HEAD, PUT: a builder) */
 	AUTH_READER_OR_AGENT, /* anyone when public_read, else as AUTH_USER_OR_AGENT (blob GET) */
 };
 

@@ -156,6 +156,20 @@ static cJSON *significance_of(void)
 	return significance;
 }
 
+/* A shared build's side: its report's "shipped" into SIDE (docs/builds.md). */
+static int add_shipped(struct store *store, long long job_id, cJSON *side)
+{
+	cJSON *report = NULL, *shipped;
+	int rc = report_job(store, job_id, false, &report);
+
+	if (rc < 0)
+		return rc;
+	if ((shipped = cJSON_DetachItemFromObjectCaseSensitive(report, "shipped")))
+		cJSON_AddItemToObject(side, "shipped", shipped);
+	cJSON_Delete(report);
+	return 0;
+}
+
 /* report_compare_metric() into *RET_COMPARISON; ROWS_TEXT not NULL: the
  * rows are written as JSON text to it instead (the array's members,
  * without its brackets), and the comparison stops before "rows"
@@ -199,6 +213,8 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 		cJSON_AddNumberToObject(j, "id", number(job, "id", 0));
 		cJSON_AddStringToObject(j, "name", string(job, "name"));
 		cJSON_AddStringToObject(j, "state", string(job, "state"));
+		if (get(job, "builds") && (rc = add_shipped(store, (long long)number(job, "id", 0), j)) < 0)
+			goto done;
 	}
 	/* Jobs whose generators differ ("what does one more library cost?")
 	 * are compared; what differs is said at the top. */

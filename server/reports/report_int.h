@@ -17,6 +17,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The bytes a shared build's cells ran (report_shipped.c, docs/builds.md):
+ *
+ * adds to the variant's summary S, from the result's variant V, "digests"
+ * ({file: sha256}) and "local_files" (the files a local transform wrote). */
+void report_shipped_summary(const cJSON *v, cJSON *s);
+
+/* The report's "shipped" (schemas/report.json): per variant of NAMES,
+ * whether every cell of TASKS (report_job.c's, with summaries) ran
+ * identical files, and which files differ where; NULL when no result
+ * names a build task (no shared build). */
+cJSON *report_shipped(const cJSON *tasks, const cJSON *names);
+
 /* Nesting allowed when a stored result or summary is parsed. */
 #define REPORT_MAX_BODY_DEPTH 64
 

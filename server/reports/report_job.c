@@ -465,6 +465,12 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddItemToObject(out, "churn", churn ? churn : cJSON_CreateNull());
 	}
 	report_annotate(out, spec);
+	{
+		/* Only a job with a shared build has "shipped". */
+		cJSON *shipped = report_shipped(rows.tasks, names);
+		if (shipped)
+			cJSON_AddItemToObject(out, "shipped", shipped);
+	}
 	significance = cJSON_AddObjectToObject(out, "significance");
 	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");
 	cJSON_AddNumberToObject(significance, "alpha", REPORT_ALPHA);

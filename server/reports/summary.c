@@ -304,6 +304,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 			      cJSON_IsObject(get(root, "facts")) ? cJSON_Duplicate(get(root, "facts"), true)
 								 : cJSON_CreateObject());
 	by_name = cJSON_AddObjectToObject(out, "variants");
+	if (cJSON_IsObject(get(root, "build_task")))
+		cJSON_AddNumberToObject(out, "build_task", number(get(root, "build_task"), "id", 0));
 
 	cJSON_ArrayForEach(v, variants) {
 		const char *name = string(v, "name");
@@ -313,6 +315,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		if (!name || get(by_name, name))
 			continue;
 		s = cJSON_AddObjectToObject(by_name, name);
+		if (get(root, "build_task"))
+			report_shipped_summary(v, s);
 		if (cJSON_IsFalse(get(v, "valid"))) {
 			cJSON_AddBoolToObject(s, "valid", false);
 			cJSON_AddStringToObject(s, "reason",

@@ -43,7 +43,7 @@ static const struct route routes[] = {
 	{"POST", "/api/v1/schedules/{id}/run", AUTH_USER, ROUTE_MAX_BODY, route_schedules_run},
 	{"GET", "/api/v1/alerts", AUTH_READER, 0, route_alerts_list},
 	{"POST", "/api/v1/alerts/{id}/ack", AUTH_USER, ROUTE_MAX_BODY, route_alerts_ack},
-	{"PUT", "/api/v1/blobs/{sha256}", AUTH_USER, 0, route_blobs_put},
+	{"PUT", "/api/v1/blobs/{sha256}", AUTH_USER_OR_AGENT, 0, route_blobs_put},
 	{"HEAD", "/api/v1/blobs/{sha256}", AUTH_USER_OR_AGENT, 0, route_blobs_head},
 	{"GET", "/api/v1/blobs/{sha256}", AUTH_READER_OR_AGENT, 0, route_blobs_get},
 	{"GET", "/", AUTH_ANYONE, 0, route_web},

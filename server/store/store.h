@@ -45,6 +45,7 @@ struct store_options {
 	long long backoff_ms;       /* delay before the first retry; doubles */
 	long long backoff_max_ms;   /* cap of the retry delay */
 	long long offline_after_ms; /* unseen this long: the agent is offline */
+	bool each_agent_build;      /* a pe/elf job without "build" builds on each agent */
 };
 
 /* Token kinds, from most to least powerful. */

@@ -69,13 +69,17 @@ class Daemon:
 
     extra_args are passed on the command line; env adds to the environment.
     The admin and enrollment tokens are read from the files the daemon
-    writes on first start.
+    writes on first start. Unless shared_build, a pe or elf job that does
+    not say "build" builds on each agent (--each-agent-build): most tests
+    play agents over REST and do not play a builder (docs/builds.md); the
+    tests of shared builds (tests/agent/test_shared_build.py) pass
+    shared_build=True.
     """
 
-    def __init__(self, extra_args=(), env=None, data_dir=None):
+    def __init__(self, extra_args=(), env=None, data_dir=None, shared_build=False):
         self.own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="loadlabd-test-")
-        self.extra_args = list(extra_args)
+        self.extra_args = list(extra_args) + ([] if shared_build else ["--each-agent-build"])
         self.env = dict(os.environ, **(env or {}))
         self.proc = None
         self.url = None

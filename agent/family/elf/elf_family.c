@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "elf_family.h"
+#include "family/family_ship.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
@@ -87,16 +88,21 @@ static int elf_describe(struct family_run *run, void *state, const struct family
 	cJSON *t;
 	int rc;
 
-	(void)run;
-	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
-				  knobs_json, "empty", ELF_FLOOR_NAME, measured)) < 0)
+	if (run->task->build_only)
+		rc = family_ship_build(r, &ctx->base, &elf_names, ctx->variants, ctx->variant_count,
+				       sizeof(*ctx->variants));
+	else
+		rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
+				     knobs_json, "empty", ELF_FLOOR_NAME, measured);
+	if (rc < 0)
 		return rc;
 	if (!(t = family_add_toolchain(r, ctx->toolchain->kind, "x86_64-linux-gnu", ctx->cc)) ||
 	    !cJSON_AddStringToObject(t, "version", ctx->cc_version) ||
 	    !cJSON_AddStringToObject(t, "linker", ctx->toolchain->linker_name) ||
-	    !cJSON_AddStringToObject(r, "runner", "native"))
+	    (!run->task->build_only && !cJSON_AddStringToObject(r, "runner", "native")))
 		return LL_ENOMEM;
-	return 0;
+	/* Every ELF transform is the linker's, done on the builder. */
+	return run->task->build ? family_ship_note(r, run->task->build, "local") : 0;
 }
 
 static void elf_release(void *state)
@@ -152,8 +158,13 @@ static int elf_generate_stage(struct family_run *run, void *state)
 	struct elf_context *ctx = state;
 	int rc;
 
-	(void)run;
-	if ((rc = family_context_folders(&ctx->base)) < 0 || (rc = find_compiler(ctx)) < 0)
+	if ((rc = family_context_folders(&ctx->base)) < 0)
+		return rc;
+	/* A shared build's files: no compiler on this machine. */
+	if (run->task->build)
+		return family_ship_fetch(&ctx->base, &elf_names, ctx->variants, ctx->variant_count,
+					 sizeof(*ctx->variants));
+	if ((rc = find_compiler(ctx)) < 0)
 		return rc;
 	return elf_generate(ctx);
 }
@@ -161,7 +172,8 @@ static int elf_generate_stage(struct family_run *run, void *state)
 /* Every object, and the trace program when a variant is trace-ordered. */
 static int elf_build_stage(struct family_run *run, void *state)
 {
-	(void)run;
+	if (run->task->build)
+		return 0;
 	return elf_build_objects(state);
 }
 
@@ -172,6 +184,8 @@ static int elf_transform_stage(struct family_run *run, void *state)
 	struct elf_context *ctx = state;
 	int rc;
 
+	if (run->task->build)
+		return family_progress(run->task, "transform", 100);
 	if (ctx->base.need_trace) {
 		if ((rc = elf_build_trace_run(ctx)) < 0)
 			return rc;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "family/family_ship.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
@@ -151,12 +152,22 @@ static int pe_describe(struct family_run *run, void *state, const struct family_
 	struct pe_context *ctx = state;
 	int rc;
 
+	if (run->task->build_only) {
+		if ((rc = family_ship_build(r, &ctx->base, &pe_names, ctx->variants, ctx->variant_count,
+					    sizeof(*ctx->variants))) < 0)
+			return rc;
+		if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc))
+			return LL_ENOMEM;
+		return build_json(ctx, r);
+	}
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
 				  knobs_json, "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
 	if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
+	if (run->task->build && (rc = family_ship_note(r, run->task->build, "bind")) < 0)
+		return rc;
 	return build_json(ctx, r);
 }
 
@@ -179,14 +190,28 @@ static int pe_validate(const struct family_run *run, void **ret_state)
 	return family_state_new(run, sizeof(struct pe_context), read_job, pe_release, ret_state);
 }
 
-/* The toolchain first, then every source. */
+/* The compiler a build task names (its target's "toolchain"), or NULL. */
+static const char *build_toolchain(const struct pipeline_task *task)
+{
+	const cJSON *toolchain = cJSON_GetObjectItemCaseSensitive(task->cell, "toolchain");
+
+	return task->build_only && cJSON_IsString(toolchain) ? toolchain->valuestring : NULL;
+}
+
+/* The toolchain first, then every source; a shared build's files instead. */
 static int pe_generate_stage(struct family_run *run, void *state)
 {
 	struct pe_context *ctx = state;
 	int rc;
 
-	if ((rc = family_context_folders(&ctx->base)) < 0 ||
-	    (rc = runner_toolchain_find(ctx->base.work, &ctx->toolchain)) < 0)
+	if ((rc = family_context_folders(&ctx->base)) < 0)
+		return rc;
+	/* A shared build's files: no compiler on this machine. */
+	if (run->task->build)
+		return family_ship_fetch(&ctx->base, &pe_names, ctx->variants, ctx->variant_count,
+					 sizeof(*ctx->variants));
+	if ((rc = runner_toolchain_find_named(ctx->base.work, build_toolchain(run->task), &ctx->toolchain)) <
+	    0)
 		return rc;
 	return pe_generate(ctx);
 }
@@ -195,6 +220,8 @@ static int pe_build_stage(struct family_run *run, void *state)
 {
 	struct pe_context *ctx = state;
 
+	if (run->task->build)
+		return 0;
 	return pe_build(ctx, false, ctx->base.need_trace);
 }
 
@@ -209,11 +236,14 @@ static int pe_transform_stage(struct family_run *run, void *state)
 	if ((rc = runner_start(&ctx->runner, ctx->base.work, false)) < 0 ||
 	    (rc = family_phase_done(run, "runner_start")) < 0)
 		return rc;
+	/* Binding is this machine's (its system DLLs): never the builder's. */
+	if (run->task->build)
+		return pe_transform_bind(ctx);
 	if (ctx->base.need_trace &&
 	    ((rc = pe_build_trace_run(ctx)) < 0 || (rc = pe_generate_order(ctx)) < 0 ||
 	     (rc = pe_build(ctx, true, false)) < 0 || (rc = family_phase_done(run, "trace")) < 0))
 		return rc;
-	return pe_transform(ctx);
+	return pe_transform(ctx, !run->task->build_only);
 }
 
 static int pe_verify_stage(struct family_run *run, void *state)

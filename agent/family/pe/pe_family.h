@@ -136,8 +136,13 @@ int pe_msvc_commands(int dlls, const struct pe_variant *variant, const char *src
 
 /* Makes each variant's folder from its link set: copies, rebases
  * (`unique`: pe_rebase_batch, 64 KiB aligned, non-overlapping) and binds
- * (pe_bind against the folder, then the runner's system folders). */
-int pe_transform(struct pe_context *ctx);
+ * (pe_bind against the folder, then the runner's system folders) when
+ * BIND (a build task binds nothing: docs/builds.md). */
+int pe_transform(struct pe_context *ctx, bool bind);
+
+/* Binds every variant that asks for it in its folder (a shared build's
+ * files, fetched there): the transform that depends on this machine. */
+int pe_transform_bind(struct pe_context *ctx);
 
 /* ---- verify ---- */
 

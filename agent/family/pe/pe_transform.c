@@ -14,6 +14,8 @@
 #include "loadlab/pe.h"
 #include "pe_family.h"
 
+#include "family/family_ship.h"
+
 static int copy_set(const struct pe_context *ctx, const struct pe_link_set *set, const char *dir)
 {
 	char src[PLAT_MAX_PATH + 1], dst[PLAT_MAX_PATH + 1], name[64];
@@ -80,7 +82,31 @@ out:
 	return rc;
 }
 
-int pe_transform(struct pe_context *ctx)
+/* Binds VAR's main.exe in its folder. */
+static int bind_variant(const struct pe_context *ctx, struct pe_variant *var)
+{
+	struct pe_bind_result result = {0};
+	int rc;
+
+	if ((rc = bind_program(ctx, var->base.dir, &result)) < 0)
+		return rc;
+	var->bind_modules_bound = result.modules_bound;
+	var->bind_modules_skipped = result.modules_skipped;
+	var->bind_functions_bound = result.functions_bound;
+	return 0;
+}
+
+int pe_transform_bind(struct pe_context *ctx)
+{
+	int rc;
+
+	for (size_t v = 0; v < ctx->variant_count; v++)
+		if (ctx->variants[v].bind && (rc = bind_variant(ctx, &ctx->variants[v])) < 0)
+			return rc;
+	return family_progress(ctx->base.task, "transform", 100);
+}
+
+int pe_transform(struct pe_context *ctx, bool bind)
 {
 	/* One timestamp for the whole task: rebased images of two variants
 	 * built alike stay byte-identical (a free noise estimate). */
@@ -89,27 +115,18 @@ int pe_transform(struct pe_context *ctx)
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		struct pe_variant *var = &ctx->variants[v];
-		char sub[32];
 
 		if ((rc = family_progress(ctx->base.task, "transform", (int)(100 * v / ctx->variant_count))) <
 		    0)
 			return rc;
-		snprintf(sub, sizeof(sub), "v/%02zu", v);
-		if ((rc = family_path(var->base.dir, ctx->base.work, sub)) < 0 ||
-		    (rc = plat_mkdirs(var->base.dir)) < 0 ||
+		if ((rc = family_ship_variant_dir(&ctx->base, v, var->base.dir)) < 0 ||
 		    (rc = copy_set(ctx, &ctx->sets[var->link_set], var->base.dir)) < 0)
 			return rc;
 		if (strcmp(var->bases, "unique") == 0 &&
 		    (rc = rebase_dlls(ctx, var->base.dir, timestamp)) < 0)
 			return rc;
-		if (var->bind) {
-			struct pe_bind_result result = {0};
-			if ((rc = bind_program(ctx, var->base.dir, &result)) < 0)
-				return rc;
-			var->bind_modules_bound = result.modules_bound;
-			var->bind_modules_skipped = result.modules_skipped;
-			var->bind_functions_bound = result.functions_bound;
-		}
+		if (bind && var->bind && (rc = bind_variant(ctx, var)) < 0)
+			return rc;
 	}
 	return family_progress(ctx->base.task, "transform", 100);
 }

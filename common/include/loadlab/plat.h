@@ -110,6 +110,10 @@ bool plat_file_exists(const char *path);
  * Windows: any existing file). */
 bool plat_is_executable(const char *path);
 
+/* Lets the owner and everyone run the file PATH (POSIX: mode 0755, a
+ * program fetched as a blob; Windows: nothing to do). */
+int plat_make_executable(const char *path);
+
 /* The folder separator for paths built here: '/' on POSIX, '\\' on
  * Windows (which takes '/' too). */
 extern const char plat_path_separator;

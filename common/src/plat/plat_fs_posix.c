@@ -159,6 +159,13 @@ bool plat_is_executable(const char *path)
 	return plat_file_exists(path) && access(path, X_OK) == 0;
 }
 
+int plat_make_executable(const char *path)
+{
+	if (chmod(path, 0755) != 0)
+		return err_set(LL_EIO, "Cannot make %s executable: %s.", path, strerror(errno));
+	return 0;
+}
+
 int plat_write_file_atomic(const char *path, const void *data, size_t len, bool private_mode)
 {
 	char *tmp = NULL;

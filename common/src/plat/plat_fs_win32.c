@@ -151,6 +151,12 @@ bool plat_is_executable(const char *path)
 	return plat_file_exists(path);
 }
 
+int plat_make_executable(const char *path)
+{
+	(void)path;
+	return 0;
+}
+
 int plat_write_file_atomic(const char *path, const void *data, size_t len, bool private_mode)
 {
 	char tmp[PLAT_MAX_PATH + 32];

@@ -26,6 +26,9 @@
 #define STORE_BATCH_MAX 256
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
+/* Most build tasks one job's cells may need (distinct targets,
+ * queue_build.h). */
+#define STORE_MAX_BUILDS 16
 
 /* The writer checkpoints its WAL into the database once it holds this
  * many pages (32 MiB; SQLite's default is 1,000): the same hot pages

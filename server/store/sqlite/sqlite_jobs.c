@@ -6,6 +6,7 @@
 #include "sqlite_int.h"
 
 #include "store/queue.h"
+#include "store/queue_build.h"
 
 #include "loadlab/array.h"
 #include "loadlab/err.h"
@@ -115,7 +116,8 @@ static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 	by_state = cJSON_CreateObject();
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
 		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
-	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? GROUP BY state");
+	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
+			      " GROUP BY state");
 	if (stmt) {
 		sqlite3_bind_int64(stmt, 1, id);
 		while (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -163,8 +165,11 @@ struct job_create_op {
 	cJSON *out;
 };
 
-static int insert_task(struct store *s, long long job_id, const cJSON *cell, long long pinned,
-		       long long priority, long long now)
+/* Inserts a task of KIND ("measure" or "build") waiting for BUILD_TASK (0:
+ * none); its id into *RET_ID (may be NULL). */
+static int insert_task_kind(struct store *s, long long job_id, const char *kind, const cJSON *cell,
+			    long long pinned, long long build_task, long long priority, long long now,
+			    long long *ret_id)
 {
 	char *text = json_text(cell);
 	int rc;
@@ -172,11 +177,78 @@ static int insert_task(struct store *s, long long job_id, const cJSON *cell, lon
 	if (!text)
 		return LL_ENOMEM;
 	rc = db_run(s->writer,
-		    "INSERT INTO tasks (job_id, cell, pinned_agent, state, priority,"
-		    " created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
-		    "itniii", job_id, text, pinned, priority, now, now);
+		    "INSERT INTO tasks (job_id, kind, cell, pinned_agent, build_task, state, priority,"
+		    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    "ittnniii", job_id, kind, text, pinned, build_task, priority, now, now);
 	free(text);
+	if (rc == 0 && ret_id)
+		*ret_id = sqlite3_last_insert_rowid(s->writer);
 	return rc;
+}
+
+/* The build tasks of one job being created: a target's text and its task. */
+struct job_builds {
+	char *targets[STORE_MAX_BUILDS];
+	long long ids[STORE_MAX_BUILDS];
+	size_t count;
+};
+
+static void job_builds_release(struct job_builds *b)
+{
+	for (size_t i = 0; i < b->count; i++)
+		free(b->targets[i]);
+}
+
+/* The build task CELL of a shared-build job needs (made before it when it
+ * is the first cell of its target) into *RET_ID; 0 when the job builds on
+ * each agent. FACTS: those of the agent the cell is pinned to, or NULL. */
+static int build_for_cell(struct store *s, const cJSON *spec, long long job_id, const cJSON *cell,
+			  const cJSON *facts, long long priority, long long now, struct job_builds *b,
+			  long long *ret_id)
+{
+	cJSON *target = NULL;
+	char *text;
+	int rc;
+
+	*ret_id = 0;
+	if (!queue_build_shared(spec, s->options.each_agent_build))
+		return 0;
+	if ((rc = queue_build_target(cJSON_GetObjectItemCaseSensitive(spec, "family")->valuestring, cell,
+				     facts, &target)) < 0)
+		return rc;
+	text = json_text(target);
+	for (size_t i = 0; text && i < b->count; i++)
+		if (strcmp(b->targets[i], text) == 0) {
+			*ret_id = b->ids[i];
+			free(text);
+			cJSON_Delete(target);
+			return 0;
+		}
+	if (!text)
+		rc = LL_ENOMEM;
+	else if (b->count == STORE_MAX_BUILDS)
+		rc = err_set(LL_ETOOBIG, "A job's cells need more than %d builds.", STORE_MAX_BUILDS);
+	else if ((rc = insert_task_kind(s, job_id, "build", target, 0, 0, priority, now, ret_id)) == 0) {
+		b->targets[b->count] = text;
+		b->ids[b->count++] = *ret_id;
+		text = NULL;
+	}
+	free(text);
+	cJSON_Delete(target);
+	return rc;
+}
+
+/* A measuring task of CELL, after its build when the job has shared builds. */
+static int insert_task(struct store *s, const cJSON *spec, long long job_id, const cJSON *cell,
+		       const cJSON *facts, long long pinned, long long priority, long long now,
+		       struct job_builds *builds)
+{
+	long long build_task;
+	int rc = build_for_cell(s, spec, job_id, cell, facts, priority, now, builds, &build_task);
+
+	if (rc < 0)
+		return rc;
+	return insert_task_kind(s, job_id, "measure", cell, pinned, build_task, priority, now, NULL);
 }
 
 static int op_job_create(struct store *s, void *arg)
@@ -186,6 +258,7 @@ static int op_job_create(struct store *s, void *arg)
 	const cJSON *selector = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
 	long long priority = (long long)cJSON_GetObjectItemCaseSensitive(a->spec, "priority")->valuedouble;
 	long long job_id, tasks = 0;
+	struct job_builds builds = {.count = 0};
 	char *spec_text = json_text(a->spec);
 	int rc;
 
@@ -219,8 +292,8 @@ static int op_job_create(struct store *s, void *arg)
 				cJSON *cell = cJSON_CreateObject();
 				cJSON_AddStringToObject(cell, "agent",
 							(const char *)sqlite3_column_text(stmt, 1));
-				rc = insert_task(s, job_id, cell, sqlite3_column_int64(stmt, 0), priority,
-						 a->now);
+				rc = insert_task(s, a->spec, job_id, cell, facts,
+						 sqlite3_column_int64(stmt, 0), priority, a->now, &builds);
 				cJSON_Delete(cell);
 				tasks++;
 			}
@@ -229,19 +302,23 @@ static int op_job_create(struct store *s, void *arg)
 		}
 		sqlite3_finalize(stmt);
 		if (rc == 0 && tasks == 0)
-			return err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
-						  "job's each_agent selector.");
+			rc = err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
+						"job's each_agent selector.");
 	} else {
 		cJSON *cells = NULL, *cell;
-		if ((rc = job_spec_expand_cells(a->spec, &cells)) < 0)
+		if ((rc = job_spec_expand_cells(a->spec, &cells)) < 0) {
+			job_builds_release(&builds);
 			return rc;
+		}
 		cJSON_ArrayForEach(cell, cells) {
-			if ((rc = insert_task(s, job_id, cell, 0, priority, a->now)) < 0)
+			if ((rc = insert_task(s, a->spec, job_id, cell, NULL, 0, priority, a->now, &builds)) <
+			    0)
 				break;
 			tasks++;
 		}
 		cJSON_Delete(cells);
 	}
+	job_builds_release(&builds);
 	if (rc < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
@@ -337,10 +414,39 @@ static int read_spec(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
+/* Adds to the array LIST every task of JOB_ID of KIND ("measure" or "build"). */
+static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *list)
+{
+	sqlite3_stmt *stmt = db_prepare(
+		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
+		    " t.build_task"
+		    " FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
+	bool build = strcmp(kind, "build") == 0;
+
+	if (!stmt)
+		return LL_ESTORE;
+	sqlite3_bind_int64(stmt, 1, job_id);
+	sqlite3_bind_text(stmt, 2, kind, -1, SQLITE_STATIC);
+	while (sqlite3_step(stmt) == SQLITE_ROW) {
+		cJSON *t = task_from_row(stmt);
+		if (build) {
+			/* A build's cell is its target; its agent_id the builder. */
+			cJSON_AddItemToObject(t, "target",
+					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
+		} else if (sqlite3_column_type(stmt, 12) != SQLITE_NULL) {
+			add_int_or_null(t, "build_task", stmt, 12);
+		}
+		cJSON_AddItemToArray(list, t);
+	}
+	sqlite3_finalize(stmt);
+	return 0;
+}
+
 int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
-	sqlite3_stmt *stmt;
-	cJSON *job = NULL, *tasks;
+	cJSON *job = NULL;
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
@@ -348,21 +454,13 @@ int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 	rc = job_summary_by_id(s->reader, job_id, &job);
 	if (rc == 0) {
 		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
-		tasks = cJSON_AddArrayToObject(job, "tasks");
-		stmt = db_prepare(
-			s->reader,
-			"SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
-			" t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
-			" (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1)"
-			" FROM tasks t WHERE t.job_id = ? ORDER BY t.id");
-		if (!stmt)
-			rc = LL_ESTORE;
-		else {
-			sqlite3_bind_int64(stmt, 1, job_id);
-			while (sqlite3_step(stmt) == SQLITE_ROW)
-				cJSON_AddItemToArray(tasks, task_from_row(stmt));
-			sqlite3_finalize(stmt);
-		}
+		rc = add_tasks(s->reader, job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
+		/* "builds" only for a job that has some. */
+		if (rc == 0 &&
+		    (rc = add_tasks(s->reader, job_id, "build", cJSON_AddArrayToObject(job, "builds"))) ==
+			    0 &&
+		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
+			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
 	db_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
@@ -416,10 +514,94 @@ static void waiting_agents_release(struct waiting_agents *w)
 	free(w->list);
 }
 
+/* The build task ID among JOB's "builds"; NULL when it has none such. */
+static const cJSON *find_build(const cJSON *job, long long id)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(job, "builds")) {
+		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
+		if (cJSON_IsNumber(bid) && (long long)bid->valuedouble == id)
+			return b;
+	}
+	return NULL;
+}
+
+/* The name of agent ID among W's, or its number. */
+static const char *waiting_agent_name(const struct waiting_agents *w, long long id, char *out, size_t size)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->list[i].id == id)
+			return w->list[i].name;
+	snprintf(out, size, "%lld", id);
+	return out;
+}
+
+/* Whether the queued build BUILD can be leased now, REASON why not. */
+static bool build_waiting(const struct waiting_agents *w, const cJSON *build, char *reason)
+{
+	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count,
+				   reason);
+}
+
+/* Whether a queued measuring TASK of JOB can be leased now: its build
+ * done (queue_task_waiting() then), else REASON says which build it waits
+ * for and where (or why no agent can do it). */
+static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const cJSON *task, char *reason)
+{
+	const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+	const cJSON *build_id = cJSON_GetObjectItemCaseSensitive(task, "build_task");
+	const cJSON *build =
+		cJSON_IsNumber(build_id) ? find_build(job, (long long)build_id->valuedouble) : NULL;
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(build, "state");
+	const cJSON *holder = cJSON_GetObjectItemCaseSensitive(build, "agent_id");
+	char name[32];
+
+	if (build && cJSON_IsString(state) && strcmp(state->valuestring, "done") != 0) {
+		long long id = (long long)build_id->valuedouble;
+		if (strcmp(state->valuestring, "leased") == 0 && cJSON_IsNumber(holder))
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld on %s", id,
+				 waiting_agent_name(w, (long long)holder->valuedouble, name, sizeof(name)));
+		else if (strcmp(state->valuestring, "queued") != 0 || build_waiting(w, build, reason))
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld (%s)", id,
+				 state->valuestring);
+		return false;
+	}
+	/* A queued task's agent_id is its pinned agent: the lease holder is
+	 * cleared when a task goes back to the queue. */
+	return queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
+				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->list,
+				  w->count, reason);
+}
+
+/* Adds "waiting" to every task of LIST (builds when BUILDS). */
+static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON *list, bool builds)
+{
+	cJSON *task;
+
+	cJSON_ArrayForEach(task, list) {
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		char reason[QUEUE_WAITING_REASON_SIZE];
+		cJSON *waiting;
+		bool could_run;
+
+		if (!cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0) {
+			cJSON_AddNullToObject(task, "waiting");
+			continue;
+		}
+		could_run = builds ? build_waiting(w, task, reason) : task_waiting(w, job, task, reason);
+		waiting = cJSON_AddObjectToObject(task, "waiting");
+		cJSON_AddBoolToObject(waiting, "could_run", could_run);
+		if (could_run)
+			cJSON_AddNullToObject(waiting, "reason");
+		else
+			cJSON_AddStringToObject(waiting, "reason", reason);
+	}
+}
+
 int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
-	cJSON *task;
 	int rc = db_reader_each(s,
 				"SELECT id, name, facts, labels, quarantined, last_seen"
 				" FROM agents ORDER BY id",
@@ -431,29 +613,8 @@ int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 		waiting_agents_release(&w);
 		return rc;
 	}
-	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
-		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
-		const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
-		char reason[QUEUE_WAITING_REASON_SIZE];
-		cJSON *waiting;
-		bool could_run;
-
-		if (!cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0) {
-			cJSON_AddNullToObject(task, "waiting");
-			continue;
-		}
-		/* A queued task's agent_id is its pinned agent: the lease
-		 * holder is cleared when a task goes back to the queue. */
-		could_run = queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
-					       cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0,
-					       w.list, w.count, reason);
-		waiting = cJSON_AddObjectToObject(task, "waiting");
-		cJSON_AddBoolToObject(waiting, "could_run", could_run);
-		if (could_run)
-			cJSON_AddNullToObject(waiting, "reason");
-		else
-			cJSON_AddStringToObject(waiting, "reason", reason);
-	}
+	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "tasks"), false);
+	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "builds"), true);
 	waiting_agents_release(&w);
 	return 0;
 }

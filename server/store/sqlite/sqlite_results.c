@@ -104,12 +104,12 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	return rc;
 }
 
-/* The rows of job ?1: each task, its last result and that result's summary. */
+/* The rows of job ?1: each measuring task, its last result and that result's summary. */
 #define JOB_ROWS_FROM                                                                       \
 	" FROM tasks t"                                                                     \
 	" LEFT JOIN results r ON r.id = (SELECT max(id) FROM results WHERE task_id = t.id)" \
 	" LEFT JOIN result_summaries m ON m.result_id = r.id"                               \
-	" WHERE t.job_id = ?1 ORDER BY t.id"
+	" WHERE t.job_id = ?1 AND t.kind = 'measure' ORDER BY t.id"
 
 int sqlite_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 			   int (*fn)(void *context, const struct store_report_row *row), void *context)

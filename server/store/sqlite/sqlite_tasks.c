@@ -6,6 +6,7 @@
 #include "sqlite_int.h"
 
 #include "store/queue.h"
+#include "store/queue_build.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -39,6 +40,63 @@ static int read_lease_job(void *context, sqlite3_stmt *row)
 	if (job->want_spec)
 		job->spec = column_json(row, 1);
 	return 0;
+}
+
+/* Task TASK_ID's kind and build, read by read_task_kind(). */
+struct task_kind {
+	char kind[16];
+	long long build_task;
+};
+
+static int read_task_kind(void *context, sqlite3_stmt *row)
+{
+	struct task_kind *k = context;
+
+	snprintf(k->kind, sizeof(k->kind), "%s", (const char *)sqlite3_column_text(row, 0));
+	k->build_task = sqlite3_column_int64(row, 1);
+	return 0;
+}
+
+/* The build BUILD_TASK's result and builder, read by read_build(). */
+static int read_build(void *context, sqlite3_stmt *row)
+{
+	cJSON *build = context;
+
+	cJSON_AddItemToObject(build, "builder",
+			      cJSON_CreateString((const char *)sqlite3_column_text(row, 1)));
+	cJSON_AddItemToObject(build, "result", column_json(row, 0));
+	return 0;
+}
+
+/* Adds to LEASE of task TASK_ID its "kind" and, for a build, its "target"
+ * (its cell); for a measuring task of a shared build, "build": {"task_id",
+ * "builder", "result": the build's result as posted}. */
+static int add_lease_kind(struct store *s, long long task_id, cJSON *lease)
+{
+	struct task_kind k = {"measure", 0};
+	cJSON *build;
+	int rc = db_row_by_id(s->writer, "SELECT kind, build_task FROM tasks WHERE id = ?", task_id, "task",
+			      read_task_kind, &k);
+
+	if (rc < 0)
+		return rc;
+	if (!cJSON_AddStringToObject(lease, "kind", k.kind))
+		return err_set(LL_ENOMEM, "Out of memory.");
+	if (strcmp(k.kind, "build") == 0) {
+		cJSON *target = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(lease, "cell"), true);
+		return cJSON_AddItemToObject(lease, "target", target) ? 0
+								      : err_set(LL_ENOMEM, "Out of memory.");
+	}
+	if (!k.build_task)
+		return 0;
+	if (!(build = cJSON_AddObjectToObject(lease, "build")) ||
+	    !cJSON_AddNumberToObject(build, "task_id", (double)k.build_task))
+		return err_set(LL_ENOMEM, "Out of memory.");
+	rc = db_row_by_id(s->writer,
+			  "SELECT r.body, a.name FROM results r JOIN agents a ON a.id = r.agent_id"
+			  " WHERE r.task_id = ? ORDER BY r.id DESC LIMIT 1",
+			  k.build_task, NULL, read_build, build);
+	return rc == LL_ENOTFOUND ? err_set(LL_ESTORE, "Build task %lld has no result.", k.build_task) : rc;
 }
 
 /* The "job" member of JOB_ID's leases, printed, from its SPEC (taken). */
@@ -101,6 +159,10 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	cJSON_AddNumberToObject(lease, "heartbeat_seconds",
 				(double)queue_heartbeat_seconds(s->options.lease_ms));
 	cJSON_AddItemToObject(lease, "job", job);
+	if ((rc = add_lease_kind(s, task_id, lease)) < 0) {
+		cJSON_Delete(lease);
+		return rc;
+	}
 	*ret = lease;
 	return 0;
 }
@@ -126,6 +188,22 @@ static int read_lease_agent(void *context, sqlite3_stmt *row)
 	return 0;
 }
 
+/* A measuring task is ready once its build (if any) is done. */
+#define BUILD_DONE                    \
+	" AND (build_task IS NULL OR" \
+	" (SELECT b.state FROM tasks b WHERE b.id = tasks.build_task) = 'done')"
+
+/* Whether AGENT may lease the task at ROW of a lease scan: a build by its
+ * target (queue_build_matches()), any other by its cell. */
+static bool lease_matches(sqlite3_stmt *row, const cJSON *cell, const struct queue_agent *agent)
+{
+	const char *kind = (const char *)sqlite3_column_text(row, 6);
+
+	if (kind && strcmp(kind, "build") == 0)
+		return queue_build_matches(cell, agent);
+	return queue_task_matches(cell, sqlite3_column_int64(row, 3), agent);
+}
+
 static int op_task_lease(struct store *s, void *arg)
 {
 	struct lease_op *a = arg;
@@ -144,12 +222,14 @@ static int op_task_lease(struct store *s, void *arg)
 		goto out;
 
 	/* The queue order over both: pinned to this agent, and pinned to none. */
-	pinned = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
-				      " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1"
-				      " ORDER BY priority DESC, id LIMIT ?3");
-	anyone = db_cached(s->writer, "SELECT id, job_id, cell, pinned_agent, attempt, priority FROM tasks"
-				      " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1"
-				      " ORDER BY priority DESC, id LIMIT ?3");
+	pinned = db_cached(s->writer,
+			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
+			   " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1" BUILD_DONE
+			   " ORDER BY priority DESC, id LIMIT ?3");
+	anyone = db_cached(s->writer,
+			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
+			   " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1" BUILD_DONE
+			   " ORDER BY priority DESC, id LIMIT ?3");
 	if (!pinned || !anyone) {
 		rc = LL_ESTORE;
 		goto release;
@@ -165,7 +245,7 @@ static int op_task_lease(struct store *s, void *arg)
 		sqlite3_stmt *stmt =
 			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
 		cJSON *c = column_json(stmt, 2);
-		if (queue_task_matches(c, sqlite3_column_int64(stmt, 3), &agent)) {
+		if (lease_matches(stmt, c, &agent)) {
 			task_id = sqlite3_column_int64(stmt, 0);
 			job_id = sqlite3_column_int64(stmt, 1);
 			attempt = sqlite3_column_int64(stmt, 4) + 1;
@@ -465,6 +545,19 @@ int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_
 	return rc;
 }
 
+/* A build task that is dead fails its job once: every measuring task
+ * waiting for it is dead too, with the build's REASON (its log). */
+static int build_dead(struct store *s, long long task_id, const char *reason, long long now)
+{
+	char text[2200];
+
+	snprintf(text, sizeof(text), "Build task %lld failed: %s", task_id, reason ? reason : "");
+	return db_run(s->writer,
+		      "UPDATE tasks SET state = 'dead', last_error = ?, updated_at = ?"
+		      " WHERE build_task = ? AND state = 'queued'",
+		      "tii", text, now, task_id);
+}
+
 /* Ends the current attempt of a leased task: back to the queue after
  * DELAY_MS, or dead when RETRY is false or the attempts are used up. */
 static int end_attempt(struct store *s, long long task_id, long long job_id, long long attempt,
@@ -484,6 +577,7 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 		     s->writer,
 		     "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
 		     "itii", now, outcome, task_id, attempt)) < 0 ||
+	    (strcmp(next, "dead") == 0 && (rc = build_dead(s, task_id, reason, now)) < 0) ||
 	    (rc = job_refresh_state(s, job_id, now)) < 0)
 		return rc;
 	log_state("task_state", "task_id", task_id, "leased", next, reason);

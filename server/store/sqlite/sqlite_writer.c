@@ -156,6 +156,12 @@ static const char *const migrations[] = {
 	 * one (else its created_by) */
 	"ALTER TABLE tokens ADD COLUMN team TEXT;"
 	"ALTER TABLE schedules ADD COLUMN owner TEXT;",
+	/* (issue 25, build tasks) A task is a measuring task or a build
+	 * task (whose cell is its target, queue_build.h); a measuring task of
+	 * a shared build names its build and is leased once that is done. */
+	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
+	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
+	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -23,6 +23,8 @@ static const struct store_options test_store_options = {
 	.backoff_ms = 500,
 	.backoff_max_ms = 1500,
 	.offline_after_ms = 60000,
+	/* These tests play agents that do not build (docs/builds.md). */
+	.each_agent_build = true,
 };
 
 /* The job JOB_TEXT (a submission's JSON) normalized and created at NOW by

@@ -68,6 +68,8 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%d", c->schedule_tick_ms);
 	else if (!strcmp(name, "public-read"))
 		snprintf(out, size, "%s", c->public_read ? "true" : "false");
+	else if (!strcmp(name, "each-agent-build"))
+		snprintf(out, size, "%s", c->each_agent_build ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
 		snprintf(out, size, "%s", c->public_metrics ? "true" : "false");
 	else if (!strcmp(name, "blob-max-bytes"))
@@ -107,6 +109,7 @@ static const struct flag_case flags[] = {
 	{"max-connections", "20000", "20000"},
 	{"max-long-polls", "900", "900"},
 	{"public-read", "true", "true"},
+	{"each-agent-build", "true", "true"},
 	{"public-metrics", "false", "false"},
 	{"schedule-tick-ms", "50", "50"},
 	{"blob-max-bytes", "5368709120", "5368709120"},

@@ -282,12 +282,16 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
 /* Takes a store back to schema version 6's task indexes and attempts
  * table, as loadlabd left them before pass 7 of issue 16 (less
  * tasks_ready_by_pin, which it created at every open from pass 4 on), and
- * without version 8's calibrations (issue 23). */
+ * without version 8's calibrations (issue 23), version 9's owners and
+ * webhook queue (issue 26) and version 10's build tasks (issue 25). */
 static const char previous_schema[] =
 	"DROP TABLE calibrations;"
 	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
 	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
 	"ALTER TABLE tokens DROP COLUMN team; ALTER TABLE schedules DROP COLUMN owner;"
+	"DROP INDEX tasks_by_build;"
+	"ALTER TABLE tasks DROP COLUMN build_task;"
+	"ALTER TABLE tasks DROP COLUMN kind;"
 	"DROP INDEX tasks_queued; DROP INDEX tasks_held;"
 	"CREATE INDEX tasks_ready ON tasks(state, priority DESC, id);"
 	"CREATE INDEX tasks_by_holder ON tasks(lease_holder, state);"
@@ -367,14 +371,14 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "9");
+	CHECK_EQ_STR(text, "10");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,
 		 "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
 		 " WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name)",
 		 text, sizeof(text));
-	CHECK_EQ_STR(text, "tasks_by_job tasks_by_job_state tasks_held tasks_queued");
+	CHECK_EQ_STR(text, "tasks_by_build tasks_by_job tasks_by_job_state tasks_held tasks_queued");
 	raw_text(path, "SELECT sql FROM sqlite_master WHERE name = 'task_attempts'", text, sizeof(text));
 	CHECK(strstr(text, "WITHOUT ROWID") != NULL);
 	attempts_text(path, attempts_after, sizeof(attempts_after));

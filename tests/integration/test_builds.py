@@ -1,0 +1,209 @@
+"""Build tasks (docs/builds.md), driven over real HTTP as a builder and
+measuring agents would: a pe job gets one build per target before its
+measuring tasks; only an agent whose facts list the toolchain leases it;
+a measuring task waits for it, and says so; a failed build fails the job
+once with the builder's log; an expired build is leased again and a done
+one never; "each-agent" keeps building on every agent. Responses are
+checked against the JSON Schemas in schemas/.
+"""
+import hashlib
+import subprocess
+
+from harness import LOADLAB, Daemon, run_tests, wait_for
+from schemacheck import validate
+
+BUILDER = {"os": "linux", "arch": "x86_64", "toolchains": ["x86_64-w64-mingw32-gcc"]}
+LAB = {"os": "winxp", "arch": "x86_64", "toolchains": []}
+JOB = {"name": "shared", "family": "pe", "generator": {"dlls": 2, "exports": 3},
+       "variants": ["default", "bind"], "matrix": {"cells": {"os": ["winxp", "linux"]}}}
+
+
+def status(d, job_id):
+    p = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "status", str(job_id)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def lease(d, token):
+    r = d.api("POST", "/api/v1/lease", {"wait": 0}, token=token)
+    assert r.status in (200, 204), r
+    if r.status == 204:
+        return None
+    validate("lease.json", r.json())
+    return r.json()
+
+
+def waiting_reasons(d, job_id):
+    job = d.job(job_id)
+    return [t["waiting"]["reason"] for t in job["tasks"] if t["waiting"]], job
+
+
+def build_result(d, token, attempt):
+    """A build's result with one uploaded blob per file, as a builder posts it."""
+    data = b"MZ built once"
+    hexdigest = hashlib.sha256(data).hexdigest()
+    r = d.api("PUT", "/api/v1/blobs/" + hexdigest, data, token=token)
+    assert r.status in (200, 201), r
+    files = [{"name": "main.exe", "sha256": hexdigest, "size": len(data)}]
+    return {"attempt": attempt, "facts": BUILDER, "kind": "build", "family": "pe",
+            "variants": [{"name": "default", "files": files}, {"name": "bind", "files": files}],
+            "floor": {"name": "empty.exe", "files": files}, "log": ""}
+
+
+def test_one_build_before_the_cells_and_its_waiting_reasons():
+    with Daemon(shared_build=True) as d:
+        created = d.submit(JOB)
+        assert created["task_count"] == 2, created
+        job_id = created["id"]
+        _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
+        reasons, job = waiting_reasons(d, job_id)
+        assert len(job["builds"]) == 1, job
+        build = job["builds"][0]
+        assert build["target"] == {"family": "pe", "architecture": "x86_64",
+                                   "toolchain": "x86_64-w64-mingw32-gcc"}, build
+        assert all(t["build_task"] == build["id"] for t in job["tasks"]), job
+        # No agent has the compiler: the build says why, and so do the cells.
+        assert build["waiting"]["reason"] == \
+            "no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc", build
+        assert reasons[0] == "no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc", reasons
+        ids = ", ".join(str(t["id"]) for t in job["tasks"])
+        assert "waiting: tasks %s: no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc\n" % ids \
+            in status(d, job_id), status(d, job_id)
+        assert lease(d, lab) is None  # the lab machine cannot build, nor measure yet
+        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        b = lease(d, builder)
+        assert b["kind"] == "build" and b["task_id"] == build["id"], b
+        assert b["target"] == build["target"] and b["cell"] == build["target"], b
+        reasons, _ = waiting_reasons(d, job_id)
+        assert reasons == ["waiting for build %d on builder" % build["id"]] * 2, reasons
+        assert "waiting for build %d on builder" % build["id"] in status(d, job_id)
+        assert lease(d, lab) is None and lease(d, builder) is None
+        r = d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], build_result(d, builder, b["attempt"]),
+                  token=builder)
+        assert r.status == 200, r
+        # Done: the cells are leasable, each with the build's result.
+        m = lease(d, lab)
+        assert m["kind"] == "measure" and m["cell"] == {"os": "winxp"}, m
+        assert m["build"]["task_id"] == build["id"] and m["build"]["builder"] == "builder", m
+        assert [v["name"] for v in m["build"]["result"]["variants"]] == ["default", "bind"], m
+        m2 = lease(d, builder)
+        assert m2["cell"] == {"os": "linux"} and m2["build"]["task_id"] == build["id"], m2
+        # A measuring task that fails is retried; the build is not.
+        r = d.api("POST", "/api/v1/tasks/%d/fail" % m["task_id"],
+                  {"attempt": 1, "reason": "probe failed", "retryable": True}, token=lab)
+        assert r.status == 200, r
+        job = d.job(job_id)
+        assert job["builds"][0]["state"] == "done" and job["builds"][0]["attempt"] == 1, job
+        # The build's blobs are referenced while the job runs.
+        assert job["state"] == "running"
+
+
+def measured(lease, built, bound_digest):
+    """A measuring result of LEASE that ran BUILT's files, main.exe of
+    "bind" rewritten to BOUND_DIGEST (as binding does), as an agent posts it."""
+    variants = []
+    for v in built["variants"]:
+        files = [dict(f) for f in v["files"]]
+        local = []
+        if v["name"] == "bind":
+            local = [{"name": "main.exe", "built_sha256": files[0]["sha256"], "sha256": bound_digest,
+                      "by": "bind"}]
+            files[0]["sha256"] = bound_digest
+        variants.append({"name": v["name"], "valid": True, "files": files,
+                         "warm": {"samples_us": [1000, 1010, 990]},
+                         "shipped": {"identical": not local, "local_files": local}})
+    return {"attempt": lease["attempt"], "facts": LAB, "family": "pe", "variants": variants,
+            "build_task": {"id": lease["build"]["task_id"], "builder": lease["build"]["builder"]}}
+
+
+def test_report_and_compare_say_which_bytes_every_cell_ran():
+    with Daemon(shared_build=True) as d:
+        job_id = d.submit(JOB)["id"]
+        _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
+        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        b = lease(d, builder)
+        built = build_result(d, builder, b["attempt"])
+        assert d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], built, token=builder).status == 200
+        for token, digest in ((lab, "1" * 64), (builder, "2" * 64)):
+            m = lease(d, token)
+            r = d.api("POST", "/api/v1/tasks/%d/result" % m["task_id"], measured(m, built, digest),
+                      token=token)
+            assert r.status == 200, r
+        assert d.job(job_id)["state"] == "done"
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
+        validate("report.json", report)
+        assert report["shipped"] == [
+            {"variant": "default", "cells": 2, "identical": True, "differing_files": [], "local_files": []},
+            {"variant": "bind", "cells": 2, "identical": False, "differing_files": ["main.exe"],
+             "local_files": ["main.exe"]}], report["shipped"]
+        r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d" % (job_id, job_id), token=d.admin_token)
+        assert r.status == 200, r
+        validate("compare.json", r.json())
+        assert r.json()["baseline"]["shipped"] == report["shipped"], r.json()["baseline"]
+
+
+def test_failed_build_fails_the_job_once_with_its_log():
+    with Daemon(shared_build=True) as d:
+        job_id = d.submit(JOB)["id"]
+        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        b = lease(d, builder)
+        assert b["kind"] == "build", b
+        log = "lt0.c:3: error: expected ';' before '}' token"
+        r = d.api("POST", "/api/v1/tasks/%d/fail" % b["task_id"],
+                  {"attempt": 1, "reason": log, "retryable": False}, token=builder)
+        assert r.status == 200 and r.json()["state"] == "dead", r
+        job = d.job(job_id)
+        assert job["state"] == "failed", job
+        assert job["builds"][0]["last_error"] == log, job
+        for t in job["tasks"]:
+            assert t["state"] == "dead" and t["attempt"] == 0, t
+            assert t["last_error"] == "Build task %d failed: %s" % (b["task_id"], log), t
+        assert lease(d, builder) is None
+
+
+def test_an_expired_build_is_leased_again_and_a_done_one_never():
+    with Daemon(["--lease-seconds", "1", "--max-attempts", "2"], shared_build=True) as d:
+        job_id = d.submit(dict(JOB, matrix={"cells": {"os": ["linux"]}}))["id"]
+        _, one = d.enroll("builder1", BUILDER, {"os": "linux"})
+        _, two = d.enroll("builder2", BUILDER, {"os": "linux"})
+        first = lease(d, one)
+        assert first["kind"] == "build"
+
+        def released():
+            return lease(d, two)
+
+        again = wait_for("the expired build leased again", released, timeout=30)
+        assert again["task_id"] == first["task_id"] and again["attempt"] == 2, again
+        r = d.api("POST", "/api/v1/tasks/%d/result" % again["task_id"],
+                  build_result(d, two, again["attempt"]), token=two)
+        assert r.status == 200, r
+        m = lease(d, one)
+        assert m["kind"] == "measure", m
+        job = d.job(job_id)
+        assert job["builds"][0]["state"] == "done" and job["builds"][0]["attempt"] == 2, job
+
+
+def test_each_agent_builds_and_an_unknown_architecture():
+    with Daemon(shared_build=True) as d:
+        created = d.submit(dict(JOB, build="each-agent"))
+        job = d.job(created["id"])
+        assert "builds" not in job and all("build_task" not in t for t in job["tasks"]), job
+        assert job["spec"]["build"] == "each-agent"
+        _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
+        m = lease(d, lab)
+        assert m["kind"] == "measure" and "build" not in m, m
+        # An x86 cell needs its own build, with its own compiler.
+        job_id = d.submit(dict(JOB, matrix={"cells": {"arch": ["x86", "x86_64"]}}))["id"]
+        job = d.job(job_id)
+        assert sorted(b["target"]["toolchain"] for b in job["builds"]) == \
+            ["i686-w64-mingw32-gcc", "x86_64-w64-mingw32-gcc"], job
+        r = d.api("POST", "/api/v1/jobs", dict(JOB, matrix={"cells": {"arch": ["arm"]}}),
+                  token=d.admin_token)
+        assert r.status == 400 and "x86_64 or i686" in r.json()["error"]["message"], r
+        r = d.api("POST", "/api/v1/jobs", dict(JOB, build="twice"), token=d.admin_token)
+        assert r.status == 400 and "'build'" in r.json()["error"]["message"], r
+
+
+if __name__ == "__main__":
+    run_tests(globals())
