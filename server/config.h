@@ -28,11 +28,14 @@ struct config {
 	int threads;               /* 1..256, default 8 */
 	int per_ip_limit;          /* 1..10000, default 256 */
 	int connection_timeout;    /* seconds, 1..3600, default 120 */
-	int header_timeout;  /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
-	int max_connections; /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
-	int max_long_polls;  /* 0..1000000, default 0: connections less a reserve */
-	bool public_read;    /* GET routes without a token */
-	bool public_metrics; /* /metrics without a token (default true) */
+	int header_timeout; /* seconds to send headers, 1..3600, default 10 (capped at connection_timeout) */
+	int body_timeout;   /* seconds a request body may take in all, 1..86400, default 3600 */
+	long long
+		body_min_rate; /* bytes/s a body must average after its first 5 s, 0 (off)..1 GiB, default 1024 */
+	int max_connections;             /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
+	int max_long_polls;              /* 0..1000000, default 0: connections less a reserve */
+	bool public_read;                /* GET routes without a token */
+	bool public_metrics;             /* /metrics without a token (default true) */
 	int schedule_tick_ms;            /* scheduler tick (scheduler.h), 10..60000, default 1000 */
 	long long blob_max_bytes;        /* one blob, default 1 GiB (413 beyond) */
 	long long blob_quota_bytes;      /* all blobs, default 20 GiB (507 beyond) */

@@ -56,8 +56,8 @@ struct server {
 	atomic_long connections_open;
 	atomic_long long_polls; /* long-polls parked, or about to be */
 	pthread_mutex_t conns_lock;
-	struct http_conn *conns;         /* open connections, for the header deadline */
-	atomic_llong next_warning_ms[3]; /* one warning per limit per 10 s */
+	struct http_conn *conns;         /* open connections, for their deadlines (http/conn_deadlines.h) */
+	atomic_llong next_warning_ms[4]; /* one warning per limit per 10 s */
 };
 
 #endif

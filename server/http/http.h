@@ -40,10 +40,12 @@ struct MHD_Connection;
 #define HTTP_MAX_QUERY_ARGS 64
 
 struct route;
+struct http_conn;
 
 struct http_request {
 	struct server *server;
 	struct MHD_Connection *connection;
+	struct http_conn *conn; /* its deadlines (conn_deadlines.h); NULL: not tracked */
 	const struct route *route;
 	int route_index;
 	char method[8];

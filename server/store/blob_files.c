@@ -24,7 +24,8 @@ struct blob_store {
 	struct blob_limits limits;
 	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
 	long long used_bytes;      /* stored blobs */
-	long long reserved_bytes;  /* uploads in flight */
+	long long reserved_bytes;  /* uploads in flight: the bytes received so far */
+	long long uploads_open;    /* begun, not yet finished or aborted */
 	pthread_mutex_t refs_lock; /* blobs_refs_lock() */
 
 	pthread_t sweeper;
@@ -232,8 +233,9 @@ int blobs_open_read(struct blob_store *s, const char *hex, int *ret_fd, long lon
 	return open_blob(s, hex, ret_fd, ret_size);
 }
 
-/* Counts N more bytes against the quota for UPLOAD. */
-static int reserve(struct blob_upload *u, long long n)
+/* Counts N more bytes against the quota for UPLOAD (with COMMIT), or only
+ * checks that they would fit. */
+static int reserve(struct blob_upload *u, long long n, bool commit)
 {
 	struct blob_store *s = u->store;
 	int rc = 0;
@@ -242,12 +244,21 @@ static int reserve(struct blob_upload *u, long long n)
 	if (s->used_bytes + s->reserved_bytes + n > s->limits.quota_bytes) {
 		rc = err_set(BLOBS_E_QUOTA, "Storing this blob would pass the blob quota of %lld bytes.",
 			     s->limits.quota_bytes);
-	} else {
+	} else if (commit) {
 		s->reserved_bytes += n;
 		u->reserved += n;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+void blobs_usage(struct blob_store *s, struct blob_usage *ret_usage)
+{
+	pthread_mutex_lock(&s->lock);
+	ret_usage->used_bytes = s->used_bytes;
+	ret_usage->reserved_bytes = s->reserved_bytes;
+	ret_usage->uploads_open = s->uploads_open;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void release_upload(struct blob_upload *u, long long stored)
@@ -257,6 +268,7 @@ static void release_upload(struct blob_upload *u, long long stored)
 	pthread_mutex_lock(&s->lock);
 	s->reserved_bytes -= u->reserved;
 	s->used_bytes += stored;
+	s->uploads_open--;
 	pthread_mutex_unlock(&s->lock);
 	if (u->fd >= 0) {
 		close(u->fd);
@@ -283,6 +295,9 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 	u->store = s;
 	u->fd = -1;
 	u->declared = declared;
+	pthread_mutex_lock(&s->lock);
+	s->uploads_open++;
+	pthread_mutex_unlock(&s->lock);
 	snprintf(u->hex, sizeof(u->hex), "%s", hex);
 	if (!(u->hash = EVP_MD_CTX_new()) || EVP_DigestInit_ex(u->hash, EVP_sha256(), NULL) != 1) {
 		release_upload(u, 0);
@@ -294,7 +309,9 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 		*ret_upload = u;
 		return 0;
 	}
-	if (declared > 0 && (rc = reserve(u, declared)) < 0) {
+	/* An announced size that cannot fit now is refused at once; what is
+	 * counted against the quota is only what arrives (blobs_upload_write). */
+	if (declared > 0 && (rc = reserve(u, declared, false)) < 0) {
 		release_upload(u, 0);
 		return rc;
 	}
@@ -321,7 +338,7 @@ int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
 			       u->store->limits.max_bytes);
 	if (u->declared >= 0 && after > u->declared)
 		return err_set(LL_EINVAL, "The body is longer than its Content-Length.");
-	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved)) < 0)
+	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved, true)) < 0)
 		return rc;
 	if (EVP_DigestUpdate(u->hash, data, len) != 1)
 		return err_set(LL_EIO, "SHA-256 failed.");

@@ -11,7 +11,9 @@
  * what a crash leaves in blobs/tmp/ is removed by blobs_open().
  *
  * Limits (flags, config.h): the size of one blob, the total of all blobs
- * (uploads in flight count with their announced or received size), and a
+ * (uploads in flight count with the bytes received so far: an upload that
+ * announces a size and never sends it holds nothing; an announced size that
+ * does not fit at its start is refused at once), and a
  * retention: a blob that no job references and that has not been used
  * (uploaded, asked for, read) for that long is removed by the sweeper.
  *
@@ -61,6 +63,15 @@ void blobs_close(struct blob_store *store);
 /* The limits given to blobs_open() (borrowed). */
 const struct blob_limits *blobs_limits(const struct blob_store *store);
 
+struct blob_usage {
+	long long used_bytes;     /* stored blobs */
+	long long reserved_bytes; /* received by uploads in flight */
+	long long uploads_open;   /* uploads begun and not yet finished or aborted */
+};
+
+/* What the store holds now (for /metrics). */
+void blobs_usage(struct blob_store *store, struct blob_usage *ret_usage);
+
 /* The size of blob HEX, marking it used now; LL_ENOTFOUND when absent. */
 int blobs_stat(struct blob_store *store, const char *hex, long long *ret_size);
 
@@ -70,7 +81,8 @@ int blobs_open_read(struct blob_store *store, const char *hex, int *ret_fd, long
 
 /* Starts the upload of blob HEX. DECLARED_SIZE is the announced size, or
  * -1 when unknown (chunked). BLOBS_E_TOO_BIG / BLOBS_E_QUOTA when the
- * announced size is over a limit. When the blob exists already the body is
+ * announced size is over a limit (or does not fit the quota's free part
+ * now; nothing is reserved for it). When the blob exists already the body is
  * only hashed, not written. */
 int blobs_upload_begin(struct blob_store *store, const char *hex, long long declared_size,
 		       struct blob_upload **ret_upload);
