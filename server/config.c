@@ -62,6 +62,8 @@ static const struct option_def options[] = {
 	 "largest blob in bytes (default 1 GiB)"},
 	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30),
 	 "all blobs together, in bytes (default 20 GiB)"},
+	{"program-max-bytes", LLONG(program_max_bytes, 1, 1LL << 50, 4LL << 30),
+	 "a program job's files added up, once per path, in bytes (default 4 GiB)"},
 	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400, 7 * 86400),
 	 "a blob no job references is removed after this many seconds unused (default 7 days)"},
 	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600),

@@ -28,6 +28,7 @@ struct fleet_options {
 	const char *name;         /* the name to enroll with */
 	const cJSON *labels;      /* borrowed: {KEY: VALUE} to enroll with */
 	bool once;                /* take one task, report it, return */
+	long long min_free_bytes; /* free bytes a task needs to start; 0: WORK_MIN_FREE_DEFAULT */
 };
 
 /* Runs the agent until it is stopped (os.h) or, with --once, until one

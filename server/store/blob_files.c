@@ -421,18 +421,21 @@ void blobs_upload_abort(struct blob_upload *u)
 		release_upload(u, 0);
 }
 
-int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing)
+int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing, long long *ret_found_bytes)
 {
 	cJSON *missing = cJSON_CreateArray();
 	const cJSON *item;
+	long long found = 0;
 
 	if (!missing)
 		return LL_ENOMEM;
 	cJSON_ArrayForEach(item, hexes) {
 		long long size;
 		int rc = cJSON_IsString(item) ? blobs_stat(s, item->valuestring, &size) : LL_EINVAL;
-		if (rc == 0)
+		if (rc == 0) {
+			found += size;
 			continue;
+		}
 		if (rc != LL_ENOTFOUND) {
 			cJSON_Delete(missing);
 			return rc;
@@ -440,6 +443,8 @@ int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing)
 		cJSON_AddItemToArray(missing, cJSON_CreateString(item->valuestring));
 	}
 	*ret_missing = missing;
+	if (ret_found_bytes)
+		*ret_found_bytes = found;
 	return 0;
 }
 

@@ -102,9 +102,11 @@ int blobs_upload_finish(struct blob_upload *upload, bool *ret_created);
 void blobs_upload_abort(struct blob_upload *upload);
 
 /* Of the HEXES (a cJSON array of strings), those not stored, as a new
- * cJSON array in *RET_MISSING (empty when all are there). Each blob found
- * is marked used now. */
-int blobs_missing(struct blob_store *store, const cJSON *hexes, cJSON **ret_missing);
+ * cJSON array in *RET_MISSING (empty when all are there); *RET_FOUND_BYTES
+ * (may be NULL) gets the sizes of those stored added up, once per time
+ * HEXES names them. Each blob found is marked used now. */
+int blobs_missing(struct blob_store *store, const cJSON *hexes, cJSON **ret_missing,
+		  long long *ret_found_bytes);
 
 /* Holds off the sweeper while a caller checks blobs and then records a
  * job that references them (route_jobs.c). */

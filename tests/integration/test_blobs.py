@@ -307,6 +307,8 @@ def test_hostile_manifests_are_refused():
             assert rule in r.json()["error"]["message"], (path, r.json())
             validate("error.json", r.json())
         collisions = [{"bin/app.exe": ref, "BIN/App.EXE": ref},
+                      {"bin/app.exe": ref, "bin/\u00c4.dll": ref, "bin/\u00e4.dll": ref},
+                      {"bin/app.exe": ref, "\u041c/x.dll": ref, "\u043c/X.dll": ref},
                       {"bin/app.exe": ref, "bin": ref}]
         for files in collisions:
             r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
@@ -338,6 +340,28 @@ def test_hostile_manifests_are_refused():
         assert spec["variants"][2] == {"name": "bind", "bases": "unique", "bind": True,
                                        "aslr": "off"}
         assert "generator" not in spec
+
+
+def test_program_files_add_up_to_a_cap():
+    # One 100 kB blob under 30 paths is 3 MB of files: over a 2 MB cap,
+    # though the blob store holds it once.
+    with Daemon(["--program-max-bytes", str(2000000)]) as d:
+        data = os.urandom(100000)
+        assert put(d, data).status == 201
+        ref = "sha256:" + sha(data)
+        before = d.api("GET", "/api/v1/jobs", token=d.admin_token).json()
+        files = {"bin/app.exe": ref}
+        files.update({"bin/d%02d.dll" % i: ref for i in range(29)})
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 413 and r.json()["error"]["code"] == "program_too_large", r
+        assert "3000000 bytes" in r.json()["error"]["message"], r.json()
+        validate("error.json", r.json())
+        assert d.api("GET", "/api/v1/jobs", token=d.admin_token).json() == before
+        # At the cap it is taken.
+        files = {"bin/app.exe": ref}
+        files.update({"bin/d%02d.dll" % i: ref for i in range(19)})
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 201, r
 
 
 def test_program_example_names_its_missing_blobs():

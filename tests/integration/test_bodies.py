@@ -177,5 +177,25 @@ def test_unknown_route_and_missing_token_answer_before_the_body():
         s.close()
 
 
+def test_result_with_more_samples_than_a_job_can_ask_for_is_refused():
+    # 1,000 runs x 20 rounds per variant at most; a result beyond that would
+    # cost seconds of the HTTP thread in reports and calibration.
+    with Daemon() as d:
+        d.submit({"name": "one", "family": "pe", "generator": {"dlls": 2, "exports": 3},
+                  "variants": ["default"]})
+        _, tok = d.enroll("a", {"os": "win10"})
+        t = d.api("POST", "/api/v1/lease", {"wait": 0}, token=tok).json()
+        path = "/api/v1/tasks/%d/result" % t["task_id"]
+        for part, key in (("warm", "samples_us"), ("cold", "page_faults")):
+            body = {"attempt": 1, "facts": {"os": "win10"},
+                    "variants": [{"name": "default", part: {key: [1000] * 20001}}]}
+            r = d.api("POST", path, body, token=tok)
+            assert r.status == 413 and "20000" in r.json()["error"]["message"], r
+            assert "%s.%s" % (part, key) in r.json()["error"]["message"], r
+        body = {"attempt": 1, "facts": {"os": "win10"},
+                "variants": [{"name": "default", "warm": {"samples_us": [1000] * 20000}}]}
+        assert d.api("POST", path, body, token=tok).status == 200
+
+
 if __name__ == "__main__":
     run_tests(globals())
