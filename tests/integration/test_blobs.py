@@ -364,6 +364,45 @@ def test_program_files_add_up_to_a_cap():
         assert r.status == 201, r
 
 
+def test_manifest_of_4096_files_fits_the_job_body_limit():
+    # The documented most files, with 100-byte paths: about 720 KB of body.
+    with Daemon() as d:
+        data = b"MZ one file"
+        assert put(d, data).status == 201
+        ref = "sha256:" + sha(data)
+        files = {"bin/app.exe": ref}
+        files.update({"lib/%s/f%04d.dll" % ("x" * 86, i): ref for i in range(4095)})
+        job = program_job(files)
+        assert len(json.dumps(job)) > 700000
+        r = d.api("POST", "/api/v1/jobs", job, token=d.admin_token)
+        assert r.status == 201, r
+        # One more file is over the manifest's limit, not the body's.
+        files["bin/one-more.dll"] = ref
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 400 and "4096" in r.json()["error"]["message"], r
+
+
+def test_submit_refuses_a_manifest_over_the_body_limit_before_uploading():
+    # 4,000 files with 230-byte paths: about 1.2 MB of manifest.
+    with Daemon() as d, tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "build")
+        deep = os.path.join(folder, "d" * 100, "e" * 100)
+        os.makedirs(deep)
+        for i in range(4000):
+            with open(os.path.join(deep, "file-%04d-%s.dll" % (i, "f" * 10)), "wb") as f:
+                f.write(b"MZ %d" % i)
+        with open(os.path.join(folder, "app.exe"), "wb") as f:
+            f.write(b"MZ app")
+        job_path = os.path.join(tmp, "job.json")
+        with open(job_path, "w") as f:
+            json.dump({"name": "big", "family": "program", "program": {"exe": "app.exe"},
+                       "variants": ["as-built"]}, f)
+        r = run_cli(d, "submit", job_path, "--program-dir", folder)
+        assert r.returncode == 2, r
+        assert "more than the 1048576 a job may have" in r.stderr and "nothing was uploaded" in r.stderr, r
+        assert stored_files(d) == []
+
+
 def test_program_example_names_its_missing_blobs():
     with Daemon() as d:
         job = load_example("program-ci.json")
