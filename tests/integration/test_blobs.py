@@ -235,6 +235,30 @@ def test_retention_sweep_keeps_referenced_blobs():
         assert "blob_removed" in d.read_log()
 
 
+def test_schedule_checks_and_keeps_its_blobs():
+    with Daemon(["--blob-retention-s", "1", "--blob-sweep-interval-s", "1"]) as d:
+        kept, dropped = b"MZ scheduled", b"unreferenced"
+        job = program_job({"bin/app.exe": "sha256:" + sha(kept)})
+        schedule = {"series": "nightly", "interval_s": 86400, "job": job}
+        # Its files not uploaded: refused, naming them, and nothing made.
+        r = d.api("POST", "/api/v1/schedules", schedule, token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        assert r.json()["error"]["missing"] == [sha(kept)], r.json()
+        assert d.api("GET", "/api/v1/schedules", token=d.admin_token).json()["schedules"] == []
+        assert put(d, kept).status == 201 and put(d, dropped).status == 201
+        r = d.api("POST", "/api/v1/schedules", schedule, token=d.admin_token)
+        assert r.status == 201, r
+        # A change to a job whose files are not uploaded is refused too.
+        other = program_job({"bin/app.exe": "sha256:" + sha(b"never")})
+        r = d.api("PATCH", "/api/v1/schedules/%d" % r.json()["id"], {"job": other},
+                  token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        # No job names the blob yet, the schedule does: the sweep keeps it.
+        time.sleep(3.5)
+        assert d.api("HEAD", BLOBS + sha(dropped), token=d.admin_token).status == 404
+        assert d.api("HEAD", BLOBS + sha(kept), token=d.admin_token).status == 200
+
+
 def run_cli(d, *args):
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
     return subprocess.run([LOADLAB] + list(args), capture_output=True, text=True, env=env,
