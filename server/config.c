@@ -62,6 +62,9 @@ static const struct option_def options[] = {
 	 "largest blob in bytes (default 1 GiB)"},
 	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30),
 	 "all blobs together, in bytes (default 20 GiB)"},
+	{"min-free-bytes", LLONG(min_free_bytes, 0, 1LL << 62, 256LL << 20),
+	 "bytes kept free on the data folder's disk: uploads that would pass it get 507 storage_full, "
+	 "/healthz says disk full below it (default 256 MiB)"},
 	{"program-max-bytes", LLONG(program_max_bytes, 1, 1LL << 50, 4LL << 30),
 	 "a program job's files added up, once per path, in bytes (default 4 GiB)"},
 	{"blob-retention-s", LLONG(blob_retention_s, 0, 100LL * 365 * 86400, 7 * 86400),

@@ -39,6 +39,7 @@ struct config {
 	int schedule_tick_ms;        /* scheduler tick (scheduler.h), 10..60000, default 1000 */
 	long long blob_max_bytes;    /* one blob, default 1 GiB (413 beyond) */
 	long long blob_quota_bytes;  /* all blobs, default 20 GiB (507 beyond) */
+	long long min_free_bytes;    /* kept free on the data folder's disk, default 256 MiB */
 	long long program_max_bytes; /* a program job's files added up per path, default 4 GiB (413 beyond) */
 	long long blob_retention_s;  /* unreferenced, unused blobs removed after this, default 7 days */
 	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,12 +67,49 @@ static void blob_path(const struct blob_store *s, const char *hex, bool folder_o
 		snprintf(out, BLOBS_PATH_MAX, "%s/%.2s/%s", s->root, hex, hex + 2);
 }
 
+/* The error of a failed disk call (errno): LL_ENOSPACE when the disk or
+ * the user's quota is full, else LL_EIO. The message says what failed,
+ * never where: it goes to clients, who have no business with the data
+ * folder's path. */
+static int disk_error(const char *what)
+{
+	int e = errno;
+
+	if (e == ENOSPC || e == EDQUOT)
+		return err_set(LL_ENOSPACE, "The disk that holds the blobs is full: cannot %s.", what);
+	return err_set(LL_EIO, "Cannot %s: %s.", what, strerror(e));
+}
+
+int blobs_disk_free(struct blob_store *s, long long *ret_bytes)
+{
+	struct statvfs st;
+
+	if (statvfs(s->root, &st) < 0)
+		return disk_error("read the free space of the blob folder");
+	*ret_bytes = (long long)st.f_bavail * (long long)st.f_frsize;
+	return 0;
+}
+
+/* LL_ENOSPACE unless the disk has NEED bytes free beyond min_free_bytes. */
+static int check_disk(struct blob_store *s, long long need)
+{
+	long long free_bytes = 0;
+	int rc = blobs_disk_free(s, &free_bytes);
+
+	if (rc == 0 && free_bytes - need < s->limits.min_free_bytes)
+		rc = err_set(LL_ENOSPACE,
+			     "The disk that holds the blobs has %lld bytes free, and %lld are kept free "
+			     "(--min-free-bytes): this upload does not fit.",
+			     free_bytes, s->limits.min_free_bytes);
+	return rc;
+}
+
 static int fsync_folder(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0 || fsync(fd) < 0)
-		rc = err_set(LL_EIO, "Cannot fsync %s: %s.", path, strerror(errno));
+		rc = disk_error("fsync a blob folder");
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -311,15 +349,15 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 	}
 	/* An announced size that cannot fit now is refused at once; what is
 	 * counted against the quota is only what arrives (blobs_upload_write). */
-	if (declared > 0 && (rc = reserve(u, declared, false)) < 0) {
+	if ((declared > 0 && (rc = reserve(u, declared, false)) < 0) ||
+	    (rc = check_disk(s, declared > 0 ? declared : 0)) < 0) {
 		release_upload(u, 0);
 		return rc;
 	}
 	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s.XXXXXX", s->root, hex);
 	u->fd = mkstemp(u->tmp_path);
 	if (u->fd < 0) {
-		rc = err_set(LL_EIO, "Cannot create a temporary file in %s/tmp: %s.", s->root,
-			     strerror(errno));
+		rc = disk_error("create the upload's temporary file");
 		release_upload(u, 0);
 		return rc;
 	}
@@ -340,6 +378,10 @@ int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
 		return err_set(LL_EINVAL, "The body is longer than its Content-Length.");
 	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved, true)) < 0)
 		return rc;
+	/* The disk again at each 16 MiB received (an upload of unknown size). */
+	if (u->fd >= 0 && u->declared < 0 && (after >> 24) != (u->received >> 24) &&
+	    (rc = check_disk(u->store, 0)) < 0)
+		return rc;
 	if (EVP_DigestUpdate(u->hash, data, len) != 1)
 		return err_set(LL_EIO, "SHA-256 failed.");
 	u->received = after;
@@ -348,7 +390,7 @@ int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return err_set(LL_EIO, "Cannot write the blob: %s.", strerror(errno));
+			return disk_error("write the blob");
 		p += n;
 		len -= (size_t)n;
 	}
@@ -392,19 +434,19 @@ int blobs_upload_finish(struct blob_upload *u, bool *ret_created)
 	blob_path(s, u->hex, true, folder);
 	blob_path(s, u->hex, false, path);
 	if (fsync(u->fd) < 0) {
-		rc = err_set(LL_EIO, "Cannot fsync the blob: %s.", strerror(errno));
+		rc = disk_error("fsync the blob");
 		goto out;
 	}
 	fchmod(u->fd, 0600);
 	if (mkdir(folder, 0700) < 0 && errno != EEXIST) {
-		rc = err_set(LL_EIO, "Cannot create %s: %s.", folder, strerror(errno));
+		rc = disk_error("create the blob's folder");
 		goto out;
 	}
 	/* link(2) refuses to replace: a concurrent upload of the same blob
 	 * that got there first wins, and this one was not needed. */
 	if (link(u->tmp_path, path) < 0) {
 		if (errno != EEXIST)
-			rc = err_set(LL_EIO, "Cannot store blob %s: %s.", u->hex, strerror(errno));
+			rc = disk_error("store the blob");
 		goto out;
 	}
 	stored = u->received;

@@ -30,7 +30,8 @@
 
 /* Error codes of an upload beyond the usual ones (REST in route_blobs.c):
  * over the size of one blob (413), over the quota (507), content that does
- * not hash to the name (400 hash_mismatch). */
+ * not hash to the name (400 hash_mismatch); a full disk, or one that would
+ * keep less than min_free_bytes free, is LL_ENOSPACE (507 storage_full). */
 #define BLOBS_E_TOO_BIG LL_ETOOBIG
 #define BLOBS_E_QUOTA LL_ERANGE
 #define BLOBS_E_MISMATCH LL_EFORMAT
@@ -43,7 +44,11 @@ struct blob_limits {
 	long long quota_bytes;      /* all blobs */
 	long long retention_s;      /* unreferenced and unused this long: removed */
 	long long sweep_interval_s; /* the sweeper's period */
+	long long min_free_bytes;   /* kept free on the disk: an upload that would not leave it is refused */
 };
+
+/* The bytes free on the disk that holds the blobs (for /healthz). */
+int blobs_disk_free(struct blob_store *store, long long *ret_bytes);
 
 /* Says which blobs jobs reference: *RET_HASHES is a new cJSON array of
  * 64-hex-digit strings (duplicates allowed). */

@@ -197,5 +197,21 @@ def test_result_with_more_samples_than_a_job_can_ask_for_is_refused():
         assert d.api("POST", path, body, token=tok).status == 200
 
 
+def test_full_disk_is_reported_and_refuses_uploads_with_507():
+    # More kept free than any disk has: the disk is "full" for the daemon.
+    with Daemon(["--min-free-bytes", str(1 << 61)]) as d:
+        r = d.api("GET", "/healthz")
+        assert r.status == 503 and r.json()["disk"] == "full" and r.json()["store"] == "ok", r
+        data = b"a blob"
+        r = d.api("PUT", BLOBS + sha(data), data, token=d.admin_token)
+        assert r.status == 507 and r.json()["error"]["code"] == "storage_full", r
+        message = r.json()["error"]["message"]
+        assert "--min-free-bytes" in message and d.data_dir not in message, message
+        assert tmp_files(d) == []
+    with Daemon() as d:
+        r = d.api("GET", "/healthz")
+        assert r.status == 200 and r.json()["disk"] == "ok" and r.json()["disk_free_bytes"] > 0, r
+
+
 if __name__ == "__main__":
     run_tests(globals())
