@@ -22,6 +22,7 @@ import threading
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
 from agent_wait import wait_agent  # noqa: E402
+import test_program_family  # noqa: E402
 
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 PATHS = 100
@@ -45,53 +46,26 @@ def disk_use(root):
     return disk_use_of([root])
 
 
-class FakeServer(http.server.BaseHTTPRequestHandler):
-    """Enrolls anyone, leases the next of LEASES once each, serves BLOBS;
-    at a progress report of phase ON_PHASE calls ON_PROGRESS() and cancels
-    the task."""
-    leases = []
-    blobs = {}
-    outcomes = []
+SHARED = test_program_family.FakeServer  # its class attributes hold the fake's state
+
+
+class FakeServer(test_program_family.FakeServer):
+    """test_program_family's fake (enrolls anyone, leases the next of
+    LEASES once each, serves BLOBS), which at a progress report of phase
+    ON_PHASE calls ON_PROGRESS() and cancels the task."""
     on_phase = None
     on_progress = None
 
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, body=None):
-        data = json.dumps(body).encode() if body is not None else b""
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def do_POST(self):
+        if not self.path.endswith("/progress") or not FakeServer.on_phase:
+            return super().do_POST()
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        if self.path == "/api/v1/agents/enroll":
-            return self.answer(201, {"id": 1, "token": "llagt_" + "0123456789abcdef" * 4})
-        if self.path == "/api/v1/lease":
-            return self.answer(200, FakeServer.leases.pop(0)) if FakeServer.leases else self.answer(204)
-        if self.path.endswith("/fail") or self.path.endswith("/result"):
-            FakeServer.outcomes.append((self.path, body.decode(errors="replace")))
-        if self.path.endswith("/progress") and FakeServer.on_phase and \
-                json.loads(body or b"{}").get("phase") == FakeServer.on_phase:
-            FakeServer.on_phase = None
-            FakeServer.on_progress()
-            return self.answer(200, {"cancelled": True})
-        return self.answer(200, {})
-
-    def do_GET(self):
-        name = self.path.rsplit("/", 1)[-1]
-        if self.path.startswith("/api/v1/blobs/") and name in FakeServer.blobs:
-            data = FakeServer.blobs[name]
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return None
-        return self.answer(404, {"error": {"code": "not_found", "message": "no such blob"}})
+        if json.loads(body or b"{}").get("phase") != FakeServer.on_phase:
+            return self.answer(200, {})
+        FakeServer.on_phase = None
+        FakeServer.on_progress()
+        return self.answer(200, {"cancelled": True})
 
 
 def program_lease(task_id, files, exe, variants=("as-built",)):
@@ -110,7 +84,7 @@ def elf_lease(task_id):
 
 class Fake:
     def __enter__(self):
-        FakeServer.outcomes = []
+        SHARED.leases, SHARED.blobs, SHARED.outcomes = [], {}, []
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeServer)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
@@ -142,7 +116,7 @@ def tiny_exe(tmp):
 
 def ref_of(data):
     name = hashlib.sha256(data).hexdigest()
-    FakeServer.blobs[name] = data
+    SHARED.blobs[name] = data
     return "sha256:" + name
 
 
@@ -171,7 +145,7 @@ def test_one_blob_under_many_paths_takes_its_space_once():
             measured[-1]["(all three)"] = disk_use_of(
                 [os.path.join(work, "files"), os.path.join(work, "v"), os.path.join(data_dir, "blobs")])
         FakeServer.on_progress = measure
-        FakeServer.leases = [program_lease(1, files, "bin/app.exe",
+        SHARED.leases = [program_lease(1, files, "bin/app.exe",
                                            ("as-built", "rebase", "bind", "aslr-off")),
                              elf_lease(2)]
         code, log = run_agent(fake.url, data_dir)
@@ -185,8 +159,8 @@ def test_one_blob_under_many_paths_takes_its_space_once():
         # The next job on that agent runs.
         code, log = run_agent(fake.url, data_dir)
         assert code == 0, log[-3000:]
-        assert FakeServer.outcomes and FakeServer.outcomes[-1][0] == "/api/v1/tasks/2/result", \
-            (FakeServer.outcomes, log[-3000:])
+        assert SHARED.outcomes and SHARED.outcomes[-1][0] == "/api/v1/tasks/2/result", \
+            (SHARED.outcomes, log[-3000:])
 
 
 def test_exe_that_is_no_pe_image_is_never_run():
@@ -195,11 +169,11 @@ def test_exe_that_is_no_pe_image_is_never_run():
         os.makedirs(data_dir)
         marker = os.path.join(tmp, "ran")
         script = ("#!/bin/sh\ntouch %s\n" % marker).encode()
-        FakeServer.leases = [program_lease(1, {"bin/app.exe": ref_of(script)}, "bin/app.exe")]
+        SHARED.leases = [program_lease(1, {"bin/app.exe": ref_of(script)}, "bin/app.exe")]
         code, log = run_agent(fake.url, data_dir)
         assert code == 1, log[-3000:]
-        assert len(FakeServer.outcomes) == 1 and FakeServer.outcomes[0][0].endswith("/fail")
-        assert "is not a PE image" in FakeServer.outcomes[0][1], FakeServer.outcomes
+        assert len(SHARED.outcomes) == 1 and SHARED.outcomes[0][0].endswith("/fail")
+        assert "is not a PE image" in SHARED.outcomes[0][1], SHARED.outcomes
         assert not os.path.exists(marker)
 
 
@@ -209,30 +183,30 @@ def test_failed_folders_are_kept_within_a_budget_and_give_way():
         os.makedirs(data_dir)
         exe = ref_of(tiny_exe(tmp))
         never = "sha256:" + hashlib.sha256(b"never served").hexdigest()
-        FakeServer.leases = [program_lease(i, {"bin/app.exe": exe, "x.dll": never}, "bin/app.exe")
+        SHARED.leases = [program_lease(i, {"bin/app.exe": exe, "x.dll": never}, "bin/app.exe")
                              for i in range(1, 6)]
         for _ in range(5):
             code, log = run_agent(fake.url, data_dir)
             assert code == 1, log[-3000:]
-        assert [p for p, _ in FakeServer.outcomes] == ["/api/v1/tasks/%d/fail" % i for i in range(1, 6)]
+        assert [p for p, _ in SHARED.outcomes] == ["/api/v1/tasks/%d/fail" % i for i in range(1, 6)]
         # The 3 newest failed folders are kept, the oldest went first.
         assert work_folders(data_dir) == ["3-1", "4-1", "5-1"], work_folders(data_dir)
         assert "work_removed folder=1-1" in open(os.path.join(data_dir, "agent.log")).read()
         # More free disk than there is: the failed folders give way, then the
         # task is refused with its reason and nothing is made for it.
-        FakeServer.leases = [elf_lease(6)]
+        SHARED.leases = [elf_lease(6)]
         code, log = run_agent(fake.url, data_dir, ["--min-free-bytes", str(1 << 60)])
         assert code == 1, log[-3000:]
-        path, body = FakeServer.outcomes[-1]
-        assert path == "/api/v1/tasks/6/fail", FakeServer.outcomes
+        path, body = SHARED.outcomes[-1]
+        assert path == "/api/v1/tasks/6/fail", SHARED.outcomes
         assert "--min-free-bytes" in body and "another agent" in body, body
         assert json.loads(body).get("retryable", True) is not False, body
         assert work_folders(data_dir) == [], work_folders(data_dir)
         # The next job runs.
-        FakeServer.leases = [elf_lease(7)]
+        SHARED.leases = [elf_lease(7)]
         code, log = run_agent(fake.url, data_dir)
         assert code == 0, log[-3000:]
-        assert FakeServer.outcomes[-1][0] == "/api/v1/tasks/7/result", FakeServer.outcomes
+        assert SHARED.outcomes[-1][0] == "/api/v1/tasks/7/result", SHARED.outcomes
 
 
 if __name__ == "__main__":

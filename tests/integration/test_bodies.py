@@ -72,6 +72,21 @@ def closed_by_daemon(s, timeout):
         return False
 
 
+def trickle_until_closed(s, piece):
+    """Sends PIECE on S every 0.5 s for up to 30 s; True once the daemon
+    closed S. Closes S."""
+    try:
+        for _ in range(60):
+            s.sendall(piece)
+            if closed_by_daemon(s, 0.5):
+                return True
+        return False
+    except OSError:
+        return True
+    finally:
+        s.close()
+
+
 def test_quota_is_reserved_as_bytes_arrive():
     # 2 MiB of quota; an upload that announces 1.5 MiB and sends 10 bytes
     # holds 10 bytes of it, so a 1 MiB blob still fits.
@@ -114,18 +129,7 @@ def test_trickled_body_is_cut_below_the_minimum_rate():
     with Daemon(["--connection-timeout", "600", "--body-min-rate", "1000"]) as d:
         s = open_put(d, sha(b"slow"), 100000, b"x")
         wait_for("the upload's start", lambda: metric(d, "loadlab_blob_uploads_open") == 1)
-        closed = False
-        for _ in range(60):  # a byte every 0.5 s, for up to 30 s
-            try:
-                s.sendall(b"x")
-            except OSError:
-                closed = True
-                break
-            if closed_by_daemon(s, 0.5):
-                closed = True
-                break
-        s.close()
-        assert closed
+        assert trickle_until_closed(s, b"x")  # a byte every 0.5 s
         wait_for("the upload released", lambda: metric(d, "loadlab_blob_uploads_open") == 0
                  and tmp_files(d) == [])
         assert metric(d, "loadlab_http_body_timeouts_total") == 1
@@ -136,18 +140,7 @@ def test_body_past_its_absolute_deadline_is_cut():
     # Fast enough for the minimum rate, but never done: cut at --body-timeout.
     with Daemon(["--connection-timeout", "600", "--body-timeout", "2", "--body-min-rate", "1"]) as d:
         s = open_put(d, sha(b"long"), 10 << 20, b"x")
-        closed = False
-        for _ in range(60):
-            try:
-                s.sendall(b"x" * 100)
-            except OSError:
-                closed = True
-                break
-            if closed_by_daemon(s, 0.5):
-                closed = True
-                break
-        s.close()
-        assert closed
+        assert trickle_until_closed(s, b"x" * 100)
         wait_for("the upload released", lambda: metric(d, "loadlab_blob_uploads_open") == 0)
         assert metric(d, "loadlab_http_body_timeouts_total") == 1
 
