@@ -62,6 +62,9 @@ static const struct option_def options[] = {
 	 "largest blob in bytes (default 1 GiB)"},
 	{"blob-quota-bytes", LLONG(blob_quota_bytes, 1, 1LL << 50, 20LL << 30),
 	 "all blobs together, in bytes (default 20 GiB)"},
+	{"answer-memory-bytes", LLONG(answer_memory_bytes, 1 << 20, 1LL << 40, 256LL << 20),
+	 "bytes of answers held for clients that read slowly; a large answer past it gets 503 busy "
+	 "(default 256 MiB)"},
 	{"min-free-bytes", LLONG(min_free_bytes, 0, 1LL << 62, 256LL << 20),
 	 "bytes kept free on the data folder's disk: uploads that would pass it get 507 storage_full, "
 	 "/healthz says disk full below it (default 256 MiB)"},

@@ -51,6 +51,7 @@ struct server {
 	atomic_bool stopping;       /* set once by http_stop(), read by every thread */
 	atomic_long inflight;       /* requests between first and completed callback */
 	atomic_long writes_pending; /* connections suspended for a store write */
+	atomic_llong answer_bytes;  /* built answers not yet sent (http.c, --answer-memory-bytes) */
 
 	struct capacity capacity; /* connection and long-poll limits (capacity.h) */
 	atomic_long connections_open;

@@ -128,13 +128,57 @@ static void *sweeper_main(void *arg)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* An answer built for one request, held until libmicrohttpd has sent it
+ * (or the connection is gone): counted in server->answer_bytes. */
+struct held_answer {
+	struct server *server;
+	char *text;
+	size_t len;
+};
+
+static void release_answer(void *arg)
+{
+	struct held_answer *held = arg;
+
+	atomic_fetch_sub(&held->server->answer_bytes, (long long)held->len);
+	free(held->text);
+	free(held);
+}
+
+/* A response of TEXT (LEN bytes, owned), counted against
+ * --answer-memory-bytes until it is sent. NULL when out of memory, or with
+ * *RET_REFUSED when an answer of HTTP_ANSWER_HELD_MIN bytes or more would
+ * pass the limit while others are held (clients that read slowly, or
+ * never): such answers cannot take the daemon's memory. TEXT is freed in
+ * every case. */
+static struct MHD_Response *held_response(struct server *server, char *text, size_t len, bool *ret_refused)
+{
+	struct held_answer *held = malloc(sizeof(*held));
+	long long before = atomic_fetch_add(&server->answer_bytes, (long long)len);
+	struct MHD_Response *response = NULL;
+
+	*ret_refused = len >= HTTP_ANSWER_HELD_MIN && before > 0 &&
+		       before + (long long)len > server->config.answer_memory_bytes;
+	if (held && !*ret_refused) {
+		*held = (struct held_answer){server, text, len};
+		response = MHD_create_response_from_buffer_with_free_callback_cls(len, text, release_answer,
+										  held);
+	}
+	if (!response) {
+		atomic_fetch_sub(&server->answer_bytes, (long long)len);
+		free(text);
+		free(held);
+	}
+	return response;
+}
+
 static enum MHD_Result send_reply(struct http_request *req, struct http_reply *reply)
 {
 	struct MHD_Response *response;
 	enum MHD_Result ret;
 	char *text = NULL;
 	size_t len = 0;
-	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE;
+	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE; /* PERSISTENT: static_data */
 	const char *type = reply->content_type ? reply->content_type : "application/json";
 
 	if (reply->has_file) {
@@ -164,13 +208,24 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 		len = reply->static_len;
 		mode = MHD_RESPMEM_PERSISTENT;
 	}
-	response = MHD_create_response_from_buffer(len, text ? text : (char *)"",
-						   text ? mode : MHD_RESPMEM_PERSISTENT);
-	if (!response) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(text);
-		return MHD_NO;
+	if (text && mode == MHD_RESPMEM_MUST_FREE) {
+		bool refused = false;
+		if (!(response = held_response(req->server, text, len, &refused)) && refused) {
+			struct http_reply busy = {0};
+			metrics_add(&req->server->metrics.answers_refused, 1);
+			reply_error(&busy, 503, "busy",
+				    "Answers waiting for slow clients hold nearly the limit of %lld bytes "
+				    "(--answer-memory-bytes): try again shortly.",
+				    req->server->config.answer_memory_bytes);
+			busy.retry_after = CAPACITY_RETRY_AFTER_SECONDS;
+			return send_reply(req, &busy); /* small: never refused */
+		}
+	} else {
+		response = MHD_create_response_from_buffer(len, text ? text : (char *)"",
+							   MHD_RESPMEM_PERSISTENT);
 	}
+	if (!response)
+		return MHD_NO;
 headers:
 	if (reply->status != 204)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);

@@ -113,6 +113,10 @@ struct route_stream {
 	void (*release)(struct http_request *req);
 };
 
+/* Answers this large or larger are refused (503 busy) rather than held
+ * past --answer-memory-bytes; smaller ones are always sent. */
+#define HTTP_ANSWER_HELD_MIN ((size_t)64 << 10)
+
 /* Bytes of a refused streamed body read and dropped before giving up. */
 #define HTTP_STREAM_DROP_MAX ((long long)64 << 20)
 

@@ -206,5 +206,41 @@ def test_full_disk_is_reported_and_refuses_uploads_with_507():
         assert r.status == 200 and r.json()["disk"] == "ok" and r.json()["disk_free_bytes"] > 0, r
 
 
+def test_answers_held_for_slow_readers_are_bounded():
+    # A 3.5 MB result; answers held at most 6 MB: one slow reader holds
+    # its answer, the next large answer gets 503 busy until it is gone.
+    with Daemon(["--answer-memory-bytes", "6000000"]) as d:
+        d.submit({"name": "one", "family": "pe", "generator": {"dlls": 2, "exports": 3},
+                  "variants": ["default"]})
+        _, tok = d.enroll("a", {"os": "win10"})
+        t = d.api("POST", "/api/v1/lease", {"wait": 0}, token=tok).json()
+        samples = [1234567.25] * 20000
+        body = {"attempt": 1, "facts": {"os": "win10"},
+                "variants": [{"name": "v%d" % i, "warm": {"samples_us": samples},
+                              "cold": {"samples_us": samples}} for i in range(8)]}
+        r = d.api("POST", "/api/v1/tasks/%d/result" % t["task_id"], body, token=tok)
+        assert r.status == 200, r
+        result_id = r.json()["result_id"]
+
+        def slow_get():
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(address(d))
+            s.sendall(("GET /api/v1/results/%d HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s"
+                       "\r\n\r\n" % (result_id, d.admin_token)).encode())
+            return s
+
+        first = slow_get()
+        wait_for("the first answer held", lambda: metric(d, "loadlab_http_answer_bytes") > 3000000)
+        second = slow_get()
+        assert status_of(second) == 503
+        second.close()
+        assert metric(d, "loadlab_http_answers_refused_total") == 1
+        first.close()
+        wait_for("the answer released", lambda: metric(d, "loadlab_http_answer_bytes") < 100000)
+        r = d.api("GET", "/api/v1/results/%d" % result_id, token=d.admin_token)
+        assert r.status == 200 and len(r.body) > 3000000, r.status
+
+
 if __name__ == "__main__":
     run_tests(globals())
