@@ -150,8 +150,8 @@ def test_oversized_bodies_get_413_before_the_body_is_read():
         c.close()
         assert job_count(d) == 0
         # Results may be larger (4 MiB), jobs 1 MiB, other routes are 64 KiB.
-        status, text = raw_post(d, "/api/v1/tokens", json.dumps({"kind": "user", "name": "x" * 70000}).encode(),
-                                d.admin_token)
+        token = json.dumps({"kind": "user", "name": "x" * 70000}).encode()
+        status, text = raw_post(d, "/api/v1/tokens", token, d.admin_token)
         assert status == 413, (status, text)
         assert d.api("GET", "/healthz").status == 200
 
