@@ -254,6 +254,28 @@ static int find_folder(cJSON *job, const char *job_path, const char *dir, char *
 	return 1;
 }
 
+/* Refuses, before anything is uploaded, a job whose body with FILES as its
+ * manifest would pass the daemon's JOB_SPEC_MAX_BODY. */
+static int check_body_size(const cJSON *job, const cJSON *files, const char *folder)
+{
+	char *job_text = cJSON_PrintUnformatted(job), *files_text = cJSON_PrintUnformatted(files);
+	size_t size = (job_text ? strlen(job_text) : 0) + (files_text ? strlen(files_text) : 0) + 16;
+	int rc = 0;
+
+	if (!job_text || !files_text)
+		rc = LL_ENOMEM;
+	else if (size > JOB_SPEC_MAX_BODY)
+		rc = err_set(
+			LL_ETOOBIG,
+			"The job with the manifest of %s would be about %zu bytes, more than the %d a job "
+			"may have (%d files at most, their paths about 170 bytes each on average); "
+			"nothing was uploaded.",
+			folder, size, JOB_SPEC_MAX_BODY, JOB_SPEC_MAX_PROGRAM_FILES);
+	free(job_text);
+	free(files_text);
+	return rc;
+}
+
 int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
 			   char **ret_body)
 {
@@ -281,7 +303,8 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 		rc = err_set(LL_EINVAL, "The program folder %s has no files.", folder);
 		goto out;
 	}
-	if ((rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
+	if ((rc = check_body_size(job, w.files, folder)) < 0 ||
+	    (rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
 		goto out;
 	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s", uploaded,
 	       bytes);

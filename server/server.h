@@ -51,13 +51,14 @@ struct server {
 	atomic_bool stopping;       /* set once by http_stop(), read by every thread */
 	atomic_long inflight;       /* requests between first and completed callback */
 	atomic_long writes_pending; /* connections suspended for a store write */
+	atomic_llong answer_bytes;  /* built answers not yet sent (http.c, --answer-memory-bytes) */
 
 	struct capacity capacity; /* connection and long-poll limits (capacity.h) */
 	atomic_long connections_open;
 	atomic_long long_polls; /* long-polls parked, or about to be */
 	pthread_mutex_t conns_lock;
-	struct http_conn *conns;         /* open connections, for the header deadline */
-	atomic_llong next_warning_ms[3]; /* one warning per limit per 10 s */
+	struct http_conn *conns;         /* open connections, for their deadlines (http/conn_deadlines.h) */
+	atomic_llong next_warning_ms[4]; /* one warning per limit per 10 s */
 };
 
 #endif

@@ -285,7 +285,7 @@ int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_
 		cache->stats.hits++;
 	}
 	if ((rc = remember(cache, sha256_hex, size, ++cache->seq)) < 0 ||
-	    (rc = plat_copy_file(path, dest_path)) < 0)
+	    (rc = plat_link_file(path, dest_path, NULL)) < 0)
 		return rc;
 	evict(cache, sha256_hex);
 	if ((rc = save_index(cache)) < 0)

@@ -58,8 +58,12 @@ int blob_cache_open(struct blob_cache *cache, const char *dir, long long cap_byt
 /* Frees what blob_cache_open() made (the folder stays). */
 void blob_cache_close(struct blob_cache *cache);
 
-/* Copies the blob SHA256_HEX (64 lowercase hex digits, else LL_EINVAL)
- * to DEST_PATH. From the cache when it holds the blob and its hash still
+/* Puts the blob SHA256_HEX (64 lowercase hex digits, else LL_EINVAL) at
+ * DEST_PATH as a hard link to the cached file where the file system allows
+ * it, else a copy (plat_link_file()): a blob named under many paths takes
+ * its space once. The caller replaces DEST_PATH rather than writing it in
+ * place (a change in place would reach the cache, whose hash check before
+ * every use would then throw it away). From the cache when it holds the blob and its hash still
  * matches; else FETCH(CONTEXT, HEX, a temporary path in the cache) fills
  * it, its hash is checked (LL_EFORMAT, nothing kept, when it differs)
  * and it is renamed into place. Then marks it most recently used, evicts

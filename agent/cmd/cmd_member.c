@@ -130,6 +130,14 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 			o.enroll_token = value;
 		} else if ((value = option_value(argc, argv, &i, "--data-dir"))) {
 			o.data_dir = value;
+		} else if ((value = option_value(argc, argv, &i, "--min-free-bytes"))) {
+			char *end;
+			o.min_free_bytes = strtoll(value, &end, 10);
+			if (*end || end == value || o.min_free_bytes < 1) {
+				cJSON_Delete(labels);
+				return usage_error("--min-free-bytes must be a number of bytes, not '%s'",
+						   value);
+			}
 		} else if ((value = option_value(argc, argv, &i, "--name"))) {
 			o.name = value;
 		} else if ((value = option_value(argc, argv, &i, "--labels"))) {

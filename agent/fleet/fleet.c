@@ -1,4 +1,5 @@
 #include "fleet.h"
+#include "work_folders.h"
 
 #include "blobs/blob_cache.h"
 #include "fleet/facts.h"
@@ -403,6 +404,30 @@ static int put_blob(void *context, const char *sha256_hex, const char *file_path
 	return rc;
 }
 
+/* Makes room for a task (work_folders.h) and says whether the disk then has
+ * the free space a task needs to start; REASON, when not, says why. */
+static bool disk_has_room(struct fleet *f, long long task_id, long long attempt, char *reason, size_t size)
+{
+	long long min_free =
+		f->options->min_free_bytes > 0 ? f->options->min_free_bytes : WORK_MIN_FREE_DEFAULT;
+	long long free_bytes = 0;
+	int rc = work_folders_prune(f->work_root, WORK_FAILED_KEPT, min_free, &free_bytes);
+
+	if (rc < 0)
+		snprintf(reason, size, "The agent cannot tell the free space of its work folder: %s",
+			 err_message(rc));
+	else if (free_bytes < min_free)
+		snprintf(reason, size,
+			 "This agent has %lld bytes free for its work folder, fewer than the %lld a task "
+			 "needs "
+			 "to start (--min-free-bytes): the task is left for another agent.",
+			 free_bytes, min_free);
+	else
+		return true;
+	fleet_log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
+	return false;
+}
+
 static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 {
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
@@ -439,6 +464,11 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		return TASK_REFUSED;
 	}
 
+	if (!disk_has_room(f, task_id, attempt, reason, sizeof(reason))) {
+		post_failure(f, task_id, attempt, reason, true);
+		cJSON_Delete(checked_job);
+		return TASK_FAILED;
+	}
 	snprintf(work_dir, sizeof(work_dir), "%s%c%lld-%lld", f->work_root, plat_path_separator, task_id,
 		 attempt);
 	if ((rc = plat_remove_tree(work_dir)) < 0 || (rc = plat_mkdirs_private(work_dir)) < 0) {
@@ -520,6 +550,8 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		/* A build that fails fails the same way again: its job fails
 		 * once, with this log (a lost builder is retried by expiry). */
 		post_failure(f, task_id, attempt, reason, !task.build_only);
+		work_folders_prune(f->work_root, WORK_FAILED_KEPT, 0,
+				   NULL); /* its folder kept, within the budget */
 		return TASK_FAILED;
 	}
 

@@ -29,6 +29,7 @@ struct fleet_options {
 	const cJSON *labels;      /* borrowed: {KEY: VALUE} to enroll with */
 	bool once;                /* take one task, report it, return (a build task done
 				   * first does not count: docs/builds.md) */
+	long long min_free_bytes; /* free bytes a task needs to start; 0: WORK_MIN_FREE_DEFAULT */
 };
 
 /* Runs the agent until it is stopped (os.h) or, with --once, until one

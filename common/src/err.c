@@ -39,6 +39,8 @@ const char *err_name(int code)
 		return "unsupported";
 	case LL_ESTATE:
 		return "invalid_state";
+	case LL_ENOSPACE:
+		return "storage_full";
 	default:
 		return "internal";
 	}
@@ -93,6 +95,8 @@ const char *err_message(int code)
 		return "Not supported here.";
 	case LL_ESTATE:
 		return "Not valid in the current state.";
+	case LL_ENOSPACE:
+		return "The disk is full.";
 	default:
 		return "The operation failed.";
 	}

@@ -7,6 +7,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/case_fold.h"
 #include "loadlab/names.h"
 
 #include <stdio.h>
@@ -129,7 +130,7 @@ bool job_spec_blob_ref_valid(const char *ref, char ret_hex[65])
 	return true;
 }
 
-/* Paths folded to lower case (ASCII), for case-collision checks. */
+/* Paths case-folded (case_fold.h), for case-collision checks. */
 static int compare_folded(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -140,7 +141,8 @@ static int find_folded(char **sorted, size_t count, const char *key)
 	return bsearch(&key, sorted, count, sizeof(*sorted), compare_folded) != NULL;
 }
 
-/* Refuses two paths that differ only in (ASCII) case, and a path that is
+/* Refuses two paths that differ only in case (Unicode simple folding, as
+ * Windows compares names: "Ä.dll" and "ä.dll"), and a path that is
  * also a folder of another ("bin" and "bin/app.exe"). */
 static int check_collisions(const cJSON *files, int count)
 {
@@ -156,8 +158,7 @@ static int check_collisions(const cJSON *files, int count)
 			rc = LL_ENOMEM;
 			goto out;
 		}
-		for (size_t i = 0; i <= len; i++)
-			folded[n][i] = ascii_lower(item->string[i]);
+		case_fold_utf8(item->string, folded[n]);
 		n++;
 	}
 	qsort(folded, (size_t)n, sizeof(*folded), compare_folded);

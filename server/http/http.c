@@ -6,16 +6,17 @@
  * completed callback. Responses are queued on a later callback than the
  * first: libmicrohttpd 0.9.75 drops keep-alive when a response is queued
  * on the first one (DESIGN.md, "Known traps") — except refusals of a
- * request with a body (413, 414, 401, 403), which are sent before the body
+ * request with a body (404, 405, 413, 414, 401, 403), which are sent before the body
  * is read and close the connection on purpose.
  *
  * A route with a body stream (route_table_stream(), http.h) gets its body piece by piece instead
  * of in req->body: blob uploads, which may be far larger than memory.
  *
  * Capacity (capacity.h): a connection limit from the open-files limit,
- * parked long-polls capped below it, and a header deadline enforced by
- * the sweeper for every connection.
+ * parked long-polls capped below it, and header and body deadlines
+ * (conn_deadlines.h) enforced by the sweeper for every connection.
  */
+#include "conn_deadlines.h"
 #include "schedules/lease_expiry.h"
 #include "server.h"
 
@@ -34,22 +35,6 @@
 
 /* ---------------------------------------------------------------- long-poll */
 
-enum limit_warning { WARN_CONNECTIONS, WARN_LONG_POLLS, WARN_HEADERS };
-
-/* Logs a warning that a limit bites, at most once per 10 s per limit. */
-static void warn_limit(struct server *server, enum limit_warning which, const char *event, const char *key,
-		       long long value)
-{
-	long long now = clock_now_ms(), next = atomic_load(&server->next_warning_ms[which]);
-	char text[24];
-
-	if (now < next ||
-	    !atomic_compare_exchange_strong(&server->next_warning_ms[which], &next, now + 10000))
-		return;
-	snprintf(text, sizeof(text), "%lld", value);
-	log_event(LOG_WARN, event, key, text, NULL);
-}
-
 bool http_long_poll_begin(struct http_request *req)
 {
 	struct server *server = req->server;
@@ -59,8 +44,8 @@ bool http_long_poll_begin(struct http_request *req)
 	if (atomic_fetch_add(&server->long_polls, 1) >= server->capacity.long_polls) {
 		atomic_fetch_sub(&server->long_polls, 1);
 		metrics_add(&server->metrics.long_polls_refused, 1);
-		warn_limit(server, WARN_LONG_POLLS, "long_poll_limit_reached", "limit",
-			   server->capacity.long_polls);
+		conn_warn_limit(server, WARN_LONG_POLLS, "long_poll_limit_reached", "limit",
+				server->capacity.long_polls);
 		return false;
 	}
 	req->holds_long_poll = true;
@@ -114,101 +99,6 @@ void http_write_committed(void *arg)
 	atomic_fetch_sub(&server->writes_pending, 1);
 }
 
-/* ------------------------------------------------------------- connections */
-
-/* One open connection: libmicrohttpd's socket context. */
-struct http_conn {
-	struct http_conn *prev, *next;
-	int fd;
-	atomic_llong header_deadline_ms; /* 0: a request is being handled */
-};
-
-static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
-{
-	struct server *server = cls;
-	struct http_conn *conn = *socket_context;
-
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *info =
-			MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-		long open = atomic_fetch_add(&server->connections_open, 1) + 1;
-		conn = calloc(1, sizeof(*conn));
-		if (conn) {
-			conn->fd = info ? info->connect_fd : -1;
-			atomic_store(&conn->header_deadline_ms,
-				     clock_now_ms() + server->config.header_timeout * 1000LL);
-			pthread_mutex_lock(&server->conns_lock);
-			conn->next = server->conns;
-			if (server->conns)
-				server->conns->prev = conn;
-			server->conns = conn;
-			pthread_mutex_unlock(&server->conns_lock);
-		}
-		*socket_context = conn;
-		if (open >= server->capacity.connections) {
-			metrics_add(&server->metrics.connection_limit_hits, 1);
-			warn_limit(server, WARN_CONNECTIONS, "connection_limit_reached", "limit",
-				   server->capacity.connections);
-		}
-		return;
-	}
-	atomic_fetch_sub(&server->connections_open, 1);
-	if (!conn)
-		return;
-	/* libmicrohttpd closes the socket after this callback: removing the
-	 * entry under the lock keeps expire_headers() from touching a closed
-	 * (or reused) descriptor. */
-	pthread_mutex_lock(&server->conns_lock);
-	if (conn->prev)
-		conn->prev->next = conn->next;
-	else
-		server->conns = conn->next;
-	if (conn->next)
-		conn->next->prev = conn->prev;
-	pthread_mutex_unlock(&server->conns_lock);
-	free(conn);
-	*socket_context = NULL;
-}
-
-/* Sets the header deadline of CONNECTION's request: now + --header-timeout
- * when waiting for a request, 0 while one is handled. */
-static void set_header_deadline(struct server *server, struct MHD_Connection *connection, bool waiting)
-{
-	const union MHD_ConnectionInfo *info =
-		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	struct http_conn *conn = info ? info->socket_context : NULL;
-
-	if (conn)
-		atomic_store(&conn->header_deadline_ms,
-			     waiting ? clock_now_ms() + server->config.header_timeout * 1000LL : 0);
-}
-
-/* Closes every connection that has not sent a whole request's headers
- * within --header-timeout of opening or of its previous answer.
- * libmicrohttpd's own timeout is per idle period, so a client sending a
- * header line now and then would hold its connection for ever; shutdown()
- * makes libmicrohttpd read end-of-file and close it in its own thread. */
-static void expire_headers(struct server *server, long long now)
-{
-	long long closed = 0;
-
-	pthread_mutex_lock(&server->conns_lock);
-	for (struct http_conn *conn = server->conns; conn; conn = conn->next) {
-		long long deadline = atomic_load(&conn->header_deadline_ms);
-		if (deadline && deadline <= now && conn->fd >= 0) {
-			atomic_store(&conn->header_deadline_ms, 0);
-			shutdown(conn->fd, SHUT_RDWR);
-			closed++;
-		}
-	}
-	pthread_mutex_unlock(&server->conns_lock);
-	if (closed) {
-		metrics_add(&server->metrics.header_timeouts, closed);
-		warn_limit(server, WARN_HEADERS, "header_timeout", "closed", closed);
-	}
-}
-
 /* The sweeper: every 100 ms resumes long-polls past their deadline; every
  * LEASE_EXPIRY_TICK_MS runs the lease-expiry tick (schedules/lease_expiry.h)
  * and, when it says so, wakes the long-polls so that they look again. */
@@ -223,7 +113,7 @@ static void *sweeper_main(void *arg)
 		now = clock_now_ms();
 		wake_expired(server, now);
 		if (tick % 5 == 0)
-			expire_headers(server, now);
+			conn_deadlines_sweep(server, now);
 		if (++tick % (LEASE_EXPIRY_TICK_MS / 100))
 			continue;
 		int expired = 0;
@@ -238,13 +128,57 @@ static void *sweeper_main(void *arg)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* An answer built for one request, held until libmicrohttpd has sent it
+ * (or the connection is gone): counted in server->answer_bytes. */
+struct held_answer {
+	struct server *server;
+	char *text;
+	size_t len;
+};
+
+static void release_answer(void *arg)
+{
+	struct held_answer *held = arg;
+
+	atomic_fetch_sub(&held->server->answer_bytes, (long long)held->len);
+	free(held->text);
+	free(held);
+}
+
+/* A response of TEXT (LEN bytes, owned), counted against
+ * --answer-memory-bytes until it is sent. NULL when out of memory, or with
+ * *RET_REFUSED when an answer of HTTP_ANSWER_HELD_MIN bytes or more would
+ * pass the limit while others are held (clients that read slowly, or
+ * never): such answers cannot take the daemon's memory. TEXT is freed in
+ * every case. */
+static struct MHD_Response *held_response(struct server *server, char *text, size_t len, bool *ret_refused)
+{
+	struct held_answer *held = malloc(sizeof(*held));
+	long long before = atomic_fetch_add(&server->answer_bytes, (long long)len);
+	struct MHD_Response *response = NULL;
+
+	*ret_refused = len >= HTTP_ANSWER_HELD_MIN && before > 0 &&
+		       before + (long long)len > server->config.answer_memory_bytes;
+	if (held && !*ret_refused) {
+		*held = (struct held_answer){server, text, len};
+		response = MHD_create_response_from_buffer_with_free_callback_cls(len, text, release_answer,
+										  held);
+	}
+	if (!response) {
+		atomic_fetch_sub(&server->answer_bytes, (long long)len);
+		free(text);
+		free(held);
+	}
+	return response;
+}
+
 static enum MHD_Result send_reply(struct http_request *req, struct http_reply *reply)
 {
 	struct MHD_Response *response;
 	enum MHD_Result ret;
 	char *text = NULL;
 	size_t len = 0;
-	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE;
+	enum MHD_ResponseMemoryMode mode = MHD_RESPMEM_MUST_FREE; /* PERSISTENT: static_data */
 	const char *type = reply->content_type ? reply->content_type : "application/json";
 
 	if (reply->has_file) {
@@ -274,13 +208,24 @@ static enum MHD_Result send_reply(struct http_request *req, struct http_reply *r
 		len = reply->static_len;
 		mode = MHD_RESPMEM_PERSISTENT;
 	}
-	response = MHD_create_response_from_buffer(len, text ? text : (char *)"",
-						   text ? mode : MHD_RESPMEM_PERSISTENT);
-	if (!response) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(text);
-		return MHD_NO;
+	if (text && mode == MHD_RESPMEM_MUST_FREE) {
+		bool refused = false;
+		if (!(response = held_response(req->server, text, len, &refused)) && refused) {
+			struct http_reply busy = {0};
+			metrics_add(&req->server->metrics.answers_refused, 1);
+			reply_error(&busy, 503, "busy",
+				    "Answers waiting for slow clients hold nearly the limit of %lld bytes "
+				    "(--answer-memory-bytes): try again shortly.",
+				    req->server->config.answer_memory_bytes);
+			busy.retry_after = CAPACITY_RETRY_AFTER_SECONDS;
+			return send_reply(req, &busy); /* small: never refused */
+		}
+	} else {
+		response = MHD_create_response_from_buffer(len, text ? text : (char *)"",
+							   MHD_RESPMEM_PERSISTENT);
 	}
+	if (!response)
+		return MHD_NO;
 headers:
 	if (reply->status != 204)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -307,6 +252,14 @@ static enum MHD_Result send_error(struct http_request *req, int status, const ch
 	return send_reply(req, &reply);
 }
 
+/* The 404 or 405 of a path no route matches (req->status says which). */
+static enum MHD_Result send_unrouted(struct http_request *req)
+{
+	if (req->status == 405)
+		return send_error(req, 405, "method_not_allowed", "This path does not take that method.");
+	return send_error(req, 404, "not_found", "No such route.");
+}
+
 /* The URI-log callback: called once a request line is in, before
  * libmicrohttpd splits the query string. Makes the per-request state. A
  * query of more than HTTP_MAX_QUERY_ARGS arguments is cut here (the byte
@@ -325,6 +278,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
 	atomic_fetch_add_explicit(&server->inflight, 1, memory_order_relaxed);
 	req->server = server;
 	req->connection = connection;
+	req->conn = conn_of(connection);
 	req->started_us = clock_monotonic_us();
 	req->route_index = -1;
 	if (query) {
@@ -372,7 +326,7 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 	bool wrong_method = false;
 
 	req->headers_done = true;
-	set_header_deadline(server, connection, false);
+	conn_wait_headers(server, req->conn, false);
 	copy_cut(req->method, sizeof(req->method), method);
 	copy_cut(req->path, sizeof(req->path), url);
 	req->route_index = strlen(url) < sizeof(req->path) ? route_table_match(server->routes, method, url,
@@ -383,6 +337,8 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 	buf_init(&req->body, req->route ? req->route->max_body : 0);
 	if (!req->route) {
 		req->status = wrong_method ? 405 : 404;
+		if (has_body(connection)) /* answered now: the body is never read */
+			return send_unrouted(req);
 		return MHD_YES;
 	}
 	if (req->query_too_long) {
@@ -414,6 +370,8 @@ static enum MHD_Result on_headers(struct server *server, struct http_request *re
 		if (reply.status)
 			return send_reply(req, &reply);
 	}
+	if (has_body(connection))
+		conn_body_begin(req->conn);
 	return MHD_YES;
 }
 
@@ -451,6 +409,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 	if (!req->headers_done)
 		return on_headers(server, req, connection, url, method);
 
+	if (*upload_data_size)
+		conn_body_progress(req->conn, (long long)*upload_data_size);
 	if (*upload_data_size && req->stream) {
 		enum MHD_Result ret = on_stream_data(req, upload_data, *upload_data_size);
 		*upload_data_size = 0;
@@ -463,12 +423,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
 		return MHD_YES;
 	}
 
-	if (!req->route) {
-		if (req->status == 405)
-			return send_error(req, 405, "method_not_allowed",
-					  "This path does not take that method.");
-		return send_error(req, 404, "not_found", "No such route.");
-	}
+	conn_body_end(req->conn);
+	if (!req->route)
+		return send_unrouted(req);
 	if (req->query_too_long)
 		return send_error(req, 414, "uri_too_long", QUERY_TOO_LONG_MESSAGE);
 	if (req->body_too_big) {
@@ -540,8 +497,9 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 		return;
 	if (req->holds_long_poll)
 		atomic_fetch_sub(&server->long_polls, 1);
+	conn_body_end(req->conn);
 	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		set_header_deadline(server, connection, true);
+		conn_wait_headers(server, req->conn, true);
 	duration = clock_monotonic_us() - req->started_us;
 	if (!req->status)
 		req->status = 499; /* the client went away before an answer */
@@ -614,8 +572,8 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	http_utf8_sanitize(message);
 	if (strstr(message, "reached connection limit")) {
 		metrics_add(&server->metrics.connection_limit_hits, 1);
-		warn_limit(server, WARN_CONNECTIONS, "connection_limit_reached", "limit",
-			   server->capacity.connections);
+		conn_warn_limit(server, WARN_CONNECTIONS, "connection_limit_reached", "limit",
+				server->capacity.connections);
 		return;
 	}
 	log_event(LOG_WARN, "libmicrohttpd", "message", message, NULL);
@@ -688,7 +646,7 @@ int http_start(struct server *server)
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)c->per_ip_limit,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_CONNECTION_LIMIT,
 		(unsigned int)server->capacity.connections, MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
+		MHD_OPTION_NOTIFY_CONNECTION, conn_deadlines_notify, server,
 		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY, key,
 		MHD_OPTION_END);
 	/* libmicrohttpd copies nothing: cert and key live until http_stop(). */

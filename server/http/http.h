@@ -40,10 +40,12 @@ struct MHD_Connection;
 #define HTTP_MAX_QUERY_ARGS 64
 
 struct route;
+struct http_conn;
 
 struct http_request {
 	struct server *server;
 	struct MHD_Connection *connection;
+	struct http_conn *conn; /* its deadlines (conn_deadlines.h); NULL: not tracked */
 	const struct route *route;
 	int route_index;
 	char method[8];
@@ -110,6 +112,10 @@ struct route_stream {
 	/* When the request completes, however it ended: frees stream_state. */
 	void (*release)(struct http_request *req);
 };
+
+/* Answers this large or larger are refused (503 busy) rather than held
+ * past --answer-memory-bytes; smaller ones are always sent. */
+#define HTTP_ANSWER_HELD_MIN ((size_t)64 << 10)
 
 /* Bytes of a refused streamed body read and dropped before giving up. */
 #define HTTP_STREAM_DROP_MAX ((long long)64 << 20)

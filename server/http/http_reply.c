@@ -78,6 +78,9 @@ int reply_from_err(struct http_reply *reply, int rc)
 	case LL_ESTORE:
 		status = 503;
 		break;
+	case LL_ENOSPACE:
+		status = 507;
+		break;
 	default:
 		status = 500;
 		break;

@@ -59,10 +59,13 @@ int metrics_render(struct server *server, struct buf *out)
 {
 	struct metrics *m = &server->metrics;
 	struct store_stats st;
+	struct blob_usage blobs = {0};
 	int rc = store_stats(server->store, clock_now_ms(), &st);
 
 	if (rc < 0)
 		return rc;
+	if (server->blobs)
+		blobs_usage(server->blobs, &blobs);
 	const struct state_count tasks[] = {
 		{"queued", st.tasks_queued}, {"leased", st.tasks_leased},       {"done", st.tasks_done},
 		{"dead", st.tasks_dead},     {"cancelled", st.tasks_cancelled},
@@ -104,6 +107,26 @@ int metrics_render(struct server *server, struct buf *out)
 		 load(&m->connection_limit_hits)},
 		{"loadlab_http_header_timeouts_total", "counter",
 		 "Connections closed for not sending their headers in time.", load(&m->header_timeouts)},
+		{"loadlab_http_body_timeouts_total", "counter",
+		 "Connections closed for a body slower than --body-min-rate or longer than --body-timeout.",
+		 load(&m->body_timeouts)},
+		{"loadlab_http_bodies_abandoned_total", "counter",
+		 "Connections their client closed mid-body, released at once.", load(&m->bodies_abandoned)},
+		{"loadlab_http_requests_in_flight", "gauge",
+		 "Requests between their first byte and their end (answered or cut).",
+		 atomic_load(&server->inflight)},
+		{"loadlab_http_answer_bytes", "gauge",
+		 "Bytes of built answers not yet sent (slow readers hold theirs).",
+		 atomic_load(&server->answer_bytes)},
+		{"loadlab_http_answers_refused_total", "counter",
+		 "Large answers refused (503 busy) as answers held passed --answer-memory-bytes.",
+		 load(&m->answers_refused)},
+		{"loadlab_blob_stored_bytes", "gauge", "Bytes of stored blobs.", blobs.used_bytes},
+		{"loadlab_blob_reserved_bytes", "gauge",
+		 "Bytes received by blob uploads in flight (counted against --blob-quota-bytes).",
+		 blobs.reserved_bytes},
+		{"loadlab_blob_uploads_open", "gauge", "Blob uploads begun and not yet ended.",
+		 blobs.uploads_open},
 		{"loadlab_http_query_refused_total", "counter",
 		 "Requests refused for too many query arguments.", load(&m->query_refused)},
 		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},

@@ -32,6 +32,9 @@ struct metrics {
 	long long long_polls_refused;    /* leases answered at once: long-poll cap reached */
 	long long connection_limit_hits; /* times every connection was taken */
 	long long header_timeouts;       /* connections closed for slow headers */
+	long long body_timeouts;         /* connections closed for a body too slow or too long */
+	long long answers_refused;       /* large answers refused (503 busy) past --answer-memory-bytes */
+	long long bodies_abandoned;      /* connections closed by their client mid-body, cut at once */
 	long long query_refused;         /* requests with too many query arguments */
 	long long webhook_outcomes[METRICS_WEBHOOK_OUTCOMES];
 };

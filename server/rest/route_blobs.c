@@ -1,7 +1,9 @@
 /*
  * /api/v1/blobs/{sha256}: upload (PUT, streamed), is it there (HEAD),
  * download (GET). The store on disk is store/blob_files.h; this file maps it to HTTP
- * and checks that a program job's files are all uploaded.
+ * and checks that a program job's files are all uploaded and add up to at
+ * most --program-max-bytes (counted once per path: what an agent without
+ * hard links would write).
  */
 #include "routes.h"
 
@@ -139,6 +141,7 @@ int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct h
 	const cJSON *file;
 	cJSON *hexes = cJSON_CreateArray(), *missing = NULL;
 	char hex[65], list[400] = "";
+	long long total = 0, cap = req->server->config.program_max_bytes;
 	size_t used = 0;
 	int rc, count;
 
@@ -147,14 +150,21 @@ int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct h
 	cJSON_ArrayForEach(file, files)
 		if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
 			cJSON_AddItemToArray(hexes, cJSON_CreateString(hex));
-	rc = blobs_missing(req->server->blobs, hexes, &missing);
+	rc = blobs_missing(req->server->blobs, hexes, &missing, &total);
 	cJSON_Delete(hexes);
 	if (rc < 0)
 		return reply_from_err(reply, rc), rc;
 	count = cJSON_GetArraySize(missing);
 	if (count == 0) {
 		cJSON_Delete(missing);
-		return 0;
+		if (total <= cap)
+			return 0;
+		reply_error(
+			reply, 413, "program_too_large",
+			"The program's files add up to %lld bytes (each counted once per path), more than "
+			"the limit of %lld (--program-max-bytes).",
+			total, cap);
+		return LL_ETOOBIG;
 	}
 	cJSON_ArrayForEach(file, missing)
 		if (used < sizeof(list) - 70)
@@ -176,7 +186,7 @@ int route_blobs_start(struct server *server)
 {
 	const struct config *c = &server->config;
 	struct blob_limits limits = {c->blob_max_bytes, c->blob_quota_bytes, c->blob_retention_s,
-				     c->blob_sweep_interval_s};
+				     c->blob_sweep_interval_s, c->min_free_bytes};
 	int rc = blobs_open(c->data_dir, &limits, &server->blobs);
 
 	if (rc == 0 && (rc = blobs_sweeper_start(server->blobs, references, server->store)) < 0) {

@@ -7,11 +7,18 @@
 
 int route_health(struct http_request *req, struct http_reply *reply)
 {
-	bool ok = store_check(req->server->store) == 0;
+	bool store_ok = store_check(req->server->store) == 0, disk_ok = true, ok;
 	cJSON *body = cJSON_CreateObject();
+	long long free_bytes = 0;
 
+	/* A disk below --min-free-bytes takes no uploads and soon no writes. */
+	if (req->server->blobs && blobs_disk_free(req->server->blobs, &free_bytes) == 0)
+		disk_ok = free_bytes >= req->server->config.min_free_bytes;
+	ok = store_ok && disk_ok;
 	cJSON_AddStringToObject(body, "status", ok ? "ok" : "unavailable");
-	cJSON_AddStringToObject(body, "store", ok ? "ok" : "failing");
+	cJSON_AddStringToObject(body, "store", store_ok ? "ok" : "failing");
+	cJSON_AddStringToObject(body, "disk", disk_ok ? "ok" : "full");
+	cJSON_AddNumberToObject(body, "disk_free_bytes", (double)free_bytes);
 	cJSON_AddStringToObject(body, "version", LOADLAB_VERSION);
 	return reply_json(reply, ok ? 200 : 503, body);
 }

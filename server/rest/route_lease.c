@@ -1,9 +1,13 @@
-/* POST /api/v1/lease: long-poll for a task the calling agent may run. */
+/* POST /api/v1/lease: long-poll for a task the calling agent may run. A
+ * parked poll checks its token again each time it wakes: one revoked
+ * meanwhile gets 401, never a task. */
 #include "routes.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+
+#include <microhttpd.h>
 
 /* The second half of a lease: the committed write's answer, or, without
  * a task, 204 at the deadline or the request parked until tasks come. */
@@ -40,6 +44,17 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 
 	if (req->write_call)
 		return lease_answer(req, reply);
+	if (req->calls > 0) {
+		/* Woken after a wait: the token may have been revoked since. */
+		struct store_token token;
+		err_clear();
+		rc = auth_check(server->store, req->route->auth, false, false,
+				MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+							    MHD_HTTP_HEADER_AUTHORIZATION),
+				&token);
+		if (rc < 0)
+			return reply_from_err(reply, rc);
+	}
 	if (req->calls == 0) {
 		static const char *const keys[] = {"wait", NULL};
 		long long wait;

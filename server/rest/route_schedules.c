@@ -97,6 +97,11 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 	if ((rc = read_job(cJSON_GetObjectItemCaseSensitive(body, "job"), series, &job_text)) < 0 ||
 	    (rc = schedule_next_due(n.cron, n.interval_s, now, now, &n.first_due_ms)) < 0)
 		goto done;
+	if (route_blobs_check_spec(req, cJSON_GetObjectItemCaseSensitive(body, "job"), reply) < 0) {
+		free(job_text);
+		cJSON_Delete(body);
+		return 0; /* a program's files must be uploaded: REPLY names those that are not */
+	}
 	route_caller(req, who, sizeof(who));
 	n.series = series;
 	n.job_text = job_text;
@@ -168,6 +173,12 @@ int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 	if ((job = cJSON_GetObjectItemCaseSensitive(body, "job")) &&
 	    (rc = read_job(job, series, &job_text)) < 0)
 		goto done;
+	if (job && route_blobs_check_spec(req, job, reply) < 0) {
+		free(job_text);
+		cJSON_Delete(current);
+		cJSON_Delete(body);
+		return 0;
+	}
 	if (cron || interval_s ||
 	    (enabled == 1 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(current, "enabled")))) {
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(current, "cron");

@@ -9,10 +9,12 @@
  */
 #include "routes.h"
 
+#include "loadlab/job_spec.h"
+
 static const struct route routes[] = {
 	{"GET", "/healthz", AUTH_ANYONE, 0, route_health},
 	{"GET", "/metrics", AUTH_METRICS, 0, route_metrics},
-	{"POST", "/api/v1/jobs", AUTH_USER, ROUTE_MAX_BODY, route_jobs_create},
+	{"POST", "/api/v1/jobs", AUTH_USER, JOB_SPEC_MAX_BODY, route_jobs_create},
 	{"GET", "/api/v1/jobs", AUTH_READER, 0, route_jobs_list},
 	{"GET", "/api/v1/jobs/{id}", AUTH_READER, 0, route_jobs_get},
 	{"POST", "/api/v1/jobs/{id}/cancel", AUTH_USER, ROUTE_MAX_BODY, route_jobs_cancel},

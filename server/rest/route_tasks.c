@@ -76,6 +76,37 @@ out:
 	return reply_report(reply, body, rc, out);
 }
 
+/* Samples one array of a variant's warm or cold measurement may hold: the
+ * most a job can ask for (1,000 runs x 20 rounds). Reports and calibration
+ * read every sample on the HTTP thread: a larger result is refused (413). */
+#define RESULT_MAX_SAMPLES 20000
+
+/* LL_ETOOBIG with a message when an array of VARIANT's "warm" or "cold"
+ * holds more than RESULT_MAX_SAMPLES entries. */
+static int check_samples(const cJSON *variant, const char *name)
+{
+	static const char *const parts[] = {"warm", "cold"};
+
+	for (size_t p = 0; p < 2; p++) {
+		const cJSON *part = cJSON_GetObjectItemCaseSensitive(variant, parts[p]), *array;
+		if (!cJSON_IsObject(part))
+			continue;
+		cJSON_ArrayForEach(array, part) {
+			int count = 0;
+			const cJSON *item;
+			if (!cJSON_IsArray(array))
+				continue;
+			cJSON_ArrayForEach(item, array)
+				if (++count > RESULT_MAX_SAMPLES)
+					return err_set(LL_ETOOBIG,
+						       "Variant '%s' has more than %d entries in %s.%s, the "
+						       "most a job can ask for.",
+						       name, RESULT_MAX_SAMPLES, parts[p], array->string);
+		}
+	}
+	return 0;
+}
+
 /* A result's committed write: its answer. */
 static int result_answer(struct http_request *req, struct http_reply *reply)
 {
@@ -129,6 +160,8 @@ int route_tasks_result(struct http_request *req, struct http_reply *reply)
 			rc = err_set(LL_EINVAL, "Each entry of 'variants' must be an object with a 'name'.");
 			goto out;
 		}
+		if ((rc = check_samples(item, name)) < 0)
+			goto out;
 	}
 	/* The body stays in req->body until the commit (result_answer()). */
 	rc = store_task_result_begin(req->server->store, req->token.agent_id, req->path_id, attempt,

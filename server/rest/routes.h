@@ -66,10 +66,14 @@ int route_blobs_put(struct http_request *req, struct http_reply *reply);
 int route_blobs_head(struct http_request *req, struct http_reply *reply);
 int route_blobs_get(struct http_request *req, struct http_reply *reply);
 
-/* For a program job's normalized SPEC: 0 when every blob of its manifest
- * is stored; else REPLY is filled (400 missing_blobs, "error.missing"
- * lists them) and a negative code returned. Hold blobs_refs_lock() from
- * here until the job is stored. */
+/* For a program job's SPEC (normalized, or as submitted: the manifest has
+ * one form): 0 when every blob of its manifest is stored and they add up
+ * to at most --program-max-bytes (once per path); else REPLY is filled
+ * (400 missing_blobs, "error.missing" lists them; 413 program_too_large)
+ * and a negative code returned. 0 for a job without a program. Hold
+ * blobs_refs_lock() from here until the job is stored (route_jobs.c;
+ * schedules check without it: the check marks the blobs used now, and the
+ * retention sweep keeps what a schedule names). */
 int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct http_reply *reply);
 
 /* Opens server->blobs under the data folder and starts its retention

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +25,8 @@ struct blob_store {
 	struct blob_limits limits;
 	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
 	long long used_bytes;      /* stored blobs */
-	long long reserved_bytes;  /* uploads in flight */
+	long long reserved_bytes;  /* uploads in flight: the bytes received so far */
+	long long uploads_open;    /* begun, not yet finished or aborted */
 	pthread_mutex_t refs_lock; /* blobs_refs_lock() */
 
 	pthread_t sweeper;
@@ -65,12 +67,49 @@ static void blob_path(const struct blob_store *s, const char *hex, bool folder_o
 		snprintf(out, BLOBS_PATH_MAX, "%s/%.2s/%s", s->root, hex, hex + 2);
 }
 
+/* The error of a failed disk call (errno): LL_ENOSPACE when the disk or
+ * the user's quota is full, else LL_EIO. The message says what failed,
+ * never where: it goes to clients, who have no business with the data
+ * folder's path. */
+static int disk_error(const char *what)
+{
+	int e = errno;
+
+	if (e == ENOSPC || e == EDQUOT)
+		return err_set(LL_ENOSPACE, "The disk that holds the blobs is full: cannot %s.", what);
+	return err_set(LL_EIO, "Cannot %s: %s.", what, strerror(e));
+}
+
+int blobs_disk_free(struct blob_store *s, long long *ret_bytes)
+{
+	struct statvfs st;
+
+	if (statvfs(s->root, &st) < 0)
+		return disk_error("read the free space of the blob folder");
+	*ret_bytes = (long long)st.f_bavail * (long long)st.f_frsize;
+	return 0;
+}
+
+/* LL_ENOSPACE unless the disk has NEED bytes free beyond min_free_bytes. */
+static int check_disk(struct blob_store *s, long long need)
+{
+	long long free_bytes = 0;
+	int rc = blobs_disk_free(s, &free_bytes);
+
+	if (rc == 0 && free_bytes - need < s->limits.min_free_bytes)
+		rc = err_set(LL_ENOSPACE,
+			     "The disk that holds the blobs has %lld bytes free, and %lld are kept free "
+			     "(--min-free-bytes): this upload does not fit.",
+			     free_bytes, s->limits.min_free_bytes);
+	return rc;
+}
+
 static int fsync_folder(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 
 	if (fd < 0 || fsync(fd) < 0)
-		rc = err_set(LL_EIO, "Cannot fsync %s: %s.", path, strerror(errno));
+		rc = disk_error("fsync a blob folder");
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -232,8 +271,9 @@ int blobs_open_read(struct blob_store *s, const char *hex, int *ret_fd, long lon
 	return open_blob(s, hex, ret_fd, ret_size);
 }
 
-/* Counts N more bytes against the quota for UPLOAD. */
-static int reserve(struct blob_upload *u, long long n)
+/* Counts N more bytes against the quota for UPLOAD (with COMMIT), or only
+ * checks that they would fit. */
+static int reserve(struct blob_upload *u, long long n, bool commit)
 {
 	struct blob_store *s = u->store;
 	int rc = 0;
@@ -242,12 +282,21 @@ static int reserve(struct blob_upload *u, long long n)
 	if (s->used_bytes + s->reserved_bytes + n > s->limits.quota_bytes) {
 		rc = err_set(BLOBS_E_QUOTA, "Storing this blob would pass the blob quota of %lld bytes.",
 			     s->limits.quota_bytes);
-	} else {
+	} else if (commit) {
 		s->reserved_bytes += n;
 		u->reserved += n;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+void blobs_usage(struct blob_store *s, struct blob_usage *ret_usage)
+{
+	pthread_mutex_lock(&s->lock);
+	ret_usage->used_bytes = s->used_bytes;
+	ret_usage->reserved_bytes = s->reserved_bytes;
+	ret_usage->uploads_open = s->uploads_open;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void release_upload(struct blob_upload *u, long long stored)
@@ -257,6 +306,7 @@ static void release_upload(struct blob_upload *u, long long stored)
 	pthread_mutex_lock(&s->lock);
 	s->reserved_bytes -= u->reserved;
 	s->used_bytes += stored;
+	s->uploads_open--;
 	pthread_mutex_unlock(&s->lock);
 	if (u->fd >= 0) {
 		close(u->fd);
@@ -283,6 +333,9 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 	u->store = s;
 	u->fd = -1;
 	u->declared = declared;
+	pthread_mutex_lock(&s->lock);
+	s->uploads_open++;
+	pthread_mutex_unlock(&s->lock);
 	snprintf(u->hex, sizeof(u->hex), "%s", hex);
 	if (!(u->hash = EVP_MD_CTX_new()) || EVP_DigestInit_ex(u->hash, EVP_sha256(), NULL) != 1) {
 		release_upload(u, 0);
@@ -294,15 +347,17 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 		*ret_upload = u;
 		return 0;
 	}
-	if (declared > 0 && (rc = reserve(u, declared)) < 0) {
+	/* An announced size that cannot fit now is refused at once; what is
+	 * counted against the quota is only what arrives (blobs_upload_write). */
+	if ((declared > 0 && (rc = reserve(u, declared, false)) < 0) ||
+	    (rc = check_disk(s, declared > 0 ? declared : 0)) < 0) {
 		release_upload(u, 0);
 		return rc;
 	}
 	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s.XXXXXX", s->root, hex);
 	u->fd = mkstemp(u->tmp_path);
 	if (u->fd < 0) {
-		rc = err_set(LL_EIO, "Cannot create a temporary file in %s/tmp: %s.", s->root,
-			     strerror(errno));
+		rc = disk_error("create the upload's temporary file");
 		release_upload(u, 0);
 		return rc;
 	}
@@ -321,7 +376,11 @@ int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
 			       u->store->limits.max_bytes);
 	if (u->declared >= 0 && after > u->declared)
 		return err_set(LL_EINVAL, "The body is longer than its Content-Length.");
-	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved)) < 0)
+	if (u->fd >= 0 && after > u->reserved && (rc = reserve(u, after - u->reserved, true)) < 0)
+		return rc;
+	/* The disk again at each 16 MiB received (an upload of unknown size). */
+	if (u->fd >= 0 && u->declared < 0 && (after >> 24) != (u->received >> 24) &&
+	    (rc = check_disk(u->store, 0)) < 0)
 		return rc;
 	if (EVP_DigestUpdate(u->hash, data, len) != 1)
 		return err_set(LL_EIO, "SHA-256 failed.");
@@ -331,7 +390,7 @@ int blobs_upload_write(struct blob_upload *u, const void *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return err_set(LL_EIO, "Cannot write the blob: %s.", strerror(errno));
+			return disk_error("write the blob");
 		p += n;
 		len -= (size_t)n;
 	}
@@ -375,19 +434,19 @@ int blobs_upload_finish(struct blob_upload *u, bool *ret_created)
 	blob_path(s, u->hex, true, folder);
 	blob_path(s, u->hex, false, path);
 	if (fsync(u->fd) < 0) {
-		rc = err_set(LL_EIO, "Cannot fsync the blob: %s.", strerror(errno));
+		rc = disk_error("fsync the blob");
 		goto out;
 	}
 	fchmod(u->fd, 0600);
 	if (mkdir(folder, 0700) < 0 && errno != EEXIST) {
-		rc = err_set(LL_EIO, "Cannot create %s: %s.", folder, strerror(errno));
+		rc = disk_error("create the blob's folder");
 		goto out;
 	}
 	/* link(2) refuses to replace: a concurrent upload of the same blob
 	 * that got there first wins, and this one was not needed. */
 	if (link(u->tmp_path, path) < 0) {
 		if (errno != EEXIST)
-			rc = err_set(LL_EIO, "Cannot store blob %s: %s.", u->hex, strerror(errno));
+			rc = disk_error("store the blob");
 		goto out;
 	}
 	stored = u->received;
@@ -404,18 +463,21 @@ void blobs_upload_abort(struct blob_upload *u)
 		release_upload(u, 0);
 }
 
-int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing)
+int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing, long long *ret_found_bytes)
 {
 	cJSON *missing = cJSON_CreateArray();
 	const cJSON *item;
+	long long found = 0;
 
 	if (!missing)
 		return LL_ENOMEM;
 	cJSON_ArrayForEach(item, hexes) {
 		long long size;
 		int rc = cJSON_IsString(item) ? blobs_stat(s, item->valuestring, &size) : LL_EINVAL;
-		if (rc == 0)
+		if (rc == 0) {
+			found += size;
 			continue;
+		}
 		if (rc != LL_ENOTFOUND) {
 			cJSON_Delete(missing);
 			return rc;
@@ -423,6 +485,8 @@ int blobs_missing(struct blob_store *s, const cJSON *hexes, cJSON **ret_missing)
 		cJSON_AddItemToArray(missing, cJSON_CreateString(item->valuestring));
 	}
 	*ret_missing = missing;
+	if (ret_found_bytes)
+		*ret_found_bytes = found;
 	return 0;
 }
 

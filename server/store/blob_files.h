@@ -11,7 +11,9 @@
  * what a crash leaves in blobs/tmp/ is removed by blobs_open().
  *
  * Limits (flags, config.h): the size of one blob, the total of all blobs
- * (uploads in flight count with their announced or received size), and a
+ * (uploads in flight count with the bytes received so far: an upload that
+ * announces a size and never sends it holds nothing; an announced size that
+ * does not fit at its start is refused at once), and a
  * retention: a blob that no job references and that has not been used
  * (uploaded, asked for, read) for that long is removed by the sweeper.
  *
@@ -28,7 +30,8 @@
 
 /* Error codes of an upload beyond the usual ones (REST in route_blobs.c):
  * over the size of one blob (413), over the quota (507), content that does
- * not hash to the name (400 hash_mismatch). */
+ * not hash to the name (400 hash_mismatch); a full disk, or one that would
+ * keep less than min_free_bytes free, is LL_ENOSPACE (507 storage_full). */
 #define BLOBS_E_TOO_BIG LL_ETOOBIG
 #define BLOBS_E_QUOTA LL_ERANGE
 #define BLOBS_E_MISMATCH LL_EFORMAT
@@ -41,7 +44,11 @@ struct blob_limits {
 	long long quota_bytes;      /* all blobs */
 	long long retention_s;      /* unreferenced and unused this long: removed */
 	long long sweep_interval_s; /* the sweeper's period */
+	long long min_free_bytes;   /* kept free on the disk: an upload that would not leave it is refused */
 };
+
+/* The bytes free on the disk that holds the blobs (for /healthz). */
+int blobs_disk_free(struct blob_store *store, long long *ret_bytes);
 
 /* Says which blobs jobs reference: *RET_HASHES is a new cJSON array of
  * 64-hex-digit strings (duplicates allowed). */
@@ -61,6 +68,15 @@ void blobs_close(struct blob_store *store);
 /* The limits given to blobs_open() (borrowed). */
 const struct blob_limits *blobs_limits(const struct blob_store *store);
 
+struct blob_usage {
+	long long used_bytes;     /* stored blobs */
+	long long reserved_bytes; /* received by uploads in flight */
+	long long uploads_open;   /* uploads begun and not yet finished or aborted */
+};
+
+/* What the store holds now (for /metrics). */
+void blobs_usage(struct blob_store *store, struct blob_usage *ret_usage);
+
 /* The size of blob HEX, marking it used now; LL_ENOTFOUND when absent. */
 int blobs_stat(struct blob_store *store, const char *hex, long long *ret_size);
 
@@ -70,7 +86,8 @@ int blobs_open_read(struct blob_store *store, const char *hex, int *ret_fd, long
 
 /* Starts the upload of blob HEX. DECLARED_SIZE is the announced size, or
  * -1 when unknown (chunked). BLOBS_E_TOO_BIG / BLOBS_E_QUOTA when the
- * announced size is over a limit. When the blob exists already the body is
+ * announced size is over a limit (or does not fit the quota's free part
+ * now; nothing is reserved for it). When the blob exists already the body is
  * only hashed, not written. */
 int blobs_upload_begin(struct blob_store *store, const char *hex, long long declared_size,
 		       struct blob_upload **ret_upload);
@@ -90,9 +107,11 @@ int blobs_upload_finish(struct blob_upload *upload, bool *ret_created);
 void blobs_upload_abort(struct blob_upload *upload);
 
 /* Of the HEXES (a cJSON array of strings), those not stored, as a new
- * cJSON array in *RET_MISSING (empty when all are there). Each blob found
- * is marked used now. */
-int blobs_missing(struct blob_store *store, const cJSON *hexes, cJSON **ret_missing);
+ * cJSON array in *RET_MISSING (empty when all are there); *RET_FOUND_BYTES
+ * (may be NULL) gets the sizes of those stored added up, once per time
+ * HEXES names them. Each blob found is marked used now. */
+int blobs_missing(struct blob_store *store, const cJSON *hexes, cJSON **ret_missing,
+		  long long *ret_found_bytes);
 
 /* Holds off the sweeper while a caller checks blobs and then records a
  * job that references them (route_jobs.c). */

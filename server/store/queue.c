@@ -138,12 +138,17 @@ static bool pinned_waiting(long long pinned, const struct queue_agent *agents, s
 }
 
 /* "no agent has K=V" for the first value of CELL no agent has, else
- * "no agent has K=V, K=V together". */
+ * "no agent has K=V, K=V together"; "no agent is enrolled" when CELL asks
+ * for nothing (so none of AGENTS is there). */
 static void unmatched_reason(const cJSON *cell, const struct queue_agent *agents, size_t count, char *reason)
 {
 	const cJSON *key;
 	size_t used;
 
+	if (!cell || !cell->child) {
+		snprintf(reason, QUEUE_WAITING_REASON_SIZE, "no agent is enrolled");
+		return;
+	}
 	cJSON_ArrayForEach(key, cell) {
 		cJSON *one = cJSON_CreateObject();
 		bool anyone = false;

@@ -237,6 +237,30 @@ def test_retention_sweep_keeps_referenced_blobs():
         assert "blob_removed" in d.read_log()
 
 
+def test_schedule_checks_and_keeps_its_blobs():
+    with Daemon(["--blob-retention-s", "1", "--blob-sweep-interval-s", "1"]) as d:
+        kept, dropped = b"MZ scheduled", b"unreferenced"
+        job = program_job({"bin/app.exe": "sha256:" + sha(kept)})
+        schedule = {"series": "nightly", "interval_s": 86400, "job": job}
+        # Its files not uploaded: refused, naming them, and nothing made.
+        r = d.api("POST", "/api/v1/schedules", schedule, token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        assert r.json()["error"]["missing"] == [sha(kept)], r.json()
+        assert d.api("GET", "/api/v1/schedules", token=d.admin_token).json()["schedules"] == []
+        assert put(d, kept).status == 201 and put(d, dropped).status == 201
+        r = d.api("POST", "/api/v1/schedules", schedule, token=d.admin_token)
+        assert r.status == 201, r
+        # A change to a job whose files are not uploaded is refused too.
+        other = program_job({"bin/app.exe": "sha256:" + sha(b"never")})
+        r = d.api("PATCH", "/api/v1/schedules/%d" % r.json()["id"], {"job": other},
+                  token=d.admin_token)
+        assert r.status == 400 and r.json()["error"]["code"] == "missing_blobs", r
+        # No job names the blob yet, the schedule does: the sweep keeps it.
+        time.sleep(3.5)
+        assert d.api("HEAD", BLOBS + sha(dropped), token=d.admin_token).status == 404
+        assert d.api("HEAD", BLOBS + sha(kept), token=d.admin_token).status == 200
+
+
 def run_cli(d, *args):
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
     return subprocess.run([LOADLAB] + list(args), capture_output=True, text=True, env=env,
@@ -309,6 +333,8 @@ def test_hostile_manifests_are_refused():
             assert rule in r.json()["error"]["message"], (path, r.json())
             validate("error.json", r.json())
         collisions = [{"bin/app.exe": ref, "BIN/App.EXE": ref},
+                      {"bin/app.exe": ref, "bin/\u00c4.dll": ref, "bin/\u00e4.dll": ref},
+                      {"bin/app.exe": ref, "\u041c/x.dll": ref, "\u043c/X.dll": ref},
                       {"bin/app.exe": ref, "bin": ref}]
         for files in collisions:
             r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
@@ -340,6 +366,67 @@ def test_hostile_manifests_are_refused():
         assert spec["variants"][2] == {"name": "bind", "bases": "unique", "bind": True,
                                        "aslr": "off"}
         assert "generator" not in spec
+
+
+def test_program_files_add_up_to_a_cap():
+    # One 100 kB blob under 30 paths is 3 MB of files: over a 2 MB cap,
+    # though the blob store holds it once.
+    with Daemon(["--program-max-bytes", str(2000000)]) as d:
+        data = os.urandom(100000)
+        assert put(d, data).status == 201
+        ref = "sha256:" + sha(data)
+        before = d.api("GET", "/api/v1/jobs", token=d.admin_token).json()
+        files = {"bin/app.exe": ref}
+        files.update({"bin/d%02d.dll" % i: ref for i in range(29)})
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 413 and r.json()["error"]["code"] == "program_too_large", r
+        assert "3000000 bytes" in r.json()["error"]["message"], r.json()
+        validate("error.json", r.json())
+        assert d.api("GET", "/api/v1/jobs", token=d.admin_token).json() == before
+        # At the cap it is taken.
+        files = {"bin/app.exe": ref}
+        files.update({"bin/d%02d.dll" % i: ref for i in range(19)})
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 201, r
+
+
+def test_manifest_of_4096_files_fits_the_job_body_limit():
+    # The documented most files, with 100-byte paths: about 720 KB of body.
+    with Daemon() as d:
+        data = b"MZ one file"
+        assert put(d, data).status == 201
+        ref = "sha256:" + sha(data)
+        files = {"bin/app.exe": ref}
+        files.update({"lib/%s/f%04d.dll" % ("x" * 86, i): ref for i in range(4095)})
+        job = program_job(files)
+        assert len(json.dumps(job)) > 700000
+        r = d.api("POST", "/api/v1/jobs", job, token=d.admin_token)
+        assert r.status == 201, r
+        # One more file is over the manifest's limit, not the body's.
+        files["bin/one-more.dll"] = ref
+        r = d.api("POST", "/api/v1/jobs", program_job(files), token=d.admin_token)
+        assert r.status == 400 and "4096" in r.json()["error"]["message"], r
+
+
+def test_submit_refuses_a_manifest_over_the_body_limit_before_uploading():
+    # 4,000 files with 230-byte paths: about 1.2 MB of manifest.
+    with Daemon() as d, tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "build")
+        deep = os.path.join(folder, "d" * 100, "e" * 100)
+        os.makedirs(deep)
+        for i in range(4000):
+            with open(os.path.join(deep, "file-%04d-%s.dll" % (i, "f" * 10)), "wb") as f:
+                f.write(b"MZ %d" % i)
+        with open(os.path.join(folder, "app.exe"), "wb") as f:
+            f.write(b"MZ app")
+        job_path = os.path.join(tmp, "job.json")
+        with open(job_path, "w") as f:
+            json.dump({"name": "big", "family": "program", "program": {"exe": "app.exe"},
+                       "variants": ["as-built"]}, f)
+        r = run_cli(d, "submit", job_path, "--program-dir", folder)
+        assert r.returncode == 2, r
+        assert "more than the 1048576 a job may have" in r.stderr and "nothing was uploaded" in r.stderr, r
+        assert stored_files(d) == []
 
 
 def test_program_example_names_its_missing_blobs():

@@ -124,7 +124,8 @@ def test_malformed_bodies():
 
 def test_oversized_bodies_get_413_before_the_body_is_read():
     with Daemon() as d:
-        big = json.dumps(dict(GOOD, name="x" * (70 * 1024))).encode()
+        # Jobs take 1 MiB (a program's manifest of 4,096 files).
+        big = json.dumps(dict(GOOD, name="x" * (1100 * 1024))).encode()
         status, text = raw_post(d, "/api/v1/jobs", big, d.admin_token)
         assert status == 413 and json.loads(text)["error"]["code"] == "too_large", (status, text)
         # The daemon answers from the header alone: announce 1 GiB, send nothing.
@@ -138,7 +139,7 @@ def test_oversized_bodies_get_413_before_the_body_is_read():
         assert head.startswith("HTTP/1.1 413"), head
         # Chunked, with no length: cut off at the limit.
         def chunks():
-            for _ in range(100):
+            for _ in range(600):
                 yield b"[" + b"1," * 1000 + b"1]"
         u = urllib.parse.urlparse(d.url)
         c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
@@ -148,7 +149,10 @@ def test_oversized_bodies_get_413_before_the_body_is_read():
         assert r.status == 413, r.status
         c.close()
         assert job_count(d) == 0
-        # Results may be larger (4 MiB), other routes are 64 KiB.
+        # Results may be larger (4 MiB), jobs 1 MiB, other routes are 64 KiB.
+        token = json.dumps({"kind": "user", "name": "x" * 70000}).encode()
+        status, text = raw_post(d, "/api/v1/tokens", token, d.admin_token)
+        assert status == 413, (status, text)
         assert d.api("GET", "/healthz").status == 200
 
 

@@ -258,7 +258,9 @@ static int program_validate(const struct family_run *run, void **ret_state)
 
 static int program_generate_stage(struct family_run *run, void *state)
 {
-	return program_fetch(state);
+	int rc = program_fetch(state);
+
+	return rc < 0 ? rc : program_check_exe(state);
 }
 
 /* The helper programs, written out (no toolchain). */

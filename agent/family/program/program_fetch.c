@@ -1,8 +1,12 @@
 /*
  * program_fetch.c - the program family's generate stage: the manifest's
- * files from the agent's blob cache into WORK/files (every path checked
- * again and joined below that folder, so no manifest can name a file
- * outside it), and what the PE toolkit says of each.
+ * files from the agent's blob cache into WORK/files, each a hard link to
+ * the cached blob where the file system allows (a blob named under many
+ * paths takes its space once; blob_cache.h) except a second path of one
+ * PE image, which is a copy (earlier_pe_twin()), every path checked again
+ * and joined below that folder, so no manifest can name a file outside
+ * it; and what the PE toolkit says of each (the exe must be a PE
+ * executable, else nothing runs).
  */
 #include "program_int.h"
 
@@ -56,7 +60,52 @@ static void read_pe_facts(struct program_file *f, const char *path)
 	f->signed_image = image->directories[PE_DIR_SECURITY].size != 0;
 	f->image_base = image->image_base;
 	f->machine = image->machine;
+	f->pe_size = image->size;
 	pe_image_free(image);
+}
+
+int program_check_exe(const struct program_context *ctx)
+{
+	const struct program_file *f = &ctx->files[ctx->exe];
+
+	if (!f->pe)
+		return err_set(LL_EFORMAT, "The program's exe %s is not a PE image: nothing was run.",
+			       f->path);
+	if (f->dll)
+		return err_set(LL_EFORMAT,
+			       "The program's exe %s is a DLL, not an executable: nothing was run.", f->path);
+	return 0;
+}
+
+/* An earlier file of the manifest with FILE I's content that is a PE
+ * image, or NULL. Two paths of one PE image must be two files: a loader
+ * that finds a file it has loaded already (the same file id, as a hard
+ * link is) hands out that module again instead of loading the second. */
+static const struct program_file *earlier_pe_twin(const struct program_context *ctx, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (ctx->files[j].pe && strcmp(ctx->files[j].sha256, ctx->files[i].sha256) == 0)
+			return &ctx->files[j];
+	return NULL;
+}
+
+/* DEST as a copy of TWIN's file, when the disk has room for it and
+ * PROGRAM_FREE_MARGIN_BYTES. */
+static int copy_twin(const struct program_context *ctx, const struct program_file *twin, const char *dest)
+{
+	char src[PLAT_MAX_PATH + 1];
+	long long free_bytes;
+	int rc;
+
+	if ((rc = program_file_path(ctx->files_dir, twin->path, false, src)) < 0 ||
+	    (rc = plat_free_bytes(ctx->files_dir, &free_bytes)) < 0)
+		return rc;
+	if (free_bytes < twin->pe_size + PROGRAM_FREE_MARGIN_BYTES)
+		return err_set(LL_ERANGE,
+			       "The program names the PE image of %s under another path too, which needs a "
+			       "copy of %lld bytes, and this agent has %lld free (less a margin of %lld).",
+			       twin->path, twin->pe_size, free_bytes, PROGRAM_FREE_MARGIN_BYTES);
+	return plat_copy_file(src, dest);
 }
 
 int program_fetch(struct program_context *ctx)
@@ -80,10 +129,17 @@ int program_fetch(struct program_context *ctx)
 		char dest[PLAT_MAX_PATH + 1];
 		bool fetched = false;
 
+		const struct program_file *twin = earlier_pe_twin(ctx, i);
+
 		if ((rc = family_progress(task, "generate", (int)(100 * i / ctx->file_count))) < 0 ||
-		    (rc = program_file_path(ctx->files_dir, f->path, true, dest)) < 0 ||
-		    (rc = blob_cache_get(&cache, f->sha256, task->fetch_blob, task->fetch_blob_context, dest,
-					 &fetched)) < 0)
+		    (rc = program_file_path(ctx->files_dir, f->path, true, dest)) < 0)
+			goto out;
+		if (twin && (rc = copy_twin(ctx, twin, dest)) == 0)
+			cache.stats.hits++; /* from the cache, through its twin */
+		else if (!twin)
+			rc = blob_cache_get(&cache, f->sha256, task->fetch_blob, task->fetch_blob_context,
+					    dest, &fetched);
+		if (rc < 0)
 			goto out;
 		read_pe_facts(f, dest);
 	}

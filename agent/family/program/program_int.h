@@ -71,7 +71,12 @@ struct program_file {
 	bool dynamic_base;
 	uint64_t image_base;
 	uint16_t machine;
+	long long pe_size; /* bytes, when pe */
 };
+
+/* Bytes a task keeps free on its work folder's disk beyond what its
+ * variants' rewritten files need (program_transform()). */
+#define PROGRAM_FREE_MARGIN_BYTES (64ll * 1024 * 1024)
 
 struct program_variant {
 	char name[JOB_SPEC_MAX_NAME + 1];
@@ -128,6 +133,11 @@ struct program_context {
 /* Every file of the manifest into ctx->files_dir through the blob cache;
  * each file's PE facts into ctx->files. */
 int program_fetch(struct program_context *ctx);
+
+/* After program_fetch(): LL_EFORMAT with a message unless the exe is a PE
+ * executable (not a DLL). Nothing may run it otherwise: Wine would start a
+ * script or an ELF file named .exe natively, outside the probe. */
+int program_check_exe(const struct program_context *ctx);
 
 /* PATH (a manifest path, checked again with job_spec_program_path_check)
  * joined below FOLDER into OUT (PLAT_MAX_PATH + 1 bytes), its parent

@@ -1,7 +1,11 @@
 /*
- * program_transform.c - each variant's folder WORK/v/NN: a copy of the
- * program as built (WORK/files), then its knobs applied with the PE
- * toolkit of common/ (nothing needs a relink):
+ * program_transform.c - each variant's folder WORK/v/NN: the program as
+ * built (WORK/files), hard-linked where the file system allows (a copy
+ * otherwise, plat_link_file()), then its knobs applied with the PE toolkit
+ * of common/ (nothing needs a relink). A file a knob changes is written
+ * as a new file (save_image()), so a variant's change never reaches the
+ * other variants, WORK/files or the blob cache; a file no knob changes
+ * takes its space once however many variants and paths name it:
  *
  *	as-built   untouched
  *	rebase     the program's own DLLs (the manifest's PE files with
@@ -27,7 +31,7 @@
 #include "loadlab/pe.h"
 #include "program_int.h"
 
-static int copy_files(const struct program_context *ctx, const char *dir)
+static int link_files(const struct program_context *ctx, const char *dir)
 {
 	char src[PLAT_MAX_PATH + 1], dst[PLAT_MAX_PATH + 1];
 	int rc;
@@ -35,9 +39,18 @@ static int copy_files(const struct program_context *ctx, const char *dir)
 	for (size_t i = 0; i < ctx->file_count; i++)
 		if ((rc = program_file_path(ctx->files_dir, ctx->files[i].path, false, src)) < 0 ||
 		    (rc = program_file_path(dir, ctx->files[i].path, true, dst)) < 0 ||
-		    (rc = plat_copy_file(src, dst)) < 0)
+		    (rc = plat_link_file(src, dst, NULL)) < 0)
 			return rc;
 	return 0;
+}
+
+/* Writes IMAGE as a new file at PATH: PATH may be a link shared with the
+ * other variants and the blob cache (link_files()). */
+static int save_image(const struct pe_image *image, const char *path)
+{
+	int rc = plat_remove_file(path);
+
+	return rc < 0 ? rc : pe_image_save(image, path);
 }
 
 /* Rebases the program's DLLs in VAR's folder as one batch. A refusal
@@ -88,7 +101,7 @@ static int rebase_dlls(const struct program_context *ctx, struct program_variant
 	for (size_t k = 0; k < count; k++) {
 		cJSON *o = cJSON_GetObjectItemCaseSensitive(per_file, ctx->files[which[k]].path);
 		if ((rc = program_file_path(var->dir, ctx->files[which[k]].path, false, path)) < 0 ||
-		    (rc = pe_image_save(images[k], path)) < 0)
+		    (rc = save_image(images[k], path)) < 0)
 			goto out;
 		if (o && ((rc = family_add_hex(o, "base_from", ctx->files[which[k]].image_base)) < 0 ||
 			  (rc = family_add_hex(o, "base_to", bases[k])) < 0))
@@ -118,7 +131,7 @@ static int clear_aslr(const struct program_context *ctx, struct program_variant 
 		    (rc = pe_image_open(path, &image)) < 0)
 			return rc;
 		pe_clear_dynamic_base(image, &changed);
-		rc = changed ? pe_image_save(image, path) : 0;
+		rc = changed ? save_image(image, path) : 0;
 		pe_image_free(image);
 		if (rc < 0)
 			return rc;
@@ -153,7 +166,7 @@ static int bind_files(const struct program_context *ctx, struct program_variant 
 		    (rc = pe_image_open(path, &image)) < 0)
 			return rc;
 		if ((rc = pe_bind(image, &options, &result)) == 0)
-			rc = pe_image_save(image, path);
+			rc = save_image(image, path);
 		pe_image_free(image);
 		if (rc < 0) {
 			program_invalid(var, "Bind cannot apply to %s: %s", ctx->files[i].path,
@@ -211,6 +224,32 @@ static int transform_variant(struct program_context *ctx, struct program_variant
 	return 0;
 }
 
+/* Refuses the variants when the files their knobs may rewrite (every PE
+ * file, once per variant that changes any) and PROGRAM_FREE_MARGIN_BYTES
+ * do not fit the free space of the work folder's disk. */
+static int check_free_space(const struct program_context *ctx)
+{
+	long long pe_bytes = 0, need, free_bytes;
+	size_t changing = 0;
+	int rc;
+
+	for (size_t i = 0; i < ctx->file_count; i++)
+		pe_bytes += ctx->files[i].pe ? ctx->files[i].pe_size : 0;
+	for (size_t v = 0; v < ctx->variant_count; v++)
+		changing +=
+			ctx->variants[v].unique_bases || ctx->variants[v].bind || ctx->variants[v].aslr_off;
+	need = pe_bytes * (long long)changing + PROGRAM_FREE_MARGIN_BYTES;
+	if ((rc = plat_free_bytes(ctx->work, &free_bytes)) < 0)
+		return rc;
+	if (free_bytes < need)
+		return err_set(LL_ERANGE,
+			       "The variants need up to %lld bytes of disk (the program's PE files, %lld "
+			       "bytes, rewritten by %zu variants, and a margin of %lld), and this agent "
+			       "has %lld free: nothing was transformed.",
+			       need, pe_bytes, changing, PROGRAM_FREE_MARGIN_BYTES, free_bytes);
+	return 0;
+}
+
 int program_transform(struct program_context *ctx)
 {
 	/* One timestamp for the whole task: two variants rebased alike stay
@@ -218,6 +257,8 @@ int program_transform(struct program_context *ctx)
 	uint32_t timestamp = (uint32_t)time(NULL);
 	int rc;
 
+	if ((rc = check_free_space(ctx)) < 0)
+		return rc;
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		struct program_variant *var = &ctx->variants[v];
 		char sub[32];
@@ -226,7 +267,7 @@ int program_transform(struct program_context *ctx)
 			return rc;
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
 		if ((rc = family_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
-		    (rc = copy_files(ctx, var->dir)) < 0 || (rc = transform_variant(ctx, var, timestamp)) < 0)
+		    (rc = link_files(ctx, var->dir)) < 0 || (rc = transform_variant(ctx, var, timestamp)) < 0)
 			return rc;
 	}
 	return family_progress(ctx->task, "transform", 100);

@@ -35,6 +35,7 @@ enum {
 	LL_ESTORE = -11,       /* the store failed */
 	LL_EUNSUPPORTED = -12, /* not available on this platform or build */
 	LL_ESTATE = -13,       /* not valid in the object's current state */
+	LL_ENOSPACE = -14,     /* the disk (or its share for this) is full */
 };
 
 /* Returns a stable snake_case name for CODE ("invalid_argument"), suitable

@@ -70,6 +70,11 @@
 #define JOB_SPEC_MAX_PROGRAM_ARGS 64
 #define JOB_SPEC_MAX_PROGRAM_ARGS_BYTES 8192
 #define JOB_SPEC_MAX_PROGRAM_TIMEOUT 3600
+/* The largest job body (POST /api/v1/jobs) the daemon reads: room for
+ * JOB_SPEC_MAX_PROGRAM_FILES files whose paths average up to 170 bytes
+ * (each entry is its path and 75 bytes of "sha256:HEX", quotes and
+ * separators). The CLI checks it before it uploads anything. */
+#define JOB_SPEC_MAX_BODY (1024 * 1024)
 
 /* What an elf preset builds (DESIGN.md, "Experiments"; the agent's elf
  * family, docs/elf-pipeline.md). An elf variant is named by its preset

@@ -103,6 +103,16 @@ int plat_remove_file(const char *path);
 /* Copies the file SRC to DST (replaced). */
 int plat_copy_file(const char *src, const char *dst);
 
+/* Makes DST (replaced) a hard link to SRC where the file system allows
+ * it, else a copy (another file system, no hard links, too many links).
+ * *RET_LINKED (may be NULL) says which. A linked DST shares its bytes with
+ * SRC: replace it (remove, then write) rather than writing it in place. */
+int plat_link_file(const char *src, const char *dst, bool *ret_linked);
+
+/* The bytes this process may still write on the file system of PATH (an
+ * existing file or folder). */
+int plat_free_bytes(const char *path, long long *ret_bytes);
+
 /* True when PATH names an existing regular file (or a link to one). */
 bool plat_file_exists(const char *path);
 

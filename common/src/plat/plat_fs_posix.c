@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -146,6 +147,35 @@ out:
 	if (out >= 0 && close(out) < 0 && rc == 0)
 		rc = err_set(LL_EIO, "Cannot write %s: %s.", dst, strerror(errno));
 	return rc;
+}
+
+int plat_link_file(const char *src, const char *dst, bool *ret_linked)
+{
+	bool linked = false;
+	int rc = 0;
+
+	if (unlink(dst) < 0 && errno != ENOENT)
+		return err_set(LL_EIO, "Cannot replace %s: %s.", dst, strerror(errno));
+	if (link(src, dst) == 0)
+		linked = true;
+	else if (errno == EXDEV || errno == EPERM || errno == EMLINK || errno == ENOTSUP ||
+		 errno == EOPNOTSUPP)
+		rc = plat_copy_file(src, dst);
+	else
+		rc = err_set(LL_EIO, "Cannot link %s to %s: %s.", dst, src, strerror(errno));
+	if (rc == 0 && ret_linked)
+		*ret_linked = linked;
+	return rc;
+}
+
+int plat_free_bytes(const char *path, long long *ret_bytes)
+{
+	struct statvfs st;
+
+	if (statvfs(path, &st) < 0)
+		return err_set(LL_EIO, "Cannot read the free space of %s: %s.", path, strerror(errno));
+	*ret_bytes = (long long)st.f_bavail * (long long)st.f_frsize;
+	return 0;
 }
 
 bool plat_file_exists(const char *path)

@@ -140,6 +140,33 @@ int plat_copy_file(const char *src, const char *dst)
 	return 0;
 }
 
+int plat_link_file(const char *src, const char *dst, bool *ret_linked)
+{
+	int rc = 0;
+	bool linked;
+
+	if (!DeleteFileA(dst) && !is_missing(GetLastError()))
+		return err_set(LL_EIO, "Cannot replace %s (error %lu).", dst, (unsigned long)GetLastError());
+	/* FAT, another volume or too many links: a copy instead. */
+	linked = CreateHardLinkA(dst, src, NULL) != 0;
+	if (!linked)
+		rc = plat_copy_file(src, dst);
+	if (rc == 0 && ret_linked)
+		*ret_linked = linked;
+	return rc;
+}
+
+int plat_free_bytes(const char *path, long long *ret_bytes)
+{
+	ULARGE_INTEGER available;
+
+	if (!GetDiskFreeSpaceExA(path, &available, NULL, NULL))
+		return err_set(LL_EIO, "Cannot read the free space of %s (error %lu).", path,
+			       (unsigned long)GetLastError());
+	*ret_bytes = (long long)available.QuadPart;
+	return 0;
+}
+
 bool plat_file_exists(const char *path)
 {
 	DWORD a = GetFileAttributesA(path);

@@ -28,8 +28,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Largest answer read when a request names no limit (a lease is a few KiB). */
-#define REST_CLIENT_BODY_LIMIT ((size_t)1 << 20)
+/* Largest answer read when a request names no limit: a lease is a few KiB,
+ * up to a little more than a job body (JOB_SPEC_MAX_BODY, 1 MiB) with a
+ * program's whole manifest. */
+#define REST_CLIENT_BODY_LIMIT ((size_t)4 << 20)
 /* Seconds allowed to connect. */
 #define REST_CLIENT_CONNECT_TIMEOUT 10L
 /* Seconds for a whole request when it names no timeout. */

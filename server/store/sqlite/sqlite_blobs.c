@@ -1,5 +1,5 @@
-/* sqlite_blobs.c - what the SQLite store knows of blobs: the jobs that reference
- * them (store.h). */
+/* sqlite_blobs.c - what the SQLite store knows of blobs: the jobs and the
+ * schedules (their job to submit) that reference them (store.h). */
 #include "sqlite_int.h"
 
 #include "loadlab/err.h"
@@ -68,5 +68,7 @@ int sqlite_blob_references(struct store *s, cJSON **ret_hashes)
 				    " JOIN jobs j ON j.id = t.job_id"
 				    " WHERE t.kind = 'build' AND j.state IN ('queued', 'running')",
 				    add_build_references, hashes);
+	if (rc == 0)
+		rc = db_reader_each(s, "SELECT job FROM schedules WHERE deleted = 0", add_references, hashes);
 	return store_answer(rc, hashes, ret_hashes);
 }

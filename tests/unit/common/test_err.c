@@ -44,7 +44,7 @@ static void test_generic_texts(void)
 {
 	static const int codes[] = {LL_EINVAL, LL_ENOMEM,       LL_EIO,     LL_ENOTFOUND, LL_ECONFLICT,
 				    LL_ERANGE, LL_EFORMAT,      LL_ETOOBIG, LL_EAUTH,     LL_EFORBIDDEN,
-				    LL_ESTORE, LL_EUNSUPPORTED, LL_ESTATE};
+				    LL_ESTORE, LL_EUNSUPPORTED, LL_ESTATE,  LL_ENOSPACE};
 	size_t n = sizeof(codes) / sizeof(codes[0]);
 
 	err_clear();

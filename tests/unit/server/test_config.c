@@ -60,6 +60,16 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%d", c->connection_timeout);
 	else if (!strcmp(name, "header-timeout"))
 		snprintf(out, size, "%d", c->header_timeout);
+	else if (!strcmp(name, "body-timeout"))
+		snprintf(out, size, "%d", c->body_timeout);
+	else if (!strcmp(name, "body-min-rate"))
+		snprintf(out, size, "%lld", c->body_min_rate);
+	else if (!strcmp(name, "answer-memory-bytes"))
+		snprintf(out, size, "%lld", c->answer_memory_bytes);
+	else if (!strcmp(name, "min-free-bytes"))
+		snprintf(out, size, "%lld", c->min_free_bytes);
+	else if (!strcmp(name, "program-max-bytes"))
+		snprintf(out, size, "%lld", c->program_max_bytes);
 	else if (!strcmp(name, "max-connections"))
 		snprintf(out, size, "%d", c->max_connections);
 	else if (!strcmp(name, "max-long-polls"))
@@ -106,6 +116,11 @@ static const struct flag_case flags[] = {
 	{"per-ip-limit", "16", "16"},
 	{"connection-timeout", "30", "30"},
 	{"header-timeout", "5", "5"},
+	{"body-timeout", "30", "30"},
+	{"body-min-rate", "0", "0"},
+	{"answer-memory-bytes", "2097152", "2097152"},
+	{"min-free-bytes", "1000", "1000"},
+	{"program-max-bytes", "123456789", "123456789"},
 	{"max-connections", "20000", "20000"},
 	{"max-long-polls", "900", "900"},
 	{"public-read", "true", "true"},

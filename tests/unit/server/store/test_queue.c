@@ -203,7 +203,10 @@ static void test_waiting(void)
 		CHECK(queue_task_waiting(on_xp, 0, two, 2, reason));
 		CHECK_EQ_STR(reason, "");
 	}
-	/* A cell without constraints runs on any online agent. */
+	/* A cell without constraints runs on any online agent; with none
+	 * enrolled the reason says so (not "no agent has  together"). */
+	CHECK(!queue_task_waiting(anywhere, 0, NULL, 0, reason));
+	CHECK_EQ_STR(reason, "no agent is enrolled");
 	CHECK(queue_task_waiting(anywhere, 0, &linux_agent, 1, reason));
 	CHECK(!queue_task_waiting(anywhere, 0, &xp_quarantined, 1, reason));
 	/* Quarantined. */

@@ -1,0 +1,34 @@
+"""A lease long-poll parked before its agent's token was revoked is
+answered 401 when it wakes, and the task it would have had stays queued
+for another agent."""
+import os
+import sqlite3
+import threading
+
+from harness import Daemon, run_tests, wait_for
+
+
+def test_parked_poll_of_a_revoked_token_gets_401():
+    with Daemon() as d:
+        agent_id, tok = d.enroll("a", {"os": "win10"})
+        answers = []
+        poll = threading.Thread(target=lambda: answers.append(
+            d.api("POST", "/api/v1/lease", {"wait": 20}, token=tok, timeout=60)))
+        poll.start()
+        wait_for("the poll to park", lambda: "loadlab_long_polls 1" in
+                 d.api("GET", "/metrics").body.decode())
+        # Agent tokens are not listed; the store names this one's id.
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(d.data_dir, "loadlab.db"), uri=True)
+        (token_id,), = db.execute("SELECT id FROM tokens WHERE agent_id = ?", (agent_id,)).fetchall()
+        db.close()
+        assert d.api("DELETE", "/api/v1/tokens/%d" % token_id, token=d.admin_token).status == 200
+        # New work wakes the parked poll.
+        job = d.submit({"name": "x", "family": "pe", "generator": {"dlls": 2, "exports": 3},
+                        "variants": ["default"]})
+        poll.join(60)
+        assert answers and answers[0].status == 401, answers
+        assert d.job(job["id"])["tasks"][0]["state"] == "queued"
+
+
+if __name__ == "__main__":
+    run_tests(globals())
