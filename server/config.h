@@ -32,14 +32,14 @@ struct config {
 	int body_timeout;   /* seconds a request body may take in all, 1..86400, default 3600 */
 	long long
 		body_min_rate; /* bytes/s a body must average after its first 5 s, 0 (off)..1 GiB, default 1024 */
-	int max_connections;           /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
-	int max_long_polls;            /* 0..1000000, default 0: connections less a reserve */
-	bool each_agent_build;         /* a pe/elf job without "build" builds on each agent (docs/builds.md) */
-	bool public_read;              /* GET routes without a token */
-	bool public_metrics;           /* /metrics without a token (default true) */
-	int schedule_tick_ms;          /* scheduler tick (scheduler.h), 10..60000, default 1000 */
-	long long blob_max_bytes;      /* one blob, default 1 GiB (413 beyond) */
-	long long blob_quota_bytes;    /* all blobs, default 20 GiB (507 beyond) */
+	int max_connections;        /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
+	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
+	bool each_agent_build;      /* a pe/elf job without "build" builds on each agent (docs/builds.md) */
+	bool public_read;           /* GET routes without a token */
+	bool public_metrics;        /* /metrics without a token (default true) */
+	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */
+	long long blob_max_bytes;   /* one blob, default 1 GiB (413 beyond) */
+	long long blob_quota_bytes; /* all blobs, default 20 GiB (507 beyond) */
 	long long answer_memory_bytes; /* built answers held for slow readers at most, default 256 MiB */
 	long long min_free_bytes;      /* kept free on the data folder's disk, default 256 MiB */
 	long long program_max_bytes; /* a program job's files added up per path, default 4 GiB (413 beyond) */
