@@ -1,4 +1,5 @@
 #include "spool.h"
+#include "task_attempt.h"
 #include "loadlab/plat.h"
 
 #include "loadlab/err.h"
@@ -9,11 +10,6 @@
 #include <string.h>
 
 #define SPOOL_MAX_ENTRIES 4096
-
-struct spool_entry {
-	long long task_id;
-	long long attempt;
-};
 
 static void spool_dir(const char *data_dir, char *out, size_t size)
 {
@@ -46,66 +42,29 @@ int spool_remove(const char *data_dir, long long task_id, long long attempt)
 	return plat_remove_file(path);
 }
 
-struct listing {
-	struct spool_entry *entries;
-	size_t count;
-};
-
-/* Accepts exactly "<digits>-<digits>.json". */
-static int collect(void *context, const char *name)
-{
-	struct listing *list = context;
-	long long task_id, attempt;
-	int used = 0;
-
-	if (name[0] < '0' || name[0] > '9' ||
-	    sscanf(name, "%18lld-%9lld%n", &task_id, &attempt, &used) != 2 || task_id < 1 || attempt < 1 ||
-	    strcmp(name + used, ".json") != 0)
-		return 0;
-	if (list->count == SPOOL_MAX_ENTRIES)
-		return 0;
-	list->entries[list->count].task_id = task_id;
-	list->entries[list->count].attempt = attempt;
-	list->count++;
-	return 0;
-}
-
-static int by_task(const void *a, const void *b)
-{
-	const struct spool_entry *x = a, *y = b;
-
-	if (x->task_id != y->task_id)
-		return x->task_id < y->task_id ? -1 : 1;
-	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
-}
-
 int spool_each(const char *data_dir,
 	       int (*deliver)(void *context, long long task_id, long long attempt, const char *body),
 	       void *context)
 {
-	struct listing list = {calloc(SPOOL_MAX_ENTRIES, sizeof(struct spool_entry)), 0};
+	struct task_attempt *entries = NULL; /* "<digits>-<digits>.json", by task and attempt */
+	size_t count = 0;
 	char path[4096], *text;
 	size_t len;
 	int rc;
 
-	if (!list.entries)
-		return err_set(LL_ENOMEM, "Out of memory.");
 	spool_dir(data_dir, path, sizeof(path));
-	rc = plat_list_dir(path, collect, &list);
-	if (rc < 0)
-		goto out;
-	qsort(list.entries, list.count, sizeof(list.entries[0]), by_task);
-	for (size_t i = 0; i < list.count && rc == 0; i++) {
-		spool_file(data_dir, list.entries[i].task_id, list.entries[i].attempt, path, sizeof(path));
+	if ((rc = task_attempt_list(path, ".json", SPOOL_MAX_ENTRIES, &entries, &count)) < 0)
+		return rc;
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		spool_file(data_dir, entries[i].task_id, entries[i].attempt, path, sizeof(path));
 		if (plat_read_file(path, SPOOL_RESULT_LIMIT, &text, &len) < 0) {
 			log_event(LOG_WARN, "spool_skipped", "file", path, "reason", err_message(LL_EIO),
 				  NULL);
 			continue;
 		}
-		rc = deliver(context, list.entries[i].task_id, list.entries[i].attempt, text);
+		rc = deliver(context, entries[i].task_id, entries[i].attempt, text);
 		free(text);
 	}
-out:
-	free(list.entries);
+	free(entries);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* work_folders.c - the budget of failed work folders (work_folders.h). */
 #include "work_folders.h"
+#include "task_attempt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,46 +13,12 @@
 /* Most folders looked at in one prune (more are left for the next). */
 #define WORK_SCAN_MAX 4096
 
-struct work_folder {
-	long long task, attempt;
-};
-
-struct scan {
-	struct work_folder folders[WORK_SCAN_MAX];
-	size_t count;
-};
-
-/* plat_list_dir()'s visitor: keeps the names of the form TASK-ATTEMPT. */
-static int visit(void *context, const char *name)
-{
-	struct scan *scan = context;
-	long long task, attempt;
-	char tail;
-
-	if (scan->count < WORK_SCAN_MAX && sscanf(name, "%lld-%lld%c", &task, &attempt, &tail) == 2 &&
-	    task > 0 && attempt > 0) {
-		scan->folders[scan->count].task = task;
-		scan->folders[scan->count].attempt = attempt;
-		scan->count++;
-	}
-	return 0;
-}
-
-static int oldest_first(const void *a, const void *b)
-{
-	const struct work_folder *x = a, *y = b;
-
-	if (x->task != y->task)
-		return x->task < y->task ? -1 : 1;
-	return (x->attempt > y->attempt) - (x->attempt < y->attempt);
-}
-
-static void remove_folder(const char *work_root, const struct work_folder *folder, const char *why)
+static void remove_folder(const char *work_root, const struct task_attempt *folder, const char *why)
 {
 	char path[PLAT_MAX_PATH + 1], name[48];
 	int rc;
 
-	snprintf(name, sizeof(name), "%lld-%lld", folder->task, folder->attempt);
+	snprintf(name, sizeof(name), "%lld-%lld", folder->task_id, folder->attempt);
 	if (plat_path_join(path, sizeof(path), work_root, name) < 0)
 		return;
 	rc = plat_remove_tree(path);
@@ -62,28 +29,25 @@ static void remove_folder(const char *work_root, const struct work_folder *folde
 
 int work_folders_prune(const char *work_root, size_t keep, long long min_free, long long *ret_free)
 {
-	struct scan *scan = calloc(1, sizeof(*scan));
+	struct task_attempt *folders = NULL;
 	long long free_bytes = 0;
-	size_t next = 0;
+	size_t count = 0, next = 0;
 	int rc;
 
-	if (!scan)
-		return LL_ENOMEM;
-	if ((rc = plat_list_dir(work_root, visit, scan)) < 0)
-		goto out;
-	qsort(scan->folders, scan->count, sizeof(scan->folders[0]), oldest_first);
-	for (; next + keep < scan->count; next++)
-		remove_folder(work_root, &scan->folders[next], "more failed work folders than the budget");
+	if ((rc = task_attempt_list(work_root, "", WORK_SCAN_MAX, &folders, &count)) < 0)
+		return rc;
+	for (; next + keep < count; next++)
+		remove_folder(work_root, &folders[next], "more failed work folders than the budget");
 	if ((rc = plat_free_bytes(work_root, &free_bytes)) < 0)
 		goto out;
-	for (; min_free > 0 && free_bytes < min_free && next < scan->count; next++) {
-		remove_folder(work_root, &scan->folders[next], "the disk needs the space for the next task");
+	for (; min_free > 0 && free_bytes < min_free && next < count; next++) {
+		remove_folder(work_root, &folders[next], "the disk needs the space for the next task");
 		if ((rc = plat_free_bytes(work_root, &free_bytes)) < 0)
 			goto out;
 	}
 	if (ret_free)
 		*ret_free = free_bytes;
 out:
-	free(scan);
+	free(folders);
 	return rc;
 }
