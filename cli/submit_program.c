@@ -157,6 +157,20 @@ static bool already_listed(const cJSON *files, const cJSON *missing, const char 
 	return false;
 }
 
+/* 1 when the daemon lacks blob HEX (HEAD answers 404), 0 when it has it,
+ * else the error. */
+static int blob_missing(struct rest_client *c, const char *hex)
+{
+	struct rest_answer answer;
+	char path[128];
+	int rc;
+
+	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", hex);
+	if ((rc = client_request(c, "HEAD", path, NULL, 0, &answer)) == 0)
+		rest_answer_release(&answer);
+	return rc == LL_ENOTFOUND ? 1 : rc;
+}
+
 /* Uploads the files of W->files that the server lacks. */
 static int upload_missing(struct rest_client *c, struct walk *w, const char *folder, int *ret_uploaded,
 			  long long *ret_bytes)
@@ -171,15 +185,11 @@ static int upload_missing(struct rest_client *c, struct walk *w, const char *fol
 	*ret_uploaded = 0;
 	*ret_bytes = 0;
 	cJSON_ArrayForEach(file, w->files) {
-		struct rest_answer answer;
-		char path[128];
-		snprintf(path, sizeof(path), "/api/v1/blobs/%s", file->valuestring + 7);
-		if ((rc = client_request(c, "HEAD", path, NULL, 0, &answer)) == 0) {
-			rest_answer_release(&answer);
+		if ((rc = blob_missing(c, file->valuestring + 7)) <= 0) {
+			if (rc < 0)
+				goto out;
 			continue;
 		}
-		if (rc != LL_ENOTFOUND)
-			goto out;
 		rc = 0;
 		if (!already_listed(w->files, missing, file->valuestring))
 			cJSON_AddItemToArray(missing, cJSON_CreateString(file->string));
@@ -349,21 +359,15 @@ int submit_program_check_files(struct rest_client *c, const cJSON *job, const ch
 	int count = 0, listed = 0, rc;
 
 	cJSON_ArrayForEach(file, files) {
-		struct rest_answer answer;
-		char path[128];
-
 		/* The server names a malformed reference better than this would. */
 		if (!cJSON_IsString(file) || strncmp(file->valuestring, "sha256:", 7) != 0 ||
 		    strlen(file->valuestring) != 7 + 64 ||
 		    strspn(file->valuestring + 7, "0123456789abcdef") != 64)
 			continue;
-		snprintf(path, sizeof(path), "/api/v1/blobs/%s", file->valuestring + 7);
-		if ((rc = client_request(c, "HEAD", path, NULL, 0, &answer)) == 0) {
-			rest_answer_release(&answer);
-			continue;
-		}
-		if (rc != LL_ENOTFOUND)
+		if ((rc = blob_missing(c, file->valuestring + 7)) < 0)
 			return rc;
+		if (!rc)
+			continue;
 		count++;
 		if (used + 2 + strlen(file->string) < sizeof(list)) {
 			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
