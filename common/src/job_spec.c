@@ -451,9 +451,7 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 			return LL_ENOMEM;
 		return 0;
 	}
-	if (!cJSON_IsObject(measure))
-		return err_set(LL_EINVAL, "Field 'measure' must be an object.");
-	if ((rc = json_check_keys(measure, keys, "measure")) < 0)
+	if ((rc = json_check_object(measure, keys, "measure")) < 0)
 		return rc;
 	warm = cJSON_GetObjectItemCaseSensitive(measure, "warm");
 	cold = cJSON_GetObjectItemCaseSensitive(measure, "cold");
@@ -461,9 +459,7 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 	if (!warm && !cold && !churn)
 		return err_set(LL_EINVAL, "Field 'measure' must ask for warm, cold or churn.");
 	if (warm) {
-		if (!cJSON_IsObject(warm))
-			return err_set(LL_EINVAL, "Field 'measure.warm' must be an object.");
-		if ((rc = json_check_keys(warm, warm_keys, "measure.warm")) < 0 ||
+		if ((rc = json_check_object(warm, warm_keys, "measure.warm")) < 0 ||
 		    (rc = normalize_warm_runs(warm, &runs)) < 0 ||
 		    (rc = json_get_int(warm, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &warmup)) < 0 ||
 		    (rc = get_rounds(warm, "measure.warm", runs, &rounds)) < 0)
@@ -485,9 +481,7 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 				"Fields 'measure.warm.max_runs' and 'precision' go with runs \"auto\" only.");
 	}
 	if (cold) {
-		if (!cJSON_IsObject(cold))
-			return err_set(LL_EINVAL, "Field 'measure.cold' must be an object.");
-		if ((rc = json_check_keys(cold, cold_keys, "measure.cold")) < 0 ||
+		if ((rc = json_check_object(cold, cold_keys, "measure.cold")) < 0 ||
 		    (rc = json_get_int(cold, "runs", 1, JOB_SPEC_MAX_COLD_RUNS, false, 10, &runs)) < 0 ||
 		    (rc = get_rounds(cold, "measure.cold", runs, &rounds)) < 0)
 			return rc;
@@ -500,9 +494,7 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 	}
 	if (churn) {
 		const cJSON *given;
-		if (!cJSON_IsObject(churn))
-			return err_set(LL_EINVAL, "Field 'measure.churn' must be an object.");
-		if ((rc = json_check_keys(churn, churn_keys, "measure.churn")) < 0 ||
+		if ((rc = json_check_object(churn, churn_keys, "measure.churn")) < 0 ||
 		    (rc = json_get_int(churn, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
 				       &processes)) < 0)
 			return rc;
@@ -585,9 +577,7 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 
 	if (!matrix)
 		return cJSON_AddObjectToObject(out, "cells") ? 0 : LL_ENOMEM;
-	if (!cJSON_IsObject(matrix))
-		return err_set(LL_EINVAL, "Field 'matrix' must be an object.");
-	int rc = json_check_keys(matrix, keys, "matrix");
+	int rc = json_check_object(matrix, keys, "matrix");
 	if (rc < 0)
 		return rc;
 	cells = cJSON_GetObjectItemCaseSensitive(matrix, "cells");
@@ -682,9 +672,7 @@ static int normalize_calibration(const cJSON *calibration, cJSON *out)
 
 	if (!calibration)
 		return 0;
-	if (!cJSON_IsObject(calibration))
-		return err_set(LL_EINVAL, "Field 'calibration' must be an object.");
-	if ((rc = json_check_keys(calibration, keys, "calibration")) < 0 ||
+	if ((rc = json_check_object(calibration, keys, "calibration")) < 0 ||
 	    (rc = json_get_int(calibration, "delay_us", 1, JOB_SPEC_MAX_CALIBRATION_DELAY_US, true, 0,
 			       &delay)) < 0)
 		return rc;

@@ -240,6 +240,13 @@ int json_check_keys(const cJSON *obj, const char *const *allowed, const char *wh
 	return 0;
 }
 
+int json_check_object(const cJSON *obj, const char *const *allowed, const char *where)
+{
+	if (!cJSON_IsObject(obj))
+		return err_set(LL_EINVAL, "Field '%s' must be an object.", where);
+	return json_check_keys(obj, allowed, where);
+}
+
 int json_number_to_int(const cJSON *item, long long min, long long max, const char *name,
 		       long long *ret_value)
 {

@@ -40,6 +40,10 @@ int json_parse_object(const char *text, size_t len, int max_depth, cJSON **ret_r
  * names the object in the message ("job", "generator"). */
 int json_check_keys(const cJSON *obj, const char *const *allowed, const char *where);
 
+/* json_check_keys() of OBJ, which must be an object: LL_EINVAL "Field
+ * 'WHERE' must be an object." when it is not. */
+int json_check_object(const cJSON *obj, const char *const *allowed, const char *where);
+
 /* An integer member KEY of OBJ within [MIN, MAX]. When absent: DEFAULT_VALUE
  * if REQUIRED is false, else LL_EINVAL. Non-integers and numbers beyond
  * 2^53 are refused. */
