@@ -397,8 +397,9 @@ int main(int argc, char **argv)
 		int null = open("/dev/null", O_WRONLY);
 		dup2(pipe_fd[1], 1);
 		dup2(null, 2);
+		/* Its agents are played here, none a builder: each builds (docs/builds.md). */
 		execl(argv[1], argv[1], "--listen", "127.0.0.1:0", "--data-dir", data_dir, "--per-ip-limit",
-		      "1000", "--lease-seconds", "600", (char *)NULL);
+		      "1000", "--lease-seconds", "600", "--each-agent-build", (char *)NULL);
 		_exit(127);
 	}
 	close(pipe_fd[1]);

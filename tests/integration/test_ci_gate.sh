@@ -22,7 +22,8 @@ check() { # check NAME COMMAND... : counts a pass when the command succeeds
     if "$@"; then passed=$((passed + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
 }
 
-"$BUILD/server/loadlabd" --listen 127.0.0.1:0 --data-dir "$WORK/data" >"$WORK/out" 2>"$WORK/log" &
+# The fake agents below are no builders: each builds its own (docs/builds.md).
+"$BUILD/server/loadlabd" --listen 127.0.0.1:0 --data-dir "$WORK/data" --each-agent-build >"$WORK/out" 2>"$WORK/log" &
 DAEMON_PID=$!
 for _ in $(seq 100); do grep -q "listening on" "$WORK/out" && break; sleep 0.1; done
 URL=$(sed -n 's/.*listening on //p' "$WORK/out")

@@ -16,12 +16,13 @@ const ARTIFACTS = process.env.LOADLAB_WEB_ARTIFACTS || path.join(BUILD, "tests",
 export const SHOTS = path.join(ARTIFACTS, "screenshots");
 
 /* Starts loadlabd on 127.0.0.1 with a new data directory named after PREFIX
- * and EXTRA_ARGS; resolves once it printed its URL (rejects after 20 s or
+ * and EXTRA_ARGS (and --each-agent-build: these tests play their agents
+ * over REST, none of them a builder, docs/builds.md); resolves once it printed its URL (rejects after 20 s or
  * when it exits first, stopping it) to {daemon, dataDir, url, admin, enroll}: the child
  * process, the directory, the base URL and the admin and enroll tokens. */
 export async function startDaemon(prefix, extraArgs = []) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  const daemon = spawn(path.join(BUILD, "server/loadlabd"), ["--listen", "127.0.0.1:0", "--data-dir", dataDir, ...extraArgs],
+  const daemon = spawn(path.join(BUILD, "server/loadlabd"), ["--listen", "127.0.0.1:0", "--data-dir", dataDir, "--each-agent-build", ...extraArgs],
     { stdio: ["ignore", "pipe", fs.openSync(path.join(dataDir, "loadlabd.log"), "a")] });
   const url = await new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: daemon.stdout });
