@@ -13,26 +13,21 @@
 #ifndef LOADLAB_CLI_COMMANDS_H
 #define LOADLAB_CLI_COMMANDS_H
 
+/* A command's entry point, cli/cmd_NAME.c. */
+typedef int cli_command_fn(int argc, char **argv);
+
 struct cli_command {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	cli_command_fn *run;
 	const char *usage;   /* one line: arguments after the name */
 	const char *summary; /* one line: what it does */
 };
 
-int cmd_submit(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_jobs(int argc, char **argv);
-int cmd_cancel(int argc, char **argv);
-int cmd_agents(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_pe(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
+/* jobs, agents, reports; pe is cli/cmd_pe.c, the agent's too */
+cli_command_fn cmd_submit, cmd_status, cmd_jobs, cmd_cancel, cmd_agents, cmd_report, cmd_compare, cmd_pe,
+	cmd_calibrate;
 
 /* series and schedules */
-int cmd_series(int argc, char **argv);
-int cmd_schedule(int argc, char **argv);
-int cmd_alerts(int argc, char **argv);
+cli_command_fn cmd_series, cmd_schedule, cmd_alerts;
 
 #endif
