@@ -86,6 +86,15 @@ static int put_begin(struct http_request *req, struct http_reply *reply)
 		if (*end || end == length || declared < 0)
 			return reply_error(reply, 400, "invalid_argument", "Bad Content-Length.");
 	}
+	/* An agent uploads only while it builds: a builder's files. */
+	if (req->token.kind == STORE_TOKEN_AGENT) {
+		bool builds = false;
+		if ((rc = store_agent_builds(req->server->store, req->token.agent_id, &builds)) < 0)
+			return reply_blob_error(reply, rc);
+		if (!builds)
+			return reply_error(reply, 403, "forbidden",
+					   "An agent may upload only while it holds a build task (docs/builds.md).");
+	}
 	if ((rc = blobs_upload_begin(req->server->blobs, path_hex(req), declared, &upload)) < 0)
 		return reply_blob_error(reply, rc);
 	req->stream_state = upload;

@@ -139,6 +139,10 @@ int store_task_calibration_spec(struct store *store, long long task_id, long lon
  * already has one from a later result (a larger "result_id"). */
 int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 
+/* Whether agent AGENT_ID holds the lease of a build task now (a builder,
+ * which may upload its build's files: docs/builds.md). */
+int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
+
 /* --- jobs --- */
 
 /* Creates a job from a normalized spec (job_spec_normalize()) and its

@@ -25,8 +25,8 @@ MUTATING = [
     ("POST", "/api/v1/tasks/{task}/fail", {"attempt": 1, "reason": "x"}, "agent"),
     ("POST", "/api/v1/tokens", {"kind": "user", "name": "x"}, "admin"),
     ("DELETE", "/api/v1/tokens/{token}", None, "admin"),
-    # a builder agent uploads its build's files (docs/builds.md)
-    ("PUT", "/api/v1/blobs/" + hashlib.sha256(b"blob").hexdigest(), b"blob", "user_or_agent"),
+    # (an agent that holds a build task may upload too: test_builds.py)
+    ("PUT", "/api/v1/blobs/" + hashlib.sha256(b"blob").hexdigest(), b"blob", "user"),
     ("PUT", "/api/v1/series/m", {"threshold_pct": 9}, "user"),
     ("POST", "/api/v1/schedules", {"series": "m", "interval_s": 60, "job": JOB}, "user"),
     ("PATCH", "/api/v1/schedules/{schedule}", {"enabled": False}, "user"),
@@ -81,8 +81,7 @@ def test_every_mutating_route_refuses_bad_tokens():
                    (revoked_token, 401)]
             for k, tok in good.items():
                 allowed = k == kind or (kind == "user" and k == "admin") or \
-                    (kind == "enroll" and k == "admin") or \
-                    (kind == "user_or_agent" and k in ("user", "admin", "agent"))
+                    (kind == "enroll" and k == "admin")
                 if not allowed:
                     bad.append((tok, 403))
             if "{agent}" in template or "{task}" in template:

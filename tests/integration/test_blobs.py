@@ -83,13 +83,14 @@ def test_round_trip():
         assert r.status == 200 and r.body == data
         assert r.headers["Content-Type"] == "application/octet-stream"
         assert os.stat(path).st_mtime_ns >= mtime
-        # Agents read and ask, and upload what they built (a builder,
-        # docs/builds.md), checked by its digest like any upload.
+        # Agents read and ask; one that holds no build task may not upload
+        # (a builder's uploads: test_builds.py).
         _, agent = d.enroll("a1")
         assert d.api("HEAD", BLOBS + sha(data), token=agent).status == 200
         assert d.api("GET", BLOBS + sha(data), token=agent).body == data
-        assert put(d, b"agent", token=agent).status == 201
-        assert put(d, b"agent", name=sha(b"other"), token=agent).status == 400
+        r = put(d, b"agent", token=agent)
+        assert r.status == 403 and "holds a build task" in r.json()["error"]["message"], r
+        assert d.api("HEAD", BLOBS + sha(b"agent"), token=d.admin_token).status == 404
         # Absent, and the empty blob.
         assert d.api("HEAD", BLOBS + sha(b"nope"), token=d.admin_token).status == 404
         r = d.api("GET", BLOBS + sha(b"nope"), token=d.admin_token)

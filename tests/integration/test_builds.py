@@ -72,6 +72,11 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
             in status(d, job_id), status(d, job_id)
         assert lease(d, lab) is None  # the lab machine cannot build, nor measure yet
         _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        # Only an agent that holds a build task uploads.
+        blob = "/api/v1/blobs/" + hashlib.sha256(b"MZ built once").hexdigest()
+        for token in (lab, builder):
+            r = d.api("PUT", blob, b"MZ built once", token=token)
+            assert r.status == 403 and r.json()["error"]["code"] == "forbidden", r
         b = lease(d, builder)
         assert b["kind"] == "build" and b["task_id"] == build["id"], b
         assert b["target"] == build["target"] and b["cell"] == build["target"], b
@@ -82,6 +87,8 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         r = d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], build_result(d, builder, b["attempt"]),
                   token=builder)
         assert r.status == 200, r
+        r = d.api("PUT", blob, b"MZ built once", token=builder)  # its build is done
+        assert r.status == 403, r
         # Done: the cells are leasable, each with the build's result.
         m = lease(d, lab)
         assert m["kind"] == "measure" and m["cell"] == {"os": "winxp"}, m

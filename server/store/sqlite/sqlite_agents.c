@@ -347,3 +347,17 @@ int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSO
 					cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
 					calibration, true);
 }
+
+int sqlite_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
+{
+	long long held = 0;
+	int rc;
+
+	pthread_mutex_lock(&s->reader_lock);
+	rc = db_int(s->reader, &held, 0,
+		    "SELECT count(*) FROM tasks WHERE lease_holder = ? AND state = 'leased' AND kind = 'build'",
+		    "i", agent_id);
+	pthread_mutex_unlock(&s->reader_lock);
+	*ret_builds = rc == 0 && held > 0;
+	return rc;
+}
