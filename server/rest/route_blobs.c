@@ -92,8 +92,9 @@ static int put_begin(struct http_request *req, struct http_reply *reply)
 		if ((rc = store_agent_builds(req->server->store, req->token.agent_id, &builds)) < 0)
 			return reply_blob_error(reply, rc);
 		if (!builds)
-			return reply_error(reply, 403, "forbidden",
-					   "An agent may upload only while it holds a build task (docs/builds.md).");
+			return reply_error(
+				reply, 403, "forbidden",
+				"An agent may upload only while it holds a build task (docs/builds.md).");
 	}
 	if ((rc = blobs_upload_begin(req->server->blobs, path_hex(req), declared, &upload)) < 0)
 		return reply_blob_error(reply, rc);

@@ -354,9 +354,10 @@ int sqlite_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, &held, 0,
-		    "SELECT count(*) FROM tasks WHERE lease_holder = ? AND state = 'leased' AND kind = 'build'",
-		    "i", agent_id);
+	rc = db_int(
+		s->reader, &held, 0,
+		"SELECT count(*) FROM tasks WHERE lease_holder = ? AND state = 'leased' AND kind = 'build'",
+		"i", agent_id);
 	pthread_mutex_unlock(&s->reader_lock);
 	*ret_builds = rc == 0 && held > 0;
 	return rc;
