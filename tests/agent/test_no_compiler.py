@@ -41,6 +41,7 @@ import harness  # noqa: E402
 from agent_wait import wait_agent  # noqa: E402
 from schemacheck import validate  # noqa: E402
 import test_agent_windows as win  # noqa: E402
+import program_jobs  # noqa: E402
 import test_program_family as prog  # noqa: E402
 
 STRACE = "/usr/bin/strace"
@@ -170,7 +171,7 @@ def test_linux_agent_program_job_without_compiler():
         log_path = os.path.join(tmp, "agent.log")
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                exec_traced([prog.AGENT, "--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
+                exec_traced([program_jobs.AGENT, "--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
                         data_dir, "--name", "no-compiler", "--once"], trace, empty_path(tmp)),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=dict(os.environ, PATH=empty_path(tmp)))
         code, text = wait_agent(proc, log_path, 900, lambda: harness.kill_processes_under(data_dir))

@@ -74,8 +74,12 @@ static int bind_program(const struct pe_context *ctx, const char *dir, struct pe
 	int rc;
 
 	family_bind_options(&ctx->runner, dir, search, &options);
+	/* Written as a new file, never in place: a shared build's main.exe is
+	 * a hard link to the blob cache's copy, which the other variants'
+	 * main.exe links to as well (blob_cache_get()). */
 	if ((rc = family_path(path, dir, "main.exe")) < 0 || (rc = pe_image_open(path, &image)) < 0 ||
-	    (rc = pe_bind(image, &options, ret)) < 0 || (rc = pe_image_save(image, path)) < 0)
+	    (rc = pe_bind(image, &options, ret)) < 0 || (rc = plat_remove_file(path)) < 0 ||
+	    (rc = pe_image_save(image, path)) < 0)
 		goto out;
 out:
 	pe_image_free(image);
