@@ -3,7 +3,6 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
-#include "loadlab/json.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -212,10 +211,13 @@ static cJSON *add_child(cJSON *obj, const char *key, cJSON *item, bool *ok)
  * that fails. */
 static cJSON *push_object(cJSON *arr, bool *ok)
 {
-	cJSON *item = json_array_add_object(arr);
+	cJSON *item = cJSON_CreateObject();
 
-	if (!item)
+	if (!item || !cJSON_AddItemToArray(arr, item)) {
+		cJSON_Delete(item);
 		*ok = false;
+		return NULL;
+	}
 	return item;
 }
 
