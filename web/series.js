@@ -92,7 +92,7 @@ function drawTrace(el, trace, alerts, metric, changes) {
         lineStyle: { opacity: 0 }, areaStyle: { color: "#2456c7", opacity: 0.15 }, silent: true },
       { name: metric, type: "line", data: pts.map((p) => ({ value: p.value_us, job_id: p.job_id })), symbolSize: 8,
         itemStyle: { color: "#2456c7" }, markPoint: { symbol: "pin", symbolSize: 42, data: marks, label: { fontSize: 9 } },
-        markLine: { symbol: "none", silent: false, data: changeMarks(trace, pts, changes) } },
+        markLine: { symbol: "none", data: changeMarks(trace, pts, changes) } },
     ],
   });
   c.on("click", (p) => {
@@ -116,9 +116,8 @@ async function seriesPage(name) {
   }).reverse().join("");
   pageEl().innerHTML = `<h1>Series ${esc(s.series)}</h1>
     <div class="toolbar"><label>Line <select id="series-metric"><option value="median">median</option><option value="min"${metric === "min" ? " selected" : ""}>minimum</option></select></label>
-      <span class="muted small">Band: 95 % interval of the median. Pins: alerts (red: open). Lines: change points (red: a regression,
-        green: faster) and, dashed, where the machine changed. Click a point for its job.</span>
-      <span class="muted">CLI: <code class="cmd">loadlab series ${esc(s.series)}</code>, <code class="cmd">--change-points</code></span></div>
+      <span class="muted small" title="Vertical lines: change points (red: a regression, green: faster); dashed: the machine changed">Band: 95 % interval of the median. Pins: alerts (red: open). Lines: change points. Click a point for its job.</span>
+      <span class="muted">CLI: <code class="cmd">loadlab series ${esc(s.series)}</code></span></div>
     <form id="series-settings" class="toolbar"><label>Alert when <input name="threshold_pct" type="number" step="any" min="0.5" value="${s.threshold_pct}"> % slower</label>
       <label>Webhook <input name="webhook_url" size="40" value="${esc(s.webhook_url || "")}" placeholder="https://… (empty: none)"></label>
       <button>Save</button><span id="settings-note" class="small"></span></form>
