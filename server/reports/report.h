@@ -150,8 +150,12 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series);
 
+#define REPORT_CHANGE_POINTS_MAX_HISTORY 500
+
 /* report_series(); with MACHINE, each point also carries "machine", the
- * facts report_machine_facts() keeps. */
+ * facts report_machine_facts() keeps, and only the newest
+ * REPORT_CHANGE_POINTS_MAX_HISTORY jobs are read (the traces, not the
+ * "jobs" list, are cut). */
 int report_series_history(struct store *store, const char *name, const char *variant, const char *cell,
 			  const char *metric, long long since_ms, bool machine, cJSON **ret_series);
 
@@ -159,7 +163,6 @@ int report_series_history(struct store *store, const char *name, const char *var
  * points"): computed on request over each trace's newest
  * REPORT_CHANGE_POINTS_MAX_HISTORY points with change_points.h's
  * defaults. */
-#define REPORT_CHANGE_POINTS_MAX_HISTORY 500
 
 /* Series NAME's change points, {"series","threshold_pct","parameters",
  * "change_points","machine_changes"} (schemas/series_change_points.json);

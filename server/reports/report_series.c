@@ -119,7 +119,10 @@ int report_series_history(struct store *store, const char *name, const char *var
 	{
 		struct series_walk w = {NULL,   variant, cell,
 					metric, machine, cJSON_AddArrayToObject(out, "traces")};
+		int skip = machine ? cJSON_GetArraySize(jobs) - REPORT_CHANGE_POINTS_MAX_HISTORY : 0;
 		cJSON_ArrayForEach(job, jobs) {
+			if (skip-- > 0)
+				continue; /* older than the change points look */
 			w.job = job;
 			if ((rc = store_job_report_rows(store, (long long)number(job, "id", 0), false,
 							add_points, &w)) < 0 &&
