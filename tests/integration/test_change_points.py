@@ -133,7 +133,11 @@ def test_steps_aa_and_machine_change():
         # A/A: none, here and in the reference, and no alert
         c = change_points_of(d, "cp/same")
         assert c["change_points"] == [] and c["machine_changes"] == [], c
-        assert reference_of(d, "cp/same")[1] == []
+        points, ref = reference_of(d, "cp/same")
+        assert ref == []
+        # the margin: even at p < 0.05 and no minimum, what splits moves the level by < 0.3 %
+        loose = change_points([p["median_us"] for p in points], max_p_value=0.05, min_magnitude=0.0)
+        assert all(abs(x["magnitude"]) < 0.003 for x in loose), loose
         assert alerts_of(d, "cp/same") == []
 
         # the machine changed: reported with the facts that differ, no alert
