@@ -27,8 +27,8 @@ static const struct cli_command commands[] = {
 	 "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",
 	 "baseline vs candidate; exit 1 on a regression"},
 	/* series and schedules */
-	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min]",
-	 "a series' history, per variant and cell"},
+	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min | --change-points]",
+	 "a series' history, per variant and cell, or its change points"},
 	{"schedule", cmd_schedule, "add|list|pause|resume|rm|run ...", "recurring jobs of a series"},
 	{"alerts", cmd_alerts, "[--open] | ack ID", "regressions found in a series; ack one"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},

@@ -37,10 +37,37 @@ async function seriesListPage() {
       `<tr><td colspan="7" class="muted">No series yet: submit a job with "series": "NAME".</td></tr>`}</tbody></table></div>`;
 }
 
+/* The vertical marks of a trace (GET /api/v1/series/NAME/change-points):
+ * one line at the first job of each change point (red: a regression, green:
+ * faster, grey: slower within the threshold), labelled with its change; a
+ * dashed grey line where the machine's facts changed. */
+function changeMarks(trace, pts, changes) {
+  const at = (side) => pts.findIndex((p) => p.job_id === side.job_id), lines = [];
+  const mine = (c) => c.variant === trace.variant && c.cell === trace.cell;
+  for (const c of (changes ? changes.change_points : []).filter(mine)) {
+    const i = at(c.after);
+    if (i < 0) continue;
+    const color = c.machine_changed ? "#667085" : c.regression ? "#b42318" : c.magnitude_pct < 0 ? "#067647" : "#98a2b3";
+    lines.push({ xAxis: i, kind: "change", p_value: c.p_value, magnitude_pct: c.magnitude_pct,
+      name: `${c.before.revision || "#" + c.before.job_id} → ${c.after.revision || "#" + c.after.job_id}`,
+      label: { formatter: (c.magnitude_pct > 0 ? "+" : "") + c.magnitude_pct.toFixed(1) + "%" + (c.machine_changed ? " (machine)" : ""), fontSize: 9 },
+      lineStyle: { color, type: "solid", width: 2 } });
+  }
+  for (const m of (changes ? changes.machine_changes : []).filter(mine)) {
+    const i = at(m.after);
+    if (i < 0) continue;
+    lines.push({ xAxis: i, kind: "machine", facts: m.facts_changed.map((f) => f.fact),
+      name: "machine changed: " + m.facts_changed.map((f) => f.fact).join(", "),
+      label: { formatter: "machine", position: "insideEndTop", fontSize: 9 }, lineStyle: { color: "#667085", type: "dashed", width: 1 } });
+  }
+  return lines;
+}
+
 /* One trace: the median's 95 % interval as a band (the low bound, then the
  * width stacked on it and filled), the metric as a line, one point per job,
- * and a pin on each job whose alert names this variant and cell. */
-function drawTrace(el, trace, alerts, metric) {
+ * a pin on each job whose alert names this variant and cell, and the
+ * change points and machine changes as vertical lines (changeMarks()). */
+function drawTrace(el, trace, alerts, metric, changes) {
   const pts = trace.points, marks = [];
   for (const a of alerts) {
     const i = pts.findIndex((p) => p.job_id === a.job_id);
@@ -64,7 +91,8 @@ function drawTrace(el, trace, alerts, metric) {
       { name: "ci_width", type: "line", stack: "ci", data: pts.map((p) => p.ci_high_us - p.ci_low_us), symbol: "none",
         lineStyle: { opacity: 0 }, areaStyle: { color: "#2456c7", opacity: 0.15 }, silent: true },
       { name: metric, type: "line", data: pts.map((p) => ({ value: p.value_us, job_id: p.job_id })), symbolSize: 8,
-        itemStyle: { color: "#2456c7" }, markPoint: { symbol: "pin", symbolSize: 42, data: marks, label: { fontSize: 9 } } },
+        itemStyle: { color: "#2456c7" }, markPoint: { symbol: "pin", symbolSize: 42, data: marks, label: { fontSize: 9 } },
+        markLine: { symbol: "none", data: changeMarks(trace, pts, changes) } },
     ],
   });
   c.on("click", (p) => {
@@ -76,6 +104,8 @@ function drawTrace(el, trace, alerts, metric) {
 async function seriesPage(name) {
   const metric = hashQuery().get("metric") === "min" ? "min" : "median";
   const s = await api(`/api/v1/series/${encodeURIComponent(name)}?metric=${metric}`);
+  /* the marks are a help: the page draws without them if they fail */
+  const changes = await api(`/api/v1/series/${encodeURIComponent(name)}/change-points`, { quiet: true }).catch(() => null);
   const jobs = s.jobs;
   const rows = jobs.map((j, i) => {
     const prev = jobs.slice(0, i).reverse().find((p) => p.state === "done"), alert = s.alerts.find((a) => a.job_id === j.id);
@@ -86,7 +116,7 @@ async function seriesPage(name) {
   }).reverse().join("");
   pageEl().innerHTML = `<h1>Series ${esc(s.series)}</h1>
     <div class="toolbar"><label>Line <select id="series-metric"><option value="median">median</option><option value="min"${metric === "min" ? " selected" : ""}>minimum</option></select></label>
-      <span class="muted small">Band: 95 % interval of the median. Pins: alerts (red: open). Click a point for its job.</span>
+      <span class="muted small" title="Vertical lines: change points (red: a regression, green: faster); dashed: the machine changed">Band: 95 % interval of the median. Pins: alerts (red: open). Lines: change points. Click a point for its job.</span>
       <span class="muted">CLI: <code class="cmd">loadlab series ${esc(s.series)}</code></span></div>
     <form id="series-settings" class="toolbar"><label>Alert when <input name="threshold_pct" type="number" step="any" min="0.5" value="${s.threshold_pct}"> % slower</label>
       <label>Webhook <input name="webhook_url" size="40" value="${esc(s.webhook_url || "")}" placeholder="https://… (empty: none)"></label>
@@ -97,7 +127,7 @@ async function seriesPage(name) {
     <h2>Jobs (newest first)</h2>
     <div class="scroll"><table id="series-jobs"><thead><tr><th>job</th><th>name</th><th>revision</th><th>state</th><th>submitted</th>
       <th>alert</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
-  s.traces.forEach((t, i) => drawTrace($("#trace-" + i), t, s.alerts, metric));
+  s.traces.forEach((t, i) => drawTrace($("#trace-" + i), t, s.alerts, metric, changes));
   $("#series-metric").addEventListener("change", (ev) => { location.hash = seriesHref(name) + (ev.target.value === "min" ? "?metric=min" : ""); });
   $("#series-settings").addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -153,7 +183,8 @@ async function alertsPage() {
   const all = hashQuery().get("all") === "1";
   pageEl().innerHTML = `<h1>Regression alerts</h1>
     <div class="toolbar"><label><input type="checkbox" id="alerts-all"${all ? " checked" : ""}> show acknowledged</label>
-      <span class="muted small">A job of a series slower than the one before it by more than the series' threshold (the statistics of compare).
+      <span class="muted small">A confirmed change point of a series, slower by more than the series' threshold (before a history has
+      10 jobs: a job slower than the one before it, by the statistics of compare).
       Ack needs a user or admin token.</span></div>
     <div class="scroll"><table id="alerts"><thead><tr><th>id</th><th>series</th><th>job</th><th>against</th><th class="num">worst</th>
       <th>slower</th><th>opened</th><th>webhook</th><th>state</th></tr></thead><tbody></tbody></table></div>

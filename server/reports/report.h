@@ -140,12 +140,54 @@ int report_compare(struct store *store, long long baseline_id, long long candida
  * "threshold_pct","webhook_url","jobs","traces","alerts"}, one trace per
  * variant x cell, one point per job in submission order {"job_id",
  * "revision","created_at","value_us","median_us","ci_low_us","ci_high_us",
- * "min_us","n"}; value_us is the median or, for METRIC "min", the floor.
+ * "min_us","n","facts_digest"} and "floor_median_us" (the empty program's
+ * median in the same run) where the result timed it; value_us is the
+ * median or, for METRIC "min", the floor; facts_digest is
+ * report_machine_digest() of the result's facts (report_machine.h).
  * VARIANT and CELL (a cell key, "os=xp") filter when not NULL; jobs
  * created before SINCE_MS are left out. LL_ENOTFOUND for a series without
  * jobs or settings. */
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series);
+
+#define REPORT_CHANGE_POINTS_MAX_HISTORY 500
+
+/* report_series(); with MACHINE, each point also carries "machine", the
+ * facts report_machine_facts() keeps, and only the newest
+ * REPORT_CHANGE_POINTS_MAX_HISTORY jobs are read (the traces, not the
+ * "jobs" list, are cut). */
+int report_series_history(struct store *store, const char *name, const char *variant, const char *cell,
+			  const char *metric, long long since_ms, bool machine, cJSON **ret_series);
+
+/* Change points (report_change_points.c, docs/series.md "Change
+ * points"): computed on request over each trace's newest
+ * REPORT_CHANGE_POINTS_MAX_HISTORY points with change_points.h's
+ * defaults. */
+
+/* Series NAME's change points, {"series","threshold_pct","parameters",
+ * "change_points","machine_changes"} (schemas/series_change_points.json);
+ * VARIANT and CELL filter when not NULL. LL_ENOTFOUND as report_series(). */
+int report_change_points(struct store *store, const char *name, const char *variant, const char *cell,
+			 cJSON **ret_change_points);
+
+/* The change points of one trace of report_series_history() (with
+ * MACHINE) over its points up to job UNTIL_JOB_ID (0: all): a new array
+ * of change points as report_change_points() gives them, with the
+ * trace's machine changes appended to MACHINE_CHANGES when not NULL; in
+ * *RET_POINTS the count of points it looked at. NULL out of memory. */
+cJSON *report_trace_change_points(const cJSON *trace, long long until_job_id, double threshold_pct,
+				  cJSON *machine_changes, int *ret_points);
+
+/* The regression alert of the series check of job JOB_ID of SERIES
+ * (report_change_alert.c): from the change points confirmed by JOB_ID
+ * (docs/series.md, "Alerts from change points"). *RET_ALERT: the alert
+ * body for store_series_check_record() (with "job_id" and "baseline_id"
+ * of the change), or NULL when none opens; *RET_SHORT: true when no
+ * trace of the job has REPORT_CHANGE_POINTS_MIN_HISTORY points, so the
+ * caller checks the job against the one before instead. */
+#define REPORT_CHANGE_POINTS_MIN_HISTORY 10
+int report_change_point_alert(struct store *store, const char *series, long long job_id, double threshold_pct,
+			      cJSON **ret_alert, bool *ret_short);
 
 /* cJSON_PrintUnformatted(ITEM)'s text (not its siblings'): json_print();
  * NULL when out of memory. */

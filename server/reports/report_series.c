@@ -1,5 +1,6 @@
 /* A series' history from its jobs' result summaries: see report.h. */
 #include "report_int.h"
+#include "report_machine.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -11,6 +12,7 @@
 struct series_walk {
 	const cJSON *job; /* {"id","revision","created_at",...} */
 	const char *variant, *cell, *metric;
+	bool machine;  /* each point gets its machine's facts too */
 	cJSON *traces; /* array of {"variant","cell","points"} */
 };
 
@@ -31,9 +33,9 @@ static cJSON *trace_for(cJSON *traces, const char *variant, const char *cell)
 static int add_points(void *context, const struct store_report_row *row)
 {
 	struct series_walk *w = context;
-	cJSON *cell = NULL, *summary = NULL;
+	cJSON *cell = NULL, *summary = NULL, *machine;
 	const cJSON *v;
-	char key[512];
+	char key[512], digest[REPORT_MACHINE_DIGEST_HEX + 1];
 
 	if (!row->result_id)
 		return 0;
@@ -46,6 +48,8 @@ static int add_points(void *context, const struct store_report_row *row)
 		json_parse_object(row->summary, strlen(row->summary), REPORT_MAX_BODY_DEPTH, &summary);
 	if (!summary && row->body)
 		report_summarize_result(row->body, &summary);
+	machine = report_machine_facts(get(summary, "facts"));
+	report_machine_digest(machine, digest);
 	cJSON_ArrayForEach(v, get(summary, "variants")) {
 		const cJSON *warm = get(v, "warm");
 		cJSON *p;
@@ -64,14 +68,26 @@ static int add_points(void *context, const struct store_report_row *row)
 		cJSON_AddNumberToObject(p, "ci_high_us", number(warm, "ci_high_us", 0));
 		cJSON_AddNumberToObject(p, "min_us", number(warm, "min_us", 0));
 		cJSON_AddNumberToObject(p, "n", number(warm, "n", 0));
+		if (number(warm, "floor_median_us", 0) > 0)
+			cJSON_AddNumberToObject(p, "floor_median_us", number(warm, "floor_median_us", 0));
+		cJSON_AddStringToObject(p, "facts_digest", digest);
+		if (w->machine)
+			cJSON_AddItemToObject(p, "machine", cJSON_Duplicate(machine, true));
 		cJSON_AddItemToArray(trace_for(w->traces, v->string, key), p);
 	}
+	cJSON_Delete(machine);
 	cJSON_Delete(summary);
 	return 0;
 }
 
 int report_series(struct store *store, const char *name, const char *variant, const char *cell,
 		  const char *metric, long long since_ms, cJSON **ret_series)
+{
+	return report_series_history(store, name, variant, cell, metric, since_ms, false, ret_series);
+}
+
+int report_series_history(struct store *store, const char *name, const char *variant, const char *cell,
+			  const char *metric, long long since_ms, bool machine, cJSON **ret_series)
 {
 	struct store_series_settings settings;
 	cJSON *jobs = NULL, *out = NULL, *alerts = NULL, *mine, *a;
@@ -101,8 +117,12 @@ int report_series(struct store *store, const char *name, const char *variant, co
 	else
 		cJSON_AddNullToObject(out, "webhook_url");
 	{
-		struct series_walk w = {NULL, variant, cell, metric, cJSON_AddArrayToObject(out, "traces")};
+		struct series_walk w = {NULL,   variant, cell,
+					metric, machine, cJSON_AddArrayToObject(out, "traces")};
+		int skip = machine ? cJSON_GetArraySize(jobs) - REPORT_CHANGE_POINTS_MAX_HISTORY : 0;
 		cJSON_ArrayForEach(job, jobs) {
+			if (skip-- > 0)
+				continue; /* older than the change points look */
 			w.job = job;
 			if ((rc = store_job_report_rows(store, (long long)number(job, "id", 0), false,
 							add_points, &w)) < 0 &&

@@ -1,5 +1,6 @@
 /* /api/v1/series: the jobs that share a series, as points per variant and
- * cell (report_series()), and a series' alert settings. */
+ * cell (report_series()), their change points (report_change_points()),
+ * and a series' alert settings. */
 #include "route_util.h"
 #include "routes.h"
 
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #define SERIES_PREFIX "/api/v1/series/"
+#define CHANGE_POINTS_SUFFIX "/change-points"
 
 /* The {name} of the path (the daemon sees it percent-decoded, so both
  * "ci%2Fmain" and "ci/main" name the series ci/main); NULL after filling
@@ -88,15 +90,40 @@ static int parse_since(const char *text, long long *ret_ms)
 	return 0;
 }
 
+/* GET /api/v1/series/{name}/change-points[?variant=&cell=]: NAME is the
+ * path between the prefix and the suffix (NAME_LEN bytes). */
+static int series_change_points(struct http_request *req, struct http_reply *reply, size_t name_len)
+{
+	char name[JOB_SPEC_MAX_SERIES + 1];
+	cJSON *out = NULL;
+	int rc;
+
+	if (name_len == 0 || name_len > JOB_SPEC_MAX_SERIES)
+		return reply_error(reply, 400, "invalid_argument",
+				   "A series name is 1 to %d printable characters.", JOB_SPEC_MAX_SERIES);
+	memcpy(name, req->path + strlen(SERIES_PREFIX), name_len);
+	name[name_len] = '\0';
+	if (!job_spec_series_valid(name))
+		return reply_error(reply, 400, "invalid_argument",
+				   "A series name is 1 to %d printable characters.", JOB_SPEC_MAX_SERIES);
+	rc = report_change_points(req->server->store, name, http_query(req, "variant"),
+				  http_query(req, "cell"), &out);
+	return route_reply(reply, rc, 200, out);
+}
+
 int route_series_get(struct http_request *req, struct http_reply *reply)
 {
-	const char *name = series_name(req, reply), *metric = http_query(req, "metric"), *since;
+	const char *name, *metric = http_query(req, "metric"), *since;
+	size_t path_len = strlen(req->path), prefix = strlen(SERIES_PREFIX),
+	       suffix = strlen(CHANGE_POINTS_SUFFIX);
 	struct store_series_settings settings;
 	long long since_ms = -(1LL << 62);
 	cJSON *out;
 	int rc;
 
-	if (!name)
+	if (path_len >= prefix + suffix && strcmp(req->path + path_len - suffix, CHANGE_POINTS_SUFFIX) == 0)
+		return series_change_points(req, reply, path_len - prefix - suffix);
+	if (!(name = series_name(req, reply)))
 		return 0;
 	if (!metric)
 		metric = "median";

@@ -202,12 +202,19 @@ static void check_one(struct scheduler *s, long long job_id, const char *series,
 	long long baseline = 0, alert_id = 0;
 	cJSON *comparison = NULL, *alert = NULL;
 	const char *verdict = state;
+	bool short_history = true;
 
 	if (strcmp(state, "done") == 0) {
 		if (store_series_previous_done(store, series, job_id, &baseline) < 0) {
 			verdict = "first";
 		} else if (store_series_settings_get(store, series, &settings) < 0 ||
-			   report_compare(store, baseline, job_id, settings.threshold_pct, &comparison) < 0) {
+			   report_change_point_alert(store, series, job_id, settings.threshold_pct, &alert,
+						     &short_history) < 0) {
+			return; /* tried again at the next tick */
+		} else if (!short_history) {
+			/* a long enough history: alerts come from its change points */
+			verdict = alert ? "regression" : "ok";
+		} else if (report_compare(store, baseline, job_id, settings.threshold_pct, &comparison) < 0) {
 			return; /* tried again at the next tick */
 		} else {
 			verdict =

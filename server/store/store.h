@@ -398,7 +398,9 @@ int store_series_previous_done(struct store *store, const char *series, long lon
 /* Records that JOB_ID was checked (VERDICT of its comparison with
  * BASELINE_ID, 0 when none) and, when ALERT is not NULL
  * ({"threshold_pct","worst_change_pct","rows"}), opens an alert, once:
- * *RET_ALERT_ID is its id, or 0. When the series has a webhook, the
+ * *RET_ALERT_ID is its id, or 0. The alert's job_id and baseline_id are
+ * JOB_ID and BASELINE_ID unless ALERT has numbers "job_id" and
+ * "baseline_id" (an alert from a change point names the jobs around it). When the series has a webhook, the
  * alert's delivery is queued in the same transaction ("webhook":
  * "pending", due at NOW), unless STORE_WEBHOOK_PENDING_MAX are waiting. */
 int store_series_check_record(struct store *store, long long job_id, const char *series,

@@ -15,7 +15,7 @@ EXPECTED_SCHEMAS = [
     "progress_request.json", "progress.json", "result.json", "result_accepted.json",
     "fail_request.json", "fail.json", "token_create.json", "token_created.json",
     "token_list.json", "token_revoked.json", "report.json", "compare.json",
-    "series.json", "series_list.json", "series_settings.json", "series_settings_put.json",
+    "series.json", "series_list.json", "series_settings.json", "series_settings_put.json", "series_change_points.json",
     "schedule_create.json", "schedule_patch.json", "schedule.json", "schedule_list.json",
     "schedule_run.json", "alert.json", "alert_list.json", "alert_webhook.json",
 ]

@@ -316,7 +316,7 @@ static int queue_delivery(struct store *s, long long id, const char *series, lon
 static int op_check_record(struct store *s, void *arg)
 {
 	struct check_op *a = arg;
-	long long seen = 0;
+	long long seen = 0, alert_job = a->job_id, alert_baseline = a->baseline_id;
 	char *rows;
 	int rc;
 
@@ -337,10 +337,17 @@ static int op_check_record(struct store *s, void *arg)
 		return 0;
 	if (!(rows = json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
 		return LL_ENOMEM;
+	/* an alert from a change point names the jobs around the change */
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a->alert, "job_id")))
+		alert_job =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "job_id"));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id")))
+		alert_baseline = (long long)cJSON_GetNumberValue(
+			cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id"));
 	rc = db_run(s->writer,
 		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
 		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		    "tiiddti", a->series, a->job_id, a->baseline_id,
+		    "tiiddti", a->series, alert_job, alert_baseline,
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
 		    rows, a->now);
