@@ -246,6 +246,7 @@ static int probe_variant(struct program_elf_context *ctx, struct program_elf_var
 	struct loader_statistics s = {-1, -1, -1, -1, -1};
 	struct ld_files files = {.lowest = -1};
 	char *text = NULL, *stats = NULL;
+	size_t len;
 	int rc;
 
 	snprintf(sub, sizeof(sub), "%02zu", v);
@@ -270,7 +271,7 @@ static int probe_variant(struct program_elf_context *ctx, struct program_elf_var
 	if (k.exit_code != 0)
 		program_invalid(&var->base, "The program exited with code %d (its output: %s/stderr.txt).",
 				k.exit_code, dir);
-	if ((rc = family_read_file(audit, VERIFY_MAX_REPORT, &text, NULL)) < 0) {
+	if ((rc = family_read_file(audit, VERIFY_MAX_REPORT, &text, &len)) < 0) {
 		program_invalid(&var->base, "The audit library wrote no report: %s", err_message(rc));
 		rc = 0;
 	} else if ((rc = read_audit(ctx, var, text, verify, &env)) < 0) {
@@ -280,7 +281,7 @@ static int probe_variant(struct program_elf_context *ctx, struct program_elf_var
 	files.pid = k.pid;
 	if ((rc = plat_list_dir(dir, visit_ld, &files)) < 0)
 		goto out;
-	if (files.chosen[0] && family_read_file(files.chosen, VERIFY_MAX_REPORT, &stats, NULL) == 0)
+	if (files.chosen[0] && family_read_file(files.chosen, VERIFY_MAX_REPORT, &stats, &len) == 0)
 		statistics_parse(stats, &s);
 	err_clear();
 	rc = check_loader(ctx, var, env, &s, verify);
