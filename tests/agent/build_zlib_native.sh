@@ -8,7 +8,7 @@
 # upstream's Makefile links libz.so), the program linked against it with
 # RUNPATH $ORIGIN/lib, so the loader takes the program's copy before the
 # system's /lib/x86_64-linux-gnu/libz.so.1 of the same soname. Also
-# OUTDIR/data.txt, a file for it to compress (zlib's own ChangeLog).
+# OUTDIR/data.txt, a file for it to compress (zlib's own README).
 #
 # Cached: an OUTDIR that already holds the files is left as it is. Exit 0
 # when built.
@@ -46,5 +46,5 @@ done
 # shellcheck disable=SC2016
 "$cc" -O2 -DHAVE_UNISTD_H -I"$src" -o "$out/minigzip" "$src/test/minigzip.c" "$out/lib/libz.so.1" \
 	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
-cp "$src/ChangeLog" "$out/data.txt"
+cp "$src/README" "$out/data.txt"
 test -x "$out/minigzip"
