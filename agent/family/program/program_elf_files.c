@@ -203,11 +203,15 @@ int program_elf_folders(struct program_elf_context *ctx)
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
 		if ((rc = family_path(var->dir, base->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0)
 			return rc;
-		for (size_t i = 0; i < base->file_count; i++)
+		for (size_t i = 0; i < base->file_count; i++) {
 			if ((rc = program_file_path(base->files_dir, base->files[i].path, false, src)) < 0 ||
 			    (rc = program_file_path(var->dir, base->files[i].path, true, dst)) < 0 ||
 			    (rc = plat_link_file(src, dst, NULL)) < 0)
 				return rc;
+			/* a copy (no hard links here) has no mode of its own */
+			if ((i == base->exe || ctx->elf_files[i].shared) && chmod(dst, 0755) < 0)
+				return err_set(LL_EIO, "Cannot make %s executable.", dst);
+		}
 		if ((rc = family_progress(base->task, "transform",
 					  (int)(100 * (v + 1) / ctx->variant_count))) < 0)
 			return rc;
