@@ -290,6 +290,27 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 	return 0;
 }
 
+/* A normalized variant ITEM (the agent re-checks a leased spec; KEYS its
+ * members) appended to OUT by PRESET, the normalizer of its name: its
+ * knobs must be its preset's. */
+static int renormalize(const cJSON *item, const char *const *keys, int (*preset)(const cJSON *, cJSON *),
+		       cJSON *out)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
+	int rc;
+
+	if ((rc = json_check_keys(item, keys, "variant")) < 0)
+		return rc;
+	if (!cJSON_IsString(n))
+		return err_set(LL_EINVAL, "A program variant needs a preset name.");
+	if ((rc = preset(n, out)) < 0)
+		return rc;
+	if (!cJSON_Compare(cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1), item, true))
+		return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
+			       n->valuestring);
+	return 0;
+}
+
 bool job_spec_program_is_elf(const cJSON *program)
 {
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(program, "format");
@@ -314,22 +335,9 @@ int job_spec_program_elf_variant(const cJSON *item, cJSON *out)
 	static const char *const keys[] = {"name", "bind_now", "pagein", NULL};
 	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
 	const size_t count = sizeof(program_elf_presets) / sizeof(program_elf_presets[0]);
-	int rc;
 
-	if (cJSON_IsObject(item)) {
-		/* A normalized variant: its knobs must be its preset's. */
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
-		if ((rc = json_check_keys(item, keys, "variant")) < 0)
-			return rc;
-		if (!cJSON_IsString(n))
-			return err_set(LL_EINVAL, "A program variant needs a preset name.");
-		if ((rc = job_spec_program_elf_variant(n, out)) < 0)
-			return rc;
-		if (!cJSON_Compare(cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1), item, true))
-			return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
-				       n->valuestring);
-		return 0;
-	}
+	if (cJSON_IsObject(item))
+		return renormalize(item, keys, job_spec_program_elf_variant, out);
 	if (!name)
 		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
 	for (size_t i = 0; i < count; i++) {
@@ -354,24 +362,9 @@ int job_spec_program_variant(const cJSON *item, cJSON *out)
 {
 	static const char *const keys[] = {"name", "bases", "bind", "aslr", NULL};
 	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
-	cJSON *last;
-	int rc;
 
-	if (cJSON_IsObject(item)) {
-		/* A normalized variant (the agent re-checks a leased spec): the
-		 * knobs must be its preset's. */
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
-		if ((rc = json_check_keys(item, keys, "variant")) < 0)
-			return rc;
-		name = cJSON_IsString(n) ? n->valuestring : NULL;
-		if (!name || (rc = job_spec_program_variant(n, out)) < 0)
-			return name ? rc : err_set(LL_EINVAL, "A program variant needs a preset name.");
-		last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
-		if (!cJSON_Compare(last, item, true))
-			return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
-				       name);
-		return 0;
-	}
+	if (cJSON_IsObject(item))
+		return renormalize(item, keys, job_spec_program_variant, out);
 	if (!name)
 		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
 	for (size_t i = 0; i < sizeof(program_presets) / sizeof(program_presets[0]); i++) {

@@ -20,19 +20,7 @@ if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-native-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-if ! (cd "$work" && apt-get source --download-only zlib >"$work/apt.log" 2>&1); then
-	for version in $(apt-cache showsrc zlib | sed -n 's/^Version: //p' | sort -u); do
-		(cd "$work" && apt-get source --download-only "zlib=$version" >>"$work/apt.log" 2>&1) && break
-	done
-fi
-orig=$(ls "$work"/zlib_*.orig.tar.* 2>/dev/null | head -n 1)
-if [ -z "$orig" ]; then
-	echo "$0: apt-get source zlib failed (is there a deb-src entry?):" >&2
-	tail -n 5 "$work/apt.log" >&2
-	exit 1
-fi
-mkdir "$work/src"
-tar -xf "$orig" -C "$work/src" --strip-components=1
+sh "$(dirname "$0")/zlib_source.sh" "$work"
 src="$work/src"
 mkdir -p "$out/lib"
 objs=""

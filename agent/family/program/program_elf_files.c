@@ -26,6 +26,12 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
+/* Gives PATH the mode of a program (NAME in the message). */
+static int make_executable(const char *path, const char *name)
+{
+	return chmod(path, 0755) < 0 ? err_set(LL_EIO, "Cannot make %s executable.", name) : 0;
+}
+
 /* Appends NAME to LIST (SIZE bytes), ' '-separated; truncates. */
 static void list_add(char *list, size_t size, const char *name)
 {
@@ -122,8 +128,8 @@ int program_elf_read_files(struct program_elf_context *ctx)
 		f->shared = i != base->exe && dyn && (f->soname[0] || strstr(base->files[i].path, ".so"));
 		/* A blob is stored without its mode: the loader maps a shared
 		 * object without x, but execve needs it on the exe. */
-		if ((i == base->exe || f->shared) && chmod(path, 0755) < 0)
-			return err_set(LL_EIO, "Cannot make %s executable.", base->files[i].path);
+		if ((i == base->exe || f->shared) && (rc = make_executable(path, base->files[i].path)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -169,9 +175,7 @@ static int write_helper(struct program_elf_context *ctx, const char *name, const
 					     &base->helpers[base->helper_count])) < 0)
 		return rc;
 	base->helper_count++;
-	if (chmod(out, 0755) < 0)
-		return err_set(LL_EIO, "Cannot make %s executable.", out);
-	return 0;
+	return make_executable(out, name);
 }
 
 int program_elf_tools(struct program_elf_context *ctx)
@@ -209,8 +213,9 @@ int program_elf_folders(struct program_elf_context *ctx)
 			    (rc = plat_link_file(src, dst, NULL)) < 0)
 				return rc;
 			/* a copy (no hard links here) has no mode of its own */
-			if ((i == base->exe || ctx->elf_files[i].shared) && chmod(dst, 0755) < 0)
-				return err_set(LL_EIO, "Cannot make %s executable.", dst);
+			if ((i == base->exe || ctx->elf_files[i].shared) &&
+			    (rc = make_executable(dst, base->files[i].path)) < 0)
+				return rc;
 		}
 		if ((rc = family_progress(base->task, "transform",
 					  (int)(100 * (v + 1) / ctx->variant_count))) < 0)

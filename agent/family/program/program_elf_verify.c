@@ -24,6 +24,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/stats.h"
 #include "measure/plat_measure.h"
 
 /* Largest audit or statistics report read back. */
@@ -419,20 +420,14 @@ int program_elf_verify(struct program_elf_context *ctx)
 /* The median of the numbers of RUNS (an array), or -1. */
 static double median_of(const cJSON *runs)
 {
-	double x[PROGRAM_ELF_FAULT_RUNS];
+	double x[PROGRAM_ELF_FAULT_RUNS], median;
 	size_t n = 0;
 	const cJSON *r;
 
 	cJSON_ArrayForEach(r, runs)
 		if (n < PROGRAM_ELF_FAULT_RUNS && cJSON_IsNumber(r))
 			x[n++] = r->valuedouble;
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
-			double t = x[j];
-			x[j] = x[j - 1];
-			x[j - 1] = t;
-		}
-	return n == 0 ? -1 : n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+	return n > 0 && stats_median(x, n, &median) == 0 ? median : -1;
 }
 
 int program_elf_faults_merge(const struct program_elf_context *ctx, const struct program_elf_variant *var,
