@@ -6,7 +6,7 @@
  *
  *	elf_launcher [--pagein FILE]... [--idle-ms N] -- PROGRAM [ARGS...]
  *
- * --pagein FILE  reads FILE once, from start to end in 1 MiB reads, before
+ * --pagein FILE  reads FILE once, from start to end in 64 KiB reads, before
  *                PROGRAM starts: the office suite's `pagein` helper, which
  *                its soffice wrapper ran before soffice.bin. The reads are
  *                part of the launcher's life, so of the timed start.
@@ -39,7 +39,7 @@
 
 static int page_in(const char *path)
 {
-	static char chunk[1 << 20];
+	static char chunk[64 * 1024];
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 

@@ -163,7 +163,7 @@ static void give_slot(struct program_elf_start *start, const char *dir, struct m
 
 int program_elf_timing(struct program_elf_context *ctx, struct family_timing *ret)
 {
-	size_t count = 0;
+	size_t count = 0, pageins = 0;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
@@ -178,6 +178,22 @@ int program_elf_timing(struct program_elf_context *ctx, struct family_timing *re
 		    (rc = start_files(ctx, var->base.dir, NULL, &ctx->timed[count])) < 0)
 			return rc;
 		give_slot(&ctx->timed[count], var->base.dir, &ret->programs[count]);
+		pageins += var->pagein;
+		count++;
+	}
+	if (!ctx->idle && pageins > 0) {
+		/* the floor through the launcher: argv {launcher, "--", empty} */
+		struct program_elf_start *start = &ctx->timed[count];
+		ret->programs[count].name = PROGRAM_ELF_LAUNCHER_NAME;
+		ctx->timed_count = count + 1;
+		if ((rc = program_elf_start_init(ctx, NULL, NULL, start)) < 0 ||
+		    (rc = start_files(ctx, NULL, ctx->empty, start)) < 0)
+			return rc;
+		start->argv[2] = start->argv[0];
+		start->argv[0] = ctx->launcher;
+		start->argv[1] = "--";
+		start->argv[3] = NULL;
+		give_slot(start, ctx->base.floor_dir, &ret->programs[count]);
 		count++;
 	}
 	ret->programs[count].name = PROGRAM_FLOOR_NAME;
