@@ -120,8 +120,6 @@ def test_zlib_every_variant():
         # minigzip calls zlib and libc through its PLT: bound at first call
         assert loader["as-built"]["lazy_after_start"] > 0, loader
         assert loader["bind-now"]["relocations_at_start"] > loader["as-built"]["relocations_at_start"], loader
-        launcher = result["program"]["launcher"]
-        assert launcher["warm"]["summary"]["n"] == 3 and launcher["cold"]["summary"]["n"] == 2, launcher
         pagein = variants["pagein"]["verify"]
         assert pagein["read_chars"] >= pagein["pagein_file_bytes"] > 0, pagein
         # per-object major faults of the cold starts, as-built and pagein

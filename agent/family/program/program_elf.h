@@ -43,9 +43,6 @@
  * own environment has it set to 1, bind-now runs without LD_BIND_NOW, a
  * mislabelled variant that verification must refuse. */
 #define PROGRAM_ELF_TEST_DROP_BIND_NOW "LOADLAB_TEST_ELF_DROP_BIND_NOW"
-/* The launcher starting the floor, timed beside the floor when a variant
- * pages in: the launcher's own part of pagein's start. */
-#define PROGRAM_ELF_LAUNCHER_NAME "(launcher)"
 /* Most variables a run of an ELF program is given (program_elf_env()). */
 #define PROGRAM_ELF_MAX_ENV 16
 
@@ -114,8 +111,8 @@ cJSON *program_elf_files_json(const struct program_elf_context *ctx);
 
 /* ---- how a variant is started (program_elf_measure.c) ---- */
 
-/* How VAR (NULL: the floor) is started: the launcher first when it pages
- * in or waits for idle, LD_BIND_NOW=1 for bind-now, the loader variables
+/* How VAR (NULL: the floor) is started: through the launcher, with
+ * --pagein for pagein and --idle-ms for until "idle", LD_BIND_NOW=1 for bind-now, the loader variables
  * of the agent's own environment cleared (LD_LIBRARY_PATH, LD_PRELOAD,
  * LD_AUDIT, LD_DEBUG, LD_BIND_NOW), then the EXTRA_ENV entries (NULL
  * terminated, may be NULL; copied). Release with program_elf_start_release. */
@@ -123,9 +120,7 @@ int program_elf_start_init(const struct program_elf_context *ctx, const struct p
 			   const char *const *extra_env, struct program_elf_start *ret);
 void program_elf_start_release(struct program_elf_start *start);
 
-/* What the driver times: every valid variant, the launcher starting the
- * floor (PROGRAM_ELF_LAUNCHER_NAME, when a valid variant pages in and the
- * floor does not go through the launcher already) and the floor. */
+/* What the driver times: every valid variant and the floor. */
 int program_elf_timing(struct program_elf_context *ctx, struct family_timing *ret);
 
 /* ---- verify (program_elf_verify.c) ---- */

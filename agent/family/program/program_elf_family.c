@@ -29,8 +29,7 @@ static const struct {
 	 "every file of the program read once, start to end, by the launcher before the program starts "
 	 "(the office suite's pagein); the reads are part of the timed start",
 	 "reordering (the study's other half needs a relink); files the program opens that its manifest "
-	 "does not list (system libraries) are not read first; warm, it costs only reads from memory, and "
-	 "the launcher's own start is in its time, not the floor's"},
+	 "does not list (system libraries) are not read first; warm, it costs only reads from memory"},
 };
 
 static bool program_elf_claims(const cJSON *job)
@@ -161,30 +160,7 @@ static int variant_head(const struct program_elf_variant *var, cJSON *o)
 	return 0;
 }
 
-/* The launcher's own start (PROGRAM_ELF_LAUNCHER_NAME), where timed, into
- * P as "launcher". */
-static int launcher_figures(const struct family_measured *measured, cJSON *p)
-{
-	cJSON *l = cJSON_CreateObject();
-
-	if (!l || !cJSON_AddStringToObject(l, "runs", "elf_launcher -- elf_empty") ||
-	    !cJSON_AddStringToObject(l, "why",
-				     "the launcher's own start, which pagein's time includes and the "
-				     "floor's does not") ||
-	    family_add_measured(l, "warm", measured->warm, PROGRAM_ELF_LAUNCHER_NAME) < 0 ||
-	    family_add_measured(l, "cold", measured->cold, PROGRAM_ELF_LAUNCHER_NAME) < 0) {
-		cJSON_Delete(l);
-		return LL_ENOMEM;
-	}
-	if (!cJSON_GetObjectItemCaseSensitive(l, "warm") && !cJSON_GetObjectItemCaseSensitive(l, "cold")) {
-		cJSON_Delete(l);
-		return 0;
-	}
-	return cJSON_AddItemToObject(p, "launcher", l) ? 0 : LL_ENOMEM;
-}
-
-static int program_section(const struct program_elf_context *ctx, cJSON *r,
-			   const struct family_measured *measured)
+static int program_section(const struct program_elf_context *ctx, cJSON *r)
 {
 	cJSON *p = cJSON_AddObjectToObject(r, "program"), *cache, *files = program_elf_files_json(ctx);
 
@@ -201,8 +177,6 @@ static int program_section(const struct program_elf_context *ctx, cJSON *r,
 	    !cJSON_AddNumberToObject(cache, "cached", (double)ctx->base.blobs_cached) ||
 	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->base.blobs_fetched) ||
 	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->base.bytes_fetched))
-		return LL_ENOMEM;
-	if (launcher_figures(measured, p) < 0)
 		return LL_ENOMEM;
 	if (ctx->drop_bind_now && !cJSON_AddStringToObject(p, "test_note",
 							   PROGRAM_ELF_TEST_DROP_BIND_NOW
@@ -265,7 +239,7 @@ static int program_elf_describe(struct family_run *run, void *state, const struc
 	    give(floor, "files", &ctx->base.floor_files) < 0 ||
 	    family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
-	    family_add_measurement(r, measured) < 0 || program_section(ctx, r, measured) < 0 ||
+	    family_add_measurement(r, measured) < 0 || program_section(ctx, r) < 0 ||
 	    helpers_section(ctx, r) < 0 || !cJSON_AddStringToObject(r, "runner", "native"))
 		return LL_ENOMEM;
 	return 0;

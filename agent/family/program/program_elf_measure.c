@@ -86,7 +86,6 @@ int program_elf_start_init(const struct program_elf_context *ctx, const struct p
 			   const char *const *extra_env, struct program_elf_start *ret)
 {
 	const struct program_context *base = &ctx->base;
-	bool launcher = ctx->idle || (var && var->pagein);
 	size_t argc = 0, pagein = var && var->pagein ? base->file_count : 0;
 	char path[PLAT_MAX_PATH + 1], idle[32];
 	int rc;
@@ -94,8 +93,7 @@ int program_elf_start_init(const struct program_elf_context *ctx, const struct p
 	memset(ret, 0, sizeof(*ret));
 	if (!(ret->argv = calloc(base->arg_count + 2 * pagein + 8, sizeof(*ret->argv))))
 		return LL_ENOMEM;
-	if (launcher)
-		ret->argv[argc++] = ctx->launcher;
+	ret->argv[argc++] = ctx->launcher;
 	for (size_t i = 0; i < pagein; i++) {
 		if ((rc = program_file_path(var->base.dir, base->files[i].path, false, path)) < 0)
 			return rc;
@@ -109,8 +107,7 @@ int program_elf_start_init(const struct program_elf_context *ctx, const struct p
 		if (!(ret->argv[argc++] = keep(ret, idle)))
 			return LL_ENOMEM;
 	}
-	if (launcher)
-		ret->argv[argc++] = "--";
+	ret->argv[argc++] = "--";
 	if (var && (rc = program_file_path(var->base.dir, base->files[base->exe].path, false, path)) < 0)
 		return rc;
 	if (!(ret->argv[argc++] = keep(ret, var ? path : ctx->empty)))
@@ -163,7 +160,7 @@ static void give_slot(struct program_elf_start *start, const char *dir, struct m
 
 int program_elf_timing(struct program_elf_context *ctx, struct family_timing *ret)
 {
-	size_t count = 0, pageins = 0;
+	size_t count = 0;
 	int rc;
 
 	memset(ret, 0, sizeof(*ret));
@@ -178,22 +175,6 @@ int program_elf_timing(struct program_elf_context *ctx, struct family_timing *re
 		    (rc = start_files(ctx, var->base.dir, NULL, &ctx->timed[count])) < 0)
 			return rc;
 		give_slot(&ctx->timed[count], var->base.dir, &ret->programs[count]);
-		pageins += var->pagein;
-		count++;
-	}
-	if (!ctx->idle && pageins > 0) {
-		/* the floor through the launcher: argv {launcher, "--", empty} */
-		struct program_elf_start *start = &ctx->timed[count];
-		ret->programs[count].name = PROGRAM_ELF_LAUNCHER_NAME;
-		ctx->timed_count = count + 1;
-		if ((rc = program_elf_start_init(ctx, NULL, NULL, start)) < 0 ||
-		    (rc = start_files(ctx, NULL, ctx->empty, start)) < 0)
-			return rc;
-		start->argv[2] = start->argv[0];
-		start->argv[0] = ctx->launcher;
-		start->argv[1] = "--";
-		start->argv[3] = NULL;
-		give_slot(start, ctx->base.floor_dir, &ret->programs[count]);
 		count++;
 	}
 	ret->programs[count].name = PROGRAM_FLOOR_NAME;
