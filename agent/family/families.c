@@ -13,5 +13,6 @@ const struct family *const families[] = {
 	&elf_family,         /* Linux shared objects, run natively: Linux only */
 	&program_elf_family, /* a program job whose program is ELF: Linux only */
 #endif
-	&program_family,     NULL,
+	&program_family, /* the other program jobs: Windows builds (PE) */
+	NULL,
 };

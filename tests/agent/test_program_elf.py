@@ -188,6 +188,27 @@ def test_bind_now_without_the_environment():
         assert "test_note" in result["program"], result["program"]
 
 
+def test_cold_on_tmpfs_says_so():
+    """On tmpfs no eviction can drop the program's pages: the cold figures
+    say they are not cold, and the per-object faults are left out with a
+    note, never made up. Skipped where /dev/shm is no tmpfs."""
+    with open("/proc/mounts") as f:
+        if not any(line.split()[1] == "/dev/shm" and line.split()[2] == "tmpfs" for line in f):
+            print("skipped: /dev/shm is no tmpfs here")
+            return
+    with harness.Daemon() as d, tempfile.TemporaryDirectory(prefix="loadlab-elfprog-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="loadlab-elfprog-", dir="/dev/shm") as shm:
+        folder = copy_program(tmp, "zlib")
+        job_id = job_id_of(submit(d, folder, tmp, "zlib-tmpfs", ["as-built", "pagein"], cold_runs=1))
+        result = run_job(d, os.path.join(shm, "agent"), job_id, "elf-tmpfs")
+        for v in result["variants"]:
+            assert v["valid"], v.get("invalid_reason")
+            assert v["cold"]["cold"] is False and v["cold"]["note"], v["cold"]
+            assert "major_faults" not in v, v
+            assert any("eviction" in n for n in v["notes"]), v
+            assert all("major_faults" not in m for m in v["cold"]["modules"]), v["cold"]["modules"]
+
+
 def test_bad_jobs_are_refused():
     with harness.Daemon() as d, tempfile.TemporaryDirectory(prefix="loadlab-elfprog-") as tmp:
         blob = "sha256:" + "0" * 64
@@ -236,4 +257,5 @@ if __name__ == "__main__":
     test_zlib_every_variant()
     test_library_swapped_for_the_systems()
     test_bind_now_without_the_environment()
+    test_cold_on_tmpfs_says_so()
     print("ok")

@@ -319,7 +319,8 @@ static int check_pagein(const struct program_elf_context *ctx, struct program_el
 }
 
 /* Major faults of VAR's start with only the file I (or, I == count,
- * every file) evicted, PROGRAM_ELF_FAULT_RUNS times, into FAULTS. */
+ * every file) evicted, PROGRAM_ELF_FAULT_RUNS times, into FAULTS; 1 when
+ * the eviction did not work (or left pages resident). */
 static int attribute_file(const struct program_elf_context *ctx, struct program_elf_variant *var, size_t i,
 			  const struct program_elf_start *start, const char *dir, cJSON *faults)
 {
@@ -341,12 +342,8 @@ static int attribute_file(const struct program_elf_context *ctx, struct program_
 		struct plat_measure_counters k;
 		if ((rc = plat_measure_evict(evict, &e)) < 0)
 			return rc;
-		if (!e.done || (e.verified && e.resident_pages > 0)) {
-			cJSON_DeleteItemFromObjectCaseSensitive(faults, runs->string);
-			return program_note(
-				&var->base,
-				"Major faults per object unknown: the eviction did not work here.");
-		}
+		if (!e.done || (e.verified && e.resident_pages > 0))
+			return 1; /* no eviction, no attribution */
 		if ((rc = run_once(ctx, var, start, dir, &k)) < 0)
 			return rc;
 		if (!cJSON_AddItemToArray(runs, cJSON_CreateNumber((double)k.hard_faults)))
@@ -389,6 +386,15 @@ static int attribute_faults(struct program_elf_context *ctx, struct program_elf_
 			continue;
 		if ((rc = attribute_file(ctx, var, i, &start, dir, var->faults)) < 0)
 			goto out;
+		if (rc == 1) {
+			cJSON_Delete(var->faults);
+			var->faults = NULL;
+			rc = program_note(&var->base,
+					  "Major faults per object unknown: the eviction of the "
+					  "program's files did not work here (see the cold figures' "
+					  "method and note).");
+			goto out;
+		}
 	}
 out:
 	program_elf_start_release(&start);
