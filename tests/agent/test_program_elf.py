@@ -188,6 +188,24 @@ def test_bind_now_without_the_environment():
         assert "test_note" in result["program"], result["program"]
 
 
+def test_until_idle():
+    """until "idle": the launcher runs the program as its child (the probe
+    judges the child's objects and reads the child's statistics); minigzip
+    compressing an empty stdin exits before it is idle, with its code."""
+    with harness.Daemon() as d, tempfile.TemporaryDirectory(prefix="loadlab-elfprog-") as tmp:
+        folder = copy_program(tmp, "zlib")
+        program = dict(PROGRAM, args=[], until="idle")
+        job_id = job_id_of(submit(d, folder, tmp, "zlib-idle", ["as-built", "bind-now"], program=program,
+                                  cold_runs=1))
+        result = run_job(d, os.path.join(tmp, "agent"), job_id, "elf-idle")
+        assert result["program"]["until"] == "idle" and result["program"]["idle_ms"] == 2000, result["program"]
+        for v in result["variants"]:
+            assert v["valid"], v.get("invalid_reason")
+            assert modules_of(v)["lib/libz.so.1"]["from_program_folder"], v["verify"]["modules"]
+            assert v["verify"]["loader"]["relocations_at_start"] > 0, v["verify"]["loader"]
+            assert v["warm"]["summary"]["n"] == 3, v["warm"]
+
+
 def test_cold_on_tmpfs_says_so():
     """On tmpfs no eviction can drop the program's pages: the cold figures
     say they are not cold, and the per-object faults are left out with a
@@ -258,4 +276,5 @@ if __name__ == "__main__":
     test_library_swapped_for_the_systems()
     test_bind_now_without_the_environment()
     test_cold_on_tmpfs_says_so()
+    test_until_idle()
     print("ok")
