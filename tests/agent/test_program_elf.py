@@ -87,7 +87,9 @@ def test_zlib_every_variant():
     with harness.Daemon() as d, tempfile.TemporaryDirectory(prefix="loadlab-elfprog-") as tmp:
         folder = copy_program(tmp, "zlib")
         job_id = job_id_of(submit(d, folder, tmp, "zlib-elf", VARIANTS))
-        spec = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()["spec"]
+        job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
+        validate("job.json", job)
+        spec = job["spec"]
         assert spec["program"]["format"] == "elf", spec["program"]
         assert spec["variants"][1] == {"name": "bind-now", "bind_now": True, "pagein": False}, spec
         result = run_job(d, os.path.join(tmp, "agent"), job_id, "elf-test")
