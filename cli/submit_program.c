@@ -241,6 +241,40 @@ static const char *only_exe(const cJSON *files)
 	return found ? found->string : NULL;
 }
 
+/* The format of the program whose exe is ROOT/EXE, from its first bytes
+ * (docs/program-elf.md, "Which programs are ELF"): "elf" for \177ELF,
+ * "pe" for MZ, NULL for anything else (the daemon's rules then apply).
+ * LL_EINVAL, before anything is uploaded, when the job's own
+ * "program.format" says otherwise. */
+static int exe_format(const cJSON *job, const char *root, const char *exe, const char **ret)
+{
+	const cJSON *given =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "format");
+	unsigned char magic[4] = {0};
+	char path[PATH_MAX];
+	size_t n = 0;
+	FILE *f;
+
+	*ret = NULL;
+	if (!exe)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", root, exe);
+	if ((f = fopen(path, "rb"))) {
+		n = fread(magic, 1, sizeof(magic), f);
+		fclose(f);
+	}
+	if (n == 4 && memcmp(magic, "\177ELF", 4) == 0)
+		*ret = "elf";
+	else if (n >= 2 && magic[0] == 'M' && magic[1] == 'Z')
+		*ret = "pe";
+	if (*ret && cJSON_IsString(given) && strcmp(given->valuestring, *ret) != 0)
+		return err_set(LL_EINVAL,
+			       "The job says \"format\": \"%s\", but %s starts as %s file does; nothing was "
+			       "uploaded.",
+			       given->valuestring, exe, strcmp(*ret, "elf") == 0 ? "an ELF" : "a PE");
+	return 0;
+}
+
 /* DIR as given, or "program.dir" of JOB relative to JOB_PATH's folder. */
 static int find_folder(cJSON *job, const char *job_path, const char *dir, char *out, size_t size)
 {
@@ -292,7 +326,7 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 	struct walk w = {{0}, cJSON_CreateObject(), cJSON_CreateObject(), 0};
 	char folder[PATH_MAX];
 	cJSON *program;
-	const char *exe;
+	const char *exe, *format = NULL;
 	long long bytes = 0;
 	int rc, uploaded = 0;
 
@@ -313,7 +347,10 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 		rc = err_set(LL_EINVAL, "The program folder %s has no files.", folder);
 		goto out;
 	}
-	if ((rc = check_body_size(job, w.files, folder)) < 0 ||
+	exe = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "exe"));
+	if ((rc = exe_format(job, w.root, exe ? exe : only_exe(w.files), &format)) < 0 ||
+	    (rc = check_body_size(job, w.files, folder)) < 0 ||
 	    (rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
 		goto out;
 	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s", uploaded,
@@ -337,6 +374,10 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 	if (!cJSON_GetObjectItemCaseSensitive(program, "exe") &&
 	    (exe = only_exe(cJSON_GetObjectItemCaseSensitive(program, "files"))) &&
 	    !cJSON_AddStringToObject(program, "exe", exe))
+		goto out;
+	/* An ELF exe makes the job an ELF program's; a PE one needs no word. */
+	if (format && strcmp(format, "elf") == 0 && !cJSON_GetObjectItemCaseSensitive(program, "format") &&
+	    !cJSON_AddStringToObject(program, "format", "elf"))
 		goto out;
 	if (!(*ret_body = cJSON_PrintUnformatted(job)))
 		goto out;

@@ -72,6 +72,11 @@ struct family_measured {
 
 struct family {
 	const char *name; /* the job's "family" */
+	/* May be NULL: the family takes every job of its name. Else it takes
+	 * only the jobs (normalized) it claims, and a family of the same name
+	 * later in families[] the others (the program family's ELF programs,
+	 * program/program_elf.h, before its PE programs). */
+	bool (*claims)(const cJSON *job);
 	int (*validate)(const struct family_run *run, void **ret_state);
 	int (*generate)(struct family_run *run, void *state);
 	int (*build)(struct family_run *run, void *state);

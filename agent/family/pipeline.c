@@ -62,7 +62,7 @@ static int find_family(const cJSON *job, const struct family **ret)
 	if ((rc = json_get_string(job, "family", 16, true, NULL, &name)) < 0)
 		return rc;
 	for (const struct family *const *f = families; *f; f++) {
-		if (strcmp((*f)->name, name) == 0) {
+		if (strcmp((*f)->name, name) == 0 && (!(*f)->claims || (*f)->claims(job))) {
 			*ret = *f;
 			return 0;
 		}

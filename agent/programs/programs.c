@@ -26,6 +26,11 @@ const char *agent_program_arch(void)
 	return agent_programs_arch;
 }
 
+const char *agent_program_native_arch(void)
+{
+	return agent_programs_native_arch;
+}
+
 int agent_program_find(const char *name, const char *arch, const struct agent_program **ret)
 {
 	for (size_t i = 0; i < agent_program_count; i++)
@@ -39,12 +44,18 @@ int agent_program_find(const char *name, const char *arch, const struct agent_pr
 
 int agent_program_install(const char *name, const char *path, const struct agent_program **ret_program)
 {
+	return agent_program_install_arch(name, agent_programs_arch, path, ret_program);
+}
+
+int agent_program_install_arch(const char *name, const char *arch, const char *path,
+			       const struct agent_program **ret_program)
+{
 	const struct agent_program *p = NULL;
 	char sha256[65];
 	long long size = -1;
 	int rc;
 
-	if ((rc = agent_program_find(name, agent_programs_arch, &p)) < 0 ||
+	if ((rc = agent_program_find(name, arch, &p)) < 0 ||
 	    (rc = plat_write_file(path, p->bytes, p->size)) < 0 ||
 	    (rc = plat_file_sha256(path, sha256, &size)) < 0)
 		return rc;

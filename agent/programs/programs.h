@@ -18,6 +18,16 @@
  * folder, checks the file against the recorded size and SHA-256, and runs
  * it; the result names what ran (agent_program_json()).
  *
+ * On Linux the agent also carries the program family's ELF helpers,
+ * compiled with the agent's own compiler for its own machine
+ * (agent_program_native_arch(), "linux-x86_64"):
+ *
+ *	elf_audit.so     the loader probe, an LD_AUDIT library
+ *	elf_launcher     pagein and until "idle"
+ *	elf_empty        the floor of ELF programs
+ *
+ * (family/program/program_elf_tools.c writes them out).
+ *
  * One file is embedded as C text instead: probe.c, the fixed head of the
  * pe family's generated main.c (family/pe/pe_generate.c), which the pe
  * family compiles on the machine with the rest of its experiment. The
@@ -46,6 +56,10 @@ const char *agent_program_source(const char *name, size_t *ret_size);
 /* The architecture of the Windows programs this agent carries (above). */
 const char *agent_program_arch(void);
 
+/* The architecture of the ELF helpers this agent carries (above), or ""
+ * when it carries none (a Windows agent). */
+const char *agent_program_native_arch(void);
+
 /* The embedded program NAME built for ARCH into *RET (borrowed, static).
  * LL_ENOTFOUND with a message naming what this agent carries otherwise. */
 int agent_program_find(const char *name, const char *arch, const struct agent_program **ret);
@@ -55,6 +69,10 @@ int agent_program_find(const char *name, const char *arch, const struct agent_pr
  * recorded at build time; *RET_PROGRAM (may be NULL) gets the program.
  * LL_EIO with both digests, and the file removed, when they differ. */
 int agent_program_install(const char *name, const char *path, const struct agent_program **ret_program);
+
+/* As agent_program_install(), for the program NAME built for ARCH. */
+int agent_program_install_arch(const char *name, const char *arch, const char *path,
+			       const struct agent_program **ret_program);
 
 /* PROGRAM as a result records it: {"name", "arch", "size", "sha256",
  * "compiler", "built": "with the agent"}; NULL when out of memory. */
@@ -73,5 +91,6 @@ extern const size_t agent_program_text_count;
 extern const struct agent_program agent_programs[];
 extern const size_t agent_program_count;
 extern const char agent_programs_arch[];
+extern const char agent_programs_native_arch[];
 
 #endif

@@ -219,7 +219,7 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 	return add_delay(item, cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1));
 }
 
-static int normalize_variants(const cJSON *variants, const char *family, cJSON *out)
+static int normalize_variants(const cJSON *variants, const char *family, bool elf_program, cJSON *out)
 {
 	const cJSON *item;
 	int count, rc;
@@ -232,7 +232,8 @@ static int normalize_variants(const cJSON *variants, const char *family, cJSON *
 			       JOB_SPEC_MAX_VARIANTS);
 	cJSON_ArrayForEach(item, variants) {
 		if (strcmp(family, "program") == 0) {
-			if ((rc = job_spec_program_variant(item, out)) < 0)
+			if ((rc = elf_program ? job_spec_program_elf_variant(item, out)
+					      : job_spec_program_variant(item, out)) < 0)
 				return rc;
 			continue;
 		}
@@ -748,7 +749,9 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	rc = LL_ENOMEM;
 	if (!(o = cJSON_AddArrayToObject(out, "variants")))
 		goto fail;
-	if ((rc = normalize_variants(cJSON_GetObjectItemCaseSensitive(job, "variants"), family, o)) < 0)
+	if ((rc = normalize_variants(
+		     cJSON_GetObjectItemCaseSensitive(job, "variants"), family,
+		     job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(out, "program")), o)) < 0)
 		goto fail;
 	if ((rc = add_section(job, "measure", normalize_measure, out)) < 0)
 		goto fail;

@@ -244,26 +244,29 @@ static int normalize_args(const cJSON *args, cJSON *out)
 
 int job_spec_normalize_program(const cJSON *program, cJSON *out)
 {
-	static const char *const keys[] = {"files", "exe", "args", "until", "timeout_s", NULL};
-	static const char *const until_values[] = {"exit", "input-idle", NULL};
-	const char *exe = NULL, *until = NULL;
+	static const char *const keys[] = {"files", "exe", "args", "until", "timeout_s", "format", NULL};
+	const char *exe = NULL, *until = NULL, *format = NULL;
 	long long timeout;
 	cJSON *files, *args;
-	size_t i;
+	bool elf;
 	int rc;
 
 	if (!cJSON_IsObject(program))
 		return err_set(LL_EINVAL, "Field 'program' is required and must be an object.");
 	if ((rc = json_check_keys(program, keys, "program")) < 0 ||
 	    (rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
+	    (rc = json_get_string(program, "format", 8, false, "pe", &format)) < 0 ||
 	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
 	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60, &timeout)) <
 		    0)
 		return rc;
-	for (i = 0; until_values[i] && strcmp(until, until_values[i]) != 0; i++)
-		;
-	if (!until_values[i])
-		return err_set(LL_EINVAL, "Field 'program.until' must be \"exit\" or \"input-idle\".");
+	if (strcmp(format, "pe") != 0 && strcmp(format, "elf") != 0)
+		return err_set(LL_EINVAL, "Field 'program.format' must be \"pe\" (a Windows build) or "
+					  "\"elf\" (a Linux build).");
+	elf = strcmp(format, "elf") == 0;
+	if (strcmp(until, "exit") != 0 && strcmp(until, elf ? "idle" : "input-idle") != 0)
+		return err_set(LL_EINVAL, "Field 'program.until' must be \"exit\" or \"%s\" for %s program.",
+			       elf ? "idle" : "input-idle", elf ? "an ELF" : "a PE");
 	if (!(files = cJSON_AddObjectToObject(out, "files")))
 		return LL_ENOMEM;
 	if ((rc = normalize_files(cJSON_GetObjectItemCaseSensitive(program, "files"), files)) < 0)
@@ -271,40 +274,97 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 	if (!cJSON_GetObjectItemCaseSensitive(files, exe))
 		return err_set(LL_EINVAL, "Field 'program.exe' ('%.300s') must be one of 'program.files'.",
 			       exe);
-	if (!ends_with_ci(exe, strlen(exe), ".exe"))
-		return err_set(LL_EINVAL, "Field 'program.exe' ('%.300s') must end in .exe.", exe);
+	if (!elf && !ends_with_ci(exe, strlen(exe), ".exe"))
+		return err_set(LL_EINVAL,
+			       "Field 'program.exe' ('%.300s') must end in .exe (a PE program); a Linux "
+			       "program needs \"format\": \"elf\".",
+			       exe);
 	if (!cJSON_AddStringToObject(out, "exe", exe) || !(args = cJSON_AddArrayToObject(out, "args")))
 		return LL_ENOMEM;
 	if ((rc = normalize_args(cJSON_GetObjectItemCaseSensitive(program, "args"), args)) < 0)
 		return rc;
 	if (!cJSON_AddStringToObject(out, "until", until) ||
-	    !cJSON_AddNumberToObject(out, "timeout_s", (double)timeout))
+	    !cJSON_AddNumberToObject(out, "timeout_s", (double)timeout) ||
+	    (elf && !cJSON_AddStringToObject(out, "format", "elf")))
 		return LL_ENOMEM;
 	return 0;
+}
+
+/* A normalized variant ITEM (the agent re-checks a leased spec; KEYS its
+ * members) appended to OUT by PRESET, the normalizer of its name: its
+ * knobs must be its preset's. */
+static int renormalize(const cJSON *item, const char *const *keys, int (*preset)(const cJSON *, cJSON *),
+		       cJSON *out)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
+	int rc;
+
+	if ((rc = json_check_keys(item, keys, "variant")) < 0)
+		return rc;
+	if (!cJSON_IsString(n))
+		return err_set(LL_EINVAL, "A program variant needs a preset name.");
+	if ((rc = preset(n, out)) < 0)
+		return rc;
+	if (!cJSON_Compare(cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1), item, true))
+		return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
+			       n->valuestring);
+	return 0;
+}
+
+bool job_spec_program_is_elf(const cJSON *program)
+{
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(program, "format");
+
+	return cJSON_IsString(format) && strcmp(format->valuestring, "elf") == 0;
+}
+
+/* An ELF program's presets (docs/program-elf.md): what changes when it
+ * starts, never its files. */
+static const struct {
+	const char *name;
+	bool bind_now; /* LD_BIND_NOW=1 */
+	bool pagein;   /* its files read once, sequentially, as part of the start */
+} program_elf_presets[] = {
+	{"as-built", false, false},
+	{"bind-now", true, false},
+	{"pagein", false, true},
+};
+
+int job_spec_program_elf_variant(const cJSON *item, cJSON *out)
+{
+	static const char *const keys[] = {"name", "bind_now", "pagein", NULL};
+	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
+	const size_t count = sizeof(program_elf_presets) / sizeof(program_elf_presets[0]);
+
+	if (cJSON_IsObject(item))
+		return renormalize(item, keys, job_spec_program_elf_variant, out);
+	if (!name)
+		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
+	for (size_t i = 0; i < count; i++) {
+		cJSON *v;
+		if (strcmp(program_elf_presets[i].name, name) != 0)
+			continue;
+		v = cJSON_CreateObject();
+		if (!v || !cJSON_AddStringToObject(v, "name", name) ||
+		    !cJSON_AddBoolToObject(v, "bind_now", program_elf_presets[i].bind_now) ||
+		    !cJSON_AddBoolToObject(v, "pagein", program_elf_presets[i].pagein)) {
+			cJSON_Delete(v);
+			return LL_ENOMEM;
+		}
+		cJSON_AddItemToArray(out, v);
+		return 0;
+	}
+	return names_unknown("ELF program variant", name, &program_elf_presets[0].name, count,
+			     sizeof(program_elf_presets[0]));
 }
 
 int job_spec_program_variant(const cJSON *item, cJSON *out)
 {
 	static const char *const keys[] = {"name", "bases", "bind", "aslr", NULL};
 	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
-	cJSON *last;
-	int rc;
 
-	if (cJSON_IsObject(item)) {
-		/* A normalized variant (the agent re-checks a leased spec): the
-		 * knobs must be its preset's. */
-		const cJSON *n = cJSON_GetObjectItemCaseSensitive(item, "name");
-		if ((rc = json_check_keys(item, keys, "variant")) < 0)
-			return rc;
-		name = cJSON_IsString(n) ? n->valuestring : NULL;
-		if (!name || (rc = job_spec_program_variant(n, out)) < 0)
-			return name ? rc : err_set(LL_EINVAL, "A program variant needs a preset name.");
-		last = cJSON_GetArrayItem(out, cJSON_GetArraySize(out) - 1);
-		if (!cJSON_Compare(last, item, true))
-			return err_set(LL_EINVAL, "Program variant '%.64s' must keep its preset's knobs.",
-				       name);
-		return 0;
-	}
+	if (cJSON_IsObject(item))
+		return renormalize(item, keys, job_spec_program_variant, out);
 	if (!name)
 		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
 	for (size_t i = 0; i < sizeof(program_presets) / sizeof(program_presets[0]); i++) {

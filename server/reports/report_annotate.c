@@ -4,6 +4,7 @@
 #include "report_int.h"
 
 #include "loadlab/buf.h"
+#include "loadlab/job_spec.h"
 #include "loadlab/report_text.h"
 
 #include <string.h>
@@ -105,6 +106,46 @@ static void note_churn(cJSON *churn, const cJSON *cells, cJSON *findings)
 							"lock's (see the note)."));
 }
 
+/* An ELF program's pagein row against as-built in the cold table: the
+ * office study's open question (../shared/seeds/003_*, "Linux": its
+ * wrapper's pagein beat demand loading without reordering), answered for
+ * this program, per cell with the ratio's interval (docs/program-elf.md). */
+static void note_pagein(cJSON *cold, const cJSON *spec, cJSON *findings)
+{
+	const cJSON *row, *c;
+
+	if (!job_spec_program_is_elf(get(spec, "program")) || !string(cold, "baseline") ||
+	    strcmp(string(cold, "baseline"), "as-built") != 0)
+		return;
+	cJSON_ArrayForEach(row, get(cold, "variants")) {
+		if (!string(row, "variant") || strcmp(string(row, "variant"), "pagein") != 0)
+			continue;
+		cJSON_ArrayForEach(c, get(row, "cells")) {
+			struct buf text;
+			double ratio = number(c, "ratio", 0);
+			bool significant = cJSON_IsTrue(get(c, "significant"));
+			if (!string(c, "status") || strcmp(string(c, "status"), "ok") != 0 || ratio <= 0)
+				continue;
+			buf_init(&text, 4096);
+			buf_printf(
+				&text,
+				"pagein against as-built, cold, on %s (the office study's question for this "
+				"program): pagein's cold start took %.1f %% of as-built's (95 %% interval "
+				"%.1f-%.1f %%, within this job only), %s: reading the program's files first "
+				"was %s demand loading them, without reordering.",
+				string(c, "cell") ? string(c, "cell") : "?", ratio * 100,
+				number(c, "ratio_ci_low", 0) * 100, number(c, "ratio_ci_high", 0) * 100,
+				significant ? "significant" : "not significant",
+				!significant ? "not told apart from"
+				: ratio < 1  ? "faster than"
+					     : "slower than");
+			add_note((cJSON *)c, buf_str(&text));
+			cJSON_AddItemToArray(findings, cJSON_CreateString(buf_str(&text)));
+			buf_release(&text);
+		}
+	}
+}
+
 /* The largest of the durations KEYS of TABLE's measured cells. */
 static double table_largest(const cJSON *table, const char *const *keys)
 {
@@ -134,6 +175,7 @@ void report_annotate(cJSON *report, const cJSON *spec)
 		cJSON_AddStringToObject(cold, "unit",
 					report_text_unit_of(table_largest(cold, cold_keys), "us").name);
 		note_bind(cold, cells, spec, "cold start", findings);
+		note_pagein(cold, spec, findings);
 	}
 	if (cJSON_IsObject(churn))
 		note_churn(churn, cells, findings);

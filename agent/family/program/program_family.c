@@ -16,8 +16,7 @@
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 
-/* The program section (files, exe, args, until, timeout_s) of JOB. */
-static int read_program(struct program_context *ctx, const cJSON *job)
+int program_read_section(struct program_context *ctx, const cJSON *job)
 {
 	const cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(program, "files");
@@ -248,7 +247,7 @@ static int program_validate(const struct family_run *run, void **ret_state)
 		return LL_ENOMEM;
 	ctx->task = run->task;
 	snprintf(ctx->work, sizeof(ctx->work), "%s", run->work);
-	if ((rc = read_program(ctx, run->job)) < 0 || (rc = read_variants(ctx, run->job)) < 0) {
+	if ((rc = program_read_section(ctx, run->job)) < 0 || (rc = read_variants(ctx, run->job)) < 0) {
 		program_release(ctx);
 		return rc;
 	}

@@ -128,6 +128,13 @@ struct program_context {
 	size_t measured_count;
 };
 
+/* ---- validate (program_family.c) ---- */
+
+/* The program section of JOB (files, exe, args, until, timeout_s) into
+ * CTX (files, exe, args, input_idle, timeout_s), each path checked again;
+ * LL_EINVAL with a message. The ELF programs' validate reads it too. */
+int program_read_section(struct program_context *ctx, const cJSON *job);
+
 /* ---- generate (program_fetch.c) ---- */
 
 /* Every file of the manifest into ctx->files_dir through the blob cache;

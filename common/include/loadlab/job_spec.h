@@ -152,12 +152,18 @@ bool job_spec_key_valid(const char *name);
  *   {"files": {PATH: "sha256:HEX", ...},  1..4096 files, order kept
  *    "exe": PATH,                         one of files, ends in .exe (any case)
  *    "args": [STRING...],                 0..64, 8192 bytes in all, no control characters
- *    "until": "exit" | "input-idle",      default "exit"
- *    "timeout_s": N}                      1..3600, default 60
+ *    "until": "exit" | "input-idle",      default "exit" ("idle" instead of
+ *                                         "input-idle" for an ELF program)
+ *    "timeout_s": N,                      1..3600, default 60
+ *    "format": "elf"}                     given "pe" (the default) or "elf"; kept
+ *                                         only for "elf", whose exe needs no .exe
  * Its variants are preset names only, normalized to
  *   {"name", "bases": "as-built"|"unique", "bind": bool, "aslr": "as-built"|"off"}:
  *   as-built {as-built,false,as-built}, rebase {unique,false,off},
  *   bind {unique,true,off}, aslr-off {as-built,false,off}.
+ * An ELF program's variants (job_spec_program_elf_variant()) are
+ *   {"name", "bind_now": bool, "pagein": bool}: as-built {false,false},
+ *   bind-now {true,false}, pagein {false,true} (docs/program-elf.md).
  * measure.churn is refused for it. */
 
 /* 0 when PATH may name a program file, else LL_EINVAL with a message
@@ -188,5 +194,12 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out);
  * its preset's (so that a normalized spec normalizes to itself). LL_EINVAL
  * for anything else. */
 int job_spec_program_variant(const cJSON *item, cJSON *out);
+
+/* True when the (normalized) program section PROGRAM is an ELF
+ * program's ("format": "elf"). */
+bool job_spec_program_is_elf(const cJSON *program);
+
+/* As job_spec_program_variant(), for an ELF program's presets (above). */
+int job_spec_program_elf_variant(const cJSON *item, cJSON *out);
 
 #endif

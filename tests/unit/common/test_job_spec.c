@@ -568,6 +568,58 @@ static void test_program_job_shape(void)
 	}
 }
 
+/* An ELF program (docs/program-elf.md): "format" "elf", no .exe, its own
+ * presets and "idle"; normalizing the normalized spec gives it again. */
+static void test_program_elf(void)
+{
+	static const char *const refused[] = {
+		"\"format\":\"elf\",\"until\":\"input-idle\"},\"variants\":[\"as-built\"]}",
+		"\"format\":\"elf\"},\"variants\":[\"rebase\"]}",
+		"\"format\":\"macho\"},\"variants\":[\"as-built\"]}",
+		"\"format\":\"elf\"},\"variants\":[{\"name\":\"bind-now\",\"bind_now\":false,\"pagein\":"
+		"false}]}",
+		"\"until\":\"idle\"},\"variants\":[\"as-built\"]}",
+		"},\"variants\":[\"as-built\"]}", /* no .exe and no format */
+	};
+	char text[1024];
+	cJSON *job, *n = NULL, *again = NULL;
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"e\",\"family\":\"program\",\"program\":{\"files\":{\"bin/app\":\"" REF
+		 "\",\"bin/lib/liba.so.1\":\"" REF
+		 "\"},\"exe\":\"bin/app\",\"format\":\"elf\",\"until\":\"idle\"},"
+		 "\"variants\":[\"as-built\",\"bind-now\",\"pagein\"]}");
+	CHECK_EQ_INT(normalize_text(text, &n), 0);
+	CHECK(job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(n, "program")));
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n, "program"), "until")
+			     ->valuestring,
+		     "idle");
+	{
+		const cJSON *v = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(n, "variants"), 2);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "pagein")));
+		CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(v, "bind_now")));
+	}
+	CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+	CHECK(cJSON_Compare(n, again, true));
+	cJSON_Delete(again);
+	cJSON_Delete(n);
+	/* a PE program keeps no "format" */
+	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"format\":\"pe\"", &n), 0);
+	CHECK(!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n, "program"), "format"));
+	cJSON_Delete(n);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "{\"name\":\"e\",\"family\":\"program\",\"program\":{\"files\":{\"app\":\"" REF
+			 "\"},\"exe\":\"app\"%s%s",
+			 refused[i][0] == '}' ? "" : ",", refused[i]);
+		job = parse(text);
+		n = NULL;
+		CHECK(job_spec_normalize(job, &n) < 0);
+		CHECK(n == NULL);
+		cJSON_Delete(job);
+	}
+}
+
 /* A job of FAMILY whose generator is {"dlls":D,"exports":E,GEN}, normalized. */
 static int generator_job(const char *family, int dlls, int exports, const char *gen, cJSON **ret)
 {
@@ -676,6 +728,7 @@ int main(void)
 	test_program_paths();
 	test_program_section();
 	test_program_job_shape();
+	test_program_elf();
 	test_pe_build_knobs();
 	return check_finish();
 }

@@ -1,0 +1,261 @@
+/*
+ * program_elf_family.c - the `program` family's entry for ELF programs
+ * (program_elf.h): claims the program jobs whose program is ELF, reads
+ * the job, runs its stages and describes the result in the program
+ * family's shape, with each variant's knobs {bind_now, pagein} and what
+ * it changes and cannot show.
+ */
+#ifdef __linux__
+
+#include "program_elf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+
+/* What each preset changes, and what it cannot show (docs/program-elf.md). */
+static const struct {
+	const char *name, *changes, *cannot_show;
+} variant_texts[] = {
+	{"as-built", "nothing: the program started as it is, bound lazily where its files ask for it",
+	 "what a relink would change (function order, -z now, RELR, -Bsymbolic)"},
+	{"bind-now", "LD_BIND_NOW=1: the loader resolves every PLT relocation before main, as -z now would",
+	 "-z now in the files themselves (which also moves the GOT under RELRO); lookups a program pays "
+	 "later through dlopen() stay later"},
+	{"pagein",
+	 "every file of the program read once, start to end, by the launcher before the program starts "
+	 "(the office suite's pagein); the reads are part of the timed start",
+	 "reordering (the study's other half needs a relink); files the program opens that its manifest "
+	 "does not list (system libraries) are not read first; warm, it costs only reads from memory"},
+};
+
+static bool program_elf_claims(const cJSON *job)
+{
+	return job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(job, "program"));
+}
+
+static int read_variants(struct program_elf_context *ctx, const cJSON *job)
+{
+	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
+	size_t v = 0;
+	int rc;
+
+	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
+	if (ctx->variant_count == 0)
+		return err_set(LL_EINVAL, "The job has no variants.");
+	if (!(ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants))))
+		return LL_ENOMEM;
+	cJSON_ArrayForEach(item, variants) {
+		struct program_elf_variant *var = &ctx->variants[v++];
+		const char *name;
+		if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
+		    (rc = json_get_bool(item, "bind_now", true, false, &var->bind_now)) < 0 ||
+		    (rc = json_get_bool(item, "pagein", true, false, &var->pagein)) < 0)
+			return rc;
+		snprintf(var->base.name, sizeof(var->base.name), "%s", name);
+	}
+	return 0;
+}
+
+static void program_elf_release(void *state)
+{
+	struct program_elf_context *ctx = state;
+
+	if (!ctx)
+		return;
+	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++) {
+		cJSON_Delete(ctx->variants[v].base.notes);
+		cJSON_Delete(ctx->variants[v].base.verify);
+		cJSON_Delete(ctx->variants[v].base.files);
+		cJSON_Delete(ctx->variants[v].faults);
+	}
+	for (size_t i = 0; i < ctx->timed_count; i++)
+		program_elf_start_release(&ctx->timed[i]);
+	free(ctx->variants);
+	free(ctx->elf_files);
+	free(ctx->base.files);
+	free(ctx->base.args);
+	cJSON_Delete(ctx->base.floor_files);
+	free(ctx);
+}
+
+static int program_elf_validate(const struct family_run *run, void **ret_state)
+{
+	struct program_elf_context *ctx = calloc(1, sizeof(*ctx));
+	const char *until, *drop = getenv(PROGRAM_ELF_TEST_DROP_BIND_NOW);
+	int rc;
+
+	if (!ctx)
+		return LL_ENOMEM;
+	ctx->base.task = run->task;
+	snprintf(ctx->base.work, sizeof(ctx->base.work), "%s", run->work);
+	ctx->drop_bind_now = drop && strcmp(drop, "1") == 0;
+	if ((rc = program_read_section(&ctx->base, run->job)) < 0 ||
+	    (rc = json_get_string(cJSON_GetObjectItemCaseSensitive(run->job, "program"), "until", 16, false,
+				  "exit", &until)) < 0 ||
+	    (rc = read_variants(ctx, run->job)) < 0) {
+		program_elf_release(ctx);
+		return rc;
+	}
+	ctx->idle = strcmp(until, "idle") == 0;
+	*ret_state = ctx;
+	return 0;
+}
+
+static int program_elf_generate(struct family_run *run, void *state)
+{
+	struct program_elf_context *ctx = state;
+	int rc = program_fetch(&ctx->base);
+
+	return rc < 0 ? rc : program_elf_read_files(ctx);
+}
+
+static int program_elf_build(struct family_run *run, void *state)
+{
+	return program_elf_tools(state);
+}
+
+static int program_elf_transform(struct family_run *run, void *state)
+{
+	return program_elf_folders(state);
+}
+
+static int program_elf_verify_stage(struct family_run *run, void *state)
+{
+	return program_elf_verify(state);
+}
+
+static int program_elf_timing_stage(struct family_run *run, void *state, struct family_timing *ret)
+{
+	return program_elf_timing(state, ret);
+}
+
+/* Moves *ITEM (when set) into O as KEY. */
+static int give(cJSON *o, const char *key, cJSON **item)
+{
+	if (!*item)
+		return 0;
+	if (!cJSON_AddItemToObject(o, key, *item))
+		return LL_ENOMEM;
+	*item = NULL;
+	return 0;
+}
+
+/* VAR's knobs and its texts into O. */
+static int variant_head(const struct program_elf_variant *var, cJSON *o)
+{
+	cJSON *k = cJSON_AddObjectToObject(o, "knobs");
+
+	if (!k || !cJSON_AddBoolToObject(k, "bind_now", var->bind_now) ||
+	    !cJSON_AddBoolToObject(k, "pagein", var->pagein))
+		return LL_ENOMEM;
+	for (size_t i = 0; i < sizeof(variant_texts) / sizeof(variant_texts[0]); i++)
+		if (strcmp(variant_texts[i].name, var->base.name) == 0 &&
+		    (!cJSON_AddStringToObject(o, "changes", variant_texts[i].changes) ||
+		     !cJSON_AddStringToObject(o, "cannot_show", variant_texts[i].cannot_show)))
+			return LL_ENOMEM;
+	return 0;
+}
+
+static int program_section(const struct program_elf_context *ctx, cJSON *r)
+{
+	cJSON *p = cJSON_AddObjectToObject(r, "program"), *cache, *files = program_elf_files_json(ctx);
+
+	if (!p || !files || !cJSON_AddItemToObject(p, "elf", files)) {
+		cJSON_Delete(files);
+		return LL_ENOMEM;
+	}
+	if (!cJSON_AddStringToObject(p, "exe", ctx->base.files[ctx->base.exe].path) ||
+	    !cJSON_AddStringToObject(p, "format", "elf") ||
+	    !cJSON_AddStringToObject(p, "until", ctx->idle ? "idle" : "exit") ||
+	    (ctx->idle && !cJSON_AddNumberToObject(p, "idle_ms", PROGRAM_ELF_IDLE_MS)) ||
+	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->base.file_count) ||
+	    !(cache = cJSON_AddObjectToObject(p, "blob_cache")) ||
+	    !cJSON_AddNumberToObject(cache, "cached", (double)ctx->base.blobs_cached) ||
+	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->base.blobs_fetched) ||
+	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->base.bytes_fetched))
+		return LL_ENOMEM;
+	if (ctx->drop_bind_now && !cJSON_AddStringToObject(p, "test_note",
+							   PROGRAM_ELF_TEST_DROP_BIND_NOW
+							   "=1 in the agent's environment: bind-now ran "
+							   "without LD_BIND_NOW (a test of verification)."))
+		return LL_ENOMEM;
+	return 0;
+}
+
+static int helpers_section(const struct program_elf_context *ctx, cJSON *r)
+{
+	cJSON *h = cJSON_AddObjectToObject(r, "helpers"), *programs;
+
+	if (!h ||
+	    !cJSON_AddStringToObject(h, "used_for",
+				     "the loader probe (LD_AUDIT), the launcher and the floor") ||
+	    !cJSON_AddStringToObject(h, "source",
+				     "shipped inside the agent, built with it by its own compiler") ||
+	    !(programs = cJSON_AddArrayToObject(h, "programs")))
+		return LL_ENOMEM;
+	for (size_t i = 0; i < ctx->base.helper_count; i++) {
+		cJSON *p = agent_program_json(ctx->base.helpers[i]);
+		if (!p || !cJSON_AddItemToArray(programs, p)) {
+			cJSON_Delete(p);
+			return LL_ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int program_elf_describe(struct family_run *run, void *state, const struct family_measured *measured,
+				cJSON *r)
+{
+	struct program_elf_context *ctx = state;
+	cJSON *variants = cJSON_AddArrayToObject(r, "variants"), *floor;
+
+	if (!variants)
+		return LL_ENOMEM;
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		struct program_elf_variant *var = &ctx->variants[v];
+		cJSON *o = json_array_add_object(variants);
+		if (!o || !cJSON_AddStringToObject(o, "name", var->base.name) || variant_head(var, o) < 0 ||
+		    !cJSON_AddBoolToObject(o, "valid", var->base.valid) ||
+		    (!var->base.valid &&
+		     !cJSON_AddStringToObject(o, "invalid_reason", var->base.invalid_reason)))
+			return LL_ENOMEM;
+		if (give(o, "notes", &var->base.notes) < 0 || give(o, "verify", &var->base.verify) < 0 ||
+		    give(o, "files", &var->base.files) < 0)
+			return LL_ENOMEM;
+		if (var->faults &&
+		    !cJSON_AddItemToObject(o, "major_faults", cJSON_Duplicate(var->faults, true)))
+			return LL_ENOMEM;
+		if (var->base.valid && (family_add_measured(o, "warm", measured->warm, var->base.name) < 0 ||
+					family_add_measured(o, "cold", measured->cold, var->base.name) < 0 ||
+					program_elf_faults_merge(ctx, var, o) < 0))
+			return LL_ENOMEM;
+	}
+	if (!(floor = cJSON_AddObjectToObject(r, "floor")) ||
+	    !cJSON_AddStringToObject(floor, "name", "elf_empty") ||
+	    give(floor, "files", &ctx->base.floor_files) < 0 ||
+	    family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
+	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
+	    family_add_measurement(r, measured) < 0 || program_section(ctx, r) < 0 ||
+	    helpers_section(ctx, r) < 0 || !cJSON_AddStringToObject(r, "runner", "native"))
+		return LL_ENOMEM;
+	return 0;
+}
+
+const struct family program_elf_family = {
+	.name = "program",
+	.claims = program_elf_claims,
+	.validate = program_elf_validate,
+	.generate = program_elf_generate,
+	.build = program_elf_build,
+	.transform = program_elf_transform,
+	.verify = program_elf_verify_stage,
+	.timing = program_elf_timing_stage,
+	.describe = program_elf_describe,
+	.release = program_elf_release,
+};
+
+#endif /* __linux__ */

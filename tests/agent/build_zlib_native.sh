@@ -1,0 +1,38 @@
+#!/bin/sh
+# build_zlib_native.sh OUTDIR - a real Linux program this project did not
+# write, shipped with the shared library it loads from its own folder, for
+# test_program_elf.py: zlib from Debian's source package (`apt-get source
+# zlib`, as build_zlib_mingw.sh), built natively with gcc into
+# OUTDIR/minigzip (zlib's test/minigzip.c) and OUTDIR/lib/libz.so.1 (the
+# library's objects, -fPIC, linked -shared with the soname libz.so.1, as
+# upstream's Makefile links libz.so), the program linked against it with
+# RUNPATH $ORIGIN/lib, so the loader takes the program's copy before the
+# system's /lib/x86_64-linux-gnu/libz.so.1 of the same soname. Also
+# OUTDIR/data.txt, a file for it to compress (zlib's own README).
+#
+# Cached: an OUTDIR that already holds the files is left as it is. Exit 0
+# when built.
+set -eu
+out=$1
+cc=${CC:-gcc}
+if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt" ]; then
+	exit 0
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-native-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+sh "$(dirname "$0")/zlib_source.sh" "$work"
+src="$work/src"
+mkdir -p "$out/lib"
+objs=""
+for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
+	trees uncompr zutil; do
+	"$cc" -O2 -fPIC -DHAVE_UNISTD_H -DHAVE_STDARG_H -D_LARGEFILE64_SOURCE=1 -c -o "$work/$f.o" "$src/$f.c"
+	objs="$objs $work/$f.o"
+done
+# shellcheck disable=SC2086
+"$cc" -O2 -shared -Wl,-soname,libz.so.1 -o "$out/lib/libz.so.1" $objs
+# shellcheck disable=SC2016
+"$cc" -O2 -DHAVE_UNISTD_H -I"$src" -o "$out/minigzip" "$src/test/minigzip.c" "$out/lib/libz.so.1" \
+	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+cp "$src/README" "$out/data.txt"
+test -x "$out/minigzip"
