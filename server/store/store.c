@@ -39,23 +39,62 @@ static size_t scheme_length(const char *location)
 	return location[n] == ':' ? n : 0;
 }
 
-int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+/* The backend of PATH's scheme (store_open()), *RET_LOCATION what follows
+ * the scheme; LL_EINVAL when no backend has the scheme. */
+static int backend_for(const char *path, const struct store_backend **ret_backend, const char **ret_location)
 {
 	size_t n = scheme_length(path);
 	const struct store_backend *backend = n ? NULL : backends[0];
-	struct store *store = NULL;
-	int rc;
 
 	for (size_t i = 0; !backend && i < sizeof(backends) / sizeof(backends[0]); i++)
 		if (strlen(backends[i]->scheme) == n && strncmp(backends[i]->scheme, path, n) == 0)
 			backend = backends[i];
 	if (!backend)
 		return err_set(LL_EINVAL, "No store backend for '%.*s:' (--db).", (int)n, path);
-	if ((rc = backend->handle->open(n ? path + n + 1 : path, options, &store)) < 0)
+	*ret_backend = backend;
+	*ret_location = n ? path + n + 1 : path;
+	return 0;
+}
+
+int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+{
+	const struct store_backend *backend;
+	const char *location;
+	struct store *store = NULL;
+	int rc;
+
+	if ((rc = backend_for(path, &backend, &location)) < 0 ||
+	    (rc = backend->handle->open(location, options, &store)) < 0)
 		return rc;
 	((struct store_base *)store)->backend = backend;
 	*ret_store = store;
 	return 0;
+}
+
+int store_backup(const char *path, const char *to, struct store_counts *ret_counts)
+{
+	const struct store_backend *backend;
+	const char *location;
+	int rc = backend_for(path, &backend, &location);
+
+	if (rc == 0 && !backend->handle->backup)
+		rc = err_set(LL_EUNSUPPORTED,
+			     "The %s store is backed up with its own tool (docs/operations.md).",
+			     backend->scheme);
+	return rc < 0 ? rc : backend->handle->backup(location, to, ret_counts);
+}
+
+int store_restore(const char *from, const char *path, struct store_counts *ret_counts)
+{
+	const struct store_backend *backend;
+	const char *location;
+	int rc = backend_for(path, &backend, &location);
+
+	if (rc == 0 && !backend->handle->restore)
+		rc = err_set(LL_EUNSUPPORTED,
+			     "The %s store is restored with its own tool (docs/operations.md).",
+			     backend->scheme);
+	return rc < 0 ? rc : backend->handle->restore(from, location, ret_counts);
 }
 
 int store_task_lease(struct store *store, long long agent_id, long long now, cJSON **ret_lease)

@@ -81,6 +81,27 @@ int store_check(struct store *store);
 /* Checks the file's integrity (SQLite: PRAGMA integrity_check). */
 int store_integrity_check(struct store *store);
 
+/* --- backup and restore (docs/operations.md) --- */
+
+/* What a backup or a restore holds: rows per table and the schema version. */
+struct store_counts {
+	long long schema_version, jobs, tasks, results, agents, series_settings, alerts;
+};
+
+/* Copies the store at PATH (as store_open() names it), which a running
+ * loadlabd may be writing, to the new file TO: one consistent snapshot
+ * (SQLite: the online backup API in one step, under one read transaction:
+ * writers go on; the copy is written beside TO and renamed into place, so
+ * TO is a complete store or absent). LL_ECONFLICT when TO exists,
+ * LL_EUNSUPPORTED for a backend whose backups are its own tool's
+ * (PostgreSQL: pg_dump). *RET_COUNTS: what the copy holds. */
+int store_backup(const char *path, const char *to, struct store_counts *ret_counts);
+
+/* Copies the backup FROM to the new store PATH and checks it (SQLite:
+ * PRAGMA integrity_check, then the counts); LL_ECONFLICT when PATH
+ * exists, LL_EFORMAT when the copy fails the check (and PATH is removed). */
+int store_restore(const char *from, const char *path, struct store_counts *ret_counts);
+
 /* --- tokens --- */
 
 const char *store_token_kind_name(enum store_token_kind kind);

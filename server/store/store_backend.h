@@ -190,6 +190,10 @@ struct store_handle_ops {
 	int (*integrity_check)(struct store *store);
 	int (*stats)(struct store *store, long long now, struct store_stats *ret_stats);
 	void (*call_free)(struct store_call *call);
+	/* store_backup(), store_restore() with LOCATION as open() takes it;
+	 * NULL for a backend that has none (LL_EUNSUPPORTED). */
+	int (*backup)(const char *location, const char *to, struct store_counts *ret_counts);
+	int (*restore)(const char *from, const char *location, struct store_counts *ret_counts);
 };
 
 struct store_backend {

@@ -15,6 +15,8 @@ const struct store_backend store_backend_sqlite = {
 			.integrity_check = sqlite_integrity_check,
 			.stats = sqlite_stats,
 			.call_free = sqlite_call_free,
+			.backup = sqlite_backup,
+			.restore = sqlite_restore,
 		},
 	.tokens =
 		&(const struct store_token_ops){

@@ -113,6 +113,10 @@ int sqlite_integrity_check(struct store *s);
 int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
 void sqlite_call_free(struct store_call *call);
 
+/* sqlite_backup.c: store_backup(), store_restore() */
+int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
+int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
+
 /* Each resource file's: store.h's function of the same name without "store_". */
 /* sqlite_tokens.c */
 int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
