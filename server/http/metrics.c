@@ -127,6 +127,14 @@ int metrics_render(struct server *server, struct buf *out)
 		 blobs.reserved_bytes},
 		{"loadlab_blob_uploads_open", "gauge", "Blob uploads begun and not yet ended.",
 		 blobs.uploads_open},
+		{"loadlab_storage_full_refusals_total", "counter",
+		 "Writes refused (507 storage_full) because the data folder's disk was full.",
+		 load(&m->storage_full_refusals)},
+		{"loadlab_store_bytes", "gauge",
+		 "Bytes of the store's file (its pages; SQLite: the WAL not included).", st.store_bytes},
+		{"loadlab_store_free_bytes", "gauge",
+		 "Bytes of the store's file that hold nothing (what a compaction returns).",
+		 st.store_free_bytes},
 		{"loadlab_http_query_refused_total", "counter",
 		 "Requests refused for too many query arguments.", load(&m->query_refused)},
 		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},
@@ -137,6 +145,10 @@ int metrics_render(struct server *server, struct buf *out)
 		 load(&m->long_polls_refused)},
 	};
 
+	buf_printf(out,
+		   "# HELP loadlab_build_info The daemon's version (agents': GET /api/v1/agents).\n"
+		   "# TYPE loadlab_build_info gauge\nloadlab_build_info{version=\"%s\"} 1\n",
+		   LOADLAB_VERSION);
 	gauge_by_state(out, "loadlab_tasks",
 		       "Tasks by state (queued counts those waiting for a retry time too).", tasks,
 		       COUNT_OF(tasks));

@@ -453,6 +453,8 @@ struct store_stats {
 	long long webhooks_pending;       /* alerts waiting for their webhook */
 	long long commits, committed_ops; /* group commit: transactions, writes */
 	long long syncs;                  /* fsyncs that made commits durable */
+	long long store_bytes;            /* the store's size (SQLite: the file's pages) */
+	long long store_free_bytes;       /* of which unused (SQLite: free pages), for compaction */
 };
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);

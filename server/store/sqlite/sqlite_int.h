@@ -267,7 +267,17 @@ int store_write_answer(struct store *store, int (*fn)(struct store *, void *), v
 
 /* --- SQL helpers (sqlite_sql.c) --- */
 
-/* Logs the SQLite error of DB and returns LL_ESTORE with a message. */
+/* The message of a write refused because the store's disk is full. */
+#define STORE_FULL_MESSAGE                                                                            \
+	"The disk that holds the store is full: the write was refused and nothing of it was stored; " \
+	"try again once space is freed."
+
+/* True when DB's last error says its disk (or the user's quota) is full:
+ * SQLITE_FULL, or an I/O error whose errno is ENOSPC or EDQUOT. */
+bool db_disk_full(sqlite3 *db);
+
+/* Logs the SQLite error of DB and returns LL_ESTORE with a message
+ * (LL_ENOSPACE when db_disk_full()). */
 int db_error(sqlite3 *db, const char *what);
 
 /* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */

@@ -172,12 +172,13 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 {
 	for (struct store_op *op = batch; op; op = op->next) {
 		if (rc < 0) {
-			op->rc = rc;
+			op->rc = rc; /* BEGIN failed: its message is this thread's */
+			snprintf(op->message, sizeof(op->message), "%s", err_message(rc));
 			continue;
 		}
 		err_clear();
-		if (db_exec_cached(s->writer, "SAVEPOINT op") < 0) {
-			op->rc = LL_ESTORE;
+		if ((op->rc = db_exec_cached(s->writer, "SAVEPOINT op")) < 0) {
+			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			continue;
 		}
 		op->rc = op->fn(s, op->arg);
@@ -208,18 +209,18 @@ static struct store_op *take_ops(struct store *s, int room, struct store_op **re
 	return first;
 }
 
-/* Marks every op of BATCH done (those that succeeded become LL_ESTORE
- * with MESSAGE when MESSAGE is not NULL) and wakes its callers: blocked
+/* Marks every op of BATCH done (those that succeeded become CODE with
+ * MESSAGE when MESSAGE is not NULL) and wakes its callers: blocked
  * ones under the queue lock, those of store_call_submit() after it, in
  * the batch's order. */
-static void finish_ops(struct store *s, struct store_op *batch, const char *message)
+static void finish_ops(struct store *s, struct store_op *batch, int code, const char *message)
 {
 	struct store_op *told = NULL, **told_tail = &told, *op;
 
 	if (message)
 		for (op = batch; op; op = op->next)
 			if (op->rc >= 0) {
-				op->rc = LL_ESTORE;
+				op->rc = code;
 				snprintf(op->message, sizeof(op->message), "%s", message);
 			}
 	pthread_mutex_lock(&s->queue_lock);
@@ -302,11 +303,15 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&s->queue_lock);
 		}
 		pthread_mutex_unlock(&s->queue_lock);
-		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
+		if (rc == 0 && (rc = db_exec_cached(s->writer, "COMMIT")) < 0) {
+			/* A full disk (SQLITE_FULL) refuses the batch's writes
+			 * as storage_full (REST 507): nothing of them stays. */
+			bool full = rc == LL_ENOSPACE;
 			db_exec_cached(s->writer, "ROLLBACK");
 			store_cache_lease_jobs_forget(&s->cache);
 			store_cache_agent_touches_forget(&s->cache);
-			finish_ops(s, batch, "The store could not commit.");
+			finish_ops(s, batch, full ? LL_ENOSPACE : LL_ESTORE,
+				   full ? STORE_FULL_MESSAGE : "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
 		}
@@ -348,7 +353,8 @@ static void *syncer_main(void *arg)
 		pthread_mutex_lock(&s->queue_lock);
 		s->syncs++; /* counted before anyone is told */
 		pthread_mutex_unlock(&s->queue_lock);
-		finish_ops(s, batch, synced ? NULL : "The store could not make the write durable.");
+		finish_ops(s, batch, LL_ESTORE,
+			   synced ? NULL : "The store could not make the write durable.");
 		pthread_mutex_lock(&s->queue_lock);
 		s->syncing = false;
 		pthread_cond_signal(&s->queue_cond); /* a writer waiting to commit */
@@ -697,6 +703,15 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 			    "i", now - s->options.offline_after_ms);
 	if (rc == 0)
 		rc = db_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
+	if (rc == 0) {
+		long long pages = 0, free_pages = 0, page_size = 0;
+		if ((rc = db_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
+		    (rc = db_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
+		    (rc = db_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
+			st.store_bytes = pages * page_size;
+			st.store_free_bytes = free_pages * page_size;
+		}
+	}
 	if (rc == 0)
 		rc = db_int(s->reader, &st.webhooks_pending, 0,
 			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
