@@ -497,3 +497,13 @@ int store_calibration_history(struct store *store, long long agent_id, long long
 	return backend_of(store)->history->calibration_history(store, agent_id, before_result_id, injected_us,
 							       family, runner, limit, fn, context);
 }
+
+int store_retention_apply(struct store *store, long long now, int limit, int *ret_pruned)
+{
+	return backend_of(store)->series->retention_apply(store, now, limit, ret_pruned);
+}
+
+int store_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after)
+{
+	return backend_of(store)->series->compact(store, ret_bytes_before, ret_bytes_after);
+}

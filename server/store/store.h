@@ -324,6 +324,8 @@ int store_calibration_history(struct store *store, long long agent_id, long long
  * nobody has claimed it yet. */
 struct store_series_settings {
 	double threshold_pct;
+	long long retain_days;   /* raw samples of jobs older than this are dropped; 0: kept */
+	long long retain_points; /* raw samples of all but the newest this many jobs dropped; 0: kept */
 	char webhook_url[STORE_WEBHOOK_URL_MAX + 1]; /* "" when none */
 	char owner[STORE_OWNER_MAX + 1];
 };
@@ -442,6 +444,22 @@ int store_alert_webhook_status(struct store *store, long long id, const char *st
  * alerts go out one at a time, in order), at most LIMIT:
  * [{"alert_id","series","attempts"}], the longest waiting first. */
 int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
+
+/* --- retention and compaction (docs/operations.md) --- */
+
+/* Drops the raw samples (store/result_prune.h) of up to LIMIT results of
+ * the series whose retention (retain_days, retain_points) they are past
+ * at NOW, keeping their summaries and compare data: only results that
+ * have both. Never those of a series' newest done job, of the baseline
+ * its last check compared with, or of a job or baseline of an open alert.
+ * *RET_PRUNED: how many were pruned (LIMIT: call again). */
+int store_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
+
+/* Returns the store's unused pages to the file system (SQLite:
+ * incremental_vacuum, then a checkpoint that truncates the log and the
+ * file); *RET_BYTES_BEFORE the store's size before (SQLite: its pages,
+ * those in the log too), *RET_BYTES_AFTER the file's size after. */
+int store_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after);
 
 /* --- metrics --- */
 

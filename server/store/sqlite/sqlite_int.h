@@ -217,6 +217,15 @@ int sqlite_alert_ack(struct store *store, long long id, const char *by, long lon
 int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
+/* sqlite_retention.c */
+int sqlite_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
+int sqlite_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after);
+/* Makes the store one whose free pages a compaction can return
+ * (auto_vacuum=INCREMENTAL): on a new store (BEFORE_SCHEMA, before its
+ * first table) at once; on one made without it (after the migrations), by
+ * one VACUUM, logged (store_vacuumed), which rewrites the whole file once. */
+int compaction_prepare(sqlite3 *db, bool before_schema);
+
 /* sqlite_schedules.c */
 int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
 			   cJSON **ret_schedule);

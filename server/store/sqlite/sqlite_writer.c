@@ -162,6 +162,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
 	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
 	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
+	/* (issue 30, retention) A series' retention of raw samples (0: keep
+	 * them all) and when a result's raw samples were dropped
+	 * (sqlite_retention.c). */
+	"ALTER TABLE series_settings ADD COLUMN retain_days INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series_settings ADD COLUMN retain_points INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE results ADD COLUMN pruned_at INTEGER;",
 };
 
 /* ------------------------------------------------------ the writer thread */
@@ -518,9 +524,12 @@ static int migrate(sqlite3 *db)
 	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
 	if (version > latest)
-		return err_set(LL_ESTORE,
-			       "The store has schema version %lld, newer than this loadlabd knows (%d).",
-			       version, latest);
+		return err_set(
+			LL_ESTORE,
+			"The store has schema version %lld, written by a newer loadlabd; this loadlabd "
+			"(version %s) knows schema versions up to %d. Run the newer loadlabd, or restore "
+			"a backup made before the upgrade (docs/operations.md).",
+			version, LOADLAB_VERSION, latest);
 	for (int v = (int)version; v < latest; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
 		if (db_exec(db, "BEGIN IMMEDIATE") < 0)
@@ -561,7 +570,8 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	pthread_cond_init(&s->queue_cond, NULL);
 	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
-	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
+	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = compaction_prepare(s->writer, true)) < 0 ||
+	    (rc = migrate(s->writer)) < 0 || (rc = compaction_prepare(s->writer, false)) < 0 ||
 	    (rc = open_connection(path, &s->reader)) < 0 || (rc = open_wal_sync(s)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
