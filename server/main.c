@@ -46,6 +46,10 @@ int main(int argc, char **argv)
 	bool help;
 	int rc, sig;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("loadlabd %s\n", LOADLAB_VERSION);
+		return 0;
+	}
 	/* The operators' subcommands (admin.h) start no daemon. */
 	if (argc > 1 && strcmp(argv[1], "backup") == 0)
 		return admin_backup(argc - 1, argv + 1);

@@ -473,6 +473,27 @@ int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void 
 
 /* ------------------------------------------------------------ open, close */
 
+/* LL_ESTORE, naming both versions, when the store at DB was written by a
+ * newer loadlabd (a schema version past the last migration): checked
+ * before anything is written to it, so that the newer loadlabd finds the
+ * file as it left it. */
+static int refuse_newer(sqlite3 *db)
+{
+	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	long long version = 0;
+
+	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+		return LL_ESTORE;
+	if (version > latest)
+		return err_set(
+			LL_ESTORE,
+			"The store has schema version %lld, written by a newer loadlabd; this loadlabd "
+			"(version %s) knows schema versions up to %d. Run the newer loadlabd, or restore "
+			"a backup made before the upgrade (docs/operations.md).",
+			version, LOADLAB_VERSION, latest);
+	return 0;
+}
+
 static int open_connection(const char *path, sqlite3 **ret)
 {
 	sqlite3 *db = NULL;
@@ -485,6 +506,10 @@ static int open_connection(const char *path, sqlite3 **ret)
 		return rc;
 	}
 	sqlite3_busy_timeout(db, 10000);
+	if (refuse_newer(db) < 0) {
+		sqlite3_close(db);
+		return LL_ESTORE; /* its message is set */
+	}
 	if (db_exec(db, "PRAGMA journal_mode=WAL") < 0 || db_exec(db, "PRAGMA synchronous=FULL") < 0 ||
 	    db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
 		sqlite3_close(db);
@@ -523,13 +548,6 @@ static int migrate(sqlite3 *db)
 
 	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
-	if (version > latest)
-		return err_set(
-			LL_ESTORE,
-			"The store has schema version %lld, written by a newer loadlabd; this loadlabd "
-			"(version %s) knows schema versions up to %d. Run the newer loadlabd, or restore "
-			"a backup made before the upgrade (docs/operations.md).",
-			version, LOADLAB_VERSION, latest);
 	for (int v = (int)version; v < latest; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
 		if (db_exec(db, "BEGIN IMMEDIATE") < 0)
