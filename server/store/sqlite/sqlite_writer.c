@@ -188,6 +188,9 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 			continue;
 		}
 		op->rc = op->fn(s, op->arg);
+		/* An op that met a full disk in a statement of its own. */
+		if (op->rc == LL_ESTORE && db_disk_full(s->writer))
+			op->rc = err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			db_exec_cached(s->writer, "ROLLBACK TO op");
