@@ -74,59 +74,51 @@ static void print_counts(const char *what, const char *file, const struct store_
 	       c->alerts, b->copied, b->bytes, b->kept);
 }
 
-int admin_backup(int argc, char **argv)
+/* A backup (RESTORE false: the store at --db to FILE, DATA_DIR/blobs to
+ * FILE.blobs) or a restore (FILE to the store, FILE.blobs to the blobs):
+ * the store first, then the blobs; a failure of the blobs removes the
+ * store's copy again. */
+static int copy_lab(int argc, char **argv, bool restore)
 {
+	const char *name = restore ? "restore" : "backup";
 	struct admin_args a;
 	struct store_counts counts;
 	struct blob_copy_counts blobs = {0};
-	char from_blobs[PATH_MAX + 8], to_blobs[PATH_MAX + 8];
-	int rc = parse(argc, argv, "--to", false, &a);
+	char data_blobs[PATH_MAX + 8], file_blobs[PATH_MAX + 8];
+	int rc = parse(argc, argv, restore ? "--from" : "--to", restore, &a);
 
 	if (rc)
 		return rc;
 	umask(077);
-	snprintf(from_blobs, sizeof(from_blobs), "%s/blobs", a.data_dir);
-	snprintf(to_blobs, sizeof(to_blobs), "%s.blobs", a.file);
-	if ((rc = store_backup(a.db, a.file, &counts)) < 0) {
-		fprintf(stderr, "loadlabd backup: %s\n", err_message(rc));
+	snprintf(data_blobs, sizeof(data_blobs), "%s/blobs", a.data_dir);
+	snprintf(file_blobs, sizeof(file_blobs), "%s.blobs", a.file);
+	if (restore && mkdir(a.data_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "loadlabd restore: cannot create %s: %s\n", a.data_dir, strerror(errno));
 		return 1;
 	}
-	if ((rc = blobs_copy_folder(from_blobs, to_blobs, &blobs)) < 0) {
-		fprintf(stderr, "loadlabd backup: the store is in %s, but its blobs are not: %s\n", a.file,
+	rc = restore ? store_restore(a.file, a.db, &counts) : store_backup(a.db, a.file, &counts);
+	if (rc < 0) {
+		fprintf(stderr, "loadlabd %s: %s\n", name, err_message(rc));
+		return 1;
+	}
+	rc = restore ? blobs_copy_folder(file_blobs, data_blobs, &blobs)
+		     : blobs_copy_folder(data_blobs, file_blobs, &blobs);
+	if (rc < 0) {
+		fprintf(stderr, "loadlabd %s: the blobs failed: %s (the store's copy is removed)\n", name,
 			err_message(rc));
-		unlink(a.file);
+		unlink(restore ? a.db : a.file);
 		return 1;
 	}
-	print_counts("backup", a.file, &counts, &blobs);
+	print_counts(restore ? "restored" : "backup", restore ? a.db : a.file, &counts, &blobs);
 	return 0;
+}
+
+int admin_backup(int argc, char **argv)
+{
+	return copy_lab(argc, argv, false);
 }
 
 int admin_restore(int argc, char **argv)
 {
-	struct admin_args a;
-	struct store_counts counts;
-	struct blob_copy_counts blobs = {0};
-	char from_blobs[PATH_MAX + 8], to_blobs[PATH_MAX + 8];
-	int rc = parse(argc, argv, "--from", true, &a);
-
-	if (rc)
-		return rc;
-	umask(077);
-	snprintf(from_blobs, sizeof(from_blobs), "%s.blobs", a.file);
-	snprintf(to_blobs, sizeof(to_blobs), "%s/blobs", a.data_dir);
-	if (mkdir(a.data_dir, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "loadlabd restore: cannot create %s: %s\n", a.data_dir, strerror(errno));
-		return 1;
-	}
-	if ((rc = store_restore(a.file, a.db, &counts)) < 0) {
-		fprintf(stderr, "loadlabd restore: %s\n", err_message(rc));
-		return 1;
-	}
-	if ((rc = blobs_copy_folder(from_blobs, to_blobs, &blobs)) < 0) {
-		fprintf(stderr, "loadlabd restore: %s (the restored store is removed)\n", err_message(rc));
-		unlink(a.db);
-		return 1;
-	}
-	print_counts("restored", a.db, &counts, &blobs);
-	return 0;
+	return copy_lab(argc, argv, true);
 }

@@ -71,16 +71,25 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	return 0;
 }
 
+/* backend_for() of a backend that has its own backup (RESTORE: restore);
+ * LL_EUNSUPPORTED naming the tool to use otherwise. */
+static int backend_with_backup(const char *path, bool restore, const struct store_backend **ret_backend,
+			       const char **ret_location)
+{
+	int rc = backend_for(path, ret_backend, ret_location);
+
+	if (rc == 0 && (restore ? !(*ret_backend)->handle->restore : !(*ret_backend)->handle->backup))
+		rc = err_set(LL_EUNSUPPORTED, "The %s store is %s with its own tool (docs/operations.md).",
+			     (*ret_backend)->scheme, restore ? "restored" : "backed up");
+	return rc;
+}
+
 int store_backup(const char *path, const char *to, struct store_counts *ret_counts)
 {
 	const struct store_backend *backend;
 	const char *location;
-	int rc = backend_for(path, &backend, &location);
+	int rc = backend_with_backup(path, false, &backend, &location);
 
-	if (rc == 0 && !backend->handle->backup)
-		rc = err_set(LL_EUNSUPPORTED,
-			     "The %s store is backed up with its own tool (docs/operations.md).",
-			     backend->scheme);
 	return rc < 0 ? rc : backend->handle->backup(location, to, ret_counts);
 }
 
@@ -88,12 +97,8 @@ int store_restore(const char *from, const char *path, struct store_counts *ret_c
 {
 	const struct store_backend *backend;
 	const char *location;
-	int rc = backend_for(path, &backend, &location);
+	int rc = backend_with_backup(path, true, &backend, &location);
 
-	if (rc == 0 && !backend->handle->restore)
-		rc = err_set(LL_EUNSUPPORTED,
-			     "The %s store is restored with its own tool (docs/operations.md).",
-			     backend->scheme);
 	return rc < 0 ? rc : backend->handle->restore(from, location, ret_counts);
 }
 

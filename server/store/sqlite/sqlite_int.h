@@ -8,7 +8,9 @@
  * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
  * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
  * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
- * sqlite_blobs.c), and sqlite_backend.c, the table that names them.
+ * sqlite_blobs.c), backup and restore (sqlite_backup.c), retention and
+ * compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
+ * sqlite_backend.c, the table that names them.
  *
  * Threads: s->writer is used only inside an op run by the writer thread
  * (store_write()); s->reader only with s->reader_lock held.

@@ -5,7 +5,7 @@
  * Retention rewrites a result's body without its raw samples
  * (result_prune.h) and stamps results.pruned_at; the pages it frees go to
  * the free list. Compaction returns them: the store is kept in
- * auto_vacuum=INCREMENTAL mode (compaction_prepare()), so
+ * auto_vacuum=INCREMENTAL mode (sqlite_auto_vacuum.c), so
  * `PRAGMA incremental_vacuum` moves the free pages to the file's end and
  * drops them inside an ordinary write (no VACUUM, which would stop every
  * write for as long as it copies the whole file), and a checkpoint
@@ -15,32 +15,11 @@
 #include "store/result_prune.h"
 
 #include "loadlab/err.h"
-#include "loadlab/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-int compaction_prepare(sqlite3 *db, bool before_schema)
-{
-	long long mode = 0, version = 0;
-
-	if (db_int(db, &mode, 0, "PRAGMA auto_vacuum", "") < 0 ||
-	    db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
-		return LL_ESTORE;
-	if (mode == 2 || (before_schema && version > 0) || (!before_schema && version == 0))
-		return 0;
-	if (db_exec(db, "PRAGMA auto_vacuum=INCREMENTAL") < 0)
-		return LL_ESTORE;
-	if (before_schema)
-		return 0;
-	/* A store made before auto_vacuum was set: one VACUUM applies it. */
-	if (db_exec(db, "VACUUM") < 0)
-		return err_set(LL_ESTORE, "Cannot convert the store for compaction (VACUUM failed).");
-	log_event(LOG_INFO, "store_vacuumed", "auto_vacuum", "incremental", NULL);
-	return 0;
-}
 
 /* The results retention drops the samples of at ?1 (now), at most ?2:
  * results of the series' jobs past retain_days or beyond the newest
