@@ -8,8 +8,10 @@ job with 30 warm runs per variant (its summary and compare data included),
 and the disk bytes per blob (4 KiB and 1 MiB files; the store holds no
 row per blob). Then a year of a 100-agent nightly matrix: one job a day in
 one series (2 variants, 30 runs, one task per agent), and at day 2, 30,
-90, 180 and 365 (or N) the latency, median of 5, of the newest job's
-report, its comparison with the day before, and the series; then the
+90, 180 and 365 (or N) the latency, median of 3, of the newest job's
+report, its comparison with the day before (with the between-job term
+from the series' history, the default, and within-job only), and the
+series; then the
 growth of the store and what a retention of 30 points and a compaction
 return. Prints a table and BENCH lines: each figure's ratio to day 30.
 """
@@ -131,15 +133,17 @@ def main():
                 continue
             size = store_bytes(d)
             report = statistics.median(ms(lambda: d.api("GET", "/api/v1/jobs/%d/report" % ids[-1],
-                                                        token=d.admin_token)) for _ in range(5))
-            compare = statistics.median(ms(lambda: d.api(
-                "GET", "/api/v1/compare?baseline=%d&candidate=%d" % (ids[-2], ids[-1]),
-                token=d.admin_token)) for _ in range(5))
+                                                        token=d.admin_token, timeout=3600)) for _ in range(3))
+            query = "/api/v1/compare?baseline=%d&candidate=%d" % (ids[-2], ids[-1])
+            compare = statistics.median(ms(lambda: d.api("GET", query, token=d.admin_token, timeout=3600))
+                                        for _ in range(3))
+            within = statistics.median(ms(lambda: d.api("GET", query + "&intervals=within-job",
+                                                        token=d.admin_token, timeout=3600)) for _ in range(3))
             series = statistics.median(ms(lambda: d.api("GET", "/api/v1/series/bench%2Fnightly",
-                                                        token=d.admin_token)) for _ in range(5))
-            rows.append((day, day * AGENTS, size / 1e6, report, compare, series))
+                                                        token=d.admin_token, timeout=3600)) for _ in range(3))
+            rows.append((day, day * AGENTS, size / 1e6, report, compare, series, within))
             print("day %3d  %6d results  store %7.1f MB  report %7.2f ms  compare %7.2f ms  series %7.2f ms"
-                  % rows[-1], flush=True)
+                  "  compare within-job %7.2f ms" % rows[-1], flush=True)
         d.api("PUT", "/api/v1/series/bench%2Fnightly", {"retain_points": 30}, token=d.admin_token)
         compact = d.api("POST", "/api/v1/admin/compact", {}, token=d.admin_token).json()
         print("retain_points 30 + compaction: %d results pruned, store %.1f -> %.1f MB"
@@ -147,17 +151,19 @@ def main():
     finally:
         d.close()
     base = rows[1] if len(rows) > 1 else rows[0]
-    print("\n%-5s %8s %9s %16s %16s %16s" % ("day", "results", "store MB", "report ms", "compare ms",
-                                              "series ms"))
-    for day, n, size, report, compare, series in rows:
-        print("%-5d %8d %9.1f %9.2f (%4.2fx) %9.2f (%4.2fx) %9.2f (%4.2fx)"
+    print("\n%-5s %8s %9s %16s %16s %16s %16s" % ("day", "results", "store MB", "report ms", "compare ms",
+                                                   "series ms", "within-job ms"))
+    for day, n, size, report, compare, series, within in rows:
+        print("%-5d %8d %9.1f %9.2f (%4.2fx) %9.2f (%4.2fx) %9.2f (%4.2fx) %9.2f (%4.2fx)"
               % (day, n, size, report, report / base[3], compare, compare / base[4], series,
-                 series / base[5]))
+                 series / base[5], within, within / base[6]))
     last = rows[-1]
     print("BENCH store_bytes_per_result_8x30 %.0f B - - -" % per_result)
     print("BENCH year_report_day%d %.2f ms %.2f %.2f -" % (last[0], last[3], base[3], last[3] / base[3]))
     print("BENCH year_compare_day%d %.2f ms %.2f %.2f -" % (last[0], last[4], base[4], last[4] / base[4]))
     print("BENCH year_series_day%d %.2f ms %.2f %.2f -" % (last[0], last[5], base[5], last[5] / base[5]))
+    print("BENCH year_compare_within_job_day%d %.2f ms %.2f %.2f -" % (last[0], last[6], base[6],
+                                                                        last[6] / base[6]))
 
 
 main()
