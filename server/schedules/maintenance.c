@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-int maintenance_run(struct store *store, long long now, struct maintenance_outcome *ret_outcome)
+int maintenance_run(struct store *store, long long now, bool full, struct maintenance_outcome *ret_outcome)
 {
 	struct maintenance_outcome o = {0};
 	char pruned[32], before[32], after[32];
@@ -16,7 +16,7 @@ int maintenance_run(struct store *store, long long now, struct maintenance_outco
 			return rc;
 		o.pruned_results += n;
 	} while (n == MAINTENANCE_PRUNE_BATCH);
-	if ((rc = store_compact(store, &o.bytes_before, &o.bytes_after)) < 0)
+	if ((rc = store_compact(store, full, &o.bytes_before, &o.bytes_after)) < 0)
 		return rc;
 	snprintf(pruned, sizeof(pruned), "%lld", o.pruned_results);
 	snprintf(before, sizeof(before), "%lld", o.bytes_before);

@@ -21,7 +21,7 @@ struct maintenance_outcome {
 };
 
 /* Applies every series' retention at NOW (batch after batch until none
- * is left), then compacts. */
-int maintenance_run(struct store *store, long long now, struct maintenance_outcome *ret_outcome);
+ * is left), then compacts (FULL: store_compact()'s full compaction). */
+int maintenance_run(struct store *store, long long now, bool full, struct maintenance_outcome *ret_outcome);
 
 #endif

@@ -247,7 +247,7 @@ void scheduler_tick(struct scheduler *s)
 	check_finished(s);
 	if (scheduler_now(s) >= s->next_maintenance_ms) {
 		struct maintenance_outcome outcome;
-		int rc = maintenance_run(s->server->store, scheduler_now(s), &outcome);
+		int rc = maintenance_run(s->server->store, scheduler_now(s), false, &outcome);
 		if (rc < 0)
 			log_event(LOG_WARN, "store_maintenance_failed", "reason", err_message(rc), NULL);
 		s->next_maintenance_ms = scheduler_now(s) + MAINTENANCE_PERIOD_MS;

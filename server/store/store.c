@@ -508,7 +508,7 @@ int store_retention_apply(struct store *store, long long now, int limit, int *re
 	return backend_of(store)->series->retention_apply(store, now, limit, ret_pruned);
 }
 
-int store_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after)
+int store_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after)
 {
-	return backend_of(store)->series->compact(store, ret_bytes_before, ret_bytes_after);
+	return backend_of(store)->series->compact(store, full, ret_bytes_before, ret_bytes_after);
 }

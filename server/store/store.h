@@ -457,9 +457,11 @@ int store_retention_apply(struct store *store, long long now, int limit, int *re
 
 /* Returns the store's unused pages to the file system (SQLite:
  * incremental_vacuum, then a checkpoint that truncates the log and the
- * file); *RET_BYTES_BEFORE the store's size before (SQLite: its pages,
- * those in the log too), *RET_BYTES_AFTER the file's size after. */
-int store_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after);
+ * file); FULL also gives back the room freed inside pages (SQLite: VACUUM,
+ * which rewrites the store while every write waits). *RET_BYTES_BEFORE
+ * the store's size before (SQLite: its pages, those in the log too),
+ * *RET_BYTES_AFTER the file's size after. */
+int store_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after);
 
 /* --- metrics --- */
 

@@ -143,7 +143,8 @@ struct store_series_ops {
 				    long long retry_at_ms);
 	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
 	int (*retention_apply)(struct store *store, long long now, int limit, int *ret_pruned);
-	int (*compact)(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after);
+	int (*compact)(struct store *store, bool full, long long *ret_bytes_before,
+		       long long *ret_bytes_after);
 };
 
 /* The schedules and their runs (store.h, "series, schedules"). */

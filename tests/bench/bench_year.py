@@ -145,9 +145,13 @@ def main():
             print("day %3d  %6d results  store %7.1f MB  report %7.2f ms  compare %7.2f ms  series %7.2f ms"
                   "  compare within-job %7.2f ms" % rows[-1], flush=True)
         d.api("PUT", "/api/v1/series/bench%2Fnightly", {"retain_points": 30}, token=d.admin_token)
-        compact = d.api("POST", "/api/v1/admin/compact", {}, token=d.admin_token).json()
+        compact = d.api("POST", "/api/v1/admin/compact", {}, token=d.admin_token, timeout=3600).json()
         print("retain_points 30 + compaction: %d results pruned, store %.1f -> %.1f MB"
               % (compact["pruned_results"], compact["bytes_before"] / 1e6, compact["bytes_after"] / 1e6))
+        start = time.perf_counter()
+        full = d.api("POST", "/api/v1/admin/compact", {"full": True}, token=d.admin_token, timeout=3600).json()
+        print("full compaction (VACUUM): store %.1f -> %.1f MB in %.1f s"
+              % (full["bytes_before"] / 1e6, full["bytes_after"] / 1e6, time.perf_counter() - start))
     finally:
         d.close()
     base = rows[1] if len(rows) > 1 else rows[0]

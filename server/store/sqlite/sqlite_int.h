@@ -60,6 +60,7 @@ struct store_op {
 	bool done;
 	pthread_cond_t done_cond; /* store_write(): signalled when done */
 	store_done_fn notify;     /* store_submit() of a call: called instead */
+	bool alone;               /* store_write_alone(): run outside any transaction */
 	void *notify_context;
 	char message[256];
 	struct store_op *next;
@@ -221,7 +222,7 @@ int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **re
 
 /* sqlite_retention.c */
 int sqlite_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
-int sqlite_compact(struct store *store, long long *ret_bytes_before, long long *ret_bytes_after);
+int sqlite_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after);
 /* Makes the store one whose free pages a compaction can return
  * (auto_vacuum=INCREMENTAL): on a new store (BEFORE_SCHEMA, before its
  * first table) at once; on one made without it (after the migrations), by
@@ -255,6 +256,11 @@ int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
  * LL_ESTORE if the commit failed; on failure the message is copied to the
  * calling thread. */
 int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* store_write() of an op that must run outside a transaction (VACUUM):
+ * the writer runs it alone, between two batches; the writes queued behind
+ * it wait until it ends. */
+int store_write_alone(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
 /* Runs FN(store, ARG) as CALL's op, its answer built in *OUT: without DONE,
  * as store_write() (returns once it is committed, with its result); with

@@ -9,7 +9,9 @@
  * `PRAGMA incremental_vacuum` moves the free pages to the file's end and
  * drops them inside an ordinary write (no VACUUM, which would stop every
  * write for as long as it copies the whole file), and a checkpoint
- * (TRUNCATE) then copies the log into the file and cuts both.
+ * (TRUNCATE) then copies the log into the file and cuts both. Pruning a
+ * small result frees room inside its page rather than whole pages, which
+ * only a full compaction (VACUUM, run alone by the writer) gives back.
  */
 #include "sqlite_int.h"
 #include "store/result_prune.h"
@@ -94,6 +96,13 @@ static int op_incremental_vacuum(struct store *s, void *arg)
 	return db_exec(s->writer, "PRAGMA incremental_vacuum");
 }
 
+/* Run alone, outside a transaction (store_write_alone()). */
+static int op_vacuum(struct store *s, void *arg)
+{
+	(void)arg;
+	return db_exec(s->writer, "VACUUM");
+}
+
 /* The store's size in pages (those still in its log included). */
 static long long pages_size(struct store *s)
 {
@@ -113,7 +122,7 @@ static long long file_size(struct store *s)
 	return path && stat(path, &st) == 0 ? (long long)st.st_size : 0;
 }
 
-int sqlite_compact(struct store *s, long long *ret_bytes_before, long long *ret_bytes_after)
+int sqlite_compact(struct store *s, bool full, long long *ret_bytes_before, long long *ret_bytes_after)
 {
 	long long before, after;
 	int rc;
@@ -121,7 +130,8 @@ int sqlite_compact(struct store *s, long long *ret_bytes_before, long long *ret_
 	pthread_mutex_lock(&s->reader_lock);
 	before = pages_size(s);
 	pthread_mutex_unlock(&s->reader_lock);
-	if ((rc = store_write(s, op_incremental_vacuum, NULL)) < 0)
+	if ((rc = full ? store_write_alone(s, op_vacuum, NULL)
+		       : store_write(s, op_incremental_vacuum, NULL)) < 0)
 		return rc;
 	/* The writer's pages are in the log: the checkpoint writes them and
 	 * truncates the file to its pages (waiting for a batch in progress). */

@@ -200,14 +200,15 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 	}
 }
 
-/* Takes up to ROOM ops from the head of the queue (the queue lock held);
- * returns the first, *RET_LAST the last, *RET_COUNT how many. */
+/* Takes up to ROOM ops from the head of the queue (the queue lock held),
+ * stopping before one that runs alone; returns the first, *RET_LAST the
+ * last, *RET_COUNT how many. */
 static struct store_op *take_ops(struct store *s, int room, struct store_op **ret_last, int *ret_count)
 {
 	struct store_op *first = s->head, *op = first;
 	int n = 1;
 
-	for (; op->next && n < room; op = op->next)
+	for (; op->next && n < room && !op->next->alone; op = op->next)
 		n++;
 	s->head = op->next;
 	if (!s->head)
@@ -283,6 +284,19 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&s->queue_cond, &s->queue_lock);
 		if (!s->head)
 			break;
+		if (s->head->alone) {
+			/* Outside any transaction (VACUUM): the ops behind it wait. */
+			batch = take_ops(s, 1, &last, &n);
+			pthread_mutex_unlock(&s->queue_lock);
+			err_clear();
+			if ((batch->rc = batch->fn(s, batch->arg)) < 0)
+				snprintf(batch->message, sizeof(batch->message), "%s",
+					 err_message(batch->rc));
+			pthread_mutex_lock(&s->queue_lock);
+			ops_append(&s->sync_head, &s->sync_tail, batch, last);
+			pthread_cond_signal(&s->sync_cond);
+			continue;
+		}
 		pthread_mutex_unlock(&s->queue_lock);
 
 		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
@@ -298,7 +312,7 @@ static void *writer_main(void *arg)
 				pthread_cond_wait(&s->queue_cond, &s->queue_lock);
 				continue;
 			}
-			if (!s->head || n >= STORE_BATCH_MAX)
+			if (!s->head || n >= STORE_BATCH_MAX || s->head->alone)
 				break;
 			chunk = take_ops(s, STORE_BATCH_MAX - n, &chunk_last, &taken);
 			pthread_mutex_unlock(&s->queue_lock);
@@ -408,6 +422,13 @@ static int run_and_wait(struct store *s, struct store_op *op)
 int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
+
+	return run_and_wait(s, &op);
+}
+
+int store_write_alone(struct store *s, int (*fn)(struct store *, void *), void *arg)
+{
+	struct store_op op = {.fn = fn, .arg = arg, .alone = true};
 
 	return run_and_wait(s, &op);
 }
