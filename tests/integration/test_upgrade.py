@@ -63,6 +63,15 @@ def test_previous_release_store_migrates_and_answers_as_before():
         for series, answer in expected["series"].items():
             r = d.api("GET", "/api/v1/series/" + series, token=ADMIN)
             assert without_new(r.json()) == answer, series
+        # The versions: the daemon's in the agents' list and /metrics, the
+        # agents counted by theirs.
+        version = subprocess.run([LOADLABD, "--version"], capture_output=True, text=True).stdout.split()[-1]
+        listed = d.api("GET", "/api/v1/agents", token=ADMIN).json()
+        assert listed["daemon_version"] == version and len(listed["agents"]) == 3, listed
+        metrics = d.api("GET", "/metrics").body.decode().splitlines()
+        assert 'loadlab_build_info{version="%s"} 1' % version in metrics
+        by_version = [int(m.split()[-1]) for m in metrics if m.startswith("loadlab_agents_by_version{")]
+        assert sum(by_version) == 3, metrics
         # It goes on as a store of this release: new settings, new jobs.
         r = d.api("PUT", "/api/v1/series/fixture%2Fci", {"retain_points": 5}, token=ADMIN)
         assert r.status == 200 and r.json()["threshold_pct"] == 3, r
