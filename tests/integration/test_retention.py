@@ -135,4 +135,38 @@ def test_retention_drops_raw_samples_keeps_answers_and_compaction_shrinks_the_fi
         assert r.status == 403, r
 
 
+def test_retain_days_drops_the_samples_of_older_jobs_only():
+    rng = random.Random(31)
+    with Daemon(["--schedule-tick-ms", "100"]) as d:
+        tokens = [d.enroll("a%d" % i, FACTS)[1] for i in range(2)]
+        jobs = []
+        for i in range(3):
+            jobs.append(d.submit(dict(JOB, series="ret/days", revision="r%d" % i,
+                                      matrix={"each_agent": {}}))["id"])
+            play_all(d, tokens, rng, 1.0)
+        wait_for("summaries", lambda: metric(d, "loadlab_summaries_pending") == 0)
+        wait_for("checks", lambda: len(d.api("GET", "/api/v1/series/ret%2Fdays",
+                                             token=d.admin_token).json()["jobs"]) == 3)
+        before = answers(d, jobs)
+        r = d.api("PUT", "/api/v1/series/ret%2Fdays", {"retain_days": 1}, token=d.admin_token)
+        assert r.status == 200 and r.json()["retain_days"] == 1, r
+        # Nothing is a day old yet.
+        assert d.api("POST", "/api/v1/admin/compact", {}, token=d.admin_token).json()["pruned_results"] == 0
+        # The first job made two days ago (the store's clock is the wall clock).
+        d.stop()
+        conn = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
+        conn.execute("UPDATE jobs SET created_at = created_at - 2 * 86400000 WHERE id = ?", (jobs[0],))
+        conn.commit()
+        conn.close()
+        d.start()
+        r = d.api("POST", "/api/v1/admin/compact", {}, token=d.admin_token)
+        assert r.status == 200 and r.json()["pruned_results"] == 2, r
+        conn = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
+        pruned = conn.execute("SELECT DISTINCT t.job_id FROM results r JOIN tasks t ON t.id = r.task_id"
+                              " WHERE r.pruned_at IS NOT NULL").fetchall()
+        conn.close()
+        assert pruned == [(jobs[0],)], pruned
+        assert answers(d, jobs) == before
+
+
 run_tests(globals())

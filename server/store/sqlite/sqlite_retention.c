@@ -24,25 +24,31 @@
 #include <sys/stat.h>
 
 /* The results retention drops the samples of at ?1 (now), at most ?2:
- * results of the series' jobs past retain_days or beyond the newest
- * retain_points jobs, with a summary and compare data, not pruned yet;
- * never of the newest done job, the last check's baseline, or an open
- * alert's job or baseline. */
-#define RETENTION_CANDIDATES                                                                             \
-	"SELECT r.id, r.body FROM series_settings ss"                                                    \
-	" JOIN jobs j ON j.series = ss.name"                                                             \
-	" JOIN tasks t ON t.job_id = j.id JOIN results r ON r.task_id = t.id"                            \
-	" JOIN result_summaries m ON m.result_id = r.id"                                                 \
-	" WHERE (ss.retain_days > 0 OR ss.retain_points > 0) AND r.pruned_at IS NULL"                    \
-	" AND m.compare IS NOT NULL"                                                                     \
-	" AND ((ss.retain_days > 0 AND j.created_at < ?1 - ss.retain_days * 86400000)"                   \
-	"  OR (ss.retain_points > 0 AND (SELECT count(*) FROM jobs n"                                    \
-	"   WHERE n.series = ss.name AND n.id > j.id) >= ss.retain_points))"                             \
-	" AND j.id != coalesce((SELECT max(id) FROM jobs WHERE series = ss.name AND state = 'done'), 0)" \
-	" AND j.id != coalesce((SELECT baseline_id FROM series_checks WHERE series = ss.name"            \
-	"  AND baseline_id IS NOT NULL ORDER BY job_id DESC LIMIT 1), 0)"                                \
-	" AND j.id NOT IN (SELECT job_id FROM alerts WHERE series = ss.name AND acked_at IS NULL"        \
-	"  UNION SELECT baseline_id FROM alerts WHERE series = ss.name AND acked_at IS NULL)"            \
+ * results of the series' jobs past retain_days or older than the newest
+ * retain_points jobs (cut: the oldest job kept), with a summary and compare
+ * data, not pruned yet; never of a protected job: a series' newest done
+ * job, the baseline its last check compared with, an open alert's job or
+ * baseline. The per-series parts are computed once per statement. */
+#define RETENTION_CANDIDATES                                                                           \
+	"WITH ranked AS (SELECT j.series, j.id, ss.retain_points AS keep,"                             \
+	"  row_number() OVER (PARTITION BY j.series ORDER BY j.id DESC) AS rn"                         \
+	"  FROM jobs j JOIN series_settings ss ON ss.name = j.series WHERE ss.retain_points > 0),"     \
+	" cut AS MATERIALIZED (SELECT series, id AS first_kept FROM ranked WHERE rn = keep),"          \
+	" protected AS MATERIALIZED ("                                                                 \
+	"  SELECT max(id) AS id FROM jobs WHERE state = 'done' AND series IS NOT NULL GROUP BY series" \
+	"  UNION SELECT baseline_id FROM series_checks WHERE job_id IN"                                \
+	"   (SELECT max(job_id) FROM series_checks GROUP BY series)"                                   \
+	"  UNION SELECT job_id FROM alerts WHERE acked_at IS NULL"                                     \
+	"  UNION SELECT baseline_id FROM alerts WHERE acked_at IS NULL)"                               \
+	" SELECT r.id, r.body FROM series_settings ss"                                                 \
+	" JOIN jobs j ON j.series = ss.name LEFT JOIN cut c ON c.series = ss.name"                     \
+	" JOIN tasks t ON t.job_id = j.id JOIN results r ON r.task_id = t.id"                          \
+	" JOIN result_summaries m ON m.result_id = r.id"                                               \
+	" WHERE (ss.retain_days > 0 OR ss.retain_points > 0) AND r.pruned_at IS NULL"                  \
+	" AND m.compare IS NOT NULL"                                                                   \
+	" AND ((ss.retain_days > 0 AND j.created_at < ?1 - ss.retain_days * 86400000)"                 \
+	"  OR j.id < coalesce(c.first_kept, 0))"                                                       \
+	" AND j.id NOT IN (SELECT id FROM protected WHERE id IS NOT NULL)"                             \
 	" ORDER BY r.id LIMIT ?2"
 
 struct retention_op {
