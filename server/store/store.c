@@ -503,12 +503,19 @@ int store_calibration_history(struct store *store, long long agent_id, long long
 							       family, runner, limit, fn, context);
 }
 
+/* A backend without retention or compaction has nothing to do (store_backend.h). */
 int store_retention_apply(struct store *store, long long now, int limit, int *ret_pruned)
 {
-	return backend_of(store)->series->retention_apply(store, now, limit, ret_pruned);
+	const struct store_series_ops *ops = backend_of(store)->series;
+
+	*ret_pruned = 0;
+	return ops->retention_apply ? ops->retention_apply(store, now, limit, ret_pruned) : 0;
 }
 
 int store_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after)
 {
-	return backend_of(store)->series->compact(store, full, ret_bytes_before, ret_bytes_after);
+	const struct store_series_ops *ops = backend_of(store)->series;
+
+	*ret_bytes_before = *ret_bytes_after = 0;
+	return ops->compact ? ops->compact(store, full, ret_bytes_before, ret_bytes_after) : 0;
 }

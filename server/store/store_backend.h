@@ -142,6 +142,8 @@ struct store_series_ops {
 	int (*alert_webhook_status)(struct store *store, long long id, const char *status,
 				    long long retry_at_ms);
 	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
+	/* Retention and compaction (store.h); NULL for a backend that has
+	 * none (nothing pruned, nothing compacted; PostgreSQL's autovacuum). */
 	int (*retention_apply)(struct store *store, long long now, int limit, int *ret_pruned);
 	int (*compact)(struct store *store, bool full, long long *ret_bytes_before,
 		       long long *ret_bytes_after);
