@@ -223,11 +223,11 @@ int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **re
 /* sqlite_retention.c */
 int sqlite_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
 int sqlite_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after);
-/* Makes the store one whose free pages a compaction can return
- * (auto_vacuum=INCREMENTAL): on a new store (BEFORE_SCHEMA, before its
- * first table) at once; on one made without it (after the migrations), by
- * one VACUUM, logged (store_vacuumed), which rewrites the whole file once. */
-int compaction_prepare(sqlite3 *db, bool before_schema);
+/* Makes a store made without auto_vacuum=INCREMENTAL (by an earlier
+ * loadlabd) one whose free pages a compaction can return, by one VACUUM,
+ * logged (store_vacuumed), which rewrites the whole file once; a store in
+ * that mode already is left alone (sqlite_auto_vacuum.c). */
+int compaction_prepare(sqlite3 *db);
 
 /* sqlite_schedules.c */
 int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,

@@ -534,8 +534,11 @@ static int open_connection(const char *path, sqlite3 **ret)
 		sqlite3_close(db);
 		return LL_ESTORE; /* its message is set */
 	}
-	if (db_exec(db, "PRAGMA journal_mode=WAL") < 0 || db_exec(db, "PRAGMA synchronous=FULL") < 0 ||
-	    db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
+	/* A new store is made compactable (sqlite_auto_vacuum.c) before its
+	 * first page is written, which journal_mode=WAL does; on an existing
+	 * one this changes nothing. */
+	if (db_exec(db, "PRAGMA auto_vacuum=INCREMENTAL") < 0 || db_exec(db, "PRAGMA journal_mode=WAL") < 0 ||
+	    db_exec(db, "PRAGMA synchronous=FULL") < 0 || db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
 		sqlite3_close(db);
 		return err_set(LL_ESTORE, "Cannot configure the store at %s.", path);
 	}
@@ -612,9 +615,9 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	pthread_cond_init(&s->queue_cond, NULL);
 	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
-	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = compaction_prepare(s->writer, true)) < 0 ||
-	    (rc = migrate(s->writer)) < 0 || (rc = compaction_prepare(s->writer, false)) < 0 ||
-	    (rc = open_connection(path, &s->reader)) < 0 || (rc = open_wal_sync(s)) < 0)
+	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
+	    (rc = compaction_prepare(s->writer)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
+	    (rc = open_wal_sync(s)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
 	db_cache_attach(s->reader);
