@@ -1,4 +1,5 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
+#include "admin/admin.h"
 #include "rest/routes.h"
 #include "schedules/scheduler.h"
 #include "server.h"
@@ -45,6 +46,15 @@ int main(int argc, char **argv)
 	bool help;
 	int rc, sig;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("loadlabd %s\n", LOADLAB_VERSION);
+		return 0;
+	}
+	/* The operators' subcommands (admin.h) start no daemon. */
+	if (argc > 1 && strcmp(argv[1], "backup") == 0)
+		return admin_backup(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "restore") == 0)
+		return admin_restore(argc - 1, argv + 1);
 	server.routes = &rest_route_table;
 	if ((rc = config_load(&server.config, argc, argv, &help)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));

@@ -19,6 +19,7 @@
 #include "http/capacity.h"
 #include "config.h"
 #include "http/metrics.h"
+#include "http/storage_full.h"
 #include "store/store.h"
 #include "store/store_async.h"
 #include "reports/summarizer.h"
@@ -59,6 +60,7 @@ struct server {
 	pthread_mutex_t conns_lock;
 	struct http_conn *conns;         /* open connections, for their deadlines (http/conn_deadlines.h) */
 	atomic_llong next_warning_ms[4]; /* one warning per limit per 10 s */
+	atomic_llong storage_full_free_bytes; /* http/storage_full.h; -1: no write refused */
 };
 
 #endif

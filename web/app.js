@@ -197,17 +197,31 @@ async function heldTasks(agents) {
   return held;
 }
 
+/* "loadlabd 0.3.0; agents: 0.3.0 ×2, 0.2.0 ×1" (agent_version: the
+ * version an agent reports; "unknown" for those that report none). */
+function fleetVersions(daemonVersion, agents) {
+  const counts = new Map();
+  for (const a of agents) {
+    const v = a.agent_version || "unknown";
+    counts.set(v, (counts.get(v) || 0) + 1);
+  }
+  const list = [...counts].sort((x, y) => y[1] - x[1]).map(([v, n]) => `${v} ×${n}`).join(", ");
+  return `loadlabd ${daemonVersion || "?"}` + (agents.length ? `; agents: ${list}` : "");
+}
+
 async function fleetPage() {
   pageEl().innerHTML = `<h1>Fleet</h1>
     <div class="toolbar"><span class="muted" id="fleet-summary"></span>
+    <span class="muted small" id="fleet-versions"></span>
     <span class="muted small">Refreshed every 5 s. Labels and quarantine need the admin token.</span></div>
     <div class="scroll"><table id="agents"><thead><tr><th>id</th><th>name</th><th>state</th><th>facts</th>
     <th>labels</th><th>last seen</th><th>current task</th><th>calibration</th><th>admin</th></tr></thead><tbody></tbody></table></div>
     <p class="error" id="fleet-error"></p>`;
   let drawn = "";
   const draw = async () => {
-    const { agents } = await api("/api/v1/agents");
+    const { agents, daemon_version: daemonVersion } = await api("/api/v1/agents");
     const held = await heldTasks(agents).catch(() => new Map());
+    $("#fleet-versions").textContent = fleetVersions(daemonVersion, agents);
     const count = (s) => agents.filter((a) => a.state === s).length;
     $("#fleet-summary").textContent = `${plural(agents.length, "agent")}: ${count("online")} online, ` +
       `${count("offline")} offline, ${count("quarantined")} quarantined`;

@@ -236,6 +236,8 @@ headers:
 		MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, seconds);
 	}
 	req->status = reply->status;
+	if (reply->storage_full)
+		storage_full_note(req->server);
 	ret = MHD_queue_response(req->connection, (unsigned int)reply->status, response);
 	MHD_destroy_response(response);
 	return ret;
@@ -616,6 +618,7 @@ int http_start(struct server *server)
 	char *cert = NULL, *key = NULL;
 	const union MHD_DaemonInfo *info;
 
+	storage_full_init(server);
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)c->listen_port);
 	if (inet_pton(AF_INET, strcmp(c->listen_host, "localhost") == 0 ? "127.0.0.1" : c->listen_host,

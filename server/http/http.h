@@ -88,6 +88,7 @@ struct http_reply {
 	size_t static_len;
 	const char *content_type; /* default application/json */
 	int retry_after;          /* seconds for a Retry-After header; 0: none */
+	bool storage_full;        /* a write refused for a full disk (reply_from_err(), LL_ENOSPACE) */
 	bool has_file;            /* the body is file_fd (owned, closed when sent) */
 	int file_fd;
 	long long file_size;
@@ -156,6 +157,9 @@ const struct route_stream *route_table_stream(const struct route_table *table, c
  * its buffer mid-character, and what the daemon sends must be valid JSON
  * (and its log lines valid UTF-8). */
 void http_utf8_sanitize(char *text);
+
+/* Retry-After of a 507 storage_full (reply_from_err()). */
+#define HTTP_STORAGE_FULL_RETRY_AFTER_SECONDS 30
 
 /* Reply helpers; each returns 0 so a handler can `return reply_...;`. */
 int reply_json(struct http_reply *reply, int status, cJSON *body);

@@ -79,7 +79,11 @@ int reply_from_err(struct http_reply *reply, int rc)
 		status = 503;
 		break;
 	case LL_ENOSPACE:
+		/* The agents keep a refused result spooled and retry (5xx),
+		 * no sooner than Retry-After; /healthz reports the condition. */
 		status = 507;
+		reply->retry_after = HTTP_STORAGE_FULL_RETRY_AFTER_SECONDS;
+		reply->storage_full = true;
 		break;
 	default:
 		status = 500;

@@ -4,6 +4,9 @@
 
 #include "loadlab/clock.h"
 
+#include <stdio.h>
+#include <string.h>
+
 void metrics_add(long long *counter, long long n)
 {
 	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
@@ -54,6 +57,49 @@ static void route_label(const struct route_table *table, int r, char *route, siz
 }
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+/* Versions loadlab_agents_by_version tells apart; the rest are "other". */
+#define METRICS_AGENT_VERSIONS 32
+
+/* loadlab_agents_by_version: the agents counted by the version they report
+ * ("agent_version" of GET /api/v1/agents; "unknown" when none). A version
+ * comes from an agent: only [A-Za-z0-9._+-] of its first 64 characters
+ * are kept (others become '_'), so the label needs no escaping. */
+static void agents_by_version(struct server *server, struct buf *out)
+{
+	char names[METRICS_AGENT_VERSIONS][65];
+	long long counts[METRICS_AGENT_VERSIONS] = {0}, other = 0;
+	int used = 0;
+	cJSON *list = NULL, *agent;
+
+	if (store_agent_list(server->store, clock_now_ms(), &list) < 0)
+		return;
+	cJSON_ArrayForEach(agent, cJSON_GetObjectItemCaseSensitive(list, "agents")) {
+		const char *v =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(agent, "agent_version"));
+		char name[65];
+		int i;
+		snprintf(name, sizeof(name), "%s", v && v[0] ? v : "unknown");
+		for (char *c = name; *c; c++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-", *c))
+				*c = '_';
+		for (i = 0; i < used && strcmp(names[i], name) != 0; i++)
+			;
+		if (i == used && used < METRICS_AGENT_VERSIONS)
+			snprintf(names[used++], sizeof(names[0]), "%s", name);
+		if (i < used)
+			counts[i]++;
+		else
+			other++;
+	}
+	cJSON_Delete(list);
+	buf_printf(out, "# HELP loadlab_agents_by_version Enrolled agents by the version they report.\n"
+			"# TYPE loadlab_agents_by_version gauge\n");
+	for (int i = 0; i < used; i++)
+		buf_printf(out, "loadlab_agents_by_version{version=\"%s\"} %lld\n", names[i], counts[i]);
+	if (other)
+		buf_printf(out, "loadlab_agents_by_version{version=\"other\"} %lld\n", other);
+}
 
 int metrics_render(struct server *server, struct buf *out)
 {
@@ -127,6 +173,14 @@ int metrics_render(struct server *server, struct buf *out)
 		 blobs.reserved_bytes},
 		{"loadlab_blob_uploads_open", "gauge", "Blob uploads begun and not yet ended.",
 		 blobs.uploads_open},
+		{"loadlab_storage_full_refusals_total", "counter",
+		 "Writes refused (507 storage_full) because the data folder's disk was full.",
+		 load(&m->storage_full_refusals)},
+		{"loadlab_store_bytes", "gauge",
+		 "Bytes of the store's file (its pages; SQLite: the WAL not included).", st.store_bytes},
+		{"loadlab_store_free_bytes", "gauge",
+		 "Bytes of the store's file that hold nothing (what a compaction returns).",
+		 st.store_free_bytes},
 		{"loadlab_http_query_refused_total", "counter",
 		 "Requests refused for too many query arguments.", load(&m->query_refused)},
 		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},
@@ -137,6 +191,11 @@ int metrics_render(struct server *server, struct buf *out)
 		 load(&m->long_polls_refused)},
 	};
 
+	buf_printf(out,
+		   "# HELP loadlab_build_info The daemon's version (agents': GET /api/v1/agents).\n"
+		   "# TYPE loadlab_build_info gauge\nloadlab_build_info{version=\"%s\"} 1\n",
+		   LOADLAB_VERSION);
+	agents_by_version(server, out);
 	gauge_by_state(out, "loadlab_tasks",
 		       "Tasks by state (queued counts those waiting for a retry time too).", tasks,
 		       COUNT_OF(tasks));

@@ -36,6 +36,7 @@ struct metrics {
 	long long answers_refused;       /* large answers refused (503 busy) past --answer-memory-bytes */
 	long long bodies_abandoned;      /* connections closed by their client mid-body, cut at once */
 	long long query_refused;         /* requests with too many query arguments */
+	long long storage_full_refusals; /* writes refused for a full disk (507 storage_full) */
 	long long webhook_outcomes[METRICS_WEBHOOK_OUTCOMES];
 };
 

@@ -132,6 +132,9 @@ int route_agents_list(struct http_request *req, struct http_reply *reply)
 	cJSON *list;
 	int rc = store_agent_list(req->server->store, clock_now_ms(), &list);
 
+	/* The daemon's version beside its agents' (docs/operations.md, "Upgrades"). */
+	if (rc == 0)
+		cJSON_AddStringToObject(list, "daemon_version", LOADLAB_VERSION);
 	return route_reply(reply, rc, 200, list);
 }
 

@@ -7,16 +7,19 @@
 
 int route_health(struct http_request *req, struct http_reply *reply)
 {
-	bool store_ok = store_check(req->server->store) == 0, disk_ok = true, ok;
+	bool store_ok = store_check(req->server->store) == 0, disk_ok = true, full = false, ok;
 	cJSON *body = cJSON_CreateObject();
 	long long free_bytes = 0;
 
-	/* A disk below --min-free-bytes takes no uploads and soon no writes. */
-	if (req->server->blobs && blobs_disk_free(req->server->blobs, &free_bytes) == 0)
-		disk_ok = free_bytes >= req->server->config.min_free_bytes;
+	/* A disk below --min-free-bytes takes no uploads and soon no writes;
+	 * one that refused a write (507) is full until space is freed. */
+	if (req->server->blobs && blobs_disk_free(req->server->blobs, &free_bytes) == 0) {
+		full = storage_full_holds(req->server, free_bytes);
+		disk_ok = free_bytes >= req->server->config.min_free_bytes && !full;
+	}
 	ok = store_ok && disk_ok;
 	cJSON_AddStringToObject(body, "status", ok ? "ok" : "unavailable");
-	cJSON_AddStringToObject(body, "store", store_ok ? "ok" : "failing");
+	cJSON_AddStringToObject(body, "store", !store_ok ? "failing" : full ? "storage full" : "ok");
 	cJSON_AddStringToObject(body, "disk", disk_ok ? "ok" : "full");
 	cJSON_AddNumberToObject(body, "disk_free_bytes", (double)free_bytes);
 	cJSON_AddStringToObject(body, "version", LOADLAB_VERSION);

@@ -54,6 +54,21 @@ static void add_warnings(struct store *store, cJSON *created)
 	cJSON_Delete(job);
 }
 
+/* LL_ENOSPACE when the data folder's disk has less than --min-free-bytes
+ * free: the reserve is kept for the results of the jobs already queued. */
+static int check_reserve(struct server *server)
+{
+	long long free_bytes = 0;
+
+	if (!server->blobs || blobs_disk_free(server->blobs, &free_bytes) < 0 ||
+	    free_bytes >= server->config.min_free_bytes)
+		return 0;
+	return err_set(LL_ENOSPACE,
+		       "The data folder's disk has %lld bytes free, less than the %lld kept for the results "
+		       "of queued jobs (--min-free-bytes): no new job until space is freed.",
+		       free_bytes, server->config.min_free_bytes);
+}
+
 int route_jobs_create(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *body, *spec = NULL, *created = NULL;
@@ -65,8 +80,12 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 		return 0;
 	rc = job_spec_normalize(body, &spec);
 	cJSON_Delete(body);
-	if (rc < 0)
+	if (rc == 0)
+		rc = check_reserve(req->server);
+	if (rc < 0) {
+		cJSON_Delete(spec);
 		return reply_from_err(reply, rc);
+	}
 	/* A program's files must be uploaded, and stay until the job holds them. */
 	program = cJSON_GetObjectItemCaseSensitive(spec, "program") != NULL;
 	if (program) {

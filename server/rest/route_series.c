@@ -147,6 +147,31 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
 	return route_reply(reply, rc, 200, out);
 }
 
+/* Reads "retain_days" (0..ROUTE_RETAIN_DAYS_MAX) and "retain_points"
+ * (0..ROUTE_RETAIN_POINTS_MAX), integers, 0 keeping every raw sample
+ * (docs/operations.md), into SETTINGS when BODY has them. */
+static int route_series_retention(const cJSON *body, struct store_series_settings *settings)
+{
+	const struct {
+		const char *key;
+		double max;
+		long long *value;
+	} fields[] = {{"retain_days", ROUTE_RETAIN_DAYS_MAX, &settings->retain_days},
+		      {"retain_points", ROUTE_RETAIN_POINTS_MAX, &settings->retain_points}};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(body, fields[i].key);
+		if (!item)
+			continue;
+		if (!cJSON_IsNumber(item) || item->valuedouble < 0 || item->valuedouble > fields[i].max ||
+		    item->valuedouble != (double)(long long)item->valuedouble)
+			return err_set(LL_ERANGE, "%s must be a whole number from 0 (keep all) to %.0f.",
+				       fields[i].key, fields[i].max);
+		*fields[i].value = (long long)item->valuedouble;
+	}
+	return 0;
+}
+
 /* PUT /api/v1/series/{name}: {"threshold_pct": 0.5..1000, "webhook_url":
  * "http(s)://..." | null}; absent fields keep their value. Only the
  * series' owner or an admin; the first to set a series nobody owns owns it;
@@ -154,7 +179,8 @@ int route_series_get(struct http_request *req, struct http_reply *reply)
  * The URL is checked by webhook_target_check(). */
 int route_series_put(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"threshold_pct", "webhook_url", "owner", NULL};
+	static const char *const keys[] = {"threshold_pct", "webhook_url",   "owner",
+					   "retain_days",   "retain_points", NULL};
 	const char *name = series_name(req, reply);
 	struct store_series_settings settings;
 	const cJSON *item;
@@ -193,6 +219,8 @@ int route_series_put(struct http_request *req, struct http_reply *reply)
 			snprintf(settings.webhook_url, sizeof(settings.webhook_url), "%s", item->valuestring);
 		}
 	}
+	if ((rc = route_series_retention(body, &settings)) < 0)
+		goto done;
 	rc = store_series_settings_put(req->server->store, name, &settings, clock_now_ms(), &out);
 done:
 	cJSON_Delete(body);

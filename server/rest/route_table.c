@@ -33,6 +33,7 @@ static const struct route routes[] = {
 	{"GET", "/api/v1/tokens", AUTH_ADMIN, 0, route_tokens_list},
 	{"DELETE", "/api/v1/tokens/{id}", AUTH_ADMIN, 0, route_tokens_revoke},
 	{"GET", "/api/v1/results/{id}", AUTH_READER, 0, route_results_get},
+	{"POST", "/api/v1/admin/compact", AUTH_ADMIN, ROUTE_MAX_BODY, route_admin_compact},
 	/* series, schedules, regression alerts */
 	{"GET", "/api/v1/series", AUTH_READER, 0, route_series_list},
 	{"GET", "/api/v1/series/{name}", AUTH_READER, 0, route_series_get},

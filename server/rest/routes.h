@@ -51,6 +51,11 @@ int route_web(struct http_request *req, struct http_reply *reply);
 int route_series_list(struct http_request *req, struct http_reply *reply);
 int route_series_get(struct http_request *req, struct http_reply *reply);
 int route_series_put(struct http_request *req, struct http_reply *reply);
+/* Bounds of a series' retention (route_series.c): 100 years, 10 million jobs. */
+#define ROUTE_RETAIN_DAYS_MAX 36500
+#define ROUTE_RETAIN_POINTS_MAX 10000000
+/* POST /api/v1/admin/compact (route_admin.c): retention, then compaction. */
+int route_admin_compact(struct http_request *req, struct http_reply *reply);
 int route_schedules_create(struct http_request *req, struct http_reply *reply);
 int route_schedules_list(struct http_request *req, struct http_reply *reply);
 int route_schedules_get(struct http_request *req, struct http_reply *reply);

@@ -2,6 +2,7 @@
 #include "scheduler.h"
 
 #include "cron.h"
+#include "maintenance.h"
 #include "webhook_delivery.h"
 #include "reports/report.h"
 #include "server.h"
@@ -28,6 +29,7 @@ struct scheduler {
 	struct server *server;
 	struct scheduler_options options;
 	bool recovered;
+	long long next_maintenance_ms; /* maintenance.h */
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -250,6 +252,13 @@ void scheduler_tick(struct scheduler *s)
 		recover(s);
 	fire_due(s);
 	check_finished(s);
+	if (scheduler_now(s) >= s->next_maintenance_ms) {
+		struct maintenance_outcome outcome;
+		int rc = maintenance_run(s->server->store, scheduler_now(s), false, &outcome);
+		if (rc < 0)
+			log_event(LOG_WARN, "store_maintenance_failed", "reason", err_message(rc), NULL);
+		s->next_maintenance_ms = scheduler_now(s) + MAINTENANCE_PERIOD_MS;
+	}
 }
 
 /* Waits up to MS or until stopping; true when stopping. */
@@ -279,6 +288,7 @@ int scheduler_start(struct server *server, const struct scheduler_options *optio
 	s->options = *options;
 	if (s->options.tick_ms < 10)
 		s->options.tick_ms = 10;
+	s->next_maintenance_ms = scheduler_now(s) + MAINTENANCE_PERIOD_MS;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	if ((rc = webhook_pool_start(server, &s->webhooks)) < 0) {

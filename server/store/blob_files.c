@@ -586,3 +586,119 @@ int blobs_sweeper_start(struct blob_store *s, blobs_references_fn references, vo
 	s->sweeper_running = true;
 	return 0;
 }
+
+/* ------------------------------------------------------ backup's copies */
+
+struct folder_copy {
+	const char *to_root;
+	struct blob_copy_counts counts;
+	int rc;
+};
+
+/* Copies FROM to TO (a new file, synced), hashing what it reads: the copy
+ * is kept only when the bytes hash to HEX. */
+static int copy_verified(const char *from, const char *to, const char *hex, long long *ret_bytes)
+{
+	char buffer[1 << 16], got[65];
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_MD_CTX *hash = EVP_MD_CTX_new();
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = 0;
+	long long bytes = 0;
+	ssize_t got_bytes;
+
+	if (!hash || in < 0 || EVP_DigestInit_ex(hash, EVP_sha256(), NULL) != 1 ||
+	    (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0) {
+		rc = disk_error("copy a blob");
+		goto out;
+	}
+	while ((got_bytes = read(in, buffer, sizeof(buffer))) > 0) {
+		if (EVP_DigestUpdate(hash, buffer, (size_t)got_bytes) != 1 ||
+		    write(out, buffer, (size_t)got_bytes) != got_bytes) {
+			rc = disk_error("write a blob's copy");
+			goto out;
+		}
+		bytes += got_bytes;
+	}
+	if (got_bytes < 0 || fsync(out) < 0) {
+		rc = disk_error("copy a blob");
+		goto out;
+	}
+	EVP_DigestFinal_ex(hash, digest, &n);
+	for (unsigned int i = 0; i < n && i < 32; i++)
+		snprintf(got + 2 * i, 3, "%02x", digest[i]);
+	if (n != 32 || strcmp(got, hex) != 0)
+		rc = err_set(BLOBS_E_MISMATCH, "The blob %s hashes to %s: it is damaged.", hex,
+			     n == 32 ? got : "?");
+	*ret_bytes = bytes;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0 && rc == 0)
+		rc = disk_error("copy a blob");
+	if (rc < 0 && out >= 0)
+		unlink(to);
+	EVP_MD_CTX_free(hash);
+	return rc;
+}
+
+static void copy_blob(struct blob_store *s, const char *hex, const struct stat *st, void *context)
+{
+	struct folder_copy *c = context;
+	char from[BLOBS_PATH_MAX], folder[BLOBS_PATH_MAX], to[BLOBS_PATH_MAX], partial[BLOBS_PATH_MAX + 16];
+	struct stat have;
+	long long bytes = 0;
+	int rc;
+
+	if (c->rc < 0)
+		return;
+	blob_path(s, hex, false, from);
+	snprintf(folder, sizeof(folder), "%s/%.2s", c->to_root, hex);
+	snprintf(to, sizeof(to), "%s/%.2s/%s", c->to_root, hex, hex + 2);
+	snprintf(partial, sizeof(partial), "%s.partial", to);
+	if (stat(to, &have) == 0 && have.st_size == st->st_size) {
+		c->counts.kept++; /* copied by an earlier run (content-addressed) */
+		return;
+	}
+	unlink(partial);
+	if (mkdir(folder, 0700) < 0 && errno != EEXIST)
+		rc = disk_error("create a blob folder");
+	else if ((rc = copy_verified(from, partial, hex, &bytes)) == 0 && rename(partial, to) < 0)
+		rc = disk_error("store a blob's copy");
+	if (rc == 0)
+		rc = fsync_folder(folder);
+	if (rc < 0) {
+		unlink(partial);
+		c->rc = rc;
+		return;
+	}
+	c->counts.copied++;
+	c->counts.bytes += bytes;
+}
+
+int blobs_copy_folder(const char *from_root, const char *to_root, struct blob_copy_counts *ret_counts)
+{
+	struct blob_store *from = calloc(1, sizeof(*from));
+	struct folder_copy c = {.to_root = to_root};
+	struct stat st;
+	int rc;
+
+	if (!from)
+		return LL_ENOMEM;
+	if (strlen(from_root) >= sizeof(from->root) || strlen(to_root) >= sizeof(from->root)) {
+		free(from);
+		return err_set(LL_EINVAL, "The blob folder's path is too long.");
+	}
+	snprintf(from->root, sizeof(from->root), "%s", from_root);
+	if (stat(from_root, &st) < 0 && errno == ENOENT)
+		rc = 0; /* no blobs */
+	else if (mkdir(to_root, 0700) < 0 && errno != EEXIST)
+		rc = disk_error("create the blob folder");
+	else if ((rc = each_blob(from, copy_blob, &c)) == 0)
+		rc = c.rc;
+	free(from);
+	if (rc < 0)
+		return rc;
+	*ret_counts = c.counts;
+	return 0;
+}

@@ -127,4 +127,20 @@ int blobs_sweep(struct blob_store *store, long long now_s, blobs_references_fn r
  * blobs_close(). */
 int blobs_sweeper_start(struct blob_store *store, blobs_references_fn references, void *context);
 
+/* What blobs_copy_folder() did: blobs copied (and their bytes), blobs
+ * the target held already (same name and size). */
+struct blob_copy_counts {
+	long long copied, bytes, kept;
+};
+
+/* Copies every blob of the folder FROM_ROOT (laid out as DATA_DIR/blobs:
+ * ab/cdef...) into TO_ROOT (made 0700 when missing), each checked against
+ * its SHA-256 as it is read (a damaged blob is BLOBS_E_MISMATCH and stops
+ * the copy), written to a temporary name, synced and renamed. A blob
+ * TO_ROOT holds already with the same size is kept (an interrupted copy
+ * is resumed, a second backup to the same folder copies only what is
+ * new). FROM_ROOT missing: nothing to copy. For backup and restore
+ * (server/admin/backup.c); the daemon need not be stopped. */
+int blobs_copy_folder(const char *from_root, const char *to_root, struct blob_copy_counts *ret_counts);
+
 #endif

@@ -39,23 +39,67 @@ static size_t scheme_length(const char *location)
 	return location[n] == ':' ? n : 0;
 }
 
-int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+/* The backend of PATH's scheme (store_open()), *RET_LOCATION what follows
+ * the scheme; LL_EINVAL when no backend has the scheme. */
+static int backend_for(const char *path, const struct store_backend **ret_backend, const char **ret_location)
 {
 	size_t n = scheme_length(path);
 	const struct store_backend *backend = n ? NULL : backends[0];
-	struct store *store = NULL;
-	int rc;
 
 	for (size_t i = 0; !backend && i < sizeof(backends) / sizeof(backends[0]); i++)
 		if (strlen(backends[i]->scheme) == n && strncmp(backends[i]->scheme, path, n) == 0)
 			backend = backends[i];
 	if (!backend)
 		return err_set(LL_EINVAL, "No store backend for '%.*s:' (--db).", (int)n, path);
-	if ((rc = backend->handle->open(n ? path + n + 1 : path, options, &store)) < 0)
+	*ret_backend = backend;
+	*ret_location = n ? path + n + 1 : path;
+	return 0;
+}
+
+int store_open(const char *path, const struct store_options *options, struct store **ret_store)
+{
+	const struct store_backend *backend;
+	const char *location;
+	struct store *store = NULL;
+	int rc;
+
+	if ((rc = backend_for(path, &backend, &location)) < 0 ||
+	    (rc = backend->handle->open(location, options, &store)) < 0)
 		return rc;
 	((struct store_base *)store)->backend = backend;
 	*ret_store = store;
 	return 0;
+}
+
+/* backend_for() of a backend that has its own backup (RESTORE: restore);
+ * LL_EUNSUPPORTED naming the tool to use otherwise. */
+static int backend_with_backup(const char *path, bool restore, const struct store_backend **ret_backend,
+			       const char **ret_location)
+{
+	int rc = backend_for(path, ret_backend, ret_location);
+
+	if (rc == 0 && (restore ? !(*ret_backend)->handle->restore : !(*ret_backend)->handle->backup))
+		rc = err_set(LL_EUNSUPPORTED, "The %s store is %s with its own tool (docs/operations.md).",
+			     (*ret_backend)->scheme, restore ? "restored" : "backed up");
+	return rc;
+}
+
+int store_backup(const char *path, const char *to, struct store_counts *ret_counts)
+{
+	const struct store_backend *backend;
+	const char *location;
+	int rc = backend_with_backup(path, false, &backend, &location);
+
+	return rc < 0 ? rc : backend->handle->backup(location, to, ret_counts);
+}
+
+int store_restore(const char *from, const char *path, struct store_counts *ret_counts)
+{
+	const struct store_backend *backend;
+	const char *location;
+	int rc = backend_with_backup(path, true, &backend, &location);
+
+	return rc < 0 ? rc : backend->handle->restore(from, location, ret_counts);
 }
 
 int store_task_lease(struct store *store, long long agent_id, long long now, cJSON **ret_lease)
@@ -457,4 +501,21 @@ int store_calibration_history(struct store *store, long long agent_id, long long
 {
 	return backend_of(store)->history->calibration_history(store, agent_id, before_result_id, injected_us,
 							       family, runner, limit, fn, context);
+}
+
+/* A backend without retention or compaction has nothing to do (store_backend.h). */
+int store_retention_apply(struct store *store, long long now, int limit, int *ret_pruned)
+{
+	const struct store_series_ops *ops = backend_of(store)->series;
+
+	*ret_pruned = 0;
+	return ops->retention_apply ? ops->retention_apply(store, now, limit, ret_pruned) : 0;
+}
+
+int store_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after)
+{
+	const struct store_series_ops *ops = backend_of(store)->series;
+
+	*ret_bytes_before = *ret_bytes_after = 0;
+	return ops->compact ? ops->compact(store, full, ret_bytes_before, ret_bytes_after) : 0;
 }

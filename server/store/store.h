@@ -81,6 +81,27 @@ int store_check(struct store *store);
 /* Checks the file's integrity (SQLite: PRAGMA integrity_check). */
 int store_integrity_check(struct store *store);
 
+/* --- backup and restore (docs/operations.md) --- */
+
+/* What a backup or a restore holds: rows per table and the schema version. */
+struct store_counts {
+	long long schema_version, jobs, tasks, results, agents, series_settings, alerts;
+};
+
+/* Copies the store at PATH (as store_open() names it), which a running
+ * loadlabd may be writing, to the new file TO: one consistent snapshot
+ * (SQLite: the online backup API in one step, under one read transaction:
+ * writers go on; the copy is written beside TO and renamed into place, so
+ * TO is a complete store or absent). LL_ECONFLICT when TO exists,
+ * LL_EUNSUPPORTED for a backend whose backups are its own tool's
+ * (PostgreSQL: pg_dump). *RET_COUNTS: what the copy holds. */
+int store_backup(const char *path, const char *to, struct store_counts *ret_counts);
+
+/* Copies the backup FROM to the new store PATH and checks it (SQLite:
+ * PRAGMA integrity_check, then the counts); LL_ECONFLICT when PATH
+ * exists, LL_EFORMAT when the copy fails the check (and PATH is removed). */
+int store_restore(const char *from, const char *path, struct store_counts *ret_counts);
+
 /* --- tokens --- */
 
 const char *store_token_kind_name(enum store_token_kind kind);
@@ -303,6 +324,8 @@ int store_calibration_history(struct store *store, long long agent_id, long long
  * nobody has claimed it yet. */
 struct store_series_settings {
 	double threshold_pct;
+	long long retain_days;   /* raw samples of jobs older than this are dropped; 0: kept */
+	long long retain_points; /* raw samples of all but the newest this many jobs dropped; 0: kept */
 	char webhook_url[STORE_WEBHOOK_URL_MAX + 1]; /* "" when none */
 	char owner[STORE_OWNER_MAX + 1];
 };
@@ -424,6 +447,24 @@ int store_alert_webhook_status(struct store *store, long long id, const char *st
  * [{"alert_id","series","attempts"}], the longest waiting first. */
 int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
+/* --- retention and compaction (docs/operations.md) --- */
+
+/* Drops the raw samples (store/result_prune.h) of up to LIMIT results of
+ * the series whose retention (retain_days, retain_points) they are past
+ * at NOW, keeping their summaries and compare data: only results that
+ * have both. Never those of a series' newest done job, of the baseline
+ * its last check compared with, or of a job or baseline of an open alert.
+ * *RET_PRUNED: how many were pruned (LIMIT: call again). */
+int store_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
+
+/* Returns the store's unused pages to the file system (SQLite:
+ * incremental_vacuum, then a checkpoint that truncates the log and the
+ * file); FULL also gives back the room freed inside pages (SQLite: VACUUM,
+ * which rewrites the store while every write waits). *RET_BYTES_BEFORE
+ * the store's size before (SQLite: its pages, those in the log too),
+ * *RET_BYTES_AFTER the file's size after. */
+int store_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after);
+
 /* --- metrics --- */
 
 struct store_stats {
@@ -434,6 +475,8 @@ struct store_stats {
 	long long webhooks_pending;       /* alerts waiting for their webhook */
 	long long commits, committed_ops; /* group commit: transactions, writes */
 	long long syncs;                  /* fsyncs that made commits durable */
+	long long store_bytes;            /* the store's size (SQLite: the file's pages) */
+	long long store_free_bytes;       /* of which unused (SQLite: free pages), for compaction */
 };
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);

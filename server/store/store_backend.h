@@ -142,6 +142,11 @@ struct store_series_ops {
 	int (*alert_webhook_status)(struct store *store, long long id, const char *status,
 				    long long retry_at_ms);
 	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
+	/* Retention and compaction (store.h); NULL for a backend that has
+	 * none (nothing pruned, nothing compacted; PostgreSQL's autovacuum). */
+	int (*retention_apply)(struct store *store, long long now, int limit, int *ret_pruned);
+	int (*compact)(struct store *store, bool full, long long *ret_bytes_before,
+		       long long *ret_bytes_after);
 };
 
 /* The schedules and their runs (store.h, "series, schedules"). */
@@ -190,6 +195,10 @@ struct store_handle_ops {
 	int (*integrity_check)(struct store *store);
 	int (*stats)(struct store *store, long long now, struct store_stats *ret_stats);
 	void (*call_free)(struct store_call *call);
+	/* store_backup(), store_restore() with LOCATION as open() takes it;
+	 * NULL for a backend that has none (LL_EUNSUPPORTED). */
+	int (*backup)(const char *location, const char *to, struct store_counts *ret_counts);
+	int (*restore)(const char *from, const char *location, struct store_counts *ret_counts);
 };
 
 struct store_backend {

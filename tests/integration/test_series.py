@@ -126,7 +126,8 @@ def test_regression_alert_and_webhook():
             assert r.status == 200, r
             validate("series_settings.json", r.json())
             assert r.json() == {"name": "perf/nightly", "threshold_pct": 5, "webhook_url": url,
-                                "owner": r.json()["owner"]} and r.json()["owner"].startswith("admin:"), r
+                                "owner": r.json()["owner"], "retain_days": 0, "retain_points": 0} \
+                and r.json()["owner"].startswith("admin:"), r
             _, token = d.enroll("lab-1", FACTS)
             rng = random.Random(7)
             ids = []

@@ -180,6 +180,9 @@ test("token asked once; the fleet page lists the enrolled agents; an admin quara
   const row = `#agents tr[data-agent="${agents["win10-ssd"].id}"]`;
   assert.match(await page.textContent(row), /disk=ssd/);
   assert.match(await page.textContent(row), /rack=b/);
+  /* The daemon's version and the agents' (docs/operations.md, "Upgrades"). */
+  const daemonVersion = (await api("GET", "/api/v1/agents")).body.daemon_version;
+  assert.match(await page.textContent("#fleet-versions"), new RegExp(`^loadlabd ${daemonVersion}; agents: \\S+ ×\\d`));
   await shot("fleet");
 
   await page.click(`${row} button.quarantine`);

@@ -15,6 +15,8 @@ const struct store_backend store_backend_sqlite = {
 			.integrity_check = sqlite_integrity_check,
 			.stats = sqlite_stats,
 			.call_free = sqlite_call_free,
+			.backup = sqlite_backup,
+			.restore = sqlite_restore,
 		},
 	.tokens =
 		&(const struct store_token_ops){
@@ -80,6 +82,8 @@ const struct store_backend store_backend_sqlite = {
 			.alert_ack = sqlite_alert_ack,
 			.alert_webhook_status = sqlite_alert_webhook_status,
 			.webhook_due = sqlite_webhook_due,
+			.retention_apply = sqlite_retention_apply,
+			.compact = sqlite_compact,
 		},
 	.schedules =
 		&(const struct store_schedule_ops){

@@ -8,7 +8,9 @@
  * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
  * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
  * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
- * sqlite_blobs.c), and sqlite_backend.c, the table that names them.
+ * sqlite_blobs.c), backup and restore (sqlite_backup.c), retention and
+ * compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
+ * sqlite_backend.c, the table that names them.
  *
  * Threads: s->writer is used only inside an op run by the writer thread
  * (store_write()); s->reader only with s->reader_lock held.
@@ -58,6 +60,7 @@ struct store_op {
 	bool done;
 	pthread_cond_t done_cond; /* store_write(): signalled when done */
 	store_done_fn notify;     /* store_submit() of a call: called instead */
+	bool alone;               /* store_write_alone(): run outside any transaction */
 	void *notify_context;
 	char message[256];
 	struct store_op *next;
@@ -112,6 +115,10 @@ int sqlite_check(struct store *s);
 int sqlite_integrity_check(struct store *s);
 int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
 void sqlite_call_free(struct store_call *call);
+
+/* sqlite_backup.c: store_backup(), store_restore() */
+int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
+int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
 /* sqlite_tokens.c */
@@ -213,6 +220,15 @@ int sqlite_alert_ack(struct store *store, long long id, const char *by, long lon
 int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
+/* sqlite_retention.c */
+int sqlite_retention_apply(struct store *store, long long now, int limit, int *ret_pruned);
+int sqlite_compact(struct store *store, bool full, long long *ret_bytes_before, long long *ret_bytes_after);
+/* Makes a store made without auto_vacuum=INCREMENTAL (by an earlier
+ * loadlabd) one whose free pages a compaction can return, by one VACUUM,
+ * logged (store_vacuumed), which rewrites the whole file once; a store in
+ * that mode already is left alone (sqlite_auto_vacuum.c). */
+int compaction_prepare(sqlite3 *db);
+
 /* sqlite_schedules.c */
 int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
 			   cJSON **ret_schedule);
@@ -241,6 +257,11 @@ int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
  * calling thread. */
 int store_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
+/* store_write() of an op that must run outside a transaction (VACUUM):
+ * the writer runs it alone, between two batches; the writes queued behind
+ * it wait until it ends. */
+int store_write_alone(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
 /* Runs FN(store, ARG) as CALL's op, its answer built in *OUT: without DONE,
  * as store_write() (returns once it is committed, with its result); with
  * DONE, queues it and returns 0 at once, and the writer thread calls
@@ -263,7 +284,17 @@ int store_write_answer(struct store *store, int (*fn)(struct store *, void *), v
 
 /* --- SQL helpers (sqlite_sql.c) --- */
 
-/* Logs the SQLite error of DB and returns LL_ESTORE with a message. */
+/* The message of a write refused because the store's disk is full. */
+#define STORE_FULL_MESSAGE                                                                            \
+	"The disk that holds the store is full: the write was refused and nothing of it was stored; " \
+	"try again once space is freed."
+
+/* True when DB's last error says its disk (or the user's quota) is full:
+ * SQLITE_FULL, or an I/O error whose errno is ENOSPC or EDQUOT. */
+bool db_disk_full(sqlite3 *db);
+
+/* Logs the SQLite error of DB and returns LL_ESTORE with a message
+ * (LL_ENOSPACE when db_disk_full()). */
 int db_error(sqlite3 *db, const char *what);
 
 /* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */

@@ -27,6 +27,7 @@ static int with_reader(struct store *s, int (*fn)(struct store *s, void *context
 static void settings_defaults(struct store_series_settings *st)
 {
 	st->threshold_pct = STORE_SERIES_DEFAULT_THRESHOLD_PCT;
+	st->retain_days = st->retain_points = 0;
 	st->webhook_url[0] = '\0';
 	st->owner[0] = '\0';
 }
@@ -51,7 +52,9 @@ static void first_submitter(sqlite3 *db, const char *name, struct store_series_s
 static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
 	sqlite3_stmt *stmt = db_prepare(
-		db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
+		db,
+		"SELECT threshold_pct, webhook_url, owner, retain_days, retain_points FROM series_settings"
+		" WHERE name = ?");
 
 	settings_defaults(st);
 	if (!stmt)
@@ -64,6 +67,8 @@ static int settings_read(sqlite3 *db, const char *name, struct store_series_sett
 				 sqlite3_column_text(stmt, 1));
 		if (sqlite3_column_type(stmt, 2) != SQLITE_NULL)
 			snprintf(st->owner, sizeof(st->owner), "%s", sqlite3_column_text(stmt, 2));
+		st->retain_days = sqlite3_column_int64(stmt, 3);
+		st->retain_points = sqlite3_column_int64(stmt, 4);
 	}
 	sqlite3_finalize(stmt);
 	if (!st->owner[0])
@@ -82,6 +87,8 @@ static void add_settings(cJSON *o, const struct store_series_settings *st)
 		cJSON_AddStringToObject(o, "owner", st->owner);
 	else
 		cJSON_AddNullToObject(o, "owner");
+	cJSON_AddNumberToObject(o, "retain_days", (double)st->retain_days);
+	cJSON_AddNumberToObject(o, "retain_points", (double)st->retain_points);
 }
 
 /* A series' jobs (series_jobs()) and its last job (series_list()). */
@@ -197,9 +204,10 @@ static int op_settings_put(struct store *s, void *arg)
 {
 	struct settings_put_op *a = arg;
 	sqlite3_stmt *stmt = db_prepare(
-		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
-			   " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET"
-			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4, owner = ?5");
+		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner,"
+			   " retain_days, retain_points) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+			   " ON CONFLICT (name) DO UPDATE SET threshold_pct = ?2, webhook_url = ?3,"
+			   " updated_at = ?4, owner = ?5, retain_days = ?6, retain_points = ?7");
 	int rc;
 
 	if (!stmt)
@@ -211,6 +219,8 @@ static int op_settings_put(struct store *s, void *arg)
 	sqlite3_bind_int64(stmt, 4, a->now);
 	if (a->settings->owner[0])
 		sqlite3_bind_text(stmt, 5, a->settings->owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 6, a->settings->retain_days);
+	sqlite3_bind_int64(stmt, 7, a->settings->retain_points);
 	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "store series settings");
 	sqlite3_finalize(stmt);
 	return rc;

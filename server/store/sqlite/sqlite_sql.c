@@ -10,15 +10,26 @@
 #include "loadlab/log.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+bool db_disk_full(sqlite3 *db)
+{
+	int code = sqlite3_errcode(db), os_errno = sqlite3_system_errno(db);
+
+	return code == SQLITE_FULL ||
+	       ((code & 0xff) == SQLITE_IOERR && (os_errno == ENOSPC || os_errno == EDQUOT));
+}
+
 int db_error(sqlite3 *db, const char *what)
 {
 	log_event(LOG_ERROR, "store_error", "what", what, "sqlite", sqlite3_errmsg(db), NULL);
+	if (db_disk_full(db))
+		return err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 	return err_set(LL_ESTORE, "The store failed (%s).", what);
 }
 
@@ -29,6 +40,8 @@ int db_exec(sqlite3 *db, const char *sql)
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", msg, NULL);
 		sqlite3_free(msg);
+		if (db_disk_full(db))
+			return err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 		return err_set(LL_ESTORE, "The store failed.");
 	}
 	return 0;

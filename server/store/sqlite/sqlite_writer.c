@@ -162,6 +162,12 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
 	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
 	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
+	/* (issue 30, retention) A series' retention of raw samples (0: keep
+	 * them all) and when a result's raw samples were dropped
+	 * (sqlite_retention.c). */
+	"ALTER TABLE series_settings ADD COLUMN retain_days INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE series_settings ADD COLUMN retain_points INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE results ADD COLUMN pruned_at INTEGER;",
 };
 
 /* ------------------------------------------------------ the writer thread */
@@ -172,15 +178,19 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 {
 	for (struct store_op *op = batch; op; op = op->next) {
 		if (rc < 0) {
-			op->rc = rc;
+			op->rc = rc; /* BEGIN failed: its message is this thread's */
+			snprintf(op->message, sizeof(op->message), "%s", err_message(rc));
 			continue;
 		}
 		err_clear();
-		if (db_exec_cached(s->writer, "SAVEPOINT op") < 0) {
-			op->rc = LL_ESTORE;
+		if ((op->rc = db_exec_cached(s->writer, "SAVEPOINT op")) < 0) {
+			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			continue;
 		}
 		op->rc = op->fn(s, op->arg);
+		/* An op that met a full disk in a statement of its own. */
+		if (op->rc == LL_ESTORE && db_disk_full(s->writer))
+			op->rc = err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			db_exec_cached(s->writer, "ROLLBACK TO op");
@@ -190,14 +200,15 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 	}
 }
 
-/* Takes up to ROOM ops from the head of the queue (the queue lock held);
- * returns the first, *RET_LAST the last, *RET_COUNT how many. */
+/* Takes up to ROOM ops from the head of the queue (the queue lock held),
+ * stopping before one that runs alone; returns the first, *RET_LAST the
+ * last, *RET_COUNT how many. */
 static struct store_op *take_ops(struct store *s, int room, struct store_op **ret_last, int *ret_count)
 {
 	struct store_op *first = s->head, *op = first;
 	int n = 1;
 
-	for (; op->next && n < room; op = op->next)
+	for (; op->next && n < room && !op->next->alone; op = op->next)
 		n++;
 	s->head = op->next;
 	if (!s->head)
@@ -208,18 +219,18 @@ static struct store_op *take_ops(struct store *s, int room, struct store_op **re
 	return first;
 }
 
-/* Marks every op of BATCH done (those that succeeded become LL_ESTORE
- * with MESSAGE when MESSAGE is not NULL) and wakes its callers: blocked
+/* Marks every op of BATCH done (those that succeeded become CODE with
+ * MESSAGE when MESSAGE is not NULL) and wakes its callers: blocked
  * ones under the queue lock, those of store_call_submit() after it, in
  * the batch's order. */
-static void finish_ops(struct store *s, struct store_op *batch, const char *message)
+static void finish_ops(struct store *s, struct store_op *batch, int code, const char *message)
 {
 	struct store_op *told = NULL, **told_tail = &told, *op;
 
 	if (message)
 		for (op = batch; op; op = op->next)
 			if (op->rc >= 0) {
-				op->rc = LL_ESTORE;
+				op->rc = code;
 				snprintf(op->message, sizeof(op->message), "%s", message);
 			}
 	pthread_mutex_lock(&s->queue_lock);
@@ -273,6 +284,19 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&s->queue_cond, &s->queue_lock);
 		if (!s->head)
 			break;
+		if (s->head->alone) {
+			/* Outside any transaction (VACUUM): the ops behind it wait. */
+			batch = take_ops(s, 1, &last, &n);
+			pthread_mutex_unlock(&s->queue_lock);
+			err_clear();
+			if ((batch->rc = batch->fn(s, batch->arg)) < 0)
+				snprintf(batch->message, sizeof(batch->message), "%s",
+					 err_message(batch->rc));
+			pthread_mutex_lock(&s->queue_lock);
+			ops_append(&s->sync_head, &s->sync_tail, batch, last);
+			pthread_cond_signal(&s->sync_cond);
+			continue;
+		}
 		pthread_mutex_unlock(&s->queue_lock);
 
 		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
@@ -288,7 +312,7 @@ static void *writer_main(void *arg)
 				pthread_cond_wait(&s->queue_cond, &s->queue_lock);
 				continue;
 			}
-			if (!s->head || n >= STORE_BATCH_MAX)
+			if (!s->head || n >= STORE_BATCH_MAX || s->head->alone)
 				break;
 			chunk = take_ops(s, STORE_BATCH_MAX - n, &chunk_last, &taken);
 			pthread_mutex_unlock(&s->queue_lock);
@@ -302,11 +326,15 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&s->queue_lock);
 		}
 		pthread_mutex_unlock(&s->queue_lock);
-		if (rc == 0 && db_exec_cached(s->writer, "COMMIT") < 0) {
+		if (rc == 0 && (rc = db_exec_cached(s->writer, "COMMIT")) < 0) {
+			/* A full disk (SQLITE_FULL) refuses the batch's writes
+			 * as storage_full (REST 507): nothing of them stays. */
+			bool full = rc == LL_ENOSPACE;
 			db_exec_cached(s->writer, "ROLLBACK");
 			store_cache_lease_jobs_forget(&s->cache);
 			store_cache_agent_touches_forget(&s->cache);
-			finish_ops(s, batch, "The store could not commit.");
+			finish_ops(s, batch, full ? LL_ENOSPACE : LL_ESTORE,
+				   full ? STORE_FULL_MESSAGE : "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
 			continue;
 		}
@@ -348,7 +376,8 @@ static void *syncer_main(void *arg)
 		pthread_mutex_lock(&s->queue_lock);
 		s->syncs++; /* counted before anyone is told */
 		pthread_mutex_unlock(&s->queue_lock);
-		finish_ops(s, batch, synced ? NULL : "The store could not make the write durable.");
+		finish_ops(s, batch, LL_ESTORE,
+			   synced ? NULL : "The store could not make the write durable.");
 		pthread_mutex_lock(&s->queue_lock);
 		s->syncing = false;
 		pthread_cond_signal(&s->queue_cond); /* a writer waiting to commit */
@@ -393,6 +422,13 @@ static int run_and_wait(struct store *s, struct store_op *op)
 int store_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
 	struct store_op op = {.fn = fn, .arg = arg};
+
+	return run_and_wait(s, &op);
+}
+
+int store_write_alone(struct store *s, int (*fn)(struct store *, void *), void *arg)
+{
+	struct store_op op = {.fn = fn, .arg = arg, .alone = true};
 
 	return run_and_wait(s, &op);
 }
@@ -461,6 +497,27 @@ int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void 
 
 /* ------------------------------------------------------------ open, close */
 
+/* LL_ESTORE, naming both versions, when the store at DB was written by a
+ * newer loadlabd (a schema version past the last migration): checked
+ * before anything is written to it, so that the newer loadlabd finds the
+ * file as it left it. */
+static int refuse_newer(sqlite3 *db)
+{
+	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	long long version = 0;
+
+	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+		return LL_ESTORE;
+	if (version > latest)
+		return err_set(
+			LL_ESTORE,
+			"The store has schema version %lld, written by a newer loadlabd; this loadlabd "
+			"(version %s) knows schema versions up to %d. Run the newer loadlabd, or restore "
+			"a backup made before the upgrade (docs/operations.md).",
+			version, LOADLAB_VERSION, latest);
+	return 0;
+}
+
 static int open_connection(const char *path, sqlite3 **ret)
 {
 	sqlite3 *db = NULL;
@@ -473,8 +530,15 @@ static int open_connection(const char *path, sqlite3 **ret)
 		return rc;
 	}
 	sqlite3_busy_timeout(db, 10000);
-	if (db_exec(db, "PRAGMA journal_mode=WAL") < 0 || db_exec(db, "PRAGMA synchronous=FULL") < 0 ||
-	    db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
+	if (refuse_newer(db) < 0) {
+		sqlite3_close(db);
+		return LL_ESTORE; /* its message is set */
+	}
+	/* A new store is made compactable (sqlite_auto_vacuum.c) before its
+	 * first page is written, which journal_mode=WAL does; on an existing
+	 * one this changes nothing. */
+	if (db_exec(db, "PRAGMA auto_vacuum=INCREMENTAL") < 0 || db_exec(db, "PRAGMA journal_mode=WAL") < 0 ||
+	    db_exec(db, "PRAGMA synchronous=FULL") < 0 || db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
 		sqlite3_close(db);
 		return err_set(LL_ESTORE, "Cannot configure the store at %s.", path);
 	}
@@ -511,10 +575,6 @@ static int migrate(sqlite3 *db)
 
 	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
-	if (version > latest)
-		return err_set(LL_ESTORE,
-			       "The store has schema version %lld, newer than this loadlabd knows (%d).",
-			       version, latest);
 	for (int v = (int)version; v < latest; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
 		if (db_exec(db, "BEGIN IMMEDIATE") < 0)
@@ -556,7 +616,8 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = migrate(s->writer)) < 0 ||
-	    (rc = open_connection(path, &s->reader)) < 0 || (rc = open_wal_sync(s)) < 0)
+	    (rc = compaction_prepare(s->writer)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
+	    (rc = open_wal_sync(s)) < 0)
 		goto fail;
 	db_cache_attach(s->writer);
 	db_cache_attach(s->reader);
@@ -697,6 +758,15 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 			    "i", now - s->options.offline_after_ms);
 	if (rc == 0)
 		rc = db_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
+	if (rc == 0) {
+		long long pages = 0, free_pages = 0, page_size = 0;
+		if ((rc = db_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
+		    (rc = db_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
+		    (rc = db_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
+			st.store_bytes = pages * page_size;
+			st.store_free_bytes = free_pages * page_size;
+		}
+	}
 	if (rc == 0)
 		rc = db_int(s->reader, &st.webhooks_pending, 0,
 			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
