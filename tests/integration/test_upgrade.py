@@ -18,8 +18,9 @@ FIXTURE = os.path.join(DATA, "store-0846900.db")
 ADMIN = "lladm_upgradefixtureadmintoken0000000000000000000000"
 ENROLL = "llenr_upgradefixtureenrolltoken000000000000000000000"
 FIXTURE_SCHEMA = 10
-# Members this release added to answers the old one gave (new settings).
-NEW_MEMBERS = ("retain_days", "retain_points")
+# Members this release added to answers the old one gave (new settings;
+# the series points' machine digest and floor median of the change points).
+NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us")
 
 
 def without_new(value):
