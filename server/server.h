@@ -31,6 +31,7 @@
 #include <stdbool.h>
 
 struct MHD_Daemon;
+struct agent_builds;
 struct MHD_Connection;
 
 struct server {
@@ -38,6 +39,7 @@ struct server {
 	struct store *store;
 	struct summarizer *summarizer; /* result summaries, in the background */
 	struct blob_store *blobs;      /* uploaded files (store/blob_files.h) */
+	struct agent_builds *agent_builds; /* --agent-dir (agent_builds/agent_builds.h) */
 	struct metrics metrics;
 	const struct route_table *routes; /* what the door answers (rest/route_table.c) */
 	struct MHD_Daemon *daemon;

@@ -162,6 +162,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
 	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
 	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
+	/* (issue 30, agents that update themselves) The version and the
+	 * SHA-256 of the binary an agent last said it runs (its lease
+	 * request, sqlite_agents.c); NULL until it says. */
+	"ALTER TABLE agents ADD COLUMN agent_version TEXT;"
+	"ALTER TABLE agents ADD COLUMN agent_sha256 TEXT;",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -371,7 +371,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "10");
+	CHECK_EQ_STR(text, "11");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,

@@ -1,0 +1,67 @@
+/* update_posix.c - update.h's OS backend where there is /proc/self/exe
+ * and execv(). */
+#ifndef _WIN32
+#include "update/update.h"
+
+#include "loadlab/err.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int update_plat_self_path(char *out, size_t size)
+{
+	char path[PATH_MAX + 1];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return err_set(LL_EIO, "Cannot read /proc/self/exe: %s.", strerror(errno));
+	if ((size_t)n >= size)
+		return err_set(LL_ETOOBIG, "This program's path is too long.");
+	memcpy(out, path, (size_t)n);
+	out[n] = '\0';
+	return 0;
+}
+
+/* Copies FROM to TO through TO.tmp and a rename: TO is never half
+ * written, and the running program TO stays whole until the rename. */
+static int copy_into_place(const char *from, const char *to)
+{
+	char tmp[PLAT_MAX_PATH + 16];
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
+	if ((rc = plat_copy_file(from, tmp)) < 0)
+		return rc;
+	if (chmod(tmp, 0755) < 0 || rename(tmp, to) < 0) {
+		rc = err_set(LL_EIO, "Cannot put %s in place: %s.", to, strerror(errno));
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+int update_plat_install(const char *exe, const char *new_file, const char *previous)
+{
+	int rc = copy_into_place(exe, previous);
+
+	return rc < 0 ? rc : copy_into_place(new_file, exe);
+}
+
+int update_plat_restore(const char *exe, const char *previous)
+{
+	return copy_into_place(previous, exe);
+}
+
+int update_plat_restart(const char *exe, int argc, char **argv)
+{
+	(void)argc;
+	argv[0] = (char *)exe;
+	fflush(NULL);
+	execv(exe, argv);
+	return err_set(LL_EIO, "Cannot restart as %s: %s.", exe, strerror(errno));
+}
+#endif

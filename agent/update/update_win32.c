@@ -1,0 +1,100 @@
+/* update_win32.c - update.h's OS backend on Windows (XP-era calls only). A
+ * running program's file cannot be written or removed there, but it can
+ * be renamed: EXE is moved aside before the new file takes its name. */
+#ifdef _WIN32
+#include "update/update.h"
+
+#include "loadlab/err.h"
+#include "loadlab/plat_spawn_win32.h"
+
+#include <windows.h>
+#include <stdio.h>
+#include <string.h>
+
+int update_plat_self_path(char *out, size_t size)
+{
+	char path[MAX_PATH + 1];
+	DWORD n = GetModuleFileNameA(NULL, path, sizeof(path));
+
+	if (n == 0 || n >= sizeof(path))
+		return err_set(LL_EIO, "GetModuleFileName failed (%lu).", (unsigned long)GetLastError());
+	if (n >= size)
+		return err_set(LL_ETOOBIG, "This program's path is too long.");
+	memcpy(out, path, n + 1);
+	return 0;
+}
+
+static int move_error(const char *from, const char *to)
+{
+	return err_set(LL_EIO, "Cannot move %s to %s (error %lu).", from, to, (unsigned long)GetLastError());
+}
+
+/* Puts FROM (a copy) at EXE, EXE running or not: EXE moved to EXE.old
+ * first (an older one removed; it may be running, then it stays). */
+static int replace(const char *exe, const char *from)
+{
+	char old[MAX_PATH + 16], tmp[MAX_PATH + 16];
+
+	snprintf(old, sizeof(old), "%s.old", exe);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", exe);
+	if (!CopyFileA(from, tmp, FALSE))
+		return move_error(from, tmp);
+	DeleteFileA(old);
+	if (GetFileAttributesA(exe) != INVALID_FILE_ATTRIBUTES && !MoveFileExA(exe, old, MOVEFILE_REPLACE_EXISTING)) {
+		int rc = move_error(exe, old);
+		DeleteFileA(tmp);
+		return rc;
+	}
+	if (!MoveFileExA(tmp, exe, MOVEFILE_REPLACE_EXISTING)) {
+		int rc = move_error(tmp, exe);
+		MoveFileExA(old, exe, MOVEFILE_REPLACE_EXISTING);
+		DeleteFileA(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+int update_plat_install(const char *exe, const char *new_file, const char *previous)
+{
+	char tmp[MAX_PATH + 16];
+
+	/* The running EXE's bytes can be read: PREVIOUS is a copy. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", previous);
+	if (!CopyFileA(exe, tmp, FALSE))
+		return move_error(exe, tmp);
+	if (!MoveFileExA(tmp, previous, MOVEFILE_REPLACE_EXISTING)) {
+		int rc = move_error(tmp, previous);
+		DeleteFileA(tmp);
+		return rc;
+	}
+	return replace(exe, new_file);
+}
+
+int update_plat_restore(const char *exe, const char *previous)
+{
+	return replace(exe, previous);
+}
+
+int update_plat_restart(const char *exe, int argc, char **argv)
+{
+	static char line[PLAT_MAX_COMMAND_LINE + 1];
+	STARTUPINFOA si;
+	PROCESS_INFORMATION pi;
+	size_t len = 0;
+	int rc;
+
+	line[0] = '\0';
+	if ((rc = plat_win32_append_arg(line, &len, exe)) < 0)
+		return rc;
+	for (int i = 1; i < argc; i++)
+		if ((rc = plat_win32_append_arg(line, &len, argv[i])) < 0)
+			return rc;
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	if (!CreateProcessA(exe, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
+		return err_set(LL_EIO, "Cannot restart as %s (error %lu).", exe, (unsigned long)GetLastError());
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	return 0;
+}
+#endif
