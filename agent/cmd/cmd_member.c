@@ -148,9 +148,10 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 			long long n = strtoll(value, &end, 10);
 			if (*end || end == value || n < (check ? 0 : 1) || n > 86400) {
 				cJSON_Delete(labels);
-				return usage_error(check ? "--update-check-seconds must be 0..86400, not '%s'"
-							 : "--update-confirm-seconds must be 1..86400, not '%s'",
-						   value);
+				return usage_error(
+					check ? "--update-check-seconds must be 0..86400, not '%s'"
+					      : "--update-confirm-seconds must be 1..86400, not '%s'",
+					value);
 			}
 			*(check ? &o.update_check_s : &o.update_confirm_s) = n;
 		} else if ((value = option_value(argc, argv, &i, "--name"))) {
@@ -202,14 +203,19 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 		rc = 2;
 		goto out;
 	}
-	rc = fleet_run(&o);
-	if (rc == FLEET_EXIT_RESTART && console_stop) {
+	{
+		/* Read before the file may be replaced (Linux then names it
+		 * "PATH (deleted)"). */
+		static char exe[PLAT_MAX_PATH + 1];
+		int restart_rc = update_plat_self_path(exe, sizeof(exe));
+		rc = fleet_run(&o);
+		if (rc != FLEET_EXIT_RESTART || !console_stop)
+			goto out;
 		/* Updated or rolled back (update.h): this program's file is the
 		 * copy to run now. A service's restart is service_win32.c's. */
-		char exe[PLAT_MAX_PATH + 1];
-		int restart_rc = update_plat_self_path(exe, sizeof(exe));
 		if (restart_rc == 0)
-			restart_rc = update_plat_restart(exe, argc, argv);
+			restart_rc =
+				update_plat_restart(exe, argc, argv, o.data_dir, o.update_confirm_s * 1000);
 		if (restart_rc < 0)
 			fprintf(stderr, "loadlab-agent: %s\n", err_message(restart_rc));
 		rc = restart_rc < 0 ? FLEET_EXIT_RESTART : FLEET_EXIT_OK;

@@ -628,10 +628,10 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 	if (rc < 0)
 		return rc;
 	*ret_retry_after_ms = retry_after_ms(&a);
+	/* The version went (a 400: a loadlabd that knows no agent_version). */
+	f->update.reported |= a.status == 200 || a.status == 204 || a.status == 400;
 	if (a.status == 200 || a.status == 204)
 		update_confirm(&f->update); /* the server took this copy's lease request */
-	else if (a.status == 400)
-		f->update.reported = true; /* a loadlabd that knows no agent_version */
 	if (a.status == 204) {
 		rest_answer_release(&a);
 		return clock_monotonic_us() / 1000 - started_ms < LEASE_SHORT_MS ? LEASE_CUT_SHORT

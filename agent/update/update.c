@@ -141,22 +141,63 @@ static void refuse(const char *data_dir, const char *sha256, const char *reason)
 	cJSON_Delete(note);
 }
 
-int update_rollback(struct update_state *st, const char *reason)
+int update_put_back(const char *data_dir, const char *exe, const char *sha256, const char *reason)
 {
 	char previous[PLAT_MAX_PATH + 32];
 	int rc;
 
-	previous_path(st->self.exe, previous, sizeof(previous));
-	log_event(LOG_WARN, "update_rolled_back", "sha256", st->self.sha256, "previous", previous, "reason",
-		  reason, NULL);
-	if ((rc = update_plat_restore(st->self.exe, previous)) < 0) {
+	previous_path(exe, previous, sizeof(previous));
+	log_event(LOG_WARN, "update_rolled_back", "sha256", sha256, "previous", previous, "reason", reason,
+		  NULL);
+	if ((rc = update_plat_restore(exe, previous)) < 0) {
 		log_event(LOG_ERROR, "update_rollback_failed", "reason", err_message(rc), NULL);
 		return rc;
 	}
-	refuse(st->data_dir, st->self.sha256, reason);
-	remove_note(st->data_dir, "pending.json");
-	st->deadline_ms = 0;
+	refuse(data_dir, sha256, reason);
+	remove_note(data_dir, "pending.json");
 	return 0;
+}
+
+int update_rollback(struct update_state *st, const char *reason)
+{
+	int rc = update_put_back(st->data_dir, st->self.exe, st->self.sha256, reason);
+
+	if (rc == 0)
+		st->deadline_ms = 0;
+	return rc;
+}
+
+int update_watch(const char *data_dir, long long confirm_ms, bool (*alive)(void *context), void *context,
+		 char ret_to[65], char *reason, size_t size)
+{
+	long long started = clock_monotonic_us() / 1000;
+	cJSON *marker = read_note(data_dir, "pending.json");
+	const char *to = NULL;
+
+	if (!marker || json_get_string(marker, "to", 64, true, NULL, &to) < 0 || !hex64(to)) {
+		cJSON_Delete(marker);
+		return 0;
+	}
+	memcpy(ret_to, to, 65);
+	cJSON_Delete(marker);
+	/* The new copy has CONFIRM_MS from its start; its start may take a
+	 * while: a quarter more, and 10 s. */
+	while (clock_monotonic_us() / 1000 - started < confirm_ms + confirm_ms / 4 + 10000) {
+		char path[PLAT_MAX_PATH + 64];
+		update_path(data_dir, "pending.json", path, sizeof(path));
+		if (!plat_file_exists(path))
+			return 0;
+		if (!alive(context)) {
+			/* Gone: one last look, it may have confirmed just before. */
+			if (!plat_file_exists(path))
+				return 0;
+			snprintf(reason, size, "the new copy ended before it reached the server");
+			return 1;
+		}
+		plat_sleep_ms(200);
+	}
+	snprintf(reason, size, "the new copy did not reach the server within %lld s", confirm_ms / 1000);
+	return 1;
 }
 
 int update_start(struct update_state *st, bool *ret_restart)
@@ -186,13 +227,15 @@ int update_start(struct update_state *st, bool *ret_restart)
 		snprintf(refused, sizeof(refused), "%s", to);
 		remove_note(st->data_dir, "pending.json");
 		cJSON_Delete(marker);
-		refuse(st->data_dir, refused, "the previous copy is running again: the new one did not confirm");
+		refuse(st->data_dir, refused,
+		       "the previous copy is running again: the new one did not confirm");
 		return 0;
 	}
 	starts++;
 	if (starts > UPDATE_MAX_STARTS) {
 		cJSON_Delete(marker);
-		if ((rc = update_rollback(st, "the new copy started too often without reaching the server")) < 0)
+		if ((rc = update_rollback(st, "the new copy started too often without reaching the server")) <
+		    0)
 			return rc;
 		*ret_restart = true;
 		return 0;
@@ -219,7 +262,6 @@ void update_lease_fields(struct update_state *st, char *out, size_t size)
 
 void update_confirm(struct update_state *st)
 {
-	st->reported = true;
 	if (!st->deadline_ms)
 		return;
 	st->deadline_ms = 0;
@@ -238,8 +280,7 @@ static bool wanted_build(const struct update_self *self, const cJSON *list, char
 {
 	const cJSON *build;
 
-	cJSON_ArrayForEach(build, cJSON_GetObjectItemCaseSensitive(list, "builds"))
-	{
+	cJSON_ArrayForEach(build, cJSON_GetObjectItemCaseSensitive(list, "builds")) {
 		const char *os = NULL, *arch = NULL, *hex = NULL;
 		bool wanted = false;
 		if (json_get_string(build, "os", 16, true, NULL, &os) < 0 ||
@@ -307,8 +348,8 @@ static int trial(struct update_state *st, const char *file)
 		char line[300];
 		rest_one_line(text ? text : "", line, sizeof(line));
 		free(text);
-		return err_set(LL_EFORMAT, "Its trial run exited with %d without saying it is ready: %s", code,
-			       line);
+		return err_set(LL_EFORMAT, "Its trial run exited with %d without saying it is ready: %s",
+			       code, line);
 	}
 	free(text);
 	return 0;
@@ -322,7 +363,8 @@ static int install(struct update_state *st, struct rest_client *http, const char
 	int rc;
 
 	snprintf(dir, sizeof(dir), "%s%cupdate", st->data_dir, plat_path_separator);
-	update_path(st->data_dir, strcmp(st->self.os, "windows") == 0 ? "new.exe" : "new", file, sizeof(file));
+	update_path(st->data_dir, strcmp(st->self.os, "windows") == 0 ? "new.exe" : "new", file,
+		    sizeof(file));
 	previous_path(st->self.exe, previous, sizeof(previous));
 	if ((rc = plat_mkdirs_private(dir)) < 0)
 		return rc;
@@ -424,7 +466,8 @@ static const char *option_of(int argc, char **argv, const char *name)
 
 int update_trial(int argc, char **argv)
 {
-	const char *server = option_of(argc, argv, "--server"), *data_dir = option_of(argc, argv, "--data-dir");
+	const char *server = option_of(argc, argv, "--server"),
+		   *data_dir = option_of(argc, argv, "--data-dir");
 	struct rest_request r = {"GET", "/api/v1/agent-builds", NULL, 0, 30};
 	struct identity identity;
 	struct rest_client c;

@@ -117,6 +117,21 @@ int update_check(struct update_state *state, struct rest_client *http, bool *ret
  * digest; the caller restarts. */
 int update_rollback(struct update_state *state, const char *reason);
 
+/* Puts EXE.previous back in place of EXE, refuses SHA256 (EXE's digest)
+ * with REASON and removes the marker: update_rollback() and the
+ * watchers' rollback. */
+int update_put_back(const char *data_dir, const char *exe, const char *sha256, const char *reason);
+
+/* A watcher, run by the previous copy while the new one starts (Linux: a
+ * process forked before the new copy is executed; a Windows service: the
+ * previous copy's "service update-watch"). Returns 0 when there is no
+ * marker or it goes (the new copy confirmed, or rolled back by itself),
+ * 1 when the new copy must be rolled back: ALIVE(CONTEXT) said it ended
+ * first, or CONFIRM_MS (and a margin) passed; then RET_TO holds its
+ * digest and REASON says why. */
+int update_watch(const char *data_dir, long long confirm_ms, bool (*alive)(void *context), void *context,
+		 char ret_to[65], char *reason, size_t size);
+
 /* "loadlab-agent update-trial": the fleet options' --server and
  * --data-dir; authenticates with agent.json's token and prints
  * UPDATE_TRIAL_OK. Returns the exit code. */
@@ -140,9 +155,13 @@ int update_plat_install(const char *exe, const char *new_file, const char *previ
 /* Puts PREVIOUS back as EXE (EXE may be running; PREVIOUS is kept). */
 int update_plat_restore(const char *exe, const char *previous);
 
-/* Restarts as EXE with ARGV (ARGV[0] replaced by EXE): POSIX execv()
- * (returns only on failure), Windows a new process with the same command
- * line (0: the caller exits). */
-int update_plat_restart(const char *exe, int argc, char **argv);
+/* Restarts as EXE with ARGV (ARGV[0] replaced by EXE). POSIX: forks a
+ * watcher (update_watch(), CONFIRM_MS; on a rollback it ends a new copy
+ * still running, puts the previous one back and, unless systemd runs the
+ * agent ($INVOCATION_ID: the unit's Restart= starts it again), executes
+ * it itself), then execv() in this process (returns only on failure).
+ * Windows (console): a new process with the same command line, no
+ * watcher (0: the caller exits). */
+int update_plat_restart(const char *exe, int argc, char **argv, const char *data_dir, long long confirm_ms);
 
 #endif

@@ -40,7 +40,8 @@ static int replace(const char *exe, const char *from)
 	if (!CopyFileA(from, tmp, FALSE))
 		return move_error(from, tmp);
 	DeleteFileA(old);
-	if (GetFileAttributesA(exe) != INVALID_FILE_ATTRIBUTES && !MoveFileExA(exe, old, MOVEFILE_REPLACE_EXISTING)) {
+	if (GetFileAttributesA(exe) != INVALID_FILE_ATTRIBUTES &&
+	    !MoveFileExA(exe, old, MOVEFILE_REPLACE_EXISTING)) {
 		int rc = move_error(exe, old);
 		DeleteFileA(tmp);
 		return rc;
@@ -75,7 +76,7 @@ int update_plat_restore(const char *exe, const char *previous)
 	return replace(exe, previous);
 }
 
-int update_plat_restart(const char *exe, int argc, char **argv)
+int update_plat_restart(const char *exe, int argc, char **argv, const char *data_dir, long long confirm_ms)
 {
 	static char line[PLAT_MAX_COMMAND_LINE + 1];
 	STARTUPINFOA si;
@@ -83,6 +84,7 @@ int update_plat_restart(const char *exe, int argc, char **argv)
 	size_t len = 0;
 	int rc;
 
+	(void)data_dir, (void)confirm_ms;
 	line[0] = '\0';
 	if ((rc = plat_win32_append_arg(line, &len, exe)) < 0)
 		return rc;
@@ -92,7 +94,8 @@ int update_plat_restart(const char *exe, int argc, char **argv)
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
 	if (!CreateProcessA(exe, line, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
-		return err_set(LL_EIO, "Cannot restart as %s (error %lu).", exe, (unsigned long)GetLastError());
+		return err_set(LL_EIO, "Cannot restart as %s (error %lu).", exe,
+			       (unsigned long)GetLastError());
 	CloseHandle(pi.hThread);
 	CloseHandle(pi.hProcess);
 	return 0;

@@ -212,7 +212,8 @@ static int scan(const char *dir, struct build *out, int *ret_count)
 			continue;
 		if (!parse_name(e->d_name, &b)) {
 			log_event(LOG_WARN, "agent_build_skipped", "file", e->d_name, "reason",
-				  "not named loadlab-agent-OS-ARCH[-LABEL][.exe] (docs/agent.md, Updates)", NULL);
+				  "not named loadlab-agent-OS-ARCH[-LABEL][.exe] (docs/agent.md, Updates)",
+				  NULL);
 			continue;
 		}
 		if (count == AGENT_BUILDS_MAX) {
@@ -221,8 +222,8 @@ static int scan(const char *dir, struct build *out, int *ret_count)
 			continue;
 		}
 		if ((rc = measure(path, &b)) < 0) {
-			log_event(LOG_WARN, "agent_build_skipped", "file", e->d_name, "reason", err_message(rc),
-				  NULL);
+			log_event(LOG_WARN, "agent_build_skipped", "file", e->d_name, "reason",
+				  err_message(rc), NULL);
 			continue;
 		}
 		out[count++] = b;
@@ -264,7 +265,7 @@ static int read_pin(struct agent_builds *b)
 	} else {
 		snprintf(b->pin_key, sizeof(b->pin_key), "%s",
 			 cJSON_GetObjectItemCaseSensitive(root, "sha256") && hex_valid(value) ? "sha256"
-												: "version");
+											      : "version");
 		snprintf(b->pin_value, sizeof(b->pin_value), "%s", value);
 	}
 	cJSON_Delete(root);
@@ -336,7 +337,8 @@ int agent_builds_list(struct agent_builds *b, cJSON **ret_list)
 	for (int i = 0; ok && i < b->count; i++) {
 		const struct build *x = &b->builds[i];
 		cJSON *o = json_array_add_object(list);
-		ok = o && cJSON_AddStringToObject(o, "os", x->os) && cJSON_AddStringToObject(o, "arch", x->arch) &&
+		ok = o && cJSON_AddStringToObject(o, "os", x->os) &&
+		     cJSON_AddStringToObject(o, "arch", x->arch) &&
 		     (x->label[0] ? cJSON_AddStringToObject(o, "label", x->label)
 				  : cJSON_AddNullToObject(o, "label")) &&
 		     cJSON_AddStringToObject(o, "file", x->file) &&
@@ -380,7 +382,8 @@ int agent_builds_open_wanted(struct agent_builds *b, const char *os, const char 
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size != found.size) {
 		if (fd >= 0)
 			close(fd);
-		return err_set(LL_ESTATE, "The agent build %s changed since the folder was scanned: rescan it.",
+		return err_set(LL_ESTATE,
+			       "The agent build %s changed since the folder was scanned: rescan it.",
 			       found.file);
 	}
 	*ret_fd = fd;

@@ -36,7 +36,8 @@ int route_agent_builds_get(struct http_request *req, struct http_reply *reply)
 
 	if (!slash || slash == rest || (size_t)(slash - rest) >= sizeof(os) || !slash[1] ||
 	    strlen(slash + 1) >= sizeof(arch) || strchr(slash + 1, '/'))
-		return reply_error(reply, 404, "not_found", "No such agent build: use /api/v1/agent-builds/OS/ARCH.");
+		return reply_error(reply, 404, "not_found",
+				   "No such agent build: use /api/v1/agent-builds/OS/ARCH.");
 	memcpy(os, rest, (size_t)(slash - rest));
 	os[slash - rest] = '\0';
 	snprintf(arch, sizeof(arch), "%s", slash + 1);
