@@ -390,11 +390,14 @@ static int install(struct update_state *st, struct rest_client *http, const char
 	    !cJSON_AddNumberToObject(marker, "starts", 0) ||
 	    (rc = write_note(st->data_dir, "pending.json", marker)) < 0 ||
 	    (rc = update_plat_install(st->self.exe, file, previous)) < 0) {
+		char reason[600];
+		snprintf(reason, sizeof(reason), "cannot install it: %s",
+			 rc < 0 ? err_message(rc) : "out of memory");
 		cJSON_Delete(marker);
 		remove_note(st->data_dir, "pending.json");
 		plat_remove_file(file);
-		log_event(LOG_ERROR, "update_failed", "sha256", sha256, "reason",
-			  rc < 0 ? err_message(rc) : "out of memory", NULL);
+		/* Not downloaded again at every check (a read-only EXE, say). */
+		refuse(st->data_dir, sha256, reason);
 		return 0;
 	}
 	cJSON_Delete(marker);
