@@ -214,8 +214,7 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 		/* Updated or rolled back (update.h): this program's file is the
 		 * copy to run now. A service's restart is service_win32.c's. */
 		if (restart_rc == 0)
-			restart_rc =
-				update_plat_restart(exe, argc, argv, o.data_dir, o.update_confirm_s * 1000);
+			restart_rc = update_restart(exe, argc, argv, o.data_dir, o.update_confirm_s * 1000);
 		if (restart_rc < 0)
 			fprintf(stderr, "loadlab-agent: %s\n", err_message(restart_rc));
 		rc = restart_rc < 0 ? FLEET_EXIT_RESTART : FLEET_EXIT_OK;

@@ -1,7 +1,6 @@
 /* commands.c - the subcommands' table and the agent's help text, which
  * lists it (commands.h). */
 #include "cmd/commands.h"
-#include "update/update.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -20,7 +19,7 @@ const struct agent_command agent_commands[] = {
 	{"service", cmd_service, "install|uninstall|run [OPTIONS]",
 	 "run as a Windows service (loadlab-agent service --help)"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
-	{"update-trial", update_trial, "--server URL --data-dir DIR",
+	{"update-trial", cmd_update_trial, "--server URL --data-dir DIR",
 	 "what an update runs first: authenticate as this agent, say ready"},
 	{NULL, NULL, NULL, NULL},
 };

@@ -10,7 +10,7 @@
  *  1. downloads it into DATA_DIR/update/ (at most the size the list says,
  *     and never more than UPDATE_MAX_BYTES), checks its size and SHA-256
  *     against the list (nothing the server sends names a path);
- *  2. tries it: runs "NEW update-trial" with the fleet options, which must
+ *  2. tries it: runs "NEW update-trial" (cmd/cmd_update_trial.c), which must
  *     start, read agent.json, authenticate with the server (GET
  *     /api/v1/agent-builds) and print UPDATE_TRIAL_OK within
  *     UPDATE_TRIAL_SECONDS. A build that fails (not a program of this
@@ -132,12 +132,16 @@ int update_put_back(const char *data_dir, const char *exe, const char *sha256, c
 int update_watch(const char *data_dir, long long confirm_ms, bool (*alive)(void *context), void *context,
 		 char ret_to[65], char *reason, size_t size);
 
-/* "loadlab-agent update-trial": the fleet options' --server and
- * --data-dir; authenticates with agent.json's token and prints
- * UPDATE_TRIAL_OK. Returns the exit code. */
-int update_trial(int argc, char **argv);
+/* Restarts as EXE with ARGV (ARGV[0] replaced by EXE). POSIX: forks a
+ * watcher (update_watch(), CONFIRM_MS; on a rollback it ends a new copy
+ * still running, puts the previous one back and, unless systemd runs the
+ * agent ($INVOCATION_ID: the unit's Restart= starts it again), executes
+ * it itself), then execv() in this process (returns only on failure).
+ * Windows (console): a new process with the same command line, no
+ * watcher (0: the caller exits). */
+int update_restart(const char *exe, int argc, char **argv, const char *data_dir, long long confirm_ms);
 
-/* OS backends (update_posix.c, update_win32.c). */
+/* OS backends (update_posix.c, update_win32.c), below update.c. */
 
 #ifdef _WIN32
 #define UPDATE_PLAT_OS "windows"
@@ -154,14 +158,5 @@ int update_plat_install(const char *exe, const char *new_file, const char *previ
 
 /* Puts PREVIOUS back as EXE (EXE may be running; PREVIOUS is kept). */
 int update_plat_restore(const char *exe, const char *previous);
-
-/* Restarts as EXE with ARGV (ARGV[0] replaced by EXE). POSIX: forks a
- * watcher (update_watch(), CONFIRM_MS; on a rollback it ends a new copy
- * still running, puts the previous one back and, unless systemd runs the
- * agent ($INVOCATION_ID: the unit's Restart= starts it again), executes
- * it itself), then execv() in this process (returns only on failure).
- * Windows (console): a new process with the same command line, no
- * watcher (0: the caller exits). */
-int update_plat_restart(const char *exe, int argc, char **argv, const char *data_dir, long long confirm_ms);
 
 #endif
