@@ -283,9 +283,11 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * table, as loadlabd left them before pass 7 of issue 16 (less
  * tasks_ready_by_pin, which it created at every open from pass 4 on), and
  * without version 8's calibrations (issue 23), version 9's owners and
- * webhook queue (issue 26) and version 10's build tasks (issue 25). */
+ * webhook queue (issue 26), version 10's build tasks (issue 25) and
+ * version 11's agent binary columns (issue 30). */
 static const char previous_schema[] =
 	"DROP TABLE calibrations;"
+	"ALTER TABLE agents DROP COLUMN agent_version; ALTER TABLE agents DROP COLUMN agent_sha256;"
 	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
 	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
 	"ALTER TABLE tokens DROP COLUMN team; ALTER TABLE schedules DROP COLUMN owner;"
