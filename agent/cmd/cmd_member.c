@@ -5,6 +5,7 @@
 #include "cmd/commands.h"
 #include "fleet/fleet.h"
 #include "update/update.h"
+#include "measure/plat_churn.h"
 #include "loadlab/plat.h"
 #include "loadlab/rest_client.h"
 
@@ -207,7 +208,7 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 		/* Read before the file may be replaced (Linux then names it
 		 * "PATH (deleted)"). */
 		static char exe[PLAT_MAX_PATH + 1];
-		int restart_rc = update_plat_self_path(exe, sizeof(exe));
+		int restart_rc = plat_churn_self_path(exe, sizeof(exe));
 		rc = fleet_run(&o);
 		if (rc != FLEET_EXIT_RESTART || !console_stop)
 			goto out;

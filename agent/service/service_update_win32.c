@@ -9,6 +9,7 @@
 #include "service/service.h"
 
 #include "update/update.h"
+#include "measure/plat_churn.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -87,7 +88,7 @@ int service_update_watch(const char *name, const char *data_dir, long long confi
 
 	open_log(data_dir);
 	/* This program is EXE.previous.exe: the service runs EXE.exe. */
-	if ((rc = update_plat_self_path(self, sizeof(self))) < 0)
+	if ((rc = plat_churn_self_path(self, sizeof(self))) < 0)
 		return rc;
 	n = strlen(self);
 	if (n <= strlen(suffix) || _stricmp(self + n - strlen(suffix), suffix) != 0)

@@ -1,5 +1,6 @@
 /* update.c - the agent updates itself by digest (update.h). */
 #include "update.h"
+#include "measure/plat_churn.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -58,7 +59,7 @@ int update_self_read(struct update_self *self)
 	self->os = UPDATE_PLAT_OS;
 	self->arch = UPDATE_ARCH;
 	self->version = update_version_marker + strlen(VERSION_MARKER);
-	if ((rc = update_plat_self_path(self->exe, sizeof(self->exe))) < 0 ||
+	if ((rc = plat_churn_self_path(self->exe, sizeof(self->exe))) < 0 ||
 	    (rc = plat_file_sha256(self->exe, self->sha256, &self->size)) < 0)
 		return rc;
 	return 0;

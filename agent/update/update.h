@@ -149,9 +149,6 @@ int update_restart(const char *exe, int argc, char **argv, const char *data_dir,
 #define UPDATE_PLAT_OS "linux"
 #endif
 
-/* This program's own path. */
-int update_plat_self_path(char *out, size_t size);
-
 /* Replaces EXE (which may be running) by NEW_FILE, keeping the old one as
  * PREVIOUS (an older PREVIOUS goes). */
 int update_plat_install(const char *exe, const char *new_file, const char *previous);

@@ -12,20 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int update_plat_self_path(char *out, size_t size)
-{
-	char path[PATH_MAX + 1];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return err_set(LL_EIO, "Cannot read /proc/self/exe: %s.", strerror(errno));
-	if ((size_t)n >= size)
-		return err_set(LL_ETOOBIG, "This program's path is too long.");
-	memcpy(out, path, (size_t)n);
-	out[n] = '\0';
-	return 0;
-}
-
 /* Copies FROM to TO through TO.tmp and a rename: TO is never half
  * written, and the running program TO stays whole until the rename. */
 static int copy_into_place(const char *from, const char *to)

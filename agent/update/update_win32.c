@@ -10,19 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int update_plat_self_path(char *out, size_t size)
-{
-	char path[MAX_PATH + 1];
-	DWORD n = GetModuleFileNameA(NULL, path, sizeof(path));
-
-	if (n == 0 || n >= sizeof(path))
-		return err_set(LL_EIO, "GetModuleFileName failed (%lu).", (unsigned long)GetLastError());
-	if (n >= size)
-		return err_set(LL_ETOOBIG, "This program's path is too long.");
-	memcpy(out, path, n + 1);
-	return 0;
-}
-
 static int move_error(const char *from, const char *to)
 {
 	return err_set(LL_EIO, "Cannot move %s to %s (error %lu).", from, to, (unsigned long)GetLastError());

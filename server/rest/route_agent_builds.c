@@ -31,8 +31,8 @@ int route_agent_builds_get(struct http_request *req, struct http_reply *reply)
 {
 	char os[16], arch[16], sha256[65];
 	const char *rest = req->path + strlen(BUILDS_PREFIX), *slash = strchr(rest, '/');
-	long long size;
-	int fd, rc;
+	long long size = 0;
+	int fd = -1, rc;
 
 	if (!slash || slash == rest || (size_t)(slash - rest) >= sizeof(os) || !slash[1] ||
 	    strlen(slash + 1) >= sizeof(arch) || strchr(slash + 1, '/'))
@@ -41,14 +41,8 @@ int route_agent_builds_get(struct http_request *req, struct http_reply *reply)
 	memcpy(os, rest, (size_t)(slash - rest));
 	os[slash - rest] = '\0';
 	snprintf(arch, sizeof(arch), "%s", slash + 1);
-	if ((rc = agent_builds_open_wanted(req->server->agent_builds, os, arch, &fd, &size, sha256)) < 0)
-		return reply_from_err(reply, rc);
-	reply->status = 200;
-	reply->has_file = true;
-	reply->file_fd = fd;
-	reply->file_size = size;
-	reply->content_type = "application/octet-stream";
-	return 0;
+	rc = agent_builds_open_wanted(req->server->agent_builds, os, arch, &fd, &size, sha256);
+	return route_reply_file(reply, rc, fd, size);
 }
 
 /* PUT /api/v1/agent-builds/pin {"sha256": HEX} | {"version": V}: the
