@@ -17,24 +17,25 @@
  *     system, exits at once, cannot enroll) is never installed and its
  *     digest is not tried again (DATA_DIR/update/refused.json) until the
  *     wanted digest changes;
- *  3. installs it: EXE renamed to EXE.previous (the last good copy), the
- *     new file written beside it and renamed to EXE; writes the marker
- *     DATA_DIR/update/pending.json {"from", "to", "exe", "previous",
- *     "starts"};
+ *  3. installs it: writes the marker DATA_DIR/update/pending.json
+ *     {"from", "to", "exe", "previous", "starts"}, copies EXE to
+ *     EXE.previous (the last good copy) and puts the new file at EXE
+ *     (update_plat_install());
  *  4. restarts: the fleet member returns FLEET_EXIT_RESTART; cmd_member
- *     re-executes EXE (Linux: execv, same PID, so systemd sees no exit;
- *     Windows console: a new process), the Windows service hands over to
- *     EXE.previous's "service update-watch" (service_win32.c), which
- *     starts the service again and watches it.
+ *     calls update_restart() (Linux: a forked watcher, then execv of EXE,
+ *     same PID, so systemd sees no exit; Windows console: a new process),
+ *     the Windows service hands over to EXE.previous's "service
+ *     update-watch" (service_update_win32.c), which starts the service
+ *     again and watches it.
  *
- * The new copy confirms by its first lease answered by the server
- * (update_confirm()): the marker goes. It must do so within
+ * The new copy confirms by its first call the server answers (the list
+ * read right after its start, or its lease request: update_confirm()):
+ * the marker goes. It must do so within
  * --update-confirm-seconds (default UPDATE_CONFIRM_SECONDS) of its start
  * and within UPDATE_MAX_STARTS starts; else the previous copy is put back
  * (update_rollback()), its digest refused, and the agent restarts as the
- * previous copy. A Windows service's watcher (the previous copy itself)
- * does the same from outside: a new copy that crashes at start is rolled
- * back too.
+ * previous copy. The watchers (the previous copy's code) do the same
+ * from outside: a new copy that crashes at start is rolled back too.
  */
 #ifndef LOADLAB_AGENT_UPDATE_H
 #define LOADLAB_AGENT_UPDATE_H
@@ -101,7 +102,8 @@ int update_start(struct update_state *state, bool *ret_restart);
  * "agent_sha256", into OUT (",\"agent_version\":...": empty once sent). */
 void update_lease_fields(struct update_state *state, char *out, size_t size);
 
-/* A lease was answered (200 or 204): a new copy is confirmed. */
+/* The server answered this copy (a lease's 200 or 204, the list's 200):
+ * a new copy is confirmed. */
 void update_confirm(struct update_state *state);
 
 /* True when a new copy's confirmation is overdue (then roll back). */
