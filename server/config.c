@@ -82,6 +82,9 @@ static const struct option_def options[] = {
 	 "a blob no job references is removed after this many seconds unused (default 7 days)"},
 	{"blob-sweep-interval-s", LLONG(blob_sweep_interval_s, 1, 86400, 3600),
 	 "seconds between blob retention sweeps (default 3600)"},
+	{"agent-dir", STR(agent_dir, NULL),
+	 "folder of agent binaries served to the fleet, loadlab-agent-OS-ARCH[-LABEL][.exe] "
+	 "(docs/agent.md, Updates)"},
 	{"webhook-allow", LIST(webhook_allow),
 	 "HOST or ADDRESS[/BITS] webhooks may reach although loopback, private or link-local "
 	 "(repeatable; ',' separated)"},

@@ -45,6 +45,7 @@ struct config {
 	long long program_max_bytes; /* a program job's files added up per path, default 4 GiB (413 beyond) */
 	long long blob_retention_s;  /* unreferenced, unused blobs removed after this, default 7 days */
 	long long blob_sweep_interval_s; /* between retention sweeps, default 3600 */
+	char agent_dir[1024];            /* the agent builds served (agent_builds.h); "" none */
 	char webhook_allow[4096];        /* the allow list of webhook_target.h, ',' separated */
 	int webhook_timeout_s;           /* one webhook POST, 1..300, default 5 */
 };

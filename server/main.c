@@ -1,5 +1,6 @@
 /* loadlabd: the loadlab daemon (API.md, "Daemon"). */
 #include "admin/admin.h"
+#include "agent_builds/agent_builds.h"
 #include "rest/routes.h"
 #include "schedules/scheduler.h"
 #include "server.h"
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 	rc = store_open(server.config.db_path, &store_options, &server.store);
 	if (rc < 0 || (rc = auth_bootstrap(server.store, server.config.data_dir)) < 0 ||
 	    (rc = route_blobs_start(&server)) < 0 ||
+	    (rc = agent_builds_open(server.config.agent_dir, server.config.data_dir, &server.agent_builds)) <
+		    0 ||
 	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 || (rc = http_start(&server)) < 0 ||
 	    (rc = scheduler_start(&server,
 				  &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
@@ -103,6 +106,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
 		summarizer_stop(server.summarizer);
 		blobs_close(server.blobs);
+		agent_builds_close(server.agent_builds);
 		store_close(server.store);
 		return 1;
 	}
@@ -117,6 +121,7 @@ int main(int argc, char **argv)
 	scheduler_stop(scheduler);
 	http_stop(&server, 10000);
 	blobs_close(server.blobs);
+	agent_builds_close(server.agent_builds);
 	summarizer_stop(server.summarizer);
 	store_close(server.store);
 	log_event(LOG_INFO, "stopped", NULL);

@@ -32,13 +32,15 @@
 #include <stdbool.h>
 
 struct MHD_Daemon;
+struct agent_builds;
 struct MHD_Connection;
 
 struct server {
 	struct config config;
 	struct store *store;
-	struct summarizer *summarizer; /* result summaries, in the background */
-	struct blob_store *blobs;      /* uploaded files (store/blob_files.h) */
+	struct summarizer *summarizer;     /* result summaries, in the background */
+	struct blob_store *blobs;          /* uploaded files (store/blob_files.h) */
+	struct agent_builds *agent_builds; /* --agent-dir (agent_builds/agent_builds.h) */
 	struct metrics metrics;
 	const struct route_table *routes; /* what the door answers (rest/route_table.c) */
 	struct MHD_Daemon *daemon;

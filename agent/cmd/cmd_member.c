@@ -4,6 +4,8 @@
  */
 #include "cmd/commands.h"
 #include "fleet/fleet.h"
+#include "update/update.h"
+#include "measure/plat_churn.h"
 #include "loadlab/plat.h"
 #include "loadlab/rest_client.h"
 
@@ -106,6 +108,8 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 	int rc;
 
 	memset(&o, 0, sizeof(o));
+	o.update_check_s = UPDATE_CHECK_SECONDS;
+	o.update_confirm_s = UPDATE_CONFIRM_SECONDS;
 	o.server = plat_getenv("LOADLAB_SERVER");
 	o.enroll_token = plat_getenv("LOADLAB_ENROLL_TOKEN");
 	o.data_dir = plat_getenv("LOADLAB_AGENT_DATA_DIR");
@@ -138,6 +142,19 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 				return usage_error("--min-free-bytes must be a number of bytes, not '%s'",
 						   value);
 			}
+		} else if ((value = option_value(argc, argv, &i, "--update-check-seconds")) ||
+			   (value = option_value(argc, argv, &i, "--update-confirm-seconds"))) {
+			bool check = strncmp(arg, "--update-check-seconds", 22) == 0;
+			char *end;
+			long long n = strtoll(value, &end, 10);
+			if (*end || end == value || n < (check ? 0 : 1) || n > 86400) {
+				cJSON_Delete(labels);
+				return usage_error(
+					check ? "--update-check-seconds must be 0..86400, not '%s'"
+					      : "--update-confirm-seconds must be 1..86400, not '%s'",
+					value);
+			}
+			*(check ? &o.update_check_s : &o.update_confirm_s) = n;
 		} else if ((value = option_value(argc, argv, &i, "--name"))) {
 			o.name = value;
 		} else if ((value = option_value(argc, argv, &i, "--labels"))) {
@@ -187,7 +204,22 @@ int cmd_member_start(int argc, char **argv, bool console_stop)
 		rc = 2;
 		goto out;
 	}
-	rc = fleet_run(&o);
+	{
+		/* Read before the file may be replaced (Linux then names it
+		 * "PATH (deleted)"). */
+		static char exe[PLAT_MAX_PATH + 1];
+		int restart_rc = plat_churn_self_path(exe, sizeof(exe));
+		rc = fleet_run(&o);
+		if (rc != FLEET_EXIT_RESTART || !console_stop)
+			goto out;
+		/* Updated or rolled back (update.h): this program's file is the
+		 * copy to run now. A service's restart is service_win32.c's. */
+		if (restart_rc == 0)
+			restart_rc = update_restart(exe, argc, argv, o.data_dir, o.update_confirm_s * 1000);
+		if (restart_rc < 0)
+			fprintf(stderr, "loadlab-agent: %s\n", err_message(restart_rc));
+		rc = restart_rc < 0 ? FLEET_EXIT_RESTART : FLEET_EXIT_OK;
+	}
 out:
 	cJSON_Delete(labels);
 	return rc;

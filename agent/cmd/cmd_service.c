@@ -7,8 +7,10 @@
 #include "service/service.h"
 
 #include "loadlab/err.h"
+#include "loadlab/log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void help(void)
@@ -81,6 +83,26 @@ int cmd_service(int argc, char **argv)
 		if ((rc = service_uninstall(name)) < 0)
 			return err_exit("loadlab-agent service", rc);
 		printf("removed the service %s\n", name);
+		return 0;
+	}
+	if (strcmp(action, "update-watch") == 0) {
+		/* What a service that updated itself starts (update/update.h). */
+		const char *dir = NULL, *seconds = "120";
+		enum log_format format;
+		for (int i = first; i + 1 < argc; i += 2) {
+			if (strcmp(argv[i], "--data-dir") == 0)
+				dir = argv[i + 1];
+			else if (strcmp(argv[i], "--update-confirm-seconds") == 0)
+				seconds = argv[i + 1];
+			else if (strcmp(argv[i], "--log-format") == 0 &&
+				 log_format_parse(argv[i + 1], &format) == 0)
+				log_set_format(format);
+		}
+		if (!dir || atoll(seconds) < 1)
+			return err_exit_usage("loadlab-agent service",
+					      "service update-watch needs --data-dir DIR");
+		if ((rc = service_update_watch(name, dir, atoll(seconds))) < 0)
+			return err_exit("loadlab-agent service", rc);
 		return 0;
 	}
 	if (strcmp(action, "run") == 0) {

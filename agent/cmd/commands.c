@@ -19,6 +19,8 @@ const struct agent_command agent_commands[] = {
 	{"service", cmd_service, "install|uninstall|run [OPTIONS]",
 	 "run as a Windows service (loadlab-agent service --help)"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
+	{"update-trial", cmd_update_trial, "--server URL --data-dir DIR",
+	 "what an update runs first: authenticate as this agent, say ready"},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -51,10 +53,16 @@ void agent_commands_help(void)
 	       "                           work folders are removed, oldest first, to make\n"
 	       "                           room, else the task is left for another agent\n"
 	       "  --log-format text|json   log lines on stderr (default text)\n"
+	       "  --update-check-seconds N between checks for a new agent build (default\n"
+	       "                           300; 0: never update; docs/agent.md, Updates)\n"
+	       "  --update-confirm-seconds N  a new build must reach the server within N s\n"
+	       "                           of its start, else the previous copy is put\n"
+	       "                           back (default 120)\n"
 	       "\n"
 	       "exit: 0 the --once task succeeded, or stopped by a signal; 1 the --once task\n"
 	       "failed, was refused, cancelled, or the agent stopped before finishing it;\n"
-	       "2 usage, enrollment or token errors.\n"
+	       "2 usage, enrollment or token errors; 4 (a Windows service only) updated,\n"
+	       "to be started again.\n"
 	       "\n"
 	       "commands:\n");
 	for (const struct agent_command *c = agent_commands; c->name; c++)

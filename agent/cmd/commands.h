@@ -51,10 +51,11 @@ int cmd_run_here(const char *who, const cJSON *job, const cJSON *cell, int jobs,
 int cmd_write_json(const char *path, const cJSON *doc);
 int cmd_calibrate(int argc, char **argv);
 int cmd_facts(int argc, char **argv);
-int cmd_time(int argc, char **argv);    /* agent/cmd/cmd_time.c: the load timer on any program */
-int cmd_churn(int argc, char **argv);   /* also `churn --child`, the Linux analog's child */
-int cmd_pe(int argc, char **argv);      /* cli/cmd_pe.c: the PE toolkit's front end */
-int cmd_service(int argc, char **argv); /* install|uninstall|run as a Windows service */
+int cmd_time(int argc, char **argv);         /* agent/cmd/cmd_time.c: the load timer on any program */
+int cmd_churn(int argc, char **argv);        /* also `churn --child`, the Linux analog's child */
+int cmd_pe(int argc, char **argv);           /* cli/cmd_pe.c: the PE toolkit's front end */
+int cmd_service(int argc, char **argv);      /* install|uninstall|run as a Windows service */
+int cmd_update_trial(int argc, char **argv); /* an update's trial run (update/update.h) */
 
 /* What the fleet member returns for --help: the caller, which knows the
  * table, prints agent_commands_help() and exits 0. */

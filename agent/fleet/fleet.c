@@ -11,6 +11,7 @@
 #include "fleet_log.h"
 #include "spool.h"
 #include "task_watch.h"
+#include "update/update.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -56,6 +57,7 @@ struct fleet {
 	struct rest_client http; /* the main thread's */
 	unsigned random_state;
 	char work_root[4096];
+	struct update_state update;
 };
 
 /* xorshift32: jitter needs no quality, only a different value per call. */
@@ -614,17 +616,22 @@ static const char *lease_problem(const cJSON *body)
 static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_after_ms)
 {
 	struct rest_answer a;
-	char body[32], reason[400];
+	char body[256], fields[200], reason[400];
 	long long started_ms = clock_monotonic_us() / 1000;
 	const char *problem;
 	int rc;
 
 	*ret_retry_after_ms = 0;
-	snprintf(body, sizeof(body), "{\"wait\":%d}", LEASE_WAIT_SECONDS);
+	update_lease_fields(&f->update, fields, sizeof(fields));
+	snprintf(body, sizeof(body), "{\"wait\":%d%s}", LEASE_WAIT_SECONDS, fields);
 	rc = rest_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
 	if (rc < 0)
 		return rc;
 	*ret_retry_after_ms = retry_after_ms(&a);
+	/* The version went (a 400: a loadlabd that knows no agent_version). */
+	f->update.reported |= a.status == 200 || a.status == 204 || a.status == 400;
+	if (a.status == 200 || a.status == 204)
+		update_confirm(&f->update); /* the server took this copy's lease request */
 	if (a.status == 204) {
 		rest_answer_release(&a);
 		return clock_monotonic_us() / 1000 - started_ms < LEASE_SHORT_MS ? LEASE_CUT_SHORT
@@ -670,6 +677,11 @@ int fleet_run(const struct fleet_options *options)
 	    (rc = plat_mkdirs_private(f.work_root)) < 0 || (rc = facts_detect(f.work_root, &f.facts)) < 0)
 		return fatal(rc);
 
+	if (update_begin(&f.update, options->data_dir, options->server, options->update_check_s,
+			 options->update_confirm_s)) {
+		exit_code = FLEET_EXIT_RESTART;
+		goto out;
+	}
 	rc = identity_load(options->data_dir, &f.identity);
 	if (rc == LL_ENOTFOUND)
 		rc = enroll(&f);
@@ -699,6 +711,10 @@ int fleet_run(const struct fleet_options *options)
 		long long retry_after = 0;
 		bool build;
 
+		if (update_between_tasks(&f.update, &f.http)) {
+			exit_code = FLEET_EXIT_RESTART;
+			break;
+		}
 		rc = lease_once(&f, &lease, &retry_after);
 		if (rc == LL_ESTATE)
 			break;

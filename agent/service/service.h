@@ -44,4 +44,11 @@ typedef int service_work_fn(int argc, char **argv, bool console_stop);
  * Control Manager. */
 int service_run(const char *name, service_work_fn *work, int argc, char **argv);
 
+/* "service update-watch": run as the agent's previous copy after an
+ * update (update/update.h): waits for the service NAME to stop, starts
+ * it, and when the new copy does not reach the server within CONFIRM_S
+ * (and a margin; data in DATA_DIR\update), stops it, puts the previous
+ * copy back and starts it again. Logs to DATA_DIR\agent.log. */
+int service_update_watch(const char *name, const char *data_dir, long long confirm_s);
+
 #endif

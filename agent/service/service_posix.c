@@ -24,6 +24,12 @@ int service_uninstall(const char *name)
 	return not_here();
 }
 
+int service_update_watch(const char *name, const char *data_dir, long long confirm_s)
+{
+	(void)name, (void)data_dir, (void)confirm_s;
+	return not_here();
+}
+
 int service_run(const char *name, service_work_fn *work, int argc, char **argv)
 {
 	(void)name, (void)work, (void)argc, (void)argv;

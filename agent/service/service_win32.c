@@ -17,6 +17,7 @@
 
 #include "fleet/fleet.h"
 #include "loadlab/plat_spawn_win32.h"
+#include "update/update.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -143,6 +144,54 @@ static int open_log(void)
 	return 0;
 }
 
+/* Starts "EXE.previous service update-watch --service-name NAME
+ * --data-dir DIR --update-confirm-seconds S", detached: it outlives this
+ * process, waits for the service to stop, starts it again and rolls a new
+ * copy back that does not reach the server (service_update_watch()). */
+static int start_update_watch(void)
+{
+	static char line[PLAT_MAX_COMMAND_LINE + 1];
+	const char *dir = option_of(run_argc, run_argv, "--data-dir");
+	const char *confirm = option_of(run_argc, run_argv, "--update-confirm-seconds");
+	const char *format = option_of(run_argc, run_argv, "--log-format");
+	char exe[MAX_PATH + 1], previous[MAX_PATH + 32], seconds[24];
+	STARTUPINFOA si;
+	PROCESS_INFORMATION pi;
+	size_t len = 0, n;
+	DWORD got = GetModuleFileNameA(NULL, exe, sizeof(exe));
+
+	if (got == 0 || got >= sizeof(exe) || !dir || (n = strlen(exe)) < 5)
+		return err_set(LL_EIO, "Cannot find this program's own path.");
+	snprintf(previous, sizeof(previous), "%.*s.previous.exe", (int)(n - 4), exe);
+	snprintf(seconds, sizeof(seconds), "%s", confirm ? confirm : "120");
+	line[0] = '\0';
+	if (plat_win32_append_arg(line, &len, previous) < 0 ||
+	    plat_win32_append_arg(line, &len, "service") < 0 ||
+	    plat_win32_append_arg(line, &len, "update-watch") < 0 ||
+	    plat_win32_append_arg(line, &len, "--service-name") < 0 ||
+	    plat_win32_append_arg(line, &len, run_name) < 0 ||
+	    plat_win32_append_arg(line, &len, "--data-dir") < 0 ||
+	    plat_win32_append_arg(line, &len, dir) < 0 ||
+	    plat_win32_append_arg(line, &len, "--update-confirm-seconds") < 0 ||
+	    plat_win32_append_arg(line, &len, seconds) < 0 ||
+	    (format && (plat_win32_append_arg(line, &len, "--log-format") < 0 ||
+			plat_win32_append_arg(line, &len, format) < 0)))
+		return err_set(LL_ETOOBIG, "The watcher's command line is too long.");
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	if (!CreateProcessA(previous, line, NULL, NULL, FALSE, DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP,
+			    NULL, NULL, &si, &pi)) {
+		char reason[MAX_PATH + 64];
+		snprintf(reason, sizeof(reason), "cannot start %s (error %lu)", previous,
+			 (unsigned long)GetLastError());
+		log_event(LOG_ERROR, "service_restart_failed", "reason", reason, NULL);
+		return LL_EIO;
+	}
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	return 0;
+}
+
 static void WINAPI service_main(DWORD argc, LPSTR *argv)
 {
 	HANDLE thread;
@@ -169,6 +218,13 @@ static void WINAPI service_main(DWORD argc, LPSTR *argv)
 		if (plat_stop_requested())
 			report_status(SERVICE_STOP_PENDING, 0, STOP_WAIT_HINT_MS);
 	CloseHandle(thread);
+	if (run_exit_code == FLEET_EXIT_RESTART) {
+		/* Updated or rolled back: the previous copy watches the restart. */
+		if (start_update_watch() == 0) {
+			log_event(LOG_INFO, "service_restarting", "service", run_name, NULL);
+			run_exit_code = 0;
+		}
+	}
 	{
 		char code[16];
 		snprintf(code, sizeof(code), "%d", run_exit_code);

@@ -10,7 +10,7 @@
 
 #include "loadlab/buf.h"
 
-#define METRICS_MAX_ROUTES 48
+#define METRICS_MAX_ROUTES 64
 
 /* How a webhook delivery attempt ended (schedules/webhook_delivery.h). */
 enum metrics_webhook_outcome {

@@ -5,6 +5,7 @@
  * most --program-max-bytes (counted once per path: what an agent without
  * hard links would write).
  */
+#include "route_util.h"
 #include "routes.h"
 
 #include "loadlab/clock.h"
@@ -44,17 +45,10 @@ static int reply_blob_error(struct http_reply *reply, int rc)
  * its Content-Length only). */
 static int send_blob(struct http_request *req, struct http_reply *reply)
 {
-	long long size;
-	int fd, rc = blobs_open_read(req->server->blobs, path_hex(req), &fd, &size);
+	long long size = 0;
+	int fd = -1, rc = blobs_open_read(req->server->blobs, path_hex(req), &fd, &size);
 
-	if (rc < 0)
-		return reply_from_err(reply, rc);
-	reply->status = 200;
-	reply->has_file = true;
-	reply->file_fd = fd;
-	reply->file_size = size;
-	reply->content_type = "application/octet-stream";
-	return 0;
+	return route_reply_file(reply, rc, fd, size);
 }
 
 int route_blobs_head(struct http_request *req, struct http_reply *reply)

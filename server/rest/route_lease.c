@@ -8,6 +8,31 @@
 #include "loadlab/json.h"
 
 #include <microhttpd.h>
+#include <string.h>
+
+/* The agent's "agent_version" and "agent_sha256" of BODY, when it sends
+ * them (once per start: docs/agent.md, "Updates"), recorded as what it
+ * runs. Both or neither; the version 1..64 printable ASCII bytes, the
+ * digest 64 lowercase hex digits. */
+static int record_agent_build(struct http_request *req, const cJSON *body)
+{
+	const char *version = NULL, *sha256 = NULL;
+	int rc;
+
+	if ((rc = json_get_string(body, "agent_version", 64, false, NULL, &version)) < 0 ||
+	    (rc = json_get_string(body, "agent_sha256", 64, false, NULL, &sha256)) < 0)
+		return rc;
+	if (!version && !sha256)
+		return 0;
+	if (!version || !sha256 || !*version)
+		return err_set(LL_EINVAL, "A lease request gives agent_version and agent_sha256 together.");
+	for (const char *c = version; *c; c++)
+		if (*c < 0x21 || *c > 0x7e)
+			return err_set(LL_EINVAL, "agent_version must be printable ASCII without spaces.");
+	if (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64)
+		return err_set(LL_EINVAL, "agent_sha256 must be 64 lowercase hex digits.");
+	return store_agent_build_set(req->server->store, req->token.agent_id, version, sha256);
+}
 
 /* The second half of a lease: the committed write's answer, or, without
  * a task, 204 at the deadline or the request parked until tasks come. */
@@ -56,14 +81,15 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 			return reply_from_err(reply, rc);
 	}
 	if (req->calls == 0) {
-		static const char *const keys[] = {"wait", NULL};
+		static const char *const keys[] = {"wait", "agent_version", "agent_sha256", NULL};
 		long long wait;
 		cJSON *body;
 		if (http_body_object(req, reply, true, &body) < 0)
 			return 0;
 		if ((rc = json_check_keys(body, keys, "lease request")) < 0 ||
 		    (rc = json_get_int(body, "wait", 0, server->config.max_wait_seconds, false, 0, &wait)) <
-			    0) {
+			    0 ||
+		    (rc = record_agent_build(req, body)) < 0) {
 			cJSON_Delete(body);
 			return reply_from_err(reply, rc);
 		}

@@ -12,6 +12,18 @@ int route_reply(struct http_reply *reply, int rc, int status, cJSON *body)
 	return rc < 0 ? reply_from_err(reply, rc) : reply_json(reply, status, body);
 }
 
+int route_reply_file(struct http_reply *reply, int rc, int fd, long long size)
+{
+	if (rc < 0)
+		return reply_from_err(reply, rc);
+	reply->status = 200;
+	reply->has_file = true;
+	reply->file_fd = fd;
+	reply->file_size = size;
+	reply->content_type = "application/octet-stream";
+	return 0;
+}
+
 int route_empty_body(struct http_request *req, struct http_reply *reply, const char *what)
 {
 	cJSON *body;

@@ -12,6 +12,12 @@
  * else with the error RC (reply_from_err()). Returns 0, like reply_*(). */
 int route_reply(struct http_reply *reply, int rc, int status, cJSON *body);
 
+/* Replies 200 with the file open as FD (owned by the reply from now),
+ * SIZE bytes, as application/octet-stream, read by libmicrohttpd as it
+ * sends; when RC is negative, with that error instead (FD unused).
+ * Returns 0. */
+int route_reply_file(struct http_reply *reply, int rc, int fd, long long size);
+
 /* Takes REQ's body, which must be absent or "{}" (WHAT names it in the
  * message): 0 when it is; else REPLY holds the 400 and a negative LL_E*
  * code is returned, for the handler to return 0. */

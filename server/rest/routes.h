@@ -35,6 +35,13 @@ int route_agents_heartbeat(struct http_request *req, struct http_reply *reply);
 
 int route_lease(struct http_request *req, struct http_reply *reply);
 
+/* /api/v1/agent-builds (route_agent_builds.c) */
+int route_agent_builds_list(struct http_request *req, struct http_reply *reply);
+int route_agent_builds_get(struct http_request *req, struct http_reply *reply);
+int route_agent_builds_pin(struct http_request *req, struct http_reply *reply);
+int route_agent_builds_unpin(struct http_request *req, struct http_reply *reply);
+int route_agent_builds_rescan(struct http_request *req, struct http_reply *reply);
+
 int route_tasks_progress(struct http_request *req, struct http_reply *reply);
 int route_tasks_result(struct http_request *req, struct http_reply *reply);
 int route_tasks_fail(struct http_request *req, struct http_reply *reply);

@@ -205,6 +205,11 @@ int store_agent_calibration_put(struct store *store, long long agent_id, const c
 	return backend_of(store)->agents->agent_calibration_put(store, agent_id, calibration);
 }
 
+int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256)
+{
+	return backend_of(store)->agents->agent_build_set(store, agent_id, version, sha256);
+}
+
 int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds)
 {
 	return backend_of(store)->agents->agent_builds(store, agent_id, ret_builds);

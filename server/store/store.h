@@ -160,6 +160,12 @@ int store_task_calibration_spec(struct store *store, long long task_id, long lon
  * already has one from a later result (a larger "result_id"). */
 int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 
+/* Records that agent AGENT_ID runs the agent binary VERSION (at most 64
+ * printable bytes) whose SHA-256 is SHA256 (64 lowercase hex digits), as
+ * its lease request says (docs/agent.md, "Updates"); the agent document's
+ * "agent_version" and "agent_sha256". */
+int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
+
 /* Whether agent AGENT_ID holds the lease of a build task now (a builder,
  * which may upload its build's files: docs/builds.md). */
 int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds);

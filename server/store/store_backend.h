@@ -69,6 +69,8 @@ struct store_agent_ops {
 				     cJSON **ret_spec);
 	int (*agent_calibration_put)(struct store *store, long long agent_id, const cJSON *calibration);
 	int (*agent_builds)(struct store *store, long long agent_id, bool *ret_builds);
+	int (*agent_build_set)(struct store *store, long long agent_id, const char *version,
+			       const char *sha256);
 	int (*agent_heartbeat_begin)(struct store *store, long long agent_id, long long now,
 				     store_done_fn done, void *context, struct store_call **ret_call);
 	int (*agent_heartbeat_end)(struct store_call *call, cJSON **ret_body);

@@ -18,9 +18,12 @@ FIXTURE = os.path.join(DATA, "store-0846900.db")
 ADMIN = "lladm_upgradefixtureadmintoken0000000000000000000000"
 ENROLL = "llenr_upgradefixtureenrolltoken000000000000000000000"
 FIXTURE_SCHEMA = 10
+# The schema version this release writes (sqlite_writer.c's migrations).
+CURRENT_SCHEMA = 12
 # Members this release added to answers the old one gave (new settings;
 # the series points' machine digest and floor median of the change points).
-NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us")
+NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us", "agent_version",
+               "agent_sha256")
 
 
 def without_new(value):
@@ -49,7 +52,7 @@ def test_previous_release_store_migrates_and_answers_as_before():
     try:
         d.start()
         log = d.read_log()
-        assert "store_migrated schema_version=11" in log, log[-2000:]
+        assert "store_migrated schema_version=%d" % CURRENT_SCHEMA in log, log[-2000:]
         assert "store_vacuumed" in log, log[-2000:]  # made compactable once
         for job_id, report in expected["jobs"].items():
             r = d.api("GET", "/api/v1/jobs/%s/report" % job_id, token=ADMIN)
@@ -81,7 +84,7 @@ def test_previous_release_store_migrates_and_answers_as_before():
         assert d.stop() == 0
         conn = sqlite3.connect(os.path.join(data_dir, "loadlab.db"))
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == CURRENT_SCHEMA
         assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
         conn.close()
     finally:

@@ -75,7 +75,7 @@ int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, c
 #define AGENT_COLUMNS                                                                          \
 	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
-	" a.last_calibration"
+	" a.last_calibration, a.agent_version, a.agent_sha256"
 
 static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 {
@@ -97,6 +97,13 @@ static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 		cJSON_AddNullToObject(a, "last_calibration");
 	else
 		cJSON_AddItemToObject(a, "last_calibration", column_json(stmt, 8));
+	for (int column = 9; column <= 10; column++) {
+		const char *key = column == 9 ? "agent_version" : "agent_sha256";
+		if (sqlite3_column_type(stmt, column) == SQLITE_NULL)
+			cJSON_AddNullToObject(a, key);
+		else
+			cJSON_AddStringToObject(a, key, (const char *)sqlite3_column_text(stmt, column));
+	}
 	return a;
 }
 
@@ -361,4 +368,24 @@ int sqlite_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
 	pthread_mutex_unlock(&s->reader_lock);
 	*ret_builds = rc == 0 && held > 0;
 	return rc;
+}
+
+struct agent_build_op {
+	long long agent_id;
+	const char *version, *sha256;
+};
+
+static int op_agent_build_set(struct store *s, void *arg)
+{
+	struct agent_build_op *b = arg;
+
+	return db_run(s->writer, "UPDATE agents SET agent_version = ?, agent_sha256 = ? WHERE id = ?", "tti",
+		      b->version, b->sha256, b->agent_id);
+}
+
+int sqlite_agent_build_set(struct store *s, long long agent_id, const char *version, const char *sha256)
+{
+	struct agent_build_op b = {agent_id, version, sha256};
+
+	return store_write(s, op_agent_build_set, &b);
 }

@@ -34,6 +34,7 @@ const struct store_backend store_backend_sqlite = {
 			.agent_patch = sqlite_agent_patch,
 			.task_calibration_spec = sqlite_task_calibration_spec,
 			.agent_calibration_put = sqlite_agent_calibration_put,
+			.agent_build_set = sqlite_agent_build_set,
 			.agent_builds = sqlite_agent_builds,
 			.agent_heartbeat_begin = sqlite_agent_heartbeat_begin,
 			.agent_heartbeat_end = sqlite_agent_heartbeat_end,

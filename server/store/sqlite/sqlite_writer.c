@@ -168,6 +168,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE series_settings ADD COLUMN retain_days INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE series_settings ADD COLUMN retain_points INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE results ADD COLUMN pruned_at INTEGER;",
+	/* (issue 30, agents that update themselves) The version and the
+	 * SHA-256 of the binary an agent last said it runs (its lease
+	 * request, sqlite_agents.c); NULL until it says. */
+	"ALTER TABLE agents ADD COLUMN agent_version TEXT;"
+	"ALTER TABLE agents ADD COLUMN agent_sha256 TEXT;",
 };
 
 /* ------------------------------------------------------ the writer thread */

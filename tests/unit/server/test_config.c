@@ -92,6 +92,8 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%lld", c->blob_sweep_interval_s);
 	else if (!strcmp(name, "webhook-allow"))
 		snprintf(out, size, "%.1000s", c->webhook_allow);
+	else if (!strcmp(name, "agent-dir"))
+		snprintf(out, size, "%s", c->agent_dir);
 	else if (!strcmp(name, "webhook-timeout"))
 		snprintf(out, size, "%d", c->webhook_timeout_s);
 	else
@@ -133,6 +135,7 @@ static const struct flag_case flags[] = {
 	{"blob-sweep-interval-s", "60", "60"},
 	{"webhook-allow", "127.0.0.1", "127.0.0.1"},
 	{"webhook-timeout", "30", "30"},
+	{"agent-dir", "/srv/agent-builds", "/srv/agent-builds"},
 };
 
 #define FLAG_COUNT (sizeof(flags) / sizeof(flags[0]))

@@ -284,12 +284,13 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * tasks_ready_by_pin, which it created at every open from pass 4 on), and
  * without version 8's calibrations (issue 23), version 9's owners and
  * webhook queue (issue 26), version 10's build tasks (issue 25) and
- * version 11's retention (issue 30). */
+ * version 11's retention and version 12's agent binary columns (issue 30). */
 static const char previous_schema[] =
 	"ALTER TABLE series_settings DROP COLUMN retain_days;"
 	"ALTER TABLE series_settings DROP COLUMN retain_points;"
 	"ALTER TABLE results DROP COLUMN pruned_at;"
 	"DROP TABLE calibrations;"
+	"ALTER TABLE agents DROP COLUMN agent_version; ALTER TABLE agents DROP COLUMN agent_sha256;"
 	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
 	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
 	"ALTER TABLE tokens DROP COLUMN team; ALTER TABLE schedules DROP COLUMN owner;"
@@ -375,7 +376,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "11");
+	CHECK_EQ_STR(text, "12");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,
