@@ -12,6 +12,8 @@
 /* The backends, the first being the one of a --db value without a scheme. */
 static const struct store_backend *const backends[] = {
 	&store_backend_sqlite,
+	&store_backend_pg,
+	&store_backend_pg_short,
 };
 
 static const struct store_backend *backend_of(const struct store *store)

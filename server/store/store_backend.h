@@ -208,5 +208,8 @@ struct store_backend {
 
 /* The backends (store.c's table names them). */
 extern const struct store_backend store_backend_sqlite;
+/* PostgreSQL (store/pg/): --db postgresql://... and postgres://... */
+extern const struct store_backend store_backend_pg;
+extern const struct store_backend store_backend_pg_short;
 
 #endif

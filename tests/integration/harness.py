@@ -31,6 +31,12 @@ SCHEMAS = os.path.join(SOURCE_DIR, "schemas")
 EXAMPLES = os.path.join(SCHEMAS, "examples")
 
 
+# LOADLAB_TEST_STORE=postgresql: every Daemon's store is a database of its
+# own in one PostgreSQL cluster of this process (pg_cluster.py), named in
+# its data folder's pg.database so that a restart finds it again.
+TEST_STORE = os.environ.get("LOADLAB_TEST_STORE", "sqlite")
+
+
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
@@ -85,10 +91,41 @@ class Daemon:
         self.url = None
         self.log_path = os.path.join(self.data_dir, "loadlabd.log")
 
+    def pg_database(self):
+        """The PostgreSQL database of this daemon (LOADLAB_TEST_STORE)."""
+        import pg_cluster
+        path = os.path.join(self.data_dir, "pg.database")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(pg_cluster.shared().create_database())
+        with open(path) as f:
+            return f.read().strip()
+
+    def store_args(self):
+        if TEST_STORE != "postgresql" or any(a == "--db" or a.startswith("--db=") for a in self.extra_args):
+            return []
+        import pg_cluster
+        return ["--db", pg_cluster.shared().uri(self.pg_database())]
+
+    def store_sql(self, sql):
+        """SQL run on this daemon's store (SQLite's file or PostgreSQL's
+        database); its rows (PostgreSQL: as texts)."""
+        if TEST_STORE == "postgresql":
+            import pg_cluster
+            return pg_cluster.shared().psql(self.pg_database(), sql)
+        db = sqlite3.connect(os.path.join(self.data_dir, "loadlab.db"))
+        try:
+            rows = db.execute(sql).fetchall()
+            db.commit()
+        finally:
+            db.close()
+        return rows
+
     def start(self, timeout=30):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [LOADLABD, "--listen", "127.0.0.1:0", "--data-dir", self.data_dir] + self.extra_args,
+            [LOADLABD, "--listen", "127.0.0.1:0", "--data-dir", self.data_dir] + self.store_args() +
+            self.extra_args,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.log, env=self.env)
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -147,10 +184,7 @@ class Daemon:
         results that have none, oldest first, and reports compute what
         they need on demand."""
         self.stop()
-        db = sqlite3.connect(os.path.join(self.data_dir, "loadlab.db"))
-        db.execute("DELETE FROM result_summaries")
-        db.commit()
-        db.close()
+        self.store_sql("DELETE FROM result_summaries")
         return self.start()
 
     def close(self):
@@ -271,6 +305,9 @@ def agent_calibrate(args, timeout):
 def results_of(daemon, task_id):
     """The results stored for TASK_ID, as (attempt, parsed body) pairs, read
     from DAEMON's database opened read-only."""
+    if TEST_STORE == "postgresql":
+        rows = daemon.store_sql("SELECT attempt, body FROM results WHERE task_id = %d" % int(task_id))
+        return [(int(a), json.loads(b)) for a, b in rows]
     db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
     try:
         rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
