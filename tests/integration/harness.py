@@ -32,9 +32,17 @@ EXAMPLES = os.path.join(SCHEMAS, "examples")
 
 
 # LOADLAB_TEST_STORE=postgresql: every Daemon's store is a database of its
-# own in one PostgreSQL cluster of this process (pg_cluster.py), named in
-# its data folder's pg.database so that a restart finds it again.
+# own in one PostgreSQL cluster of this process (pg_cluster.py), one per
+# data folder, so that a daemon started again on it finds its store.
 TEST_STORE = os.environ.get("LOADLAB_TEST_STORE", "sqlite")
+_PG_DATABASES = {}
+
+
+def sqlite_only(fn):
+    """Marks a test of SQLite's own files, which run_tests() passes over
+    on PostgreSQL."""
+    fn.sqlite_only = True
+    return fn
 
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -94,12 +102,10 @@ class Daemon:
     def pg_database(self):
         """The PostgreSQL database of this daemon (LOADLAB_TEST_STORE)."""
         import pg_cluster
-        path = os.path.join(self.data_dir, "pg.database")
-        if not os.path.exists(path):
-            with open(path, "w") as f:
-                f.write(pg_cluster.shared().create_database())
-        with open(path) as f:
-            return f.read().strip()
+        key = os.path.abspath(self.data_dir)
+        if key not in _PG_DATABASES:
+            _PG_DATABASES[key] = pg_cluster.shared().create_database()
+        return _PG_DATABASES[key]
 
     def store_args(self):
         if TEST_STORE != "postgresql" or any(a == "--db" or a.startswith("--db=") for a in self.extra_args):
@@ -356,6 +362,9 @@ def run_tests(namespace):
     passed = failed = 0
     for name, fn in tests:
         if only and name not in only:
+            continue
+        if TEST_STORE != "sqlite" and getattr(fn, "sqlite_only", False):
+            print("skip %s (SQLite's files)" % name, flush=True)
             continue
         start = time.time()
         try:
