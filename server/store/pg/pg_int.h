@@ -55,6 +55,10 @@
  * replica's transaction) runs again, this many times at most. */
 #define PG_WRITE_RETRIES 3
 
+/* Webhook deliveries one daemon holds claimed at most (the delivery
+ * pool asks for at most 64 at a time, webhook_delivery.c). */
+#define PG_WEBHOOK_CLAIMS_MAX 256
+
 struct pg_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -111,7 +115,15 @@ struct store {
 	 * leases, pq_agent_touch()'s latest writes. */
 	pthread_mutex_t cache_lock;
 	struct store_cache cache;
+
+	/* Webhook deliveries this daemon claimed (pg_webhook_due()) and has
+	 * not reported on yet, under cache_lock: given back at close. */
+	long long claims[PG_WEBHOOK_CLAIMS_MAX];
+	int claim_count;
 };
+
+/* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */
+void pg_webhook_claims_release(struct store *s);
 
 /* --- the backend's operations (pg_backend.c names them) --- */
 

@@ -283,6 +283,8 @@ static int read_claim_row(void *context, struct pgq *row)
 	return r->job_text ? 0 : LL_ENOMEM;
 }
 
+/* The schedule's row is locked (FOR UPDATE): another daemon's claim of
+ * the same due time waits, then finds next_due moved (LL_ESTATE). */
 static int op_schedule_claim(struct store *s, void *arg)
 {
 	struct claim_op *a = arg;
@@ -293,7 +295,7 @@ static int op_schedule_claim(struct store *s, void *arg)
 
 	rc = pq_row_by_id(pq_writer(),
 			  "SELECT enabled, next_due, cron, interval_s, job FROM schedules"
-			  " WHERE id = ? AND deleted = 0",
+			  " WHERE id = ? AND deleted = 0 FOR UPDATE",
 			  a->id, "schedule", read_claim_row, &r);
 	if (rc < 0)
 		goto done;

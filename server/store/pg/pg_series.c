@@ -5,6 +5,8 @@
  */
 #include "pg_int.h"
 
+#include "loadlab/clock.h"
+
 #include "loadlab/err.h"
 
 #include <stdio.h>
@@ -320,16 +322,15 @@ static int op_check_record(struct store *s, void *arg)
 	char *rows;
 	int rc;
 
-	if ((rc = pq_int(pq_writer(), &seen, 0, "SELECT count(*) FROM series_checks WHERE job_id = ?", "i",
-			 a->job_id)) < 0)
-		return rc;
-	if (seen)
-		return 0; /* checked already: never a second alert */
-	if ((rc = pq_run(pq_writer(),
+	/* ON CONFLICT: another daemon checking the same job waits for
+	 * this one's commit, then inserts nothing. */
+	if ((rc = pq_int(pq_writer(), &seen, 0,
 			 "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
-			 " VALUES (?, ?, ?, ?, ?)",
+			 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING RETURNING 0",
 			 "ititi", a->job_id, a->series, a->baseline_id, a->verdict, a->now)) < 0)
 		return rc;
+	if (pgq_changes(pq_writer()) == 0)
+		return 0; /* checked already: never a second alert */
 	if (a->baseline_id == 0)
 		pq_run(pq_writer(), "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
 		       a->job_id);
@@ -484,11 +485,46 @@ static int op_webhook_status(struct store *s, void *arg)
 		      "ti", a->status, a->id);
 }
 
+/* Forgets the claim of alert ID. */
+static void claim_forget(struct store *s, long long id)
+{
+	pthread_mutex_lock(&s->cache_lock);
+	for (int i = 0; i < s->claim_count; i++)
+		if (s->claims[i] == id) {
+			s->claims[i] = s->claims[--s->claim_count];
+			break;
+		}
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
+static int op_claims_release(struct store *s, void *arg)
+{
+	long long *now = arg;
+	int rc = 0;
+
+	for (int i = 0; i < s->claim_count && rc == 0; i++)
+		rc = pq_run(pq_writer(), "UPDATE alerts SET webhook_due = ? WHERE id = ? AND webhook_due > ?",
+			    "iii", *now, s->claims[i], *now);
+	return rc;
+}
+
+void pg_webhook_claims_release(struct store *s)
+{
+	long long now = clock_now_ms();
+
+	if (s->claim_count > 0)
+		pq_write(s, op_claims_release, &now);
+	s->claim_count = 0;
+}
+
 int pg_alert_webhook_status(struct store *s, long long id, const char *status, long long retry_at_ms)
 {
 	struct webhook_op a = {id, status, retry_at_ms};
+	int rc = pq_write(s, op_webhook_status, &a);
 
-	return pq_write(s, op_webhook_status, &a);
+	if (rc == 0)
+		claim_forget(s, id);
+	return rc;
 }
 
 static void add_due(void *context, struct pgq *row)
@@ -501,24 +537,63 @@ static void add_due(void *context, struct pgq *row)
 	cJSON_AddItemToArray(context, o);
 }
 
-int pg_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
+/* A delivery handed out by pg_webhook_due() is claimed for this long:
+ * no other daemon gets it meanwhile; one that died mid-delivery leaves it
+ * to another after that (at least once). */
+#define PG_WEBHOOK_CLAIM_MS 120000
+
+struct webhook_due_op {
+	long long now;
+	int limit;
+	cJSON *due;
+};
+
+static int op_webhook_due(struct store *s, void *arg)
 {
-	cJSON *due = cJSON_CreateArray();
+	struct webhook_due_op *a = arg;
+	struct pgq *stmt;
 	int rc;
 
-	if (!due)
-		return err_set(LL_ENOMEM, "Out of memory.");
 	/* A series' first pending alert (by id), when its time has come. */
-	rc = pq_reader_rows(
-		s,
-		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
-		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
-		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?",
-		add_due, due, "ii", now, (long long)limit);
-	if (rc < 0) {
-		cJSON_Delete(due);
+	stmt = pq_cached(pq_writer(),
+			 "SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
+			 " JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
+			 " ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?"
+			 " FOR UPDATE OF a SKIP LOCKED");
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_int64(stmt, 1, a->now);
+	pgq_bind_int64(stmt, 2, a->limit);
+	while ((rc = pgq_step(stmt)) == PGQ_ROW) {
+		bool kept;
+		pthread_mutex_lock(&s->cache_lock);
+		kept = s->claim_count < PG_WEBHOOK_CLAIMS_MAX;
+		if (kept)
+			s->claims[s->claim_count++] = pgq_column_int64(stmt, 0);
+		pthread_mutex_unlock(&s->cache_lock);
+		if (!kept)
+			break;
+		add_due(a->due, stmt);
+		rc = pq_run(pq_writer(), "UPDATE alerts SET webhook_due = ? WHERE id = ?", "ii",
+			    a->now + PG_WEBHOOK_CLAIM_MS, pgq_column_int64(stmt, 0));
+		if (rc < 0)
+			break;
+	}
+	pq_release(pq_writer(), stmt);
+	return rc < 0 ? rc : 0;
+}
+
+int pg_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
+{
+	struct webhook_due_op a = {now, limit, cJSON_CreateArray()};
+	int rc;
+
+	if (!a.due)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	if ((rc = pq_write(s, op_webhook_due, &a)) < 0) {
+		cJSON_Delete(a.due);
 		return rc;
 	}
-	*ret_due = due;
+	*ret_due = a.due;
 	return 0;
 }

@@ -93,6 +93,7 @@ void pg_close(struct store *s)
 {
 	if (!s)
 		return;
+	pg_webhook_claims_release(s);
 	store_cache_lease_jobs_forget(&s->cache);
 	pg_pool_destroy(&s->pool);
 	pthread_mutex_destroy(&s->cache_lock);
