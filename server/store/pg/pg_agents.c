@@ -31,8 +31,9 @@ int pq_agent_touch(struct store *s, long long agent_id, long long now)
 	if (!due)
 		return 0;
 	/* GREATEST: another daemon's later touch stays. */
-	rc = pq_run(pq_writer(), "UPDATE agents SET last_seen = GREATEST(coalesce(last_seen, 0), ?) WHERE id = ?",
-		    "ii", now, agent_id);
+	rc = pq_run(pq_writer(),
+		    "UPDATE agents SET last_seen = GREATEST(coalesce(last_seen, 0), ?) WHERE id = ?", "ii",
+		    now, agent_id);
 	if (rc == 0) {
 		pthread_mutex_lock(&s->cache_lock);
 		store_cache_agent_touch_put(&s->cache, agent_id, now);
@@ -66,8 +67,7 @@ static int op_agent_enroll(struct store *s, void *arg)
 }
 
 int pg_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			long long *ret_agent_id)
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id)
 {
 	struct agent_enroll_op a = {name, pq_json_text(facts), pq_json_text(labels), hash, now, 0};
 	int rc = (a.facts && a.labels) ? pq_write(s, op_agent_enroll, &a) : LL_ENOMEM;
@@ -93,11 +93,10 @@ static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 	cJSON_AddStringToObject(a, "name", (const char *)pgq_column_text(stmt, 1));
 	cJSON_AddItemToObject(a, "facts", pq_column_json(stmt, 2));
 	cJSON_AddItemToObject(a, "labels", pq_column_json(stmt, 3));
-	cJSON_AddStringToObject(a, "state",
-				queue_agent_state(pgq_column_int(stmt, 4) != 0,
-						  pgq_column_type(stmt, 5) != PGQ_NULL,
-						  pgq_column_int64(stmt, 5), now,
-						  s->options.offline_after_ms));
+	cJSON_AddStringToObject(
+		a, "state",
+		queue_agent_state(pgq_column_int(stmt, 4) != 0, pgq_column_type(stmt, 5) != PGQ_NULL,
+				  pgq_column_int64(stmt, 5), now, s->options.offline_after_ms));
 	pq_add_time(a, "last_seen", stmt, 5);
 	pq_add_int_or_null(a, "current_task", stmt, 7);
 	pq_add_time(a, "created_at", stmt, 6);
@@ -145,8 +144,8 @@ static int read_agent(void *context, struct pgq *row)
 static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
 {
 	struct agent_rows c = {s, now, NULL, NULL};
-	int rc = pq_row_by_id(pq_writer(), "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id, "agent",
-			      read_agent, &c);
+	int rc = pq_row_by_id(pq_writer(), "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id,
+			      "agent", read_agent, &c);
 
 	if (rc == 0)
 		*ret = c.agent;
@@ -207,8 +206,8 @@ static int op_agent_patch(struct store *s, void *arg)
 	return rc;
 }
 
-int pg_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine,
-		       long long now, cJSON **ret_agent)
+int pg_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine, long long now,
+		   cJSON **ret_agent)
 {
 	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
 
@@ -224,7 +223,7 @@ struct heartbeat_op {
 static void add_heartbeat_task(cJSON *tasks, struct pgq *row, bool cancelled)
 {
 	cJSON *t = pq_task_attempt_json(pgq_column_int64(row, 0), pgq_column_int64(row, 1),
-				     cancelled ? "cancelled" : "leased");
+					cancelled ? "cancelled" : "leased");
 
 	cJSON_AddBoolToObject(t, "cancelled", cancelled);
 	if (cancelled)
@@ -256,9 +255,9 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	 * (state = 'cancelled' AND ...)" walked every task the agent ever
 	 * held (its done ones too): a heartbeat cost grew with its history. */
 	leased = pq_cached(pq_writer(), "SELECT id, attempt, lease_expires FROM tasks"
-				      " WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
+					" WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
 	cancelled = pq_cached(pq_writer(), "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
-					 " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
+					   " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
 	if (!leased || !cancelled) {
 		pq_release(pq_writer(), leased);
 		pq_release(pq_writer(), cancelled);
@@ -296,7 +295,7 @@ struct heartbeat_call {
 };
 
 int pg_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
-				 void *context, struct store_call **ret_call)
+			     void *context, struct store_call **ret_call)
 {
 	struct heartbeat_call *c = calloc(1, sizeof(*c));
 
@@ -352,8 +351,8 @@ int pg_agent_calibration_put(struct store *s, long long agent_id, const cJSON *c
 	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
 
 	return pg_calibration_write(s, agent_id,
-					cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
-					calibration, true);
+				    cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
+				    calibration, true);
 }
 
 int pg_agent_builds(struct store *s, long long agent_id, bool *ret_builds)

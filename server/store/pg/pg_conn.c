@@ -50,8 +50,8 @@ void pg_pool_destroy(struct pg_pool *pool)
 static PGconn *connect_new(const struct pg_pool *pool)
 {
 	char timeout[16], options[96];
-	const char *keys[] = {"connect_timeout", "tcp_user_timeout", "application_name", "options",
-			      "dbname", NULL};
+	const char *keys[] = {"connect_timeout", "tcp_user_timeout", "application_name",
+			      "options",         "dbname",           NULL};
 	const char *values[] = {timeout, "10000", "loadlabd", options, pool->conninfo, NULL};
 	PGconn *conn;
 

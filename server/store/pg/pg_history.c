@@ -12,8 +12,8 @@
 #include <string.h>
 
 int pg_job_history(struct store *s, const char *family, long long before, int limit,
-		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		       void *context)
+		   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		   void *context)
 {
 	struct pgq *stmt;
 	int rc = 0;
@@ -21,15 +21,14 @@ int pg_job_history(struct store *s, const char *family, long long before, int li
 	pq_read_begin(s);
 	pq_exec(pq_reader(), "BEGIN");
 	stmt = pq_prepare(pq_reader(), "SELECT id, spec, series FROM jobs"
-				     " WHERE family = ?1 AND state = 'done' AND id < ?2"
-				     " ORDER BY id DESC LIMIT ?3");
+				       " WHERE family = ?1 AND state = 'done' AND id < ?2"
+				       " ORDER BY id DESC LIMIT ?3");
 	if (stmt) {
 		pgq_bind_text(stmt, 1, family, -1, PGQ_TRANSIENT);
 		pgq_bind_int64(stmt, 2, before);
 		pgq_bind_int64(stmt, 3, limit);
 		while (rc == 0 && pgq_step(stmt) == PGQ_ROW)
-			rc = fn(context, pgq_column_int64(stmt, 0),
-				(const char *)pgq_column_text(stmt, 1),
+			rc = fn(context, pgq_column_int64(stmt, 0), (const char *)pgq_column_text(stmt, 1),
 				(const char *)pgq_column_text(stmt, 2));
 	}
 	pgq_free(stmt);
@@ -61,8 +60,8 @@ static int op_calibration(struct store *s, void *arg)
 		      "iit", a->result_id, a->agent_id, a->text);
 }
 
-int pg_calibration_write(struct store *s, long long agent_id, long long result_id,
-			     const cJSON *calibration, bool last)
+int pg_calibration_write(struct store *s, long long agent_id, long long result_id, const cJSON *calibration,
+			 bool last)
 {
 	struct calibration_op a = {agent_id, result_id, pq_json_text(calibration), last};
 	int rc = a.text ? pq_write(s, op_calibration, &a) : LL_ENOMEM;
@@ -91,8 +90,8 @@ static void history_row(void *context, struct pgq *row)
 }
 
 int pg_calibration_history(struct store *s, long long agent_id, long long before_result_id,
-			       double injected_us, const char *family, const char *runner, int limit,
-			       void (*fn)(void *context, const cJSON *calibration), void *context)
+			   double injected_us, const char *family, const char *runner, int limit,
+			   void (*fn)(void *context, const cJSON *calibration), void *context)
 {
 	struct history_reader h = {fn, context};
 

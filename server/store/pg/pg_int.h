@@ -6,8 +6,8 @@
  *
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
- * (open, close, the transactions of writes, stats), pg_sql.c (statements
- * and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
+ * (open, close, checks, stats), pg_write.c (the transactions of writes),
+ * pg_sql.c (statements and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
  * pg_agents.c, pg_jobs.c, pg_tasks.c, pg_results.c, pg_series.c,
  * pg_schedules.c, pg_blobs.c, pg_history.c), and pg_backend.c, the table.
  *
@@ -62,9 +62,9 @@
 struct pg_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	char *conninfo;  /* libpq's URI or key=value string */
-	int size;        /* connections at most */
-	int open;        /* connections made (idle and taken) */
+	char *conninfo; /* libpq's URI or key=value string */
+	int size;       /* connections at most */
+	int open;       /* connections made (idle and taken) */
 	int idle_count;
 	PGconn *idle[PG_POOL_MAX];
 	long long retry_at_ms; /* no connection tried before (backoff) */
@@ -142,47 +142,45 @@ void pg_call_free(struct store_call *call);
 /* pg_tokens.c */
 int pg_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
 int pg_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
 int pg_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		      struct store_token *ret_token);
+		  struct store_token *ret_token);
 int pg_token_list(struct store *store, cJSON **ret_list);
 int pg_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
 
 /* pg_agents.c */
 int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			long long *ret_agent_id);
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);
 int pg_agent_list(struct store *store, long long now, cJSON **ret_list);
 int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
 int pg_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
-		       long long now, cJSON **ret_agent);
-int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
-				 cJSON **ret_spec);
+		   long long now, cJSON **ret_agent);
+int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
 int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
 int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-				 void *context, struct store_call **ret_call);
+			     void *context, struct store_call **ret_call);
 int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
 
 /* pg_history.c */
 int pg_job_history(struct store *store, const char *family, long long before, int limit,
-		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		       void *context);
+		   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		   void *context);
 int pg_calibration_add(struct store *store, long long agent_id, long long result_id,
-			   const cJSON *calibration);
+		       const cJSON *calibration);
 int pg_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			       double injected_us, const char *family, const char *runner, int limit,
-			       void (*fn)(void *context, const cJSON *calibration), void *context);
+			   double injected_us, const char *family, const char *runner, int limit,
+			   void (*fn)(void *context, const cJSON *calibration), void *context);
 
 /* Stores CALIBRATION (pg_history.c): in the agent's history of
  * calibrations, or as its last one (LAST), which a calibration whose
  * result came earlier never replaces. */
-int pg_calibration_write(struct store *s, long long agent_id, long long result_id,
-			     const cJSON *calibration, bool last);
+int pg_calibration_write(struct store *s, long long agent_id, long long result_id, const cJSON *calibration,
+			 bool last);
 
 /* pg_jobs.c */
 int pg_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-		      cJSON **ret_body);
+		  cJSON **ret_body);
 int pg_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
 int pg_job_get(struct store *store, long long job_id, cJSON **ret_job);
 int pg_job_add_waiting(struct store *store, cJSON *job, long long now);
@@ -190,16 +188,16 @@ int pg_job_cancel(struct store *store, long long job_id, long long now, cJSON **
 
 /* pg_tasks.c */
 int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *phase, int percent, long long now, cJSON **ret_body);
+		     const char *phase, int percent, long long now, cJSON **ret_body);
 int pg_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		     const char *reason, bool retryable, long long now, cJSON **ret_body);
+		 const char *reason, bool retryable, long long now, cJSON **ret_body);
 int pg_expire_leases(struct store *store, long long now, int *ret_expired);
 int pg_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call);
+			void *context, struct store_call **ret_call);
 int pg_task_lease_end(struct store_call *call, cJSON **ret_lease);
 int pg_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			     const char *body, size_t body_len, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call);
+			 const char *body, size_t body_len, long long now, store_done_fn done, void *context,
+			 struct store_call **ret_call);
 int pg_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
 bool pg_task_result_is_calibration(const struct store_call *call);
 
@@ -207,31 +205,28 @@ bool pg_task_result_is_calibration(const struct store_call *call);
 int pg_result_get(struct store *store, long long result_id, char **ret_text);
 int pg_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
 int pg_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context);
+		       int (*fn)(void *context, const struct store_report_row *row), void *context);
 int pg_job_compare_rows(struct store *store, long long job_id, int version,
-			    int (*fn)(void *context, const struct store_report_row *row), void *context);
+			int (*fn)(void *context, const struct store_report_row *row), void *context);
 int pg_results_unsummarized(struct store *store, int version, long long limit,
-				void (*fn)(void *context, long long result_id), void *context);
+			    void (*fn)(void *context, long long result_id), void *context);
 int pg_results_without_compare(struct store *store, int version, long long limit,
-				   void (*fn)(void *context, long long result_id), void *context);
+			       void (*fn)(void *context, long long result_id), void *context);
 int pg_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-			 const char *const *summaries, const void *const *compare, const size_t *compare_len);
+		     const char *const *summaries, const void *const *compare, const size_t *compare_len);
 int pg_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
-			    const void *const *compare, const size_t *compare_len);
+			const void *const *compare, const size_t *compare_len);
 
 /* pg_series.c */
 int pg_series_list(struct store *store, cJSON **ret_list);
 int pg_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
-int pg_series_settings_get(struct store *store, const char *name,
-			       struct store_series_settings *ret_settings);
+int pg_series_settings_get(struct store *store, const char *name, struct store_series_settings *ret_settings);
 int pg_series_settings_put(struct store *store, const char *name,
-			       const struct store_series_settings *settings, long long now, cJSON **ret_body);
+			   const struct store_series_settings *settings, long long now, cJSON **ret_body);
 int pg_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
-int pg_series_previous_done(struct store *store, const char *series, long long job_id,
-				long long *ret_job_id);
-int pg_series_check_record(struct store *store, long long job_id, const char *series,
-			       long long baseline_id, const char *verdict, const cJSON *alert, long long now,
-			       long long *ret_alert_id);
+int pg_series_previous_done(struct store *store, const char *series, long long job_id, long long *ret_job_id);
+int pg_series_check_record(struct store *store, long long job_id, const char *series, long long baseline_id,
+			   const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id);
 int pg_alert_list(struct store *store, bool open_only, cJSON **ret_list);
 int pg_alert_get(struct store *store, long long id, cJSON **ret_alert);
 int pg_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
@@ -240,25 +235,24 @@ int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_du
 
 /* pg_schedules.c */
 int pg_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
-			   cJSON **ret_schedule);
+		       cJSON **ret_schedule);
 int pg_schedule_list(struct store *store, cJSON **ret_list);
 int pg_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
-int pg_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
-			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
-			  cJSON **ret_schedule);
+int pg_schedule_patch(struct store *store, long long id, int enabled, const char *cron, long long interval_s,
+		      const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule);
 int pg_schedule_delete(struct store *store, long long id, cJSON **ret_body);
 int pg_schedule_owner_set(struct store *store, long long id, const char *owner);
 int pg_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
 int pg_schedule_claim(struct store *store, long long id, bool manual, long long now,
-			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
+		      store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
 int pg_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
-			       long long now);
+			   long long now);
 int pg_schedule_pending(struct store *store, cJSON **ret_runs);
 
 /* pg_blobs.c */
 int pg_blob_references(struct store *store, cJSON **ret_hashes);
 
-/* --- the writes (pg_store.c) --- */
+/* --- the writes (pg_write.c) --- */
 
 /* Runs FN(store, ARG) in a transaction of its own on a connection of the
  * pool (pq_writer()), committed when FN returns 0 or more, rolled back
@@ -271,8 +265,8 @@ int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
  * *OUT, then calls DONE(CONTEXT) when DONE is given; *RET_CALL is CALL,
  * and pq_call_end() gives the result: the X_begin() of every
  * store_async.h call. */
-int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *),
-		   void *arg, cJSON **out, store_done_fn done, void *context, struct store_call **ret_call);
+int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
+		   cJSON **out, store_done_fn done, void *context, struct store_call **ret_call);
 
 /* The result of CALL's committed op (its message set on this thread on
  * failure) and its answer to *RET (NULL on failure); frees CALL. */
@@ -281,7 +275,7 @@ int pq_call_end(struct store_call *call, cJSON **ret);
 /* pq_write() for an op that builds its answer in *OUT: on success the
  * answer goes to *RET, on failure it is deleted. */
 int pq_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		       cJSON **ret);
+		    cJSON **ret);
 
 /* --- statements (pg_sql.c) ---
  *
@@ -419,7 +413,7 @@ char *pq_json_text(const cJSON *item);
 
 /* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
 void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-	       const char *reason);
+		  const char *reason);
 
 /* --- shared between resources --- */
 

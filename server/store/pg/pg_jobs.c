@@ -292,8 +292,8 @@ static int op_job_create(struct store *s, void *arg)
 				cJSON *cell = cJSON_CreateObject();
 				cJSON_AddStringToObject(cell, "agent",
 							(const char *)pgq_column_text(stmt, 1));
-				rc = insert_task(s, a->spec, job_id, cell, facts,
-						 pgq_column_int64(stmt, 0), priority, a->now, &builds);
+				rc = insert_task(s, a->spec, job_id, cell, facts, pgq_column_int64(stmt, 0),
+						 priority, a->now, &builds);
 				cJSON_Delete(cell);
 				tasks++;
 			}
@@ -330,7 +330,7 @@ static int op_job_create(struct store *s, void *arg)
 }
 
 int pg_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
-		      cJSON **ret_body)
+		  cJSON **ret_body)
 {
 	struct job_create_op a = {spec, submitted_by, now, NULL};
 
@@ -347,8 +347,8 @@ int pg_job_list(struct store *s, const char *state, int limit, long long before,
 	pq_read_begin(s);
 	pq_exec(pq_reader(), "BEGIN");
 	stmt = pq_prepare(pq_reader(), "SELECT " JOB_COLUMNS " FROM jobs"
-				     " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
-				     " ORDER BY id DESC LIMIT ?3");
+				       " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
+				       " ORDER BY id DESC LIMIT ?3");
 	if (stmt) {
 		pgq_bind_text(stmt, 1, state, -1, PGQ_TRANSIENT);
 		pgq_bind_int64(stmt, 2, before);
@@ -647,8 +647,8 @@ static int op_job_cancel(struct store *s, void *arg)
 			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
 			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
 			 "ii", a->now, a->id)) < 0 ||
-	    (rc = pq_run(pq_writer(), "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
-			 a->now, a->id)) < 0)
+	    (rc = pq_run(pq_writer(), "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?",
+			 "ii", a->now, a->id)) < 0)
 		return rc;
 	return job_summary_by_id(pq_writer(), a->id, &a->out);
 }

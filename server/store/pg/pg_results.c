@@ -23,8 +23,8 @@ int pg_result_get(struct store *s, long long result_id, char **ret_text)
 	int rc;
 
 	pq_read_begin(s);
-	rc = pq_row_by_id(pq_reader(), "SELECT body FROM results WHERE id = ?", result_id, "result", read_body,
-			  ret_text);
+	rc = pq_row_by_id(pq_reader(), "SELECT body FROM results WHERE id = ?", result_id, "result",
+			  read_body, ret_text);
 	pq_read_end(s);
 	return rc;
 }
@@ -112,7 +112,7 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	" WHERE t.job_id = ?1 AND t.kind = 'measure' ORDER BY t.id"
 
 int pg_job_report_rows(struct store *s, long long job_id, bool with_bodies,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context)
+		       int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
@@ -124,7 +124,7 @@ int pg_job_report_rows(struct store *s, long long job_id, bool with_bodies,
 /* Compare reads no summary text (profiled: reading it was part of the
  * store's 16-26 % of a compare), and no compare data of another version. */
 int pg_job_compare_rows(struct store *s, long long job_id, int version,
-			    int (*fn)(void *context, const struct store_report_row *row), void *context)
+			int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, NULL, m.version,"
@@ -153,7 +153,7 @@ static int result_ids(struct store *s, const char *sql, int version, long long l
 }
 
 int pg_results_unsummarized(struct store *s, int version, long long limit,
-				void (*fn)(void *context, long long result_id), void *context)
+			    void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT r.id FROM results r LEFT JOIN result_summaries m"
@@ -163,7 +163,7 @@ int pg_results_unsummarized(struct store *s, int version, long long limit,
 }
 
 int pg_results_without_compare(struct store *s, int version, long long limit,
-				   void (*fn)(void *context, long long result_id), void *context)
+			       void (*fn)(void *context, long long result_id), void *context)
 {
 	return result_ids(s,
 			  "SELECT result_id FROM result_summaries"
@@ -197,7 +197,7 @@ static int op_summaries_put(struct store *s, void *arg)
 				    " WHEN result_summaries.version = excluded.version"
 				    " THEN result_summaries.compare END")
 			: pq_cached(pq_writer(), "UPDATE result_summaries SET compare = ?4"
-					       " WHERE result_id = ?1 AND version = ?2");
+						 " WHERE result_id = ?1 AND version = ?2");
 
 	if (!stmt)
 		return LL_ESTORE;
@@ -224,7 +224,7 @@ static int op_summaries_put(struct store *s, void *arg)
 }
 
 int pg_summaries_put(struct store *s, size_t count, const long long *result_ids, int version,
-			 const char *const *summaries, const void *const *compare, const size_t *compare_len)
+		     const char *const *summaries, const void *const *compare, const size_t *compare_len)
 {
 	struct summaries_put_op a = {count, result_ids, version, summaries, compare, compare_len};
 
@@ -232,7 +232,7 @@ int pg_summaries_put(struct store *s, size_t count, const long long *result_ids,
 }
 
 int pg_compare_data_put(struct store *s, size_t count, const long long *result_ids, int version,
-			    const void *const *compare, const size_t *compare_len)
+			const void *const *compare, const size_t *compare_len)
 {
 	struct summaries_put_op a = {count, result_ids, version, NULL, compare, compare_len};
 

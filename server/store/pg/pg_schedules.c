@@ -88,7 +88,7 @@ static int op_schedule_create(struct store *s, void *arg)
 }
 
 int pg_schedule_create(struct store *s, const struct store_schedule_new *schedule, long long now,
-			   cJSON **ret_schedule)
+		       cJSON **ret_schedule)
 {
 	struct schedule_create_op a = {schedule, now, NULL};
 
@@ -150,8 +150,8 @@ static int op_schedule_patch(struct store *s, void *arg)
 
 	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	if (a->enabled >= 0 && (rc = pq_run(pq_writer(), "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
-					    (long long)a->enabled, a->id)) < 0)
+	if (a->enabled >= 0 && (rc = pq_run(pq_writer(), "UPDATE schedules SET enabled = ? WHERE id = ?",
+					    "ii", (long long)a->enabled, a->id)) < 0)
 		return rc;
 	if (a->cron &&
 	    (rc = pq_run(pq_writer(), "UPDATE schedules SET cron = ?, interval_s = NULL WHERE id = ?", "ti",
@@ -164,8 +164,8 @@ static int op_schedule_patch(struct store *s, void *arg)
 	if (a->job_text && (rc = pq_run(pq_writer(), "UPDATE schedules SET job = ? WHERE id = ?", "ti",
 					a->job_text, a->id)) < 0)
 		return rc;
-	if (a->next_due > 0 && (rc = pq_run(pq_writer(), "UPDATE schedules SET next_due = ? WHERE id = ?", "ii",
-					    a->next_due, a->id)) < 0)
+	if (a->next_due > 0 && (rc = pq_run(pq_writer(), "UPDATE schedules SET next_due = ? WHERE id = ?",
+					    "ii", a->next_due, a->id)) < 0)
 		return rc;
 	if ((rc = pq_run(pq_writer(), "UPDATE schedules SET updated_at = ? WHERE id = ?", "ii", a->now,
 			 a->id)) < 0)
@@ -174,7 +174,7 @@ static int op_schedule_patch(struct store *s, void *arg)
 }
 
 int pg_schedule_patch(struct store *s, long long id, int enabled, const char *cron, long long interval_s,
-			  const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule)
+		      const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule)
 {
 	struct schedule_op a = {id, enabled, cron, interval_s, job_text, next_due_ms, now, NULL};
 
@@ -234,7 +234,7 @@ int pg_schedules_due(struct store *s, long long now, long long *ret_ids, int max
 
 	pq_read_begin(s);
 	stmt = pq_prepare(pq_reader(), "SELECT id FROM schedules WHERE enabled = 1 AND deleted = 0"
-				     " AND next_due <= ? ORDER BY next_due, id LIMIT ?");
+				       " AND next_due <= ? ORDER BY next_due, id LIMIT ?");
 	if (stmt) {
 		pgq_bind_int64(stmt, 1, now);
 		pgq_bind_int64(stmt, 2, max);
@@ -363,8 +363,8 @@ done:
 	return rc;
 }
 
-int pg_schedule_claim(struct store *s, long long id, bool manual, long long now,
-			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim)
+int pg_schedule_claim(struct store *s, long long id, bool manual, long long now, store_next_due_fn next_due,
+		      struct store_schedule_claim *ret_claim)
 {
 	struct claim_op a = {id, now, manual, next_due, {0}};
 	int rc = pq_write(s, op_schedule_claim, &a);
@@ -392,8 +392,9 @@ static int op_run_finish(struct store *s, void *arg)
 			    "UPDATE schedule_runs SET outcome = 'created', job_id = ? WHERE id = ?", "ii",
 			    a->job_id, a->run_id);
 	else
-		rc = pq_run(pq_writer(), "UPDATE schedule_runs SET outcome = 'failed', reason = ? WHERE id = ?",
-			    "ti", a->error ? a->error : "unknown error", a->run_id);
+		rc = pq_run(pq_writer(),
+			    "UPDATE schedule_runs SET outcome = 'failed', reason = ? WHERE id = ?", "ti",
+			    a->error ? a->error : "unknown error", a->run_id);
 	if (rc == 0 && a->job_id)
 		rc = pq_run(pq_writer(),
 			    "UPDATE schedules SET last_job_id = ? WHERE id ="
@@ -409,7 +410,7 @@ static int op_run_finish(struct store *s, void *arg)
 }
 
 int pg_schedule_run_finish(struct store *s, long long run_id, long long job_id, const char *error,
-			       long long now)
+			   long long now)
 {
 	struct run_finish_op a = {run_id, job_id, error};
 
@@ -446,7 +447,7 @@ static int op_pending(struct store *s, void *arg)
 			struct run_finish_op f = {run_id, job_id, NULL};
 			rc = op_run_finish(s, &f);
 			pq_log_state("schedule_run", "run_id", run_id, "claimed", "created",
-				  "job found after a restart");
+				     "job found after a restart");
 		} else if (rc == 0) {
 			cJSON *run = cJSON_CreateObject();
 			cJSON_AddNumberToObject(run, "run_id", (double)run_id);

@@ -62,8 +62,7 @@ static int settings_read(PGconn *db, const char *name, struct store_series_setti
 	if (pgq_step(stmt) == PGQ_ROW) {
 		st->threshold_pct = pgq_column_double(stmt, 0);
 		if (pgq_column_type(stmt, 1) != PGQ_NULL)
-			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s",
-				 pgq_column_text(stmt, 1));
+			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s", pgq_column_text(stmt, 1));
 		if (pgq_column_type(stmt, 2) != PGQ_NULL)
 			snprintf(st->owner, sizeof(st->owner), "%s", pgq_column_text(stmt, 2));
 	}
@@ -107,7 +106,7 @@ static int series_list(struct store *s, void *context)
 	int rc = 0;
 
 	stmt = pq_prepare(pq_reader(), "SELECT series, count(*), max(id) FROM jobs WHERE series IS NOT NULL"
-				     " GROUP BY series ORDER BY series");
+				       " GROUP BY series ORDER BY series");
 	last = pq_prepare(pq_reader(), "SELECT id, state, revision, created_at FROM jobs WHERE id = ?");
 	if (!stmt || !last)
 		rc = LL_ESTORE;
@@ -198,8 +197,9 @@ struct settings_put_op {
 static int op_settings_put(struct store *s, void *arg)
 {
 	struct settings_put_op *a = arg;
-	struct pgq *stmt = pq_prepare(
-		pq_writer(), "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
+	struct pgq *stmt =
+		pq_prepare(pq_writer(),
+			   "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
 			   " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET"
 			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4, owner = ?5");
 	int rc;
@@ -218,8 +218,8 @@ static int op_settings_put(struct store *s, void *arg)
 	return rc;
 }
 
-int pg_series_settings_put(struct store *s, const char *name,
-			       const struct store_series_settings *settings, long long now, cJSON **ret_body)
+int pg_series_settings_put(struct store *s, const char *name, const struct store_series_settings *settings,
+			   long long now, cJSON **ret_body)
 {
 	struct settings_put_op a = {name, settings, now};
 	int rc = pq_write(s, op_settings_put, &a);
@@ -304,15 +304,15 @@ static int queue_delivery(struct store *s, long long id, const char *series, lon
 			 "t", series)) < 0 ||
 	    !hooked)
 		return rc;
-	if ((rc = pq_int(pq_writer(), &pending, 0, "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL",
-			 "")) < 0)
+	if ((rc = pq_int(pq_writer(), &pending, 0,
+			 "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "")) < 0)
 		return rc;
 	if (pending >= STORE_WEBHOOK_PENDING_MAX)
 		return pq_run(pq_writer(),
 			      "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
 			      "i", id);
-	return pq_run(pq_writer(), "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii",
-		      now, id);
+	return pq_run(pq_writer(), "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?",
+		      "ii", now, id);
 }
 
 static int op_check_record(struct store *s, void *arg)
@@ -355,8 +355,7 @@ static int op_check_record(struct store *s, void *arg)
 }
 
 int pg_series_check_record(struct store *s, long long job_id, const char *series, long long baseline_id,
-			       const char *verdict, const cJSON *alert, long long now,
-			       long long *ret_alert_id)
+			   const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id)
 {
 	struct check_op a = {job_id, series, baseline_id, verdict, alert, now, 0};
 	int rc = pq_write(s, op_check_record, &a);
@@ -441,8 +440,8 @@ static int op_alert_ack(struct store *s, void *arg)
 	long long acked = 0;
 	int rc;
 
-	if ((rc = pq_row_by_id(pq_writer(), "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
-			       read_alert, &a->out)) < 0)
+	if ((rc = pq_row_by_id(pq_writer(), "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id,
+			       "alert", read_alert, &a->out)) < 0)
 		return rc;
 	acked = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a->out, "acked_at"));
 	cJSON_Delete(a->out);
@@ -555,11 +554,12 @@ static int op_webhook_due(struct store *s, void *arg)
 	int rc;
 
 	/* A series' first pending alert (by id), when its time has come. */
-	stmt = pq_cached(pq_writer(),
-			 "SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
-			 " JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
-			 " ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?"
-			 " FOR UPDATE OF a SKIP LOCKED");
+	stmt = pq_cached(
+		pq_writer(),
+		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
+		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
+		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?"
+		" FOR UPDATE OF a SKIP LOCKED");
 	if (!stmt)
 		return LL_ESTORE;
 	pgq_bind_int64(stmt, 1, a->now);

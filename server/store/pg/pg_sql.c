@@ -91,7 +91,7 @@ int pq_exec(PGconn *conn, const char *sql)
 		return unreachable();
 	if (conn == tls_reader && tls_read_depth > 0 && (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))) {
 		if (tls_reader_borrowed)
-			return 0; /* a read inside a write: the write's transaction */
+			return 0;          /* a read inside a write: the write's transaction */
 		if (!strcmp(sql, "BEGIN")) /* one snapshot for the read's statements */
 			sql = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 	}
@@ -400,8 +400,8 @@ static void pq_bind(struct pgq *stmt, const char *types, va_list ap)
 			const char *t = va_arg(ap, const char *);
 			pgq_bind_text(stmt, i + 1, t, -1, PGQ_TRANSIENT);
 		} else {
-			pgq_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *),
-					  STORE_TOKEN_HASH_SIZE, PGQ_TRANSIENT);
+			pgq_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *), STORE_TOKEN_HASH_SIZE,
+				      PGQ_TRANSIENT);
 		}
 	}
 }
@@ -420,8 +420,7 @@ static int pq_step(PGconn *db, long long *ret, long long default_value, const ch
 	pq_bind(stmt, types, ap);
 	rc = pgq_step(stmt);
 	if (ret && rc == PGQ_ROW)
-		*ret = pgq_column_type(stmt, 0) == PGQ_NULL ? default_value
-								   : pgq_column_int64(stmt, 0);
+		*ret = pgq_column_type(stmt, 0) == PGQ_NULL ? default_value : pgq_column_int64(stmt, 0);
 	else if (ret && rc == PGQ_DONE)
 		*ret = default_value;
 	pq_release(db, stmt);
@@ -547,8 +546,7 @@ void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col)
 	if (pgq_column_type(stmt, col) == PGQ_NULL)
 		cJSON_AddNullToObject(obj, key);
 	else
-		cJSON_AddStringToObject(obj, key,
-					clock_format_rfc3339(pgq_column_int64(stmt, col), text));
+		cJSON_AddStringToObject(obj, key, clock_format_rfc3339(pgq_column_int64(stmt, col), text));
 }
 
 void pq_add_time_value(cJSON *obj, const char *key, long long ms)
@@ -580,7 +578,7 @@ char *pq_json_text(const cJSON *item)
 }
 
 void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-	       const char *reason)
+		  const char *reason)
 {
 	char text[24];
 

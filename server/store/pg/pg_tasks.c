@@ -62,8 +62,7 @@ static int read_build(void *context, struct pgq *row)
 {
 	cJSON *build = context;
 
-	cJSON_AddItemToObject(build, "builder",
-			      cJSON_CreateString((const char *)pgq_column_text(row, 1)));
+	cJSON_AddItemToObject(build, "builder", cJSON_CreateString((const char *)pgq_column_text(row, 1)));
 	cJSON_AddItemToObject(build, "result", pq_column_json(row, 0));
 	return 0;
 }
@@ -314,8 +313,8 @@ struct lease_call {
 	struct lease_op a;
 };
 
-int pg_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call)
+int pg_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done, void *context,
+			struct store_call **ret_call)
 {
 	struct lease_call *c = calloc(1, sizeof(*c));
 
@@ -369,10 +368,10 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	long long held;
 	int rc;
 
-	if ((rc = pq_row_by_id(pq_writer(),
-			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ? FOR UPDATE",
-			       task_id,
-			       "task", read_task_row, &row)) < 0)
+	if ((rc = pq_row_by_id(
+		     pq_writer(),
+		     "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ? FOR UPDATE",
+		     task_id, "task", read_task_row, &row)) < 0)
 		return rc;
 	/* The lease that made the agent the holder inserted its attempt in the
 	 * same op: only another holder needs the attempts looked up. */
@@ -431,7 +430,7 @@ static int op_task_progress(struct store *s, void *arg)
 }
 
 int pg_task_progress(struct store *s, long long agent_id, long long task_id, long long attempt,
-			 const char *phase, int percent, long long now, cJSON **ret_body)
+		     const char *phase, int percent, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .phase = phase, .percent = percent};
 
@@ -468,8 +467,8 @@ static int job_is_calibration(struct store *s, long long job_id, bool *ret)
 	pthread_mutex_unlock(&s->cache_lock);
 	if (!cached)
 		rc = pq_int(pq_writer(), &found, 0,
-			    "SELECT (spec::jsonb ->> 'calibration') IS NOT NULL FROM jobs WHERE id = ?",
-			    "i", job_id);
+			    "SELECT (spec::jsonb ->> 'calibration') IS NOT NULL FROM jobs WHERE id = ?", "i",
+			    job_id);
 	*ret = found != 0;
 	return rc;
 }
@@ -504,7 +503,7 @@ static int op_task_result(struct store *s, void *arg)
 	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
 		return rc;
 	stmt = pq_cached(pq_writer(), "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
-				    " VALUES (?, ?, ?, ?, ?)");
+				      " VALUES (?, ?, ?, ?, ?)");
 	if (!stmt)
 		return LL_ESTORE;
 	pgq_bind_int64(stmt, 1, a->task_id);
@@ -542,8 +541,8 @@ struct report_call {
 };
 
 int pg_task_result_begin(struct store *s, long long agent_id, long long task_id, long long attempt,
-			     const char *body, size_t body_len, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call)
+			 const char *body, size_t body_len, long long now, store_done_fn done, void *context,
+			 struct store_call **ret_call)
 {
 	struct report_call *c = calloc(1, sizeof(*c));
 
@@ -639,7 +638,7 @@ static int op_task_fail(struct store *s, void *arg)
 }
 
 int pg_task_fail(struct store *s, long long agent_id, long long task_id, long long attempt,
-		     const char *reason, bool retryable, long long now, cJSON **ret_body)
+		 const char *reason, bool retryable, long long now, cJSON **ret_body)
 {
 	struct report_op a = {agent_id, task_id, attempt, now, .reason = reason, .retryable = retryable};
 
@@ -660,8 +659,8 @@ static int op_expire_leases(struct store *s, void *arg)
 
 	/* Oldest lease first: the scan stops at the first one still good. */
 	stmt = pq_cached(pq_writer(), "SELECT id, job_id, attempt, lease_expires FROM tasks"
-				    " WHERE state = 'leased' AND lease_expires < ?"
-				    " ORDER BY lease_expires, id LIMIT 64 FOR UPDATE SKIP LOCKED");
+				      " WHERE state = 'leased' AND lease_expires < ?"
+				      " ORDER BY lease_expires, id LIMIT 64 FOR UPDATE SKIP LOCKED");
 	if (!stmt)
 		return LL_ESTORE;
 	pgq_bind_int64(stmt, 1, a->now);

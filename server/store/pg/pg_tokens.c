@@ -68,7 +68,7 @@ static int op_token_create(struct store *s, void *arg)
 }
 
 int pg_token_create(struct store *s, enum store_token_kind kind, const char *name, const char *team,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
 {
 	struct token_create_op a = {kind, name, team, hash, now, NULL};
 	cJSON *answer = NULL;
@@ -83,7 +83,7 @@ int pg_token_create(struct store *s, enum store_token_kind kind, const char *nam
 
 /* No token is remembered, unlike SQLite's: another daemon may revoke it. */
 int pg_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		      struct store_token *ret_token)
+		  struct store_token *ret_token)
 {
 	struct pgq *stmt;
 	struct store_token t = {0};
@@ -91,7 +91,7 @@ int pg_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZ
 
 	pq_read_begin(s);
 	stmt = pq_cached(pq_reader(), "SELECT id, kind, agent_id, name, hash, team FROM tokens"
-				    " WHERE hash = ? AND revoked_at IS NULL");
+				      " WHERE hash = ? AND revoked_at IS NULL");
 	if (!stmt) {
 		pq_read_end(s);
 		return LL_ESTORE;
@@ -101,8 +101,8 @@ int pg_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH_SIZ
 	if (step < 0)
 		rc = step;
 	else if (step == PGQ_ROW && pgq_column_bytes(stmt, 4) == STORE_TOKEN_HASH_SIZE &&
-	    hash_equal(pgq_column_blob(stmt, 4), hash) &&
-	    store_token_kind_parse((const char *)pgq_column_text(stmt, 1), &t.kind) == 0) {
+		 hash_equal(pgq_column_blob(stmt, 4), hash) &&
+		 store_token_kind_parse((const char *)pgq_column_text(stmt, 1), &t.kind) == 0) {
 		t.id = pgq_column_int64(stmt, 0);
 		t.agent_id = pgq_column_int64(stmt, 2);
 		snprintf(t.name, sizeof(t.name), "%s", (const char *)pgq_column_text(stmt, 3));
@@ -158,8 +158,8 @@ static int op_token_revoke(struct store *s, void *arg)
 		return rc;
 	if (!found)
 		return err_set(LL_ENOTFOUND, "No token has id %lld.", a->id);
-	return pq_run(pq_writer(), "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
-		      a->now, a->id);
+	return pq_run(pq_writer(), "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+		      "ii", a->now, a->id);
 }
 
 int pg_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)
