@@ -14,15 +14,6 @@ static const struct store_handle_ops handle_ops = {
 	.call_free = pg_call_free,
 };
 
-static const struct store_handle_ops handle_short_ops = {
-	.open = pg_open_short,
-	.close = pg_close,
-	.check = pg_check,
-	.integrity_check = pg_integrity_check,
-	.stats = pg_stats,
-	.call_free = pg_call_free,
-};
-
 static const struct store_token_ops tokens_ops = {
 	.token_count = pg_token_count,
 	.token_create = pg_token_create,
@@ -113,21 +104,8 @@ static const struct store_history_ops history_ops = {
 
 const struct store_backend store_backend_pg = {
 	.scheme = "postgresql",
+	.alias = "postgres",
 	.handle = &handle_ops,
-	.tokens = &tokens_ops,
-	.agents = &agents_ops,
-	.jobs = &jobs_ops,
-	.tasks = &tasks_ops,
-	.results = &results_ops,
-	.series = &series_ops,
-	.schedules = &schedules_ops,
-	.blobs = &blobs_ops,
-	.history = &history_ops,
-};
-
-const struct store_backend store_backend_pg_short = {
-	.scheme = "postgres",
-	.handle = &handle_short_ops,
 	.tokens = &tokens_ops,
 	.agents = &agents_ops,
 	.jobs = &jobs_ops,

@@ -130,8 +130,6 @@ void pg_webhook_claims_release(struct store *s);
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (pg_store.c). */
 int pg_open(const char *location, const struct store_options *options, struct store **ret_store);
-/* pg_open() for --db postgres://... */
-int pg_open_short(const char *location, const struct store_options *options, struct store **ret_store);
 void pg_close(struct store *s);
 int pg_check(struct store *s);
 int pg_integrity_check(struct store *s);

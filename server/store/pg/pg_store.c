@@ -79,14 +79,11 @@ fail:
 	return rc;
 }
 
+/* LOCATION is what follows "postgresql:" or "postgres:" in --db: libpq
+ * takes either scheme, so it is given back as "postgresql:LOCATION". */
 int pg_open(const char *location, const struct store_options *options, struct store **ret_store)
 {
 	return open_scheme("postgresql", location, options, ret_store);
-}
-
-int pg_open_short(const char *location, const struct store_options *options, struct store **ret_store)
-{
-	return open_scheme("postgres", location, options, ret_store);
 }
 
 void pg_close(struct store *s)
