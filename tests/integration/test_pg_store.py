@@ -117,6 +117,31 @@ def test_two_replicas_share_one_database():
         b.close()
 
 
+def test_long_poll_on_one_replica_is_woken_by_a_job_through_another():
+    c = cluster()
+    db = c.create_database()
+    with pg_daemon(db) as a:
+        b = pg_daemon(db)
+        b.start()
+        try:
+            b.admin_token, b.enroll_token = a.admin_token, a.enroll_token
+            _, tok = b.enroll("parked", {"os": "win10"})
+            answers = []
+            poll = threading.Thread(target=lambda: answers.append(
+                b.api("POST", "/api/v1/lease", {"wait": 30}, token=tok, timeout=60)))
+            poll.start()
+            wait_for("the poll to park", lambda: "loadlab_long_polls 1" in
+                     b.api("GET", "/metrics").body.decode())
+            job = a.submit(JOB)
+            poll.join(60)
+            # Leased within its wait (30 s): B's tick saw the ready task in
+            # the shared database (about once a second).
+            assert answers and answers[0].status == 200, answers
+            assert answers[0].json()["job_id"] == job["id"]
+        finally:
+            b.close()
+
+
 def test_uri_forms_and_bad_pool_size():
     c = cluster()
     db = c.create_database()
