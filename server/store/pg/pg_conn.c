@@ -88,8 +88,15 @@ PGconn *pg_pool_take(struct pg_pool *pool)
 	for (;;) {
 		if (pool->idle_count > 0) {
 			conn = pool->idle[--pool->idle_count];
-			pthread_mutex_unlock(&pool->lock);
-			return conn;
+			/* One the server closed meanwhile (a restart) has that
+			 * to read: it goes, and the next is tried. */
+			if (PQconsumeInput(conn) && PQstatus(conn) == CONNECTION_OK) {
+				pthread_mutex_unlock(&pool->lock);
+				return conn;
+			}
+			PQfinish(conn);
+			pool->open--;
+			continue;
 		}
 		if (pool->open < pool->size) {
 			if (clock_now_ms() < pool->retry_at_ms) {
