@@ -142,6 +142,27 @@ def test_long_poll_on_one_replica_is_woken_by_a_job_through_another():
             b.close()
 
 
+def test_concurrent_results_of_one_job_finish_it():
+    # Each write runs on its own connection, at once with the others: the
+    # job's state is refreshed under its row's lock, so the last result
+    # of its tasks, whichever thread has it, sees all of them done.
+    with pg_daemon() as d:
+        agents = [d.enroll("each-%d" % i, {"os": "win10"}) for i in range(8)]
+        job = d.submit(dict(JOB, matrix={"each_agent": {"os": ["win10"]}}))
+        assert job["task_count"] == 8, job
+        leases = [d.api("POST", "/api/v1/lease", {"wait": 0}, token=tok).json() for _, tok in agents]
+        answers = []
+        threads = [threading.Thread(target=lambda l=l, tok=tok: answers.append(
+            d.api("POST", "/api/v1/tasks/%d/result" % l["task_id"], result_body(l["attempt"]), token=tok)))
+            for l, (_, tok) in zip(leases, agents)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [a.status for a in answers] == [200] * 8, answers
+        assert d.job(job["id"])["state"] == "done"
+
+
 def test_uri_forms_and_bad_pool_size():
     c = cluster()
     db = c.create_database()

@@ -14,8 +14,8 @@
 #include <string.h>
 
 /* pq_agent_touch()'s longest wait between two writes of an agent's
- * last_seen: each write cost about 10k instructions of the writer's, three
- * times per lease, heartbeat and result (tests/bench/README.md, pass 6). */
+ * last_seen, as SQLite's backend (tests/bench/README.md, pass 6): a burst
+ * of one agent's requests writes its row once. */
 #define AGENT_TOUCH_MAX_MS 1000
 
 int pq_agent_touch(struct store *s, long long agent_id, long long now)
@@ -140,7 +140,7 @@ static int read_agent(void *context, struct pgq *row)
 	return 0;
 }
 
-/* Reads one agent with the writer's connection (inside an op). */
+/* Reads one agent with the write's connection (inside an op). */
 static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
 {
 	struct agent_rows c = {s, now, NULL, NULL};

@@ -427,7 +427,7 @@ cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *st
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last
- * request. Writer thread. */
+ * request. Inside a write (pq_writer()). */
 int pq_agent_touch(struct store *store, long long agent_id, long long now);
 
 #endif

@@ -27,10 +27,10 @@ static int read_job_state(void *context, struct pgq *row)
 }
 
 /* Whether job JOB_ID has a task in STATE (an index seek). The state is
- * written in each statement, not bound: PostgreSQL re-prepares a statement on
- * every new value of a parameter compared with a column that a partial
- * index's condition names (tasks.state: tasks_queued, tasks_held), which
- * cost 60k instructions a call instead of 5k. */
+ * written in each statement, not bound, as in SQLite's backend (where a
+ * bound one cost a re-prepare each call): a literal also lets PostgreSQL's
+ * planner match the partial indexes on tasks.state (tasks_queued,
+ * tasks_held). */
 static int job_has_task(struct store *s, long long job_id, enum queue_task_state state, bool *ret)
 {
 #define HAS_TASK(name) "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = '" name "')"
@@ -62,8 +62,11 @@ int pq_job_refresh_state(struct store *s, long long job_id, long long now)
 	bool has_leased;
 	int rc;
 
-	rc = pq_row_by_id(pq_writer(), "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
-			  current);
+	/* The job's row locked first: another transaction's change of a task
+	 * of this job (another thread, another daemon) is committed before
+	 * this one reads the tasks, so the last of them sees every change. */
+	rc = pq_row_by_id(pq_writer(), "SELECT state FROM jobs WHERE id = ? FOR UPDATE", job_id, NULL,
+			  read_job_state, current);
 	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
 		return 0;
 	if (rc < 0)

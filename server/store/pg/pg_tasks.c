@@ -330,7 +330,7 @@ int pg_task_lease_end(struct store_call *call, cJSON **ret_lease)
 	long long task_id = c->a.task_id, agent_id = c->a.agent_id;
 	int rc = pq_call_end(call, ret_lease);
 
-	/* Logged by the caller once committed: the writer thread only writes. */
+	/* Logged once committed, by the caller. */
 	if (rc == 0 && task_id) {
 		char task_text[24], agent_text[24];
 		snprintf(task_text, sizeof(task_text), "%lld", task_id);
