@@ -46,6 +46,10 @@ int reply_error(struct http_reply *reply, int status, const char *code, const ch
 	return reply_json(reply, status, body);
 }
 
+/* Retry-After of a 503 for a store error (LL_ESTORE), in seconds: about
+ * the PostgreSQL backend's longest reconnection backoff (pg_int.h). */
+#define STORE_RETRY_AFTER_SECONDS 5
+
 int reply_from_err(struct http_reply *reply, int rc)
 {
 	int status;
@@ -76,7 +80,10 @@ int reply_from_err(struct http_reply *reply, int rc)
 		status = 501;
 		break;
 	case LL_ESTORE:
+		/* The store failed or its database cannot be reached (the
+		 * PostgreSQL backend reconnects by itself): try again soon. */
 		status = 503;
+		reply->retry_after = STORE_RETRY_AFTER_SECONDS;
 		break;
 	case LL_ENOSPACE:
 		/* The agents keep a refused result spooled and retry (5xx),

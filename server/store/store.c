@@ -12,7 +12,14 @@
 /* The backends, the first being the one of a --db value without a scheme. */
 static const struct store_backend *const backends[] = {
 	&store_backend_sqlite,
+	&store_backend_pg,
 };
+
+/* Whether SCHEME (may be NULL) is the N bytes at PATH. */
+static bool scheme_is(const char *scheme, const char *path, size_t n)
+{
+	return scheme && strlen(scheme) == n && strncmp(scheme, path, n) == 0;
+}
 
 static const struct store_backend *backend_of(const struct store *store)
 {
@@ -47,7 +54,7 @@ static int backend_for(const char *path, const struct store_backend **ret_backen
 	const struct store_backend *backend = n ? NULL : backends[0];
 
 	for (size_t i = 0; !backend && i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (strlen(backends[i]->scheme) == n && strncmp(backends[i]->scheme, path, n) == 0)
+		if (scheme_is(backends[i]->scheme, path, n) || scheme_is(backends[i]->alias, path, n))
 			backend = backends[i];
 	if (!backend)
 		return err_set(LL_EINVAL, "No store backend for '%.*s:' (--db).", (int)n, path);

@@ -205,6 +205,7 @@ struct store_handle_ops {
 
 struct store_backend {
 	const char *scheme; /* "sqlite": --db sqlite:PATH */
+	const char *alias;  /* another scheme of the same backend, or NULL ("postgres") */
 	const struct store_handle_ops *handle;
 	const struct store_token_ops *tokens;
 	const struct store_agent_ops *agents;
@@ -219,5 +220,7 @@ struct store_backend {
 
 /* The backends (store.c's table names them). */
 extern const struct store_backend store_backend_sqlite;
+/* PostgreSQL (store/pg/): --db postgresql://... and postgres://... */
+extern const struct store_backend store_backend_pg;
 
 #endif

@@ -31,6 +31,20 @@ SCHEMAS = os.path.join(SOURCE_DIR, "schemas")
 EXAMPLES = os.path.join(SCHEMAS, "examples")
 
 
+# LOADLAB_TEST_STORE=postgresql: every Daemon's store is a database of its
+# own in one PostgreSQL cluster of this process (pg_cluster.py), one per
+# data folder, so that a daemon started again on it finds its store.
+TEST_STORE = os.environ.get("LOADLAB_TEST_STORE", "sqlite")
+_PG_DATABASES = {}
+
+
+def sqlite_only(fn):
+    """Marks a test of SQLite's own files, which run_tests() passes over
+    on PostgreSQL."""
+    fn.sqlite_only = True
+    return fn
+
+
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
@@ -85,10 +99,39 @@ class Daemon:
         self.url = None
         self.log_path = os.path.join(self.data_dir, "loadlabd.log")
 
+    def pg_database(self):
+        """The PostgreSQL database of this daemon (LOADLAB_TEST_STORE)."""
+        import pg_cluster
+        key = os.path.abspath(self.data_dir)
+        if key not in _PG_DATABASES:
+            _PG_DATABASES[key] = pg_cluster.shared().create_database()
+        return _PG_DATABASES[key]
+
+    def store_args(self):
+        if TEST_STORE != "postgresql" or any(a == "--db" or a.startswith("--db=") for a in self.extra_args):
+            return []
+        import pg_cluster
+        return ["--db", pg_cluster.shared().uri(self.pg_database())]
+
+    def store_sql(self, sql):
+        """SQL run on this daemon's store (SQLite's file or PostgreSQL's
+        database); its rows (PostgreSQL: as texts)."""
+        if TEST_STORE == "postgresql":
+            import pg_cluster
+            return pg_cluster.shared().psql(self.pg_database(), sql)
+        db = sqlite3.connect(os.path.join(self.data_dir, "loadlab.db"))
+        try:
+            rows = db.execute(sql).fetchall()
+            db.commit()
+        finally:
+            db.close()
+        return rows
+
     def start(self, timeout=30):
         self.log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [LOADLABD, "--listen", "127.0.0.1:0", "--data-dir", self.data_dir] + self.extra_args,
+            [LOADLABD, "--listen", "127.0.0.1:0", "--data-dir", self.data_dir] + self.store_args() +
+            self.extra_args,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.log, env=self.env)
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -147,10 +190,7 @@ class Daemon:
         results that have none, oldest first, and reports compute what
         they need on demand."""
         self.stop()
-        db = sqlite3.connect(os.path.join(self.data_dir, "loadlab.db"))
-        db.execute("DELETE FROM result_summaries")
-        db.commit()
-        db.close()
+        self.store_sql("DELETE FROM result_summaries")
         return self.start()
 
     def close(self):
@@ -271,6 +311,9 @@ def agent_calibrate(args, timeout):
 def results_of(daemon, task_id):
     """The results stored for TASK_ID, as (attempt, parsed body) pairs, read
     from DAEMON's database opened read-only."""
+    if TEST_STORE == "postgresql":
+        rows = daemon.store_sql("SELECT attempt, body FROM results WHERE task_id = %d" % int(task_id))
+        return [(int(a), json.loads(b)) for a, b in rows]
     db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "loadlab.db"), uri=True)
     try:
         rows = db.execute("SELECT attempt, body FROM results WHERE task_id = ?", (task_id,)).fetchall()
@@ -319,6 +362,9 @@ def run_tests(namespace):
     passed = failed = 0
     for name, fn in tests:
         if only and name not in only:
+            continue
+        if TEST_STORE != "sqlite" and getattr(fn, "sqlite_only", False):
+            print("skip %s (SQLite's files)" % name, flush=True)
             continue
         start = time.time()
         try:

@@ -14,7 +14,7 @@ import shutil
 import time
 import urllib.parse
 
-from harness import LOADLABD, SOURCE_DIR, Daemon, run_tests
+from harness import LOADLABD, SOURCE_DIR, Daemon, run_tests, sqlite_only
 
 GOOD_JOB = (b'{"name":"NAME","family":"pe","generator":{"dlls":2,"exports":3},'
             b'"variants":["default"]}')
@@ -211,6 +211,7 @@ def test_every_readme_flag_form_starts_the_daemon():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@sqlite_only
 def test_store_files_0600_and_data_dir_made_with_parents():
     tmp = tempfile.mkdtemp(prefix="loadlabd-files-")
     try:

@@ -8,7 +8,6 @@ import io
 import math
 import os
 import random
-import sqlite3
 import subprocess
 import time
 
@@ -153,16 +152,13 @@ def test_column_report():
         # Summaries lost (or never made) are made again in the background
         # when the daemon starts.
         d.stop()
-        db = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
-        db.execute("DELETE FROM result_summaries")
-        db.commit()
+        d.store_sql("DELETE FROM result_summaries")
         d.start()
         deadline = time.time() + 60
         while "loadlab_summaries_pending 0\n" not in d.api("GET", "/metrics").body.decode():
             assert time.time() < deadline, "summaries were not made again"
             time.sleep(0.1)
-        assert db.execute("SELECT count(*) FROM result_summaries").fetchone()[0] == 3
-        db.close()
+        assert int(d.store_sql("SELECT count(*) FROM result_summaries")[0][0]) == 3
         assert d.api("GET", "/api/v1/jobs/%d/report" % jid, token=d.admin_token).json() == report
 
 

@@ -2,7 +2,6 @@
 answered 401 when it wakes, and the task it would have had stays queued
 for another agent."""
 import os
-import sqlite3
 import threading
 
 from harness import Daemon, run_tests, wait_for
@@ -18,9 +17,8 @@ def test_parked_poll_of_a_revoked_token_gets_401():
         wait_for("the poll to park", lambda: "loadlab_long_polls 1" in
                  d.api("GET", "/metrics").body.decode())
         # Agent tokens are not listed; the store names this one's id.
-        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(d.data_dir, "loadlab.db"), uri=True)
-        (token_id,), = db.execute("SELECT id FROM tokens WHERE agent_id = ?", (agent_id,)).fetchall()
-        db.close()
+        (token_id,), = d.store_sql("SELECT id FROM tokens WHERE agent_id = %d" % int(agent_id))
+        token_id = int(token_id)
         assert d.api("DELETE", "/api/v1/tokens/%d" % token_id, token=d.admin_token).status == 200
         # New work wakes the parked poll.
         job = d.submit({"name": "x", "family": "pe", "generator": {"dlls": 2, "exports": 3},

@@ -53,9 +53,19 @@ int main(void)
 
 	/* An unknown scheme is refused, the handle untouched. */
 	s = NULL;
-	CHECK_EQ_INT(store_open("postgres://db.example/loadlab", &test_store_options, &s), LL_EINVAL);
+	CHECK_EQ_INT(store_open("mysql://db.example/loadlab", &test_store_options, &s), LL_EINVAL);
 	CHECK(s == NULL);
-	CHECK(strstr(err_message(LL_EINVAL), "postgres") != NULL);
+	CHECK(strstr(err_message(LL_EINVAL), "mysql") != NULL);
+
+	/* postgresql: and postgres: are PostgreSQL's (store/pg/): a database
+	 * that cannot be reached is a store error, the handle untouched. */
+	CHECK_EQ_INT(store_open("postgresql://127.0.0.1:1/loadlab", &test_store_options, &s), LL_ESTORE);
+	CHECK(s == NULL);
+	CHECK_EQ_INT(store_open("postgres://127.0.0.1:1/loadlab", &test_store_options, &s), LL_ESTORE);
+	CHECK(s == NULL);
+	CHECK_EQ_INT(store_open("postgresql://127.0.0.1:1/loadlab?pool_size=0", &test_store_options, &s),
+		     LL_EINVAL);
+	CHECK(s == NULL);
 
 	/* A ':' after a '/' belongs to a path. */
 	CHECK_EQ_INT(store_open(odd, &test_store_options, &s), 0);

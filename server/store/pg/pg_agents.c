@@ -1,0 +1,371 @@
+/*
+ * pg_agents.c - the PostgreSQL store's agents (store.h, "agents"): enrollment,
+ * listing, labels and quarantine, and heartbeats, which renew the leases
+ * an agent holds.
+ */
+#include "pg_int.h"
+
+#include "store/queue.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* pq_agent_touch()'s longest wait between two writes of an agent's
+ * last_seen, as SQLite's backend (tests/bench/README.md, pass 6): a burst
+ * of one agent's requests writes its row once. */
+#define AGENT_TOUCH_MAX_MS 1000
+
+int pq_agent_touch(struct store *s, long long agent_id, long long now)
+{
+	long long window = s->options.offline_after_ms / 8;
+	int rc;
+
+	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
+		window = AGENT_TOUCH_MAX_MS;
+	pthread_mutex_lock(&s->cache_lock);
+	bool due = store_cache_agent_touch_due(&s->cache, agent_id, now, window);
+	pthread_mutex_unlock(&s->cache_lock);
+	if (!due)
+		return 0;
+	/* GREATEST: another daemon's later touch stays. */
+	rc = pq_run(pq_writer(),
+		    "UPDATE agents SET last_seen = GREATEST(coalesce(last_seen, 0), ?) WHERE id = ?", "ii",
+		    now, agent_id);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->cache_lock);
+		store_cache_agent_touch_put(&s->cache, agent_id, now);
+		pthread_mutex_unlock(&s->cache_lock);
+	}
+	return rc;
+}
+
+struct agent_enroll_op {
+	const char *name;
+	char *facts, *labels;
+	const unsigned char *hash;
+	long long now, id;
+};
+
+static int op_agent_enroll(struct store *s, void *arg)
+{
+	struct agent_enroll_op *a = arg;
+	int rc;
+
+	rc = pq_run(pq_writer(),
+		    "INSERT INTO agents (name, facts, labels, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
+		    "tttii", a->name, a->facts, a->labels, a->now, a->now);
+	if (rc < 0)
+		return rc;
+	a->id = pgq_last_insert_id(pq_writer());
+	return pq_run(
+		pq_writer(),
+		"INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
+		"tbii", a->name, a->hash, a->id, a->now);
+}
+
+int pg_agent_enroll(struct store *s, const char *name, const cJSON *facts, const cJSON *labels,
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id)
+{
+	struct agent_enroll_op a = {name, pq_json_text(facts), pq_json_text(labels), hash, now, 0};
+	int rc = (a.facts && a.labels) ? pq_write(s, op_agent_enroll, &a) : LL_ENOMEM;
+
+	free(a.facts);
+	free(a.labels);
+	if (rc < 0)
+		return rc;
+	*ret_agent_id = a.id;
+	return 0;
+}
+
+#define AGENT_COLUMNS                                                                          \
+	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
+	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
+	" a.last_calibration"
+
+static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
+{
+	cJSON *a = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(a, "id", (double)pgq_column_int64(stmt, 0));
+	cJSON_AddStringToObject(a, "name", (const char *)pgq_column_text(stmt, 1));
+	cJSON_AddItemToObject(a, "facts", pq_column_json(stmt, 2));
+	cJSON_AddItemToObject(a, "labels", pq_column_json(stmt, 3));
+	cJSON_AddStringToObject(
+		a, "state",
+		queue_agent_state(pgq_column_int(stmt, 4) != 0, pgq_column_type(stmt, 5) != PGQ_NULL,
+				  pgq_column_int64(stmt, 5), now, s->options.offline_after_ms));
+	pq_add_time(a, "last_seen", stmt, 5);
+	pq_add_int_or_null(a, "current_task", stmt, 7);
+	pq_add_time(a, "created_at", stmt, 6);
+	if (pgq_column_type(stmt, 8) == PGQ_NULL)
+		cJSON_AddNullToObject(a, "last_calibration");
+	else
+		cJSON_AddItemToObject(a, "last_calibration", pq_column_json(stmt, 8));
+	return a;
+}
+
+/* The context of agent_from_row() called by pq_reader_each() and
+ * pq_row_by_id(). */
+struct agent_rows {
+	struct store *store;
+	long long now;
+	cJSON *list;  /* listing: the array to fill */
+	cJSON *agent; /* by id: the agent read */
+};
+
+static void add_agent(void *context, struct pgq *row)
+{
+	struct agent_rows *c = context;
+
+	cJSON_AddItemToArray(c->list, agent_from_row(c->store, row, c->now));
+}
+
+int pg_agent_list(struct store *s, long long now, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject();
+	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
+	int rc = pq_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
+
+	return pq_answer(rc, out, ret_list);
+}
+
+static int read_agent(void *context, struct pgq *row)
+{
+	struct agent_rows *c = context;
+
+	c->agent = agent_from_row(c->store, row, c->now);
+	return 0;
+}
+
+/* Reads one agent with the write's connection (inside an op). */
+static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc = pq_row_by_id(pq_writer(), "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id,
+			      "agent", read_agent, &c);
+
+	if (rc == 0)
+		*ret = c.agent;
+	return rc;
+}
+
+int pg_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret_agent)
+{
+	struct agent_rows c = {s, now, NULL, NULL};
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_row_by_id(pq_reader(), "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", agent_id,
+			  "agent", read_agent, &c);
+	pq_read_end(s);
+	if (rc == 0)
+		*ret_agent = c.agent;
+	return rc;
+}
+
+struct agent_patch_op {
+	long long id;
+	const cJSON *labels;
+	int quarantine;
+	long long now;
+	cJSON *out;
+};
+
+static int op_agent_patch(struct store *s, void *arg)
+{
+	struct agent_patch_op *a = arg;
+	cJSON *agent = NULL, *labels;
+	const cJSON *item;
+	char *text;
+	int rc;
+
+	if ((rc = writer_agent_get(s, a->id, a->now, &agent)) < 0)
+		return rc;
+	labels = cJSON_GetObjectItemCaseSensitive(agent, "labels");
+	cJSON_ArrayForEach(item, a->labels) {
+		cJSON_DeleteItemFromObjectCaseSensitive(labels, item->string);
+		if (cJSON_IsString(item))
+			cJSON_AddStringToObject(labels, item->string, item->valuestring);
+	}
+	if (cJSON_GetArraySize(labels) > 32) {
+		cJSON_Delete(agent);
+		return err_set(LL_ERANGE, "An agent has at most 32 labels.");
+	}
+	text = pq_json_text(labels);
+	cJSON_Delete(agent);
+	rc = pq_run(pq_writer(), "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
+	free(text);
+	if (rc == 0 && a->quarantine >= 0)
+		rc = pq_run(pq_writer(), "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
+			    (long long)a->quarantine, a->id);
+	if (rc == 0)
+		rc = writer_agent_get(s, a->id, a->now, &a->out);
+	return rc;
+}
+
+int pg_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine, long long now,
+		   cJSON **ret_agent)
+{
+	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
+
+	return pq_write_answer(s, op_agent_patch, &a, &a.out, ret_agent);
+}
+
+struct heartbeat_op {
+	long long agent_id, now;
+	cJSON *out;
+};
+
+/* Adds the task at ROW of a heartbeat's listing to TASKS. */
+static void add_heartbeat_task(cJSON *tasks, struct pgq *row, bool cancelled)
+{
+	cJSON *t = pq_task_attempt_json(pgq_column_int64(row, 0), pgq_column_int64(row, 1),
+					cancelled ? "cancelled" : "leased");
+
+	cJSON_AddBoolToObject(t, "cancelled", cancelled);
+	if (cancelled)
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	else
+		pq_add_time(t, "lease_expires_at", row, 2);
+	cJSON_AddItemToArray(tasks, t);
+}
+
+static int op_agent_heartbeat(struct store *s, void *arg)
+{
+	struct heartbeat_op *a = arg;
+	long long expires = a->now + s->options.lease_ms;
+	struct pgq *leased, *cancelled;
+	bool has_leased, has_cancelled, cancelled_listed = false;
+	cJSON *tasks;
+	int rc;
+
+	if ((rc = pq_agent_touch(s, a->agent_id, a->now)) < 0 ||
+	    (rc = pq_run(pq_writer(),
+			 "UPDATE tasks SET lease_expires = ? WHERE lease_holder = ? AND state = 'leased'",
+			 "ii", expires, a->agent_id)) < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "agent_id", (double)a->agent_id);
+	tasks = cJSON_AddArrayToObject(a->out, "tasks");
+	/* Two seeks of tasks_held (state, lease_holder), each in id
+	 * order, merged by id. One statement with "state = 'leased' OR
+	 * (state = 'cancelled' AND ...)" walked every task the agent ever
+	 * held (its done ones too): a heartbeat cost grew with its history. */
+	leased = pq_cached(pq_writer(), "SELECT id, attempt, lease_expires FROM tasks"
+					" WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
+	cancelled = pq_cached(pq_writer(), "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
+					   " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
+	if (!leased || !cancelled) {
+		pq_release(pq_writer(), leased);
+		pq_release(pq_writer(), cancelled);
+		return LL_ESTORE;
+	}
+	pgq_bind_int64(leased, 1, a->agent_id);
+	pgq_bind_int64(cancelled, 1, a->agent_id);
+	has_leased = pgq_step(leased) == PGQ_ROW;
+	has_cancelled = pgq_step(cancelled) == PGQ_ROW;
+	while (has_leased || has_cancelled) {
+		if (has_cancelled &&
+		    (!has_leased || pgq_column_int64(cancelled, 0) < pgq_column_int64(leased, 0))) {
+			add_heartbeat_task(tasks, cancelled, true);
+			cancelled_listed = true;
+			has_cancelled = pgq_step(cancelled) == PGQ_ROW;
+		} else {
+			add_heartbeat_task(tasks, leased, false);
+			has_leased = pgq_step(leased) == PGQ_ROW;
+		}
+	}
+	pq_release(pq_writer(), leased);
+	pq_release(pq_writer(), cancelled);
+	/* Only a cancelled task just listed has cancel_notified = 0. */
+	if (!cancelled_listed)
+		return 0;
+	return pq_run(pq_writer(),
+		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'"
+		      " AND cancel_notified = 0",
+		      "i", a->agent_id);
+}
+
+struct heartbeat_call {
+	struct store_call call;
+	struct heartbeat_op a;
+};
+
+int pg_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call)
+{
+	struct heartbeat_call *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	c->a = (struct heartbeat_op){agent_id, now, NULL};
+	return pq_call_submit(s, &c->call, op_agent_heartbeat, &c->a, &c->a.out, done, context, ret_call);
+}
+
+int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
+{
+	return pq_call_end(call, ret_body);
+}
+
+/* ------------------------------------------------------------ calibration */
+
+struct calibration_spec {
+	long long job_id;
+	cJSON *spec;
+};
+
+static int read_calibration_spec(void *context, struct pgq *row)
+{
+	struct calibration_spec *c = context;
+
+	c->job_id = pgq_column_int64(row, 0);
+	c->spec = pq_column_json(row, 1);
+	return c->spec ? 0 : LL_ENOMEM;
+}
+
+int pg_task_calibration_spec(struct store *s, long long task_id, long long *ret_job_id, cJSON **ret_spec)
+{
+	struct calibration_spec c = {0, NULL};
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_row_by_id(pq_reader(),
+			  "SELECT j.id, j.spec FROM tasks t JOIN jobs j ON j.id = t.job_id"
+			  " WHERE t.id = ? AND (j.spec::jsonb ->> 'calibration') IS NOT NULL",
+			  task_id, NULL, read_calibration_spec, &c);
+	pq_read_end(s);
+	if (rc == LL_ENOTFOUND)
+		rc = 0;
+	if (rc < 0)
+		return rc;
+	*ret_job_id = c.job_id;
+	*ret_spec = c.spec;
+	return 0;
+}
+
+int pg_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
+{
+	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
+
+	return pg_calibration_write(s, agent_id,
+				    cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
+				    calibration, true);
+}
+
+int pg_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
+{
+	long long held = 0;
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_int(
+		pq_reader(), &held, 0,
+		"SELECT count(*) FROM tasks WHERE lease_holder = ? AND state = 'leased' AND kind = 'build'",
+		"i", agent_id);
+	pq_read_end(s);
+	*ret_builds = rc == 0 && held > 0;
+	return rc;
+}

@@ -1,0 +1,433 @@
+/*
+ * pg_int.h - what the files of the PostgreSQL backend (store_backend.h)
+ * share: the struct behind store.h's handle, the pool of connections, the
+ * statement layer (struct pgq) and the JSON helpers, and each file's
+ * operations for pg_backend.c's table. Only store/pg/ includes it.
+ *
+ * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
+ * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
+ * (open, close, checks, stats), pg_write.c (the transactions of writes),
+ * pg_sql.c (statements and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
+ * pg_agents.c, pg_jobs.c, pg_tasks.c, pg_results.c, pg_series.c,
+ * pg_schedules.c, pg_blobs.c, pg_history.c), and pg_backend.c, the table.
+ *
+ * Threads: every op runs on its caller's thread with a connection of the
+ * pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
+ * COMMIT, or ROLLBACK when it fails), which the op reaches as pq_writer();
+ * a read takes one between pq_read_begin() and pq_read_end(), reached as
+ * pq_reader() (a read inside a write uses the write's). Both are the
+ * calling thread's own (thread-local), so that the resources' code reads
+ * as SQLite's, whose writer thread and reader lock they replace. Several
+ * daemons may share the database: a lease takes its task with SELECT ...
+ * FOR UPDATE SKIP LOCKED, and every later write of an attempt names the
+ * attempt (pg_tasks.c).
+ */
+#ifndef LOADLAB_SERVER_STORE_PG_INT_H
+#define LOADLAB_SERVER_STORE_PG_INT_H
+
+#include "store/store_backend.h"
+#include "store/store_cache.h"
+
+#include <libpq-fe.h>
+#include <pthread.h>
+
+/* The lease scan looks at this many ready tasks per call. */
+#define STORE_LEASE_SCAN 500
+/* Most build tasks one job's cells may need (distinct targets,
+ * queue_build.h). */
+#define STORE_MAX_BUILDS 16
+
+/* Connections a daemon keeps at most (its pool); the default, and what
+ * the URI's "pool_size=N" parameter may ask for (1..PG_POOL_MAX). */
+#define PG_POOL_DEFAULT 8
+#define PG_POOL_MAX 64
+/* Seconds libpq waits for a connection (connect_timeout), and the
+ * statement_timeout every session sets, in ms. */
+#define PG_CONNECT_TIMEOUT_S 3
+#define PG_STATEMENT_TIMEOUT_MS 10000
+/* How long an op waits for a free connection of the pool. */
+#define PG_POOL_WAIT_MS 5000
+/* After a failed connection, none is tried for this long, doubling per
+ * failure up to the max: requests meanwhile fail at once (503). */
+#define PG_BACKOFF_MIN_MS 100
+#define PG_BACKOFF_MAX_MS 5000
+/* A write that meets a deadlock or a serialization failure (another
+ * replica's transaction) runs again, this many times at most. */
+#define PG_WRITE_RETRIES 3
+
+/* Webhook deliveries one daemon holds claimed at most (the delivery
+ * pool asks for at most 64 at a time, webhook_delivery.c). */
+#define PG_WEBHOOK_CLAIMS_MAX 256
+
+struct pg_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *conninfo; /* libpq's URI or key=value string */
+	int size;       /* connections at most */
+	int open;       /* connections made (idle and taken) */
+	int idle_count;
+	PGconn *idle[PG_POOL_MAX];
+	long long retry_at_ms; /* no connection tried before (backoff) */
+	long long backoff_ms;
+	long long connects, connect_failures;
+};
+
+/* Makes the pool for CONNINFO of SIZE connections (none made yet). */
+int pg_pool_init(struct pg_pool *pool, const char *conninfo, int size);
+void pg_pool_destroy(struct pg_pool *pool);
+/* A connection of the pool (an idle one, or a new one while fewer than
+ * SIZE are open), waiting up to PG_POOL_WAIT_MS for one to be given back;
+ * NULL with LL_ESTORE set when the database cannot be reached (within the
+ * backoff after a failure, at once). */
+PGconn *pg_pool_take(struct pg_pool *pool);
+/* Gives CONN back; a connection that is broken (or BROKEN) is closed. */
+void pg_pool_give(struct pg_pool *pool, PGconn *conn, bool broken);
+
+/* Brings the database to the latest schema version, once per database
+ * for all daemons (pg_advisory_lock) (pg_migrate.c). */
+int pg_migrate(PGconn *conn);
+/* The schema version pg_migrate() gives. */
+int pg_schema_latest(void);
+
+/* One write (pq_write()): its result, its message. */
+struct store_op {
+	int rc;
+	char message[256];
+};
+
+/* A write that does not block its caller (store_async.h): the op's result
+ * and the answer it built (deleted with the call unless taken). The write
+ * runs within X_begin(), and DONE is called before X_begin() returns
+ * (http_write_committed() takes either order). */
+struct store_call {
+	struct store_base base; /* first: the backend (store_backend.h) */
+	struct store_op op;
+	cJSON **out;
+};
+
+struct store {
+	struct store_base base; /* first: the backend (store_backend.h) */
+	struct pg_pool pool;
+	struct store_options options;
+	long long commits, committed_ops; /* under cache_lock */
+
+	/* Shared by the threads, under cache_lock: printed "job" members of
+	 * leases, pq_agent_touch()'s latest writes. */
+	pthread_mutex_t cache_lock;
+	struct store_cache cache;
+
+	/* Webhook deliveries this daemon claimed (pg_webhook_due()) and has
+	 * not reported on yet, under cache_lock: given back at close. */
+	long long claims[PG_WEBHOOK_CLAIMS_MAX];
+	int claim_count;
+};
+
+/* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */
+void pg_webhook_claims_release(struct store *s);
+
+/* --- the backend's operations (pg_backend.c names them) --- */
+
+/* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
+ * for this backend (pg_store.c). */
+int pg_open(const char *location, const struct store_options *options, struct store **ret_store);
+void pg_close(struct store *s);
+int pg_check(struct store *s);
+int pg_integrity_check(struct store *s);
+int pg_stats(struct store *s, long long now, struct store_stats *ret);
+void pg_call_free(struct store_call *call);
+
+/* Each resource file's: store.h's function of the same name without "store_". */
+/* pg_tokens.c */
+int pg_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
+int pg_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
+int pg_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+		  struct store_token *ret_token);
+int pg_token_list(struct store *store, cJSON **ret_list);
+int pg_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
+
+/* pg_agents.c */
+int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
+		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);
+int pg_agent_list(struct store *store, long long now, cJSON **ret_list);
+int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
+int pg_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+		   long long now, cJSON **ret_agent);
+int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
+int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
+int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
+int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+			     void *context, struct store_call **ret_call);
+int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
+
+/* pg_history.c */
+int pg_job_history(struct store *store, const char *family, long long before, int limit,
+		   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
+		   void *context);
+int pg_calibration_add(struct store *store, long long agent_id, long long result_id,
+		       const cJSON *calibration);
+int pg_calibration_history(struct store *store, long long agent_id, long long before_result_id,
+			   double injected_us, const char *family, const char *runner, int limit,
+			   void (*fn)(void *context, const cJSON *calibration), void *context);
+
+/* Stores CALIBRATION (pg_history.c): in the agent's history of
+ * calibrations, or as its last one (LAST), which a calibration whose
+ * result came earlier never replaces. */
+int pg_calibration_write(struct store *s, long long agent_id, long long result_id, const cJSON *calibration,
+			 bool last);
+
+/* pg_jobs.c */
+int pg_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
+		  cJSON **ret_body);
+int pg_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
+int pg_job_get(struct store *store, long long job_id, cJSON **ret_job);
+int pg_job_add_waiting(struct store *store, cJSON *job, long long now);
+int pg_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
+
+/* pg_tasks.c */
+int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
+		     const char *phase, int percent, long long now, cJSON **ret_body);
+int pg_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
+		 const char *reason, bool retryable, long long now, cJSON **ret_body);
+int pg_expire_leases(struct store *store, long long now, int *ret_expired);
+int pg_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
+			void *context, struct store_call **ret_call);
+int pg_task_lease_end(struct store_call *call, cJSON **ret_lease);
+int pg_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
+			 const char *body, size_t body_len, long long now, store_done_fn done, void *context,
+			 struct store_call **ret_call);
+int pg_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
+bool pg_task_result_is_calibration(const struct store_call *call);
+
+/* pg_results.c */
+int pg_result_get(struct store *store, long long result_id, char **ret_text);
+int pg_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
+int pg_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+		       int (*fn)(void *context, const struct store_report_row *row), void *context);
+int pg_job_compare_rows(struct store *store, long long job_id, int version,
+			int (*fn)(void *context, const struct store_report_row *row), void *context);
+int pg_results_unsummarized(struct store *store, int version, long long limit,
+			    void (*fn)(void *context, long long result_id), void *context);
+int pg_results_without_compare(struct store *store, int version, long long limit,
+			       void (*fn)(void *context, long long result_id), void *context);
+int pg_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
+		     const char *const *summaries, const void *const *compare, const size_t *compare_len);
+int pg_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
+			const void *const *compare, const size_t *compare_len);
+
+/* pg_series.c */
+int pg_series_list(struct store *store, cJSON **ret_list);
+int pg_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
+int pg_series_settings_get(struct store *store, const char *name, struct store_series_settings *ret_settings);
+int pg_series_settings_put(struct store *store, const char *name,
+			   const struct store_series_settings *settings, long long now, cJSON **ret_body);
+int pg_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
+int pg_series_previous_done(struct store *store, const char *series, long long job_id, long long *ret_job_id);
+int pg_series_check_record(struct store *store, long long job_id, const char *series, long long baseline_id,
+			   const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id);
+int pg_alert_list(struct store *store, bool open_only, cJSON **ret_list);
+int pg_alert_get(struct store *store, long long id, cJSON **ret_alert);
+int pg_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
+int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
+int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
+
+/* pg_schedules.c */
+int pg_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
+		       cJSON **ret_schedule);
+int pg_schedule_list(struct store *store, cJSON **ret_list);
+int pg_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
+int pg_schedule_patch(struct store *store, long long id, int enabled, const char *cron, long long interval_s,
+		      const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule);
+int pg_schedule_delete(struct store *store, long long id, cJSON **ret_body);
+int pg_schedule_owner_set(struct store *store, long long id, const char *owner);
+int pg_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
+int pg_schedule_claim(struct store *store, long long id, bool manual, long long now,
+		      store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
+int pg_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
+			   long long now);
+int pg_schedule_pending(struct store *store, cJSON **ret_runs);
+
+/* pg_blobs.c */
+int pg_blob_references(struct store *store, cJSON **ret_hashes);
+
+/* --- the writes (pg_write.c) --- */
+
+/* Runs FN(store, ARG) in a transaction of its own on a connection of the
+ * pool (pq_writer()), committed when FN returns 0 or more, rolled back
+ * otherwise; again (up to PG_WRITE_RETRIES) after a deadlock or a
+ * serialization failure. Returns FN's result, or LL_ESTORE when the
+ * database cannot be reached or the commit failed. */
+int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* Runs FN(store, ARG) as CALL's op (pq_write()), its answer built in
+ * *OUT, then calls DONE(CONTEXT) when DONE is given; *RET_CALL is CALL,
+ * and pq_call_end() gives the result: the X_begin() of every
+ * store_async.h call. */
+int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
+		   cJSON **out, store_done_fn done, void *context, struct store_call **ret_call);
+
+/* The result of CALL's committed op (its message set on this thread on
+ * failure) and its answer to *RET (NULL on failure); frees CALL. */
+int pq_call_end(struct store_call *call, cJSON **ret);
+
+/* pq_write() for an op that builds its answer in *OUT: on success the
+ * answer goes to *RET, on failure it is deleted. */
+int pq_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
+		    cJSON **ret);
+
+/* --- statements (pg_sql.c) ---
+ *
+ * struct pgq is a statement as SQLite's API has them, on libpq: made by
+ * pq_cached() (or pq_prepare()) from SQL whose parameters are '?' or '?N'
+ * (numbered as SQLite does, turned into $N), bound by index from 1, run
+ * by the first pgq_step() (PQexecParams: the values go apart from the
+ * text), whose rows the next steps walk. pgq_reset() runs it again with
+ * its bindings changed. A statement on a NULL connection (the database
+ * could not be reached) fails with LL_ESTORE. */
+struct pgq;
+
+#define PGQ_ROW 100
+#define PGQ_DONE 101
+#define PGQ_NULL 5
+#define PGQ_VALUE 1
+#define PGQ_TRANSIENT NULL
+#define PGQ_PARAMS_MAX 16
+
+void pgq_bind_int64(struct pgq *q, int i, long long v);
+void pgq_bind_double(struct pgq *q, int i, double v);
+/* TEXT of N bytes (-1: up to its NUL); DESTRUCTOR is ignored (copied). */
+void pgq_bind_text(struct pgq *q, int i, const char *text, int n, void *destructor);
+void pgq_bind_blob(struct pgq *q, int i, const void *blob, int n, void *destructor);
+void pgq_bind_null(struct pgq *q, int i);
+/* PGQ_ROW, PGQ_DONE, or a negative LL_ESTORE (logged). */
+int pgq_step(struct pgq *q);
+void pgq_reset(struct pgq *q);
+void pgq_clear_bindings(struct pgq *q);
+void pgq_free(struct pgq *q);
+int pgq_column_type(struct pgq *q, int col);
+long long pgq_column_int64(struct pgq *q, int col);
+int pgq_column_int(struct pgq *q, int col);
+double pgq_column_double(struct pgq *q, int col);
+const char *pgq_column_text(struct pgq *q, int col);
+/* A bytea column's bytes, decoded (kept until the next step or free). */
+const void *pgq_column_blob(struct pgq *q, int col);
+int pgq_column_bytes(struct pgq *q, int col);
+/* Rows the last statement on CONN changed (this thread's). */
+long long pgq_changes(PGconn *conn);
+/* The id the last INSERT on CONN gave (SELECT lastval()), 0 when none. */
+long long pgq_last_insert_id(PGconn *conn);
+/* The SQLSTATE of this thread's last failed statement ("" when none). */
+const char *pgq_last_sqlstate(void);
+void pgq_clear_sqlstate(void);
+
+/* The connections of this thread's write and read (pq_write(), pq_read_begin()). */
+PGconn *pq_writer(void);
+PGconn *pq_reader(void);
+/* Sets this thread's write connection (pq_write(); NULL after it). */
+void pq_writer_set(PGconn *conn);
+/* Takes a connection for reads on this thread (the write's when inside
+ * one); pq_reader() is NULL when the database cannot be reached. */
+void pq_read_begin(struct store *s);
+void pq_read_end(struct store *s);
+
+/* Logs the error of CONN and returns LL_ESTORE with a message. */
+int pq_error(PGconn *conn, const char *what);
+
+/* Runs SQL text without arguments or rows (BEGIN, DDL; several
+ * statements may be given). */
+int pq_exec(PGconn *conn, const char *sql);
+
+/* A statement for SQL; NULL (logged) when CONN is NULL or out of memory.
+ * Give it back with pq_release(). */
+struct pgq *pq_prepare(PGconn *conn, const char *sql);
+struct pgq *pq_cached(PGconn *conn, const char *sql);
+void pq_release(PGconn *conn, struct pgq *stmt);
+
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
+ * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* Runs a statement that returns no rows. */
+int pq_run(PGconn *conn, const char *sql, const char *types, ...);
+
+/* A single integer from a query (first column of first row);
+ * DEFAULT_VALUE when there is no row or it is NULL. */
+int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);
+
+/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
+ * READ(CONTEXT, row) on the first row, returning READ's result. Without a
+ * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
+ * not NULL. LL_ESTORE when the statement fails. */
+int pq_row_by_id(PGconn *conn, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, struct pgq *row), void *context);
+
+/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on a
+ * reading connection; 0 or LL_ESTORE. */
+int pq_reader_each(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
+		   void *context);
+
+/* pq_reader_each() for SQL with the arguments of TYPES. */
+int pq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
+		   void *context, const char *types, ...);
+
+/* --- JSON from columns (pg_sql.c) --- */
+
+/* The JSON text of column COL parsed; an empty object when NULL or bad. */
+cJSON *pq_column_json(struct pgq *stmt, int col);
+
+/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
+void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col);
+/* OBJ[KEY] = MS as an RFC 3339 time. */
+void pq_add_time_value(cJSON *obj, const char *key, long long ms);
+/* OBJ[KEY] = column COL as text, or null. */
+void pq_add_text_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
+/* OBJ[KEY] = column COL as a number, or null. */
+void pq_add_int_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
+
+/* How pq_add_columns() turns a column into a member. */
+enum pq_column_kind {
+	PQ_COLUMN_INT,          /* a number */
+	PQ_COLUMN_TEXT,         /* a string */
+	PQ_COLUMN_TEXT_OR_NULL, /* pq_add_text_or_null() */
+	PQ_COLUMN_INT_OR_NULL,  /* pq_add_int_or_null() */
+	PQ_COLUMN_TIME,         /* pq_add_time() */
+};
+
+struct pq_column {
+	const char *key;
+	enum pq_column_kind kind;
+};
+
+/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
+ * becomes member COLUMNS[i], up to the entry whose key is NULL. */
+void pq_add_columns(cJSON *obj, struct pgq *row, int first, const struct pq_column *columns);
+
+/* The end of a function that built OUT for its caller: OUT goes to *RET
+ * when RC is not negative, else it is deleted; returns RC, or 0. */
+int pq_answer(int rc, cJSON *out, cJSON **ret);
+
+/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
+char *pq_json_text(const cJSON *item);
+
+/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
+void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+		  const char *reason);
+
+/* --- shared between resources --- */
+
+/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
+ * stores it when it changed (pg_jobs.c). */
+int pq_job_refresh_state(struct store *store, long long job_id, long long now);
+
+/* A new object {"task_id", "attempt", "state"} that begins the answers
+ * about one attempt of a task (pg_sql.c: heartbeats and leases). */
+cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
+
+/* Marks agent AGENT_ID seen at NOW (pg_agents.c). last_seen is written
+ * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
+ * if less) an agent: a touch sooner after the last one written changes
+ * nothing, so last_seen may be that much older than the agent's last
+ * request. Inside a write (pq_writer()). */
+int pq_agent_touch(struct store *store, long long agent_id, long long now);
+
+#endif

@@ -1,0 +1,664 @@
+/*
+ * pg_jobs.c - the PostgreSQL store's jobs (store.h, "jobs"): creation with their
+ * tasks, listing, reading, cancelling, and keeping a job's state in step
+ * with its tasks' (queue_job_state()).
+ */
+#include "pg_int.h"
+
+#include "store/queue.h"
+#include "store/queue_build.h"
+
+#include "loadlab/array.h"
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Longest job state name, with its NUL. */
+#define JOB_STATE_SIZE 16
+
+/* Column 0 into the JOB_STATE_SIZE buffer CONTEXT. */
+static int read_job_state(void *context, struct pgq *row)
+{
+	snprintf(context, JOB_STATE_SIZE, "%s", (const char *)pgq_column_text(row, 0));
+	return 0;
+}
+
+/* Whether job JOB_ID has a task in STATE (an index seek). The state is
+ * written in each statement, not bound, as in SQLite's backend (where a
+ * bound one cost a re-prepare each call): a literal also lets PostgreSQL's
+ * planner match the partial indexes on tasks.state (tasks_queued,
+ * tasks_held). */
+static int job_has_task(struct store *s, long long job_id, enum queue_task_state state, bool *ret)
+{
+#define HAS_TASK(name) "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND state = '" name "')"
+	static const char *const sql[QUEUE_TASK_STATE_COUNT] = {
+		[QUEUE_TASK_QUEUED] = HAS_TASK("queued"),       [QUEUE_TASK_LEASED] = HAS_TASK("leased"),
+		[QUEUE_TASK_DONE] = HAS_TASK("done"),           [QUEUE_TASK_DEAD] = HAS_TASK("dead"),
+		[QUEUE_TASK_CANCELLED] = HAS_TASK("cancelled"),
+	};
+#undef HAS_TASK
+	long long found = 0;
+	int rc = pq_int(pq_writer(), &found, 0, sql[state], "i", job_id);
+
+	*ret = found != 0;
+	return rc;
+}
+
+/*
+ * queue_job_state() reads the counts only as "is there a task in this
+ * state" and "was any task attempted", so those are what is asked: one
+ * index seek per state (tasks_by_job_state), where counting the job's
+ * tasks by state cost a scan of all of them per result. Counts of 1 stand
+ * for "some".
+ */
+int pq_job_refresh_state(struct store *s, long long job_id, long long now)
+{
+	struct queue_task_counts counts = {0};
+	char current[JOB_STATE_SIZE] = "";
+	const char *next;
+	bool has_leased;
+	int rc;
+
+	/* The job's row locked first: another transaction's change of a task
+	 * of this job (another thread, another daemon) is committed before
+	 * this one reads the tasks, so the last of them sees every change. */
+	rc = pq_row_by_id(pq_writer(), "SELECT state FROM jobs WHERE id = ? FOR UPDATE", job_id, NULL,
+			  read_job_state, current);
+	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
+		return 0;
+	if (rc < 0)
+		return rc;
+	/* A leased task decides alone (the job runs), so it is asked first:
+	 * a lease, or a result while others are out, costs one seek. */
+	if ((rc = job_has_task(s, job_id, QUEUE_TASK_LEASED, &has_leased)) < 0)
+		return rc;
+	counts.by_state[QUEUE_TASK_LEASED] = has_leased;
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT && !has_leased; i++) {
+		bool has;
+		if (i == QUEUE_TASK_LEASED)
+			continue;
+		if ((rc = job_has_task(s, job_id, (enum queue_task_state)i, &has)) < 0)
+			return rc;
+		counts.by_state[i] = has;
+	}
+	/* An attempt matters only while every task is queued (or cancelled). */
+	if (!counts.by_state[QUEUE_TASK_LEASED] && !counts.by_state[QUEUE_TASK_DONE] &&
+	    !counts.by_state[QUEUE_TASK_DEAD] &&
+	    (rc = pq_int(pq_writer(), &counts.max_attempt, 0,
+			 "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND attempt > 0)", "i",
+			 job_id)) < 0)
+		return rc;
+
+	next = queue_job_state(current, &counts);
+	if (strcmp(next, current) == 0)
+		return 0;
+	rc = pq_run(pq_writer(), "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
+		    job_id);
+	if (rc == 0)
+		pq_log_state("job_state", "job_id", job_id, current, next, NULL);
+	return rc;
+}
+
+#define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"
+static const struct pq_column job_columns[] = {
+	{"id", PQ_COLUMN_INT},          {"name", PQ_COLUMN_TEXT},       {"family", PQ_COLUMN_TEXT},
+	{"state", PQ_COLUMN_TEXT},      {"priority", PQ_COLUMN_INT},    {"submitted_by", PQ_COLUMN_TEXT},
+	{"created_at", PQ_COLUMN_TIME}, {"updated_at", PQ_COLUMN_TIME}, {NULL, 0},
+};
+
+static cJSON *job_summary(PGconn *db, struct pgq *row)
+{
+	cJSON *j = cJSON_CreateObject(), *by_state;
+	struct pgq *stmt;
+	long long id = pgq_column_int64(row, 0), total = 0;
+
+	pq_add_columns(j, row, 0, job_columns);
+	by_state = cJSON_CreateObject();
+	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
+		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
+	stmt = pq_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
+			      " GROUP BY state");
+	if (stmt) {
+		pgq_bind_int64(stmt, 1, id);
+		while (pgq_step(stmt) == PGQ_ROW) {
+			const char *st = (const char *)pgq_column_text(stmt, 0);
+			long long n = pgq_column_int64(stmt, 1);
+			cJSON_ReplaceItemInObjectCaseSensitive(by_state, st, cJSON_CreateNumber((double)n));
+			total += n;
+		}
+		pgq_free(stmt);
+	}
+	cJSON_AddNumberToObject(j, "task_count", (double)total);
+	cJSON_AddItemToObject(j, "tasks_by_state", by_state);
+	return j;
+}
+
+/* The context of read_job_summary(). */
+struct job_summary_read {
+	PGconn *db;
+	cJSON *job;
+};
+
+static int read_job_summary(void *context, struct pgq *row)
+{
+	struct job_summary_read *c = context;
+
+	c->job = job_summary(c->db, row);
+	return 0;
+}
+
+static int job_summary_by_id(PGconn *db, long long job_id, cJSON **ret)
+{
+	struct job_summary_read c = {db, NULL};
+	int rc = pq_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
+			      read_job_summary, &c);
+
+	if (rc == 0)
+		*ret = c.job;
+	return rc;
+}
+
+struct job_create_op {
+	const cJSON *spec;
+	const char *submitted_by;
+	long long now;
+	cJSON *out;
+};
+
+/* Inserts a task of KIND ("measure" or "build") waiting for BUILD_TASK (0:
+ * none); its id into *RET_ID (may be NULL). */
+static int insert_task_kind(struct store *s, long long job_id, const char *kind, const cJSON *cell,
+			    long long pinned, long long build_task, long long priority, long long now,
+			    long long *ret_id)
+{
+	char *text = pq_json_text(cell);
+	int rc;
+
+	if (!text)
+		return LL_ENOMEM;
+	rc = pq_run(pq_writer(),
+		    "INSERT INTO tasks (job_id, kind, cell, pinned_agent, build_task, state, priority,"
+		    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    "ittnniii", job_id, kind, text, pinned, build_task, priority, now, now);
+	free(text);
+	if (rc == 0 && ret_id)
+		*ret_id = pgq_last_insert_id(pq_writer());
+	return rc;
+}
+
+/* The build tasks of one job being created: a target's text and its task. */
+struct job_builds {
+	char *targets[STORE_MAX_BUILDS];
+	long long ids[STORE_MAX_BUILDS];
+	size_t count;
+};
+
+static void job_builds_release(struct job_builds *b)
+{
+	for (size_t i = 0; i < b->count; i++)
+		free(b->targets[i]);
+}
+
+/* The build task CELL of a shared-build job needs (made before it when it
+ * is the first cell of its target) into *RET_ID; 0 when the job builds on
+ * each agent. FACTS: those of the agent the cell is pinned to, or NULL. */
+static int build_for_cell(struct store *s, const cJSON *spec, long long job_id, const cJSON *cell,
+			  const cJSON *facts, long long priority, long long now, struct job_builds *b,
+			  long long *ret_id)
+{
+	cJSON *target = NULL;
+	char *text;
+	int rc;
+
+	*ret_id = 0;
+	if (!queue_build_shared(spec, s->options.each_agent_build))
+		return 0;
+	if ((rc = queue_build_target(cJSON_GetObjectItemCaseSensitive(spec, "family")->valuestring, cell,
+				     facts, &target)) < 0)
+		return rc;
+	text = pq_json_text(target);
+	for (size_t i = 0; text && i < b->count; i++)
+		if (strcmp(b->targets[i], text) == 0) {
+			*ret_id = b->ids[i];
+			free(text);
+			cJSON_Delete(target);
+			return 0;
+		}
+	if (!text)
+		rc = LL_ENOMEM;
+	else if (b->count == STORE_MAX_BUILDS)
+		rc = err_set(LL_ETOOBIG, "A job's cells need more than %d builds.", STORE_MAX_BUILDS);
+	else if ((rc = insert_task_kind(s, job_id, "build", target, 0, 0, priority, now, ret_id)) == 0) {
+		b->targets[b->count] = text;
+		b->ids[b->count++] = *ret_id;
+		text = NULL;
+	}
+	free(text);
+	cJSON_Delete(target);
+	return rc;
+}
+
+/* A measuring task of CELL, after its build when the job has shared builds. */
+static int insert_task(struct store *s, const cJSON *spec, long long job_id, const cJSON *cell,
+		       const cJSON *facts, long long pinned, long long priority, long long now,
+		       struct job_builds *builds)
+{
+	long long build_task;
+	int rc = build_for_cell(s, spec, job_id, cell, facts, priority, now, builds, &build_task);
+
+	if (rc < 0)
+		return rc;
+	return insert_task_kind(s, job_id, "measure", cell, pinned, build_task, priority, now, NULL);
+}
+
+static int op_job_create(struct store *s, void *arg)
+{
+	struct job_create_op *a = arg;
+	const cJSON *matrix = cJSON_GetObjectItemCaseSensitive(a->spec, "matrix");
+	const cJSON *selector = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
+	long long priority = (long long)cJSON_GetObjectItemCaseSensitive(a->spec, "priority")->valuedouble;
+	long long job_id, tasks = 0;
+	struct job_builds builds = {.count = 0};
+	char *spec_text = pq_json_text(a->spec);
+	int rc;
+
+	if (!spec_text)
+		return LL_ENOMEM;
+	rc = pq_run(pq_writer(),
+		    "INSERT INTO jobs (name, family, spec, priority, state, submitted_by, created_at,"
+		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    "tttitii", cJSON_GetObjectItemCaseSensitive(a->spec, "name")->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(a->spec, "family")->valuestring, spec_text, priority,
+		    a->submitted_by, a->now, a->now);
+	free(spec_text);
+	if (rc < 0)
+		return rc;
+	job_id = pgq_last_insert_id(pq_writer());
+
+	if (selector) {
+		/* each_agent: one task pinned to every matching agent enrolled now. */
+		struct pgq *stmt = pq_prepare(pq_writer(), "SELECT id, name, facts, labels, quarantined"
+							   " FROM agents ORDER BY id");
+		if (!stmt)
+			return LL_ESTORE;
+		while (rc == 0 && pgq_step(stmt) == PGQ_ROW) {
+			cJSON *facts = pq_column_json(stmt, 2), *labels = pq_column_json(stmt, 3);
+			struct queue_agent agent = {.id = pgq_column_int64(stmt, 0),
+						    .name = (const char *)pgq_column_text(stmt, 1),
+						    .facts = facts,
+						    .labels = labels,
+						    .quarantined = pgq_column_int(stmt, 4) != 0};
+			if (queue_agent_selected(selector, &agent)) {
+				cJSON *cell = cJSON_CreateObject();
+				cJSON_AddStringToObject(cell, "agent",
+							(const char *)pgq_column_text(stmt, 1));
+				rc = insert_task(s, a->spec, job_id, cell, facts, pgq_column_int64(stmt, 0),
+						 priority, a->now, &builds);
+				cJSON_Delete(cell);
+				tasks++;
+			}
+			cJSON_Delete(facts);
+			cJSON_Delete(labels);
+		}
+		pgq_free(stmt);
+		if (rc == 0 && tasks == 0)
+			rc = err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
+						"job's each_agent selector.");
+	} else {
+		cJSON *cells = NULL, *cell;
+		if ((rc = job_spec_expand_cells(a->spec, &cells)) < 0) {
+			job_builds_release(&builds);
+			return rc;
+		}
+		cJSON_ArrayForEach(cell, cells) {
+			if ((rc = insert_task(s, a->spec, job_id, cell, NULL, 0, priority, a->now, &builds)) <
+			    0)
+				break;
+			tasks++;
+		}
+		cJSON_Delete(cells);
+	}
+	job_builds_release(&builds);
+	if (rc < 0)
+		return rc;
+	a->out = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a->out, "id", (double)job_id);
+	cJSON_AddNumberToObject(a->out, "task_count", (double)tasks);
+	cJSON_AddStringToObject(a->out, "state", "queued");
+	pq_log_state("job_state", "job_id", job_id, "", "queued", NULL);
+	return 0;
+}
+
+int pg_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+		  cJSON **ret_body)
+{
+	struct job_create_op a = {spec, submitted_by, now, NULL};
+
+	return pq_write_answer(s, op_job_create, &a, &a.out, ret_body);
+}
+
+int pg_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
+{
+	struct pgq *stmt;
+	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
+	long long last = 0;
+	int n = 0;
+
+	pq_read_begin(s);
+	pq_exec(pq_reader(), "BEGIN");
+	stmt = pq_prepare(pq_reader(), "SELECT " JOB_COLUMNS " FROM jobs"
+				       " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
+				       " ORDER BY id DESC LIMIT ?3");
+	if (stmt) {
+		pgq_bind_text(stmt, 1, state, -1, PGQ_TRANSIENT);
+		pgq_bind_int64(stmt, 2, before);
+		pgq_bind_int64(stmt, 3, limit + 1);
+		while (pgq_step(stmt) == PGQ_ROW) {
+			if (n++ == limit)
+				break;
+			last = pgq_column_int64(stmt, 0);
+			cJSON_AddItemToArray(list, job_summary(pq_reader(), stmt));
+		}
+	}
+	pgq_free(stmt);
+	pq_exec(pq_reader(), "COMMIT");
+	pq_read_end(s);
+	if (!stmt) {
+		cJSON_Delete(out);
+		return LL_ESTORE;
+	}
+	if (n > limit)
+		cJSON_AddNumberToObject(out, "next_before", (double)last);
+	else
+		cJSON_AddNullToObject(out, "next_before");
+	*ret_list = out;
+	return 0;
+}
+
+static cJSON *task_from_row(struct pgq *stmt)
+{
+	/* columns: id, cell, pinned_agent, lease_holder, state, attempt, phase,
+	 * percent, lease_expires, not_before, last_error, result_id */
+	cJSON *t = cJSON_CreateObject();
+	const char *state = (const char *)pgq_column_text(stmt, 4);
+	bool leased = strcmp(state, "leased") == 0;
+
+	cJSON_AddNumberToObject(t, "id", (double)pgq_column_int64(stmt, 0));
+	cJSON_AddItemToObject(t, "cell", pq_column_json(stmt, 1));
+	if (pgq_column_type(stmt, 2) != PGQ_NULL)
+		pq_add_int_or_null(t, "agent_id", stmt, 2);
+	else
+		pq_add_int_or_null(t, "agent_id", stmt, 3);
+	cJSON_AddStringToObject(t, "state", state);
+	cJSON_AddNumberToObject(t, "attempt", (double)pgq_column_int64(stmt, 5));
+	pq_add_text_or_null(t, "phase", stmt, 6);
+	pq_add_int_or_null(t, "percent", stmt, 7);
+	if (leased)
+		pq_add_time(t, "lease_expires_at", stmt, 8);
+	else
+		cJSON_AddNullToObject(t, "lease_expires_at");
+	if (strcmp(state, "queued") == 0 && pgq_column_int64(stmt, 5) > 0)
+		pq_add_time(t, "retry_at", stmt, 9);
+	else
+		cJSON_AddNullToObject(t, "retry_at");
+	pq_add_text_or_null(t, "last_error", stmt, 10);
+	pq_add_int_or_null(t, "result_id", stmt, 11);
+	return t;
+}
+
+/* Adds column 0 as the "spec" of the job CONTEXT. */
+static int read_spec(void *context, struct pgq *row)
+{
+	cJSON_AddItemToObject(context, "spec", pq_column_json(row, 0));
+	return 0;
+}
+
+/* Adds to the array LIST every task of JOB_ID of KIND ("measure" or "build"). */
+static int add_tasks(PGconn *db, long long job_id, const char *kind, cJSON *list)
+{
+	struct pgq *stmt = pq_prepare(
+		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
+		    " t.build_task"
+		    " FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
+	bool build = strcmp(kind, "build") == 0;
+
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_int64(stmt, 1, job_id);
+	pgq_bind_text(stmt, 2, kind, -1, PGQ_TRANSIENT);
+	while (pgq_step(stmt) == PGQ_ROW) {
+		cJSON *t = task_from_row(stmt);
+		if (build) {
+			/* A build's cell is its target; its agent_id the builder. */
+			cJSON_AddItemToObject(t, "target",
+					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
+		} else if (pgq_column_type(stmt, 12) != PGQ_NULL) {
+			pq_add_int_or_null(t, "build_task", stmt, 12);
+		}
+		cJSON_AddItemToArray(list, t);
+	}
+	pgq_free(stmt);
+	return 0;
+}
+
+int pg_job_get(struct store *s, long long job_id, cJSON **ret_job)
+{
+	cJSON *job = NULL;
+	int rc;
+
+	pq_read_begin(s);
+	pq_exec(pq_reader(), "BEGIN");
+	rc = job_summary_by_id(pq_reader(), job_id, &job);
+	if (rc == 0) {
+		pq_row_by_id(pq_reader(), "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
+		rc = add_tasks(pq_reader(), job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
+		/* "builds" only for a job that has some. */
+		if (rc == 0 &&
+		    (rc = add_tasks(pq_reader(), job_id, "build", cJSON_AddArrayToObject(job, "builds"))) ==
+			    0 &&
+		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
+			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
+	}
+	pq_exec(pq_reader(), "COMMIT");
+	pq_read_end(s);
+	return pq_answer(rc, job, ret_job);
+}
+
+/* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */
+struct waiting_agents {
+	struct store *store;
+	long long now;
+	struct queue_agent *list;
+	size_t count, size;
+	int rc;
+};
+
+static void add_waiting_agent(void *context, struct pgq *row)
+{
+	/* columns: id, name, facts, labels, quarantined, last_seen */
+	struct waiting_agents *w = context;
+	struct queue_agent *a, *list;
+	bool seen = pgq_column_type(row, 5) != PGQ_NULL;
+
+	if (w->rc < 0)
+		return;
+	if (!(list = array_grow(w->list, w->count, &w->size, sizeof(*list), 16))) {
+		w->rc = LL_ENOMEM;
+		return;
+	}
+	w->list = list;
+	a = &w->list[w->count++];
+	a->id = pgq_column_int64(row, 0);
+	a->name = strdup((const char *)pgq_column_text(row, 1));
+	a->facts = pq_column_json(row, 2);
+	a->labels = pq_column_json(row, 3);
+	a->quarantined = pgq_column_int(row, 4) != 0;
+	a->last_seen_ms = seen ? pgq_column_int64(row, 5) : 0;
+	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
+					     w->store->options.offline_after_ms),
+			   "online") == 0;
+	if (!a->name)
+		w->rc = LL_ENOMEM;
+}
+
+static void waiting_agents_release(struct waiting_agents *w)
+{
+	for (size_t i = 0; i < w->count; i++) {
+		free((char *)w->list[i].name);
+		cJSON_Delete((cJSON *)w->list[i].facts);
+		cJSON_Delete((cJSON *)w->list[i].labels);
+	}
+	free(w->list);
+}
+
+/* The build task ID among JOB's "builds"; NULL when it has none such. */
+static const cJSON *find_build(const cJSON *job, long long id)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(job, "builds")) {
+		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
+		if (cJSON_IsNumber(bid) && (long long)bid->valuedouble == id)
+			return b;
+	}
+	return NULL;
+}
+
+/* The name of agent ID among W's, or its number. */
+static const char *waiting_agent_name(const struct waiting_agents *w, long long id, char *out, size_t size)
+{
+	for (size_t i = 0; i < w->count; i++)
+		if (w->list[i].id == id)
+			return w->list[i].name;
+	snprintf(out, size, "%lld", id);
+	return out;
+}
+
+/* Whether the queued build BUILD can be leased now, REASON why not. */
+static bool build_waiting(const struct waiting_agents *w, const cJSON *build, char *reason)
+{
+	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count,
+				   reason);
+}
+
+/* Whether a queued measuring TASK of JOB can be leased now: its build
+ * done (queue_task_waiting() then), else REASON says which build it waits
+ * for and where (or why no agent can do it). */
+static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const cJSON *task, char *reason)
+{
+	const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+	const cJSON *build_id = cJSON_GetObjectItemCaseSensitive(task, "build_task");
+	const cJSON *build =
+		cJSON_IsNumber(build_id) ? find_build(job, (long long)build_id->valuedouble) : NULL;
+	const cJSON *state = cJSON_GetObjectItemCaseSensitive(build, "state");
+	const cJSON *holder = cJSON_GetObjectItemCaseSensitive(build, "agent_id");
+	char name[32];
+
+	if (build && cJSON_IsString(state) && strcmp(state->valuestring, "done") != 0) {
+		long long id = (long long)build_id->valuedouble;
+		if (strcmp(state->valuestring, "leased") == 0 && cJSON_IsNumber(holder))
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld on %s", id,
+				 waiting_agent_name(w, (long long)holder->valuedouble, name, sizeof(name)));
+		else if (strcmp(state->valuestring, "queued") != 0 || build_waiting(w, build, reason))
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld (%s)", id,
+				 state->valuestring);
+		return false;
+	}
+	/* A queued task's agent_id is its pinned agent: the lease holder is
+	 * cleared when a task goes back to the queue. */
+	return queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
+				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->list,
+				  w->count, reason);
+}
+
+/* Adds "waiting" to every task of LIST (builds when BUILDS). */
+static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON *list, bool builds)
+{
+	cJSON *task;
+
+	cJSON_ArrayForEach(task, list) {
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		char reason[QUEUE_WAITING_REASON_SIZE];
+		cJSON *waiting;
+		bool could_run;
+
+		if (!cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0) {
+			cJSON_AddNullToObject(task, "waiting");
+			continue;
+		}
+		could_run = builds ? build_waiting(w, task, reason) : task_waiting(w, job, task, reason);
+		waiting = cJSON_AddObjectToObject(task, "waiting");
+		cJSON_AddBoolToObject(waiting, "could_run", could_run);
+		if (could_run)
+			cJSON_AddNullToObject(waiting, "reason");
+		else
+			cJSON_AddStringToObject(waiting, "reason", reason);
+	}
+}
+
+int pg_job_add_waiting(struct store *s, cJSON *job, long long now)
+{
+	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
+	int rc = pq_reader_each(s,
+				"SELECT id, name, facts, labels, quarantined, last_seen"
+				" FROM agents ORDER BY id",
+				add_waiting_agent, &w);
+
+	if (rc == 0)
+		rc = w.rc;
+	if (rc < 0) {
+		waiting_agents_release(&w);
+		return rc;
+	}
+	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "tasks"), false);
+	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "builds"), true);
+	waiting_agents_release(&w);
+	return 0;
+}
+
+struct job_cancel_op {
+	long long id, now;
+	cJSON *out;
+};
+
+static int op_job_cancel(struct store *s, void *arg)
+{
+	struct job_cancel_op *a = arg;
+	cJSON *job = NULL;
+	const char *state;
+	int rc;
+
+	if ((rc = job_summary_by_id(pq_writer(), a->id, &job)) < 0)
+		return rc;
+	state = cJSON_GetObjectItemCaseSensitive(job, "state")->valuestring;
+	if (queue_job_finished(state)) {
+		rc = err_set(LL_ECONFLICT, "Job %lld is already %s.", a->id, state);
+		cJSON_Delete(job);
+		return rc;
+	}
+	pq_log_state("job_state", "job_id", a->id, state, "cancelled", "cancelled by a user");
+	cJSON_Delete(job);
+	/* Leased tasks keep their holder, who learns of the cancellation at
+	 * its next heartbeat (cancel_notified = 0 until then). */
+	if ((rc = pq_run(pq_writer(),
+			 "UPDATE tasks SET state = 'cancelled', updated_at = ?,"
+			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
+			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
+			 "ii", a->now, a->id)) < 0 ||
+	    (rc = pq_run(pq_writer(), "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?",
+			 "ii", a->now, a->id)) < 0)
+		return rc;
+	return job_summary_by_id(pq_writer(), a->id, &a->out);
+}
+
+int pg_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+{
+	struct job_cancel_op a = {job_id, now, NULL};
+
+	return pq_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
+}

@@ -1,0 +1,599 @@
+/*
+ * pg_series.c - the PostgreSQL store's series and regression alerts (store.h,
+ * "series, schedules, regression alerts"). A job's series and revision are
+ * the generated columns jobs.series and jobs.revision (from its spec).
+ */
+#include "pg_int.h"
+
+#include "loadlab/clock.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runs FN(S, CONTEXT) on the reader inside one read transaction. */
+static int with_reader(struct store *s, int (*fn)(struct store *s, void *context), void *context)
+{
+	int rc;
+
+	pq_read_begin(s);
+	pq_exec(pq_reader(), "BEGIN");
+	rc = fn(s, context);
+	pq_exec(pq_reader(), "COMMIT");
+	pq_read_end(s);
+	return rc;
+}
+
+static void settings_defaults(struct store_series_settings *st)
+{
+	st->threshold_pct = STORE_SERIES_DEFAULT_THRESHOLD_PCT;
+	st->webhook_url[0] = '\0';
+	st->owner[0] = '\0';
+}
+
+/* The owner of series NAME with no owner stored (store.h): its first
+ * job's submitter, or that job's schedule's creator. */
+static void first_submitter(PGconn *db, const char *name, struct store_series_settings *st)
+{
+	struct pgq *stmt = pq_prepare(
+		db,
+		"SELECT coalesce((SELECT created_by FROM schedules WHERE 'schedule:' || id = j.submitted_by),"
+		" j.submitted_by) FROM jobs j WHERE j.series = ? ORDER BY j.id LIMIT 1");
+
+	if (!stmt)
+		return;
+	pgq_bind_text(stmt, 1, name, -1, PGQ_TRANSIENT);
+	if (pgq_step(stmt) == PGQ_ROW && pgq_column_type(stmt, 0) != PGQ_NULL)
+		snprintf(st->owner, sizeof(st->owner), "%s", pgq_column_text(stmt, 0));
+	pgq_free(stmt);
+}
+
+static int settings_read(PGconn *db, const char *name, struct store_series_settings *st)
+{
+	struct pgq *stmt = pq_prepare(
+		db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
+
+	settings_defaults(st);
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_text(stmt, 1, name, -1, PGQ_TRANSIENT);
+	if (pgq_step(stmt) == PGQ_ROW) {
+		st->threshold_pct = pgq_column_double(stmt, 0);
+		if (pgq_column_type(stmt, 1) != PGQ_NULL)
+			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s", pgq_column_text(stmt, 1));
+		if (pgq_column_type(stmt, 2) != PGQ_NULL)
+			snprintf(st->owner, sizeof(st->owner), "%s", pgq_column_text(stmt, 2));
+	}
+	pgq_free(stmt);
+	if (!st->owner[0])
+		first_submitter(db, name, st);
+	return 0;
+}
+
+static void add_settings(cJSON *o, const struct store_series_settings *st)
+{
+	cJSON_AddNumberToObject(o, "threshold_pct", st->threshold_pct);
+	if (st->webhook_url[0])
+		cJSON_AddStringToObject(o, "webhook_url", st->webhook_url);
+	else
+		cJSON_AddNullToObject(o, "webhook_url");
+	if (st->owner[0])
+		cJSON_AddStringToObject(o, "owner", st->owner);
+	else
+		cJSON_AddNullToObject(o, "owner");
+}
+
+/* A series' jobs (series_jobs()) and its last job (series_list()). */
+static const struct pq_column series_job_columns[] = {
+	{"id", PQ_COLUMN_INT},          {"name", PQ_COLUMN_TEXT},
+	{"state", PQ_COLUMN_TEXT},      {"revision", PQ_COLUMN_TEXT_OR_NULL},
+	{"created_at", PQ_COLUMN_TIME}, {NULL, 0},
+};
+static const struct pq_column last_job_columns[] = {
+	{"id", PQ_COLUMN_INT},
+	{"state", PQ_COLUMN_TEXT},
+	{"revision", PQ_COLUMN_TEXT_OR_NULL},
+	{"created_at", PQ_COLUMN_TIME},
+	{NULL, 0},
+};
+
+static int series_list(struct store *s, void *context)
+{
+	cJSON *list = context;
+	struct pgq *stmt, *last;
+	int rc = 0;
+
+	stmt = pq_prepare(pq_reader(), "SELECT series, count(*), max(id) FROM jobs WHERE series IS NOT NULL"
+				       " GROUP BY series ORDER BY series");
+	last = pq_prepare(pq_reader(), "SELECT id, state, revision, created_at FROM jobs WHERE id = ?");
+	if (!stmt || !last)
+		rc = LL_ESTORE;
+	while (rc == 0 && pgq_step(stmt) == PGQ_ROW) {
+		struct store_series_settings st;
+		cJSON *o = cJSON_CreateObject();
+		const char *name = (const char *)pgq_column_text(stmt, 0);
+		cJSON_AddStringToObject(o, "name", name);
+		cJSON_AddNumberToObject(o, "jobs", (double)pgq_column_int64(stmt, 1));
+		pgq_reset(last);
+		pgq_bind_int64(last, 1, pgq_column_int64(stmt, 2));
+		if (pgq_step(last) == PGQ_ROW)
+			pq_add_columns(cJSON_AddObjectToObject(o, "last_job"), last, 0, last_job_columns);
+		settings_read(pq_reader(), name, &st);
+		add_settings(o, &st);
+		cJSON_AddItemToArray(list, o);
+	}
+	pgq_free(stmt);
+	pgq_free(last);
+	return rc;
+}
+
+int pg_series_list(struct store *s, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject();
+	int rc = with_reader(s, series_list, cJSON_AddArrayToObject(out, "series"));
+
+	return pq_answer(rc, out, ret_list);
+}
+
+struct series_jobs_read {
+	const char *name;
+	long long since;
+	cJSON *jobs;
+};
+
+static int series_jobs(struct store *s, void *context)
+{
+	struct series_jobs_read *r = context;
+	struct pgq *stmt = pq_prepare(pq_reader(), "SELECT id, name, state, revision, created_at FROM jobs"
+						   " WHERE series = ? AND created_at >= ? ORDER BY id");
+
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_text(stmt, 1, r->name, -1, PGQ_TRANSIENT);
+	pgq_bind_int64(stmt, 2, r->since);
+	while (pgq_step(stmt) == PGQ_ROW) {
+		cJSON *j = cJSON_CreateObject();
+		pq_add_columns(j, stmt, 0, series_job_columns);
+		cJSON_AddItemToArray(r->jobs, j);
+	}
+	pgq_free(stmt);
+	return 0;
+}
+
+int pg_series_jobs(struct store *s, const char *name, long long since_ms, cJSON **ret_jobs)
+{
+	struct series_jobs_read r = {name, since_ms, cJSON_CreateArray()};
+	int rc = with_reader(s, series_jobs, &r);
+
+	if (rc < 0) {
+		cJSON_Delete(r.jobs);
+		return rc;
+	}
+	*ret_jobs = r.jobs;
+	return 0;
+}
+
+int pg_series_settings_get(struct store *s, const char *name, struct store_series_settings *ret)
+{
+	struct store_series_settings st;
+	int rc;
+
+	pq_read_begin(s);
+	rc = settings_read(pq_reader(), name, &st);
+	pq_read_end(s);
+	if (rc == 0)
+		*ret = st;
+	return rc;
+}
+
+struct settings_put_op {
+	const char *name;
+	const struct store_series_settings *settings;
+	long long now;
+};
+
+static int op_settings_put(struct store *s, void *arg)
+{
+	struct settings_put_op *a = arg;
+	struct pgq *stmt =
+		pq_prepare(pq_writer(),
+			   "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
+			   " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET"
+			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4, owner = ?5");
+	int rc;
+
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_text(stmt, 1, a->name, -1, PGQ_TRANSIENT);
+	pgq_bind_double(stmt, 2, a->settings->threshold_pct);
+	if (a->settings->webhook_url[0])
+		pgq_bind_text(stmt, 3, a->settings->webhook_url, -1, PGQ_TRANSIENT);
+	pgq_bind_int64(stmt, 4, a->now);
+	if (a->settings->owner[0])
+		pgq_bind_text(stmt, 5, a->settings->owner, -1, PGQ_TRANSIENT);
+	rc = pgq_step(stmt) == PGQ_DONE ? 0 : pq_error(pq_writer(), "store series settings");
+	pgq_free(stmt);
+	return rc;
+}
+
+int pg_series_settings_put(struct store *s, const char *name, const struct store_series_settings *settings,
+			   long long now, cJSON **ret_body)
+{
+	struct settings_put_op a = {name, settings, now};
+	int rc = pq_write(s, op_settings_put, &a);
+	cJSON *out;
+
+	if (rc < 0)
+		return rc;
+	out = cJSON_CreateObject();
+	cJSON_AddStringToObject(out, "name", name);
+	add_settings(out, settings);
+	*ret_body = out;
+	return 0;
+}
+
+/* ------------------------------------------------------------ alerts */
+
+static void add_unchecked(void *context, struct pgq *row)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(j, "id", (double)pgq_column_int64(row, 0));
+	cJSON_AddStringToObject(j, "series", (const char *)pgq_column_text(row, 1));
+	cJSON_AddStringToObject(j, "state", (const char *)pgq_column_text(row, 2));
+	cJSON_AddItemToArray(context, j);
+}
+
+int pg_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
+{
+	cJSON *jobs = cJSON_CreateArray();
+	char sql[300];
+	int rc;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, series, state FROM jobs WHERE series IS NOT NULL"
+		 " AND state IN ('done', 'failed', 'cancelled')"
+		 " AND id NOT IN (SELECT job_id FROM series_checks) ORDER BY id LIMIT %d",
+		 limit);
+	if ((rc = pq_reader_each(s, sql, add_unchecked, jobs)) < 0) {
+		cJSON_Delete(jobs);
+		return rc;
+	}
+	*ret_jobs = jobs;
+	return 0;
+}
+
+int pg_series_previous_done(struct store *s, const char *series, long long job_id, long long *ret_job_id)
+{
+	long long id = 0;
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_int(pq_reader(), &id, 0,
+		    "SELECT max(id) FROM jobs WHERE series = ? AND state = 'done' AND id < ?", "ti", series,
+		    job_id);
+	pq_read_end(s);
+	if (rc < 0)
+		return rc;
+	if (!id)
+		return err_set(LL_ENOTFOUND, "Series '%s' has no done job before job %lld.", series, job_id);
+	*ret_job_id = id;
+	return 0;
+}
+
+struct check_op {
+	long long job_id;
+	const char *series;
+	long long baseline_id;
+	const char *verdict;
+	const cJSON *alert;
+	long long now;
+	long long alert_id;
+};
+
+/* Queues the webhook of alert ID (store.h, store_series_check_record()). */
+static int queue_delivery(struct store *s, long long id, const char *series, long long now)
+{
+	long long hooked = 0, pending = 0;
+	int rc;
+
+	if ((rc = pq_int(pq_writer(), &hooked, 0,
+			 "SELECT count(*) FROM series_settings WHERE name = ? AND webhook_url IS NOT NULL",
+			 "t", series)) < 0 ||
+	    !hooked)
+		return rc;
+	if ((rc = pq_int(pq_writer(), &pending, 0,
+			 "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "")) < 0)
+		return rc;
+	if (pending >= STORE_WEBHOOK_PENDING_MAX)
+		return pq_run(pq_writer(),
+			      "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
+			      "i", id);
+	return pq_run(pq_writer(), "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?",
+		      "ii", now, id);
+}
+
+static int op_check_record(struct store *s, void *arg)
+{
+	struct check_op *a = arg;
+	long long seen = 0;
+	char *rows;
+	int rc;
+
+	/* ON CONFLICT: another daemon checking the same job waits for
+	 * this one's commit, then inserts nothing. */
+	if ((rc = pq_int(pq_writer(), &seen, 0,
+			 "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
+			 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (job_id) DO NOTHING RETURNING 0",
+			 "ititi", a->job_id, a->series, a->baseline_id, a->verdict, a->now)) < 0)
+		return rc;
+	if (pgq_changes(pq_writer()) == 0)
+		return 0; /* checked already: never a second alert */
+	if (a->baseline_id == 0)
+		pq_run(pq_writer(), "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
+		       a->job_id);
+	if (!a->alert)
+		return 0;
+	if (!(rows = pq_json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
+		return LL_ENOMEM;
+	rc = pq_run(pq_writer(),
+		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
+		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		    "tiiddti", a->series, a->job_id, a->baseline_id,
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
+		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
+		    rows, a->now);
+	free(rows);
+	if (rc == 0) {
+		a->alert_id = pgq_last_insert_id(pq_writer());
+		pq_log_state("alert", "alert_id", a->alert_id, "", "open", a->series);
+		rc = queue_delivery(s, a->alert_id, a->series, a->now);
+	}
+	return rc;
+}
+
+int pg_series_check_record(struct store *s, long long job_id, const char *series, long long baseline_id,
+			   const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id)
+{
+	struct check_op a = {job_id, series, baseline_id, verdict, alert, now, 0};
+	int rc = pq_write(s, op_check_record, &a);
+
+	if (rc == 0)
+		*ret_alert_id = a.alert_id;
+	return rc;
+}
+
+#define ALERT_COLUMNS                                                                         \
+	"id, series, job_id, baseline_id, threshold_pct, worst_change_pct, rows, created_at," \
+	" acked_at, acked_by, webhook"
+
+static cJSON *alert_from_row(struct pgq *row)
+{
+	cJSON *o = cJSON_CreateObject(), *rows = NULL;
+	const char *text = (const char *)pgq_column_text(row, 6);
+
+	cJSON_AddNumberToObject(o, "id", (double)pgq_column_int64(row, 0));
+	cJSON_AddStringToObject(o, "series", (const char *)pgq_column_text(row, 1));
+	cJSON_AddNumberToObject(o, "job_id", (double)pgq_column_int64(row, 2));
+	cJSON_AddNumberToObject(o, "baseline_id", (double)pgq_column_int64(row, 3));
+	cJSON_AddNumberToObject(o, "threshold_pct", pgq_column_double(row, 4));
+	if (pgq_column_type(row, 5) == PGQ_NULL)
+		cJSON_AddNullToObject(o, "worst_change_pct");
+	else
+		cJSON_AddNumberToObject(o, "worst_change_pct", pgq_column_double(row, 5));
+	rows = text ? cJSON_Parse(text) : NULL;
+	cJSON_AddItemToObject(o, "rows",
+			      cJSON_IsArray(rows) ? rows : (cJSON_Delete(rows), cJSON_CreateArray()));
+	pq_add_time(o, "created_at", row, 7);
+	pq_add_time(o, "acked_at", row, 8);
+	pq_add_text_or_null(o, "acked_by", row, 9);
+	pq_add_text_or_null(o, "webhook", row, 10);
+	return o;
+}
+
+static void add_alert(void *context, struct pgq *row)
+{
+	cJSON_AddItemToArray(context, alert_from_row(row));
+}
+
+int pg_alert_list(struct store *s, bool open_only, cJSON **ret_list)
+{
+	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "alerts");
+	int rc = pq_reader_each(s,
+				open_only ? "SELECT " ALERT_COLUMNS " FROM alerts WHERE acked_at IS NULL"
+					    " ORDER BY id DESC LIMIT 500"
+					  : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
+				add_alert, list);
+
+	return pq_answer(rc, out, ret_list);
+}
+
+static int read_alert(void *context, struct pgq *row)
+{
+	*(cJSON **)context = alert_from_row(row);
+	return 0;
+}
+
+int pg_alert_get(struct store *s, long long id, cJSON **ret_alert)
+{
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_row_by_id(pq_reader(), "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", id, "alert",
+			  read_alert, ret_alert);
+	pq_read_end(s);
+	return rc;
+}
+
+struct ack_op {
+	long long id;
+	const char *by;
+	long long now;
+	cJSON *out;
+};
+
+static int op_alert_ack(struct store *s, void *arg)
+{
+	struct ack_op *a = arg;
+	long long acked = 0;
+	int rc;
+
+	if ((rc = pq_row_by_id(pq_writer(), "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id,
+			       "alert", read_alert, &a->out)) < 0)
+		return rc;
+	acked = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a->out, "acked_at"));
+	cJSON_Delete(a->out);
+	a->out = NULL;
+	if (acked)
+		return err_set(LL_ECONFLICT, "Alert %lld is already acknowledged.", a->id);
+	if ((rc = pq_run(pq_writer(), "UPDATE alerts SET acked_at = ?, acked_by = ? WHERE id = ?", "iti",
+			 a->now, a->by, a->id)) < 0)
+		return rc;
+	pq_log_state("alert", "alert_id", a->id, "open", "acknowledged", a->by);
+	return pq_row_by_id(pq_writer(), "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
+			    read_alert, &a->out);
+}
+
+int pg_alert_ack(struct store *s, long long id, const char *by, long long now, cJSON **ret_alert)
+{
+	struct ack_op a = {id, by, now, NULL};
+
+	return pq_write_answer(s, op_alert_ack, &a, &a.out, ret_alert);
+}
+
+struct webhook_op {
+	long long id;
+	const char *status;
+	long long retry_at;
+};
+
+static int op_webhook_status(struct store *s, void *arg)
+{
+	struct webhook_op *a = arg;
+
+	if (a->retry_at)
+		return pq_run(pq_writer(),
+			      "UPDATE alerts SET webhook = ?, webhook_due = ?,"
+			      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
+			      "tii", a->status, a->retry_at, a->id);
+	return pq_run(pq_writer(),
+		      "UPDATE alerts SET webhook = ?, webhook_due = NULL,"
+		      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
+		      "ti", a->status, a->id);
+}
+
+/* Forgets the claim of alert ID. */
+static void claim_forget(struct store *s, long long id)
+{
+	pthread_mutex_lock(&s->cache_lock);
+	for (int i = 0; i < s->claim_count; i++)
+		if (s->claims[i] == id) {
+			s->claims[i] = s->claims[--s->claim_count];
+			break;
+		}
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
+static int op_claims_release(struct store *s, void *arg)
+{
+	long long *now = arg;
+	int rc = 0;
+
+	for (int i = 0; i < s->claim_count && rc == 0; i++)
+		rc = pq_run(pq_writer(), "UPDATE alerts SET webhook_due = ? WHERE id = ? AND webhook_due > ?",
+			    "iii", *now, s->claims[i], *now);
+	return rc;
+}
+
+void pg_webhook_claims_release(struct store *s)
+{
+	long long now = clock_now_ms();
+
+	if (s->claim_count > 0)
+		pq_write(s, op_claims_release, &now);
+	s->claim_count = 0;
+}
+
+int pg_alert_webhook_status(struct store *s, long long id, const char *status, long long retry_at_ms)
+{
+	struct webhook_op a = {id, status, retry_at_ms};
+	int rc = pq_write(s, op_webhook_status, &a);
+
+	if (rc == 0)
+		claim_forget(s, id);
+	return rc;
+}
+
+static void add_due(void *context, struct pgq *row)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "alert_id", (double)pgq_column_int64(row, 0));
+	cJSON_AddStringToObject(o, "series", (const char *)pgq_column_text(row, 1));
+	cJSON_AddNumberToObject(o, "attempts", (double)pgq_column_int64(row, 2));
+	cJSON_AddItemToArray(context, o);
+}
+
+/* A delivery handed out by pg_webhook_due() is claimed for this long:
+ * no other daemon gets it meanwhile; one that died mid-delivery leaves it
+ * to another after that (at least once). */
+#define PG_WEBHOOK_CLAIM_MS 120000
+
+struct webhook_due_op {
+	long long now;
+	int limit;
+	cJSON *due;
+};
+
+static int op_webhook_due(struct store *s, void *arg)
+{
+	struct webhook_due_op *a = arg;
+	struct pgq *stmt;
+	int rc;
+
+	/* A series' first pending alert (by id), when its time has come. */
+	stmt = pq_cached(
+		pq_writer(),
+		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
+		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"
+		" ON a.id = f.id WHERE a.webhook_due <= ? ORDER BY a.webhook_due, a.id LIMIT ?"
+		" FOR UPDATE OF a SKIP LOCKED");
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_int64(stmt, 1, a->now);
+	pgq_bind_int64(stmt, 2, a->limit);
+	while ((rc = pgq_step(stmt)) == PGQ_ROW) {
+		bool kept;
+		pthread_mutex_lock(&s->cache_lock);
+		kept = s->claim_count < PG_WEBHOOK_CLAIMS_MAX;
+		if (kept)
+			s->claims[s->claim_count++] = pgq_column_int64(stmt, 0);
+		pthread_mutex_unlock(&s->cache_lock);
+		if (!kept)
+			break;
+		add_due(a->due, stmt);
+		rc = pq_run(pq_writer(), "UPDATE alerts SET webhook_due = ? WHERE id = ?", "ii",
+			    a->now + PG_WEBHOOK_CLAIM_MS, pgq_column_int64(stmt, 0));
+		if (rc < 0)
+			break;
+	}
+	pq_release(pq_writer(), stmt);
+	return rc < 0 ? rc : 0;
+}
+
+int pg_webhook_due(struct store *s, long long now, int limit, cJSON **ret_due)
+{
+	struct webhook_due_op a = {now, limit, cJSON_CreateArray()};
+	int rc;
+
+	if (!a.due)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	if ((rc = pq_write(s, op_webhook_due, &a)) < 0) {
+		cJSON_Delete(a.due);
+		return rc;
+	}
+	*ret_due = a.due;
+	return 0;
+}

@@ -1,0 +1,598 @@
+/*
+ * pg_sql.c - the statements of the PostgreSQL backend (struct pgq, pg_int.h)
+ * on libpq, the connections of this thread's write and read, and the
+ * JSON helpers the backend's files share.
+ */
+#include "pg_int.h"
+
+#include "loadlab/clock.h"
+#include "loadlab/err.h"
+#include "loadlab/json.h"
+#include "loadlab/log.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* PostgreSQL's type oids (pg_type.h) of the parameters bound. */
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_TEXT 25
+#define OID_FLOAT8 701
+
+struct pgq {
+	PGconn *conn;
+	char *sql; /* the text with $N parameters */
+	int nparams;
+	unsigned used; /* the parameters the text names, by bit */
+	Oid types[PGQ_PARAMS_MAX];
+	char *values[PGQ_PARAMS_MAX];
+	int lengths[PGQ_PARAMS_MAX];
+	int formats[PGQ_PARAMS_MAX];
+	PGresult *res;
+	int row; /* the current row, -1 before the first step */
+	unsigned char *blob;
+	size_t blob_len;
+};
+
+/* This thread's: the last statement's changed rows and failure. */
+static __thread long long last_changes;
+static __thread char last_sqlstate[6];
+
+/* This thread's connections: its write's (pq_write()), its read's. */
+static __thread PGconn *tls_writer;
+static __thread PGconn *tls_reader;
+static __thread int tls_read_depth;
+static __thread bool tls_reader_borrowed;
+
+static int unreachable(void)
+{
+	return err_set(LL_ESTORE, "The store's database cannot be reached.");
+}
+
+int pq_error(PGconn *conn, const char *what)
+{
+	log_event(LOG_ERROR, "store_error", "what", what, "postgresql",
+		  conn ? PQerrorMessage(conn) : "no connection", NULL);
+	return err_set(LL_ESTORE, "The store failed (%s).", what);
+}
+
+/* Notes the failure of RES (logged with SQL) on this thread. */
+static int result_error(PGconn *conn, PGresult *res, const char *sql)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", state ? state : "");
+	log_event(LOG_ERROR, "store_error", "sql", sql, "sqlstate", last_sqlstate, "postgresql",
+		  res ? PQresultErrorMessage(res) : PQerrorMessage(conn), NULL);
+	return err_set(LL_ESTORE, "The store failed.");
+}
+
+const char *pgq_last_sqlstate(void)
+{
+	return last_sqlstate;
+}
+
+void pgq_clear_sqlstate(void)
+{
+	last_sqlstate[0] = '\0';
+}
+
+int pq_exec(PGconn *conn, const char *sql)
+{
+	PGresult *res;
+	int rc = 0;
+
+	if (!conn)
+		return unreachable();
+	if (conn == tls_reader && tls_read_depth > 0 && (!strcmp(sql, "BEGIN") || !strcmp(sql, "COMMIT"))) {
+		if (tls_reader_borrowed)
+			return 0;          /* a read inside a write: the write's transaction */
+		if (!strcmp(sql, "BEGIN")) /* one snapshot for the read's statements */
+			sql = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+	}
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		rc = result_error(conn, res, sql);
+	PQclear(res);
+	return rc;
+}
+
+/* SQL with SQLite's parameters ('?', '?N') as PostgreSQL's ($N), outside
+ * quotes; *RET_COUNT the highest number. */
+static char *convert_params(const char *sql, int *ret_count, unsigned *ret_used)
+{
+	char *out = malloc(strlen(sql) * 8 + 1), *o = out;
+	bool quoted = false;
+	int highest = 0;
+
+	if (!out)
+		return NULL;
+	for (const char *p = sql; *p; p++) {
+		if (*p == '\'')
+			quoted = !quoted;
+		if (*p != '?' || quoted) {
+			*o++ = *p;
+			continue;
+		}
+		int n = 0;
+		while (p[1] >= '0' && p[1] <= '9')
+			n = n * 10 + (*++p - '0');
+		if (n == 0)
+			n = highest + 1;
+		if (n > highest)
+			highest = n;
+		if (n <= PGQ_PARAMS_MAX)
+			*ret_used |= 1u << (n - 1);
+		o += snprintf(o, 8, "$%d", n);
+	}
+	*o = '\0';
+	*ret_count = highest;
+	return out;
+}
+
+struct pgq *pq_prepare(PGconn *conn, const char *sql)
+{
+	struct pgq *q;
+
+	if (!conn) {
+		unreachable();
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q || !(q->sql = convert_params(sql, &q->nparams, &q->used)) || q->nparams > PGQ_PARAMS_MAX) {
+		log_event(LOG_ERROR, "store_error", "sql", sql, "postgresql", "cannot prepare", NULL);
+		pgq_free(q);
+		err_set(LL_ESTORE, "The store failed.");
+		return NULL;
+	}
+	q->conn = conn;
+	q->row = -1;
+	return q;
+}
+
+struct pgq *pq_cached(PGconn *conn, const char *sql)
+{
+	return pq_prepare(conn, sql);
+}
+
+void pq_release(PGconn *conn, struct pgq *stmt)
+{
+	(void)conn;
+	pgq_free(stmt);
+}
+
+static void bind_value(struct pgq *q, int i, Oid type, char *value, int length, int format)
+{
+	if (i < 1 || i > PGQ_PARAMS_MAX) {
+		free(value);
+		return;
+	}
+	free(q->values[i - 1]);
+	q->types[i - 1] = type;
+	q->values[i - 1] = value;
+	q->lengths[i - 1] = length;
+	q->formats[i - 1] = format;
+}
+
+void pgq_bind_int64(struct pgq *q, int i, long long v)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", v);
+	bind_value(q, i, OID_INT8, strdup(text), 0, 0);
+}
+
+void pgq_bind_double(struct pgq *q, int i, double v)
+{
+	char text[40];
+
+	if (isnan(v)) {
+		bind_value(q, i, OID_FLOAT8, NULL, 0, 0);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.17g", v);
+	bind_value(q, i, OID_FLOAT8, strdup(text), 0, 0);
+}
+
+void pgq_bind_text(struct pgq *q, int i, const char *text, int n, void *destructor)
+{
+	(void)destructor;
+	bind_value(q, i, OID_TEXT, text ? strndup(text, n < 0 ? strlen(text) : (size_t)n) : NULL, 0, 0);
+}
+
+void pgq_bind_blob(struct pgq *q, int i, const void *blob, int n, void *destructor)
+{
+	char *copy = blob ? malloc(n > 0 ? (size_t)n : 1) : NULL;
+
+	(void)destructor;
+	if (copy && n > 0)
+		memcpy(copy, blob, (size_t)n);
+	bind_value(q, i, OID_BYTEA, copy, n, 1);
+}
+
+void pgq_bind_null(struct pgq *q, int i)
+{
+	bind_value(q, i, 0, NULL, 0, 0);
+}
+
+int pgq_step(struct pgq *q)
+{
+	ExecStatusType status;
+
+	if (q->res)
+		return ++q->row < PQntuples(q->res) ? PGQ_ROW : PGQ_DONE;
+	for (int i = 0; i < q->nparams; i++)
+		if (!(q->used & 1u << i))
+			q->types[i] = OID_TEXT; /* a number SQLite's text skipped: any type */
+	q->res = PQexecParams(q->conn, q->sql, q->nparams, q->types, (const char *const *)q->values,
+			      q->lengths, q->formats, 0);
+	status = PQresultStatus(q->res);
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+		int rc = result_error(q->conn, q->res, q->sql);
+		PQclear(q->res);
+		q->res = NULL;
+		return rc;
+	}
+	last_changes = atoll(PQcmdTuples(q->res));
+	q->row = 0;
+	return PQntuples(q->res) > 0 ? PGQ_ROW : PGQ_DONE;
+}
+
+void pgq_reset(struct pgq *q)
+{
+	PQclear(q->res);
+	q->res = NULL;
+	q->row = -1;
+}
+
+void pgq_clear_bindings(struct pgq *q)
+{
+	for (int i = 0; i < PGQ_PARAMS_MAX; i++) {
+		free(q->values[i]);
+		q->values[i] = NULL;
+		q->types[i] = 0;
+	}
+}
+
+void pgq_free(struct pgq *q)
+{
+	if (!q)
+		return;
+	pgq_reset(q);
+	pgq_clear_bindings(q);
+	PQfreemem(q->blob);
+	free(q->sql);
+	free(q);
+}
+
+/* Whether the current row has column COL. */
+static bool has_value(struct pgq *q, int col)
+{
+	return q->res && q->row >= 0 && q->row < PQntuples(q->res) && col < PQnfields(q->res) &&
+	       !PQgetisnull(q->res, q->row, col);
+}
+
+int pgq_column_type(struct pgq *q, int col)
+{
+	return has_value(q, col) ? PGQ_VALUE : PGQ_NULL;
+}
+
+long long pgq_column_int64(struct pgq *q, int col)
+{
+	const char *v;
+
+	if (!has_value(q, col))
+		return 0;
+	v = PQgetvalue(q->res, q->row, col);
+	if (v[0] == 't' || v[0] == 'f') /* a boolean, as SQLite's 1 or 0 */
+		return v[0] == 't';
+	return strchr(v, '.') || strchr(v, 'e') ? (long long)strtod(v, NULL) : strtoll(v, NULL, 10);
+}
+
+int pgq_column_int(struct pgq *q, int col)
+{
+	return (int)pgq_column_int64(q, col);
+}
+
+double pgq_column_double(struct pgq *q, int col)
+{
+	return has_value(q, col) ? strtod(PQgetvalue(q->res, q->row, col), NULL) : 0.0;
+}
+
+const char *pgq_column_text(struct pgq *q, int col)
+{
+	return has_value(q, col) ? PQgetvalue(q->res, q->row, col) : NULL;
+}
+
+const void *pgq_column_blob(struct pgq *q, int col)
+{
+	PQfreemem(q->blob);
+	q->blob = NULL;
+	q->blob_len = 0;
+	if (!has_value(q, col))
+		return NULL;
+	q->blob = PQunescapeBytea((const unsigned char *)PQgetvalue(q->res, q->row, col), &q->blob_len);
+	return q->blob;
+}
+
+int pgq_column_bytes(struct pgq *q, int col)
+{
+	size_t n = 0;
+	unsigned char *b;
+
+	if (!has_value(q, col))
+		return 0;
+	b = PQunescapeBytea((const unsigned char *)PQgetvalue(q->res, q->row, col), &n);
+	PQfreemem(b);
+	return (int)n;
+}
+
+long long pgq_changes(PGconn *conn)
+{
+	(void)conn;
+	return last_changes;
+}
+
+long long pgq_last_insert_id(PGconn *conn)
+{
+	long long id = 0;
+
+	return pq_int(conn, &id, 0, "SELECT lastval()", "") < 0 ? 0 : id;
+}
+
+/* ----------------------------------------------- this thread's connections */
+
+PGconn *pq_writer(void)
+{
+	return tls_writer;
+}
+
+PGconn *pq_reader(void)
+{
+	return tls_reader;
+}
+
+void pq_writer_set(PGconn *conn)
+{
+	tls_writer = conn;
+}
+
+void pq_read_begin(struct store *s)
+{
+	if (tls_read_depth++ > 0)
+		return;
+	tls_reader_borrowed = tls_writer != NULL;
+	tls_reader = tls_writer ? tls_writer : pg_pool_take(&s->pool);
+}
+
+void pq_read_end(struct store *s)
+{
+	if (--tls_read_depth > 0)
+		return;
+	if (!tls_reader_borrowed && tls_reader)
+		pg_pool_give(&s->pool, tls_reader, false);
+	tls_reader = NULL;
+	tls_reader_borrowed = false;
+}
+
+/* ------------------------------------------------------- the helpers */
+
+/* Binds arguments given by a format (pg_int.h). */
+static void pq_bind(struct pgq *stmt, const char *types, va_list ap)
+{
+	for (int i = 0; types[i]; i++) {
+		if (types[i] == 'i') {
+			pgq_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 'n') {
+			long long n = va_arg(ap, long long);
+			if (n)
+				pgq_bind_int64(stmt, i + 1, n);
+			else
+				bind_value(stmt, i + 1, OID_INT8, NULL, 0, 0);
+		} else if (types[i] == 'd') {
+			pgq_bind_double(stmt, i + 1, va_arg(ap, double));
+		} else if (types[i] == 't') {
+			const char *t = va_arg(ap, const char *);
+			pgq_bind_text(stmt, i + 1, t, -1, PGQ_TRANSIENT);
+		} else {
+			pgq_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *), STORE_TOKEN_HASH_SIZE,
+				      PGQ_TRANSIENT);
+		}
+	}
+}
+
+/* Runs SQL with the arguments of TYPES (pg_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int pq_step(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types,
+		   va_list ap)
+{
+	struct pgq *stmt = pq_cached(db, sql);
+	int rc;
+
+	if (!stmt)
+		return LL_ESTORE;
+	pq_bind(stmt, types, ap);
+	rc = pgq_step(stmt);
+	if (ret && rc == PGQ_ROW)
+		*ret = pgq_column_type(stmt, 0) == PGQ_NULL ? default_value : pgq_column_int64(stmt, 0);
+	else if (ret && rc == PGQ_DONE)
+		*ret = default_value;
+	pq_release(db, stmt);
+	return rc < 0 ? rc : 0;
+}
+
+int pq_run(PGconn *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = pq_step(db, NULL, 0, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = pq_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int pq_row_by_id(PGconn *db, const char *sql, long long id, const char *what,
+		 int (*read)(void *context, struct pgq *row), void *context)
+{
+	struct pgq *stmt = pq_cached(db, sql);
+	int rc = LL_ENOTFOUND;
+
+	if (!stmt)
+		return LL_ESTORE;
+	pgq_bind_int64(stmt, 1, id);
+	int step = pgq_step(stmt);
+	if (step == PGQ_ROW)
+		rc = read(context, stmt);
+	else if (step < 0)
+		rc = step;
+	else if (what)
+		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
+	pq_release(db, stmt);
+	return rc;
+}
+
+int pq_reader_rows(struct store *s, const char *sql, void (*add)(void *context, struct pgq *row),
+		   void *context, const char *types, ...)
+{
+	struct pgq *stmt;
+	va_list ap;
+	int rc = 0;
+
+	pq_read_begin(s);
+	stmt = pq_cached(pq_reader(), sql);
+	if (stmt) {
+		va_start(ap, types);
+		pq_bind(stmt, types, ap);
+		va_end(ap);
+	}
+	while (stmt && (rc = pgq_step(stmt)) == PGQ_ROW)
+		add(context, stmt);
+	pq_release(pq_reader(), stmt);
+	pq_read_end(s);
+	return !stmt ? LL_ESTORE : rc < 0 ? rc : 0;
+}
+
+int pq_reader_each(struct store *s, const char *sql, void (*add)(void *context, struct pgq *row),
+		   void *context)
+{
+	return pq_reader_rows(s, sql, add, context, "");
+}
+
+void pq_add_columns(cJSON *obj, struct pgq *row, int first, const struct pq_column *columns)
+{
+	for (int i = 0; columns[i].key; i++) {
+		const char *key = columns[i].key;
+		int col = first + i;
+		switch (columns[i].kind) {
+		case PQ_COLUMN_INT:
+			cJSON_AddNumberToObject(obj, key, (double)pgq_column_int64(row, col));
+			break;
+		case PQ_COLUMN_TEXT:
+			cJSON_AddStringToObject(obj, key, (const char *)pgq_column_text(row, col));
+			break;
+		case PQ_COLUMN_TEXT_OR_NULL:
+			pq_add_text_or_null(obj, key, row, col);
+			break;
+		case PQ_COLUMN_INT_OR_NULL:
+			pq_add_int_or_null(obj, key, row, col);
+			break;
+		case PQ_COLUMN_TIME:
+			pq_add_time(obj, key, row, col);
+			break;
+		}
+	}
+}
+
+int pq_answer(int rc, cJSON *out, cJSON **ret)
+{
+	if (rc < 0) {
+		cJSON_Delete(out);
+		return rc;
+	}
+	*ret = out;
+	return 0;
+}
+
+cJSON *pq_column_json(struct pgq *stmt, int col)
+{
+	const char *text = (const char *)pgq_column_text(stmt, col);
+	cJSON *v = text ? cJSON_Parse(text) : NULL;
+
+	return v ? v : cJSON_CreateObject();
+}
+
+void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col)
+{
+	char text[32];
+
+	if (pgq_column_type(stmt, col) == PGQ_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, clock_format_rfc3339(pgq_column_int64(stmt, col), text));
+}
+
+void pq_add_time_value(cJSON *obj, const char *key, long long ms)
+{
+	char text[32];
+
+	cJSON_AddStringToObject(obj, key, clock_format_rfc3339(ms, text));
+}
+
+void pq_add_text_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col)
+{
+	if (pgq_column_type(stmt, col) == PGQ_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddStringToObject(obj, key, (const char *)pgq_column_text(stmt, col));
+}
+
+void pq_add_int_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col)
+{
+	if (pgq_column_type(stmt, col) == PGQ_NULL)
+		cJSON_AddNullToObject(obj, key);
+	else
+		cJSON_AddNumberToObject(obj, key, (double)pgq_column_int64(stmt, col));
+}
+
+char *pq_json_text(const cJSON *item)
+{
+	return json_print(item);
+}
+
+void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
+		  const char *reason)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%lld", id);
+	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
+		  NULL);
+}
+
+cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
+	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
+	cJSON_AddStringToObject(o, "state", state);
+	return o;
+}
