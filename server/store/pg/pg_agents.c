@@ -83,7 +83,7 @@ int pg_agent_enroll(struct store *s, const char *name, const cJSON *facts, const
 #define AGENT_COLUMNS                                                                          \
 	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
-	" a.last_calibration"
+	" a.last_calibration, a.agent_version, a.agent_sha256"
 
 static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 {
@@ -104,6 +104,13 @@ static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 		cJSON_AddNullToObject(a, "last_calibration");
 	else
 		cJSON_AddItemToObject(a, "last_calibration", pq_column_json(stmt, 8));
+	for (int column = 9; column <= 10; column++) {
+		const char *key = column == 9 ? "agent_version" : "agent_sha256";
+		if (pgq_column_type(stmt, column) == PGQ_NULL)
+			cJSON_AddNullToObject(a, key);
+		else
+			cJSON_AddStringToObject(a, key, (const char *)pgq_column_text(stmt, column));
+	}
 	return a;
 }
 
@@ -368,4 +375,25 @@ int pg_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
 	pq_read_end(s);
 	*ret_builds = rc == 0 && held > 0;
 	return rc;
+}
+
+struct agent_build_op {
+	long long agent_id;
+	const char *version, *sha256;
+};
+
+static int op_agent_build_set(struct store *s, void *arg)
+{
+	struct agent_build_op *b = arg;
+
+	(void)s;
+	return pq_run(pq_writer(), "UPDATE agents SET agent_version = ?, agent_sha256 = ? WHERE id = ?",
+		      "tti", b->version, b->sha256, b->agent_id);
+}
+
+int pg_agent_build_set(struct store *s, long long agent_id, const char *version, const char *sha256)
+{
+	struct agent_build_op b = {agent_id, version, sha256};
+
+	return pq_write(s, op_agent_build_set, &b);
 }

@@ -30,6 +30,7 @@ static const struct store_agent_ops agents_ops = {
 	.task_calibration_spec = pg_task_calibration_spec,
 	.agent_calibration_put = pg_agent_calibration_put,
 	.agent_builds = pg_agent_builds,
+	.agent_build_set = pg_agent_build_set,
 	.agent_heartbeat_begin = pg_agent_heartbeat_begin,
 	.agent_heartbeat_end = pg_agent_heartbeat_end,
 };

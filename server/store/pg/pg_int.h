@@ -156,6 +156,7 @@ int pg_agent_patch(struct store *store, long long agent_id, const cJSON *labels,
 int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
 int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
+int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
 int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			     void *context, struct store_call **ret_call);
 int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);

@@ -115,6 +115,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
 	"ALTER TABLE tasks ADD COLUMN build_task BIGINT;"
 	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
+	/* 11: a series' retention of raw samples, when a result's were dropped */
+	"ALTER TABLE series_settings ADD COLUMN retain_days BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE series_settings ADD COLUMN retain_points BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE results ADD COLUMN pruned_at BIGINT;",
+	/* 12: the agent binary an agent last said it runs */
+	"ALTER TABLE agents ADD COLUMN agent_version TEXT;"
+	"ALTER TABLE agents ADD COLUMN agent_sha256 TEXT;",
 };
 
 int pg_schema_latest(void)

@@ -29,6 +29,7 @@ static int with_reader(struct store *s, int (*fn)(struct store *s, void *context
 static void settings_defaults(struct store_series_settings *st)
 {
 	st->threshold_pct = STORE_SERIES_DEFAULT_THRESHOLD_PCT;
+	st->retain_days = st->retain_points = 0;
 	st->webhook_url[0] = '\0';
 	st->owner[0] = '\0';
 }
@@ -53,7 +54,9 @@ static void first_submitter(PGconn *db, const char *name, struct store_series_se
 static int settings_read(PGconn *db, const char *name, struct store_series_settings *st)
 {
 	struct pgq *stmt = pq_prepare(
-		db, "SELECT threshold_pct, webhook_url, owner FROM series_settings WHERE name = ?");
+		db,
+		"SELECT threshold_pct, webhook_url, owner, retain_days, retain_points FROM series_settings"
+		" WHERE name = ?");
 
 	settings_defaults(st);
 	if (!stmt)
@@ -65,6 +68,8 @@ static int settings_read(PGconn *db, const char *name, struct store_series_setti
 			snprintf(st->webhook_url, sizeof(st->webhook_url), "%s", pgq_column_text(stmt, 1));
 		if (pgq_column_type(stmt, 2) != PGQ_NULL)
 			snprintf(st->owner, sizeof(st->owner), "%s", pgq_column_text(stmt, 2));
+		st->retain_days = pgq_column_int64(stmt, 3);
+		st->retain_points = pgq_column_int64(stmt, 4);
 	}
 	pgq_free(stmt);
 	if (!st->owner[0])
@@ -83,6 +88,8 @@ static void add_settings(cJSON *o, const struct store_series_settings *st)
 		cJSON_AddStringToObject(o, "owner", st->owner);
 	else
 		cJSON_AddNullToObject(o, "owner");
+	cJSON_AddNumberToObject(o, "retain_days", (double)st->retain_days);
+	cJSON_AddNumberToObject(o, "retain_points", (double)st->retain_points);
 }
 
 /* A series' jobs (series_jobs()) and its last job (series_list()). */
@@ -199,9 +206,10 @@ static int op_settings_put(struct store *s, void *arg)
 	struct settings_put_op *a = arg;
 	struct pgq *stmt =
 		pq_prepare(pq_writer(),
-			   "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner)"
-			   " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE SET"
-			   " threshold_pct = ?2, webhook_url = ?3, updated_at = ?4, owner = ?5");
+			   "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner,"
+			   " retain_days, retain_points) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+			   " ON CONFLICT (name) DO UPDATE SET threshold_pct = ?2, webhook_url = ?3,"
+			   " updated_at = ?4, owner = ?5, retain_days = ?6, retain_points = ?7");
 	int rc;
 
 	if (!stmt)
@@ -213,6 +221,8 @@ static int op_settings_put(struct store *s, void *arg)
 	pgq_bind_int64(stmt, 4, a->now);
 	if (a->settings->owner[0])
 		pgq_bind_text(stmt, 5, a->settings->owner, -1, PGQ_TRANSIENT);
+	pgq_bind_int64(stmt, 6, a->settings->retain_days);
+	pgq_bind_int64(stmt, 7, a->settings->retain_points);
 	rc = pgq_step(stmt) == PGQ_DONE ? 0 : pq_error(pq_writer(), "store series settings");
 	pgq_free(stmt);
 	return rc;
@@ -318,7 +328,7 @@ static int queue_delivery(struct store *s, long long id, const char *series, lon
 static int op_check_record(struct store *s, void *arg)
 {
 	struct check_op *a = arg;
-	long long seen = 0;
+	long long seen = 0, alert_job = a->job_id, alert_baseline = a->baseline_id;
 	char *rows;
 	int rc;
 
@@ -338,10 +348,17 @@ static int op_check_record(struct store *s, void *arg)
 		return 0;
 	if (!(rows = pq_json_text(cJSON_GetObjectItemCaseSensitive(a->alert, "rows"))))
 		return LL_ENOMEM;
+	/* an alert from a change point names the jobs around the change */
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a->alert, "job_id")))
+		alert_job =
+			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "job_id"));
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id")))
+		alert_baseline = (long long)cJSON_GetNumberValue(
+			cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id"));
 	rc = pq_run(pq_writer(),
 		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
 		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		    "tiiddti", a->series, a->job_id, a->baseline_id,
+		    "tiiddti", a->series, alert_job, alert_baseline,
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "threshold_pct")),
 		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(a->alert, "worst_change_pct")),
 		    rows, a->now);

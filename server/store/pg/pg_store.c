@@ -195,6 +195,9 @@ int pg_stats(struct store *s, long long now, struct store_stats *ret)
 	if (rc == 0)
 		rc = pq_int(db, &st.webhooks_pending, 0,
 			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
+	/* the database's size on the server; its free room is autovacuum's */
+	if (rc == 0)
+		rc = pq_int(db, &st.store_bytes, 0, "SELECT pg_database_size(current_database())", "");
 	pq_read_end(s);
 	pthread_mutex_lock(&s->cache_lock);
 	st.commits = s->commits;
