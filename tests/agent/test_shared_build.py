@@ -14,6 +14,7 @@ toolchain) measuring what it built.
   same bytes.
 """
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -201,6 +202,48 @@ def test_elf_job_one_builder_two_measurers_same_bytes():
         for name in ELF_JOB["variants"]:
             a, b = ([v for v in results[c]["variants"] if v["name"] == name][0] for c in ("m1", "m2"))
             assert digests(a) == digests(b), name
+
+
+X86_JOB = dict(PE_JOB, name="x86-build", variants=["default", "rebase", "bind", "ordinal"],
+               matrix={"cells": {"arch": ["i686"]}})
+
+
+def built_blob(d, sha256):
+    return os.path.join(d.data_dir, "blobs", sha256[:2], sha256[2:])
+
+
+def test_builder_makes_i686_variants_for_the_xp_class_agent():
+    """An i686 (XP-class) cell: the Linux builder builds it with
+    i686-w64-mingw32-gcc (the daemon's build target says so) and ships
+    PE32 files for machine i386, as the PE reader (loadlab pe dump, the
+    toolkit the probe's checks share) reads them; the build names its
+    toolchain and version. No agent here measures the cell
+    (test_xp_agent.py does, where wine32 is installed)."""
+    with harness.Daemon(shared_build=True) as d:
+        job_id = d.submit(X86_JOB)["id"]
+        builder = Agent(d, "builder", "none", False, once=False)
+        try:
+            harness.wait_for("the i686 build", lambda: d.job(job_id)["builds"][0]["state"] in ("done", "dead"),
+                             timeout=900, interval=1)
+        finally:
+            builder.close()
+        (build,) = d.job(job_id)["builds"]
+        assert build["state"] == "done", (build, builder.text()[-3000:])
+        assert build["target"] == {"family": "pe", "architecture": "i686", "toolchain": "i686-w64-mingw32-gcc"}
+        built = harness.results_of(d, build["id"])[0][1]
+        assert built["toolchain"]["target"] == "i686-w64-mingw32", built["toolchain"]
+        assert built["toolchain"]["version"].startswith("i686-w64-mingw32-gcc"), built["toolchain"]
+        assert [v["name"] for v in built["variants"]] == X86_JOB["variants"], built["variants"]
+        for v in built["variants"] + [built["floor"]]:
+            for f in v["files"]:
+                path = built_blob(d, f["sha256"])
+                with open(path, "rb") as blob:
+                    assert hashlib.sha256(blob.read()).hexdigest() == f["sha256"], f
+                r = subprocess.run([harness.LOADLAB, "pe", "dump", "--json", path], capture_output=True,
+                                   text=True, timeout=60)
+                assert r.returncode == 0, r.stderr
+                dump = json.loads(r.stdout)
+                assert dump["format"] == "PE32" and dump["machine"] == 0x14c, (v["name"], f["name"], dump)
 
 
 if __name__ == "__main__":
