@@ -113,6 +113,16 @@ def test_windows_agent_without_compiler_measures_the_shared_build():
                 assert strip(shared.digests(a)) == strip(shared.digests(b)) == strip(built_files[name]), name
             else:
                 assert shared.digests(a) == shared.digests(b) == built_files[name], name
+        # The build names its toolchain and version, and the report says it.
+        assert built["toolchain"]["version"].startswith("x86_64-w64-mingw32-gcc"), built["toolchain"]
+        report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
+        validate("report.json", report)
+        assert [c["build_task"] for c in report["cells"]] == [build["id"]] * 2, report["cells"]
+        assert all(c["toolchain"] == built["toolchain"] for c in report["cells"]), report["cells"]
+        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
+        assert "- built once by build task %d (%s) for bench=builder, bench=lab\n" % (
+            build["id"], built["toolchain"]["version"]) in md, md
+        assert "- default: identical files in 2 cells\n" in md, md
         check_fetched(data_dir, built)
         nocc.check_no_compiler(trace, ["main.exe", win.WINE64], 10)
 
