@@ -6,8 +6,10 @@ of the column's job (small, test_shared_build.X86_JOB) from the shared
 build: its facts say i686 under Wine, every variant is verified by the
 probe and timed, and its result names the build task.
 
-Where wine32 is not installed (/usr/lib/wine/wine missing) the test says
-so and exits 77, which ctest reports as skipped, not passed.
+Where wine32 cannot run (/usr/lib/wine/wine missing, or a kernel that
+runs no 32-bit x86 program: this project's VMs answer "Exec format error"
+for every i386 ELF, /lib/ld-linux.so.2 itself) the test says why and exits
+77, which ctest reports as skipped, not passed.
 """
 import os
 import subprocess
@@ -58,8 +60,22 @@ def test_xp_agent_measures_an_i686_cell_under_wine32():
             assert v["warm"]["summary"]["n"] == 3, (v["name"], v["warm"])
 
 
-if __name__ == "__main__":
+def wine32_missing():
+    """Why wine32 cannot run here, or None when `wine --version` runs."""
     if not os.path.exists(WINE32):
-        print("skip: %s is missing (Debian's wine32:i386 is not installed)" % WINE32)
+        return "%s is missing (Debian's wine32:i386 is not installed)" % WINE32
+    try:
+        r = subprocess.run([WINE32, "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=120)
+    except OSError as e:  # ENOEXEC: the kernel runs no i386 program
+        return "%s cannot be started: %s" % (WINE32, e)
+    return None if r.returncode == 0 else "%s --version exited with %d: %s" % (WINE32, r.returncode,
+                                                                             r.stderr.strip()[-300:])
+
+
+if __name__ == "__main__":
+    reason = wine32_missing()
+    if reason:
+        print("skip: " + reason)
         sys.exit(SKIP)
     harness.run_tests(globals())
