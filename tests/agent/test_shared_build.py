@@ -204,6 +204,37 @@ def test_elf_job_one_builder_two_measurers_same_bytes():
             assert digests(a) == digests(b), name
 
 
+def test_a_builder_killed_mid_build_leaves_the_build_to_another():
+    """A real builder killed (SIGKILL) while it holds the build: its lease
+    expires, a second builder builds (attempt 2) and measures the cell; the
+    job finishes, the build has one result and is not built again."""
+    with harness.Daemon(["--lease-seconds", "3"], shared_build=True) as d:
+        job_id = d.submit(dict(PE_JOB, name="killed-builder", variants=["default", "rebase"],
+                               matrix={"cells": {"bench": ["lab"]}}))["id"]
+        first = Agent(d, "builder1", "none", False, once=False)
+        try:
+            harness.wait_for("the first builder's lease", lambda: d.job(job_id)["builds"][0]["state"] == "leased",
+                             timeout=300, interval=0.05)
+            first.proc.kill()
+            first.proc.wait()
+        finally:
+            first.close()
+        assert d.job(job_id)["builds"][0]["state"] != "done", d.job(job_id)["builds"]
+        second = Agent(d, "builder2", "lab", False)
+        try:
+            assert second.wait(1200) == 0, second.text()[-3000:]
+        finally:
+            second.close()
+        job = d.job(job_id)
+        assert job["state"] == "done", job
+        (build,) = job["builds"]
+        assert build["state"] == "done" and build["attempt"] == 2, build
+        assert len(harness.results_of(d, build["id"])) == 1, build
+        (result,) = results_by_cell(d, job).values()
+        assert result["build_task"] == {"id": build["id"], "builder": "builder2"}, result["build_task"]
+        assert all(v["valid"] for v in result["variants"]), result["variants"]
+
+
 X86_JOB = dict(PE_JOB, name="x86-build", variants=["default", "rebase", "bind", "ordinal"],
                matrix={"cells": {"arch": ["i686"]}})
 

@@ -132,21 +132,8 @@ def test_windows_agent_without_compiler_runs_churn_and_a_program_job():
     with win.Wine() as wine, harness.Daemon() as d, \
             tempfile.TemporaryDirectory(prefix="loadlab-nocc-ns-") as tmp:
         env = dict(wine.env, PATH=nocc.empty_path(tmp))
-        work, trace = os.path.join(wine.tmp, "churn"), os.path.join(tmp, "churn.trace")
-        out = os.path.join(wine.tmp, "churn.out")
-        cmd = nocc.traced([win.WINE64, win.WIN64_EXE, "churn", "--processes", "5", "--dll-set", "none",
-                           "--json", "--work-dir", wine.windows_path(work)], trace)
-        with open(out, "wb") as f:
-            r = subprocess.run(no_compiler_ns.command(tempfile.mkdtemp(prefix="ns-", dir=tmp), cmd),
-                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env,
-                               cwd=wine.tmp, timeout=600)
-        with open(out, errors="replace") as f:
-            text = f.read()
-        assert r.returncode == 0, text[-3000:]
-        (x,) = json.loads(text[text.index("["):text.rindex("]") + 1])
-        assert x["processes"] == 5 and x["create_us"] > 0 and x["method"]["runner"] == "wine", x
-        nocc.check_helpers(x["method"]["programs"], nocc.HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
-        nocc.check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
+        nocc.windows_churn(wine, tmp, env, lambda cmd: no_compiler_ns.command(
+            tempfile.mkdtemp(prefix="ns-", dir=tmp), cmd))
         # The program family's example, leased from the daemon.
         folder = prog.program_folder(tmp)
         job = prog.submit(d, folder, tmp, "lua-win-ns")
