@@ -242,6 +242,25 @@ def test_an_expired_build_is_leased_again_and_a_done_one_never():
         assert job["builds"][0]["state"] == "done" and job["builds"][0]["attempt"] == 2, job
 
 
+def test_a_build_lost_past_the_capped_retries_fails_the_job():
+    with Daemon(["--lease-seconds", "1", "--max-attempts", "2"], shared_build=True) as d:
+        job_id = d.submit(JOB)["id"]
+        _, one = d.enroll("builder1", BUILDER, {"os": "linux"})
+        first = lease(d, one)
+        assert first["kind"] == "build" and first["attempt"] == 1, first
+        again = wait_for("the expired build leased again", lambda: lease(d, one), timeout=30)
+        assert again["task_id"] == first["task_id"] and again["attempt"] == 2, again
+        # The second lease expires too: past --max-attempts the build is
+        # dead, and so is every cell that waited for it; the job fails.
+        job = wait_for("the job failed", lambda: (lambda j: j if j["state"] == "failed" else None)(d.job(job_id)),
+                       timeout=30, interval=0.2)
+        assert job["builds"][0]["state"] == "dead" and job["builds"][0]["attempt"] == 2, job
+        assert all(t["state"] == "dead" and t["attempt"] == 0 for t in job["tasks"]), job["tasks"]
+        assert all(t["last_error"].startswith("Build task %d failed" % first["task_id"]) for t in job["tasks"]), \
+            job["tasks"]
+        assert lease(d, one) is None
+
+
 def test_each_agent_builds_and_an_unknown_architecture():
     with Daemon(shared_build=True) as d:
         created = d.submit(dict(JOB, build="each-agent"))
