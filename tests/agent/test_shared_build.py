@@ -44,9 +44,11 @@ class Agent:
     """A loadlab-agent process in its own data folder; NO_COMPILER: its
     PATH is an empty folder, so it finds no toolchain."""
 
-    def __init__(self, d, name, label, no_compiler, once=True):
+    def __init__(self, d, name, label, no_compiler, once=True, path_first=None):
         self.data_dir = tempfile.mkdtemp(prefix="loadlab-shared-")
         env = dict(os.environ)
+        if path_first:  # a folder searched before the PATH
+            env["PATH"] = path_first + os.pathsep + env["PATH"]
         if no_compiler:
             empty = os.path.join(self.data_dir, "empty-path")
             os.mkdir(empty)
@@ -233,6 +235,41 @@ def test_a_builder_killed_mid_build_leaves_the_build_to_another():
         (result,) = results_by_cell(d, job).values()
         assert result["build_task"] == {"id": build["id"], "builder": "builder2"}, result["build_task"]
         assert all(v["valid"] for v in result["variants"]), result["variants"]
+
+
+BROKEN_GCC = """#!/bin/sh
+case "$1" in
+-dumpmachine) echo x86_64-w64-mingw32 ;;
+--version) echo "x86_64-w64-mingw32-gcc (broken) 0" ;;
+*) echo "lt0.c:3:1: error: expected ';' before '}' token" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_a_failed_build_fails_the_job_once_with_the_builders_log():
+    """A real builder whose compiler fails (an x86_64-w64-mingw32-gcc
+    first in its PATH that answers -dumpmachine and --version and fails
+    every compile): the build is dead after one attempt, the job fails
+    once, and the cell says why with the compiler's own line."""
+    with harness.Daemon(shared_build=True) as d, tempfile.TemporaryDirectory(prefix="broken-gcc-") as tmp:
+        gcc = os.path.join(tmp, "x86_64-w64-mingw32-gcc")
+        with open(gcc, "w") as f:
+            f.write(BROKEN_GCC)
+        os.chmod(gcc, 0o755)
+        job_id = d.submit(dict(PE_JOB, name="broken-build", matrix={"cells": {"bench": ["lab"]}}))["id"]
+        builder = Agent(d, "builder", "none", False, once=False, path_first=tmp)
+        try:
+            job = harness.wait_for("the job failed", lambda: (lambda j: j if j["state"] == "failed" else None)(
+                d.job(job_id)), timeout=600, interval=0.5)
+        finally:
+            builder.close()
+        (build,) = job["builds"]
+        assert build["state"] == "dead" and build["attempt"] == 1, build
+        assert "expected ';' before '}' token" in build["last_error"], build
+        (task,) = job["tasks"]
+        assert task["state"] == "dead" and task["attempt"] == 0, task
+        assert task["last_error"].startswith("Build task %d failed: " % build["id"]), task
+        assert "expected ';' before '}' token" in task["last_error"], task
 
 
 X86_JOB = dict(PE_JOB, name="x86-build", variants=["default", "rebase", "bind", "ordinal"],
