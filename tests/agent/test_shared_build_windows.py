@@ -18,10 +18,12 @@ two cells:
 - unbound variants ran the build's bytes in both cells, bound ones differ
   from the build only in main.exe (bind, on each machine).
 
-Then the program family's example (Lua, test_program_family.py's job) and
-the Windows churn run on the same agent in the same namespace, traced the
-same way (perf trace for the program job, whose debug probe strace would
-disturb: test_no_compiler.py says why).
+Then the program family's example (its variants, on Lua: test_program_
+family.py's job) and the Windows churn (`churn`, and
+schemas/examples/churn.json through the daemon with a shared build) run
+on the same agent in the same namespace, traced the same way (perf trace
+for the program job, whose debug probe strace would disturb:
+test_no_compiler.py says why).
 """
 import json
 import os
@@ -146,6 +148,40 @@ def test_windows_agent_without_compiler_runs_churn_and_a_program_job():
         nocc.check_program_result(result, nocc.HELPERS_WIN64)
         nocc.check_no_compiler(trace, [win.WINE64], nocc.PROGRAM_JOB_EXECS)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+CHURN_JOB = dict(harness.load_example("churn.json"), name="churn-shared-windows",
+                 measure={"churn": {"processes": 20, "dll_sets": ["none", "user32"]}},
+                 matrix={"cells": {"bench": ["lab"]}})
+
+
+def test_windows_agent_without_compiler_runs_the_churn_example():
+    """schemas/examples/churn.json (20 processes, two DLL sets) through the
+    daemon: the Linux agent builds, the Windows agent in the namespace
+    runs churn with the programs it carries; no compiler in its trace."""
+    assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
+    with win.Wine() as wine, harness.Daemon(shared_build=True) as d, \
+            tempfile.TemporaryDirectory(prefix="loadlab-churn-win-") as tmp:
+        job_id = d.submit(CHURN_JOB)["id"]
+        trace = os.path.join(tmp, "churn.trace")
+        builder = shared.Agent(d, "builder", "none", False, once=False)
+        proc, log_path, _ = start_windows_agent(wine, tmp, d, "lab-churn", "lab", trace)
+        try:
+            code, text = wait_agent(proc, log_path, 1500)
+        finally:
+            builder.close()
+        assert code == 0, text[-4000:]
+        job = d.job(job_id)
+        assert job["state"] == "done", job
+        (result,) = shared.results_by_cell(d, job).values()
+        validate("result.json", result)
+        assert result["facts"]["toolchains"] == [] and result["facts"]["runner"] == "wine", result["facts"]
+        churn = {x["dll_set"]: x for x in result["churn"]}
+        assert sorted(churn) == ["none", "user32"], result["churn"]
+        for x in churn.values():
+            assert x["processes"] == 20 and x["create_us"] > 0, x
+            nocc.check_helpers(x["method"]["programs"], nocc.HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
+        nocc.check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
 
 
 if __name__ == "__main__":
