@@ -23,6 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from agent_wait import wait_agent  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 AGENT = harness.AGENT
@@ -80,6 +81,19 @@ class Agent:
             self.log.close()
         harness.kill_processes_under(self.data_dir)
         subprocess.run(["rm", "-rf", self.data_dir])
+
+
+def wait_measurer(d, job_id, proc, log_path, builder, timeout=1500):
+    """Waits for the measuring agent PROC (a Popen, its log LOG_PATH) to
+    exit 0, stops BUILDER (an Agent) whatever happened: the done job."""
+    try:
+        code, text = wait_agent(proc, log_path, timeout)
+    finally:
+        builder.close()
+    assert code == 0, text[-4000:]
+    job = d.job(job_id)
+    assert job["state"] == "done", job
+    return job
 
 
 def results_by_cell(d, job):

@@ -18,7 +18,6 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from agent_wait import wait_agent  # noqa: E402
 from schemacheck import validate  # noqa: E402
 import test_agent_windows as win  # noqa: E402
 import test_shared_build as shared  # noqa: E402
@@ -40,12 +39,10 @@ def test_xp_agent_measures_an_i686_cell_under_wine32():
                     [WINE32, win.WIN32_EXE, "--server", d.url, "--enroll-token", d.enroll_token, "--data-dir",
                      wine.windows_path(data_dir), "--name", "xp", "--once"],
                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=wine.env, cwd=wine.tmp)
-            code, text = wait_agent(proc, log_path, 1500)
-        finally:
+        except BaseException:
             builder.close()
-        assert code == 0, text[-4000:]
-        job = d.job(job_id)
-        assert job["state"] == "done", job
+            raise
+        job = shared.wait_measurer(d, job_id, proc, log_path, builder)
         (build,) = job["builds"]
         assert build["target"]["architecture"] == "i686", build
         (task,) = job["tasks"]
