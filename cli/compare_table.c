@@ -63,6 +63,25 @@ static void print_head(const cJSON *cmp, FILE *out)
 	buf_release(&b);
 }
 
+/* Each side's shared build (docs/builds.md), below the table. */
+static void print_shipped(const cJSON *comparison, FILE *out)
+{
+	const char *names[2] = {"baseline", "candidate"};
+	struct buf b;
+
+	for (int i = 0; i < 2; i++) {
+		const cJSON *side = get(comparison, names[i]);
+		if (!cJSON_IsArray(get(side, "shipped")))
+			continue;
+		buf_init(&b, 65536);
+		buf_printf(&b, "\nThe %s job %.0f was built once and shipped by digest:\n", names[i],
+			   number(side, "id"));
+		report_text_shipped(&b, get(side, "shipped"), get(side, "build_cells"), "  ", NULL);
+		table_print_lines(out, buf_str(&b));
+		buf_release(&b);
+	}
+}
+
 /* ROW's cells: its sides' figures in UNIT, the ratio with its interval,
  * the change and the verdict (with the metric the row was judged by). */
 static int add_row(struct table *t, const cJSON *row, const char *metric, struct report_text_unit unit)
@@ -122,5 +141,7 @@ int compare_table_print(const cJSON *comparison, FILE *out)
 	cJSON_ArrayForEach(row, get(comparison, "rows"))
 		if (rc == 0)
 			rc = add_row(&t, row, metric, unit);
-	return table_finish(&t, rc, out);
+	if ((rc = table_finish(&t, rc, out)) == 0)
+		print_shipped(comparison, out);
+	return rc;
 }

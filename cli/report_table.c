@@ -4,7 +4,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
-#include "loadlab/report_text.h" /* report_text_failed_cell */
+#include "loadlab/report_text.h" /* report_text_failed_cell, report_text_shipped */
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -213,6 +213,14 @@ int report_table_print(const cJSON *report, FILE *out)
 	}
 	if (cJSON_IsObject(get(report, "churn")))
 		print_churn(get(report, "churn"), out);
+	if (cJSON_IsArray(get(report, "shipped"))) { /* a shared build (docs/builds.md) */
+		struct buf b;
+		buf_init(&b, 65536);
+		fputs("\nSame bytes in every cell: built once, shipped by digest\n", out);
+		report_text_shipped(&b, get(report, "shipped"), cells, "  ", NULL);
+		table_print_lines(out, buf_str(&b));
+		buf_release(&b);
+	}
 	if (cJSON_GetArraySize(get(report, "findings")))
 		fputs("\nFindings\n", out);
 	cJSON_ArrayForEach(f, get(report, "findings")) {

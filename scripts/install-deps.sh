@@ -24,6 +24,14 @@ echo "install-deps: installing:$missing"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
+# A package of another architecture (wine32:i386, for the XP-class agent
+# under Wine) needs that architecture added to dpkg first.
+for arch in $(printf '%s\n' $missing | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u); do
+    if ! dpkg --print-foreign-architectures | grep -qx "$arch" &&
+       [ "$arch" != "$(dpkg --print-architecture)" ]; then
+        $sudo dpkg --add-architecture "$arch"
+    fi
+done
 $sudo apt-get update -q
 # shellcheck disable=SC2086
 $sudo apt-get install -y -q --no-install-recommends $missing

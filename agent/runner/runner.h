@@ -122,7 +122,7 @@ int runner_program_path(const struct runner *runner, const char *path, char *out
 
 struct runner_toolchain {
 	char gcc[PLAT_MAX_PATH];
-	char version[128];
+	char version[128]; /* the first line of `gcc --version` */
 	/* The compiler is the host's (Unix) mingw-w64 and this agent a Windows
 	 * build under Wine: it runs through plat_spawn_host(), and every path
 	 * in its arguments is a host path (plat_host_path()). */

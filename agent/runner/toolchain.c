@@ -28,27 +28,28 @@ static int compiler_find(struct runner_toolchain *ret)
 		name = host_gcc;
 		t.host = true;
 	}
-	snprintf(t.version, sizeof(t.version), "%s", name);
 	*ret = t;
 	return 0;
 }
 
-/* Asks the compiler T for its target into T->target and T->x86. */
-static int toolchain_target(const char *work, struct runner_toolchain *t)
+/* The first line of what the compiler T prints for ARG (through the file
+ * NAME in WORK) into OUT, of SIZE bytes. */
+static int toolchain_ask(const char *work, const struct runner_toolchain *t, const char *arg,
+			 const char *name, char *out, size_t size)
 {
-	char path[PLAT_MAX_PATH + 1], text[128];
-	const char *argv[] = {t->gcc, "-dumpmachine", NULL};
+	char path[PLAT_MAX_PATH + 1], text[256];
+	const char *argv[] = {t->gcc, arg, NULL};
 	struct plat_spawn_options o = {.argv = argv};
 	int n, rc, code = 0;
 	FILE *f;
 
-	n = snprintf(path, sizeof(path), "%s/toolchain-target.txt", work);
+	n = snprintf(path, sizeof(path), "%s/%s", work, name);
 	if (n < 0 || n >= (int)sizeof(path))
-		return err_set(LL_ETOOBIG, "The path %s/toolchain-target.txt is too long.", work);
+		return err_set(LL_ETOOBIG, "The path %s/%s is too long.", work, name);
 	o.stdout_path = path;
 	rc = t->host ? plat_run_host(&o, 60000, &code, NULL) : plat_run(&o, 60000, &code, NULL);
 	if (rc == 0 && code != 0)
-		rc = err_set(LL_EIO, "%s -dumpmachine exited with %d.", t->gcc, code);
+		rc = err_set(LL_EIO, "%s %s exited with %d.", t->gcc, arg, code);
 	if (rc < 0)
 		return rc;
 	if (!(f = fopen(path, "rb")))
@@ -57,9 +58,23 @@ static int toolchain_target(const char *work, struct runner_toolchain *t)
 		text[0] = '\0';
 	fclose(f);
 	text[strcspn(text, "\r\n")] = '\0';
-	snprintf(t->target, sizeof(t->target), "%.*s", (int)sizeof(t->target) - 1, text);
-	t->x86 = strncmp(text, "i686", 4) == 0 || strncmp(text, "i586", 4) == 0 ||
-		 strncmp(text, "i386", 4) == 0;
+	snprintf(out, size, "%.*s", (int)size - 1, text);
+	return 0;
+}
+
+/* Asks the compiler T for its target into T->target and T->x86, and for
+ * its version (the first line of `gcc --version`) into T->version. */
+static int toolchain_target(const char *work, struct runner_toolchain *t)
+{
+	int rc;
+
+	if ((rc = toolchain_ask(work, t, "-dumpmachine", "toolchain-target.txt", t->target,
+				sizeof(t->target))) < 0 ||
+	    (rc = toolchain_ask(work, t, "--version", "toolchain-version.txt", t->version,
+				sizeof(t->version))) < 0)
+		return rc;
+	t->x86 = strncmp(t->target, "i686", 4) == 0 || strncmp(t->target, "i586", 4) == 0 ||
+		 strncmp(t->target, "i386", 4) == 0;
 	return 0;
 }
 
@@ -75,10 +90,9 @@ int runner_toolchain_find_named(const char *work, const char *name, struct runne
 
 	if (name) {
 		memset(&t, 0, sizeof(t));
-		if (strlen(name) >= sizeof(t.version) || plat_find_program(name, t.gcc, sizeof(t.gcc)) < 0)
+		if (plat_find_program(name, t.gcc, sizeof(t.gcc)) < 0)
 			return err_set(LL_ENOTFOUND, "No %.64s in PATH: this agent cannot do this build.",
 				       name);
-		snprintf(t.version, sizeof(t.version), "%s", name);
 	} else if ((rc = compiler_find(&t)) < 0) {
 		return rc;
 	}

@@ -183,3 +183,99 @@ void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
 	}
 	cJSON_Delete(by_note);
 }
+
+/* ", "-joined strings of LIST. */
+static void append_list(struct buf *out, const cJSON *list, void (*escape)(struct buf *out, const char *text))
+{
+	const cJSON *item;
+
+	cJSON_ArrayForEach(item, list) {
+		append_text(out, cJSON_IsString(item) ? item->valuestring : "?", escape);
+		if (item->next)
+			buf_append_str(out, ", ");
+	}
+}
+
+/* The toolchain T ("toolchain" of a result) in words: its version line,
+ * else its compiler. */
+static const char *toolchain_words(const cJSON *t)
+{
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(t, "version");
+	const cJSON *compiler = cJSON_GetObjectItemCaseSensitive(t, "compiler");
+
+	if (cJSON_IsString(version) && version->valuestring[0])
+		return version->valuestring;
+	return cJSON_IsString(compiler) ? compiler->valuestring : "toolchain unknown";
+}
+
+/* The line of build task TASK_ID: its toolchain and the cells of CELLS it served. */
+static void build_line(struct buf *out, const cJSON *cells, double task_id, const char *prefix,
+		       void (*escape)(struct buf *out, const char *text))
+{
+	const cJSON *c, *toolchain = NULL;
+	bool first = true;
+
+	cJSON_ArrayForEach(c, cells)
+		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "build_task")) &&
+		    cJSON_GetObjectItemCaseSensitive(c, "build_task")->valuedouble == task_id && !toolchain)
+			toolchain = cJSON_GetObjectItemCaseSensitive(c, "toolchain");
+	buf_printf(out, "%sbuilt once by build task %.0f (", prefix, task_id);
+	append_text(out, toolchain_words(toolchain), escape);
+	buf_append_str(out, ") for ");
+	cJSON_ArrayForEach(c, cells) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "build_task");
+		const cJSON *key = cJSON_GetObjectItemCaseSensitive(c, "key");
+		if (!cJSON_IsNumber(id) || id->valuedouble != task_id)
+			continue;
+		buf_append_str(out, first ? "" : ", ");
+		append_text(out, cJSON_IsString(key) && key->valuestring[0] ? key->valuestring : "the cell",
+			    escape);
+		first = false;
+	}
+	buf_append_str(out, "\n");
+}
+
+void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cells, const char *prefix,
+			 void (*escape)(struct buf *out, const char *text))
+{
+	const cJSON *c, *d, *row;
+
+	if (!cJSON_IsArray(shipped))
+		return;
+	cJSON_ArrayForEach(c, cells) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "build_task");
+		bool seen = false;
+		if (!cJSON_IsNumber(id))
+			continue;
+		for (d = cells->child; d != c && !seen; d = d->next)
+			seen = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(d, "build_task")) &&
+			       cJSON_GetObjectItemCaseSensitive(d, "build_task")->valuedouble ==
+				       id->valuedouble;
+		if (!seen)
+			build_line(out, cells, id->valuedouble, prefix, escape);
+	}
+	cJSON_ArrayForEach(row, shipped) {
+		const cJSON *variant = cJSON_GetObjectItemCaseSensitive(row, "variant");
+		const cJSON *local = cJSON_GetObjectItemCaseSensitive(row, "local_files");
+		const cJSON *differ = cJSON_GetObjectItemCaseSensitive(row, "differing_files");
+		const cJSON *count = cJSON_GetObjectItemCaseSensitive(row, "cells");
+		buf_append_str(out, prefix);
+		append_text(out, cJSON_IsString(variant) ? variant->valuestring : "?", escape);
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "identical"))) {
+			buf_printf(out, ": identical files in %.0f cells\n",
+				   cJSON_IsNumber(count) ? count->valuedouble : 0);
+			continue;
+		}
+		if (cJSON_GetArraySize(local)) {
+			buf_append_str(out, ": written on each machine (bind): ");
+			append_list(out, local, escape);
+		}
+		buf_append_str(out, cJSON_GetArraySize(local) ? "; differing between cells: "
+							      : ": differing between cells: ");
+		if (cJSON_GetArraySize(differ))
+			append_list(out, differ, escape);
+		else
+			buf_append_str(out, "none");
+		buf_append_str(out, "\n");
+	}
+}

@@ -156,16 +156,27 @@ static cJSON *significance_of(void)
 	return significance;
 }
 
-/* A shared build's side: its report's "shipped" into SIDE (docs/builds.md). */
+/* A shared build's side: its report's "shipped" into SIDE, and as
+ * "build_cells" its cells that name a build task (docs/builds.md). */
 static int add_shipped(struct store *store, long long job_id, cJSON *side)
 {
-	cJSON *report = NULL, *shipped;
+	cJSON *report = NULL, *shipped, *cells, *c, *next;
 	int rc = report_job(store, job_id, false, &report);
 
 	if (rc < 0)
 		return rc;
-	if ((shipped = cJSON_DetachItemFromObjectCaseSensitive(report, "shipped")))
+	if ((shipped = cJSON_DetachItemFromObjectCaseSensitive(report, "shipped"))) {
 		cJSON_AddItemToObject(side, "shipped", shipped);
+		cells = cJSON_DetachItemFromObjectCaseSensitive(report, "cells");
+		for (c = cells ? cells->child : NULL; c; c = next) {
+			next = c->next;
+			cJSON_DeleteItemFromObjectCaseSensitive(c, "facts");
+			if (!get(c, "build_task"))
+				cJSON_Delete(cJSON_DetachItemViaPointer(cells, c));
+		}
+		if (cells)
+			cJSON_AddItemToObject(side, "build_cells", cells);
+	}
 	cJSON_Delete(report);
 	return 0;
 }

@@ -35,7 +35,9 @@ static void csv_field(struct buf *out, const cJSON *item, bool last)
 	buf_append_str(out, last ? "\r\n" : ",");
 }
 
-static void csv_rows(struct buf *out, const char *table_name, const cJSON *table, const char *const *fields)
+/* TABLE's rows (a row per variant and cell), then EXTRA empty fields. */
+static void csv_rows(struct buf *out, const char *table_name, const cJSON *table, const char *const *fields,
+		     int extra)
 {
 	const cJSON *row, *c;
 
@@ -50,7 +52,9 @@ static void csv_rows(struct buf *out, const char *table_name, const cJSON *table
 					  strncmp(fields[i], "noise_", 6) == 0
 						  ? get(get(c, "noise"), fields[i] + 6)
 						  : get(c, fields[i]),
-					  fields[i + 1] == NULL);
+					  fields[i + 1] == NULL && extra == 0);
+			for (int i = 0; i < extra; i++)
+				csv_field(out, NULL, i == extra - 1);
 		}
 	}
 }
@@ -96,17 +100,58 @@ static const char *const report_csv_fields[] = {
 	NULL,
 };
 
+/* CSV FIELD: the strings of LIST joined by spaces (file names have none). */
+static void csv_list(struct buf *out, const cJSON *list, bool last)
+{
+	struct buf joined;
+	const cJSON *item;
+	cJSON *field;
+
+	buf_init(&joined, 65536);
+	cJSON_ArrayForEach(item, list)
+		if (cJSON_IsString(item))
+			buf_printf(&joined, "%s%s", joined.len ? " " : "", item->valuestring);
+	field = cJSON_CreateString(buf_str(&joined));
+	csv_field(out, field, last);
+	cJSON_Delete(field);
+	buf_release(&joined);
+}
+
+/* A shared build's rows (table "shipped"; docs/builds.md): the variant,
+ * then only the columns csv_shipped_fields adds; nothing without SHIPPED. */
+static void csv_shipped(struct buf *out, const cJSON *shipped)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach(row, shipped) {
+		cJSON *name = cJSON_CreateString("shipped");
+		csv_field(out, name, false);
+		cJSON_Delete(name);
+		csv_field(out, get(row, "variant"), false);
+		for (int i = 0; report_csv_fields[i]; i++)
+			csv_field(out, strcmp(report_csv_fields[i], "n") == 0 ? get(row, "cells") : NULL,
+				  false);
+		csv_field(out, get(row, "identical"), false);
+		csv_list(out, get(row, "differing_files"), false);
+		csv_list(out, get(row, "local_files"), true);
+	}
+}
+
 int report_render(const cJSON *report, const char *format, struct buf *out)
 {
+	const bool shipped = cJSON_IsArray(get(report, "shipped"));
+
 	if (strcmp(format, "csv") == 0) {
 		buf_append_str(out, "table,variant");
 		for (int i = 0; report_csv_fields[i]; i++)
 			buf_printf(out, ",%s", report_csv_fields[i]);
-		buf_append_str(out, "\r\n");
+		/* a shared build's columns, only when it has one */
+		buf_append_str(out, shipped ? ",identical,differing_files,local_files\r\n" : "\r\n");
 		if (!cJSON_IsFalse(get(get(report, "warm"), "measured")))
-			csv_rows(out, "warm", get(report, "warm"), report_csv_fields);
+			csv_rows(out, "warm", get(report, "warm"), report_csv_fields, shipped ? 3 : 0);
 		if (cJSON_IsObject(get(report, "cold")))
-			csv_rows(out, "cold", get(report, "cold"), report_csv_fields);
+			csv_rows(out, "cold", get(report, "cold"), report_csv_fields, shipped ? 3 : 0);
+		csv_shipped(out, get(report, "shipped"));
 		return 0;
 	}
 	if (strcmp(format, "md") != 0)
@@ -156,6 +201,33 @@ static const char *const compare_csv_floor_ratio_fields[] = {
 	"floor_ratio_ci_high",  "floor_ratio_change_pct", NULL,
 };
 
+/* The "identical" of VARIANT's row in SIDE's "shipped" (NULL: none). */
+static const cJSON *shipped_identical(const cJSON *side, const cJSON *variant)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach(row, get(side, "shipped"))
+		if (cJSON_IsString(variant) && strcmp(text(row, "variant"), variant->valuestring) == 0)
+			return get(row, "identical");
+	return NULL;
+}
+
+/* Each side's shared build, in Markdown (docs/builds.md). */
+static void md_compare_shipped(struct buf *out, const cJSON *base, const cJSON *cand)
+{
+	const cJSON *sides[2] = {base, cand};
+
+	for (int i = 0; i < 2; i++) {
+		if (!cJSON_IsArray(get(sides[i], "shipped")))
+			continue;
+		buf_printf(out, "%s job %d was built once and shipped by digest:\n\n",
+			   i ? "Candidate" : "Baseline", (int)get(sides[i], "id")->valuedouble);
+		report_text_shipped(out, get(sides[i], "shipped"), get(sides[i], "build_cells"), "- ",
+				    report_md_escape);
+		buf_append_str(out, "\n");
+	}
+}
+
 static double field(const cJSON *row, const char *name)
 {
 	const cJSON *item = get(row, name);
@@ -176,17 +248,23 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 							  strcmp(text(comparison, "metric"), "auto") == 0
 						  ? compare_csv_floor_ratio_fields
 						  : compare_csv_floor_ratio_fields + 6;
+		/* a shared build's columns, only when a side has one */
+		const bool shipped = get(base, "shipped") || get(cand, "shipped");
 		for (int i = 0; compare_csv_fields[i]; i++)
 			buf_printf(out, "%s%s", i ? "," : "", compare_csv_fields[i]);
 		for (int i = 0; more[i]; i++)
 			buf_printf(out, ",%s", more[i]);
-		buf_append_str(out, "\r\n");
+		buf_append_str(out, shipped ? ",baseline_identical,candidate_identical\r\n" : "\r\n");
 		cJSON_ArrayForEach(row, get(comparison, "rows")) {
 			for (int i = 0; compare_csv_fields[i]; i++)
 				csv_field(out, get(row, compare_csv_fields[i]),
-					  compare_csv_fields[i + 1] == NULL && !more[0]);
+					  compare_csv_fields[i + 1] == NULL && !more[0] && !shipped);
 			for (int i = 0; more[i]; i++)
-				csv_field(out, get(row, more[i]), more[i + 1] == NULL);
+				csv_field(out, get(row, more[i]), more[i + 1] == NULL && !shipped);
+			if (shipped) {
+				csv_field(out, shipped_identical(base, get(row, "variant")), false);
+				csv_field(out, shipped_identical(cand, get(row, "variant")), true);
+			}
 		}
 		return 0;
 	}
@@ -212,6 +290,7 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		cJSON_free(a);
 		cJSON_free(b);
 	}
+	md_compare_shipped(out, base, cand);
 	m = report_text_row_metric(NULL, text(comparison, "metric"));
 	if (automatic)
 		buf_append_str(out, "Judged by the median / floor where both sides have a floor, else by the "

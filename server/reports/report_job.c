@@ -422,6 +422,12 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		if (get(t, "summary"))
 			cJSON_AddItemToObject(c, "facts",
 					      cJSON_Duplicate(get(get(t, "summary"), "facts"), true));
+		/* A shared build's task and toolchain (docs/builds.md). */
+		if (cJSON_IsNumber(get(get(t, "summary"), "build_task")))
+			cJSON_AddNumberToObject(c, "build_task", number(get(t, "summary"), "build_task", 0));
+		if (cJSON_IsObject(get(get(t, "summary"), "toolchain")))
+			cJSON_AddItemToObject(c, "toolchain",
+					      cJSON_Duplicate(get(get(t, "summary"), "toolchain"), true));
 		cJSON_AddItemToArray(cells, c);
 	}
 	names = cJSON_CreateArray();

@@ -237,6 +237,12 @@ void report_markdown_job(const cJSON *report, struct buf *out)
 	}
 	if (cJSON_IsObject(get(report, "churn")))
 		md_churn(out, get(report, "churn"));
+	if (cJSON_IsArray(get(report, "shipped"))) {
+		buf_append_str(
+			out, "\n## Same bytes in every cell\n\nThe job's programs were built once and "
+			     "shipped by digest; per variant, whether every cell ran the build's files.\n\n");
+		report_text_shipped(out, get(report, "shipped"), cells, "- ", report_md_escape);
+	}
 	if (cJSON_GetArraySize(get(report, "findings")))
 		buf_append_str(out, "\n## Findings\n\n");
 	cJSON_ArrayForEach(f, get(report, "findings")) {

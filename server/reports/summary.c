@@ -306,6 +306,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 	by_name = cJSON_AddObjectToObject(out, "variants");
 	if (cJSON_IsObject(get(root, "build_task")))
 		cJSON_AddNumberToObject(out, "build_task", number(get(root, "build_task"), "id", 0));
+	if (cJSON_IsObject(get(root, "toolchain"))) /* the build's, for a shared build */
+		cJSON_AddItemToObject(out, "toolchain", cJSON_Duplicate(get(root, "toolchain"), true));
 
 	cJSON_ArrayForEach(v, variants) {
 		const char *name = string(v, "name");

@@ -1,6 +1,7 @@
 """The Windows agents: what they import, and the x64 .exe under Wine.
 
-The i686 (XP-class) .exe cannot run here (no wine32), so it is checked
+The i686 (XP-class) .exe cannot run here (wine32:i386 installs, but this
+machine's kernel starts no i386 program: test_xp_agent.py), so it is checked
 statically: system DLLs only, nothing XP lacks by the headers' account.
 The x64 .exe runs under /usr/lib/wine/wine64 with a private WINEPREFIX and
 a wineserver this test starts ("-f -p": in the foreground, so the PID held

@@ -183,26 +183,32 @@ def test_linux_agent_program_job_without_compiler():
         check_no_compiler(trace, [win.WINE64], PROGRAM_JOB_EXECS)
 
 
+def windows_churn(wine, tmp, env, wrap=lambda cmd: cmd):
+    """churn, the Windows agent's own (natively, as Windows sees it), run
+    as WRAP(its traced command line) with ENV: 5 processes, the helpers the
+    agent carries, no compiler in the trace."""
+    work, trace = os.path.join(wine.tmp, "churn"), os.path.join(tmp, "churn.trace")
+    out = os.path.join(wine.tmp, "churn.out")
+    with open(out, "wb") as f:
+        r = subprocess.run(wrap(traced([win.WINE64, win.WIN64_EXE, "churn", "--processes", "5", "--dll-set",
+                                        "none", "--json", "--work-dir", wine.windows_path(work)], trace)),
+                           stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env,
+                           cwd=wine.tmp, timeout=600)
+    with open(out, errors="replace") as f:
+        text = f.read()
+    assert r.returncode == 0, text[-3000:]
+    (x,) = json.loads(text[text.index("["):text.rindex("]") + 1])
+    assert x["processes"] == 5 and x["create_us"] > 0 and x["method"]["runner"] == "wine", x
+    check_helpers(x["method"]["programs"], HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
+    check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
+
+
 def test_windows_agent_without_compiler():
     assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
     with win.Wine() as wine, harness.Daemon() as d, \
             tempfile.TemporaryDirectory(prefix="loadlab-nocc-win-") as tmp:
         env = dict(wine.env, PATH=empty_path(tmp))
-        # churn, the Windows agent's own (natively, as Windows sees it).
-        work, trace = os.path.join(wine.tmp, "churn"), os.path.join(tmp, "churn.trace")
-        out = os.path.join(wine.tmp, "churn.out")
-        with open(out, "wb") as f:
-            r = subprocess.run(traced([win.WINE64, win.WIN64_EXE, "churn", "--processes", "5", "--dll-set",
-                                       "none", "--json", "--work-dir", wine.windows_path(work)], trace),
-                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, env=env,
-                               cwd=wine.tmp, timeout=600)
-        with open(out, errors="replace") as f:
-            text = f.read()
-        assert r.returncode == 0, text[-3000:]
-        (x,) = json.loads(text[text.index("["):text.rindex("]") + 1])
-        assert x["processes"] == 5 and x["create_us"] > 0 and x["method"]["runner"] == "wine", x
-        check_helpers(x["method"]["programs"], HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
-        check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
+        windows_churn(wine, tmp, env)
         # The program job, leased from the daemon.
         folder = prog.program_folder(tmp)
         job = prog.submit(d, folder, tmp, "lua-win-no-compiler")

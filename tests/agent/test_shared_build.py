@@ -14,6 +14,7 @@ toolchain) measuring what it built.
   same bytes.
 """
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -22,6 +23,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from agent_wait import wait_agent  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 AGENT = harness.AGENT
@@ -43,9 +45,11 @@ class Agent:
     """A loadlab-agent process in its own data folder; NO_COMPILER: its
     PATH is an empty folder, so it finds no toolchain."""
 
-    def __init__(self, d, name, label, no_compiler, once=True):
+    def __init__(self, d, name, label, no_compiler, once=True, path_first=None):
         self.data_dir = tempfile.mkdtemp(prefix="loadlab-shared-")
         env = dict(os.environ)
+        if path_first:  # a folder searched before the PATH
+            env["PATH"] = path_first + os.pathsep + env["PATH"]
         if no_compiler:
             empty = os.path.join(self.data_dir, "empty-path")
             os.mkdir(empty)
@@ -77,6 +81,19 @@ class Agent:
             self.log.close()
         harness.kill_processes_under(self.data_dir)
         subprocess.run(["rm", "-rf", self.data_dir])
+
+
+def wait_measurer(d, job_id, proc, log_path, builder, timeout=1500):
+    """Waits for the measuring agent PROC (a Popen, its log LOG_PATH) to
+    exit 0, stops BUILDER (an Agent) whatever happened: the done job."""
+    try:
+        code, text = wait_agent(proc, log_path, timeout)
+    finally:
+        builder.close()
+    assert code == 0, text[-4000:]
+    job = d.job(job_id)
+    assert job["state"] == "done", job
+    return job
 
 
 def results_by_cell(d, job):
@@ -201,6 +218,114 @@ def test_elf_job_one_builder_two_measurers_same_bytes():
         for name in ELF_JOB["variants"]:
             a, b = ([v for v in results[c]["variants"] if v["name"] == name][0] for c in ("m1", "m2"))
             assert digests(a) == digests(b), name
+
+
+def test_a_builder_killed_mid_build_leaves_the_build_to_another():
+    """A real builder killed (SIGKILL) while it holds the build: its lease
+    expires, a second builder builds (attempt 2) and measures the cell; the
+    job finishes, the build has one result and is not built again."""
+    with harness.Daemon(["--lease-seconds", "3"], shared_build=True) as d:
+        job_id = d.submit(dict(PE_JOB, name="killed-builder", variants=["default", "rebase"],
+                               matrix={"cells": {"bench": ["lab"]}}))["id"]
+        first = Agent(d, "builder1", "none", False, once=False)
+        try:
+            harness.wait_for("the first builder's lease", lambda: d.job(job_id)["builds"][0]["state"] == "leased",
+                             timeout=300, interval=0.05)
+            first.proc.kill()
+            first.proc.wait()
+        finally:
+            first.close()
+        assert d.job(job_id)["builds"][0]["state"] != "done", d.job(job_id)["builds"]
+        second = Agent(d, "builder2", "lab", False)
+        try:
+            assert second.wait(1200) == 0, second.text()[-3000:]
+        finally:
+            second.close()
+        job = d.job(job_id)
+        assert job["state"] == "done", job
+        (build,) = job["builds"]
+        assert build["state"] == "done" and build["attempt"] == 2, build
+        assert len(harness.results_of(d, build["id"])) == 1, build
+        (result,) = results_by_cell(d, job).values()
+        assert result["build_task"] == {"id": build["id"], "builder": "builder2"}, result["build_task"]
+        assert all(v["valid"] for v in result["variants"]), result["variants"]
+
+
+BROKEN_GCC = """#!/bin/sh
+case "$1" in
+-dumpmachine) echo x86_64-w64-mingw32 ;;
+--version) echo "x86_64-w64-mingw32-gcc (broken) 0" ;;
+*) echo "lt0.c:3:1: error: expected ';' before '}' token" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_a_failed_build_fails_the_job_once_with_the_builders_log():
+    """A real builder whose compiler fails (an x86_64-w64-mingw32-gcc
+    first in its PATH that answers -dumpmachine and --version and fails
+    every compile): the build is dead after one attempt, the job fails
+    once, and the cell says why with the compiler's own line."""
+    with harness.Daemon(shared_build=True) as d, tempfile.TemporaryDirectory(prefix="broken-gcc-") as tmp:
+        gcc = os.path.join(tmp, "x86_64-w64-mingw32-gcc")
+        with open(gcc, "w") as f:
+            f.write(BROKEN_GCC)
+        os.chmod(gcc, 0o755)
+        job_id = d.submit(dict(PE_JOB, name="broken-build", matrix={"cells": {"bench": ["lab"]}}))["id"]
+        builder = Agent(d, "builder", "none", False, once=False, path_first=tmp)
+        try:
+            job = harness.wait_for("the job failed", lambda: (lambda j: j if j["state"] == "failed" else None)(
+                d.job(job_id)), timeout=600, interval=0.5)
+        finally:
+            builder.close()
+        (build,) = job["builds"]
+        assert build["state"] == "dead" and build["attempt"] == 1, build
+        assert "expected ';' before '}' token" in build["last_error"], build
+        (task,) = job["tasks"]
+        assert task["state"] == "dead" and task["attempt"] == 0, task
+        assert task["last_error"].startswith("Build task %d failed: " % build["id"]), task
+        assert "expected ';' before '}' token" in task["last_error"], task
+
+
+X86_JOB = dict(PE_JOB, name="x86-build", variants=["default", "rebase", "bind", "ordinal"],
+               matrix={"cells": {"arch": ["i686"]}})
+
+
+def built_blob(d, sha256):
+    return os.path.join(d.data_dir, "blobs", sha256[:2], sha256[2:])
+
+
+def test_builder_makes_i686_variants_for_the_xp_class_agent():
+    """An i686 (XP-class) cell: the Linux builder builds it with
+    i686-w64-mingw32-gcc (the daemon's build target says so) and ships
+    PE32 files for machine i386, as the PE reader (loadlab pe dump, the
+    toolkit the probe's checks share) reads them; the build names its
+    toolchain and version. No agent here measures the cell
+    (test_xp_agent.py does, where wine32 is installed)."""
+    with harness.Daemon(shared_build=True) as d:
+        job_id = d.submit(X86_JOB)["id"]
+        builder = Agent(d, "builder", "none", False, once=False)
+        try:
+            harness.wait_for("the i686 build", lambda: d.job(job_id)["builds"][0]["state"] in ("done", "dead"),
+                             timeout=900, interval=1)
+        finally:
+            builder.close()
+        (build,) = d.job(job_id)["builds"]
+        assert build["state"] == "done", (build, builder.text()[-3000:])
+        assert build["target"] == {"family": "pe", "architecture": "i686", "toolchain": "i686-w64-mingw32-gcc"}
+        built = harness.results_of(d, build["id"])[0][1]
+        assert built["toolchain"]["target"] == "i686-w64-mingw32", built["toolchain"]
+        assert built["toolchain"]["version"].startswith("i686-w64-mingw32-gcc"), built["toolchain"]
+        assert [v["name"] for v in built["variants"]] == X86_JOB["variants"], built["variants"]
+        for v in built["variants"] + [built["floor"]]:
+            for f in v["files"]:
+                path = built_blob(d, f["sha256"])
+                with open(path, "rb") as blob:
+                    assert hashlib.sha256(blob.read()).hexdigest() == f["sha256"], f
+                r = subprocess.run([harness.LOADLAB, "pe", "dump", "--json", path], capture_output=True,
+                                   text=True, timeout=60)
+                assert r.returncode == 0, r.stderr
+                dump = json.loads(r.stdout)
+                assert dump["format"] == "PE32" and dump["machine"] == 0x14c, (v["name"], f["name"], dump)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ run bench_pe_rebase "$build/tests/bench/bench_pe_rebase"
 run bench_elf_pipeline "$here/bench_elf_pipeline.sh" "$build"
 run bench_timer flock "$lock" "$here/bench_timer.sh" "$build" 200
 run bench_churn flock "$lock" "$here/bench_churn.sh" "$build" 1000
+run bench_shared_build flock "$lock" /usr/bin/python3 "$here/bench_shared_build.py" "$build"
 run bench_intervals flock "$lock" /usr/bin/python3 "$here/bench_intervals.py" "$build"
 
 echo

@@ -121,7 +121,53 @@ def measured(lease, built, bound_digest):
                          "warm": {"samples_us": [1000, 1010, 990]},
                          "shipped": {"identical": not local, "local_files": local}})
     return {"attempt": lease["attempt"], "facts": LAB, "family": "pe", "variants": variants,
-            "build_task": {"id": lease["build"]["task_id"], "builder": lease["build"]["builder"]}}
+            "build_task": {"id": lease["build"]["task_id"], "builder": lease["build"]["builder"]},
+            "toolchain": TOOLCHAIN}
+
+
+TOOLCHAIN = {"kind": "mingw-w64", "target": "x86_64-w64-mingw32", "compiler": "/usr/bin/x86_64-w64-mingw32-gcc",
+             "version": "x86_64-w64-mingw32-gcc (GCC) 12-posix"}
+
+
+def cli(d, *args):
+    p = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token] + list(args),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def check_shipped_renderings(d, job_id, build_id):
+    """The shared build in the report's and compare's text, Markdown and CSV."""
+    built = "built once by build task %d (%s) for os=winxp, os=linux" % (build_id, TOOLCHAIN["version"])
+    lines = ["default: identical files in 2 cells",
+             "bind: written on each machine (bind): main.exe; differing between cells: main.exe"]
+    md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
+    section = md[md.index("## Same bytes in every cell"):]
+    for line in [built] + lines:
+        assert "- " + line + "\n" in section, section
+    table = cli(d, "report", str(job_id))
+    for line in [built] + lines:
+        assert "  " + line + "\n" in table[table.index("Same bytes in every cell"):], table
+    csv = d.api("GET", "/api/v1/jobs/%d/report?format=csv" % job_id, token=d.admin_token).body.decode()
+    rows = csv.split("\r\n")
+    assert rows[0].endswith(",x_floor,identical,differing_files,local_files"), rows[0]
+    assert all(r.count(",") == rows[0].count(",") for r in rows if r and not r.startswith('"shipped"')), rows
+    assert '"shipped","bind",' in csv and csv.count('"shipped"') == 2, csv
+    (bind,) = [r for r in rows if r.startswith('"shipped","bind"')]
+    assert bind.endswith(',false,"main.exe","main.exe"') and bind.count(",") == rows[0].count(","), bind
+    q = "/api/v1/compare?baseline=%d&candidate=%d" % (job_id, job_id)
+    md = d.api("GET", q + "&format=md", token=d.admin_token).body.decode()
+    assert "Baseline job %d was built once and shipped by digest:" % job_id in md, md
+    for line in [built] + lines:
+        assert md.count("- " + line + "\n") == 2, md  # both sides
+    csv = d.api("GET", q + "&format=csv", token=d.admin_token).body.decode().split("\r\n")
+    assert csv[0].endswith(",baseline_identical,candidate_identical"), csv[0]
+    assert any(r.startswith('"bind",') and r.endswith(",false,false") for r in csv), csv
+    assert any(r.startswith('"default",') and r.endswith(",true,true") for r in csv), csv
+    text = cli(d, "compare", str(job_id), str(job_id), "--max-regression", "1000")
+    assert "The candidate job %d was built once and shipped by digest:" % job_id in text, text
+    for line in [built] + lines:
+        assert text.count("  " + line + "\n") == 2, text
 
 
 def test_report_and_compare_say_which_bytes_every_cell_ran():
@@ -148,6 +194,11 @@ def test_report_and_compare_say_which_bytes_every_cell_ran():
         assert r.status == 200, r
         validate("compare.json", r.json())
         assert r.json()["baseline"]["shipped"] == report["shipped"], r.json()["baseline"]
+        # The build's toolchain, with its version, beside each cell.
+        assert [(c["build_task"], c["toolchain"]) for c in report["cells"]] == [(b["task_id"], TOOLCHAIN)] * 2
+        assert [c["toolchain"]["version"] for c in r.json()["baseline"]["build_cells"]] == \
+            [TOOLCHAIN["version"]] * 2, r.json()["baseline"]
+        check_shipped_renderings(d, job_id, b["task_id"])
 
 
 def test_failed_build_fails_the_job_once_with_its_log():
@@ -189,6 +240,25 @@ def test_an_expired_build_is_leased_again_and_a_done_one_never():
         assert m["kind"] == "measure", m
         job = d.job(job_id)
         assert job["builds"][0]["state"] == "done" and job["builds"][0]["attempt"] == 2, job
+
+
+def test_a_build_lost_past_the_capped_retries_fails_the_job():
+    with Daemon(["--lease-seconds", "1", "--max-attempts", "2"], shared_build=True) as d:
+        job_id = d.submit(JOB)["id"]
+        _, one = d.enroll("builder1", BUILDER, {"os": "linux"})
+        first = lease(d, one)
+        assert first["kind"] == "build" and first["attempt"] == 1, first
+        again = wait_for("the expired build leased again", lambda: lease(d, one), timeout=30)
+        assert again["task_id"] == first["task_id"] and again["attempt"] == 2, again
+        # The second lease expires too: past --max-attempts the build is
+        # dead, and so is every cell that waited for it; the job fails.
+        job = wait_for("the job failed", lambda: (lambda j: j if j["state"] == "failed" else None)(d.job(job_id)),
+                       timeout=30, interval=0.2)
+        assert job["builds"][0]["state"] == "dead" and job["builds"][0]["attempt"] == 2, job
+        assert all(t["state"] == "dead" and t["attempt"] == 0 for t in job["tasks"]), job["tasks"]
+        assert all(t["last_error"].startswith("Build task %d failed" % first["task_id"]) for t in job["tasks"]), \
+            job["tasks"]
+        assert lease(d, one) is None
 
 
 def test_each_agent_builds_and_an_unknown_architecture():

@@ -144,6 +144,14 @@ static int build_json(const struct pe_context *ctx, cJSON *r)
 	return 0;
 }
 
+/* RESULT's "toolchain": mingw-w64's target, compiler and version. */
+static bool add_toolchain(const struct pe_context *ctx, cJSON *r)
+{
+	cJSON *t = family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc);
+
+	return t && cJSON_AddStringToObject(t, "version", ctx->toolchain.version);
+}
+
 /* The variants, the floor, the measurement, the toolchain and the runner
  * of RESULT (schemas/result.json). On success the result owns the
  * variants' verify and files; on failure they stay in CTX. */
@@ -156,14 +164,14 @@ static int pe_describe(struct family_run *run, void *state, const struct family_
 		if ((rc = family_ship_build(r, &ctx->base, &pe_names, ctx->variants, ctx->variant_count,
 					    sizeof(*ctx->variants))) < 0)
 			return rc;
-		if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc))
+		if (!add_toolchain(ctx, r))
 			return LL_ENOMEM;
 		return build_json(ctx, r);
 	}
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
 				  knobs_json, "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
-	if (!family_add_toolchain(r, "mingw-w64", ctx->toolchain.target, ctx->toolchain.gcc) ||
+	if (!add_toolchain(ctx, r) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
 	if (run->task->build && (rc = family_ship_note(r, run->task->build, "bind")) < 0)

@@ -91,4 +91,14 @@ bool report_text_has_notes(const cJSON *cell);
 void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
 		       void (*escape)(struct buf *out, const char *text));
 
+/* A shared build said in lines (docs/builds.md), each PREFIX, its text
+ * (through ESCAPE when not NULL) and "\n": first per build task the report's
+ * CELLS name ("build_task", "toolchain"; NULL: none) "built once by build
+ * task N (TOOLCHAIN) for CELL, CELL", then per row of SHIPPED (a report's
+ * or a comparison side's "shipped") "VARIANT: identical files in N cells"
+ * or what differs: "VARIANT: written on each machine (bind): FILE, ...;
+ * differing between cells: FILE, ...". Nothing when SHIPPED is no array. */
+void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cells, const char *prefix,
+			 void (*escape)(struct buf *out, const char *text));
+
 #endif
