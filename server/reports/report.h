@@ -133,6 +133,10 @@ int report_compare_json(struct store *store, long long baseline_id, long long ca
 			double max_regression_pct, enum report_metric metric, bool across_jobs,
 			struct buf *out);
 
+/* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell
+ * (report_result.c): how reports and series name a cell. */
+void report_cell_key(const cJSON *cell, char *out, size_t size);
+
 /* The builds of the A/B program job JOB_ID ("program": {"builds"}) each
  * against its first build, per variant and cell, paired by pass
  * (report_ab.c): {"job", "builds", "base", "state", "max_regression_pct",

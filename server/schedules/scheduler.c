@@ -1,6 +1,7 @@
 /* Schedules, regression checks and webhooks in the background: see scheduler.h. */
 #include "scheduler.h"
 
+#include "bisect.h"
 #include "cron.h"
 #include "webhook_delivery.h"
 #include "reports/report.h"
@@ -243,6 +244,7 @@ void scheduler_tick(struct scheduler *s)
 		recover(s);
 	fire_due(s);
 	check_finished(s);
+	bisect_tick(s->server);
 }
 
 /* Waits up to MS or until stopping; true when stopping. */

@@ -162,6 +162,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE tasks ADD COLUMN kind TEXT NOT NULL DEFAULT 'measure';"
 	"ALTER TABLE tasks ADD COLUMN build_task INTEGER;"
 	"CREATE INDEX tasks_by_build ON tasks(build_task) WHERE build_task IS NOT NULL;",
+	/* (issue 29, bisection) A bisection's state and its progress as one
+	 * document, rewritten after each step (sqlite_bisect.c,
+	 * schedules/bisect.c). */
+	"CREATE TABLE bisections ("
+	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL,"
+	"  created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
 };
 
 /* ------------------------------------------------------ the writer thread */

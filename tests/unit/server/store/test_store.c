@@ -283,8 +283,10 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * table, as loadlabd left them before pass 7 of issue 16 (less
  * tasks_ready_by_pin, which it created at every open from pass 4 on), and
  * without version 8's calibrations (issue 23), version 9's owners and
- * webhook queue (issue 26) and version 10's build tasks (issue 25). */
+ * webhook queue (issue 26), version 10's build tasks (issue 25) and
+ * version 11's bisections (issue 29). */
 static const char previous_schema[] =
+	"DROP TABLE bisections;"
 	"DROP TABLE calibrations;"
 	"DROP INDEX alerts_webhook_due; ALTER TABLE alerts DROP COLUMN webhook_due;"
 	"ALTER TABLE alerts DROP COLUMN webhook_attempts; ALTER TABLE series_settings DROP COLUMN owner;"
@@ -371,7 +373,7 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "10");
+	CHECK_EQ_STR(text, "11");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
 	raw_text(path,
