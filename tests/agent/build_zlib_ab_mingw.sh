@@ -18,27 +18,12 @@ if [ -f "$out/static/example.exe" ] && [ -f "$out/dll/example.exe" ] && [ -f "$o
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-ab-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-if ! (cd "$work" && apt-get source --download-only zlib >"$work/apt.log" 2>&1); then
-	for version in $(apt-cache showsrc zlib | sed -n 's/^Version: //p' | sort -u); do
-		(cd "$work" && apt-get source --download-only "zlib=$version" >>"$work/apt.log" 2>&1) && break
-	done
-fi
-orig=$(ls "$work"/zlib_*.orig.tar.* 2>/dev/null | head -n 1)
-if [ -z "$orig" ]; then
-	echo "$0: apt-get source zlib failed (is there a deb-src entry?):" >&2
-	tail -n 5 "$work/apt.log" >&2
-	exit 1
-fi
-mkdir "$work/src"
-tar -xf "$orig" -C "$work/src" --strip-components=1
+. "$(dirname "$0")/zlib_source.sh"
+zlib_source "$work"
 src="$work/src"
 mkdir -p "$out/static" "$out/dll"
-objs=""
-for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
-	trees uncompr zutil; do
-	"$cc" -O3 -Wall -c -o "$work/$f.o" "$src/$f.c"
-	objs="$objs $work/$f.o"
-done
+zlib_objects "$work" "$src"
+objs=$zlib_objs
 # shellcheck disable=SC2086
 (cd "$out/dll" && "$cc" -O3 -Wall -shared -Wl,--out-implib,"$work/libz.dll.a" -o zlib1.dll $objs)
 (cd "$out/dll" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" "$work/libz.dll.a")

@@ -16,9 +16,8 @@
 # Debian 12's binutils: the base of Wine 8's own zlib1.dll, so a check of
 # bases alone cannot tell the two apart (docs/program-family.md).
 #
-# The archive may not serve every version apt-cache lists (this machine's
-# mirror had 1:1.2.13.dfsg-1 but not the security update's files): each
-# listed version is tried in turn. Cached: an OUTDIR that already holds
+# The source and the library's objects come from zlib_source.sh (each
+# version apt-cache lists is tried in turn). Cached: an OUTDIR that already holds
 # the three files is left as it is. Exit 0 when built.
 set -eu
 out=$1
@@ -28,27 +27,12 @@ if [ -f "$out/bin/zlib1.dll" ] && [ -f "$out/bin/example_d.exe" ] && [ -f "$out/
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-if ! (cd "$work" && apt-get source --download-only zlib >"$work/apt.log" 2>&1); then
-	for version in $(apt-cache showsrc zlib | sed -n 's/^Version: //p' | sort -u); do
-		(cd "$work" && apt-get source --download-only "zlib=$version" >>"$work/apt.log" 2>&1) && break
-	done
-fi
-orig=$(ls "$work"/zlib_*.orig.tar.* 2>/dev/null | head -n 1)
-if [ -z "$orig" ]; then
-	echo "$0: apt-get source zlib failed (is there a deb-src entry?):" >&2
-	tail -n 5 "$work/apt.log" >&2
-	exit 1
-fi
-mkdir "$work/src"
-tar -xf "$orig" -C "$work/src" --strip-components=1
+. "$(dirname "$0")/zlib_source.sh"
+zlib_source "$work"
 src="$work/src"
 mkdir -p "$out/bin"
-objs=""
-for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
-	trees uncompr zutil; do
-	"$cc" -O3 -Wall -c -o "$work/$f.o" "$src/$f.c"
-	objs="$objs $work/$f.o"
-done
+zlib_objects "$work" "$src"
+objs=$zlib_objs
 # shellcheck disable=SC2086
 # Linked in the output folder under its bare name, as Makefile.gcc does:
 # ld's automatic image base is a hash of the output name as given.
