@@ -176,7 +176,8 @@ struct store_history_ops {
 				   void (*fn)(void *context, const cJSON *calibration), void *context);
 };
 
-/* The bisections (store.h, "bisections"). */
+/* The bisections (store.h, "bisections"); NULL in a backend that has
+ * none yet: store.c answers LL_EUNSUPPORTED. */
 struct store_bisect_ops {
 	int (*bisection_create)(struct store *store, const char *series, const cJSON *doc, const char *by,
 				long long now, long long *ret_id);

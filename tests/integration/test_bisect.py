@@ -81,10 +81,18 @@ def queued_job(d):
     return jobs[0]["id"] if jobs else None
 
 
+def no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+
+
 def bisection(d, bid):
+    """GET /api/v1/bisections/BID, strict JSON (no key twice, no NaN)."""
     r = d.api("GET", "/api/v1/bisections/%d" % bid, token=d.admin_token)
     assert r.status == 200, r
-    return r.json()
+    return json.loads(r.body, object_pairs_hook=no_duplicates,
+                      parse_constant=lambda c: (_ for _ in ()).throw(AssertionError(c)))
 
 
 def run_steps(d, data_dir, bid, until_judged=None, timeout=1500):

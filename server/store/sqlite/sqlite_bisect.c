@@ -48,7 +48,11 @@ static int read_bisection(void *context, sqlite3_stmt *row)
 
 	if (!o)
 		return LL_ENOMEM;
-	cJSON_DeleteItemFromObjectCaseSensitive(o, "id");
+	/* the row's own columns win over a document written back with them */
+	static const char *const columns[] = {"id",         "series",     "state",
+					      "created_by", "created_at", "updated_at"};
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(o, columns[i]);
 	cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(row, 0));
 	cJSON_AddStringToObject(o, "series", (const char *)sqlite3_column_text(row, 1));
 	cJSON_AddStringToObject(o, "state", (const char *)sqlite3_column_text(row, 2));
