@@ -442,6 +442,80 @@ static void test_program_paths(void)
 	CHECK(!job_spec_blob_ref_valid("sha256:0123", NULL));
 }
 
+/* A program job whose section is PROGRAM (JSON text); 0 or the code of
+ * job_spec_normalize(), the normalized spec in *RET (may be NULL). */
+static int program_section_job(const char *program, cJSON **ret)
+{
+	char text[4000];
+	cJSON *job, *n = NULL;
+	int rc;
+
+	snprintf(text, sizeof(text),
+		 "{\"name\":\"p\",\"family\":\"program\",\"program\":%s,\"variants\":[\"as-built\"]}",
+		 program);
+	job = parse(text);
+	rc = job_spec_normalize(job, &n);
+	cJSON_Delete(job);
+	if (ret)
+		*ret = n;
+	else
+		cJSON_Delete(n);
+	return rc;
+}
+
+/* Several builds in one job (program.builds): 2..4, labelled, each its
+ * own files and exe; job_spec_program_build() walks them. */
+static void test_program_builds(void)
+{
+#define BUILD(label, exe) "{\"label\":\"" label "\",\"files\":{\"" exe "\":\"" REF "\"},\"exe\":\"" exe "\"}"
+	cJSON *n = NULL;
+	const char *label = NULL;
+	const cJSON *program, *b;
+
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("base", "a.exe") "," BUILD(
+						 "candidate", "b/c.exe") "],\"args\":[\"-x\"]}",
+					 &n),
+		     0);
+	program = cJSON_GetObjectItem(n, "program");
+	CHECK(!cJSON_GetObjectItem(program, "files") && !cJSON_GetObjectItem(program, "exe"));
+	CHECK((b = job_spec_program_build(program, 0, &label)) && label && strcmp(label, "base") == 0);
+	CHECK((b = job_spec_program_build(program, 1, &label)) && strcmp(label, "candidate") == 0);
+	CHECK_EQ_STR(cJSON_GetObjectItem(b, "exe")->valuestring, "b/c.exe");
+	CHECK(job_spec_program_build(program, 2, NULL) == NULL);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(program, "args")), 1);
+	cJSON_Delete(n);
+	/* a one-build section is its own build 0, without a label */
+	CHECK_EQ_INT(program_section_job("{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"}", &n), 0);
+	program = cJSON_GetObjectItem(n, "program");
+	label = "x";
+	CHECK(job_spec_program_build(program, 0, &label) == program && label == NULL);
+	CHECK(job_spec_program_build(program, 1, NULL) == NULL);
+	cJSON_Delete(n);
+	/* refused */
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("base", "a.exe") "]}", NULL), LL_ERANGE);
+	CHECK_EQ_INT(program_section_job(
+			     "{\"builds\":[" BUILD("a", "a.exe") "," BUILD("b", "a.exe") "," BUILD(
+				     "c", "a.exe") "," BUILD("d", "a.exe") "," BUILD("e", "a.exe") "]}",
+			     NULL),
+		     LL_ERANGE);
+	CHECK_EQ_INT(
+		program_section_job("{\"builds\":[" BUILD("a", "a.exe") "," BUILD("a", "a.exe") "]}", NULL),
+		LL_EINVAL);
+	CHECK_EQ_INT(
+		program_section_job("{\"builds\":[" BUILD("A", "a.exe") "," BUILD("b", "a.exe") "]}", NULL),
+		LL_EINVAL);
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("a", "a.exe") "," BUILD(
+						 "b", "a.exe") "],\"exe\":\"a.exe\"}",
+					 NULL),
+		     LL_EINVAL);
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD(
+						 "a", "a.exe") ",{\"label\":\"b\",\"files\":{\"a.exe\":\"" REF
+							       "\"},\"exe\":\"b.exe\"}]}",
+					 NULL),
+		     LL_EINVAL);
+#undef BUILD
+}
+
 static void test_program_section(void)
 {
 	cJSON *n = NULL, *program, *v;
@@ -675,6 +749,7 @@ int main(void)
 	test_cells_and_matching();
 	test_program_paths();
 	test_program_section();
+	test_program_builds();
 	test_program_job_shape();
 	test_pe_build_knobs();
 	return check_finish();
