@@ -340,18 +340,18 @@ static void test_series_and_revision(void)
 
 #define REF "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-/* A program job with FILES_JSON (an object's members) and EXE; 0 or the
- * code of job_spec_normalize(); the normalized spec in *RET (may be NULL). */
-static int program_job(const char *files_json, const char *exe, const char *extra, cJSON **ret)
+/* A program job whose section is PROGRAM (JSON text); 0 or the code of
+ * job_spec_normalize(), the normalized spec in *RET (may be NULL). */
+static int program_section_job(const char *program, cJSON **ret)
 {
-	char text[20000];
+	char text[21000];
 	cJSON *job, *n = NULL;
 	int rc;
 
 	snprintf(text, sizeof(text),
-		 "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},\"exe\":\"%s\"%s},"
+		 "{\"name\":\"p\",\"family\":\"program\",\"program\":%s,"
 		 "\"variants\":[\"as-built\",\"rebase\",\"bind\",\"aslr-off\"]}",
-		 files_json, exe, extra ? extra : "");
+		 program);
 	job = parse(text);
 	rc = job_spec_normalize(job, &n);
 	cJSON_Delete(job);
@@ -360,6 +360,17 @@ static int program_job(const char *files_json, const char *exe, const char *extr
 	else
 		cJSON_Delete(n);
 	return rc;
+}
+
+/* A program job with FILES_JSON (an object's members) and EXE; 0 or the
+ * code of job_spec_normalize(); the normalized spec in *RET (may be NULL). */
+static int program_job(const char *files_json, const char *exe, const char *extra, cJSON **ret)
+{
+	char program[20000];
+
+	snprintf(program, sizeof(program), "{\"files\":{%s},\"exe\":\"%s\"%s}", files_json, exe,
+		 extra ? extra : "");
+	return program_section_job(program, ret);
 }
 
 static void test_program_paths(void)
@@ -440,27 +451,6 @@ static void test_program_paths(void)
 	CHECK(!job_spec_blob_ref_valid(
 		"sha1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
 	CHECK(!job_spec_blob_ref_valid("sha256:0123", NULL));
-}
-
-/* A program job whose section is PROGRAM (JSON text); 0 or the code of
- * job_spec_normalize(), the normalized spec in *RET (may be NULL). */
-static int program_section_job(const char *program, cJSON **ret)
-{
-	char text[4000];
-	cJSON *job, *n = NULL;
-	int rc;
-
-	snprintf(text, sizeof(text),
-		 "{\"name\":\"p\",\"family\":\"program\",\"program\":%s,\"variants\":[\"as-built\"]}",
-		 program);
-	job = parse(text);
-	rc = job_spec_normalize(job, &n);
-	cJSON_Delete(job);
-	if (ret)
-		*ret = n;
-	else
-		cJSON_Delete(n);
-	return rc;
 }
 
 /* Several builds in one job (program.builds): 2..4, labelled, each its
