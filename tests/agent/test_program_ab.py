@@ -27,7 +27,7 @@ import program_jobs  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 AB_DIR = os.path.join(harness.BUILD_DIR, "tests", "program-zlib-ab")
-RUNS = int(os.environ.get("LOADLAB_AB_RUNS", "30"))
+RUNS = int(os.environ.get("LOADLAB_AB_RUNS", "60"))
 
 
 def build():
