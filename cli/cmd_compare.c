@@ -1,6 +1,7 @@
 /* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S] [--format F]:
  * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..&intervals=..; prints the
  * comparison and exits 1 when the server's verdict is "regression".
+ * loadlab compare --job ID: GET /api/v1/compare?job=ID, an A/B job's builds.
  * loadlab compare --series NAME [--against REVISION] picks the two jobs from
  * GET /api/v1/series/{name}: its latest done job, against the done job before
  * it or the latest done job carrying REVISION. */
@@ -24,12 +25,16 @@
 static const char usage_text[] =
 	"usage: loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S]\n"
 	"                       [--format table|md|csv|json]\n"
-	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n\n"
+	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n"
+	"       loadlab compare --job ID [--max-regression PCT] [--format table|md|json]\n\n"
 	"Compares candidate job CAND with baseline job BASE: per variant and cell, the\n"
 	"ratio with its CI and a verdict. Prints the comparison and exits 0 when there\n"
 	"is no regression, 1 when there is one, 2 on an error.\n\n"
 	"  --series NAME         compare the latest done job of series NAME with the\n"
 	"                        done job before it (the jobs are named on stderr)\n"
+	"  --job ID              an A/B program job (\"program.builds\"): each build against\n"
+	"                        the first, per variant and cell, paired by pass (the median\n"
+	"                        of the per-pass ratios with its 95 % CI and a sign test)\n"
 	"  --against REVISION    with --series: against the latest done job of the\n"
 	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
@@ -325,8 +330,66 @@ out:
 	return rc;
 }
 
+/* The A/B comparison ROOT (report_ab()) as a table, or markdown. */
+static void print_ab(const cJSON *root, bool markdown)
+{
+	const cJSON *row;
+
+	printf(markdown ? "| variant | cell | build | base | ratio | 95 %% CI | pairs | status |\n"
+			  "|---|---|---|---|---|---|---|---|\n"
+			: "%-12s %-24s %-12s %-10s %8s  %-17s %5s  %s\n",
+	       "variant", "cell", "build", "base", "ratio", "95 % CI", "pairs", "status");
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(root, "rows")) {
+		const char *status = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "status"));
+		double ratio = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "ratio"));
+		double lo = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "ci_low"));
+		double hi = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "ci_high"));
+		double pairs = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "pairs"));
+		char ci[48];
+		snprintf(ci, sizeof(ci), isnan(lo) ? "-" : "%.4f..%.4f", lo, hi);
+		printf(markdown ? "| %s | %s | %s | %s | %.4f | %s | %.0f | %s%s |\n"
+				: "%-12s %-24s %-12s %-10s %8.4f  %-17s %5.0f  %s%s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "variant")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "cell")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "build")),
+		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "base")),
+		       isnan(ratio) ? 0 : ratio, ci, isnan(pairs) ? 0 : pairs, status ? status : "?",
+		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "regression")) ? " (regression)"
+											 : "");
+	}
+	printf("verdict: %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "verdict")));
+}
+
+/* loadlab compare --job ID: an A/B job's builds against its base. */
+static int compare_ab(long long job, const char *threshold, const char *format, int *ret_regression)
+{
+	struct rest_client c = {0};
+	struct rest_answer json = {0};
+	char path[256];
+	int rc, regression = 0;
+
+	if (strcmp(format, "csv") == 0)
+		return err_set(LL_EINVAL, "--job gives table, md or json, not csv.");
+	if ((rc = client_open(&c)) < 0)
+		goto out;
+	snprintf(path, sizeof(path), "/api/v1/compare?job=%lld%s&format=json", job, threshold);
+	if ((rc = client_request(&c, "GET", path, NULL, CLIENT_REPORT_LIMIT, &json)) == 0)
+		rc = read_verdict(json.body, &regression);
+	if (rc < 0)
+		goto out;
+	if (strcmp(format, "json") == 0)
+		client_print_body(&json.text);
+	else
+		print_ab(json.body, strcmp(format, "md") == 0);
+	*ret_regression = regression;
+out:
+	rest_answer_release(&json);
+	rest_client_close(&c);
+	return rc;
+}
+
 struct compare_options {
-	const char *format, *series, *against;
+	const char *format, *series, *against, *job;
 	char threshold[128]; /* query arguments: "&max_regression=PCT&metric=M&intervals=S" */
 	char max_regression[40], metric[32], intervals[32];
 };
@@ -372,6 +435,9 @@ static int compare_option(void *context, int option, const char *value)
 	case 'a':
 		o->against = value;
 		break;
+	case 'j':
+		o->job = value;
+		break;
 	}
 	return rc;
 }
@@ -385,6 +451,7 @@ int cmd_compare(int argc, char **argv)
 		{"against", required_argument, NULL, 'a'},
 		{"metric", required_argument, NULL, 'M'},
 		{"intervals", required_argument, NULL, 'I'},
+		{"job", required_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
 	struct compare_options o = {.format = "table"};
@@ -397,7 +464,12 @@ int cmd_compare(int argc, char **argv)
 	snprintf(o.threshold, sizeof(o.threshold), "%s%s%s", o.max_regression, o.metric, o.intervals);
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
-	if (o.series) {
+	if (o.job) {
+		if (argc != optind || o.series)
+			return args_usage_error("compare", "takes no job ids nor --series with --job");
+		if ((rc = args_job_id(o.job, &base)) == 0)
+			rc = compare_ab(base, o.max_regression, o.format, &regression);
+	} else if (o.series) {
 		if (argc != optind)
 			return args_usage_error("compare", "takes no job ids with --series");
 		rc = series_pick(o.series, o.against, &base, &candidate);
@@ -407,7 +479,7 @@ int cmd_compare(int argc, char **argv)
 		if ((rc = args_job_id(argv[optind], &base)) == 0)
 			rc = args_job_id(argv[optind + 1], &candidate);
 	}
-	if (rc == 0)
+	if (rc == 0 && !o.job)
 		rc = compare_jobs(base, candidate, o.threshold, o.format, &regression);
 	if (rc == 0 && regression < 0)
 		rc = err_set(

@@ -11,6 +11,7 @@
 
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
+#include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 
 #include <errno.h>
@@ -25,7 +26,7 @@
 #define SUBMIT_FILE_LIMIT ((size_t)1 << 20)
 
 static const char usage_text[] =
-	"usage: loadlab submit FILE [--wait] [--program-dir DIR]\n\n"
+	"usage: loadlab submit FILE [--wait] [--program-dir DIR [--program-dir CAND...]]\n\n"
 	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
 	"and prints its id and task count: \"job ID: N tasks, STATE\". A file that is\n"
 	"not JSON is refused here, its mistake placed as FILE:LINE:COLUMN. When no\n"
@@ -41,7 +42,11 @@ static const char usage_text[] =
 	"           {\"dir\": DIR} in FILE, relative to FILE). Prints \"program: N files,\n"
 	"           U uploaded (B bytes)\" first. Without it, a program job's\n"
 	"           program.files must all be uploaded already: those that are not\n"
-	"           are named by path, and nothing is submitted (exit 2).\n";
+	"           are named by path, and nothing is submitted (exit 2).\n"
+	"           Given 2 to 4 times: an A/B job, one build per folder, the first the\n"
+	"           base (\"program\": {\"builds\": [{\"label\": \"base\", ...},\n"
+	"           {\"label\": \"candidate\", ...}]}), every variant run for each build\n"
+	"           in the same passes; `loadlab compare --job ID` judges it.\n";
 
 static int read_file(const char *path, struct buf *out)
 {
@@ -191,6 +196,9 @@ static int submit_wait(struct rest_client *c, long long id)
 struct submit_options {
 	bool wait;
 	const char *program_dir;
+	/* --program-dir given more than once: an A/B job's builds */
+	const char *program_dirs[JOB_SPEC_MAX_PROGRAM_BUILDS];
+	int program_dir_count;
 };
 
 static int submit_option(void *context, int option, const char *value)
@@ -199,8 +207,13 @@ static int submit_option(void *context, int option, const char *value)
 
 	if (option == 'w')
 		o->wait = true;
-	else if (option == 'p')
+	else if (option == 'p') {
+		if (o->program_dir_count == JOB_SPEC_MAX_PROGRAM_BUILDS)
+			return err_set(LL_EINVAL, "--program-dir may be given at most %d times.",
+				       JOB_SPEC_MAX_PROGRAM_BUILDS);
+		o->program_dirs[o->program_dir_count++] = value;
 		o->program_dir = value;
+	}
 	return 0;
 }
 
@@ -236,7 +249,10 @@ int cmd_submit(int argc, char **argv)
 	if (rc < 0)
 		goto fail;
 	rc = client_open(&c);
-	if (rc == 0)
+	if (rc == 0 && o.program_dir_count > 1)
+		rc = submit_program_prepare_builds(&c, parsed, o.program_dirs, o.program_dir_count,
+						   &program_body);
+	else if (rc == 0)
 		rc = submit_program_prepare(&c, parsed, argv[optind], o.program_dir, &program_body);
 	/* A manifest given as it is: its missing files named by path. */
 	if (rc == 0 && !program_body)

@@ -28,6 +28,6 @@ cli_command_fn cmd_submit, cmd_status, cmd_jobs, cmd_cancel, cmd_agents, cmd_rep
 	cmd_calibrate;
 
 /* series and schedules */
-cli_command_fn cmd_series, cmd_schedule, cmd_alerts;
+cli_command_fn cmd_series, cmd_schedule, cmd_alerts, cmd_bisect;
 
 #endif

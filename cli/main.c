@@ -14,7 +14,7 @@ static int cmd_help(int argc, char **argv);
 
 static const struct cli_command commands[] = {
 	{"help", cmd_help, "[COMMAND]", "this list, or COMMAND's own help"},
-	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR]",
+	{"submit", cmd_submit, "FILE [--wait] [--program-dir DIR [--program-dir CAND]]",
 	 "submit a job file; --wait follows it to the end"},
 	{"status", cmd_status, "JOB", "a job and its tasks"},
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
@@ -24,13 +24,16 @@ static const struct cli_command commands[] = {
 	 "the known-effect self-test of an agent, or of every agent"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},
 	{"compare", cmd_compare,
-	 "BASE CAND | --series NAME [--against REV] [--max-regression PCT] [--format F]",
+	 "BASE CAND | --series NAME [--against REV] | --job ID [--max-regression PCT] [--format F]",
 	 "baseline vs candidate; exit 1 on a regression"},
 	/* series and schedules */
 	{"series", cmd_series, "NAME [--variant V] [--cell C] [--metric median|min | --change-points]",
 	 "a series' history, per variant and cell, or its change points"},
 	{"schedule", cmd_schedule, "add|list|pause|resume|rm|run ...", "recurring jobs of a series"},
 	{"alerts", cmd_alerts, "[--open] | ack ID", "regressions found in a series; ack one"},
+	{"bisect", cmd_bisect,
+	 "SERIES --good REV --bad REV [--variant V] [--cell C] [--wait] | status ID | cancel ID",
+	 "find the revision that made a program series slower"},
 	{"pe", cmd_pe, "dump|rebase|bind ...", "read, rebase and bind PE images"},
 };
 

@@ -241,40 +241,6 @@ static const char *only_exe(const cJSON *files)
 	return found ? found->string : NULL;
 }
 
-/* The format of the program whose exe is ROOT/EXE, from its first bytes
- * (docs/program-elf.md, "Which programs are ELF"): "elf" for \177ELF,
- * "pe" for MZ, NULL for anything else (the daemon's rules then apply).
- * LL_EINVAL, before anything is uploaded, when the job's own
- * "program.format" says otherwise. */
-static int exe_format(const cJSON *job, const char *root, const char *exe, const char **ret)
-{
-	const cJSON *given =
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "format");
-	unsigned char magic[4] = {0};
-	char path[PATH_MAX];
-	size_t n = 0;
-	FILE *f;
-
-	*ret = NULL;
-	if (!exe)
-		return 0;
-	snprintf(path, sizeof(path), "%s/%s", root, exe);
-	if ((f = fopen(path, "rb"))) {
-		n = fread(magic, 1, sizeof(magic), f);
-		fclose(f);
-	}
-	if (n == 4 && memcmp(magic, "\177ELF", 4) == 0)
-		*ret = "elf";
-	else if (n >= 2 && magic[0] == 'M' && magic[1] == 'Z')
-		*ret = "pe";
-	if (*ret && cJSON_IsString(given) && strcmp(given->valuestring, *ret) != 0)
-		return err_set(LL_EINVAL,
-			       "The job says \"format\": \"%s\", but %s starts as %s file does; nothing was "
-			       "uploaded.",
-			       given->valuestring, exe, strcmp(*ret, "elf") == 0 ? "an ELF" : "a PE");
-	return 0;
-}
-
 /* DIR as given, or "program.dir" of JOB relative to JOB_PATH's folder. */
 static int find_folder(cJSON *job, const char *job_path, const char *dir, char *out, size_t size)
 {
@@ -320,20 +286,51 @@ static int check_body_size(const cJSON *job, const cJSON *files, const char *fol
 	return rc;
 }
 
-int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
-			   char **ret_body)
+/* The format of the program whose exe is ROOT/EXE, from its first bytes
+ * (docs/program-elf.md, "Which programs are ELF"): "elf" for \177ELF,
+ * "pe" for MZ, NULL for anything else (the daemon's rules then apply).
+ * LL_EINVAL, before anything is uploaded, when the job's own
+ * "program.format" says otherwise. */
+static int exe_format(const cJSON *job, const char *root, const char *exe, const char **ret)
 {
-	struct walk w = {{0}, cJSON_CreateObject(), cJSON_CreateObject(), 0};
-	char folder[PATH_MAX];
-	cJSON *program;
+	const cJSON *given =
+		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(job, "program"), "format");
+	unsigned char magic[4] = {0};
+	char path[PATH_MAX];
+	size_t n = 0;
+	FILE *f;
+
+	*ret = NULL;
+	if (!exe)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", root, exe);
+	if ((f = fopen(path, "rb"))) {
+		n = fread(magic, 1, sizeof(magic), f);
+		fclose(f);
+	}
+	if (n == 4 && memcmp(magic, "\177ELF", 4) == 0)
+		*ret = "elf";
+	else if (n >= 2 && magic[0] == 'M' && magic[1] == 'Z')
+		*ret = "pe";
+	if (*ret && cJSON_IsString(given) && strcmp(given->valuestring, *ret) != 0)
+		return err_set(LL_EINVAL,
+			       "The job says \"format\": \"%s\", but %s starts as %s file does; nothing was "
+			       "uploaded.",
+			       given->valuestring, exe, strcmp(*ret, "elf") == 0 ? "an ELF" : "a PE");
+	return 0;
+}
+
+/* FOLDER's files hashed, those the server lacks uploaded, into the new
+ * manifest *RET_FILES ({PATH: "sha256:HEX"}); the summary line printed.
+ * *RET_FORMAT (when not NULL): the exe's format (exe_format()). */
+static int upload_folder(struct rest_client *c, const cJSON *job, const char *folder, cJSON **ret_files,
+			 const char **ret_format)
+{
 	const char *exe, *format = NULL;
+	struct walk w = {{0}, cJSON_CreateObject(), cJSON_CreateObject(), 0};
 	long long bytes = 0;
 	int rc, uploaded = 0;
 
-	*ret_body = NULL;
-	rc = find_folder(job, job_path, dir, folder, sizeof(folder));
-	if (rc <= 0)
-		goto out;
 	rc = LL_ENOMEM;
 	if (!w.files || !w.sizes)
 		goto out;
@@ -353,38 +350,132 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 	    (rc = check_body_size(job, w.files, folder)) < 0 ||
 	    (rc = upload_missing(c, &w, w.root, &uploaded, &bytes)) < 0)
 		goto out;
+	if (ret_format)
+		*ret_format = format;
 	printf("program: %d file%s, %d uploaded (%lld bytes)\n", w.count, w.count == 1 ? "" : "s", uploaded,
 	       bytes);
 	fflush(stdout);
-
-	rc = LL_ENOMEM;
-	program = cJSON_GetObjectItemCaseSensitive(job, "program");
-	if (!cJSON_IsObject(program)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(job, "program");
-		if (!(program = cJSON_AddObjectToObject(job, "program")))
-			goto out;
-	}
-	cJSON_DeleteItemFromObjectCaseSensitive(job, "family");
-	if (!cJSON_AddStringToObject(job, "family", "program"))
-		goto out;
-	cJSON_DeleteItemFromObjectCaseSensitive(program, "dir");
-	cJSON_DeleteItemFromObjectCaseSensitive(program, "files");
-	cJSON_AddItemToObject(program, "files", w.files);
+	*ret_files = w.files;
 	w.files = NULL;
-	if (!cJSON_GetObjectItemCaseSensitive(program, "exe") &&
-	    (exe = only_exe(cJSON_GetObjectItemCaseSensitive(program, "files"))) &&
-	    !cJSON_AddStringToObject(program, "exe", exe))
-		goto out;
-	/* An ELF exe makes the job an ELF program's; a PE one needs no word. */
-	if (format && strcmp(format, "elf") == 0 && !cJSON_GetObjectItemCaseSensitive(program, "format") &&
-	    !cJSON_AddStringToObject(program, "format", "elf"))
-		goto out;
-	if (!(*ret_body = cJSON_PrintUnformatted(job)))
-		goto out;
-	rc = 0;
 out:
 	cJSON_Delete(w.files);
 	cJSON_Delete(w.sizes);
+	return rc;
+}
+
+/* JOB's "program" object (made when it has none) as a program job's. */
+static cJSON *program_section(cJSON *job)
+{
+	cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
+
+	if (!cJSON_IsObject(program)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(job, "program");
+		if (!(program = cJSON_AddObjectToObject(job, "program")))
+			return NULL;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(job, "family");
+	if (!cJSON_AddStringToObject(job, "family", "program"))
+		return NULL;
+	cJSON_DeleteItemFromObjectCaseSensitive(program, "dir");
+	return program;
+}
+
+/* Moves FILES into SECTION as "files", with "exe": SECTION's own, else
+ * EXE (may be NULL), else the only .exe. */
+static int set_build(cJSON *section, cJSON *files, const char *exe)
+{
+	cJSON_DeleteItemFromObjectCaseSensitive(section, "files");
+	if (!cJSON_AddItemToObject(section, "files", files)) {
+		cJSON_Delete(files);
+		return LL_ENOMEM;
+	}
+	if (!cJSON_GetObjectItemCaseSensitive(section, "exe") && (exe || (exe = only_exe(files))) &&
+	    !cJSON_AddStringToObject(section, "exe", exe))
+		return LL_ENOMEM;
+	return 0;
+}
+
+int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
+			   char **ret_body)
+{
+	char folder[PATH_MAX];
+	cJSON *program, *files = NULL;
+	const char *format = NULL;
+	int rc;
+
+	*ret_body = NULL;
+	rc = find_folder(job, job_path, dir, folder, sizeof(folder));
+	if (rc <= 0)
+		return rc;
+	if ((rc = upload_folder(c, job, folder, &files, &format)) < 0)
+		return rc;
+	if (!(program = program_section(job))) {
+		cJSON_Delete(files);
+		return LL_ENOMEM;
+	}
+	if ((rc = set_build(program, files, NULL)) < 0)
+		return rc;
+	/* An ELF exe makes the job an ELF program's; a PE one needs no word. */
+	if (format && strcmp(format, "elf") == 0 && !cJSON_GetObjectItemCaseSensitive(program, "format") &&
+	    !cJSON_AddStringToObject(program, "format", "elf"))
+		return LL_ENOMEM;
+	return (*ret_body = cJSON_PrintUnformatted(job)) ? 0 : LL_ENOMEM;
+}
+
+int submit_program_prepare_builds(struct rest_client *c, cJSON *job, const char *const *dirs, int count,
+				  char **ret_body)
+{
+	static const char *const labels[] = {"base", "candidate", "candidate-2", "candidate-3"};
+	cJSON *program, *given, *builds, *exe_item;
+	const char *exe;
+	int rc;
+
+	*ret_body = NULL;
+	if (count < JOB_SPEC_MIN_PROGRAM_BUILDS || count > JOB_SPEC_MAX_PROGRAM_BUILDS)
+		return err_set(LL_EINVAL, "--program-dir may be given once, or %d to %d times (an A/B job).",
+			       JOB_SPEC_MIN_PROGRAM_BUILDS, JOB_SPEC_MAX_PROGRAM_BUILDS);
+	if (!(program = program_section(job)))
+		return LL_ENOMEM;
+	/* the job's own builds (their labels, exes) are kept, in order */
+	given = cJSON_DetachItemFromObjectCaseSensitive(program, "builds");
+	if (given && (!cJSON_IsArray(given) || cJSON_GetArraySize(given) > count)) {
+		cJSON_Delete(given);
+		return err_set(LL_EINVAL,
+			       "The job's 'program.builds' must be an array of at most %d "
+			       "builds, one per --program-dir.",
+			       count);
+	}
+	exe_item = cJSON_DetachItemFromObjectCaseSensitive(program, "exe");
+	exe = cJSON_GetStringValue(exe_item);
+	cJSON_DeleteItemFromObjectCaseSensitive(program, "files");
+	if (!(builds = cJSON_AddArrayToObject(program, "builds"))) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < count; i++) {
+		cJSON *b = given ? cJSON_DetachItemFromArray(given, 0) : NULL, *files = NULL;
+		if (!b && !(b = cJSON_CreateObject())) {
+			rc = LL_ENOMEM;
+			goto out;
+		}
+		cJSON_AddItemToArray(builds, b);
+		if (!cJSON_IsObject(b)) {
+			rc = err_set(LL_EINVAL, "Each of the job's 'program.builds' must be an object.");
+			goto out;
+		}
+		if (!cJSON_GetObjectItemCaseSensitive(b, "label") &&
+		    !cJSON_AddStringToObject(b, "label", labels[i])) {
+			rc = LL_ENOMEM;
+			goto out;
+		}
+		if ((rc = upload_folder(c, job, dirs[i], &files, NULL)) < 0 ||
+		    (rc = set_build(b, files, exe)) < 0)
+			goto out;
+	}
+	rc = (*ret_body = cJSON_PrintUnformatted(job)) ? 0 : LL_ENOMEM;
+out:
+	cJSON_Delete(given);
+	cJSON_Delete(exe_item);
 	return rc;
 }
 

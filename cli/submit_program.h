@@ -28,6 +28,16 @@
 int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_path, const char *dir,
 			   char **ret_body);
 
+/* An A/B job of COUNT builds (2..JOB_SPEC_MAX_PROGRAM_BUILDS), one per
+ * folder of DIRS (--program-dir given COUNT times), each walked and
+ * uploaded as submit_program_prepare() does: JOB's "program.builds"
+ * becomes [{"label", "files", "exe"}], the labels those the job's own
+ * "program.builds" give, else "base", "candidate", "candidate-2",
+ * "candidate-3"; each exe the build's own, else the job's "program.exe",
+ * else the folder's only .exe. *RET_BODY is the new JSON text (free()). */
+int submit_program_prepare_builds(struct rest_client *c, cJSON *job, const char *const *dirs, int count,
+				  char **ret_body);
+
 /* For a job that names its files itself (JOB's "program.files", no
  * folder): asks the server (HEAD /api/v1/blobs/HASH) which it lacks, and
  * when any is, fails with LL_EINVAL naming them by path, with the hint to

@@ -152,6 +152,7 @@ const routes = [
   [/^#\/series\/(.+)$/, "series", (m) => seriesPage(decodeURIComponent(m[1]))],
   [/^#\/schedules$/, "schedules", () => schedulesPage()],
   [/^#\/alerts$/, "alerts", () => alertsPage()],
+  [/^#\/bisections\/(\d+)$/, "alerts", (m) => bisectionPage(+m[1])],
 ];
 
 async function route() {

@@ -198,11 +198,24 @@ async function alertsPage() {
       <td>${a.rows.map((r) => `<span class="chip">${esc(r.variant)} · ${esc(r.cell)} ${pct(r.change_pct)}</span>`).join("")}</td>
       <td title="${esc(a.created_at)}">${esc(age(a.created_at))}</td><td class="small">${esc(a.webhook || "")}</td>
       <td class="alert-state">${a.acked_at ? `${badge("state", "acked")} <span class="small muted">by ${esc(a.acked_by)}</span>` :
-        `${badge("state", "open")} <button class="ack" data-id="${a.id}">Ack</button>`}</td></tr>`).join("") ||
+        `${badge("state", "open")} <button class="ack" data-id="${a.id}">Ack</button>`}
+        <button class="bisect" data-id="${a.id}" title="Find the revision between the two jobs that did it (A/B jobs on one agent)">Bisect</button></td></tr>`).join("") ||
       `<tr><td colspan="9" class="muted">${all ? "No alert." : "No open alert."}</td></tr>`;
   };
   $("#alerts-all").addEventListener("change", (ev) => { location.hash = "#/alerts" + (ev.target.checked ? "?all=1" : ""); });
   $("#alerts").addEventListener("click", async (ev) => {
+    const bisect = ev.target.closest("button.bisect");
+    if (bisect) {
+      try {
+        const { alerts } = await api("/api/v1/alerts" + (all ? "" : "?open=true"));
+        const a = alerts.find((x) => x.id === +bisect.dataset.id);
+        const [good, bad] = await Promise.all([api(`/api/v1/jobs/${a.baseline_id}`), api(`/api/v1/jobs/${a.job_id}`)]);
+        const body = { good: good.revision ?? good.spec.revision, bad: bad.revision ?? bad.spec.revision, variant: a.rows[0].variant, cell: a.rows[0].cell };
+        const b = await api(`/api/v1/series/${encodeURIComponent(a.series)}/bisect`, { method: "POST", body });
+        location.hash = `#/bisections/${b.id}`;
+      } catch (e) { $("#alert-note").textContent = e.message; }
+      return;
+    }
     const b = ev.target.closest("button.ack");
     if (!b) return;
     try {
@@ -213,4 +226,34 @@ async function alertsPage() {
   });
   await draw();
   poll(draw, 10000);
+}
+
+/* #/bisections/ID: a bisection as it goes (docs/bisect.md): its steps, each
+ * step's A/B job, and the culprit or why there is none. */
+async function bisectionPage(id) {
+  const draw = async () => {
+    const b = await api(`/api/v1/bisections/${id}`);
+    const r = b.result || {}, e = r.effect || {};
+    const fix = (v) => (typeof v === "number" ? v.toFixed(4) : "");
+    pageEl().innerHTML = `<h1>Bisection ${b.id} ${badge("state", b.state)}</h1>
+      <p><a href="${esc(seriesHref(b.series))}">${esc(b.series)}</a>: ${esc(b.good)} (good) .. ${esc(b.bad)} (bad),
+        variant ${esc(b.variant)}, cell ${esc(b.cell)}, agent ${esc(b.agent)}.
+        ${b.state === "running" ? `<button id="bisect-cancel">Cancel</button>` : ""}</p>
+      ${b.state === "done" ? `<p id="bisect-culprit">Culprit: <b>${esc(r.culprit)}</b> (last good ${esc(r.last_good)}),
+        ${pct(e.change_pct)} [${fix(e.ci_low)}, ${fix(e.ci_high)}] in ${r.steps} steps.</p>` : ""}
+      ${r.reason ? `<p class="error">${esc(r.reason)}</p>` : ""}
+      <div class="scroll"><table id="bisect-steps"><thead><tr><th>step</th><th>kind</th><th>candidate</th><th>base</th>
+        <th class="num">runs</th><th>job</th><th class="num">ratio</th><th>95 % CI</th><th>verdict</th></tr></thead><tbody>
+        ${b.steps.map((s) => `<tr><td>${s.step}</td><td>${esc(s.kind)}</td><td>${esc(s.candidate)}</td><td>${esc(s.base)}</td>
+          <td class="num">${s.runs}</td><td>${jobLink(s.job_id)}</td><td class="num">${fix(s.ratio)}</td>
+          <td>${s.ci_low ? `${fix(s.ci_low)} .. ${fix(s.ci_high)}` : ""}</td><td>${esc(s.verdict || "measuring")}</td></tr>`).join("")}
+      </tbody></table></div><p id="bisect-note" class="error small"></p>`;
+    const c = $("#bisect-cancel");
+    if (c) c.addEventListener("click", async () => {
+      try { await api(`/api/v1/bisections/${id}/cancel`, { method: "POST", body: {} }); await draw(); }
+      catch (err) { $("#bisect-note").textContent = err.message; }
+    });
+  };
+  await draw();
+  poll(draw, 5000);
 }

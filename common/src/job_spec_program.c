@@ -242,19 +242,126 @@ static int normalize_args(const cJSON *args, cJSON *out)
 	return 0;
 }
 
+/* One build's files and exe (PROGRAM's own, or one of its "builds"),
+ * normalized into OUT; WHERE names the section in messages. An ELF
+ * program's (ELF) exe needs no .exe. */
+static int normalize_build(const cJSON *section, const char *where, bool elf, cJSON *out)
+{
+	const char *exe = NULL;
+	cJSON *files;
+	int rc;
+
+	if ((rc = json_get_string(section, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0)
+		return rc;
+	if (!(files = cJSON_AddObjectToObject(out, "files")))
+		return LL_ENOMEM;
+	if ((rc = normalize_files(cJSON_GetObjectItemCaseSensitive(section, "files"), files)) < 0)
+		return rc;
+	if (!cJSON_GetObjectItemCaseSensitive(files, exe))
+		return err_set(LL_EINVAL, "Field '%s.exe' ('%.300s') must be one of '%s.files'.", where, exe,
+			       where);
+	if (!elf && !ends_with_ci(exe, strlen(exe), ".exe"))
+		return err_set(LL_EINVAL,
+			       "Field '%s.exe' ('%.300s') must end in .exe (a PE program); a Linux "
+			       "program needs \"format\": \"elf\".",
+			       where, exe);
+	return cJSON_AddStringToObject(out, "exe", exe) ? 0 : LL_ENOMEM;
+}
+
+/* True when LABEL is a build label: ^[a-z][a-z0-9_-]{0,31}$. */
+static bool label_valid(const char *label)
+{
+	size_t n = strlen(label);
+
+	if (n < 1 || n > JOB_SPEC_MAX_BUILD_LABEL || label[0] < 'a' || label[0] > 'z')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((label[i] >= 'a' && label[i] <= 'z') || (label[i] >= '0' && label[i] <= '9') ||
+		      label[i] == '_' || label[i] == '-'))
+			return false;
+	return true;
+}
+
+/* "program.builds": JOB_SPEC_MIN_PROGRAM_BUILDS..JOB_SPEC_MAX_PROGRAM_BUILDS
+ * builds {"label", "files", "exe"}, labels distinct, into OUT's "builds". */
+static int normalize_builds(const cJSON *builds, bool elf, cJSON *out)
+{
+	static const char *const keys[] = {"label", "files", "exe", NULL};
+	const char *labels[JOB_SPEC_MAX_PROGRAM_BUILDS];
+	cJSON *list = cJSON_AddArrayToObject(out, "builds");
+	const cJSON *item;
+	int n = 0, rc;
+
+	if (!list)
+		return LL_ENOMEM;
+	if (!cJSON_IsArray(builds) || cJSON_GetArraySize(builds) < JOB_SPEC_MIN_PROGRAM_BUILDS ||
+	    cJSON_GetArraySize(builds) > JOB_SPEC_MAX_PROGRAM_BUILDS)
+		return err_set(LL_ERANGE,
+			       "Field 'program.builds' must be an array of %d to %d builds {\"label\", "
+			       "\"files\", \"exe\"}.",
+			       JOB_SPEC_MIN_PROGRAM_BUILDS, JOB_SPEC_MAX_PROGRAM_BUILDS);
+	cJSON_ArrayForEach(item, builds) {
+		const char *label = NULL;
+		char where[64];
+		cJSON *b;
+		if (!cJSON_IsObject(item))
+			return err_set(LL_EINVAL, "Each of 'program.builds' must be an object.");
+		snprintf(where, sizeof(where), "program.builds[%d]", n);
+		if ((rc = json_check_keys(item, keys, where)) < 0 ||
+		    (rc = json_get_string(item, "label", 64, true, NULL, &label)) < 0)
+			return rc;
+		if (!label_valid(label))
+			return err_set(LL_EINVAL,
+				       "Field '%s.label' ('%.64s') must be 1 to %d of a-z, 0-9, '_' and '-', "
+				       "starting with a letter.",
+				       where, label, JOB_SPEC_MAX_BUILD_LABEL);
+		for (int k = 0; k < n; k++)
+			if (strcmp(labels[k], label) == 0)
+				return err_set(LL_EINVAL, "Two of 'program.builds' are labelled '%s'.",
+					       label);
+		labels[n++] = label;
+		if (!(b = json_array_add_object(list)) || !cJSON_AddStringToObject(b, "label", label))
+			return LL_ENOMEM;
+		if ((rc = normalize_build(item, where, elf, b)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+const cJSON *job_spec_program_build(const cJSON *program, int index, const char **ret_label)
+{
+	const cJSON *builds = cJSON_GetObjectItemCaseSensitive(program, "builds");
+
+	if (!builds) {
+		if (index != 0 || !cJSON_IsObject(program))
+			return NULL;
+		if (ret_label)
+			*ret_label = NULL;
+		return program;
+	}
+	const cJSON *b = cJSON_GetArrayItem(builds, index);
+	if (!cJSON_IsObject(b))
+		return NULL;
+	if (ret_label)
+		*ret_label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(b, "label"));
+	return b;
+}
+
 int job_spec_normalize_program(const cJSON *program, cJSON *out)
 {
-	static const char *const keys[] = {"files", "exe", "args", "until", "timeout_s", "format", NULL};
-	const char *exe = NULL, *until = NULL, *format = NULL;
+	static const char *const keys[] = {"files", "exe",       "builds", "args",
+					   "until", "timeout_s", "format", NULL};
+	const char *until = NULL, *format = NULL;
+	const cJSON *builds;
 	long long timeout;
-	cJSON *files, *args;
+	cJSON *args;
 	bool elf;
 	int rc;
 
 	if (!cJSON_IsObject(program))
 		return err_set(LL_EINVAL, "Field 'program' is required and must be an object.");
+	builds = cJSON_GetObjectItemCaseSensitive(program, "builds");
 	if ((rc = json_check_keys(program, keys, "program")) < 0 ||
-	    (rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
 	    (rc = json_get_string(program, "format", 8, false, "pe", &format)) < 0 ||
 	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
 	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60, &timeout)) <
@@ -267,19 +374,17 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 	if (strcmp(until, "exit") != 0 && strcmp(until, elf ? "idle" : "input-idle") != 0)
 		return err_set(LL_EINVAL, "Field 'program.until' must be \"exit\" or \"%s\" for %s program.",
 			       elf ? "idle" : "input-idle", elf ? "an ELF" : "a PE");
-	if (!(files = cJSON_AddObjectToObject(out, "files")))
-		return LL_ENOMEM;
-	if ((rc = normalize_files(cJSON_GetObjectItemCaseSensitive(program, "files"), files)) < 0)
+	if (builds && (cJSON_GetObjectItemCaseSensitive(program, "files") ||
+		       cJSON_GetObjectItemCaseSensitive(program, "exe")))
+		return err_set(LL_EINVAL, "Field 'program' has either 'files' and 'exe' (one build) or "
+					  "'builds' (several), not both.");
+	if (builds && elf)
+		return err_set(LL_EINVAL, "Field 'program.builds' is for PE programs only: an ELF program "
+					  "job has one build (docs/program-elf.md).");
+	if ((rc = builds ? normalize_builds(builds, elf, out)
+			 : normalize_build(program, "program", elf, out)) < 0)
 		return rc;
-	if (!cJSON_GetObjectItemCaseSensitive(files, exe))
-		return err_set(LL_EINVAL, "Field 'program.exe' ('%.300s') must be one of 'program.files'.",
-			       exe);
-	if (!elf && !ends_with_ci(exe, strlen(exe), ".exe"))
-		return err_set(LL_EINVAL,
-			       "Field 'program.exe' ('%.300s') must end in .exe (a PE program); a Linux "
-			       "program needs \"format\": \"elf\".",
-			       exe);
-	if (!cJSON_AddStringToObject(out, "exe", exe) || !(args = cJSON_AddArrayToObject(out, "args")))
+	if (!(args = cJSON_AddArrayToObject(out, "args")))
 		return LL_ENOMEM;
 	if ((rc = normalize_args(cJSON_GetObjectItemCaseSensitive(program, "args"), args)) < 0)
 		return rc;

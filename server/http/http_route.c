@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-/* Matches PATH against PATTERN; "{id}" takes 1..16 digits, no leading 0. */
+/* Matches PATH against PATTERN; "{id}" takes 1..16 digits, no leading 0;
+ * "{name}" the rest of the path but for the literal that follows it. */
 static bool path_matches(const char *pattern, const char *path, long long *ret_id)
 {
 	long long id = 0;
@@ -17,8 +18,11 @@ static bool path_matches(const char *pattern, const char *path, long long *ret_i
 				return false;
 			continue;
 		}
-		if (strcmp(pattern, "{name}") == 0) {
-			if (!*path)
+		if (strncmp(pattern, "{name}", 6) == 0) {
+			/* the rest of the path, less the pattern's literal suffix
+			 * ("{name}/bisect"): a name may hold '/' */
+			size_t suffix = strlen(pattern + 6), left = strlen(path);
+			if (left <= suffix || strcmp(path + left - suffix, pattern + 6) != 0)
 				return false;
 			*ret_id = 0;
 			return true;

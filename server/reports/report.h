@@ -37,6 +37,7 @@
  *                       judged by (report_between.h)
  *   report_paired.c     the floor ratio paired by pass (report_paired.h)
  *   report_compare_program.c two program jobs' files and settings
+ *   report_ab.c         an A/B program job's builds against its base
  *   report_series.c     a series' history (report_series())
  *   report_format.c     Markdown and CSV, and a row written as JSON text
  *                       (report_row.h)
@@ -131,6 +132,24 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
 			double max_regression_pct, enum report_metric metric, bool across_jobs,
 			struct buf *out);
+
+/* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell
+ * (report_result.c): how reports and series name a cell. */
+void report_cell_key(const cJSON *cell, char *out, size_t size);
+
+/* The builds of the A/B program job JOB_ID ("program": {"builds"}) each
+ * against its first build, per variant and cell, paired by pass
+ * (report_ab.c): {"job", "builds", "base", "state", "max_regression_pct",
+ * "metric": "paired-ratio", "verdict": "ok"|"regression"|"not_comparable",
+ * "counts", "rows"}, a row {"variant", "cell", "base", "build", "pairs",
+ * "base_median_us", "candidate_median_us", "ratio" (median of the per-pass
+ * ratios), "ci_low", "ci_high", "change_pct", "passes_slower", "p_value"
+ * (sign test), "status", "regression", "floor_ratio"} or, when it cannot
+ * be judged, {"status": "not_comparable", "reason"}. A row is a regression
+ * when it is significant (p < REPORT_ALPHA, its interval excludes 1, the
+ * change at least REPORT_MIN_EFFECT) and slower by more than
+ * MAX_REGRESSION_PCT. LL_EINVAL for a job of one build, LL_ENOTFOUND. */
+int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret);
 
 /* report_compare_metric() of the median, across jobs (the series' alerts). */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,

@@ -279,10 +279,6 @@ void report_compare_figures(const struct stats_summary *sx, const struct stats_s
  * (report_result.c). */
 const cJSON *report_find_variant(const cJSON *variants, const char *name);
 
-/* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell
- * (report_result.c). */
-void report_cell_key(const cJSON *cell, char *out, size_t size);
-
 /* report_churn.c: the churn table of the job's TASKS (report_job.c's,
  * each with its "key" and "summary"): {"baseline": "none", "unit", "rows":
  * [{"cell", "dll_set", "processes", "create_us_per_process",

@@ -6,6 +6,7 @@
 #include "loadlab/array.h"
 
 #include "loadlab/err.h"
+#include "loadlab/job_spec.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 #include "loadlab/stats.h"
@@ -431,8 +432,21 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddItemToArray(cells, c);
 	}
 	names = cJSON_CreateArray();
-	cJSON_ArrayForEach(v, get(spec, "variants"))
-		cJSON_AddItemToArray(names, cJSON_CreateString(string(v, "name")));
+	{
+		/* an A/B job's variants are "LABEL:PRESET", build after build */
+		const cJSON *section = get(spec, "program");
+		const char *label = NULL;
+		int b = 0;
+		job_spec_program_build(section, 0, &label);
+		do {
+			cJSON_ArrayForEach(v, get(spec, "variants")) {
+				char name[2 * JOB_SPEC_MAX_NAME + 2];
+				snprintf(name, sizeof(name), "%s%s%s", label ? label : "", label ? ":" : "",
+					 string(v, "name"));
+				cJSON_AddItemToArray(names, cJSON_CreateString(name));
+			}
+		} while (label && job_spec_program_build(section, ++b, &label));
+	}
 
 	{
 		cJSON *warm = build_table(rows.tasks, names, "warm", baseline_name(names, "default"));
@@ -476,6 +490,13 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON *shipped = report_shipped(rows.tasks, names);
 		if (shipped)
 			cJSON_AddItemToObject(out, "shipped", shipped);
+	}
+	if (get(get(spec, "program"), "builds")) {
+		/* an A/B job: its builds against the base, paired by pass */
+		cJSON *ab = NULL;
+		if (report_ab(store, job_id, 0, &ab) == 0)
+			cJSON_AddItemToObject(out, "ab", ab);
+		err_clear();
 	}
 	significance = cJSON_AddObjectToObject(out, "significance");
 	cJSON_AddStringToObject(significance, "test", "mann-whitney-u, two-sided");

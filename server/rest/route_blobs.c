@@ -140,9 +140,7 @@ int route_blobs_put(struct http_request *req, struct http_reply *reply)
 
 int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct http_reply *reply)
 {
-	const cJSON *files =
-		cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "program"), "files");
-	const cJSON *file;
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(spec, "program"), *build, *file;
 	cJSON *hexes = cJSON_CreateArray(), *missing = NULL;
 	char hex[65], list[400] = "";
 	long long total = 0, cap = req->server->config.program_max_bytes;
@@ -151,9 +149,11 @@ int route_blobs_check_spec(struct http_request *req, const cJSON *spec, struct h
 
 	if (!hexes)
 		return reply_from_err(reply, LL_ENOMEM), LL_ENOMEM;
-	cJSON_ArrayForEach(file, files)
-		if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
-			cJSON_AddItemToArray(hexes, cJSON_CreateString(hex));
+	/* every build's files (job_spec_program_build()) */
+	for (int b = 0; (build = job_spec_program_build(program, b, NULL)); b++)
+		cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(build, "files"))
+			if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
+				cJSON_AddItemToArray(hexes, cJSON_CreateString(hex));
 	rc = blobs_missing(req->server->blobs, hexes, &missing, &total);
 	cJSON_Delete(hexes);
 	if (rc < 0)

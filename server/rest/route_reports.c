@@ -1,4 +1,5 @@
-/* GET /api/v1/jobs/{id}/report and GET /api/v1/compare (report.h). */
+/* GET /api/v1/jobs/{id}/report and GET /api/v1/compare (report.h);
+ * GET /api/v1/compare?job=ID: an A/B job's builds (report_ab()). */
 #include "routes.h"
 
 #include "reports/report.h"
@@ -95,8 +96,13 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 	cJSON *comparison;
 	int rc;
 
-	if (!format || job_id_of(req, reply, "baseline", &base) < 0 ||
-	    job_id_of(req, reply, "candidate", &cand) < 0)
+	if (!format)
+		return 0;
+	if (http_query(req, "job") && (http_query(req, "baseline") || http_query(req, "candidate")))
+		return reply_error(reply, 400, "invalid_argument",
+				   "Give either job (an A/B job's builds) or baseline and candidate.");
+	if (!http_query(req, "job") &&
+	    (job_id_of(req, reply, "baseline", &base) < 0 || job_id_of(req, reply, "candidate", &cand) < 0))
 		return 0;
 	if ((text = http_query(req, "max_regression"))) {
 		char *end;
@@ -116,6 +122,17 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 		return reply_error(reply, 400, "invalid_argument",
 				   "intervals must be across-jobs or within-job.");
 	across_jobs = !text || strcmp(text, "across-jobs") == 0;
+	if (http_query(req, "job")) {
+		/* an A/B job: its builds against its base, paired by pass */
+		if (job_id_of(req, reply, "job", &base) < 0)
+			return 0;
+		if (strcmp(format, "json") != 0)
+			return reply_error(reply, 400, "invalid_argument",
+					   "An A/B job's comparison (job=ID) is given as JSON only.");
+		if ((rc = report_ab(req->server->store, base, max_regression, &comparison)) < 0)
+			return reply_from_err(reply, rc);
+		return reply_json(reply, 200, comparison);
+	}
 	if (strcmp(format, "json") == 0) {
 		/* the rows printed as they are made, never a cJSON tree */
 		struct buf out;

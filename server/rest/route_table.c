@@ -41,6 +41,10 @@ static const struct route routes[] = {
 	{"POST", "/api/v1/admin/compact", AUTH_ADMIN, ROUTE_MAX_BODY, route_admin_compact},
 	/* series, schedules, regression alerts */
 	{"GET", "/api/v1/series", AUTH_READER, 0, route_series_list},
+	/* before the series' own routes: {name} then "/bisect" (http_route.c) */
+	{"POST", "/api/v1/series/{name}/bisect", AUTH_USER, ROUTE_MAX_BODY, route_bisect_create},
+	{"GET", "/api/v1/bisections/{id}", AUTH_READER, 0, route_bisect_get},
+	{"POST", "/api/v1/bisections/{id}/cancel", AUTH_USER, ROUTE_MAX_BODY, route_bisect_cancel},
 	{"GET", "/api/v1/series/{name}", AUTH_READER, 0, route_series_get},
 	{"PUT", "/api/v1/series/{name}", AUTH_USER, ROUTE_MAX_BODY, route_series_put},
 	{"POST", "/api/v1/schedules", AUTH_USER, ROUTE_MAX_BODY, route_schedules_create},

@@ -24,6 +24,10 @@ int route_jobs_list(struct http_request *req, struct http_reply *reply);
 int route_jobs_get(struct http_request *req, struct http_reply *reply);
 int route_jobs_cancel(struct http_request *req, struct http_reply *reply);
 
+int route_bisect_create(struct http_request *req, struct http_reply *reply);
+int route_bisect_get(struct http_request *req, struct http_reply *reply);
+int route_bisect_cancel(struct http_request *req, struct http_reply *reply);
+
 int route_reports_job(struct http_request *req, struct http_reply *reply);
 int route_reports_compare(struct http_request *req, struct http_reply *reply);
 

@@ -1,6 +1,7 @@
 /* Schedules, regression checks and webhooks in the background: see scheduler.h. */
 #include "scheduler.h"
 
+#include "bisect.h"
 #include "cron.h"
 #include "maintenance.h"
 #include "webhook_delivery.h"
@@ -259,6 +260,7 @@ void scheduler_tick(struct scheduler *s)
 			log_event(LOG_WARN, "store_maintenance_failed", "reason", err_message(rc), NULL);
 		s->next_maintenance_ms = scheduler_now(s) + MAINTENANCE_PERIOD_MS;
 	}
+	bisect_tick(s->server);
 }
 
 /* Waits up to MS or until stopping; true when stopping. */

@@ -12,7 +12,8 @@
  *      (store_schedule_claim(), schedule_fire());
  *   3. finished jobs of a series not yet checked are compared with the
  *      series' previous done job (report_compare() with the series'
- *      threshold); a "regression" verdict opens an alert.
+ *      threshold); a "regression" verdict opens an alert;
+ *   4. running bisections are advanced (bisect_tick(), bisect.h).
  *
  * Due times: a schedule stores its next due time; firing moves it to the
  * first due time after NOW computed from the one fired

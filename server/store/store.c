@@ -442,6 +442,43 @@ int store_stats(struct store *store, long long now, struct store_stats *ret_stat
 	return backend_of(store)->handle->stats(store, now, ret_stats);
 }
 
+/* A backend without bisections (store_backend.h: the ops may be NULL
+ * until a backend has them). */
+static int no_bisections(void)
+{
+	return err_set(LL_EUNSUPPORTED, "This store has no bisections.");
+}
+
+int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
+			   long long now, long long *ret_id)
+{
+	if (!backend_of(store)->bisections)
+		return no_bisections();
+	return backend_of(store)->bisections->bisection_create(store, series, doc, by, now, ret_id);
+}
+
+int store_bisection_get(struct store *store, long long id, cJSON **ret_bisection)
+{
+	if (!backend_of(store)->bisections)
+		return no_bisections();
+	return backend_of(store)->bisections->bisection_get(store, id, ret_bisection);
+}
+
+int store_bisection_update(struct store *store, long long id, const char *expect, const char *state,
+			   const cJSON *doc, long long now)
+{
+	if (!backend_of(store)->bisections)
+		return no_bisections();
+	return backend_of(store)->bisections->bisection_update(store, id, expect, state, doc, now);
+}
+
+int store_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count)
+{
+	if (!backend_of(store)->bisections)
+		return no_bisections();
+	return backend_of(store)->bisections->bisections_running(store, ret_ids, max, ret_count);
+}
+
 int store_blob_references(struct store *store, cJSON **ret_hashes)
 {
 	return backend_of(store)->blobs->blob_references(store, ret_hashes);

@@ -487,6 +487,32 @@ struct store_stats {
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats);
 
+/* --- bisections (issue 29; server/schedules/bisect.h drives them) ---
+ *
+ * A bisection is one row: its series, its state ("running", "done",
+ * "not_reproduced", "failed", "cancelled") and its whole progress as one
+ * JSON document, rewritten after every step, so a daemon that restarts
+ * picks it up where the last one left it. */
+
+/* A new bisection of SERIES in state "running" with DOC, made by BY at
+ * NOW: *RET_ID. */
+int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
+			   long long now, long long *ret_id);
+
+/* {"id", "series", "state", "created_by", "created_at", "updated_at"} and
+ * every member of its document. LL_ENOTFOUND. */
+int store_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
+
+/* Sets bisection ID's STATE and DOC (NULL: kept) at NOW, only while its
+ * state is EXPECT (NULL: any): LL_ECONFLICT when it is not (cancelled
+ * meanwhile), LL_ENOTFOUND. */
+int store_bisection_update(struct store *store, long long id, const char *expect, const char *state,
+			   const cJSON *doc, long long now);
+
+/* The ids of up to MAX bisections in state "running", oldest first, into
+ * RET_IDS; their count into *RET_COUNT. */
+int store_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
+
 /* --- blobs --- */
 
 /* Every blob a job references through its "program.files" manifest, as a

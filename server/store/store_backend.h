@@ -183,6 +183,17 @@ struct store_history_ops {
 				   void (*fn)(void *context, const cJSON *calibration), void *context);
 };
 
+/* The bisections (store.h, "bisections"); NULL in a backend that has
+ * none yet: store.c answers LL_EUNSUPPORTED. */
+struct store_bisect_ops {
+	int (*bisection_create)(struct store *store, const char *series, const cJSON *doc, const char *by,
+				long long now, long long *ret_id);
+	int (*bisection_get)(struct store *store, long long id, cJSON **ret_bisection);
+	int (*bisection_update)(struct store *store, long long id, const char *expect, const char *state,
+				const cJSON *doc, long long now);
+	int (*bisections_running)(struct store *store, long long *ret_ids, int max, int *ret_count);
+};
+
 /* The blobs jobs reference (store.h, "blobs"). */
 struct store_blob_ops {
 	int (*blob_references)(struct store *store, cJSON **ret_hashes);
@@ -215,6 +226,7 @@ struct store_backend {
 	const struct store_series_ops *series;
 	const struct store_schedule_ops *schedules;
 	const struct store_blob_ops *blobs;
+	const struct store_bisect_ops *bisections;
 	const struct store_history_ops *history;
 };
 

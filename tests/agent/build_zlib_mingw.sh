@@ -16,7 +16,8 @@
 # Debian 12's binutils: the base of Wine 8's own zlib1.dll, so a check of
 # bases alone cannot tell the two apart (docs/program-family.md).
 #
-# The sources come through zlib_source.sh. Cached: an OUTDIR that already holds
+# The source and the library's objects come from zlib_source.sh (each
+# version apt-cache lists is tried in turn). Cached: an OUTDIR that already holds
 # the three files is left as it is. Exit 0 when built.
 set -eu
 out=$1
@@ -26,15 +27,12 @@ if [ -f "$out/bin/zlib1.dll" ] && [ -f "$out/bin/example_d.exe" ] && [ -f "$out/
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-sh "$(dirname "$0")/zlib_source.sh" "$work"
+. "$(dirname "$0")/zlib_source.sh"
+zlib_source "$work"
 src="$work/src"
 mkdir -p "$out/bin"
-objs=""
-for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
-	trees uncompr zutil; do
-	"$cc" -O3 -Wall -c -o "$work/$f.o" "$src/$f.c"
-	objs="$objs $work/$f.o"
-done
+zlib_objects "$work" "$src"
+objs=$zlib_objs
 # shellcheck disable=SC2086
 # Linked in the output folder under its bare name, as Makefile.gcc does:
 # ld's automatic image base is a hash of the output name as given.

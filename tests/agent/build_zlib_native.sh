@@ -20,7 +20,8 @@ if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt"
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-native-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-sh "$(dirname "$0")/zlib_source.sh" "$work"
+. "$(dirname "$0")/zlib_source.sh"
+zlib_source "$work"
 src="$work/src"
 mkdir -p "$out/lib"
 objs=""

@@ -76,7 +76,7 @@ static void program_elf_release(void *state)
 		program_elf_start_release(&ctx->timed[i]);
 	free(ctx->variants);
 	free(ctx->elf_files);
-	free(ctx->base.files);
+	free(ctx->base.all_files);
 	free(ctx->base.args);
 	cJSON_Delete(ctx->base.floor_files);
 	free(ctx);
@@ -94,6 +94,9 @@ static int program_elf_validate(const struct family_run *run, void **ret_state)
 	snprintf(ctx->base.work, sizeof(ctx->base.work), "%s", run->work);
 	ctx->drop_bind_now = drop && strcmp(drop, "1") == 0;
 	if ((rc = program_read_section(&ctx->base, run->job)) < 0 ||
+	    (ctx->base.build_count > 1 &&
+	     (rc = err_set(LL_EINVAL, "An ELF program job has one build (several builds in one job: "
+				      "PE programs only).")) < 0) ||
 	    (rc = json_get_string(cJSON_GetObjectItemCaseSensitive(run->job, "program"), "until", 16, false,
 				  "exit", &until)) < 0 ||
 	    (rc = read_variants(ctx, run->job)) < 0) {

@@ -16,30 +16,22 @@
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 
-int program_read_section(struct program_context *ctx, const cJSON *job)
+/* One build's files and exe from SECTION (job_spec_program_build()) into
+ * B, its files at FILES (room for the section's count). */
+static int read_build(const cJSON *section, struct program_file *files, struct program_build *b)
 {
-	const cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
-	const cJSON *files = cJSON_GetObjectItemCaseSensitive(program, "files");
-	const cJSON *args = cJSON_GetObjectItemCaseSensitive(program, "args"), *item;
-	const char *exe, *until;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(section, "files"), *item;
+	const char *exe;
+	size_t i = 0;
 	int rc;
 
-	if ((rc = json_get_string(program, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0 ||
-	    (rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
-	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60,
-			       &ctx->timeout_s)) < 0)
+	if ((rc = json_get_string(section, "exe", JOB_SPEC_MAX_PROGRAM_PATH, true, NULL, &exe)) < 0)
 		return rc;
-	ctx->input_idle = strcmp(until, "input-idle") == 0;
-	if (!cJSON_IsObject(files) || cJSON_GetArraySize(files) < 1 ||
-	    cJSON_GetArraySize(files) > JOB_SPEC_MAX_PROGRAM_FILES)
-		return err_set(LL_EINVAL, "The program's files are missing or too many.");
-	ctx->file_count = (size_t)cJSON_GetArraySize(files);
-	if (!(ctx->files = calloc(ctx->file_count, sizeof(*ctx->files))))
-		return LL_ENOMEM;
-	ctx->exe = ctx->file_count;
-	size_t i = 0;
-	cJSON_ArrayForEach(item, files) {
-		struct program_file *f = &ctx->files[i];
+	b->files = files;
+	b->file_count = (size_t)cJSON_GetArraySize(list);
+	b->exe = b->file_count;
+	cJSON_ArrayForEach(item, list) {
+		struct program_file *f = &files[i];
 		/* The job was normalized on this side too; checked again here
 		 * because these paths become files below the work folder. */
 		if (!item->string || (rc = job_spec_program_path_check(item->string, NULL)) < 0)
@@ -48,17 +40,60 @@ int program_read_section(struct program_context *ctx, const cJSON *job)
 			return err_set(LL_EINVAL, "The program file %s names no sha256 blob.", item->string);
 		memcpy(f->path, item->string, strlen(item->string) + 1);
 		if (strcmp(f->path, exe) == 0)
-			ctx->exe = i;
+			b->exe = i;
 		i++;
 	}
-	if (ctx->exe == ctx->file_count)
+	if (b->exe == b->file_count)
 		return err_set(LL_EINVAL, "The program's exe %s is not one of its files.", exe);
+	return 0;
+}
+
+/* The program section (files and exe, or builds; args, until, timeout_s)
+ * of JOB. */
+int program_read_section(struct program_context *ctx, const cJSON *job)
+{
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(job, "program");
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(program, "args"), *item, *section;
+	const char *until, *label;
+	size_t n = 0, total = 0;
+	int rc;
+
+	if ((rc = json_get_string(program, "until", 16, false, "exit", &until)) < 0 ||
+	    (rc = json_get_int(program, "timeout_s", 1, JOB_SPEC_MAX_PROGRAM_TIMEOUT, false, 60,
+			       &ctx->timeout_s)) < 0)
+		return rc;
+	ctx->input_idle = strcmp(until, "input-idle") == 0;
+	for (; (section = job_spec_program_build(program, (int)n, NULL)); n++) {
+		const cJSON *files = cJSON_GetObjectItemCaseSensitive(section, "files");
+		if (n == JOB_SPEC_MAX_PROGRAM_BUILDS)
+			return err_set(LL_EINVAL, "The program has more than %d builds.",
+				       JOB_SPEC_MAX_PROGRAM_BUILDS);
+		if (!cJSON_IsObject(files) || cJSON_GetArraySize(files) < 1 ||
+		    cJSON_GetArraySize(files) > JOB_SPEC_MAX_PROGRAM_FILES)
+			return err_set(LL_EINVAL, "The program's files are missing or too many.");
+		total += (size_t)cJSON_GetArraySize(files);
+	}
+	if (n == 0)
+		return err_set(LL_EINVAL, "The job has no program section.");
+	if (!(ctx->all_files = calloc(total, sizeof(*ctx->all_files))))
+		return LL_ENOMEM;
+	ctx->all_file_count = total;
+	ctx->build_count = n;
+	total = 0;
+	for (size_t b = 0; b < n; b++) {
+		section = job_spec_program_build(program, (int)b, &label);
+		snprintf(ctx->builds[b].label, sizeof(ctx->builds[b].label), "%s", label ? label : "");
+		if ((rc = read_build(section, ctx->all_files + total, &ctx->builds[b])) < 0)
+			return rc;
+		total += ctx->builds[b].file_count;
+	}
+	program_use_build(ctx, 0);
 	ctx->arg_count = (size_t)cJSON_GetArraySize(args);
 	if (ctx->arg_count > JOB_SPEC_MAX_PROGRAM_ARGS)
 		return err_set(LL_EINVAL, "The program has too many arguments.");
 	if (!(ctx->args = calloc(ctx->arg_count + 1, sizeof(*ctx->args))))
 		return LL_ENOMEM;
-	i = 0;
+	size_t i = 0;
 	cJSON_ArrayForEach(item, args) {
 		if (!cJSON_IsString(item))
 			return err_set(LL_EINVAL, "The program's arguments must be strings.");
@@ -67,29 +102,38 @@ int program_read_section(struct program_context *ctx, const cJSON *job)
 	return 0;
 }
 
+/* The job's variants, once per build (build after build, each build's in
+ * the job's order): named by their preset, or "LABEL:PRESET" when the job
+ * has several builds. */
 static int read_variants(struct program_context *ctx, const cJSON *job)
 {
 	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
-	size_t v = 0;
+	size_t v = 0, per_build = (size_t)cJSON_GetArraySize(variants);
 	int rc;
 
-	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
-	if (ctx->variant_count == 0)
+	ctx->variant_count = per_build * ctx->build_count;
+	if (per_build == 0)
 		return err_set(LL_EINVAL, "The job has no variants.");
 	if (!(ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants))))
 		return LL_ENOMEM;
-	cJSON_ArrayForEach(item, variants) {
-		struct program_variant *var = &ctx->variants[v++];
-		const char *name, *bases, *aslr;
-		if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
-		    (rc = json_get_string(item, "bases", 15, true, NULL, &bases)) < 0 ||
-		    (rc = json_get_bool(item, "bind", true, false, &var->bind)) < 0 ||
-		    (rc = json_get_string(item, "aslr", 15, true, NULL, &aslr)) < 0)
-			return rc;
-		snprintf(var->name, sizeof(var->name), "%s", name);
-		var->unique_bases = strcmp(bases, "unique") == 0;
-		var->aslr_off = strcmp(aslr, "off") == 0;
-	}
+	for (size_t b = 0; b < ctx->build_count; b++)
+		cJSON_ArrayForEach(item, variants) {
+			struct program_variant *var = &ctx->variants[v++];
+			const char *name, *bases, *aslr;
+			if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
+			    (rc = json_get_string(item, "bases", 15, true, NULL, &bases)) < 0 ||
+			    (rc = json_get_bool(item, "bind", true, false, &var->bind)) < 0 ||
+			    (rc = json_get_string(item, "aslr", 15, true, NULL, &aslr)) < 0)
+				return rc;
+			var->build = b;
+			snprintf(var->preset, sizeof(var->preset), "%s", name);
+			if (ctx->build_count > 1)
+				snprintf(var->name, sizeof(var->name), "%s:%s", ctx->builds[b].label, name);
+			else
+				snprintf(var->name, sizeof(var->name), "%s", name);
+			var->unique_bases = strcmp(bases, "unique") == 0;
+			var->aslr_off = strcmp(aslr, "off") == 0;
+		}
 	return 0;
 }
 
@@ -115,17 +159,37 @@ static int give(cJSON *o, const char *key, cJSON **item)
 	return 0;
 }
 
+/* An A/B job's builds as "builds": [{"label", "exe", "file_count"}]. */
+static int builds_json(const struct program_context *ctx, cJSON *p)
+{
+	cJSON *list = cJSON_AddArrayToObject(p, "builds");
+
+	for (size_t b = 0; list && b < ctx->build_count; b++) {
+		const struct program_build *build = &ctx->builds[b];
+		cJSON *o = json_array_add_object(list);
+		if (!o || !cJSON_AddStringToObject(o, "label", build->label) ||
+		    !cJSON_AddStringToObject(o, "exe", build->files[build->exe].path) ||
+		    !cJSON_AddNumberToObject(o, "file_count", (double)build->file_count))
+			return LL_ENOMEM;
+	}
+	return list ? 0 : LL_ENOMEM;
+}
+
 static int program_json(const struct program_context *ctx, cJSON *r)
 {
 	cJSON *p = cJSON_AddObjectToObject(r, "program"), *cache;
 
-	if (!p || !cJSON_AddStringToObject(p, "exe", ctx->files[ctx->exe].path) ||
+	const struct program_build *base = &ctx->builds[0];
+
+	if (!p || !cJSON_AddStringToObject(p, "exe", base->files[base->exe].path) ||
 	    !cJSON_AddStringToObject(p, "until", ctx->input_idle ? "input-idle" : "exit") ||
-	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->file_count) ||
+	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->all_file_count) ||
 	    !(cache = cJSON_AddObjectToObject(p, "blob_cache")) ||
 	    !cJSON_AddNumberToObject(cache, "cached", (double)ctx->blobs_cached) ||
 	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->blobs_fetched) ||
 	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->bytes_fetched))
+		return LL_ENOMEM;
+	if (ctx->build_count > 1 && builds_json(ctx, p) < 0)
 		return LL_ENOMEM;
 	if (ctx->dll_overrides) {
 		cJSON *copy = cJSON_Duplicate(ctx->dll_overrides, true);
@@ -185,6 +249,10 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 			return LL_ENOMEM;
 		if (!var->valid && !cJSON_AddStringToObject(o, "invalid_reason", var->invalid_reason))
 			return LL_ENOMEM;
+		if (ctx->build_count > 1 &&
+		    (!cJSON_AddStringToObject(o, "build", ctx->builds[var->build].label) ||
+		     !cJSON_AddStringToObject(o, "preset", var->preset)))
+			return LL_ENOMEM;
 		if (give(o, "notes", &var->notes) < 0 || give(o, "transform", &var->transform) < 0 ||
 		    give(o, "verify", &var->verify) < 0 || give(o, "files", &var->files) < 0)
 			return LL_ENOMEM;
@@ -219,7 +287,7 @@ static void program_release(void *state)
 		cJSON_Delete(ctx->variants[v].files);
 	}
 	free(ctx->variants);
-	free(ctx->files);
+	free(ctx->all_files);
 	free(ctx->args);
 	cJSON_Delete(ctx->floor_files);
 	cJSON_Delete(ctx->dll_overrides);
@@ -283,7 +351,7 @@ static int dll_overrides_apply(struct program_context *ctx)
 
 	if (!ctx->runner.wine)
 		return 0;
-	if ((rc = program_dll_overrides(ctx->files, ctx->file_count, sizeof(entries) - taken, entries,
+	if ((rc = program_dll_overrides(ctx->all_files, ctx->all_file_count, sizeof(entries) - taken, entries,
 					&ctx->dll_overrides)) < 0 ||
 	    (rc = runner_dll_overrides_set(&ctx->runner, entries, &value)) < 0)
 		return rc;

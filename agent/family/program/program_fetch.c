@@ -64,16 +64,26 @@ static void read_pe_facts(struct program_file *f, const char *path)
 	pe_image_free(image);
 }
 
-int program_check_exe(const struct program_context *ctx)
+static int check_exe(const struct program_file *f)
 {
-	const struct program_file *f = &ctx->files[ctx->exe];
-
 	if (!f->pe)
 		return err_set(LL_EFORMAT, "The program's exe %s is not a PE image: nothing was run.",
 			       f->path);
 	if (f->dll)
 		return err_set(LL_EFORMAT,
 			       "The program's exe %s is a DLL, not an executable: nothing was run.", f->path);
+	return 0;
+}
+
+int program_check_exe(const struct program_context *ctx)
+{
+	for (size_t b = 0; b < ctx->build_count; b++) {
+		const struct program_build *build = &ctx->builds[b];
+		const struct program_file *f = &build->files[build->exe];
+		int rc = check_exe(f);
+		if (rc < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -108,22 +118,12 @@ static int copy_twin(const struct program_context *ctx, const struct program_fil
 	return plat_copy_file(src, dest);
 }
 
-int program_fetch(struct program_context *ctx)
+/* The build in use's files from CACHE into its folder. */
+static int fetch_build(struct program_context *ctx, struct blob_cache *cache)
 {
 	const struct pipeline_task *task = ctx->task;
-	char cache_dir[PLAT_MAX_PATH + 1];
-	struct blob_cache cache;
 	int rc;
 
-	if ((rc = family_path(ctx->files_dir, ctx->work, "files")) < 0 ||
-	    (rc = plat_mkdirs(ctx->files_dir)) < 0)
-		return rc;
-	if (task->blob_cache_dir && task->blob_cache_dir[0])
-		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
-	else if ((rc = family_path(cache_dir, ctx->work, "blobs")) < 0)
-		return rc;
-	if ((rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
-		return rc;
 	for (size_t i = 0; i < ctx->file_count; i++) {
 		struct program_file *f = &ctx->files[i];
 		char dest[PLAT_MAX_PATH + 1];
@@ -133,16 +133,45 @@ int program_fetch(struct program_context *ctx)
 
 		if ((rc = family_progress(task, "generate", (int)(100 * i / ctx->file_count))) < 0 ||
 		    (rc = program_file_path(ctx->files_dir, f->path, true, dest)) < 0)
-			goto out;
+			return rc;
 		if (twin && (rc = copy_twin(ctx, twin, dest)) == 0)
-			cache.stats.hits++; /* from the cache, through its twin */
+			cache->stats.hits++; /* from the cache, through its twin */
 		else if (!twin)
-			rc = blob_cache_get(&cache, f->sha256, task->fetch_blob, task->fetch_blob_context,
+			rc = blob_cache_get(cache, f->sha256, task->fetch_blob, task->fetch_blob_context,
 					    dest, &fetched);
 		if (rc < 0)
-			goto out;
+			return rc;
 		read_pe_facts(f, dest);
 	}
+	return 0;
+}
+
+int program_fetch(struct program_context *ctx)
+{
+	const struct pipeline_task *task = ctx->task;
+	char cache_dir[PLAT_MAX_PATH + 1];
+	struct blob_cache cache;
+	int rc;
+
+	if (task->blob_cache_dir && task->blob_cache_dir[0])
+		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
+	else if ((rc = family_path(cache_dir, ctx->work, "blobs")) < 0)
+		return rc;
+	if ((rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
+		return rc;
+	for (size_t b = 0; b < ctx->build_count; b++) {
+		char sub[32];
+		/* several builds: each in its own folder, files/NN */
+		snprintf(sub, sizeof(sub), "files/%02zu", b);
+		if ((rc = family_path(ctx->builds[b].files_dir, ctx->work,
+				      ctx->build_count > 1 ? sub : "files")) < 0 ||
+		    (rc = plat_mkdirs(ctx->builds[b].files_dir)) < 0)
+			goto out;
+		program_use_build(ctx, b);
+		if ((rc = fetch_build(ctx, &cache)) < 0)
+			goto out;
+	}
+	program_use_build(ctx, 0);
 	ctx->blobs_cached = cache.stats.hits;
 	ctx->blobs_fetched = cache.stats.fetched;
 	ctx->bytes_fetched = cache.stats.bytes_fetched;

@@ -78,8 +78,21 @@ struct program_file {
  * variants' rewritten files need (program_transform()). */
 #define PROGRAM_FREE_MARGIN_BYTES (64ll * 1024 * 1024)
 
+/* One build of the program: a job names one, or several for an A/B job
+ * ("program": {"builds": [...]}, job_spec.h). Its files are a slice of the
+ * context's all_files, fetched into its own folder. */
+struct program_build {
+	char label[JOB_SPEC_MAX_BUILD_LABEL + 1]; /* "" for a one-build job */
+	struct program_file *files;               /* borrowed: within all_files */
+	size_t file_count;
+	size_t exe;                        /* index of its exe in files */
+	char files_dir[PLAT_MAX_PATH + 1]; /* WORK/files, or WORK/files/NN of several */
+};
+
 struct program_variant {
-	char name[JOB_SPEC_MAX_NAME + 1];
+	char name[JOB_SPEC_MAX_NAME + 1]; /* "PRESET", or "LABEL:PRESET" of several builds */
+	char preset[JOB_SPEC_MAX_NAME + 1];
+	size_t build;      /* index into the context's builds */
 	bool unique_bases; /* bases "unique" (else "as-built") */
 	bool bind;
 	bool aslr_off; /* aslr "off" (else "as-built") */
@@ -95,15 +108,21 @@ struct program_variant {
 struct program_context {
 	const struct pipeline_task *task;
 	char work[PLAT_MAX_PATH + 1];
-	char files_dir[PLAT_MAX_PATH + 1]; /* WORK/files: the program as built */
+	/* The build in use (program_use_build()): its files, exe and folder.
+	 * Every stage works on one build at a time, a variant on its own. */
+	char files_dir[PLAT_MAX_PATH + 1]; /* the program as built */
+	struct program_file *files;        /* borrowed: the build's */
+	size_t file_count;
+	size_t exe; /* index of the program's exe in files */
+	struct program_build builds[JOB_SPEC_MAX_PROGRAM_BUILDS];
+	size_t build_count;
+	struct program_file *all_files; /* owned: every build's files, build after build */
+	size_t all_file_count;
 	char tools_dir[PLAT_MAX_PATH + 1]; /* WORK/tools: the helper programs */
 	char probe_exe[PLAT_MAX_PATH + 1];
 	char launcher_exe[PLAT_MAX_PATH + 1];
 	char floor_dir[PLAT_MAX_PATH + 1]; /* WORK/floor: empty.exe */
-	struct program_file *files;
-	size_t file_count;
-	size_t exe;        /* index of the program's exe in files */
-	const char **args; /* borrowed from the job, NULL-terminated */
+	const char **args;                 /* borrowed from the job, NULL-terminated */
 	size_t arg_count;
 	bool input_idle; /* until "input-idle" */
 	long long timeout_s;
@@ -172,6 +191,10 @@ int program_verify(struct program_context *ctx);
 int program_files_json(const struct program_context *ctx, const char *folder, cJSON **ret_files);
 
 /* ---- helpers of every stage (program_util.c) ---- */
+
+/* Makes build B (< ctx->build_count) the one in use: ctx->files,
+ * file_count, exe and files_dir are its. */
+void program_use_build(struct program_context *ctx, size_t b);
 
 /* Marks VAR invalid with a reason (the first one is kept). */
 void program_invalid(struct program_variant *var, const char *fmt, ...)

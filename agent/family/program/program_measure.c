@@ -88,6 +88,7 @@ int program_timing(struct program_context *ctx, struct family_timing *ret)
 		char exe[PLAT_MAX_PATH + 1];
 		if (!var->valid)
 			continue;
+		program_use_build(ctx, var->build);
 		if ((rc = family_timing_slot(ret, count, var->name)) < 0)
 			return rc;
 		ctx->measured_count = count + 1;

@@ -233,9 +233,11 @@ static int check_free_space(const struct program_context *ctx)
 	size_t changing = 0;
 	int rc;
 
-	for (size_t i = 0; i < ctx->file_count; i++)
-		pe_bytes += ctx->files[i].pe ? ctx->files[i].pe_size : 0;
-	for (size_t v = 0; v < ctx->variant_count; v++)
+	/* every build's PE files, each rewritten by its builds' share of the
+	 * variants: a bound no smaller than what they write */
+	for (size_t i = 0; i < ctx->all_file_count; i++)
+		pe_bytes += ctx->all_files[i].pe ? ctx->all_files[i].pe_size : 0;
+	for (size_t v = 0; v < ctx->variant_count / ctx->build_count; v++)
 		changing +=
 			ctx->variants[v].unique_bases || ctx->variants[v].bind || ctx->variants[v].aslr_off;
 	need = pe_bytes * (long long)changing + PROGRAM_FREE_MARGIN_BYTES;
@@ -265,6 +267,7 @@ int program_transform(struct program_context *ctx)
 
 		if ((rc = family_progress(ctx->task, "transform", (int)(100 * v / ctx->variant_count))) < 0)
 			return rc;
+		program_use_build(ctx, var->build);
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
 		if ((rc = family_path(var->dir, ctx->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0 ||
 		    (rc = link_files(ctx, var->dir)) < 0 || (rc = transform_variant(ctx, var, timestamp)) < 0)

@@ -399,9 +399,11 @@ int program_verify(struct program_context *ctx)
 {
 	int rc;
 
-	for (size_t v = 0; v < ctx->variant_count; v++)
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		program_use_build(ctx, ctx->variants[v].build);
 		if ((rc = family_progress(ctx->task, "verify", (int)(100 * v / ctx->variant_count))) < 0 ||
 		    (rc = verify_variant(ctx, &ctx->variants[v], v)) < 0)
 			return rc;
+	}
 	return family_progress(ctx->task, "verify", 100);
 }

@@ -70,6 +70,10 @@
 #define JOB_SPEC_MAX_PROGRAM_ARGS 64
 #define JOB_SPEC_MAX_PROGRAM_ARGS_BYTES 8192
 #define JOB_SPEC_MAX_PROGRAM_TIMEOUT 3600
+/* A two-build (A/B) program job: "program": {"builds": [...]}. */
+#define JOB_SPEC_MIN_PROGRAM_BUILDS 2
+#define JOB_SPEC_MAX_PROGRAM_BUILDS 4
+#define JOB_SPEC_MAX_BUILD_LABEL 32
 /* The largest job body (POST /api/v1/jobs) the daemon reads: room for
  * JOB_SPEC_MAX_PROGRAM_FILES files whose paths average up to 170 bytes
  * (each entry is its path and 75 bytes of "sha256:HEX", quotes and
@@ -157,6 +161,14 @@ bool job_spec_key_valid(const char *name);
  *    "timeout_s": N,                      1..3600, default 60
  *    "format": "elf"}                     given "pe" (the default) or "elf"; kept
  *                                         only for "elf", whose exe needs no .exe
+ * or, for an A/B job of several builds of the program measured in one
+ * task (docs/program-family.md, "Two builds in one job"), instead of
+ * "files" and "exe":
+ *    "builds": [{"label", "files", "exe"}, ...]  2..4 builds, labels
+ *                                     ^[a-z][a-z0-9_-]{0,31}$ and distinct,
+ *                                     each build's files and exe as above
+ * (nested in "program": the job document's own "builds" are its shared
+ * build tasks, docs/builds.md). The first build is the base.
  * Its variants are preset names only, normalized to
  *   {"name", "bases": "as-built"|"unique", "bind": bool, "aslr": "as-built"|"off"}:
  *   as-built {as-built,false,as-built}, rebase {unique,false,off},
@@ -188,6 +200,12 @@ bool job_spec_blob_ref_valid(const char *ref, char ret_hex[65]);
  * ("bin" and "bin/app.exe"). LL_EINVAL / LL_ERANGE with a message naming
  * the path or field; OUT may then hold part of the section. */
 int job_spec_normalize_program(const cJSON *program, cJSON *out);
+
+/* The build INDEX of the normalized program section PROGRAM: the object
+ * holding its "files" and "exe" (PROGRAM itself for a one-build job, whose
+ * only INDEX is 0, with *RET_LABEL NULL), or NULL past the last build.
+ * *RET_LABEL (may be NULL) is borrowed from PROGRAM. */
+const cJSON *job_spec_program_build(const cJSON *program, int index, const char **ret_label);
 
 /* Appends the normalized program variant ITEM to the array OUT: ITEM is a
  * preset name, or an already normalized variant whose knobs are exactly

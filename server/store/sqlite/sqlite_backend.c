@@ -99,6 +99,13 @@ const struct store_backend store_backend_sqlite = {
 			.schedule_run_finish = sqlite_schedule_run_finish,
 			.schedule_pending = sqlite_schedule_pending,
 		},
+	.bisections =
+		&(const struct store_bisect_ops){
+			.bisection_create = sqlite_bisection_create,
+			.bisection_get = sqlite_bisection_get,
+			.bisection_update = sqlite_bisection_update,
+			.bisections_running = sqlite_bisections_running,
+		},
 	.blobs =
 		&(const struct store_blob_ops){
 			.blob_references = sqlite_blob_references,

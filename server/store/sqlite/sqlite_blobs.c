@@ -13,12 +13,13 @@ static void add_references(void *context, sqlite3_stmt *row)
 {
 	cJSON *spec = column_json(row, 0), *hashes = context;
 	const cJSON *program = cJSON_GetObjectItemCaseSensitive(spec, "program");
-	const cJSON *file;
+	const cJSON *file, *build;
 	char hex[65];
 
-	cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(program, "files"))
-		if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
-			cJSON_AddItemToArray(hashes, cJSON_CreateString(hex));
+	for (int b = 0; (build = job_spec_program_build(program, b, NULL)); b++)
+		cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(build, "files"))
+			if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
+				cJSON_AddItemToArray(hashes, cJSON_CreateString(hex));
 	cJSON_Delete(spec);
 }
 

@@ -250,6 +250,14 @@ int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
 /* sqlite_blobs.c */
 int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
 
+/* sqlite_bisect.c */
+int sqlite_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
+			    long long now, long long *ret_id);
+int sqlite_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
+int sqlite_bisection_update(struct store *store, long long id, const char *expect, const char *state,
+			    const cJSON *doc, long long now);
+int sqlite_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
+
 /* --- the writer (sqlite_writer.c) --- */
 
 /* Runs FN(store, ARG) in the writer's next transaction, inside its own

@@ -173,6 +173,13 @@ static const char *const migrations[] = {
 	 * request, sqlite_agents.c); NULL until it says. */
 	"ALTER TABLE agents ADD COLUMN agent_version TEXT;"
 	"ALTER TABLE agents ADD COLUMN agent_sha256 TEXT;",
+	/* (issue 29, bisection, version 13) A bisection's state and its progress as one
+	 * document, rewritten after each step (sqlite_bisect.c,
+	 * schedules/bisect.c). */
+	"CREATE TABLE bisections ("
+	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL,"
+	"  created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
 };
 
 /* ------------------------------------------------------ the writer thread */

@@ -340,18 +340,18 @@ static void test_series_and_revision(void)
 
 #define REF "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-/* A program job with FILES_JSON (an object's members) and EXE; 0 or the
- * code of job_spec_normalize(); the normalized spec in *RET (may be NULL). */
-static int program_job(const char *files_json, const char *exe, const char *extra, cJSON **ret)
+/* A program job whose section is PROGRAM (JSON text); 0 or the code of
+ * job_spec_normalize(), the normalized spec in *RET (may be NULL). */
+static int program_section_job(const char *program, cJSON **ret)
 {
-	char text[20000];
+	char text[21000];
 	cJSON *job, *n = NULL;
 	int rc;
 
 	snprintf(text, sizeof(text),
-		 "{\"name\":\"p\",\"family\":\"program\",\"program\":{\"files\":{%s},\"exe\":\"%s\"%s},"
+		 "{\"name\":\"p\",\"family\":\"program\",\"program\":%s,"
 		 "\"variants\":[\"as-built\",\"rebase\",\"bind\",\"aslr-off\"]}",
-		 files_json, exe, extra ? extra : "");
+		 program);
 	job = parse(text);
 	rc = job_spec_normalize(job, &n);
 	cJSON_Delete(job);
@@ -360,6 +360,17 @@ static int program_job(const char *files_json, const char *exe, const char *extr
 	else
 		cJSON_Delete(n);
 	return rc;
+}
+
+/* A program job with FILES_JSON (an object's members) and EXE; 0 or the
+ * code of job_spec_normalize(); the normalized spec in *RET (may be NULL). */
+static int program_job(const char *files_json, const char *exe, const char *extra, cJSON **ret)
+{
+	char program[20000];
+
+	snprintf(program, sizeof(program), "{\"files\":{%s},\"exe\":\"%s\"%s}", files_json, exe,
+		 extra ? extra : "");
+	return program_section_job(program, ret);
 }
 
 static void test_program_paths(void)
@@ -440,6 +451,59 @@ static void test_program_paths(void)
 	CHECK(!job_spec_blob_ref_valid(
 		"sha1:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", NULL));
 	CHECK(!job_spec_blob_ref_valid("sha256:0123", NULL));
+}
+
+/* Several builds in one job (program.builds): 2..4, labelled, each its
+ * own files and exe; job_spec_program_build() walks them. */
+static void test_program_builds(void)
+{
+#define BUILD(label, exe) "{\"label\":\"" label "\",\"files\":{\"" exe "\":\"" REF "\"},\"exe\":\"" exe "\"}"
+	cJSON *n = NULL;
+	const char *label = NULL;
+	const cJSON *program, *b;
+
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("base", "a.exe") "," BUILD(
+						 "candidate", "b/c.exe") "],\"args\":[\"-x\"]}",
+					 &n),
+		     0);
+	program = cJSON_GetObjectItem(n, "program");
+	CHECK(!cJSON_GetObjectItem(program, "files") && !cJSON_GetObjectItem(program, "exe"));
+	CHECK((b = job_spec_program_build(program, 0, &label)) && label && strcmp(label, "base") == 0);
+	CHECK((b = job_spec_program_build(program, 1, &label)) && strcmp(label, "candidate") == 0);
+	CHECK_EQ_STR(cJSON_GetObjectItem(b, "exe")->valuestring, "b/c.exe");
+	CHECK(job_spec_program_build(program, 2, NULL) == NULL);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(program, "args")), 1);
+	cJSON_Delete(n);
+	/* a one-build section is its own build 0, without a label */
+	CHECK_EQ_INT(program_section_job("{\"files\":{\"a.exe\":\"" REF "\"},\"exe\":\"a.exe\"}", &n), 0);
+	program = cJSON_GetObjectItem(n, "program");
+	label = "x";
+	CHECK(job_spec_program_build(program, 0, &label) == program && label == NULL);
+	CHECK(job_spec_program_build(program, 1, NULL) == NULL);
+	cJSON_Delete(n);
+	/* refused */
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("base", "a.exe") "]}", NULL), LL_ERANGE);
+	CHECK_EQ_INT(program_section_job(
+			     "{\"builds\":[" BUILD("a", "a.exe") "," BUILD("b", "a.exe") "," BUILD(
+				     "c", "a.exe") "," BUILD("d", "a.exe") "," BUILD("e", "a.exe") "]}",
+			     NULL),
+		     LL_ERANGE);
+	CHECK_EQ_INT(
+		program_section_job("{\"builds\":[" BUILD("a", "a.exe") "," BUILD("a", "a.exe") "]}", NULL),
+		LL_EINVAL);
+	CHECK_EQ_INT(
+		program_section_job("{\"builds\":[" BUILD("A", "a.exe") "," BUILD("b", "a.exe") "]}", NULL),
+		LL_EINVAL);
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD("a", "a.exe") "," BUILD(
+						 "b", "a.exe") "],\"exe\":\"a.exe\"}",
+					 NULL),
+		     LL_EINVAL);
+	CHECK_EQ_INT(program_section_job("{\"builds\":[" BUILD(
+						 "a", "a.exe") ",{\"label\":\"b\",\"files\":{\"a.exe\":\"" REF
+							       "\"},\"exe\":\"b.exe\"}]}",
+					 NULL),
+		     LL_EINVAL);
+#undef BUILD
 }
 
 static void test_program_section(void)
@@ -727,6 +791,7 @@ int main(void)
 	test_cells_and_matching();
 	test_program_paths();
 	test_program_section();
+	test_program_builds();
 	test_program_job_shape();
 	test_program_elf();
 	test_pe_build_knobs();

@@ -1,0 +1,271 @@
+/*
+ * report_ab.c - an A/B program job's builds against its base build, paired
+ * by pass (report_ab(), report.h).
+ *
+ * A job of several builds ("program": {"builds": [...]}, job_spec.h) runs
+ * every variant once per build in one task; its result names them
+ * "LABEL:PRESET" with "build" and "preset". The agent's warm timer runs
+ * every program once per pass, in a fresh shuffle, into slot k of its
+ * samples: build B's sample k and the base's sample k were taken moments
+ * apart on one machine. So the figure is r_k = B_k / base_k, its median
+ * the effect, and a percentile bootstrap over passes its 95 % interval
+ * (stats_bootstrap_ci() on the r_k: pass k moves as a whole); the sign
+ * test of the r_k against 1 is its p-value. Each side's floor ratio paired
+ * by pass (report_paired.c) is given beside it. docs/program-family.md,
+ * "Two builds in one job".
+ */
+#include "report.h"
+#include "report_int.h"
+#include "report_paired.h"
+
+#include "loadlab/err.h"
+#include "loadlab/job_spec.h"
+#include "loadlab/json.h"
+#include "loadlab/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AB_RESAMPLES 2000
+
+/* Two-sided sign test: P(|K - N/2| >= |K_OBS - N/2|) for K ~ Bin(N, 1/2). */
+static double sign_test_p(size_t above, size_t n)
+{
+	double lo = (double)(above < n - above ? above : n - above), p = 0;
+
+	if (n == 0)
+		return 1;
+	for (size_t k = 0; k <= (size_t)lo; k++)
+		p += exp(lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) -
+			 (double)n * log(2.0));
+	p *= 2;
+	return p > 1 ? 1 : p;
+}
+
+struct ab_side {
+	double *x; /* warm samples as measured */
+	size_t n;
+};
+
+static void side_release(struct ab_side *s)
+{
+	free(s->x);
+	s->x = NULL;
+	s->n = 0;
+}
+
+/* VARIANT's warm samples in measured order; LL_ENOTFOUND without. */
+static int side_of(const cJSON *variant, struct ab_side *ret)
+{
+	if (!variant || cJSON_IsFalse(get(variant, "valid")))
+		return LL_ENOTFOUND;
+	return report_samples_of(get(get(variant, "warm"), "samples_us"), &ret->x, &ret->n) < 0 ? LL_ENOTFOUND
+												: 0;
+}
+
+static void not_comparable(cJSON *row, const char *reason)
+{
+	cJSON_AddStringToObject(row, "status", "not_comparable");
+	cJSON_AddBoolToObject(row, "regression", false);
+	cJSON_AddStringToObject(row, "reason", reason);
+}
+
+/* The floor ratios of both sides, paired by pass (report_paired.c). */
+static void add_floor_ratio(cJSON *row, const struct ab_side *base, const struct ab_side *cand,
+			    const struct ab_side *floor, uint64_t seed)
+{
+	struct report_compare_variant bv = {.n = (uint32_t)base->n}, cv = {.n = (uint32_t)cand->n},
+				      fv = {.n = (uint32_t)floor->n};
+	struct report_paired_side bs = {&bv, &fv, base->x, floor->x}, cs = {&cv, &fv, cand->x, floor->x};
+	double mb, mc, lo, hi;
+	cJSON *o;
+
+	if (!floor->n || report_paired_floor_ratio(&bs, &cs, false, seed, &mb, &mc, &lo, &hi) < 0) {
+		err_clear();
+		return;
+	}
+	if ((o = cJSON_AddObjectToObject(row, "floor_ratio"))) {
+		cJSON_AddNumberToObject(o, "base", mb);
+		cJSON_AddNumberToObject(o, "candidate", mc);
+		cJSON_AddNumberToObject(o, "ratio", mc / mb);
+		cJSON_AddNumberToObject(o, "ci_low", lo);
+		cJSON_AddNumberToObject(o, "ci_high", hi);
+	}
+}
+
+struct ab_counts {
+	int rows, slower, faster, unchanged, not_comparable, regressions;
+};
+
+/* One row: BUILD's PRESET against the base's, in the cell KEY. */
+static int ab_row(const cJSON *variants, const struct ab_side *floor, const char *base_label,
+		  const char *label, const char *preset, const char *key, double max_regression,
+		  struct ab_counts *counts, cJSON *rows)
+{
+	char base_name[JOB_SPEC_MAX_NAME * 2], cand_name[JOB_SPEC_MAX_NAME * 2];
+	struct ab_side b = {0}, c = {0};
+	cJSON *row = json_array_add_object(rows);
+	double *r = NULL, ratio, lo, hi, mb, mc, p;
+	size_t above = 0, ties = 0;
+	int rc = 0;
+
+	if (!row)
+		return LL_ENOMEM;
+	snprintf(base_name, sizeof(base_name), "%s:%s", base_label, preset);
+	snprintf(cand_name, sizeof(cand_name), "%s:%s", label, preset);
+	cJSON_AddStringToObject(row, "variant", preset);
+	cJSON_AddStringToObject(row, "cell", key);
+	cJSON_AddStringToObject(row, "base", base_label);
+	cJSON_AddStringToObject(row, "build", label);
+	counts->rows++;
+	if (side_of(report_find_variant(variants, base_name), &b) < 0 ||
+	    side_of(report_find_variant(variants, cand_name), &c) < 0) {
+		not_comparable(row, "A build of this variant is invalid or has no warm samples.");
+		counts->not_comparable++;
+		goto out;
+	}
+	struct stats_sample sc = {c.x, c.n, NULL, 0}, sb = {b.x, b.n, NULL, 0};
+	if (!(r = malloc(c.n * sizeof(*r)))) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	uint64_t seed = stats_seed_of(key) ^ stats_seed_of(cand_name) ^ stats_seed_of("ab");
+	if (c.n < 5 || stats_paired_ratios(&sc, &sb, r) < 0 || stats_median(r, c.n, &ratio) < 0 ||
+	    stats_bootstrap_ci(r, c.n, STATS_MEDIAN, 0.95, AB_RESAMPLES, seed, &lo, &hi) < 0 ||
+	    stats_median(b.x, b.n, &mb) < 0 || stats_median(c.x, c.n, &mc) < 0) {
+		err_clear();
+		not_comparable(row, "The two builds' samples cannot be paired by pass (their counts differ, "
+				    "fewer than 5, or a sample is 0).");
+		counts->not_comparable++;
+		goto out;
+	}
+	for (size_t k = 0; k < c.n; k++) {
+		above += r[k] > 1;
+		ties += r[k] == 1;
+	}
+	p = sign_test_p(above, c.n - ties);
+	double change = (ratio - 1) * 100;
+	bool significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(ratio - 1) >= REPORT_MIN_EFFECT;
+	bool regression = significant && change > 0 && change > max_regression;
+	const char *status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
+	cJSON_AddNumberToObject(row, "pairs", (double)c.n);
+	cJSON_AddNumberToObject(row, "base_median_us", mb);
+	cJSON_AddNumberToObject(row, "candidate_median_us", mc);
+	cJSON_AddNumberToObject(row, "ratio", ratio);
+	cJSON_AddNumberToObject(row, "ci_low", lo);
+	cJSON_AddNumberToObject(row, "ci_high", hi);
+	cJSON_AddNumberToObject(row, "change_pct", change);
+	cJSON_AddNumberToObject(row, "passes_slower", (double)above);
+	cJSON_AddNumberToObject(row, "p_value", p);
+	cJSON_AddStringToObject(row, "status", status);
+	cJSON_AddBoolToObject(row, "regression", regression);
+	add_floor_ratio(row, &b, &c, floor, seed);
+	counts->slower += strcmp(status, "slower") == 0;
+	counts->faster += strcmp(status, "faster") == 0;
+	counts->unchanged += !significant;
+	counts->regressions += regression;
+out:
+	free(r);
+	side_release(&b);
+	side_release(&c);
+	return rc;
+}
+
+struct ab_walk {
+	const cJSON *program, *variants; /* the job's normalized program section and variants */
+	double max_regression;
+	struct ab_counts counts;
+	cJSON *rows;
+	int rc;
+};
+
+static int ab_task(void *context, const struct store_report_row *task)
+{
+	struct ab_walk *w = context;
+	cJSON *cell = NULL, *result = NULL;
+	struct ab_side floor = {0};
+	const char *base_label, *label;
+	const cJSON *preset;
+	char key[512];
+	int rc = 0;
+
+	json_parse_object(task->cell, strlen(task->cell), 0, &cell);
+	report_cell_key(cell, key, sizeof(key));
+	cJSON_Delete(cell);
+	if (!task->result_id || !task->body ||
+	    json_parse_object(task->body, strlen(task->body), REPORT_MAX_BODY_DEPTH, &result) < 0) {
+		err_clear();
+		return 0; /* a cell without a result yet: no rows */
+	}
+	report_samples_of(get(get(get(result, "floor"), "warm"), "samples_us"), &floor.x, &floor.n);
+	err_clear();
+	job_spec_program_build(w->program, 0, &base_label);
+	for (int b = 1; rc == 0 && job_spec_program_build(w->program, b, &label); b++)
+		cJSON_ArrayForEach(preset, w->variants) {
+			const char *name = cJSON_GetStringValue(get(preset, "name"));
+			if (name && (rc = ab_row(get(result, "variants"), &floor, base_label, label, name,
+						 key, w->max_regression, &w->counts, w->rows)) < 0)
+				break;
+		}
+	side_release(&floor);
+	cJSON_Delete(result);
+	return rc;
+}
+
+int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret)
+{
+	struct ab_walk w = {.max_regression = max_regression_pct};
+	cJSON *job = NULL, *out = NULL, *labels, *counts;
+	const char *label;
+	int rc;
+
+	if ((rc = store_job_get(store, job_id, &job)) < 0)
+		return rc;
+	w.program = get(get(job, "spec"), "program");
+	w.variants = get(get(job, "spec"), "variants");
+	if (!get(w.program, "builds")) {
+		rc = err_set(LL_EINVAL,
+			     "Job %lld is not an A/B job: its program names one build, not "
+			     "'program.builds'.",
+			     job_id);
+		goto out;
+	}
+	if (!(out = cJSON_CreateObject()) || !cJSON_AddNumberToObject(out, "job", (double)job_id) ||
+	    !(labels = cJSON_AddArrayToObject(out, "builds"))) {
+		rc = LL_ENOMEM;
+		goto out;
+	}
+	for (int b = 0; job_spec_program_build(w.program, b, &label); b++)
+		cJSON_AddItemToArray(labels, cJSON_CreateString(label));
+	job_spec_program_build(w.program, 0, &label);
+	cJSON_AddStringToObject(out, "base", label);
+	cJSON_AddStringToObject(out, "state", cJSON_GetStringValue(get(job, "state")));
+	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression_pct);
+	cJSON_AddStringToObject(out, "metric", "paired-ratio");
+	w.rows = cJSON_CreateArray();
+	if ((rc = store_job_report_rows(store, job_id, true, ab_task, &w)) < 0)
+		goto out;
+	cJSON_AddStringToObject(out, "verdict",
+				w.counts.regressions                      ? "regression"
+				: w.counts.rows > w.counts.not_comparable ? "ok"
+									  : "not_comparable");
+	if ((counts = cJSON_AddObjectToObject(out, "counts"))) {
+		cJSON_AddNumberToObject(counts, "rows", w.counts.rows);
+		cJSON_AddNumberToObject(counts, "regressions", w.counts.regressions);
+		cJSON_AddNumberToObject(counts, "slower", w.counts.slower);
+		cJSON_AddNumberToObject(counts, "faster", w.counts.faster);
+		cJSON_AddNumberToObject(counts, "no_significant_change", w.counts.unchanged);
+		cJSON_AddNumberToObject(counts, "not_comparable", w.counts.not_comparable);
+	}
+	cJSON_AddItemToObject(out, "rows", w.rows);
+	w.rows = NULL;
+	*ret = out;
+	out = NULL;
+out:
+	cJSON_Delete(w.rows);
+	cJSON_Delete(out);
+	cJSON_Delete(job);
+	return rc;
+}

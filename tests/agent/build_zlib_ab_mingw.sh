@@ -1,0 +1,32 @@
+#!/bin/sh
+# build_zlib_ab_mingw.sh OUTDIR - two builds of one real program that
+# differ by a startup cost, for test_program_ab.py: zlib's test program
+# test/example.c from Debian's source package (`apt-get source zlib`, as
+# build_zlib_mingw.sh fetches it), cross-built with mingw-w64 at -O3 twice:
+#   OUTDIR/static/example.exe     zlib's objects linked into the exe
+#   OUTDIR/dll/example.exe        linked against zlib1.dll, beside it in
+#   OUTDIR/dll/zlib1.dll          OUTDIR/dll (win32/Makefile.gcc's recipe)
+# The second build loads one DLL more at startup (mapped, relocated where
+# its base is taken, its imports resolved): the startup cost the A/B job
+# must find. Cached: an OUTDIR that holds the three files is left as it
+# is. Exit 0 when built.
+set -eu
+out=$1
+cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
+if [ -f "$out/static/example.exe" ] && [ -f "$out/dll/example.exe" ] && [ -f "$out/dll/zlib1.dll" ]; then
+	exit 0
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-ab-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/zlib_source.sh"
+zlib_source "$work"
+src="$work/src"
+mkdir -p "$out/static" "$out/dll"
+zlib_objects "$work" "$src"
+objs=$zlib_objs
+# shellcheck disable=SC2086
+(cd "$out/dll" && "$cc" -O3 -Wall -shared -Wl,--out-implib,"$work/libz.dll.a" -o zlib1.dll $objs)
+(cd "$out/dll" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" "$work/libz.dll.a")
+# shellcheck disable=SC2086
+(cd "$out/static" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" $objs)
+test -f "$out/static/example.exe" && test -f "$out/dll/example.exe"
