@@ -116,4 +116,11 @@ const struct store_backend store_backend_pg = {
 	.schedules = &schedules_ops,
 	.blobs = &blobs_ops,
 	.history = &history_ops,
+	.bisections =
+		&(const struct store_bisect_ops){
+			.bisection_create = pg_bisection_create,
+			.bisection_get = pg_bisection_get,
+			.bisection_update = pg_bisection_update,
+			.bisections_running = pg_bisections_running,
+		},
 };

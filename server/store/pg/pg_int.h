@@ -156,6 +156,13 @@ int pg_agent_patch(struct store *store, long long agent_id, const cJSON *labels,
 int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
 int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
+/* pg_bisect.c */
+int pg_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
+			long long now, long long *ret_id);
+int pg_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
+int pg_bisection_update(struct store *store, long long id, const char *expect, const char *state,
+			const cJSON *doc, long long now);
+int pg_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
 int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
 int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			     void *context, struct store_call **ret_call);

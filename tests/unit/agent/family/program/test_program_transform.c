@@ -123,7 +123,12 @@ static int run_program(struct run *r, const char *const *names, const char *work
 			return -1;
 		r->ctx.file_count++;
 	}
-	r->ctx.files = r->files;
+	/* one build, as program_read_section() makes it (program_int.h) */
+	r->ctx.files = r->ctx.all_files = r->files;
+	r->ctx.all_file_count = r->ctx.file_count;
+	r->ctx.builds[0].files = r->files;
+	r->ctx.builds[0].file_count = r->ctx.file_count;
+	r->ctx.build_count = 1;
 	snprintf(r->variants[0].name, sizeof(r->variants[0].name), "as-built");
 	snprintf(r->variants[1].name, sizeof(r->variants[1].name), "rebase");
 	r->variants[1].unique_bases = r->variants[1].aslr_off = true;

@@ -1,0 +1,149 @@
+/* pg_bisect.c - the PostgreSQL store's bisections (store.h, "bisections"):
+ * one row each, its progress one JSON document. */
+#include "pg_int.h"
+
+#include "loadlab/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bisection_new {
+	const char *series, *by;
+	char *doc;
+	long long now, id;
+};
+
+static int op_bisection_create(struct store *s, void *arg)
+{
+	struct bisection_new *a = arg;
+	int rc = pq_run(pq_writer(),
+			"INSERT INTO bisections (series, state, doc, created_by, created_at, updated_at)"
+			" VALUES (?, 'running', ?, ?, ?, ?)",
+			"tttii", a->series, a->doc, a->by, a->now, a->now);
+
+	(void)s;
+	if (rc == 0)
+		a->id = pgq_last_insert_id(pq_writer());
+	return rc;
+}
+
+int pg_bisection_create(struct store *s, const char *series, const cJSON *doc, const char *by, long long now,
+			long long *ret_id)
+{
+	struct bisection_new a = {series, by, cJSON_PrintUnformatted(doc), now, 0};
+	int rc;
+
+	if (!a.doc)
+		return LL_ENOMEM;
+	rc = pq_write(s, op_bisection_create, &a);
+	free(a.doc);
+	if (rc == 0)
+		*ret_id = a.id;
+	return rc;
+}
+
+static int read_bisection(void *context, struct pgq *row)
+{
+	cJSON *o = pq_column_json(row, 3), **ret = context;
+
+	if (!o)
+		return LL_ENOMEM;
+	/* the row's own columns win over a document written back with them */
+	static const char *const columns[] = {"id",         "series",     "state",
+					      "created_by", "created_at", "updated_at"};
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(o, columns[i]);
+	cJSON_AddNumberToObject(o, "id", (double)pgq_column_int64(row, 0));
+	cJSON_AddStringToObject(o, "series", (const char *)pgq_column_text(row, 1));
+	cJSON_AddStringToObject(o, "state", (const char *)pgq_column_text(row, 2));
+	cJSON_AddStringToObject(o, "created_by", (const char *)pgq_column_text(row, 4));
+	pq_add_time(o, "created_at", row, 5);
+	pq_add_time(o, "updated_at", row, 6);
+	*ret = o;
+	return 0;
+}
+
+int pg_bisection_get(struct store *s, long long id, cJSON **ret_bisection)
+{
+	int rc;
+
+	pq_read_begin(s);
+	rc = pq_row_by_id(pq_reader(),
+			  "SELECT id, series, state, doc, created_by, created_at, updated_at FROM bisections"
+			  " WHERE id = ?",
+			  id, "bisection", read_bisection, ret_bisection);
+	pq_read_end(s);
+	return rc;
+}
+
+struct bisection_update {
+	long long id;
+	const char *expect, *state;
+	char *doc;
+	long long now;
+};
+
+static int read_state(void *context, struct pgq *row)
+{
+	const char *state = (const char *)pgq_column_text(row, 0);
+
+	snprintf(context, 32, "%s", state ? state : "");
+	return 0;
+}
+
+static int op_bisection_update(struct store *s, void *arg)
+{
+	struct bisection_update *a = arg;
+	char state[32];
+	int rc;
+
+	if ((rc = pq_row_by_id(pq_writer(), "SELECT state FROM bisections WHERE id = ?", a->id, "bisection",
+			       read_state, state)) < 0)
+		return rc;
+	if (a->expect && strcmp(state, a->expect) != 0)
+		return err_set(LL_ECONFLICT, "Bisection %lld is %s, not %s.", a->id, state, a->expect);
+	if (a->doc)
+		return pq_run(pq_writer(),
+			      "UPDATE bisections SET state = ?, doc = ?, updated_at = ? WHERE id = ?", "ttii",
+			      a->state, a->doc, a->now, a->id);
+	return pq_run(pq_writer(), "UPDATE bisections SET state = ?, updated_at = ? WHERE id = ?", "tii",
+		      a->state, a->now, a->id);
+}
+
+int pg_bisection_update(struct store *s, long long id, const char *expect, const char *state,
+			const cJSON *doc, long long now)
+{
+	struct bisection_update a = {id, expect, state, doc ? cJSON_PrintUnformatted(doc) : NULL, now};
+	int rc;
+
+	if (doc && !a.doc)
+		return LL_ENOMEM;
+	rc = pq_write(s, op_bisection_update, &a);
+	free(a.doc);
+	return rc;
+}
+
+struct running {
+	long long *ids;
+	int max, count;
+};
+
+static void add_running(void *context, struct pgq *row)
+{
+	struct running *r = context;
+
+	if (r->count < r->max)
+		r->ids[r->count++] = pgq_column_int64(row, 0);
+}
+
+int pg_bisections_running(struct store *s, long long *ret_ids, int max, int *ret_count)
+{
+	struct running r = {ret_ids, max, 0};
+	int rc = pq_reader_each(s, "SELECT id FROM bisections WHERE state = 'running' ORDER BY id",
+				add_running, &r);
+
+	if (rc == 0)
+		*ret_count = r.count;
+	return rc;
+}
