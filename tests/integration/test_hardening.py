@@ -176,6 +176,10 @@ def value_for(name, example, tmp):
         return None  # needs a certificate; unit/server/test_config covers both forms
     if name == "listen":
         return "127.0.0.1:0"
+    if name == "agent-dir":
+        path = os.path.join(tmp, "agent-builds")
+        os.makedirs(path, exist_ok=True)
+        return path
     if example and "|" in example:
         return example.split("|")[-1]
     return example
