@@ -47,7 +47,7 @@ int admin_migrate(int argc, char **argv)
 	if (!blobs_from != !blobs_to)
 		return usage("--blobs-from and --blobs-to go together");
 	rc = store_migrate(from, to, &c);
-	for (int i = 0; i < c.tables; i++)
+	for (int i = 0; (rc == 0 || c.mismatches) && i < c.tables; i++)
 		printf("loadlabd: migrate %-18s %lld rows -> %lld%s\n", c.table[i].name, c.table[i].from,
 		       c.table[i].to, c.table[i].from == c.table[i].to ? "" : "  MISMATCH");
 	if (rc < 0) {

@@ -23,6 +23,8 @@
 #include <string.h>
 
 #define SQL_MAX 8192
+/* Columns of one table at most. */
+#define COLUMNS_MAX 64
 
 /* Whether NAME is a plain identifier (the schemas' names all are): it is
  * then put in SQL text as is. */
@@ -159,9 +161,11 @@ static int common_columns(sqlite3 *db, PGconn *conn, const char *table, char *co
 		for (int i = 0; name && i < PQntuples(res); i++)
 			if (!strcmp(PQgetvalue(res, i, 0), name))
 				row = i;
-		if (!plain_name(name) || row < 0 || n >= PGQ_PARAMS_MAX)
+		if (!plain_name(name) || row < 0)
 			rc = err_set(LL_EFORMAT, "The PostgreSQL schema has no column %s.%s.", table,
 				     name ? name : "?");
+		else if (n >= COLUMNS_MAX)
+			rc = err_set(LL_ETOOBIG, "%s has more than %d columns.", table, COLUMNS_MAX);
 		else if (strcmp(PQgetvalue(res, row, 2), "NEVER") != 0)
 			continue; /* generated there: PostgreSQL computes it */
 		else if (used + strlen(name) + 3 >= size)
@@ -184,9 +188,9 @@ static int common_columns(sqlite3 *db, PGconn *conn, const char *table, char *co
 static int copy_table(sqlite3 *db, PGconn *conn, const char *table)
 {
 	char cols[SQL_MAX / 2], sql[SQL_MAX], num[40];
-	bool is_bytea[PGQ_PARAMS_MAX];
-	char *values[PGQ_PARAMS_MAX];
-	int lengths[PGQ_PARAMS_MAX], formats[PGQ_PARAMS_MAX];
+	bool is_bytea[COLUMNS_MAX];
+	char *values[COLUMNS_MAX];
+	int lengths[COLUMNS_MAX], formats[COLUMNS_MAX];
 	sqlite3_stmt *stmt = NULL;
 	PGresult *res;
 	int n = 0, rc, step;
