@@ -4,7 +4,8 @@ an alert, a schedule, tokens, a blob) moved into a fresh database of the
 test's own PostgreSQL cluster gives the same GET answers for every job,
 report, compare, series, alert, schedule and agent; the old tokens work,
 new rows get new ids; a non-empty target or a source of another schema
-version is refused and nothing changes."""
+version is refused and nothing changes; a copy that fails half way is
+rolled back."""
 import hashlib
 import os
 import random
@@ -21,6 +22,15 @@ from series_helpers import FACTS, JOB, open_alert, play
 def run(*args):
     return subprocess.run([LOADLABD] + list(args), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300)
+
+
+def copy_store(d, to):
+    """The daemon's store (its WAL too) as the file TO."""
+    src = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
+    dst = sqlite3.connect(to)
+    src.backup(dst)
+    src.close()
+    dst.close()
 
 
 def get(d, path, token=None):
@@ -133,16 +143,33 @@ def test_migrate_gives_the_same_answers_on_postgresql():
 
         # A source of another schema version: refused, the target untouched.
         old = os.path.join(work, "old.db")
-        shutil.copy(os.path.join(d.data_dir, "loadlab.db"), old)
+        copy_store(d, old)
         conn = sqlite3.connect(old)
         conn.execute("PRAGMA user_version=11")
         conn.commit()
         conn.close()
         fresh = cluster.create_database()
         out = run("migrate", "--from", old, "--to", cluster.uri(fresh))
-        assert out.returncode == 1 and "start loadlabd" in out.stderr, (out.stdout, out.stderr)
+        assert out.returncode == 1 and "schema version 11" in out.stderr, (out.stdout, out.stderr)
+        assert "start loadlabd" in out.stderr, out.stderr
         assert cluster.psql(fresh, "SELECT count(*) FROM information_schema.tables"
                                    " WHERE table_schema = current_schema()") == [["0"]]
+        # A copy that fails half way (a table the PostgreSQL schema lacks,
+        # the last one read): rolled back, the target keeps no row; the
+        # empty schema left is a valid target for the next run.
+        extra = os.path.join(work, "extra.db")
+        copy_store(d, extra)
+        conn = sqlite3.connect(extra)
+        conn.execute("CREATE TABLE not_in_postgresql (x INTEGER)")
+        conn.commit()
+        conn.close()
+        out = run("migrate", "--from", extra, "--to", cluster.uri(fresh))
+        assert out.returncode == 1 and "no table not_in_postgresql" in out.stderr, (out.stdout, out.stderr)
+        assert cluster.psql(fresh, "SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM tokens)"
+                                   " + (SELECT count(*) FROM results)") == [["0"]]
+        out = run("migrate", "--from", os.path.join(d.data_dir, "loadlab.db"), "--to", cluster.uri(fresh))
+        assert out.returncode == 0 and "counts equal" in out.stdout, (out.stdout, out.stderr)
+        assert cluster.psql(fresh, "SELECT count(*) FROM results") == [["3"]]
         # Bad arguments: exit 2.
         for args in (["migrate"], ["migrate", "--from", old], ["migrate", "--from", old, "--to", "x.db"]):
             out = run(*args)
