@@ -5,7 +5,8 @@ test's own PostgreSQL cluster gives the same GET answers for every job,
 report, compare, series, alert, schedule and agent; the old tokens work,
 new rows get new ids; a non-empty target or a source of another schema
 version is refused and nothing changes; a copy that fails half way is
-rolled back."""
+rolled back. The upgrade fixture's store (data/store-0846900.db), opened
+once on SQLite, moves with the same answers too."""
 import hashlib
 import os
 import random
@@ -13,10 +14,15 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
+import urllib.parse
 
 import pg_cluster
 from harness import LOADLABD, Daemon, run_tests
 from series_helpers import FACTS, JOB, open_alert, play
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "store-0846900.db")
+ADMIN = "lladm_upgradefixtureadmintoken0000000000000000000000"
+ENROLL = "llenr_upgradefixtureenrolltoken000000000000000000000"
 
 
 def run(*args):
@@ -42,25 +48,36 @@ def get(d, path, token=None):
 def answers(d, blob):
     """Every GET answer of the lab, by path."""
     out = {}
-    paths = ["/api/v1/jobs", "/api/v1/series", "/api/v1/series/perf%2Fnightly", "/api/v1/alerts",
+    paths = ["/api/v1/jobs", "/api/v1/series", "/api/v1/alerts",
              "/api/v1/schedules", "/api/v1/agents", "/api/v1/tokens"]
     jobs = d.api("GET", "/api/v1/jobs", token=d.admin_token).json()["jobs"]
     for j in jobs:
         base = "/api/v1/jobs/%d" % j["id"]
         paths += [base, base + "/report", base + "/report?format=md"]
     done = sorted(j["id"] for j in jobs if j["state"] == "done")
-    paths.append("/api/v1/compare?baseline=%d&candidate=%d" % (done[0], done[1]))
+    for a, b in zip(done, done[1:]):
+        paths.append("/api/v1/compare?baseline=%d&candidate=%d" % (a, b))
     for s in d.api("GET", "/api/v1/schedules", token=d.admin_token).json()["schedules"]:
         paths.append("/api/v1/schedules/%d" % s["id"])
     for a in d.api("GET", "/api/v1/agents", token=d.admin_token).json()["agents"]:
         paths.append("/api/v1/agents/%d" % a["id"])
     for rid in d.results:
         paths.append("/api/v1/results/%d" % rid)
+    for name in [x["name"] for x in d.api("GET", "/api/v1/series", token=d.admin_token).json()["series"]]:
+        paths.append("/api/v1/series/" + urllib.parse.quote(name, safe=""))
     for p in paths:
         out[p] = get(d, p)
-    r = d.api("HEAD", "/api/v1/blobs/" + blob, token=d.admin_token)
-    out["HEAD blob"] = r.status
+    if blob:
+        out["HEAD blob"] = d.api("HEAD", "/api/v1/blobs/" + blob, token=d.admin_token).status
     return out
+
+
+def result_ids(path):
+    conn = sqlite3.connect(path)
+    try:
+        return [row[0] for row in conn.execute("SELECT id FROM results ORDER BY id").fetchall()]
+    finally:
+        conn.close()
 
 
 def make_lab(d):
@@ -179,6 +196,41 @@ def test_migrate_gives_the_same_answers_on_postgresql():
             d2.stop()
         d.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_migrate_of_the_upgrade_fixture_answers_as_before():
+    """The store test_upgrade keeps (made by an earlier release's tests),
+    opened once on SQLite (migrated to this version), then moved."""
+    cluster = pg_cluster.shared()
+    data_dir = tempfile.mkdtemp(prefix="loadlab-migrate-fixture-")
+    target = tempfile.mkdtemp(prefix="loadlab-migrate-fixture-pg-")
+    shutil.copy(FIXTURE, os.path.join(data_dir, "loadlab.db"))
+    d = Daemon(data_dir=data_dir, env={"LOADLAB_ADMIN_TOKEN": ADMIN, "LOADLAB_ENROLL_TOKEN": ENROLL})
+    d2 = None
+    try:
+        d.start()
+        d.admin_token = ADMIN
+        d.results = result_ids(os.path.join(data_dir, "loadlab.db"))
+        before = answers(d, None)
+        d.stop()
+        uri = cluster.uri(cluster.create_database())
+        out = run("migrate", "--from", os.path.join(data_dir, "loadlab.db"), "--to", uri)
+        assert out.returncode == 0 and "counts equal" in out.stdout, (out.stdout, out.stderr)
+        d2 = Daemon(data_dir=target, extra_args=["--db", uri]).start()
+        d2.admin_token = ADMIN  # the fixture's, copied: the daemon made none
+        assert d2.read_token("admin.token") is None
+        d2.results = d.results
+        after = answers(d2, None)
+        assert sorted(after) == sorted(before)
+        for path in before:
+            assert after[path] == before[path], (path, before[path], after[path])
+        print("    %d GET answers identical (%d jobs, %d results)"
+              % (len(before), len([p for p in before if p.endswith("/report")]), len(d.results)))
+    finally:
+        if d2:
+            d2.close()
+        d.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 run_tests(globals())
