@@ -56,6 +56,8 @@ int main(int argc, char **argv)
 		return admin_backup(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "restore") == 0)
 		return admin_restore(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "migrate") == 0)
+		return admin_migrate(argc - 1, argv + 1);
 	server.routes = &rest_route_table;
 	if ((rc = config_load(&server.config, argc, argv, &help)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));

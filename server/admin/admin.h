@@ -3,6 +3,7 @@
  *
  *   loadlabd backup --to FILE [--data-dir DIR] [--db PATH]
  *   loadlabd restore --from FILE --data-dir DIR [--db PATH]
+ *   loadlabd migrate --from PATH.db --to postgresql://... [--blobs-from DIR --blobs-to DIR]
  *
  * A backup is FILE, a SQLite copy of the store as of one commit
  * (store_backup()), and FILE.blobs/, the blobs laid out as DATA_DIR/blobs/
@@ -23,5 +24,7 @@
 /* ARGV[0] is the subcommand's name. */
 int admin_backup(int argc, char **argv);
 int admin_restore(int argc, char **argv);
+/* A SQLite store into an empty PostgreSQL database (store_migrate()). */
+int admin_migrate(int argc, char **argv);
 
 #endif

@@ -102,6 +102,33 @@ int store_backup(const char *path, const char *to, struct store_counts *ret_coun
  * exists, LL_EFORMAT when the copy fails the check (and PATH is removed). */
 int store_restore(const char *from, const char *path, struct store_counts *ret_counts);
 
+/* --- moving a lab to PostgreSQL (docs/operations.md, loadlabd migrate) --- */
+
+#define STORE_MIGRATE_TABLES 64
+#define STORE_MIGRATE_NAME 64
+
+/* One table of a migration: its rows in the source and in the target. */
+struct store_migrate_table {
+	char name[STORE_MIGRATE_NAME];
+	long long from, to;
+};
+
+struct store_migrate_counts {
+	long long schema_version;
+	int tables, mismatches;
+	struct store_migrate_table table[STORE_MIGRATE_TABLES];
+};
+
+/* Copies every table of the SQLite store FROM (a path; read-only, read in
+ * one transaction, the daemon best stopped) into the PostgreSQL database
+ * TO (postgresql://...), migrated to this version first, in one
+ * transaction that also moves each id sequence past its max(id) and
+ * counts every table on both sides (*RET_COUNTS). LL_ESTATE when FROM's
+ * schema version is not this build's, LL_ECONFLICT when TO is not empty
+ * (both before anything is written) or when a count differs (rolled
+ * back: TO keeps no row). Blobs are files, not rows: not copied here. */
+int store_migrate(const char *from, const char *to, struct store_migrate_counts *ret_counts);
+
 /* --- tokens --- */
 
 const char *store_token_kind_name(enum store_token_kind kind);
