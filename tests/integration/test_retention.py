@@ -67,6 +67,11 @@ def test_retention_drops_raw_samples_keeps_answers_and_compaction_shrinks_the_fi
             if a["series"] == SERIES])[0]
         assert alert["job_id"] == jobs[1] and alert["baseline_id"] == jobs[0], alert
         wait_for("summaries", lambda: metric(d, "loadlab_summaries_pending") == 0)
+        # Every job's regression check recorded: the last one's baseline
+        # (r5) is kept, and a check still to come would move it.
+        wait_for("the series checks", lambda: int(d.store_sql(
+            "SELECT count(*) FROM series_checks WHERE job_id IN (%s)" % ",".join(map(str, jobs[1:])))
+            [0][0]) == len(jobs) - 1)
         before = answers(d, jobs)
         db = os.path.join(d.data_dir, "loadlab.db")
 
