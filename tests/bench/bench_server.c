@@ -26,6 +26,11 @@
  *    reference taken at another moment than the figure means nothing.
  * Prints requests/s for each and the ratios to the floor and to the
  * reference, and the store's writes per commit from /metrics.
+ *
+ * With LOADLAB_BENCH_URLS=URL[,URL...] and LOADLAB_BENCH_DATA_DIR=DIR
+ * (tests/bench/bench_pg.py: replicas on one PostgreSQL database) it starts
+ * no loadlabd: agent i talks to URL i mod n, the tokens are read from
+ * DIR, loadlabd's CPU is not measured.
  */
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -151,11 +156,15 @@ struct worker {
 	pthread_t thread;
 	int kind; /* 0 floor, 1 round trips, 2 ingestion */
 	char token[160];
+	char base[128]; /* the daemon this worker talks to */
 	long agent_id;
 	long requests, results, errors;
 };
 
 static volatile int go, stop_flag, finished;
+/* The daemons' URLs (LOADLAB_BENCH_URLS; else the one started here). */
+static char urls[8][128];
+static int nurls;
 
 static void *worker_main(void *arg)
 {
@@ -171,7 +180,7 @@ static void *worker_main(void *arg)
 		usleep(1000);
 	if (w->kind == 2) {
 		/* Take a stock of leases first (not timed by this thread's count). */
-		snprintf(url, sizeof(url), "%s/api/v1/lease", base_url);
+		snprintf(url, sizeof(url), "%s/api/v1/lease", w->base);
 		while (nheld < HELD_MAX && call(curl, "POST", url, w->token, "{}", r) == 200) {
 			held[nheld][0] = json_int(r->data, "task_id");
 			held[nheld][1] = json_int(r->data, "attempt");
@@ -183,14 +192,14 @@ static void *worker_main(void *arg)
 	}
 	while (!stop_flag) {
 		if (w->kind == 0) {
-			snprintf(url, sizeof(url), "%s/hello", base_url);
+			snprintf(url, sizeof(url), "%s/hello", w->base);
 			if (call(curl, "GET", url, NULL, NULL, r) == 200)
 				w->requests++;
 			else
 				w->errors++;
 		} else if (w->kind == 1) {
 			long task, attempt;
-			snprintf(url, sizeof(url), "%s/api/v1/lease", base_url);
+			snprintf(url, sizeof(url), "%s/api/v1/lease", w->base);
 			if (call(curl, "POST", url, w->token, "{}", r) != 200) {
 				/* Out of tasks: the window ends with the first agent's
 				 * (the rate counted until then, not to the phase's end). */
@@ -199,10 +208,10 @@ static void *worker_main(void *arg)
 			}
 			task = json_int(r->data, "task_id");
 			attempt = json_int(r->data, "attempt");
-			snprintf(url, sizeof(url), "%s/api/v1/agents/%ld/heartbeat", base_url, w->agent_id);
+			snprintf(url, sizeof(url), "%s/api/v1/agents/%ld/heartbeat", w->base, w->agent_id);
 			if (call(curl, "POST", url, w->token, "{}", r) != 200)
 				w->errors++;
-			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", base_url, task);
+			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", w->base, task);
 			snprintf(body, sizeof(body),
 				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":"
 				 "\"default\","
@@ -219,7 +228,7 @@ static void *worker_main(void *arg)
 				break;
 			}
 			nheld--;
-			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", base_url, held[nheld][0]);
+			snprintf(url, sizeof(url), "%s/api/v1/tasks/%ld/result", w->base, held[nheld][0]);
 			snprintf(body, sizeof(body),
 				 "{\"attempt\":%ld,\"facts\":{\"os\":\"bench\"},\"variants\":[{\"name\":"
 				 "\"default\","
@@ -250,6 +259,8 @@ static double run_phase(struct worker *workers, int agents, int kind, const char
 	finished = 0;
 	for (int i = 0; i < agents; i++) {
 		workers[i].kind = kind;
+		snprintf(workers[i].base, sizeof(workers[i].base), "%s",
+			 kind == 0 ? base_url : urls[i % nurls]);
 		workers[i].requests = workers[i].results = workers[i].errors = 0;
 		pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
 	}
@@ -359,7 +370,8 @@ int main(int argc, char **argv)
 	struct worker *workers;
 	struct MHD_Daemon *hello_daemon;
 	const union MHD_DaemonInfo *info;
-	char data_dir[] = "/tmp/loadlab-bench-XXXXXX", line[256], url[256], body[256];
+	char data_dir[512] = "/tmp/loadlab-bench-XXXXXX", line[600], url[256], body[256];
+	const char *given = getenv("LOADLAB_BENCH_URLS");
 	double floor_rate, trip_rate, ingest_rate, reference_rate, reference_before, reference_after;
 	double trip_cpu_us, ingest_cpu_us;
 	long ingest_results, commits, writes, syncs;
@@ -390,6 +402,15 @@ int main(int argc, char **argv)
 	floor_rate = run_phase(workers, agents, 0, "floor: libmicrohttpd hello world", NULL);
 	MHD_stop_daemon(hello_daemon);
 
+	if (given) {
+		for (const char *u = given; *u && nurls < 8; u += strcspn(u, ","), u += *u == ',') {
+			int n = (int)strcspn(u, ",");
+			snprintf(urls[nurls++], sizeof(urls[0]), "%.*s", n, u);
+		}
+		snprintf(data_dir, sizeof(data_dir), "%s", getenv("LOADLAB_BENCH_DATA_DIR"));
+		pid = 0;
+		goto started;
+	}
 	if (!mkdtemp(data_dir) || pipe(pipe_fd) < 0)
 		return 1;
 	pid = fork();
@@ -411,6 +432,10 @@ int main(int argc, char **argv)
 	}
 	snprintf(base_url, sizeof(base_url), "%s", strstr(line, "listening on ") + 13);
 	base_url[strcspn(base_url, "\n")] = '\0';
+	snprintf(urls[0], sizeof(urls[0]), "%s", base_url);
+	nurls = 1;
+started:
+	snprintf(base_url, sizeof(base_url), "%s", urls[0]);
 	read_token(data_dir, "admin.token", admin_token, sizeof(admin_token));
 	read_token(data_dir, "enroll.token", enroll_token, sizeof(enroll_token));
 
@@ -474,6 +499,8 @@ int main(int argc, char **argv)
 	printf("BENCH writes_per_commit %.2f writes - - -\n", commits ? (double)writes / commits : 0.0);
 	printf("BENCH writes_per_fsync %.2f writes - - -\n", syncs ? (double)writes / syncs : 0.0);
 	curl_easy_cleanup(curl);
+	if (given)
+		return 0;
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	snprintf(line, sizeof(line), "rm -rf %s", data_dir);

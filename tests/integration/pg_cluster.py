@@ -37,7 +37,10 @@ def _ensure_user():
 
 
 class Cluster:
-    def __init__(self):
+    def __init__(self, fsync=False):
+        # fsync off (the default): the tests kill daemons, never the
+        # machine. On for a benchmark of durable writes (bench_pg.py).
+        self.fsync = fsync
         self.dir = tempfile.mkdtemp(prefix="loadlab-pg-")
         self.data = os.path.join(self.dir, "data")
         self.socket_dir = self.dir
@@ -57,14 +60,16 @@ class Cluster:
     def start(self):
         self._run([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", SUPERUSER,
                    "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
-        # fsync off: the tests kill daemons, never the machine.
-        options = "-k %s -c listen_addresses='' -c fsync=off -c max_connections=400" % self.socket_dir
         self._run([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
-                   os.path.join(self.dir, "server.log"), "-o", options, "-w", "-t", "60", "start"])
+                   os.path.join(self.dir, "server.log"), "-o", self.options(), "-w", "-t", "60", "start"])
         with open(os.path.join(self.data, "postmaster.pid")) as f:
             self.pid = int(f.readline())
         atexit.register(self.stop)
         return self
+
+    def options(self):
+        return "-k %s -c listen_addresses='' -c fsync=%s -c max_connections=400" % (
+            self.socket_dir, "on" if self.fsync else "off")
 
     def uri(self, database):
         """libpq's URI of DATABASE on this cluster's socket."""
@@ -105,9 +110,8 @@ class Cluster:
 
     def restart(self):
         """Stops the server (fast) and starts it again on the same data."""
-        options = "-k %s -c listen_addresses='' -c fsync=off -c max_connections=400" % self.socket_dir
         self._run([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
-                   os.path.join(self.dir, "server.log"), "-o", options, "-m", "fast", "-w",
+                   os.path.join(self.dir, "server.log"), "-o", self.options(), "-m", "fast", "-w",
                    "-t", "60", "restart"])
         with open(os.path.join(self.data, "postmaster.pid")) as f:
             self.pid = int(f.readline())
