@@ -37,7 +37,8 @@ struct option_def {
 static const struct option_def options[] = {
 	{"listen", OPT_LISTEN, 0, 0, 0, 0, 0, NULL, "HOST:PORT to serve on (port 0: any free port)"},
 	{"data-dir", STR(data_dir, "./var"), "folder for the store and the token files"},
-	{"db", STR(db_path, NULL), "the store: a SQLite file, or sqlite:PATH (default DATA_DIR/loadlab.db)"},
+	{"db", STR(db_path, NULL),
+	 "the store: a SQLite file or sqlite:PATH (default DATA_DIR/loadlab.db), or postgresql://..."},
 	{"tls-cert", STR(tls_cert, NULL), "PEM certificate; with --tls-key serves HTTPS"},
 	{"tls-key", STR(tls_key, NULL), "PEM private key"},
 	{"log-format", STR(log_format, "text"), "text or json"},

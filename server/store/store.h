@@ -6,8 +6,8 @@
  * the REST bodies of docs/rest-bodies.md, never in SQL. store_open() picks
  * a backend by the --db value's scheme (store_backend.h; store.c
  * dispatches): SQLite's is store/sqlite/ (--db sqlite:PATH, or a bare
- * PATH), and a PostgreSQL one can sit beside it behind the same
- * functions. What is no backend's lives in store/: the queue's decisions
+ * PATH), PostgreSQL's is store/pg/ (--db postgresql://..., several
+ * daemons sharing one database: README, "Scaling out"). What is no backend's lives in store/: the queue's decisions
  * (a job's state, backoff, expiry, matching) are queue.h's pure functions,
  * the writer's caches store_cache.h's, the uploaded files blob_files.h's.
  *
