@@ -190,13 +190,13 @@ int cmd_series(int argc, char **argv)
 		return rc;
 	if (optind + 1 != argc)
 		return args_usage_error("series", "takes one series name");
+	change_points = query[3][1] != NULL;
+	if (change_points && query[2][1])
+		return args_usage_error("series", "--metric does not go with --change-points");
 	if (!(name = rest_escape(argv[optind])) || strlen(name) > 400) {
 		free(name);
 		return args_usage_error("series", "'%s' is not a series name", argv[optind]);
 	}
-	change_points = query[3][1] != NULL;
-	if (change_points && query[2][1])
-		return args_usage_error("series", "--metric does not go with --change-points");
 	snprintf(path, sizeof(path), "/api/v1/series/%s%s?", name, change_points ? "/change-points" : "");
 	free(name);
 	for (int i = 0; i < 3; i++) {
