@@ -58,15 +58,15 @@ def result(attempt, names, day):
 def run_job(d, tokens, job, names, day):
     """Submits JOB and plays every agent's task, 16 at a time."""
     d.submit(job)
-    todo = list(tokens)
+    unclaimed = list(tokens)
     lock = threading.Lock()
 
     def worker():
         while True:
             with lock:
-                if not todo:
+                if not unclaimed:
                     return
-                token = todo.pop()
+                token = unclaimed.pop()
             lease = request(d.url + "/api/v1/lease", "POST", {}, token, timeout=60)
             assert lease.status == 200, lease
             t = lease.json()

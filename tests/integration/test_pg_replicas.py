@@ -231,14 +231,14 @@ class Fleet:
 
     def enroll(self):
         lock = threading.Lock()
-        todo = list(range(AGENTS))
+        unclaimed = list(range(AGENTS))
 
         def worker():
             while True:
                 with lock:
-                    if not todo:
+                    if not unclaimed:
                         return
-                    i = todo.pop()
+                    i = unclaimed.pop()
                 d = self.r.daemons[i % REPLICAS]
                 aid, tok = d.enroll("fleet-%d" % i, {"os": "win10", "g": "v%d" % (i % GROUPS)})
                 with lock:
