@@ -86,11 +86,10 @@ static size_t summarize_batch(struct summarizer *z, const long long *ids, size_t
 		cJSON_Delete(summary);
 		free(body);
 	}
-	if (summary_cache_put(z->store, done, done_ids, (const char *const *)texts, NULL, NULL) < 0)
-		done = 0;
+	int rc = summary_cache_put(z->store, done, done_ids, (const char *const *)texts, NULL, NULL);
 	for (size_t i = 0; i < done; i++)
 		free(texts[i]);
-	return done;
+	return rc < 0 ? 0 : done;
 }
 
 /* Compare data of the N results IDS, stored beside their summaries. */
