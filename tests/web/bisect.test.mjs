@@ -15,7 +15,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { BUILD, startDaemon, apiClient, waitFor, samples, launchChromium, screenshot } from "./lib.mjs";
+import { BUILD, startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
 
 const FACTS = { os: "win10", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const SERIES = "bisect/web";
@@ -58,11 +58,7 @@ before(async () => {
     assert.equal(posted.status, 200, posted.text);
   }
   await waitFor("the alert", async () => (await api("GET", "/api/v1/alerts")).body.alerts.length === 1, 60000);
-  context = await launchChromium();
-  await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), admin);
-  page = await context.newPage();
-  page.on("console", (msg) => { if (msg.type() === "error") consoleErrors.push(msg.text()); });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+  ({ context, page } = await openDashboard(admin, consoleErrors));
 });
 
 after(async () => {

@@ -10,7 +10,7 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startDaemon, apiClient, waitFor, samples, launchChromium, screenshot } from "./lib.mjs";
+import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
 
 const FACTS = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const JOB = { name: "nightly", family: "pe", generator: { dlls: 2, exports: 10 }, variants: ["default"] };
@@ -41,11 +41,7 @@ before(async () => {
     assert.equal(posted.status, 200, posted.text);
   }
   await waitFor("the alert", async () => (await api("GET", "/api/v1/alerts")).body.alerts.length === 1, 60000);
-  context = await launchChromium();
-  await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), admin);
-  page = await context.newPage();
-  page.on("console", (msg) => { if (msg.type() === "error") consoleErrors.push(msg.text()); });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+  ({ context, page } = await openDashboard(admin, consoleErrors));
   await page.goto(url + "/#/series/" + encodeURIComponent("cp/web"));
 });
 

@@ -90,3 +90,16 @@ export async function screenshot(page, name) {
   fs.mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
 }
+
+/* Headless Chromium (launchChromium()) with TOKEN in every page's session
+ * storage, as the dashboard's "Use token" leaves it, and one page whose
+ * console errors and uncaught exceptions are pushed onto ERRORS. Resolves
+ * to {context, page}. */
+export async function openDashboard(token, errors) {
+  const context = await launchChromium();
+  await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), token);
+  const page = await context.newPage();
+  page.on("console", (msg) => { if (msg.type() === "error") errors.push(msg.text()); });
+  page.on("pageerror", (err) => errors.push("page error: " + err.message));
+  return { context, page };
+}

@@ -18,7 +18,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { SOURCE, startDaemon, apiClient, samples, launchChromium, screenshot } from "./lib.mjs";
+import { SOURCE, startDaemon, apiClient, samples, screenshot, openDashboard } from "./lib.mjs";
 
 let daemon, url, admin, enrollToken, api, context, page;
 const consoleErrors = [];
@@ -74,11 +74,7 @@ before(async () => {
   await leaseAndPost(c, { facts: c.facts, variants: [{ name: "rebase", cold: cold(90000, 1) }, { name: "reorder", cold: cold(60000, 2) },
     { name: "no-rebase", cold: cold(89000, 3) }] });
 
-  context = await launchChromium();
-  await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), admin);
-  page = await context.newPage();
-  page.on("console", (msg) => { if (msg.type() === "error") consoleErrors.push(msg.text()); });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+  ({ context, page } = await openDashboard(admin, consoleErrors));
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
 import path from "node:path";
-import { startDaemon, apiClient, waitFor, samples, launchChromium, screenshot } from "./lib.mjs";
+import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
 
 const FACTS = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const JOB = { name: "nightly", family: "pe", generator: { dlls: 2, exports: 10 }, variants: ["default", "rebase"] };
@@ -82,12 +82,8 @@ before(async () => {
   await seriesJob("ci/main", null, 51, 1.3);
   await waitFor("two alerts", async () => (await api("GET", "/api/v1/alerts?open=true")).body.alerts.length === 2);
 
-  context = await launchChromium();
   /* The token as the header's form stores it (dashboard.test.mjs types it). */
-  await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), admin);
-  page = await context.newPage();
-  page.on("console", (msg) => { if (msg.type() === "error") consoleErrors.push(msg.text()); });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+  ({ context, page } = await openDashboard(admin, consoleErrors));
   await page.goto(url + "/#/series");
 });
 
