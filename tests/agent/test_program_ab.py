@@ -8,9 +8,10 @@ for each build in the same shuffled passes with the floor, the result
 names them "base:as-built" and "candidate:as-built", and
 `loadlab compare --job ID` (GET /api/v1/compare?job=ID) finds the
 candidate slower, paired by pass, with its exit code 1. The same build
-given twice (A/A) finds no regression at --max-regression 2 (exit 0): one
-repetition here; the repeated claim (9 of 10) is a lab check
-(tests/lab/lab_ab_repeat.py). The DLL's cost is several times what a
+given twice (A/A) is compared at --max-regression 2 and its verdict
+printed; its exit code must agree with the verdict, but no verdict is
+required of one repetition: the claim (no regression in 9 of 10) is a lab
+check (tests/lab/lab_ab_repeat.py). The DLL's cost is several times what a
 loaded machine moves a pass-paired median (figures in
 docs/program-family.md); the A/B assertion needs only a significant
 slowdown, at any size."""
@@ -119,7 +120,12 @@ def test_two_builds_paired_by_pass():
         (row,) = aa["rows"]
         print("A/A: ratio %.4f [%.4f, %.4f] p=%.2g" % (row["ratio"], row["ci_low"], row["ci_high"],
                                                         row["p_value"]))
-        assert code == 0 and aa["verdict"] == "ok" and not row["regression"], aa
+        # The claim (no regression in at least 9 of 10) is the lab check's
+        # (tests/lab/lab_ab_repeat.py): one A/A here may be one of the 10 %
+        # it allows, so make test holds it to what holds on any machine.
+        assert row["pairs"] == RUNS and row["build"] == "candidate" and row["base"] == "base", row
+        assert row["ci_low"] <= row["ratio"] <= row["ci_high"], row
+        assert (code == 1) == (aa["verdict"] == "regression") == bool(row["regression"]), (code, aa)
 
 
 def test_builds_refused():
