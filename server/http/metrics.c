@@ -133,6 +133,13 @@ int metrics_render(struct server *server, struct buf *out)
 		 load(&m->leases_granted)},
 		{"loadlab_leases_expired_total", "counter", "Leases expired since start.",
 		 load(&m->leases_expired)},
+		{"loadlab_lease_wakes_notify_total", "counter",
+		 "Times the parked long-polls were woken by another replica's write on the shared store"
+		 " (PostgreSQL LISTEN/NOTIFY; always 0 on SQLite).",
+		 load(&m->lease_wakes_notify)},
+		{"loadlab_store_watch_reconnects_total", "counter",
+		 "Times the task watch connected again after losing the store (the long-polls then look again).",
+		 load(&m->store_watch_reconnects)},
 		{"loadlab_results_ingested_total", "counter", "Results stored since start.",
 		 load(&m->results_ingested)},
 		{"loadlab_results_stored", "gauge", "Results in the store.", st.results},

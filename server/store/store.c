@@ -146,6 +146,13 @@ int store_check(struct store *store)
 	return backend_of(store)->handle->check(store);
 }
 
+int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg)
+{
+	const struct store_handle_ops *ops = backend_of(store)->handle;
+
+	return ops->watch_tasks ? ops->watch_tasks(store, fn, arg) : 0;
+}
+
 int store_integrity_check(struct store *store)
 {
 	return backend_of(store)->handle->integrity_check(store);
