@@ -153,6 +153,14 @@ int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg)
 	return ops->watch_tasks ? ops->watch_tasks(store, fn, arg) : 0;
 }
 
+int store_role_take(struct store *store, const char *role, bool *ret_held)
+{
+	const struct store_handle_ops *ops = backend_of(store)->handle;
+
+	*ret_held = !ops->role_take;
+	return ops->role_take ? ops->role_take(store, role, ret_held) : 1;
+}
+
 int store_integrity_check(struct store *store)
 {
 	return backend_of(store)->handle->integrity_check(store);

@@ -100,6 +100,15 @@ typedef void (*store_watch_fn)(void *arg, enum store_watch_event event);
  * the pool's backoff. */
 int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg);
 
+/* Takes ROLE (a short name: "summarizer") for this daemon among all that
+ * share the store, or tells whether it still holds it: *RET_HELD. One
+ * daemon holds a role at a time, until it stops or loses the store; ask
+ * again now and then to take it over. Returns 1 when the store has one
+ * daemon (SQLite: always held, no need to ask again), 0 after asking, or
+ * a negative LL_E* code (not held). PostgreSQL: pg_try_advisory_lock on
+ * one connection outside the pool. */
+int store_role_take(struct store *store, const char *role, bool *ret_held);
+
 /* Checks the file's integrity (SQLite: PRAGMA integrity_check). */
 int store_integrity_check(struct store *store);
 

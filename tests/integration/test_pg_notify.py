@@ -1,6 +1,8 @@
 """Issue 28: a long-poll parked on one replica wakes when a task is queued
 through another, by PostgreSQL's LISTEN/NOTIFY (server/store/pg/pg_watch.c),
-not only by the once-a-second check for ready tasks.
+not only by the once-a-second check for ready tasks; and the summarizer's
+catch-up scan runs on one replica (the role "summarizer", an advisory
+lock), taken over when that one stops.
 
 The mechanism is asserted, not the time: the lease is answered, and the
 parked replica's loadlab_lease_wakes_notify_total went up. The delays are
@@ -113,6 +115,25 @@ def test_without_the_watch_the_one_second_check_still_wakes():
         b.close()
 
 
+def test_one_replica_runs_the_summarizers_catch_up_the_other_takes_over():
+    a, b = pair(pg_cluster.shared())
+    try:
+        roles = [(metric(d, "loadlab_summarizer_leader"), metric(d, "loadlab_summarizer_catchups_total"))
+                 for d in (a, b)]
+        print("summarizer role (leader, catch-ups) of A, B: %s" % roles, flush=True)
+        assert roles == [(1, 1), (0, 0)], roles
+        time.sleep(4.5)  # two asks of B's: the role stays A's
+        assert metric(b, "loadlab_summarizer_leader") == 0
+        t0 = time.time()
+        a.stop()
+        wait_for("B to take the role over", lambda: metric(b, "loadlab_summarizer_leader") == 1, timeout=20)
+        assert metric(b, "loadlab_summarizer_catchups_total") == 1
+        print("B took the summarizer's role over %.1f s after A stopped" % (time.time() - t0), flush=True)
+    finally:
+        a.close()
+        b.close()
+
+
 def test_sqlite_has_no_watch_its_counter_stays_0():
     d = Daemon()
     d.extra_args += ["--db", "sqlite:" + os.path.join(d.data_dir, "loadlab.db")]
@@ -123,6 +144,9 @@ def test_sqlite_has_no_watch_its_counter_stays_0():
         assert d.api("POST", "/api/v1/lease", {"wait": 1}, token=tok).status == 200
         assert metric(d, "loadlab_lease_wakes_notify_total") == 0
         assert metric(d, "loadlab_store_watch_reconnects_total") == 0
+        # The summarizer's catch-up: the only daemon holds its role.
+        assert metric(d, "loadlab_summarizer_leader") == 1
+        assert metric(d, "loadlab_summarizer_catchups_total") == 1
     finally:
         d.close()
 

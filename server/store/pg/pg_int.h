@@ -93,6 +93,21 @@ struct pg_watch {
 	char token[48];
 };
 
+/* The roles this daemon holds (store_role_take()): advisory locks on one
+ * connection outside the pool (pg_role.c). */
+#define PG_ROLES_MAX 4
+struct pg_roles {
+	pthread_mutex_t lock;
+	PGconn *conn;
+	char held[PG_ROLES_MAX][32];
+	int held_count;
+	long long retry_at_ms, backoff_ms;
+};
+
+void pg_roles_init(struct store *s);
+void pg_roles_close(struct store *s);
+int pg_role_take(struct store *s, const char *role, bool *ret_held);
+
 /* Sets up S's watch (not running) and its token; pg_watch_stop() ends it. */
 void pg_watch_init(struct store *s);
 void pg_watch_stop(struct store *s);
@@ -151,6 +166,7 @@ struct store {
 	int claim_count;
 
 	struct pg_watch watch;
+	struct pg_roles roles;
 };
 
 /* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */
