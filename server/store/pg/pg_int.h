@@ -9,7 +9,9 @@
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
  * pg_sql.c (statements and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
  * pg_agents.c, pg_jobs.c, pg_tasks.c, pg_results.c, pg_series.c,
- * pg_schedules.c, pg_blobs.c, pg_history.c), and pg_backend.c, the table.
+ * pg_schedules.c, pg_blobs.c, pg_history.c), pg_watch.c (LISTEN/NOTIFY:
+ * the task watch), pg_role.c (roles held by one daemon: advisory locks),
+ * and pg_backend.c, the table.
  *
  * Threads: every op runs on its caller's thread with a connection of the
  * pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
