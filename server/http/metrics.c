@@ -140,7 +140,8 @@ int metrics_render(struct server *server, struct buf *out)
 		 " (PostgreSQL LISTEN/NOTIFY; always 0 on SQLite).",
 		 load(&m->lease_wakes_notify)},
 		{"loadlab_store_watch_reconnects_total", "counter",
-		 "Times the task watch connected again after losing the store (the long-polls then look again).",
+		 "Times the task watch connected again after losing the store (the long-polls then look "
+		 "again).",
 		 load(&m->store_watch_reconnects)},
 		{"loadlab_results_ingested_total", "counter", "Results stored since start.",
 		 load(&m->results_ingested)},
@@ -151,7 +152,8 @@ int metrics_render(struct server *server, struct buf *out)
 		 "1 when this replica holds the summarizer's role (its catch-up scans; always 1 on SQLite).",
 		 leader ? 1 : 0},
 		{"loadlab_summarizer_catchups_total", "counter",
-		 "Scans of the store for results without a summary this replica ran (at start, or on taking the role over).",
+		 "Scans of the store for results without a summary this replica ran (at start, or on taking "
+		 "the role over).",
 		 catchups},
 		{"loadlab_store_commits_total", "counter", "Store transactions committed (group commit).",
 		 st.commits},

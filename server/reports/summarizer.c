@@ -40,8 +40,8 @@ struct summarizer {
 	pthread_t elect_thread;
 	pthread_cond_t elect_wake; /* its own: a signal for the workers is never its */
 	bool elect_running;
-	bool leader;         /* holds the role */
-	long long catchups;  /* catch-ups run */
+	bool leader;        /* holds the role */
+	long long catchups; /* catch-ups run */
 };
 
 /* How often a daemon that shares its store asks for the role. */
@@ -215,8 +215,8 @@ static void summarizer_free(struct summarizer *z)
 static void catch_up(struct summarizer *z)
 {
 	store_results_unsummarized(z->store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
-	store_results_without_compare(z->store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX,
-				      enqueue_compare, z);
+	store_results_without_compare(z->store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare,
+				      z);
 	pthread_mutex_lock(&z->lock);
 	z->catchups++;
 	pthread_mutex_unlock(&z->lock);

@@ -157,8 +157,8 @@ static int clean_tmp(struct blob_store *s)
 	while ((entry = readdir(dir))) {
 		struct stat st;
 		if (entry->d_name[0] == '.' ||
-		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-		    !tmp_stale(s, entry->d_name, &st, now))
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || !tmp_stale(s, entry->d_name, &st, now))
 			continue;
 		if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 			removed++;

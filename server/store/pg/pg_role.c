@@ -64,7 +64,8 @@ int pg_role_take(struct store *s, const char *role, bool *ret_held)
 		}
 		if (!(r->conn = pg_pool_connect(&s->pool))) {
 			r->retry_at_ms = clock_now_ms() + r->backoff_ms;
-			r->backoff_ms = r->backoff_ms * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : r->backoff_ms * 2;
+			r->backoff_ms =
+				r->backoff_ms * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : r->backoff_ms * 2;
 			pthread_mutex_unlock(&r->lock);
 			return err_set(LL_ESTORE, "The store's database cannot be reached.");
 		}
@@ -74,7 +75,8 @@ int pg_role_take(struct store *s, const char *role, bool *ret_held)
 		*ret_held = true;
 	} else if (r->held_count < PG_ROLES_MAX &&
 		   (rc = pq_int(r->conn, &got, 0,
-				"SELECT CASE WHEN pg_try_advisory_lock(" PG_ROLE_LOCK ", hashtext(?)) THEN 1 ELSE 0 END",
+				"SELECT CASE WHEN pg_try_advisory_lock(" PG_ROLE_LOCK
+				", hashtext(?)) THEN 1 ELSE 0 END",
 				"t", role)) == 0 &&
 		   got == 1) {
 		snprintf(r->held[r->held_count++], sizeof(r->held[0]), "%s", role);

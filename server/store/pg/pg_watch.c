@@ -98,8 +98,8 @@ static void *watch_main(void *arg)
 			if ((conn = listen_connect(s))) {
 				backoff = PG_BACKOFF_MIN_MS;
 				if (missed) {
-					log_event(LOG_INFO, "store_watch_reconnected", "channel", PG_TASKS_CHANNEL,
-						  NULL);
+					log_event(LOG_INFO, "store_watch_reconnected", "channel",
+						  PG_TASKS_CHANNEL, NULL);
 					w->fn(w->arg, STORE_WATCH_RECONNECTED);
 				}
 				missed = false;
