@@ -63,6 +63,9 @@ static const struct option_def options[] = {
 	 "parked lease long-polls at most (0: connections less a reserve)"},
 	{"each-agent-build", BOOL(each_agent_build, false),
 	 "a pe or elf job that does not say \"build\" builds on each agent (default: one shared build)"},
+	{"store-watch", BOOL(store_watch, true),
+	 "a parked lease long-poll wakes when another replica queues tasks (PostgreSQL LISTEN/NOTIFY;"
+	 " false: the once-a-second check only)"},
 	{"public-read", BOOL(public_read, false), "allow GET of jobs, agents and reports without a token"},
 	{"public-metrics", BOOL(public_metrics, true), "allow /metrics without a token"},
 	{"schedule-tick-ms", INT(schedule_tick_ms, 10, 60000, 1000),

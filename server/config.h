@@ -35,6 +35,7 @@ struct config {
 	int max_connections;        /* 16..1000000, default 8000; lowered to fit RLIMIT_NOFILE */
 	int max_long_polls;         /* 0..1000000, default 0: connections less a reserve */
 	bool each_agent_build;      /* a pe/elf job without "build" builds on each agent (docs/builds.md) */
+	bool store_watch;           /* store_watch_tasks() (PostgreSQL LISTEN/NOTIFY), default true */
 	bool public_read;           /* GET routes without a token */
 	bool public_metrics;        /* /metrics without a token (default true) */
 	int schedule_tick_ms;       /* scheduler tick (scheduler.h), 10..60000, default 1000 */

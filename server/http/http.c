@@ -82,6 +82,19 @@ static void wake_expired(struct server *server, long long now)
 	pthread_mutex_unlock(&server->waiters_lock);
 }
 
+/* Another daemon's write made tasks ready, or the watch of the shared
+ * store is back (store_watch_tasks(), on the store's thread): the parked
+ * long-polls look again, as after a local submit. */
+static void on_tasks_watch(void *arg, enum store_watch_event event)
+{
+	struct server *server = arg;
+
+	metrics_add(event == STORE_WATCH_TASKS ? &server->metrics.lease_wakes_notify
+					       : &server->metrics.store_watch_reconnects,
+		    1);
+	http_waiters_wake_all(server);
+}
+
 /* ------------------------------------------------------------ store writes */
 
 /* req->write_state: a write's commit and the connection's suspension race
@@ -666,6 +679,10 @@ int http_start(struct server *server)
 	server->port = info ? info->port : c->listen_port;
 	if (pthread_create(&server->sweeper, NULL, sweeper_main, server) == 0)
 		server->sweeper_running = true;
+	/* Without the watch the lease-expiry tick still finds the tasks. */
+	int rc = server->config.store_watch ? store_watch_tasks(server->store, on_tasks_watch, server) : 0;
+	if (rc < 0)
+		log_event(LOG_WARN, "store_watch_failed", "message", err_message(rc), NULL);
 	return 0;
 }
 
@@ -676,6 +693,7 @@ void http_stop(struct server *server, long long timeout_ms)
 	if (!server->daemon)
 		return;
 	MHD_quiesce_daemon(server->daemon);
+	store_watch_tasks(server->store, NULL, NULL);
 	atomic_store(&server->stopping, true);
 	if (server->sweeper_running)
 		pthread_join(server->sweeper, NULL);

@@ -106,6 +106,8 @@ int metrics_render(struct server *server, struct buf *out)
 	struct metrics *m = &server->metrics;
 	struct store_stats st;
 	struct blob_usage blobs = {0};
+	long long catchups = 0;
+	bool leader = summarizer_leader(server->summarizer, &catchups);
 	int rc = store_stats(server->store, clock_now_ms(), &st);
 
 	if (rc < 0)
@@ -133,11 +135,26 @@ int metrics_render(struct server *server, struct buf *out)
 		 load(&m->leases_granted)},
 		{"loadlab_leases_expired_total", "counter", "Leases expired since start.",
 		 load(&m->leases_expired)},
+		{"loadlab_lease_wakes_notify_total", "counter",
+		 "Times the parked long-polls were woken by another replica's write on the shared store"
+		 " (PostgreSQL LISTEN/NOTIFY; always 0 on SQLite).",
+		 load(&m->lease_wakes_notify)},
+		{"loadlab_store_watch_reconnects_total", "counter",
+		 "Times the task watch connected again after losing the store (the long-polls then look "
+		 "again).",
+		 load(&m->store_watch_reconnects)},
 		{"loadlab_results_ingested_total", "counter", "Results stored since start.",
 		 load(&m->results_ingested)},
 		{"loadlab_results_stored", "gauge", "Results in the store.", st.results},
 		{"loadlab_summaries_pending", "gauge", "Results waiting for their report summary.",
 		 summarizer_pending(server->summarizer)},
+		{"loadlab_summarizer_leader", "gauge",
+		 "1 when this replica holds the summarizer's role (its catch-up scans; always 1 on SQLite).",
+		 leader ? 1 : 0},
+		{"loadlab_summarizer_catchups_total", "counter",
+		 "Scans of the store for results without a summary this replica ran (at start, or on taking "
+		 "the role over).",
+		 catchups},
 		{"loadlab_store_commits_total", "counter", "Store transactions committed (group commit).",
 		 st.commits},
 		{"loadlab_store_writes_total", "counter", "Store writes committed.", st.committed_ops},

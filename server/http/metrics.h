@@ -28,6 +28,8 @@ struct metrics {
 	long long duration_us[METRICS_MAX_ROUTES + 1];
 	long long leases_granted;
 	long long leases_expired;
+	long long lease_wakes_notify; /* long-polls woken by another replica's write (store_watch_tasks) */
+	long long store_watch_reconnects; /* the task watch back after losing the store */
 	long long results_ingested;
 	long long long_polls_refused;    /* leases answered at once: long-poll cap reached */
 	long long connection_limit_hits; /* times every connection was taken */

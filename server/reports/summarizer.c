@@ -34,7 +34,18 @@ struct summarizer {
 	size_t busy;         /* summary ids taken from the queue, not yet stored (all threads) */
 	size_t compare_busy; /* the same for compare data */
 	bool stopping;
+
+	/* The catch-up (below) runs on one daemon of those sharing the
+	 * store: the holder of the role "summarizer" (store_role_take()). */
+	pthread_t elect_thread;
+	pthread_cond_t elect_wake; /* its own: a signal for the workers is never its */
+	bool elect_running;
+	bool leader;        /* holds the role */
+	long long catchups; /* catch-ups run */
 };
+
+/* How often a daemon that shares its store asks for the role. */
+#define SUMMARIZER_ELECT_MS 2000
 
 /* Ids taken from a queue at once; their summaries (or compare data) are
  * stored in one write, so that the summarizer costs the writer one op per
@@ -190,9 +201,43 @@ static void summarizer_free(struct summarizer *z)
 {
 	pthread_mutex_destroy(&z->lock);
 	pthread_cond_destroy(&z->wake);
+	pthread_cond_destroy(&z->elect_wake);
 	free(z->summaries.ids);
 	free(z->compare.ids);
 	free(z);
+}
+
+/* The catch-up: results stored before a restart (or by a daemon that
+ * died), or dropped from a full queue, are summarized first; summaries
+ * cached without compare data get it after them. Every daemon summarizes
+ * the results it stores itself; the catch-up, a scan of the whole store,
+ * is the role holder's alone. */
+static void catch_up(struct summarizer *z)
+{
+	store_results_unsummarized(z->store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
+	store_results_without_compare(z->store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare,
+				      z);
+	pthread_mutex_lock(&z->lock);
+	z->catchups++;
+	pthread_mutex_unlock(&z->lock);
+}
+
+/* Asks for the role now and then; catches up when it is taken. */
+static void *elect_main(void *arg)
+{
+	struct summarizer *z = arg;
+
+	while (!worker_wait_or_stop(&z->lock, &z->elect_wake, &z->stopping, SUMMARIZER_ELECT_MS)) {
+		bool held = false, was;
+		store_role_take(z->store, "summarizer", &held);
+		pthread_mutex_lock(&z->lock);
+		was = z->leader;
+		z->leader = held;
+		pthread_mutex_unlock(&z->lock);
+		if (held && !was)
+			catch_up(z);
+	}
+	return NULL;
 }
 
 int summarizer_start(struct store *store, struct summarizer **ret)
@@ -203,6 +248,7 @@ int summarizer_start(struct store *store, struct summarizer **ret)
 		return LL_ENOMEM;
 	pthread_mutex_init(&z->lock, NULL);
 	pthread_cond_init(&z->wake, NULL);
+	pthread_cond_init(&z->elect_wake, NULL);
 	z->summaries.ids = malloc(SUMMARIZER_QUEUE_MAX * sizeof(*z->summaries.ids));
 	z->compare.ids = malloc(SUMMARIZER_QUEUE_MAX * sizeof(*z->compare.ids));
 	if (!z->summaries.ids || !z->compare.ids) {
@@ -217,12 +263,14 @@ int summarizer_start(struct store *store, struct summarizer **ret)
 		summarizer_free(z);
 		return LL_ENOMEM;
 	}
-	/* Results stored before a restart, or dropped from a full queue,
-	 * are summarized first; summaries cached without compare data get
-	 * it after them. */
-	store_results_unsummarized(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_found, z);
-	store_results_without_compare(store, REPORT_SUMMARY_VERSION, SUMMARIZER_QUEUE_MAX, enqueue_compare,
-				      z);
+	bool held = false;
+	int rc = store_role_take(store, "summarizer", &held);
+	z->leader = held;
+	if (held)
+		catch_up(z);
+	/* A store shared with other daemons: the role may be taken over. */
+	if (rc != 1 && pthread_create(&z->elect_thread, NULL, elect_main, z) == 0)
+		z->elect_running = true;
 	*ret = z;
 	return 0;
 }
@@ -261,12 +309,31 @@ long long summarizer_compare_pending(struct summarizer *z)
 	return z ? pending(z, &z->compare.count, &z->compare_busy) : 0;
 }
 
+bool summarizer_leader(struct summarizer *z, long long *ret_catchups)
+{
+	bool leader;
+
+	*ret_catchups = 0;
+	if (!z)
+		return false;
+	pthread_mutex_lock(&z->lock);
+	leader = z->leader;
+	*ret_catchups = z->catchups;
+	pthread_mutex_unlock(&z->lock);
+	return leader;
+}
+
 void summarizer_stop(struct summarizer *z)
 {
 	if (!z)
 		return;
 	worker_request_stop(&z->lock, &z->wake, &z->stopping);
+	pthread_mutex_lock(&z->lock);
+	pthread_cond_broadcast(&z->elect_wake);
+	pthread_mutex_unlock(&z->lock);
 	for (int i = 0; i < z->started; i++)
 		pthread_join(z->threads[i], NULL);
+	if (z->elect_running)
+		pthread_join(z->elect_thread, NULL);
 	summarizer_free(z);
 }

@@ -189,8 +189,8 @@ static int references(void *context, cJSON **ret_hashes)
 int route_blobs_start(struct server *server)
 {
 	const struct config *c = &server->config;
-	struct blob_limits limits = {c->blob_max_bytes, c->blob_quota_bytes, c->blob_retention_s,
-				     c->blob_sweep_interval_s, c->min_free_bytes};
+	struct blob_limits limits = {c->blob_max_bytes,        c->blob_quota_bytes, c->blob_retention_s,
+				     c->blob_sweep_interval_s, c->min_free_bytes,   c->body_timeout};
 	int rc = blobs_open(c->data_dir, &limits, &server->blobs);
 
 	if (rc == 0 && (rc = blobs_sweeper_start(server->blobs, references, server->store)) < 0) {

@@ -4,7 +4,9 @@
  * renewed in time to the queue (or mark their tasks dead: store.h's task
  * states), and whether the parked long-polls should look for work again.
  * Beside the scheduler's tick (scheduler.h), the other thing the daemon
- * does by the clock.
+ * does by the clock. On a store shared by several daemons, tasks queued
+ * through another wake the long-polls at once (store_watch_tasks(),
+ * http.c); this tick stays their fallback.
  */
 #ifndef LOADLAB_SERVER_LEASE_EXPIRY_H
 #define LOADLAB_SERVER_LEASE_EXPIRY_H

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +22,9 @@
 #define BLOBS_PATH_MAX 1200
 
 struct blob_store {
-	char root[BLOBS_PATH_MAX - 100]; /* DATA_DIR/blobs */
+	char root[BLOBS_PATH_MAX - 200]; /* DATA_DIR/blobs */
+	char host[65];                   /* this host's name, '+' and '/' replaced */
+	char owner[128];                 /* "HOST+PID+START": this process's temporary files */
 	struct blob_limits limits;
 	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
 	long long used_bytes;      /* stored blobs */
@@ -115,20 +118,51 @@ static int fsync_folder(const char *path)
 	return rc;
 }
 
-/* Removes every file in blobs/tmp/ (uploads a crash interrupted). */
+/* Whether the temporary file NAME (ST) may be removed: no live upload
+ * holds it (blob_files.h). NOW in s. */
+static bool tmp_stale(const struct blob_store *s, const char *name, const struct stat *st, time_t now)
+{
+	long long max_age = s->limits.tmp_max_age_s > 0 ? s->limits.tmp_max_age_s : 3600;
+	size_t host_len = strlen(s->host), own_len = strlen(s->owner);
+	char *end;
+	long pid;
+
+	if (strncmp(name, s->owner, own_len) == 0 && name[own_len] == '+')
+		return false; /* this process's: its uploads end or abort them */
+	if (strncmp(name, s->host, host_len) == 0 && name[host_len] == '+') {
+		errno = 0;
+		pid = strtol(name + host_len + 1, &end, 10);
+		if (errno == 0 && end != name + host_len + 1 && *end == '+' && pid > 0) {
+			if (pid == (long)getpid())
+				return true; /* an earlier process with this PID */
+			if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+				return true; /* its process is gone */
+		}
+	}
+	return (long long)(now - st->st_mtime) > max_age;
+}
+
+/* Removes the files in blobs/tmp/ that no live upload holds (tmp_stale()). */
 static int clean_tmp(struct blob_store *s)
 {
 	char path[BLOBS_PATH_MAX];
 	struct dirent *entry;
+	time_t now = time(NULL);
 	int removed = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%s/tmp", s->root);
 	if (!(dir = opendir(path)))
 		return err_set(LL_EIO, "Cannot read %s: %s.", path, strerror(errno));
-	while ((entry = readdir(dir)))
-		if (entry->d_name[0] != '.' && unlinkat(dirfd(dir), entry->d_name, 0) == 0)
+	while ((entry = readdir(dir))) {
+		struct stat st;
+		if (entry->d_name[0] == '.' ||
+		    fstatat(dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || !tmp_stale(s, entry->d_name, &st, now))
+			continue;
+		if (unlinkat(dirfd(dir), entry->d_name, 0) == 0)
 			removed++;
+	}
 	closedir(dir);
 	if (removed) {
 		char text[16];
@@ -136,6 +170,18 @@ static int clean_tmp(struct blob_store *s)
 		log_event(LOG_INFO, "blob_tmp_removed", "files", text, NULL);
 	}
 	return 0;
+}
+
+/* This process's name for its temporary files, S->owner. */
+static void name_owner(struct blob_store *s)
+{
+	if (gethostname(s->host, sizeof(s->host) - 1) < 0 || !s->host[0])
+		snprintf(s->host, sizeof(s->host), "localhost");
+	s->host[sizeof(s->host) - 1] = '\0';
+	for (char *c = s->host; *c; c++)
+		if (*c == '+' || *c == '/')
+			*c = '_';
+	snprintf(s->owner, sizeof(s->owner), "%s+%ld+%lld", s->host, (long)getpid(), clock_now_ms());
 }
 
 /* Calls FN(S, hex, stat, CONTEXT) for every stored blob. */
@@ -203,6 +249,7 @@ int blobs_open(const char *data_dir, const struct blob_limits *limits, struct bl
 		return rc;
 	}
 	s->limits = *limits;
+	name_owner(s);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_mutex_init(&s->refs_lock, NULL);
 	pthread_mutex_init(&s->stop_lock, NULL);
@@ -354,7 +401,7 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 		release_upload(u, 0);
 		return rc;
 	}
-	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s.XXXXXX", s->root, hex);
+	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s+%s.XXXXXX", s->root, s->owner, hex);
 	u->fd = mkstemp(u->tmp_path);
 	if (u->fd < 0) {
 		rc = disk_error("create the upload's temporary file");
@@ -571,6 +618,9 @@ static void *sweeper_main(void *arg)
 		int removed = 0;
 		int rc =
 			blobs_sweep(s, (long long)time(NULL), s->references, s->references_context, &removed);
+		/* Another replica's leftovers (blob_files.h), and its dead peers'. */
+		if (rc == 0)
+			rc = clean_tmp(s);
 		if (rc < 0)
 			log_event(LOG_WARN, "blob_sweep_failed", "message", err_message(rc), NULL);
 	}

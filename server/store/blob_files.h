@@ -7,8 +7,17 @@
  * and written to a temporary file in blobs/tmp/, never held in memory.
  * When it ends the digest must equal the name; the file is then fsynced,
  * linked into place (link(2): an existing blob is never replaced) and its
- * folder fsynced. A failed or abandoned upload leaves nothing behind, and
- * what a crash leaves in blobs/tmp/ is removed by blobs_open().
+ * folder fsynced. A failed or abandoned upload leaves nothing behind.
+ *
+ * Several daemons may share one DATA_DIR (replicas on one PostgreSQL
+ * store, README "Scaling out"), so none clears blobs/tmp/ as a whole:
+ * each names its temporary files after itself, "HOST+PID+START+HEX.XXXXXX"
+ * (START its opening time in ms), and blobs_open() and every sweep
+ * remove only what no live upload can hold: the files of a process of
+ * this host that is gone (or of an earlier one with this PID), and any
+ * other file (another host's, or one without an owner) not written for
+ * tmp_max_age_s, which is --body-timeout: no upload's body may take longer.
+ * A crash's leftovers on one daemon are thus removed at its restart.
  *
  * Limits (flags, config.h): the size of one blob, the total of all blobs
  * (uploads in flight count with the bytes received so far: an upload that
@@ -45,6 +54,8 @@ struct blob_limits {
 	long long retention_s;      /* unreferenced and unused this long: removed */
 	long long sweep_interval_s; /* the sweeper's period */
 	long long min_free_bytes;   /* kept free on the disk: an upload that would not leave it is refused */
+	long long tmp_max_age_s;    /* a temporary file of no live process of this host, untouched this
+				     * long, is removed (--body-timeout; 0: 3600) */
 };
 
 /* The bytes free on the disk that holds the blobs (for /healthz). */
@@ -58,7 +69,8 @@ typedef int (*blobs_references_fn)(void *context, cJSON **ret_hashes);
 bool blobs_name_valid(const char *hex);
 
 /* Opens the store under DATA_DIR (making blobs/ and blobs/tmp/, 0700),
- * removes every leftover temporary file and counts the stored bytes. */
+ * removes the leftover temporary files that no live upload holds (above)
+ * and counts the stored bytes. */
 int blobs_open(const char *data_dir, const struct blob_limits *limits, struct blob_store **ret_store);
 
 /* Stops the sweeper and frees the store. NULL is fine. Uploads must be

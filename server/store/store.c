@@ -146,6 +146,21 @@ int store_check(struct store *store)
 	return backend_of(store)->handle->check(store);
 }
 
+int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg)
+{
+	const struct store_handle_ops *ops = backend_of(store)->handle;
+
+	return ops->watch_tasks ? ops->watch_tasks(store, fn, arg) : 0;
+}
+
+int store_role_take(struct store *store, const char *role, bool *ret_held)
+{
+	const struct store_handle_ops *ops = backend_of(store)->handle;
+
+	*ret_held = !ops->role_take;
+	return ops->role_take ? ops->role_take(store, role, ret_held) : 1;
+}
+
 int store_integrity_check(struct store *store)
 {
 	return backend_of(store)->handle->integrity_check(store);

@@ -78,6 +78,37 @@ void store_close(struct store *store);
 /* 0 when the store answers a trivial query. */
 int store_check(struct store *store);
 
+/* --- watching for ready tasks (several daemons on one store) ---
+ *
+ * Why FN is called (store_watch_tasks()). */
+enum store_watch_event {
+	STORE_WATCH_TASKS,       /* another writer (or this one) made tasks ready */
+	STORE_WATCH_RECONNECTED, /* the watch came back after losing the store:
+				  * tasks may have been made ready meanwhile */
+};
+typedef void (*store_watch_fn)(void *arg, enum store_watch_event event);
+
+/* Calls FN(ARG, event) on a thread of the store's own whenever a write of
+ * any daemon sharing the store commits tasks that may be leased now (a
+ * job submitted, leases expired back to the queue, a build done, an
+ * agent's labels changed): long-polls parked here look again at once
+ * instead of at the next lease-expiry tick. FN NULL stops the watch (it
+ * has returned for the last time when this returns); store_close() stops
+ * it too. A backend whose daemon is the store's only writer (SQLite)
+ * does nothing: its callers wake their own waiters. PostgreSQL: LISTEN
+ * loadlab_tasks on one connection outside the pool, reconnecting with
+ * the pool's backoff. */
+int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg);
+
+/* Takes ROLE (a short name: "summarizer") for this daemon among all that
+ * share the store, or tells whether it still holds it: *RET_HELD. One
+ * daemon holds a role at a time, until it stops or loses the store; ask
+ * again now and then to take it over. Returns 1 when the store has one
+ * daemon (SQLite: always held, no need to ask again), 0 after asking, or
+ * a negative LL_E* code (not held). PostgreSQL: pg_try_advisory_lock on
+ * one connection outside the pool. */
+int store_role_take(struct store *store, const char *role, bool *ret_held);
+
 /* Checks the file's integrity (SQLite: PRAGMA integrity_check). */
 int store_integrity_check(struct store *store);
 

@@ -207,6 +207,11 @@ struct store_handle_ops {
 	int (*check)(struct store *store);
 	int (*integrity_check)(struct store *store);
 	int (*stats)(struct store *store, long long now, struct store_stats *ret_stats);
+	/* store_watch_tasks(); NULL for a backend whose daemon is the only
+	 * writer (SQLite): a no-op. */
+	int (*watch_tasks)(struct store *store, store_watch_fn fn, void *arg);
+	/* store_role_take(); NULL for a store of one daemon: always held. */
+	int (*role_take)(struct store *store, const char *role, bool *ret_held);
 	void (*call_free)(struct store_call *call);
 	/* store_backup(), store_restore() with LOCATION as open() takes it;
 	 * NULL for a backend that has none (LL_EUNSUPPORTED). */

@@ -7,8 +7,8 @@ fleet of simulated agents over REST spread across them.
    ends done with one result and never two attempts at once (read from
    task_attempts and results), every acknowledged result is stored; a
    long-poll parked on one replica is leased a task submitted through
-   another (the delay is printed; asserted < 5 s only, since the check is
-   once a second and the machine may be loaded); a schedule made due once
+   another (woken by LISTEN/NOTIFY, test_pg_notify.py; the delay is
+   printed, asserted < 5 s only, as the machine may be loaded); a schedule made due once
    creates one job across the three replicas.
 2. kill -9 of one replica in the middle: its agents go on with the others,
    nothing acknowledged is lost, the leases it held expire (short

@@ -67,10 +67,13 @@ def test_two_replicas_share_one_database():
         assert c.psql(db, "SELECT version FROM schema_version") == [["13"]]
         # A replica that found no admin token made one (both may, started
         # at once); the tokens work on both.
+        # Each kind is made by whichever replica found none: the admin
+        # token may be one's and the enrollment token the other's.
         made = [x for x in (a, b) if x.admin_token]
-        assert made, [x.admin_token for x in (a, b)]
+        enrolls = [x.enroll_token for x in (a, b) if x.enroll_token]
+        assert made and enrolls, [(x.admin_token, x.enroll_token) for x in (a, b)]
         for x in (a, b):
-            x.admin_token, x.enroll_token = made[0].admin_token, made[0].enroll_token
+            x.admin_token, x.enroll_token = made[0].admin_token, enrolls[0]
             assert x.api("GET", "/api/v1/jobs", token=x.admin_token).status == 200
         agents = [(a if i % 2 else b).enroll("agent-%d" % i, {"os": "win10"}) for i in range(6)]
         jobs = [a.api("POST", "/api/v1/jobs", JOB, token=a.admin_token).json()["id"] for _ in range(4)]

@@ -208,6 +208,10 @@ static int op_agent_patch(struct store *s, void *arg)
 	if (rc == 0 && a->quarantine >= 0)
 		rc = pq_run(pq_writer(), "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
 			    (long long)a->quarantine, a->id);
+	/* New labels or a quarantine lifted may match queued tasks: the
+	 * agent may be parked on another daemon (pg_watch.c). */
+	if (rc == 0)
+		rc = pq_notify_tasks(s);
 	if (rc == 0)
 		rc = writer_agent_get(s, a->id, a->now, &a->out);
 	return rc;

@@ -11,6 +11,8 @@ static const struct store_handle_ops handle_ops = {
 	.check = pg_check,
 	.integrity_check = pg_integrity_check,
 	.stats = pg_stats,
+	.watch_tasks = pg_watch_tasks,
+	.role_take = pg_role_take,
 	.call_free = pg_call_free,
 };
 

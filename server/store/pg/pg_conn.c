@@ -47,7 +47,7 @@ void pg_pool_destroy(struct pg_pool *pool)
 
 /* A new connection: the defaults first, so that the URI's own settings
  * (conninfo, expanded as dbname) override them. */
-static PGconn *connect_new(const struct pg_pool *pool)
+PGconn *pg_pool_connect(const struct pg_pool *pool)
 {
 	char timeout[16], options[96];
 	const char *keys[] = {"connect_timeout", "tcp_user_timeout", "application_name",
@@ -106,7 +106,7 @@ PGconn *pg_pool_take(struct pg_pool *pool)
 			}
 			pool->open++;
 			pthread_mutex_unlock(&pool->lock);
-			conn = connect_new(pool);
+			conn = pg_pool_connect(pool);
 			pthread_mutex_lock(&pool->lock);
 			if (conn) {
 				pool->connects++;

@@ -9,7 +9,9 @@
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
  * pg_sql.c (statements and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
  * pg_agents.c, pg_jobs.c, pg_tasks.c, pg_results.c, pg_series.c,
- * pg_schedules.c, pg_blobs.c, pg_history.c), and pg_backend.c, the table.
+ * pg_schedules.c, pg_blobs.c, pg_history.c), pg_watch.c (LISTEN/NOTIFY:
+ * the task watch), pg_role.c (roles held by one daemon: advisory locks),
+ * and pg_backend.c, the table.
  *
  * Threads: every op runs on its caller's thread with a connection of the
  * pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
@@ -72,6 +74,50 @@ struct pg_pool {
 	long long connects, connect_failures;
 };
 
+/* A new connection to the pool's database outside the pool (the task
+ * watch's, pg_watch.c); NULL (logged) when it cannot be made. */
+PGconn *pg_pool_connect(const struct pg_pool *pool);
+
+/* The channel that writes making tasks ready NOTIFY (pg_watch.c). */
+#define PG_TASKS_CHANNEL "loadlab_tasks"
+
+/* The task watch (store_watch_tasks()): one connection outside the pool
+ * that LISTENs on PG_TASKS_CHANNEL, on a thread of its own (pg_watch.c). */
+struct pg_watch {
+	pthread_mutex_t lock; /* start and stop */
+	pthread_t thread;
+	bool running;
+	int stop_pipe[2]; /* written to stop the thread */
+	store_watch_fn fn;
+	void *arg;
+	/* This daemon's notifications' payload: its own are not news to it
+	 * (the writer's caller wakes its waiters). */
+	char token[48];
+};
+
+/* The roles this daemon holds (store_role_take()): advisory locks on one
+ * connection outside the pool (pg_role.c). */
+#define PG_ROLES_MAX 4
+struct pg_roles {
+	pthread_mutex_t lock;
+	PGconn *conn;
+	char held[PG_ROLES_MAX][32];
+	int held_count;
+	long long retry_at_ms, backoff_ms;
+};
+
+void pg_roles_init(struct store *s);
+void pg_roles_close(struct store *s);
+int pg_role_take(struct store *s, const char *role, bool *ret_held);
+
+/* Sets up S's watch (not running) and its token; pg_watch_stop() ends it. */
+void pg_watch_init(struct store *s);
+void pg_watch_stop(struct store *s);
+int pg_watch_tasks(struct store *s, store_watch_fn fn, void *arg);
+/* NOTIFY PG_TASKS_CHANNEL in the write running on this thread (delivered
+ * at its commit, once per transaction however often it is called). */
+int pq_notify_tasks(struct store *s);
+
 /* Makes the pool for CONNINFO of SIZE connections (none made yet). */
 int pg_pool_init(struct pg_pool *pool, const char *conninfo, int size);
 void pg_pool_destroy(struct pg_pool *pool);
@@ -120,6 +166,9 @@ struct store {
 	 * not reported on yet, under cache_lock: given back at close. */
 	long long claims[PG_WEBHOOK_CLAIMS_MAX];
 	int claim_count;
+
+	struct pg_watch watch;
+	struct pg_roles roles;
 };
 
 /* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */

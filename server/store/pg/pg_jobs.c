@@ -322,7 +322,8 @@ static int op_job_create(struct store *s, void *arg)
 		cJSON_Delete(cells);
 	}
 	job_builds_release(&builds);
-	if (rc < 0)
+	/* Other daemons' parked long-polls look at the new tasks (pg_watch.c). */
+	if (rc < 0 || (rc = pq_notify_tasks(s)) < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "id", (double)job_id);

@@ -58,6 +58,8 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	snprintf(uri, len, "%s:%s", scheme, location);
 	s->options = *options;
 	pthread_mutex_init(&s->cache_lock, NULL);
+	pg_watch_init(s);
+	pg_roles_init(s);
 	if ((rc = take_pool_size(uri, &size)) < 0 || (rc = pg_pool_init(&s->pool, uri, size)) < 0)
 		goto fail;
 	if (!(conn = pg_pool_take(&s->pool))) {
@@ -72,6 +74,8 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	*ret_store = s;
 	return 0;
 fail:
+	pg_watch_stop(s);
+	pg_roles_close(s);
 	pg_pool_destroy(&s->pool);
 	pthread_mutex_destroy(&s->cache_lock);
 	free(uri);
@@ -90,6 +94,8 @@ void pg_close(struct store *s)
 {
 	if (!s)
 		return;
+	pg_watch_stop(s);
+	pg_roles_close(s);
 	pg_webhook_claims_release(s);
 	store_cache_lease_jobs_forget(&s->cache);
 	pg_pool_destroy(&s->pool);

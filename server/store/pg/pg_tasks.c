@@ -478,7 +478,7 @@ static int op_task_result(struct store *s, void *arg)
 	struct report_op *a = arg;
 	struct task_row row;
 	struct pgq *stmt;
-	long long existing = 0, existing_agent = 0, result_id;
+	long long existing = 0, existing_agent = 0, result_id, waiting = 0;
 	int rc;
 
 	/* A replay of a stored (task, attempt) gets the same answer. */
@@ -526,6 +526,13 @@ static int op_task_result(struct store *s, void *arg)
 			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
 	    (rc = pq_agent_touch(s, a->agent_id, a->now)) < 0 ||
 	    (rc = pq_job_refresh_state(s, row.job_id, a->now)) < 0)
+		return rc;
+	/* A build done frees the cells waiting for it (pg_watch.c). */
+	if ((rc = pq_int(pq_writer(), &waiting, 0,
+			 "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE build_task = ? AND state = 'queued'"
+			 " LIMIT 1) AS waiting",
+			 "i", a->task_id)) < 0 ||
+	    (waiting > 0 && (rc = pq_notify_tasks(s)) < 0))
 		return rc;
 	/* Not knowing does not fail the result: calibration_note() then reads
 	 * the job itself (and logs what fails). */
@@ -607,6 +614,10 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 		     "itii", now, outcome, task_id, attempt)) < 0 ||
 	    (strcmp(next, "dead") == 0 && (rc = build_dead(s, task_id, reason, now)) < 0) ||
 	    (rc = pq_job_refresh_state(s, job_id, now)) < 0)
+		return rc;
+	/* Back to the queue at once (an expired lease): every daemon's
+	 * long-polls may take it (pg_watch.c). */
+	if (strcmp(next, "queued") == 0 && delay_ms <= 0 && (rc = pq_notify_tasks(s)) < 0)
 		return rc;
 	pq_log_state("task_state", "task_id", task_id, "leased", next, reason);
 	*ret_state = next;

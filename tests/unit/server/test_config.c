@@ -82,6 +82,8 @@ static void setting_text(const struct config *c, const char *name, char *out, si
 		snprintf(out, size, "%s", c->each_agent_build ? "true" : "false");
 	else if (!strcmp(name, "public-metrics"))
 		snprintf(out, size, "%s", c->public_metrics ? "true" : "false");
+	else if (!strcmp(name, "store-watch"))
+		snprintf(out, size, "%s", c->store_watch ? "true" : "false");
 	else if (!strcmp(name, "blob-max-bytes"))
 		snprintf(out, size, "%lld", c->blob_max_bytes);
 	else if (!strcmp(name, "blob-quota-bytes"))
@@ -128,6 +130,7 @@ static const struct flag_case flags[] = {
 	{"public-read", "true", "true"},
 	{"each-agent-build", "true", "true"},
 	{"public-metrics", "false", "false"},
+	{"store-watch", "false", "false"},
 	{"schedule-tick-ms", "50", "50"},
 	{"blob-max-bytes", "5368709120", "5368709120"},
 	{"blob-quota-bytes", "109951162777600", "109951162777600"},
@@ -237,6 +240,7 @@ static void test_defaults_and_booleans(void)
 	CHECK_EQ_INT(c.lease_seconds, 60);
 	CHECK_EQ_INT(c.max_attempts, 3);
 	CHECK(c.public_metrics);
+	CHECK(c.store_watch);
 	CHECK(!c.public_read);
 	CHECK(c.blob_max_bytes == 1LL << 30 && c.blob_quota_bytes == 20LL << 30);
 	CHECK(c.blob_retention_s == 7 * 86400 && c.blob_sweep_interval_s == 3600);
