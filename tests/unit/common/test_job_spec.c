@@ -703,6 +703,7 @@ static void test_program_elf(void)
 			free(m);
 			CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
 				      cJSON_GetObjectItemCaseSensitive(n, "program"), "builds")) == 2);
+			again = NULL;
 			CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
 			CHECK(cJSON_Compare(n, again, true));
 			cJSON_Delete(again);
