@@ -214,6 +214,41 @@ static void print_file_table(const cJSON *files, const char *const *lists)
 	table_release(&t);
 }
 
+/* FILES ({"changed", "added", "removed"}: the comparison's "program.files"
+ * or one build's entry of an A/B job's "files") as a plain table or in
+ * Markdown, each file with its digests on either side. */
+static void print_files(const cJSON *files, bool markdown)
+{
+	static const char *const lists[] = {"changed", "added", "removed"};
+	const cJSON *item;
+
+	if (!markdown) {
+		printf("\n");
+		print_file_table(files, lists);
+		return;
+	}
+	printf("\n| file | change | baseline sha256 | candidate sha256 |\n|---|---|---|---|\n");
+	for (int l = 0; l < 3; l++) {
+		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(files, lists[l])) {
+			const char *path =
+				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "path"));
+			const cJSON *hash = cJSON_GetObjectItemCaseSensitive(item, "sha256");
+			printf("| ");
+			print_md(path ? path : "?");
+			printf(" | %s | ", lists[l]);
+			if (l == 0) {
+				printf("%s | ",
+				       short_hash(cJSON_GetObjectItemCaseSensitive(item, "baseline_sha256")));
+				printf("%s |\n", short_hash(cJSON_GetObjectItemCaseSensitive(
+							 item, "candidate_sha256")));
+			} else {
+				printf("%s | ", l == 2 ? short_hash(hash) : "");
+				printf("%s |\n", l == 1 ? short_hash(hash) : "");
+			}
+		}
+	}
+}
+
 /* The comparison's "program" part (two program jobs), after the table,
  * in Markdown (MARKDOWN) or as plain text: whether the jobs measured the
  * same program and, if not, every file added, removed or changed and the
@@ -246,33 +281,8 @@ static void print_program_changes(const cJSON *root, bool markdown)
 		printf(".");
 	}
 	printf("\n");
-	if (counts[0] + counts[1] + counts[2] == 0)
-		return;
-	if (!markdown) {
-		printf("\n");
-		print_file_table(files, lists);
-		return;
-	}
-	printf("\n| file | change | baseline sha256 | candidate sha256 |\n|---|---|---|---|\n");
-	for (int l = 0; l < 3; l++) {
-		cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(files, lists[l])) {
-			const char *path =
-				cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "path"));
-			const cJSON *hash = cJSON_GetObjectItemCaseSensitive(item, "sha256");
-			printf("| ");
-			print_md(path ? path : "?");
-			printf(" | %s | ", lists[l]);
-			if (l == 0) {
-				printf("%s | ",
-				       short_hash(cJSON_GetObjectItemCaseSensitive(item, "baseline_sha256")));
-				printf("%s |\n", short_hash(cJSON_GetObjectItemCaseSensitive(
-							 item, "candidate_sha256")));
-			} else {
-				printf("%s | ", l == 2 ? short_hash(hash) : "");
-				printf("%s |\n", l == 1 ? short_hash(hash) : "");
-			}
-		}
-	}
+	if (counts[0] + counts[1] + counts[2] > 0)
+		print_files(files, markdown);
 }
 
 /*
@@ -330,6 +340,32 @@ out:
 	return rc;
 }
 
+/* What each build of the A/B comparison ROOT changed against the base:
+ * its files added, removed and changed, each with its digests. */
+static void print_ab_files(const cJSON *root, bool markdown)
+{
+	static const char *const lists[] = {"changed", "added", "removed"};
+	const cJSON *build;
+
+	cJSON_ArrayForEach(build, cJSON_GetObjectItemCaseSensitive(root, "files")) {
+		const char *label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(build, "build"));
+		const char *base = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(build, "base"));
+		int counts[3];
+		for (int l = 0; l < 3; l++)
+			counts[l] = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(build, lists[l]));
+		printf(markdown ? "\n#### Build %s against %s\n\n" : "\nBuild %s against %s: ",
+		       label ? label : "?", base ? base : "?");
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(build, "same_files"))) {
+			printf("the same files (%.0f, the same hashes).\n",
+			       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(build, "unchanged")));
+			continue;
+		}
+		printf("%d files changed, %d added, %d removed, %.0f unchanged.\n", counts[0], counts[1],
+		       counts[2], cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(build, "unchanged")));
+		print_files(build, markdown);
+	}
+}
+
 /* The A/B comparison ROOT (report_ab()) as a table, or markdown. */
 static void print_ab(const cJSON *root, bool markdown)
 {
@@ -358,6 +394,7 @@ static void print_ab(const cJSON *root, bool markdown)
 											 : "");
 	}
 	printf("verdict: %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "verdict")));
+	print_ab_files(root, markdown);
 }
 
 /* loadlab compare --job ID: an A/B job's builds against its base. */

@@ -422,6 +422,55 @@ int submit_program_prepare(struct rest_client *c, cJSON *job, const char *job_pa
 	return (*ret_body = cJSON_PrintUnformatted(job)) ? 0 : LL_ENOMEM;
 }
 
+/* Before anything of an A/B job is uploaded: the format of each build's
+ * exe (its own "exe" in GIVEN, the job's EXE, else unknown), every one of
+ * them an ELF file when the job says "format": "elf" or one of them is
+ * (docs/program-elf.md, "Two builds in one job"); PROGRAM then gets
+ * "format": "elf" when it has none. LL_EINVAL naming the folder when a
+ * build's exe contradicts the others'. */
+static int builds_format(cJSON *job, cJSON *program, const cJSON *given, const char *exe,
+			 const char *const *dirs, int count)
+{
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(program, "format");
+	const char *formats[JOB_SPEC_MAX_PROGRAM_BUILDS] = {NULL}, *exes[JOB_SPEC_MAX_PROGRAM_BUILDS];
+	char roots[JOB_SPEC_MAX_PROGRAM_BUILDS][PATH_MAX], why[PATH_MAX + 64];
+	int elf = -1, rc;
+
+	if (cJSON_IsString(format) && strcmp(format->valuestring, "elf") == 0)
+		elf = count; /* the job's word */
+	for (int i = 0; i < count; i++) {
+		const char *own = cJSON_GetStringValue(
+			cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(given, i), "exe"));
+		exes[i] = own ? own : exe;
+		if (!realpath(dirs[i], roots[i]))
+			return err_set(LL_EIO, "Cannot open the program folder %s: %s.", dirs[i],
+				       strerror(errno));
+		if ((rc = exe_format(job, roots[i], exes[i], &formats[i])) < 0)
+			return rc;
+		if (elf < 0 && formats[i] && strcmp(formats[i], "elf") == 0)
+			elf = i;
+	}
+	if (elf < 0)
+		return 0;
+	if (elf == count)
+		snprintf(why, sizeof(why), "the job says \"format\": \"elf\"");
+	else
+		snprintf(why, sizeof(why), "the exe of --program-dir %s is an ELF file", dirs[elf]);
+	for (int i = 0; i < count; i++)
+		if (!formats[i] || strcmp(formats[i], "elf") != 0)
+			return err_set(LL_EINVAL,
+				       "--program-dir %s: its exe %s is %s, and %s: every build of an ELF "
+				       "program job is an ELF program; nothing was uploaded.",
+				       dirs[i], exes[i] ? exes[i] : "(none named: give \"program.exe\")",
+				       !exes[i]     ? "unknown"
+				       : formats[i] ? "a PE file"
+						    : "not an ELF file (no \\177ELF at its start)",
+				       why);
+	if (!format && !cJSON_AddStringToObject(program, "format", "elf"))
+		return LL_ENOMEM;
+	return 0;
+}
+
 int submit_program_prepare_builds(struct rest_client *c, cJSON *job, const char *const *dirs, int count,
 				  char **ret_body)
 {
@@ -448,6 +497,8 @@ int submit_program_prepare_builds(struct rest_client *c, cJSON *job, const char 
 	exe_item = cJSON_DetachItemFromObjectCaseSensitive(program, "exe");
 	exe = cJSON_GetStringValue(exe_item);
 	cJSON_DeleteItemFromObjectCaseSensitive(program, "files");
+	if ((rc = builds_format(job, program, given, exe, dirs, count)) < 0)
+		goto out;
 	if (!(builds = cJSON_AddArrayToObject(program, "builds"))) {
 		rc = LL_ENOMEM;
 		goto out;

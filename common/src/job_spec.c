@@ -593,6 +593,30 @@ static int normalize_matrix(const cJSON *matrix, cJSON *out)
 	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
 }
 
+/* An ELF program runs natively on Linux only (docs/program-elf.md, "Which
+ * agents run it"): a normalized MATRIX that names no "os" gets "os":
+ * ["linux"] (in its cells or its each_agent selector), so the queue
+ * leases its tasks only to agents whose facts (or a label) say os linux.
+ * A matrix that names "os" is the user's choice and stays. */
+static int matrix_linux_only(cJSON *matrix)
+{
+	cJSON *o = cJSON_GetObjectItemCaseSensitive(matrix, "cells"), *list;
+
+	if (!o)
+		o = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
+	if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, "os"))
+		return 0;
+	if (cJSON_GetArraySize(o) >= JOB_SPEC_MAX_MATRIX_KEYS)
+		return err_set(LL_ERANGE,
+			       "An ELF program job's matrix without 'os' has at most %d keys: the daemon "
+			       "adds os [\"linux\"] (docs/program-elf.md).",
+			       JOB_SPEC_MAX_MATRIX_KEYS - 1);
+	if (!(list = cJSON_AddArrayToObject(o, "os")) ||
+	    !cJSON_AddItemToArray(list, cJSON_CreateString("linux")))
+		return LL_ENOMEM;
+	return 0;
+}
+
 /* Adds to OUT an object NAME holding what NORMALIZE makes of JOB's member
  * NAME (NULL when absent). */
 static int add_section(const cJSON *job, const char *name, int (*normalize)(const cJSON *section, cJSON *out),
@@ -761,6 +785,10 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		goto fail;
 	}
 	if ((rc = add_section(job, "matrix", normalize_matrix, out)) < 0)
+		goto fail;
+	if (strcmp(family, "program") == 0 &&
+	    job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(out, "program")) &&
+	    (rc = matrix_linux_only(cJSON_GetObjectItemCaseSensitive(out, "matrix"))) < 0)
 		goto fail;
 	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(job, "calibration")) {
 		rc = err_set(LL_EINVAL, "Field 'calibration' is for the pe and elf families.");

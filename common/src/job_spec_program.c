@@ -378,9 +378,6 @@ int job_spec_normalize_program(const cJSON *program, cJSON *out)
 		       cJSON_GetObjectItemCaseSensitive(program, "exe")))
 		return err_set(LL_EINVAL, "Field 'program' has either 'files' and 'exe' (one build) or "
 					  "'builds' (several), not both.");
-	if (builds && elf)
-		return err_set(LL_EINVAL, "Field 'program.builds' is for PE programs only: an ELF program "
-					  "job has one build (docs/program-elf.md).");
 	if ((rc = builds ? normalize_builds(builds, elf, out)
 			 : normalize_build(program, "program", elf, out)) < 0)
 		return rc;

@@ -11,8 +11,9 @@
  * the effect, and a percentile bootstrap over passes its 95 % interval
  * (stats_bootstrap_ci() on the r_k: pass k moves as a whole); the sign
  * test of the r_k against 1 is its p-value. Each side's floor ratio paired
- * by pass (report_paired.c) is given beside it. docs/program-family.md,
- * "Two builds in one job".
+ * by pass (report_paired.c) is given beside it; and the files each build
+ * changed against the base (ab_files()). PE and ELF programs alike:
+ * docs/program-family.md, "Two builds in one job", docs/program-elf.md.
  */
 #include "report.h"
 #include "report_int.h"
@@ -214,6 +215,35 @@ static int ab_task(void *context, const struct store_report_row *task)
 	return rc;
 }
 
+/* "files": per build after the first, {"build", "base", "same_files",
+ * "added", "removed", "changed", "unchanged"}: the files that differ from
+ * the base build's, by path and digest (report_program_files_diff(), the
+ * two jobs' comparison's own), from the job's manifests: the digests the
+ * agent fetched and checked every file by. PE and ELF builds alike. */
+static int ab_files(const cJSON *program, cJSON *out)
+{
+	cJSON *list = cJSON_AddArrayToObject(out, "files");
+	const cJSON *base = job_spec_program_build(program, 0, NULL), *build;
+	const char *base_label = NULL, *label;
+	int rc;
+
+	if (!list)
+		return LL_ENOMEM;
+	job_spec_program_build(program, 0, &base_label);
+	for (int b = 1; (build = job_spec_program_build(program, b, &label)); b++) {
+		cJSON *o = json_array_add_object(list);
+		bool same = false;
+		if (!o || !cJSON_AddStringToObject(o, "build", label ? label : "") ||
+		    !cJSON_AddStringToObject(o, "base", base_label ? base_label : ""))
+			return LL_ENOMEM;
+		if ((rc = report_program_files_diff(get(base, "files"), get(build, "files"), o, &same)) < 0)
+			return rc;
+		if (!cJSON_AddBoolToObject(o, "same_files", same))
+			return LL_ENOMEM;
+	}
+	return 0;
+}
+
 int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret)
 {
 	struct ab_walk w = {.max_regression = max_regression_pct};
@@ -239,6 +269,8 @@ int report_ab(struct store *store, long long job_id, double max_regression_pct, 
 	}
 	for (int b = 0; job_spec_program_build(w.program, b, &label); b++)
 		cJSON_AddItemToArray(labels, cJSON_CreateString(label));
+	if ((rc = ab_files(w.program, out)) < 0)
+		goto out;
 	job_spec_program_build(w.program, 0, &label);
 	cJSON_AddStringToObject(out, "base", label);
 	cJSON_AddStringToObject(out, "state", cJSON_GetStringValue(get(job, "state")));

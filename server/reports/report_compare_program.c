@@ -3,7 +3,8 @@
  * for the comparison (report_compare.c): their manifests
  * (spec.program.files, path -> "sha256:HEX") merged in path order into the
  * files added, removed and changed, and the run settings (exe, args,
- * until, timeout_s) that differ. See report_int.h.
+ * until, timeout_s) that differ. The same merge names what changed between
+ * the builds of one A/B job (report_ab.c), PE or ELF. See report_int.h.
  */
 #include "report_int.h"
 
@@ -61,9 +62,7 @@ static bool add_file(cJSON *list, const cJSON *file, const char *key)
 	       cJSON_AddStringToObject(o, key, file->valuestring);
 }
 
-/* FILES's "added", "removed", "changed" and "unchanged" from the two
- * manifests A (baseline) and B (candidate). */
-static int diff_files(const cJSON *a_manifest, const cJSON *b_manifest, cJSON *files, bool *ret_same)
+int report_program_files_diff(const cJSON *a_manifest, const cJSON *b_manifest, cJSON *files, bool *ret_same)
 {
 	const cJSON **a = NULL, **b = NULL;
 	cJSON *added, *removed, *changed;
@@ -123,7 +122,7 @@ int report_compare_program(const cJSON *base_job, const cJSON *cand_job, cJSON *
 	    !(files = cJSON_AddObjectToObject(program, "files")) ||
 	    !(differ = cJSON_AddArrayToObject(program, "settings_changed")))
 		return LL_ENOMEM;
-	if ((rc = diff_files(get(a, "files"), get(b, "files"), files, &same_files)) < 0)
+	if ((rc = report_program_files_diff(get(a, "files"), get(b, "files"), files, &same_files)) < 0)
 		return rc;
 	for (size_t s = 0; s < sizeof(settings) / sizeof(settings[0]); s++) {
 		const cJSON *x = get(a, settings[s]), *y = get(b, settings[s]);

@@ -320,4 +320,12 @@ bool report_same_generator(const cJSON *base_spec, const cJSON *cand_spec);
  * nothing. LL_ENOMEM. */
 int report_compare_program(const cJSON *base_job, const cJSON *cand_job, cJSON *out);
 
+/* Adds to FILES "added": [{"path","sha256"}], "removed": [{"path","sha256"}],
+ * "changed": [{"path","baseline_sha256","candidate_sha256"}] and
+ * "unchanged": N, in path order, from the two manifests A (baseline) and
+ * B (candidate), {PATH: "sha256:HEX"} (anything else: no files);
+ * *RET_SAME: nothing added, removed or changed. The two jobs' comparison
+ * (above) and an A/B job's builds (report_ab.c) use it. LL_ENOMEM. */
+int report_program_files_diff(const cJSON *a_manifest, const cJSON *b_manifest, cJSON *files, bool *ret_same);
+
 #endif

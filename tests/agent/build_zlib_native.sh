@@ -10,12 +10,20 @@
 # system's /lib/x86_64-linux-gnu/libz.so.1 of the same soname. Also
 # OUTDIR/data.txt, a file for it to compress (zlib's own README).
 #
+# And a second build of the library for test_program_elf_ab.py:
+# OUTDIR/slow/libz.so.1, the same objects linked the same way with one
+# object more, a constructor that spins for 5 ms on the monotonic clock
+# (a startup cost the loader pays before main, as a library's static
+# initializers would). minigzip links to the soname only, so the same
+# minigzip runs with either: the two builds differ in lib/libz.so.1 alone.
+#
 # Cached: an OUTDIR that already holds the files is left as it is. Exit 0
 # when built.
 set -eu
 out=$1
 cc=${CC:-gcc}
-if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt" ]; then
+if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt" ] &&
+	[ -f "$out/slow/libz.so.1" ]; then
 	exit 0
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-native-XXXXXX")
@@ -35,5 +43,23 @@ done
 # shellcheck disable=SC2016
 "$cc" -O2 -DHAVE_UNISTD_H -I"$src" -o "$out/minigzip" "$src/test/minigzip.c" "$out/lib/libz.so.1" \
 	-Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'
+cat >"$work/slow_start.c" <<'EOF'
+#include <time.h>
+
+/* 5 ms of work before main: the candidate's startup cost. */
+__attribute__((constructor)) static void slow_start(void)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 5000000L);
+}
+EOF
+"$cc" -O2 -fPIC -c -o "$work/slow_start.o" "$work/slow_start.c"
+mkdir -p "$out/slow"
+# shellcheck disable=SC2086
+"$cc" -O2 -shared -Wl,-soname,libz.so.1 -o "$out/slow/libz.so.1" $objs "$work/slow_start.o"
 cp "$src/README" "$out/data.txt"
 test -x "$out/minigzip"

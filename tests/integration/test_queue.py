@@ -2,9 +2,10 @@
 
 Matrix expansion, matching, long-poll lease, heartbeats, progress, results,
 replay and stale attempts, lease expiry, retries and dead tasks,
-cancellation, each_agent jobs, priorities, and the job state following its
-tasks. Responses are checked against the JSON Schemas in schemas/.
+cancellation, each_agent jobs, priorities, the job state following its
+tasks, and ELF program jobs routed to Linux agents. Responses are checked against the JSON Schemas in schemas/.
 """
+import hashlib
 import threading
 import time
 
@@ -265,6 +266,59 @@ def test_job_list_paging_and_filter():
         assert [j["id"] for j in r.json()["jobs"]] == [ids[0]]
         assert r.json()["next_before"] is None
         assert d.api("GET", "/api/v1/jobs?state=bogus", token=d.admin_token).status == 400
+
+
+def test_elf_program_jobs_lease_only_to_linux_agents():
+    """An ELF program job whose matrix names no os runs on Linux agents
+    only (docs/program-elf.md, "Which agents run it"): its normalized
+    matrix gets os [linux], a Windows agent (os win10 in its facts) is never
+    leased its task, in cells or each_agent, while a matrix that names os
+    keeps the user's choice."""
+    with Daemon() as d:
+        exe = b"\x7fELF a program"
+        digest = hashlib.sha256(exe).hexdigest()
+        r = d.api("PUT", "/api/v1/blobs/" + digest, exe, token=d.admin_token,
+                  headers={"Content-Type": "application/octet-stream"})
+        assert r.status in (200, 201), r
+        _, twin = d.enroll("win-box", WIN10_SSD)
+        elf = {"name": "elf", "family": "program", "variants": ["as-built"],
+               "program": {"files": {"app": "sha256:" + digest}, "exe": "app", "format": "elf"}}
+        created = d.submit(elf)
+        assert created["warnings"] == ["1 task: no agent has os=linux"], created
+        assert d.job(created["id"])["spec"]["matrix"] == {"cells": {"os": ["linux"]}}
+        assert lease(d, twin) is None
+        # two builds in one job go the same way
+        builds = {"builds": [{"label": "base", "files": {"app": "sha256:" + digest}, "exe": "app"},
+                             {"label": "candidate", "files": {"app": "sha256:" + digest}, "exe": "app"}],
+                  "format": "elf"}
+        ab = d.submit(dict(elf, name="elf-ab", program=builds))
+        assert d.job(ab["id"])["spec"]["matrix"] == {"cells": {"os": ["linux"]}}
+        assert lease(d, twin) is None
+        _, tlinux = d.enroll("linux-box", {"os": "linux", "arch": "x86_64"})
+        each = d.submit(dict(elf, name="elf-each", matrix={"each_agent": {"agent": ["win-box", "linux-box"]}}))
+        assert each["task_count"] == 1, each
+        assert d.job(each["id"])["spec"]["matrix"] == {
+            "each_agent": {"agent": ["win-box", "linux-box"], "os": ["linux"]}}
+        assert lease(d, twin) is None
+        got = {}
+        for _ in range(3):
+            t = lease(d, tlinux)
+            got[t["job_id"]] = t["cell"]
+        assert got == {created["id"]: {"os": "linux"}, ab["id"]: {"os": "linux"},
+                       each["id"]: {"agent": "linux-box"}}, got
+        assert lease(d, tlinux) is None
+        # a matrix that names os is the user's: kept as it is
+        named = d.submit(dict(elf, name="elf-named", matrix={"cells": {"os": ["win10"]}}))
+        assert d.job(named["id"])["spec"]["matrix"] == {"cells": {"os": ["win10"]}}
+        assert lease(d, twin)["job_id"] == named["id"]
+        # a PE program job names no os and gets none
+        pe = d.submit({"name": "pe", "family": "program", "variants": ["as-built"],
+                       "program": {"files": {"app.exe": "sha256:" + digest}, "exe": "app.exe"}})
+        assert d.job(pe["id"])["spec"]["matrix"] == {"cells": {}}
+        # an ELF job's matrix of 8 keys without os has no room for it
+        full = {"k%d" % i: ["v"] for i in range(8)}
+        r = d.api("POST", "/api/v1/jobs", dict(elf, name="full", matrix={"cells": full}), token=d.admin_token)
+        assert r.status == 400 and "at most 7 keys" in r.json()["error"]["message"], r
 
 
 run_tests(globals())

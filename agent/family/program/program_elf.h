@@ -15,14 +15,20 @@
  *	build      the ELF helpers that ship inside the agent
  *	           (programs/programs.h: elf_audit.so, elf_launcher,
  *	           elf_empty as the floor) written out; no compiler
- *	transform  each variant's folder WORK/v/NN, hard links to the files:
- *	           no variant changes a byte of them
+ *	transform  each variant's folder WORK/v/NN, hard links to its
+ *	           build's files: no variant changes a byte of them
  *	verify     program_elf_verify.c: one run under the audit library and
  *	           LD_DEBUG=statistics; every object the loader opened, from
  *	           which file, at which address; the variant's claim checked;
  *	           then per-object major faults (one object evicted a run)
  *	timing     program_elf_measure.c: each valid variant and the floor,
  *	           started as the variant says (LD_BIND_NOW, the launcher)
+ *
+ * A job of several builds ("program.builds", the PE programs' A/B job)
+ * runs every variant once per build (program_read_variants():
+ * "LABEL:PRESET"), each stage on the variant's own build
+ * (program_elf_use_build()), all timed in the same shuffled passes; the
+ * result names each build's files and digests.
  *
  * Linux only: elsewhere these files compile to nothing and families.c
  * leaves the entry out.
@@ -79,7 +85,8 @@ struct program_elf_start {
 struct program_elf_context {
 	struct program_context base;
 	bool idle;                          /* until "idle" */
-	struct program_elf_file *elf_files; /* one per base.files */
+	struct program_elf_file *elf_all;   /* owned: one per base.all_files, build after build */
+	struct program_elf_file *elf_files; /* the build in use's: one per base.files */
 	struct program_elf_variant *variants;
 	size_t variant_count;
 	char audit_so[PLAT_MAX_PATH + 1];
@@ -93,9 +100,13 @@ struct program_elf_context {
 
 /* ---- files (program_elf_files.c) ---- */
 
-/* After program_fetch(): LL_EFORMAT unless the exe is an ELF file; every
- * manifest file read with libelf into ctx->elf_files; the exe and the
- * shared objects made executable. */
+/* Makes build B the one in use: program_use_build() and its ELF files. */
+void program_elf_use_build(struct program_elf_context *ctx, size_t b);
+
+/* After program_fetch(): LL_EFORMAT unless every build's exe is an ELF
+ * file (the message names the build of several); every manifest file of
+ * every build read with libelf into ctx->elf_all; the exes and the shared
+ * objects made executable. Leaves build 0 in use. */
 int program_elf_read_files(struct program_elf_context *ctx);
 
 /* The ELF helpers into WORK/tools and the floor into WORK/floor. */
@@ -104,7 +115,7 @@ int program_elf_tools(struct program_elf_context *ctx);
 /* Each variant's folder WORK/v/NN: hard links to WORK/files. */
 int program_elf_folders(struct program_elf_context *ctx);
 
-/* CTX's files as the result's "program.elf" lists them:
+/* The build in use's files as the result's "program.elf" lists them:
  * [{"file", "soname", "needed", "rpath", "runpath", "bind_now_flag",
  * "jump_slots", "shared"}] for the ELF files; NULL when out of memory. */
 cJSON *program_elf_files_json(const struct program_elf_context *ctx);

@@ -3,7 +3,9 @@
  * (program_elf.h): claims the program jobs whose program is ELF, reads
  * the job, runs its stages and describes the result in the program
  * family's shape, with each variant's knobs {bind_now, pagein} and what
- * it changes and cannot show.
+ * it changes and cannot show; a job of several builds ("program.builds")
+ * runs each variant once per build, and its result names every build's
+ * files and digests ("program.builds").
  */
 #ifdef __linux__
 
@@ -37,27 +39,26 @@ static bool program_elf_claims(const cJSON *job)
 	return job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(job, "program"));
 }
 
-static int read_variants(struct program_elf_context *ctx, const cJSON *job)
+/* An ELF variant's knobs (program_read_variants()). */
+static int read_knobs(const cJSON *item, struct program_variant *base)
 {
-	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
-	size_t v = 0;
+	struct program_elf_variant *var = (struct program_elf_variant *)base; /* its first member */
 	int rc;
 
-	ctx->variant_count = (size_t)cJSON_GetArraySize(variants);
-	if (ctx->variant_count == 0)
-		return err_set(LL_EINVAL, "The job has no variants.");
-	if (!(ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants))))
-		return LL_ENOMEM;
-	cJSON_ArrayForEach(item, variants) {
-		struct program_elf_variant *var = &ctx->variants[v++];
-		const char *name;
-		if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
-		    (rc = json_get_bool(item, "bind_now", true, false, &var->bind_now)) < 0 ||
-		    (rc = json_get_bool(item, "pagein", true, false, &var->pagein)) < 0)
-			return rc;
-		snprintf(var->base.name, sizeof(var->base.name), "%s", name);
-	}
+	if ((rc = json_get_bool(item, "bind_now", true, false, &var->bind_now)) < 0 ||
+	    (rc = json_get_bool(item, "pagein", true, false, &var->pagein)) < 0)
+		return rc;
 	return 0;
+}
+
+static int read_variants(struct program_elf_context *ctx, const cJSON *job)
+{
+	void *variants = NULL;
+	int rc = program_read_variants(&ctx->base, job, sizeof(*ctx->variants), read_knobs, &variants,
+				       &ctx->variant_count);
+
+	ctx->variants = variants;
+	return rc;
 }
 
 static void program_elf_release(void *state)
@@ -75,7 +76,7 @@ static void program_elf_release(void *state)
 	for (size_t i = 0; i < ctx->timed_count; i++)
 		program_elf_start_release(&ctx->timed[i]);
 	free(ctx->variants);
-	free(ctx->elf_files);
+	free(ctx->elf_all);
 	free(ctx->base.all_files);
 	free(ctx->base.args);
 	cJSON_Delete(ctx->base.floor_files);
@@ -94,9 +95,6 @@ static int program_elf_validate(const struct family_run *run, void **ret_state)
 	snprintf(ctx->base.work, sizeof(ctx->base.work), "%s", run->work);
 	ctx->drop_bind_now = drop && strcmp(drop, "1") == 0;
 	if ((rc = program_read_section(&ctx->base, run->job)) < 0 ||
-	    (ctx->base.build_count > 1 &&
-	     (rc = err_set(LL_EINVAL, "An ELF program job has one build (several builds in one job: "
-				      "PE programs only).")) < 0) ||
 	    (rc = json_get_string(cJSON_GetObjectItemCaseSensitive(run->job, "program"), "until", 16, false,
 				  "exit", &until)) < 0 ||
 	    (rc = read_variants(ctx, run->job)) < 0) {
@@ -156,16 +154,66 @@ static int variant_head(const struct program_elf_variant *var, cJSON *o)
 	    !cJSON_AddBoolToObject(k, "pagein", var->pagein))
 		return LL_ENOMEM;
 	for (size_t i = 0; i < sizeof(variant_texts) / sizeof(variant_texts[0]); i++)
-		if (strcmp(variant_texts[i].name, var->base.name) == 0 &&
+		if (strcmp(variant_texts[i].name, var->base.preset) == 0 &&
 		    (!cJSON_AddStringToObject(o, "changes", variant_texts[i].changes) ||
 		     !cJSON_AddStringToObject(o, "cannot_show", variant_texts[i].cannot_show)))
 			return LL_ENOMEM;
 	return 0;
 }
 
-static int program_section(const struct program_elf_context *ctx, cJSON *r)
+/* Build B's manifest files and their digests as [{"path", "sha256"}]
+ * into O's "files", and what libelf read of them as its "elf". */
+static int build_files(struct program_elf_context *ctx, size_t b, cJSON *o)
 {
-	cJSON *p = cJSON_AddObjectToObject(r, "program"), *cache, *files = program_elf_files_json(ctx);
+	const struct program_build *build = &ctx->base.builds[b];
+	cJSON *files = cJSON_AddArrayToObject(o, "files"), *elf;
+
+	if (!files)
+		return LL_ENOMEM;
+	for (size_t i = 0; i < build->file_count; i++) {
+		char sha[80];
+		cJSON *f = json_array_add_object(files);
+		snprintf(sha, sizeof(sha), "sha256:%s", build->files[i].sha256);
+		if (!f || !cJSON_AddStringToObject(f, "path", build->files[i].path) ||
+		    !cJSON_AddStringToObject(f, "sha256", sha))
+			return LL_ENOMEM;
+	}
+	program_elf_use_build(ctx, b);
+	elf = program_elf_files_json(ctx);
+	program_elf_use_build(ctx, 0);
+	if (!elf || !cJSON_AddItemToObject(o, "elf", elf)) {
+		cJSON_Delete(elf);
+		return LL_ENOMEM;
+	}
+	return 0;
+}
+
+/* A job of several builds: "builds": [{"label", "exe", "file_count",
+ * "files": [{"path", "sha256"}], "elf": [...]}], the compare's changed
+ * files (report_ab.c) named from the same manifests. */
+static int builds_section(struct program_elf_context *ctx, cJSON *p)
+{
+	cJSON *list = cJSON_AddArrayToObject(p, "builds");
+
+	for (size_t b = 0; list && b < ctx->base.build_count; b++) {
+		const struct program_build *build = &ctx->base.builds[b];
+		cJSON *o = json_array_add_object(list);
+		if (!o || !cJSON_AddStringToObject(o, "label", build->label) ||
+		    !cJSON_AddStringToObject(o, "exe", build->files[build->exe].path) ||
+		    !cJSON_AddNumberToObject(o, "file_count", (double)build->file_count) ||
+		    build_files(ctx, b, o) < 0)
+			return LL_ENOMEM;
+	}
+	return list ? 0 : LL_ENOMEM;
+}
+
+static int program_section(struct program_elf_context *ctx, cJSON *r)
+{
+	cJSON *p, *cache, *files;
+
+	program_elf_use_build(ctx, 0); /* "exe" and "elf": the (base) build's */
+	p = cJSON_AddObjectToObject(r, "program");
+	files = program_elf_files_json(ctx);
 
 	if (!p || !files || !cJSON_AddItemToObject(p, "elf", files)) {
 		cJSON_Delete(files);
@@ -175,11 +223,13 @@ static int program_section(const struct program_elf_context *ctx, cJSON *r)
 	    !cJSON_AddStringToObject(p, "format", "elf") ||
 	    !cJSON_AddStringToObject(p, "until", ctx->idle ? "idle" : "exit") ||
 	    (ctx->idle && !cJSON_AddNumberToObject(p, "idle_ms", PROGRAM_ELF_IDLE_MS)) ||
-	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->base.file_count) ||
+	    !cJSON_AddNumberToObject(p, "file_count", (double)ctx->base.all_file_count) ||
 	    !(cache = cJSON_AddObjectToObject(p, "blob_cache")) ||
 	    !cJSON_AddNumberToObject(cache, "cached", (double)ctx->base.blobs_cached) ||
 	    !cJSON_AddNumberToObject(cache, "fetched", (double)ctx->base.blobs_fetched) ||
 	    !cJSON_AddNumberToObject(cache, "bytes_fetched", (double)ctx->base.bytes_fetched))
+		return LL_ENOMEM;
+	if (ctx->base.build_count > 1 && builds_section(ctx, p) < 0)
 		return LL_ENOMEM;
 	if (ctx->drop_bind_now && !cJSON_AddStringToObject(p, "test_note",
 							   PROGRAM_ELF_TEST_DROP_BIND_NOW
@@ -225,6 +275,10 @@ static int program_elf_describe(struct family_run *run, void *state, const struc
 		    !cJSON_AddBoolToObject(o, "valid", var->base.valid) ||
 		    (!var->base.valid &&
 		     !cJSON_AddStringToObject(o, "invalid_reason", var->base.invalid_reason)))
+			return LL_ENOMEM;
+		if (ctx->base.build_count > 1 &&
+		    (!cJSON_AddStringToObject(o, "build", ctx->base.builds[var->base.build].label) ||
+		     !cJSON_AddStringToObject(o, "preset", var->base.preset)))
 			return LL_ENOMEM;
 		if (give(o, "notes", &var->base.notes) < 0 || give(o, "verify", &var->base.verify) < 0 ||
 		    give(o, "files", &var->base.files) < 0)

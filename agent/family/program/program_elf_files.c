@@ -87,15 +87,34 @@ out:
 	return ok;
 }
 
-int program_elf_read_files(struct program_elf_context *ctx)
+void program_elf_use_build(struct program_elf_context *ctx, size_t b)
+{
+	program_use_build(&ctx->base, b);
+	if (ctx->elf_all)
+		ctx->elf_files = ctx->elf_all + (ctx->base.builds[b].files - ctx->base.all_files);
+}
+
+/* " (build LABEL)" of a job of several builds into OUT, else "". */
+static const char *build_named(const struct program_context *base, char *out, size_t size)
+{
+	const char *label = "";
+
+	for (size_t b = 0; base->build_count > 1 && b < base->build_count; b++)
+		if (base->builds[b].files == base->files)
+			label = base->builds[b].label;
+	snprintf(out, size, label[0] ? " (build %s)" : "", label);
+	return out;
+}
+
+/* The build in use's files read with libelf into ctx->elf_files. */
+static int read_build_files(struct program_elf_context *ctx)
 {
 	const struct program_context *base = &ctx->base;
 	unsigned char magic[4] = {0};
-	char path[PLAT_MAX_PATH + 1];
+	char path[PLAT_MAX_PATH + 1], build[JOB_SPEC_MAX_BUILD_LABEL + 16];
 	int rc, fd;
 
-	if (!(ctx->elf_files = calloc(base->file_count, sizeof(*ctx->elf_files))))
-		return LL_ENOMEM;
+	build_named(base, build, sizeof(build));
 	for (size_t i = 0; i < base->file_count; i++) {
 		struct program_elf_file *f = &ctx->elf_files[i];
 		struct elf_object_facts facts;
@@ -108,17 +127,17 @@ int program_elf_read_files(struct program_elf_context *ctx)
 				close(fd);
 			if (n != 4 || memcmp(magic, "\177ELF", 4) != 0)
 				return err_set(LL_EFORMAT,
-					       "The program's exe %s is not an ELF file (no \\177ELF at its "
-					       "start): nothing was run.",
-					       base->files[i].path);
+					       "The program's exe %s%s is not an ELF file (no \\177ELF at "
+					       "its start): nothing was run.",
+					       base->files[i].path, build);
 		}
 		if (!read_dynamic_names(path, f, &dyn) || elf_read_object(path, &facts) < 0) {
 			err_clear();
 			if (i == base->exe)
 				return err_set(LL_EFORMAT,
-					       "The program's exe %s is no x86-64 ELF file libelf reads: "
+					       "The program's exe %s%s is no x86-64 ELF file libelf reads: "
 					       "nothing was run.",
-					       base->files[i].path);
+					       base->files[i].path, build);
 			memset(f, 0, sizeof(*f));
 			continue;
 		}
@@ -132,6 +151,20 @@ int program_elf_read_files(struct program_elf_context *ctx)
 			return rc;
 	}
 	return 0;
+}
+
+int program_elf_read_files(struct program_elf_context *ctx)
+{
+	int rc = 0;
+
+	if (!(ctx->elf_all = calloc(ctx->base.all_file_count, sizeof(*ctx->elf_all))))
+		return LL_ENOMEM;
+	for (size_t b = 0; rc == 0 && b < ctx->base.build_count; b++) {
+		program_elf_use_build(ctx, b);
+		rc = read_build_files(ctx);
+	}
+	program_elf_use_build(ctx, 0);
+	return rc;
 }
 
 cJSON *program_elf_files_json(const struct program_elf_context *ctx)
@@ -198,12 +231,13 @@ int program_elf_tools(struct program_elf_context *ctx)
 
 int program_elf_folders(struct program_elf_context *ctx)
 {
-	const struct program_context *base = &ctx->base;
+	const struct program_context *base = &ctx->base; /* the build in use: each variant's own */
 	char src[PLAT_MAX_PATH + 1], dst[PLAT_MAX_PATH + 1], sub[32];
 	int rc;
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		struct program_variant *var = &ctx->variants[v].base;
+		program_elf_use_build(ctx, var->build);
 		snprintf(sub, sizeof(sub), "v/%02zu", v);
 		if ((rc = family_path(var->dir, base->work, sub)) < 0 || (rc = plat_mkdirs(var->dir)) < 0)
 			return rc;

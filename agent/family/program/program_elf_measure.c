@@ -168,6 +168,7 @@ int program_elf_timing(struct program_elf_context *ctx, struct family_timing *re
 		struct program_elf_variant *var = &ctx->variants[v];
 		if (!var->base.valid)
 			continue;
+		program_elf_use_build(ctx, var->base.build); /* its exe, files and folder */
 		if ((rc = family_timing_slot(ret, count, var->base.name)) < 0)
 			return rc;
 		ctx->timed_count = count + 1;
@@ -177,6 +178,7 @@ int program_elf_timing(struct program_elf_context *ctx, struct family_timing *re
 		give_slot(&ctx->timed[count], var->base.dir, &ret->programs[count]);
 		count++;
 	}
+	program_elf_use_build(ctx, 0);
 	ret->programs[count].name = PROGRAM_FLOOR_NAME;
 	ctx->timed_count = count + 1;
 	if ((rc = program_elf_start_init(ctx, NULL, NULL, &ctx->timed[count])) < 0 ||

@@ -407,6 +407,7 @@ int program_elf_verify(struct program_elf_context *ctx)
 
 	for (size_t v = 0; v < ctx->variant_count; v++) {
 		struct program_elf_variant *var = &ctx->variants[v];
+		program_elf_use_build(ctx, var->base.build);
 		var->base.valid = true;
 		if (!(var->base.verify = cJSON_CreateObject()))
 			return LL_ENOMEM;
@@ -420,6 +421,7 @@ int program_elf_verify(struct program_elf_context *ctx)
 					  (int)(100 * (v + 1) / ctx->variant_count))) < 0)
 			return rc;
 	}
+	program_elf_use_build(ctx, 0);
 	return 0;
 }
 

@@ -102,39 +102,29 @@ int program_read_section(struct program_context *ctx, const cJSON *job)
 	return 0;
 }
 
-/* The job's variants, once per build (build after build, each build's in
- * the job's order): named by their preset, or "LABEL:PRESET" when the job
- * has several builds. */
-static int read_variants(struct program_context *ctx, const cJSON *job)
+/* A PE variant's knobs (program_read_variants()). */
+static int read_knobs(const cJSON *item, struct program_variant *var)
 {
-	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
-	size_t v = 0, per_build = (size_t)cJSON_GetArraySize(variants);
+	const char *bases, *aslr;
 	int rc;
 
-	ctx->variant_count = per_build * ctx->build_count;
-	if (per_build == 0)
-		return err_set(LL_EINVAL, "The job has no variants.");
-	if (!(ctx->variants = calloc(ctx->variant_count, sizeof(*ctx->variants))))
-		return LL_ENOMEM;
-	for (size_t b = 0; b < ctx->build_count; b++)
-		cJSON_ArrayForEach(item, variants) {
-			struct program_variant *var = &ctx->variants[v++];
-			const char *name, *bases, *aslr;
-			if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
-			    (rc = json_get_string(item, "bases", 15, true, NULL, &bases)) < 0 ||
-			    (rc = json_get_bool(item, "bind", true, false, &var->bind)) < 0 ||
-			    (rc = json_get_string(item, "aslr", 15, true, NULL, &aslr)) < 0)
-				return rc;
-			var->build = b;
-			snprintf(var->preset, sizeof(var->preset), "%s", name);
-			if (ctx->build_count > 1)
-				snprintf(var->name, sizeof(var->name), "%s:%s", ctx->builds[b].label, name);
-			else
-				snprintf(var->name, sizeof(var->name), "%s", name);
-			var->unique_bases = strcmp(bases, "unique") == 0;
-			var->aslr_off = strcmp(aslr, "off") == 0;
-		}
+	if ((rc = json_get_string(item, "bases", 15, true, NULL, &bases)) < 0 ||
+	    (rc = json_get_bool(item, "bind", true, false, &var->bind)) < 0 ||
+	    (rc = json_get_string(item, "aslr", 15, true, NULL, &aslr)) < 0)
+		return rc;
+	var->unique_bases = strcmp(bases, "unique") == 0;
+	var->aslr_off = strcmp(aslr, "off") == 0;
 	return 0;
+}
+
+static int read_variants(struct program_context *ctx, const cJSON *job)
+{
+	void *variants = NULL;
+	int rc = program_read_variants(ctx, job, sizeof(*ctx->variants), read_knobs, &variants,
+				       &ctx->variant_count);
+
+	ctx->variants = variants;
+	return rc;
 }
 
 static int knobs_json(const struct program_variant *var, cJSON *o)

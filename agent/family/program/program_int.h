@@ -192,6 +192,17 @@ int program_files_json(const struct program_context *ctx, const char *folder, cJ
 
 /* ---- helpers of every stage (program_util.c) ---- */
 
+/* The job's variants, once per build (build after build, each build's in
+ * the job's order), into *RET_VARIANTS (owned; *RET_COUNT of SIZE bytes
+ * each, each starting with a struct program_variant): named by their
+ * preset, or "LABEL:PRESET" when the job has several builds, with their
+ * build and preset; KNOBS reads the rest of ITEM into VAR (the PE
+ * programs' and the ELF programs' knobs differ). *RET_VARIANTS is set
+ * (the caller frees it) once allocated, even when an error follows. */
+int program_read_variants(const struct program_context *ctx, const cJSON *job, size_t size,
+			  int (*knobs)(const cJSON *item, struct program_variant *var), void **ret_variants,
+			  size_t *ret_count);
+
 /* Makes build B (< ctx->build_count) the one in use: ctx->files,
  * file_count, exe and files_dir are its. */
 void program_use_build(struct program_context *ctx, size_t b);

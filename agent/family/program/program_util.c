@@ -1,14 +1,49 @@
 /*
  * program_util.c - what every stage of the `program` family uses
- * (program_int.h): the build in use, a variant's invalid mark and its
- * notes.
+ * (program_int.h): the job's variants once per build, the build in use,
+ * a variant's invalid mark and its notes.
  */
 #include "program_int.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "loadlab/err.h"
+#include "loadlab/json.h"
+
+int program_read_variants(const struct program_context *ctx, const cJSON *job, size_t size,
+			  int (*knobs)(const cJSON *item, struct program_variant *var), void **ret_variants,
+			  size_t *ret_count)
+{
+	const cJSON *variants = cJSON_GetObjectItemCaseSensitive(job, "variants"), *item;
+	size_t v = 0, per_build = (size_t)cJSON_GetArraySize(variants);
+	unsigned char *array;
+	int rc;
+
+	if (per_build == 0)
+		return err_set(LL_EINVAL, "The job has no variants.");
+	if (!(array = calloc(per_build * ctx->build_count, size)))
+		return LL_ENOMEM;
+	*ret_variants = array;
+	*ret_count = per_build * ctx->build_count;
+	for (size_t b = 0; b < ctx->build_count; b++)
+		cJSON_ArrayForEach(item, variants) {
+			struct program_variant *var = (struct program_variant *)(array + size * v++);
+			const char *name;
+			if ((rc = json_get_string(item, "name", JOB_SPEC_MAX_NAME, true, NULL, &name)) < 0 ||
+			    (rc = knobs(item, var)) < 0)
+				return rc;
+			var->build = b;
+			snprintf(var->preset, sizeof(var->preset), "%s", name);
+			if (ctx->build_count > 1)
+				snprintf(var->name, sizeof(var->name), "%s:%s", ctx->builds[b].label, name);
+			else
+				snprintf(var->name, sizeof(var->name), "%s", name);
+		}
+	return 0;
+}
 
 void program_use_build(struct program_context *ctx, size_t b)
 {

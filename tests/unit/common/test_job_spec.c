@@ -666,7 +666,50 @@ static void test_program_elf(void)
 	CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
 	CHECK(cJSON_Compare(n, again, true));
 	cJSON_Delete(again);
+	/* Linux agents only: a matrix without "os" gets os [linux] */
+	{
+		char *m = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(n, "matrix"));
+		CHECK_EQ_STR(m, "{\"cells\":{\"os\":[\"linux\"]}}");
+		free(m);
+	}
 	cJSON_Delete(n);
+	/* two builds of an ELF program; a matrix naming os keeps it; each_agent
+	 * gets os too; 8 keys without os have no room */
+	{
+		static const char *const matrices[][2] = {
+			{"{\"cells\":{\"os\":[\"win10\"]}}", "{\"cells\":{\"os\":[\"win10\"]}}"},
+			{"{\"each_agent\":{\"agent\":[\"a\"]}}",
+			 "{\"each_agent\":{\"agent\":[\"a\"],\"os\":[\"linux\"]}}"},
+			{"{\"cells\":{\"a\":[\"1\"],\"b\":[\"1\"],\"c\":[\"1\"],\"d\":[\"1\"],\"e\":[\"1\"],"
+			 "\"f\":[\"1\"],\"g\":[\"1\"],\"h\":[\"1\"]}}",
+			 NULL},
+		};
+		for (size_t i = 0; i < sizeof(matrices) / sizeof(matrices[0]); i++) {
+			snprintf(text, sizeof(text),
+				 "{\"name\":\"e\",\"family\":\"program\",\"program\":{\"builds\":["
+				 "{\"label\":\"base\",\"files\":{\"app\":\"" REF "\"},\"exe\":\"app\"},"
+				 "{\"label\":\"candidate\",\"files\":{\"app\":\"" REF "\"},\"exe\":\"app\"}],"
+				 "\"format\":\"elf\"},\"variants\":[\"as-built\"],\"matrix\":%s}",
+				 matrices[i][0]);
+			n = NULL;
+			if (!matrices[i][1]) {
+				CHECK_EQ_INT(normalize_text(text, &n), LL_ERANGE);
+				CHECK(strstr(err_message(LL_ERANGE), "at most 7 keys") != NULL);
+				continue;
+			}
+			CHECK_EQ_INT(normalize_text(text, &n), 0);
+			char *m = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(n, "matrix"));
+			CHECK_EQ_STR(m, matrices[i][1]);
+			free(m);
+			CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+				      cJSON_GetObjectItemCaseSensitive(n, "program"), "builds")) == 2);
+			again = NULL;
+			CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+			CHECK(cJSON_Compare(n, again, true));
+			cJSON_Delete(again);
+			cJSON_Delete(n);
+		}
+	}
 	/* a PE program keeps no "format" */
 	CHECK_EQ_INT(program_job("\"a.exe\":\"" REF "\"", "a.exe", ",\"format\":\"pe\"", &n), 0);
 	CHECK(!cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(n, "program"), "format"));

@@ -6,7 +6,9 @@
  * was; a DLL whose relocations were stripped (as a linker's /FIXED
  * leaves it) makes `rebase` invalid with a reason naming the file while
  * `aslr-off` still applies; a signed image (a security directory) that a
- * variant changes gets a note that its signature no longer holds.
+ * variant changes gets a note that its signature no longer holds. And
+ * the job's variants read once per build (program_read_variants(), which
+ * the PE and the ELF programs share).
  *
  * The fixtures are built here with x86_64-w64-mingw32-gcc (installed by
  * scripts/install-deps.sh); a missing compiler fails the test.
@@ -27,6 +29,8 @@
 	"int __stdcall DllMain(void *h, unsigned r, void *p) { return 1; }\n" \
 	"__declspec(dllexport) int f(void) { return 1; }\n"                   \
 	"int (*table[])(void) = { f };\n"
+
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static char fixtures[1024];
 
@@ -239,6 +243,53 @@ static void test_stripped_is_invalid(void)
 	free_run(&r);
 }
 
+static int count_knobs(const cJSON *item, struct program_variant *var)
+{
+	var->bind = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "bind"));
+	return 0;
+}
+
+/* Two builds of two variants: four, build after build, "LABEL:PRESET". */
+static void test_variants_per_build(void)
+{
+	static const char job_text[] =
+		"{\"program\":{\"builds\":["
+		"{\"label\":\"base\",\"exe\":\"a\",\"files\":{\"a\":\"sha256:" HEX64 "\"}},"
+		"{\"label\":\"cand\",\"exe\":\"a\",\"files\":{\"a\":\"sha256:" HEX64
+		"\",\"b\":\"sha256:" HEX64
+		"\"}}]},\"variants\":[{\"name\":\"as-built\"},{\"name\":\"bind\",\"bind\":true}]}";
+	static const char *const names[] = {"base:as-built", "base:bind", "cand:as-built", "cand:bind"};
+	struct program_context ctx = {0};
+	cJSON *job = cJSON_Parse(job_text), *none = cJSON_Parse("{\"variants\":[]}");
+	void *variants = NULL;
+	size_t count = 0;
+
+	CHECK(job != NULL);
+	CHECK_EQ_INT(program_read_section(&ctx, job), 0);
+	CHECK_EQ_INT((int)ctx.build_count, 2);
+	CHECK_EQ_INT(program_read_variants(&ctx, job, sizeof(struct program_variant), count_knobs, &variants,
+					   &count),
+		     0);
+	CHECK_EQ_INT((int)count, 4);
+	for (size_t v = 0; variants && v < count && v < 4; v++) {
+		const struct program_variant *var = (const struct program_variant *)variants + v;
+		CHECK_EQ_STR(var->name, names[v]);
+		CHECK_EQ_STR(var->preset, v % 2 ? "bind" : "as-built");
+		CHECK_EQ_INT((int)var->build, (int)(v / 2));
+		CHECK(var->bind == (v % 2 == 1));
+	}
+	free(variants);
+	variants = NULL;
+	CHECK_EQ_INT(program_read_variants(&ctx, none, sizeof(struct program_variant), count_knobs, &variants,
+					   &count),
+		     LL_EINVAL);
+	free(variants);
+	free(ctx.all_files);
+	free(ctx.args);
+	cJSON_Delete(job);
+	cJSON_Delete(none);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -250,6 +301,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
+	test_variants_per_build();
 	test_rebase_separates();
 	test_stripped_is_invalid();
 	if (check_failed)
