@@ -63,20 +63,6 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
-bool job_spec_key_valid(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n < 1 || n > 32 || name[0] < 'a' || name[0] > 'z')
-		return false;
-	for (size_t i = 1; i < n; i++) {
-		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 bool job_spec_has_delay(const cJSON *normalized)
 {
 	const cJSON *v;
@@ -87,26 +73,6 @@ bool job_spec_has_delay(const cJSON *normalized)
 			return true;
 	}
 	return false;
-}
-
-bool job_spec_series_valid(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n < 1 || n > JOB_SPEC_MAX_SERIES)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
-			return false;
-	return true;
-}
-
-static bool name_valid(const char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return false;
-	return true;
 }
 
 static int add_knobs(cJSON *variants, const char *name, const char *bases, bool bind, const char *imports,
@@ -167,7 +133,7 @@ static int normalize_elf_object(const cJSON *item, cJSON *out)
 	    (rc = json_get_string(item, "preset", 64, false, name, &preset)) < 0 ||
 	    (rc = job_spec_elf_preset(preset, &knobs)) < 0)
 		return rc;
-	if (!name_valid(name) || !*name)
+	if (!job_spec_text_valid(name) || !*name)
 		return err_set(LL_EINVAL, "Variant name '%s' is empty or has control characters.", name);
 	if (!(v = cJSON_CreateObject()) || !cJSON_AddItemToArray(out, v) ||
 	    !cJSON_AddStringToObject(v, "name", name))
@@ -198,7 +164,7 @@ static int normalize_pe_knobs(const cJSON *item, cJSON *out)
 	    (rc = choice(item, "imports", import_values, "name", &imports)) < 0 ||
 	    (rc = choice(item, "order", order_values, "link", &order)) < 0)
 		return rc;
-	if (!name_valid(name))
+	if (!job_spec_text_valid(name))
 		return err_set(LL_EINVAL, "Variant name '%s' has control characters.", name);
 	if (bind && strcmp(bases, "same") == 0)
 		return err_set(LL_EINVAL,
@@ -525,98 +491,6 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 	return 0;
 }
 
-/* Checks {KEY: [VALUE...]} and copies it; returns the product of the
- * list lengths in *RET_CELLS. */
-static int normalize_selector(const cJSON *sel, const char *where, cJSON *out, long long *ret_cells)
-{
-	const cJSON *key, *value;
-	long long cells = 1;
-	int keys = 0;
-
-	if (!cJSON_IsObject(sel))
-		return err_set(LL_EINVAL, "Field 'matrix.%s' must be an object of lists.", where);
-	cJSON_ArrayForEach(key, sel) {
-		cJSON *list;
-		int n;
-		if (++keys > JOB_SPEC_MAX_MATRIX_KEYS)
-			return err_set(LL_ERANGE, "A matrix has at most %d keys.", JOB_SPEC_MAX_MATRIX_KEYS);
-		if (!job_spec_key_valid(key->string))
-			return err_set(LL_EINVAL, "Matrix key '%s' must match [a-z][a-z0-9_]{0,31}.",
-				       key->string);
-		n = cJSON_IsArray(key) ? cJSON_GetArraySize(key) : 0;
-		if (n < 1 || n > JOB_SPEC_MAX_MATRIX_VALUES)
-			return err_set(LL_EINVAL, "Matrix key '%s' needs a list of 1 to %d strings.",
-				       key->string, JOB_SPEC_MAX_MATRIX_VALUES);
-		list = cJSON_AddArrayToObject(out, key->string);
-		if (!list)
-			return LL_ENOMEM;
-		cJSON_ArrayForEach(value, key) {
-			size_t len = cJSON_IsString(value) ? strlen(value->valuestring) : 0;
-			if (len < 1 || len > 64 || !name_valid(value->valuestring))
-				return err_set(LL_EINVAL,
-					       "Values of matrix key '%s' must be strings of 1 to 64 bytes.",
-					       key->string);
-			for (const cJSON *p = key->child; p != value; p = p->next)
-				if (strcmp(p->valuestring, value->valuestring) == 0)
-					return err_set(LL_EINVAL, "Matrix key '%s' lists '%s' twice.",
-						       key->string, value->valuestring);
-			cJSON_AddItemToArray(list, cJSON_CreateString(value->valuestring));
-		}
-		cells *= n;
-		if (cells > JOB_SPEC_MAX_CELLS)
-			return err_set(LL_ERANGE, "The matrix has more than %d cells.", JOB_SPEC_MAX_CELLS);
-	}
-	*ret_cells = cells;
-	return 0;
-}
-
-static int normalize_matrix(const cJSON *matrix, cJSON *out)
-{
-	static const char *const keys[] = {"cells", "each_agent", NULL};
-	const cJSON *cells, *each;
-	long long n;
-
-	if (!matrix)
-		return cJSON_AddObjectToObject(out, "cells") ? 0 : LL_ENOMEM;
-	int rc = json_check_object(matrix, keys, "matrix");
-	if (rc < 0)
-		return rc;
-	cells = cJSON_GetObjectItemCaseSensitive(matrix, "cells");
-	each = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
-	if (cells && each)
-		return err_set(LL_EINVAL, "Field 'matrix' takes either 'cells' or 'each_agent', not both.");
-	if (!cells && !each)
-		return cJSON_AddObjectToObject(out, "cells") ? 0 : LL_ENOMEM;
-	cJSON *o = cJSON_AddObjectToObject(out, cells ? "cells" : "each_agent");
-	if (!o)
-		return LL_ENOMEM;
-	return normalize_selector(cells ? cells : each, cells ? "cells" : "each_agent", o, &n);
-}
-
-/* An ELF program runs natively on Linux only (docs/program-elf.md, "Which
- * agents run it"): a normalized MATRIX that names no "os" gets "os":
- * ["linux"] (in its cells or its each_agent selector), so the queue
- * leases its tasks only to agents whose facts (or a label) say os linux.
- * A matrix that names "os" is the user's choice and stays. */
-static int matrix_linux_only(cJSON *matrix)
-{
-	cJSON *o = cJSON_GetObjectItemCaseSensitive(matrix, "cells"), *list;
-
-	if (!o)
-		o = cJSON_GetObjectItemCaseSensitive(matrix, "each_agent");
-	if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, "os"))
-		return 0;
-	if (cJSON_GetArraySize(o) >= JOB_SPEC_MAX_MATRIX_KEYS)
-		return err_set(LL_ERANGE,
-			       "An ELF program job's matrix without 'os' has at most %d keys: the daemon "
-			       "adds os [\"linux\"] (docs/program-elf.md).",
-			       JOB_SPEC_MAX_MATRIX_KEYS - 1);
-	if (!(list = cJSON_AddArrayToObject(o, "os")) ||
-	    !cJSON_AddItemToArray(list, cJSON_CreateString("linux")))
-		return LL_ENOMEM;
-	return 0;
-}
-
 /* Adds to OUT an object NAME holding what NORMALIZE makes of JOB's member
  * NAME (NULL when absent). */
 static int add_section(const cJSON *job, const char *name, int (*normalize)(const cJSON *section, cJSON *out),
@@ -738,12 +612,12 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 	if (!in_list(build, builds))
 		return err_set(LL_EINVAL, "Field 'build' must be \"shared\" or \"each-agent\", not '%s'.",
 			       build);
-	if (!name_valid(name))
+	if (!job_spec_text_valid(name))
 		return err_set(LL_EINVAL, "Field 'name' has control characters.");
 	if (series && !job_spec_series_valid(series))
 		return err_set(LL_EINVAL, "Field 'series' must be 1 to %d printable characters.",
 			       JOB_SPEC_MAX_SERIES);
-	if (revision && (!revision[0] || !name_valid(revision)))
+	if (revision && (!revision[0] || !job_spec_text_valid(revision)))
 		return err_set(LL_EINVAL,
 			       "Field 'revision' must be 1 to %d characters without control "
 			       "characters.",
@@ -784,11 +658,11 @@ int job_spec_normalize(const cJSON *job, cJSON **ret_normalized)
 		rc = err_set(LL_EINVAL, "The program family measures warm and cold starts, not churn.");
 		goto fail;
 	}
-	if ((rc = add_section(job, "matrix", normalize_matrix, out)) < 0)
+	if ((rc = add_section(job, "matrix", job_spec_normalize_matrix, out)) < 0)
 		goto fail;
 	if (strcmp(family, "program") == 0 &&
 	    job_spec_program_is_elf(cJSON_GetObjectItemCaseSensitive(out, "program")) &&
-	    (rc = matrix_linux_only(cJSON_GetObjectItemCaseSensitive(out, "matrix"))) < 0)
+	    (rc = job_spec_matrix_linux_only(cJSON_GetObjectItemCaseSensitive(out, "matrix"))) < 0)
 		goto fail;
 	if (strcmp(family, "program") == 0 && cJSON_GetObjectItemCaseSensitive(job, "calibration")) {
 		rc = err_set(LL_EINVAL, "Field 'calibration' is for the pe and elf families.");

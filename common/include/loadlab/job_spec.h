@@ -149,6 +149,23 @@ bool job_spec_series_valid(const char *name);
  * ^[a-z][a-z0-9_]{0,31}$. */
 bool job_spec_key_valid(const char *name);
 
+/* True when S holds no control character (below 0x20, or 0x7f): the rule
+ * of a job's names, revisions and matrix values. */
+bool job_spec_text_valid(const char *s);
+
+/* --- the matrix (job_spec_matrix.c) --- */
+
+/* Checks the submitted MATRIX (NULL: none) and adds its normalized copy
+ * to OUT: {"cells": {KEY: [VALUE...]}} or {"each_agent": {...}}, at most
+ * JOB_SPEC_MAX_MATRIX_KEYS keys, JOB_SPEC_MAX_MATRIX_VALUES values a key
+ * and JOB_SPEC_MAX_CELLS cells. LL_EINVAL / LL_ERANGE with a message. */
+int job_spec_normalize_matrix(const cJSON *matrix, cJSON *out);
+
+/* An ELF program runs natively on Linux only (docs/program-elf.md, "Which
+ * agents run it"): gives the normalized MATRIX "os": ["linux"] when it
+ * names no "os"; LL_ERANGE when that would be one key too many. */
+int job_spec_matrix_linux_only(cJSON *matrix);
+
 /* --- the program family (job_spec_program.c) ---
  *
  * A job {"family": "program", "program": {...}, "variants": [...], ...}
