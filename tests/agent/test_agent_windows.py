@@ -161,8 +161,12 @@ class Wine:
     """A private WINEPREFIX with a persistent wineserver started here: a
     copy of the booted template (wine_template.py), else booted here."""
 
-    # The first command run in a new prefix (not a copy), which inits it.
+    # The first command run in a new prefix, which inits it.
     BOOT = ["wineboot", "-i"]
+    # The first command run in a copy of the template: the loader's init
+    # of the session (services.exe and the services it starts), which it
+    # waits for; the command itself does nothing more.
+    SESSION_START = ["cmd", "/c", "exit", "0"]
 
     def __enter__(self):
         self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
@@ -172,10 +176,8 @@ class Wine:
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=self.env)
         time.sleep(0.5)
-        if not copied:
-            subprocess.run([WINE64] + self.BOOT, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
-                           timeout=300)
+        subprocess.run([WINE64] + (self.SESSION_START if copied else self.BOOT), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env, timeout=300)
         self.tmp = tempfile.mkdtemp(prefix="loadlab-win-agent-")
         return self
 
