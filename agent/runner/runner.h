@@ -55,6 +55,13 @@
 /* The runner's own overrides under Wine: no Mono or Gecko installer
  * dialogs while a prefix boots or a program starts. */
 #define RUNNER_BASE_DLL_OVERRIDES "mscoree,mshtml="
+/* The environment variable that names a booted WINEPREFIX (`wineboot -i`
+ * run in it, then `wineserver -k`, which saves its registry) for
+ * runner_start() to copy instead of booting a new prefix: a boot takes
+ * 10 to 40 s on two busy cores, a copy a few. The tests set it; the copy
+ * (`cp -a`, Wine rewrites the registry files in place) is still the
+ * task's own prefix. */
+#define RUNNER_WINE_TEMPLATE_ENV "LOADLAB_WINE_TEMPLATE"
 
 struct runner {
 	bool wine;           /* programs run under Wine's loader */
@@ -77,7 +84,8 @@ struct runner {
 
 /* Prepares RUNNER: natively on Windows (a Windows agent under Wine starts
  * programs the same way, and notes `wine`); on Linux a private WINEPREFIX
- * below WORK, a persistent wineserver and a booted prefix. With
+ * below WORK, a persistent wineserver and a booted prefix (a copy of
+ * the one RUNNER_WINE_TEMPLATE_ENV names, when set; boot_attempts 0). With
  * NULL_DISPLAY the prefix gets Wine's null display driver (windows and
  * messages without an X display; the server is restarted to read it,
  * and the key is read back from the new session, up to

@@ -94,6 +94,30 @@ static int boot(struct runner *r, const char *prefix)
 	return rc;
 }
 
+/* Copies the booted prefix TEMPLATE_PREFIX into PREFIX (runner.h,
+ * RUNNER_WINE_TEMPLATE_ENV), before the session's server starts: the
+ * server reads the registry files when it starts. */
+static int copy_template(const char *template_prefix, const char *prefix)
+{
+	char cp[PLAT_MAX_PATH + 1], from[PLAT_MAX_PATH + 1];
+	const char *argv[] = {cp, "-a", from, prefix, NULL};
+	struct plat_spawn_options o = {.argv = argv};
+	int rc, code = -1;
+
+	/* Debian's cp first, then PATH's: an agent may run with a PATH
+	 * that names no system folder (test_no_compiler's is empty). */
+	if (plat_file_exists("/usr/bin/cp"))
+		memcpy(cp, "/usr/bin/cp", sizeof("/usr/bin/cp"));
+	else if ((rc = plat_find_program("cp", cp, sizeof(cp))) < 0)
+		return rc;
+	if ((rc = join(from, template_prefix, ".")) < 0)
+		return rc;
+	if ((rc = plat_run(&o, 300000, &code, NULL)) == 0 && code != 0)
+		rc = err_set(LL_EIO, "Copying the Wine prefix %s to %s failed (cp exited with %d).",
+			     template_prefix, prefix, code);
+	return rc;
+}
+
 /* Wine's null display driver: with no X display (a lab machine's agent,
  * a test) Wine has no driver and CreateWindow fails; the null driver
  * keeps every window and message operation in wineserver. The desktop
@@ -130,6 +154,7 @@ static int null_display(struct runner *r, const char *prefix)
 int runner_start(struct runner *r, const char *work, bool with_null_display)
 {
 	char prefix[PLAT_MAX_PATH + 1], system32[PLAT_MAX_PATH + 1];
+	const char *template_prefix;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -150,9 +175,14 @@ int runner_start(struct runner *r, const char *work, bool with_null_display)
 		 RUNNER_BASE_DLL_OVERRIDES);
 	r->env[2] = r->dll_overrides;
 	r->env[3] = NULL;
-	if ((rc = server_start(r)) < 0)
+	template_prefix = getenv(RUNNER_WINE_TEMPLATE_ENV);
+	if (template_prefix && !*template_prefix)
+		template_prefix = NULL;
+	if ((template_prefix && (rc = copy_template(template_prefix, prefix)) < 0) ||
+	    (rc = server_start(r)) < 0)
 		return rc;
-	if ((rc = boot(r, prefix)) < 0 || (with_null_display && (rc = null_display(r, prefix)) < 0)) {
+	if ((!template_prefix && (rc = boot(r, prefix)) < 0) ||
+	    (with_null_display && (rc = null_display(r, prefix)) < 0)) {
 		runner_stop(r);
 		return rc;
 	}
@@ -164,7 +194,8 @@ int runner_start(struct runner *r, const char *work, bool with_null_display)
 		memcpy(r->system_dirs[1], system32, strlen(system32) + 1);
 		r->system_dir_count = 2;
 	}
-	log_event(LOG_DEBUG, "wine_started", "prefix", prefix, NULL);
+	log_event(LOG_DEBUG, "wine_started", "prefix", prefix, "template_prefix",
+		  template_prefix ? template_prefix : "", NULL);
 	return 0;
 }
 

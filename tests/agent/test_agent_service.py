@@ -33,9 +33,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_agent_windows import WINE64, WINESERVER, WIN64_EXE, Wine  # noqa: E402
 
 NAME = "loadlab-agent"
-# The first command in the new prefix: the loader inits the prefix first
-# (and waits for it); this command then does nothing.
-BOOT_COMMAND = ["cmd", "/c", "exit", "0"]
 
 # Long enough to be stopped in the middle: many warm runs under Wine.
 SLOW_JOB = {
@@ -50,9 +47,9 @@ SLOW_JOB = {
 class ServiceWine(Wine):
     """test_agent_windows.Wine with one init, hence one services.exe."""
 
-    # The loader's own init of the new prefix, which it waits for;
-    # BOOT_COMMAND itself does nothing more.
-    BOOT = BOOT_COMMAND
+    # The first command in the new prefix: the loader inits the prefix
+    # first (and waits for it); Wine.SESSION_START itself does nothing more.
+    BOOT = Wine.SESSION_START
 
     def processes(self):
         """PIDs of the processes still running in this prefix, the server aside."""

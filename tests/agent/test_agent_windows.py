@@ -31,6 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
 import schemacheck  # noqa: E402
+import wine_template  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pe_checks  # noqa: E402
@@ -157,22 +158,26 @@ def test_helper_programs_ship_for_the_agents_architecture():
 
 
 class Wine:
-    """A private WINEPREFIX with a persistent wineserver started here."""
+    """A private WINEPREFIX with a persistent wineserver started here: a
+    copy of the booted template (wine_template.py), else booted here."""
 
-    # The first command run in the new prefix, which inits it.
+    # The first command run in a new prefix, which inits it.
     BOOT = ["wineboot", "-i"]
+    # The first command run in a copy of the template: the loader's init
+    # of the session (services.exe and the services it starts), which it
+    # waits for; the command itself does nothing more.
+    SESSION_START = ["cmd", "/c", "exit", "0"]
 
     def __enter__(self):
         self.prefix = tempfile.mkdtemp(prefix="loadlab-wine-")
-        self.env = dict(os.environ, WINEPREFIX=self.prefix, WINEDEBUG="-all",
-                        WINEDLLOVERRIDES="mscoree,mshtml=")
+        copied = wine_template.copy_to(self.prefix)
+        self.env = dict(os.environ, WINEPREFIX=self.prefix, **wine_template.ENV)
         self.server = subprocess.Popen([WINESERVER, "-f", "-p"], stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                        env=self.env)
         time.sleep(0.5)
-        subprocess.run([WINE64] + self.BOOT, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
-                       timeout=300)
+        subprocess.run([WINE64] + (self.SESSION_START if copied else self.BOOT), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env, timeout=300)
         self.tmp = tempfile.mkdtemp(prefix="loadlab-win-agent-")
         return self
 

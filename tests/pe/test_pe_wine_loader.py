@@ -29,6 +29,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pe_testlib as t  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import wine_template  # noqa: E402
+
 NDLLS, NFUNCS = 10, 16
 SAME = ["-O1", "-Wl,--disable-dynamicbase,--disable-high-entropy-va,--disable-auto-image-base"]
 
@@ -133,13 +136,14 @@ class Wine:
     def __init__(self, wine64, wineserver, work):
         self.wine64 = wine64
         self.wineserver = wineserver
-        self.env = dict(os.environ, WINEPREFIX=os.path.join(work, "prefix"), WINEDEBUG="-all",
-                        WINEDLLOVERRIDES="mscoree,mshtml=")
+        self.env = dict(os.environ, WINEPREFIX=os.path.join(work, "prefix"), **wine_template.ENV)
         os.makedirs(self.env["WINEPREFIX"], exist_ok=True)
+        copied = wine_template.copy_to(self.env["WINEPREFIX"])
         self.server = subprocess.Popen([wineserver, "-f", "-p"], env=self.env, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        subprocess.run([wine64, "wineboot", "-i"], env=self.env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        if not copied:
+            subprocess.run([wine64, "wineboot", "-i"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
 
     def run(self, exe, out):
         if os.path.exists(out):

@@ -15,6 +15,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import wine_template  # noqa: E402
+
 # The Windows backend and what it needs; nothing from agent/.
 SOURCES = ["tests/unit/common/test_hash.c", "common/src/err.c", "common/src/clock.c",
            "common/src/plat/plat.c", "common/src/plat/plat_win32.c", "common/src/plat/plat_fs_win32.c",
@@ -42,14 +45,15 @@ def main():
     if r.returncode != 0:
         sys.exit(f"FAIL: building test_hash.exe exited {r.returncode}\n{r.stdout}\n{r.stderr}")
 
-    env = dict(os.environ, WINEPREFIX=os.path.join(work, "prefix"), WINEDEBUG="-all",
-               WINEDLLOVERRIDES="mscoree,mshtml=")
+    env = dict(os.environ, WINEPREFIX=os.path.join(work, "prefix"), **wine_template.ENV)
     os.makedirs(env["WINEPREFIX"])
+    copied = wine_template.copy_to(env["WINEPREFIX"])
     server = subprocess.Popen([wineserver, "-f", "-p"], env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        subprocess.run([wine64, "wineboot", "-i"], env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        if not copied:
+            subprocess.run([wine64, "wineboot", "-i"], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
         out, err = os.path.join(work, "out.txt"), os.path.join(work, "err.txt")
         r = subprocess.run([wine64, exe, out, err], env=env, cwd=work, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
