@@ -6,12 +6,11 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
-import urllib.parse
 
+from blob_upload import raw_put, read_answer
 from harness import LOADLAB, Daemon, load_example, run_tests
 from schemacheck import validate
 
@@ -40,29 +39,6 @@ def program_job(files, exe="bin/app.exe", **extra):
     program.update(extra)
     return {"name": "prog", "family": "program", "program": program,
             "variants": ["as-built", "rebase", "bind", "aslr-off"]}
-
-
-def raw_put(d, name, head_len, body, chunked=False):
-    """Opens a socket and sends a PUT's headers and BODY (maybe partial);
-    returns the socket."""
-    u = urllib.parse.urlparse(d.url)
-    s = socket.create_connection((u.hostname, u.port))
-    headers = "PUT %s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n" % (
-        BLOBS, name, d.admin_token)
-    headers += "Transfer-Encoding: chunked\r\n" if chunked else "Content-Length: %d\r\n" % head_len
-    s.sendall(headers.encode() + b"\r\n" + body)
-    return s
-
-
-def read_answer(s):
-    s.settimeout(30)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return int(data.split(b" ", 2)[1]) if data else None
 
 
 def test_round_trip():

@@ -8,9 +8,9 @@ import hashlib
 import os
 import socket
 import time
-import urllib.parse
 
 import pg_cluster
+from blob_upload import raw_put, read_answer
 from harness import Daemon, run_tests
 
 BLOBS = "/api/v1/blobs/"
@@ -19,25 +19,6 @@ BODY_TIMEOUT = 120
 
 def sha(data):
     return hashlib.sha256(data).hexdigest()
-
-
-def raw_put(d, name, head_len, body):
-    u = urllib.parse.urlparse(d.url)
-    s = socket.create_connection((u.hostname, u.port))
-    s.sendall(("PUT %s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n" % (
-        BLOBS, name, d.admin_token, head_len)).encode() + body)
-    return s
-
-
-def read_status(s):
-    s.settimeout(30)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return int(data.split(b" ", 2)[1]) if data else None
 
 
 def tmp_files(d):
@@ -80,7 +61,7 @@ def test_a_replica_starting_keeps_the_others_uploads():
         assert os.path.basename(old_format) in left, left  # written just now
 
         s.sendall(data[len(data) // 2:])
-        assert read_status(s) == 201
+        assert read_answer(s) == 201
         s.close()
         got = b.api("HEAD", BLOBS + sha(data), token=a.admin_token)
         assert got.status == 200 and int(got.headers["Content-Length"]) == len(data), got
