@@ -169,9 +169,14 @@ async function route() {
     if (!m) continue;
     document.querySelectorAll("#nav a").forEach((a) => a.classList.toggle("active", a.dataset.page === nav));
     pageEl().innerHTML = `<p class="muted">Loading…</p>`;
+    const serial = renderSerial;
     try {
       await fn(m);
     } catch (e) {
+      /* A page left while it still awaited the API finds its elements
+       * gone (the next page's are there): that failure is not the next
+       * page's, and must not overwrite it. */
+      if (serial !== renderSerial) return;
       if (!(e instanceof ApiError)) console.warn(e);
       pageEl().innerHTML = `<p class="error">Could not load this page: ${esc(e.message)}</p>`;
     }

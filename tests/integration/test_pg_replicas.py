@@ -212,6 +212,7 @@ class Fleet:
         # (counted here, in the agents' threads: a store query polled from
         # the test's thread was seen 1,993 of 2,000 tasks late).
         self.acks, self.acks_target, self.third = 0, 0, threading.Event()
+        self.at_third = None  # called with the count of acks when THIRD is set
         self.retry_after = set()
         self.agents = []
 
@@ -222,8 +223,15 @@ class Fleet:
     def acknowledged(self):
         with self.lock:
             self.acks += 1
-            if self.acks_target and self.acks >= self.acks_target:
-                self.third.set()
+            n = self.acks
+            first = self.acks_target and n == self.acks_target
+        if first:
+            # In this agent's thread, at once: the test's own thread, one
+            # of 500, was seen to wake from THIRD only once every task was
+            # done (a kill -9 then found no work left).
+            if self.at_third:
+                self.at_third(n)
+            self.third.set()
 
     def leased(self, agent, lease):
         with self.lock:
@@ -318,11 +326,13 @@ class Fleet:
         return attempts
 
 
-def run_fleet(replicas, middle=None, timeout=900):
+def run_fleet(replicas, middle=None, timeout=900, at_third=None):
     """Enrolls the fleet, submits the jobs (through the three replicas),
-    starts the agents; MIDDLE(fleet,
-    jobs) once a third of the tasks are done; checks the store."""
+    starts the agents; AT_THIRD(acks) in the agent's thread whose result
+    made a third of the tasks acknowledged, then MIDDLE(fleet, jobs) in
+    this one; checks the store."""
     fleet = Fleet(replicas)
+    fleet.at_third = at_third
     t0 = time.time()
     fleet.enroll()
     print("enrolled %d agents in %.1fs" % (AGENTS, time.time() - t0), flush=True)
@@ -404,15 +414,17 @@ def test_kill_9_of_one_replica_in_the_middle():
     r = Replicas()
     killed = {}
 
-    def middle(fleet, jobs):
-        killed["at_done"] = fleet.done_count(jobs)
-        killed["leased"] = int(r.sql("SELECT count(*) FROM tasks WHERE state = 'leased'")[0][0])
+    def at_third(acks):
         r.kill(2)
-        print("killed replica 2 (kill -9) at %d tasks done, %d leased" % (killed["at_done"], killed["leased"]),
-              flush=True)
+        killed["acks"] = acks
+
+    def middle(fleet, jobs):
+        print("killed replica 2 (kill -9) at %d results acknowledged; %d tasks done, %d leased a moment later" % (
+            killed["acks"], fleet.done_count(jobs),
+            int(r.sql("SELECT count(*) FROM tasks WHERE state = 'leased'")[0][0])), flush=True)
 
     try:
-        fleet, jobs, attempts = run_fleet(r, middle)
+        fleet, jobs, attempts = run_fleet(r, middle, at_third=at_third)
         moved = sum(1 for a in fleet.agents if a.i % REPLICAS == 2 and a.home != 2)
         homed = sum(1 for a in fleet.agents if a.i % REPLICAS == 2)
         print("agents of replica 2 that moved: %d of %d" % (moved, homed), flush=True)

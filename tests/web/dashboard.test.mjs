@@ -425,12 +425,39 @@ test("every page is reachable from the first by links, none logs an error", asyn
     await page.waitForFunction(() => !document.querySelector("#page").textContent.startsWith("Loading"));
     await page.waitForTimeout(150);
     assert.equal(await page.textContent("#global-error"), "", `no error on ${hash}`);
-    assert.ok(!(await page.textContent("#page")).includes("Could not load this page"), `${hash} loaded`);
+    const text = await page.textContent("#page");
+    assert.ok(!text.includes("Could not load this page"), `${hash} loaded: ${text.slice(0, 300)}`);
     const links = await page.$$eval("a[href^='#/']", (as) => as.map((a) => a.getAttribute("href")));
     queue.push(...links.filter((h) => !seen.has(h)));
     assertNoConsoleErrors(hash);
   }
   for (const k of ["fleet", "jobs", "job", "submit", "report", "compare"]) assert.ok(kinds.has(k), `page ${k} reachable (${[...kinds]})`);
+});
+
+test("a page left while it awaited the API does not overwrite the next one with its failure", async () => {
+  /* The jobs list held back until the job page is drawn: the jobs page
+   * then finds its table gone, a failure of the page already left. */
+  let release;
+  const held = new Promise((r) => { release = r; });
+  const hold = async (route) => { await held; await route.continue(); };
+  await page.route("**/api/v1/jobs?limit=*", hold);
+  try {
+    const id = (await api("GET", "/api/v1/jobs?limit=1")).body.jobs[0].id;
+    await go("#/jobs");
+    await page.waitForSelector("#jobs");
+    await go(`#/job/${id}`);
+    await page.waitForFunction((n) => document.querySelector("#job-name") && document.querySelector("#job-name").textContent !== "" &&
+      document.querySelector("h1").textContent.startsWith(`Job ${n}`), id);
+    release();
+    await page.waitForTimeout(500);
+    const text = await page.textContent("#page");
+    assert.ok(!text.includes("Could not load this page"), text.slice(0, 300));
+    assert.ok((await page.textContent("h1")).startsWith(`Job ${id}`));
+  } finally {
+    release();
+    await page.unroute("**/api/v1/jobs?limit=*", hold);
+  }
+  consoleErrors.splice(0);
 });
 
 test("a job of 1,000 tasks stays responsive: one request per poll, all rows drawn quickly", async () => {
