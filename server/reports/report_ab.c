@@ -223,13 +223,12 @@ static int ab_task(void *context, const struct store_report_row *task)
 static int ab_files(const cJSON *program, cJSON *out)
 {
 	cJSON *list = cJSON_AddArrayToObject(out, "files");
-	const cJSON *base = job_spec_program_build(program, 0, NULL), *build;
 	const char *base_label = NULL, *label;
+	const cJSON *base = job_spec_program_build(program, 0, &base_label), *build;
 	int rc;
 
 	if (!list)
 		return LL_ENOMEM;
-	job_spec_program_build(program, 0, &base_label);
 	for (int b = 1; (build = job_spec_program_build(program, b, &label)); b++) {
 		cJSON *o = json_array_add_object(list);
 		bool same = false;

@@ -25,6 +25,7 @@ struct blob_store {
 	char root[BLOBS_PATH_MAX - 200]; /* DATA_DIR/blobs */
 	char host[65];                   /* this host's name, '+' and '/' replaced */
 	char owner[128];                 /* "HOST+PID+START": this process's temporary files */
+	unsigned long long tmp_serial;   /* the last temporary file's number (atomic) */
 	struct blob_limits limits;
 	pthread_mutex_t lock;      /* used_bytes, reserved_bytes */
 	long long used_bytes;      /* stored blobs */
@@ -401,8 +402,11 @@ int blobs_upload_begin(struct blob_store *s, const char *hex, long long declared
 		release_upload(u, 0);
 		return rc;
 	}
-	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s+%s.XXXXXX", s->root, s->owner, hex);
-	u->fd = mkstemp(u->tmp_path);
+	/* OWNER is this process's alone and the number is never reused in it:
+	 * the name is new, and O_EXCL says so if it were not. */
+	snprintf(u->tmp_path, sizeof(u->tmp_path), "%s/tmp/%s+%s.%llu", s->root, s->owner, hex,
+		 __atomic_add_fetch(&s->tmp_serial, 1, __ATOMIC_RELAXED));
+	u->fd = open(u->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (u->fd < 0) {
 		rc = disk_error("create the upload's temporary file");
 		release_upload(u, 0);

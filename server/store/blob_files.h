@@ -11,8 +11,8 @@
  *
  * Several daemons may share one DATA_DIR (replicas on one PostgreSQL
  * store, README "Scaling out"), so none clears blobs/tmp/ as a whole:
- * each names its temporary files after itself, "HOST+PID+START+HEX.XXXXXX"
- * (START its opening time in ms), and blobs_open() and every sweep
+ * each names its temporary files after itself, "HOST+PID+START+HEX.N"
+ * (START its opening time in ms, N the process's count of uploads), and blobs_open() and every sweep
  * remove only what no live upload can hold: the files of a process of
  * this host that is gone (or of an earlier one with this PID), and any
  * other file (another host's, or one without an owner) not written for

@@ -124,7 +124,11 @@ def test_two_builds_paired_by_pass():
         # (tests/lab/lab_ab_repeat.py): one A/A here may be one of the 10 %
         # it allows, so make test holds it to what holds on any machine.
         assert row["pairs"] == RUNS and row["build"] == "candidate" and row["base"] == "base", row
-        assert row["ci_low"] <= row["ratio"] <= row["ci_high"], row
+        # What report_ab.c makes of any samples: an ordered interval, a known
+        # status, and a regression only when slower.
+        assert row["ci_low"] <= row["ci_high"], row
+        assert row["status"] in ("slower", "faster", "no_significant_change"), row
+        assert not row["regression"] or row["status"] == "slower", row
         assert (code == 1) == (aa["verdict"] == "regression") == bool(row["regression"]), (code, aa)
 
 

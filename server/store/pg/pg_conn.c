@@ -116,9 +116,7 @@ PGconn *pg_pool_take(struct pg_pool *pool)
 				pool->open--;
 				pool->connect_failures++;
 				pool->retry_at_ms = clock_now_ms() + pool->backoff_ms;
-				pool->backoff_ms = pool->backoff_ms * 2 > PG_BACKOFF_MAX_MS
-							   ? PG_BACKOFF_MAX_MS
-							   : pool->backoff_ms * 2;
+				pool->backoff_ms = pg_backoff_next(pool->backoff_ms);
 				pthread_cond_broadcast(&pool->cond);
 			}
 			pthread_mutex_unlock(&pool->lock);

@@ -53,6 +53,13 @@
  * failure up to the max: requests meanwhile fail at once (503). */
 #define PG_BACKOFF_MIN_MS 100
 #define PG_BACKOFF_MAX_MS 5000
+
+/* The backoff after one more failure to connect, from MS: doubled, at
+ * most PG_BACKOFF_MAX_MS (the pool, the task watch and the roles). */
+static inline long long pg_backoff_next(long long ms)
+{
+	return ms * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : ms * 2;
+}
 /* A write that meets a deadlock or a serialization failure (another
  * replica's transaction) runs again, this many times at most. */
 #define PG_WRITE_RETRIES 3

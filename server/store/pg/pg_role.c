@@ -64,8 +64,7 @@ int pg_role_take(struct store *s, const char *role, bool *ret_held)
 		}
 		if (!(r->conn = pg_pool_connect(&s->pool))) {
 			r->retry_at_ms = clock_now_ms() + r->backoff_ms;
-			r->backoff_ms =
-				r->backoff_ms * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : r->backoff_ms * 2;
+			r->backoff_ms = pg_backoff_next(r->backoff_ms);
 			pthread_mutex_unlock(&r->lock);
 			return err_set(LL_ESTORE, "The store's database cannot be reached.");
 		}

@@ -106,7 +106,7 @@ static void *watch_main(void *arg)
 			} else {
 				missed = true;
 				retry_at = now + backoff;
-				backoff = backoff * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : backoff * 2;
+				backoff = pg_backoff_next(backoff);
 			}
 		}
 		if (conn)
