@@ -1,8 +1,12 @@
 # The two setup commands of the README:
-#   make run   installs what is missing, builds, starts loadlabd on 127.0.0.1:8080
+#   make run   installs what the local lab needs and is missing (the "run"
+#              packages of scripts/debian-packages.txt), builds loadlabd,
+#              loadlab-agent and loadlab, starts loadlabd on 127.0.0.1:8080
 #              and one local loadlab-agent (LOCAL_AGENT=0: the daemon alone);
 #              Ctrl-C stops both (scripts/run-lab.sh)
-#   make test  installs what is missing, builds (plain and ASan+UBSan), runs ctest
+#   make test  installs every package that is missing (optional ones may fail:
+#              their tests skip, saying why), builds (plain, ASan+UBSan and
+#              the Windows agents), runs ctest; prints each phase's time
 # Other targets: build, asan, windows, install (DESTDIR, PREFIX), clean,
 # bench (every benchmark under tests/bench/, one table; not part of `make test`),
 # lab-check (the checks of precision and noise, on a quiet machine; not part
@@ -17,12 +21,15 @@ LOCAL_AGENT ?= 1
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps build asan run test clean windows install bench lab-check
+.PHONY: all deps deps-run build asan run test clean windows install bench lab-check
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh test
+
+deps-run:
+	@scripts/install-deps.sh run
 
 build: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -35,7 +42,7 @@ asan: deps
 # The build runs inside scripts/run-lab.sh (BUILD_FIRST=1), quietly: its
 # output goes to $(BUILD_DIR)/run-lab-build.log, the terminal gets the lab's
 # own lines.
-run: deps
+run: deps-run
 	@BUILD_DIR='$(BUILD_DIR)' JOBS='$(JOBS)' BUILD_FIRST=1 LISTEN='$(LISTEN)' DATA_DIR='$(DATA_DIR)' \
 		LOCAL_AGENT='$(LOCAL_AGENT)' exec scripts/run-lab.sh
 

@@ -4,7 +4,8 @@
 #   scripts/build-windows-deps.sh x86_64|i686 [PREFIX_ROOT]
 #
 # Debian's own source packages of curl and cJSON (apt-get source, with a
-# deb-src entry added from the existing deb entry when there is none) are
+# deb-src entry added from the existing deb entry when apt knows no
+# source of them; apt-get update only then) are
 # cross-compiled with mingw-w64 into PREFIX_ROOT/ARCH/prefix (default
 # build/windows-deps/ARCH/prefix): a static libcurl with Schannel and only
 # HTTP/HTTPS, and a static cJSON, each with a pkg-config file. i686 is
@@ -34,25 +35,33 @@ fi
 command -v "$host-gcc" >/dev/null || { echo "$0: $host-gcc not found (install mingw-w64)" >&2; exit 1; }
 command -v dpkg-source >/dev/null || { echo "$0: dpkg-source not found (install dpkg-dev)" >&2; exit 1; }
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
+. "$here/lib/apt.sh"
+sudo=$(apt_sudo)
 
 # The two architectures may be built at once (make windows): the deb-src
 # entry, apt's lists and the source download are done by one at a time.
 exec 9>"${TMPDIR:-/tmp}/loadlab-windows-deps.lock"
 flock 9
 
-# apt-get source needs a deb-src entry; make one from the Debian deb entry.
-if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    src_list=/etc/apt/sources.list.d/loadlab-deb-src.sources
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
-            $sudo tee "$src_list" >/dev/null
-    else
-        grep -hE '^deb .*debian' /etc/apt/sources.list | sed -e 's/^deb /deb-src /' |
-            $sudo tee /etc/apt/sources.list.d/loadlab-deb-src.list >/dev/null
+# apt-get source needs a deb-src entry and its index. When apt already
+# knows the two source packages, nothing is asked of the network.
+# Otherwise a deb-src entry is made from the Debian deb entry (when there
+# is none) and apt-get update runs (retried; an index that still fails,
+# such as another architecture's, is only a warning: apt-get source below
+# says so if the sources' own index is the one missing).
+if ! apt-get source --print-uris -q curl cjson >/dev/null 2>&1; then
+    if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        src_list=/etc/apt/sources.list.d/loadlab-deb-src.sources
+        if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+            sed -e 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+                $sudo tee "$src_list" >/dev/null
+        else
+            grep -hE '^deb .*debian' /etc/apt/sources.list | sed -e 's/^deb /deb-src /' |
+                $sudo tee /etc/apt/sources.list.d/loadlab-deb-src.list >/dev/null
+        fi
     fi
-    $sudo apt-get update -q >/dev/null
+    apt_update_retrying || echo "build-windows-deps: going on; apt-get source needs only the deb-src index" >&2
+    rm -f "$APT_LOG"
 fi
 
 # A machine-wide cache of the built libraries, so that every clean clone

@@ -7,7 +7,8 @@
 #     DATA_DIR     the daemon's data: SQLite, tokens             (./var)
 #     LOCAL_AGENT  1: start a local agent too, 0: the daemon alone (1)
 #     AGENT_DIR    the local agent's data: identity, spool, work (DATA_DIR/agent)
-#     BUILD_FIRST  1: configure and build BUILD_DIR first, quietly (0)
+#     BUILD_FIRST  1: configure BUILD_DIR and build its three binaries first,
+#                  quietly (0); the tests are make test's
 #     JOBS         parallel build jobs for BUILD_FIRST              (nproc)
 #
 # With BUILD_FIRST=1 the build's output goes to BUILD_DIR/run-lab-build.log
@@ -82,7 +83,7 @@ build_quietly() {
     # (a Ninja build folder takes no such flag).
     [ ! -f "$BUILD_DIR/build.ninja" ] && native=(-- --no-print-directory)
     if ! { cmake -S . -B "$BUILD_DIR" "${type[@]}" &&
-        cmake --build "$BUILD_DIR" -j "$JOBS" "${native[@]}"; } >"$log" 2>&1; then
+        cmake --build "$BUILD_DIR" -j "$JOBS" --target loadlabd loadlab-agent loadlab "${native[@]}"; } >"$log" 2>&1; then
         tail -n 30 "$log" >&2
         say "the build failed; the whole log: $log" >&2
         return 2
