@@ -21,7 +21,8 @@ LOCAL_AGENT ?= 1
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps deps-run build asan run test clean windows install bench lab-check
+.PHONY: all deps deps-run build build-only asan asan-only run test clean windows windows-only install \
+	bench lab-check
 
 all: build
 
@@ -31,11 +32,19 @@ deps:
 deps-run:
 	@scripts/install-deps.sh run
 
+# build, asan and windows install what is missing first; their *-only
+# twins do not (scripts/make-test.sh runs the packages as a phase of its own).
 build: deps
+	@$(MAKE) --no-print-directory build-only
+
+build-only:
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 asan: deps
+	@$(MAKE) --no-print-directory asan-only
+
+asan-only:
 	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DLOADLAB_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 
@@ -54,20 +63,20 @@ run: deps-run
 windows: deps
 	@scripts/build-windows-deps.sh x86_64 & x64=$$!; scripts/build-windows-deps.sh i686; x86=$$?; \
 		wait $$x64 && [ $$x86 -eq 0 ]
+	@$(MAKE) --no-print-directory windows-only
+
+windows-only:
 	@cmake -S . -B build-win64 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-x86_64.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build build-win64 -j $(JOBS)
 	@cmake -S . -B build-win32 -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-mingw-i686.cmake -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build build-win32 -j $(JOBS)
 
 # Every test runs in the plain build; the unit and integration tests run
-# again in the ASan+UBSan build (ctest label "sanitize").
-# The plain and the Windows builds run side by side (they share no file);
-# the sanitizer build after them (it shares the npm steps of the plain one).
-test: deps
-	@$(MAKE) --no-print-directory -j2 build windows
-	@$(MAKE) --no-print-directory asan
-	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
-	@cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
+# again in the ASan+UBSan build (ctest label "sanitize"). The phases
+# (packages, Windows libraries, builds, tests) are timed and their wall
+# times printed at the end (scripts/make-test.sh).
+test:
+	@BUILD_DIR='$(BUILD_DIR)' ASAN_DIR='$(ASAN_DIR)' JOBS='$(JOBS)' scripts/make-test.sh
 
 # Binaries, systemd units (packaging/systemd/), their settings files,
 # schemas and example jobs under DESTDIR + PREFIX, from an existing build
