@@ -14,8 +14,9 @@
 #   apt_install_quiet PKG...     apt-get install -y of PKG..., its output in
 #                                $APT_LOG; 0 when installed.
 #   apt_why_not PKG              the lines of $APT_LOG that say why PKG was
-#                                not installed (apt's E: lines and the
-#                                dependency lines), at most 6.
+#                                not installed (the lines naming it, such as
+#                                its unmet dependencies, then apt's E:
+#                                lines), at most 6.
 #
 # The apt commands are taken from PATH (apt-get, dpkg, dpkg-query), so a
 # test can stand in for them (tests/scripts/test_install_deps.py).
@@ -51,6 +52,7 @@ apt_install_quiet() {
 
 apt_why_not() {
     _apt_name=${1%%:*}
-    { grep -E '^E:' "$APT_LOG"; grep -F " $_apt_name" "$APT_LOG" | grep -vE '^(E:|Reading|Building|Get:|Selecting|Preparing|Unpacking|Setting up)'; } |
+    { grep -F " $_apt_name" "$APT_LOG" | grep -vE '^(E:|Reading|Building|Get:|Selecting|Preparing|Unpacking|Setting up)'; grep -E '^E:' "$APT_LOG"; } |
+        sed -e 's/^ *//' |
         awk '!seen[$0]++' | head -n 6
 }
