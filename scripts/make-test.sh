@@ -1,27 +1,36 @@
 #!/bin/sh
-# `make test`: every phase in order, each one timed, then a table of the
-# phases' wall times (also written to BUILD_DIR/test-phases.txt, which
-# .ci/run prints again at its end).
+# `make test`: every phase, each one timed, then a table of their wall
+# times (also in BUILD_DIR/test-phases.txt, which .ci/run prints again at
+# its end).
 #
 #   BUILD_DIR ASAN_DIR JOBS   from the Makefile (build, build-asan, nproc)
 #
-# Phases:
-#   packages           scripts/install-deps.sh test
-#   windows libraries  scripts/build-windows-deps.sh, both architectures at once
-#   builds             the plain and the Windows builds side by side, then
-#                      the ASan+UBSan build
-#   tests              ctest in the plain build and, beside it, the
-#                      sanitizer build's tests (label "sanitize"), each
-#                      ctest with its share of the cores (see below)
-# The first phase that fails stops the run (its status is make test's).
+# Phases, and what runs beside what (two cores: each line keeps them busy):
+#   packages            scripts/install-deps.sh test
+#   then, side by side:
+#     windows libraries   scripts/build-windows-deps.sh, both architectures
+#     windows builds      build-win64 and build-win32 (after the libraries)
+#   and
+#     plain build         BUILD_DIR
+#     sanitizer build     ASAN_DIR (ASan+UBSan)
+#   tests               one ctest over both builds (BUILD_DIR/make-test/):
+#                       every test of the plain build and the sanitizer
+#                       build's tests labelled "sanitize" (named asan/...),
+#                       in one queue, so that the sanitizer tests fill the
+#                       core the chain of Wine tests leaves idle
+#                       (tests/test_budgets.cmake orders the queue)
+# The first phase that fails stops the run; its status is make test's.
 set -u
 BUILD_DIR=${BUILD_DIR:-build}
 ASAN_DIR=${ASAN_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
-phases=""
-status=0
+mkdir -p "$BUILD_DIR"
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+phases=$BUILD_DIR/test-phases.txt
+: >"$phases.new"
+run_started=$(date +%s)
 
 # phase NAME COMMAND...: runs COMMAND, records NAME's wall time.
 phase() {
@@ -31,18 +40,20 @@ phase() {
     echo "make test: $name" >&2
     "$@"
     rc=$?
-    took=$(($(date +%s) - started))
-    phases="$phases$(printf '%-20s %6d s%s' "$name" "$took" "$([ $rc -eq 0 ] || echo "  (exit $rc)")")
-"
+    printf '  %-22s %6d s%s\n' "$name" "$(($(date +%s) - started))" "$([ $rc -eq 0 ] || echo "  (exit $rc)")" \
+        >>"$phases.new"
     return $rc
 }
 
 report() {
-    mkdir -p "$BUILD_DIR"
     {
-        echo "make test phases (wall time):"
-        printf '%s' "$phases"
-    } | tee "$BUILD_DIR/test-phases.txt" >&2
+        echo "make test phases (wall time; the indented pairs ran side by side):"
+        cat "$phases.new"
+        [ -n "${test_times:-}" ] && echo "$test_times"
+        printf '  %-22s %6d s\n' "all" "$(($(date +%s) - run_started))"
+    } >"$phases"
+    rm -f "$phases.new"
+    cat "$phases" >&2
 }
 
 windows_libraries() {
@@ -53,23 +64,46 @@ windows_libraries() {
     wait $x64 && [ $x86 -eq 0 ]
 }
 
+windows_line() {
+    phase "windows libraries" windows_libraries &&
+        phase "windows builds" make --no-print-directory JOBS="$JOBS" windows-only
+}
+
+linux_line() {
+    phase "plain build" make --no-print-directory BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" build-only &&
+        phase "sanitizer build" make --no-print-directory ASAN_DIR="$ASAN_DIR" JOBS="$JOBS" asan-only
+}
+
 builds() {
-    make --no-print-directory -j2 BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" build-only windows-only &&
-        make --no-print-directory ASAN_DIR="$ASAN_DIR" JOBS="$JOBS" asan-only
+    windows_line &
+    win=$!
+    linux_line
+    linux=$?
+    wait $win && [ $linux -eq 0 ]
 }
 
+# One ctest over both build trees: a folder whose CTestTestfile.cmake
+# names the two.
 tests() {
-    (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS") &&
-        (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -L sanitize)
+    asan=$(cd "$ASAN_DIR" && pwd)
+    mkdir -p "$BUILD_DIR/make-test"
+    printf 'subdirs("%s")\nsubdirs("%s")\n' "$BUILD_DIR" "$asan" >"$BUILD_DIR/make-test/CTestTestfile.cmake"
+    log=$BUILD_DIR/make-test/ctest.log
+    { (cd "$BUILD_DIR/make-test" && ctest --output-on-failure -j "$JOBS" -LE not-in-sanitizer-run) 2>&1
+      echo $? >"$log.exit"; } | tee "$log"
+    # What each build's tests cost, in test-seconds (two run at once).
+    test_times=$(awk '/Test +#[0-9]+: / {
+            for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) name = $(i + 1)
+            for (i = 1; i <= NF; i++) if ($i == "sec") secs = $(i - 1)
+            if (name ~ /^asan\//) { a += secs; an++ } else { p += secs; pn++ }
+        }
+        END { printf "  %-22s %6d s  (%d tests, test-seconds)\n  %-22s %6d s  (%d tests, test-seconds)", "plain tests", p, pn, "sanitizer tests", a, an }' "$log")
+    [ "$(cat "$log.exit")" = 0 ]
 }
 
-run_all() {
-    phase packages scripts/install-deps.sh test &&
-        phase "windows libraries" windows_libraries &&
-        phase builds builds &&
-        phase tests tests
-}
-
-run_all || status=$?
+phase packages scripts/install-deps.sh test &&
+    phase builds builds &&
+    phase tests tests
+status=$?
 report
 exit $status

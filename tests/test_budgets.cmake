@@ -1,0 +1,92 @@
+# Every test's budget, and loadlab_finish_tests(), which each CMakeLists.txt
+# that adds tests calls at its end (CMake 3.25 sets a test's properties
+# only from the directory that added it).
+#
+# A budget is two numbers: the seconds the test takes on this project's
+# machine (2 cores, the rest of `make test` beside it), which ctest reads
+# as the test's COST to order the queue, and its TIMEOUT, past which ctest
+# stops it and fails it. The tests named in LOADLAB_TEST_BUDGETS have
+# their own; the others take their kind's default:
+#
+#   unit tests                  1 s     (TIMEOUT 300, set where they are added)
+#   everything else             20 s    (TIMEOUT as set where it is added)
+#   the sanitizer build's copy  twice the plain test's seconds
+#
+# tests/README.md lists the longest and why each needs its time. When a
+# test's measured time grows past its budget's seconds, change the table
+# (and the README's list) in the same commit.
+
+# NAME SECONDS [TIMEOUT]; NAME as in the plain build (the sanitizer build's
+# copy is asan/NAME; an asan/ line gives that copy its own budget).
+set(LOADLAB_TEST_BUDGETS
+)
+
+# loadlab_finish_tests(): for every test of the calling directory:
+# - COST: its budget's seconds, plus 10000 for the tests under the "wine"
+#   lock, so that `ctest -j` starts those first (longest first): they run
+#   one at a time, and that chain is the longest path of the run, which
+#   the other tests fill beside it in the second slot;
+# - TIMEOUT from the table, where it gives one;
+# - under the "wine" lock, the booted template prefix (fixture
+#   [asan/]wine_template, LOADLAB_WINE_TEMPLATE), but for those named in
+#   LOADLAB_WINE_OWN_BOOT: test_churn and test_measure check the runner's
+#   own boot (agent/runner/wine.c), test_measure under ASan too;
+# - in the sanitizer build, the label "not-in-sanitizer-run" on the tests
+#   without "sanitize" (the plain build runs them; make test's one ctest
+#   over both builds leaves them out).
+set(LOADLAB_WINE_OWN_BOOT ${LOADLAB_TEST_NS}agent/test_churn ${LOADLAB_TEST_NS}agent/test_measure)
+function(loadlab_finish_tests)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(test ${tests})
+    string(REGEX REPLACE "^asan/" "" base "${test}")
+    get_test_property(${test} LABELS labels)
+    get_test_property(${test} RESOURCE_LOCK locks)
+    # The budget: the test's own line, else its kind's default.
+    set(seconds "")
+    set(timeout "")
+    foreach(line ${LOADLAB_TEST_BUDGETS})
+      string(REPLACE " " ";" fields "${line}")
+      list(GET fields 0 name)
+      if(name STREQUAL base AND seconds STREQUAL "")
+        list(GET fields 1 seconds)
+        list(LENGTH fields n)
+        if(n GREATER 2)
+          list(GET fields 2 timeout)
+        endif()
+      endif()
+      if(name STREQUAL test AND NOT test STREQUAL base)
+        list(GET fields 1 own_seconds)
+      endif()
+    endforeach()
+    if(seconds STREQUAL "")
+      if("unit" IN_LIST labels)
+        set(seconds 1)
+      else()
+        set(seconds 20)
+      endif()
+    endif()
+    if(NOT test STREQUAL base)
+      if(DEFINED own_seconds)
+        set(seconds ${own_seconds})
+      else()
+        math(EXPR seconds "${seconds} * 2")
+      endif()
+      unset(own_seconds)
+    endif()
+    set(cost ${seconds})
+    if("wine" IN_LIST locks)
+      math(EXPR cost "${seconds} + 10000")
+      if(NOT test IN_LIST LOADLAB_WINE_OWN_BOOT AND NOT test STREQUAL "${LOADLAB_TEST_NS}wine/template")
+        set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED ${LOADLAB_TEST_NS}wine_template)
+        set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "LOADLAB_WINE_TEMPLATE=${LOADLAB_WINE_TEMPLATE}")
+      endif()
+    endif()
+    set_property(TEST ${test} PROPERTY COST ${cost})
+    if(NOT timeout STREQUAL "")
+      set_property(TEST ${test} PROPERTY TIMEOUT ${timeout})
+    endif()
+    if(LOADLAB_SANITIZE AND NOT "sanitize" IN_LIST labels)
+      set_property(TEST ${test} APPEND PROPERTY LABELS not-in-sanitizer-run)
+    endif()
+  endforeach()
+endfunction()
