@@ -31,7 +31,7 @@ set(LOADLAB_TEST_BUDGETS
 #   [asan/]wine_template, LOADLAB_WINE_TEMPLATE), but for those named in
 #   LOADLAB_WINE_OWN_BOOT: test_churn and test_measure check the runner's
 #   own boot (agent/runner/wine.c), test_measure under ASan too;
-# - in the sanitizer build, the label "not-in-sanitizer-run" on the tests
+# - in the sanitizer build, the label "plain-only" on the tests
 #   without "sanitize" (the plain build runs them; make test's one ctest
 #   over both builds leaves them out).
 set(LOADLAB_WINE_OWN_BOOT ${LOADLAB_TEST_NS}agent/test_churn ${LOADLAB_TEST_NS}agent/test_measure)
@@ -86,7 +86,7 @@ function(loadlab_finish_tests)
       set_property(TEST ${test} PROPERTY TIMEOUT ${timeout})
     endif()
     if(LOADLAB_SANITIZE AND NOT "sanitize" IN_LIST labels)
-      set_property(TEST ${test} APPEND PROPERTY LABELS not-in-sanitizer-run)
+      set_property(TEST ${test} APPEND PROPERTY LABELS plain-only)
     endif()
   endforeach()
 endfunction()
