@@ -21,6 +21,10 @@ const struct agent_command agent_commands[] = {
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
 	{"update-trial", cmd_update_trial, "--server URL --data-dir DIR",
 	 "what an update runs first: authenticate as this agent, say ready"},
+	{"release-key", cmd_release_key, "new --out DIR | public KEY",
+	 "the lab's release key pair, which signs agent builds"},
+	{"release-sign", cmd_release_sign, "KEY FILE... | --check KEYS FILE...",
+	 "sign agent builds (FILE.sig) or check their signatures"},
 	{NULL, NULL, NULL, NULL},
 };
 

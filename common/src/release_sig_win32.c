@@ -9,6 +9,11 @@
 
 #define NO_ED25519 "This Windows build of loadlab has no Ed25519: it cannot check a release signature."
 
+int release_sig_supported(void)
+{
+	return err_set(LL_EUNSUPPORTED, NO_ED25519);
+}
+
 int release_sig_verify(const struct release_keys *keys, const char *sha256_hex, const unsigned char sig[64])
 {
 	(void)keys;

@@ -72,6 +72,10 @@ int release_sig_parse(const char *text, size_t len, unsigned char ret_sig[64]);
 /* SIG as "loadlab-release-sig ed25519 HEX\n" into OUT (at least 160 bytes). */
 void release_sig_line(const unsigned char sig[64], char *out, size_t size);
 
+/* 0 when this build can verify signatures; LL_EUNSUPPORTED (message
+ * set) where there is no Ed25519. */
+int release_sig_supported(void);
+
 /* 0 when SIG is a signature by one of KEYS over the build whose SHA-256
  * is SHA256_HEX (64 lowercase hex digits). LL_EFORBIDDEN when no key
  * verifies it (a wrong key, or bytes that are not the signed ones),
