@@ -62,7 +62,8 @@ static int check_one(const struct release_keys *keys, const char *file)
 	snprintf(sig_path, sizeof(sig_path), "%s.sig", file);
 	if ((rc = plat_file_sha256(file, sha256, &size)) < 0 ||
 	    (rc = plat_read_file(sig_path, RELEASE_SIG_FILE_MAX, &text, &len)) < 0 ||
-	    (rc = release_sig_parse(text, len, sig)) < 0 || (rc = release_sig_verify(keys, sha256, sig)) < 0) {
+	    (rc = release_sig_parse(text, len, sig)) < 0 ||
+	    (rc = release_sig_verify(keys, sha256, sig)) < 0) {
 		free(text);
 		printf("%s: BAD: %s\n", file, err_message(rc));
 		return rc;

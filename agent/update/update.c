@@ -355,9 +355,10 @@ static int verify_signature(const struct release_keys *keys, const char *signatu
 	int rc;
 
 	if (!signature)
-		return err_set(LL_EFORBIDDEN, "The build is not signed (no %s.sig beside it in loadlabd's "
-					      "--agent-dir): only a build signed by the lab's release key is "
-					      "installed.",
+		return err_set(LL_EFORBIDDEN,
+			       "The build is not signed (no %s.sig beside it in loadlabd's "
+			       "--agent-dir): only a build signed by the lab's release key is "
+			       "installed.",
 			       "FILE");
 	snprintf(line, sizeof(line), "loadlab-release-sig ed25519 %s", signature);
 	if ((rc = release_sig_parse(line, strlen(line), sig)) < 0)
@@ -438,7 +439,8 @@ static int install(struct update_state *st, struct rest_client *http, const char
 	previous_path(st->self.exe, previous, sizeof(previous));
 	if ((rc = plat_mkdirs_private(dir)) < 0)
 		return rc;
-	if ((rc = download(st, http, file, sha256, size, keys, signature)) < 0 || (rc = trial(st, file)) < 0) {
+	if ((rc = download(st, http, file, sha256, size, keys, signature)) < 0 ||
+	    (rc = trial(st, file)) < 0) {
 		char reason[600];
 		if (rc == LL_ESTATE && plat_stop_requested())
 			return rc;
@@ -497,7 +499,8 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 	*ret_restart = false;
 	if (!st->self.sha256[0])
 		return 0;
-	snprintf(keys_path, sizeof(keys_path), "%s%c%s", st->data_dir, plat_path_separator, RELEASE_KEYS_FILE);
+	snprintf(keys_path, sizeof(keys_path), "%s%c%s", st->data_dir, plat_path_separator,
+		 RELEASE_KEYS_FILE);
 	if (st->deadline_ms) {
 		/* A new copy: confirmed by an authenticated answer. */
 		if ((rc = rest_client_send(http, &r, &a)) < 0)
@@ -528,8 +531,8 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 		update_say(st, "on", reason, NULL);
 		return 0;
 	}
-	if (!wanted_build(&st->self, a.body, sha256, &size, &signature) || strcmp(sha256, st->self.sha256) == 0 ||
-	    is_refused(st->data_dir, sha256)) {
+	if (!wanted_build(&st->self, a.body, sha256, &size, &signature) ||
+	    strcmp(sha256, st->self.sha256) == 0 || is_refused(st->data_dir, sha256)) {
 		/* A build refused before (refused.json) keeps what was said. */
 		if (strcmp(st->update_state, "refused") != 0 || strcmp(st->update_sha256, sha256) != 0)
 			update_say(st, "on", reason, NULL);
@@ -540,7 +543,8 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 	if ((rc = verify_signature(&keys, signature, sha256)) < 0) {
 		rest_answer_release(&a);
 		if (strcmp(st->update_state, "refused") != 0 || strcmp(st->update_sha256, sha256) != 0)
-			log_event(LOG_WARN, "update_refused", "sha256", sha256, "reason", err_message(rc), NULL);
+			log_event(LOG_WARN, "update_refused", "sha256", sha256, "reason", err_message(rc),
+				  NULL);
 		update_say(st, "refused", err_message(rc), sha256);
 		return 0;
 	}

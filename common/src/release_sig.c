@@ -117,15 +117,16 @@ int release_keys_parse(const char *text, size_t len, struct release_keys *ret_ke
 			ok = word_is(word, n, ALGORITHM);
 		}
 		if (ok && keys.count == RELEASE_KEYS_MAX)
-			return err_set(LL_EFORMAT, "Line %d: a release key file holds at most %d keys.", w.number,
-				       RELEASE_KEYS_MAX);
+			return err_set(LL_EFORMAT, "Line %d: a release key file holds at most %d keys.",
+				       w.number, RELEASE_KEYS_MAX);
 		if (ok) {
 			n = next_word(&line, end, &word);
 			ok = hex_decode(word, n, keys.key[keys.count], 32);
 		}
 		if (!ok)
 			return err_set(LL_EFORMAT,
-				       "Line %d is not \"" KEY_WORD " " ALGORITHM " HEX [COMMENT]\" with 64 hex "
+				       "Line %d is not \"" KEY_WORD " " ALGORITHM
+				       " HEX [COMMENT]\" with 64 hex "
 				       "digits.",
 				       w.number);
 		keys.count++;
@@ -145,8 +146,8 @@ int release_keys_read(const char *path, struct release_keys *ret_keys)
 	if (!plat_file_exists(path))
 		return err_set(LL_ENOTFOUND, "There is no release key file %s.", path);
 	if ((rc = plat_read_file(path, RELEASE_KEY_FILE_MAX, &text, &len)) < 0)
-		return rc == LL_ETOOBIG ? err_set(rc, "The release key file %s is larger than %d bytes.", path,
-						  RELEASE_KEY_FILE_MAX)
+		return rc == LL_ETOOBIG ? err_set(rc, "The release key file %s is larger than %d bytes.",
+						  path, RELEASE_KEY_FILE_MAX)
 					: rc;
 	rc = release_keys_parse(text, len, ret_keys);
 	free(text);
@@ -178,8 +179,8 @@ int release_sig_parse(const char *text, size_t len, unsigned char ret_sig[64])
 	if (!word_is(word, n, SIG_WORD) || (n = next_word(&line, end, &word), !word_is(word, n, ALGORITHM)) ||
 	    (n = next_word(&line, end, &word), !hex_decode(word, n, sig, 64)) ||
 	    (n = next_word(&line, end, &word), n != 0))
-		return err_set(LL_EFORMAT,
-			       "The signature file is not \"" SIG_WORD " " ALGORITHM " HEX\" with 128 hex digits.");
+		return err_set(LL_EFORMAT, "The signature file is not \"" SIG_WORD " " ALGORITHM
+					   " HEX\" with 128 hex digits.");
 	if (next_line(&w, &line, &end))
 		return err_set(LL_EFORMAT, "The signature file holds more than one line.");
 	memcpy(ret_sig, sig, 64);

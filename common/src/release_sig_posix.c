@@ -25,15 +25,16 @@ int release_sig_verify(const struct release_keys *keys, const char *sha256_hex, 
 	for (int i = 0; i < keys->count; i++) {
 		EVP_PKEY *key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, keys->key[i], 32);
 		EVP_MD_CTX *ctx = key ? EVP_MD_CTX_new() : NULL;
-		int good = ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) == 1 &&
-			   EVP_DigestVerify(ctx, sig, 64, (const unsigned char *)message, strlen(message)) == 1;
+		int good =
+			ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, key) == 1 &&
+			EVP_DigestVerify(ctx, sig, 64, (const unsigned char *)message, strlen(message)) == 1;
 		EVP_MD_CTX_free(ctx);
 		EVP_PKEY_free(key);
 		if (good)
 			return 0;
 	}
-	return err_set(LL_EFORBIDDEN, "The build is not signed by any of the %d release key(s) of this agent.",
-		       keys->count);
+	return err_set(LL_EFORBIDDEN,
+		       "The build is not signed by any of the %d release key(s) of this agent.", keys->count);
 }
 
 /* The Ed25519 private key of PEM; NULL (message set) when it is none. */
@@ -102,7 +103,8 @@ int release_key_new(char **ret_pem, unsigned char ret_public[32])
 	int rc = 0;
 
 	if (!ctx || EVP_PKEY_keygen_init(ctx) != 1 || EVP_PKEY_keygen(ctx, &key) != 1 ||
-	    EVP_PKEY_get_raw_public_key(key, ret_public, &n) != 1 || n != 32 || !(bio = BIO_new(BIO_s_mem())) ||
+	    EVP_PKEY_get_raw_public_key(key, ret_public, &n) != 1 || n != 32 ||
+	    !(bio = BIO_new(BIO_s_mem())) ||
 	    PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) != 1) {
 		rc = err_set(LL_EIO, "OpenSSL could not make an Ed25519 key.");
 		goto out;

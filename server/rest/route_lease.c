@@ -48,7 +48,8 @@ static int record_agent_update(struct http_request *req, const cJSON *body)
 	if (!update)
 		return 0;
 	if (!cJSON_IsObject(update))
-		return err_set(LL_EINVAL, "agent_update must be an object {\"state\", \"reason\", \"sha256\"}.");
+		return err_set(LL_EINVAL,
+			       "agent_update must be an object {\"state\", \"reason\", \"sha256\"}.");
 	if ((rc = json_check_keys(update, keys, "agent_update")) < 0 ||
 	    (rc = json_get_string(update, "state", 16, true, NULL, &state)) < 0 ||
 	    (rc = json_get_string(update, "reason", 300, true, NULL, &reason)) < 0 ||
@@ -112,7 +113,8 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 			return reply_from_err(reply, rc);
 	}
 	if (req->calls == 0) {
-		static const char *const keys[] = {"wait", "agent_version", "agent_sha256", "agent_update", NULL};
+		static const char *const keys[] = {"wait", "agent_version", "agent_sha256", "agent_update",
+						   NULL};
 		long long wait;
 		cJSON *body;
 		if (http_body_object(req, reply, true, &body) < 0)

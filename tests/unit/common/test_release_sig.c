@@ -17,7 +17,8 @@ static const char cli_pem[] = "-----BEGIN PRIVATE KEY-----\n"
 			      "-----END PRIVATE KEY-----\n";
 static const char cli_key_file[] =
 	"# the lab's release key\n"
-	"loadlab-release-key ed25519 368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b75930bf0895f415 2026\r\n";
+	"loadlab-release-key ed25519 368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b75930bf0895f415 "
+	"2026\r\n";
 static const char abc_sha256[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 static const char cli_sig_file[] = "loadlab-release-sig ed25519 "
 				   "b817a69bfeb8ed311e80d2cf9e5596dcabe195206e124996ce264da1e62fdde6"
@@ -42,8 +43,8 @@ static void key_files(void)
 	CHECK_EQ_INT(keys.count, 1);
 	CHECK_EQ_INT(keys.key[0][0], 0x36);
 	release_key_line(keys.key[0], line, sizeof(line));
-	CHECK_EQ_STR(line,
-		     "loadlab-release-key ed25519 368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b75930bf0895f415\n");
+	CHECK_EQ_STR(line, "loadlab-release-key ed25519 "
+			   "368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b75930bf0895f415\n");
 	/* A rotation: two keys, blank lines and comments. */
 	snprintf(text, sizeof(text), "\n%s\n  # the next key\n%s", line, line);
 	CHECK_EQ_INT(parse_keys(text, &two), 0);
@@ -51,10 +52,11 @@ static void key_files(void)
 	/* Not keys: untouched on failure. */
 	CHECK_EQ_INT(parse_keys("", &keys), LL_EFORMAT);
 	CHECK_EQ_INT(parse_keys("# only a comment\n", &keys), LL_EFORMAT);
-	CHECK_EQ_INT(parse_keys("loadlab-release-key rsa 368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b7593"
-				"0bf0895f415\n",
-				&keys),
-		     LL_EFORMAT);
+	CHECK_EQ_INT(
+		parse_keys("loadlab-release-key rsa 368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b7593"
+			   "0bf0895f415\n",
+			   &keys),
+		LL_EFORMAT);
 	CHECK_EQ_INT(parse_keys("loadlab-release-key ed25519 368cc37b\n", &keys), LL_EFORMAT);
 	CHECK_EQ_INT(parse_keys("loadlab-release-key ed25519 "
 				"368cc37bc8cd9edb87e495ce65f8d70123b5d32f64f75f48b75930bf0895f41g\n",
