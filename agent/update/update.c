@@ -355,11 +355,9 @@ static int verify_signature(const struct release_keys *keys, const char *signatu
 	int rc;
 
 	if (!signature)
-		return err_set(LL_EFORBIDDEN,
-			       "The build is not signed (no %s.sig beside it in loadlabd's "
-			       "--agent-dir): only a build signed by the lab's release key is "
-			       "installed.",
-			       "FILE");
+		return err_set(LL_EFORBIDDEN, "The build is not signed (no FILE.sig beside it in loadlabd's "
+					      "--agent-dir): only a build signed by the lab's release key is "
+					      "installed.");
 	snprintf(line, sizeof(line), "loadlab-release-sig ed25519 %s", signature);
 	if ((rc = release_sig_parse(line, strlen(line), sig)) < 0)
 		return err_set(LL_EFORBIDDEN, "The build's signature is not 128 hex digits: %s",
