@@ -194,6 +194,16 @@ def test_only_builds_signed_by_the_agents_key_are_installed():
         release("release-key", "new", "--out", os.path.join(root, "other-key"))
         lab_keys = os.path.join(root, "lab-key", "release-keys.pub")
         other_keys = os.path.join(root, "other-key", "release-keys.pub")
+        assert os.stat(os.path.join(root, "lab-key", "release.key")).st_mode & 0o077 == 0
+        with open(lab_keys) as f:
+            public_line = [line for line in f if line.startswith("loadlab-release-key ")][0]
+        assert release("release-key", "public", os.path.join(root, "lab-key", "release.key")) == public_line
+        # A key pair is never overwritten.
+        p = subprocess.run([AGENT, "release-key", "new", "--out", os.path.join(root, "lab-key")],
+                           capture_output=True)
+        assert p.returncode == 2 and b"exists already" in p.stderr, p
+        with open(lab_keys) as f:
+            assert public_line in f.read()
         with open(AGENT, "rb") as f:
             original = f.read()
         old_sha = hashlib.sha256(original).hexdigest()
