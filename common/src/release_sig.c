@@ -125,10 +125,8 @@ int release_keys_parse(const char *text, size_t len, struct release_keys *ret_ke
 		}
 		if (!ok)
 			return err_set(LL_EFORMAT,
-				       "Line %d is not \"" KEY_WORD " " ALGORITHM
-				       " HEX [COMMENT]\" with 64 hex "
-				       "digits.",
-				       w.number);
+				       "Line %d is not \"%s %s HEX [COMMENT]\" with 64 hex digits.", w.number,
+				       KEY_WORD, ALGORITHM);
 		keys.count++;
 	}
 	if (keys.count == 0)

@@ -192,18 +192,20 @@ static void read_signature(const char *path, struct build *b)
 	static const char hexdigits[] = "0123456789abcdef";
 	char sig_path[1410], text[RELEASE_SIG_FILE_MAX + 1];
 	unsigned char sig[64];
+	struct stat st;
 	ssize_t got;
-	int fd, rc;
+	int fd, rc = 0;
 
 	b->signature[0] = '\0';
 	snprintf(sig_path, sizeof(sig_path), "%s.sig", path);
-	if ((fd = open(sig_path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* Not blocked by a FIFO of that name: only a regular file is read. */
+	if ((fd = open(sig_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return;
-	got = read(fd, text, sizeof(text));
+	got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof(text)) : -1;
 	close(fd);
 	if (got < 0 || (rc = release_sig_parse(text, (size_t)got, sig)) < 0) {
 		log_event(LOG_WARN, "agent_build_signature_skipped", "file", b->file, "reason",
-			  got < 0 ? strerror(errno) : err_message(rc), NULL);
+			  got < 0 ? "not a readable regular file" : err_message(rc), NULL);
 		return;
 	}
 	for (int i = 0; i < 64; i++) {
