@@ -21,6 +21,10 @@ const struct agent_command agent_commands[] = {
 	{"pe", cmd_pe, "dump|rebase|bind ...", "the PE image toolkit (loadlab-agent pe --help)"},
 	{"update-trial", cmd_update_trial, "--server URL --data-dir DIR",
 	 "what an update runs first: authenticate as this agent, say ready"},
+	{"release-key", cmd_release_key, "new --out DIR | public KEY",
+	 "the lab's release key pair, which signs agent builds"},
+	{"release-sign", cmd_release_sign, "KEY FILE... | --check KEYS FILE...",
+	 "sign agent builds (FILE.sig) or check their signatures"},
 	{NULL, NULL, NULL, NULL},
 };
 
@@ -54,7 +58,9 @@ void agent_commands_help(void)
 	       "                           room, else the task is left for another agent\n"
 	       "  --log-format text|json   log lines on stderr (default text)\n"
 	       "  --update-check-seconds N between checks for a new agent build (default\n"
-	       "                           300; 0: never update; docs/agent.md, Updates)\n"
+	       "                           300; 0: never update; docs/agent.md, Updates);\n"
+	       "                           only builds signed by a key of\n"
+	       "                           DATA_DIR/release-keys.pub: none, no updates\n"
 	       "  --update-confirm-seconds N  a new build must reach the server within N s\n"
 	       "                           of its start, else the previous copy is put\n"
 	       "                           back (default 120)\n"

@@ -56,6 +56,8 @@ int cmd_churn(int argc, char **argv);        /* also `churn --child`, the Linux 
 int cmd_pe(int argc, char **argv);           /* cli/cmd_pe.c: the PE toolkit's front end */
 int cmd_service(int argc, char **argv);      /* install|uninstall|run as a Windows service */
 int cmd_update_trial(int argc, char **argv); /* an update's trial run (update/update.h) */
+int cmd_release_key(int argc, char **argv);  /* the lab's release key pair (loadlab/release_sig.h) */
+int cmd_release_sign(int argc, char **argv); /* FILE.sig for an agent build, or --check */
 
 /* What the fleet member returns for --help: the caller, which knows the
  * table, prints agent_commands_help() and exits 0. */

@@ -616,7 +616,7 @@ static const char *lease_problem(const cJSON *body)
 static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_after_ms)
 {
 	struct rest_answer a;
-	char body[256], fields[200], reason[400];
+	char body[UPDATE_LEASE_FIELDS_MAX + 64], fields[UPDATE_LEASE_FIELDS_MAX], reason[400];
 	long long started_ms = clock_monotonic_us() / 1000;
 	const char *problem;
 	int rc;
@@ -629,7 +629,8 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 		return rc;
 	*ret_retry_after_ms = retry_after_ms(&a);
 	/* The version went (a 400: a loadlabd that knows no agent_version). */
-	f->update.reported |= a.status == 200 || a.status == 204 || a.status == 400;
+	if (a.status == 200 || a.status == 204 || a.status == 400)
+		update_lease_sent(&f->update);
 	if (a.status == 200 || a.status == 204)
 		update_confirm(&f->update); /* the server took this copy's lease request */
 	if (a.status == 204) {

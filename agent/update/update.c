@@ -6,6 +6,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
+#include "loadlab/release_sig.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,14 +250,53 @@ int update_start(struct update_state *st, bool *ret_restart)
 	return 0;
 }
 
+/* Says STATE and REASON (and SHA256, NULL: none) to the server with the
+ * next lease request, when they differ from what it was told; logged
+ * then too. */
+static void update_say(struct update_state *st, const char *state, const char *reason, const char *sha256)
+{
+	char cut[UPDATE_REASON_MAX];
+
+	snprintf(cut, sizeof(cut), "%s", reason);
+	if (strcmp(st->update_state, state) == 0 && strcmp(st->update_reason, cut) == 0 &&
+	    strcmp(st->update_sha256, sha256 ? sha256 : "") == 0)
+		return;
+	snprintf(st->update_state, sizeof(st->update_state), "%s", state);
+	snprintf(st->update_reason, sizeof(st->update_reason), "%s", cut);
+	snprintf(st->update_sha256, sizeof(st->update_sha256), "%s", sha256 ? sha256 : "");
+	st->update_sent = false;
+	if (strcmp(state, "off") == 0)
+		log_event(LOG_WARN, "update_disabled", "reason", cut, NULL);
+	else if (strcmp(state, "on") == 0)
+		log_event(LOG_INFO, "update_enabled", "reason", cut, NULL);
+}
+
 void update_lease_fields(struct update_state *st, char *out, size_t size)
 {
-	if (st->reported || !st->self.sha256[0]) {
-		*out = '\0';
-		return;
+	size_t at = 0;
+
+	*out = '\0';
+	if (!st->reported && st->self.sha256[0])
+		at += (size_t)snprintf(out, size, ",\"agent_version\":\"%s\",\"agent_sha256\":\"%s\"",
+				       st->self.version, st->self.sha256);
+	if (!st->update_sent && st->update_state[0] && at < size) {
+		cJSON *o = cJSON_CreateObject();
+		char *text = NULL;
+		if (o && cJSON_AddStringToObject(o, "state", st->update_state) &&
+		    cJSON_AddStringToObject(o, "reason", st->update_reason) &&
+		    (st->update_sha256[0] ? cJSON_AddStringToObject(o, "sha256", st->update_sha256)
+					  : cJSON_AddNullToObject(o, "sha256")) &&
+		    (text = cJSON_PrintUnformatted(o)) && strlen(text) + 20 < size - at)
+			snprintf(out + at, size - at, ",\"agent_update\":%s", text);
+		cJSON_free(text);
+		cJSON_Delete(o);
 	}
-	snprintf(out, size, ",\"agent_version\":\"%s\",\"agent_sha256\":\"%s\"", st->self.version,
-		 st->self.sha256);
+}
+
+void update_lease_sent(struct update_state *st)
+{
+	st->reported = true;
+	st->update_sent = true;
 }
 
 void update_confirm(struct update_state *st)
@@ -274,8 +314,10 @@ bool update_overdue(const struct update_state *st)
 }
 
 /* The wanted build of this OS/ARCH in the list LIST: its SHA-256 and
- * size, checked; false when there is none. */
-static bool wanted_build(const struct update_self *self, const cJSON *list, char sha256[65], long long *size)
+ * size, checked, and its "signature" (NULL: none; borrowed from LIST);
+ * false when there is none. */
+static bool wanted_build(const struct update_self *self, const cJSON *list, char sha256[65], long long *size,
+			 const char **ret_signature)
 {
 	const cJSON *build;
 
@@ -296,15 +338,39 @@ static bool wanted_build(const struct update_self *self, const cJSON *list, char
 			return false;
 		}
 		memcpy(sha256, hex, 65);
+		/* Checked by verify_signature(): any string, or none. */
+		*ret_signature = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(build, "signature"));
 		return true;
 	}
 	return false;
 }
 
-/* Downloads the wanted build into FILE and checks it against SHA256 and
- * SIZE. */
+/* 0 when SIGNATURE (the list's: the hex digits of a signature file's
+ * line, or NULL) is the release key's over SHA256; LL_EFORBIDDEN with
+ * the reason else. */
+static int verify_signature(const struct release_keys *keys, const char *signature, const char *sha256)
+{
+	unsigned char sig[64];
+	char line[200];
+	int rc;
+
+	if (!signature)
+		return err_set(LL_EFORBIDDEN, "The build is not signed (no FILE.sig beside it in loadlabd's "
+					      "--agent-dir): only a build signed by the lab's release key is "
+					      "installed.");
+	snprintf(line, sizeof(line), "loadlab-release-sig ed25519 %s", signature);
+	if ((rc = release_sig_parse(line, strlen(line), sig)) < 0)
+		return err_set(LL_EFORBIDDEN, "The build's signature is not 128 hex digits: %s",
+			       err_message(rc));
+	if ((rc = release_sig_verify(keys, sha256, sig)) < 0)
+		return err_set(LL_EFORBIDDEN, "%s", err_message(rc));
+	return 0;
+}
+
+/* Downloads the wanted build into FILE and checks it against SHA256,
+ * SIZE and the release key's SIGNATURE, before it may be run. */
 static int download(struct update_state *st, struct rest_client *http, const char *file, const char *sha256,
-		    long long size)
+		    long long size, const struct release_keys *keys, const char *signature)
 {
 	struct rest_answer a;
 	char path[128], got_hex[65];
@@ -324,6 +390,9 @@ static int download(struct update_state *st, struct rest_client *http, const cha
 		return rc;
 	if (strcmp(got_hex, sha256) != 0)
 		return err_set(LL_EFORMAT, "The build's SHA-256 is %s, the list said %s.", got_hex, sha256);
+	/* The bytes held, whatever the list said. */
+	if ((rc = verify_signature(keys, signature, got_hex)) < 0)
+		return rc;
 	return plat_make_executable(file);
 }
 
@@ -355,7 +424,8 @@ static int trial(struct update_state *st, const char *file)
 }
 
 /* Downloads, tries and installs the build SHA256 of SIZE bytes. */
-static int install(struct update_state *st, struct rest_client *http, const char *sha256, long long size)
+static int install(struct update_state *st, struct rest_client *http, const char *sha256, long long size,
+		   const struct release_keys *keys, const char *signature)
 {
 	char dir[PLAT_MAX_PATH + 64], file[PLAT_MAX_PATH + 64], previous[PLAT_MAX_PATH + 32];
 	cJSON *marker = NULL;
@@ -367,19 +437,26 @@ static int install(struct update_state *st, struct rest_client *http, const char
 	previous_path(st->self.exe, previous, sizeof(previous));
 	if ((rc = plat_mkdirs_private(dir)) < 0)
 		return rc;
-	if ((rc = download(st, http, file, sha256, size)) < 0 || (rc = trial(st, file)) < 0) {
+	if ((rc = download(st, http, file, sha256, size, keys, signature)) < 0 ||
+	    (rc = trial(st, file)) < 0) {
 		char reason[600];
 		if (rc == LL_ESTATE && plat_stop_requested())
 			return rc;
 		snprintf(reason, sizeof(reason), "%s", err_message(rc));
 		plat_remove_file(file);
 		/* A transfer that broke is tried again at the next check; a
-		 * build that is not what the list says, or fails its trial, not. */
+		 * build that is not what the list says, or fails its trial, not.
+		 * A bad signature is not remembered: the admin may sign the
+		 * same bytes later (nothing is downloaded meanwhile). */
 		if (rc == LL_EIO) {
 			log_event(LOG_WARN, "update_failed", "sha256", sha256, "reason", reason, NULL);
 			return 0;
 		}
-		refuse(st->data_dir, sha256, reason);
+		if (rc == LL_EFORBIDDEN)
+			log_event(LOG_WARN, "update_refused", "sha256", sha256, "reason", reason, NULL);
+		else
+			refuse(st->data_dir, sha256, reason);
+		update_say(st, "refused", reason, sha256);
 		return 0;
 	}
 	if (!(marker = cJSON_CreateObject()) || !cJSON_AddStringToObject(marker, "from", st->self.sha256) ||
@@ -397,6 +474,7 @@ static int install(struct update_state *st, struct rest_client *http, const char
 		plat_remove_file(file);
 		/* Not downloaded again at every check (a read-only EXE, say). */
 		refuse(st->data_dir, sha256, reason);
+		update_say(st, "refused", reason, sha256);
 		return 0;
 	}
 	cJSON_Delete(marker);
@@ -411,12 +489,16 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 	struct rest_request r = {"GET", "/api/v1/agent-builds", NULL, 0, 30};
 	struct rest_answer a;
 	long long now = clock_monotonic_us() / 1000, size = 0;
-	char sha256[65];
+	char sha256[65], keys_path[PLAT_MAX_PATH + 32], reason[UPDATE_REASON_MAX];
+	const char *signature = NULL;
+	struct release_keys keys;
 	int rc;
 
 	*ret_restart = false;
 	if (!st->self.sha256[0])
 		return 0;
+	snprintf(keys_path, sizeof(keys_path), "%s%c%s", st->data_dir, plat_path_separator,
+		 RELEASE_KEYS_FILE);
 	if (st->deadline_ms) {
 		/* A new copy: confirmed by an authenticated answer. */
 		if ((rc = rest_client_send(http, &r, &a)) < 0)
@@ -429,6 +511,14 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 	if (!st->check_ms || now < st->next_check_ms)
 		return 0;
 	st->next_check_ms = now + st->check_ms;
+	/* The key is read at each check: one added (or rotated) takes
+	 * effect without a restart. No key, no list read. */
+	if ((rc = release_sig_supported()) < 0 || (rc = release_keys_read(keys_path, &keys)) < 0) {
+		update_say(st, "off", err_message(rc), NULL);
+		return 0;
+	}
+	/* "on" unless this check refuses the wanted build again. */
+	snprintf(reason, sizeof(reason), "%d release key(s) in DATA_DIR/%s", keys.count, RELEASE_KEYS_FILE);
 	if ((rc = rest_client_send(http, &r, &a)) < 0)
 		return rc == LL_ESTATE ? rc : 0;
 	if (a.status != 200 || !a.body) {
@@ -436,16 +526,29 @@ int update_check(struct update_state *st, struct rest_client *http, bool *ret_re
 		if (a.status != 404)
 			log_event(LOG_WARN, "update_list_refused", "reason", a.message, NULL);
 		rest_answer_release(&a);
+		update_say(st, "on", reason, NULL);
 		return 0;
 	}
-	if (!wanted_build(&st->self, a.body, sha256, &size) || strcmp(sha256, st->self.sha256) == 0 ||
-	    is_refused(st->data_dir, sha256)) {
+	if (!wanted_build(&st->self, a.body, sha256, &size, &signature) ||
+	    strcmp(sha256, st->self.sha256) == 0 || is_refused(st->data_dir, sha256)) {
+		/* A build refused before (refused.json) keeps what was said. */
+		if (strcmp(st->update_state, "refused") != 0 || strcmp(st->update_sha256, sha256) != 0)
+			update_say(st, "on", reason, NULL);
 		rest_answer_release(&a);
 		return 0;
 	}
-	rest_answer_release(&a);
+	/* A build the key did not sign is not even downloaded. */
+	if ((rc = verify_signature(&keys, signature, sha256)) < 0) {
+		rest_answer_release(&a);
+		if (strcmp(st->update_state, "refused") != 0 || strcmp(st->update_sha256, sha256) != 0)
+			log_event(LOG_WARN, "update_refused", "sha256", sha256, "reason", err_message(rc),
+				  NULL);
+		update_say(st, "refused", err_message(rc), sha256);
+		return 0;
+	}
 	log_event(LOG_INFO, "update_found", "from", st->self.sha256, "to", sha256, NULL);
-	rc = install(st, http, sha256, size);
+	rc = install(st, http, sha256, size, &keys, signature); /* SIGNATURE lives in A's body */
+	rest_answer_release(&a);
 	if (rc < 0)
 		return rc;
 	*ret_restart = rc == 1;
@@ -464,8 +567,10 @@ bool update_begin(struct update_state *st, const char *data_dir, const char *ser
 	st->check_ms = check_s * 1000;
 	st->confirm_ms = confirm_s * 1000;
 	if ((rc = update_start(st, &restart)) < 0) {
-		log_event(LOG_WARN, "update_disabled", "reason", err_message(rc), NULL);
+		update_say(st, "off", err_message(rc), NULL);
 		st->check_ms = 0;
+	} else if (!st->check_ms) {
+		update_say(st, "off", "turned off by --update-check-seconds 0", NULL);
 	}
 	return restart;
 }

@@ -7,9 +7,17 @@
  * the fleet member reads the list; when the build wanted for its OS/ARCH
  * has another SHA-256 than its own file, it
  *
+ *  0. only when the admin gave this agent the lab's release key
+ *     (DATA_DIR/release-keys.pub, loadlab/release_sig.h): without it, or
+ *     where there is no Ed25519 (the Windows agent), updates stay off;
+ *     the list's "signature" of the build must verify against it, else
+ *     nothing is downloaded (the build is refused until the list
+ *     changes);
  *  1. downloads it into DATA_DIR/update/ (at most the size the list says,
  *     and never more than UPDATE_MAX_BYTES), checks its size and SHA-256
- *     against the list (nothing the server sends names a path);
+ *     against the list (nothing the server sends names a path), and the
+ *     signature against the SHA-256 of the bytes it holds, before
+ *     anything runs them;
  *  2. tries it: runs "NEW update-trial" (cmd/cmd_update_trial.c), which must
  *     start, read agent.json, authenticate with the server (GET
  *     /api/v1/agent-builds) and print UPDATE_TRIAL_OK within
@@ -36,6 +44,11 @@
  * (update_rollback()), its digest refused, and the agent restarts as the
  * previous copy. The watchers (the previous copy's code) do the same
  * from outside: a new copy that crashes at start is rolled back too.
+ *
+ * What the server is told: the lease request after each start, and the
+ * next one after a change, carries "agent_update" {"state": "on" | "off"
+ * | "refused", "reason": TEXT, "sha256": the refused build's digest or
+ * null}, shown by GET /api/v1/agents (docs/agent.md, "Signed builds").
  */
 #ifndef LOADLAB_AGENT_UPDATE_H
 #define LOADLAB_AGENT_UPDATE_H
@@ -54,6 +67,8 @@
 /* Defaults of --update-check-seconds and --update-confirm-seconds. */
 #define UPDATE_CHECK_SECONDS 300
 #define UPDATE_CONFIRM_SECONDS 120
+/* The longest reason "agent_update" carries (longer ones are cut). */
+#define UPDATE_REASON_MAX 300
 /* Starts of a new copy without a confirmation before it is rolled back. */
 #define UPDATE_MAX_STARTS 3
 
@@ -74,6 +89,10 @@ struct update_state {
 	long long next_check_ms; /* monotonic */
 	long long deadline_ms;   /* monotonic; 0 unless a new copy awaits its confirmation */
 	bool reported;           /* the version went with a lease request */
+	/* What "agent_update" says (update_lease_fields()); sent once after
+	 * each change. */
+	char update_state[16], update_reason[UPDATE_REASON_MAX], update_sha256[65];
+	bool update_sent;
 };
 
 /* The fleet member's start: fills STATE (CHECK_S, CONFIRM_S: the
@@ -99,8 +118,15 @@ int update_self_read(struct update_self *self);
 int update_start(struct update_state *state, bool *ret_restart);
 
 /* The JSON members a lease request adds, "agent_version" and
- * "agent_sha256", into OUT (",\"agent_version\":...": empty once sent). */
+ * "agent_sha256" (once per start), "agent_update" (after each change),
+ * into OUT (",\"agent_version\":...": empty when all were sent). The
+ * caller marks them sent (update_lease_sent()) when the server took
+ * them. At most UPDATE_LEASE_FIELDS_MAX bytes. */
+#define UPDATE_LEASE_FIELDS_MAX 1024
 void update_lease_fields(struct update_state *state, char *out, size_t size);
+
+/* The server took (or refused as unknown) the lease request's members. */
+void update_lease_sent(struct update_state *state);
 
 /* The server answered this copy (a lease's 200 or 204, the list's 200):
  * a new copy is confirmed. */

@@ -4,6 +4,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 #include "loadlab/log.h"
+#include "loadlab/release_sig.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 
 struct build {
 	char file[256], os[16], arch[16], label[LABEL_MAX + 1], version[VERSION_MAX + 1], sha256[65];
+	char signature[129]; /* FILE.sig's hex digits; "" when there is none */
 	long long size;
 };
 
@@ -183,6 +185,44 @@ out:
 	return rc;
 }
 
+/* The signature file PATH.sig of the build B, when there is one: its hex
+ * digits into B (not checked against any key: the server has none). */
+static void read_signature(const char *path, struct build *b)
+{
+	static const char hexdigits[] = "0123456789abcdef";
+	char sig_path[1410], text[RELEASE_SIG_FILE_MAX + 1];
+	unsigned char sig[64];
+	struct stat st;
+	ssize_t got;
+	int fd, rc = 0;
+
+	b->signature[0] = '\0';
+	snprintf(sig_path, sizeof(sig_path), "%s.sig", path);
+	/* Not blocked by a FIFO of that name: only a regular file is read. */
+	if ((fd = open(sig_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return;
+	got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof(text)) : -1;
+	close(fd);
+	if (got < 0 || (rc = release_sig_parse(text, (size_t)got, sig)) < 0) {
+		log_event(LOG_WARN, "agent_build_signature_skipped", "file", b->file, "reason",
+			  got < 0 ? "not a readable regular file" : err_message(rc), NULL);
+		return;
+	}
+	for (int i = 0; i < 64; i++) {
+		b->signature[2 * i] = hexdigits[sig[i] >> 4];
+		b->signature[2 * i + 1] = hexdigits[sig[i] & 15];
+	}
+	b->signature[128] = '\0';
+}
+
+/* Whether NAME is a build's signature file (NAME.sig). */
+static bool is_signature_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && strcmp(name + n - 4, ".sig") == 0;
+}
+
 static int compare_files(const void *a, const void *b)
 {
 	return strcmp(((const struct build *)a)->file, ((const struct build *)b)->file);
@@ -205,7 +245,7 @@ static int scan(const char *dir, struct build *out, int *ret_count)
 		char path[1400];
 		struct stat st;
 		memset(&b, 0, sizeof(b));
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || is_signature_name(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
@@ -226,13 +266,14 @@ static int scan(const char *dir, struct build *out, int *ret_count)
 				  err_message(rc), NULL);
 			continue;
 		}
+		read_signature(path, &b);
 		out[count++] = b;
 	}
 	closedir(d);
 	qsort(out, (size_t)count, sizeof(out[0]), compare_files);
 	for (int i = 0; i < count; i++)
 		log_event(LOG_INFO, "agent_build", "file", out[i].file, "sha256", out[i].sha256, "version",
-			  out[i].version, NULL);
+			  out[i].version, "signed", out[i].signature[0] ? "yes" : "no", NULL);
 	*ret_count = count;
 	return 0;
 }
@@ -317,14 +358,30 @@ static bool is_wanted(const struct agent_builds *b, const struct build *x)
 						 : strcmp(x->version, b->pin_value) == 0;
 }
 
-int agent_builds_list(struct agent_builds *b, cJSON **ret_list)
+/* The last component of PATH ("agents" of "/srv/loadlab/agents/"). */
+static void last_component(const char *path, char *out, size_t size)
+{
+	size_t n = strlen(path);
+	const char *start;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	start = path + n;
+	while (start > path && start[-1] != '/')
+		start--;
+	snprintf(out, size, "%.*s", (int)(n - (size_t)(start - path)), start);
+}
+
+int agent_builds_list(struct agent_builds *b, bool full_path, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list;
 	bool ok = out != NULL;
+	char dir_name[sizeof(b->dir)];
 
 	pthread_mutex_lock(&b->lock);
+	last_component(b->dir, dir_name, sizeof(dir_name));
 	if (ok)
-		ok = b->dir[0] ? cJSON_AddStringToObject(out, "dir", b->dir) != NULL
+		ok = b->dir[0] ? cJSON_AddStringToObject(out, "dir", full_path ? b->dir : dir_name) != NULL
 			       : cJSON_AddNullToObject(out, "dir") != NULL;
 	if (ok && b->pin_key[0]) {
 		cJSON *pin = cJSON_AddObjectToObject(out, "pin");
@@ -346,6 +403,8 @@ int agent_builds_list(struct agent_builds *b, cJSON **ret_list)
 				    : cJSON_AddNullToObject(o, "version")) &&
 		     cJSON_AddStringToObject(o, "sha256", x->sha256) &&
 		     cJSON_AddNumberToObject(o, "size", (double)x->size) &&
+		     (x->signature[0] ? cJSON_AddStringToObject(o, "signature", x->signature)
+				      : cJSON_AddNullToObject(o, "signature")) &&
 		     cJSON_AddBoolToObject(o, "wanted", is_wanted(b, x));
 	}
 	pthread_mutex_unlock(&b->lock);

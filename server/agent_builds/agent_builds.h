@@ -21,6 +21,14 @@
  * build is told nothing: its agents keep what they run. The pin is kept
  * in DATA_DIR/agent-builds-pin.json and survives a restart.
  *
+ * A build's detached signature (docs/agent.md, "Signed builds") is the
+ * file FILE.sig beside it, one line "loadlab-release-sig ed25519 HEX"
+ * (loadlab/release_sig.h) that loadlab-agent release-sign writes; it is
+ * read with the build and served in the list as the build's "signature"
+ * (128 hex digits, null when there is none or it is malformed: logged).
+ * The server holds no key and checks no signature: the agents do, each
+ * against its own release key.
+ *
  * Limits: AGENT_BUILDS_MAX files, each at most AGENT_BUILD_MAX_BYTES
  * (larger ones are skipped and logged). Thread-safe.
  */
@@ -28,6 +36,7 @@
 #define LOADLAB_SERVER_AGENT_BUILDS_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #define AGENT_BUILDS_MAX 64
 #define AGENT_BUILD_MAX_BYTES (256LL << 20)
@@ -46,8 +55,11 @@ int agent_builds_rescan(struct agent_builds *builds);
 
 /* {"dir": DIR|null, "pin": {"sha256"|"version": V}|null, "builds": [{"os",
  * "arch", "label" (string|null), "file", "version" (string|null),
- * "sha256", "size", "wanted"}...]} in file-name order. */
-int agent_builds_list(struct agent_builds *builds, cJSON **ret_list);
+ * "sha256", "size", "signature" (HEX|null), "wanted"}...]} in file-name
+ * order. "dir" is the folder's path when FULL_PATH (an admin asks), else
+ * only its last component: the daemon's paths are not every reader's;
+ * "file" is always a file name. */
+int agent_builds_list(struct agent_builds *builds, bool full_path, cJSON **ret_list);
 
 /* Opens the wanted build of OS/ARCH for reading: *RET_FD (the caller
  * closes it), its size and SHA-256. LL_ENOTFOUND when OS/ARCH has none. */

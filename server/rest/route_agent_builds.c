@@ -15,18 +15,20 @@
 
 #define BUILDS_PREFIX "/api/v1/agent-builds/"
 
-/* GET /api/v1/agent-builds: agent_builds_list(). */
+/* GET /api/v1/agent-builds: agent_builds_list(); the folder's path for
+ * an admin only, its name for everyone else. */
 int route_agent_builds_list(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *list = NULL;
-	int rc = agent_builds_list(req->server->agent_builds, &list);
+	bool admin = req->token.id != 0 && req->token.kind == STORE_TOKEN_ADMIN;
+	int rc = agent_builds_list(req->server->agent_builds, admin, &list);
 
 	return route_reply(reply, rc, 200, list);
 }
 
 /* GET /api/v1/agent-builds/OS/ARCH: the bytes of the build OS/ARCH is told
  * to run. No digest comes with them: the agent checks them against the
- * list it read. */
+ * list it read, and against its release key (the list's "signature"). */
 int route_agent_builds_get(struct http_request *req, struct http_reply *reply)
 {
 	char os[16], arch[16], sha256[65];

@@ -34,6 +34,38 @@ static int record_agent_build(struct http_request *req, const cJSON *body)
 	return store_agent_build_set(req->server->store, req->token.agent_id, version, sha256);
 }
 
+/* The agent's "agent_update" of BODY, when it sends it (after each
+ * change: docs/agent.md, "Signed builds"), recorded as it is:
+ * {"state": "on"|"off"|"refused", "reason": 1..300 bytes without
+ * control characters, "sha256": HEX|null}, nothing else. */
+static int record_agent_update(struct http_request *req, const cJSON *body)
+{
+	static const char *const keys[] = {"state", "reason", "sha256", NULL};
+	const cJSON *update = cJSON_GetObjectItemCaseSensitive(body, "agent_update");
+	const char *state = NULL, *reason = NULL, *sha256 = NULL;
+	int rc;
+
+	if (!update)
+		return 0;
+	if (!cJSON_IsObject(update))
+		return err_set(LL_EINVAL,
+			       "agent_update must be an object {\"state\", \"reason\", \"sha256\"}.");
+	if ((rc = json_check_keys(update, keys, "agent_update")) < 0 ||
+	    (rc = json_get_string(update, "state", 16, true, NULL, &state)) < 0 ||
+	    (rc = json_get_string(update, "reason", 300, true, NULL, &reason)) < 0 ||
+	    (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(update, "sha256")) &&
+	     (rc = json_get_string(update, "sha256", 64, false, NULL, &sha256)) < 0))
+		return rc;
+	if (strcmp(state, "on") != 0 && strcmp(state, "off") != 0 && strcmp(state, "refused") != 0)
+		return err_set(LL_EINVAL, "agent_update's state must be \"on\", \"off\" or \"refused\".");
+	for (const char *c = reason; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return err_set(LL_EINVAL, "agent_update's reason must hold no control characters.");
+	if (sha256 && (strlen(sha256) != 64 || strspn(sha256, "0123456789abcdef") != 64))
+		return err_set(LL_EINVAL, "agent_update's sha256 must be 64 lowercase hex digits or null.");
+	return store_agent_update_set(req->server->store, req->token.agent_id, update);
+}
+
 /* The second half of a lease: the committed write's answer, or, without
  * a task, 204 at the deadline or the request parked until tasks come. */
 static int lease_answer(struct http_request *req, struct http_reply *reply)
@@ -81,7 +113,8 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 			return reply_from_err(reply, rc);
 	}
 	if (req->calls == 0) {
-		static const char *const keys[] = {"wait", "agent_version", "agent_sha256", NULL};
+		static const char *const keys[] = {"wait", "agent_version", "agent_sha256", "agent_update",
+						   NULL};
 		long long wait;
 		cJSON *body;
 		if (http_body_object(req, reply, true, &body) < 0)
@@ -89,7 +122,7 @@ int route_lease(struct http_request *req, struct http_reply *reply)
 		if ((rc = json_check_keys(body, keys, "lease request")) < 0 ||
 		    (rc = json_get_int(body, "wait", 0, server->config.max_wait_seconds, false, 0, &wait)) <
 			    0 ||
-		    (rc = record_agent_build(req, body)) < 0) {
+		    (rc = record_agent_build(req, body)) < 0 || (rc = record_agent_update(req, body)) < 0) {
 			cJSON_Delete(body);
 			return reply_from_err(reply, rc);
 		}

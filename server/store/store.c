@@ -232,6 +232,11 @@ int store_agent_build_set(struct store *store, long long agent_id, const char *v
 	return backend_of(store)->agents->agent_build_set(store, agent_id, version, sha256);
 }
 
+int store_agent_update_set(struct store *store, long long agent_id, const cJSON *update)
+{
+	return backend_of(store)->agents->agent_update_set(store, agent_id, update);
+}
+
 int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds)
 {
 	return backend_of(store)->agents->agent_builds(store, agent_id, ret_builds);

@@ -224,6 +224,12 @@ int store_agent_calibration_put(struct store *store, long long agent_id, const c
  * "agent_version" and "agent_sha256". */
 int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
 
+/* Records what agent AGENT_ID says of its updates, UPDATE (an object
+ * checked by the caller: {"state", "reason", "sha256"}, docs/agent.md,
+ * "Signed builds"), as its lease request says; the agent document's
+ * "agent_update" (null until the agent has said). */
+int store_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
+
 /* Whether agent AGENT_ID holds the lease of a build task now (a builder,
  * which may upload its build's files: docs/builds.md). */
 int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds);

@@ -71,6 +71,7 @@ struct store_agent_ops {
 	int (*agent_builds)(struct store *store, long long agent_id, bool *ret_builds);
 	int (*agent_build_set)(struct store *store, long long agent_id, const char *version,
 			       const char *sha256);
+	int (*agent_update_set)(struct store *store, long long agent_id, const cJSON *update);
 	int (*agent_heartbeat_begin)(struct store *store, long long agent_id, long long now,
 				     store_done_fn done, void *context, struct store_call **ret_call);
 	int (*agent_heartbeat_end)(struct store_call *call, cJSON **ret_body);

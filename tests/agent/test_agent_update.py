@@ -5,14 +5,17 @@ in the same process (execv) and reports its digest; a build that is not
 a program, and one that exits at once, are refused by the trial and never
 installed; a build that passes the trial but dies at start is rolled back
 by the watcher, which starts the previous copy again; a pin holds the
-fleet. Runs the agent from a copy in a temporary folder, never the
-build tree's file.
+fleet. Every build is signed with the lab's release key, which the agent
+has in its data folder (docs/agent.md, "Signed builds";
+test_agent_update_signed.py shows the others refused). Runs the agent
+from a copy in a temporary folder, never the build tree's file.
 """
 import hashlib
 import os
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +62,9 @@ class Lab:
         with open(AGENT, "rb") as f:
             self.original = f.read()
         self.old_sha = hashlib.sha256(self.original).hexdigest()
+        self.key_dir = os.path.join(self.root, "release-key")
+        subprocess.run([AGENT, "release-key", "new", "--out", self.key_dir], check=True,
+                       stdout=subprocess.DEVNULL)
         self.put_build(self.original)
         self.daemon = harness.Daemon(extra_args=["--agent-dir", self.builds])
         self.agent = None
@@ -72,6 +78,7 @@ class Lab:
 
     def _start_agent(self, confirm_s):
         os.makedirs(self.data_dir)
+        shutil.copy(os.path.join(self.key_dir, "release-keys.pub"), self.data_dir)
         test_agent_fleet.AGENT = self.exe
         try:
             self.agent = test_agent_fleet.Agent(
@@ -86,6 +93,8 @@ class Lab:
             f.write(data)
         os.chmod(path + ".tmp", 0o755)
         os.rename(path + ".tmp", path)
+        subprocess.run([AGENT, "release-sign", os.path.join(self.key_dir, "release.key"), path], check=True,
+                       stdout=subprocess.DEVNULL)
         return hashlib.sha256(data).hexdigest()
 
     def rescan(self):

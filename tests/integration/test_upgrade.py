@@ -19,11 +19,11 @@ ADMIN = "lladm_upgradefixtureadmintoken0000000000000000000000"
 ENROLL = "llenr_upgradefixtureenrolltoken000000000000000000000"
 FIXTURE_SCHEMA = 10
 # The schema version this release writes (sqlite_writer.c's migrations).
-CURRENT_SCHEMA = 13
+CURRENT_SCHEMA = 14
 # Members this release added to answers the old one gave (new settings;
 # the series points' machine digest and floor median of the change points).
 NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us", "agent_version",
-               "agent_sha256")
+               "agent_sha256", "agent_update")
 
 
 def without_new(value):

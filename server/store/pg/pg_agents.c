@@ -83,7 +83,7 @@ int pg_agent_enroll(struct store *s, const char *name, const cJSON *facts, const
 #define AGENT_COLUMNS                                                                          \
 	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
-	" a.last_calibration, a.agent_version, a.agent_sha256"
+	" a.last_calibration, a.agent_version, a.agent_sha256, a.agent_update"
 
 static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 {
@@ -111,6 +111,10 @@ static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 		else
 			cJSON_AddStringToObject(a, key, (const char *)pgq_column_text(stmt, column));
 	}
+	if (pgq_column_type(stmt, 11) == PGQ_NULL)
+		cJSON_AddNullToObject(a, "agent_update");
+	else
+		cJSON_AddItemToObject(a, "agent_update", pq_column_json(stmt, 11));
 	return a;
 }
 
@@ -400,4 +404,28 @@ int pg_agent_build_set(struct store *s, long long agent_id, const char *version,
 	struct agent_build_op b = {agent_id, version, sha256};
 
 	return pq_write(s, op_agent_build_set, &b);
+}
+
+struct agent_update_op {
+	long long agent_id;
+	const char *update;
+};
+
+static int op_agent_update_set(struct store *s, void *arg)
+{
+	struct agent_update_op *u = arg;
+
+	(void)s;
+	return pq_run(pq_writer(), "UPDATE agents SET agent_update = ? WHERE id = ?", "ti", u->update,
+		      u->agent_id);
+}
+
+int pg_agent_update_set(struct store *s, long long agent_id, const cJSON *update)
+{
+	char *text = pq_json_text(update);
+	struct agent_update_op u = {agent_id, text};
+	int rc = text ? pq_write(s, op_agent_update_set, &u) : LL_ENOMEM;
+
+	free(text);
+	return rc;
 }

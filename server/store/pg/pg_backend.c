@@ -33,6 +33,7 @@ static const struct store_agent_ops agents_ops = {
 	.agent_calibration_put = pg_agent_calibration_put,
 	.agent_builds = pg_agent_builds,
 	.agent_build_set = pg_agent_build_set,
+	.agent_update_set = pg_agent_update_set,
 	.agent_heartbeat_begin = pg_agent_heartbeat_begin,
 	.agent_heartbeat_end = pg_agent_heartbeat_end,
 };

@@ -220,6 +220,7 @@ int pg_bisection_update(struct store *store, long long id, const char *expect, c
 			const cJSON *doc, long long now);
 int pg_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
 int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
+int pg_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
 int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			     void *context, struct store_call **ret_call);
 int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);

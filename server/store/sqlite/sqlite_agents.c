@@ -75,7 +75,7 @@ int sqlite_agent_enroll(struct store *s, const char *name, const cJSON *facts, c
 #define AGENT_COLUMNS                                                                          \
 	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
-	" a.last_calibration, a.agent_version, a.agent_sha256"
+	" a.last_calibration, a.agent_version, a.agent_sha256, a.agent_update"
 
 static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 {
@@ -104,6 +104,10 @@ static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 		else
 			cJSON_AddStringToObject(a, key, (const char *)sqlite3_column_text(stmt, column));
 	}
+	if (sqlite3_column_type(stmt, 11) == SQLITE_NULL)
+		cJSON_AddNullToObject(a, "agent_update");
+	else
+		cJSON_AddItemToObject(a, "agent_update", column_json(stmt, 11));
 	return a;
 }
 
@@ -388,4 +392,27 @@ int sqlite_agent_build_set(struct store *s, long long agent_id, const char *vers
 	struct agent_build_op b = {agent_id, version, sha256};
 
 	return store_write(s, op_agent_build_set, &b);
+}
+
+struct agent_update_op {
+	long long agent_id;
+	const char *update;
+};
+
+static int op_agent_update_set(struct store *s, void *arg)
+{
+	struct agent_update_op *u = arg;
+
+	return db_run(s->writer, "UPDATE agents SET agent_update = ? WHERE id = ?", "ti", u->update,
+		      u->agent_id);
+}
+
+int sqlite_agent_update_set(struct store *s, long long agent_id, const cJSON *update)
+{
+	char *text = json_text(update);
+	struct agent_update_op u = {agent_id, text};
+	int rc = text ? store_write(s, op_agent_update_set, &u) : LL_ENOMEM;
+
+	free(text);
+	return rc;
 }

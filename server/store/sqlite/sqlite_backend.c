@@ -35,6 +35,7 @@ const struct store_backend store_backend_sqlite = {
 			.task_calibration_spec = sqlite_task_calibration_spec,
 			.agent_calibration_put = sqlite_agent_calibration_put,
 			.agent_build_set = sqlite_agent_build_set,
+			.agent_update_set = sqlite_agent_update_set,
 			.agent_builds = sqlite_agent_builds,
 			.agent_heartbeat_begin = sqlite_agent_heartbeat_begin,
 			.agent_heartbeat_end = sqlite_agent_heartbeat_end,

@@ -143,6 +143,7 @@ int sqlite_task_calibration_spec(struct store *store, long long task_id, long lo
 int sqlite_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int sqlite_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
 int sqlite_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
+int sqlite_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
 int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 				 void *context, struct store_call **ret_call);
 int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);

@@ -180,6 +180,10 @@ static const char *const migrations[] = {
 	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL,"
 	"  created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
 	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
+	/* (issue 37, signed agent builds, version 14) What an agent last said
+	 * of its updates, {"state", "reason", "sha256"} (its lease request,
+	 * sqlite_agents.c); NULL until it says. */
+	"ALTER TABLE agents ADD COLUMN agent_update TEXT;",
 };
 
 /* ------------------------------------------------------ the writer thread */
