@@ -247,18 +247,18 @@ static void remove_entries(struct blob_cache *cache, const size_t *order, size_t
 	err_clear();
 }
 
-/* Applies blob_trim_plan() until WANT_FREE (0: none) bytes are free or
- * no blob may go; *RET_ENOUGH says which, *RET_FREE the free bytes. The
+/* Applies blob_trim_plan() until the cache is within its cap and count
+ * and, when WANT_FREE > 0, the disk has that many bytes free or no blob
+ * may go; *RET_FREE gets the free bytes then (0 when WANT_FREE is 0). The
  * disk is measured again after each pass: a blob with another name (a
  * link in a work folder) gives back nothing when it goes. */
-static int trim(struct blob_cache *cache, long long want_free, bool *ret_enough, long long *ret_free)
+static int trim(struct blob_cache *cache, long long want_free, long long *ret_free)
 {
 	struct blob_trim_entry *entries = NULL;
 	size_t *order = NULL;
 	long long free_bytes = 0;
 	int rc = 0;
 
-	*ret_enough = false;
 	for (;;) {
 		struct blob_trim_limits limits = {cache->cap_bytes, BLOB_CACHE_MAX_ENTRIES, 0, want_free};
 		struct blob_trim_plan plan;
@@ -276,14 +276,14 @@ static int trim(struct blob_cache *cache, long long want_free, bool *ret_enough,
 		for (size_t i = 0; i < cache->count; i++)
 			entries[i] = (struct blob_trim_entry){cache->entries[i].size, cache->entries[i].used,
 							      cache->entries[i].pinned};
-		if ((rc = blob_trim_plan(entries, cache->count, &limits, order, &plan)) < 0)
+		if ((rc = blob_trim_plan(entries, cache->count, &limits, order, &plan)) < 0 ||
+		    plan.count == 0)
 			break;
-		if (plan.count == 0 || want_free <= 0) {
-			remove_entries(cache, order, plan.count, "the cache's cap");
-			*ret_enough = plan.enough;
-			break;
-		}
-		remove_entries(cache, order, plan.count, "the cache's cap or the disk's free space kept");
+		remove_entries(cache, order, plan.count,
+			       want_free > 0 ? "the cache's cap or the disk's free space kept"
+					     : "the cache's cap");
+		if (want_free <= 0)
+			break; /* the cap and count: counted exactly */
 	}
 	free(entries);
 	free(order);
@@ -297,12 +297,11 @@ int blob_cache_make_room(struct blob_cache *cache, long long need_bytes, long lo
 	long long want = keep > 0 ? keep + (need_bytes > 0 ? need_bytes : 0) : 0;
 	long long free_bytes = 0;
 	size_t evicted = cache->stats.evicted;
-	bool enough = false;
 	int rc;
 
 	/* The cap first; then what the caller gives up (failed work folders,
 	 * kept only while nothing needs their space); then the blobs. */
-	if ((rc = trim(cache, 0, &enough, &free_bytes)) < 0)
+	if ((rc = trim(cache, 0, &free_bytes)) < 0)
 		return rc;
 	while (want > 0) {
 		if ((rc = plat_free_bytes(cache->dir, &free_bytes)) < 0)
@@ -311,13 +310,13 @@ int blob_cache_make_room(struct blob_cache *cache, long long need_bytes, long lo
 		    !cache->room.reclaim(cache->room.reclaim_context))
 			break;
 	}
-	if (want > 0 && (rc = trim(cache, want, &enough, &free_bytes)) < 0)
+	if (want > 0 && free_bytes < want && (rc = trim(cache, want, &free_bytes)) < 0)
 		return rc;
 	if (cache->stats.evicted != evicted && save_index(cache) < 0)
 		err_clear(); /* rebuilt from the folder at the next open */
 	if (ret_free)
 		*ret_free = free_bytes;
-	if (want > 0 && !enough)
+	if (free_bytes < want)
 		return err_set(LL_ENOSPACE,
 			       "The disk of the blob cache %s has %lld bytes free, fewer than the %lld "
 			       "needed (%lld kept free and %lld more), with %lld bytes of the task's own "
@@ -441,7 +440,7 @@ int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_
 	char path[PLAT_MAX_PATH + 1], have[65];
 	struct blob_cache_entry *e;
 	long long size = 0, free_after;
-	bool fetched = false, enough;
+	bool fetched = false;
 	int rc;
 
 	if (!hex_valid(sha256_hex))
@@ -470,8 +469,8 @@ int blob_cache_get(struct blob_cache *cache, const char *sha256_hex, blob_fetch_
 	if ((rc = remember(cache, sha256_hex, size, ++cache->seq)) < 0)
 		return rc;
 	find(cache, sha256_hex)->pinned = true;
-	if ((rc = plat_link_file(path, dest_path, NULL)) < 0 ||
-	    (rc = trim(cache, 0, &enough, &free_after)) < 0 || (rc = save_index(cache)) < 0)
+	if ((rc = plat_link_file(path, dest_path, NULL)) < 0 || (rc = trim(cache, 0, &free_after)) < 0 ||
+	    (rc = save_index(cache)) < 0)
 		return rc;
 	if (ret_fetched)
 		*ret_fetched = fetched;

@@ -101,6 +101,18 @@ int main(void)
 	CHECK_EQ_INT(cache.stats.evicted, 0);
 	CHECK_EQ_INT(cache.count, 3);
 	CHECK_EQ_INT(blob_cache_pinned_bytes(&cache), 3000);
+	/* ... and a cache past its cap with its task's files alone is no
+	 * lack of room on a disk that has the free space kept (one byte). */
+	{
+		struct blob_cache_room room = {1, NULL, NULL};
+		long long free_bytes = 0;
+		CHECK_EQ_INT(blob_cache_make_room(&cache, 0, NULL), 0);
+		blob_cache_set_room(&cache, &room);
+		CHECK_EQ_INT(blob_cache_make_room(&cache, 0, &free_bytes), 0);
+		CHECK(free_bytes >= 1);
+		CHECK_EQ_INT(cache.count, 3);
+		blob_cache_set_room(&cache, NULL);
+	}
 	blob_cache_close(&cache);
 
 	/* The next task: past the cap, the least recently used blob that it
