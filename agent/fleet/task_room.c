@@ -44,16 +44,14 @@ int task_room_before_start(struct task_room *room, const cJSON *lease, char *rea
 	blob_cache_set_room(&cache, &room->blob_room);
 	blob_cache_pin_named(&cache, lease);
 	rc = blob_cache_make_room(&cache, 0, &free_bytes);
-	if (rc == LL_ENOSPACE)
-		snprintf(
-			reason, size,
-			"This agent has %lld bytes free for its work folder, fewer than the %lld a task "
-			"needs "
-			"to start (--min-free-bytes), with no failed work folder and no cached file the task "
-			"does not use left (%lld bytes of cached files it uses kept): the task is left for "
-			"another agent.",
-			free_bytes, room->min_free, blob_cache_pinned_bytes(&cache));
-	else if (rc < 0)
+	if (rc == LL_ENOSPACE) {
+		snprintf(reason, size,
+			 "This agent has %lld bytes free for its work folder, fewer than the %lld a task "
+			 "needs to start (--min-free-bytes), with no failed work folder and no cached file "
+			 "the task does not use left (%lld bytes of cached files it uses kept): the task is "
+			 "left for another agent.",
+			 free_bytes, room->min_free, blob_cache_pinned_bytes(&cache));
+	} else if (rc < 0)
 		snprintf(reason, size, "The agent cannot tell the free space of its work folder: %s",
 			 err_message(rc));
 	blob_cache_close(&cache);
