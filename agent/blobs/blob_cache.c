@@ -259,6 +259,10 @@ static int trim(struct blob_cache *cache, long long want_free, long long *ret_fr
 	long long free_bytes = 0;
 	int rc = 0;
 
+	*ret_free = 0;
+	if (want_free <= 0 && cache->count <= BLOB_CACHE_MAX_ENTRIES &&
+	    blob_cache_bytes(cache) <= cache->cap_bytes)
+		return 0; /* the usual case after a get: nothing to plan */
 	for (;;) {
 		struct blob_trim_limits limits = {cache->cap_bytes, BLOB_CACHE_MAX_ENTRIES, 0, want_free};
 		struct blob_trim_plan plan;
