@@ -240,6 +240,9 @@ int family_ship_fetch(struct family_context *ctx, const struct family_names *nam
 	if ((rc = read_trace(ctx, result)) < 0 ||
 	    (rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
 		return rc;
+	/* the build's files stay while the task runs (blob_cache.h) */
+	blob_cache_set_room(&cache, task->blob_room);
+	blob_cache_pin_named(&cache, task->build);
 	for (size_t v = 0; v < count && rc == 0; v++) {
 		struct family_variant *var = (void *)((char *)variants + v * size);
 		const cJSON *item = find_named(built, var->name);

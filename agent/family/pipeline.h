@@ -22,6 +22,8 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
+struct blob_cache_room;
+
 struct pipeline_task {
 	const cJSON *job;     /* borrowed: {"id","name","family","generator","variants","measure"} */
 	const cJSON *cell;    /* borrowed: {KEY: VALUE}, may be empty */
@@ -40,15 +42,20 @@ struct pipeline_task {
 	 * by its SHA-256 and the family gets it through the agent's blob
 	 * cache (blobs/blob_cache.h), which calls FETCH_BLOB for a blob it
 	 * lacks. FETCH_BLOB puts the blob SHA256_HEX (64 lowercase hex
-	 * digits) at DEST_PATH, a file it may create or replace, or returns
-	 * a negative LL_E* code with a message; the cache checks the hash.
-	 * The fleet side GETs /api/v1/blobs/HEX; `run --program-dir` copies
-	 * from the folder. NULL: this caller has no blobs (a program job
-	 * then fails unless the cache holds them all). */
-	int (*fetch_blob)(void *context, const char *sha256_hex, const char *dest_path);
+	 * digits) at DEST_PATH, a file it may create or replace, at most
+	 * LIMIT bytes of it (LL_ETOOBIG past them), or returns a negative
+	 * LL_E* code with a message; the cache checks the hash. The fleet
+	 * side GETs /api/v1/blobs/HEX. NULL: this caller has no blobs (a
+	 * program job then fails unless the cache holds them all). */
+	int (*fetch_blob)(void *context, const char *sha256_hex, const char *dest_path, long long limit);
 	void *fetch_blob_context;
 	const char *blob_cache_dir; /* the cache's folder; NULL: one in the work folder */
 	long long blob_cache_bytes; /* its size cap; 0: BLOB_CACHE_DEFAULT_BYTES */
+	/* The free space the cache keeps on its disk (blob_cache_set_room();
+	 * the fleet: --min-free-bytes), borrowed; NULL: none. A family opens
+	 * the cache with it and pins the blobs JOB and BUILD name; a task
+	 * whose files do not fit fails with LL_ENOSPACE. */
+	const struct blob_cache_room *blob_room;
 
 	/* A shared build (docs/builds.md, family/family_ship.h). BUILD_ONLY:
 	 * this task is a build (its lease's "kind" "build", CELL its

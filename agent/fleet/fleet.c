@@ -1,4 +1,5 @@
 #include "fleet.h"
+#include "task_room.h"
 #include "work_folders.h"
 
 #include "blobs/blob_cache.h"
@@ -369,8 +370,9 @@ static enum task_outcome task_not_started(struct fleet *f, long long task_id, lo
 }
 
 /* The pipeline's fetch_blob hook (pipeline.h): GET /api/v1/blobs/HEX into
- * DEST (the blob cache checks the hash and renames it into place). */
-static int fetch_blob(void *context, const char *sha256_hex, const char *dest_path)
+ * DEST, at most LIMIT bytes (the blob cache checks the hash and renames
+ * it into place; it sets the limit to the room the disk has). */
+static int fetch_blob(void *context, const char *sha256_hex, const char *dest_path, long long limit)
 {
 	struct fleet *f = context;
 	struct rest_answer a;
@@ -378,8 +380,7 @@ static int fetch_blob(void *context, const char *sha256_hex, const char *dest_pa
 	int rc;
 
 	snprintf(path, sizeof(path), "/api/v1/blobs/%.64s", sha256_hex);
-	/* No blob larger than the whole cache: a server cannot fill the disk. */
-	if ((rc = rest_client_download(&f->http, path, dest_path, BLOB_CACHE_DEFAULT_BYTES, NULL, &a)) < 0)
+	if ((rc = rest_client_download(&f->http, path, dest_path, limit, NULL, &a)) < 0)
 		return rc;
 	rc = rest_answer_error(&a, "GET", path);
 	rest_answer_release(&a);
@@ -406,25 +407,12 @@ static int put_blob(void *context, const char *sha256_hex, const char *file_path
 	return rc;
 }
 
-/* Makes room for a task (work_folders.h) and says whether the disk then has
+/* Makes room for a task (task_room.h) and says whether the disk then has
  * the free space a task needs to start; REASON, when not, says why. */
-static bool disk_has_room(struct fleet *f, long long task_id, long long attempt, char *reason, size_t size)
+static bool disk_has_room(struct task_room *room, const cJSON *lease, long long task_id, long long attempt,
+			  char *reason, size_t size)
 {
-	long long min_free =
-		f->options->min_free_bytes > 0 ? f->options->min_free_bytes : WORK_MIN_FREE_DEFAULT;
-	long long free_bytes = 0;
-	int rc = work_folders_prune(f->work_root, WORK_FAILED_KEPT, min_free, &free_bytes);
-
-	if (rc < 0)
-		snprintf(reason, size, "The agent cannot tell the free space of its work folder: %s",
-			 err_message(rc));
-	else if (free_bytes < min_free)
-		snprintf(reason, size,
-			 "This agent has %lld bytes free for its work folder, fewer than the %lld a task "
-			 "needs "
-			 "to start (--min-free-bytes): the task is left for another agent.",
-			 free_bytes, min_free);
-	else
+	if (task_room_before_start(room, lease, reason, size) == 0)
 		return true;
 	fleet_log_task(LOG_WARN, "task_refused", task_id, attempt, "reason", reason);
 	return false;
@@ -435,6 +423,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	const cJSON *job = cJSON_GetObjectItemCaseSensitive(lease, "job");
 	const cJSON *cell = cJSON_GetObjectItemCaseSensitive(lease, "cell");
 	struct task_watch w;
+	struct task_room room;
 	struct pipeline_task task;
 	struct plat_thread *thread = NULL;
 	cJSON *result = NULL, *checked_job = NULL;
@@ -466,7 +455,10 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		return TASK_REFUSED;
 	}
 
-	if (!disk_has_room(f, task_id, attempt, reason, sizeof(reason))) {
+	task_room_init(&room, f->options->data_dir,
+		       f->options->min_free_bytes > 0 ? f->options->min_free_bytes : WORK_MIN_FREE_DEFAULT,
+		       task_id, attempt);
+	if (!disk_has_room(&room, lease, task_id, attempt, reason, sizeof(reason))) {
 		post_failure(f, task_id, attempt, reason, true);
 		cJSON_Delete(checked_job);
 		return TASK_FAILED;
@@ -510,6 +502,7 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 	task.fetch_blob = fetch_blob;
 	task.fetch_blob_context = f;
 	task.blob_cache_dir = blob_dir;
+	task.blob_room = &room.blob_room;
 	/* A shared build (docs/builds.md): a build task, or a task that
 	 * measures one. */
 	task.build_only = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(lease, "kind")) &&
@@ -550,8 +543,12 @@ static enum task_outcome run_task(struct fleet *f, const cJSON *lease)
 		}
 		fleet_log_task(LOG_WARN, "task_failed", task_id, attempt, "reason", reason);
 		/* A build that fails fails the same way again: its job fails
-		 * once, with this log (a lost builder is retried by expiry). */
-		post_failure(f, task_id, attempt, reason, !task.build_only);
+		 * once, with this log (a lost builder is retried by expiry).
+		 * So does a task whose files do not fit (task_room.h): its
+		 * folder, links to the blobs it got, goes at once. */
+		post_failure(f, task_id, attempt, reason, !task.build_only && rc != LL_ENOSPACE);
+		if (rc == LL_ENOSPACE)
+			remove_work(task_id, attempt, work_dir);
 		work_folders_prune(f->work_root, WORK_FAILED_KEPT, 0,
 				   NULL); /* its folder kept, within the budget */
 		return TASK_FAILED;

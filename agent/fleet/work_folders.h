@@ -10,6 +10,7 @@
 #ifndef LOADLAB_AGENT_WORK_FOLDERS_H
 #define LOADLAB_AGENT_WORK_FOLDERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Failed work folders kept at most. */
@@ -23,5 +24,10 @@
  * free (MIN_FREE 0: no such check). *RET_FREE (may be NULL) gets the free
  * bytes after. A folder that cannot be removed is skipped (logged). */
 int work_folders_prune(const char *work_root, size_t keep, long long min_free, long long *ret_free);
+
+/* Removes the oldest work folder of WORK_ROOT other than EXCEPT (its name,
+ * "TASK-ATTEMPT"; NULL: none), logged with WHY. False when there was none
+ * to remove (or it could not be listed). */
+bool work_folders_remove_oldest(const char *work_root, const char *except, const char *why);
 
 #endif

@@ -159,6 +159,9 @@ int program_fetch(struct program_context *ctx)
 		return rc;
 	if ((rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
 		return rc;
+	/* the task's own blobs stay while it runs (blob_cache.h) */
+	blob_cache_set_room(&cache, task->blob_room);
+	blob_cache_pin_named(&cache, task->job);
 	for (size_t b = 0; b < ctx->build_count; b++) {
 		char sub[32];
 		/* several builds: each in its own folder, files/NN */
