@@ -82,8 +82,18 @@ struct pg_pool {
 };
 
 /* A new connection to the pool's database outside the pool (the task
- * watch's, pg_watch.c); NULL (logged) when it cannot be made. */
+ * watch's, pg_watch.c); NULL (logged) when it cannot be made. Its notices
+ * go to the log (pg_notices_to_log()). The pool's connections are made
+ * by it too. */
 PGconn *pg_pool_connect(const struct pg_pool *pool);
+
+/* Sends what the server says on CONN outside a result (NOTICE, WARNING:
+ * "relation ... already exists, skipping") to the log as one event
+ * "store_notice" {"severity", "message"} (warn for a WARNING, info
+ * otherwise), instead of libpq's raw line on stderr; the passwords of
+ * CONNINFO (borrowed for CONN's life) hidden in it (redact.h). Every
+ * connection loadlabd opens calls it. */
+void pg_notices_to_log(PGconn *conn, const char *conninfo);
 
 /* The channel that writes making tasks ready NOTIFY (pg_watch.c). */
 #define PG_TASKS_CHANNEL "loadlab_tasks"
