@@ -224,7 +224,7 @@ int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSO
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
 /* pg_bisect.c */
 int pg_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			long long now, long long *ret_id);
+			int max_running, long long now, long long *ret_id);
 int pg_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
 int pg_bisection_update(struct store *store, long long id, const char *expect, const char *state,
 			const cJSON *doc, long long now);
