@@ -116,7 +116,7 @@ static int check_build(struct server *server, const cJSON *job, const char *revi
 }
 
 /* 0 when an agent named NAME is enrolled (whatever its state: one offline
- * now may come back); else LL_ENOTFOUND naming it. */
+ * now may come back); else LL_EINVAL naming it. */
 static int agent_enrolled(struct server *server, const char *name)
 {
 	cJSON *list = NULL;

@@ -4,8 +4,8 @@
 (scram-sha-256 on its socket for that role). A daemon started twice on it
 with the password in its --db URI (the second start's migration makes the
 server send a NOTICE), one whose URI libpq cannot parse (libpq quotes a URI
-it cannot parse), one with the password in a keyword/value query, and
-`loadlabd migrate --to` with the password: neither the daemon's whole log
+it cannot parse), one with the password in the URI's query, `loadlabd
+backup` and `restore` of it, and `loadlabd migrate --to` with the password: neither the daemon's whole log
 file nor any output holds the password, and every line of the log is in the
 log's format (a NOTICE is a "store_notice" event, not libpq's raw line)."""
 import os
@@ -96,6 +96,11 @@ def test_failures_print_no_password():
                            capture_output=True, text=True, timeout=60)
         assert p.returncode != 0, p
         assert_no_password(p.stdout + p.stderr, "loadlabd's output for %s" % bad)
+    # backup and restore of a PostgreSQL store are refused (its own tool)
+    for args in (["backup", "--to", data + "/b.db"], ["restore", "--from", data + "/b.db", "--data-dir", data]):
+        p = subprocess.run([LOADLABD] + args + ["--db", uri()], capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0, p
+        assert_no_password(p.stdout + p.stderr, "loadlabd %s's output" % args[0])
     # the URI given where a flag was expected
     p = subprocess.run([LOADLABD, uri()], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2, p
