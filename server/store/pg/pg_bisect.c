@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The advisory locks' first key ("bise" in ASCII); the second is the
+ * creator's hashtext(). */
+#define PG_BISECT_CAP_LOCK "1651078245"
+
 struct bisection_new {
 	const char *series, *by;
 	char *doc;
@@ -22,10 +26,16 @@ static int op_bisection_create(struct store *s, void *arg)
 	int rc;
 
 	(void)s;
+	/* Replicas write at once (README "Scaling out"): the count and the
+	 * insert hold a lock of this creator's till the commit. */
 	if (a->max_running > 0 &&
-	    (rc = pq_int(pq_writer(), &running, 0,
-			 "SELECT count(*) FROM bisections WHERE state = 'running' AND created_by = ?", "t",
-			 a->by)) < 0)
+	    ((rc = pq_int(pq_writer(), &running, 0,
+			  "SELECT 0 FROM (SELECT pg_advisory_xact_lock(" PG_BISECT_CAP_LOCK
+			  ", hashtext(?))) AS locked",
+			  "t", a->by)) < 0 ||
+	     (rc = pq_int(pq_writer(), &running, 0,
+			  "SELECT count(*) FROM bisections WHERE state = 'running' AND created_by = ?", "t",
+			  a->by)) < 0))
 		return rc;
 	if (a->max_running > 0 && running >= a->max_running)
 		return err_set(LL_ECONFLICT, "%s has %lld bisections running, at most %d.", a->by, running,
