@@ -3,6 +3,7 @@
 #include "schedules/webhook_target.h"
 
 #include "loadlab/err.h"
+#include "loadlab/redact.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -293,8 +294,11 @@ int config_load(struct config *c, int argc, char **argv, bool *ret_help)
 		char name[64];
 		const struct option_def *o;
 
-		if (strncmp(arg, "--", 2) != 0)
-			return err_set(LL_EINVAL, "Unexpected argument '%s' (see --help).", arg);
+		if (strncmp(arg, "--", 2) != 0) {
+			char shown[300]; /* a --db URI without its flag may hold a password */
+			return err_set(LL_EINVAL, "Unexpected argument '%s' (see --help).",
+				       redact_secrets(arg, shown, sizeof(shown)));
+		}
 		snprintf(name, sizeof(name), "%s", arg + 2);
 		if (strchr(name, '=')) {
 			value = strchr(arg, '=') + 1;

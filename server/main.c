@@ -7,6 +7,7 @@
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
+#include "loadlab/redact.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -43,6 +44,7 @@ int main(int argc, char **argv)
 	struct scheduler *scheduler = NULL;
 	struct store_options store_options;
 	enum log_format format;
+	char db_shown[sizeof(server.config.db_path)];
 	sigset_t signals;
 	bool help;
 	int rc, sig;
@@ -112,7 +114,9 @@ int main(int argc, char **argv)
 		store_close(server.store);
 		return 1;
 	}
-	log_event(LOG_INFO, "started", "db", server.config.db_path, "data_dir", server.config.data_dir, NULL);
+	log_event(LOG_INFO, "started", "db",
+		  redact_secrets(server.config.db_path, db_shown, sizeof(db_shown)), "data_dir",
+		  server.config.data_dir, NULL);
 	log_flush(); /* what came before "listening" is in the log when it is printed */
 	printf("loadlabd: listening on %s://%s:%d\n", server.config.tls_cert[0] ? "https" : "http",
 	       server.config.listen_host, server.port);

@@ -108,7 +108,8 @@ int route_agents_enroll(struct http_request *req, struct http_reply *reply)
 	facts = cJSON_GetObjectItemCaseSensitive(body, "facts");
 	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
 	if ((rc = json_check_keys(body, keys, "enrollment")) < 0 ||
-	    (rc = json_get_string(body, "name", 64, true, NULL, &name)) < 0 ||
+	    (rc = json_get_string(body, "name", JOB_SPEC_MAX_AGENT_NAME, true, NULL, &name)) < 0 ||
+	    (rc = job_spec_agent_name_check(name, "name")) < 0 ||
 	    (rc = check_members(facts ? facts : empty, &fact_rules, false)) < 0 ||
 	    (rc = check_members(labels ? labels : empty, &label_rules, false)) < 0 ||
 	    (rc = auth_token_generate("llagt_", token, sizeof(token))) < 0)

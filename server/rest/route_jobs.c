@@ -69,6 +69,18 @@ static int check_reserve(struct server *server)
 		       free_bytes, server->config.min_free_bytes);
 }
 
+/* A job that names a revision of a series adds that revision to it (a
+ * bisection builds from the series' revisions, bisect.h): only the
+ * series' owner or an admin may (route_series_owner_check()). */
+static int check_revision_owner(struct http_request *req, const cJSON *spec)
+{
+	const char *series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "series"));
+
+	if (!series || !cJSON_GetObjectItemCaseSensitive(spec, "revision"))
+		return 0;
+	return route_series_owner_check(req, series, "add revisions to");
+}
+
 int route_jobs_create(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *body, *spec = NULL, *created = NULL;
@@ -80,6 +92,8 @@ int route_jobs_create(struct http_request *req, struct http_reply *reply)
 		return 0;
 	rc = job_spec_normalize(body, &spec);
 	cJSON_Delete(body);
+	if (rc == 0)
+		rc = check_revision_owner(req, spec);
 	if (rc == 0)
 		rc = check_reserve(req->server);
 	if (rc < 0) {

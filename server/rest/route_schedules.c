@@ -46,9 +46,11 @@ static int read_when(const cJSON *body, bool required, const char **ret_cron, lo
 				  ret_interval);
 }
 
-/* Checks JOB (normalizing it) as a job of SERIES; *RET_TEXT is the job
- * to store, with "series" set (free()). */
-static int read_job(const cJSON *job, const char *series, char **ret_text)
+/* Checks JOB (normalizing it) as a job of SERIES for REQ's caller; *RET_TEXT is the
+ * job to store, with "series" set (free()). A job that names a revision
+ * adds it to the series at each run: only the series' owner or an admin
+ * may (route_series_owner_check(), as route_jobs.c). */
+static int read_job(struct http_request *req, const cJSON *job, const char *series, char **ret_text)
 {
 	const cJSON *named;
 	cJSON *copy, *spec = NULL;
@@ -59,6 +61,9 @@ static int read_job(const cJSON *job, const char *series, char **ret_text)
 	named = cJSON_GetObjectItemCaseSensitive(job, "series");
 	if (named && (!cJSON_IsString(named) || strcmp(named->valuestring, series) != 0))
 		return err_set(LL_EINVAL, "The job names another series than the schedule.");
+	if (cJSON_GetObjectItemCaseSensitive(job, "revision") &&
+	    (rc = route_series_owner_check(req, series, "add revisions to")) < 0)
+		return rc;
 	if (!(copy = cJSON_Duplicate(job, true)))
 		return LL_ENOMEM;
 	if (!named)
@@ -94,7 +99,7 @@ int route_schedules_create(struct http_request *req, struct http_reply *reply)
 			     JOB_SPEC_MAX_SERIES);
 		goto done;
 	}
-	if ((rc = read_job(cJSON_GetObjectItemCaseSensitive(body, "job"), series, &job_text)) < 0 ||
+	if ((rc = read_job(req, cJSON_GetObjectItemCaseSensitive(body, "job"), series, &job_text)) < 0 ||
 	    (rc = schedule_next_due(n.cron, n.interval_s, now, now, &n.first_due_ms)) < 0)
 		goto done;
 	if (route_blobs_check_spec(req, cJSON_GetObjectItemCaseSensitive(body, "job"), reply) < 0) {
@@ -171,7 +176,7 @@ int route_schedules_patch(struct http_request *req, struct http_reply *reply)
 	}
 	series = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(current, "series"));
 	if ((job = cJSON_GetObjectItemCaseSensitive(body, "job")) &&
-	    (rc = read_job(job, series, &job_text)) < 0)
+	    (rc = read_job(req, job, series, &job_text)) < 0)
 		goto done;
 	if (job && route_blobs_check_spec(req, job, reply) < 0) {
 		free(job_text);

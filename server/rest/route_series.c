@@ -48,6 +48,17 @@ static void redact(const struct http_request *req, cJSON *out, const char *owner
 		route_alert_redact(alert);
 }
 
+int route_series_owner_check(struct http_request *req, const char *name, const char *action)
+{
+	struct store_series_settings settings;
+	int rc = store_series_settings_get(req->server->store, name, &settings);
+
+	if (rc < 0 || !settings.owner[0] || route_is_owner(req, settings.owner))
+		return rc;
+	return err_set(LL_EFORBIDDEN, "Series '%.128s' belongs to %s: only its owner or an admin may %s it.",
+		       name, settings.owner, action);
+}
+
 int route_series_list(struct http_request *req, struct http_reply *reply)
 {
 	cJSON *list = NULL, *series;

@@ -62,6 +62,13 @@ int route_web(struct http_request *req, struct http_reply *reply);
 int route_series_list(struct http_request *req, struct http_reply *reply);
 int route_series_get(struct http_request *req, struct http_reply *reply);
 int route_series_put(struct http_request *req, struct http_reply *reply);
+/* 0 when REQ's caller may ACTION ("bisect", "add revisions to") series
+ * NAME: its owner (store_series_settings: who set its settings, else the
+ * submitter of its first job), of the owner's team, an admin, or anyone
+ * while nobody owns it. Else LL_EFORBIDDEN "Series 'NAME' belongs to
+ * OWNER: only its owner or an admin may ACTION it." (docs/series.md,
+ * "Owners"). */
+int route_series_owner_check(struct http_request *req, const char *name, const char *action);
 /* Bounds of a series' retention (route_series.c): 100 years, 10 million jobs. */
 #define ROUTE_RETAIN_DAYS_MAX 36500
 #define ROUTE_RETAIN_POINTS_MAX 10000000

@@ -43,6 +43,9 @@ struct server;
 #define BISECT_MAX_REVISIONS 256
 #define BISECT_MIN_RUNS 30
 #define BISECT_MAX_RUNS 240
+/* Bisections one creator ("KIND:NAME" of its token) may have running at
+ * once; the next is refused with LL_ECONFLICT (409 too_many_bisections). */
+#define BISECT_MAX_RUNNING_PER_CREATOR 4
 /* Bisections advanced per tick. */
 #define BISECT_BATCH 16
 /* A reproduction whose interval stays below this ratio does not grow. */
@@ -50,12 +53,18 @@ struct server;
 
 /* Starts a bisection of SERIES for REQUEST {"good", "bad", "variant",
  * "cell" (a cell key, as the series names it; optional when the bad
- * revision's job has one cell), "agent" (optional)} made by BY:
- * *RET_BISECTION its document (store_bisection_get()). LL_EINVAL for a bad
- * request (unknown member, good not before bad, a revision that is not a
- * program job of one build, too many revisions), LL_ENOTFOUND for an
- * unknown series or revision, LL_ESTATE when a build's blobs are gone or
- * no agent ran the cell. Nothing is stored on failure. */
+ * revision's job has one cell), "agent" (optional: an agent's name,
+ * job_spec_agent_name_check(), of an enrolled agent)} made by BY ("KIND:NAME"
+ * of the caller's token; whether BY may bisect the series is the caller's
+ * check, route_bisect.c): *RET_BISECTION its document
+ * (store_bisection_get()). LL_EINVAL for a bad request (unknown member,
+ * good not before bad, a revision that is not a program job of one build,
+ * too many revisions, an agent's name with control characters),
+ * LL_ENOTFOUND for an unknown series or revision, LL_EINVAL
+ * also for an agent not enrolled, LL_ESTATE when a
+ * build's blobs are gone or no agent ran the cell, LL_ECONFLICT when BY
+ * has BISECT_MAX_RUNNING_PER_CREATOR running. Nothing is stored on
+ * failure. */
 int bisect_create(struct server *server, const char *series, const cJSON *request, const char *by,
 		  cJSON **ret_bisection);
 

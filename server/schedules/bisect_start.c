@@ -115,6 +115,27 @@ static int check_build(struct server *server, const cJSON *job, const char *revi
 	return rc;
 }
 
+/* 0 when an agent named NAME is enrolled (whatever its state: one offline
+ * now may come back); else LL_EINVAL naming it. */
+static int agent_enrolled(struct server *server, const char *name)
+{
+	cJSON *list = NULL;
+	const cJSON *agent;
+	bool found = false;
+	int rc;
+
+	if ((rc = store_agent_list(server->store, clock_now_ms(), &list)) < 0)
+		return rc;
+	cJSON_ArrayForEach(agent, get(list, "agents"))
+		found |= strcmp(cJSON_GetStringValue(get(agent, "name")) ?: "", name) == 0;
+	cJSON_Delete(list);
+	if (!found)
+		return err_set(LL_EINVAL,
+			       "No agent named '%s' is enrolled: \"agent\" names one of GET /api/v1/agents.",
+			       name);
+	return 0;
+}
+
 /* The cell key CELL (NULL: the job's only cell) of JOB and the name of the
  * agent that ran it into DOC's "cell" and "agent" (AGENT when given). */
 static int cell_agent(struct server *server, const cJSON *job, const char *cell, const char *agent,
@@ -168,7 +189,9 @@ int bisect_create(struct server *server, const char *series, const cJSON *reques
 	    (rc = json_get_string(request, "bad", JOB_SPEC_MAX_REVISION, true, NULL, &bad)) < 0 ||
 	    (rc = json_get_string(request, "variant", JOB_SPEC_MAX_NAME, false, "as-built", &variant)) < 0 ||
 	    (rc = json_get_string(request, "cell", 500, false, NULL, &cell)) < 0 ||
-	    (rc = json_get_string(request, "agent", 128, false, NULL, &agent)) < 0)
+	    (rc = json_get_string(request, "agent", JOB_SPEC_MAX_AGENT_NAME, false, NULL, &agent)) < 0 ||
+	    (agent && (rc = job_spec_agent_name_check(agent, "agent")) < 0) ||
+	    (agent && (rc = agent_enrolled(server, agent)) < 0))
 		return rc;
 	if ((rc = store_series_jobs(server->store, series, 0, &jobs)) < 0)
 		return rc;
@@ -200,7 +223,15 @@ int bisect_create(struct server *server, const char *series, const cJSON *reques
 	cJSON_AddNumberToObject(doc, "runs", BISECT_MIN_RUNS);
 	cJSON_AddNumberToObject(doc, "step_count", 0);
 	cJSON_AddArrayToObject(doc, "steps");
-	if ((rc = store_bisection_create(server->store, series, doc, by, clock_now_ms(), &id)) == 0)
+	rc = store_bisection_create(server->store, series, doc, by, BISECT_MAX_RUNNING_PER_CREATOR,
+				    clock_now_ms(), &id);
+	if (rc == LL_ECONFLICT)
+		rc = err_set(LL_ECONFLICT,
+			     "%s has %d bisections running already, the most one token may "
+			     "(BISECT_MAX_RUNNING_PER_CREATOR, docs/bisect.md): wait for one to end, or "
+			     "cancel one.",
+			     by, BISECT_MAX_RUNNING_PER_CREATOR);
+	if (rc == 0)
 		rc = store_bisection_get(server->store, id, ret_bisection);
 out:
 	cJSON_Delete(jobs);

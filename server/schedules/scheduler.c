@@ -80,6 +80,36 @@ static int next_due_adapter(const char *cron, long long interval_s, long long pr
 	return schedule_next_due(cron, interval_s, previous_due_ms, now_ms, ret_next_ms);
 }
 
+/* LL_ESTATE when a file of SPEC's program (any build) is no longer
+ * stored: a job naming it could never run (an agent's download would
+ * get 404). 0 for a job without a program, or all its files there. */
+static int check_program_blobs(struct server *server, const cJSON *spec)
+{
+	const cJSON *program = cJSON_GetObjectItemCaseSensitive(spec, "program"), *build, *file;
+	cJSON *hexes, *missing = NULL;
+	char hex[65];
+	int rc, count;
+
+	if (!program || !server->blobs)
+		return 0;
+	if (!(hexes = cJSON_CreateArray()))
+		return LL_ENOMEM;
+	for (int b = 0; (build = job_spec_program_build(program, b, NULL)); b++)
+		cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(build, "files"))
+			if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
+				cJSON_AddItemToArray(hexes, cJSON_CreateString(hex));
+	rc = blobs_missing(server->blobs, hexes, &missing, NULL);
+	cJSON_Delete(hexes);
+	if (rc == 0 && (count = cJSON_GetArraySize(missing)) > 0)
+		rc = err_set(LL_ESTATE,
+			     "No job made: %d of its program's files %s no longer stored (sha256 "
+			     "%.12s...); upload them again, or change the schedule's job.",
+			     count, count == 1 ? "is" : "are",
+			     cJSON_GetStringValue(cJSON_GetArrayItem(missing, 0)));
+	cJSON_Delete(missing);
+	return rc;
+}
+
 int schedule_fire(struct server *server, struct store_schedule_claim *claim, long long now,
 		  long long *ret_job_id)
 {
@@ -91,8 +121,15 @@ int schedule_fire(struct server *server, struct store_schedule_claim *claim, lon
 	rc = json_parse_object(claim->job_text, strlen(claim->job_text), 64, &submitted);
 	if (rc == 0)
 		rc = job_spec_normalize(submitted, &spec);
-	if (rc == 0)
+	if (rc == 0 && server->blobs) {
+		/* the files checked and the job stored with no sweep between (route_jobs.c) */
+		blobs_refs_lock(server->blobs);
+		if ((rc = check_program_blobs(server, spec)) == 0)
+			rc = store_job_create(server->store, spec, who, now, &created);
+		blobs_refs_unlock(server->blobs);
+	} else if (rc == 0) {
 		rc = store_job_create(server->store, spec, who, now, &created);
+	}
 	if (rc == 0) {
 		long long job_id =
 			(long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(created, "id"));

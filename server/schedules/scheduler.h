@@ -73,7 +73,10 @@ int schedule_next_due(const char *cron, long long interval_s, long long previous
 
 /* Creates the job of CLAIM (from store_schedule_claim(), not skipped) for
  * SERVER, submitted by "schedule:ID", and closes the run. *RET_JOB_ID is
- * the job created. Frees CLAIM->job_text. */
+ * the job created. A job whose program names a file no longer stored is
+ * not made: LL_ESTATE, the run closed with that reason, which the
+ * schedule then shows its owner as "last_skip" (GET /api/v1/schedules/ID).
+ * Frees CLAIM->job_text. */
 int schedule_fire(struct server *server, struct store_schedule_claim *claim, long long now,
 		  long long *ret_job_id);
 

@@ -38,12 +38,19 @@ static const struct net refused[] = {
 	{4, 16, {169, 254}, "a link-local address"},
 	{4, 4, {224}, "a multicast address"},
 	{4, 4, {240}, "a reserved address"},
+	{4, 15, {198, 18}, "a benchmarking address (198.18.0.0/15)"},
+	{4, 24, {192, 0, 0}, "an IETF protocol address (192.0.0.0/24)"},
 	{16, 128, {0}, "an unspecified address"},
 	{16, 128, {[15] = 1}, "a loopback address"},
 	{16, 10, {0xfe, 0x80}, "a link-local address"},
 	{16, 10, {0xfe, 0xc0}, "a site-local address"},
 	{16, 7, {0xfc}, "a private (unique local) address"},
 	{16, 8, {0xff}, "a multicast address"},
+	/* IPv4 inside, where it cannot be told: the prefix's length is the
+	 * network's own (RFC 8215), Teredo's client address is obfuscated */
+	{16, 48, {0, 0x64, 0xff, 0x9b, 0, 1}, "a local-use NAT64 address (64:ff9b:1::/48)"},
+	{16, 32, {0x20, 0x01, 0, 0}, "a Teredo address (2001::/32)"},
+	{16, 48, {0x20, 0x01, 0, 0x02}, "a benchmarking address (2001:2::/48)"},
 };
 
 static bool in_net(const struct ip *ip, int bytes, const unsigned char *prefix, int bits)
@@ -65,13 +72,14 @@ static bool in_net(const struct ip *ip, int bytes, const unsigned char *prefix, 
 static void unwrap(struct ip *ip)
 {
 	static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+	static const unsigned char translated[12] = {[8] = 0xff, [9] = 0xff}; /* ::ffff:0:0/96, RFC 2765 */
 	static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b};
 	static const unsigned char zero[12] = {0};
 	const unsigned char *v4 = NULL;
 
 	if (ip->bytes != 16)
 		return;
-	if (!memcmp(ip->b, mapped, 12) || !memcmp(ip->b, nat64, 12))
+	if (!memcmp(ip->b, mapped, 12) || !memcmp(ip->b, translated, 12) || !memcmp(ip->b, nat64, 12))
 		v4 = ip->b + 12;
 	else if (!memcmp(ip->b, zero, 12) && (ip->b[12] || ip->b[13] || ip->b[14] > 0 || ip->b[15] > 1))
 		v4 = ip->b + 12; /* IPv4-compatible, not :: or ::1 */

@@ -15,12 +15,18 @@
  *   IPv4: 0.0.0.0/8 (unspecified, "this network"), 127.0.0.0/8 (loopback),
  *         10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 (private),
  *         100.64.0.0/10 (shared), 169.254.0.0/16 (link-local),
- *         224.0.0.0/4 (multicast), 240.0.0.0/4 and 255.255.255.255;
+ *         224.0.0.0/4 (multicast), 240.0.0.0/4 and 255.255.255.255,
+ *         198.18.0.0/15 (benchmarking), 192.0.0.0/24 (IETF protocol
+ *         assignments);
  *   IPv6: :: (unspecified), ::1 (loopback), fe80::/10 (link-local),
  *         fec0::/10 (site-local), fc00::/7 (unique local), ff00::/8
- *         (multicast); an IPv4 address inside IPv6 (::ffff:a.b.c.d mapped,
- *         ::a.b.c.d compatible, 64:ff9b::/96 NAT64, 2002::/16 6to4) is
- *         judged as that IPv4 address.
+ *         (multicast), 2001:2::/48 (benchmarking), and the forms whose
+ *         IPv4 address cannot be read off: 64:ff9b:1::/48 (local-use
+ *         NAT64, its prefix length the network's own) and 2001::/32
+ *         (Teredo); an IPv4 address inside IPv6 (::ffff:a.b.c.d mapped,
+ *         ::ffff:0:a.b.c.d translated, ::a.b.c.d compatible,
+ *         64:ff9b::/96 NAT64, 2002::/16 6to4) is judged as that IPv4
+ *         address.
  * Every other address is allowed. The names "localhost" and "*.localhost"
  * (RFC 6761) stand for 127.0.0.1 when a URL is checked.
  *

@@ -470,11 +470,12 @@ static int no_bisections(void)
 }
 
 int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			   long long now, long long *ret_id)
+			   int max_running, long long now, long long *ret_id)
 {
 	if (!backend_of(store)->bisections)
 		return no_bisections();
-	return backend_of(store)->bisections->bisection_create(store, series, doc, by, now, ret_id);
+	return backend_of(store)->bisections->bisection_create(store, series, doc, by, max_running, now,
+							       ret_id);
 }
 
 int store_bisection_get(struct store *store, long long id, cJSON **ret_bisection)

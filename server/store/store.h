@@ -559,9 +559,11 @@ int store_stats(struct store *store, long long now, struct store_stats *ret_stat
  * picks it up where the last one left it. */
 
 /* A new bisection of SERIES in state "running" with DOC, made by BY at
- * NOW: *RET_ID. */
+ * NOW: *RET_ID. LL_ECONFLICT (nothing stored) when BY has MAX_RUNNING
+ * bisections running already (0: no cap), counted in the transaction that
+ * stores it. */
 int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			   long long now, long long *ret_id);
+			   int max_running, long long now, long long *ret_id);
 
 /* {"id", "series", "state", "created_by", "created_at", "updated_at"} and
  * every member of its document. LL_ENOTFOUND. */

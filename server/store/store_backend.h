@@ -188,7 +188,7 @@ struct store_history_ops {
  * none yet: store.c answers LL_EUNSUPPORTED. */
 struct store_bisect_ops {
 	int (*bisection_create)(struct store *store, const char *series, const cJSON *doc, const char *by,
-				long long now, long long *ret_id);
+				int max_running, long long now, long long *ret_id);
 	int (*bisection_get)(struct store *store, long long id, cJSON **ret_bisection);
 	int (*bisection_update)(struct store *store, long long id, const char *expect, const char *state,
 				const cJSON *doc, long long now);

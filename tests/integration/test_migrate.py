@@ -87,7 +87,10 @@ def make_lab(d):
     user = r.json()["token"]
     _, agent = d.enroll("m1", facts=FACTS, labels={"rack": "a"})
     d.enroll("m2", facts=FACTS)
-    r = d.api("PUT", "/api/v1/series/perf%2Fnightly", {"threshold_pct": 5}, token=d.admin_token)
+    # The admin sets the series up and names the CI user its owner, who may
+    # then add revisions to it (docs/series.md, "Owners").
+    r = d.api("PUT", "/api/v1/series/perf%2Fnightly", {"threshold_pct": 5, "owner": "user:ci"},
+              token=d.admin_token)
     assert r.status == 200, r
     alert = open_alert(d, agent, rng, "perf/nightly", user)
     d.submit(dict(JOB, name="third"), token=user)

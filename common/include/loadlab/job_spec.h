@@ -149,6 +149,13 @@ bool job_spec_series_valid(const char *name);
  * ^[a-z][a-z0-9_]{0,31}$. */
 bool job_spec_key_valid(const char *name);
 
+/* An agent's name (its enrollment, POST /api/v1/agents/enroll; a
+ * bisection's "agent"): 1 to JOB_SPEC_MAX_AGENT_NAME bytes, no control
+ * character (job_spec_text_valid()). 0 when NAME is one; else LL_EINVAL
+ * with a message naming FIELD. */
+#define JOB_SPEC_MAX_AGENT_NAME 64
+int job_spec_agent_name_check(const char *name, const char *field);
+
 /* True when S holds no control character (below 0x20, or 0x7f): the rule
  * of a job's names, revisions and matrix values. */
 bool job_spec_text_valid(const char *s);

@@ -8,30 +8,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The advisory locks' first key ("bise" in ASCII); the second is the
+ * creator's hashtext(). */
+#define PG_BISECT_CAP_LOCK "1651078245"
+
 struct bisection_new {
 	const char *series, *by;
 	char *doc;
+	int max_running;
 	long long now, id;
 };
 
 static int op_bisection_create(struct store *s, void *arg)
 {
 	struct bisection_new *a = arg;
-	int rc = pq_run(pq_writer(),
-			"INSERT INTO bisections (series, state, doc, created_by, created_at, updated_at)"
-			" VALUES (?, 'running', ?, ?, ?, ?)",
-			"tttii", a->series, a->doc, a->by, a->now, a->now);
+	long long running = 0;
+	int rc;
 
 	(void)s;
+	/* Replicas write at once (README "Scaling out"): the count and the
+	 * insert hold a lock of this creator's till the commit. */
+	if (a->max_running > 0 &&
+	    ((rc = pq_int(pq_writer(), &running, 0,
+			  "SELECT 0 FROM (SELECT pg_advisory_xact_lock(" PG_BISECT_CAP_LOCK
+			  ", hashtext(?))) AS locked",
+			  "t", a->by)) < 0 ||
+	     (rc = pq_int(pq_writer(), &running, 0,
+			  "SELECT count(*) FROM bisections WHERE state = 'running' AND created_by = ?", "t",
+			  a->by)) < 0))
+		return rc;
+	if (a->max_running > 0 && running >= a->max_running)
+		return err_set(LL_ECONFLICT, "%s has %lld bisections running, at most %d.", a->by, running,
+			       a->max_running);
+	rc = pq_run(pq_writer(),
+		    "INSERT INTO bisections (series, state, doc, created_by, created_at, updated_at)"
+		    " VALUES (?, 'running', ?, ?, ?, ?)",
+		    "tttii", a->series, a->doc, a->by, a->now, a->now);
 	if (rc == 0)
 		a->id = pgq_last_insert_id(pq_writer());
 	return rc;
 }
 
-int pg_bisection_create(struct store *s, const char *series, const cJSON *doc, const char *by, long long now,
-			long long *ret_id)
+int pg_bisection_create(struct store *s, const char *series, const cJSON *doc, const char *by,
+			int max_running, long long now, long long *ret_id)
 {
-	struct bisection_new a = {series, by, cJSON_PrintUnformatted(doc), now, 0};
+	struct bisection_new a = {series, by, cJSON_PrintUnformatted(doc), max_running, now, 0};
 	int rc;
 
 	if (!a.doc)

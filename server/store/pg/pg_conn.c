@@ -11,6 +11,7 @@
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/log.h"
+#include "loadlab/redact.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -45,11 +46,39 @@ void pg_pool_destroy(struct pg_pool *pool)
 	pthread_cond_destroy(&pool->cond);
 }
 
+/* TEXT without its final line breaks (libpq ends its messages with one). */
+static void trim_end(char *text)
+{
+	size_t n = strlen(text);
+
+	while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+		text[--n] = '\0';
+}
+
+static void notice_to_log(void *arg, const PGresult *result)
+{
+	const char *severity = PQresultErrorField(result, PG_DIAG_SEVERITY_NONLOCALIZED);
+	const char *message = PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY);
+	char text[1024];
+
+	if (!message)
+		message = PQresultErrorMessage(result);
+	redact_secrets_of(message, arg, text, sizeof(text));
+	trim_end(text);
+	log_event(severity && strcmp(severity, "WARNING") == 0 ? LOG_WARN : LOG_INFO, "store_notice",
+		  "severity", severity ? severity : "NOTICE", "message", text, NULL);
+}
+
+void pg_notices_to_log(PGconn *conn, const char *conninfo)
+{
+	PQsetNoticeReceiver(conn, notice_to_log, (void *)conninfo);
+}
+
 /* A new connection: the defaults first, so that the URI's own settings
  * (conninfo, expanded as dbname) override them. */
 PGconn *pg_pool_connect(const struct pg_pool *pool)
 {
-	char timeout[16], options[96];
+	char timeout[16], options[96], message[1024];
 	const char *keys[] = {"connect_timeout", "tcp_user_timeout", "application_name",
 			      "options",         "dbname",           NULL};
 	const char *values[] = {timeout, "10000", "loadlabd", options, pool->conninfo, NULL};
@@ -59,10 +88,15 @@ PGconn *pg_pool_connect(const struct pg_pool *pool)
 	snprintf(options, sizeof(options), "-c statement_timeout=%d -c lock_timeout=%d",
 		 PG_STATEMENT_TIMEOUT_MS, PG_STATEMENT_TIMEOUT_MS);
 	conn = PQconnectdbParams(keys, values, 1);
-	if (conn && PQstatus(conn) == CONNECTION_OK)
+	if (conn && PQstatus(conn) == CONNECTION_OK) {
+		pg_notices_to_log(conn, pool->conninfo);
 		return conn;
-	log_event(LOG_ERROR, "store_connect_failed", "postgresql",
-		  conn ? PQerrorMessage(conn) : "out of memory", NULL);
+	}
+	/* libpq may quote the whole URI it could not use */
+	redact_secrets_of(conn ? PQerrorMessage(conn) : "out of memory", pool->conninfo, message,
+			  sizeof(message));
+	trim_end(message);
+	log_event(LOG_ERROR, "store_connect_failed", "postgresql", message, NULL);
 	PQfinish(conn);
 	return NULL;
 }

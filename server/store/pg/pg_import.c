@@ -16,6 +16,7 @@
 #include "pg_int.h"
 
 #include "loadlab/err.h"
+#include "loadlab/redact.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -370,9 +371,13 @@ int store_migrate(const char *from, const char *to, struct store_migrate_counts 
 		return rc;
 	conn = PQconnectdb(to);
 	if (PQstatus(conn) != CONNECTION_OK) {
-		rc = err_set(LL_ESTORE, "Cannot connect to %s: %s", "the target", PQerrorMessage(conn));
+		char message[1024];
+		/* libpq may quote the whole URI it could not use */
+		redact_secrets_of(PQerrorMessage(conn), to, message, sizeof(message));
+		rc = err_set(LL_ESTORE, "Cannot connect to %s: %s", "the target", message);
 		goto out;
 	}
+	pg_notices_to_log(conn, to);
 	if ((rc = target_empty(conn)) < 0 || (rc = pg_migrate(conn)) < 0 ||
 	    (rc = pg_command(conn, "BEGIN")) < 0)
 		goto out;

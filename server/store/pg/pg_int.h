@@ -82,8 +82,18 @@ struct pg_pool {
 };
 
 /* A new connection to the pool's database outside the pool (the task
- * watch's, pg_watch.c); NULL (logged) when it cannot be made. */
+ * watch's, pg_watch.c); NULL (logged) when it cannot be made. Its notices
+ * go to the log (pg_notices_to_log()). The pool's connections are made
+ * by it too. */
 PGconn *pg_pool_connect(const struct pg_pool *pool);
+
+/* Sends what the server says on CONN outside a result (NOTICE, WARNING:
+ * "relation ... already exists, skipping") to the log as one event
+ * "store_notice" {"severity", "message"} (warn for a WARNING, info
+ * otherwise), instead of libpq's raw line on stderr; the passwords of
+ * CONNINFO (borrowed for CONN's life) hidden in it (redact.h). Every
+ * connection loadlabd opens calls it. */
+void pg_notices_to_log(PGconn *conn, const char *conninfo);
 
 /* The channel that writes making tasks ready NOTIFY (pg_watch.c). */
 #define PG_TASKS_CHANNEL "loadlab_tasks"
@@ -214,7 +224,7 @@ int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSO
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
 /* pg_bisect.c */
 int pg_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			long long now, long long *ret_id);
+			int max_running, long long now, long long *ret_id);
 int pg_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
 int pg_bisection_update(struct store *store, long long id, const char *expect, const char *state,
 			const cJSON *doc, long long now);

@@ -52,7 +52,8 @@ int pq_notify_tasks(struct store *s)
 	return pq_exec(pq_writer(), sql);
 }
 
-/* Connects and LISTENs; NULL (logged) when either fails. */
+/* Connects and LISTENs; NULL (logged) when either fails. Its notices go
+ * to the log as the pool's do (pg_pool_connect(), pg_notices_to_log()). */
 static PGconn *listen_connect(struct store *s)
 {
 	PGconn *conn = pg_pool_connect(&s->pool);

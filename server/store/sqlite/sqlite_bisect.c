@@ -11,26 +11,37 @@
 struct bisection_new {
 	const char *series, *by;
 	char *doc;
+	int max_running;
 	long long now, id;
 };
 
 static int op_bisection_create(struct store *s, void *arg)
 {
 	struct bisection_new *a = arg;
-	int rc = db_run(s->writer,
-			"INSERT INTO bisections (series, state, doc, created_by, created_at, updated_at)"
-			" VALUES (?, 'running', ?, ?, ?, ?)",
-			"tttii", a->series, a->doc, a->by, a->now, a->now);
+	long long running = 0;
+	int rc;
 
+	if (a->max_running > 0 &&
+	    (rc = db_int(s->writer, &running, 0,
+			 "SELECT count(*) FROM bisections WHERE state = 'running' AND created_by = ?", "t",
+			 a->by)) < 0)
+		return rc;
+	if (a->max_running > 0 && running >= a->max_running)
+		return err_set(LL_ECONFLICT, "%s has %lld bisections running, at most %d.", a->by, running,
+			       a->max_running);
+	rc = db_run(s->writer,
+		    "INSERT INTO bisections (series, state, doc, created_by, created_at, updated_at)"
+		    " VALUES (?, 'running', ?, ?, ?, ?)",
+		    "tttii", a->series, a->doc, a->by, a->now, a->now);
 	if (rc == 0)
 		a->id = sqlite3_last_insert_rowid(s->writer);
 	return rc;
 }
 
 int sqlite_bisection_create(struct store *s, const char *series, const cJSON *doc, const char *by,
-			    long long now, long long *ret_id)
+			    int max_running, long long now, long long *ret_id)
 {
-	struct bisection_new a = {series, by, cJSON_PrintUnformatted(doc), now, 0};
+	struct bisection_new a = {series, by, cJSON_PrintUnformatted(doc), max_running, now, 0};
 	int rc;
 
 	if (!a.doc)

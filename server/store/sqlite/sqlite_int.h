@@ -253,7 +253,7 @@ int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
 
 /* sqlite_bisect.c */
 int sqlite_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			    long long now, long long *ret_id);
+			    int max_running, long long now, long long *ret_id);
 int sqlite_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
 int sqlite_bisection_update(struct store *store, long long id, const char *expect, const char *state,
 			    const cJSON *doc, long long now);

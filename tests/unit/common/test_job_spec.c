@@ -321,6 +321,21 @@ static void test_series_and_revision(void)
 		long_name[128] = 0;
 		CHECK(job_spec_series_valid(long_name));
 	}
+	/* agents' names (enrollment, a bisection's "agent") */
+	CHECK_EQ_INT(job_spec_agent_name_check("lab-1", "agent"), 0);
+	CHECK_EQ_INT(job_spec_agent_name_check("win xp (old)", "agent"), 0);
+	CHECK_EQ_INT(job_spec_agent_name_check("", "agent"), LL_EINVAL);
+	CHECK_EQ_INT(job_spec_agent_name_check("lab\n1", "agent"), LL_EINVAL);
+	CHECK_EQ_INT(job_spec_agent_name_check("lab\x1b[31m", "agent"), LL_EINVAL);
+	CHECK_EQ_INT(job_spec_agent_name_check("lab\x7f", "agent"), LL_EINVAL);
+	{
+		char name[JOB_SPEC_MAX_AGENT_NAME + 2];
+		memset(name, 'a', sizeof(name) - 1);
+		name[sizeof(name) - 1] = 0;
+		CHECK_EQ_INT(job_spec_agent_name_check(name, "agent"), LL_EINVAL);
+		name[JOB_SPEC_MAX_AGENT_NAME] = 0;
+		CHECK_EQ_INT(job_spec_agent_name_check(name, "agent"), 0);
+	}
 }
 
 /* A job of FAMILY whose generator is {"dlls":D,"exports":E,GEN}, normalized. */

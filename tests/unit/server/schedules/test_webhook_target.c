@@ -64,10 +64,36 @@ static const struct url_case url_cases[] = {
 	{"http://[::]/", NULL, 0, NULL},
 	{"http://224.0.0.1/", NULL, 0, NULL},
 	{"http://255.255.255.255/", NULL, 0, NULL},
+	/* issue 37: every IPv4-embedding IPv6 form, benchmarking, IETF */
+	{"http://[::ffff:0:7f00:1]/", NULL, 0, NULL},
+	{"http://[::ffff:0:127.0.0.1]/", NULL, 0, NULL},
+	{"http://[::ffff:0:a00:1]/", NULL, 0, NULL},
+	{"http://[64:ff9b::7f00:1]/", NULL, 0, NULL},
+	{"http://[64:ff9b::10.0.0.1]/", NULL, 0, NULL},
+	{"http://[64:ff9b:1::7f00:1]/", NULL, 0, NULL},
+	{"http://[64:ff9b:1:7f00:1::]/", NULL, 0, NULL},
+	{"http://[64:ff9b:1::808:808]/", NULL, 0, NULL},
+	{"http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", NULL, 0, NULL},
+	{"http://[2001:2::1]/", NULL, 0, NULL},
+	{"http://[2002:a00:1::]/", NULL, 0, NULL},
+	{"http://198.18.0.1/", NULL, 0, NULL},
+	{"http://198.19.255.255/", NULL, 0, NULL},
+	{"http://3323068417/", NULL, 0, NULL},
+	{"http://192.0.0.8/", NULL, 0, NULL},
+	{"http://192.0.0.170/", NULL, 0, NULL},
+	{"http://[::ffff:198.18.0.1]/", NULL, 0, NULL},
+	{"http://[64:ff9b::c000:aa]/", NULL, 0, NULL},
 	/* just outside the ranges */
 	{"http://172.32.0.1/", NULL, 1, "172.32.0.1"},
 	{"http://169.255.0.1/", NULL, 1, "169.255.0.1"},
 	{"http://[fe00::1]/", NULL, 1, "fe00::1"},
+	{"http://198.17.255.255/", NULL, 1, "198.17.255.255"},
+	{"http://198.20.0.1/", NULL, 1, "198.20.0.1"},
+	{"http://192.0.1.1/", NULL, 1, "192.0.1.1"},
+	{"http://[64:ff9b::808:808]/", NULL, 1, "64:ff9b::808:808"},
+	{"http://[::ffff:0:808:808]/", NULL, 1, "::ffff:0:808:808"},
+	{"http://[64:ff9b:2::1]/", NULL, 1, "64:ff9b:2::1"},
+	{"http://[2001:1::1]/", NULL, 1, "2001:1::1"},
 	/* the allow list */
 	{"http://127.0.0.1/", "127.0.0.1", 1, "127.0.0.1"},
 	{"http://0x7f.1/", "127.0.0.1", 1, "0x7f.1"},
@@ -79,6 +105,11 @@ static const struct url_case url_cases[] = {
 	{"http://[fd00::5]/", "fd00::/8", 1, "fd00::5"},
 	{"http://[::1]/", "127.0.0.1", 0, NULL},
 	{"http://[::ffff:10.1.1.1]/", "::ffff:10.0.0.0/104", 1, "::ffff:10.1.1.1"},
+	{"http://198.18.0.1/", "198.18.0.0/15", 1, "198.18.0.1"},
+	{"http://192.0.0.8/", "192.0.0.8", 1, "192.0.0.8"},
+	{"http://[::ffff:0:7f00:1]/", "127.0.0.1", 1, "::ffff:0:7f00:1"},
+	{"http://[64:ff9b:1::7f00:1]/", "64:ff9b:1::/48", 1, "64:ff9b:1::7f00:1"},
+	{"http://[64:ff9b:1::7f00:1]/", "127.0.0.1", 0, NULL},
 };
 
 static void test_urls(void)
@@ -124,6 +155,16 @@ static void test_addresses(void)
 	inet_pton(AF_INET6, "::ffff:192.168.1.1", &v6.sin6_addr);
 	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
 	CHECK(strstr(why, "private") != NULL);
+	/* at connect time too: the translated form, local-use NAT64, 198.18/15 */
+	inet_pton(AF_INET6, "::ffff:0:7f00:1", &v6.sin6_addr);
+	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
+	CHECK(strstr(why, "loopback") != NULL);
+	inet_pton(AF_INET6, "64:ff9b:1::a00:1", &v6.sin6_addr);
+	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
+	CHECK(strstr(why, "local-use NAT64") != NULL);
+	inet_pton(AF_INET, "198.18.7.7", &v4.sin_addr);
+	CHECK(!webhook_address_allowed((struct sockaddr *)&v4, "x", NULL, why, sizeof(why)));
+	CHECK(strstr(why, "benchmarking") != NULL);
 	inet_pton(AF_INET6, "2606:4700::1", &v6.sin6_addr);
 	CHECK(webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
 }
