@@ -99,6 +99,19 @@ static void link_first(struct report_cache *c, struct report_ticket *e)
 	c->head = e;
 }
 
+/* Linked E made the table's first. */
+static void move_first(struct report_cache *c, struct report_ticket *e)
+{
+	if (e == c->head)
+		return;
+	e->prev->next = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+	link_first(c, e);
+}
+
 /* Kept answers past the limits, least recently used first (entries in
  * the making are not counted and not dropped). */
 static void evict(struct report_cache *c)
@@ -142,6 +155,7 @@ static void finish(struct report_cache *c, struct report_ticket *e, int rc, cons
 				c->stats.evicted++;
 			}
 		}
+		move_first(c, e); /* the most recently used */
 		c->stats.entries++;
 		c->stats.bytes += (long long)e->answer.len;
 		evict(c);
@@ -269,15 +283,7 @@ int report_cache_get(struct report_cache *c, const char *prefix, const char *rev
 			       REPORT_CACHE_MAX_KEY / 2 - 1);
 	pthread_mutex_lock(&c->lock);
 	if ((e = find(c, prefix, revision)) && e->state == ENTRY_DONE) {
-		/* kept: made the most recently used */
-		if (e != c->head) {
-			e->prev->next = e->next;
-			if (e->next)
-				e->next->prev = e->prev;
-			else
-				c->tail = e->prev;
-			link_first(c, e);
-		}
+		move_first(c, e); /* kept: made the most recently used */
 		if ((rc = copy_answer(&e->answer, ret_text)) == 0) {
 			c->stats.hits++;
 			rc = REPORT_CACHE_HIT;

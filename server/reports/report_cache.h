@@ -81,7 +81,7 @@ int report_cache_new(struct store *store, struct report_cache **ret_cache);
 void report_cache_free(struct report_cache *cache);
 
 enum report_cache_outcome {
-	REPORT_CACHE_HIT,     /* *RET_TEXT holds a copy of the kept answer */
+	REPORT_CACHE_HIT = 0, /* *RET_TEXT holds a copy of the kept answer */
 	REPORT_CACHE_PENDING, /* *RET_TICKET: WAKE(WAKE_ARG) comes once, when it is done */
 	REPORT_CACHE_BUSY,    /* REPORT_CACHE_MAX_QUEUED computations are queued or running */
 };

@@ -162,7 +162,7 @@ static int reply_report(struct http_request *req, struct http_reply *reply, cons
 	int rc;
 
 	if (!cache)
-		rc = compute(req->server->store, args, &text);
+		rc = compute(req->server->store, args, &text); /* 0: answered, as REPORT_CACHE_HIT */
 	else
 		rc = report_cache_get(cache, prefix, revision, keep, compute, args, sizeof(*args),
 				      http_write_committed, req, &text, &ticket);
