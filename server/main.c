@@ -103,11 +103,14 @@ int main(int argc, char **argv)
 	    (rc = route_blobs_start(&server)) < 0 ||
 	    (rc = agent_builds_open(server.config.agent_dir, server.config.data_dir, &server.agent_builds)) <
 		    0 ||
-	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 || (rc = http_start(&server)) < 0 ||
+	    (rc = summarizer_start(server.store, &server.summarizer)) < 0 ||
+	    (rc = report_cache_new(server.store, &server.report_cache)) < 0 ||
+	    (rc = http_start(&server)) < 0 ||
 	    (rc = scheduler_start(&server,
 				  &(struct scheduler_options){server.config.schedule_tick_ms, NULL, NULL},
 				  &scheduler)) < 0) {
 		fprintf(stderr, "loadlabd: %s\n", err_message(rc));
+		report_cache_free(server.report_cache);
 		summarizer_stop(server.summarizer);
 		blobs_close(server.blobs);
 		agent_builds_close(server.agent_builds);
@@ -128,6 +131,7 @@ int main(int argc, char **argv)
 	http_stop(&server, 10000);
 	blobs_close(server.blobs);
 	agent_builds_close(server.agent_builds);
+	report_cache_free(server.report_cache); /* after http_stop(): no request waits for it */
 	summarizer_stop(server.summarizer);
 	store_close(server.store);
 	log_event(LOG_INFO, "stopped", NULL);

@@ -22,6 +22,7 @@
 #include "http/storage_full.h"
 #include "store/store.h"
 #include "store/store_async.h"
+#include "reports/report_cache.h"
 #include "reports/summarizer.h"
 
 #include "loadlab/buf.h"
@@ -39,6 +40,7 @@ struct server {
 	struct config config;
 	struct store *store;
 	struct summarizer *summarizer;     /* result summaries, in the background */
+	struct report_cache *report_cache; /* reports computed once per job state (reports/report_cache.h) */
 	struct blob_store *blobs;          /* uploaded files (store/blob_files.h) */
 	struct agent_builds *agent_builds; /* --agent-dir (agent_builds/agent_builds.h) */
 	struct metrics metrics;

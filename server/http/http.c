@@ -536,6 +536,8 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 		log_event(LOG_INFO, "request", "method", req->method, "path", req->path, "status", status,
 			  "ms", ms, "who", who, NULL);
 	store_call_free(req->write_call); /* committed (http_stop() waits), not answered */
+	if (req->route_state_release)
+		req->route_state_release(req->route_state);
 	cJSON_Delete(req->write_body);
 	if (req->stream && req->stream->release)
 		req->stream->release(req);

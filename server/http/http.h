@@ -32,7 +32,10 @@ struct MHD_Connection;
 /* A handler's answer after queuing a store write (store_async.h) with
  * http_write_committed() and the request as its callback, the call in
  * req->write_call: the connection waits, suspended, for the commit; the
- * handler is then called again and ends the call. */
+ * handler is then called again and ends the call. The same for other work
+ * done off the HTTP threads whose end calls http_write_committed(): a
+ * report computed on a report worker (reports/report_cache.h), its ticket
+ * in req->route_state. */
 #define HTTP_SUSPEND_WRITE 2
 
 /* Query arguments a request may carry; more get 414 (libmicrohttpd 0.9.75
@@ -73,6 +76,11 @@ struct http_request {
 	struct store_call *write_call;
 	atomic_int write_state;
 	cJSON *write_body; /* owned: the parsed body its answer still needs (a result's, for calibration) */
+
+	/* the route's state between its handler's calls (a report's ticket),
+	 * released by ROUTE_STATE_RELEASE, when set, once the request ends */
+	void *route_state;
+	void (*route_state_release)(void *state);
 
 	/* long-poll */
 	int calls; /* handler invocations so far */

@@ -106,6 +106,7 @@ int metrics_render(struct server *server, struct buf *out)
 	struct metrics *m = &server->metrics;
 	struct store_stats st;
 	struct blob_usage blobs = {0};
+	struct report_cache_stats reports = {0};
 	long long catchups = 0;
 	bool leader = summarizer_leader(server->summarizer, &catchups);
 	int rc = store_stats(server->store, clock_now_ms(), &st);
@@ -114,6 +115,8 @@ int metrics_render(struct server *server, struct buf *out)
 		return rc;
 	if (server->blobs)
 		blobs_usage(server->blobs, &blobs);
+	if (server->report_cache)
+		report_cache_stats(server->report_cache, &reports);
 	const struct state_count tasks[] = {
 		{"queued", st.tasks_queued}, {"leased", st.tasks_leased},       {"done", st.tasks_done},
 		{"dead", st.tasks_dead},     {"cancelled", st.tasks_cancelled},
@@ -200,6 +203,28 @@ int metrics_render(struct server *server, struct buf *out)
 		 st.store_free_bytes},
 		{"loadlab_http_query_refused_total", "counter",
 		 "Requests refused for too many query arguments.", load(&m->query_refused)},
+		{"loadlab_report_cache_hits_total", "counter",
+		 "Reports and A/B compares answered from the report cache (reports/report_cache.h).",
+		 reports.hits},
+		{"loadlab_report_cache_misses_total", "counter",
+		 "Reports and compares computed (none kept for the job's state, none computing).",
+		 reports.computed},
+		{"loadlab_report_cache_joins_total", "counter",
+		 "Requests that waited for an identical report already computing instead of computing it.",
+		 reports.joined},
+		{"loadlab_report_cache_evictions_total", "counter",
+		 "Kept reports dropped: least recently used past the cache's cap, or of a job's older state.",
+		 reports.evicted},
+		{"loadlab_report_cache_entries", "gauge", "Reports kept in the report cache.",
+		 reports.entries},
+		{"loadlab_report_cache_bytes", "gauge", "Bytes of the reports kept in the report cache.",
+		 reports.bytes},
+		{"loadlab_reports_computing", "gauge", "Report computations queued or running.",
+		 reports.computing},
+		{"loadlab_reports_refused_total", "counter",
+		 "Report requests refused (503 busy) as the most computations at once were queued or "
+		 "running.",
+		 reports.refused},
 		{"loadlab_long_polls", "gauge", "Lease long-polls parked.", atomic_load(&server->long_polls)},
 		{"loadlab_long_polls_limit", "gauge", "Lease long-polls parked at most (--max-long-polls).",
 		 server->capacity.long_polls},

@@ -38,6 +38,8 @@
  *   report_paired.c     the floor ratio paired by pass (report_paired.h)
  *   report_compare_program.c two program jobs' files and settings
  *   report_ab.c         an A/B program job's builds against its base
+ *   report_cache.c      reports computed on workers, once per job state
+ *                       (report_cache.h)
  *   report_series.c     a series' history (report_series())
  *   report_format.c     Markdown and CSV, and a row written as JSON text
  *                       (report_row.h)

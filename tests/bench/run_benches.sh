@@ -29,6 +29,7 @@ run() {
 run bench_server "$build/tests/bench/bench_server" "$build/server/loadlabd" 32 5
 run bench_pg /usr/bin/python3 "$here/bench_pg.py" "$build" 32 5
 run bench_reports /usr/bin/python3 "$here/bench_reports.py" "$build"
+run bench_ab_compare /usr/bin/python3 "$here/bench_ab_compare.py" "$build"
 run bench_growth /usr/bin/python3 "$here/bench_growth.py" "$build"
 run bench_year /usr/bin/python3 "$here/bench_year.py" "$build"
 run bench_fleet /usr/bin/python3 "$here/bench_fleet.py" "$build" --agents 1000
