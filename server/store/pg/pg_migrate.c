@@ -128,6 +128,8 @@ static const char *const migrations[] = {
 	"  state TEXT NOT NULL, doc TEXT NOT NULL,"
 	"  created_by TEXT NOT NULL, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL);"
 	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
+	/* 14: builders the admin names */
+	"ALTER TABLE agents ADD COLUMN builder BIGINT NOT NULL DEFAULT 0;",
 };
 
 int pg_schema_latest(void)

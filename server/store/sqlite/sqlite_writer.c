@@ -180,6 +180,10 @@ static const char *const migrations[] = {
 	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL,"
 	"  created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
 	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
+	/* (issue 37, builders the admin names) Whether an admin marked the
+	 * agent a builder, the only agents that lease build tasks
+	 * (queue_build.h); none is, after this migration, until an admin says. */
+	"ALTER TABLE agents ADD COLUMN builder INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* ------------------------------------------------------ the writer thread */
