@@ -142,11 +142,12 @@ bool queue_build_waiting(const cJSON *target, const struct queue_agent *agents, 
 			 target_string(target, "family"), target_string(target, "architecture"),
 			 target_string(target, "toolchain"));
 	else if (marked == 0 && able == 1 && unmarked->name)
+		/* the id in the hint: names may be shared, and are up to 64 bytes */
 		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
 			 "agent %.64s can build %s for %s but is not marked as a builder"
-			 " (an admin marks it: loadlab agents --builder %.64s)",
+			 " (an admin marks it: loadlab agents --builder %lld)",
 			 unmarked->name, target_string(target, "family"),
-			 target_string(target, "architecture"), unmarked->name);
+			 target_string(target, "architecture"), unmarked->id);
 	else if (marked == 0)
 		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
 			 "%zu agent%s can build %s for %s but none is marked as a builder"

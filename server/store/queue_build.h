@@ -49,7 +49,7 @@ bool queue_build_matches(const cJSON *target, const struct queue_agent *agent);
  * and REASON (QUEUE_WAITING_REASON_SIZE bytes) says why, first of:
  *   "no agent can build pe for i686: needs i686-w64-mingw32-gcc"
  *   "agent lab-linux-1 can build pe for x86_64 but is not marked as a
- *    builder (an admin marks it: loadlab agents --builder lab-linux-1)"
+ *    builder (an admin marks it: loadlab agents --builder 7)" (its id)
  *   "3 agents can build pe for x86_64 but none is marked as a builder
  *    (an admin marks one: loadlab agents --builder NAME)"
  *   "the agents that can build pe for x86_64 are offline or quarantined"

@@ -55,7 +55,7 @@ def test_a_rogue_agent_gets_no_build_until_an_admin_marks_it():
             build = d.job(job_id)["builds"][0]
             assert build["state"] == "queued" and build["agent_id"] is None and build["builder"] is None, build
             assert build["waiting"]["reason"].startswith("agent rogue can build ") and \
-                "but is not marked as a builder (an admin marks it: loadlab agents --builder rogue)" in \
+                "but is not marked as a builder (an admin marks it: loadlab agents --builder %d)" % rogue_id in \
                 build["waiting"]["reason"], build
         # Only an admin token sets the mark.
         r = d.api("POST", "/api/v1/tokens", {"kind": "user", "name": "alice"}, token=d.admin_token)

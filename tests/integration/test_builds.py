@@ -75,7 +75,7 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         builder_id, builder = d.enroll("builder", BUILDER, {"os": "linux"})
         # Its facts list the compiler, but no admin marked it a builder.
         unmarked = ("agent builder can build pe for x86_64 but is not marked as a builder"
-                    " (an admin marks it: loadlab agents --builder builder)")
+                    " (an admin marks it: loadlab agents --builder %d)" % builder_id)
         assert d.job(job_id)["builds"][0]["waiting"]["reason"] == unmarked
         assert lease(d, builder) is None
         d.mark_builder(builder_id)

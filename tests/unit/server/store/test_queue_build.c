@@ -93,7 +93,7 @@ static void test_matching_and_waiting(void)
 	CHECK(!queue_build_matches(elf, &agents[1]));
 	CHECK(!queue_build_waiting(pe, agents, 2, reason));
 	CHECK_EQ_STR(reason, "agent linux1 can build pe for i686 but is not marked as a builder"
-			     " (an admin marks it: loadlab agents --builder linux1)");
+			     " (an admin marks it: loadlab agents --builder 2)");
 	CHECK(!queue_build_waiting(elf, agents, 3, reason));
 	CHECK_EQ_STR(reason, "2 agents can build elf for x86_64 but none is marked as a builder"
 			     " (an admin marks one: loadlab agents --builder NAME)");
