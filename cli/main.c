@@ -19,7 +19,7 @@ static const struct cli_command commands[] = {
 	{"status", cmd_status, "JOB", "a job and its tasks"},
 	{"jobs", cmd_jobs, "[--state S] [--limit N]", "the jobs, newest first"},
 	{"cancel", cmd_cancel, "JOB", "cancel a job"},
-	{"agents", cmd_agents, "[--wide]", "the fleet: agents, their state and every fact"},
+	{"agents", cmd_agents, "[--wide] | --builder AGENT", "the fleet: agents, their state and every fact"},
 	{"calibrate", cmd_calibrate, "[--agent NAME|ID] [--family elf|pe] [--delay-us X] [--wait]",
 	 "the known-effect self-test of an agent, or of every agent"},
 	{"report", cmd_report, "JOB [--format table|md|csv|json]", "a job's comparison tables"},

@@ -5,7 +5,10 @@
 #     BUILD_DIR    where loadlabd and loadlab-agent were built   (build)
 #     LISTEN       the daemon's address                          (127.0.0.1:8080)
 #     DATA_DIR     the daemon's data: SQLite, tokens             (./var)
-#     LOCAL_AGENT  1: start a local agent too, 0: the daemon alone (1)
+#     LOCAL_AGENT  1: start a local agent too, 0: the daemon alone (1);
+#                  the local agent is marked a builder with the admin
+#                  token, so that it builds the lab's pe and elf jobs
+#                  (docs/builds.md, "Who builds")
 #     AGENT_DIR    the local agent's data: identity, spool, work (DATA_DIR/agent)
 #     BUILD_FIRST  1: configure BUILD_DIR and build its three binaries first,
 #                  quietly (0); the tests are make test's
@@ -70,6 +73,26 @@ stop_all() {
 on_signal() {
     stop_all
     exit 0
+}
+
+# Marks the local agent a builder (only an admin's mark lets an agent build,
+# docs/builds.md) once it has enrolled: its id is in AGENT_DIR/agent.json,
+# written after the daemon enrolled it. Tries for 60 s; says so and goes on
+# when it cannot (the agent then measures, and builds nothing).
+mark_local_builder() {
+    local id="" tries=0 out
+    while [ "$tries" -lt 600 ]; do
+        kill -0 "$agent_pid" 2>/dev/null || return 1
+        id=$(sed -n 's/.*"id"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p' "$AGENT_DIR/agent.json" 2>/dev/null | head -n 1)
+        if [ -n "$id" ] && out=$("$BUILD_DIR/cli/loadlab" --server "$url" --token "$(cat "$DATA_DIR/admin.token")" \
+            agents --builder "$id" 2>&1); then
+            return 0
+        fi
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    say "could not mark the local agent a builder: ${out:-it did not enroll}" >&2
+    return 1
 }
 
 # Configures and builds BUILD_DIR with its output in a log; 0 when built.
@@ -139,6 +162,7 @@ if [ "$LOCAL_AGENT" != 0 ]; then
     setsid "$BUILD_DIR/agent/loadlab-agent" --server "$url" --enroll-token-file "$DATA_DIR/enroll.token" \
         --data-dir "$AGENT_DIR" </dev/null >>"$agent_log" 2>&1 &
     agent_pid=$!
+    mark_local_builder
 fi
 
 server_env=""
@@ -152,7 +176,7 @@ run-lab: loadlabd (pid $daemon_pid) serves $url
 EOF
 if [ -n "$agent_pid" ]; then
     cat <<EOF
-  local agent   pid $agent_pid, data in $AGENT_DIR, log $agent_log
+  local agent   pid $agent_pid, data in $AGENT_DIR, log $agent_log (a builder: it builds and measures)
 EOF
 else
     echo "  local agent   not started (LOCAL_AGENT=0)"

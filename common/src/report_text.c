@@ -208,18 +208,26 @@ static const char *toolchain_words(const cJSON *t)
 	return cJSON_IsString(compiler) ? compiler->valuestring : "toolchain unknown";
 }
 
-/* The line of build task TASK_ID: its toolchain and the cells of CELLS it served. */
+/* The line of build task TASK_ID: its builder, its toolchain and the cells
+ * of CELLS it served. */
 static void build_line(struct buf *out, const cJSON *cells, double task_id, const char *prefix,
 		       void (*escape)(struct buf *out, const char *text))
 {
-	const cJSON *c, *toolchain = NULL;
+	const cJSON *c, *toolchain = NULL, *builder = NULL;
 	bool first = true;
 
 	cJSON_ArrayForEach(c, cells)
 		if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "build_task")) &&
-		    cJSON_GetObjectItemCaseSensitive(c, "build_task")->valuedouble == task_id && !toolchain)
+		    cJSON_GetObjectItemCaseSensitive(c, "build_task")->valuedouble == task_id && !toolchain) {
 			toolchain = cJSON_GetObjectItemCaseSensitive(c, "toolchain");
-	buf_printf(out, "%sbuilt once by build task %.0f (", prefix, task_id);
+			builder = cJSON_GetObjectItemCaseSensitive(c, "builder");
+		}
+	buf_printf(out, "%sbuilt once by build task %.0f", prefix, task_id);
+	if (cJSON_IsString(builder)) {
+		buf_append_str(out, " on ");
+		append_text(out, builder->valuestring, escape);
+	}
+	buf_append_str(out, " (");
 	append_text(out, toolchain_words(toolchain), escape);
 	buf_append_str(out, ") for ");
 	cJSON_ArrayForEach(c, cells) {

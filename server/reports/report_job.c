@@ -381,6 +381,21 @@ static const char *baseline_name(const cJSON *names, const char *preferred)
 	return names->child ? names->child->valuestring : preferred;
 }
 
+/* Adds to the report's cell C the "builder" of build task ID: the name of
+ * the agent the store says leased it (JOB's "builds"), not what a
+ * measuring agent's result says; null when the store names none. */
+static void add_builder(cJSON *c, const cJSON *job, double id)
+{
+	const cJSON *b;
+
+	cJSON_ArrayForEach(b, get(job, "builds"))
+		if (number(b, "id", -1) == id && string(b, "builder")) {
+			cJSON_AddStringToObject(c, "builder", string(b, "builder"));
+			return;
+		}
+	cJSON_AddNullToObject(c, "builder");
+}
+
 int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_report)
 {
 	struct job_rows rows = {.store = store, .tasks = cJSON_CreateArray()};
@@ -423,9 +438,12 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		if (get(t, "summary"))
 			cJSON_AddItemToObject(c, "facts",
 					      cJSON_Duplicate(get(get(t, "summary"), "facts"), true));
-		/* A shared build's task and toolchain (docs/builds.md). */
-		if (cJSON_IsNumber(get(get(t, "summary"), "build_task")))
-			cJSON_AddNumberToObject(c, "build_task", number(get(t, "summary"), "build_task", 0));
+		/* A shared build's task, builder and toolchain (docs/builds.md). */
+		if (cJSON_IsNumber(get(get(t, "summary"), "build_task"))) {
+			double id = number(get(t, "summary"), "build_task", 0);
+			cJSON_AddNumberToObject(c, "build_task", id);
+			add_builder(c, job, id);
+		}
 		if (cJSON_IsObject(get(get(t, "summary"), "toolchain")))
 			cJSON_AddItemToObject(c, "toolchain",
 					      cJSON_Duplicate(get(get(t, "summary"), "toolchain"), true));

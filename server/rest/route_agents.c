@@ -1,4 +1,4 @@
-/* /api/v1/agents: enroll, list, patch (labels, quarantine), heartbeat. */
+/* /api/v1/agents: enroll, list, patch (labels, quarantine, builder), heartbeat. */
 #include "route_util.h"
 #include "routes.h"
 
@@ -148,26 +148,41 @@ int route_agents_get(struct http_request *req, struct http_reply *reply)
 	return route_reply(reply, rc, 200, agent);
 }
 
+/* The boolean KEY of BODY into *RET_SWITCH as 0 or 1; -1 when absent. */
+static int patch_switch(const cJSON *body, const char *key, int *ret_switch)
+{
+	bool on;
+	int rc;
+
+	if (!cJSON_GetObjectItemCaseSensitive(body, key)) {
+		*ret_switch = -1;
+		return 0;
+	}
+	if ((rc = json_get_bool(body, key, true, false, &on)) < 0)
+		return rc;
+	*ret_switch = on;
+	return 0;
+}
+
+/* Admin only (route_table.c): "builder" lets the agent lease build tasks,
+ * whose files every measuring agent runs (docs/builds.md); the agent's
+ * enrollment and its own reports can never set it. */
 int route_agents_patch(struct http_request *req, struct http_reply *reply)
 {
-	static const char *const keys[] = {"labels", "quarantined", NULL};
-	const cJSON *labels;
+	static const char *const keys[] = {"labels", "quarantined", "builder", NULL};
+	struct store_agent_change change = {NULL, -1, -1};
 	cJSON *body, *agent = NULL;
-	bool quarantined;
-	int rc, quarantine = -1;
+	int rc;
 
 	if (http_body_object(req, reply, false, &body) < 0)
 		return 0;
-	labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
+	change.labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
 	if ((rc = json_check_keys(body, keys, "agent patch")) < 0 ||
-	    (labels && (rc = check_members(labels, &label_rules, true)) < 0))
+	    (change.labels && (rc = check_members(change.labels, &label_rules, true)) < 0) ||
+	    (rc = patch_switch(body, "quarantined", &change.quarantined)) < 0 ||
+	    (rc = patch_switch(body, "builder", &change.builder)) < 0)
 		goto out;
-	if (cJSON_GetObjectItemCaseSensitive(body, "quarantined")) {
-		if ((rc = json_get_bool(body, "quarantined", true, false, &quarantined)) < 0)
-			goto out;
-		quarantine = quarantined;
-	}
-	rc = store_agent_patch(req->server->store, req->path_id, labels, quarantine, clock_now_ms(), &agent);
+	rc = store_agent_patch(req->server->store, req->path_id, &change, clock_now_ms(), &agent);
 out:
 	cJSON_Delete(body);
 	if (rc < 0)

@@ -61,7 +61,8 @@ bool queue_lease_expired(long long expires_ms, long long now_ms);
 enum queue_task_state queue_after_attempt(long long attempt, int max_attempts, bool retryable);
 
 /* An agent as the queue sees it. Facts, labels and name are borrowed.
- * Only queue_task_waiting() reads the fields after QUARANTINED. */
+ * Only queue_task_waiting() and queue_build_waiting() read NAME, ONLINE
+ * and LAST_SEEN_MS. */
 struct queue_agent {
 	long long id;
 	const cJSON *facts;  /* object */
@@ -70,6 +71,7 @@ struct queue_agent {
 	const char *name;       /* NULL: "agent ID" */
 	bool online;            /* queue_agent_state() said "online" */
 	long long last_seen_ms; /* 0: never seen */
+	bool builder;           /* an admin marked it a builder (queue_build.h) */
 };
 
 /* "quarantined" when QUARANTINED, "online" when the agent was SEEN at

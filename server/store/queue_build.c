@@ -116,25 +116,44 @@ static bool can_build(const cJSON *target, const struct queue_agent *agent)
 
 bool queue_build_matches(const cJSON *target, const struct queue_agent *agent)
 {
-	return !agent->quarantined && can_build(target, agent);
+	return agent->builder && !agent->quarantined && can_build(target, agent);
 }
 
 bool queue_build_waiting(const cJSON *target, const struct queue_agent *agents, size_t count, char *reason)
 {
-	size_t able = 0;
+	const struct queue_agent *unmarked = NULL;
+	size_t able = 0, marked = 0;
 
 	reason[0] = '\0';
 	for (size_t i = 0; i < count; i++) {
 		if (!can_build(target, &agents[i]))
 			continue;
+		able++;
+		if (!agents[i].builder) {
+			unmarked = &agents[i];
+			continue;
+		}
 		if (!agents[i].quarantined && agents[i].online)
 			return true;
-		able++;
+		marked++;
 	}
 	if (able == 0)
 		snprintf(reason, QUEUE_WAITING_REASON_SIZE, "no agent can build %s for %s: needs %s",
 			 target_string(target, "family"), target_string(target, "architecture"),
 			 target_string(target, "toolchain"));
+	else if (marked == 0 && able == 1 && unmarked->name)
+		/* the id in the hint: names may be shared, and are up to 64 bytes */
+		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
+			 "agent %.64s can build %s for %s but is not marked as a builder"
+			 " (an admin marks it: loadlab agents --builder %lld)",
+			 unmarked->name, target_string(target, "family"),
+			 target_string(target, "architecture"), unmarked->id);
+	else if (marked == 0)
+		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
+			 "%zu agent%s can build %s for %s but none is marked as a builder"
+			 " (an admin marks one: loadlab agents --builder NAME)",
+			 able, able == 1 ? "" : "s", target_string(target, "family"),
+			 target_string(target, "architecture"));
 	else
 		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
 			 "the agents that can build %s for %s are offline or quarantined",

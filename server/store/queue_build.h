@@ -37,15 +37,23 @@ bool queue_build_shared(const cJSON *spec, bool each_agent_default);
  * LL_EINVAL with a message for an architecture the family cannot build. */
 int queue_build_target(const char *family, const cJSON *cell, const cJSON *facts, cJSON **ret_target);
 
-/* True when AGENT may lease the build of TARGET: not quarantined, its
- * facts list the toolchain (and, for elf, its arch is the target's). */
+/* True when AGENT may lease the build of TARGET: an admin marked it a
+ * builder (PATCH /api/v1/agents/{id} {"builder": true}; what an agent
+ * reports of itself never suffices: a builder's files run on every
+ * measuring agent), it is not quarantined, and its facts list the
+ * toolchain (and, for elf, its arch is the target's). */
 bool queue_build_matches(const cJSON *target, const struct queue_agent *agent);
 
 /* Whether one of the COUNT AGENTS enrolled can lease the queued build of
  * TARGET now: true when one matches and is online, REASON "". Else false
- * and REASON (QUEUE_WAITING_REASON_SIZE bytes) says why:
+ * and REASON (QUEUE_WAITING_REASON_SIZE bytes) says why, first of:
  *   "no agent can build pe for i686: needs i686-w64-mingw32-gcc"
- *   "the agents that can build pe for x86_64 are offline or quarantined" */
+ *   "agent lab-linux-1 can build pe for x86_64 but is not marked as a
+ *    builder (an admin marks it: loadlab agents --builder 7)" (its id)
+ *   "3 agents can build pe for x86_64 but none is marked as a builder
+ *    (an admin marks one: loadlab agents --builder NAME)"
+ *   "the agents that can build pe for x86_64 are offline or quarantined"
+ *   (the marked builders among them). */
 bool queue_build_waiting(const cJSON *target, const struct queue_agent *agents, size_t count, char *reason);
 
 #endif

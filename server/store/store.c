@@ -210,10 +210,10 @@ int store_agent_get(struct store *store, long long agent_id, long long now, cJSO
 	return backend_of(store)->agents->agent_get(store, agent_id, now, ret_agent);
 }
 
-int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+int store_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
 		      long long now, cJSON **ret_agent)
 {
-	return backend_of(store)->agents->agent_patch(store, agent_id, labels, quarantine, now, ret_agent);
+	return backend_of(store)->agents->agent_patch(store, agent_id, change, now, ret_agent);
 }
 
 int store_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,

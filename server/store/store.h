@@ -197,9 +197,18 @@ int store_agent_list(struct store *store, long long now, cJSON **ret_list);
 /* AGENT AGENT_ID, as listed; LL_ENOTFOUND when there is none. */
 int store_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
 
-/* Applies LABELS ({KEY: string|null}, may be NULL) and QUARANTINE (-1:
- * unchanged, 0: off, 1: on); returns the AGENT. */
-int store_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+/* What an admin changes of an agent (PATCH /api/v1/agents/{id}): LABELS
+ * ({KEY: string|null}, may be NULL); QUARANTINED and BUILDER each -1
+ * (unchanged), 0 (off) or 1 (on). BUILDER lets the agent lease build
+ * tasks (queue_build.h); nothing an agent sends sets it. */
+struct store_agent_change {
+	const cJSON *labels;
+	int quarantined;
+	int builder;
+};
+
+/* Applies CHANGE to agent AGENT_ID; returns the AGENT. */
+int store_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
 		      long long now, cJSON **ret_agent);
 
 /* Marks the agent seen, renews the leases it holds, and reports each

@@ -63,7 +63,7 @@ struct store_agent_ops {
 			    long long *ret_agent_id);
 	int (*agent_list)(struct store *store, long long now, cJSON **ret_list);
 	int (*agent_get)(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-	int (*agent_patch)(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+	int (*agent_patch)(struct store *store, long long agent_id, const struct store_agent_change *change,
 			   long long now, cJSON **ret_agent);
 	int (*task_calibration_spec)(struct store *store, long long task_id, long long *ret_job_id,
 				     cJSON **ret_spec);

@@ -43,9 +43,11 @@ ELF_JOB = dict(harness.load_example("local/elf-relocations.json"),
 
 class Agent:
     """A loadlab-agent process in its own data folder; NO_COMPILER: its
-    PATH is an empty folder, so it finds no toolchain."""
+    PATH is an empty folder, so it finds no toolchain. BUILDER (default:
+    the agents that have a compiler): once it has enrolled, the admin
+    marks it a builder, the only agents that lease builds (docs/builds.md)."""
 
-    def __init__(self, d, name, label, no_compiler, once=True, path_first=None):
+    def __init__(self, d, name, label, no_compiler, once=True, path_first=None, builder=None):
         self.data_dir = tempfile.mkdtemp(prefix="loadlab-shared-")
         env = dict(os.environ)
         if path_first:  # a folder searched before the PATH
@@ -59,6 +61,8 @@ class Agent:
             [AGENT, "--server", d.url, "--enroll-token", d.enroll_token, "--data-dir", self.data_dir,
              "--name", name, "--labels", "bench=" + label] + (["--once"] if once else []),
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env)
+        if builder if builder is not None else not no_compiler:
+            d.mark_builder_named(name)
 
     def text(self):
         with open(os.path.join(self.data_dir, "agent.log"), "rb") as f:
@@ -163,7 +167,7 @@ def test_a_blob_altered_in_the_store_is_refused():
     with harness.Daemon(shared_build=True) as d:
         job_id = d.submit(dict(PE_JOB, matrix={"cells": {"bench": ["lab"]}}))["id"]
         # The test is the builder: one blob for every file.
-        _, builder = d.enroll("builder", {"arch": "x86_64", "toolchains": ["x86_64-w64-mingw32-gcc"]})
+        _, builder = d.enroll_builder("builder", {"arch": "x86_64", "toolchains": ["x86_64-w64-mingw32-gcc"]})
         lease = d.api("POST", "/api/v1/lease", {"wait": 0}, token=builder).json()
         assert lease["kind"] == "build", lease
         data = b"MZ" + b"\0" * 200

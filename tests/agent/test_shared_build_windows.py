@@ -122,7 +122,7 @@ def test_windows_agent_without_compiler_measures_the_shared_build():
         assert [c["build_task"] for c in report["cells"]] == [build["id"]] * 2, report["cells"]
         assert all(c["toolchain"] == built["toolchain"] for c in report["cells"]), report["cells"]
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
-        assert "- built once by build task %d (%s) for bench=builder, bench=lab\n" % (
+        assert "- built once by build task %d on builder (%s) for bench=builder, bench=lab\n" % (
             build["id"], built["toolchain"]["version"]) in md, md
         assert "- default: identical files in 2 cells\n" in md, md
         check_fetched(data_dir, built)

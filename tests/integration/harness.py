@@ -213,6 +213,35 @@ class Daemon:
         assert r.status == 201, r
         return r.json()["id"], r.json()["token"]
 
+    def mark_builder(self, agent_id, builder=True):
+        """Marks agent AGENT_ID a builder (or unmarks it) with the admin
+        token: only a marked agent leases build tasks (docs/builds.md).
+        Returns the agent as the PATCH answers it."""
+        r = self.api("PATCH", "/api/v1/agents/%d" % agent_id, {"builder": builder},
+                     token=self.admin_token)
+        assert r.status == 200 and r.json()["builder"] is builder, r
+        return r.json()
+
+    def enroll_builder(self, name, facts=None, labels=None):
+        """enroll(), then mark_builder(): an agent played over REST that
+        builds."""
+        agent_id, token = self.enroll(name, facts, labels)
+        self.mark_builder(agent_id)
+        return agent_id, token
+
+    def mark_builder_named(self, name, timeout=60.0):
+        """Waits for a real agent (a loadlab-agent process) named NAME to
+        enroll itself, then marks it a builder; returns its id. A builder
+        that leased before it was marked got no build: the mark wakes its
+        parked lease request."""
+        def enrolled():
+            agents = self.api("GET", "/api/v1/agents", token=self.admin_token).json()["agents"]
+            return next((a["id"] for a in agents if a["name"] == name), None)
+
+        agent_id = wait_for("agent %s enrolled" % name, enrolled, timeout=timeout, interval=0.1)
+        self.mark_builder(agent_id)
+        return agent_id
+
     def submit(self, job, token=None):
         r = self.api("POST", "/api/v1/jobs", job, token=token or self.admin_token)
         assert r.status == 201, r

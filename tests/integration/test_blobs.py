@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from blob_upload import raw_put, read_answer
-from harness import LOADLAB, Daemon, load_example, run_tests
+from harness import LOADLAB, Daemon, load_example, run_tests, wait_for
 from schemacheck import validate
 
 BLOBS = "/api/v1/blobs/"
@@ -236,6 +236,40 @@ def test_schedule_checks_and_keeps_its_blobs():
         time.sleep(3.5)
         assert d.api("HEAD", BLOBS + sha(dropped), token=d.admin_token).status == 404
         assert d.api("HEAD", BLOBS + sha(kept), token=d.admin_token).status == 200
+
+
+def test_ab_job_files_survive_sweeps():
+    """Issue 38 item 1: every file of both builds of a queued A/B job (and of
+    a schedule's A/B job) outlives sweeps at retention 0, on both stores;
+    an unreferenced blob is swept."""
+    with Daemon(["--blob-retention-s", "0", "--blob-sweep-interval-s", "1"]) as d:
+        base, candidate, helper, scheduled, dropped = (
+            b"\x7fELF base", b"\x7fELF candidate", b"libhelper.so", b"\x7fELF scheduled", b"unreferenced")
+        for data in (base, candidate, helper, scheduled, dropped):
+            assert put(d, data).status == 201
+        builds = [{"label": "base", "files": {"app": "sha256:" + sha(base),
+                                               "lib/libhelper.so": "sha256:" + sha(helper)}, "exe": "app"},
+                  {"label": "candidate", "files": {"app": "sha256:" + sha(candidate),
+                                                    "lib/libhelper.so": "sha256:" + sha(helper)}, "exe": "app"}]
+        job = {"name": "ab", "family": "program", "variants": ["as-built"],
+               "program": {"builds": builds, "format": "elf"}}
+        created = d.submit(job)
+        assert d.job(created["id"])["state"] == "queued"
+        assert "files" not in d.job(created["id"])["spec"]["program"]  # normalized: builds only
+        sched_builds = [dict(builds[0], files={"app": "sha256:" + sha(scheduled)}), builds[1]]
+        r = d.api("POST", "/api/v1/schedules",
+                  {"series": "nightly-ab", "interval_s": 86400,
+                   "job": dict(job, program={"builds": sched_builds, "format": "elf"})},
+                  token=d.admin_token)
+        assert r.status == 201, r
+        # The sweeper runs every second; a blob unused for 0 s and named by
+        # no job goes at the first one.
+        wait_for("the unreferenced blob swept",
+                 lambda: d.api("HEAD", BLOBS + sha(dropped), token=d.admin_token).status == 404)
+        time.sleep(3.5)  # several more sweeps
+        for data in (base, candidate, helper, scheduled):
+            r = d.api("HEAD", BLOBS + sha(data), token=d.admin_token)
+            assert r.status == 200, (data, r)
 
 
 def run_cli(d, *args):

@@ -1,6 +1,7 @@
 """Build tasks (docs/builds.md), driven over real HTTP as a builder and
 measuring agents would: a pe job gets one build per target before its
-measuring tasks; only an agent whose facts list the toolchain leases it;
+measuring tasks; only an agent an admin marked a builder and whose facts
+list the toolchain leases it;
 a measuring task waits for it, and says so; a failed build fails the job
 once with the builder's log; an expired build is leased again and a done
 one never; "each-agent" keeps building on every agent. Responses are
@@ -71,7 +72,13 @@ def test_one_build_before_the_cells_and_its_waiting_reasons():
         assert "waiting: tasks %s: no agent can build pe for x86_64: needs x86_64-w64-mingw32-gcc\n" % ids \
             in status(d, job_id), status(d, job_id)
         assert lease(d, lab) is None  # the lab machine cannot build, nor measure yet
-        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        builder_id, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        # Its facts list the compiler, but no admin marked it a builder.
+        unmarked = ("agent builder can build pe for x86_64 but is not marked as a builder"
+                    " (an admin marks it: loadlab agents --builder %d)" % builder_id)
+        assert d.job(job_id)["builds"][0]["waiting"]["reason"] == unmarked
+        assert lease(d, builder) is None
+        d.mark_builder(builder_id)
         # Only an agent that holds a build task uploads.
         blob = "/api/v1/blobs/" + hashlib.sha256(b"MZ built once").hexdigest()
         for token in (lab, builder):
@@ -138,7 +145,7 @@ def cli(d, *args):
 
 def check_shipped_renderings(d, job_id, build_id):
     """The shared build in the report's and compare's text, Markdown and CSV."""
-    built = "built once by build task %d (%s) for os=winxp, os=linux" % (build_id, TOOLCHAIN["version"])
+    built = "built once by build task %d on builder (%s) for os=winxp, os=linux" % (build_id, TOOLCHAIN["version"])
     lines = ["default: identical files in 2 cells",
              "bind: written on each machine (bind): main.exe; differing between cells: main.exe"]
     md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
@@ -174,7 +181,7 @@ def test_report_and_compare_say_which_bytes_every_cell_ran():
     with Daemon(shared_build=True) as d:
         job_id = d.submit(JOB)["id"]
         _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
-        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        _, builder = d.enroll_builder("builder", BUILDER, {"os": "linux"})
         b = lease(d, builder)
         built = build_result(d, builder, b["attempt"])
         assert d.api("POST", "/api/v1/tasks/%d/result" % b["task_id"], built, token=builder).status == 200
@@ -194,8 +201,12 @@ def test_report_and_compare_say_which_bytes_every_cell_ran():
         assert r.status == 200, r
         validate("compare.json", r.json())
         assert r.json()["baseline"]["shipped"] == report["shipped"], r.json()["baseline"]
-        # The build's toolchain, with its version, beside each cell.
-        assert [(c["build_task"], c["toolchain"]) for c in report["cells"]] == [(b["task_id"], TOOLCHAIN)] * 2
+        # The build's builder (the agent the store says leased it) and
+        # toolchain, with its version, beside each cell; the job names it too.
+        assert [(c["build_task"], c["builder"], c["toolchain"]) for c in report["cells"]] == \
+            [(b["task_id"], "builder", TOOLCHAIN)] * 2, report["cells"]
+        assert d.job(job_id)["builds"][0]["builder"] == "builder"
+        assert [c["builder"] for c in r.json()["baseline"]["build_cells"]] == ["builder"] * 2
         assert [c["toolchain"]["version"] for c in r.json()["baseline"]["build_cells"]] == \
             [TOOLCHAIN["version"]] * 2, r.json()["baseline"]
         check_shipped_renderings(d, job_id, b["task_id"])
@@ -204,7 +215,7 @@ def test_report_and_compare_say_which_bytes_every_cell_ran():
 def test_failed_build_fails_the_job_once_with_its_log():
     with Daemon(shared_build=True) as d:
         job_id = d.submit(JOB)["id"]
-        _, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        _, builder = d.enroll_builder("builder", BUILDER, {"os": "linux"})
         b = lease(d, builder)
         assert b["kind"] == "build", b
         log = "lt0.c:3: error: expected ';' before '}' token"
@@ -223,8 +234,8 @@ def test_failed_build_fails_the_job_once_with_its_log():
 def test_an_expired_build_is_leased_again_and_a_done_one_never():
     with Daemon(["--lease-seconds", "1", "--max-attempts", "2"], shared_build=True) as d:
         job_id = d.submit(dict(JOB, matrix={"cells": {"os": ["linux"]}}))["id"]
-        _, one = d.enroll("builder1", BUILDER, {"os": "linux"})
-        _, two = d.enroll("builder2", BUILDER, {"os": "linux"})
+        _, one = d.enroll_builder("builder1", BUILDER, {"os": "linux"})
+        _, two = d.enroll_builder("builder2", BUILDER, {"os": "linux"})
         first = lease(d, one)
         assert first["kind"] == "build"
 
@@ -245,7 +256,7 @@ def test_an_expired_build_is_leased_again_and_a_done_one_never():
 def test_a_build_lost_past_the_capped_retries_fails_the_job():
     with Daemon(["--lease-seconds", "1", "--max-attempts", "2"], shared_build=True) as d:
         job_id = d.submit(JOB)["id"]
-        _, one = d.enroll("builder1", BUILDER, {"os": "linux"})
+        _, one = d.enroll_builder("builder1", BUILDER, {"os": "linux"})
         first = lease(d, one)
         assert first["kind"] == "build" and first["attempt"] == 1, first
         again = wait_for("the expired build leased again", lambda: lease(d, one), timeout=30)

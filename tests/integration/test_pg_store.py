@@ -64,7 +64,7 @@ def test_two_replicas_share_one_database():
     for t in threads:
         t.join()
     try:
-        assert c.psql(db, "SELECT version FROM schema_version") == [["14"]]
+        assert c.psql(db, "SELECT version FROM schema_version") == [["15"]]
         # A replica that found no admin token made one (both may, started
         # at once); the tokens work on both.
         # Each kind is made by whichever replica found none: the admin

@@ -112,6 +112,9 @@ def test_make_run_starts_the_daemon_and_an_enrolled_agent_and_ctrl_c_stops_both(
             time.sleep(0.2)
         [agent] = lab.agents()
         assert agent["state"] == "online" and agent["facts"]["os"] == "linux", agent
+        # The script marked it a builder with the admin token (docs/builds.md)
+        # before it printed the banner: it builds the ELF job below.
+        assert agent["builder"] is True, agent
         # The agent writes its credentials after the daemon has enrolled it,
         # so the file may come a moment after the agent is listed.
         creds = os.path.join(lab.data_dir, "agent", "agent.json")

@@ -273,8 +273,10 @@ def test_response_schemas_match_the_page():
             "presets not expanded to knobs")
     rejects("job.json", dict(summary(), tasks=[]), "a job without its spec")
     agent = {"id": 3, "name": "xp-1", "facts": {"os": "winxp"}, "labels": {}, "state": "online",
-             "last_seen": T, "current_task": None, "created_at": T, "last_calibration": None}
+             "last_seen": T, "current_task": None, "created_at": T, "last_calibration": None,
+             "builder": False}
     validate("agent_list.json", {"agents": [agent]})
+    rejects("agent_list.json", {"agents": [dict(agent, builder="yes")]}, "a builder mark that is no bool")
     calibration = {"injected_us": 1000, "recovered_us": 1012.5, "ratio": 1.0125,
                    "ci_us": [980.0, 1040.0], "recovered_2x_us": 1005.0, "ratio_2x": 1.005,
                    "baseline_us": 450.0, "runs": 100, "family": "elf", "runner": "native",

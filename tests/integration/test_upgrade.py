@@ -19,7 +19,7 @@ ADMIN = "lladm_upgradefixtureadmintoken0000000000000000000000"
 ENROLL = "llenr_upgradefixtureenrolltoken000000000000000000000"
 FIXTURE_SCHEMA = 10
 # The schema version this release writes (sqlite_writer.c's migrations).
-CURRENT_SCHEMA = 14
+CURRENT_SCHEMA = 15
 # Members this release added to answers the old one gave (new settings;
 # the series points' machine digest and floor median of the change points).
 NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us", "agent_version",
@@ -72,6 +72,9 @@ def test_previous_release_store_migrates_and_answers_as_before():
         version = subprocess.run([LOADLABD, "--version"], capture_output=True, text=True).stdout.split()[-1]
         listed = d.api("GET", "/api/v1/agents", token=ADMIN).json()
         assert listed["daemon_version"] == version and len(listed["agents"]) == 3, listed
+        # No agent of the old store is a builder until an admin marks it
+        # (schema version 15, docs/builds.md).
+        assert [a["builder"] for a in listed["agents"]] == [False] * 3, listed
         metrics = d.api("GET", "/metrics").body.decode().splitlines()
         assert 'loadlab_build_info{version="%s"} 1' % version in metrics
         by_version = [int(m.split()[-1]) for m in metrics if m.startswith("loadlab_agents_by_version{")]

@@ -93,8 +93,9 @@ void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
 
 /* A shared build said in lines (docs/builds.md), each PREFIX, its text
  * (through ESCAPE when not NULL) and "\n": first per build task the report's
- * CELLS name ("build_task", "toolchain"; NULL: none) "built once by build
- * task N (TOOLCHAIN) for CELL, CELL", then per row of SHIPPED (a report's
+ * CELLS name ("build_task", "builder", "toolchain"; NULL: none) "built once
+ * by build task N on BUILDER (TOOLCHAIN) for CELL, CELL" (" on BUILDER"
+ * only when a cell names it), then per row of SHIPPED (a report's
  * or a comparison side's "shipped") "VARIANT: identical files in N cells"
  * or what differs: "VARIANT: written on each machine (bind): FILE, ...;
  * differing between cells: FILE, ...". Nothing when SHIPPED is no array. */

@@ -83,7 +83,7 @@ int pg_agent_enroll(struct store *s, const char *name, const cJSON *facts, const
 #define AGENT_COLUMNS                                                                          \
 	"a.id, a.name, a.facts, a.labels, a.quarantined, a.last_seen, a.created_at,"           \
 	" (SELECT min(t.id) FROM tasks t WHERE t.lease_holder = a.id AND t.state = 'leased')," \
-	" a.last_calibration, a.agent_version, a.agent_sha256, a.agent_update"
+	" a.last_calibration, a.agent_version, a.agent_sha256, a.agent_update, a.builder"
 
 static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 {
@@ -115,6 +115,8 @@ static cJSON *agent_from_row(struct store *s, struct pgq *stmt, long long now)
 		cJSON_AddNullToObject(a, "agent_update");
 	else
 		cJSON_AddItemToObject(a, "agent_update", pq_column_json(stmt, 11));
+	/* an admin's mark (queue_build.h), never the agent's own word */
+	cJSON_AddBoolToObject(a, "builder", pgq_column_int(stmt, 12) != 0);
 	return a;
 }
 
@@ -179,8 +181,7 @@ int pg_agent_get(struct store *s, long long agent_id, long long now, cJSON **ret
 
 struct agent_patch_op {
 	long long id;
-	const cJSON *labels;
-	int quarantine;
+	const struct store_agent_change *change;
 	long long now;
 	cJSON *out;
 };
@@ -196,7 +197,7 @@ static int op_agent_patch(struct store *s, void *arg)
 	if ((rc = writer_agent_get(s, a->id, a->now, &agent)) < 0)
 		return rc;
 	labels = cJSON_GetObjectItemCaseSensitive(agent, "labels");
-	cJSON_ArrayForEach(item, a->labels) {
+	cJSON_ArrayForEach(item, a->change->labels) {
 		cJSON_DeleteItemFromObjectCaseSensitive(labels, item->string);
 		if (cJSON_IsString(item))
 			cJSON_AddStringToObject(labels, item->string, item->valuestring);
@@ -209,11 +210,15 @@ static int op_agent_patch(struct store *s, void *arg)
 	cJSON_Delete(agent);
 	rc = pq_run(pq_writer(), "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
 	free(text);
-	if (rc == 0 && a->quarantine >= 0)
+	if (rc == 0 && a->change->quarantined >= 0)
 		rc = pq_run(pq_writer(), "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
-			    (long long)a->quarantine, a->id);
-	/* New labels or a quarantine lifted may match queued tasks: the
-	 * agent may be parked on another daemon (pg_watch.c). */
+			    (long long)a->change->quarantined, a->id);
+	if (rc == 0 && a->change->builder >= 0)
+		rc = pq_run(pq_writer(), "UPDATE agents SET builder = ? WHERE id = ?", "ii",
+			    (long long)a->change->builder, a->id);
+	/* New labels, a quarantine lifted or a builder marked may match
+	 * queued tasks: the agent may be parked on another daemon
+	 * (pg_watch.c). */
 	if (rc == 0)
 		rc = pq_notify_tasks(s);
 	if (rc == 0)
@@ -221,10 +226,10 @@ static int op_agent_patch(struct store *s, void *arg)
 	return rc;
 }
 
-int pg_agent_patch(struct store *s, long long agent_id, const cJSON *labels, int quarantine, long long now,
-		   cJSON **ret_agent)
+int pg_agent_patch(struct store *s, long long agent_id, const struct store_agent_change *change,
+		   long long now, cJSON **ret_agent)
 {
-	struct agent_patch_op a = {agent_id, labels, quarantine, now, NULL};
+	struct agent_patch_op a = {agent_id, change, now, NULL};
 
 	return pq_write_answer(s, op_agent_patch, &a, &a.out, ret_agent);
 }

@@ -217,7 +217,7 @@ int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, c
 		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);
 int pg_agent_list(struct store *store, long long now, cJSON **ret_list);
 int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int pg_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+int pg_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
 		   long long now, cJSON **ret_agent);
 int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
 int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);

@@ -424,7 +424,7 @@ static int add_tasks(PGconn *db, long long job_id, const char *kind, cJSON *list
 		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
 		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
 		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
-		    " t.build_task"
+		    " t.build_task, (SELECT a.name FROM agents a WHERE a.id = t.lease_holder)"
 		    " FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
 	bool build = strcmp(kind, "build") == 0;
 
@@ -435,9 +435,11 @@ static int add_tasks(PGconn *db, long long job_id, const char *kind, cJSON *list
 	while (pgq_step(stmt) == PGQ_ROW) {
 		cJSON *t = task_from_row(stmt);
 		if (build) {
-			/* A build's cell is its target; its agent_id the builder. */
+			/* A build's cell is its target; its agent_id the builder,
+			 * "builder" its name (null until leased). */
 			cJSON_AddItemToObject(t, "target",
 					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
+			pq_add_text_or_null(t, "builder", stmt, 13);
 		} else if (pgq_column_type(stmt, 12) != PGQ_NULL) {
 			pq_add_int_or_null(t, "build_task", stmt, 12);
 		}
@@ -481,7 +483,7 @@ struct waiting_agents {
 
 static void add_waiting_agent(void *context, struct pgq *row)
 {
-	/* columns: id, name, facts, labels, quarantined, last_seen */
+	/* columns: id, name, facts, labels, quarantined, last_seen, builder */
 	struct waiting_agents *w = context;
 	struct queue_agent *a, *list;
 	bool seen = pgq_column_type(row, 5) != PGQ_NULL;
@@ -499,6 +501,7 @@ static void add_waiting_agent(void *context, struct pgq *row)
 	a->facts = pq_column_json(row, 2);
 	a->labels = pq_column_json(row, 3);
 	a->quarantined = pgq_column_int(row, 4) != 0;
+	a->builder = pgq_column_int(row, 6) != 0;
 	a->last_seen_ms = seen ? pgq_column_int64(row, 5) : 0;
 	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
 					     w->store->options.offline_after_ms),
@@ -606,7 +609,7 @@ int pg_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
 	int rc = pq_reader_each(s,
-				"SELECT id, name, facts, labels, quarantined, last_seen"
+				"SELECT id, name, facts, labels, quarantined, last_seen, builder"
 				" FROM agents ORDER BY id",
 				add_waiting_agent, &w);
 

@@ -130,6 +130,8 @@ static const char *const migrations[] = {
 	"CREATE INDEX bisections_running ON bisections(id) WHERE state = 'running';",
 	/* 14: what an agent last said of its updates */
 	"ALTER TABLE agents ADD COLUMN agent_update TEXT;",
+	/* 15: builders the admin names */
+	"ALTER TABLE agents ADD COLUMN builder BIGINT NOT NULL DEFAULT 0;",
 };
 
 int pg_schema_latest(void)

@@ -197,6 +197,7 @@ static int read_lease_agent(void *context, struct pgq *row)
 	agent->facts = pq_column_json(row, 0);
 	agent->labels = pq_column_json(row, 1);
 	agent->quarantined = pgq_column_int(row, 2) != 0;
+	agent->builder = pgq_column_int(row, 3) != 0;
 	return 0;
 }
 
@@ -226,7 +227,8 @@ static int op_task_lease(struct store *s, void *arg)
 	long long task_id = 0, job_id = 0, attempt = 0, expires;
 	int rc;
 
-	if ((rc = pq_row_by_id(pq_writer(), "SELECT facts, labels, quarantined FROM agents WHERE id = ?",
+	if ((rc = pq_row_by_id(pq_writer(),
+			       "SELECT facts, labels, quarantined, builder FROM agents WHERE id = ?",
 			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
 		return rc;
 	rc = pq_agent_touch(s, a->agent_id, a->now);

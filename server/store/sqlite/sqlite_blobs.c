@@ -2,55 +2,27 @@
  * schedules (their job to submit) that reference them (store.h). */
 #include "sqlite_int.h"
 
+#include "store/blob_refs.h"
+
 #include "loadlab/err.h"
-#include "loadlab/job_spec.h"
 
-#include <stdio.h>
-#include <string.h>
-
-/* Adds the blobs of one job's spec (column 0) to the array CONTEXT. */
+/* Adds the blobs of one job's spec (column 0) to the array CONTEXT
+ * (blob_refs.h). */
 static void add_references(void *context, sqlite3_stmt *row)
 {
-	cJSON *spec = column_json(row, 0), *hashes = context;
-	const cJSON *program = cJSON_GetObjectItemCaseSensitive(spec, "program");
-	const cJSON *file, *build;
-	char hex[65];
+	cJSON *spec = column_json(row, 0);
 
-	for (int b = 0; (build = job_spec_program_build(program, b, NULL)); b++)
-		cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(build, "files"))
-			if (cJSON_IsString(file) && job_spec_blob_ref_valid(file->valuestring, hex))
-				cJSON_AddItemToArray(hashes, cJSON_CreateString(hex));
+	blob_refs_add_spec(context, spec);
 	cJSON_Delete(spec);
 }
 
-/* Adds the files of FILES ([{"name","sha256","size"}]) to HASHES. */
-static void add_files(cJSON *hashes, const cJSON *files)
-{
-	const cJSON *file;
-	char hex[65];
-
-	cJSON_ArrayForEach(file, files) {
-		const cJSON *sha = cJSON_GetObjectItemCaseSensitive(file, "sha256");
-		char ref[80];
-		if (!cJSON_IsString(sha) || strlen(sha->valuestring) != 64)
-			continue;
-		snprintf(ref, sizeof(ref), "sha256:%s", sha->valuestring);
-		if (job_spec_blob_ref_valid(ref, hex))
-			cJSON_AddItemToArray(hashes, cJSON_CreateString(hex));
-	}
-}
-
-/* Adds the files of one build's result (column 0) to the array CONTEXT:
- * its variants' and its floor's (docs/builds.md). */
+/* Adds the files of one build's result (column 0) to the array CONTEXT
+ * (blob_refs.h). */
 static void add_build_references(void *context, sqlite3_stmt *row)
 {
-	cJSON *result = column_json(row, 0), *hashes = context;
-	const cJSON *variant;
+	cJSON *result = column_json(row, 0);
 
-	cJSON_ArrayForEach(variant, cJSON_GetObjectItemCaseSensitive(result, "variants"))
-		add_files(hashes, cJSON_GetObjectItemCaseSensitive(variant, "files"));
-	add_files(hashes, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(result, "floor"),
-							   "files"));
+	blob_refs_add_build_result(context, result);
 	cJSON_Delete(result);
 }
 

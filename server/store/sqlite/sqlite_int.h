@@ -136,7 +136,7 @@ int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *fact
 			long long *ret_agent_id);
 int sqlite_agent_list(struct store *store, long long now, cJSON **ret_list);
 int sqlite_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int sqlite_agent_patch(struct store *store, long long agent_id, const cJSON *labels, int quarantine,
+int sqlite_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
 		       long long now, cJSON **ret_agent);
 int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
 				 cJSON **ret_spec);

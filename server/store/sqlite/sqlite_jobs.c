@@ -421,7 +421,7 @@ static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *lis
 		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
 		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
 		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
-		    " t.build_task"
+		    " t.build_task, (SELECT a.name FROM agents a WHERE a.id = t.lease_holder)"
 		    " FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
 	bool build = strcmp(kind, "build") == 0;
 
@@ -432,9 +432,11 @@ static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *lis
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		cJSON *t = task_from_row(stmt);
 		if (build) {
-			/* A build's cell is its target; its agent_id the builder. */
+			/* A build's cell is its target; its agent_id the builder,
+			 * "builder" its name (null until leased). */
 			cJSON_AddItemToObject(t, "target",
 					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
+			add_text_or_null(t, "builder", stmt, 13);
 		} else if (sqlite3_column_type(stmt, 12) != SQLITE_NULL) {
 			add_int_or_null(t, "build_task", stmt, 12);
 		}
@@ -478,7 +480,7 @@ struct waiting_agents {
 
 static void add_waiting_agent(void *context, sqlite3_stmt *row)
 {
-	/* columns: id, name, facts, labels, quarantined, last_seen */
+	/* columns: id, name, facts, labels, quarantined, last_seen, builder */
 	struct waiting_agents *w = context;
 	struct queue_agent *a, *list;
 	bool seen = sqlite3_column_type(row, 5) != SQLITE_NULL;
@@ -496,6 +498,7 @@ static void add_waiting_agent(void *context, sqlite3_stmt *row)
 	a->facts = column_json(row, 2);
 	a->labels = column_json(row, 3);
 	a->quarantined = sqlite3_column_int(row, 4) != 0;
+	a->builder = sqlite3_column_int(row, 6) != 0;
 	a->last_seen_ms = seen ? sqlite3_column_int64(row, 5) : 0;
 	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
 					     w->store->options.offline_after_ms),
@@ -603,7 +606,7 @@ int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
 	int rc = db_reader_each(s,
-				"SELECT id, name, facts, labels, quarantined, last_seen"
+				"SELECT id, name, facts, labels, quarantined, last_seen, builder"
 				" FROM agents ORDER BY id",
 				add_waiting_agent, &w);
 

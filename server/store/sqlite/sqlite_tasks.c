@@ -185,6 +185,7 @@ static int read_lease_agent(void *context, sqlite3_stmt *row)
 	agent->facts = column_json(row, 0);
 	agent->labels = column_json(row, 1);
 	agent->quarantined = sqlite3_column_int(row, 2) != 0;
+	agent->builder = sqlite3_column_int(row, 3) != 0;
 	return 0;
 }
 
@@ -214,7 +215,8 @@ static int op_task_lease(struct store *s, void *arg)
 	long long task_id = 0, job_id = 0, attempt = 0, expires;
 	int rc;
 
-	if ((rc = db_row_by_id(s->writer, "SELECT facts, labels, quarantined FROM agents WHERE id = ?",
+	if ((rc = db_row_by_id(s->writer,
+			       "SELECT facts, labels, quarantined, builder FROM agents WHERE id = ?",
 			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
 		return rc;
 	rc = agent_touch(s, a->agent_id, a->now);

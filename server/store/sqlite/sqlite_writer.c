@@ -184,6 +184,10 @@ static const char *const migrations[] = {
 	 * of its updates, {"state", "reason", "sha256"} (its lease request,
 	 * sqlite_agents.c); NULL until it says. */
 	"ALTER TABLE agents ADD COLUMN agent_update TEXT;",
+	/* (issue 37, builders the admin names, version 15) Whether an admin marked the
+	 * agent a builder, the only agents that lease build tasks
+	 * (queue_build.h); none is, after this migration, until an admin says. */
+	"ALTER TABLE agents ADD COLUMN builder INTEGER NOT NULL DEFAULT 0;",
 };
 
 /* ------------------------------------------------------ the writer thread */

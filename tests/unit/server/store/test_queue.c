@@ -180,12 +180,13 @@ static void test_waiting(void)
 	cJSON *anywhere = parse("{}");
 	/* 2026-01-01T00:00:00.000Z */
 	long long seen = 1767225600000LL;
-	struct queue_agent linux_agent = {1, linux_facts, no_labels, false, "lab-linux", true, seen};
-	struct queue_agent xp_online = {2, xp_facts, no_labels, false, "xp1", true, seen};
-	struct queue_agent xp_quarantined = {3, xp_facts, no_labels, true, "xp2", true, seen};
-	struct queue_agent xp_offline = {4, xp_facts, no_labels, false, "xp3", false, seen};
-	struct queue_agent xp_offline_later = {5, xp_facts, no_labels, false, NULL, false, seen + 60000};
-	struct queue_agent xp_never = {6, xp_facts, no_labels, false, "xp5", false, 0};
+	struct queue_agent linux_agent = {1, linux_facts, no_labels, false, "lab-linux", true, seen, false};
+	struct queue_agent xp_online = {2, xp_facts, no_labels, false, "xp1", true, seen, false};
+	struct queue_agent xp_quarantined = {3, xp_facts, no_labels, true, "xp2", true, seen, false};
+	struct queue_agent xp_offline = {4, xp_facts, no_labels, false, "xp3", false, seen, false};
+	struct queue_agent xp_offline_later = {5,    xp_facts, no_labels,    false,
+					       NULL, false,    seen + 60000, false};
+	struct queue_agent xp_never = {6, xp_facts, no_labels, false, "xp5", false, 0, false};
 	char reason[QUEUE_WAITING_REASON_SIZE];
 
 	/* No agent at all, or only one without the fact. */

@@ -80,12 +80,26 @@ static void test_matching_and_waiting(void)
 			       "\"i686-w64-mingw32-gcc\"],\"toolchain\":[\"gcc+ld\"]}");
 	cJSON *lab = parse("{\"arch\":\"x86_64\",\"toolchains\":[],\"toolchain\":[]}");
 	cJSON *labels = parse("{}");
-	struct queue_agent agents[2] = {
+	struct queue_agent agents[3] = {
 		{.id = 1, .facts = lab, .labels = labels, .name = "xp1", .online = true},
 		{.id = 2, .facts = builder, .labels = labels, .name = "linux1", .online = true},
+		{.id = 3, .facts = builder, .labels = labels, .name = "linux2", .online = true},
 	};
 	char reason[QUEUE_WAITING_REASON_SIZE];
 
+	/* Facts that list every toolchain are not enough: an admin marks
+	 * builders (issue 37, the rogue builder). */
+	CHECK(!queue_build_matches(pe, &agents[1]));
+	CHECK(!queue_build_matches(elf, &agents[1]));
+	CHECK(!queue_build_waiting(pe, agents, 2, reason));
+	CHECK_EQ_STR(reason, "agent linux1 can build pe for i686 but is not marked as a builder"
+			     " (an admin marks it: loadlab agents --builder 2)");
+	CHECK(!queue_build_waiting(elf, agents, 3, reason));
+	CHECK_EQ_STR(reason, "2 agents can build elf for x86_64 but none is marked as a builder"
+			     " (an admin marks one: loadlab agents --builder NAME)");
+	agents[0].builder = true; /* a builder without the toolchain builds nothing */
+	CHECK(!queue_build_matches(pe, &agents[0]));
+	agents[1].builder = true;
 	CHECK(!queue_build_matches(pe, &agents[0]));
 	CHECK(queue_build_matches(pe, &agents[1]));
 	CHECK(queue_build_matches(elf, &agents[1]));
@@ -97,6 +111,13 @@ static void test_matching_and_waiting(void)
 	CHECK(!queue_build_matches(pe, &agents[1]));
 	CHECK(!queue_build_waiting(elf, agents, 2, reason));
 	CHECK_EQ_STR(reason, "the agents that can build elf for x86_64 are offline or quarantined");
+	/* An unmarked agent beside a marked one that is offline: the marked one is named. */
+	CHECK(!queue_build_waiting(elf, agents, 3, reason));
+	CHECK_EQ_STR(reason, "the agents that can build elf for x86_64 are offline or quarantined");
+	agents[1].quarantined = false;
+	agents[1].online = false;
+	CHECK(queue_build_matches(elf, &agents[1])); /* leasing needs no online flag */
+	CHECK(!queue_build_waiting(elf, agents, 3, reason));
 	cJSON_Delete(pe);
 	cJSON_Delete(elf);
 	cJSON_Delete(builder);

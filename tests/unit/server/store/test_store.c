@@ -285,9 +285,10 @@ static void raw_text(const char *path, const char *sql, char *out, size_t size)
  * without version 8's calibrations (issue 23), version 9's owners and
  * webhook queue (issue 26), version 10's build tasks (issue 25) and
  * version 11's retention, version 12's agent binary columns (issue 30)
- * version 13's bisections (issue 29) and version 14's agent_update
- * (issue 37). */
+ * version 13's bisections (issue 29), version 14's agent_update and
+ * version 15's builder mark (issue 37). */
 static const char previous_schema[] =
+	"ALTER TABLE agents DROP COLUMN builder;"
 	"ALTER TABLE agents DROP COLUMN agent_update;"
 	"DROP TABLE bisections;"
 	"ALTER TABLE series_settings DROP COLUMN retain_days;"
@@ -380,9 +381,12 @@ static void test_upgrade_from_version_6(const char *path, bool with_pin_index)
 
 	CHECK_EQ_INT(store_open(path, options, &s), 0);
 	raw_text(path, "PRAGMA user_version", text, sizeof(text));
-	CHECK_EQ_STR(text, "14");
+	CHECK_EQ_STR(text, "15");
 	raw_text(path, "SELECT name FROM sqlite_master WHERE name = 'calibrations'", text, sizeof(text));
 	CHECK_EQ_STR(text, "calibrations");
+	/* version 15: no agent is a builder until an admin marks it */
+	raw_text(path, "SELECT count(*) FROM agents WHERE builder = 0", text, sizeof(text));
+	CHECK_EQ_STR(text, "2");
 	raw_text(path,
 		 "SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master"
 		 " WHERE type = 'index' AND tbl_name = 'tasks' AND sql IS NOT NULL ORDER BY name)",
