@@ -105,6 +105,13 @@ struct store {
 	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
 };
 
+/* sqlite_migrate.c: the schema's versions. sqlite_refuse_newer() is
+ * LL_ESTORE, naming both versions, when DB was written by a newer loadlabd
+ * (checked before anything is written to it); sqlite_migrate() applies
+ * the migrations past DB's user_version, each in its own transaction. */
+int sqlite_refuse_newer(sqlite3 *db);
+int sqlite_migrate(sqlite3 *db);
+
 /* --- the backend's operations (sqlite_backend.c names them) --- */
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
