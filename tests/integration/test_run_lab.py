@@ -180,6 +180,8 @@ def fake_build_dir():
 
 
 def test_build_first_keeps_the_build_noise_in_a_log():
+    """BUILD_FIRST builds the three binaries only (make run needs no test and
+    no Windows agent), its noise in a log."""
     """make run's build, as the script does it with BUILD_FIRST=1: one line
     before, one after, the compiler's and make's lines in a log."""
     root, build, env, calls = fake_build_dir()
@@ -201,7 +203,7 @@ def test_build_first_keeps_the_build_noise_in_a_log():
         with open(calls) as f:
             made = f.read().splitlines()
         assert made == ["-S . -B %s -DCMAKE_BUILD_TYPE=RelWithDebInfo" % build,
-                        "--build %s -j 2 -- --no-print-directory" % build], made
+                        "--build %s -j 2 --target loadlabd loadlab-agent loadlab -- --no-print-directory" % build], made
         # A failed build: its log's tail, the log named, exit 2, nothing started.
         env["FAIL_BUILD"] = "1"
         p = subprocess.run(["bash", SCRIPT], cwd=SOURCE_DIR, capture_output=True, text=True, timeout=60,
