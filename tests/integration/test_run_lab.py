@@ -180,9 +180,8 @@ def fake_build_dir():
 
 
 def test_build_first_keeps_the_build_noise_in_a_log():
-    """BUILD_FIRST builds the three binaries only (make run needs no test and
-    no Windows agent), its noise in a log."""
-    """make run's build, as the script does it with BUILD_FIRST=1: one line
+    """make run's build, as the script does it with BUILD_FIRST=1: the three
+    binaries only (make run needs no test and no Windows agent), one line
     before, one after, the compiler's and make's lines in a log."""
     root, build, env, calls = fake_build_dir()
     try:
