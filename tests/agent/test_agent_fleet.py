@@ -41,7 +41,7 @@ TINY_JOB = {
 # its variant waits SLOW_DELAY_US in its first library's _init (the
 # known-effect wait, docs/rest-bodies.md, "delay_us"), so its warm phase
 # lasts at least runs x SLOW_DELAY_US (10 s) whatever the machine's speed,
-# with progress reported run by run as for any job.
+# with progress reported after every pass as for any job.
 SLOW_DELAY_US = 100000
 SLOW_JOB = {
     "name": "agent-slow",
