@@ -9,8 +9,9 @@ variants rebase, reorder and no-rebase) with three changes that keep it
 short: one cell of its matrix (os=winxp, disk=ssd), 5 cold runs rather
 than 10, and 3072 functions per DLL rather than 4096 (24 MiB of code each,
 three times the read-ahead of this kind of machine, 8 MiB: the check
-below; building and tracing the DLLs is most of the test's time). Five runs per variant are the fewest with which Mann-Whitney can
-call a difference significant here: with every reorder run below every
+below; building and tracing the DLLs is most of the test's time). Five
+runs per variant are the fewest with which Mann-Whitney can call a
+difference significant here: with every reorder run below every
 rebase run, p is about 0.009 at 5 runs, 0.02 at 4 and 0.05 (not below it)
 at 3.
 
