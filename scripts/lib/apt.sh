@@ -52,7 +52,9 @@ apt_install_quiet() {
 
 apt_why_not() {
     _apt_name=${1%%:*}
-    { grep -F " $_apt_name" "$APT_LOG" | grep -vE '^(E:|Reading|Building|Get:|Selecting|Preparing|Unpacking|Setting up)'; grep -E '^E:' "$APT_LOG"; } |
+    # (each grep may find nothing: callers run under set -e)
+    { grep -F " $_apt_name" "$APT_LOG" | grep -vE '^(E:|Reading|Building|Get:|Selecting|Preparing|Unpacking|Setting up)' || true
+      grep -E '^E:' "$APT_LOG" || true; } |
         sed -e 's/^ *//' |
         awk '!seen[$0]++' | head -n 6
 }

@@ -103,7 +103,8 @@ def test_an_optional_package_that_cannot_be_installed_is_one_line_and_its_arch_g
     assert rc == 0, out
     warned = [line for line in out.splitlines() if "wine32:i386 cannot be installed" in line]
     assert len(warned) == 1 and "XP-class (i686) agent under Wine will not be tested" in warned[0], out
-    assert "libwine (= 8.0~repack-4) but it is not installable" in warned[0], "apt's reason is missing: " + warned[0]
+    # apt names other packages than wine32 in its answer: its error is the reason
+    assert "pkgProblemResolver::Resolve generated breaks" in warned[0], "apt's reason is missing: " + warned[0]
     assert set(m.read("installed")) == set(everything()) - {"wine32:i386"}, m.read("installed")
     assert m.read("arches") == [], "the i386 architecture was left behind: %s" % m.read("arches")
     assert m.calls("dpkg --add-architecture i386") and m.calls("dpkg --remove-architecture i386")
@@ -122,6 +123,7 @@ def test_a_required_package_that_cannot_be_installed_fails_naming_it():
     rc, out = m.run(refuse=["chromium"])
     assert rc == 1, (rc, out)
     assert "required package chromium cannot be installed" in out, out
+    assert "chromium : Depends: libwine (= 8.0~repack-4) but it is not installable" in out, out
     assert "held broken packages" in out, "apt's error is not shown: " + out
     assert "required package(s) chromium not installed" in out, out
     # The others were installed (each alone), the optional ones tried.
