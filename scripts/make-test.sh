@@ -33,7 +33,9 @@ phases=$BUILD_DIR/test-phases.txt
 run_started=$(date +%s)
 
 # phase NAME COMMAND...: runs COMMAND, records NAME's wall time.
+# Phases nest (builds runs the plain build's): the variables are local.
 phase() {
+    local name started rc
     name=$1
     shift
     started=$(date +%s)
@@ -47,7 +49,8 @@ phase() {
 
 report() {
     {
-        echo "make test phases (wall time; the indented pairs ran side by side):"
+        echo "make test phases (wall time; the Windows line ran beside the plain and sanitizer builds,"
+        echo "and the plain and sanitizer tests in one queue; test-seconds add up both cores):"
         cat "$phases.new"
         [ -n "${test_times:-}" ] && echo "$test_times"
         printf '  %-22s %6d s\n' "all" "$(($(date +%s) - run_started))"
