@@ -6,7 +6,7 @@ none; under `ordinal` every import by ordinal and no names exported; under
 `reorder` the traced startup functions contiguous at the start of `.text`
 in trace order; files hashed; valid variants and the floor timed. And
 how those tests drive tests/agent/pipeline_driver: its command line and
-a job run through it."""
+a job run through it; and print_work(), what one task cost."""
 import json
 import os
 import shutil
@@ -112,3 +112,16 @@ def verification_failures(result, variants, dlls, exports, globals_per_function,
     floor = result.get("floor", {}).get("warm", {})
     check(len(floor.get("samples_us", [])) == runs and floor.get("min_us", 0) > 0, "floor %s" % floor)
     return failures
+
+
+def print_work(result):
+    """What one task cost: its phases and its timed runs (noisy runs are
+    taken again by the agent, docs/rest-bodies.md, "Noise")."""
+    taken = retaken = 0
+    for item in result["variants"] + [result["floor"]]:
+        for kind in ("warm", "cold"):
+            m = item.get(kind) or {}
+            taken += len(m.get("samples_us", [])) + (m.get("noise") or {}).get("retaken", 0)
+            retaken += (m.get("noise") or {}).get("retaken", 0)
+    print("cell %s: phases_ms %s; %d timed runs (%d of them retaken for noise)"
+          % (result["cell"], result["phases_ms"], taken, retaken), flush=True)

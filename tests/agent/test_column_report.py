@@ -33,19 +33,6 @@ JOB = dict(harness.load_example("pietrek-2000.json"),
            matrix={"cells": {"bench": ["a", "b"]}})
 
 
-def print_work(result):
-    """What one task cost: its phases and its timed runs (noisy runs are
-    taken again by the agent, docs/rest-bodies.md, "Noise")."""
-    taken = retaken = 0
-    for item in result["variants"] + [result["floor"]]:
-        for kind in ("warm", "cold"):
-            m = item.get(kind) or {}
-            taken += len(m.get("samples_us", [])) + (m.get("noise") or {}).get("retaken", 0)
-            retaken += (m.get("noise") or {}).get("retaken", 0)
-    print("cell %s: phases_ms %s; %d timed runs (%d of them retaken for noise)"
-          % (result["cell"], result["phases_ms"], taken, retaken), flush=True)
-
-
 def run_agents(d, job_id):
     agents = []
     try:
@@ -118,7 +105,7 @@ def test_column_job_end_to_end():
             warm = result["measurement"]["warm"]
             assert warm["runs"] == WARM_RUNS and warm["priority_read_back"], warm
             assert len(result["floor"]["warm"]["samples_us"]) == WARM_RUNS
-            print_work(result)
+            pe_checks.print_work(result)
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token)
         out = subprocess.run([harness.LOADLAB, "--server", d.url, "--token", d.admin_token,
                               "report", str(job_id), "--format", "md"], capture_output=True,

@@ -43,6 +43,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pe_checks  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
 COLD_MARKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web", "cold_marks.mjs")
@@ -95,7 +98,7 @@ def run_job(job, out_dir=None):
         results = [d.api("GET", "/api/v1/results/%d" % t["result_id"], token=d.admin_token).json()
                    for t in state["tasks"]]
         for result in results:
-            print_work(result)
+            pe_checks.print_work(result)
         page = subprocess.run(["node", COLD_MARKS, d.url, d.admin_token, str(job_id)], capture_output=True,
                               text=True, timeout=120)
         assert page.returncode == 0, page.stderr
@@ -107,19 +110,6 @@ def run_job(job, out_dir=None):
         with open(os.path.join(out_dir, "report.md"), "w") as f:
             f.write(md)
     return report, md, results, marks
-
-
-def print_work(result):
-    """What one task cost: its phases and its timed runs (noisy runs are
-    taken again by the agent, docs/rest-bodies.md, "Noise")."""
-    taken = retaken = 0
-    for item in result["variants"] + [result["floor"]]:
-        for kind in ("warm", "cold"):
-            m = item.get(kind) or {}
-            taken += len(m.get("samples_us", [])) + (m.get("noise") or {}).get("retaken", 0)
-            retaken += (m.get("noise") or {}).get("retaken", 0)
-    print("cell %s: phases_ms %s; %d timed runs (%d of them retaken for noise)"
-          % (result["cell"], result["phases_ms"], taken, retaken), flush=True)
 
 
 def md_row(md, title, variant):
