@@ -35,6 +35,7 @@ struct pipeline_measure {
 	int cold_runs, cold_rounds, cold_gap_ms; /* *_gap_ms: round_gap_ms */
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
+	int max_retakes;         /* measure.noise.max_retakes, as measure_options takes it */
 };
 
 /* One run's state beside the family's. */
@@ -119,6 +120,12 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		if ((rc = read_rounds(item, &m->cold_rounds, &m->cold_gap_ms)) < 0)
 			return rc;
 	}
+	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "noise"))) {
+		if ((rc = json_get_int(item, "max_retakes", 0, JOB_SPEC_MAX_NOISE_RETAKES, true, 0, &value)) <
+		    0)
+			return rc;
+		m->max_retakes = value == 0 ? MEASURE_NO_RETAKES : (int)value;
+	}
 	if ((item = cJSON_GetObjectItemCaseSensitive(measure, "churn"))) {
 		if ((rc = json_get_int(item, "processes", 1, JOB_SPEC_MAX_CHURN_PROCESSES, false, 1000,
 				       &value)) < 0)
@@ -172,6 +179,7 @@ static int time_programs(struct pipeline_state *s)
 		.reruns = PIPELINE_MEASURE_RERUNS,
 		.rounds = s->measure.warm_rounds,
 		.round_gap_ms = s->measure.warm_gap_ms,
+		.max_retakes = s->measure.max_retakes,
 		.auto_runs = s->measure.warm_auto,
 		.precision = s->measure.precision,
 		.companion_pid = s->timing.companion_pid,

@@ -57,11 +57,13 @@
  * MEASURE_NOISE_WINDOW_MS long (the OS counts in 10 ms ticks), as a
  * percentage of one CPU. Above MEASURE_NOISE_THRESHOLD_PCT the run is
  * flagged and taken again after a pause of one window, at most
- * MEASURE_NOISE_MAX_RETAKES times per program and measurement; a flagged
- * run past that is kept (and stays counted as flagged). */
+ * MEASURE_NOISE_MAX_RETAKES times per program and measurement (a job may
+ * ask for fewer: measure_options.max_retakes); a flagged run past that is
+ * kept (and stays counted as flagged). */
 #define MEASURE_NOISE_WINDOW_MS 200
 #define MEASURE_NOISE_THRESHOLD_PCT 25.0
 #define MEASURE_NOISE_MAX_RETAKES 10
+#define MEASURE_NO_RETAKES (-1) /* measure_options.max_retakes: flag, never retake */
 /* runs "auto" (warm): sweeps of `rounds` rounds, MEASURE_AUTO_STEP runs
  * per program per sweep (split across its rounds, at least one each),
  * until every program's median has a 95 % interval narrower than
@@ -93,6 +95,8 @@ struct measure_options {
 	int rounds;              /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
 	int round_gap_ms;        /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
 				  * (0: MEASURE_ROUND_GAP_MS) */
+	int max_retakes;         /* retakes of noisy runs per program, 1..MEASURE_NOISE_MAX_RETAKES,
+				  * MEASURE_NO_RETAKES for none (0: MEASURE_NOISE_MAX_RETAKES) */
 	bool auto_runs;          /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
 	double precision;        /* > 0 with auto_runs: the median's 95 % interval width / median */
 	long long companion_pid; /* a process the programs wait on while they run (Wine's
@@ -185,6 +189,7 @@ struct measure_sampled {
 	double *other_cpu_pct;  /* [program][capacity]; -1 unknown */
 	double *disk_ios;       /* [program][capacity]; -1 unknown */
 	int *flagged, *retaken; /* [program] */
+	int max_retakes;        /* what o->max_retakes came to: 0..MEASURE_NOISE_MAX_RETAKES */
 	size_t *round_sizes;    /* [rounds] */
 	size_t rounds;
 	bool reached; /* auto: the precision was reached */

@@ -26,6 +26,10 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 	if (o->rounds < 0 || o->rounds > MEASURE_MAX_ROUNDS || (!o->auto_runs && o->rounds > o->runs))
 		return err_set(LL_EINVAL, "Rounds must be 1..%d and no more than the runs.",
 			       MEASURE_MAX_ROUNDS);
+	if (o->max_retakes < MEASURE_NO_RETAKES || o->max_retakes > MEASURE_NOISE_MAX_RETAKES)
+		return err_set(LL_EINVAL,
+			       "Retakes of noisy runs must be %d (none), 0 (the default) or 1 to %d.",
+			       MEASURE_NO_RETAKES, MEASURE_NOISE_MAX_RETAKES);
 	if (o->round_gap_ms < 0 || o->round_gap_ms > MEASURE_MAX_ROUND_GAP_MS)
 		return err_set(LL_EINVAL, "The pause between rounds must be 0 (the default) to %d ms.",
 			       MEASURE_MAX_ROUND_GAP_MS);

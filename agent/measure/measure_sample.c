@@ -87,7 +87,7 @@ static int run_one(struct sampler *w, size_t i, long slot)
 		if (pct <= MEASURE_NOISE_THRESHOLD_PCT)
 			return 0;
 		s->flagged[i]++;
-		if (s->retaken[i] >= MEASURE_NOISE_MAX_RETAKES)
+		if (s->retaken[i] >= s->max_retakes)
 			return 0;
 		s->retaken[i]++;
 		/* The retake's window then holds the pause, not the burst. */
@@ -222,6 +222,9 @@ int measure_sample(const struct measure_program *programs, size_t count, const s
 	memset(s, 0, sizeof(*s));
 	s->count = count;
 	s->capacity = (size_t)o->runs;
+	s->max_retakes = o->max_retakes == MEASURE_NO_RETAKES ? 0
+			 : o->max_retakes > 0                 ? o->max_retakes
+							      : MEASURE_NOISE_MAX_RETAKES;
 	s->samples_us = calloc(n, sizeof(double));
 	s->other_cpu_pct = calloc(n, sizeof(double));
 	s->disk_ios = calloc(n, sizeof(double));
@@ -329,7 +332,7 @@ int measure_noise_method_json(const struct measure_sampled *s, cJSON *result)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	if (s->noise_ok &&
 	    (!cJSON_AddNumberToObject(n, "threshold_other_cpu_pct", MEASURE_NOISE_THRESHOLD_PCT) ||
-	     !cJSON_AddNumberToObject(n, "max_retakes", MEASURE_NOISE_MAX_RETAKES) ||
+	     !cJSON_AddNumberToObject(n, "max_retakes", s->max_retakes) ||
 	     !cJSON_AddNumberToObject(n, "window_ms", MEASURE_NOISE_WINDOW_MS)))
 		return err_set(LL_ENOMEM, "Out of memory.");
 	return 0;

@@ -399,14 +399,30 @@ static int normalize_auto(const cJSON *warm, cJSON *o)
 	return 0;
 }
 
+/* "measure.noise": {"max_retakes": 0..JOB_SPEC_MAX_NOISE_RETAKES}, kept in
+ * OUT only when given (the agent's default is the maximum). */
+static int normalize_noise(const cJSON *noise, cJSON *out)
+{
+	static const char *const keys[] = {"max_retakes", NULL};
+	long long retakes;
+	cJSON *o;
+	int rc;
+
+	if ((rc = json_check_object(noise, keys, "measure.noise")) < 0 ||
+	    (rc = json_get_int(noise, "max_retakes", 0, JOB_SPEC_MAX_NOISE_RETAKES, true, 0, &retakes)) < 0)
+		return rc;
+	o = cJSON_AddObjectToObject(out, "noise");
+	return o && cJSON_AddNumberToObject(o, "max_retakes", (double)retakes) ? 0 : LL_ENOMEM;
+}
+
 static int normalize_measure(const cJSON *measure, cJSON *out)
 {
-	static const char *const keys[] = {"warm", "cold", "churn", NULL};
+	static const char *const keys[] = {"warm", "cold", "churn", "noise", NULL};
 	static const char *const warm_keys[] = {"runs",     "warmup",    "rounds", "round_gap_ms",
 						"max_runs", "precision", NULL};
 	static const char *const cold_keys[] = {"runs", "rounds", "round_gap_ms", NULL};
 	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
-	const cJSON *warm, *cold, *churn, *item;
+	const cJSON *warm, *cold, *churn, *noise, *item;
 	long long runs, warmup, rounds, processes;
 	cJSON *o, *sets;
 	int rc;
@@ -423,8 +439,11 @@ static int normalize_measure(const cJSON *measure, cJSON *out)
 	warm = cJSON_GetObjectItemCaseSensitive(measure, "warm");
 	cold = cJSON_GetObjectItemCaseSensitive(measure, "cold");
 	churn = cJSON_GetObjectItemCaseSensitive(measure, "churn");
+	noise = cJSON_GetObjectItemCaseSensitive(measure, "noise");
 	if (!warm && !cold && !churn)
 		return err_set(LL_EINVAL, "Field 'measure' must ask for warm, cold or churn.");
+	if (noise && (rc = normalize_noise(noise, out)) < 0)
+		return rc;
 	if (warm) {
 		if ((rc = json_check_object(warm, warm_keys, "measure.warm")) < 0 ||
 		    (rc = normalize_warm_runs(warm, &runs)) < 0 ||

@@ -44,7 +44,8 @@ def submit_program(d, folder, tmp, name, program, variants=VARIANTS, warm_runs=W
     job_path = os.path.join(tmp, name + ".json")
     with open(job_path, "w") as f:
         json.dump({"name": name, "family": "program", "program": program, "variants": variants,
-                   "measure": {"warm": {"runs": warm_runs, "warmup": 1}, "cold": {"runs": 1}}}, f)
+                   "measure": {"warm": {"runs": warm_runs, "warmup": 1}, "cold": {"runs": 1},
+                               "noise": harness.NO_NOISE_RETAKES}}, f)
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
     r = subprocess.run([LOADLAB, "submit", job_path, "--program-dir", folder], capture_output=True,
                        text=True, env=env, timeout=120)

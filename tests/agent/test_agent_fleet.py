@@ -34,7 +34,7 @@ TINY_JOB = {
     "family": "elf",
     "generator": {"dlls": 2, "exports": 2},
     "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}},
+    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
 }
 
 # An elf job that takes long enough to be interrupted: every timed run of

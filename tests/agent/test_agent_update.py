@@ -32,7 +32,7 @@ TINY_ELF = {
     "family": "elf",
     "generator": {"dlls": 1, "exports": 2},
     "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}},
+    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
 }
 
 # Passes the trial (prints what a trial prints) and then fails as a

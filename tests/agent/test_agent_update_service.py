@@ -32,7 +32,7 @@ TINY_PE = {
     "family": "pe",
     "generator": {"dlls": 2, "exports": 2},
     "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}},
+    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
 }
 
 events = harness.json_lines

@@ -79,7 +79,7 @@ COLUMN_JOB = {
     "family": "pe",
     "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
     "variants": VARIANTS,
-    "measure": {"warm": {"runs": RUNS, "warmup": 1}},
+    "measure": {"warm": {"runs": RUNS, "warmup": 1}, "noise": harness.NO_NOISE_RETAKES},
 }
 
 

@@ -29,7 +29,8 @@ JOB = dict(harness.load_example("pietrek-2000.json"),
            generator={"dlls": 6, "exports": 20, "globals_per_function": 2},
            variants=["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind",
                      "reorder", "no-rebase"],
-           measure={"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": COLD_RUNS}},
+           measure={"warm": {"runs": WARM_RUNS, "warmup": 1}, "cold": {"runs": COLD_RUNS},
+                    "noise": harness.NO_NOISE_RETAKES},
            matrix={"cells": {"bench": ["a", "b"]}})
 
 

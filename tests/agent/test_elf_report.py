@@ -20,7 +20,7 @@ GEN = {"dlls": 6, "exports": 40, "globals_per_function": 1}
 RUNS = 5
 TOOLCHAINS = ["gcc+ld", "clang+lld"]
 JOB = dict(harness.load_example("elf-relocations.json"), generator=GEN, variants=PRESETS,
-           measure={"warm": {"runs": RUNS, "warmup": 1}, "cold": {"runs": 2}},
+           measure={"warm": {"runs": RUNS, "warmup": 1}, "cold": {"runs": 2}, "noise": harness.NO_NOISE_RETAKES},
            matrix={"cells": {"os": ["linux"], "toolchain": TOOLCHAINS}})
 
 

@@ -51,7 +51,7 @@ VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+b
             "no-rebase"]
 JOB = {"name": "pietrek-2000-small", "family": "pe",
        "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
-       "variants": VARIANTS, "measure": {"warm": {"runs": RUNS, "warmup": 1}}}
+       "variants": VARIANTS, "measure": {"warm": {"runs": RUNS, "warmup": 1}, "noise": {"max_retakes": 0}}}
 
 failures = []
 

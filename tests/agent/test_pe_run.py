@@ -30,7 +30,7 @@ JOB = {
     "family": "pe",
     "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
     "variants": VARIANTS,
-    "measure": {"warm": {"runs": RUNS, "warmup": 0}},
+    "measure": {"warm": {"runs": RUNS, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
 }
 
 

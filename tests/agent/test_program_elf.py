@@ -44,7 +44,8 @@ def submit(d, folder, tmp, name, variants, program=PROGRAM, cold_runs=2):
     job_path = os.path.join(tmp, name + ".json")
     with open(job_path, "w") as f:
         json.dump({"name": name, "family": "program", "program": program, "variants": variants,
-                   "measure": {"warm": {"runs": 3, "warmup": 1}, "cold": {"runs": cold_runs}}}, f)
+                   "measure": {"warm": {"runs": 3, "warmup": 1}, "cold": {"runs": cold_runs},
+                               "noise": harness.NO_NOISE_RETAKES}}, f)
     env = dict(os.environ, LOADLAB_SERVER=d.url, LOADLAB_TOKEN=d.admin_token)
     r = subprocess.run([program_jobs.LOADLAB, "submit", job_path, "--program-dir", folder],
                        capture_output=True, text=True, env=env, timeout=120)

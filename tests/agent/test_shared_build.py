@@ -31,13 +31,13 @@ AGENT = harness.AGENT
 PE_JOB = dict(harness.load_example("pietrek-2000.json"),
               generator={"dlls": 4, "exports": 12, "globals_per_function": 1},
               variants=["default", "rebase", "bind", "ordinal", "ordinal+bind", "reorder"],
-              measure={"warm": {"runs": 3, "warmup": 1}},
+              measure={"warm": {"runs": 3, "warmup": 1}, "noise": harness.NO_NOISE_RETAKES},
               matrix={"cells": {"bench": ["builder", "lab"]}})
 
 ELF_JOB = dict(harness.load_example("local/elf-relocations.json"),
                generator={"dlls": 3, "exports": 20},
                variants=["default", "relr", "symbolic"],
-               measure={"warm": {"runs": 3, "warmup": 1}},
+               measure={"warm": {"runs": 3, "warmup": 1}, "noise": harness.NO_NOISE_RETAKES},
                matrix={"cells": {"bench": ["m1", "m2"]}})
 
 

@@ -48,6 +48,9 @@
 #define JOB_SPEC_MIN_ROUND_GAP_MS 100
 #define JOB_SPEC_MAX_ROUND_GAP_MS 10000
 #define JOB_SPEC_DEFAULT_ROUND_GAP_MS 500
+/* measure.noise.max_retakes: most retakes of a run flagged as noisy, per
+ * program and measurement (the agent's MEASURE_NOISE_MAX_RETAKES) */
+#define JOB_SPEC_MAX_NOISE_RETAKES 10
 #define JOB_SPEC_RUNS_AUTO (-1) /* normalize's code for warm.runs "auto" */
 #define JOB_SPEC_MAX_AUTO_RUNS 1000
 #define JOB_SPEC_DEFAULT_AUTO_RUNS 200

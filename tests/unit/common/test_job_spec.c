@@ -141,6 +141,12 @@ static void test_rounds_auto_delay(void)
 		"{\"warm\":{\"round_gap_ms\":\"500\"}}",
 		"{\"cold\":{\"round_gap_ms\":0}}",
 		"{\"cold\":{\"round_gap_ms\":1e9}}",
+		"{\"warm\":{},\"noise\":{\"max_retakes\":-1}}",
+		"{\"warm\":{},\"noise\":{\"max_retakes\":11}}",
+		"{\"warm\":{},\"noise\":{\"max_retakes\":\"0\"}}",
+		"{\"warm\":{},\"noise\":{}}", /* max_retakes is what it is for */
+		"{\"warm\":{},\"noise\":{\"max_retakes\":0,\"threshold\":5}}",
+		"{\"noise\":{\"max_retakes\":0}}", /* noise alone asks for no measurement */
 	};
 	static const char *const bad_variants[][2] = {
 		{"pe", "[{\"name\":\"x\",\"delay_us\":-1}]"},
@@ -179,7 +185,20 @@ static void test_rounds_auto_delay(void)
 		1);
 	CHECK(!job_spec_has_delay(n));
 	CHECK(!cJSON_GetObjectItem(warm_of(n), "round_gap_ms")); /* the agent's default unless given */
+	CHECK(!cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "noise")); /* the agent's default */
 	cJSON_Delete(n);
+	/* noise.max_retakes: kept when given, both edges. */
+	for (int retakes = 0; retakes <= JOB_SPEC_MAX_NOISE_RETAKES; retakes += JOB_SPEC_MAX_NOISE_RETAKES) {
+		char text[80];
+		snprintf(text, sizeof(text), "{\"warm\":{},\"noise\":{\"max_retakes\":%d}}", retakes);
+		CHECK_EQ_INT(measure_job("pe", "[\"default\"]", text, &n), 0);
+		CHECK_EQ_INT(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "noise"),
+					    "max_retakes")
+				->valueint,
+			retakes);
+		cJSON_Delete(n);
+	}
 	/* round_gap_ms: kept when given, both edges. */
 	CHECK_EQ_INT(measure_job("pe", "[\"default\"]",
 				 "{\"warm\":{\"round_gap_ms\":100},\"cold\":{\"round_gap_ms\":10000}}", &n),

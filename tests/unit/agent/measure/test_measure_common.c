@@ -104,6 +104,13 @@ static void test_check(void)
 	o.timeout_ms = 1000;
 	o.reruns = MEASURE_MAX_RERUNS + 1;
 	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+	o.reruns = 0;
+	o.max_retakes = MEASURE_NOISE_MAX_RETAKES + 1;
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+	o.max_retakes = MEASURE_NO_RETAKES - 1;
+	CHECK_EQ_INT(measure_check(p, 2, &o), LL_EINVAL);
+	o.max_retakes = MEASURE_NO_RETAKES;
+	CHECK_EQ_INT(measure_check(p, 2, &o), 0);
 }
 
 /* A run that counts, remembers the order and fails on request. */
@@ -507,6 +514,64 @@ static void test_companion_noise(void)
 	plat_process_free(p);
 }
 
+/* A run of 30 ms that does nothing (the noise window needs time to pass). */
+static int idle_run(void *ctx, size_t program, long slot, double *ret_us)
+{
+	struct timespec pause = {0, 30 * 1000 * 1000};
+	struct fake *f = ctx;
+
+	f->calls[program]++;
+	f->timed[program] += slot >= 0;
+	nanosleep(&pause, NULL);
+	*ret_us = 30000;
+	return 0;
+}
+
+/* With another process spinning, every run is noisy: a job's max_retakes
+ * caps the retakes (each retaken run is flagged first, so retaken is
+ * min(flagged, cap)), none at all with MEASURE_NO_RETAKES, and the method
+ * says the cap used. */
+static void test_noise_retakes(void)
+{
+	const char *argv[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
+	const int caps[] = {MEASURE_NO_RETAKES, 2};
+	struct plat_spawn_options so = {.argv = argv};
+	struct measure_program p[2] = {{"x", {.argv = argv_true}, NULL}, {"y", {.argv = argv_true}, NULL}};
+	struct plat_process *spinner = NULL;
+
+	CHECK_EQ_INT(plat_spawn(&so, &spinner), 0);
+	for (size_t k = 0; k < sizeof(caps) / sizeof(caps[0]); k++) {
+		struct measure_options o = {.runs = 4, .seed = 3, .timeout_ms = 1000, .max_retakes = caps[k]};
+		int cap = caps[k] == MEASURE_NO_RETAKES ? 0 : caps[k], flagged = 0;
+		struct plat_measure_conditions c;
+		struct measure_sampled s;
+		struct fake f;
+		cJSON *order = cJSON_CreateArray(), *result = cJSON_CreateObject();
+
+		memset(&f, 0, sizeof(f));
+		CHECK_EQ_INT(measure_sample(p, 2, &o, false, &c, order, idle_run, &f, &s), 0);
+		CHECK_EQ_INT(s.max_retakes, cap);
+		for (int i = 0; i < 2; i++) {
+			CHECK_EQ_INT(s.retaken[i], s.flagged[i] < cap ? s.flagged[i] : cap);
+			CHECK_EQ_INT(f.timed[i], 4 + s.retaken[i]);
+			flagged += s.flagged[i];
+		}
+		if (s.noise_ok)
+			CHECK(flagged > 0); /* the spinner was seen: the cap was what decided */
+		else
+			fprintf(stderr, "noise cannot be read here (%s): the cap is untested\n",
+				s.noise_source);
+		CHECK_EQ_INT(measure_noise_method_json(&s, result), 0);
+		if (s.noise_ok)
+			CHECK(num(get(result, "noise"), "max_retakes") == cap);
+		measure_sampled_release(&s);
+		cJSON_Delete(order);
+		cJSON_Delete(result);
+	}
+	CHECK_EQ_INT(plat_kill(spinner), 0);
+	plat_process_free(spinner);
+}
+
 int main(void)
 {
 	test_random_and_shuffle();
@@ -518,5 +583,6 @@ int main(void)
 	test_start_failure_rerun();
 	test_companion();
 	test_companion_noise();
+	test_noise_retakes();
 	return check_finish();
 }
