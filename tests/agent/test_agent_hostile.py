@@ -301,58 +301,81 @@ HOSTILE_JOBS = [
 ]
 
 
+# The leases go to three agents at once, each with its own server, so that
+# no agent's backoff (0.5 s doubling to 30 s) grows past a few seconds: one
+# agent given all eight spent about 90 s waiting.
+LEASE_GROUPS = 3
+
+
 def test_hostile_lease_job_is_refused_and_nothing_is_written_outside():
     leases = [{"task_id": 100 + i, "attempt": 1, "heartbeat_seconds": 5, "cell": {"x": "../.."},
                "job": dict(job, id=9)} for i, (_, job) in enumerate(HOSTILE_JOBS)]
     leases += [{"task_id": -1, "attempt": 1, "job": HOSTILE_JOBS[0][1]},
                {"task_id": 1e300, "attempt": 1, "job": HOSTILE_JOBS[0][1]},
                {"task_id": 7, "attempt": "../../x", "job": HOSTILE_JOBS[0][1]}]
+    groups = [leases[k::LEASE_GROUPS] for k in range(LEASE_GROUPS)]
 
-    def answer(m, p, b):
-        if p == "/api/v1/lease":
-            n = len(s.paths(p)) - 1
-            return json_answer(200, leases[n]) if n < len(leases) else (204, {}, b"")
-        if p.endswith("/fail"):
-            return json_answer(200, {"state": "failed"})
-        return json_answer(404, {"error": {"code": "not_found", "message": "no"}})
+    def answerer(mine, server):
+        def answer(m, p, b):
+            if p == "/api/v1/lease":
+                n = len(server[0].paths(p)) - 1
+                return json_answer(200, mine[n]) if n < len(mine) else (204, {}, b"")
+            if p.endswith("/fail"):
+                return json_answer(200, {"state": "failed"})
+            return json_answer(404, {"error": {"code": "not_found", "message": "no"}})
+        return answer
 
     before = set(os.listdir("/tmp"))
-    with FakeServer(answer) as s:
-        a = Agent(s.url)
-        try:
-            # Backed off after each refusal: 0.5 s doubling to 30 s.
-            wait_until(lambda: len(s.paths("/api/v1/lease")) > len(leases), 120, interval=0.2)
-            assert len(s.paths("/api/v1/lease")) > len(leases), a.text()
+    servers, agents = [], []
+    try:
+        for mine in groups:
+            holder = []
+            s = FakeServer(answerer(mine, holder)).__enter__()
+            holder.append(s)
+            servers.append(s)
+            agents.append(Agent(s.url))
+        # Backed off after each refusal: 0.5 s doubling.
+        for s, mine in zip(servers, groups):
+            wait_until(lambda: len(s.paths("/api/v1/lease")) > len(mine), 60, interval=0.2)
+        fails, malformed = {}, 0
+        for s, a, mine in zip(servers, agents, groups):
+            assert len(s.paths("/api/v1/lease")) > len(mine), a.text()
             assert a.stop() == 0, a.text()
-            fails = {r[2]: json.loads(r[3]) for r in s.requests if r[2].endswith("/fail")}
-            for i, (what, _) in enumerate(HOSTILE_JOBS):
-                body = fails.get("/api/v1/tasks/%d/fail" % (100 + i))
-                assert body, (what, fails, a.text())
-                assert body["retryable"] is False and body["attempt"] == 1, (what, body)
-                assert body["reason"].startswith("The agent refused the job: "), (what, body)
-            assert "family" in fails["/api/v1/tasks/100/fail"]["reason"]
-            assert "output" in fails["/api/v1/tasks/102/fail"]["reason"]
-            assert "command" in fails["/api/v1/tasks/101/fail"]["reason"]
-            assert "dlls" in fails["/api/v1/tasks/103/fail"]["reason"]
-            assert "control characters" in fails["/api/v1/tasks/104/fail"]["reason"]
-            # The three leases with bad ids: logged, nothing posted for them.
-            assert len(fails) == len(HOSTILE_JOBS), fails
-            assert len(a.events("lease_malformed")) == 3, a.text()
+            fails.update({r[2]: json.loads(r[3]) for r in s.requests if r[2].endswith("/fail")})
+            malformed += len(a.events("lease_malformed"))
+        for i, (what, _) in enumerate(HOSTILE_JOBS):
+            body = fails.get("/api/v1/tasks/%d/fail" % (100 + i))
+            assert body, (what, fails)
+            assert body["retryable"] is False and body["attempt"] == 1, (what, body)
+            assert body["reason"].startswith("The agent refused the job: "), (what, body)
+        assert "family" in fails["/api/v1/tasks/100/fail"]["reason"]
+        assert "output" in fails["/api/v1/tasks/102/fail"]["reason"]
+        assert "command" in fails["/api/v1/tasks/101/fail"]["reason"]
+        assert "dlls" in fails["/api/v1/tasks/103/fail"]["reason"]
+        assert "control characters" in fails["/api/v1/tasks/104/fail"]["reason"]
+        # The three leases with bad ids: logged, nothing posted for them.
+        assert len(fails) == len(HOSTILE_JOBS), fails
+        assert malformed == 3, [a.text() for a in agents]
+        for s, a, mine in zip(servers, agents, groups):
             # Nothing was written but the agent's own files: its work
-            # folder is empty, no task folder was made, nothing new in /tmp.
+            # folder is empty, no task folder was made.
             files = a.files()
             assert files <= {"a", "a/data", "a/data/agent.json", "a/data/work",
                              "a/data/spool"}, files
             assert not os.listdir(os.path.join(a.data_dir, "work"))
-            new = {n for n in set(os.listdir("/tmp")) - before
-                   if "escape" in n or "owned" in n}
-            assert not new, new
             assert "\x1b" not in a.text() and "\x07" not in a.text()
-            # Refused tasks are backed off too: the 8 leases took > 3 s.
+            # Refused tasks are backed off too: 0.5 s, then 1 s (+-25 %)
+            # between an agent's first three leases.
             times = [r[0] for r in s.paths("/api/v1/lease")]
-            assert times[len(leases) - 1] - times[0] > 3.0, times
-        finally:
+            assert times[2] - times[0] > 1.0, times
+        # Nothing new in /tmp.
+        new = {n for n in set(os.listdir("/tmp")) - before if "escape" in n or "owned" in n}
+        assert not new, new
+    finally:
+        for a in agents:
             a.close()
+        for s in servers:
+            s.__exit__(None, None, None)
 
 
 if __name__ == "__main__":
