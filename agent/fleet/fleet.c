@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Seconds of one lease long poll, and the transfer timeout around it. */
+/* Seconds of one lease long poll (fewer when --update-check-seconds is
+ * fewer: lease_wait_seconds()), and the transfer timeout around it. */
 #define LEASE_WAIT_SECONDS 20
 #define LEASE_TIMEOUT_SECONDS (LEASE_WAIT_SECONDS + 15)
 /* Transfer timeout of every other request. */
@@ -34,9 +35,8 @@
 /* Backoff between attempts to reach the server. */
 #define BACKOFF_FIRST_MS 500
 #define BACKOFF_CAP_MS 30000
-/* A 204 sooner than this after asking for LEASE_WAIT_SECONDS means the
- * server cut the long poll short (it is full, or stopping): back off. */
-#define LEASE_SHORT_MS (LEASE_WAIT_SECONDS * 1000 / 2)
+/* A 204 sooner than half the wait asked for means the server cut the long
+ * poll short (it is full, or stopping): back off. */
 /* The longest Retry-After honoured, so a server cannot park an agent. */
 #define RETRY_AFTER_CAP_MS 300000LL
 /* How long a stopping agent keeps trying to tell the server it gave up. */
@@ -610,6 +610,16 @@ static const char *lease_problem(const cJSON *body)
  * reached or failed; LL_EFORMAT: a 200 that is not a task, LL_EINVAL
  * another status, both with their reason). *RET_RETRY_AFTER_MS is the
  * answer's Retry-After (0: none). */
+/* The wait a lease asks for: LEASE_WAIT_SECONDS, or the update check's
+ * period when that is shorter, since an idle agent checks for a new build
+ * only between two polls (docs/agent.md, "Updates"). */
+static int lease_wait_seconds(const struct fleet *f)
+{
+	long long check_s = f->update.check_ms / 1000;
+
+	return check_s > 0 && check_s < LEASE_WAIT_SECONDS ? (int)check_s : LEASE_WAIT_SECONDS;
+}
+
 static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_after_ms)
 {
 	struct rest_answer a;
@@ -620,7 +630,8 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 
 	*ret_retry_after_ms = 0;
 	update_lease_fields(&f->update, fields, sizeof(fields));
-	snprintf(body, sizeof(body), "{\"wait\":%d%s}", LEASE_WAIT_SECONDS, fields);
+	int wait_s = lease_wait_seconds(f);
+	snprintf(body, sizeof(body), "{\"wait\":%d%s}", wait_s, fields);
 	rc = rest_client_post(&f->http, "/api/v1/lease", body, LEASE_TIMEOUT_SECONDS, &a);
 	if (rc < 0)
 		return rc;
@@ -632,8 +643,8 @@ static int lease_once(struct fleet *f, cJSON **ret_lease, long long *ret_retry_a
 		update_confirm(&f->update); /* the server took this copy's lease request */
 	if (a.status == 204) {
 		rest_answer_release(&a);
-		return clock_monotonic_us() / 1000 - started_ms < LEASE_SHORT_MS ? LEASE_CUT_SHORT
-										 : LEASE_NOTHING;
+		return clock_monotonic_us() / 1000 - started_ms < wait_s * 1000LL / 2 ? LEASE_CUT_SHORT
+										      : LEASE_NOTHING;
 	}
 	if (a.status == 200 && !(problem = lease_problem(a.body))) {
 		*ret_lease = a.body;
