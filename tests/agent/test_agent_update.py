@@ -182,7 +182,9 @@ def test_updates_between_tasks_and_refuses_broken_builds():
             harness.wait_for("update_refused for %s" % bad_sha[:12],
                              lambda: any(e.get("sha256") == bad_sha
                                          for e in lab.events("update_refused")),
-                             timeout=60, interval=0.3)
+                             # Checked every second even while idle: the
+                             # agent's polls wait 1 s, not 20 (fleet.c).
+                             timeout=15, interval=0.3)
             assert sha256_of(lab.exe) == new_sha
             assert lab.agent_doc()["agent_sha256"] == new_sha
         # Refused once, not tried again.
