@@ -319,14 +319,14 @@ int job_file_scan(const char *text, size_t len, char *message, size_t *ret_offse
 	}
 	if (s.depth == 0)
 		return 0; /* the brackets are right (an empty text: cJSON says so) */
+	/* the file may hold as many closes as opens, one of them where another
+	 * was meant (the one left open is then the outermost): the suspect
+	 * line names where the close was missed */
 	if (fail_at_suspect(&s))
 		return 1;
 	{
 		const struct bracket *b = &s.stack[s.depth - 1];
 		char name[SCAN_NAME_SIZE + 16];
-
-		/* the file may hold as many closes as opens, one of them where
-		 * another was meant: the suspect line names that */
 
 		bracket_name(b, name, sizeof(name));
 		snprintf(message, JOB_FILE_SCAN_MESSAGE_SIZE,

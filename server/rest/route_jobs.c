@@ -108,10 +108,11 @@ static bool waits_for_runnable_build(const cJSON *job, const cJSON *task)
 static int add_waiting(struct store *store, cJSON *job, long long now)
 {
 	struct roster roster;
+	bool loaded = false;
 	cJSON *task;
 	int rc = store_job_add_waiting(store, job, now);
 
-	if (rc < 0 || roster_load(store, now, &roster) < 0)
+	if (rc < 0)
 		return rc;
 	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
 		cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
@@ -121,13 +122,18 @@ static int add_waiting(struct store *store, cJSON *job, long long now)
 		if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(waiting, "could_run")) ||
 		    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(task, "build_task")))
 			continue;
+		/* the agents are read once, and only for a job that has such tasks */
+		if (!loaded && roster_load(store, now, &roster) < 0)
+			return 0;
+		loaded = true;
 		if (queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
 				       cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0,
 				       roster.agents, roster.count, reason))
 			continue;
 		cJSON_ReplaceItemInObjectCaseSensitive(waiting, "reason", cJSON_CreateString(reason));
 	}
-	roster_release(&roster);
+	if (loaded)
+		roster_release(&roster);
 	return 0;
 }
 
