@@ -4,10 +4,7 @@
 #include "args.h"
 #include "client.h"
 #include "commands.h"
-#include "report_table.h"
-
-#include "loadlab/buf.h"
-#include "loadlab/json.h"
+#include "job_report.h"
 
 #include <string.h>
 
@@ -30,7 +27,7 @@ struct report_options {
 	bool table;
 };
 
-/* --format table asks the server for JSON and prints the table here. */
+/* --format table: the JSON form, printed as a table here. */
 static int report_option(void *context, int option, const char *value)
 {
 	struct report_options *o = context;
@@ -41,8 +38,6 @@ static int report_option(void *context, int option, const char *value)
 	if ((rc = args_format(value, &o->format)) < 0)
 		return rc;
 	o->table = strcmp(value, "table") == 0;
-	if (o->table)
-		o->format = "json";
 	return 0;
 }
 
@@ -52,9 +47,7 @@ int cmd_report(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{NULL, 0, NULL, 0},
 	};
-	struct rest_answer report = {0};
 	struct report_options o = {.format = "json", .table = true};
-	char path[96];
 	long long id;
 	int rc = args_parse(argc, argv, "report", usage_text, options, report_option, &o);
 
@@ -65,16 +58,6 @@ int cmd_report(int argc, char **argv)
 	rc = args_job_id(argv[optind], &id);
 	if (rc < 0)
 		return client_fail("report", rc);
-	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/report?format=%s", id, o.format);
-
-	rc = client_fetch("GET", path, NULL, CLIENT_REPORT_LIMIT, &report);
-	if (rc == 0 && o.table && !report.body) /* json_parse_object() says what is wrong */
-		rc = json_parse_object(buf_str(&report.text), report.text.len, REST_CLIENT_MAX_DEPTH,
-				       &report.body);
-	if (rc == 0 && o.table)
-		rc = report_table_print(report.body, stdout);
-	else if (rc == 0)
-		client_print_body(&report.text);
-	rest_answer_release(&report);
+	rc = job_report_print(id, o.format, o.table);
 	return rc < 0 ? client_fail("report", rc) : 0;
 }

@@ -1,10 +1,12 @@
-/* loadlab submit FILE [--wait]: POST /api/v1/jobs, then optionally follow
- * GET /api/v1/jobs/{id} until the job is done, failed or cancelled. */
+/* loadlab submit FILE [--wait [--quiet]]: POST /api/v1/jobs, then optionally
+ * follow GET /api/v1/jobs/{id} until the job is done, failed or cancelled,
+ * and print the report of a job that is done. */
 #include "args.h"
 #include "client.h"
 #include "commands.h"
 #include "job_file.h"
 #include "job_poll.h"
+#include "job_report.h"
 #include "submit_program.h"
 #include "table.h"
 #include "waiting.h"
@@ -26,7 +28,7 @@
 #define SUBMIT_FILE_LIMIT ((size_t)1 << 20)
 
 static const char usage_text[] =
-	"usage: loadlab submit FILE [--wait] [--program-dir DIR [--program-dir CAND...]]\n\n"
+	"usage: loadlab submit FILE [--wait [--quiet]] [--program-dir DIR [--program-dir CAND...]]\n\n"
 	"Submits the job in FILE (JSON, see schemas/job_submit.json; '-' reads stdin)\n"
 	"and prints its id and task count: \"job ID: N tasks, STATE\". A file that is\n"
 	"not JSON is refused here, its mistake placed as FILE:LINE:COLUMN. When no\n"
@@ -34,8 +36,11 @@ static const char usage_text[] =
 	"tasks: no agent has os=winxp\"); the job is queued all the same.\n\n"
 	"  --wait   follow the job until it ends: a progress line redrawn in place on a\n"
 	"           terminal, a plain line for each change otherwise; while nothing\n"
-	"           runs, the line says why tasks wait. Exit 0 when the job\n"
-	"           is done, 1 when it failed or was cancelled, 2 on an error.\n"
+	"           runs, the line says why tasks wait. A job that is done ends\n"
+	"           on its report, the tables `loadlab report ID` prints. Exit 0\n"
+	"           when the job is done, 1 when it failed or was cancelled, 2 on\n"
+	"           an error.\n"
+	"  --quiet  with --wait: the progress only, no report at the end\n"
 	"  --program-dir DIR\n"
 	"           a program job: hash DIR's files, upload those the server lacks, and\n"
 	"           submit with their manifest as program.files (also: \"program\":\n"
@@ -195,6 +200,7 @@ static int submit_wait(struct rest_client *c, long long id)
 
 struct submit_options {
 	bool wait;
+	bool quiet; /* --wait without the report */
 	const char *program_dir;
 	/* --program-dir given more than once: an A/B job's builds */
 	const char *program_dirs[JOB_SPEC_MAX_PROGRAM_BUILDS];
@@ -207,6 +213,8 @@ static int submit_option(void *context, int option, const char *value)
 
 	if (option == 'w')
 		o->wait = true;
+	else if (option == 'q')
+		o->quiet = true;
 	else if (option == 'p') {
 		if (o->program_dir_count == JOB_SPEC_MAX_PROGRAM_BUILDS)
 			return err_set(LL_EINVAL, "--program-dir may be given at most %d times.",
@@ -221,6 +229,7 @@ int cmd_submit(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"wait", no_argument, NULL, 'w'},
+		{"quiet", no_argument, NULL, 'q'},
 		{"program-dir", required_argument, NULL, 'p'},
 		{NULL, 0, NULL, 0},
 	};
@@ -237,6 +246,8 @@ int cmd_submit(int argc, char **argv)
 		return rc;
 	if (argc - optind != 1)
 		return args_usage_error("submit", "expects one job FILE");
+	if (o.quiet && !o.wait)
+		return args_usage_error("submit", "--quiet goes with --wait");
 
 	buf_init(&file, SUBMIT_FILE_LIMIT);
 	rc = read_file(argv[optind], &file);
@@ -274,6 +285,13 @@ int cmd_submit(int argc, char **argv)
 	fflush(stdout);
 	print_warnings(created);
 	code = o.wait ? submit_wait(&c, id) : 0;
+	/* A done job ends on its report, as `loadlab report ID` prints it. */
+	if (o.wait && !o.quiet && code == 0) {
+		fputc('\n', stdout);
+		if ((rc = job_report_print(id, "json", true)) < 0)
+			code = client_fail("submit", rc);
+	}
+	fflush(stdout);
 	goto out;
 fail:
 	code = client_fail("submit", rc);

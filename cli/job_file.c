@@ -1,5 +1,6 @@
 /* job_file.c - a job file parsed with its mistakes placed (job_file.h). */
 #include "job_file.h"
+#include "job_file_scan.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -110,7 +111,7 @@ static const char *kind(const cJSON *item)
 int job_file_parse(const char *name, const char *text, size_t len, cJSON **ret_root)
 {
 	const char *end = NULL, *nul;
-	char why[512];
+	char why[512], structure[JOB_FILE_SCAN_MESSAGE_SIZE];
 	cJSON *root;
 	size_t offset;
 	int rc = json_parse_object(text, len, 0, ret_root);
@@ -131,6 +132,12 @@ int job_file_parse(const char *name, const char *text, size_t len, cJSON **ret_r
 		return placed(rc, name, text, len, offset, "a string holds \\u0000, which is not allowed",
 			      true);
 	root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	/* cJSON places a missing bracket where it stopped, often lines below
+	 * the mistake (or at the end of the file): the scan names it where it
+	 * could first have been known. */
+	if (!root && job_file_scan(text, len, structure, &offset))
+		return offset >= len ? err_set(rc, "%s: %s.", name, structure)
+				     : placed(rc, name, text, len, offset, structure, true);
 	if (!root)
 		return placed(rc, name, text, len, syntax_offset(text, len, end), "not valid JSON", true);
 	while ((size_t)(end - text) < len && strchr(" \t\r\n", *end))

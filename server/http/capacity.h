@@ -1,6 +1,6 @@
 /*
  * capacity.h - how many connections and parked long-polls loadlabd holds,
- * chosen from its settings and the open-files limit (README, "Sizing").
+ * chosen from its settings and the open-files limit (docs/daemon.md, "Sizing").
  *
  * Every connection is one descriptor. Some descriptors are kept back for
  * everything else: the SQLite store and its -wal/-shm files, the log, the

@@ -2,7 +2,7 @@
  * conn_deadlines.h - the deadlines of every open connection, enforced by
  * the HTTP sweeper (http.c) so that no client holds a connection, or what
  * its request holds (an upload's temporary file, descriptor and quota),
- * longer than the limits allow (README, "Limits"):
+ * longer than the limits allow (docs/daemon.md, "Limits"):
  *
  * - headers: a request's headers are in within --header-timeout of the
  *   connection opening or of its previous answer;

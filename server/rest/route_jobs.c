@@ -19,10 +19,129 @@ static const char *submitter(struct http_request *req, char *out, size_t size)
 	return out;
 }
 
+/* The enrolled agents (store_agent_list()) as the queue sees them, every
+ * one that is not quarantined counted as online: what is asked of them is
+ * whether any agent could measure a cell at all, not whether one is
+ * reachable now. */
+struct roster {
+	cJSON *list;
+	struct queue_agent *agents;
+	size_t count;
+};
+
+static int roster_load(struct store *store, long long now, struct roster *r)
+{
+	const cJSON *a, *agents;
+	int rc = store_agent_list(store, now, &r->list);
+
+	r->agents = NULL;
+	r->count = 0;
+	if (rc < 0)
+		return rc;
+	agents = cJSON_GetObjectItemCaseSensitive(r->list, "agents"); /* {"agents": [AGENT...]} */
+	r->agents = calloc((size_t)cJSON_GetArraySize(agents) + 1, sizeof(*r->agents));
+	if (!r->agents) {
+		cJSON_Delete(r->list);
+		return err_set(LL_ENOMEM, "Out of memory.");
+	}
+	cJSON_ArrayForEach(a, agents) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+		const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "state"));
+		struct queue_agent *q = &r->agents[r->count];
+
+		if (!cJSON_IsNumber(id))
+			continue;
+		q->id = (long long)id->valuedouble;
+		q->name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+		q->facts = cJSON_GetObjectItemCaseSensitive(a, "facts");
+		q->labels = cJSON_GetObjectItemCaseSensitive(a, "labels");
+		q->quarantined = state && strcmp(state, "quarantined") == 0;
+		q->online = !q->quarantined;
+		q->builder = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "builder"));
+		r->count++;
+	}
+	return 0;
+}
+
+static void roster_release(struct roster *r)
+{
+	free(r->agents);
+	cJSON_Delete(r->list);
+}
+
+/* The build task ID among JOB's "builds", or NULL. */
+static const cJSON *job_build(const cJSON *job, const cJSON *id)
+{
+	const cJSON *b;
+
+	if (!cJSON_IsNumber(id))
+		return NULL;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(job, "builds")) {
+		const cJSON *bid = cJSON_GetObjectItemCaseSensitive(b, "id");
+		if (cJSON_IsNumber(bid) && bid->valuedouble == id->valuedouble)
+			return b;
+	}
+	return NULL;
+}
+
+/* Whether queued measuring TASK of JOB waits only for its build, which is
+ * leased, or queued and leasable (its "waiting" says could_run): nothing
+ * the submitter need act on. */
+static bool waits_for_runnable_build(const cJSON *job, const cJSON *task)
+{
+	const cJSON *build = job_build(job, cJSON_GetObjectItemCaseSensitive(task, "build_task"));
+	const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(build, "state"));
+	const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(build, "waiting");
+
+	if (!state || strcmp(state, "done") == 0)
+		return false;
+	return strcmp(state, "leased") == 0 ||
+	       (strcmp(state, "queued") == 0 &&
+		cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(waiting, "could_run")));
+}
+
+/* JOB's "waiting" (store_job_add_waiting()) with the real reason at once:
+ * a queued measuring task that waits for its build, and whose cell no
+ * enrolled agent can measure, says so ("no agent has os=winxp") instead of
+ * "waiting for build 17 (queued)". Left as the store said when the agents
+ * cannot be read. */
+static int add_waiting(struct store *store, cJSON *job, long long now)
+{
+	struct roster roster;
+	bool loaded = false;
+	cJSON *task;
+	int rc = store_job_add_waiting(store, job, now);
+
+	if (rc < 0)
+		return rc;
+	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+		cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
+		const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+		char reason[QUEUE_WAITING_REASON_SIZE];
+
+		if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(waiting, "could_run")) ||
+		    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(task, "build_task")))
+			continue;
+		/* the agents are read once, and only for a job that has such tasks */
+		if (!loaded && roster_load(store, now, &roster) < 0)
+			return 0;
+		loaded = true;
+		if (queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
+				       cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0,
+				       roster.agents, roster.count, reason))
+			continue;
+		cJSON_ReplaceItemInObjectCaseSensitive(waiting, "reason", cJSON_CreateString(reason));
+	}
+	if (loaded)
+		roster_release(&roster);
+	return 0;
+}
+
 /* Adds to CREATED (a job_created body) "warnings": one line for each
- * reason why some of its tasks cannot run now ("3 tasks: no agent has
- * os=winxp"). A job no agent matches is accepted all the same: agents may
- * enroll later. */
+ * reason why some of its tasks cannot run, which the submitter may act on
+ * ("3 tasks: no agent has os=winxp"); not for tasks that wait only for a
+ * build that is under way or can start. A job no agent matches is accepted
+ * all the same: agents may enroll later. */
 static void add_warnings(struct store *store, cJSON *created)
 {
 	cJSON *warnings = cJSON_AddArrayToObject(created, "warnings"), *job = NULL, *task, *reasons;
@@ -31,12 +150,14 @@ static void add_warnings(struct store *store, cJSON *created)
 	if (!cJSON_IsNumber(id) || store_job_get(store, (long long)id->valuedouble, &job) < 0)
 		return;
 	reasons = cJSON_CreateObject(); /* reason: number of tasks, in order */
-	if (store_job_add_waiting(store, job, clock_now_ms()) == 0 && reasons) {
+	if (add_waiting(store, job, clock_now_ms()) == 0 && reasons) {
 		cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
 			const cJSON *waiting = cJSON_GetObjectItemCaseSensitive(task, "waiting");
 			const cJSON *why = cJSON_GetObjectItemCaseSensitive(waiting, "reason");
 			cJSON *count;
-			if (!cJSON_IsString(why))
+			if (!cJSON_IsString(why) ||
+			    (waits_for_runnable_build(job, task) &&
+			     strncmp(why->valuestring, "waiting for build ", 18) == 0))
 				continue;
 			if ((count = cJSON_GetObjectItemCaseSensitive(reasons, why->valuestring)))
 				cJSON_SetNumberValue(count, count->valuedouble + 1);
@@ -159,7 +280,7 @@ int route_jobs_get(struct http_request *req, struct http_reply *reply)
 	cJSON *job;
 	int rc = store_job_get(req->server->store, req->path_id, &job);
 
-	if (rc == 0 && (rc = store_job_add_waiting(req->server->store, job, clock_now_ms())) < 0)
+	if (rc == 0 && (rc = add_waiting(req->server->store, job, clock_now_ms())) < 0)
 		cJSON_Delete(job);
 	return route_reply(reply, rc, 200, job);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issue 17's capacity checks against a real loadlabd (not part of ctest:
-about a minute of two cores; run by hand, see README "Benchmarks").
+about a minute of two cores; run by hand, see docs/benchmarks.md).
 
 1. 5,000 enrolled agents, each with its own token, long-poll
    POST /api/v1/lease {"wait": 60} at once over 5,000 connections from

@@ -163,9 +163,9 @@ def wait_for(proc, timeout=60):
     return proc.returncode, out, err
 
 
-def start_wait(d, job_file):
+def start_wait(d, job_file, *extra):
     return subprocess.Popen([LOADLAB, "--server", d.url, "--token", d.admin_token, "submit",
-                             job_file, "--wait"], stdout=subprocess.PIPE,
+                             job_file, "--wait"] + list(extra), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -414,12 +414,29 @@ def test_submit_wait_exits_0_when_the_fake_agent_completes():
         code, out, err = wait_for(proc)
         assert code == 0, (code, out, err)
         assert not err, err
-        lines = out.splitlines()
+        # The progress, then the job's report: the table `loadlab report`
+        # prints, after one empty line.
+        progress, report = out.split("\n\n", 1)
+        lines = progress.splitlines()
         assert lines[-1].startswith("job %d done: 1/1 tasks done" % job_id), out
         # Not a terminal: plain lines, each printed once.
         assert "\r" not in out and len(lines) == len(set(lines)), out
+        code, table, err = cli(["report", str(job_id)], d)
+        assert code == 0 and table.strip() and report == table, (report, table, err)
         job = d.job(job_id)
         assert job["state"] == "done" and job["tasks"][0]["result_id"] == accepted["result_id"]
+        # --quiet: the progress only, ending on the job's last line.
+        proc = start_wait(d, write_job(one_task_job("wait-quiet", "wait-os")), "--quiet")
+        job_id = wait_submitted(proc)
+        lease = agent.lease(wait=10)
+        assert lease and lease["job_id"] == job_id, lease
+        agent.result(lease)
+        code, out, err = wait_for(proc)
+        assert code == 0 and not err, (code, out, err)
+        assert out.splitlines()[-1].startswith("job %d done: 1/1 tasks done" % job_id), out
+        assert "\n\n" not in out, out
+        code, out, err = cli(["submit", write_job(one_task_job("quiet-alone", "wait-os")), "--quiet"], d)
+        assert code == 2 and "--quiet goes with --wait" in err, (code, out, err)
 
 
 def test_submit_wait_exits_1_when_cancelled_or_failed():

@@ -149,6 +149,36 @@ def test_local_forms_are_accepted_and_can_run_now():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_fleet_form_on_the_local_lab_says_the_real_reason_at_once():
+    """The lab `make run` starts builds once for the whole matrix (its agent
+    is a builder): a fleet form's tasks wait for a build that agent could
+    start, but no enrolled agent can measure them. `submit` says so at once
+    (issue 41: it warned "waiting for build 17 (queued)", and only after the
+    build did `status` give the real reason); a local form, whose tasks wait
+    only for a build that can start, gets no warning at all."""
+    with Daemon(shared_build=True) as d:
+        d.enroll_builder("make-run-agent", local_facts())
+        job_id, warnings = submit(d, "pietrek-2000.json")
+        lines = warnings.splitlines()
+        assert lines and all(l.startswith("loadlab submit: warning: ") for l in lines), warnings
+        assert "warning: 2 tasks: no agent has os=winxp" in warnings, warnings
+        assert "build" not in warnings, warnings
+        job = d.job(job_id)
+        assert job["builds"] and job["builds"][0]["waiting"]["could_run"], job["builds"]
+        reasons = {t["waiting"]["reason"] for t in job["tasks"]}
+        assert reasons == {"no agent has os=winxp", "no agent has os=win10"}, reasons
+        # loadlab status gives the same reason
+        p = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token, "status", str(job_id)],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and "no agent has os=winxp" in p.stdout, (p.stdout, p.stderr)
+        assert "waiting for build" not in p.stdout, p.stdout
+        # A local form waits only for its build, which can start: nothing to act on.
+        job_id, warnings = submit(d, "quickstart.json")
+        assert warnings == "", warnings
+        reasons = {t["waiting"]["reason"] for t in d.job(job_id)["tasks"]}
+        assert all(r.startswith("waiting for build") for r in reasons), reasons
+
+
 def test_readme_quick_start_types_every_local_form():
     with open(os.path.join(SOURCE_DIR, "README.md")) as f:
         readme = f.read()

@@ -1,7 +1,7 @@
 """Issue 17's findings, each reproduced and now answered right: strict JSON
 (UTF-8, no NUL, no duplicate keys) on jobs, enrollment and results; an
 answered 414 for a thousand query arguments; 401 before the body; the
-README's own flag forms; store files 0600 and a data folder made with its
+flag forms of docs/daemon.md; store files 0600 and a data folder made with its
 parents; the long-poll cap (204 + Retry-After); the header deadline; the
 limits in /metrics."""
 import json
@@ -151,10 +151,10 @@ def test_unauthenticated_large_post_refused_before_the_body():
 
 
 def readme_flags():
-    """(flag, example value) from the README's loadlabd usage block."""
-    with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+    """(flag, example value) from the loadlabd usage block of docs/daemon.md."""
+    with open(os.path.join(SOURCE_DIR, "docs", "daemon.md")) as f:
         text = f.read()
-    block = text.split("## loadlabd", 1)[1].split("```", 2)[1]
+    block = text.split("## Usage", 1)[1].split("```", 2)[1]
     flags = []
     for m in re.finditer(r"--([a-z-]+)(?:[ =]([^\]\s]+))?", block):
         flags.append((m.group(1), m.group(2)))
@@ -162,7 +162,7 @@ def readme_flags():
 
 
 def value_for(name, example, tmp):
-    """A value to start the daemon with; the README's example when it runs."""
+    """A value to start the daemon with; docs/daemon.md's example when it runs."""
     if name in ("data-dir",):
         return os.path.join(tmp, "d")
     if name == "db":
