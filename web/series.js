@@ -1,8 +1,9 @@
 /*
  * The dashboard's series, schedules and alerts pages (#/series,
  * #/series/NAME, #/schedules, #/alerts) and the header's alert badge.
- * Loaded before app.js, whose helpers (api, esc, chart, poll...) these
- * functions call when they run; app.js's route table names them.
+ * Loaded before app.js, whose helpers (api, chart, poll...; esc and the
+ * formats of helpers.js) these functions call when they run; app.js's
+ * route table names them.
  */
 "use strict";
 

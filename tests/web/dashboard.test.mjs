@@ -20,7 +20,7 @@ import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screens
 
 const CELLS = [["winxp", "hdd"], ["winxp", "ssd"], ["win10", "hdd"], ["win10", "ssd"]];
 
-/* The tables' number formats (web/app.js). */
+/* The tables' number formats (web/helpers.js). */
 const us = (v, unit) => (unit === "ms" ? (v / 1000).toFixed(2) : v.toFixed(1));
 const pct = (v) => (v > 0 ? "+" : "") + v.toFixed(2) + " %";
 
