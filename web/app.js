@@ -39,19 +39,26 @@ async function api(path, options = {}) {
   try { body = text ? JSON.parse(text) : null; } catch (e) { body = null; }
   if (!r.ok) {
     const err = body && body.error ? body.error : { code: "http_" + r.status, message: r.statusText };
-    if (r.status === 401 && !options.quiet) askForToken(err.message);
+    if (r.status === 401 && !options.quiet) askForToken();
     throw new ApiError(r.status, err.code, err.message);
   }
   return body;
 }
 
-function askForToken(message) {
-  showError((token() ? "The token was refused: " : "This daemon needs a token: ") + message +
-    " Paste one (DATA_DIR/admin.token, or one the admin made) above.");
+/* A 401: one plain sentence above the page (the page itself draws
+ * nothing else, route()), not the server's HTTP wording. */
+function askForToken() {
+  showError(token() ? "This lab refused the token you gave (revoked or mistyped): paste another in the box above."
+    : "This lab needs a token before it shows anything: paste one in the box above (the admin's is DATA_DIR/admin.token).", "plain");
   $("#token").focus();
 }
 
-function showError(message) { document.getElementById("global-error").textContent = message || ""; }
+/* MESSAGE above the page, in red unless KIND is "plain" ("" clears it). */
+function showError(message, kind) {
+  const el = document.getElementById("global-error");
+  el.textContent = message || "";
+  el.className = kind === "plain" ? "login-needed" : "error";
+}
 
 /* ---------------------------------------------------------------- router */
 
@@ -112,7 +119,9 @@ async function route() {
        * page's, and must not overwrite it. */
       if (serial !== renderSerial) return;
       if (!(e instanceof ApiError)) console.warn(e);
-      pageEl().innerHTML = `<p class="error">Could not load this page: ${esc(e.message)}</p>`;
+      /* a 401 is said once, above the page (askForToken) */
+      pageEl().innerHTML = e instanceof ApiError && e.status === 401 ? ""
+        : `<p class="error">Could not load this page: ${esc(e.message)}</p>`;
     }
     return;
   }

@@ -17,6 +17,30 @@ async function heldTasks(agents) {
   return held;
 }
 
+/* Facts whose "key=value" is longer than this fold behind a disclosure
+ * ("+2 long facts", e.g. toolchain_paths=/usr/bin/...): the short ones
+ * (os, arch, disk, runner...) stay in sight and no fact sets the table's
+ * width. */
+const FACT_SHOWN_CHARS = 24;
+
+/* A fact or label as a chip (HTML): a short one never breaks, a long one
+ * ("chip long") breaks anywhere, so that no chip sets its column's width. */
+function agentChip([k, v]) {
+  const text = `${k}=${Array.isArray(v) ? v.join(",") : v}`;
+  return `<span class="chip${text.length > FACT_SHOWN_CHARS ? " long" : ""}">${esc(text)}</span>`;
+}
+
+/* AGENT's facts as chips: the short ones, then the long ones in a
+ * <details> that opens in place (HTML). */
+function factsCell(agent) {
+  const chip = agentChip;
+  const text = ([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : v}`;
+  const all = Object.entries(agent.facts || {});
+  const short = all.filter((f) => text(f).length <= FACT_SHOWN_CHARS), long = all.filter((f) => text(f).length > FACT_SHOWN_CHARS);
+  return short.map(chip).join("") + (long.length ? `<details class="facts-long"><summary>+${plural(long.length, "long fact")}</summary>` +
+    `${long.map(chip).join("")}</details>` : "");
+}
+
 /* "loadlabd 0.3.0; agents: 0.3.0 ×2, 0.2.0 ×1" (agent_version: the
  * version an agent reports; "unknown" for those that report none). */
 function fleetVersions(daemonVersion, agents) {
@@ -33,11 +57,15 @@ async function fleetPage() {
   pageEl().innerHTML = `<h1>Fleet</h1>
     <div class="toolbar"><span class="muted" id="fleet-summary"></span>
     <span class="muted small" id="fleet-versions"></span>
-    <span class="muted small">Refreshed every 5 s. Labels and quarantine need the admin token.</span></div>
+    <span class="muted small">Refreshed every 5 s. Labels, quarantine and the builder mark need the admin token.</span></div>
     <div class="scroll"><table id="agents"><thead><tr><th>id</th><th>name</th><th>state</th><th>facts</th>
     <th>labels</th><th>last seen</th><th>current task</th><th>calibration</th><th>admin</th></tr></thead><tbody></tbody></table></div>
     <p class="error" id="fleet-error"></p>`;
   let drawn = "";
+  /* #/fleet?agent=ID (the job page's agent links): that row is marked and
+   * scrolled to once. */
+  const wanted = hashQuery().get("agent");
+  let shown = false;
   const draw = async () => {
     const { agents, daemon_version: daemonVersion } = await api("/api/v1/agents");
     const held = await heldTasks(agents).catch(() => new Map());
@@ -52,8 +80,7 @@ async function fleetPage() {
      * change every poll, are written into the rows in place. */
     const tbody = $("#agents tbody");
     const rows = agents.map((a) => {
-      const facts = Object.entries(a.facts || {}).map(([k, v]) => `<span class="chip">${esc(k)}=${esc(Array.isArray(v) ? v.join(",") : v)}</span>`).join("");
-      const labels = Object.entries(a.labels || {}).map(([k, v]) => `<span class="chip">${esc(k)}=${esc(v)}</span>`).join("");
+      const labels = Object.entries(a.labels || {}).map(agentChip).join("");
       let task = `<span class="muted">idle</span>`;
       if (a.current_task) {
         const h = held.get(a.current_task);
@@ -63,16 +90,24 @@ async function fleetPage() {
       }
       const quarantined = a.state === "quarantined";
       return `<tr data-agent="${a.id}"><td>${a.id}</td><td class="agent-name">${esc(a.name)}</td>
-        <td>${badge("state", a.state)}</td><td>${facts}</td><td>${labels}</td>
+        <td>${badge("state", a.state)}${a.builder ? ` <span class="badge builder" title="an admin marked it a builder: it builds pe and elf jobs' programs (docs/builds.md)">builder</span>` : ""}</td>
+        <td class="agent-facts">${factsCell(a)}</td><td>${labels}</td>
         <td class="agent-seen"></td><td>${task}</td>
         <td>${calibrationCell(a) /* web/calibration.js */}</td>
-        <td><input class="label-edit" size="14" placeholder="key=value, key=" aria-label="labels for ${esc(a.name)}">
+        <td class="agent-admin"><input class="label-edit" placeholder="key=value, key=" aria-label="labels for ${esc(a.name)}">
         <button class="label-save" data-id="${a.id}">Set labels</button>
-        <button class="quarantine" data-id="${a.id}" data-on="${quarantined ? 0 : 1}">${quarantined ? "Release" : "Quarantine"}</button></td></tr>`;
+        <button class="quarantine" data-id="${a.id}" data-on="${quarantined ? 0 : 1}">${quarantined ? "Release" : "Quarantine"}</button>
+        <button class="builder-mark" data-id="${a.id}" data-on="${a.builder ? 0 : 1}" title="${a.builder ? "stop leasing build tasks to it" : "let it lease build tasks: its programs run on every measuring agent (docs/builds.md)"}">${a.builder ? "Unmark builder" : "Mark builder"}</button></td></tr>`;
     }).join("") || `<tr><td colspan="9" class="muted">No agent has enrolled yet.</td></tr>`;
     if (drawn !== rows || !tbody.firstElementChild) {
       tbody.innerHTML = rows;
       drawn = rows;
+    }
+    const row = wanted && tbody.querySelector(`tr[data-agent="${CSS.escape(wanted)}"]`);
+    if (row && !shown) {
+      row.classList.add("wanted");
+      row.scrollIntoView({ block: "center" });
+      shown = true;
     }
     for (const a of agents) {
       const seen = tbody.querySelector(`tr[data-agent="${a.id}"] .agent-seen`);
@@ -87,6 +122,8 @@ async function fleetPage() {
     const body = {};
     if (b.classList.contains("quarantine")) {
       body.quarantined = b.dataset.on === "1";
+    } else if (b.classList.contains("builder-mark")) {
+      body.builder = b.dataset.on === "1";
     } else {
       const text = b.parentElement.querySelector("input").value.trim();
       if (!text) return;
