@@ -109,11 +109,13 @@ struct measure_options {
  *               "priority_read_back", "realtime", "cpu", "cpus_available",
  *               "spawn", "runs", "warmup", "seed", "timeout_ms",
  *               "bootstrap_resamples", "confidence": 0.95, "rounds",
- *               "auto": bool, "companion": {"pid", "pinned", "nice"} | null},
+ *               "auto": bool, "companion": {"pid", "pinned", "nice"} | null,
+ *               "run_counters": <measure_counters_method_json's>},
  *    "programs": {NAME: {"runs", "samples_us": [...rounds in order, each in run order...],
  *                        "round_sizes": [n1, ...] (sum: samples_us' length),
  *                        "noise": <measure_sample_json's>,
  *                        "auto": {...} (runs "auto" only),
+ *                        "run_counters": <measure_counters_json's>,
  *                        "summary": <measure_summary_json>}},
  *    "noise": <measure_noise_method_json>,
  *    "order": [[names of timed pass 0], ...],   (untimed passes not listed)
@@ -129,7 +131,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  * away (the warm check, same counters: a cold run should read from
  * storage, the warm one after it should not). Result:
  *   {"method": {...as warm, "kind": "cold", "eviction", "eviction_verified",
- *               "counters", "counters_reliable", "cold": all runs cold},
+ *               "counters", "counters_reliable", "cold": all runs cold,
+ *               "run_counters"},
  *    "programs": {NAME: {"samples_us", "page_faults", "hard_faults",
  *        "soft_faults", "read_bytes", "read_ops", "read_chars" (one per run;
  *        -1 where the OS does not say), "resident_before_pages" (per run,
@@ -140,7 +143,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  *        "modules": [{"name": path, "pages", "resident_pages": [per run,
  *                     after it; -1 unknown]}],
  *        "warm_check": {"samples_us", "read_bytes", "read_ops",
- *                       "page_faults", "hard_faults", "soft_faults"}}},
+ *                       "page_faults", "hard_faults", "soft_faults"},
+ *        "run_counters": <measure_counters_json's>, of the cold runs}},
  *    "noise", "order": [[names of pass 0], ...],
  *    "reruns": [{"program", "run", "phase": "cold"|"warm check", "exit_code"}...]}
  * A cold run retaken after a non-zero exit evicts the files again first;
@@ -226,6 +230,27 @@ int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
 		       const struct measure_options *o, const char *kind, cJSON **ret_method);
 
 struct plat_measure_counters;
+
+/* The run counters (plat_measure.h, PLAT_COUNTER_*) of every program and
+ * timed run, beside samples_us: -1 where a run did not count one. */
+struct measure_counters {
+	size_t programs, capacity;
+	double *values; /* [program][counter][capacity] */
+};
+
+int measure_counters_init(struct measure_counters *c, size_t programs, size_t capacity);
+void measure_counters_release(struct measure_counters *c);
+/* Program PROGRAM's run in SLOT counted K (a retake overwrites it). */
+void measure_counters_put(struct measure_counters *c, size_t program, size_t slot,
+			  const struct plat_measure_counters *k);
+/* Adds to the program object OBJ "run_counters": {"counters": [names
+ * counted in all TAKEN runs], "not_counted": {name: why}, and per counted
+ * name its TAKEN values in samples_us' order}. A counter not counted has
+ * no series: never a zero for what was not counted. */
+int measure_counters_json(const struct measure_counters *c, size_t program, size_t taken, cJSON *obj);
+/* Adds to METHOD "run_counters": {"source", "counters": [counted for
+ * every program], "not_counted": {name: why}}. */
+int measure_counters_method_json(const struct measure_counters *c, size_t taken, cJSON *method);
 
 /* One run of P, as both timers take it: PREPARE(CTX) first when not NULL
  * (the cold timer evicts there), then plat_measure_run(WITH_COUNTERS) into
