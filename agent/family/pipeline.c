@@ -18,6 +18,7 @@
 #include "loadlab/log.h"
 #include "loadlab/stats.h"
 #include "measure/churn.h"
+#include "measure/loader_stats.h"
 #include "measure/measure.h"
 
 /* Per run: a generated program that hangs is killed after this long. */
@@ -46,6 +47,7 @@ struct pipeline_state {
 	uint64_t seed;
 	struct family_timing timing;
 	cJSON *warm, *cold, *churn;
+	cJSON *loader[MEASURE_MAX_PROGRAMS]; /* per timed program, loader_statistics only */
 	/* The self-test's environment per timed program (set_delays). */
 	const char **delay_env[MEASURE_MAX_PROGRAMS];
 	char delay_text[MEASURE_MAX_PROGRAMS][48];
@@ -194,6 +196,51 @@ static int time_programs(struct pipeline_state *s)
 	return 0;
 }
 
+/* The loader's own work, once per timed program (family_timing's
+ * loader_statistics): an untimed run with LD_DEBUG=statistics, after the
+ * timed ones so that it never disturbs them. */
+static int loader_statistics(struct pipeline_state *s)
+{
+	char dir[PLAT_MAX_PATH + 1], name[32];
+	long long timeout = s->timing.timeout_ms > 0 ? s->timing.timeout_ms : PIPELINE_MEASURE_TIMEOUT_MS;
+	int rc;
+
+	for (size_t i = 0; i < s->timing.count; i++) {
+		snprintf(name, sizeof(name), "ld-stats/%zu", i);
+		if ((rc = family_progress(s->run.task, "loader", (int)(100 * i / s->timing.count))) < 0 ||
+		    (rc = family_path(dir, s->run.work, name)) < 0 ||
+		    (rc = loader_stats_take(&s->timing.programs[i], dir, timeout, &s->loader[i])) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Adds each program's "loader" to its variant in RESULT (by name) or to
+ * the floor (the last program); the objects move into RESULT. */
+static int add_loader(struct pipeline_state *s, cJSON *result)
+{
+	cJSON *v;
+
+	for (size_t i = 0; i < s->timing.count; i++) {
+		cJSON *target = NULL;
+		if (!s->loader[i])
+			continue;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(result, "variants")) {
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
+			if (!target && name && strcmp(name, s->timing.programs[i].name) == 0)
+				target = v;
+		}
+		if (!target && i + 1 == s->timing.count)
+			target = cJSON_GetObjectItemCaseSensitive(result, "floor");
+		if (!cJSON_IsObject(target) || cJSON_HasObjectItem(target, "loader"))
+			continue;
+		if (!cJSON_AddItemToObject(target, "loader", s->loader[i]))
+			return LL_ENOMEM;
+		s->loader[i] = NULL;
+	}
+	return 0;
+}
+
 /* The churn test for every DLL set the job names, in its own folder. */
 static int churn(struct pipeline_state *s)
 {
@@ -284,6 +331,9 @@ static int stages(struct pipeline_state *s)
 	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
 	    ((rc = time_programs(s)) < 0 || (rc = family_phase_done(&s->run, "measure")) < 0))
 		return rc;
+	if (s->timing.loader_statistics && (s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
+	    ((rc = loader_statistics(s)) < 0 || (rc = family_phase_done(&s->run, "loader")) < 0))
+		return rc;
 	if (s->measure.churn_processes > 0 &&
 	    ((rc = churn(s)) < 0 || (rc = family_phase_done(&s->run, "churn")) < 0))
 		return rc;
@@ -313,7 +363,8 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 	     !cJSON_AddItemToObject(r, "target",
 				    task->cell ? cJSON_Duplicate(task->cell, true) : cJSON_CreateObject())))
 		goto out;
-	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
+	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0 ||
+	    (rc = add_loader(s, r)) < 0)
 		goto out;
 	rc = LL_ENOMEM;
 	/* How the noise was read: the timer's, at the top of "measurement". */
@@ -380,8 +431,10 @@ out:
 	cJSON_Delete(s->cold);
 	cJSON_Delete(s->churn);
 	cJSON_Delete(normalized);
-	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++)
+	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++) {
 		free(s->delay_env[i]);
+		cJSON_Delete(s->loader[i]);
+	}
 	free(s);
 	return rc;
 }
