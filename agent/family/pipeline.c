@@ -33,6 +33,7 @@ struct pipeline_measure {
 	int warm_runs, warmup, warm_rounds, warm_gap_ms; /* warm_runs: the cap when warm_auto */
 	bool warm_auto;
 	double precision;
+	double precision_pct, max_seconds;       /* warm.precision_pct (0: not asked for), max_seconds */
 	int cold_runs, cold_rounds, cold_gap_ms; /* *_gap_ms: round_gap_ms */
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
@@ -108,6 +109,10 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		m->warm_runs = (int)value;
 		runs = cJSON_GetObjectItemCaseSensitive(item, "precision");
 		m->precision = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_PRECISION;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "precision_pct");
+		m->precision_pct = m->warm_auto && cJSON_IsNumber(runs) ? runs->valuedouble : 0;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "max_seconds");
+		m->max_seconds = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_MAX_SECONDS;
 		if ((rc = read_rounds(item, &m->warm_rounds, &m->warm_gap_ms)) < 0)
 			return rc;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
@@ -175,8 +180,14 @@ static int time_programs(struct pipeline_state *s)
 		.rounds = s->measure.warm_rounds,
 		.round_gap_ms = s->measure.warm_gap_ms,
 		.auto_runs = s->measure.warm_auto,
-		.precision = s->measure.precision,
 		.companion_pid = s->timing.companion_pid,
+		/* precision_pct: the variants against the first; the floor
+		 * (the last program) is timed, not judged. */
+		.paired_precision = s->measure.precision_pct / 100,
+		.precision =
+			s->measure.precision_pct > 0 ? s->measure.precision_pct / 100 : s->measure.precision,
+		.max_seconds = s->measure.max_seconds,
+		.paired_count = s->timing.count > 1 ? s->timing.count - 1 : 1,
 	};
 	int rc;
 
@@ -190,6 +201,7 @@ static int time_programs(struct pipeline_state *s)
 		o.rounds = s->measure.cold_rounds;
 		o.round_gap_ms = s->measure.cold_gap_ms;
 		o.auto_runs = false;
+		o.paired_precision = 0;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
 			return rc;
 	}

@@ -90,11 +90,25 @@ struct measure_options {
 				  * ({"program", "run", "phase", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
-	int rounds;              /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
-	int round_gap_ms;        /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
+	int rounds;       /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
+	int round_gap_ms; /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
 				  * (0: MEASURE_ROUND_GAP_MS) */
-	bool auto_runs;          /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
-	double precision;        /* > 0 with auto_runs: the median's 95 % interval width / median */
+	bool auto_runs;   /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
+	double precision; /* > 0 with auto_runs: the median's 95 % interval width / median */
+	/* Runs until a precision (job's warm.precision_pct, issue 40): with
+	 * auto_runs, stop once every variant's paired 95 % interval against
+	 * the baseline is within +-paired_precision (a share: 0.01 is 1 %),
+	 * or max_seconds of timed passes are spent (checked after each sweep
+	 * of MEASURE_AUTO_STEP passes), or the runs (the cap); the precision
+	 * rule then replaces the median's. Programs [0, paired_count) are the
+	 * variants, program 0 the baseline; those after (the floor) are timed
+	 * but not judged. The paired interval: per timed pass k, the ratio
+	 * x_ik / x_0k (the same pass ran both); the 95 % percentile-bootstrap
+	 * interval of the ratios' median (MEASURE_BOOTSTRAP_RESAMPLES); its
+	 * half-width is (hi - lo) / 2. */
+	double paired_precision;
+	double max_seconds;
+	size_t paired_count;
 	long long companion_pid; /* a process the programs wait on while they run (Wine's
 				  * wineserver), measured beside them on the agent's CPU
 				  * (plat_measure_companion); 0: none */
@@ -191,7 +205,10 @@ struct measure_sampled {
 	int *flagged, *retaken; /* [program] */
 	size_t *round_sizes;    /* [rounds] */
 	size_t rounds;
-	bool reached; /* auto: the precision was reached */
+	bool reached;        /* auto: the precision was reached */
+	const char *stopped; /* paired: "precision", "max_seconds" or "max_runs" */
+	double seconds;      /* paired: the timed passes' wall time */
+	double *paired_ci;   /* paired: [program][2], the ratio's interval; NAN where not judged */
 	bool noise_ok;
 	char noise_source[200];
 };
@@ -217,7 +234,10 @@ void measure_sampled_release(struct measure_sampled *s);
  * {"other_cpu_pct": median over the kept runs (null unknown),
  *  "max_other_cpu_pct", "disk_ios": sum over them (null unknown),
  *  "flagged", "retaken"} and, with o->auto_runs, "auto": {"precision",
- * "max_runs", "runs_taken", "reached"}. */
+ * "max_runs", "runs_taken", "reached"} and, with o->paired_precision,
+ * in it "precision_pct", "max_seconds", "seconds", "stopped" and, for a
+ * variant other than the baseline, "paired_ratio_ci": [lo, hi] and
+ * "paired_half_width_pct". */
 int measure_sampled_json(const struct measure_sampled *s, size_t program, const struct measure_options *o,
 			 cJSON *obj);
 
