@@ -96,6 +96,23 @@ static double median_of(const cJSON *arr)
 	return m;
 }
 
+/* "  run counters (median per run): NAME V, ...; not counted: NAME (why)". */
+static void print_run_counters(const cJSON *p)
+{
+	const cJSON *rc = cJSON_GetObjectItemCaseSensitive(p, "run_counters"), *item;
+
+	if (!rc)
+		return;
+	printf("  run counters (median per run):");
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(rc, "counters"))
+		if (cJSON_IsString(item))
+			printf(" %s %.0f", item->valuestring,
+			       median_of(cJSON_GetObjectItemCaseSensitive(rc, item->valuestring)));
+	printf("\n");
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(rc, "not_counted"))
+		printf("  not counted: %s (%s)\n", item->string, cJSON_GetStringValue(item));
+}
+
 static void print_text(const char *program, const cJSON *p, const cJSON *method, bool cold)
 {
 	const cJSON *summary = cJSON_GetObjectItemCaseSensitive(p, "summary");
@@ -116,6 +133,7 @@ static void print_text(const char *program, const cJSON *p, const cJSON *method,
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "mad_us")), "p90",
 	       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(summary, "p90_us")),
 	       cJSON_GetArraySize(outliers));
+	print_run_counters(p);
 	if (cold) {
 		const cJSON *warm = cJSON_GetObjectItemCaseSensitive(p, "warm_check");
 		printf("  cold: %s (%s)%s%s\n",

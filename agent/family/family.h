@@ -61,6 +61,10 @@ struct family_timing {
 	long long timeout_ms;          /* per timed run; 0: the driver's default */
 	long long companion_pid;       /* a process the programs wait on while they run (Wine's
 					* wineserver): measure_options.companion_pid; 0: none */
+	bool loader_statistics;        /* ELF programs started by glibc's loader: the driver runs
+					* each once with LD_DEBUG=statistics after timing them
+					* (measure/loader_stats.h) and adds "loader" to its
+					* variant (and the floor) */
 };
 
 /* What the driver measured, for describe: measure_warm() and

@@ -18,6 +18,7 @@
 #include "loadlab/log.h"
 #include "loadlab/stats.h"
 #include "measure/churn.h"
+#include "measure/loader_stats.h"
 #include "measure/measure.h"
 
 /* Per run: a generated program that hangs is killed after this long. */
@@ -32,6 +33,7 @@ struct pipeline_measure {
 	int warm_runs, warmup, warm_rounds, warm_gap_ms; /* warm_runs: the cap when warm_auto */
 	bool warm_auto;
 	double precision;
+	double precision_pct, max_seconds;       /* warm.precision_pct (0: not asked for), max_seconds */
 	int cold_runs, cold_rounds, cold_gap_ms; /* *_gap_ms: round_gap_ms */
 	int churn_processes;
 	const cJSON *churn_sets; /* borrowed: measure.churn.dll_sets */
@@ -47,6 +49,7 @@ struct pipeline_state {
 	uint64_t seed;
 	struct family_timing timing;
 	cJSON *warm, *cold, *churn;
+	cJSON *loader[MEASURE_MAX_PROGRAMS]; /* per timed program, loader_statistics only */
 	/* The self-test's environment per timed program (set_delays). */
 	const char **delay_env[MEASURE_MAX_PROGRAMS];
 	char delay_text[MEASURE_MAX_PROGRAMS][48];
@@ -107,6 +110,10 @@ static int read_measure(const cJSON *job, struct pipeline_measure *m)
 		m->warm_runs = (int)value;
 		runs = cJSON_GetObjectItemCaseSensitive(item, "precision");
 		m->precision = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_PRECISION;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "precision_pct");
+		m->precision_pct = m->warm_auto && cJSON_IsNumber(runs) ? runs->valuedouble : 0;
+		runs = cJSON_GetObjectItemCaseSensitive(item, "max_seconds");
+		m->max_seconds = cJSON_IsNumber(runs) ? runs->valuedouble : JOB_SPEC_DEFAULT_MAX_SECONDS;
 		if ((rc = read_rounds(item, &m->warm_rounds, &m->warm_gap_ms)) < 0)
 			return rc;
 		if ((rc = json_get_int(item, "warmup", 0, JOB_SPEC_MAX_WARMUP, false, 3, &value)) < 0)
@@ -181,8 +188,14 @@ static int time_programs(struct pipeline_state *s)
 		.round_gap_ms = s->measure.warm_gap_ms,
 		.max_retakes = s->measure.max_retakes,
 		.auto_runs = s->measure.warm_auto,
-		.precision = s->measure.precision,
 		.companion_pid = s->timing.companion_pid,
+		/* precision_pct: the variants against the first; the floor
+		 * (the last program) is timed, not judged. */
+		.paired_precision = s->measure.precision_pct / 100,
+		.precision =
+			s->measure.precision_pct > 0 ? s->measure.precision_pct / 100 : s->measure.precision,
+		.max_seconds = s->measure.max_seconds,
+		.paired_count = s->timing.count > 1 ? s->timing.count - 1 : 1,
 	};
 	int rc;
 
@@ -196,8 +209,54 @@ static int time_programs(struct pipeline_state *s)
 		o.rounds = s->measure.cold_rounds;
 		o.round_gap_ms = s->measure.cold_gap_ms;
 		o.auto_runs = false;
+		o.paired_precision = 0;
 		if ((rc = measure_cold(s->timing.programs, s->timing.count, &o, &s->cold)) < 0)
 			return rc;
+	}
+	return 0;
+}
+
+/* The loader's own work, once per timed program (family_timing's
+ * loader_statistics): an untimed run with LD_DEBUG=statistics, after the
+ * timed ones so that it never disturbs them. */
+static int loader_statistics(struct pipeline_state *s)
+{
+	char dir[PLAT_MAX_PATH + 1], name[32];
+	long long timeout = s->timing.timeout_ms > 0 ? s->timing.timeout_ms : PIPELINE_MEASURE_TIMEOUT_MS;
+	int rc;
+
+	for (size_t i = 0; i < s->timing.count; i++) {
+		snprintf(name, sizeof(name), "ld-stats/%zu", i);
+		if ((rc = family_progress(s->run.task, "loader", (int)(100 * i / s->timing.count))) < 0 ||
+		    (rc = family_path(dir, s->run.work, name)) < 0 ||
+		    (rc = loader_stats_take(&s->timing.programs[i], dir, timeout, &s->loader[i])) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Adds each program's "loader" to its variant in RESULT (by name) or to
+ * the floor (the last program); the objects move into RESULT. */
+static int add_loader(struct pipeline_state *s, cJSON *result)
+{
+	cJSON *v;
+
+	for (size_t i = 0; i < s->timing.count; i++) {
+		cJSON *target = NULL;
+		if (!s->loader[i])
+			continue;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(result, "variants")) {
+			const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "name"));
+			if (!target && name && strcmp(name, s->timing.programs[i].name) == 0)
+				target = v;
+		}
+		if (!target && i + 1 == s->timing.count)
+			target = cJSON_GetObjectItemCaseSensitive(result, "floor");
+		if (!cJSON_IsObject(target) || cJSON_HasObjectItem(target, "loader"))
+			continue;
+		if (!cJSON_AddItemToObject(target, "loader", s->loader[i]))
+			return LL_ENOMEM;
+		s->loader[i] = NULL;
 	}
 	return 0;
 }
@@ -292,6 +351,9 @@ static int stages(struct pipeline_state *s)
 	if ((s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
 	    ((rc = time_programs(s)) < 0 || (rc = family_phase_done(&s->run, "measure")) < 0))
 		return rc;
+	if (s->timing.loader_statistics && (s->measure.warm_runs > 0 || s->measure.cold_runs > 0) &&
+	    ((rc = loader_statistics(s)) < 0 || (rc = family_phase_done(&s->run, "loader")) < 0))
+		return rc;
 	if (s->measure.churn_processes > 0 &&
 	    ((rc = churn(s)) < 0 || (rc = family_phase_done(&s->run, "churn")) < 0))
 		return rc;
@@ -321,7 +383,8 @@ static int result_json(struct pipeline_state *s, cJSON **ret)
 	     !cJSON_AddItemToObject(r, "target",
 				    task->cell ? cJSON_Duplicate(task->cell, true) : cJSON_CreateObject())))
 		goto out;
-	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0)
+	if ((rc = s->family->describe(&s->run, s->family_state, &measured, r)) < 0 ||
+	    (rc = add_loader(s, r)) < 0)
 		goto out;
 	rc = LL_ENOMEM;
 	/* How the noise was read: the timer's, at the top of "measurement". */
@@ -388,8 +451,10 @@ out:
 	cJSON_Delete(s->cold);
 	cJSON_Delete(s->churn);
 	cJSON_Delete(normalized);
-	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++)
+	for (size_t i = 0; i < MEASURE_MAX_PROGRAMS; i++) {
 		free(s->delay_env[i]);
+		cJSON_Delete(s->loader[i]);
+	}
 	free(s);
 	return rc;
 }

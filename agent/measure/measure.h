@@ -92,13 +92,27 @@ struct measure_options {
 				  * ({"program", "run", "phase", "exit_code"}) */
 	bool (*progress)(void *ctx, int percent); /* may be NULL; true cancels, as in pipeline.h */
 	void *progress_ctx;
-	int rounds;              /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
-	int round_gap_ms;        /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
+	int rounds;       /* 1..MEASURE_MAX_ROUNDS and <= runs (0: 1) */
+	int round_gap_ms; /* the pause between two rounds, 1..MEASURE_MAX_ROUND_GAP_MS
 				  * (0: MEASURE_ROUND_GAP_MS) */
-	int max_retakes;         /* retakes of noisy runs per program, 1..MEASURE_NOISE_MAX_RETAKES,
+	int max_retakes;  /* retakes of noisy runs per program, 1..MEASURE_NOISE_MAX_RETAKES,
 				  * MEASURE_NO_RETAKES for none (0: MEASURE_NOISE_MAX_RETAKES) */
-	bool auto_runs;          /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
-	double precision;        /* > 0 with auto_runs: the median's 95 % interval width / median */
+	bool auto_runs;   /* warm only: runs is the cap; stop at PRECISION (MEASURE_AUTO_STEP) */
+	double precision; /* > 0 with auto_runs: the median's 95 % interval width / median */
+	/* Runs until a precision (job's warm.precision_pct, issue 40): with
+	 * auto_runs, stop once every variant's paired 95 % interval against
+	 * the baseline is within +-paired_precision (a share: 0.01 is 1 %),
+	 * or max_seconds of timed passes are spent (checked after each sweep
+	 * of MEASURE_AUTO_STEP passes), or the runs (the cap); the precision
+	 * rule then replaces the median's. Programs [0, paired_count) are the
+	 * variants, program 0 the baseline; those after (the floor) are timed
+	 * but not judged. The paired interval: per timed pass k, the ratio
+	 * x_ik / x_0k (the same pass ran both); the 95 % percentile-bootstrap
+	 * interval of the ratios' median (MEASURE_BOOTSTRAP_RESAMPLES); its
+	 * half-width is (hi - lo) / 2. */
+	double paired_precision;
+	double max_seconds;
+	size_t paired_count;
 	long long companion_pid; /* a process the programs wait on while they run (Wine's
 				  * wineserver), measured beside them on the agent's CPU
 				  * (plat_measure_companion); 0: none */
@@ -113,11 +127,13 @@ struct measure_options {
  *               "priority_read_back", "realtime", "cpu", "cpus_available",
  *               "spawn", "runs", "warmup", "seed", "timeout_ms",
  *               "bootstrap_resamples", "confidence": 0.95, "rounds",
- *               "auto": bool, "companion": {"pid", "pinned", "nice"} | null},
+ *               "auto": bool, "companion": {"pid", "pinned", "nice"} | null,
+ *               "run_counters": <measure_counters_method_json's>},
  *    "programs": {NAME: {"runs", "samples_us": [...rounds in order, each in run order...],
  *                        "round_sizes": [n1, ...] (sum: samples_us' length),
  *                        "noise": <measure_sample_json's>,
  *                        "auto": {...} (runs "auto" only),
+ *                        "run_counters": <measure_counters_json's>,
  *                        "summary": <measure_summary_json>}},
  *    "noise": <measure_noise_method_json>,
  *    "order": [[names of timed pass 0], ...],   (untimed passes not listed)
@@ -133,7 +149,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  * away (the warm check, same counters: a cold run should read from
  * storage, the warm one after it should not). Result:
  *   {"method": {...as warm, "kind": "cold", "eviction", "eviction_verified",
- *               "counters", "counters_reliable", "cold": all runs cold},
+ *               "counters", "counters_reliable", "cold": all runs cold,
+ *               "run_counters"},
  *    "programs": {NAME: {"samples_us", "page_faults", "hard_faults",
  *        "soft_faults", "read_bytes", "read_ops", "read_chars" (one per run;
  *        -1 where the OS does not say), "resident_before_pages" (per run,
@@ -144,7 +161,8 @@ int measure_warm(const struct measure_program *programs, size_t count, const str
  *        "modules": [{"name": path, "pages", "resident_pages": [per run,
  *                     after it; -1 unknown]}],
  *        "warm_check": {"samples_us", "read_bytes", "read_ops",
- *                       "page_faults", "hard_faults", "soft_faults"}}},
+ *                       "page_faults", "hard_faults", "soft_faults"},
+ *        "run_counters": <measure_counters_json's>, of the cold runs}},
  *    "noise", "order": [[names of pass 0], ...],
  *    "reruns": [{"program", "run", "phase": "cold"|"warm check", "exit_code"}...]}
  * A cold run retaken after a non-zero exit evicts the files again first;
@@ -192,7 +210,10 @@ struct measure_sampled {
 	int max_retakes;        /* what o->max_retakes came to: 0..MEASURE_NOISE_MAX_RETAKES */
 	size_t *round_sizes;    /* [rounds] */
 	size_t rounds;
-	bool reached; /* auto: the precision was reached */
+	bool reached;        /* auto: the precision was reached */
+	const char *stopped; /* paired: "precision", "max_seconds" or "max_runs" */
+	double seconds;      /* paired: the timed passes' wall time */
+	double *paired_ci;   /* paired: [program][2], the ratio's interval; NAN where not judged */
 	bool noise_ok;
 	char noise_source[200];
 };
@@ -218,7 +239,10 @@ void measure_sampled_release(struct measure_sampled *s);
  * {"other_cpu_pct": median over the kept runs (null unknown),
  *  "max_other_cpu_pct", "disk_ios": sum over them (null unknown),
  *  "flagged", "retaken"} and, with o->auto_runs, "auto": {"precision",
- * "max_runs", "runs_taken", "reached"}. */
+ * "max_runs", "runs_taken", "reached"} and, with o->paired_precision,
+ * in it "precision_pct", "max_seconds", "seconds", "stopped" and, for a
+ * variant other than the baseline, "paired_ratio_ci": [lo, hi] and
+ * "paired_half_width_pct". */
 int measure_sampled_json(const struct measure_sampled *s, size_t program, const struct measure_options *o,
 			 cJSON *obj);
 
@@ -231,6 +255,27 @@ int measure_add_method(cJSON *result, const struct plat_measure_conditions *c,
 		       const struct measure_options *o, const char *kind, cJSON **ret_method);
 
 struct plat_measure_counters;
+
+/* The run counters (plat_measure.h, PLAT_COUNTER_*) of every program and
+ * timed run, beside samples_us: -1 where a run did not count one. */
+struct measure_counters {
+	size_t programs, capacity;
+	double *values; /* [program][counter][capacity] */
+};
+
+int measure_counters_init(struct measure_counters *c, size_t programs, size_t capacity);
+void measure_counters_release(struct measure_counters *c);
+/* Program PROGRAM's run in SLOT counted K (a retake overwrites it). */
+void measure_counters_put(struct measure_counters *c, size_t program, size_t slot,
+			  const struct plat_measure_counters *k);
+/* Adds to the program object OBJ "run_counters": {"counters": [names
+ * counted in all TAKEN runs], "not_counted": {name: why}, and per counted
+ * name its TAKEN values in samples_us' order}. A counter not counted has
+ * no series: never a zero for what was not counted. */
+int measure_counters_json(const struct measure_counters *c, size_t program, size_t taken, cJSON *obj);
+/* Adds to METHOD "run_counters": {"source", "counters": [counted for
+ * every program], "not_counted": {name: why}}. */
+int measure_counters_method_json(const struct measure_counters *c, size_t taken, cJSON *method);
 
 /* One run of P, as both timers take it: PREPARE(CTX) first when not NULL
  * (the cold timer evicts there), then plat_measure_run(WITH_COUNTERS) into

@@ -95,7 +95,7 @@ static int evict(void *ctx)
  * that exits non-zero is retaken as measure_run_rerunning() says, a cold
  * run with a new eviction. */
 static int cold_run(const struct measure_program *p, struct cold_state *s, const struct measure_options *o,
-		    int run, cJSON *reruns)
+		    int run, cJSON *reruns, struct plat_measure_counters *ret_cold)
 {
 	struct cold_attempt a = {.p = p};
 	struct plat_measure_counters k;
@@ -115,6 +115,7 @@ static int cold_run(const struct measure_program *p, struct cold_state *s, const
 	s->cold_runs[run] = cold;
 	s->series[COLD_RESIDENT_BEFORE * o->runs + run] = (double)e->resident_pages;
 	put_counters(s->series, o->runs, run, COLD_WALL, &k);
+	*ret_cold = k;
 	for (size_t f = 0; f < s->files; f++) {
 		long long resident = -1, pages;
 		rc = plat_measure_residency(p->files[f], &resident, &pages);
@@ -199,18 +200,21 @@ struct cold_run {
 	struct cold_state *states;
 	const struct measure_options *o;
 	cJSON *reruns;
+	struct measure_counters counters;
 };
 
 /* measure_sample()'s run: program I into SLOT (never untimed here). */
 static int cold_one(void *ctx, size_t i, long slot, double *ret_us)
 {
 	struct cold_run *c = ctx;
+	struct plat_measure_counters k;
 	int rc;
 
 	if (slot < 0)
 		return 0;
-	if ((rc = cold_run(&c->programs[i], &c->states[i], c->o, (int)slot, c->reruns)) < 0)
+	if ((rc = cold_run(&c->programs[i], &c->states[i], c->o, (int)slot, c->reruns, &k)) < 0)
 		return rc;
+	measure_counters_put(&c->counters, i, (size_t)slot, &k);
 	*ret_us = c->states[i].series[COLD_WALL * c->o->runs + slot];
 	return 0;
 }
@@ -220,7 +224,7 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 {
 	struct plat_measure_conditions conditions;
 	struct cold_state *states = NULL;
-	struct cold_run run;
+	struct cold_run run = {0};
 	struct measure_sampled sampled = {0};
 	cJSON *result = NULL, *method = NULL, *progs, *order_json, *reruns;
 	bool all_cold = true, verified = true;
@@ -246,7 +250,9 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 			goto out;
 		plat_measure_counters_source(programs[i].spawn.argv[0], s->counters, sizeof(s->counters));
 	}
-	run = (struct cold_run){programs, states, o, reruns};
+	run = (struct cold_run){programs, states, o, reruns, {0}};
+	if ((rc = measure_counters_init(&run.counters, count, (size_t)o->runs)) < 0)
+		goto out;
 	if ((rc = measure_sample(programs, count, o, false, &conditions, order_json, cold_one, &run,
 				 &sampled)) < 0 ||
 	    (rc = measure_noise_method_json(&sampled, result)) < 0)
@@ -259,7 +265,8 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		cJSON *p = NULL;
 		if ((rc = program_json(&programs[i], &states[i], o, o->seed + i, &p)) < 0)
 			goto out;
-		if ((rc = measure_sampled_json(&sampled, i, o, p)) < 0) {
+		if ((rc = measure_sampled_json(&sampled, i, o, p)) < 0 ||
+		    (rc = measure_counters_json(&run.counters, i, sampled.taken, p)) < 0) {
 			cJSON_Delete(p);
 			goto out;
 		}
@@ -282,11 +289,14 @@ int measure_cold(const struct measure_program *programs, size_t count, const str
 		rc = err_set(LL_ENOMEM, "Out of memory.");
 		goto out;
 	}
+	if ((rc = measure_counters_method_json(&run.counters, sampled.taken, method)) < 0)
+		goto out;
 	*ret = result;
 	result = NULL;
 	rc = 0;
 out:
 	measure_sampled_release(&sampled);
+	measure_counters_release(&run.counters);
 	cJSON_Delete(result);
 	release(states, count);
 	return rc;

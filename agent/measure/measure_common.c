@@ -35,6 +35,13 @@ int measure_check(const struct measure_program *programs, size_t count, const st
 			       MEASURE_MAX_ROUND_GAP_MS);
 	if (o->auto_runs && !(o->precision > 0 && o->precision < 1))
 		return err_set(LL_EINVAL, "Adaptive runs need a precision between 0 and 1.");
+	if (o->paired_precision != 0 &&
+	    (!o->auto_runs || !(o->paired_precision > 0 && o->paired_precision < 1) ||
+	     !(o->max_seconds > 0) || o->paired_count < 1 || o->paired_count > count))
+		return err_set(LL_EINVAL,
+			       "Runs until a paired precision need adaptive runs, a precision "
+			       "between 0 and 1, a time limit and 1..%zu variants.",
+			       count);
 	for (size_t i = 0; i < count; i++) {
 		if (!programs[i].name || !*programs[i].name)
 			return err_set(LL_EINVAL, "Program %zu has no name.", i);
@@ -88,7 +95,10 @@ int measure_method_json(const struct plat_measure_conditions *c, const struct me
 	    !cJSON_AddNumberToObject(m, "confidence", CONFIDENCE) ||
 	    !cJSON_AddNumberToObject(m, "rounds", o->rounds > 0 ? o->rounds : 1) ||
 	    !cJSON_AddNumberToObject(m, "round_gap_ms", measure_round_gap_ms(o)) ||
-	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs) || !add_companion(c, m)) {
+	    !cJSON_AddBoolToObject(m, "auto", o->auto_runs) || !add_companion(c, m) ||
+	    (o->paired_precision > 0 &&
+	     (!cJSON_AddNumberToObject(m, "precision_pct", o->paired_precision * 100) ||
+	      !cJSON_AddNumberToObject(m, "max_seconds", o->max_seconds)))) {
 		cJSON_Delete(m);
 		return err_set(LL_ENOMEM, "Out of memory.");
 	}

@@ -4,11 +4,13 @@
  */
 #include "measure/measure.h"
 
+#include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/stats.h"
 #include "measure/plat_measure.h"
 #include "measure/plat_noise.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +172,37 @@ static int precise_enough(const struct sampler *w, bool *ret)
 	return 0;
 }
 
+/* True when every variant's paired interval against the baseline
+ * (measure.h, paired_precision) is within +-o->paired_precision; fills
+ * s->paired_ci. With one variant there is nothing to judge: true. */
+static int paired_enough(const struct sampler *w, bool *ret)
+{
+	const struct measure_sampled *s = w->s;
+	const double *base = s->samples_us;
+	double *ratios = malloc(sizeof(double) * (s->taken ? s->taken : 1));
+	int rc = 0;
+
+	if (!ratios)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	*ret = true;
+	for (size_t i = 1; i < w->o->paired_count; i++) {
+		const double *x = s->samples_us + i * s->capacity;
+		double lo, hi;
+		for (size_t k = 0; k < s->taken; k++)
+			ratios[k] = base[k] > 0 ? x[k] / base[k] : 1;
+		if ((rc = stats_bootstrap_ci(ratios, s->taken, STATS_MEDIAN, 0.95,
+					     MEASURE_BOOTSTRAP_RESAMPLES, w->o->seed + 7919 * i, &lo, &hi)) <
+		    0)
+			break;
+		s->paired_ci[2 * i] = lo;
+		s->paired_ci[2 * i + 1] = hi;
+		if ((hi - lo) / 2 > w->o->paired_precision)
+			*ret = false;
+	}
+	free(ratios);
+	return rc;
+}
+
 static int sample_all(struct sampler *w, bool with_warmup)
 {
 	const struct measure_options *o = w->o;
@@ -195,15 +228,23 @@ static int sample_all(struct sampler *w, bool with_warmup)
 		return 0;
 	}
 	size_t step = MEASURE_AUTO_STEP > rounds ? MEASURE_AUTO_STEP : rounds;
+	bool paired = o->paired_precision > 0;
+	long long start = clock_monotonic_us();
 	while (s->taken < s->capacity) {
 		size_t sweep = s->capacity - s->taken < step ? s->capacity - s->taken : step;
 		for (size_t r = 0; r < rounds && r < sweep; r++)
 			if ((rc = round_of(w, sweep / rounds + (r < sweep % rounds), with_warmup)) < 0)
 				return rc;
-		if ((rc = precise_enough(w, &s->reached)) < 0)
+		if ((rc = paired ? paired_enough(w, &s->reached) : precise_enough(w, &s->reached)) < 0)
 			return rc;
+		s->seconds = (double)(clock_monotonic_us() - start) / 1e6;
+		s->stopped = "precision";
 		if (s->reached)
 			break;
+		s->stopped = "max_seconds";
+		if (paired && s->seconds >= o->max_seconds)
+			break;
+		s->stopped = "max_runs";
 	}
 	return 0;
 }
@@ -231,8 +272,11 @@ int measure_sample(const struct measure_program *programs, size_t count, const s
 	s->flagged = calloc(count, sizeof(int));
 	s->retaken = calloc(count, sizeof(int));
 	s->round_sizes = calloc(max_rounds, sizeof(size_t));
-	if (!w || !s->samples_us || !s->other_cpu_pct || !s->disk_ios || !s->flagged || !s->retaken ||
-	    !s->round_sizes || !(w->order = calloc(count, sizeof(size_t)))) {
+	s->paired_ci = malloc(2 * count * sizeof(double));
+	for (size_t i = 0; s->paired_ci && i < 2 * count; i++)
+		s->paired_ci[i] = NAN;
+	if (!w || !s->paired_ci || !s->samples_us || !s->other_cpu_pct || !s->disk_ios || !s->flagged ||
+	    !s->retaken || !s->round_sizes || !(w->order = calloc(count, sizeof(size_t)))) {
 		if (w)
 			free(w->order);
 		free(w);
@@ -269,6 +313,7 @@ void measure_sampled_release(struct measure_sampled *s)
 	free(s->flagged);
 	free(s->retaken);
 	free(s->round_sizes);
+	free(s->paired_ci);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -321,6 +366,16 @@ int measure_sampled_json(const struct measure_sampled *s, size_t program, const 
 		     cJSON_AddNumberToObject(a, "max_runs", o->runs) &&
 		     cJSON_AddNumberToObject(a, "runs_taken", (double)s->taken) &&
 		     cJSON_AddBoolToObject(a, "reached", s->reached);
+	if (ok && o->auto_runs && o->paired_precision > 0) {
+		double lo = s->paired_ci[2 * program], hi = s->paired_ci[2 * program + 1];
+		ok = cJSON_AddNumberToObject(a, "precision_pct", o->paired_precision * 100) &&
+		     cJSON_AddNumberToObject(a, "max_seconds", o->max_seconds) &&
+		     cJSON_AddNumberToObject(a, "seconds", s->seconds) &&
+		     cJSON_AddStringToObject(a, "stopped", s->stopped ? s->stopped : "max_runs");
+		if (ok && !isnan(lo))
+			ok = measure_add_numbers(a, "paired_ratio_ci", s->paired_ci + 2 * program, 2) &&
+			     cJSON_AddNumberToObject(a, "paired_half_width_pct", (hi - lo) / 2 * 100);
+	}
 	return ok ? 0 : err_set(LL_ENOMEM, "Out of memory.");
 }
 

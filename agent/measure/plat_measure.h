@@ -30,7 +30,14 @@
  * traps); the wall time is CLOCK_MONOTONIC read just before clone and
  * just after the wait that sees the exit. Counters come from wait4's
  * rusage (ru_majflt hard, ru_minflt soft faults) and /proc/PID/io, read
- * after waitid(WEXITED | WNOWAIT) and before the child is reaped. A
+ * after waitid(WEXITED | WNOWAIT) and before the child is reaped; the
+ * same rusage gives every run's CPU time (ru_utime, ru_stime) and context
+ * switches (ru_nvcsw, ru_nivcsw). Where the machine has a PMU,
+ * perf_event_open counts user-mode instructions and cycles: the agent
+ * opens both on itself, disabled, with inherit and enable_on_exec just
+ * before the clone, so they count the child (and its children) from its
+ * execve; read after the reap. Without a PMU (a VM: ENOENT) or permission
+ * (perf_event_paranoid) they are not counted, and the result says why. A
  * Windows program under Wine runs inside the wine64 process, so these are
  * the wine process's counters, measured from the Linux side.
  *
@@ -42,8 +49,13 @@
  * assigned to a job object and resumed; the job's basic and I/O
  * accounting gives read operations and bytes, GetProcessMemoryInfo (psapi
  * or kernel32's K32 entry, looked up at run time) the page faults, which
- * Windows does not split into hard and soft. Under Wine those counters
- * are zeros: counters_reliable is false there.
+ * Windows does not split into hard and soft. Every run, after the exit
+ * is seen: GetProcessTimes (user and kernel time), GetProcessMemoryInfo's
+ * PageFaultCount and QueryProcessCycleTime (Vista and later, looked up at
+ * run time). Windows keeps context switches per thread, not per process,
+ * and has no instruction counter without a driver: not counted. Under
+ * Wine those counters are zeros or Wine's own: counters_reliable is false
+ * there, and none of the run counters is counted.
  *
  * Functions return 0 or a negative LL_E* code (err.h) with a message;
  * outputs are untouched on failure.
@@ -122,7 +134,48 @@ struct plat_measure_counters {
 	long long read_bytes;  /* Linux /proc/PID/io read_bytes: from storage; Windows ReadTransferCount */
 	long long read_ops;    /* Linux syscr; Windows ReadOperationCount */
 	long long read_chars;  /* Linux rchar: bytes through read syscalls, cached or not */
+	/* Taken on every run (warm runs too; after the exit is seen, so they
+	 * cost the timed span nothing): the run counters below. */
+	long long cpu_user_ns;          /* Linux ru_utime; Windows GetProcessTimes user time */
+	long long cpu_system_ns;        /* Linux ru_stime; Windows GetProcessTimes kernel time */
+	long long voluntary_switches;   /* Linux ru_nvcsw (Windows: not per process, -1) */
+	long long involuntary_switches; /* Linux ru_nivcsw */
+	long long instructions;         /* user-mode, perf_event_open from exec (PMU only) */
+	long long cycles;               /* Linux: user-mode, perf_event_open from exec (PMU only);
+					 * Windows: QueryProcessCycleTime (Vista+), user and kernel */
 };
+
+/* The run counters, in the order results list them ("run_counters",
+ * measure.h): the index of each in plat_measure_run_counter_names. */
+enum plat_measure_run_counter {
+	PLAT_COUNTER_CPU_USER_US,
+	PLAT_COUNTER_CPU_SYSTEM_US,
+	PLAT_COUNTER_PAGE_FAULTS,
+	PLAT_COUNTER_MINOR_FAULTS,
+	PLAT_COUNTER_MAJOR_FAULTS,
+	PLAT_COUNTER_VOLUNTARY_SWITCHES,
+	PLAT_COUNTER_INVOLUNTARY_SWITCHES,
+	PLAT_COUNTER_INSTRUCTIONS,
+	PLAT_COUNTER_CYCLES,
+	PLAT_COUNTER_COUNT
+};
+
+/* "cpu_user_us", "cpu_system_us", "page_faults", "minor_faults",
+ * "major_faults", "voluntary_switches", "involuntary_switches",
+ * "instructions", "cycles". */
+extern const char *const plat_measure_run_counter_names[PLAT_COUNTER_COUNT];
+
+/* Counter C of K as a number (CPU times in microseconds), or -1 when the
+ * run did not count it. */
+double plat_measure_run_counter(const struct plat_measure_counters *k, enum plat_measure_run_counter c);
+
+/* Why this machine cannot count C, in words, into OUT (SIZE bytes); ""
+ * when it can (as far as known: instructions and cycles are known once a
+ * run tried them). Never fails (truncates). */
+void plat_measure_run_counter_why_not(enum plat_measure_run_counter c, char *out, size_t size);
+
+/* Where the run counters come from, in words, into OUT (SIZE bytes). */
+void plat_measure_run_counters_source(char *out, size_t size);
 
 /* Counters before a run: nothing known yet, every OS counter -1 (where
  * both backends start each run from). */
@@ -133,7 +186,13 @@ static inline struct plat_measure_counters plat_measure_counters_unknown(void)
 					      .soft_faults = -1,
 					      .read_bytes = -1,
 					      .read_ops = -1,
-					      .read_chars = -1};
+					      .read_chars = -1,
+					      .cpu_user_ns = -1,
+					      .cpu_system_ns = -1,
+					      .voluntary_switches = -1,
+					      .involuntary_switches = -1,
+					      .instructions = -1,
+					      .cycles = -1};
 }
 
 /* Starts the program of OPTIONS (argv[0] a path; plat.h's spawn options:

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -196,6 +197,97 @@ void plat_measure_counters_source(const char *argv0, char *out, size_t size)
 		snprintf(out, size, "linux rusage (wait4) + /proc/PID/io of the measured process");
 }
 
+/* ---- Run counters: rusage, and perf_event_open where there is a PMU ---- */
+
+/* Why perf_event_open cannot count here ("" until a run tried; then
+ * either still "" or the first failure's words, never retried). */
+static char perf_why_not[160];
+static bool perf_tried;
+
+void plat_measure_run_counter_why_not(enum plat_measure_run_counter c, char *out, size_t size)
+{
+	if ((c == PLAT_COUNTER_INSTRUCTIONS || c == PLAT_COUNTER_CYCLES) && perf_why_not[0])
+		snprintf(out, size, "%s", perf_why_not);
+	else
+		snprintf(out, size, "%s", "");
+}
+
+void plat_measure_run_counters_source(char *out, size_t size)
+{
+	snprintf(out, size,
+		 "linux wait4 rusage of the measured process (CPU time, faults, context switches); "
+		 "instructions and cycles: perf_event_open, user mode, the process and its children "
+		 "from execve");
+}
+
+/* The two hardware counters of one run: -1 where not open. */
+struct perf_pair {
+	int instructions, cycles;
+};
+
+static int perf_open(unsigned long long config)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_HARDWARE;
+	a.size = sizeof(a);
+	a.config = config;
+	a.disabled = 1;       /* the agent's own thread never counts... */
+	a.enable_on_exec = 1; /* ...its child does, from its execve */
+	a.inherit = 1;        /* (inherited counts are summed into ours at the child's exit) */
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void perf_close(struct perf_pair *p)
+{
+	if (p->instructions >= 0)
+		close(p->instructions);
+	if (p->cycles >= 0)
+		close(p->cycles);
+	p->instructions = p->cycles = -1;
+}
+
+/* Opens both counters before a run; the first failure is recorded in
+ * perf_why_not and no later run tries again. */
+static void perf_begin(struct perf_pair *p)
+{
+	p->instructions = p->cycles = -1;
+	if (perf_tried && perf_why_not[0])
+		return;
+	perf_tried = true;
+	if ((p->instructions = perf_open(PERF_COUNT_HW_INSTRUCTIONS)) >= 0 &&
+	    (p->cycles = perf_open(PERF_COUNT_HW_CPU_CYCLES)) >= 0)
+		return;
+	int e = errno;
+	perf_close(p);
+	snprintf(perf_why_not, sizeof(perf_why_not), "%s (perf_event_open: %s)",
+		 e == ENOENT || e == EOPNOTSUPP || e == ENODEV
+			 ? "no PMU on this machine (a VM without one): hardware counters are not supported"
+		 : e == EACCES || e == EPERM ? "not permitted (kernel.perf_event_paranoid, or no CAP_PERFMON)"
+					     : "the hardware counters cannot be opened",
+		 strerror(e));
+}
+
+/* The counts after the child was reaped; -1 where not counted. */
+static void perf_end(struct perf_pair *p, struct plat_measure_counters *k)
+{
+	unsigned long long v;
+
+	if (p->instructions >= 0 && read(p->instructions, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		k->instructions = (long long)v;
+	if (p->cycles >= 0 && read(p->cycles, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		k->cycles = (long long)v;
+	perf_close(p);
+}
+
+static long long timeval_ns(const struct timeval *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + (long long)t->tv_usec * 1000LL;
+}
+
 /* ---- Spawning ---- */
 
 /* What the clone child needs; it shares the parent's memory until execve,
@@ -322,6 +414,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		     struct plat_measure_counters *ret)
 {
 	struct plat_measure_counters k = plat_measure_counters_unknown();
+	struct perf_pair perf = {-1, -1};
 	struct child_args a;
 	struct rusage ru;
 	sigset_t all, old;
@@ -363,6 +456,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		rc = err_set(LL_EIO, "Cannot open the output files of %s: %s.", a.path, strerror(errno));
 		goto out;
 	}
+	perf_begin(&perf);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	a.mask = old;
@@ -420,9 +514,15 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	k.hard_faults = ru.ru_majflt;
 	k.soft_faults = ru.ru_minflt;
 	k.page_faults = ru.ru_majflt + ru.ru_minflt;
+	k.cpu_user_ns = timeval_ns(&ru.ru_utime);
+	k.cpu_system_ns = timeval_ns(&ru.ru_stime);
+	k.voluntary_switches = ru.ru_nvcsw;
+	k.involuntary_switches = ru.ru_nivcsw;
+	perf_end(&perf, &k);
 	*ret = k;
 	rc = 0;
 out:
+	perf_close(&perf);
 	if (pidfd >= 0)
 		close(pidfd);
 	for (int i = 0; i < 3; i++)

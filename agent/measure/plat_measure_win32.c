@@ -25,6 +25,7 @@
 
 typedef LONG(WINAPI *set_system_information_fn)(INT, PVOID, ULONG);
 typedef BOOL(WINAPI *get_process_memory_info_fn)(HANDLE, PPROCESS_MEMORY_COUNTERS, DWORD);
+typedef BOOL(WINAPI *query_process_cycle_time_fn)(HANDLE, PULONG64);
 
 static bool under_wine(void)
 {
@@ -158,6 +159,51 @@ static long long page_faults_of(HANDLE process)
 	return (long long)pmc.PageFaultCount;
 }
 
+/* kernel32's QueryProcessCycleTime (Vista and later); NULL on XP. */
+static query_process_cycle_time_fn cycle_time_fn(void)
+{
+	static query_process_cycle_time_fn fn;
+	static bool looked_up;
+
+	if (!looked_up) {
+		fn = (query_process_cycle_time_fn)(void (*)(void))GetProcAddress(
+			GetModuleHandleA("kernel32.dll"), "QueryProcessCycleTime");
+		looked_up = true;
+	}
+	return fn;
+}
+
+void plat_measure_run_counter_why_not(enum plat_measure_run_counter c, char *out, size_t size)
+{
+	const char *why = "";
+
+	if (under_wine())
+		why = "under Wine the Windows process counters are Wine's, not the program's "
+		      "(measure the wine process from the Linux side)";
+	else if (c == PLAT_COUNTER_MINOR_FAULTS || c == PLAT_COUNTER_MAJOR_FAULTS)
+		why = "Windows does not split page faults into hard and soft (page_faults has both)";
+	else if (c == PLAT_COUNTER_VOLUNTARY_SWITCHES || c == PLAT_COUNTER_INVOLUNTARY_SWITCHES)
+		why = "Windows counts context switches per thread, not per process";
+	else if (c == PLAT_COUNTER_INSTRUCTIONS)
+		why = "Windows has no instruction counter for a process without a driver";
+	else if (c == PLAT_COUNTER_CYCLES && !cycle_time_fn())
+		why = "QueryProcessCycleTime needs Windows Vista or later";
+	snprintf(out, size, "%s", why);
+}
+
+void plat_measure_run_counters_source(char *out, size_t size)
+{
+	snprintf(out, size,
+		 "GetProcessTimes (CPU time), GetProcessMemoryInfo PageFaultCount, "
+		 "QueryProcessCycleTime (cycles, user and kernel; Vista and later) of the measured "
+		 "process%s",
+		 under_wine() ? ": not counted under Wine" : "");
+}
+
+/* The run counters of the exited PROCESS into K (none under Wine). */
+static void run_counters_of(HANDLE process, const FILETIME *kernel, const FILETIME *user, bool times,
+			    struct plat_measure_counters *k);
+
 /* The CPU time of every measured program so far (plat_noise's "ours"). */
 static long long children_cpu_ns;
 
@@ -182,7 +228,7 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 	LARGE_INTEGER start, end, freq;
 	char *line = NULL, *env = NULL;
 	DWORD flags, r, code = 0, priority;
-	bool started = false;
+	bool started = false, times;
 	int rc;
 
 	if (!options->argv || !options->argv[0])
@@ -235,8 +281,10 @@ int plat_measure_run(const struct plat_spawn_options *options, long long timeout
 		goto out;
 	}
 	GetExitCodeProcess(pi.hProcess, &code);
-	if (GetProcessTimes(pi.hProcess, &created, &exited, &kernel, &user))
+	times = GetProcessTimes(pi.hProcess, &created, &exited, &kernel, &user) != 0;
+	if (times)
 		children_cpu_ns += filetime_ns(&kernel) + filetime_ns(&user);
+	run_counters_of(pi.hProcess, &kernel, &user, times, &k);
 	QueryPerformanceFrequency(&freq);
 	k.wall_ns =
 		freq.QuadPart
@@ -269,6 +317,24 @@ out:
 	free(env);
 	free(line);
 	return rc;
+}
+
+static void run_counters_of(HANDLE process, const FILETIME *kernel, const FILETIME *user, bool times,
+			    struct plat_measure_counters *k)
+{
+	query_process_cycle_time_fn cycles = cycle_time_fn();
+	ULONG64 n;
+
+	if (under_wine())
+		return;
+	if (times) {
+		k->cpu_user_ns = filetime_ns(user);
+		k->cpu_system_ns = filetime_ns(kernel);
+	}
+	if (k->page_faults < 0)
+		k->page_faults = page_faults_of(process);
+	if (cycles && cycles(process, &n))
+		k->cycles = (long long)n;
 }
 
 int plat_measure_residency(const char *path, long long *ret_resident, long long *ret_pages)

@@ -63,6 +63,11 @@
  * task's own prefix. */
 #define RUNNER_WINE_TEMPLATE_ENV "LOADLAB_WINE_TEMPLATE"
 
+struct runner_dll_registry; /* wine_dll_registry.c's record of what it wrote */
+
+/* Most DLL names runner_dll_registry_set() writes into the registry. */
+#define RUNNER_MAX_REGISTRY_OVERRIDES 1024
+
 struct runner {
 	bool wine;           /* programs run under Wine's loader */
 	bool through_wine64; /* Linux: each started by wine64 */
@@ -78,8 +83,9 @@ struct runner {
 	struct plat_process *server;
 	char system_dirs[2][PLAT_MAX_PATH]; /* where the loader finds system DLLs */
 	size_t system_dir_count;
-	int boot_attempts;    /* wineboot runs it took (Wine on Linux) */
-	int display_attempts; /* tries to set the null display driver (0: not asked for) */
+	int boot_attempts;                    /* wineboot runs it took (Wine on Linux) */
+	int display_attempts;                 /* tries to set the null display driver (0: not asked for) */
+	struct runner_dll_registry *registry; /* runner_dll_registry_set()'s, until restored */
 };
 
 /* Prepares RUNNER: natively on Windows (a Windows agent under Wine starts
@@ -114,6 +120,24 @@ int runner_run(const struct runner *runner, const char *exe, const char *const *
  * other variables pass). LL_ETOOBIG when the entry would exceed
  * RUNNER_MAX_DLL_OVERRIDES, RUNNER unchanged. */
 int runner_dll_overrides_set(struct runner *runner, const char *entries, const char **ret_value);
+
+/* The same for a Windows agent under Wine (plat_under_wine(): ntdll has
+ * wine_get_version), where the variable cannot be passed on: writes, for
+ * each name of ENTRIES (WINEDLLOVERRIDES syntax, "NAME=n,b;..."), the
+ * value NAME = "native,builtin" under HKCU\Software\Wine\DllOverrides
+ * of the prefix the agent runs in, which Wine's loader reads in every
+ * process it starts; the values each replaced (or their absence) are kept
+ * in RUNNER until runner_dll_registry_restore() (runner_stop() calls it)
+ * puts them back. *RET_KEY is the key written, or NULL where nothing was
+ * (natively, and on Linux, where runner_dll_overrides_set() does it).
+ * LL_ETOOBIG past RUNNER_MAX_REGISTRY_OVERRIDES names or a name of 256
+ * bytes; LL_EIO when the registry refuses (what was written is restored
+ * first). An agent killed between the two leaves its values behind: the
+ * next task's restore cannot know them, so they stay "native,builtin". */
+int runner_dll_registry_set(struct runner *runner, const char *entries, const char **ret_key);
+
+/* Puts back what runner_dll_registry_set() replaced. Safe to call twice. */
+void runner_dll_registry_restore(struct runner *runner);
 
 /* The PID of the wineserver this runner started (Wine on Linux), which
  * serves the programs it runs; 0 when there is none. */

@@ -252,6 +252,7 @@ long long runner_server_pid(const struct runner *r)
 
 void runner_stop(struct runner *r)
 {
+	runner_dll_registry_restore(r);
 	if (!r->server)
 		return;
 	/* `wineserver -k` in our prefix has our server end every process of

@@ -332,6 +332,20 @@ static int normalize_warm_runs(const cJSON *warm, long long *ret)
 {
 	const cJSON *runs = cJSON_GetObjectItemCaseSensitive(warm, "runs");
 
+	/* precision_pct: runs until the paired intervals are narrow enough. */
+	if (cJSON_GetObjectItemCaseSensitive(warm, "precision_pct")) {
+		if (runs && !(cJSON_IsString(runs) && strcmp(runs->valuestring, "auto") == 0))
+			return err_set(LL_EINVAL, "Field 'measure.warm.precision_pct' asks for runs until "
+						  "a precision: give no number of 'runs' beside it.");
+		if (cJSON_GetObjectItemCaseSensitive(warm, "precision"))
+			return err_set(LL_EINVAL, "Fields 'measure.warm.precision_pct' and 'precision' "
+						  "are two stopping rules: give one.");
+		*ret = JOB_SPEC_RUNS_AUTO;
+		return 0;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(warm, "max_seconds"))
+		return err_set(LL_EINVAL, "Field 'measure.warm.max_seconds' goes with precision_pct only.");
+
 	if (cJSON_IsString(runs)) {
 		if (strcmp(runs->valuestring, "auto") != 0)
 			return err_set(LL_EINVAL, "Field 'runs' must be an integer or \"auto\".");
@@ -371,6 +385,29 @@ static int normalize_round_gap(const cJSON *section, cJSON *o)
 	return cJSON_AddNumberToObject(o, "round_gap_ms", (double)gap) ? 0 : LL_ENOMEM;
 }
 
+/* precision_pct and max_seconds (normalize_warm_runs() checked what may
+ * stand beside them) into the normalized O, when given. */
+static int normalize_precision_pct(const cJSON *warm, cJSON *o)
+{
+	const cJSON *pct = cJSON_GetObjectItemCaseSensitive(warm, "precision_pct");
+	long long seconds;
+	int rc;
+
+	if (!pct)
+		return 0;
+	if (!cJSON_IsNumber(pct) || !(pct->valuedouble >= JOB_SPEC_MIN_PRECISION_PCT) ||
+	    !(pct->valuedouble <= JOB_SPEC_MAX_PRECISION_PCT))
+		return err_set(LL_ERANGE, "Field 'measure.warm.precision_pct' must be a number %g..%g.",
+			       JOB_SPEC_MIN_PRECISION_PCT, JOB_SPEC_MAX_PRECISION_PCT);
+	if ((rc = json_get_int(warm, "max_seconds", 1, JOB_SPEC_MAX_SECONDS, false,
+			       JOB_SPEC_DEFAULT_MAX_SECONDS, &seconds)) < 0)
+		return rc;
+	if (!cJSON_AddNumberToObject(o, "precision_pct", pct->valuedouble) ||
+	    !cJSON_AddNumberToObject(o, "max_seconds", (double)seconds))
+		return LL_ENOMEM;
+	return 0;
+}
+
 /* The adaptive warm runs' cap and precision into the normalized O. */
 static int normalize_auto(const cJSON *warm, cJSON *o)
 {
@@ -393,10 +430,12 @@ static int normalize_auto(const cJSON *warm, cJSON *o)
 		return err_set(LL_ERANGE,
 			       "Field 'measure.warm.max_runs' is %lld, fewer than its %lld rounds.", max_runs,
 			       rounds);
+	/* precision_pct's rule replaces the median's (normalize_warm_runs). */
 	if (!cJSON_AddNumberToObject(o, "max_runs", (double)max_runs) ||
-	    !cJSON_AddNumberToObject(o, "precision", p))
+	    (!cJSON_GetObjectItemCaseSensitive(warm, "precision_pct") &&
+	     !cJSON_AddNumberToObject(o, "precision", p)))
 		return LL_ENOMEM;
-	return 0;
+	return normalize_precision_pct(warm, o);
 }
 
 /* "measure.noise": {"max_retakes": 0..JOB_SPEC_MAX_NOISE_RETAKES}, kept in
@@ -418,8 +457,9 @@ static int normalize_noise(const cJSON *noise, cJSON *out)
 static int normalize_measure(const cJSON *measure, cJSON *out)
 {
 	static const char *const keys[] = {"warm", "cold", "churn", "noise", NULL};
-	static const char *const warm_keys[] = {"runs",     "warmup",    "rounds", "round_gap_ms",
-						"max_runs", "precision", NULL};
+	static const char *const warm_keys[] = {"runs",          "warmup",      "rounds",
+						"round_gap_ms",  "max_runs",    "precision",
+						"precision_pct", "max_seconds", NULL};
 	static const char *const cold_keys[] = {"runs", "rounds", "round_gap_ms", NULL};
 	static const char *const churn_keys[] = {"processes", "dll_sets", NULL};
 	const cJSON *warm, *cold, *churn, *noise, *item;

@@ -23,11 +23,11 @@ variant gets when a manifest DLL comes from elsewhere: a second job ships
 zlib1.dll in lib/, where no loader looks, so Wine takes its builtin even
 with the override, and the variant is invalid with the builtin's path and
 why (tests/unit/agent/test_program_modules.c has the judgement's cases).
-What cannot work under Wine: a Windows agent under Wine cannot give its
-programs the override (Wine 8 resets WINEDLLOVERRIDES in every process a
-Windows program starts; docs/program-family.md), so this test runs the
-Linux agent only; test_program_windows.py checks that the Windows agent
-says so. No assertion on timings."""
+A Windows agent under Wine cannot give its programs the variable (Wine 8
+resets WINEDLLOVERRIDES in every process a Windows program starts;
+docs/program-family.md): it writes the prefix's DllOverrides key instead,
+which test_program_zlib_windows.py checks; this test runs the Linux agent.
+No assertion on timings."""
 import os
 import shutil
 import sys

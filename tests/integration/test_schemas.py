@@ -209,6 +209,24 @@ def test_request_schemas_refuse_unknown_fields():
     rejects("result.json", {"attempt": 1, "facts": {}, "variants": [],
                             "churn": [{"dll_set": "none", "processes": 0, "create_us": 1,
                                        "destroy_us": 1}]}, "churn of no process")
+    # Run counters and the loader's work (issue 40): what was counted, per
+    # run; what was not, named with its reason, never as a zero.
+    counted = {"samples_us": [5, 6], "run_counters": {
+        "counters": ["cpu_user_us", "minor_faults"], "cpu_user_us": [0, 12.5],
+        "minor_faults": [48, 49], "not_counted": {"instructions": "no PMU on this machine"}}}
+    validate("result.json", {"attempt": 1, "facts": {}, "variants": [
+        {"name": "d", "warm": counted, "cold": counted,
+         "loader": {"source": "glibc LD_DEBUG=statistics", "relocations": 333,
+                    "relative_relocations": 267, "startup_time": 3145216, "time_unit": "cycles"}}],
+        "floor": {"loader": {"source": "glibc LD_DEBUG=statistics", "not_counted": "exited with 1"}}})
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [
+        {"name": "d", "warm": {"samples_us": [5], "run_counters": {
+            "counters": ["instructions"], "not_counted": {"mips": "?"}}}}]}, "an unknown counter")
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [
+        {"name": "d", "warm": {"samples_us": [5], "run_counters": {"counters": []}}}]},
+            "run counters that do not say what was not counted")
+    rejects("result.json", {"attempt": 1, "facts": {}, "variants": [
+        {"name": "d", "loader": {"source": "x", "relocations": -1}}]}, "a negative relocation count")
 
 
 def summary(**over):

@@ -11,8 +11,11 @@
 
 int elf_timing(struct elf_context *ctx, struct family_timing *ret)
 {
-	return family_timing(&ctx->base, &elf_names, ctx->variants, ctx->variant_count,
-			     sizeof(ctx->variants[0]), ELF_FLOOR_NAME, ret);
+	int rc = family_timing(&ctx->base, &elf_names, ctx->variants, ctx->variant_count,
+			       sizeof(ctx->variants[0]), ELF_FLOOR_NAME, ret);
+
+	ret->loader_statistics = true;
+	return rc;
 }
 
 #endif /* __linux__ */

@@ -186,6 +186,7 @@ int program_elf_timing(struct program_elf_context *ctx, struct family_timing *re
 		return rc;
 	give_slot(&ctx->timed[count], ctx->base.floor_dir, &ret->programs[count]);
 	ret->count = count + 1;
+	ret->loader_statistics = true;
 	if (!ctx->base.floor_files) {
 		if (!(ctx->base.floor_files = cJSON_CreateArray()))
 			return LL_ENOMEM;

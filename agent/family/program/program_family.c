@@ -336,7 +336,7 @@ static int dll_overrides_apply(struct program_context *ctx)
 	static const size_t taken =
 		sizeof("WINEDLLOVERRIDES=") - 1 + sizeof(RUNNER_BASE_DLL_OVERRIDES ";") - 1;
 	char entries[RUNNER_MAX_DLL_OVERRIDES];
-	const char *value = NULL;
+	const char *value = NULL, *registry = NULL;
 	int rc;
 
 	if (!ctx->runner.wine)
@@ -345,20 +345,35 @@ static int dll_overrides_apply(struct program_context *ctx)
 					&ctx->dll_overrides)) < 0 ||
 	    (rc = runner_dll_overrides_set(&ctx->runner, entries, &value)) < 0)
 		return rc;
-	if (!cJSON_AddBoolToObject(ctx->dll_overrides, "applied", value != NULL) ||
+	/* A registry that refuses is noted, not fatal: verification finds
+	 * any builtin loaded instead. */
+	if (!value && (rc = runner_dll_registry_set(&ctx->runner, entries, &registry)) < 0 &&
+	    (rc == LL_ENOMEM ||
+	     !cJSON_AddStringToObject(ctx->dll_overrides, "registry_error", err_message(rc))))
+		return LL_ENOMEM;
+	if (!cJSON_AddBoolToObject(ctx->dll_overrides, "applied", value != NULL || registry != NULL) ||
 	    !cJSON_AddNumberToObject(ctx->dll_overrides, "limit", RUNNER_MAX_DLL_OVERRIDES - 1))
 		return LL_ENOMEM;
 	if (value && !cJSON_AddStringToObject(ctx->dll_overrides, "variable", value))
 		return LL_ENOMEM;
+	/* A Windows agent under Wine: the prefix's registry instead. */
+	if (registry && (!cJSON_AddStringToObject(ctx->dll_overrides, "registry", registry) ||
+			 !cJSON_AddStringToObject(ctx->dll_overrides, "registry_value", "native,builtin")))
+		return LL_ENOMEM;
 	/* runner_dll_overrides_set(): Wine resets the variable in every
 	 * process a Windows program starts. */
-	if (!value && !cJSON_AddStringToObject(ctx->dll_overrides, "note",
-					       "A Windows agent under Wine cannot give its programs "
-					       "WINEDLLOVERRIDES: start the agent with it set (NAME=n,b for "
-					       "the program's DLLs) or set the prefix's DllOverrides key; "
-					       "verification finds any builtin loaded instead."))
+	if (!value && !registry &&
+	    !cJSON_AddStringToObject(ctx->dll_overrides, "note",
+				     "A Windows agent under Wine cannot give its programs "
+				     "WINEDLLOVERRIDES: start the agent with it set (NAME=n,b for "
+				     "the program's DLLs) or set the prefix's DllOverrides key; "
+				     "verification finds any builtin loaded instead."))
 		return LL_ENOMEM;
-	log_event(LOG_INFO, "program_dll_overrides", "value", value ? value : "(not applied)", NULL);
+	log_event(LOG_INFO, "program_dll_overrides", "value",
+		  value      ? value
+		  : registry ? "(HKCU\\Software\\Wine\\DllOverrides)"
+			     : "(not applied)",
+		  NULL);
 	return 0;
 }
 

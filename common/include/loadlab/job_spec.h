@@ -14,7 +14,11 @@
  *   warm.rounds and cold.rounds 1..20 (default 1) and no more than the
  *   runs; with warm.runs "auto" (only then): warm.max_runs 1..1000
  *   (default 200, no fewer than the rounds) and warm.precision
- *   0.001..0.5 (default 0.02);
+ *   0.001..0.5 (default 0.02); warm.precision_pct 0.1..50 (issue 40:
+ *   stop once every variant's paired interval against the first variant
+ *   is within +-precision_pct %) implies runs "auto" (a number of runs or
+ *   "precision" beside it is refused), with warm.max_seconds 1..3600
+ *   (default 300; only with precision_pct) and max_runs as above;
  *   a pe or elf variant's delay_us 0..100000 (default 0, kept only when
  *   not 0; an elf variant then is {"name", "preset", "delay_us"});
  *   calibration (optional, pe and elf): {"delay_us": X}, X 1..50000, and
@@ -57,6 +61,10 @@
 #define JOB_SPEC_MIN_PRECISION 0.001
 #define JOB_SPEC_MAX_PRECISION 0.5
 #define JOB_SPEC_DEFAULT_PRECISION 0.02
+#define JOB_SPEC_MIN_PRECISION_PCT 0.1
+#define JOB_SPEC_MAX_PRECISION_PCT 50.0
+#define JOB_SPEC_MAX_SECONDS 3600
+#define JOB_SPEC_DEFAULT_MAX_SECONDS 300
 #define JOB_SPEC_MAX_DELAY_US 100000
 #define JOB_SPEC_MAX_CALIBRATION_DELAY_US (JOB_SPEC_MAX_DELAY_US / 2)
 #define JOB_SPEC_MAX_CHURN_PROCESSES 5000

@@ -260,6 +260,61 @@ static void test_rounds_auto_delay(void)
 	cJSON_Delete(n);
 }
 
+/* warm.precision_pct and max_seconds (issue 40): runs until a paired
+ * precision; bad input refused with a message naming the field. */
+static void test_precision_pct(void)
+{
+	static const char *const bad[] = {
+		"{\"warm\":{\"precision_pct\":0}}",
+		"{\"warm\":{\"precision_pct\":0.09}}",
+		"{\"warm\":{\"precision_pct\":50.5}}",
+		"{\"warm\":{\"precision_pct\":\"1\"}}",
+		"{\"warm\":{\"precision_pct\":1,\"max_seconds\":0}}",
+		"{\"warm\":{\"precision_pct\":1,\"max_seconds\":3601}}",
+		"{\"warm\":{\"precision_pct\":1,\"max_seconds\":2.5}}",
+		"{\"warm\":{\"precision_pct\":1,\"runs\":30}}",        /* a count and a precision */
+		"{\"warm\":{\"precision_pct\":1,\"precision\":0.02}}", /* two stopping rules */
+		"{\"warm\":{\"max_seconds\":300}}",                    /* without precision_pct */
+		"{\"warm\":{\"runs\":\"auto\",\"max_seconds\":300}}",
+		"{\"cold\":{\"precision_pct\":1}}",
+	};
+	cJSON *n = (cJSON *)1;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = measure_job("elf", "[\"default\"]", bad[i], &n);
+		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
+		CHECK(n == (cJSON *)1);
+	}
+	CHECK_EQ_INT(measure_job("elf", "[\"default\"]", "{\"warm\":{\"runs\":30,\"max_seconds\":300}}", &n),
+		     LL_EINVAL);
+	CHECK(strstr(err_message(LL_EINVAL), "max_seconds") != NULL);
+	/* The issue's form: runs "auto", max_runs by default, 300 s by default. */
+	CHECK_EQ_INT(measure_job("elf", "[\"default\"]", "{\"warm\":{\"precision_pct\":1}}", &n), 0);
+	CHECK_EQ_STR(cJSON_GetObjectItem(warm_of(n), "runs")->valuestring, "auto");
+	CHECK(cJSON_GetObjectItem(warm_of(n), "precision_pct")->valuedouble == 1);
+	CHECK(cJSON_GetObjectItem(warm_of(n), "max_seconds")->valuedouble == JOB_SPEC_DEFAULT_MAX_SECONDS);
+	CHECK(cJSON_GetObjectItem(warm_of(n), "max_runs")->valuedouble == JOB_SPEC_DEFAULT_AUTO_RUNS);
+	CHECK(!cJSON_GetObjectItem(warm_of(n), "precision")); /* one rule */
+	/* Normalizing again (the agent does) changes nothing. */
+	{
+		cJSON *again = NULL;
+		CHECK_EQ_INT(job_spec_normalize(n, &again), 0);
+		CHECK(cJSON_Compare(n, again, true));
+		cJSON_Delete(again);
+	}
+	cJSON_Delete(n);
+	CHECK_EQ_INT(measure_job("elf", "[\"default\"]",
+				 "{\"warm\":{\"runs\":\"auto\",\"precision_pct\":0.5,\"max_seconds\":60,"
+				 "\"max_runs\":400}}",
+				 &n),
+		     0);
+	CHECK(cJSON_GetObjectItem(warm_of(n), "max_seconds")->valuedouble == 60);
+	CHECK(cJSON_GetObjectItem(warm_of(n), "max_runs")->valuedouble == 400);
+	cJSON_Delete(n);
+}
+
 static void test_cells_and_matching(void)
 {
 	cJSON *n = NULL, *cells = NULL;
@@ -461,6 +516,7 @@ int main(void)
 	test_presets_and_defaults();
 	test_bounds();
 	test_rounds_auto_delay();
+	test_precision_pct();
 	test_cells_and_matching();
 	test_pe_build_knobs();
 	return check_finish();
