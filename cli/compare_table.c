@@ -55,12 +55,12 @@ static void print_notes(const cJSON *cmp, FILE *out)
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
-	buf_append_str(&b,
-		       "\nBASELINE and CANDIDATE are the figures of the metric that judged the row (x floor: "
-		       "the median over the empty program's, paired by pass); RATIO, its 95 % interval "
-		       "and CHANGE are theirs, the ones the verdict used; P is the Mann-Whitney test where "
-		       "it decides beside the interval (-: the interval alone decides); MEDIANS are the "
-		       "raw medians, context only.\n");
+	buf_append_str(
+		&b, "\nBASELINE and CANDIDATE: the figures of the metric that judged the row (x floor: the\n"
+		    "median over the empty program's, paired by pass); RATIO, its 95 % interval and\n"
+		    "CHANGE: theirs, the ones the verdict used; P: the Mann-Whitney test where it decides\n"
+		    "beside the interval (-: the interval alone decides); MEDIANS: the raw medians,\n"
+		    "context only.\n");
 	if (strcmp(metric, "auto") == 0)
 		buf_append_str(
 			&b, "Judged by the median / floor where both sides have a floor, else by the median "

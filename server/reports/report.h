@@ -33,6 +33,8 @@
  *   report_sides.c      each job's tasks and their compare data
  *                       (report_sides.h)
  *   report_compare_data.c what compare needs of one result, cached
+ *   report_judge.c      the one judge: every verdict (report_judge.h);
+ *                       its rules in report_judge_rules.c
  *   report_between.c    what varies between jobs; the metric a row is
  *                       judged by (report_between.h)
  *   report_paired.c     the floor ratio paired by pass (report_paired.h)

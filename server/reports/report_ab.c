@@ -17,7 +17,7 @@
  */
 #include "report.h"
 #include "report_int.h"
-#include "report_judge.h"
+#include "report_judge_rules.h"
 #include "report_paired.h"
 
 #include "loadlab/array.h"

@@ -1,7 +1,7 @@
 /* Compare's intervals across jobs, and the metric a row is judged by: see
  * report_between.h. */
 #include "report_between.h"
-#include "report_judge.h"
+#include "report_judge_rules.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"

@@ -19,7 +19,7 @@
  *     (report_change_alert.c); the detector itself reads the trace's
  *     figure (its "statistic"), the one thing it legitimately needs;
  *   - the CI gate: `loadlab compare`'s exit code is compare's verdict;
- *   - the rules below, for the callers that hold only an interval (A/B in
+ *   - its rules (report_judge_rules.h), for the callers that hold only an interval (A/B in
  *     one job and so bisection's steps, report_ab.c; the report's star,
  *     summary.c).
  * A change of the default is made in one place: REPORT_JUDGE_DEFAULT_METRIC
@@ -30,18 +30,10 @@
 
 #include "report.h"
 #include "report_between.h"
+#include "report_judge_rules.h"
 #include "report_row.h"
 
 #include <stdbool.h>
-
-/* The per-sample rule (a median without rounds, the report's star): the
- * Mann-Whitney P below REPORT_ALPHA, the ratio's interval LOW .. HIGH
- * excluding 1, and CHANGE_PCT at least REPORT_MIN_EFFECT_PCT. */
-bool report_judge_per_sample(double p, double low, double high, double change_pct);
-
-/* The interval's rule (rounds, and the metrics without a rank test): all
- * of LOW .. HIGH beyond the least effect, CHANGE_PCT at least it. */
-bool report_judge_interval(double low, double high, double change_pct);
 
 /* One metric's figures of a row, as the row's code measured them. */
 struct report_judge_figure {

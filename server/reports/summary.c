@@ -3,7 +3,7 @@
 #include "summary.h"
 
 #include "report_int.h"
-#include "report_judge.h"
+#include "report_judge_rules.h"
 #include "store/store.h"
 
 #include "loadlab/err.h"
