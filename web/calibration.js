@@ -4,8 +4,8 @@
  * docs/rest-bodies.md): the cost injected and the cost recovered with
  * their ratio, the interval, whether the figure was paired by pass (the
  * median of per-pass differences) or not (the difference of medians), the
- * noise the runs saw, when, and a link to the calibration job. Loaded before app.js, whose helpers (esc, age) it
- * calls; app.js's fleet page calls calibrationCell(agent) per row.
+ * noise the runs saw, when, and a link to the calibration job. Loaded before app.js, whose helpers (helpers.js's esc, age) it
+ * calls; fleet.js's fleet page calls calibrationCell(agent) per row.
  */
 "use strict";
 

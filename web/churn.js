@@ -6,8 +6,8 @@
  * runner cannot show beside its rows, and two bar charts: create and
  * destroy per process, and the blocked time, per DLL set and cell, each
  * bar labelled with its ratio against none. All in the table's one unit
- * (its "unit"). Loaded before app.js, whose helpers ($, esc, us,
- * unitLabel, chart) and notes.js's notesHtml it calls; app.js's report
+ * (its "unit"). Loaded before app.js, whose helpers (helpers.js's $, esc, us,
+ * unitLabel; app.js's chart) and notes.js's notesHtml it calls; report.js's report
  * page calls churnSectionHtml and drawChurnChart.
  */
 "use strict";

@@ -6,8 +6,9 @@
  * Mann-Whitney p < 0.05, the bootstrap 95 % interval of the ratio of
  * medians excluding 1, at least 1 %; docs/statistics.md), and, when the
  * agents reported them, the same counts per module. Loaded before app.js,
- * whose helpers ($, esc, us, unitLabel, pct, pval, bytes, chart) and churn.js's notesHtml it calls; app.js's
- * report page calls coldCellHtml, coldSectionHtml and drawColdBars.
+ * whose helpers (helpers.js's $, esc, us, unitLabel, pct, pval, bytes;
+ * app.js's chart) and notes.js's notesHtml it calls; report.js's report
+ * page calls coldCellHtml, coldSectionHtml and drawColdBars.
  */
 "use strict";
 

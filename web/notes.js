@@ -3,8 +3,8 @@
  * agent saw while the cell was measured (the warm cell's "noise": other
  * processes' CPU, runs flagged and retaken) and what the runner that took
  * it cannot show (the cell's or churn row's "notes", e.g. that Wine
- * ignores bound imports). Loaded before cold.js, churn.js and app.js,
- * which call noiseHtml and notesHtml; uses app.js's esc when called.
+ * ignores bound imports). Loaded before cold.js, churn.js and report.js,
+ * which call noiseHtml and notesHtml; uses helpers.js's esc when called.
  */
 "use strict";
 

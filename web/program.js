@@ -3,7 +3,7 @@
  * the program's files (path, size, hash) and, per variant, every module
  * the debug probe saw with its preferred and actual base, from one done
  * task's result (a select picks the cell). Loaded before app.js, whose
- * helpers (api, esc, bytes, badge, cellKey, $) it calls; app.js's job
+ * helpers (api; helpers.js's esc, bytes, badge, cellKey, $) it calls; job.js's job
  * page calls programSection(job) on each poll.
  */
 "use strict";

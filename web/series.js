@@ -1,8 +1,9 @@
 /*
  * The dashboard's series, schedules and alerts pages (#/series,
  * #/series/NAME, #/schedules, #/alerts) and the header's alert badge.
- * Loaded before app.js, whose helpers (api, esc, chart, poll...) these
- * functions call when they run; app.js's route table names them.
+ * Loaded before app.js, whose helpers (api, chart, poll...; esc and the
+ * formats of helpers.js) these functions call when they run; app.js's
+ * route table names them.
  */
 "use strict";
 
@@ -179,6 +180,14 @@ async function schedulesPage() {
   poll(draw, 5000);
 }
 
+/* Whether JOB can be one end of a bisection (docs/bisect.md): a program
+ * job of one build (its manifest, not an A/B job's builds) that names a
+ * revision of a series. */
+function bisectableJob(job) {
+  const program = job && job.spec && job.spec.program;
+  return !!(program && program.files && !program.builds && job.spec.series && job.spec.revision);
+}
+
 async function alertsPage() {
   const all = hashQuery().get("all") === "1";
   pageEl().innerHTML = `<h1>Regression alerts</h1>
@@ -189,8 +198,15 @@ async function alertsPage() {
     <div class="scroll"><table id="alerts"><thead><tr><th>id</th><th>series</th><th>job</th><th>against</th><th class="num">worst</th>
       <th>slower</th><th>opened</th><th>webhook</th><th>state</th></tr></thead><tbody></tbody></table></div>
     <p id="alert-note" class="error small"></p>`;
+  /* Job id -> job, for the Bisect button: a job's spec does not change,
+   * so each is fetched once per page. */
+  const jobsById = new Map();
+  const canBisect = (a) => bisectableJob(jobsById.get(a.job_id)) && bisectableJob(jobsById.get(a.baseline_id)) &&
+    jobsById.get(a.job_id).spec.revision !== jobsById.get(a.baseline_id).spec.revision;
   const draw = async () => {
     const { alerts } = await api("/api/v1/alerts" + (all ? "" : "?open=true"));
+    const missing = [...new Set(alerts.flatMap((a) => [a.job_id, a.baseline_id]))].filter((id) => id && !jobsById.has(id));
+    await Promise.all(missing.map((id) => api("/api/v1/jobs/" + id, { quiet: true }).then((j) => jobsById.set(id, j), () => jobsById.set(id, null))));
     $("#alerts tbody").innerHTML = alerts.map((a) => `<tr data-alert="${a.id}"><td>${a.id}</td>
       <td><a href="${esc(seriesHref(a.series))}">${esc(a.series)}</a></td><td>${jobLink(a.job_id)}</td>
       <td>${jobLink(a.baseline_id)} · <a href="#/compare?baseline=${a.baseline_id}&candidate=${a.job_id}&max_regression=${a.threshold_pct}">compare</a></td>
@@ -199,7 +215,7 @@ async function alertsPage() {
       <td title="${esc(a.created_at)}">${esc(age(a.created_at))}</td><td class="small">${esc(a.webhook || "")}</td>
       <td class="alert-state">${a.acked_at ? `${badge("state", "acked")} <span class="small muted">by ${esc(a.acked_by)}</span>` :
         `${badge("state", "open")} <button class="ack" data-id="${a.id}">Ack</button>`}
-        <button class="bisect" data-id="${a.id}" title="Find the revision between the two jobs that did it (A/B jobs on one agent)">Bisect</button></td></tr>`).join("") ||
+        ${canBisect(a) ? `<button class="bisect" data-id="${a.id}" title="Find the revision between the two jobs that did it (A/B jobs on one agent)">Bisect</button>` : ""}</td></tr>`).join("") ||
       `<tr><td colspan="9" class="muted">${all ? "No alert." : "No open alert."}</td></tr>`;
   };
   $("#alerts-all").addEventListener("change", (ev) => { location.hash = "#/alerts" + (ev.target.checked ? "?all=1" : ""); });
@@ -209,7 +225,7 @@ async function alertsPage() {
       try {
         const { alerts } = await api("/api/v1/alerts" + (all ? "" : "?open=true"));
         const a = alerts.find((x) => x.id === +bisect.dataset.id);
-        const [good, bad] = await Promise.all([api(`/api/v1/jobs/${a.baseline_id}`), api(`/api/v1/jobs/${a.job_id}`)]);
+        const good = jobsById.get(a.baseline_id), bad = jobsById.get(a.job_id);
         const body = { good: good.revision ?? good.spec.revision, bad: bad.revision ?? bad.spec.revision, variant: a.rows[0].variant, cell: a.rows[0].cell };
         const b = await api(`/api/v1/series/${encodeURIComponent(a.series)}/bisect`, { method: "POST", body });
         location.hash = `#/bisections/${b.id}`;

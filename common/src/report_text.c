@@ -364,8 +364,8 @@ void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cel
 		buf_append_str(out, prefix);
 		append_text(out, cJSON_IsString(variant) ? variant->valuestring : "?", escape);
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "identical"))) {
-			buf_printf(out, ": identical files in %.0f cells\n",
-				   cJSON_IsNumber(count) ? count->valuedouble : 0);
+			double n = cJSON_IsNumber(count) ? count->valuedouble : 0;
+			buf_printf(out, ": identical files in %.0f cell%s\n", n, n == 1 ? "" : "s");
 			continue;
 		}
 		if (cJSON_GetArraySize(local)) {

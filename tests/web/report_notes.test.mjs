@@ -24,7 +24,7 @@ let daemon, url, admin, enrollToken, api, context, page;
 const consoleErrors = [];
 const jobs = {};
 
-/* The dashboard's figures in a table's unit (web/app.js's us()). */
+/* The dashboard's figures in a table's unit (web/helpers.js's us()). */
 const inUnit = (v, unit) => (unit === "ms" ? (v / 1000).toFixed(2) : v.toFixed(1));
 
 async function enroll(name, facts) {

@@ -127,6 +127,7 @@ void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
  * by build task N on BUILDER (TOOLCHAIN) for CELL, CELL" (" on BUILDER"
  * only when a cell names it), then per row of SHIPPED (a report's
  * or a comparison side's "shipped") "VARIANT: identical files in N cells"
+ * ("in 1 cell")
  * or what differs: "VARIANT: written on each machine (bind): FILE, ...;
  * differing between cells: FILE, ...". Nothing when SHIPPED is no array. */
 void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cells, const char *prefix,

@@ -1,0 +1,135 @@
+/*
+ * The compare page (#/compare?baseline=&candidate=&max_regression=): the
+ * verdict of GET /api/v1/compare, the CLI command and a link that give it
+ * again, the judged ratio of every row with its interval as a chart, and
+ * the rows as a table.
+ */
+"use strict";
+
+async function comparePage() {
+  const q = hashQuery();
+  const { jobs } = await api("/api/v1/jobs?limit=200");
+  const options = (sel) => `<option value="">choose a job</option>` + jobs.map((j) => `<option value="${j.id}"${String(j.id) === sel ? " selected" : ""}>${j.id} · ${esc(j.name)} (${esc(j.state)})</option>`).join("");
+  pageEl().innerHTML = `<h1>Compare two jobs</h1>
+    <form id="compare-form" class="toolbar">
+      <label>Baseline <select name="baseline">${options(q.get("baseline"))}</select></label>
+      <label>Candidate <select name="candidate">${options(q.get("candidate"))}</select></label>
+      <label>Max regression <input name="max_regression" type="number" step="any" min="0" value="${esc(q.get("max_regression") || "0")}"> %</label>
+      <button>Compare</button>
+    </form>
+    <div id="compare-out"></div>`;
+  const form = $("#compare-form");
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams({ baseline: form.baseline.value, candidate: form.candidate.value, max_regression: form.max_regression.value || "0" });
+    location.hash = "#/compare?" + p;
+  });
+  const base = q.get("baseline"), cand = q.get("candidate");
+  if (!base || !cand) {
+    $("#compare-out").innerHTML = `<p class="muted">Choose a baseline and a candidate job.</p>`;
+    return;
+  }
+  const max = q.get("max_regression") || "0";
+  const cmp = await api(`/api/v1/compare?baseline=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}&max_regression=${encodeURIComponent(max)}`);
+  const link = location.origin + location.pathname + "#/compare?" + new URLSearchParams({ baseline: base, candidate: cand, max_regression: max });
+  const counts = Object.entries(cmp.counts || {}).map(([k, v]) => `${esc(k)} ${v}`).join(" · ");
+  const unit = unitOf(Math.max(0, ...cmp.rows.flatMap((r) => [r.baseline_median_us, r.candidate_median_us]).filter((v) => typeof v === "number")));
+  $("#compare-out").innerHTML = `
+    <div class="card"><b>Verdict:</b> <span id="verdict" data-verdict="${esc(cmp.verdict)}" class="badge verdict-${esc(cmp.verdict)}">${esc(cmp.verdict)}</span>
+      <span class="muted">(max regression ${esc(cmp.max_regression_pct)} %) ${counts}</span>
+      <p>Command line: <code class="cmd" id="compare-cmd">loadlab compare ${esc(base)} ${esc(cand)} --max-regression ${esc(max)}</code></p>
+      <p>Link: <a id="compare-link" href="${esc(link)}">${esc(link)}</a> <button type="button" id="copy-link">Copy</button></p></div>
+    <div class="chart" id="compare-chart"></div>
+    <h2>Rows</h2>
+    <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>status</th><th>regression</th>
+      <th class="num">baseline median ${unitLabel(unit)}</th><th class="num">candidate median ${unitLabel(unit)}</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
+      <th class="num">change</th><th class="num">min change</th><th class="num">p</th><th>reason</th></tr></thead>
+      <tbody>${cmp.rows.map((r) => `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
+        <td>${badge("status", r.status)}</td><td>${r.regression ? '<b class="error">yes</b>' : "no"}</td>
+        <td class="num">${us(r.baseline_median_us, unit)}</td><td class="num">${us(r.candidate_median_us, unit)}</td>
+        <td class="num v-ratio">${ratio(r.ratio)}</td><td class="num">${typeof r.ratio_ci_low === "number" ? `[${ratio(r.ratio_ci_low)}, ${ratio(r.ratio_ci_high)}]` : ""}</td>
+        <td class="num">${pct(r.change_pct)}</td><td class="num">${pct(r.min_change_pct)}</td><td class="num">${pval(r.p_value)}</td>
+        <td class="small muted">${esc(r.reason || "")}</td></tr>`).join("")}</tbody></table></div>`;
+  $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
+  compareChart($("#compare-chart"), cmp);
+}
+
+/* The figure each metric judges: its ratio (candidate over baseline) and
+ * the ends of its 95 % interval, as compare's rows name them. The minimum
+ * has no ratio field of its own: 1 + its change. */
+const COMPARE_METRICS = {
+  "median": { title: "median", ratio: (r) => r.ratio, low: "ratio_ci_low", high: "ratio_ci_high" },
+  "min": { title: "fastest run", ratio: (r) => (typeof r.min_change_pct === "number" ? 1 + r.min_change_pct / 100 : null),
+    low: "min_ratio_ci_low", high: "min_ratio_ci_high" },
+  "over-floor": { title: "median over the floor", ratio: (r) => r.over_floor_ratio, low: "over_floor_ratio_ci_low", high: "over_floor_ratio_ci_high" },
+  "floor-ratio": { title: "median divided by the floor", ratio: (r) => r.floor_ratio, low: "floor_ratio_ci_low", high: "floor_ratio_ci_high" },
+};
+
+/* What a row was judged by: its own metric when it names one (metric
+ * auto judges each row by floor-ratio or the median), else the
+ * comparison's; the interval that decided the verdict (interval_low and
+ * _high: widened by the spread between jobs when the row's
+ * interval_scope says so), else the metric's within-job one. */
+function judgedFigure(row, cmp) {
+  const m = COMPARE_METRICS[row.metric] || COMPARE_METRICS[cmp.metric] || COMPARE_METRICS.median;
+  const ratio = m.ratio(row);
+  const low = typeof row.interval_low === "number" ? row.interval_low : row[m.low];
+  const high = typeof row.interval_high === "number" ? row.interval_high : row[m.high];
+  if (![ratio, low, high].every((x) => typeof x === "number")) return null;
+  return { title: m.title, ratio, low, high, across: row.interval_scope === "within-and-between-jobs" };
+}
+
+/* The compare chart: per row, a bar from 1.0 (no change) to the judged
+ * ratio and its whole 95 % interval, on an axis that holds 1.0 and every
+ * interval's two ends; the same warnings as the CLI's Markdown above it. */
+function compareChart(el, cmp) {
+  const notes = [];
+  if (cmp.generator && cmp.generator.same === false)
+    notes.push(`The jobs' generators differ: baseline <code>${esc(JSON.stringify(cmp.generator.baseline))}</code>, candidate <code>${esc(JSON.stringify(cmp.generator.candidate))}</code>.`);
+  const rows = cmp.rows.map((r) => ({ r, f: judgedFigure(r, cmp) })).filter((x) => x.f);
+  const titles = [...new Set(rows.map((x) => x.f.title))];
+  if (titles.length) notes.push(`Judged by the ${esc(titles.join(" / "))}.`);
+  const across = rows.filter((x) => x.f.across).length;
+  if (rows.length) notes.push(across ? `Intervals hold what varies between jobs in ${across} of ${rows.length} rows (from earlier jobs of the same spec or series).`
+    : "Intervals are within-job only: no earlier jobs of the same spec or series to say how much whole jobs vary.");
+  el.insertAdjacentHTML("beforebegin", notes.map((n) => `<p class="compare-note">${n}</p>`).join(""));
+  const colors = { faster: "#1a7f37", slower: "#c0392b", no_significant_change: "#9aa3ae" };
+  const ends = rows.flatMap((x) => [x.f.low, x.f.high, x.f.ratio]).concat([1]);
+  const lo = Math.min(...ends), hi = Math.max(...ends), pad = Math.max((hi - lo) * 0.08, 0.005);
+  const bounds = { min: +(lo - pad).toFixed(4), max: +(hi + pad).toFixed(4) };
+  el.dataset.axisMin = bounds.min;
+  el.dataset.axisMax = bounds.max;
+  el.dataset.barsFrom = "1";
+  chart(el).setOption({
+    animation: false,
+    title: { text: `candidate / baseline (${titles.join(" / ") || "no comparable rows"}), from 1.0, with 95 % CI`, textStyle: { fontSize: 13 } },
+    tooltip: { trigger: "item", formatter: (p) => `${esc(p.name)}<br>ratio ${ratio(p.value[1])} [${ratio(p.value[2])}, ${ratio(p.value[3])}]` },
+    grid: { left: 220, right: 40, top: 40, bottom: 30 },
+    yAxis: { type: "category", data: rows.map((x) => x.r.variant + " · " + x.r.cell), inverse: true },
+    xAxis: { type: "value", name: "ratio", min: bounds.min, max: bounds.max, axisLabel: { showMinLabel: false, showMaxLabel: false } },
+    series: [
+      { type: "custom", name: "ratio from 1.0",
+        renderItem: (params, api2) => {
+          const y = api2.value(0), size = api2.size([0, 1])[1] * 0.55;
+          const a = api2.coord([1, y]), b = api2.coord([api2.value(1), y]);
+          const color = colors[rows[params.dataIndex].r.status] || "#9aa3ae";
+          return { type: "rect", shape: { x: Math.min(a[0], b[0]), y: a[1] - size / 2, width: Math.abs(b[0] - a[0]), height: size },
+            style: { fill: color } };
+        },
+        encode: { x: 1, y: 0 },
+        data: rows.map((x, i) => ({ name: x.r.variant + " · " + x.r.cell, value: [i, x.f.ratio, x.f.low, x.f.high] })),
+        markLine: { silent: true, symbol: "none", data: [{ xAxis: 1 }], lineStyle: { color: "#333" } } },
+      { type: "custom", name: "95 % CI",
+        renderItem: (params, api2) => {
+          const y = api2.value(0), a = api2.coord([api2.value(2), y]), b = api2.coord([api2.value(3), y]);
+          const cap = api2.size([0, 1])[1] * 0.2;
+          return { type: "group", children: [
+            { type: "line", shape: { x1: a[0], y1: a[1], x2: b[0], y2: b[1] }, style: { stroke: "#1d2430", lineWidth: 2 } },
+            { type: "line", shape: { x1: a[0], y1: a[1] - cap, x2: a[0], y2: a[1] + cap }, style: { stroke: "#1d2430", lineWidth: 2 } },
+            { type: "line", shape: { x1: b[0], y1: b[1] - cap, x2: b[0], y2: b[1] + cap }, style: { stroke: "#1d2430", lineWidth: 2 } }] };
+        },
+        encode: { x: [2, 3], y: 0 },
+        data: rows.map((x, i) => ({ name: x.r.variant + " · " + x.r.cell, value: [i, x.f.ratio, x.f.low, x.f.high] })) },
+    ],
+  });
+}
