@@ -49,17 +49,16 @@ async function comparePage() {
     <p class="small muted" id="compare-legend">Each row in the figures of the metric that judged it (the one judge, docs/statistics.md):
       baseline and candidate, their ratio, the 95 % interval and change the verdict used, and p where the Mann-Whitney test decides beside
       the interval (–: the interval alone decides). The raw medians are context only.</p>
-    <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>verdict</th><th>regression</th><th>judged by</th>
+    <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>verdict (judged by)</th>
       <th class="num">baseline</th><th class="num">candidate</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
-      <th class="num">change</th><th class="num">p</th><th class="num">medians (context) ${unitLabel(unit)}</th><th>reason</th></tr></thead>
+      <th class="num">change</th><th class="num">p</th><th class="num">medians (context) ${unitLabel(unit)}</th></tr></thead>
       <tbody>${cmp.rows.map((r, i) => { const f = judged[i]; return `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
-        <td class="v-status" data-status="${esc(r.status)}"><span class="badge status-${esc(r.status)}">${esc(statusWords(r.status))}</span></td><td>${r.regression ? '<b class="error">yes</b>' : "no"}</td>
-        <td class="v-metric">${f ? esc(f.title) : ""}</td>
+        <td><span class="badge status-${esc(r.status)} v-status" data-status="${esc(r.status)}">${esc(statusWords(r.status))}</span>${r.regression ? ' <b class="error v-regression">regression</b>' : ""}
+          <div class="small muted v-metric">${f ? esc(f.title) : esc(r.reason || "")}</div></td>
         <td class="num v-base">${f ? side(f, f.base) : ""}</td><td class="num v-cand">${f ? side(f, f.cand) : ""}</td>
         <td class="num v-ratio">${f ? ratio(f.ratio) : ""}</td><td class="num v-ci">${f ? `[${ratio(f.low)}, ${ratio(f.high)}]${f.across ? " across jobs" : ""}` : ""}</td>
         <td class="num v-change">${f ? pct(f.change) : ""}</td><td class="num v-p">${f ? (f.hasP ? pval(f.p) : "–") : ""}</td>
-        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td>
-        <td class="small muted">${esc(r.reason || "")}</td></tr>`; }).join("")}</tbody></table></div>`;
+        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td></tr>`; }).join("")}</tbody></table></div>`;
   $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
   compareChart($("#compare-chart"), cmp);
 }

@@ -284,7 +284,14 @@ test("the report shows the numbers the API returns", async () => {
       assert.equal(await td.$eval(".v-min", (e) => e.textContent), us(c.min_us));
       assert.equal(await td.$eval(".v-ci-low", (e) => e.textContent), us(c.ci_low_us));
       assert.equal(await td.$eval(".v-n", (e) => e.textContent), String(c.n));
-      if (c.change_pct !== undefined) assert.equal(await td.$eval(".v-change", (e) => e.textContent), pct(c.change_pct));
+      if (c.change_pct !== undefined) {
+        assert.equal(await td.$eval(".v-change", (e) => e.textContent), pct(c.change_pct));
+        /* the star beside the interval and p that decide it (issue 39) */
+        assert.equal(await td.$eval(".v-ratio-ci", (e) => e.textContent), `${c.ratio_ci_low.toFixed(4)}, ${c.ratio_ci_high.toFixed(4)}`);
+        const rule = c.p_value < 0.05 && (c.ratio_ci_low > 1 || c.ratio_ci_high < 1) && Math.abs(c.change_pct) >= 1;
+        assert.equal(rule, c.significant === true, JSON.stringify(c));
+        assert.equal(await td.$eval(".v-star", (e) => e.textContent), rule ? " *" : "");
+      }
       checked++;
     }
   }
