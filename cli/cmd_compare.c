@@ -14,6 +14,7 @@
 #include "loadlab/buf.h"
 #include "loadlab/err.h"
 #include "loadlab/json.h"
+#include "loadlab/report_text.h"
 
 #include <getopt.h>
 #include <stdbool.h>
@@ -389,7 +390,8 @@ static void print_ab(const cJSON *root, bool markdown)
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "cell")),
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "build")),
 		       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "base")),
-		       isnan(ratio) ? 0 : ratio, ci, isnan(pairs) ? 0 : pairs, status ? status : "?",
+		       isnan(ratio) ? 0 : ratio, ci, isnan(pairs) ? 0 : pairs,
+		       report_text_status_words(status),
 		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "regression")) ? " (regression)"
 											 : "");
 	}

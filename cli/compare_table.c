@@ -26,12 +26,11 @@ static double number(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
 }
 
-/* The lines above the table: the verdict, the jobs, the counts, and what
- * the Markdown says before its table (generators, metric, intervals). */
+/* The lines above the table: the answer (the verdict, the jobs, the
+ * counts). */
 static void print_head(const cJSON *cmp, FILE *out)
 {
 	const cJSON *counts = get(cmp, "counts");
-	const char *metric = text(cmp, "metric");
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
@@ -44,21 +43,39 @@ static void print_head(const cJSON *cmp, FILE *out)
 	buf_printf(&b, "%.0f faster, %.0f slower, %.0f without significant change, %.0f not comparable.\n\n",
 		   number(counts, "faster"), number(counts, "slower"),
 		   number(counts, "no_significant_change"), number(counts, "not_comparable"));
+	table_print_lines(out, buf_str(&b));
+	buf_release(&b);
+}
+
+/* The lines below the table: what its columns hold, the metric, the
+ * intervals' scope, the generators. */
+static void print_notes(const cJSON *cmp, FILE *out)
+{
+	const char *metric = text(cmp, "metric");
+	struct buf b;
+
+	buf_init(&b, 1 << 20);
+	buf_append_str(
+		&b, "\nBASELINE and CANDIDATE: the figures of the metric that judged the row (x floor: the\n"
+		    "median over the empty program's, paired by pass); RATIO, its 95 % interval and\n"
+		    "CHANGE: theirs, the ones the verdict used; P: the Mann-Whitney test where it decides\n"
+		    "beside the interval (-: the interval alone decides); MEDIANS: the raw medians,\n"
+		    "context only.\n");
+	if (strcmp(metric, "auto") == 0)
+		buf_append_str(
+			&b, "Judged by the median / floor where both sides have a floor, else by the median "
+			    "(each row says which).\n");
+	else if (strcmp(metric, "median") != 0)
+		buf_printf(&b, "Judged by the %s.\n", report_text_row_metric(NULL, metric)->title);
+	report_text_intervals(&b, get(cmp, "intervals"));
 	if (cJSON_IsObject(get(cmp, "generator"))) {
 		char *a = cJSON_PrintUnformatted(get(get(cmp, "generator"), "baseline"));
 		char *c = cJSON_PrintUnformatted(get(get(cmp, "generator"), "candidate"));
-		buf_printf(&b, "The jobs' generators differ: baseline %s, candidate %s.\n\n", a ? a : "?",
+		buf_printf(&b, "The jobs' generators differ: baseline %s, candidate %s.\n", a ? a : "?",
 			   c ? c : "?");
 		cJSON_free(a);
 		cJSON_free(c);
 	}
-	if (strcmp(metric, "auto") == 0)
-		buf_append_str(
-			&b, "Judged by the median / floor where both sides have a floor, else by the median "
-			    "(each row says which).\n\n");
-	else if (strcmp(metric, "median") != 0)
-		buf_printf(&b, "Judged by the %s.\n\n", report_text_row_metric(NULL, metric)->title);
-	report_text_intervals(&b, get(cmp, "intervals"));
 	table_print_lines(out, buf_str(&b));
 	buf_release(&b);
 }
@@ -82,11 +99,12 @@ static void print_shipped(const cJSON *comparison, FILE *out)
 	}
 }
 
-/* ROW's cells: its sides' figures in UNIT, the ratio with its interval,
- * the change and the verdict (with the metric the row was judged by). */
+/* ROW's cells: the judged figures of its sides in UNIT, their ratio
+ * with the interval the verdict used, the change, p, the verdict in words
+ * (with the metric the row was judged by), the raw medians as context. */
 static int add_row(struct table *t, const cJSON *row, const char *metric, struct report_text_unit unit)
 {
-	const struct report_text_metric *m = report_text_row_metric(row, metric);
+	struct report_text_judged j;
 	bool automatic = strcmp(metric, "auto") == 0;
 	struct buf b;
 	int rc;
@@ -94,29 +112,33 @@ static int add_row(struct table *t, const cJSON *row, const char *metric, struct
 	table_add_json(t, get(row, "variant"));
 	table_add_json(t, get(row, "cell"));
 	if (strcmp(text(row, "status"), "not_comparable") == 0) {
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			table_add(t, "");
-		return table_addf(t, "not comparable: %s", text(row, "reason"));
+		table_addf(t, "not comparable: %s", text(row, "reason"));
+		return table_add(t, "");
 	}
+	report_text_judged_of(row, metric, &j);
 	buf_init(&b, 4096);
-	report_text_side(&b, row, m, m->base, unit, "x");
+	report_text_judged_side(&b, &j, false, unit, "x");
 	table_add(t, buf_str(&b));
 	buf_reset(&b);
-	report_text_side(&b, row, m, m->cand, unit, "x");
+	report_text_judged_side(&b, &j, true, unit, "x");
 	table_add(t, buf_str(&b));
+	table_addf(t, "%.3f [%.3f, %.3f]%s", j.ratio, j.low, j.high, j.across ? " across jobs" : "");
+	table_addf(t, "%+.1f %%", j.change);
+	buf_reset(&b);
+	report_text_judged_p(&b, &j, "-");
+	table_add(t, buf_str(&b));
+	table_addf(t, "%s%s%s%s", report_text_status_words(text(row, "status")),
+		   cJSON_IsTrue(get(row, "regression")) ? " (regression)" : "",
+		   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
+		   !automatic                                     ? ""
+		   : strcmp(j.metric->metric, "floor-ratio") == 0 ? " (median / floor)"
+								  : " (median)");
+	buf_reset(&b);
+	report_text_medians(&b, row, unit, "->");
+	rc = table_add(t, buf_str(&b));
 	buf_release(&b);
-	table_addf(t, "%.3f [%.3f, %.3f]%s",
-		   m->ratio ? number(row, m->ratio) : number(row, m->change) / 100 + 1,
-		   number(row, get(row, "interval_low") ? "interval_low" : m->low),
-		   number(row, get(row, "interval_high") ? "interval_high" : m->high),
-		   strcmp(text(row, "interval_scope"), "within-and-between-jobs") == 0 ? " across jobs" : "");
-	table_addf(t, "%+.1f %%", number(row, m->change));
-	rc = table_addf(t, "%s%s%s%s", text(row, "status"),
-			cJSON_IsTrue(get(row, "regression")) ? " (regression)" : "",
-			strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
-			!automatic                              ? ""
-			: strcmp(m->metric, "floor-ratio") == 0 ? " (median / floor)"
-								: " (median)");
 	return rc;
 }
 
@@ -124,9 +146,6 @@ int compare_table_print(const cJSON *comparison, FILE *out)
 {
 	const char *metric = text(comparison, "metric");
 	struct report_text_unit unit = report_text_compare_unit(comparison, "us");
-	const struct report_text_metric *m = report_text_row_metric(NULL, metric);
-	const bool automatic = strcmp(metric, "auto") == 0;
-	char base[64], cand[64];
 	const cJSON *row;
 	struct table t;
 	int rc = 0;
@@ -134,14 +153,14 @@ int compare_table_print(const cJSON *comparison, FILE *out)
 	if (!cJSON_IsArray(get(comparison, "rows")) || !cJSON_IsObject(get(comparison, "counts")))
 		return err_set(LL_EFORMAT, "The server's comparison is not shaped as schemas/compare.json.");
 	print_head(comparison, out);
-	snprintf(base, sizeof(base), "BASELINE %s", automatic ? "FIGURE" : m->title);
-	snprintf(cand, sizeof(cand), "CANDIDATE %s", automatic ? "FIGURE" : m->title);
-	table_init(&t, (const char *const[]){"VARIANT", "CELL", base, cand, "RATIO [95% CI]", "CHANGE",
-					     "VERDICT", NULL});
+	table_init(&t, (const char *const[]){"VARIANT", "CELL", "BASELINE", "CANDIDATE", "RATIO [95% CI]",
+					     "CHANGE", "P", "VERDICT", "MEDIANS (CONTEXT)", NULL});
 	cJSON_ArrayForEach(row, get(comparison, "rows"))
 		if (rc == 0)
 			rc = add_row(&t, row, metric, unit);
-	if ((rc = table_finish(&t, rc, out)) == 0)
+	if ((rc = table_finish(&t, rc, out)) == 0) {
+		print_notes(comparison, out);
 		print_shipped(comparison, out);
+	}
 	return rc;
 }

@@ -45,11 +45,17 @@ static void warm_text(struct buf *b, const cJSON *c, struct report_text_unit uni
 	duration(b, number(c, "min_us"), unit);
 	buf_append_str(b, " / ");
 	duration(b, number(c, "median_us"), unit);
-	if (get(c, "change_pct"))
+	if (get(c, "change_pct")) { /* with the interval and p that decide the star */
 		buf_printf(b, " %+.1f%%%s", number(c, "change_pct"),
 			   cJSON_IsTrue(get(c, "significant")) ? "*" : "");
+		if (cJSON_IsNumber(get(c, "ratio_ci_low")) && cJSON_IsNumber(get(c, "ratio_ci_high")))
+			buf_printf(b, " [%.3f, %.3f]", number(c, "ratio_ci_low"), number(c, "ratio_ci_high"));
+		if (cJSON_IsNumber(get(c, "p_value")))
+			buf_printf(b, number(c, "p_value") < 0.001 ? " p %.1e" : " p %.3f",
+				   number(c, "p_value"));
+	}
 	if (cJSON_IsNumber(get(c, "x_floor"))) /* the median over the empty program's */
-		buf_printf(b, " %.2fx", number(c, "x_floor"));
+		buf_printf(b, " %.2fx floor", number(c, "x_floor"));
 	if (cJSON_IsObject(get(c, "noise"))) /* other CPU max %, runs flagged/retaken */
 		buf_printf(b, " noise %.0f%% %.0f/%.0f", number(get(c, "noise"), "max_other_cpu_pct"),
 			   number(get(c, "noise"), "flagged"), number(get(c, "noise"), "retaken"));
@@ -159,7 +165,8 @@ static void print_churn(const cJSON *churn, FILE *out)
 					     "BLOCKED TOTAL", "BLOCKED MAX", NULL});
 	fprintf(out,
 		"\nProcess churn, %s per process (its ratio against %s in the same cell), and the\n"
-		"input lock's blocked time while they were destroyed (! what the runner cannot show)\n",
+		"input lock's blocked time while they were destroyed (! what the runner cannot show).\n"
+		"One run of every process each: no interval, so no change is called significant.\n",
 		unit.name, baseline);
 	cJSON_ArrayForEach(r, get(churn, "rows")) {
 		char set[128];
@@ -195,9 +202,12 @@ int report_table_print(const cJSON *report, FILE *out)
 	fputc('\n', out);
 	if (!cJSON_IsFalse(get(warm, "measured"))) { /* a cold-only or churn-only job took none */
 		fprintf(out,
-			"\nWarm load time, %s: fastest / median, median change against %s (* significant),\n"
-			"median over the empty program's (Nx), noise: other CPU max, runs flagged/retaken,\n"
-			"! what the runner cannot show (below the table)\n",
+			"\nWarm load time, %s: fastest / median, median change against %s with the 95 %% "
+			"interval\nof the ratio of medians and the Mann-Whitney p (* significant: p < 0.05, "
+			"the interval\nexcluding 1, and the change at least 1 %%), the median over the empty "
+			"program's\n(Nx floor), noise: other CPU max, runs flagged/retaken, ! what the "
+			"runner "
+			"cannot show\n(below the table)\n",
 			unit_of(warm).name,
 			cJSON_IsString(get(warm, "baseline")) ? get(warm, "baseline")->valuestring : "?");
 		if ((rc = print_table(warm, cells, out, warm_text)) < 0)

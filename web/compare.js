@@ -32,8 +32,13 @@ async function comparePage() {
   const max = q.get("max_regression") || "0";
   const cmp = await api(`/api/v1/compare?baseline=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}&max_regression=${encodeURIComponent(max)}`);
   const link = location.origin + location.pathname + "#/compare?" + new URLSearchParams({ baseline: base, candidate: cand, max_regression: max });
-  const counts = Object.entries(cmp.counts || {}).map(([k, v]) => `${esc(k)} ${v}`).join(" · ");
-  const unit = unitOf(Math.max(0, ...cmp.rows.flatMap((r) => [r.baseline_median_us, r.candidate_median_us]).filter((v) => typeof v === "number")));
+  const counts = Object.entries(cmp.counts || {}).map(([k, v]) => `${esc(statusWords(k))} ${v}`).join(" · ");
+  /* one unit for the table: its judged durations and the raw medians */
+  const judged = cmp.rows.map((r) => judgedFigure(r, cmp));
+  const unit = unitOf(Math.max(0, ...cmp.rows.flatMap((r, i) => [r.baseline_median_us, r.candidate_median_us]
+    .concat(judged[i] && judged[i].duration ? [judged[i].base, judged[i].cand] : []))
+    .filter((v) => typeof v === "number")));
+  const side = (f, v) => (f.duration ? `${us(v, unit)} ${unitLabel(unit)}` : `${typeof v === "number" ? v.toFixed(3) : "?"} × floor`);
   $("#compare-out").innerHTML = `
     <div class="card"><b>Verdict:</b> <span id="verdict" data-verdict="${esc(cmp.verdict)}" class="badge verdict-${esc(cmp.verdict)}">${esc(cmp.verdict)}</span>
       <span class="muted">(max regression ${esc(cmp.max_regression_pct)} %) ${counts}</span>
@@ -41,15 +46,19 @@ async function comparePage() {
       <p>Link: <a id="compare-link" href="${esc(link)}">${esc(link)}</a> <button type="button" id="copy-link">Copy</button></p></div>
     <div class="chart" id="compare-chart"></div>
     <h2>Rows</h2>
-    <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>status</th><th>regression</th>
-      <th class="num">baseline median ${unitLabel(unit)}</th><th class="num">candidate median ${unitLabel(unit)}</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
-      <th class="num">change</th><th class="num">min change</th><th class="num">p</th><th>reason</th></tr></thead>
-      <tbody>${cmp.rows.map((r) => `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
-        <td>${badge("status", r.status)}</td><td>${r.regression ? '<b class="error">yes</b>' : "no"}</td>
-        <td class="num">${us(r.baseline_median_us, unit)}</td><td class="num">${us(r.candidate_median_us, unit)}</td>
-        <td class="num v-ratio">${ratio(r.ratio)}</td><td class="num">${typeof r.ratio_ci_low === "number" ? `[${ratio(r.ratio_ci_low)}, ${ratio(r.ratio_ci_high)}]` : ""}</td>
-        <td class="num">${pct(r.change_pct)}</td><td class="num">${pct(r.min_change_pct)}</td><td class="num">${pval(r.p_value)}</td>
-        <td class="small muted">${esc(r.reason || "")}</td></tr>`).join("")}</tbody></table></div>`;
+    <p class="small muted" id="compare-legend">Each row in the figures of the metric that judged it (the one judge, docs/statistics.md):
+      baseline and candidate, their ratio, the 95 % interval and change the verdict used, and p where the Mann-Whitney test decides beside
+      the interval (–: the interval alone decides). The raw medians are context only.</p>
+    <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>verdict (judged by)</th>
+      <th class="num">baseline</th><th class="num">candidate</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
+      <th class="num">change</th><th class="num">p</th><th class="num">medians (context) ${unitLabel(unit)}</th></tr></thead>
+      <tbody>${cmp.rows.map((r, i) => { const f = judged[i]; return `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
+        <td><span class="badge status-${esc(r.status)} v-status" data-status="${esc(r.status)}">${esc(statusWords(r.status))}</span>${r.regression ? ' <b class="error v-regression">regression</b>' : ""}
+          <div class="small muted v-metric">${f ? esc(f.title) : esc(r.reason || "")}</div></td>
+        <td class="num v-base">${f ? side(f, f.base) : ""}</td><td class="num v-cand">${f ? side(f, f.cand) : ""}</td>
+        <td class="num v-ratio">${f ? ratio(f.ratio) : ""}</td><td class="num v-ci">${f ? `[${ratio(f.low)}, ${ratio(f.high)}]${f.across ? " across jobs" : ""}` : ""}</td>
+        <td class="num v-change">${f ? pct(f.change) : ""}</td><td class="num v-p">${f ? (f.hasP ? pval(f.p) : "–") : ""}</td>
+        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td></tr>`; }).join("")}</tbody></table></div>`;
   $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
   compareChart($("#compare-chart"), cmp);
 }
@@ -65,18 +74,30 @@ const COMPARE_METRICS = {
   "floor-ratio": { title: "median divided by the floor", ratio: (r) => r.floor_ratio, low: "floor_ratio_ci_low", high: "floor_ratio_ci_high" },
 };
 
-/* What a row was judged by: its own metric when it names one (metric
- * auto judges each row by floor-ratio or the median), else the
- * comparison's; the interval that decided the verdict (interval_low and
- * _high: widened by the spread between jobs when the row's
- * interval_scope says so), else the metric's within-job one. */
+/* A row's status in the words the CLI and the Markdown use. */
+function statusWords(status) {
+  return { no_significant_change: "no significant change", not_comparable: "not comparable" }[status] || status;
+}
+
+/* What a row was judged by: the one judge's figures (row.judged: the
+ * metric, each side's figure of it, their ratio, the interval the verdict
+ * used, the change, p where a test decided, the scope), or for a server
+ * before them the metric's own fields and interval_low .. _high. */
 function judgedFigure(row, cmp) {
+  const j = row.judged;
+  if (j && typeof j === "object") {
+    const m = COMPARE_METRICS[j.metric] || COMPARE_METRICS.median;
+    return { title: m.title, metric: j.metric, duration: j.unit === "us", base: j.baseline, cand: j.candidate, ratio: j.ratio,
+      low: j.ci_low, high: j.ci_high, change: j.change_pct, p: j.p_value, hasP: typeof j.p_value === "number",
+      across: j.scope === "within-and-between-jobs" };
+  }
   const m = COMPARE_METRICS[row.metric] || COMPARE_METRICS[cmp.metric] || COMPARE_METRICS.median;
   const ratio = m.ratio(row);
   const low = typeof row.interval_low === "number" ? row.interval_low : row[m.low];
   const high = typeof row.interval_high === "number" ? row.interval_high : row[m.high];
   if (![ratio, low, high].every((x) => typeof x === "number")) return null;
-  return { title: m.title, ratio, low, high, across: row.interval_scope === "within-and-between-jobs" };
+  return { title: m.title, metric: row.metric || cmp.metric, duration: false, base: null, cand: null, ratio, low, high,
+    change: (ratio - 1) * 100, p: null, hasP: false, across: row.interval_scope === "within-and-between-jobs" };
 }
 
 /* The compare chart: per row, a bar from 1.0 (no change) to the judged

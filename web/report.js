@@ -23,7 +23,7 @@ function tableHtml(table, kind, cells) {
       return `<td ${attrs} class="num ${c.change_pct === undefined ? "" : sig ? "sig" : "insig"}">
         <div>min <span class="v-min">${us(c.min_us, unit)}</span> · median <span class="v-median">${us(c.median_us, unit)}</span> ${unitLabel(unit)}</div>
         <div class="small muted">CI [<span class="v-ci-low">${us(c.ci_low_us, unit)}</span>, <span class="v-ci-high">${us(c.ci_high_us, unit)}</span>] · n <span class="v-n">${c.n}</span></div>
-        ${c.change_pct === undefined ? "" : `<div><span class="v-change">${pct(c.change_pct)}</span>${sig ? " *" : ""} <span class="small muted">p <span class="v-p">${pval(c.p_value)}</span></span></div>`}
+        ${c.change_pct === undefined ? "" : `<div><span class="v-change">${pct(c.change_pct)}</span> <span class="small muted">[<span class="v-ratio-ci">${ratio(c.ratio_ci_low)}, ${ratio(c.ratio_ci_high)}</span>] p <span class="v-p">${pval(c.p_value)}</span></span><span class="v-star">${sig ? " *" : ""}</span></div>`}
         ${noiseHtml(c.noise)}${notesHtml(c.notes)}</td>`;
     }
     return coldCellHtml(c, attrs, unit);
@@ -46,7 +46,7 @@ async function reportPage(id) {
       <span class="muted">CLI: <code class="cmd">loadlab report ${id}</code></span></div>
     ${report.findings && report.findings.length ? `<div class="card"><b>Findings</b><ul id="findings">${report.findings.map((f) => `<li>${esc(f)}</li>`).join("")}</ul></div>` : ""}
     ${warm ? `<h2>Warm start (baseline ${esc(report.warm.baseline)})</h2>
-      <p class="muted small">* significant: Mann-Whitney p &lt; 0.05, the bootstrap 95 % CI of the ratio of medians excludes 1, and |change| ≥ 1 %.</p>
+      <p class="muted small">Each change is shown with the 95 % interval of the ratio of medians and the Mann-Whitney p that decide its star. * significant: p &lt; 0.05, that interval excludes 1, and |change| ≥ 1 %.</p>
       ${tableHtml(report.warm, "warm", cells)}
       <h2>Change against ${esc(report.warm.baseline)} (grey: not significant)</h2><div class="chart" id="heatmap"></div>` : ""}
     ${samplesShown ? `<h2>Samples per variant</h2>

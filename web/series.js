@@ -70,10 +70,13 @@ function changeMarks(trace, pts, changes) {
  * change points and machine changes as vertical lines (changeMarks()). */
 function drawTrace(el, trace, alerts, metric, changes) {
   const pts = trace.points, marks = [];
+  /* the report's unit rule (helpers.js unitOf(): ms from 10 ms), one unit per trace */
+  const unit = unitOf(Math.max(0, ...pts.flatMap((p) => [p.value_us, p.ci_high_us]).filter((v) => typeof v === "number")));
+  const inUnit = (v) => (typeof v === "number" && unit === "ms" ? v / 1000 : v), label = unitLabel(unit);
   for (const a of alerts) {
     const i = pts.findIndex((p) => p.job_id === a.job_id);
     const row = a.rows.find((r) => r.variant === trace.variant && r.cell === trace.cell);
-    if (i >= 0 && row) marks.push({ name: "alert " + a.id, coord: [i, pts[i].value_us], alert_id: a.id,
+    if (i >= 0 && row) marks.push({ name: "alert " + a.id, coord: [i, inUnit(pts[i].value_us)], alert_id: a.id,
       value: (row.change_pct > 0 ? "+" : "") + Math.round(row.change_pct) + "%", itemStyle: { color: a.acked_at ? "#98a2b3" : "#b42318" } });
   }
   const c = chart(el);
@@ -81,17 +84,17 @@ function drawTrace(el, trace, alerts, metric, changes) {
     animation: false,
     tooltip: { trigger: "axis", formatter: (items) => {
       const p = pts[items[0].dataIndex];
-      return `job ${p.job_id}${p.revision ? " · " + esc(p.revision) : ""}<br>${metric} ${us(p.value_us)} µs<br>median ${us(p.median_us)} µs ` +
-        `[${us(p.ci_low_us)}, ${us(p.ci_high_us)}]<br>min ${us(p.min_us)} µs · n ${p.n}<br>${esc(utc(p.created_at))}`;
+      return `job ${p.job_id}${p.revision ? " · " + esc(p.revision) : ""}<br>${metric} ${us(p.value_us, unit)} ${label}<br>median ${us(p.median_us, unit)} ${label} ` +
+        `[${us(p.ci_low_us, unit)}, ${us(p.ci_high_us, unit)}]<br>min ${us(p.min_us, unit)} ${label} · n ${p.n}<br>${esc(utc(p.created_at))}`;
     } },
     grid: { left: 70, right: 30, top: 40, bottom: 40 },
     xAxis: { type: "category", data: pts.map(pointLabel), boundaryGap: false },
-    yAxis: { type: "value", name: "µs", scale: true },
+    yAxis: { type: "value", name: label, scale: true },
     series: [
-      { name: "ci_low", type: "line", stack: "ci", data: pts.map((p) => p.ci_low_us), symbol: "none", lineStyle: { opacity: 0 }, silent: true },
-      { name: "ci_width", type: "line", stack: "ci", data: pts.map((p) => p.ci_high_us - p.ci_low_us), symbol: "none",
+      { name: "ci_low", type: "line", stack: "ci", data: pts.map((p) => inUnit(p.ci_low_us)), symbol: "none", lineStyle: { opacity: 0 }, silent: true },
+      { name: "ci_width", type: "line", stack: "ci", data: pts.map((p) => inUnit(p.ci_high_us - p.ci_low_us)), symbol: "none",
         lineStyle: { opacity: 0 }, areaStyle: { color: "#2456c7", opacity: 0.15 }, silent: true },
-      { name: metric, type: "line", data: pts.map((p) => ({ value: p.value_us, job_id: p.job_id })), symbolSize: 8,
+      { name: metric, type: "line", data: pts.map((p) => ({ value: inUnit(p.value_us), job_id: p.job_id })), symbolSize: 8,
         itemStyle: { color: "#2456c7" }, markPoint: { symbol: "pin", symbolSize: 42, data: marks, label: { fontSize: 9 } },
         markLine: { symbol: "none", data: changeMarks(trace, pts, changes) } },
     ],

@@ -1,5 +1,6 @@
 #include "loadlab/report_text.h"
 
+#include <math.h>
 #include <string.h>
 
 struct report_text_unit report_text_unit_of(double largest_us, const char *micro)
@@ -81,14 +82,107 @@ struct report_text_unit report_text_compare_unit(const cJSON *comparison, const 
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(comparison, "rows")) {
 		const struct report_text_metric *m =
 			report_text_row_metric(row, cJSON_GetStringValue(metric));
-		const char *keys[] = {m->base, m->cand};
-		for (int i = 0; i < 2 && m->duration; i++) {
+		const char *keys[] = {m->base, m->cand, "baseline_median_us", "candidate_median_us"};
+		for (int i = m->duration ? 0 : 2; i < 4; i++) {
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, keys[i]);
 			if (cJSON_IsNumber(v) && v->valuedouble > largest)
 				largest = v->valuedouble;
 		}
 	}
 	return report_text_unit_of(largest, micro);
+}
+
+const char *report_text_status_words(const char *status)
+{
+	static const char *const words[][2] = {{"faster", "faster"},
+					       {"slower", "slower"},
+					       {"no_significant_change", "no significant change"},
+					       {"not_comparable", "not comparable"}};
+
+	for (size_t i = 0; status && i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcmp(status, words[i][0]) == 0)
+			return words[i][1];
+	return status ? status : "?";
+}
+
+static double row_number(const cJSON *obj, const char *key, double otherwise)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : otherwise;
+}
+
+void report_text_judged_of(const cJSON *row, const char *metric, struct report_text_judged *ret)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(row, "judged");
+	const struct report_text_metric *m = report_text_row_metric(row, metric);
+	const cJSON *scope = cJSON_GetObjectItemCaseSensitive(row, "interval_scope");
+
+	if (cJSON_IsObject(j)) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "p_value");
+		const struct report_text_metric *jm = report_text_metric(
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "metric")));
+		*ret = (struct report_text_judged){.metric = jm ? jm : m,
+						   .base = row_number(j, "baseline", NAN),
+						   .cand = row_number(j, "candidate", NAN),
+						   .ratio = row_number(j, "ratio", NAN),
+						   .low = row_number(j, "ci_low", NAN),
+						   .high = row_number(j, "ci_high", NAN),
+						   .change = row_number(j, "change_pct", NAN),
+						   .p = cJSON_IsNumber(p) ? p->valuedouble : NAN,
+						   .has_p = cJSON_IsNumber(p)};
+		scope = cJSON_GetObjectItemCaseSensitive(j, "scope");
+	} else { /* a server before issue 39: the metric's own fields */
+		double change = row_number(row, m->change, NAN);
+		*ret = (struct report_text_judged){
+			.metric = m,
+			.base = row_number(row, m->base, NAN),
+			.cand = row_number(row, m->cand, NAN),
+			.ratio = m->ratio ? row_number(row, m->ratio, NAN) : change / 100 + 1,
+			.low = row_number(row, "interval_low", row_number(row, m->low, NAN)),
+			.high = row_number(row, "interval_high", row_number(row, m->high, NAN)),
+			.change = change,
+			.p = row_number(row, "p_value", NAN),
+			.has_p = strcmp(m->metric, "median") == 0 &&
+				 !cJSON_GetObjectItemCaseSensitive(row, "unit") &&
+				 cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(row, "p_value"))};
+	}
+	ret->across = cJSON_IsString(scope) && strcmp(scope->valuestring, "within-and-between-jobs") == 0;
+}
+
+void report_text_judged_side(struct buf *out, const struct report_text_judged *j, bool candidate,
+			     struct report_text_unit unit, const char *times)
+{
+	double v = candidate ? j->cand : j->base;
+
+	if (!isfinite(v)) {
+		buf_append_str(out, "?");
+	} else if (j->metric->duration) {
+		report_text_figure(out, v, unit);
+		buf_printf(out, " %s", unit.name);
+	} else {
+		buf_printf(out, "%.3f %s floor", v, times);
+	}
+}
+
+void report_text_judged_p(struct buf *out, const struct report_text_judged *j, const char *none)
+{
+	if (j->has_p && isfinite(j->p))
+		buf_printf(out, j->p < 0.001 ? "%.1e" : "%.3f", j->p);
+	else
+		buf_append_str(out, none);
+}
+
+void report_text_medians(struct buf *out, const cJSON *row, struct report_text_unit unit, const char *arrow)
+{
+	double b = row_number(row, "baseline_median_us", NAN),
+	       c = row_number(row, "candidate_median_us", NAN);
+
+	if (!isfinite(b) || !isfinite(c))
+		return;
+	report_text_figure(out, b, unit);
+	buf_printf(out, " %s ", arrow);
+	report_text_figure(out, c, unit);
+	buf_printf(out, " %s", unit.name);
 }
 
 void report_text_side(struct buf *out, const cJSON *row, const struct report_text_metric *m, const char *key,

@@ -33,6 +33,8 @@
  *   report_sides.c      each job's tasks and their compare data
  *                       (report_sides.h)
  *   report_compare_data.c what compare needs of one result, cached
+ *   report_judge.c      the one judge: every verdict (report_judge.h);
+ *                       its rules in report_judge_rules.c
  *   report_between.c    what varies between jobs; the metric a row is
  *                       judged by (report_between.h)
  *   report_paired.c     the floor ratio paired by pass (report_paired.h)
@@ -110,6 +112,11 @@ enum report_metric {
 	REPORT_METRIC_AUTO,
 };
 
+/* The metric every verdict uses unless its caller names another (the one
+ * judge, report_judge.h): compare's default, the series' alerts and their
+ * confirmation, the CI gate. A change of default is made here. */
+#define REPORT_JUDGE_DEFAULT_METRIC REPORT_METRIC_AUTO
+
 /* "median", "min", "over-floor", "floor-ratio" or "auto" into *RET;
  * LL_EINVAL for any other (report_between.c). */
 int report_metric_parse(const char *text, enum report_metric *ret);
@@ -153,7 +160,9 @@ void report_cell_key(const cJSON *cell, char *out, size_t size);
  * MAX_REGRESSION_PCT. LL_EINVAL for a job of one build, LL_ENOTFOUND. */
 int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret);
 
-/* report_compare_metric() of the median, across jobs (the series' alerts). */
+/* report_compare_metric() of REPORT_JUDGE_DEFAULT_METRIC, across jobs:
+ * the series' early alerts (fewer than REPORT_CHANGE_POINTS_MIN_HISTORY
+ * points) and change points' confirmation (report_change_alert.c). */
 int report_compare(struct store *store, long long baseline_id, long long candidate_id,
 		   double max_regression_pct, cJSON **ret_comparison);
 
@@ -209,6 +218,14 @@ cJSON *report_trace_change_points(const cJSON *trace, long long until_job_id, do
 #define REPORT_CHANGE_POINTS_MIN_HISTORY 10
 int report_change_point_alert(struct store *store, const char *series, long long job_id, double threshold_pct,
 			      cJSON **ret_alert, bool *ret_short);
+
+/* An alert's row (schemas/alert.json) from compare's ROW: its variant and
+ * cell, the metric that judged it, the judged change, ratio and interval
+ * ("ratio_ci_low", "ratio_ci_high": the interval the verdict used, across
+ * jobs where it was), p where a test decided, "interval_scope", the raw
+ * medians as context and compare's "judged"; a new object. The scheduler's
+ * early alerts and change points' alerts both write rows with it. */
+cJSON *report_alert_row(const cJSON *row);
 
 /* cJSON_PrintUnformatted(ITEM)'s text (not its siblings'): json_print();
  * NULL when out of memory. */

@@ -17,6 +17,7 @@
  */
 #include "report.h"
 #include "report_int.h"
+#include "report_judge_rules.h"
 #include "report_paired.h"
 
 #include "loadlab/array.h"
@@ -152,7 +153,7 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	}
 	p = sign_test_p(above, c.n - ties);
 	double change = (ratio - 1) * 100;
-	bool significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(ratio - 1) >= REPORT_MIN_EFFECT;
+	bool significant = report_judge_per_sample(p, lo, hi, change); /* the one judge's rule */
 	bool regression = significant && change > 0 && change > max_regression;
 	const char *status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
 	cJSON_AddNumberToObject(row, "pairs", (double)c.n);

@@ -1,6 +1,7 @@
 /* Compare's intervals across jobs, and the metric a row is judged by: see
  * report_between.h. */
 #include "report_between.h"
+#include "report_judge_rules.h"
 
 #include "loadlab/err.h"
 #include "loadlab/json.h"
@@ -433,7 +434,7 @@ static void add_between(struct report_row *row, size_t k, bool with_sd, double s
 
 bool report_between_judge(const struct report_between *b, const char *variant, const char *key,
 			  const struct report_compare_data *facts, const struct report_judged *j,
-			  struct report_row *row, bool *ret_between)
+			  struct report_row *row, bool *ret_between, double *ret_low, double *ret_high)
 {
 	double tau2 = 0, lo = j->low, hi = j->high, ratio = 1 + j->change / 100;
 	size_t k = 0;
@@ -444,10 +445,8 @@ bool report_between_judge(const struct report_between *b, const char *variant, c
 	if (estimated && tau2 > 0) {
 		lo = ratio * exp(-stats_widen_half_width(log(ratio) - log(lo), tau2, 2, STATS_Z95));
 		hi = ratio * exp(stats_widen_half_width(log(hi) - log(ratio), tau2, 2, STATS_Z95));
-		significant = j->per_sample ? j->p < REPORT_ALPHA && (lo > 1 || hi < 1) &&
-						      fabs(j->change) >= REPORT_MIN_EFFECT_PCT
-					    : (lo > 1 + REPORT_MIN_EFFECT || hi < 1 - REPORT_MIN_EFFECT) &&
-						      fabs(j->change) >= REPORT_MIN_EFFECT_PCT;
+		significant = j->per_sample ? report_judge_per_sample(j->p, lo, hi, j->change)
+					    : report_judge_interval(lo, hi, j->change);
 	}
 	report_row_string(row, "metric", report_metric_name(j->metric));
 	report_row_string(row, "interval_scope", estimated ? "within-and-between-jobs" : "within-job");
@@ -456,5 +455,7 @@ bool report_between_judge(const struct report_between *b, const char *variant, c
 	if (k)
 		add_between(row, k, estimated, 100 * sqrt(tau2));
 	*ret_between = estimated;
+	*ret_low = lo;
+	*ret_high = hi;
 	return significant;
 }

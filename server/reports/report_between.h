@@ -82,11 +82,12 @@ struct report_judged {
  * interval the verdict used) and, when history jobs had the row, 
  * "between_jobs": {"jobs": k, "sd_pct": 100 tau (with tau^2)}. Returns
  * whether the row is significant: J's own verdict when tau^2 could not be
- * estimated or is 0, else J's rule on the widened interval.
- * *RET_BETWEEN: whether the between-job term was used.
+ * estimated or is 0, else J's rule on the widened interval (report_judge.h's
+ * rules). *RET_BETWEEN: whether the between-job term was used; *RET_LOW,
+ * *RET_HIGH: the interval used. Called by report_judge() only.
  */
 bool report_between_judge(const struct report_between *b, const char *variant, const char *key,
 			  const struct report_compare_data *facts, const struct report_judged *j,
-			  struct report_row *row, bool *ret_between);
+			  struct report_row *row, bool *ret_between, double *ret_low, double *ret_high);
 
 #endif

@@ -1,7 +1,11 @@
 /*
  * The regression alert of a series' finished job from its confirmed change
  * points (report.h, report_change_point_alert(); docs/series.md "Alerts
- * from change points").
+ * from change points"): a change point the detector confirms opens an
+ * alert only when the one judge (report_judge.h), comparing the jobs
+ * either side of it as compare does, says regression; the alert's row
+ * carries that comparison's judged figures, so its compare link shows
+ * the same verdict on the same numbers.
  */
 #include "report_int.h"
 
@@ -53,27 +57,59 @@ static bool alerted_already(const cJSON *alerts, const char *series, const cJSON
 	return false;
 }
 
-static cJSON *alert_row(const cJSON *trace, const cJSON *cp)
+cJSON *report_alert_row(const cJSON *row)
 {
-	const cJSON *points = get(trace, "points");
-	cJSON *row = cJSON_CreateObject();
-	int before = position_of(points, number(get(cp, "before"), "job_id", 0));
-	int after = position_of(points, number(get(cp, "after"), "job_id", 0));
+	static const char *const context[] = {"baseline_median_us", "candidate_median_us", "unit", NULL};
+	const cJSON *judged = get(row, "judged");
+	cJSON *out = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(row, "variant", string(trace, "variant"));
-	cJSON_AddStringToObject(row, "cell", string(trace, "cell"));
-	cJSON_AddNumberToObject(row, "change_pct", number(cp, "magnitude_pct", 0));
-	cJSON_AddNumberToObject(row, "baseline_median_us",
-				number(cJSON_GetArrayItem(points, before), "median_us", 0));
-	cJSON_AddNumberToObject(row, "candidate_median_us",
-				number(cJSON_GetArrayItem(points, after), "median_us", 0));
-	cJSON_AddNumberToObject(row, "p_value", number(cp, "p_value", 1));
-	cJSON_AddNumberToObject(row, "ratio_ci_low", round_to(1 + number(cp, "ci_low_pct", 0) / 100, 0.0001));
-	if (cJSON_IsNumber(get(cp, "ci_high_pct")))
-		cJSON_AddNumberToObject(row, "ratio_ci_high",
-					round_to(1 + number(cp, "ci_high_pct", 0) / 100, 0.0001));
-	cJSON_AddItemToObject(row, "change_point", cJSON_Duplicate(cp, true));
-	return row;
+	cJSON_AddStringToObject(out, "variant", string(row, "variant"));
+	cJSON_AddStringToObject(out, "cell", string(row, "cell"));
+	cJSON_AddStringToObject(out, "metric",
+				string(judged, "metric") ? string(judged, "metric") : "median");
+	cJSON_AddNumberToObject(out, "change_pct",
+				number(judged ? judged : row, "change_pct", number(row, "change_pct", 0)));
+	cJSON_AddNumberToObject(out, "ratio", number(judged, "ratio", number(row, "ratio", 0)));
+	cJSON_AddNumberToObject(out, "ratio_ci_low",
+				number(row, "interval_low", number(row, "ratio_ci_low", 0)));
+	cJSON_AddNumberToObject(out, "ratio_ci_high",
+				number(row, "interval_high", number(row, "ratio_ci_high", 0)));
+	if (cJSON_IsNumber(get(judged ? judged : row, "p_value")))
+		cJSON_AddNumberToObject(out, "p_value", number(judged ? judged : row, "p_value", 1));
+	if (string(row, "interval_scope"))
+		cJSON_AddStringToObject(out, "interval_scope", string(row, "interval_scope"));
+	for (int i = 0; context[i]; i++)
+		if (get(row, context[i]))
+			cJSON_AddItemToObject(out, context[i], cJSON_Duplicate(get(row, context[i]), true));
+	if (judged)
+		cJSON_AddItemToObject(out, "judged", cJSON_Duplicate(judged, true));
+	return out;
+}
+
+/* The one judge's row of TRACE's variant and cell between the jobs either
+ * side of change point CP (report_compare(), across jobs, the series'
+ * THRESHOLD_PCT): a new alert row with the change point, or NULL when the
+ * judge does not say regression there (or the jobs cannot be compared). */
+static cJSON *confirmed_row(struct store *store, const cJSON *trace, const cJSON *cp, double threshold_pct)
+{
+	long long before = (long long)number(get(cp, "before"), "job_id", 0);
+	long long after = (long long)number(get(cp, "after"), "job_id", 0);
+	cJSON *comparison = NULL, *out = NULL;
+	const cJSON *row;
+
+	if (report_compare(store, before, after, threshold_pct, &comparison) < 0)
+		return NULL;
+	cJSON_ArrayForEach(row, get(comparison, "rows")) {
+		if (!string(row, "variant") || !string(row, "cell") ||
+		    strcmp(string(row, "variant"), string(trace, "variant")) != 0 ||
+		    strcmp(string(row, "cell"), string(trace, "cell")) != 0)
+			continue;
+		if (cJSON_IsTrue(get(row, "regression")) && (out = report_alert_row(row)))
+			cJSON_AddItemToObject(out, "change_point", cJSON_Duplicate(cp, true));
+		break;
+	}
+	cJSON_Delete(comparison);
+	return out;
 }
 
 int report_change_point_alert(struct store *store, const char *series, long long job_id, double threshold_pct,
@@ -108,10 +144,12 @@ int report_change_point_alert(struct store *store, const char *series, long long
 			if (n < REPORT_CHANGE_POINTS_MIN_HISTORY || !cJSON_IsTrue(get(cp, "regression")) ||
 			    pos <= here - RECENT || alerted_already(alerts, series, trace, pos))
 				continue;
-			row = alert_row(trace, cp);
+			/* confirmed by the one judge on the jobs either side (report_judge.h) */
+			if (!(row = confirmed_row(store, trace, cp, threshold_pct)))
+				continue;
 			cJSON_AddItemToArray(rows, row);
-			if (!worst || number(cp, "magnitude_pct", 0) > worst_pct) {
-				worst_pct = number(cp, "magnitude_pct", 0);
+			if (!worst || number(row, "change_pct", 0) > worst_pct) {
+				worst_pct = number(row, "change_pct", 0);
 				worst = get(row, "change_point");
 			}
 		}

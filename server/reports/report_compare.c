@@ -22,8 +22,8 @@
 int report_compare(struct store *store, long long baseline_id, long long candidate_id, double max_regression,
 		   cJSON **ret_comparison)
 {
-	return report_compare_metric(store, baseline_id, candidate_id, max_regression, REPORT_METRIC_MEDIAN,
-				     true, ret_comparison);
+	return report_compare_metric(store, baseline_id, candidate_id, max_regression,
+				     REPORT_JUDGE_DEFAULT_METRIC, true, ret_comparison);
 }
 
 static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};

@@ -3,6 +3,7 @@
  * over the floor, the floor ratio), and the row's verdict. */
 #include "report_compare_row.h"
 
+#include "report_judge.h"
 #include "report_paired.h"
 
 #include "loadlab/err.h"
@@ -43,6 +44,7 @@ static int not_comparable(struct report_row *row, const char *reason)
 
 /* What a row's figures found, for its metric. */
 struct row_figures {
+	double base_median, cand_median, base_min, cand_min; /* each side's, as the row shows them */
 	double change, min_change, min_lo, min_hi;
 	double lo, hi, p; /* the median ratio's interval and test */
 	bool significant, min_ci;
@@ -58,13 +60,6 @@ static void keep_interval(struct report_row *row, struct row_figures *f)
 	report_row_take(row);
 }
 
-/* Significant by a ratio's interval LO .. HI alone (CHANGE in %): all of it beyond the least effect. */
-static bool interval_significant(double lo, double hi, double change)
-{
-	return (lo > 1 + REPORT_MIN_EFFECT || hi < 1 - REPORT_MIN_EFFECT) &&
-	       fabs(change) >= REPORT_MIN_EFFECT_PCT;
-}
-
 /* The minimum's figures from the summaries' minimums and its interval. */
 static void add_min_interval(struct report_row *row, double base_min, double cand_min, double lo, double hi,
 			     struct row_figures *f)
@@ -72,6 +67,8 @@ static void add_min_interval(struct report_row *row, double base_min, double can
 	report_row_number(row, "min_ratio_ci_low", round_to(lo, 0.0001));
 	report_row_number(row, "min_ratio_ci_high", round_to(hi, 0.0001));
 	f->min_change = (cand_min / base_min - 1) * 100;
+	f->base_min = base_min;
+	f->cand_min = cand_min;
 	f->min_lo = lo;
 	f->min_hi = hi;
 	f->min_ci = true;
@@ -101,6 +98,8 @@ static int ranked_figures(const struct report_compare_variant *bv, const struct 
 				   cv->ranks + r, STATS_MEDIAN, 0.95, r, &lo, &hi) < 0)
 		return LL_EINVAL;
 	report_mann_whitney(&y, &x, &u, &p);
+	f->base_median = sx.median;
+	f->cand_median = sy.median;
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
 	keep_interval(row, f);
 	if (report_ranked_ratio_ci(bv->values, bv->n, bv->ranks + 2 * r, bv->ranks + 2 * r, cv->values, cv->n,
@@ -138,6 +137,8 @@ static int drawn_figures(const char *variant, const char *key, const struct repo
 
 	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
+	f->base_median = sx.median;
+	f->cand_median = sy.median;
 	if (report_compare_samples(&room->base, &sx, &room->cand, &sy, REPORT_COMPARE_RESAMPLES,
 				   stats_seed_of(key) ^ stats_seed_of(variant), false, row->figures,
 				   &f->change, &f->significant) < 0)
@@ -191,6 +192,8 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 
 	if (sampled_medians(bv, cv, room, row, &sx, &sy) < 0)
 		return LL_ENOMEM;
+	f->base_median = sx.median;
+	f->cand_median = sy.median;
 	x = sample_of(bv, room->base.x, true);
 	y = sample_of(cv, room->cand.x, true);
 	mx = malloc(x.rounds * sizeof(*mx));
@@ -208,7 +211,7 @@ static int rounds_figures(const char *variant, const char *key, const struct rep
 		goto done;
 	report_compare_figures(&sx, &sy, p, lo, hi, row->figures, &f->change, &f->significant);
 	keep_interval(row, f);
-	f->significant = interval_significant(lo, hi, f->change);
+	f->significant = report_judge_interval(lo, hi, f->change);
 	report_row_set_significant(row, f->significant);
 	if (stats_bootstrap_contrast_ci(&x, NULL, &y, NULL, STATS_MIN, 0.95, REPORT_COMPARE_RESAMPLES,
 					stats_seed_of(variant), &lo, &hi) == 0)
@@ -316,6 +319,7 @@ static int floor_interval(struct floor_sides *f, bool divide, struct report_row_
  * (no figure). */
 struct floor_figures {
 	int over_rc, ratio_rc;
+	double over_base, over_cand, ratio_base, ratio_cand; /* each side's figure */
 	double over_change, ratio_change, over_lo, over_hi, ratio_lo, ratio_hi;
 	bool over_significant, ratio_significant;
 };
@@ -359,9 +363,11 @@ static void floor_ratio(struct floor_sides *f, double mx, double mxf, double my,
 	report_row_number(row, "floor_ratio_ci_low", round_to(lo, 0.0001));
 	report_row_number(row, "floor_ratio_ci_high", round_to(hi, 0.0001));
 	report_row_number(row, "floor_ratio_change_pct", round_to(ff->ratio_change, 0.01));
-	ff->ratio_significant = interval_significant(lo, hi, ff->ratio_change);
+	ff->ratio_significant = report_judge_interval(lo, hi, ff->ratio_change);
 	ff->ratio_lo = lo;
 	ff->ratio_hi = hi;
+	ff->ratio_base = base;
+	ff->ratio_cand = cand;
 	ff->ratio_rc = 0;
 }
 
@@ -402,13 +408,57 @@ static void over_floor(const char *variant, const char *key, const struct report
 		report_row_number(row, "over_floor_ratio_ci_high", round_to(hi, 0.0001));
 		report_row_number(row, "over_floor_change_pct", round_to(change, 0.01));
 		ff->over_change = change;
-		ff->over_significant = interval_significant(lo, hi, change);
+		ff->over_significant = report_judge_interval(lo, hi, change);
 		ff->over_lo = lo;
 		ff->over_hi = hi;
+		ff->over_base = mx - mxf;
+		ff->over_cand = my - myf;
 		ff->over_rc = 0;
 	}
 	if (ratio)
 		floor_ratio(&f, mx, mxf, my, myf, room, row, ff);
+}
+
+/* The median's and the minimum's figures of F (SX, SY: the sides'
+ * medians and minimums, as the row wrote them) into C. */
+static void median_and_min(const struct row_figures *f, bool rounds, struct report_judge_case *c)
+{
+	c->figure[REPORT_METRIC_MEDIAN] = (struct report_judge_figure){.base = f->base_median,
+								       .cand = f->cand_median,
+								       .change = f->change,
+								       .low = f->lo,
+								       .high = f->hi,
+								       .p = f->p,
+								       .per_sample = !rounds,
+								       .significant = f->significant};
+	c->figure[REPORT_METRIC_MIN] = (struct report_judge_figure){.rc = f->min_ci ? 0 : LL_EINVAL,
+								    .base = f->base_min,
+								    .cand = f->cand_min,
+								    .change = f->min_change,
+								    .low = f->min_lo,
+								    .high = f->min_hi};
+	c->figure[REPORT_METRIC_MIN].significant = report_judge_interval(f->min_lo, f->min_hi, f->min_change);
+}
+
+/* The floor metrics' figures of FF into C. */
+static void floor_metrics(const struct floor_figures *ff, struct report_judge_case *c)
+{
+	c->figure[REPORT_METRIC_OVER_FLOOR] =
+		(struct report_judge_figure){.rc = ff->over_rc,
+					     .base = ff->over_base,
+					     .cand = ff->over_cand,
+					     .change = ff->over_change,
+					     .low = ff->over_lo,
+					     .high = ff->over_hi,
+					     .significant = ff->over_significant};
+	c->figure[REPORT_METRIC_FLOOR_RATIO] =
+		(struct report_judge_figure){.rc = ff->ratio_rc,
+					     .base = ff->ratio_base,
+					     .cand = ff->ratio_cand,
+					     .change = ff->ratio_change,
+					     .low = ff->ratio_lo,
+					     .high = ff->ratio_hi,
+					     .significant = ff->ratio_significant};
 }
 
 int report_compare_row(const char *variant, const struct side_task *base, const struct side_task *cand,
@@ -416,13 +466,12 @@ int report_compare_row(const char *variant, const struct side_task *base, const 
 		       const struct report_between *between, struct report_row_room *room,
 		       struct report_row *row, bool *used_between)
 {
-	struct report_judged j = {0};
-	const bool automatic = metric == REPORT_METRIC_AUTO;
 	const struct report_compare_variant *bv = NULL, *cv = NULL;
+	struct report_judge_case c = {0};
+	struct report_verdict v;
 	struct row_figures f = {0};
 	struct floor_figures ff = {0};
-	double change = 0;
-	bool significant = false, rounds;
+	bool rounds;
 	char reason[300];
 	int rc;
 
@@ -458,60 +507,25 @@ int report_compare_row(const char *variant, const struct side_task *base, const 
 		return not_comparable(row, "warm samples are missing");
 	if (rc < 0)
 		return not_comparable(row, "the baseline's times are zero");
-	if (automatic)
-		metric = base->read.floor.values && cand->read.floor.values ? REPORT_METRIC_FLOOR_RATIO
-									    : REPORT_METRIC_MEDIAN;
-	over_floor(variant, base->key, bv, cv, base, cand, rounds, metric == REPORT_METRIC_FLOOR_RATIO, room,
+	c.floors = base->read.floor.values && cand->read.floor.values;
+	c.base_floor = base->read.floor.values != NULL;
+	/* the floor ratio is drawn when it is asked for, or may be the one */
+	over_floor(variant, base->key, bv, cv, base, cand, rounds,
+		   metric == REPORT_METRIC_FLOOR_RATIO || (metric == REPORT_METRIC_AUTO && c.floors), room,
 		   row, &ff);
-	if (automatic && ff.ratio_rc < 0)
-		metric = REPORT_METRIC_MEDIAN; /* the default's fallback */
-	switch (metric) {
-	case REPORT_METRIC_AUTO: /* decided above */
-	case REPORT_METRIC_MEDIAN:
-		j = (struct report_judged){.metric = REPORT_METRIC_MEDIAN,
-					   .change = f.change,
-					   .low = f.lo,
-					   .high = f.hi,
-					   .per_sample = !rounds,
-					   .p = f.p};
-		significant = f.significant;
-		break;
-	case REPORT_METRIC_MIN:
-		if (!f.min_ci)
-			return not_comparable(row, "the minimum's interval could not be drawn");
-		change = f.min_change;
-		significant = interval_significant(f.min_lo, f.min_hi, change);
-		j = (struct report_judged){
-			.metric = metric, .change = change, .low = f.min_lo, .high = f.min_hi};
-		break;
-	case REPORT_METRIC_OVER_FLOOR:
-	case REPORT_METRIC_FLOOR_RATIO: {
-		bool over = metric == REPORT_METRIC_OVER_FLOOR;
-		int floor_rc = over ? ff.over_rc : ff.ratio_rc;
-		if (floor_rc == LL_ENOTFOUND)
-			return not_comparable(row, !base->read.floor.values
-							   ? "the baseline has no floor samples"
-							   : "the candidate has no floor samples");
-		if (floor_rc < 0)
-			return not_comparable(row, over ? "the baseline's median is not above its floor"
-							: "the floor ratio's interval could not be drawn");
-		change = over ? ff.over_change : ff.ratio_change;
-		significant = over ? ff.over_significant : ff.ratio_significant;
-		j = (struct report_judged){.metric = metric,
-					   .change = change,
-					   .low = over ? ff.over_lo : ff.ratio_lo,
-					   .high = over ? ff.over_hi : ff.ratio_hi};
-		break;
-	}
-	}
-	change = j.change;
-	j.significant = significant;
-	significant = report_between_judge(between, variant, base->key, &base->read, &j, row, used_between);
-	if (j.metric != REPORT_METRIC_MEDIAN || significant != j.significant)
-		report_row_set_significant(row, significant);
-	row->status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
-	row->regression = significant && change > 0 && change > max_regression;
-	report_row_string(row, "status", row->status);
-	report_row_bool(row, "regression", row->regression);
+	median_and_min(&f, rounds, &c);
+	floor_metrics(&ff, &c);
+	c.asked = metric;
+	c.max_regression_pct = max_regression;
+	c.between = between;
+	c.variant = variant;
+	c.key = base->key;
+	c.facts = &base->read;
+	report_judge(&c, row, &v);
+	if (!v.status || v.reason)
+		return not_comparable(row, v.reason);
+	*used_between = v.across_jobs;
+	row->status = v.status;
+	row->regression = v.regression;
 	return row->rc;
 }

@@ -228,20 +228,13 @@ static void md_compare_shipped(struct buf *out, const cJSON *base, const cJSON *
 	}
 }
 
-static double field(const cJSON *row, const char *name)
-{
-	const cJSON *item = get(row, name);
-	return cJSON_IsNumber(item) ? item->valuedouble : NAN;
-}
-
 int report_render_compare(const cJSON *comparison, const char *format, struct buf *out)
 {
 	const cJSON *row, *base = get(comparison, "baseline"), *cand = get(comparison, "candidate");
 	const cJSON *counts = get(comparison, "counts");
-	const struct report_text_metric *m, *rm;
+	const struct report_text_metric *m;
 	struct report_text_unit unit = report_text_compare_unit(comparison, "µs");
 	const bool automatic = strcmp(text(comparison, "metric"), "auto") == 0;
-	bool across;
 
 	if (strcmp(format, "csv") == 0) {
 		const char *const *more = strcmp(text(comparison, "metric"), "floor-ratio") == 0 ||
@@ -270,6 +263,8 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	}
 	if (strcmp(format, "md") != 0)
 		return err_set(LL_EINVAL, "Unknown comparison format '%s'.", format);
+	/* the answer first: the verdict, the counts, the table; then what
+	 * explains it, and the builds' provenance last */
 	buf_printf(out, "### loadlab compare: %s\n\nBaseline job %d (", text(comparison, "verdict"),
 		   (int)get(base, "id")->valuedouble);
 	report_md_escape(out, text(base, "name"));
@@ -282,15 +277,44 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
 		   (int)get(counts, "no_significant_change")->valuedouble,
 		   (int)get(counts, "not_comparable")->valuedouble);
-	if (cJSON_IsObject(get(comparison, "generator"))) {
-		char *a = cJSON_PrintUnformatted(get(get(comparison, "generator"), "baseline"));
-		char *b = cJSON_PrintUnformatted(get(get(comparison, "generator"), "candidate"));
-		buf_printf(out, "The jobs' generators differ: baseline `%s`, candidate `%s`.\n\n",
-			   a ? a : "?", b ? b : "?");
-		cJSON_free(a);
-		cJSON_free(b);
+	buf_append_str(out,
+		       "| variant | cell | baseline | candidate | ratio [95 % CI] | change | p | verdict | "
+		       "medians (context) |\n|---|---|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(row, get(comparison, "rows")) {
+		struct report_text_judged j;
+		buf_append_str(out, "| ");
+		report_md_escape(out, text(row, "variant"));
+		buf_append_str(out, " | ");
+		report_md_escape(out, text(row, "cell"));
+		if (strcmp(text(row, "status"), "not_comparable") == 0) {
+			buf_append_str(out, " | | | | | | not comparable: ");
+			report_md_escape(out, text(row, "reason"));
+			buf_append_str(out, " | |\n");
+			continue;
+		}
+		report_text_judged_of(row, text(comparison, "metric"), &j);
+		buf_append_str(out, " | ");
+		report_text_judged_side(out, &j, false, unit, "×");
+		buf_append_str(out, " | ");
+		report_text_judged_side(out, &j, true, unit, "×");
+		buf_printf(out, " | %.3f [%.3f, %.3f]%s | %+.1f %% | ", j.ratio, j.low, j.high,
+			   j.across ? " across jobs" : "", j.change);
+		report_text_judged_p(out, &j, "–");
+		buf_printf(out, " | %s%s%s%s | ", report_text_status_words(text(row, "status")),
+			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "",
+			   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
+			   automatic ? strcmp(j.metric->metric, "floor-ratio") == 0 ? " (median / floor)"
+										    : " (median)"
+				     : "");
+		report_text_medians(out, row, unit, "→");
+		buf_append_str(out, " |\n");
 	}
-	md_compare_shipped(out, base, cand);
+	buf_append_str(out,
+		       "\nBaseline and candidate are the figures of the metric that judged the row "
+		       "(× floor: the median over the empty program's); the ratio, its 95 % interval and "
+		       "the change are theirs, the ones the verdict used; p is the Mann-Whitney test where "
+		       "it decides beside the interval (–: the interval alone decides); the medians are "
+		       "context only.\n\n");
 	m = report_text_row_metric(NULL, text(comparison, "metric"));
 	if (automatic)
 		buf_append_str(out, "Judged by the median / floor where both sides have a floor, else by the "
@@ -309,38 +333,15 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			   "the others divide the medians.\n\n",
 			   paired, rows);
 	}
-	buf_printf(out,
-		   "| variant | cell | baseline %s | candidate %s | ratio [95 %% CI] | "
-		   "change | verdict |\n|---|---|---|---|---|---|---|\n",
-		   automatic ? "figure" : m->title, automatic ? "figure" : m->title);
-	cJSON_ArrayForEach(row, get(comparison, "rows")) {
-		buf_append_str(out, "| ");
-		report_md_escape(out, text(row, "variant"));
-		buf_append_str(out, " | ");
-		report_md_escape(out, text(row, "cell"));
-		if (strcmp(text(row, "status"), "not_comparable") == 0) {
-			buf_append_str(out, " | | | | | not comparable: ");
-			report_md_escape(out, text(row, "reason"));
-			buf_append_str(out, " |\n");
-			continue;
-		}
-		rm = report_text_row_metric(row, text(comparison, "metric"));
-		across = strcmp(text(row, "interval_scope"), "within-and-between-jobs") == 0;
-		buf_append_str(out, " | ");
-		report_text_side(out, row, rm, rm->base, unit, "×");
-		buf_append_str(out, " | ");
-		report_text_side(out, row, rm, rm->cand, unit, "×");
-		buf_printf(out, " | %.3f [%.3f, %.3f]%s | %+.1f %% | %s%s%s%s |\n",
-			   rm->ratio ? field(row, rm->ratio) : field(row, rm->change) / 100 + 1,
-			   field(row, get(row, "interval_low") ? "interval_low" : rm->low),
-			   field(row, get(row, "interval_high") ? "interval_high" : rm->high),
-			   across ? " across jobs" : "", field(row, rm->change), text(row, "status"),
-			   cJSON_IsTrue(get(row, "regression")) ? " **(regression)**" : "",
-			   strcmp(text(row, "unit"), "rounds") == 0 ? " (rounds)" : "",
-			   automatic ? strcmp(rm->metric, "floor-ratio") == 0 ? " (median / floor)"
-									      : " (median)"
-				     : "");
+	if (cJSON_IsObject(get(comparison, "generator"))) {
+		char *a = cJSON_PrintUnformatted(get(get(comparison, "generator"), "baseline"));
+		char *b = cJSON_PrintUnformatted(get(get(comparison, "generator"), "candidate"));
+		buf_printf(out, "The jobs' generators differ: baseline `%s`, candidate `%s`.\n\n",
+			   a ? a : "?", b ? b : "?");
+		cJSON_free(a);
+		cJSON_free(b);
 	}
+	md_compare_shipped(out, base, cand);
 	return 0;
 }
 

@@ -68,9 +68,16 @@ static void md_warm_cell(struct buf *out, const cJSON *c, struct report_text_uni
 	buf_append_str(out, " – ");
 	md_figure(out, c, "ci_high_us", unit);
 	buf_append_str(out, "]");
-	if (get(c, "change_pct"))
-		buf_printf(out, " · %+.1f %%%s", number(c, "change_pct", 0),
-			   cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	if (get(c, "change_pct")) { /* with the interval and p that decide the star */
+		buf_printf(out, " · %+.1f %%", number(c, "change_pct", 0));
+		if (cJSON_IsNumber(get(c, "ratio_ci_low")) && cJSON_IsNumber(get(c, "ratio_ci_high")))
+			buf_printf(out, " [×%.3f – ×%.3f]", number(c, "ratio_ci_low", 0),
+				   number(c, "ratio_ci_high", 0));
+		if (cJSON_IsNumber(get(c, "p_value")))
+			buf_printf(out, number(c, "p_value", 1) < 0.001 ? ", p %.1e" : ", p %.3f",
+				   number(c, "p_value", 1));
+		buf_append_str(out, cJSON_IsTrue(get(c, "significant")) ? " *" : "");
+	}
 	if (cJSON_IsNumber(get(c, "x_floor")))
 		buf_printf(out, " · %.2f× floor", number(c, "x_floor", 0));
 	md_noise(out, get(c, "noise"));
@@ -217,8 +224,10 @@ void report_markdown_job(const cJSON *report, struct buf *out)
 		buf_printf(out,
 			   "\n## Warm load time\n\nIn %s. Fastest run in bold (its change against `%s`), "
 			   "then the median with its 95 %% bootstrap CI, then the median's change against it "
-			   "in the same cell; `*` marks a significant difference (Mann-Whitney p < %.2f, CI "
-			   "of the ratio excluding 1, at least %.0f %%); noise: the other processes' CPU "
+			   "in the same cell with the 95 %% interval of the ratio of medians [×low – ×high] "
+			   "and the Mann-Whitney p that decide its star: `*` marks a significant difference "
+			   "(p < %.2f, the interval excluding 1, at least %.0f %%); noise: the other "
+			   "processes' CPU "
 			   "share seen while the cell was measured, and the runs flagged and retaken for it; "
 			   "⚠: what the runner cannot show (below the table).\n\n",
 			   report_text_unit_named(string(warm, "unit"), "µs").name, text(warm, "baseline"),

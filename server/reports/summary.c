@@ -3,6 +3,7 @@
 #include "summary.h"
 
 #include "report_int.h"
+#include "report_judge_rules.h"
 #include "store/store.h"
 
 #include "loadlab/err.h"
@@ -19,7 +20,7 @@ void report_compare_figures(const struct stats_summary *sx, const struct stats_s
 			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant)
 {
 	double change = (sy->median / sx->median - 1) * 100;
-	bool significant = p < REPORT_ALPHA && (lo > 1 || hi < 1) && fabs(change) >= REPORT_MIN_EFFECT_PCT;
+	bool significant = report_judge_per_sample(p, lo, hi, change); /* the report's star */
 
 	cJSON_AddNumberToObject(out, "change_pct", round_to(change, 0.01));
 	cJSON_AddNumberToObject(out, "min_change_pct", round_to((sy->min / sx->min - 1) * 100, 0.01));
@@ -250,9 +251,7 @@ static void add_cold_significance(cJSON *vs, const cJSON *base, const cJSON *min
 		snprintf(key, sizeof(key), "%s_p_value", counts[i]);
 		cJSON_AddNumberToObject(vs, key, p);
 		snprintf(key, sizeof(key), "%s_significant", counts[i]);
-		cJSON_AddBoolToObject(vs, key,
-				      p < REPORT_ALPHA && (lo > 1 || hi < 1) &&
-					      fabs(change) >= REPORT_MIN_EFFECT_PCT);
+		cJSON_AddBoolToObject(vs, key, report_judge_per_sample(p, lo, hi, change));
 	}
 	free(x);
 	free(y);

@@ -207,8 +207,7 @@ int route_reports_job(struct http_request *req, struct http_reply *reply)
 int route_reports_compare(struct http_request *req, struct http_reply *reply)
 {
 	const char *format = format_of(req, reply), *text;
-	enum report_metric metric =
-		REPORT_METRIC_AUTO; /* report.h: floor-ratio where both sides have a floor */
+	enum report_metric metric = REPORT_JUDGE_DEFAULT_METRIC; /* the one judge's (report.h) */
 	long long base = 0, cand = 0;
 	double max_regression = 0;
 	bool across_jobs;

@@ -199,34 +199,20 @@ static void fire_due(struct scheduler *s)
 }
 
 /* The alert body of a comparison's regressing rows: {"threshold_pct",
- * "worst_change_pct","rows":[{"variant","cell","change_pct",...}]}. */
+ * "worst_change_pct","rows":[report_alert_row()...]}, the judged change. */
 static cJSON *alert_of(const cJSON *comparison, double threshold)
 {
 	cJSON *alert = cJSON_CreateObject(), *rows = cJSON_CreateArray();
 	const cJSON *row;
 	double worst = -INFINITY;
-	static const char *const keys[] = {"variant",
-					   "cell",
-					   "change_pct",
-					   "baseline_median_us",
-					   "candidate_median_us",
-					   "p_value",
-					   "ratio_ci_low",
-					   "ratio_ci_high",
-					   NULL};
 
 	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(comparison, "rows")) {
 		cJSON *r;
-		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "regression")))
+		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "regression")) ||
+		    !(r = report_alert_row(row)))
 			continue;
-		r = cJSON_CreateObject();
-		for (int i = 0; keys[i]; i++) {
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, keys[i]);
-			if (v)
-				cJSON_AddItemToObject(r, keys[i], cJSON_Duplicate(v, true));
-		}
-		if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "change_pct")) > worst)
-			worst = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "change_pct"));
+		if (cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "change_pct")) > worst)
+			worst = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r, "change_pct"));
 		cJSON_AddItemToArray(rows, r);
 	}
 	cJSON_AddNumberToObject(alert, "threshold_pct", threshold);

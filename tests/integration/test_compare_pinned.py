@@ -34,7 +34,7 @@ from harness import Daemon, run_tests
 PINNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "compare_pinned.json")
 PINNED_DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                               "compare_pinned_default.json")
-NEW_ROW_FIELDS = ("metric", "interval_scope", "interval_low", "interval_high", "between_jobs")
+NEW_ROW_FIELDS = ("metric", "interval_scope", "interval_low", "interval_high", "between_jobs", "judged")
 REGEN = "--regen" in sys.argv
 if REGEN:
     sys.argv.remove("--regen")

@@ -69,6 +69,27 @@ def cell(report, table, variant, key):
     return [c for c in row["cells"] if c["cell"] == key][0]
 
 
+def star_agrees_with_interval(report, md, table):
+    """Each warm cell's star, in the Markdown (MD) and the CLI's TABLE, is
+    shown beside the interval and p that decide it, and agrees with them
+    by the one judge's per-sample rule (issue 39)."""
+    p_text = lambda p: ("%.1e" if p < 0.001 else "%.3f") % p
+    starred = 0
+    for row in report["warm"]["variants"]:
+        for c in row["cells"]:
+            if "change_pct" not in c or "ratio_ci_low" not in c:
+                continue
+            lo, hi, p = c["ratio_ci_low"], c["ratio_ci_high"], c["p_value"]
+            rule = p < 0.05 and (lo > 1 or hi < 1) and abs(c["change_pct"]) >= 1
+            assert rule == c["significant"], c
+            starred += rule
+            shown = " · %+.1f %% [×%.3f – ×%.3f], p %s%s" % (c["change_pct"], lo, hi, p_text(p), " *" if rule else "")
+            assert shown in md, (shown, c)
+            shown = " %+.1f%%%s [%.3f, %.3f] p %s" % (c["change_pct"], "*" if rule else "", lo, hi, p_text(p))
+            assert shown in table, (shown, c)
+    assert starred, "no starred cell to check"
+
+
 def cli(d, *args):
     r = subprocess.run([LOADLAB, "--server", d.url, "--token", d.admin_token] + list(args),
                        capture_output=True, text=True, timeout=60)
@@ -140,6 +161,7 @@ def test_column_report():
         assert "Warm load time, us:" in out and "\n  ! bind, ordinal+bind: %s" % note in out, out
         bind_line = [line for line in out.splitlines() if line.startswith("bind ")][0]
         assert bind_line.count(" !") == 3, bind_line
+        star_agrees_with_interval(report, text, out)
         assert "\nFindings\n" in out and "bind (warm): timed under Wine in 3 cells" in out, out
         rows = list(csv.DictReader(io.StringIO(
             d.api("GET", "/api/v1/jobs/%d/report?format=csv" % jid, token=d.admin_token).body.decode())))
@@ -288,7 +310,7 @@ def test_compare_verdicts_and_exit_codes():
         assert code == 0, (code, out, err)
         code, out, err = cli(d, "compare", str(base), str(same), "--max-regression", "5")
         assert code == 0 and out.startswith("loadlab compare: ok\n"), (code, out, err)
-        assert "VARIANT" in out and "no_significant_change (median)" in out, out
+        assert "VARIANT" in out and "no significant change (median)" in out, out
         for fmt in ("md", "markdown"):  # the Markdown a pull request shows, asked for by name
             code, out, err = cli(d, "compare", str(base), str(same), "--max-regression", "5", "--format", fmt)
             assert code == 0 and "### loadlab compare: ok" in out and "| variant | cell |" in out, (code, out, err)

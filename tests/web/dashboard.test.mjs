@@ -284,7 +284,14 @@ test("the report shows the numbers the API returns", async () => {
       assert.equal(await td.$eval(".v-min", (e) => e.textContent), us(c.min_us));
       assert.equal(await td.$eval(".v-ci-low", (e) => e.textContent), us(c.ci_low_us));
       assert.equal(await td.$eval(".v-n", (e) => e.textContent), String(c.n));
-      if (c.change_pct !== undefined) assert.equal(await td.$eval(".v-change", (e) => e.textContent), pct(c.change_pct));
+      if (c.change_pct !== undefined) {
+        assert.equal(await td.$eval(".v-change", (e) => e.textContent), pct(c.change_pct));
+        /* the star beside the interval and p that decide it (issue 39) */
+        assert.equal(await td.$eval(".v-ratio-ci", (e) => e.textContent), `${c.ratio_ci_low.toFixed(4)}, ${c.ratio_ci_high.toFixed(4)}`);
+        const rule = c.p_value < 0.05 && (c.ratio_ci_low > 1 || c.ratio_ci_high < 1) && Math.abs(c.change_pct) >= 1;
+        assert.equal(rule, c.significant === true, JSON.stringify(c));
+        assert.equal(await td.$eval(".v-star", (e) => e.textContent), rule ? " *" : "");
+      }
       checked++;
     }
   }
@@ -332,8 +339,28 @@ test("the compare page gives the CLI's verdict, its command line and a link that
     assert.equal(await page.textContent("#compare-cmd"), `loadlab compare ${jobs.base} ${cand} --max-regression ${max}`);
     const cmp = (await api("GET", `/api/v1/compare?baseline=${jobs.base}&candidate=${cand}&max_regression=${max}`)).body;
     assert.equal(await page.$$eval("#compare-table tbody tr", (r) => r.length), cmp.rows.length);
-    const slow = cmp.rows.find((r) => typeof r.ratio === "number");
-    assert.equal(await page.$eval(`#compare-table tr[data-variant="${slow.variant}"][data-cell="${slow.cell}"] .v-ratio`, (e) => e.textContent), slow.ratio.toFixed(4));
+    const slow = cmp.rows.find((r) => r.judged);
+    assert.equal(await page.$eval(`#compare-table tr[data-variant="${slow.variant}"][data-cell="${slow.cell}"] .v-ratio`, (e) => e.textContent), slow.judged.ratio.toFixed(4));
+    /* Every row shows the figures that judged it (issue 39): the ratio,
+     * interval, change and p of its verdict, the verdict in words, and
+     * never a significant interval beside "no significant change". */
+    const shown = await page.$$eval("#compare-table tbody tr", (trs) => trs.map((tr) => ({
+      status: tr.querySelector(".v-status").textContent, ratio: tr.querySelector(".v-ratio").textContent,
+      ci: tr.querySelector(".v-ci").textContent, change: tr.querySelector(".v-change").textContent, p: tr.querySelector(".v-p").textContent })));
+    const words = { faster: "faster", slower: "slower", no_significant_change: "no significant change", not_comparable: "not comparable" };
+    for (const [i, r] of cmp.rows.entries()) {
+      const s = shown[i], j = r.judged;
+      assert.equal(s.status, words[r.status]);
+      if (!j) continue;
+      assert.equal(s.ratio, j.ratio.toFixed(4));
+      assert.equal(s.ci, `[${j.ci_low.toFixed(4)}, ${j.ci_high.toFixed(4)}]` + (j.scope === "within-and-between-jobs" ? " across jobs" : ""));
+      assert.deepEqual([j.ci_low, j.ci_high], [r.interval_low, r.interval_high]);
+      assert.equal(s.change, (j.change_pct > 0 ? "+" : "") + j.change_pct.toFixed(2) + " %");
+      assert.equal(s.p, typeof j.p_value === "number" ? (j.p_value !== 0 && j.p_value < 0.001 ? j.p_value.toExponential(1) : j.p_value.toFixed(3)) : "–");
+      const called = typeof j.p_value === "number" ? j.p_value < 0.05 && (j.ci_low > 1 || j.ci_high < 1) && Math.abs(j.change_pct) >= 1
+        : (j.ci_low > 1.01 || j.ci_high < 0.99) && Math.abs(j.change_pct) >= 1;
+      assert.equal(called, r.status !== "no_significant_change", JSON.stringify(r));
+    }
     /* The chart draws each row's judged ratio as a bar from 1.0 (no
      * change) with its whole interval on the axis, and says what the CLI
      * says above the table. */
@@ -346,6 +373,8 @@ test("the compare page gives the CLI's verdict, its command line and a link that
     const comparable = cmp.rows.filter((r) => typeof r.ratio === "number");
     assert.equal(drawn.barsFrom, "1");
     assert.equal(drawn.bars.length, comparable.length);
+    /* the chart's bars are the judged figures, the table's */
+    assert.deepEqual(drawn.bars.map((b) => b.slice(1)), cmp.rows.filter((r) => r.judged).map((r) => [r.judged.ratio, r.judged.ci_low, r.judged.ci_high]));
     assert.ok(drawn.min < 1 && drawn.max > 1, JSON.stringify(drawn));
     for (const [, figure, low, high] of drawn.bars) {
       assert.ok(drawn.min <= low && low <= figure && figure <= high && high <= drawn.max, JSON.stringify([drawn.min, low, figure, high, drawn.max]));

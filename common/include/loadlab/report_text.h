@@ -75,6 +75,36 @@ struct report_text_unit report_text_compare_unit(const cJSON *comparison, const 
 void report_text_side(struct buf *out, const cJSON *row, const struct report_text_metric *m, const char *key,
 		      struct report_text_unit unit, const char *times);
 
+/* A row's status in the words a person reads: "faster", "slower", "no
+ * significant change", "not comparable" (another status as it is). */
+const char *report_text_status_words(const char *status);
+
+/* What judged a comparison's row (issue 39): the metric, each side's
+ * figure of it, their ratio, its interval as the verdict used it (ACROSS:
+ * within and between jobs), the change in %, and p where a test decided
+ * beside the interval (HAS_P; else the interval alone decides): the row's
+ * "judged", or for rows without it (a server before issue 39) the
+ * fields of the metric that judged it (report_text_row_metric()). */
+struct report_text_judged {
+	const struct report_text_metric *metric;
+	double base, cand, ratio, low, high, change, p;
+	bool has_p, across;
+};
+void report_text_judged_of(const cJSON *row, const char *metric, struct report_text_judged *ret);
+
+/* Appends J's baseline (or CANDIDATE's) figure: a duration in UNIT with
+ * its name, or a multiple of the side's floor ("2.000 × floor"); "?". */
+void report_text_judged_side(struct buf *out, const struct report_text_judged *j, bool candidate,
+			     struct report_text_unit unit, const char *times);
+
+/* Appends J's p ("0.012", "1.5e-09"), or NONE when the interval alone
+ * decided. */
+void report_text_judged_p(struct buf *out, const struct report_text_judged *j, const char *none);
+
+/* Appends ROW's raw medians as context, "1000.3 -> 1120.2 us" in UNIT
+ * (ARROW between them); nothing when ROW has none. */
+void report_text_medians(struct buf *out, const cJSON *row, struct report_text_unit unit, const char *arrow);
+
 /* The comparison's "intervals" said in one line, then a blank line:
  * whether the intervals hold what varies between jobs, or one job's
  * rounds only. Nothing when INTERVALS is NULL. */

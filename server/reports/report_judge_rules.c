@@ -1,0 +1,17 @@
+/* The one judge's rules (report_judge_rules.h). */
+#include "report_judge_rules.h"
+
+#include "report.h"
+
+#include <math.h>
+
+bool report_judge_per_sample(double p, double low, double high, double change_pct)
+{
+	return p < REPORT_ALPHA && (low > 1 || high < 1) && fabs(change_pct) >= REPORT_MIN_EFFECT_PCT;
+}
+
+bool report_judge_interval(double low, double high, double change_pct)
+{
+	return (low > 1 + REPORT_MIN_EFFECT || high < 1 - REPORT_MIN_EFFECT) &&
+	       fabs(change_pct) >= REPORT_MIN_EFFECT_PCT;
+}
