@@ -25,8 +25,8 @@ set(LOADLAB_TEST_BUDGETS
   "integration/test_bisect 362"
   "agent/test_column_report 158"
   "agent/test_agent_fleet 154"
-  "agent/test_agent_update 143"
-  "agent/test_agent_hostile 138"
+  "agent/test_agent_update 30"
+  "agent/test_agent_hostile 40"
   "agent/test_shared_build_windows 130"
   "agent/test_no_compiler 126"
   "integration/test_pg_replicas 117"
@@ -75,6 +75,8 @@ set(LOADLAB_TEST_BUDGETS
   "integration/test_queue 22"
   "agent/test_program_windows 21"
   "integration/test_retention 21"
+  "agent/test_program_zlib_windows 60"
+  "web/layout 45"
 )
 
 # loadlab_finish_tests(): for every test of the calling directory:
