@@ -222,11 +222,6 @@ int store_task_calibration_spec(struct store *store, long long task_id, long lon
 	return backend_of(store)->agents->task_calibration_spec(store, task_id, ret_job_id, ret_spec);
 }
 
-int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration)
-{
-	return backend_of(store)->agents->agent_calibration_put(store, agent_id, calibration);
-}
-
 int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256)
 {
 	return backend_of(store)->agents->agent_build_set(store, agent_id, version, sha256);
@@ -462,49 +457,6 @@ int store_stats(struct store *store, long long now, struct store_stats *ret_stat
 	return backend_of(store)->handle->stats(store, now, ret_stats);
 }
 
-/* A backend without bisections (store_backend.h: the ops may be NULL
- * until a backend has them). */
-static int no_bisections(void)
-{
-	return err_set(LL_EUNSUPPORTED, "This store has no bisections.");
-}
-
-int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			   int max_running, long long now, long long *ret_id)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_create(store, series, doc, by, max_running, now,
-							       ret_id);
-}
-
-int store_bisection_get(struct store *store, long long id, cJSON **ret_bisection)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_get(store, id, ret_bisection);
-}
-
-int store_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			   const cJSON *doc, long long now)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_update(store, id, expect, state, doc, now);
-}
-
-int store_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisections_running(store, ret_ids, max, ret_count);
-}
-
-int store_blob_references(struct store *store, cJSON **ret_hashes)
-{
-	return backend_of(store)->blobs->blob_references(store, ret_hashes);
-}
-
 int store_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			   void *context, struct store_call **ret_call)
 {
@@ -550,27 +502,6 @@ void store_call_free(struct store_call *call)
 {
 	if (call)
 		backend_of_call(call)->handle->call_free(call);
-}
-
-int store_job_history(struct store *store, const char *family, long long before, int limit,
-		      int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		      void *context)
-{
-	return backend_of(store)->history->job_history(store, family, before, limit, fn, context);
-}
-
-int store_calibration_add(struct store *store, long long agent_id, long long result_id,
-			  const cJSON *calibration)
-{
-	return backend_of(store)->history->calibration_add(store, agent_id, result_id, calibration);
-}
-
-int store_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			      double injected_us, const char *family, const char *runner, int limit,
-			      void (*fn)(void *context, const cJSON *calibration), void *context)
-{
-	return backend_of(store)->history->calibration_history(store, agent_id, before_result_id, injected_us,
-							       family, runner, limit, fn, context);
 }
 
 /* A backend without retention or compaction has nothing to do (store_backend.h). */

@@ -67,7 +67,6 @@ struct store_agent_ops {
 			   long long now, cJSON **ret_agent);
 	int (*task_calibration_spec)(struct store *store, long long task_id, long long *ret_job_id,
 				     cJSON **ret_spec);
-	int (*agent_calibration_put)(struct store *store, long long agent_id, const cJSON *calibration);
 	int (*agent_builds)(struct store *store, long long agent_id, bool *ret_builds);
 	int (*agent_build_set)(struct store *store, long long agent_id, const char *version,
 			       const char *sha256);
@@ -171,34 +170,6 @@ struct store_schedule_ops {
 	int (*schedule_pending)(struct store *store, cJSON **ret_runs);
 };
 
-/* The history of repeated jobs and calibrations (store.h, "history of
- * repeated jobs"). */
-struct store_history_ops {
-	int (*job_history)(struct store *store, const char *family, long long before, int limit,
-			   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-			   void *context);
-	int (*calibration_add)(struct store *store, long long agent_id, long long result_id,
-			       const cJSON *calibration);
-	int (*calibration_history)(struct store *store, long long agent_id, long long before_result_id,
-				   double injected_us, const char *family, const char *runner, int limit,
-				   void (*fn)(void *context, const cJSON *calibration), void *context);
-};
-
-/* The bisections (store.h, "bisections"); NULL in a backend that has
- * none yet: store.c answers LL_EUNSUPPORTED. */
-struct store_bisect_ops {
-	int (*bisection_create)(struct store *store, const char *series, const cJSON *doc, const char *by,
-				int max_running, long long now, long long *ret_id);
-	int (*bisection_get)(struct store *store, long long id, cJSON **ret_bisection);
-	int (*bisection_update)(struct store *store, long long id, const char *expect, const char *state,
-				const cJSON *doc, long long now);
-	int (*bisections_running)(struct store *store, long long *ret_ids, int max, int *ret_count);
-};
-
-/* The blobs jobs reference (store.h, "blobs"). */
-struct store_blob_ops {
-	int (*blob_references)(struct store *store, cJSON **ret_hashes);
-};
 /* The handle: opening, checking and closing the store, its figures, and a
  * call dropped unanswered (store.h, store_async.h). */
 struct store_handle_ops {
@@ -220,9 +191,14 @@ struct store_handle_ops {
 	int (*restore)(const char *from, const char *location, struct store_counts *ret_counts);
 };
 
+struct db_driver;
+
 struct store_backend {
 	const char *scheme; /* "sqlite": --db sqlite:PATH */
 	const char *alias;  /* another scheme of the same backend, or NULL ("postgres") */
+	/* The statement layer's driver (db_driver.h), which the resources
+	 * written once over db.h use. */
+	const struct db_driver *db;
 	const struct store_handle_ops *handle;
 	const struct store_token_ops *tokens;
 	const struct store_agent_ops *agents;
@@ -231,9 +207,6 @@ struct store_backend {
 	const struct store_result_ops *results;
 	const struct store_series_ops *series;
 	const struct store_schedule_ops *schedules;
-	const struct store_blob_ops *blobs;
-	const struct store_bisect_ops *bisections;
-	const struct store_history_ops *history;
 };
 
 /* The backends (store.c's table names them). */

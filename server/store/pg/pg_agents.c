@@ -366,15 +366,6 @@ int pg_task_calibration_spec(struct store *s, long long task_id, long long *ret_
 	return 0;
 }
 
-int pg_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
-{
-	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
-
-	return pg_calibration_write(s, agent_id,
-				    cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
-				    calibration, true);
-}
-
 int pg_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
 {
 	long long held = 0;

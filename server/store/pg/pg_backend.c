@@ -5,6 +5,8 @@
  */
 #include "pg_int.h"
 
+#include "store/db_driver.h"
+
 static const struct store_handle_ops handle_ops = {
 	.open = pg_open,
 	.close = pg_close,
@@ -30,7 +32,6 @@ static const struct store_agent_ops agents_ops = {
 	.agent_get = pg_agent_get,
 	.agent_patch = pg_agent_patch,
 	.task_calibration_spec = pg_task_calibration_spec,
-	.agent_calibration_put = pg_agent_calibration_put,
 	.agent_builds = pg_agent_builds,
 	.agent_build_set = pg_agent_build_set,
 	.agent_update_set = pg_agent_update_set,
@@ -96,19 +97,10 @@ static const struct store_schedule_ops schedules_ops = {
 	.schedule_pending = pg_schedule_pending,
 };
 
-static const struct store_blob_ops blobs_ops = {
-	.blob_references = pg_blob_references,
-};
-
-static const struct store_history_ops history_ops = {
-	.job_history = pg_job_history,
-	.calibration_add = pg_calibration_add,
-	.calibration_history = pg_calibration_history,
-};
-
 const struct store_backend store_backend_pg = {
 	.scheme = "postgresql",
 	.alias = "postgres",
+	.db = &db_driver_pg,
 	.handle = &handle_ops,
 	.tokens = &tokens_ops,
 	.agents = &agents_ops,
@@ -117,13 +109,4 @@ const struct store_backend store_backend_pg = {
 	.results = &results_ops,
 	.series = &series_ops,
 	.schedules = &schedules_ops,
-	.blobs = &blobs_ops,
-	.history = &history_ops,
-	.bisections =
-		&(const struct store_bisect_ops){
-			.bisection_create = pg_bisection_create,
-			.bisection_get = pg_bisection_get,
-			.bisection_update = pg_bisection_update,
-			.bisections_running = pg_bisections_running,
-		},
 };

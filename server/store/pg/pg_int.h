@@ -220,36 +220,12 @@ int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON *
 int pg_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
 		   long long now, cJSON **ret_agent);
 int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
-int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
-/* pg_bisect.c */
-int pg_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			int max_running, long long now, long long *ret_id);
-int pg_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
-int pg_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			const cJSON *doc, long long now);
-int pg_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
 int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
 int pg_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
 int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			     void *context, struct store_call **ret_call);
 int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
-/* pg_history.c */
-int pg_job_history(struct store *store, const char *family, long long before, int limit,
-		   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		   void *context);
-int pg_calibration_add(struct store *store, long long agent_id, long long result_id,
-		       const cJSON *calibration);
-int pg_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			   double injected_us, const char *family, const char *runner, int limit,
-			   void (*fn)(void *context, const cJSON *calibration), void *context);
-
-/* Stores CALIBRATION (pg_history.c): in the agent's history of
- * calibrations, or as its last one (LAST), which a calibration whose
- * result came earlier never replaces. */
-int pg_calibration_write(struct store *s, long long agent_id, long long result_id, const cJSON *calibration,
-			 bool last);
 
 /* pg_jobs.c */
 int pg_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
@@ -321,9 +297,6 @@ int pg_schedule_claim(struct store *store, long long id, bool manual, long long 
 int pg_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
 			   long long now);
 int pg_schedule_pending(struct store *store, cJSON **ret_runs);
-
-/* pg_blobs.c */
-int pg_blob_references(struct store *store, cJSON **ret_hashes);
 
 /* --- the writes (pg_write.c) --- */
 

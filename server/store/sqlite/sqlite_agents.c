@@ -27,7 +27,7 @@ int agent_touch(struct store *s, long long agent_id, long long now)
 		window = AGENT_TOUCH_MAX_MS;
 	if (!store_cache_agent_touch_due(&s->cache, agent_id, now, window))
 		return 0;
-	rc = db_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+	rc = sq_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
 	if (rc == 0)
 		store_cache_agent_touch_put(&s->cache, agent_id, now);
 	return rc;
@@ -45,13 +45,13 @@ static int op_agent_enroll(struct store *s, void *arg)
 	struct agent_enroll_op *a = arg;
 	int rc;
 
-	rc = db_run(s->writer,
+	rc = sq_run(s->writer,
 		    "INSERT INTO agents (name, facts, labels, created_at, last_seen) VALUES (?, ?, ?, ?, ?)",
 		    "tttii", a->name, a->facts, a->labels, a->now, a->now);
 	if (rc < 0)
 		return rc;
 	a->id = sqlite3_last_insert_rowid(s->writer);
-	return db_run(
+	return sq_run(
 		s->writer,
 		"INSERT INTO tokens (kind, name, hash, agent_id, created_at) VALUES ('agent', ?, ?, ?, ?)",
 		"tbii", a->name, a->hash, a->id, a->now);
@@ -113,8 +113,8 @@ static cJSON *agent_from_row(struct store *s, sqlite3_stmt *stmt, long long now)
 	return a;
 }
 
-/* The context of agent_from_row() called by db_reader_each() and
- * db_row_by_id(). */
+/* The context of agent_from_row() called by sq_reader_each() and
+ * sq_row_by_id(). */
 struct agent_rows {
 	struct store *store;
 	long long now;
@@ -133,7 +133,7 @@ int sqlite_agent_list(struct store *s, long long now, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
 	struct agent_rows c = {s, now, cJSON_AddArrayToObject(out, "agents"), NULL};
-	int rc = db_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
+	int rc = sq_reader_each(s, "SELECT " AGENT_COLUMNS " FROM agents a ORDER BY a.id", add_agent, &c);
 
 	return store_answer(rc, out, ret_list);
 }
@@ -150,7 +150,7 @@ static int read_agent(void *context, sqlite3_stmt *row)
 static int writer_agent_get(struct store *s, long long id, long long now, cJSON **ret)
 {
 	struct agent_rows c = {s, now, NULL, NULL};
-	int rc = db_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id, "agent",
+	int rc = sq_row_by_id(s->writer, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", id, "agent",
 			      read_agent, &c);
 
 	if (rc == 0)
@@ -164,7 +164,7 @@ int sqlite_agent_get(struct store *s, long long agent_id, long long now, cJSON *
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", agent_id,
+	rc = sq_row_by_id(s->reader, "SELECT " AGENT_COLUMNS " FROM agents a WHERE a.id = ?", agent_id,
 			  "agent", read_agent, &c);
 	pthread_mutex_unlock(&s->reader_lock);
 	if (rc == 0)
@@ -201,13 +201,13 @@ static int op_agent_patch(struct store *s, void *arg)
 	}
 	text = json_text(labels);
 	cJSON_Delete(agent);
-	rc = db_run(s->writer, "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
+	rc = sq_run(s->writer, "UPDATE agents SET labels = ? WHERE id = ?", "ti", text, a->id);
 	free(text);
 	if (rc == 0 && a->change->quarantined >= 0)
-		rc = db_run(s->writer, "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
+		rc = sq_run(s->writer, "UPDATE agents SET quarantined = ? WHERE id = ?", "ii",
 			    (long long)a->change->quarantined, a->id);
 	if (rc == 0 && a->change->builder >= 0)
-		rc = db_run(s->writer, "UPDATE agents SET builder = ? WHERE id = ?", "ii",
+		rc = sq_run(s->writer, "UPDATE agents SET builder = ? WHERE id = ?", "ii",
 			    (long long)a->change->builder, a->id);
 	if (rc == 0)
 		rc = writer_agent_get(s, a->id, a->now, &a->out);
@@ -251,7 +251,7 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	int rc;
 
 	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
-	    (rc = db_run(s->writer,
+	    (rc = sq_run(s->writer,
 			 "UPDATE tasks SET lease_expires = ? WHERE lease_holder = ? AND state = 'leased'",
 			 "ii", expires, a->agent_id)) < 0)
 		return rc;
@@ -262,13 +262,13 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 	 * order, merged by id. One statement with "state = 'leased' OR
 	 * (state = 'cancelled' AND ...)" walked every task the agent ever
 	 * held (its done ones too): a heartbeat cost grew with its history. */
-	leased = db_cached(s->writer, "SELECT id, attempt, lease_expires FROM tasks"
+	leased = sq_cached(s->writer, "SELECT id, attempt, lease_expires FROM tasks"
 				      " WHERE lease_holder = ? AND state = 'leased' ORDER BY id");
-	cancelled = db_cached(s->writer, "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
+	cancelled = sq_cached(s->writer, "SELECT id, attempt FROM tasks WHERE lease_holder = ?"
 					 " AND state = 'cancelled' AND cancel_notified = 0 ORDER BY id");
 	if (!leased || !cancelled) {
-		db_release(s->writer, leased);
-		db_release(s->writer, cancelled);
+		sq_release(s->writer, leased);
+		sq_release(s->writer, cancelled);
 		return LL_ESTORE;
 	}
 	sqlite3_bind_int64(leased, 1, a->agent_id);
@@ -286,12 +286,12 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 			has_leased = sqlite3_step(leased) == SQLITE_ROW;
 		}
 	}
-	db_release(s->writer, leased);
-	db_release(s->writer, cancelled);
+	sq_release(s->writer, leased);
+	sq_release(s->writer, cancelled);
 	/* Only a cancelled task just listed has cancel_notified = 0. */
 	if (!cancelled_listed)
 		return 0;
-	return db_run(s->writer,
+	return sq_run(s->writer,
 		      "UPDATE tasks SET cancel_notified = 1 WHERE lease_holder = ? AND state = 'cancelled'"
 		      " AND cancel_notified = 0",
 		      "i", a->agent_id);
@@ -340,7 +340,7 @@ int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader,
+	rc = sq_row_by_id(s->reader,
 			  "SELECT j.id, j.spec FROM tasks t JOIN jobs j ON j.id = t.job_id"
 			  " WHERE t.id = ? AND json_extract(j.spec, '$.calibration') IS NOT NULL",
 			  task_id, NULL, read_calibration_spec, &c);
@@ -354,22 +354,13 @@ int sqlite_task_calibration_spec(struct store *s, long long task_id, long long *
 	return 0;
 }
 
-int sqlite_agent_calibration_put(struct store *s, long long agent_id, const cJSON *calibration)
-{
-	const cJSON *result_id = cJSON_GetObjectItemCaseSensitive(calibration, "result_id");
-
-	return sqlite_calibration_write(s, agent_id,
-					cJSON_IsNumber(result_id) ? (long long)result_id->valuedouble : 0,
-					calibration, true);
-}
-
 int sqlite_agent_builds(struct store *s, long long agent_id, bool *ret_builds)
 {
 	long long held = 0;
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(
+	rc = sq_int(
 		s->reader, &held, 0,
 		"SELECT count(*) FROM tasks WHERE lease_holder = ? AND state = 'leased' AND kind = 'build'",
 		"i", agent_id);
@@ -387,7 +378,7 @@ static int op_agent_build_set(struct store *s, void *arg)
 {
 	struct agent_build_op *b = arg;
 
-	return db_run(s->writer, "UPDATE agents SET agent_version = ?, agent_sha256 = ? WHERE id = ?", "tti",
+	return sq_run(s->writer, "UPDATE agents SET agent_version = ?, agent_sha256 = ? WHERE id = ?", "tti",
 		      b->version, b->sha256, b->agent_id);
 }
 
@@ -407,7 +398,7 @@ static int op_agent_update_set(struct store *s, void *arg)
 {
 	struct agent_update_op *u = arg;
 
-	return db_run(s->writer, "UPDATE agents SET agent_update = ? WHERE id = ?", "ti", u->update,
+	return sq_run(s->writer, "UPDATE agents SET agent_update = ? WHERE id = ?", "ti", u->update,
 		      u->agent_id);
 }
 

@@ -5,8 +5,11 @@
  */
 #include "sqlite_int.h"
 
+#include "store/db_driver.h"
+
 const struct store_backend store_backend_sqlite = {
 	.scheme = "sqlite",
+	.db = &db_driver_sqlite,
 	.handle =
 		&(const struct store_handle_ops){
 			.open = sqlite_open,
@@ -33,7 +36,6 @@ const struct store_backend store_backend_sqlite = {
 			.agent_get = sqlite_agent_get,
 			.agent_patch = sqlite_agent_patch,
 			.task_calibration_spec = sqlite_task_calibration_spec,
-			.agent_calibration_put = sqlite_agent_calibration_put,
 			.agent_build_set = sqlite_agent_build_set,
 			.agent_update_set = sqlite_agent_update_set,
 			.agent_builds = sqlite_agent_builds,
@@ -99,22 +101,5 @@ const struct store_backend store_backend_sqlite = {
 			.schedule_claim = sqlite_schedule_claim,
 			.schedule_run_finish = sqlite_schedule_run_finish,
 			.schedule_pending = sqlite_schedule_pending,
-		},
-	.bisections =
-		&(const struct store_bisect_ops){
-			.bisection_create = sqlite_bisection_create,
-			.bisection_get = sqlite_bisection_get,
-			.bisection_update = sqlite_bisection_update,
-			.bisections_running = sqlite_bisections_running,
-		},
-	.blobs =
-		&(const struct store_blob_ops){
-			.blob_references = sqlite_blob_references,
-		},
-	.history =
-		&(const struct store_history_ops){
-			.job_history = sqlite_job_history,
-			.calibration_add = sqlite_calibration_add,
-			.calibration_history = sqlite_calibration_history,
 		},
 };

@@ -18,6 +18,7 @@
 #ifndef LOADLAB_SERVER_STORE_INT_H
 #define LOADLAB_SERVER_STORE_INT_H
 
+#include "store/db.h"
 #include "store/store_backend.h"
 #include "store/store_cache.h"
 
@@ -147,29 +148,12 @@ int sqlite_agent_patch(struct store *store, long long agent_id, const struct sto
 		       long long now, cJSON **ret_agent);
 int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
 				 cJSON **ret_spec);
-int sqlite_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
 int sqlite_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
 int sqlite_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
 int sqlite_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
 int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 				 void *context, struct store_call **ret_call);
 int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
-/* sqlite_history.c */
-int sqlite_job_history(struct store *store, const char *family, long long before, int limit,
-		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		       void *context);
-int sqlite_calibration_add(struct store *store, long long agent_id, long long result_id,
-			   const cJSON *calibration);
-int sqlite_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			       double injected_us, const char *family, const char *runner, int limit,
-			       void (*fn)(void *context, const cJSON *calibration), void *context);
-
-/* Stores CALIBRATION (sqlite_history.c): in the agent's history of
- * calibrations, or as its last one (LAST), which a calibration whose
- * result came earlier never replaces. */
-int sqlite_calibration_write(struct store *s, long long agent_id, long long result_id,
-			     const cJSON *calibration, bool last);
 
 /* sqlite_jobs.c */
 int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
@@ -255,17 +239,6 @@ int sqlite_schedule_run_finish(struct store *store, long long run_id, long long 
 			       long long now);
 int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
 
-/* sqlite_blobs.c */
-int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
-
-/* sqlite_bisect.c */
-int sqlite_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			    int max_running, long long now, long long *ret_id);
-int sqlite_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
-int sqlite_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			    const cJSON *doc, long long now);
-int sqlite_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
-
 /* --- the writer (sqlite_writer.c) --- */
 
 /* Runs FN(store, ARG) in the writer's next transaction, inside its own
@@ -308,64 +281,64 @@ int store_write_answer(struct store *store, int (*fn)(struct store *, void *), v
 
 /* True when DB's last error says its disk (or the user's quota) is full:
  * SQLITE_FULL, or an I/O error whose errno is ENOSPC or EDQUOT. */
-bool db_disk_full(sqlite3 *db);
+bool sq_disk_full(sqlite3 *db);
 
 /* Logs the SQLite error of DB and returns LL_ESTORE with a message
- * (LL_ENOSPACE when db_disk_full()). */
-int db_error(sqlite3 *db, const char *what);
+ * (LL_ENOSPACE when sq_disk_full()). */
+int sq_error(sqlite3 *db, const char *what);
 
 /* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */
-int db_exec(sqlite3 *db, const char *sql);
+int sq_exec(sqlite3 *db, const char *sql);
 
 /* A prepared statement for SQL, NULL (logged) on failure; the caller
  * finalizes it. */
-sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
+sqlite3_stmt *sq_prepare(sqlite3 *db, const char *sql);
 
 /* Keeps the statements of connection DB prepared between calls (after
  * it is opened), or stops and finalizes them (before it is closed). A
  * connection that finds no free slot prepares every time. */
-void db_cache_attach(sqlite3 *db);
-void db_cache_detach(sqlite3 *db);
+void sq_cache_attach(sqlite3 *db);
+void sq_cache_detach(sqlite3 *db);
 
 /* A statement for SQL, which must be a string literal (its address is the
  * key), from DB's cache when it has one that is not in use, else newly
- * prepared; NULL (logged) on failure. Give it back with db_release(),
+ * prepared; NULL (logged) on failure. Give it back with sq_release(),
  * which resets it and clears its bindings (or finalizes a statement the
  * cache did not keep); never finalize it. */
-sqlite3_stmt *db_cached(sqlite3 *db, const char *sql);
-void db_release(sqlite3 *db, sqlite3_stmt *stmt);
+sqlite3_stmt *sq_cached(sqlite3 *db, const char *sql);
+void sq_release(sqlite3 *db, sqlite3_stmt *stmt);
 
-/* db_exec() of a literal without arguments through the cache. */
-int db_exec_cached(sqlite3 *db, const char *sql);
+/* sq_exec() of a literal without arguments through the cache. */
+int sq_exec_cached(sqlite3 *db, const char *sql);
 
 /* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* db_run(), db_int(), db_row_by_id(), db_reader_each() and db_reader_rows() take SQL
+/* sq_run(), sq_int(), sq_row_by_id(), sq_reader_each() and sq_reader_rows() take SQL
  * literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
-int db_run(sqlite3 *db, const char *sql, const char *types, ...);
+int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
 
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
+int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
 
 /* Fetches one row by id: runs SQL (its one parameter is ID) and calls
  * READ(CONTEXT, row) on the first row, returning READ's result. Without a
  * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
  * not NULL. LL_ESTORE when the statement cannot be prepared. */
-int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 		 int (*read)(void *context, sqlite3_stmt *row), void *context);
 
 /* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
  * reader, under its lock; 0 or LL_ESTORE. */
-int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+int sq_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context);
 
-/* db_reader_each() for SQL with the arguments of TYPES. */
-int db_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+/* sq_reader_each() for SQL with the arguments of TYPES. */
+int sq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context, const char *types, ...);
 
 /* --- JSON from columns (sqlite_sql.c) --- */
@@ -382,20 +355,7 @@ void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 /* OBJ[KEY] = column COL as a number, or null. */
 void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 
-/* How add_columns() turns a column into a member. */
-enum column_kind {
-	COLUMN_INT,          /* a number */
-	COLUMN_TEXT,         /* a string */
-	COLUMN_TEXT_OR_NULL, /* add_text_or_null() */
-	COLUMN_INT_OR_NULL,  /* add_int_or_null() */
-	COLUMN_TIME,         /* add_time() */
-};
-
-struct column {
-	const char *key;
-	enum column_kind kind;
-};
-
+/* struct column: db.h's. */
 /* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
  * becomes member COLUMNS[i], up to the entry whose key is NULL. */
 void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);

@@ -41,7 +41,7 @@ static int job_has_task(struct store *s, long long job_id, enum queue_task_state
 	};
 #undef HAS_TASK
 	long long found = 0;
-	int rc = db_int(s->writer, &found, 0, sql[state], "i", job_id);
+	int rc = sq_int(s->writer, &found, 0, sql[state], "i", job_id);
 
 	*ret = found != 0;
 	return rc;
@@ -62,7 +62,7 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	bool has_leased;
 	int rc;
 
-	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
+	rc = sq_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
 			  current);
 	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
 		return 0;
@@ -84,7 +84,7 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	/* An attempt matters only while every task is queued (or cancelled). */
 	if (!counts.by_state[QUEUE_TASK_LEASED] && !counts.by_state[QUEUE_TASK_DONE] &&
 	    !counts.by_state[QUEUE_TASK_DEAD] &&
-	    (rc = db_int(s->writer, &counts.max_attempt, 0,
+	    (rc = sq_int(s->writer, &counts.max_attempt, 0,
 			 "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND attempt > 0)", "i",
 			 job_id)) < 0)
 		return rc;
@@ -92,7 +92,7 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	next = queue_job_state(current, &counts);
 	if (strcmp(next, current) == 0)
 		return 0;
-	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
+	rc = sq_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
 		    job_id);
 	if (rc == 0)
 		log_state("job_state", "job_id", job_id, current, next, NULL);
@@ -116,7 +116,7 @@ static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 	by_state = cJSON_CreateObject();
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
 		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
-	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
+	stmt = sq_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
 			      " GROUP BY state");
 	if (stmt) {
 		sqlite3_bind_int64(stmt, 1, id);
@@ -150,7 +150,7 @@ static int read_job_summary(void *context, sqlite3_stmt *row)
 static int job_summary_by_id(sqlite3 *db, long long job_id, cJSON **ret)
 {
 	struct job_summary_read c = {db, NULL};
-	int rc = db_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
+	int rc = sq_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
 			      read_job_summary, &c);
 
 	if (rc == 0)
@@ -176,7 +176,7 @@ static int insert_task_kind(struct store *s, long long job_id, const char *kind,
 
 	if (!text)
 		return LL_ENOMEM;
-	rc = db_run(s->writer,
+	rc = sq_run(s->writer,
 		    "INSERT INTO tasks (job_id, kind, cell, pinned_agent, build_task, state, priority,"
 		    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
 		    "ittnniii", job_id, kind, text, pinned, build_task, priority, now, now);
@@ -264,7 +264,7 @@ static int op_job_create(struct store *s, void *arg)
 
 	if (!spec_text)
 		return LL_ENOMEM;
-	rc = db_run(s->writer,
+	rc = sq_run(s->writer,
 		    "INSERT INTO jobs (name, family, spec, priority, state, submitted_by, created_at,"
 		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
 		    "tttitii", cJSON_GetObjectItemCaseSensitive(a->spec, "name")->valuestring,
@@ -277,7 +277,7 @@ static int op_job_create(struct store *s, void *arg)
 
 	if (selector) {
 		/* each_agent: one task pinned to every matching agent enrolled now. */
-		sqlite3_stmt *stmt = db_prepare(s->writer, "SELECT id, name, facts, labels, quarantined"
+		sqlite3_stmt *stmt = sq_prepare(s->writer, "SELECT id, name, facts, labels, quarantined"
 							   " FROM agents ORDER BY id");
 		if (!stmt)
 			return LL_ESTORE;
@@ -345,8 +345,8 @@ int sqlite_job_list(struct store *s, const char *state, int limit, long long bef
 	int n = 0;
 
 	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	stmt = db_prepare(s->reader, "SELECT " JOB_COLUMNS " FROM jobs"
+	sq_exec(s->reader, "BEGIN");
+	stmt = sq_prepare(s->reader, "SELECT " JOB_COLUMNS " FROM jobs"
 				     " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
 				     " ORDER BY id DESC LIMIT ?3");
 	if (stmt) {
@@ -362,7 +362,7 @@ int sqlite_job_list(struct store *s, const char *state, int limit, long long bef
 		}
 	}
 	sqlite3_finalize(stmt);
-	db_exec(s->reader, "COMMIT");
+	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	if (!stmt) {
 		cJSON_Delete(out);
@@ -417,7 +417,7 @@ static int read_spec(void *context, sqlite3_stmt *row)
 /* Adds to the array LIST every task of JOB_ID of KIND ("measure" or "build"). */
 static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *list)
 {
-	sqlite3_stmt *stmt = db_prepare(
+	sqlite3_stmt *stmt = sq_prepare(
 		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
 		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
 		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
@@ -452,10 +452,10 @@ int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
+	sq_exec(s->reader, "BEGIN");
 	rc = job_summary_by_id(s->reader, job_id, &job);
 	if (rc == 0) {
-		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
+		sq_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
 		rc = add_tasks(s->reader, job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
 		/* "builds" only for a job that has some. */
 		if (rc == 0 &&
@@ -464,7 +464,7 @@ int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
 		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
-	db_exec(s->reader, "COMMIT");
+	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	return store_answer(rc, job, ret_job);
 }
@@ -605,7 +605,7 @@ static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON 
 int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
-	int rc = db_reader_each(s,
+	int rc = sq_reader_each(s,
 				"SELECT id, name, facts, labels, quarantined, last_seen, builder"
 				" FROM agents ORDER BY id",
 				add_waiting_agent, &w);
@@ -646,12 +646,12 @@ static int op_job_cancel(struct store *s, void *arg)
 	cJSON_Delete(job);
 	/* Leased tasks keep their holder, who learns of the cancellation at
 	 * its next heartbeat (cancel_notified = 0 until then). */
-	if ((rc = db_run(s->writer,
+	if ((rc = sq_run(s->writer,
 			 "UPDATE tasks SET state = 'cancelled', updated_at = ?,"
 			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
 			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
 			 "ii", a->now, a->id)) < 0 ||
-	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
+	    (rc = sq_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
 			 a->now, a->id)) < 0)
 		return rc;
 	return job_summary_by_id(s->writer, a->id, &a->out);

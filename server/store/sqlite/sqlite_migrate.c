@@ -175,7 +175,7 @@ int sqlite_refuse_newer(sqlite3 *db)
 	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
 	long long version = 0;
 
-	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+	if (sq_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
 	if (version > latest)
 		return err_set(
@@ -193,17 +193,17 @@ int sqlite_migrate(sqlite3 *db)
 	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
 	char sql[64];
 
-	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+	if (sq_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
 	for (int v = (int)version; v < latest; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
-		if (db_exec(db, "BEGIN IMMEDIATE") < 0)
+		if (sq_exec(db, "BEGIN IMMEDIATE") < 0)
 			return LL_ESTORE;
-		if (db_exec(db, migrations[v]) < 0 || db_exec(db, sql) < 0) {
-			db_exec(db, "ROLLBACK");
+		if (sq_exec(db, migrations[v]) < 0 || sq_exec(db, sql) < 0) {
+			sq_exec(db, "ROLLBACK");
 			return LL_ESTORE;
 		}
-		if (db_exec(db, "COMMIT") < 0)
+		if (sq_exec(db, "COMMIT") < 0)
 			return LL_ESTORE;
 		log_event(LOG_INFO, "store_migrated", "schema_version", sql + 20, NULL);
 	}

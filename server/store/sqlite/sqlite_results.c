@@ -23,7 +23,7 @@ int sqlite_result_get(struct store *s, long long result_id, char **ret_text)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader, "SELECT body FROM results WHERE id = ?", result_id, "result", read_body,
+	rc = sq_row_by_id(s->reader, "SELECT body FROM results WHERE id = ?", result_id, "result", read_body,
 			  ret_text);
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
@@ -54,7 +54,7 @@ int sqlite_result_with_cell(struct store *s, long long result_id, char **ret_tex
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader,
+	rc = sq_row_by_id(s->reader,
 			  "SELECT r.body, t.cell FROM results r LEFT JOIN tasks t ON t.id = r.task_id"
 			  " WHERE r.id = ?",
 			  result_id, "result", read_body_and_cell, &c);
@@ -72,11 +72,11 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	rc = db_int(s->reader, &exists, 0, "SELECT count(*) FROM jobs WHERE id = ?", "i", job_id);
+	sq_exec(s->reader, "BEGIN");
+	rc = sq_int(s->reader, &exists, 0, "SELECT count(*) FROM jobs WHERE id = ?", "i", job_id);
 	if (rc == 0 && !exists)
 		rc = err_set(LL_ENOTFOUND, "No job has id %lld.", job_id);
-	stmt = rc < 0 ? NULL : db_cached(s->reader, sql);
+	stmt = rc < 0 ? NULL : sq_cached(s->reader, sql);
 	if (rc == 0 && !stmt)
 		rc = LL_ESTORE;
 	if (stmt) {
@@ -97,9 +97,9 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 			};
 			rc = fn(context, &row);
 		}
-		db_release(s->reader, stmt);
+		sq_release(s->reader, stmt);
 	}
-	db_exec(s->reader, "COMMIT");
+	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
 }
@@ -140,13 +140,13 @@ static int result_ids(struct store *s, const char *sql, int version, long long l
 	sqlite3_stmt *stmt;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, sql);
+	stmt = sq_cached(s->reader, sql);
 	if (stmt) {
 		sqlite3_bind_int(stmt, 1, version);
 		sqlite3_bind_int64(stmt, 2, limit);
 		while (sqlite3_step(stmt) == SQLITE_ROW)
 			fn(context, sqlite3_column_int64(stmt, 0));
-		db_release(s->reader, stmt);
+		sq_release(s->reader, stmt);
 	}
 	pthread_mutex_unlock(&s->reader_lock);
 	return stmt ? 0 : LL_ESTORE;
@@ -189,14 +189,14 @@ static int op_summaries_put(struct store *s, void *arg)
 	int rc = 0;
 	sqlite3_stmt *stmt =
 		a->summaries
-			? db_cached(s->writer,
+			? sq_cached(s->writer,
 				    "INSERT INTO result_summaries (result_id, version, body, compare)"
 				    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (result_id) DO UPDATE SET"
 				    " version = excluded.version, body = excluded.body,"
 				    " compare = CASE WHEN excluded.compare IS NOT NULL THEN excluded.compare"
 				    " WHEN result_summaries.version = excluded.version"
 				    " THEN result_summaries.compare END")
-			: db_cached(s->writer, "UPDATE result_summaries SET compare = ?4"
+			: sq_cached(s->writer, "UPDATE result_summaries SET compare = ?4"
 					       " WHERE result_id = ?1 AND version = ?2");
 
 	if (!stmt)
@@ -219,7 +219,7 @@ static int op_summaries_put(struct store *s, void *arg)
 		sqlite3_reset(stmt);
 	}
 	sqlite3_clear_bindings(stmt);
-	db_release(s->writer, stmt);
+	sq_release(s->writer, stmt);
 	return rc;
 }
 

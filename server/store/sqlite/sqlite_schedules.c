@@ -55,7 +55,7 @@ static int read_schedule(void *context, sqlite3_stmt *row)
 
 static int schedule_by_id(sqlite3 *db, long long id, cJSON **ret)
 {
-	return db_row_by_id(db, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE id = ? AND deleted = 0", id,
+	return sq_row_by_id(db, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE id = ? AND deleted = 0", id,
 			    "schedule", read_schedule, ret);
 }
 
@@ -71,7 +71,7 @@ static int op_schedule_create(struct store *s, void *arg)
 	const struct store_schedule_new *n = a->new;
 	int rc;
 
-	rc = db_run(s->writer,
+	rc = sq_run(s->writer,
 		    "INSERT INTO schedules (series, cron, interval_s, job, enabled, created_by, created_at,"
 		    " updated_at, next_due) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		    "ttititiii", n->series, n->cron, n->interval_s, n->job_text, (long long)n->enabled,
@@ -79,10 +79,10 @@ static int op_schedule_create(struct store *s, void *arg)
 	if (rc < 0)
 		return rc;
 	if (!n->cron)
-		db_run(s->writer, "UPDATE schedules SET cron = NULL WHERE id = ?", "i",
+		sq_run(s->writer, "UPDATE schedules SET cron = NULL WHERE id = ?", "i",
 		       sqlite3_last_insert_rowid(s->writer));
 	else
-		db_run(s->writer, "UPDATE schedules SET interval_s = NULL WHERE id = ?", "i",
+		sq_run(s->writer, "UPDATE schedules SET interval_s = NULL WHERE id = ?", "i",
 		       sqlite3_last_insert_rowid(s->writer));
 	return schedule_by_id(s->writer, sqlite3_last_insert_rowid(s->writer), &a->out);
 }
@@ -103,7 +103,7 @@ static void add_schedule(void *context, sqlite3_stmt *row)
 int sqlite_schedule_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "schedules");
-	int rc = db_reader_each(s, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE deleted = 0 ORDER BY id",
+	int rc = sq_reader_each(s, "SELECT " SCHEDULE_COLUMNS " FROM schedules WHERE deleted = 0 ORDER BY id",
 				add_schedule, list);
 
 	return store_answer(rc, out, ret_list);
@@ -150,24 +150,24 @@ static int op_schedule_patch(struct store *s, void *arg)
 
 	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	if (a->enabled >= 0 && (rc = db_run(s->writer, "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
+	if (a->enabled >= 0 && (rc = sq_run(s->writer, "UPDATE schedules SET enabled = ? WHERE id = ?", "ii",
 					    (long long)a->enabled, a->id)) < 0)
 		return rc;
 	if (a->cron &&
-	    (rc = db_run(s->writer, "UPDATE schedules SET cron = ?, interval_s = NULL WHERE id = ?", "ti",
+	    (rc = sq_run(s->writer, "UPDATE schedules SET cron = ?, interval_s = NULL WHERE id = ?", "ti",
 			 a->cron, a->id)) < 0)
 		return rc;
 	if (!a->cron && a->interval_s > 0 &&
-	    (rc = db_run(s->writer, "UPDATE schedules SET cron = NULL, interval_s = ? WHERE id = ?", "ii",
+	    (rc = sq_run(s->writer, "UPDATE schedules SET cron = NULL, interval_s = ? WHERE id = ?", "ii",
 			 a->interval_s, a->id)) < 0)
 		return rc;
-	if (a->job_text && (rc = db_run(s->writer, "UPDATE schedules SET job = ? WHERE id = ?", "ti",
+	if (a->job_text && (rc = sq_run(s->writer, "UPDATE schedules SET job = ? WHERE id = ?", "ti",
 					a->job_text, a->id)) < 0)
 		return rc;
-	if (a->next_due > 0 && (rc = db_run(s->writer, "UPDATE schedules SET next_due = ? WHERE id = ?", "ii",
+	if (a->next_due > 0 && (rc = sq_run(s->writer, "UPDATE schedules SET next_due = ? WHERE id = ?", "ii",
 					    a->next_due, a->id)) < 0)
 		return rc;
-	if ((rc = db_run(s->writer, "UPDATE schedules SET updated_at = ? WHERE id = ?", "ii", a->now,
+	if ((rc = sq_run(s->writer, "UPDATE schedules SET updated_at = ? WHERE id = ?", "ii", a->now,
 			 a->id)) < 0)
 		return rc;
 	return schedule_by_id(s->writer, a->id, &a->out);
@@ -193,7 +193,7 @@ static int op_schedule_owner_set(struct store *s, void *arg)
 
 	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
-	return db_run(s->writer, "UPDATE schedules SET owner = ? WHERE id = ?", "ti", a->owner, a->id);
+	return sq_run(s->writer, "UPDATE schedules SET owner = ? WHERE id = ?", "ti", a->owner, a->id);
 }
 
 int sqlite_schedule_owner_set(struct store *s, long long id, const char *owner)
@@ -211,7 +211,7 @@ static int op_schedule_delete(struct store *s, void *arg)
 	if ((rc = writer_schedule_exists(s, a->id)) < 0)
 		return rc;
 	/* Kept, marked deleted: an open claim may still name it. */
-	if ((rc = db_run(s->writer, "UPDATE schedules SET deleted = 1, enabled = 0 WHERE id = ?", "i",
+	if ((rc = sq_run(s->writer, "UPDATE schedules SET deleted = 1, enabled = 0 WHERE id = ?", "i",
 			 a->id)) < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
@@ -233,7 +233,7 @@ int sqlite_schedules_due(struct store *s, long long now, long long *ret_ids, int
 	int n = 0;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_prepare(s->reader, "SELECT id FROM schedules WHERE enabled = 1 AND deleted = 0"
+	stmt = sq_prepare(s->reader, "SELECT id FROM schedules WHERE enabled = 1 AND deleted = 0"
 				     " AND next_due <= ? ORDER BY next_due, id LIMIT ?");
 	if (stmt) {
 		sqlite3_bind_int64(stmt, 1, now);
@@ -291,7 +291,7 @@ static int op_schedule_claim(struct store *s, void *arg)
 	long long active = 0, open_claim = 0, jobs_before = 0, due, next = 0;
 	int rc;
 
-	rc = db_row_by_id(s->writer,
+	rc = sq_row_by_id(s->writer,
 			  "SELECT enabled, next_due, cron, interval_s, job FROM schedules"
 			  " WHERE id = ? AND deleted = 0",
 			  a->id, "schedule", read_claim_row, &r);
@@ -306,19 +306,19 @@ static int op_schedule_claim(struct store *s, void *arg)
 		if ((rc = a->next_due(r.cron[0] ? r.cron : NULL, r.interval_s, r.next_due, a->now, &next)) <
 		    0)
 			goto done;
-		if ((rc = db_run(s->writer, "UPDATE schedules SET next_due = ?, last_due = ? WHERE id = ?",
+		if ((rc = sq_run(s->writer, "UPDATE schedules SET next_due = ?, last_due = ? WHERE id = ?",
 				 "iii", next, due, a->id)) < 0)
 			goto done;
 	}
 	schedule_submitter(a->id, submitter, sizeof(submitter));
-	if ((rc = db_int(s->writer, &active, 0,
+	if ((rc = sq_int(s->writer, &active, 0,
 			 "SELECT id FROM jobs WHERE submitted_by = ? AND state IN ('queued', 'running')"
 			 " ORDER BY id LIMIT 1",
 			 "t", submitter)) < 0 ||
-	    (rc = db_int(s->writer, &open_claim, 0,
+	    (rc = sq_int(s->writer, &open_claim, 0,
 			 "SELECT id FROM schedule_runs WHERE schedule_id = ? AND outcome = 'claimed' LIMIT 1",
 			 "i", a->id)) < 0 ||
-	    (rc = db_int(s->writer, &jobs_before, 0, "SELECT max(id) FROM jobs", "")) < 0)
+	    (rc = sq_int(s->writer, &jobs_before, 0, "SELECT max(id) FROM jobs", "")) < 0)
 		goto done;
 	a->claim.schedule_id = a->id;
 	a->claim.due_ms = due;
@@ -334,12 +334,12 @@ static int op_schedule_claim(struct store *s, void *arg)
 			goto done;
 		}
 		a->claim.skipped = true;
-		if ((rc = db_run(s->writer,
+		if ((rc = sq_run(s->writer,
 				 "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, job_id, "
 				 "jobs_before,"
 				 " reason, created_at) VALUES (?, ?, 'due', 'skipped', ?, ?, ?, ?)",
 				 "iiiiti", a->id, due, active, jobs_before, a->claim.reason, a->now)) < 0 ||
-		    (rc = db_run(s->writer,
+		    (rc = sq_run(s->writer,
 				 "UPDATE schedules SET skipped = skipped + 1, last_skip_at = ?,"
 				 " last_skip_reason = ? WHERE id = ?",
 				 "iti", a->now, a->claim.reason, a->id)) < 0)
@@ -347,7 +347,7 @@ static int op_schedule_claim(struct store *s, void *arg)
 		a->claim.run_id = sqlite3_last_insert_rowid(s->writer);
 		goto done;
 	}
-	if ((rc = db_run(
+	if ((rc = sq_run(
 		     s->writer,
 		     "INSERT INTO schedule_runs (schedule_id, due, kind, outcome, jobs_before, created_at)"
 		     " VALUES (?, ?, ?, 'claimed', ?, ?)",
@@ -386,19 +386,19 @@ static int op_run_finish(struct store *s, void *arg)
 	int rc;
 
 	if (a->job_id)
-		rc = db_run(s->writer,
+		rc = sq_run(s->writer,
 			    "UPDATE schedule_runs SET outcome = 'created', job_id = ? WHERE id = ?", "ii",
 			    a->job_id, a->run_id);
 	else
-		rc = db_run(s->writer, "UPDATE schedule_runs SET outcome = 'failed', reason = ? WHERE id = ?",
+		rc = sq_run(s->writer, "UPDATE schedule_runs SET outcome = 'failed', reason = ? WHERE id = ?",
 			    "ti", a->error ? a->error : "unknown error", a->run_id);
 	if (rc == 0 && a->job_id)
-		rc = db_run(s->writer,
+		rc = sq_run(s->writer,
 			    "UPDATE schedules SET last_job_id = ? WHERE id ="
 			    " (SELECT schedule_id FROM schedule_runs WHERE id = ?)",
 			    "ii", a->job_id, a->run_id);
 	if (rc == 0 && !a->job_id)
-		rc = db_run(s->writer,
+		rc = sq_run(s->writer,
 			    "UPDATE schedules SET last_skip_at = (SELECT created_at FROM"
 			    " schedule_runs WHERE id = ?1), last_skip_reason = ?2 WHERE id ="
 			    " (SELECT schedule_id FROM schedule_runs WHERE id = ?1)",
@@ -427,7 +427,7 @@ static int op_pending(struct store *s, void *arg)
 	int rc = 0;
 
 	a->out = cJSON_CreateArray();
-	stmt = db_prepare(s->writer,
+	stmt = sq_prepare(s->writer,
 			  "SELECT r.id, r.schedule_id, r.due, r.jobs_before, s.job FROM schedule_runs r"
 			  " JOIN schedules s ON s.id = r.schedule_id WHERE r.outcome = 'claimed'"
 			  " ORDER BY r.id");
@@ -437,7 +437,7 @@ static int op_pending(struct store *s, void *arg)
 		long long run_id = sqlite3_column_int64(stmt, 0), schedule_id = sqlite3_column_int64(stmt, 1);
 		long long job_id = 0;
 		schedule_submitter(schedule_id, submitter, sizeof(submitter));
-		rc = db_int(s->writer, &job_id, 0,
+		rc = sq_int(s->writer, &job_id, 0,
 			    "SELECT min(id) FROM jobs WHERE submitted_by = ? AND id > ?", "ti", submitter,
 			    sqlite3_column_int64(stmt, 3));
 		if (rc == 0 && job_id) {

@@ -17,9 +17,9 @@ static int with_reader(struct store *s, int (*fn)(struct store *s, void *context
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
+	sq_exec(s->reader, "BEGIN");
 	rc = fn(s, context);
-	db_exec(s->reader, "COMMIT");
+	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
 }
@@ -36,7 +36,7 @@ static void settings_defaults(struct store_series_settings *st)
  * job's submitter, or that job's schedule's creator. */
 static void first_submitter(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
-	sqlite3_stmt *stmt = db_prepare(
+	sqlite3_stmt *stmt = sq_prepare(
 		db,
 		"SELECT coalesce((SELECT created_by FROM schedules WHERE 'schedule:' || id = j.submitted_by),"
 		" j.submitted_by) FROM jobs j WHERE j.series = ? ORDER BY j.id LIMIT 1");
@@ -51,7 +51,7 @@ static void first_submitter(sqlite3 *db, const char *name, struct store_series_s
 
 static int settings_read(sqlite3 *db, const char *name, struct store_series_settings *st)
 {
-	sqlite3_stmt *stmt = db_prepare(
+	sqlite3_stmt *stmt = sq_prepare(
 		db,
 		"SELECT threshold_pct, webhook_url, owner, retain_days, retain_points FROM series_settings"
 		" WHERE name = ?");
@@ -111,9 +111,9 @@ static int series_list(struct store *s, void *context)
 	sqlite3_stmt *stmt, *last;
 	int rc = 0;
 
-	stmt = db_prepare(s->reader, "SELECT series, count(*), max(id) FROM jobs WHERE series IS NOT NULL"
+	stmt = sq_prepare(s->reader, "SELECT series, count(*), max(id) FROM jobs WHERE series IS NOT NULL"
 				     " GROUP BY series ORDER BY series");
-	last = db_prepare(s->reader, "SELECT id, state, revision, created_at FROM jobs WHERE id = ?");
+	last = sq_prepare(s->reader, "SELECT id, state, revision, created_at FROM jobs WHERE id = ?");
 	if (!stmt || !last)
 		rc = LL_ESTORE;
 	while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
@@ -152,7 +152,7 @@ struct series_jobs_read {
 static int series_jobs(struct store *s, void *context)
 {
 	struct series_jobs_read *r = context;
-	sqlite3_stmt *stmt = db_prepare(s->reader, "SELECT id, name, state, revision, created_at FROM jobs"
+	sqlite3_stmt *stmt = sq_prepare(s->reader, "SELECT id, name, state, revision, created_at FROM jobs"
 						   " WHERE series = ? AND created_at >= ? ORDER BY id");
 
 	if (!stmt)
@@ -203,7 +203,7 @@ struct settings_put_op {
 static int op_settings_put(struct store *s, void *arg)
 {
 	struct settings_put_op *a = arg;
-	sqlite3_stmt *stmt = db_prepare(
+	sqlite3_stmt *stmt = sq_prepare(
 		s->writer, "INSERT INTO series_settings (name, threshold_pct, webhook_url, updated_at, owner,"
 			   " retain_days, retain_points) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 			   " ON CONFLICT (name) DO UPDATE SET threshold_pct = ?2, webhook_url = ?3,"
@@ -221,7 +221,7 @@ static int op_settings_put(struct store *s, void *arg)
 		sqlite3_bind_text(stmt, 5, a->settings->owner, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 6, a->settings->retain_days);
 	sqlite3_bind_int64(stmt, 7, a->settings->retain_points);
-	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "store series settings");
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : sq_error(s->writer, "store series settings");
 	sqlite3_finalize(stmt);
 	return rc;
 }
@@ -265,7 +265,7 @@ int sqlite_series_unchecked(struct store *s, int limit, cJSON **ret_jobs)
 		 " AND state IN ('done', 'failed', 'cancelled')"
 		 " AND id NOT IN (SELECT job_id FROM series_checks) ORDER BY id LIMIT %d",
 		 limit);
-	if ((rc = db_reader_each(s, sql, add_unchecked, jobs)) < 0) {
+	if ((rc = sq_reader_each(s, sql, add_unchecked, jobs)) < 0) {
 		cJSON_Delete(jobs);
 		return rc;
 	}
@@ -279,7 +279,7 @@ int sqlite_series_previous_done(struct store *s, const char *series, long long j
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, &id, 0,
+	rc = sq_int(s->reader, &id, 0,
 		    "SELECT max(id) FROM jobs WHERE series = ? AND state = 'done' AND id < ?", "ti", series,
 		    job_id);
 	pthread_mutex_unlock(&s->reader_lock);
@@ -307,19 +307,19 @@ static int queue_delivery(struct store *s, long long id, const char *series, lon
 	long long hooked = 0, pending = 0;
 	int rc;
 
-	if ((rc = db_int(s->writer, &hooked, 0,
+	if ((rc = sq_int(s->writer, &hooked, 0,
 			 "SELECT count(*) FROM series_settings WHERE name = ? AND webhook_url IS NOT NULL",
 			 "t", series)) < 0 ||
 	    !hooked)
 		return rc;
-	if ((rc = db_int(s->writer, &pending, 0, "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL",
+	if ((rc = sq_int(s->writer, &pending, 0, "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL",
 			 "")) < 0)
 		return rc;
 	if (pending >= STORE_WEBHOOK_PENDING_MAX)
-		return db_run(s->writer,
+		return sq_run(s->writer,
 			      "UPDATE alerts SET webhook = 'failed: the delivery queue is full' WHERE id = ?",
 			      "i", id);
-	return db_run(s->writer, "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii",
+	return sq_run(s->writer, "UPDATE alerts SET webhook = 'pending', webhook_due = ? WHERE id = ?", "ii",
 		      now, id);
 }
 
@@ -330,18 +330,18 @@ static int op_check_record(struct store *s, void *arg)
 	char *rows;
 	int rc;
 
-	if ((rc = db_int(s->writer, &seen, 0, "SELECT count(*) FROM series_checks WHERE job_id = ?", "i",
+	if ((rc = sq_int(s->writer, &seen, 0, "SELECT count(*) FROM series_checks WHERE job_id = ?", "i",
 			 a->job_id)) < 0)
 		return rc;
 	if (seen)
 		return 0; /* checked already: never a second alert */
-	if ((rc = db_run(s->writer,
+	if ((rc = sq_run(s->writer,
 			 "INSERT INTO series_checks (job_id, series, baseline_id, verdict, checked_at)"
 			 " VALUES (?, ?, ?, ?, ?)",
 			 "ititi", a->job_id, a->series, a->baseline_id, a->verdict, a->now)) < 0)
 		return rc;
 	if (a->baseline_id == 0)
-		db_run(s->writer, "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
+		sq_run(s->writer, "UPDATE series_checks SET baseline_id = NULL WHERE job_id = ?", "i",
 		       a->job_id);
 	if (!a->alert)
 		return 0;
@@ -354,7 +354,7 @@ static int op_check_record(struct store *s, void *arg)
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id")))
 		alert_baseline = (long long)cJSON_GetNumberValue(
 			cJSON_GetObjectItemCaseSensitive(a->alert, "baseline_id"));
-	rc = db_run(s->writer,
+	rc = sq_run(s->writer,
 		    "INSERT INTO alerts (series, job_id, baseline_id, threshold_pct,"
 		    " worst_change_pct, rows, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		    "tiiddti", a->series, alert_job, alert_baseline,
@@ -418,7 +418,7 @@ static void add_alert(void *context, sqlite3_stmt *row)
 int sqlite_alert_list(struct store *s, bool open_only, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "alerts");
-	int rc = db_reader_each(s,
+	int rc = sq_reader_each(s,
 				open_only ? "SELECT " ALERT_COLUMNS " FROM alerts WHERE acked_at IS NULL"
 					    " ORDER BY id DESC LIMIT 500"
 					  : "SELECT " ALERT_COLUMNS " FROM alerts ORDER BY id DESC LIMIT 500",
@@ -438,7 +438,7 @@ int sqlite_alert_get(struct store *s, long long id, cJSON **ret_alert)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_row_by_id(s->reader, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", id, "alert",
+	rc = sq_row_by_id(s->reader, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", id, "alert",
 			  read_alert, ret_alert);
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc;
@@ -457,7 +457,7 @@ static int op_alert_ack(struct store *s, void *arg)
 	long long acked = 0;
 	int rc;
 
-	if ((rc = db_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
+	if ((rc = sq_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
 			       read_alert, &a->out)) < 0)
 		return rc;
 	acked = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(a->out, "acked_at"));
@@ -465,11 +465,11 @@ static int op_alert_ack(struct store *s, void *arg)
 	a->out = NULL;
 	if (acked)
 		return err_set(LL_ECONFLICT, "Alert %lld is already acknowledged.", a->id);
-	if ((rc = db_run(s->writer, "UPDATE alerts SET acked_at = ?, acked_by = ? WHERE id = ?", "iti",
+	if ((rc = sq_run(s->writer, "UPDATE alerts SET acked_at = ?, acked_by = ? WHERE id = ?", "iti",
 			 a->now, a->by, a->id)) < 0)
 		return rc;
 	log_state("alert", "alert_id", a->id, "open", "acknowledged", a->by);
-	return db_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
+	return sq_row_by_id(s->writer, "SELECT " ALERT_COLUMNS " FROM alerts WHERE id = ?", a->id, "alert",
 			    read_alert, &a->out);
 }
 
@@ -491,11 +491,11 @@ static int op_webhook_status(struct store *s, void *arg)
 	struct webhook_op *a = arg;
 
 	if (a->retry_at)
-		return db_run(s->writer,
+		return sq_run(s->writer,
 			      "UPDATE alerts SET webhook = ?, webhook_due = ?,"
 			      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
 			      "tii", a->status, a->retry_at, a->id);
-	return db_run(s->writer,
+	return sq_run(s->writer,
 		      "UPDATE alerts SET webhook = ?, webhook_due = NULL,"
 		      " webhook_attempts = webhook_attempts + 1 WHERE id = ?",
 		      "ti", a->status, a->id);
@@ -526,7 +526,7 @@ int sqlite_webhook_due(struct store *s, long long now, int limit, cJSON **ret_du
 	if (!due)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	/* A series' first pending alert (by id), when its time has come. */
-	rc = db_reader_rows(
+	rc = sq_reader_rows(
 		s,
 		"SELECT a.id, a.series, a.webhook_attempts FROM alerts a"
 		" JOIN (SELECT min(id) AS id FROM alerts WHERE webhook_due IS NOT NULL GROUP BY series) f"

@@ -15,7 +15,7 @@ int sqlite_token_count(struct store *s, enum store_token_kind kind, long long *r
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, ret_count, 0,
+	rc = sq_int(s->reader, ret_count, 0,
 		    "SELECT count(*) FROM tokens WHERE kind = ? AND revoked_at IS NULL", "t",
 		    store_token_kind_name(kind));
 	pthread_mutex_unlock(&s->reader_lock);
@@ -95,7 +95,7 @@ static int op_token_create(struct store *s, void *arg)
 	long long id;
 	int rc;
 
-	rc = db_run(
+	rc = sq_run(
 		s->writer,
 		"INSERT INTO tokens (kind, name, hash, created_at, team) VALUES (?, ?, ?, ?, nullif(?, ''))"
 		" ON CONFLICT (hash) DO UPDATE SET revoked_at = NULL, kind = excluded.kind,"
@@ -103,7 +103,7 @@ static int op_token_create(struct store *s, void *arg)
 		"ttbit", store_token_kind_name(a->kind), a->name, a->hash, a->now, a->team ? a->team : "");
 	if (rc < 0)
 		return rc;
-	if ((rc = db_int(s->writer, &id, 0, "SELECT id FROM tokens WHERE hash = ?", "b", a->hash)) < 0)
+	if ((rc = sq_int(s->writer, &id, 0, "SELECT id FROM tokens WHERE hash = ?", "b", a->hash)) < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "id", (double)id);
@@ -143,7 +143,7 @@ int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH
 	if (token_cache_get(s, hash, ret_token, &generation))
 		return 0;
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, "SELECT id, kind, agent_id, name, hash, team FROM tokens"
+	stmt = sq_cached(s->reader, "SELECT id, kind, agent_id, name, hash, team FROM tokens"
 				    " WHERE hash = ? AND revoked_at IS NULL");
 	if (!stmt) {
 		pthread_mutex_unlock(&s->reader_lock);
@@ -161,7 +161,7 @@ int sqlite_token_find(struct store *s, const unsigned char hash[STORE_TOKEN_HASH
 		*ret_token = t;
 		rc = 0;
 	}
-	db_release(s->reader, stmt);
+	sq_release(s->reader, stmt);
 	pthread_mutex_unlock(&s->reader_lock);
 	if (rc == 0)
 		token_cache_put(s, hash, &t, generation);
@@ -188,7 +188,7 @@ static void add_token(void *context, sqlite3_stmt *row)
 int sqlite_token_list(struct store *s, cJSON **ret_list)
 {
 	cJSON *out = cJSON_CreateObject();
-	int rc = db_reader_each(s,
+	int rc = sq_reader_each(s,
 				"SELECT id, kind, name, team, created_at, revoked_at FROM tokens"
 				" WHERE kind != 'agent' ORDER BY id",
 				add_token, cJSON_AddArrayToObject(out, "tokens"));
@@ -204,13 +204,13 @@ static int op_token_revoke(struct store *s, void *arg)
 {
 	struct token_revoke_op *a = arg;
 	long long found;
-	int rc = db_int(s->writer, &found, 0, "SELECT count(*) FROM tokens WHERE id = ?", "i", a->id);
+	int rc = sq_int(s->writer, &found, 0, "SELECT count(*) FROM tokens WHERE id = ?", "i", a->id);
 
 	if (rc < 0)
 		return rc;
 	if (!found)
 		return err_set(LL_ENOTFOUND, "No token has id %lld.", a->id);
-	return db_run(s->writer, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
+	return sq_run(s->writer, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
 		      a->now, a->id);
 }
 

@@ -1,0 +1,59 @@
+/*
+ * db_driver.h - what a store driver implements for the statement layer
+ * (db.h): a connection per thread, a commit strategy and a dialect, at
+ * the level of statements, results and transactions, never of domain
+ * operations (as Dovecot's sql-api-private.h). The backend names its
+ * driver in its struct store_backend (.db); db.c reaches it from the
+ * handle. Implemented by sqlite/sqlite_db.c and pg/pg_db.c.
+ *
+ * Connections: a driver picks the connection of a statement itself: the
+ * write's when the calling thread runs a write (SQLite's writer thread,
+ * PostgreSQL's pq_write()), else the read's the thread took with
+ * read_begin().
+ */
+#ifndef LOADLAB_SERVER_STORE_DB_DRIVER_H
+#define LOADLAB_SERVER_STORE_DB_DRIVER_H
+
+#include "db.h"
+
+#include <stdbool.h>
+
+struct db_driver {
+	enum db_dialect dialect;
+
+	/* Runs FN(S, ARG) in a write transaction, returning once it is
+	 * committed: SQLite's writer thread (group commit), PostgreSQL's
+	 * transaction with retries. */
+	int (*write)(struct store *s, int (*fn)(struct store *, void *), void *arg);
+	/* A read's connection on this thread (nested: the outer one's; inside
+	 * a write: the write's); with SNAPSHOT, one read transaction too. */
+	void (*read_begin)(struct store *s, bool snapshot);
+	void (*read_end)(struct store *s, bool snapshot);
+
+	/* A statement for SQL (a literal) on this thread's connection; NULL
+	 * with LL_ESTORE set (logged) on failure. release() gives it back. */
+	void *(*prepare)(struct store *s, const char *sql);
+	void (*release)(struct store *s, void *stmt);
+
+	void (*bind_int64)(void *stmt, int i, long long v);
+	void (*bind_double)(void *stmt, int i, double v);
+	void (*bind_text)(void *stmt, int i, const char *text);
+	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
+	void (*bind_null)(void *stmt, int i);
+
+	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
+	int (*step)(void *stmt);
+	bool (*column_null)(void *stmt, int col);
+	long long (*column_int64)(void *stmt, int col);
+	double (*column_double)(void *stmt, int col);
+	const char *(*column_text)(void *stmt, int col);
+	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+	/* Rows the last statement of this thread's write changed. */
+	long long (*changes)(struct store *s);
+};
+
+/* The drivers (their backends name them in store_backend.db). */
+extern const struct db_driver db_driver_sqlite;
+extern const struct db_driver db_driver_pg;
+
+#endif
