@@ -20,6 +20,9 @@
 
 struct db_driver {
 	enum db_dialect dialect;
+	/* This daemon is the database's only writer (it may remember what it
+	 * read: store_token_cache.h). */
+	bool single_writer;
 
 	/* Runs FN(S, ARG) in a write transaction, returning once it is
 	 * committed: SQLite's writer thread (group commit), PostgreSQL's

@@ -3,7 +3,9 @@
  * --db value's scheme, and every other call goes to the backend of its
  * handle (store_backend.h).
  */
+#include "db_driver.h"
 #include "store_backend.h"
+#include "store_token_cache.h"
 
 #include "loadlab/err.h"
 
@@ -74,6 +76,9 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	    (rc = backend->handle->open(location, options, &store)) < 0)
 		return rc;
 	((struct store_base *)store)->backend = backend;
+	/* A store this daemon alone writes remembers live tokens. */
+	if (backend->db->single_writer)
+		((struct store_base *)store)->token_cache = token_cache_new();
 	*ret_store = store;
 	return 0;
 }
@@ -137,8 +142,13 @@ int store_task_result(struct store *store, long long agent_id, long long task_id
 
 void store_close(struct store *store)
 {
-	if (store)
-		backend_of(store)->handle->close(store);
+	struct token_cache *tokens;
+
+	if (!store)
+		return;
+	tokens = ((struct store_base *)store)->token_cache;
+	backend_of(store)->handle->close(store);
+	token_cache_free(tokens);
 }
 
 int store_check(struct store *store)
@@ -164,33 +174,6 @@ int store_role_take(struct store *store, const char *role, bool *ret_held)
 int store_integrity_check(struct store *store)
 {
 	return backend_of(store)->handle->integrity_check(store);
-}
-
-int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count)
-{
-	return backend_of(store)->tokens->token_count(store, kind, ret_count);
-}
-
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
-{
-	return backend_of(store)->tokens->token_create(store, kind, name, team, hash, now, ret_token);
-}
-
-int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		     struct store_token *ret_token)
-{
-	return backend_of(store)->tokens->token_find(store, hash, ret_token);
-}
-
-int store_token_list(struct store *store, cJSON **ret_list)
-{
-	return backend_of(store)->tokens->token_list(store, ret_list);
-}
-
-int store_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body)
-{
-	return backend_of(store)->tokens->token_revoke(store, id, now, ret_body);
 }
 
 int store_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,

@@ -37,24 +37,15 @@ struct store_backend;
  * set by store_open() on the handle, by the backend on a call. */
 struct store_base {
 	const struct store_backend *backend;
+	/* The live tokens remembered (store_token_cache.h), NULL when none are
+	 * (a store that other daemons write too). */
+	struct token_cache *token_cache;
 };
 
 /* The operations by resource, each as store.h's function of the same name
  * without "store_". The blocking store_task_lease(), store_agent_heartbeat()
  * and store_task_result() are X_begin() without DONE then X_end(): a
  * backend's X_begin() with DONE NULL returns once the write is committed. */
-
-/* The tokens (store.h, "tokens"). */
-struct store_token_ops {
-	int (*token_count)(struct store *store, enum store_token_kind kind, long long *ret_count);
-	int (*token_create)(struct store *store, enum store_token_kind kind, const char *name,
-			    const char *team, const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			    cJSON **ret_token);
-	int (*token_find)(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-			  struct store_token *ret_token);
-	int (*token_list)(struct store *store, cJSON **ret_list);
-	int (*token_revoke)(struct store *store, long long id, long long now, cJSON **ret_body);
-};
 
 /* The agents, their heartbeats and calibrations (store.h, "agents"). */
 struct store_agent_ops {
@@ -200,7 +191,6 @@ struct store_backend {
 	 * written once over db.h use. */
 	const struct db_driver *db;
 	const struct store_handle_ops *handle;
-	const struct store_token_ops *tokens;
 	const struct store_agent_ops *agents;
 	const struct store_job_ops *jobs;
 	const struct store_task_ops *tasks;

@@ -18,14 +18,6 @@ static const struct store_handle_ops handle_ops = {
 	.call_free = pg_call_free,
 };
 
-static const struct store_token_ops tokens_ops = {
-	.token_count = pg_token_count,
-	.token_create = pg_token_create,
-	.token_find = pg_token_find,
-	.token_list = pg_token_list,
-	.token_revoke = pg_token_revoke,
-};
-
 static const struct store_agent_ops agents_ops = {
 	.agent_enroll = pg_agent_enroll,
 	.agent_list = pg_agent_list,
@@ -102,7 +94,6 @@ const struct store_backend store_backend_pg = {
 	.alias = "postgres",
 	.db = &db_driver_pg,
 	.handle = &handle_ops,
-	.tokens = &tokens_ops,
 	.agents = &agents_ops,
 	.jobs = &jobs_ops,
 	.tasks = &tasks_ops,

@@ -203,15 +203,6 @@ int pg_stats(struct store *s, long long now, struct store_stats *ret);
 void pg_call_free(struct store_call *call);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* pg_tokens.c */
-int pg_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int pg_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
-int pg_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		  struct store_token *ret_token);
-int pg_token_list(struct store *store, cJSON **ret_list);
-int pg_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
-
 /* pg_agents.c */
 int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
 		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);

@@ -21,14 +21,6 @@ const struct store_backend store_backend_sqlite = {
 			.backup = sqlite_backup,
 			.restore = sqlite_restore,
 		},
-	.tokens =
-		&(const struct store_token_ops){
-			.token_count = sqlite_token_count,
-			.token_create = sqlite_token_create,
-			.token_find = sqlite_token_find,
-			.token_list = sqlite_token_list,
-			.token_revoke = sqlite_token_revoke,
-		},
 	.agents =
 		&(const struct store_agent_ops){
 			.agent_enroll = sqlite_agent_enroll,

@@ -131,6 +131,7 @@ static long long changes(struct store *s)
 
 const struct db_driver db_driver_sqlite = {
 	.dialect = DB_SQLITE,
+	.single_writer = true,
 	.write = store_write,
 	.read_begin = read_begin,
 	.read_end = read_end,

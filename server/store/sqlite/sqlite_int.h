@@ -39,20 +39,6 @@
  * checkpoint copies each once, so rarer checkpoints copy far less. */
 #define STORE_CHECKPOINT_PAGES_TEXT "8000"
 
-/* Live tokens remembered by store_token_find(): slots, chosen by the
- * hash's first two bytes (about 570 KiB). With 64 slots a third of 32
- * agents shared a slot with another and missed on every other request. */
-#define STORE_TOKEN_CACHE_SLOTS 4096
-
-/* A token found live while token_generation was GENERATION; it stands only
- * while the generation has not moved (every token write moves it). */
-struct token_cache_entry {
-	bool used;
-	unsigned long long generation;
-	unsigned char hash[STORE_TOKEN_HASH_SIZE];
-	struct store_token token;
-};
-
 /* One write waiting for the writer thread. */
 struct store_op {
 	int (*fn)(struct store *store, void *arg);
@@ -100,10 +86,6 @@ struct store {
 	/* The writer thread's only: printed "job" members of leases,
 	 * agent_touch()'s latest writes. */
 	struct store_cache cache;
-
-	pthread_mutex_t token_cache_lock; /* guards the two below */
-	unsigned long long token_generation;
-	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
 };
 
 /* sqlite_migrate.c: the schema's versions. sqlite_refuse_newer() is
@@ -129,15 +111,6 @@ int sqlite_backup(const char *location, const char *to, struct store_counts *ret
 int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* sqlite_tokens.c */
-int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
-int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		      struct store_token *ret_token);
-int sqlite_token_list(struct store *store, cJSON **ret_list);
-int sqlite_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
-
 /* sqlite_agents.c */
 int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
 			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,

@@ -431,7 +431,6 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	pthread_mutex_init(&s->reader_lock, NULL);
 	pthread_mutex_init(&s->queue_lock, NULL);
 	pthread_cond_init(&s->queue_cond, NULL);
-	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = sqlite_migrate(s->writer)) < 0 ||
 	    (rc = compaction_prepare(s->writer)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
@@ -475,7 +474,6 @@ void sqlite_close(struct store *s)
 	pthread_mutex_destroy(&s->queue_lock);
 	pthread_cond_destroy(&s->queue_cond);
 	pthread_cond_destroy(&s->sync_cond);
-	pthread_mutex_destroy(&s->token_cache_lock);
 	free(s);
 }
 
