@@ -72,6 +72,47 @@ void db_snapshot_end(struct store *s)
 	driver_of(s)->read_end(s, true);
 }
 
+int db_tasks_ready(struct store *s)
+{
+	return driver_of(s)->tasks_ready ? driver_of(s)->tasks_ready(s) : 0;
+}
+
+/* Where a call's argument begins: past the backend's struct store_call,
+ * aligned for any member. */
+static size_t call_arg_offset(const struct db_driver *d)
+{
+	size_t align = _Alignof(max_align_t);
+
+	return (d->call_size + align - 1) / align * align;
+}
+
+void *db_call_new(struct store *s, size_t arg_size)
+{
+	size_t offset = call_arg_offset(driver_of(s));
+	char *call = calloc(1, offset + arg_size);
+
+	return call ? call + offset : NULL;
+}
+
+int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *), cJSON **out,
+		   void (*done)(void *context), void *context, struct store_call **ret_call)
+{
+	const struct db_driver *d = driver_of(s);
+	struct store_call *call = (struct store_call *)((char *)arg - call_arg_offset(d));
+
+	return d->call_submit(s, call, fn, arg, out, done, context, ret_call);
+}
+
+void *db_call_arg(struct store_call *call)
+{
+	return (char *)call + call_arg_offset(driver_of((struct store *)call));
+}
+
+int db_call_end(struct store_call *call, cJSON **ret)
+{
+	return driver_of((struct store *)call)->call_end(call, ret);
+}
+
 /* -------------------------------------------------------- statements */
 
 int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
@@ -82,9 +123,14 @@ int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
 	return ret->native ? 0 : LL_ESTORE;
 }
 
+struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *sql)
+{
+	return db_prepare(s, sql, buf) == 0 ? buf : NULL;
+}
+
 void db_finish(struct db_stmt *st)
 {
-	if (st->native)
+	if (st && st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
 }
@@ -101,10 +147,7 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
-	if (text)
-		st->driver->bind_text(st->native, i, text);
-	else
-		st->driver->bind_null(st->native, i);
+	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)
@@ -151,6 +194,11 @@ void db_bind(struct db_stmt *st, const char *types, ...)
 int db_step(struct db_stmt *st)
 {
 	return st->driver->step(st->native);
+}
+
+void db_reset(struct db_stmt *st)
+{
+	st->driver->reset(st->native);
 }
 
 bool db_column_null(const struct db_stmt *st, int col)
@@ -282,6 +330,12 @@ int db_read_rows(struct store *s, const char *sql, void (*add)(void *context, st
 	db_finish(&st);
 	db_read_end(s);
 	return rc < 0 ? rc : 0;
+}
+
+int db_read_each(struct store *s, const char *sql, void (*add)(void *context, struct db_stmt *row),
+		 void *context)
+{
+	return db_read_rows(s, sql, add, context, "");
 }
 
 /* --------------------------------------------------- JSON from columns */

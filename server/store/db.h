@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct store;
 struct db_driver;
@@ -65,6 +66,21 @@ int db_write(struct store *s, int (*fn)(struct store *, void *), void *arg);
  * answer goes to *RET, on failure it is deleted. */
 int db_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out, cJSON **ret);
 
+/* The async call (store_async.h's X_begin() and X_end()): db_call_new()
+ * makes a call with ARG_SIZE zeroed bytes for its op's argument and
+ * returns them (NULL when out of memory); db_call_submit() runs FN(S, ARG)
+ * as a write that does not block its caller when DONE is given (DONE(CONTEXT)
+ * once it is committed or failed), or as db_write() without; the answer
+ * FN builds in *OUT (a member of ARG). On a refusal the call is freed and
+ * the error returned. db_call_arg() is the argument of CALL, for X_end();
+ * db_call_end() gives the op's result and answer and frees CALL. */
+struct store_call;
+void *db_call_new(struct store *s, size_t arg_size);
+int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *), cJSON **out,
+		   void (*done)(void *context), void *context, struct store_call **ret_call);
+void *db_call_arg(struct store_call *call);
+int db_call_end(struct store_call *call, cJSON **ret);
+
 /* A read on this thread: its statements until db_read_end() use one
  * connection (a write's, inside one). Nested reads share the outer one. */
 void db_read_begin(struct store *s);
@@ -75,12 +91,20 @@ void db_read_end(struct store *s);
 void db_snapshot_begin(struct store *s);
 void db_snapshot_end(struct store *s);
 
+/* Says, inside a write, that it makes tasks ready to lease: other
+ * daemons sharing the database hear of it at the commit (PostgreSQL's
+ * NOTIFY); nothing to do for a store with one daemon. */
+int db_tasks_ready(struct store *s);
+
 /* --- statements --- */
 
 /* Prepares SQL (a literal: drivers cache by its address) on this thread's
  * connection into *RET: 0, or LL_ESTORE (RET->native NULL). */
 int db_prepare(struct store *s, const char *sql, struct db_stmt *ret);
-/* Gives ST back (reset, bindings cleared); nothing for a failed prepare. */
+/* db_prepare() into BUF: BUF, or NULL on failure (BUF->native NULL). */
+struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *sql);
+/* Gives ST back (reset, bindings cleared); nothing for a failed prepare
+ * or a NULL ST. */
 void db_finish(struct db_stmt *st);
 
 /* Parameters by position from 1. Text is copied; NULL text binds NULL. */
@@ -97,6 +121,8 @@ void db_bind(struct db_stmt *st, const char *types, ...);
 
 /* DB_ROW (a row to read), DB_DONE, or a negative LL_E* code (logged). */
 int db_step(struct db_stmt *st);
+/* Makes ST ready to run again: its bindings stay until bound anew. */
+void db_reset(struct db_stmt *st);
 
 /* The current row's column COL (from 0). */
 bool db_column_null(const struct db_stmt *st, int col);
@@ -132,6 +158,9 @@ int db_row_read(struct store *s, const char *sql, long long id, const char *what
  * TYPES, in a read of its own (the write's inside one); 0 or the failure. */
 int db_read_rows(struct store *s, const char *sql, void (*add)(void *context, struct db_stmt *row),
 		 void *context, const char *types, ...);
+/* db_read_rows() of SQL without parameters. */
+int db_read_each(struct store *s, const char *sql, void (*add)(void *context, struct db_stmt *row),
+		 void *context);
 
 /* --- JSON from columns --- */
 

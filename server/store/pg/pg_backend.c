@@ -31,14 +31,6 @@ static const struct store_agent_ops agents_ops = {
 	.agent_heartbeat_end = pg_agent_heartbeat_end,
 };
 
-static const struct store_job_ops jobs_ops = {
-	.job_create = pg_job_create,
-	.job_list = pg_job_list,
-	.job_get = pg_job_get,
-	.job_add_waiting = pg_job_add_waiting,
-	.job_cancel = pg_job_cancel,
-};
-
 static const struct store_task_ops tasks_ops = {
 	.task_progress = pg_task_progress,
 	.task_fail = pg_task_fail,
@@ -50,43 +42,9 @@ static const struct store_task_ops tasks_ops = {
 	.task_result_is_calibration = pg_task_result_is_calibration,
 };
 
-static const struct store_result_ops results_ops = {
-	.result_get = pg_result_get,
-	.result_with_cell = pg_result_with_cell,
-	.job_report_rows = pg_job_report_rows,
-	.job_compare_rows = pg_job_compare_rows,
-	.results_unsummarized = pg_results_unsummarized,
-	.results_without_compare = pg_results_without_compare,
-	.summaries_put = pg_summaries_put,
-	.compare_data_put = pg_compare_data_put,
-};
-
 static const struct store_series_ops series_ops = {
-	.series_list = pg_series_list,
-	.series_jobs = pg_series_jobs,
-	.series_settings_get = pg_series_settings_get,
-	.series_settings_put = pg_series_settings_put,
-	.series_unchecked = pg_series_unchecked,
-	.series_previous_done = pg_series_previous_done,
-	.series_check_record = pg_series_check_record,
-	.alert_list = pg_alert_list,
-	.alert_get = pg_alert_get,
-	.alert_ack = pg_alert_ack,
 	.alert_webhook_status = pg_alert_webhook_status,
 	.webhook_due = pg_webhook_due,
-};
-
-static const struct store_schedule_ops schedules_ops = {
-	.schedule_create = pg_schedule_create,
-	.schedule_list = pg_schedule_list,
-	.schedule_get = pg_schedule_get,
-	.schedule_patch = pg_schedule_patch,
-	.schedule_delete = pg_schedule_delete,
-	.schedule_owner_set = pg_schedule_owner_set,
-	.schedules_due = pg_schedules_due,
-	.schedule_claim = pg_schedule_claim,
-	.schedule_run_finish = pg_schedule_run_finish,
-	.schedule_pending = pg_schedule_pending,
 };
 
 const struct store_backend store_backend_pg = {
@@ -95,9 +53,6 @@ const struct store_backend store_backend_pg = {
 	.db = &db_driver_pg,
 	.handle = &handle_ops,
 	.agents = &agents_ops,
-	.jobs = &jobs_ops,
 	.tasks = &tasks_ops,
-	.results = &results_ops,
 	.series = &series_ops,
-	.schedules = &schedules_ops,
 };

@@ -46,15 +46,24 @@ static void release(struct store *s, void *stmt)
 	pq_release(connection(), stmt);
 }
 
-static void bind_int64(void *stmt, int i, long long v)
-{
-	pgq_bind_int64(stmt, i, v);
-}
-
-static void bind_double(void *stmt, int i, double v)
-{
-	pgq_bind_double(stmt, i, v);
-}
+/* The driver's statement functions are pg_sql.c's (struct pgq *). */
+#define PGQ_CALL(name, params, args) \
+	static void name params      \
+	{                            \
+		pgq_##name args;     \
+	}
+PGQ_CALL(bind_int64, (void *q, int i, long long v), (q, i, v))
+PGQ_CALL(bind_double, (void *q, int i, double v), (q, i, v))
+PGQ_CALL(bind_null, (void *q, int i), (q, i))
+PGQ_CALL(reset, (void *q), (q))
+#define PGQ_COLUMN(type, name)             \
+	static type name(void *q, int col) \
+	{                                  \
+		return pgq_##name(q, col); \
+	}
+PGQ_COLUMN(long long, column_int64)
+PGQ_COLUMN(double, column_double)
+PGQ_COLUMN(const char *, column_text)
 
 static void bind_text(void *stmt, int i, const char *text)
 {
@@ -64,11 +73,6 @@ static void bind_text(void *stmt, int i, const char *text)
 static void bind_blob(void *stmt, int i, const void *blob, int n)
 {
 	pgq_bind_blob(stmt, i, blob, n, PGQ_TRANSIENT);
-}
-
-static void bind_null(void *stmt, int i)
-{
-	pgq_bind_null(stmt, i);
 }
 
 static int step(void *stmt)
@@ -81,21 +85,6 @@ static int step(void *stmt)
 static bool column_null(void *stmt, int col)
 {
 	return pgq_column_type(stmt, col) == PGQ_NULL;
-}
-
-static long long column_int64(void *stmt, int col)
-{
-	return pgq_column_int64(stmt, col);
-}
-
-static double column_double(void *stmt, int col)
-{
-	return pgq_column_double(stmt, col);
-}
-
-static const char *column_text(void *stmt, int col)
-{
-	return pgq_column_text(stmt, col);
 }
 
 static const void *column_blob(void *stmt, int col, int *ret_len)
@@ -113,20 +102,9 @@ static long long changes(struct store *s)
 const struct db_driver db_driver_pg = {
 	.dialect = DB_POSTGRESQL,
 	.write = pq_write,
-	.read_begin = read_begin,
-	.read_end = read_end,
-	.prepare = prepare,
-	.release = release,
-	.bind_int64 = bind_int64,
-	.bind_double = bind_double,
-	.bind_text = bind_text,
-	.bind_blob = bind_blob,
-	.bind_null = bind_null,
-	.step = step,
-	.column_null = column_null,
-	.column_int64 = column_int64,
-	.column_double = column_double,
-	.column_text = column_text,
-	.column_blob = column_blob,
-	.changes = changes,
+	.call_size = sizeof(struct store_call),
+	.call_submit = pq_call_submit,
+	.call_end = pq_call_end,
+	.tasks_ready = pq_notify_tasks,
+	DB_DRIVER_FUNCTIONS,
 };

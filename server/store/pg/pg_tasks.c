@@ -139,7 +139,7 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	if (rc == LL_ENOTFOUND)
 		rc = err_set(LL_ESTORE, "Task %lld has no job.", task_id);
 	if (rc == 0 && found.refresh)
-		rc = pq_job_refresh_state(s, job_id, now);
+		rc = job_refresh_state(s, job_id, now);
 	if (rc == 0 && found.want_spec) {
 		const cJSON *calibration = cJSON_GetObjectItemCaseSensitive(found.spec, "calibration");
 		bool is_calibration = calibration && !cJSON_IsNull(calibration);
@@ -527,7 +527,7 @@ static int op_task_result(struct store *s, void *arg)
 			 "attempt = ?",
 			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
 	    (rc = pq_agent_touch(s, a->agent_id, a->now)) < 0 ||
-	    (rc = pq_job_refresh_state(s, row.job_id, a->now)) < 0)
+	    (rc = job_refresh_state(s, row.job_id, a->now)) < 0)
 		return rc;
 	/* A build done frees the cells waiting for it (pg_watch.c). */
 	if ((rc = pq_int(pq_writer(), &waiting, 0,
@@ -615,7 +615,7 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 		     "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
 		     "itii", now, outcome, task_id, attempt)) < 0 ||
 	    (strcmp(next, "dead") == 0 && (rc = build_dead(s, task_id, reason, now)) < 0) ||
-	    (rc = pq_job_refresh_state(s, job_id, now)) < 0)
+	    (rc = job_refresh_state(s, job_id, now)) < 0)
 		return rc;
 	/* Back to the queue at once (an expired lease): every daemon's
 	 * long-polls may take it (pg_watch.c). */

@@ -96,6 +96,11 @@ static int step(void *stmt)
 	return sq_error(sqlite3_db_handle(stmt), sqlite3_sql(stmt));
 }
 
+static void reset(void *stmt)
+{
+	sqlite3_reset(stmt);
+}
+
 static bool column_null(void *stmt, int col)
 {
 	return sqlite3_column_type(stmt, col) == SQLITE_NULL;
@@ -133,20 +138,8 @@ const struct db_driver db_driver_sqlite = {
 	.dialect = DB_SQLITE,
 	.single_writer = true,
 	.write = store_write,
-	.read_begin = read_begin,
-	.read_end = read_end,
-	.prepare = prepare,
-	.release = release,
-	.bind_int64 = bind_int64,
-	.bind_double = bind_double,
-	.bind_text = bind_text,
-	.bind_blob = bind_blob,
-	.bind_null = bind_null,
-	.step = step,
-	.column_null = column_null,
-	.column_int64 = column_int64,
-	.column_double = column_double,
-	.column_text = column_text,
-	.column_blob = column_blob,
-	.changes = changes,
+	.call_size = sizeof(struct store_call),
+	.call_submit = store_call_submit,
+	.call_end = store_call_end,
+	DB_DRIVER_FUNCTIONS,
 };

@@ -4,12 +4,13 @@
  * operations, the SQL and JSON helpers, and each file's operations for
  * sqlite_backend.c's table. Only store/sqlite/ includes it.
  *
- * Files: sqlite_writer.c (opening, migrations, the writer and syncer
- * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
- * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
- * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
- * sqlite_blobs.c), backup and restore (sqlite_backup.c), retention and
- * compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
+ * Files: sqlite_writer.c (opening, the writer and syncer threads, stats),
+ * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
+ * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
+ * over which store/store_<resource>.c are written once), the resources not
+ * moved there yet (sqlite_agents.c, sqlite_tasks.c), the webhook queue
+ * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
+ * and compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
  * sqlite_backend.c, the table that names them.
  *
  * Threads: s->writer is used only inside an op run by the writer thread
@@ -19,6 +20,7 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store/db.h"
+#include "store/store_jobs.h"
 #include "store/store_backend.h"
 #include "store/store_cache.h"
 
@@ -29,9 +31,6 @@
 #define STORE_BATCH_MAX 256
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
-/* Most build tasks one job's cells may need (distinct targets,
- * queue_build.h). */
-#define STORE_MAX_BUILDS 16
 
 /* The writer checkpoints its WAL into the database once it holds this
  * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
@@ -128,14 +127,6 @@ int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long l
 				 void *context, struct store_call **ret_call);
 int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
 
-/* sqlite_jobs.c */
-int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-		      cJSON **ret_body);
-int sqlite_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
-int sqlite_job_get(struct store *store, long long job_id, cJSON **ret_job);
-int sqlite_job_add_waiting(struct store *store, cJSON *job, long long now);
-int sqlite_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
-
 /* sqlite_tasks.c */
 int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 			 const char *phase, int percent, long long now, cJSON **ret_body);
@@ -151,39 +142,7 @@ int sqlite_task_result_begin(struct store *store, long long agent_id, long long 
 int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
 bool sqlite_task_result_is_calibration(const struct store_call *call);
 
-/* sqlite_results.c */
-int sqlite_result_get(struct store *store, long long result_id, char **ret_text);
-int sqlite_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
-int sqlite_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context);
-int sqlite_job_compare_rows(struct store *store, long long job_id, int version,
-			    int (*fn)(void *context, const struct store_report_row *row), void *context);
-int sqlite_results_unsummarized(struct store *store, int version, long long limit,
-				void (*fn)(void *context, long long result_id), void *context);
-int sqlite_results_without_compare(struct store *store, int version, long long limit,
-				   void (*fn)(void *context, long long result_id), void *context);
-int sqlite_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-			 const char *const *summaries, const void *const *compare, const size_t *compare_len);
-int sqlite_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
-			    const void *const *compare, const size_t *compare_len);
-
-/* sqlite_series.c */
-int sqlite_series_list(struct store *store, cJSON **ret_list);
-int sqlite_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
-int sqlite_series_settings_get(struct store *store, const char *name,
-			       struct store_series_settings *ret_settings);
-int sqlite_series_settings_put(struct store *store, const char *name,
-			       const struct store_series_settings *settings, long long now, cJSON **ret_body);
-int sqlite_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
-int sqlite_series_previous_done(struct store *store, const char *series, long long job_id,
-				long long *ret_job_id);
-int sqlite_series_check_record(struct store *store, long long job_id, const char *series,
-			       long long baseline_id, const char *verdict, const cJSON *alert, long long now,
-			       long long *ret_alert_id);
-int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
-int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
-int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
+/* sqlite_webhooks.c */
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
 /* sqlite_retention.c */
@@ -194,23 +153,6 @@ int sqlite_compact(struct store *store, bool full, long long *ret_bytes_before, 
  * logged (store_vacuumed), which rewrites the whole file once; a store in
  * that mode already is left alone (sqlite_auto_vacuum.c). */
 int compaction_prepare(sqlite3 *db);
-
-/* sqlite_schedules.c */
-int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
-			   cJSON **ret_schedule);
-int sqlite_schedule_list(struct store *store, cJSON **ret_list);
-int sqlite_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
-int sqlite_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
-			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
-			  cJSON **ret_schedule);
-int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
-int sqlite_schedule_owner_set(struct store *store, long long id, const char *owner);
-int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
-int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
-			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
-int sqlite_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
-			       long long now);
-int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
 
 /* --- the writer (sqlite_writer.c) --- */
 
@@ -345,10 +287,6 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 	       const char *reason);
 
 /* --- shared between resources --- */
-
-/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
- * stores it when it changed (sqlite_jobs.c). */
-int job_refresh_state(struct store *store, long long job_id, long long now);
 
 /* A new object {"task_id", "attempt", "state"} that begins the answers
  * about one attempt of a task (sqlite_sql.c: heartbeats and leases). */
