@@ -177,50 +177,6 @@ int store_integrity_check(struct store *store)
 	return backend_of(store)->handle->integrity_check(store);
 }
 
-int store_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-		       long long *ret_agent_id)
-{
-	return backend_of(store)->agents->agent_enroll(store, name, facts, labels, hash, now, ret_agent_id);
-}
-
-int store_agent_list(struct store *store, long long now, cJSON **ret_list)
-{
-	return backend_of(store)->agents->agent_list(store, now, ret_list);
-}
-
-int store_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent)
-{
-	return backend_of(store)->agents->agent_get(store, agent_id, now, ret_agent);
-}
-
-int store_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		      long long now, cJSON **ret_agent)
-{
-	return backend_of(store)->agents->agent_patch(store, agent_id, change, now, ret_agent);
-}
-
-int store_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
-				cJSON **ret_spec)
-{
-	return backend_of(store)->agents->task_calibration_spec(store, task_id, ret_job_id, ret_spec);
-}
-
-int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256)
-{
-	return backend_of(store)->agents->agent_build_set(store, agent_id, version, sha256);
-}
-
-int store_agent_update_set(struct store *store, long long agent_id, const cJSON *update)
-{
-	return backend_of(store)->agents->agent_update_set(store, agent_id, update);
-}
-
-int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds)
-{
-	return backend_of(store)->agents->agent_builds(store, agent_id, ret_builds);
-}
-
 int store_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 			const char *phase, int percent, long long now, cJSON **ret_body)
 {
@@ -264,18 +220,6 @@ int store_task_lease_begin(struct store *store, long long agent_id, long long no
 int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
 {
 	return backend_of_call(call)->tasks->task_lease_end(call, ret_lease);
-}
-
-int store_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-				void *context, struct store_call **ret_call)
-{
-	return backend_of(store)->agents->agent_heartbeat_begin(store, agent_id, now, done, context,
-								ret_call);
-}
-
-int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
-{
-	return backend_of_call(call)->agents->agent_heartbeat_end(call, ret_body);
 }
 
 int store_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,

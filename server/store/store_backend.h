@@ -21,7 +21,7 @@
  * jobs, results, series, schedules, blobs, history, bisections) define
  * store.h's functions once, over the statement layer (db.h), whose driver
  * a backend names (.db, db_driver.h). The ops below are what is still a
- * backend's: the agents and tasks (not moved yet), the webhook queue
+ * backend's: the tasks (not moved yet) and the agents' touch, the webhook queue
  * (PostgreSQL's daemons claim deliveries), retention and the handle.
  *
  * Not a backend's: the queue's policy (queue.h), the writer's caches
@@ -62,24 +62,11 @@ static inline const struct store_options *store_options_of(const struct store *s
  * and store_task_result() are X_begin() without DONE then X_end(): a
  * backend's X_begin() with DONE NULL returns once the write is committed. */
 
-/* The agents, their heartbeats and calibrations (store.h, "agents"). */
+/* The agents (store_agents.c): what is still each backend's. */
 struct store_agent_ops {
-	int (*agent_enroll)(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-			    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			    long long *ret_agent_id);
-	int (*agent_list)(struct store *store, long long now, cJSON **ret_list);
-	int (*agent_get)(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-	int (*agent_patch)(struct store *store, long long agent_id, const struct store_agent_change *change,
-			   long long now, cJSON **ret_agent);
-	int (*task_calibration_spec)(struct store *store, long long task_id, long long *ret_job_id,
-				     cJSON **ret_spec);
-	int (*agent_builds)(struct store *store, long long agent_id, bool *ret_builds);
-	int (*agent_build_set)(struct store *store, long long agent_id, const char *version,
-			       const char *sha256);
-	int (*agent_update_set)(struct store *store, long long agent_id, const cJSON *update);
-	int (*agent_heartbeat_begin)(struct store *store, long long agent_id, long long now,
-				     store_done_fn done, void *context, struct store_call **ret_call);
-	int (*agent_heartbeat_end)(struct store_call *call, cJSON **ret_body);
+	/* store_agent_touch() (store_agents.h): through the writer's cache,
+	 * which each writer forgets when its transaction fails. */
+	int (*agent_touch)(struct store *store, long long agent_id, long long now);
 };
 
 /* The tasks and their leases, the agent loop's writes (store.h "tasks", store_async.h). */

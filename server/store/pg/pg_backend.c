@@ -19,16 +19,7 @@ static const struct store_handle_ops handle_ops = {
 };
 
 static const struct store_agent_ops agents_ops = {
-	.agent_enroll = pg_agent_enroll,
-	.agent_list = pg_agent_list,
-	.agent_get = pg_agent_get,
-	.agent_patch = pg_agent_patch,
-	.task_calibration_spec = pg_task_calibration_spec,
-	.agent_builds = pg_agent_builds,
-	.agent_build_set = pg_agent_build_set,
-	.agent_update_set = pg_agent_update_set,
-	.agent_heartbeat_begin = pg_agent_heartbeat_begin,
-	.agent_heartbeat_end = pg_agent_heartbeat_end,
+	.agent_touch = pq_agent_touch,
 };
 
 static const struct store_task_ops tasks_ops = {

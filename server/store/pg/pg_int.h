@@ -9,7 +9,7 @@
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
  * pg_sql.c (statements and JSON helpers), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
- * once), the resources not moved there yet (pg_agents.c, pg_tasks.c), the
+ * once), the tasks, not moved there yet (pg_tasks.c, with the agents' touch), the
  * webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
  * and pg_backend.c, the table.
@@ -202,21 +202,6 @@ int pg_stats(struct store *s, long long now, struct store_stats *ret);
 void pg_call_free(struct store_call *call);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* pg_agents.c */
-int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);
-int pg_agent_list(struct store *store, long long now, cJSON **ret_list);
-int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int pg_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		   long long now, cJSON **ret_agent);
-int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
-int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
-int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
-int pg_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
-int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call);
-int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
 /* pg_tasks.c */
 int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 		     const char *phase, int percent, long long now, cJSON **ret_body);
@@ -405,7 +390,7 @@ void pq_log_state(const char *event, const char *id_key, long long id, const cha
  * about one attempt of a task (pg_sql.c: heartbeats and leases). */
 cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
 
-/* Marks agent AGENT_ID seen at NOW (pg_agents.c). last_seen is written
+/* Marks agent AGENT_ID seen at NOW (pg_tasks.c; the backend's agent_touch). last_seen is written
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last

@@ -16,6 +16,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* pq_agent_touch()'s longest wait between two writes of an agent's
+ * last_seen, as SQLite's backend (tests/bench/README.md, pass 6): a burst
+ * of one agent's requests writes its row once. */
+#define AGENT_TOUCH_MAX_MS 1000
+
+int pq_agent_touch(struct store *s, long long agent_id, long long now)
+{
+	long long window = s->options.offline_after_ms / 8;
+	int rc;
+
+	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
+		window = AGENT_TOUCH_MAX_MS;
+	pthread_mutex_lock(&s->cache_lock);
+	bool due = store_cache_agent_touch_due(&s->cache, agent_id, now, window);
+	pthread_mutex_unlock(&s->cache_lock);
+	if (!due)
+		return 0;
+	/* GREATEST: another daemon's later touch stays. */
+	rc = pq_run(pq_writer(),
+		    "UPDATE agents SET last_seen = GREATEST(coalesce(last_seen, 0), ?) WHERE id = ?", "ii",
+		    now, agent_id);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->cache_lock);
+		store_cache_agent_touch_put(&s->cache, agent_id, now);
+		pthread_mutex_unlock(&s->cache_lock);
+	}
+	return rc;
+}
+
 struct lease_op {
 	long long agent_id, now;
 	long long task_id; /* set when a task was leased */

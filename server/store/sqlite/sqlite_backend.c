@@ -24,16 +24,7 @@ const struct store_backend store_backend_sqlite = {
 		},
 	.agents =
 		&(const struct store_agent_ops){
-			.agent_enroll = sqlite_agent_enroll,
-			.agent_list = sqlite_agent_list,
-			.agent_get = sqlite_agent_get,
-			.agent_patch = sqlite_agent_patch,
-			.task_calibration_spec = sqlite_task_calibration_spec,
-			.agent_build_set = sqlite_agent_build_set,
-			.agent_update_set = sqlite_agent_update_set,
-			.agent_builds = sqlite_agent_builds,
-			.agent_heartbeat_begin = sqlite_agent_heartbeat_begin,
-			.agent_heartbeat_end = sqlite_agent_heartbeat_end,
+			.agent_touch = agent_touch,
 		},
 	.tasks =
 		&(const struct store_task_ops){

@@ -8,7 +8,7 @@
  * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
  * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
  * over which store/store_<resource>.c are written once), the resources not
- * moved there yet (sqlite_agents.c, sqlite_tasks.c), the webhook queue
+ * moved there yet (sqlite_tasks.c, with the agents' touch), the webhook queue
  * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
  * and compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
  * sqlite_backend.c, the table that names them.
@@ -20,6 +20,7 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store/db.h"
+#include "store/store_agents.h"
 #include "store/store_jobs.h"
 #include "store/store_backend.h"
 #include "store/store_cache.h"
@@ -110,23 +111,6 @@ int sqlite_backup(const char *location, const char *to, struct store_counts *ret
 int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* sqlite_agents.c */
-int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			long long *ret_agent_id);
-int sqlite_agent_list(struct store *store, long long now, cJSON **ret_list);
-int sqlite_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int sqlite_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		       long long now, cJSON **ret_agent);
-int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
-				 cJSON **ret_spec);
-int sqlite_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
-int sqlite_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
-int sqlite_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
-int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-				 void *context, struct store_call **ret_call);
-int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
 /* sqlite_tasks.c */
 int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 			 const char *phase, int percent, long long now, cJSON **ret_body);
@@ -288,11 +272,7 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 
 /* --- shared between resources --- */
 
-/* A new object {"task_id", "attempt", "state"} that begins the answers
- * about one attempt of a task (sqlite_sql.c: heartbeats and leases). */
-cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
-
-/* Marks agent AGENT_ID seen at NOW (sqlite_agents.c). last_seen is written
+/* Marks agent AGENT_ID seen at NOW (sqlite_tasks.c; the backend's agent_touch). last_seen is written
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last

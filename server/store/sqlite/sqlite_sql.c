@@ -387,13 +387,3 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
 		  NULL);
 }
-
-cJSON *task_attempt_json(long long task_id, long long attempt, const char *state)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
-	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
-	cJSON_AddStringToObject(o, "state", state);
-	return o;
-}
