@@ -3,7 +3,9 @@
  * --db value's scheme, and every other call goes to the backend of its
  * handle (store_backend.h).
  */
+#include "db_driver.h"
 #include "store_backend.h"
+#include "store_token_cache.h"
 
 #include "loadlab/err.h"
 
@@ -74,6 +76,10 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	    (rc = backend->handle->open(location, options, &store)) < 0)
 		return rc;
 	((struct store_base *)store)->backend = backend;
+	((struct store_base *)store)->options = *options;
+	/* A store this daemon alone writes remembers live tokens. */
+	if (backend->db->single_writer)
+		((struct store_base *)store)->token_cache = token_cache_new();
 	*ret_store = store;
 	return 0;
 }
@@ -137,8 +143,13 @@ int store_task_result(struct store *store, long long agent_id, long long task_id
 
 void store_close(struct store *store)
 {
-	if (store)
-		backend_of(store)->handle->close(store);
+	struct token_cache *tokens;
+
+	if (!store)
+		return;
+	tokens = ((struct store_base *)store)->token_cache;
+	backend_of(store)->handle->close(store);
+	token_cache_free(tokens);
 }
 
 int store_check(struct store *store)
@@ -166,108 +177,6 @@ int store_integrity_check(struct store *store)
 	return backend_of(store)->handle->integrity_check(store);
 }
 
-int store_token_count(struct store *store, enum store_token_kind kind, long long *ret_count)
-{
-	return backend_of(store)->tokens->token_count(store, kind, ret_count);
-}
-
-int store_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token)
-{
-	return backend_of(store)->tokens->token_create(store, kind, name, team, hash, now, ret_token);
-}
-
-int store_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		     struct store_token *ret_token)
-{
-	return backend_of(store)->tokens->token_find(store, hash, ret_token);
-}
-
-int store_token_list(struct store *store, cJSON **ret_list)
-{
-	return backend_of(store)->tokens->token_list(store, ret_list);
-}
-
-int store_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body)
-{
-	return backend_of(store)->tokens->token_revoke(store, id, now, ret_body);
-}
-
-int store_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-		       const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-		       long long *ret_agent_id)
-{
-	return backend_of(store)->agents->agent_enroll(store, name, facts, labels, hash, now, ret_agent_id);
-}
-
-int store_agent_list(struct store *store, long long now, cJSON **ret_list)
-{
-	return backend_of(store)->agents->agent_list(store, now, ret_list);
-}
-
-int store_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent)
-{
-	return backend_of(store)->agents->agent_get(store, agent_id, now, ret_agent);
-}
-
-int store_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		      long long now, cJSON **ret_agent)
-{
-	return backend_of(store)->agents->agent_patch(store, agent_id, change, now, ret_agent);
-}
-
-int store_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
-				cJSON **ret_spec)
-{
-	return backend_of(store)->agents->task_calibration_spec(store, task_id, ret_job_id, ret_spec);
-}
-
-int store_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration)
-{
-	return backend_of(store)->agents->agent_calibration_put(store, agent_id, calibration);
-}
-
-int store_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256)
-{
-	return backend_of(store)->agents->agent_build_set(store, agent_id, version, sha256);
-}
-
-int store_agent_update_set(struct store *store, long long agent_id, const cJSON *update)
-{
-	return backend_of(store)->agents->agent_update_set(store, agent_id, update);
-}
-
-int store_agent_builds(struct store *store, long long agent_id, bool *ret_builds)
-{
-	return backend_of(store)->agents->agent_builds(store, agent_id, ret_builds);
-}
-
-int store_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-		     cJSON **ret_body)
-{
-	return backend_of(store)->jobs->job_create(store, spec, submitted_by, now, ret_body);
-}
-
-int store_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list)
-{
-	return backend_of(store)->jobs->job_list(store, state, limit, before, ret_list);
-}
-
-int store_job_get(struct store *store, long long job_id, cJSON **ret_job)
-{
-	return backend_of(store)->jobs->job_get(store, job_id, ret_job);
-}
-
-int store_job_add_waiting(struct store *store, cJSON *job, long long now)
-{
-	return backend_of(store)->jobs->job_add_waiting(store, job, now);
-}
-
-int store_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job)
-{
-	return backend_of(store)->jobs->job_cancel(store, job_id, now, ret_job);
-}
-
 int store_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 			const char *phase, int percent, long long now, cJSON **ret_body)
 {
@@ -287,166 +196,6 @@ int store_expire_leases(struct store *store, long long now, int *ret_expired)
 	return backend_of(store)->tasks->expire_leases(store, now, ret_expired);
 }
 
-int store_result_get(struct store *store, long long result_id, char **ret_text)
-{
-	return backend_of(store)->results->result_get(store, result_id, ret_text);
-}
-
-int store_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell)
-{
-	return backend_of(store)->results->result_with_cell(store, result_id, ret_text, ret_cell);
-}
-
-int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-			  int (*fn)(void *context, const struct store_report_row *row), void *context)
-{
-	return backend_of(store)->results->job_report_rows(store, job_id, with_bodies, fn, context);
-}
-
-int store_job_compare_rows(struct store *store, long long job_id, int version,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context)
-{
-	return backend_of(store)->results->job_compare_rows(store, job_id, version, fn, context);
-}
-
-int store_results_unsummarized(struct store *store, int version, long long limit,
-			       void (*fn)(void *context, long long result_id), void *context)
-{
-	return backend_of(store)->results->results_unsummarized(store, version, limit, fn, context);
-}
-
-int store_results_without_compare(struct store *store, int version, long long limit,
-				  void (*fn)(void *context, long long result_id), void *context)
-{
-	return backend_of(store)->results->results_without_compare(store, version, limit, fn, context);
-}
-
-int store_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-			const char *const *summaries, const void *const *compare, const size_t *compare_len)
-{
-	return backend_of(store)->results->summaries_put(store, count, result_ids, version, summaries,
-							 compare, compare_len);
-}
-
-int store_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
-			   const void *const *compare, const size_t *compare_len)
-{
-	return backend_of(store)->results->compare_data_put(store, count, result_ids, version, compare,
-							    compare_len);
-}
-
-int store_series_list(struct store *store, cJSON **ret_list)
-{
-	return backend_of(store)->series->series_list(store, ret_list);
-}
-
-int store_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs)
-{
-	return backend_of(store)->series->series_jobs(store, name, since_ms, ret_jobs);
-}
-
-int store_series_settings_get(struct store *store, const char *name,
-			      struct store_series_settings *ret_settings)
-{
-	return backend_of(store)->series->series_settings_get(store, name, ret_settings);
-}
-
-int store_series_settings_put(struct store *store, const char *name,
-			      const struct store_series_settings *settings, long long now, cJSON **ret_body)
-{
-	return backend_of(store)->series->series_settings_put(store, name, settings, now, ret_body);
-}
-
-int store_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
-			  cJSON **ret_schedule)
-{
-	return backend_of(store)->schedules->schedule_create(store, schedule, now, ret_schedule);
-}
-
-int store_schedule_list(struct store *store, cJSON **ret_list)
-{
-	return backend_of(store)->schedules->schedule_list(store, ret_list);
-}
-
-int store_schedule_get(struct store *store, long long id, cJSON **ret_schedule)
-{
-	return backend_of(store)->schedules->schedule_get(store, id, ret_schedule);
-}
-
-int store_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
-			 long long interval_s, const char *job_text, long long next_due_ms, long long now,
-			 cJSON **ret_schedule)
-{
-	return backend_of(store)->schedules->schedule_patch(store, id, enabled, cron, interval_s, job_text,
-							    next_due_ms, now, ret_schedule);
-}
-
-int store_schedule_owner_set(struct store *store, long long id, const char *owner)
-{
-	return backend_of(store)->schedules->schedule_owner_set(store, id, owner);
-}
-
-int store_schedule_delete(struct store *store, long long id, cJSON **ret_body)
-{
-	return backend_of(store)->schedules->schedule_delete(store, id, ret_body);
-}
-
-int store_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count)
-{
-	return backend_of(store)->schedules->schedules_due(store, now, ret_ids, max, ret_count);
-}
-
-int store_schedule_claim(struct store *store, long long id, bool manual, long long now,
-			 store_next_due_fn next_due, struct store_schedule_claim *ret_claim)
-{
-	return backend_of(store)->schedules->schedule_claim(store, id, manual, now, next_due, ret_claim);
-}
-
-int store_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
-			      long long now)
-{
-	return backend_of(store)->schedules->schedule_run_finish(store, run_id, job_id, error, now);
-}
-
-int store_schedule_pending(struct store *store, cJSON **ret_runs)
-{
-	return backend_of(store)->schedules->schedule_pending(store, ret_runs);
-}
-
-int store_series_unchecked(struct store *store, int limit, cJSON **ret_jobs)
-{
-	return backend_of(store)->series->series_unchecked(store, limit, ret_jobs);
-}
-
-int store_series_previous_done(struct store *store, const char *series, long long job_id,
-			       long long *ret_job_id)
-{
-	return backend_of(store)->series->series_previous_done(store, series, job_id, ret_job_id);
-}
-
-int store_series_check_record(struct store *store, long long job_id, const char *series,
-			      long long baseline_id, const char *verdict, const cJSON *alert, long long now,
-			      long long *ret_alert_id)
-{
-	return backend_of(store)->series->series_check_record(store, job_id, series, baseline_id, verdict,
-							      alert, now, ret_alert_id);
-}
-
-int store_alert_list(struct store *store, bool open_only, cJSON **ret_list)
-{
-	return backend_of(store)->series->alert_list(store, open_only, ret_list);
-}
-
-int store_alert_get(struct store *store, long long id, cJSON **ret_alert)
-{
-	return backend_of(store)->series->alert_get(store, id, ret_alert);
-}
-
-int store_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert)
-{
-	return backend_of(store)->series->alert_ack(store, id, by, now, ret_alert);
-}
-
 int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms)
 {
 	return backend_of(store)->series->alert_webhook_status(store, id, status, retry_at_ms);
@@ -462,49 +211,6 @@ int store_stats(struct store *store, long long now, struct store_stats *ret_stat
 	return backend_of(store)->handle->stats(store, now, ret_stats);
 }
 
-/* A backend without bisections (store_backend.h: the ops may be NULL
- * until a backend has them). */
-static int no_bisections(void)
-{
-	return err_set(LL_EUNSUPPORTED, "This store has no bisections.");
-}
-
-int store_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			   int max_running, long long now, long long *ret_id)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_create(store, series, doc, by, max_running, now,
-							       ret_id);
-}
-
-int store_bisection_get(struct store *store, long long id, cJSON **ret_bisection)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_get(store, id, ret_bisection);
-}
-
-int store_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			   const cJSON *doc, long long now)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisection_update(store, id, expect, state, doc, now);
-}
-
-int store_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count)
-{
-	if (!backend_of(store)->bisections)
-		return no_bisections();
-	return backend_of(store)->bisections->bisections_running(store, ret_ids, max, ret_count);
-}
-
-int store_blob_references(struct store *store, cJSON **ret_hashes)
-{
-	return backend_of(store)->blobs->blob_references(store, ret_hashes);
-}
-
 int store_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
 			   void *context, struct store_call **ret_call)
 {
@@ -514,18 +220,6 @@ int store_task_lease_begin(struct store *store, long long agent_id, long long no
 int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
 {
 	return backend_of_call(call)->tasks->task_lease_end(call, ret_lease);
-}
-
-int store_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-				void *context, struct store_call **ret_call)
-{
-	return backend_of(store)->agents->agent_heartbeat_begin(store, agent_id, now, done, context,
-								ret_call);
-}
-
-int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)
-{
-	return backend_of_call(call)->agents->agent_heartbeat_end(call, ret_body);
 }
 
 int store_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
@@ -550,27 +244,6 @@ void store_call_free(struct store_call *call)
 {
 	if (call)
 		backend_of_call(call)->handle->call_free(call);
-}
-
-int store_job_history(struct store *store, const char *family, long long before, int limit,
-		      int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		      void *context)
-{
-	return backend_of(store)->history->job_history(store, family, before, limit, fn, context);
-}
-
-int store_calibration_add(struct store *store, long long agent_id, long long result_id,
-			  const cJSON *calibration)
-{
-	return backend_of(store)->history->calibration_add(store, agent_id, result_id, calibration);
-}
-
-int store_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			      double injected_us, const char *family, const char *runner, int limit,
-			      void (*fn)(void *context, const cJSON *calibration), void *context)
-{
-	return backend_of(store)->history->calibration_history(store, agent_id, before_result_id, injected_us,
-							       family, runner, limit, fn, context);
 }
 
 /* A backend without retention or compaction has nothing to do (store_backend.h). */

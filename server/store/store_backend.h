@@ -17,6 +17,13 @@
  * store.h's contracts: ids, plain values and cJSON bodies in, the same
  * bodies out, and 0 or a negative LL_E* code with a message.
  *
+ * Most resources are no backend's either: store_<resource>.c (tokens,
+ * jobs, results, series, schedules, blobs, history, bisections) define
+ * store.h's functions once, over the statement layer (db.h), whose driver
+ * a backend names (.db, db_driver.h). The ops below are what is still a
+ * backend's: the tasks (not moved yet) and the agents' touch, the webhook queue
+ * (PostgreSQL's daemons claim deliveries), retention and the handle.
+ *
  * Not a backend's: the queue's policy (queue.h), the writer's caches
  * (store_cache.h), the blob files (blob_files.h), token kinds' names
  * (store_token_kind.c); a backend uses them.
@@ -37,55 +44,29 @@ struct store_backend;
  * set by store_open() on the handle, by the backend on a call. */
 struct store_base {
 	const struct store_backend *backend;
+	/* The live tokens remembered (store_token_cache.h), NULL when none are
+	 * (a store that other daemons write too). */
+	struct token_cache *token_cache;
+	/* What the store was opened with (store_open()): the resources' view. */
+	struct store_options options;
 };
+
+/* The options STORE was opened with. */
+static inline const struct store_options *store_options_of(const struct store *store)
+{
+	return &((const struct store_base *)store)->options;
+}
 
 /* The operations by resource, each as store.h's function of the same name
  * without "store_". The blocking store_task_lease(), store_agent_heartbeat()
  * and store_task_result() are X_begin() without DONE then X_end(): a
  * backend's X_begin() with DONE NULL returns once the write is committed. */
 
-/* The tokens (store.h, "tokens"). */
-struct store_token_ops {
-	int (*token_count)(struct store *store, enum store_token_kind kind, long long *ret_count);
-	int (*token_create)(struct store *store, enum store_token_kind kind, const char *name,
-			    const char *team, const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			    cJSON **ret_token);
-	int (*token_find)(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-			  struct store_token *ret_token);
-	int (*token_list)(struct store *store, cJSON **ret_list);
-	int (*token_revoke)(struct store *store, long long id, long long now, cJSON **ret_body);
-};
-
-/* The agents, their heartbeats and calibrations (store.h, "agents"). */
+/* The agents (store_agents.c): what is still each backend's. */
 struct store_agent_ops {
-	int (*agent_enroll)(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-			    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			    long long *ret_agent_id);
-	int (*agent_list)(struct store *store, long long now, cJSON **ret_list);
-	int (*agent_get)(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-	int (*agent_patch)(struct store *store, long long agent_id, const struct store_agent_change *change,
-			   long long now, cJSON **ret_agent);
-	int (*task_calibration_spec)(struct store *store, long long task_id, long long *ret_job_id,
-				     cJSON **ret_spec);
-	int (*agent_calibration_put)(struct store *store, long long agent_id, const cJSON *calibration);
-	int (*agent_builds)(struct store *store, long long agent_id, bool *ret_builds);
-	int (*agent_build_set)(struct store *store, long long agent_id, const char *version,
-			       const char *sha256);
-	int (*agent_update_set)(struct store *store, long long agent_id, const cJSON *update);
-	int (*agent_heartbeat_begin)(struct store *store, long long agent_id, long long now,
-				     store_done_fn done, void *context, struct store_call **ret_call);
-	int (*agent_heartbeat_end)(struct store_call *call, cJSON **ret_body);
-};
-
-/* The jobs (store.h, "jobs"). */
-struct store_job_ops {
-	int (*job_create)(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-			  cJSON **ret_body);
-	int (*job_list)(struct store *store, const char *state, int limit, long long before,
-			cJSON **ret_list);
-	int (*job_get)(struct store *store, long long job_id, cJSON **ret_job);
-	int (*job_add_waiting)(struct store *store, cJSON *job, long long now);
-	int (*job_cancel)(struct store *store, long long job_id, long long now, cJSON **ret_job);
+	/* store_agent_touch() (store_agents.h): through the writer's cache,
+	 * which each writer forgets when its transaction fails. */
+	int (*agent_touch)(struct store *store, long long agent_id, long long now);
 };
 
 /* The tasks and their leases, the agent loop's writes (store.h "tasks", store_async.h). */
@@ -105,43 +86,9 @@ struct store_task_ops {
 	bool (*task_result_is_calibration)(const struct store_call *call);
 };
 
-/* The results and the reports' rows, the summaries' cache (store.h "tasks", "reports"). */
-struct store_result_ops {
-	int (*result_get)(struct store *store, long long result_id, char **ret_text);
-	int (*result_with_cell)(struct store *store, long long result_id, char **ret_text, char **ret_cell);
-	int (*job_report_rows)(struct store *store, long long job_id, bool with_bodies,
-			       int (*fn)(void *context, const struct store_report_row *row), void *context);
-	int (*job_compare_rows)(struct store *store, long long job_id, int version,
-				int (*fn)(void *context, const struct store_report_row *row), void *context);
-	int (*results_unsummarized)(struct store *store, int version, long long limit,
-				    void (*fn)(void *context, long long result_id), void *context);
-	int (*results_without_compare)(struct store *store, int version, long long limit,
-				       void (*fn)(void *context, long long result_id), void *context);
-	int (*summaries_put)(struct store *store, size_t count, const long long *result_ids, int version,
-			     const char *const *summaries, const void *const *compare,
-			     const size_t *compare_len);
-	int (*compare_data_put)(struct store *store, size_t count, const long long *result_ids, int version,
-				const void *const *compare, const size_t *compare_len);
-};
-
-/* The series, regression checks and alerts (store.h, "series"). */
+/* The series' webhook deliveries (store_webhooks.h), retention and
+ * compaction (store.h, "series"). */
 struct store_series_ops {
-	int (*series_list)(struct store *store, cJSON **ret_list);
-	int (*series_jobs)(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
-	int (*series_settings_get)(struct store *store, const char *name,
-				   struct store_series_settings *ret_settings);
-	int (*series_settings_put)(struct store *store, const char *name,
-				   const struct store_series_settings *settings, long long now,
-				   cJSON **ret_body);
-	int (*series_unchecked)(struct store *store, int limit, cJSON **ret_jobs);
-	int (*series_previous_done)(struct store *store, const char *series, long long job_id,
-				    long long *ret_job_id);
-	int (*series_check_record)(struct store *store, long long job_id, const char *series,
-				   long long baseline_id, const char *verdict, const cJSON *alert,
-				   long long now, long long *ret_alert_id);
-	int (*alert_list)(struct store *store, bool open_only, cJSON **ret_list);
-	int (*alert_get)(struct store *store, long long id, cJSON **ret_alert);
-	int (*alert_ack)(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
 	int (*alert_webhook_status)(struct store *store, long long id, const char *status,
 				    long long retry_at_ms);
 	int (*webhook_due)(struct store *store, long long now, int limit, cJSON **ret_due);
@@ -152,53 +99,6 @@ struct store_series_ops {
 		       long long *ret_bytes_after);
 };
 
-/* The schedules and their runs (store.h, "series, schedules"). */
-struct store_schedule_ops {
-	int (*schedule_create)(struct store *store, const struct store_schedule_new *schedule, long long now,
-			       cJSON **ret_schedule);
-	int (*schedule_list)(struct store *store, cJSON **ret_list);
-	int (*schedule_get)(struct store *store, long long id, cJSON **ret_schedule);
-	int (*schedule_patch)(struct store *store, long long id, int enabled, const char *cron,
-			      long long interval_s, const char *job_text, long long next_due_ms,
-			      long long now, cJSON **ret_schedule);
-	int (*schedule_delete)(struct store *store, long long id, cJSON **ret_body);
-	int (*schedule_owner_set)(struct store *store, long long id, const char *owner);
-	int (*schedules_due)(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
-	int (*schedule_claim)(struct store *store, long long id, bool manual, long long now,
-			      store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
-	int (*schedule_run_finish)(struct store *store, long long run_id, long long job_id, const char *error,
-				   long long now);
-	int (*schedule_pending)(struct store *store, cJSON **ret_runs);
-};
-
-/* The history of repeated jobs and calibrations (store.h, "history of
- * repeated jobs"). */
-struct store_history_ops {
-	int (*job_history)(struct store *store, const char *family, long long before, int limit,
-			   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-			   void *context);
-	int (*calibration_add)(struct store *store, long long agent_id, long long result_id,
-			       const cJSON *calibration);
-	int (*calibration_history)(struct store *store, long long agent_id, long long before_result_id,
-				   double injected_us, const char *family, const char *runner, int limit,
-				   void (*fn)(void *context, const cJSON *calibration), void *context);
-};
-
-/* The bisections (store.h, "bisections"); NULL in a backend that has
- * none yet: store.c answers LL_EUNSUPPORTED. */
-struct store_bisect_ops {
-	int (*bisection_create)(struct store *store, const char *series, const cJSON *doc, const char *by,
-				int max_running, long long now, long long *ret_id);
-	int (*bisection_get)(struct store *store, long long id, cJSON **ret_bisection);
-	int (*bisection_update)(struct store *store, long long id, const char *expect, const char *state,
-				const cJSON *doc, long long now);
-	int (*bisections_running)(struct store *store, long long *ret_ids, int max, int *ret_count);
-};
-
-/* The blobs jobs reference (store.h, "blobs"). */
-struct store_blob_ops {
-	int (*blob_references)(struct store *store, cJSON **ret_hashes);
-};
 /* The handle: opening, checking and closing the store, its figures, and a
  * call dropped unanswered (store.h, store_async.h). */
 struct store_handle_ops {
@@ -220,20 +120,18 @@ struct store_handle_ops {
 	int (*restore)(const char *from, const char *location, struct store_counts *ret_counts);
 };
 
+struct db_driver;
+
 struct store_backend {
 	const char *scheme; /* "sqlite": --db sqlite:PATH */
 	const char *alias;  /* another scheme of the same backend, or NULL ("postgres") */
+	/* The statement layer's driver (db_driver.h), which the resources
+	 * written once over db.h use. */
+	const struct db_driver *db;
 	const struct store_handle_ops *handle;
-	const struct store_token_ops *tokens;
 	const struct store_agent_ops *agents;
-	const struct store_job_ops *jobs;
 	const struct store_task_ops *tasks;
-	const struct store_result_ops *results;
 	const struct store_series_ops *series;
-	const struct store_schedule_ops *schedules;
-	const struct store_blob_ops *blobs;
-	const struct store_bisect_ops *bisections;
-	const struct store_history_ops *history;
 };
 
 /* The backends (store.c's table names them). */

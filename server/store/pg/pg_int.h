@@ -7,9 +7,10 @@
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
- * pg_sql.c (statements and JSON helpers), one file per resource as SQLite's (pg_tokens.c,
- * pg_agents.c, pg_jobs.c, pg_tasks.c, pg_results.c, pg_series.c,
- * pg_schedules.c, pg_blobs.c, pg_history.c), pg_watch.c (LISTEN/NOTIFY:
+ * pg_sql.c (statements and JSON helpers), pg_db.c (the statement layer's
+ * driver, db_driver.h, over which store/store_<resource>.c are written
+ * once), the tasks, not moved there yet (pg_tasks.c, with the agents' touch), the
+ * webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
  * and pg_backend.c, the table.
  *
@@ -28,6 +29,7 @@
 #define LOADLAB_SERVER_STORE_PG_INT_H
 
 #include "store/store_backend.h"
+#include "store/store_jobs.h"
 #include "store/store_cache.h"
 
 #include <libpq-fe.h>
@@ -35,9 +37,6 @@
 
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
-/* Most build tasks one job's cells may need (distinct targets,
- * queue_build.h). */
-#define STORE_MAX_BUILDS 16
 
 /* Connections a daemon keeps at most (its pool); the default, and what
  * the URI's "pool_size=N" parameter may ask for (1..PG_POOL_MAX). */
@@ -188,7 +187,7 @@ struct store {
 	struct pg_roles roles;
 };
 
-/* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */
+/* Gives the deliveries S claimed back to the queue (pg_webhooks.c; at close). */
 void pg_webhook_claims_release(struct store *s);
 
 /* --- the backend's operations (pg_backend.c names them) --- */
@@ -203,62 +202,6 @@ int pg_stats(struct store *s, long long now, struct store_stats *ret);
 void pg_call_free(struct store_call *call);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* pg_tokens.c */
-int pg_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int pg_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
-int pg_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		  struct store_token *ret_token);
-int pg_token_list(struct store *store, cJSON **ret_list);
-int pg_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
-
-/* pg_agents.c */
-int pg_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-		    const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, long long *ret_agent_id);
-int pg_agent_list(struct store *store, long long now, cJSON **ret_list);
-int pg_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int pg_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		   long long now, cJSON **ret_agent);
-int pg_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id, cJSON **ret_spec);
-int pg_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
-int pg_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
-/* pg_bisect.c */
-int pg_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			int max_running, long long now, long long *ret_id);
-int pg_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
-int pg_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			const cJSON *doc, long long now);
-int pg_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
-int pg_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
-int pg_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
-int pg_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call);
-int pg_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
-/* pg_history.c */
-int pg_job_history(struct store *store, const char *family, long long before, int limit,
-		   int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		   void *context);
-int pg_calibration_add(struct store *store, long long agent_id, long long result_id,
-		       const cJSON *calibration);
-int pg_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			   double injected_us, const char *family, const char *runner, int limit,
-			   void (*fn)(void *context, const cJSON *calibration), void *context);
-
-/* Stores CALIBRATION (pg_history.c): in the agent's history of
- * calibrations, or as its last one (LAST), which a calibration whose
- * result came earlier never replaces. */
-int pg_calibration_write(struct store *s, long long agent_id, long long result_id, const cJSON *calibration,
-			 bool last);
-
-/* pg_jobs.c */
-int pg_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-		  cJSON **ret_body);
-int pg_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
-int pg_job_get(struct store *store, long long job_id, cJSON **ret_job);
-int pg_job_add_waiting(struct store *store, cJSON *job, long long now);
-int pg_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
-
 /* pg_tasks.c */
 int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 		     const char *phase, int percent, long long now, cJSON **ret_body);
@@ -274,56 +217,9 @@ int pg_task_result_begin(struct store *store, long long agent_id, long long task
 int pg_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
 bool pg_task_result_is_calibration(const struct store_call *call);
 
-/* pg_results.c */
-int pg_result_get(struct store *store, long long result_id, char **ret_text);
-int pg_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
-int pg_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-		       int (*fn)(void *context, const struct store_report_row *row), void *context);
-int pg_job_compare_rows(struct store *store, long long job_id, int version,
-			int (*fn)(void *context, const struct store_report_row *row), void *context);
-int pg_results_unsummarized(struct store *store, int version, long long limit,
-			    void (*fn)(void *context, long long result_id), void *context);
-int pg_results_without_compare(struct store *store, int version, long long limit,
-			       void (*fn)(void *context, long long result_id), void *context);
-int pg_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-		     const char *const *summaries, const void *const *compare, const size_t *compare_len);
-int pg_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
-			const void *const *compare, const size_t *compare_len);
-
-/* pg_series.c */
-int pg_series_list(struct store *store, cJSON **ret_list);
-int pg_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
-int pg_series_settings_get(struct store *store, const char *name, struct store_series_settings *ret_settings);
-int pg_series_settings_put(struct store *store, const char *name,
-			   const struct store_series_settings *settings, long long now, cJSON **ret_body);
-int pg_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
-int pg_series_previous_done(struct store *store, const char *series, long long job_id, long long *ret_job_id);
-int pg_series_check_record(struct store *store, long long job_id, const char *series, long long baseline_id,
-			   const char *verdict, const cJSON *alert, long long now, long long *ret_alert_id);
-int pg_alert_list(struct store *store, bool open_only, cJSON **ret_list);
-int pg_alert_get(struct store *store, long long id, cJSON **ret_alert);
-int pg_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
+/* pg_webhooks.c */
 int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
 int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
-
-/* pg_schedules.c */
-int pg_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
-		       cJSON **ret_schedule);
-int pg_schedule_list(struct store *store, cJSON **ret_list);
-int pg_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
-int pg_schedule_patch(struct store *store, long long id, int enabled, const char *cron, long long interval_s,
-		      const char *job_text, long long next_due_ms, long long now, cJSON **ret_schedule);
-int pg_schedule_delete(struct store *store, long long id, cJSON **ret_body);
-int pg_schedule_owner_set(struct store *store, long long id, const char *owner);
-int pg_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
-int pg_schedule_claim(struct store *store, long long id, bool manual, long long now,
-		      store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
-int pg_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
-			   long long now);
-int pg_schedule_pending(struct store *store, cJSON **ret_runs);
-
-/* pg_blobs.c */
-int pg_blob_references(struct store *store, cJSON **ret_hashes);
 
 /* --- the writes (pg_write.c) --- */
 
@@ -490,15 +386,11 @@ void pq_log_state(const char *event, const char *id_key, long long id, const cha
 
 /* --- shared between resources --- */
 
-/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
- * stores it when it changed (pg_jobs.c). */
-int pq_job_refresh_state(struct store *store, long long job_id, long long now);
-
 /* A new object {"task_id", "attempt", "state"} that begins the answers
  * about one attempt of a task (pg_sql.c: heartbeats and leases). */
 cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
 
-/* Marks agent AGENT_ID seen at NOW (pg_agents.c). last_seen is written
+/* Marks agent AGENT_ID seen at NOW (pg_tasks.c; the backend's agent_touch). last_seen is written
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last

@@ -4,12 +4,13 @@
  * operations, the SQL and JSON helpers, and each file's operations for
  * sqlite_backend.c's table. Only store/sqlite/ includes it.
  *
- * Files: sqlite_writer.c (opening, migrations, the writer and syncer
- * threads, stats), sqlite_sql.c (SQL and JSON helpers), one file per
- * resource (sqlite_tokens.c, sqlite_agents.c, sqlite_jobs.c,
- * sqlite_tasks.c, sqlite_results.c, sqlite_series.c, sqlite_schedules.c,
- * sqlite_blobs.c), backup and restore (sqlite_backup.c), retention and
- * compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
+ * Files: sqlite_writer.c (opening, the writer and syncer threads, stats),
+ * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
+ * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
+ * over which store/store_<resource>.c are written once), the resources not
+ * moved there yet (sqlite_tasks.c, with the agents' touch), the webhook queue
+ * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
+ * and compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
  * sqlite_backend.c, the table that names them.
  *
  * Threads: s->writer is used only inside an op run by the writer thread
@@ -18,6 +19,9 @@
 #ifndef LOADLAB_SERVER_STORE_INT_H
 #define LOADLAB_SERVER_STORE_INT_H
 
+#include "store/db.h"
+#include "store/store_agents.h"
+#include "store/store_jobs.h"
 #include "store/store_backend.h"
 #include "store/store_cache.h"
 
@@ -28,29 +32,12 @@
 #define STORE_BATCH_MAX 256
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
-/* Most build tasks one job's cells may need (distinct targets,
- * queue_build.h). */
-#define STORE_MAX_BUILDS 16
 
 /* The writer checkpoints its WAL into the database once it holds this
  * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
  * (the tasks' indexes, the agents) are rewritten by every batch, and a
  * checkpoint copies each once, so rarer checkpoints copy far less. */
 #define STORE_CHECKPOINT_PAGES_TEXT "8000"
-
-/* Live tokens remembered by store_token_find(): slots, chosen by the
- * hash's first two bytes (about 570 KiB). With 64 slots a third of 32
- * agents shared a slot with another and missed on every other request. */
-#define STORE_TOKEN_CACHE_SLOTS 4096
-
-/* A token found live while token_generation was GENERATION; it stands only
- * while the generation has not moved (every token write moves it). */
-struct token_cache_entry {
-	bool used;
-	unsigned long long generation;
-	unsigned char hash[STORE_TOKEN_HASH_SIZE];
-	struct store_token token;
-};
 
 /* One write waiting for the writer thread. */
 struct store_op {
@@ -99,10 +86,6 @@ struct store {
 	/* The writer thread's only: printed "job" members of leases,
 	 * agent_touch()'s latest writes. */
 	struct store_cache cache;
-
-	pthread_mutex_t token_cache_lock; /* guards the two below */
-	unsigned long long token_generation;
-	struct token_cache_entry token_cache[STORE_TOKEN_CACHE_SLOTS];
 };
 
 /* sqlite_migrate.c: the schema's versions. sqlite_refuse_newer() is
@@ -128,57 +111,6 @@ int sqlite_backup(const char *location, const char *to, struct store_counts *ret
 int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
 
 /* Each resource file's: store.h's function of the same name without "store_". */
-/* sqlite_tokens.c */
-int sqlite_token_count(struct store *store, enum store_token_kind kind, long long *ret_count);
-int sqlite_token_create(struct store *store, enum store_token_kind kind, const char *name, const char *team,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now, cJSON **ret_token);
-int sqlite_token_find(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
-		      struct store_token *ret_token);
-int sqlite_token_list(struct store *store, cJSON **ret_list);
-int sqlite_token_revoke(struct store *store, long long id, long long now, cJSON **ret_body);
-
-/* sqlite_agents.c */
-int sqlite_agent_enroll(struct store *store, const char *name, const cJSON *facts, const cJSON *labels,
-			const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
-			long long *ret_agent_id);
-int sqlite_agent_list(struct store *store, long long now, cJSON **ret_list);
-int sqlite_agent_get(struct store *store, long long agent_id, long long now, cJSON **ret_agent);
-int sqlite_agent_patch(struct store *store, long long agent_id, const struct store_agent_change *change,
-		       long long now, cJSON **ret_agent);
-int sqlite_task_calibration_spec(struct store *store, long long task_id, long long *ret_job_id,
-				 cJSON **ret_spec);
-int sqlite_agent_calibration_put(struct store *store, long long agent_id, const cJSON *calibration);
-int sqlite_agent_builds(struct store *store, long long agent_id, bool *ret_builds);
-int sqlite_agent_build_set(struct store *store, long long agent_id, const char *version, const char *sha256);
-int sqlite_agent_update_set(struct store *store, long long agent_id, const cJSON *update);
-int sqlite_agent_heartbeat_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-				 void *context, struct store_call **ret_call);
-int sqlite_agent_heartbeat_end(struct store_call *call, cJSON **ret_body);
-
-/* sqlite_history.c */
-int sqlite_job_history(struct store *store, const char *family, long long before, int limit,
-		       int (*fn)(void *context, long long job_id, const char *spec, const char *series),
-		       void *context);
-int sqlite_calibration_add(struct store *store, long long agent_id, long long result_id,
-			   const cJSON *calibration);
-int sqlite_calibration_history(struct store *store, long long agent_id, long long before_result_id,
-			       double injected_us, const char *family, const char *runner, int limit,
-			       void (*fn)(void *context, const cJSON *calibration), void *context);
-
-/* Stores CALIBRATION (sqlite_history.c): in the agent's history of
- * calibrations, or as its last one (LAST), which a calibration whose
- * result came earlier never replaces. */
-int sqlite_calibration_write(struct store *s, long long agent_id, long long result_id,
-			     const cJSON *calibration, bool last);
-
-/* sqlite_jobs.c */
-int sqlite_job_create(struct store *store, const cJSON *spec, const char *submitted_by, long long now,
-		      cJSON **ret_body);
-int sqlite_job_list(struct store *store, const char *state, int limit, long long before, cJSON **ret_list);
-int sqlite_job_get(struct store *store, long long job_id, cJSON **ret_job);
-int sqlite_job_add_waiting(struct store *store, cJSON *job, long long now);
-int sqlite_job_cancel(struct store *store, long long job_id, long long now, cJSON **ret_job);
-
 /* sqlite_tasks.c */
 int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
 			 const char *phase, int percent, long long now, cJSON **ret_body);
@@ -194,39 +126,7 @@ int sqlite_task_result_begin(struct store *store, long long agent_id, long long 
 int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
 bool sqlite_task_result_is_calibration(const struct store_call *call);
 
-/* sqlite_results.c */
-int sqlite_result_get(struct store *store, long long result_id, char **ret_text);
-int sqlite_result_with_cell(struct store *store, long long result_id, char **ret_text, char **ret_cell);
-int sqlite_job_report_rows(struct store *store, long long job_id, bool with_bodies,
-			   int (*fn)(void *context, const struct store_report_row *row), void *context);
-int sqlite_job_compare_rows(struct store *store, long long job_id, int version,
-			    int (*fn)(void *context, const struct store_report_row *row), void *context);
-int sqlite_results_unsummarized(struct store *store, int version, long long limit,
-				void (*fn)(void *context, long long result_id), void *context);
-int sqlite_results_without_compare(struct store *store, int version, long long limit,
-				   void (*fn)(void *context, long long result_id), void *context);
-int sqlite_summaries_put(struct store *store, size_t count, const long long *result_ids, int version,
-			 const char *const *summaries, const void *const *compare, const size_t *compare_len);
-int sqlite_compare_data_put(struct store *store, size_t count, const long long *result_ids, int version,
-			    const void *const *compare, const size_t *compare_len);
-
-/* sqlite_series.c */
-int sqlite_series_list(struct store *store, cJSON **ret_list);
-int sqlite_series_jobs(struct store *store, const char *name, long long since_ms, cJSON **ret_jobs);
-int sqlite_series_settings_get(struct store *store, const char *name,
-			       struct store_series_settings *ret_settings);
-int sqlite_series_settings_put(struct store *store, const char *name,
-			       const struct store_series_settings *settings, long long now, cJSON **ret_body);
-int sqlite_series_unchecked(struct store *store, int limit, cJSON **ret_jobs);
-int sqlite_series_previous_done(struct store *store, const char *series, long long job_id,
-				long long *ret_job_id);
-int sqlite_series_check_record(struct store *store, long long job_id, const char *series,
-			       long long baseline_id, const char *verdict, const cJSON *alert, long long now,
-			       long long *ret_alert_id);
-int sqlite_alert_list(struct store *store, bool open_only, cJSON **ret_list);
-int sqlite_alert_get(struct store *store, long long id, cJSON **ret_alert);
-int sqlite_alert_ack(struct store *store, long long id, const char *by, long long now, cJSON **ret_alert);
-int sqlite_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
+/* sqlite_webhooks.c */
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
 
 /* sqlite_retention.c */
@@ -237,34 +137,6 @@ int sqlite_compact(struct store *store, bool full, long long *ret_bytes_before, 
  * logged (store_vacuumed), which rewrites the whole file once; a store in
  * that mode already is left alone (sqlite_auto_vacuum.c). */
 int compaction_prepare(sqlite3 *db);
-
-/* sqlite_schedules.c */
-int sqlite_schedule_create(struct store *store, const struct store_schedule_new *schedule, long long now,
-			   cJSON **ret_schedule);
-int sqlite_schedule_list(struct store *store, cJSON **ret_list);
-int sqlite_schedule_get(struct store *store, long long id, cJSON **ret_schedule);
-int sqlite_schedule_patch(struct store *store, long long id, int enabled, const char *cron,
-			  long long interval_s, const char *job_text, long long next_due_ms, long long now,
-			  cJSON **ret_schedule);
-int sqlite_schedule_delete(struct store *store, long long id, cJSON **ret_body);
-int sqlite_schedule_owner_set(struct store *store, long long id, const char *owner);
-int sqlite_schedules_due(struct store *store, long long now, long long *ret_ids, int max, int *ret_count);
-int sqlite_schedule_claim(struct store *store, long long id, bool manual, long long now,
-			  store_next_due_fn next_due, struct store_schedule_claim *ret_claim);
-int sqlite_schedule_run_finish(struct store *store, long long run_id, long long job_id, const char *error,
-			       long long now);
-int sqlite_schedule_pending(struct store *store, cJSON **ret_runs);
-
-/* sqlite_blobs.c */
-int sqlite_blob_references(struct store *store, cJSON **ret_hashes);
-
-/* sqlite_bisect.c */
-int sqlite_bisection_create(struct store *store, const char *series, const cJSON *doc, const char *by,
-			    int max_running, long long now, long long *ret_id);
-int sqlite_bisection_get(struct store *store, long long id, cJSON **ret_bisection);
-int sqlite_bisection_update(struct store *store, long long id, const char *expect, const char *state,
-			    const cJSON *doc, long long now);
-int sqlite_bisections_running(struct store *store, long long *ret_ids, int max, int *ret_count);
 
 /* --- the writer (sqlite_writer.c) --- */
 
@@ -308,64 +180,64 @@ int store_write_answer(struct store *store, int (*fn)(struct store *, void *), v
 
 /* True when DB's last error says its disk (or the user's quota) is full:
  * SQLITE_FULL, or an I/O error whose errno is ENOSPC or EDQUOT. */
-bool db_disk_full(sqlite3 *db);
+bool sq_disk_full(sqlite3 *db);
 
 /* Logs the SQLite error of DB and returns LL_ESTORE with a message
- * (LL_ENOSPACE when db_disk_full()). */
-int db_error(sqlite3 *db, const char *what);
+ * (LL_ENOSPACE when sq_disk_full()). */
+int sq_error(sqlite3 *db, const char *what);
 
 /* Runs SQL text without arguments or rows (BEGIN, PRAGMA, DDL). */
-int db_exec(sqlite3 *db, const char *sql);
+int sq_exec(sqlite3 *db, const char *sql);
 
 /* A prepared statement for SQL, NULL (logged) on failure; the caller
  * finalizes it. */
-sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql);
+sqlite3_stmt *sq_prepare(sqlite3 *db, const char *sql);
 
 /* Keeps the statements of connection DB prepared between calls (after
  * it is opened), or stops and finalizes them (before it is closed). A
  * connection that finds no free slot prepares every time. */
-void db_cache_attach(sqlite3 *db);
-void db_cache_detach(sqlite3 *db);
+void sq_cache_attach(sqlite3 *db);
+void sq_cache_detach(sqlite3 *db);
 
 /* A statement for SQL, which must be a string literal (its address is the
  * key), from DB's cache when it has one that is not in use, else newly
- * prepared; NULL (logged) on failure. Give it back with db_release(),
+ * prepared; NULL (logged) on failure. Give it back with sq_release(),
  * which resets it and clears its bindings (or finalizes a statement the
  * cache did not keep); never finalize it. */
-sqlite3_stmt *db_cached(sqlite3 *db, const char *sql);
-void db_release(sqlite3 *db, sqlite3_stmt *stmt);
+sqlite3_stmt *sq_cached(sqlite3 *db, const char *sql);
+void sq_release(sqlite3 *db, sqlite3_stmt *stmt);
 
-/* db_exec() of a literal without arguments through the cache. */
-int db_exec_cached(sqlite3 *db, const char *sql);
+/* sq_exec() of a literal without arguments through the cache. */
+int sq_exec_cached(sqlite3 *db, const char *sql);
 
 /* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* db_run(), db_int(), db_row_by_id(), db_reader_each() and db_reader_rows() take SQL
+/* sq_run(), sq_int(), sq_row_by_id(), sq_reader_each() and sq_reader_rows() take SQL
  * literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
-int db_run(sqlite3 *db, const char *sql, const char *types, ...);
+int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
 
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
+int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
 
 /* Fetches one row by id: runs SQL (its one parameter is ID) and calls
  * READ(CONTEXT, row) on the first row, returning READ's result. Without a
  * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
  * not NULL. LL_ESTORE when the statement cannot be prepared. */
-int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 		 int (*read)(void *context, sqlite3_stmt *row), void *context);
 
 /* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
  * reader, under its lock; 0 or LL_ESTORE. */
-int db_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+int sq_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context);
 
-/* db_reader_each() for SQL with the arguments of TYPES. */
-int db_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+/* sq_reader_each() for SQL with the arguments of TYPES. */
+int sq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context, const char *types, ...);
 
 /* --- JSON from columns (sqlite_sql.c) --- */
@@ -382,20 +254,7 @@ void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 /* OBJ[KEY] = column COL as a number, or null. */
 void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
 
-/* How add_columns() turns a column into a member. */
-enum column_kind {
-	COLUMN_INT,          /* a number */
-	COLUMN_TEXT,         /* a string */
-	COLUMN_TEXT_OR_NULL, /* add_text_or_null() */
-	COLUMN_INT_OR_NULL,  /* add_int_or_null() */
-	COLUMN_TIME,         /* add_time() */
-};
-
-struct column {
-	const char *key;
-	enum column_kind kind;
-};
-
+/* struct column: db.h's. */
 /* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
  * becomes member COLUMNS[i], up to the entry whose key is NULL. */
 void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);
@@ -413,15 +272,7 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 
 /* --- shared between resources --- */
 
-/* Re-derives job JOB_ID's state from its tasks (queue_job_state()) and
- * stores it when it changed (sqlite_jobs.c). */
-int job_refresh_state(struct store *store, long long job_id, long long now);
-
-/* A new object {"task_id", "attempt", "state"} that begins the answers
- * about one attempt of a task (sqlite_sql.c: heartbeats and leases). */
-cJSON *task_attempt_json(long long task_id, long long attempt, const char *state);
-
-/* Marks agent AGENT_ID seen at NOW (sqlite_agents.c). last_seen is written
+/* Marks agent AGENT_ID seen at NOW (sqlite_tasks.c; the backend's agent_touch). last_seen is written
  * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
  * if less) an agent: a touch sooner after the last one written changes
  * nothing, so last_seen may be that much older than the agent's last

@@ -50,7 +50,7 @@ static const char *const migrations[] = {
 	"CREATE TABLE result_summaries ("
 	"  result_id INTEGER PRIMARY KEY REFERENCES results(id),"
 	"  version INTEGER NOT NULL, body TEXT NOT NULL);",
-	/* 3: series, schedules and regression alerts (sqlite_series.c). A job's
+	/* 3: series, schedules and regression alerts (store_series.c). A job's
 	 * series and revision live in its spec; the columns only expose them. */
 	"ALTER TABLE jobs ADD COLUMN series TEXT"
 	"  GENERATED ALWAYS AS (json_extract(spec, '$.series')) VIRTUAL;"
@@ -125,9 +125,9 @@ static const char *const migrations[] = {
 	"  result_id INTEGER PRIMARY KEY, agent_id INTEGER NOT NULL, body TEXT NOT NULL);"
 	"CREATE INDEX calibrations_by_agent ON calibrations(agent_id, result_id);",
 	/* (issue 26, owners and webhooks) A series' owner beside its settings
-	 * (sqlite_series.c); an alert's webhook delivery as a queue that
+	 * (store_series.c); an alert's webhook delivery as a queue that
 	 * survives a restart: due time while pending (NULL once delivered or
-	 * given up), attempts made (sqlite_series.c, webhook_delivery.c); */
+	 * given up), attempts made (store_series.c, webhook_delivery.c); */
 	"ALTER TABLE series_settings ADD COLUMN owner TEXT;"
 	"ALTER TABLE alerts ADD COLUMN webhook_due INTEGER;"
 	"ALTER TABLE alerts ADD COLUMN webhook_attempts INTEGER NOT NULL DEFAULT 0;"
@@ -154,7 +154,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE agents ADD COLUMN agent_version TEXT;"
 	"ALTER TABLE agents ADD COLUMN agent_sha256 TEXT;",
 	/* (issue 29, bisection, version 13) A bisection's state and its progress as one
-	 * document, rewritten after each step (sqlite_bisect.c,
+	 * document, rewritten after each step (store_bisect.c,
 	 * schedules/bisect.c). */
 	"CREATE TABLE bisections ("
 	"  id INTEGER PRIMARY KEY, series TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL,"
@@ -175,7 +175,7 @@ int sqlite_refuse_newer(sqlite3 *db)
 	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
 	long long version = 0;
 
-	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+	if (sq_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
 	if (version > latest)
 		return err_set(
@@ -193,17 +193,17 @@ int sqlite_migrate(sqlite3 *db)
 	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
 	char sql[64];
 
-	if (db_int(db, &version, 0, "PRAGMA user_version", "") < 0)
+	if (sq_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
 	for (int v = (int)version; v < latest; v++) {
 		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
-		if (db_exec(db, "BEGIN IMMEDIATE") < 0)
+		if (sq_exec(db, "BEGIN IMMEDIATE") < 0)
 			return LL_ESTORE;
-		if (db_exec(db, migrations[v]) < 0 || db_exec(db, sql) < 0) {
-			db_exec(db, "ROLLBACK");
+		if (sq_exec(db, migrations[v]) < 0 || sq_exec(db, sql) < 0) {
+			sq_exec(db, "ROLLBACK");
 			return LL_ESTORE;
 		}
-		if (db_exec(db, "COMMIT") < 0)
+		if (sq_exec(db, "COMMIT") < 0)
 			return LL_ESTORE;
 		log_event(LOG_INFO, "store_migrated", "schema_version", sql + 20, NULL);
 	}

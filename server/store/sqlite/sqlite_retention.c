@@ -60,7 +60,7 @@ struct retention_op {
 static int op_retention(struct store *s, void *arg)
 {
 	struct retention_op *a = arg;
-	sqlite3_stmt *pick = db_prepare(s->writer, RETENTION_CANDIDATES);
+	sqlite3_stmt *pick = sq_prepare(s->writer, RETENTION_CANDIDATES);
 	int rc = pick ? 0 : LL_ESTORE;
 
 	if (pick) {
@@ -74,9 +74,9 @@ static int op_retention(struct store *s, void *arg)
 		/* A body that is not JSON is stamped and kept as it is. */
 		if (result_prune_samples(body, (size_t)sqlite3_column_bytes(pick, 1), &pruned) < 0)
 			pruned = NULL;
-		rc = pruned ? db_run(s->writer, "UPDATE results SET body = ?, pruned_at = ? WHERE id = ?",
+		rc = pruned ? sq_run(s->writer, "UPDATE results SET body = ?, pruned_at = ? WHERE id = ?",
 				     "tii", pruned, a->now, id)
-			    : db_run(s->writer, "UPDATE results SET pruned_at = ? WHERE id = ?", "ii", a->now,
+			    : sq_run(s->writer, "UPDATE results SET pruned_at = ? WHERE id = ?", "ii", a->now,
 				     id);
 		free(pruned);
 		a->pruned += rc == 0;
@@ -99,14 +99,14 @@ int sqlite_retention_apply(struct store *s, long long now, int limit, int *ret_p
 static int op_incremental_vacuum(struct store *s, void *arg)
 {
 	(void)arg;
-	return db_exec(s->writer, "PRAGMA incremental_vacuum");
+	return sq_exec(s->writer, "PRAGMA incremental_vacuum");
 }
 
 /* Run alone, outside a transaction (store_write_alone()). */
 static int op_vacuum(struct store *s, void *arg)
 {
 	(void)arg;
-	return db_exec(s->writer, "VACUUM");
+	return sq_exec(s->writer, "VACUUM");
 }
 
 /* The store's size in pages (those still in its log included). */
@@ -114,8 +114,8 @@ static long long pages_size(struct store *s)
 {
 	long long pages = 0, page_size = 0;
 
-	db_int(s->reader, &pages, 0, "PRAGMA page_count", "");
-	db_int(s->reader, &page_size, 0, "PRAGMA page_size", "");
+	sq_int(s->reader, &pages, 0, "PRAGMA page_count", "");
+	sq_int(s->reader, &page_size, 0, "PRAGMA page_size", "");
 	return pages * page_size;
 }
 
@@ -142,7 +142,7 @@ int sqlite_compact(struct store *s, bool full, long long *ret_bytes_before, long
 	/* The writer's pages are in the log: the checkpoint writes them and
 	 * truncates the file to its pages (waiting for a batch in progress). */
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_exec(s->reader, "PRAGMA wal_checkpoint(TRUNCATE)");
+	rc = sq_exec(s->reader, "PRAGMA wal_checkpoint(TRUNCATE)");
 	after = file_size(s);
 	pthread_mutex_unlock(&s->reader_lock);
 	if (rc < 0)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool db_disk_full(sqlite3 *db)
+bool sq_disk_full(sqlite3 *db)
 {
 	int code = sqlite3_errcode(db), os_errno = sqlite3_system_errno(db);
 
@@ -25,22 +25,22 @@ bool db_disk_full(sqlite3 *db)
 	       ((code & 0xff) == SQLITE_IOERR && (os_errno == ENOSPC || os_errno == EDQUOT));
 }
 
-int db_error(sqlite3 *db, const char *what)
+int sq_error(sqlite3 *db, const char *what)
 {
 	log_event(LOG_ERROR, "store_error", "what", what, "sqlite", sqlite3_errmsg(db), NULL);
-	if (db_disk_full(db))
+	if (sq_disk_full(db))
 		return err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 	return err_set(LL_ESTORE, "The store failed (%s).", what);
 }
 
-int db_exec(sqlite3 *db, const char *sql)
+int sq_exec(sqlite3 *db, const char *sql)
 {
 	char *msg = NULL;
 
 	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		log_event(LOG_ERROR, "store_error", "sql", sql, "sqlite", msg, NULL);
 		sqlite3_free(msg);
-		if (db_disk_full(db))
+		if (sq_disk_full(db))
 			return err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 		return err_set(LL_ESTORE, "The store failed.");
 	}
@@ -49,7 +49,7 @@ int db_exec(sqlite3 *db, const char *sql)
 
 /* Prepares SQL, cached by the connection (SQLITE_PREPARE_PERSISTENT is a
  * hint only; statements are finalized by the caller). */
-sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
+sqlite3_stmt *sq_prepare(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *stmt = NULL;
 
@@ -95,7 +95,7 @@ static struct db_cache *cache_of(sqlite3 *db)
 	return NULL;
 }
 
-void db_cache_attach(sqlite3 *db)
+void sq_cache_attach(sqlite3 *db)
 {
 	struct db_cache *c = calloc(1, sizeof(*c));
 
@@ -112,7 +112,7 @@ void db_cache_attach(sqlite3 *db)
 	free(c); /* no slot left: this connection prepares every time */
 }
 
-void db_cache_detach(sqlite3 *db)
+void sq_cache_detach(sqlite3 *db)
 {
 	struct db_cache *c = NULL;
 
@@ -128,7 +128,7 @@ void db_cache_detach(sqlite3 *db)
 	free(c);
 }
 
-sqlite3_stmt *db_cached(sqlite3 *db, const char *sql)
+sqlite3_stmt *sq_cached(sqlite3 *db, const char *sql)
 {
 	struct db_cache *c = cache_of(db);
 	sqlite3_stmt *stmt;
@@ -139,7 +139,7 @@ sqlite3_stmt *db_cached(sqlite3 *db, const char *sql)
 			c->entries[i].busy = true;
 			return c->entries[i].stmt;
 		}
-	stmt = db_prepare(db, sql);
+	stmt = sq_prepare(db, sql);
 	if (stmt && c && c->count < DB_CACHE_SIZE) {
 		c->entries[c->count].sql = sql;
 		c->entries[c->count].stmt = stmt;
@@ -149,7 +149,7 @@ sqlite3_stmt *db_cached(sqlite3 *db, const char *sql)
 	return stmt;
 }
 
-void db_release(sqlite3 *db, sqlite3_stmt *stmt)
+void sq_release(sqlite3 *db, sqlite3_stmt *stmt)
 {
 	struct db_cache *c;
 
@@ -166,22 +166,22 @@ void db_release(sqlite3 *db, sqlite3_stmt *stmt)
 	sqlite3_finalize(stmt);
 }
 
-int db_exec_cached(sqlite3 *db, const char *sql)
+int sq_exec_cached(sqlite3 *db, const char *sql)
 {
-	sqlite3_stmt *stmt = db_cached(db, sql);
+	sqlite3_stmt *stmt = sq_cached(db, sql);
 	int rc;
 
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
 	rc = sqlite3_step(stmt);
-	db_release(db, stmt);
+	sq_release(db, stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_error(db, sql);
+		return sq_error(db, sql);
 	return 0;
 }
 
 /* Binds arguments given by a format (sqlite_int.h). */
-static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
+static void sq_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 {
 	for (int i = 0; types[i]; i++) {
 		if (types[i] == 'i') {
@@ -210,53 +210,53 @@ static void db_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
 /* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
  * NULL, stores the first column of the first row there (DEFAULT_VALUE
  * when there is no row or it is NULL). */
-static int db_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
+static int sq_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
 		   va_list ap)
 {
-	sqlite3_stmt *stmt = db_cached(db, sql);
+	sqlite3_stmt *stmt = sq_cached(db, sql);
 	int rc;
 
 	if (!stmt)
 		return err_set(LL_ESTORE, "The store failed.");
-	db_bind(stmt, types, ap);
+	sq_bind(stmt, types, ap);
 	rc = sqlite3_step(stmt);
 	if (ret && rc == SQLITE_ROW)
 		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
 								   : sqlite3_column_int64(stmt, 0);
 	else if (ret && rc == SQLITE_DONE)
 		*ret = default_value;
-	db_release(db, stmt);
+	sq_release(db, stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_error(db, sql);
+		return sq_error(db, sql);
 	return 0;
 }
 
-int db_run(sqlite3 *db, const char *sql, const char *types, ...)
+int sq_run(sqlite3 *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, types);
-	rc = db_step(db, NULL, 0, sql, types, ap);
+	rc = sq_step(db, NULL, 0, sql, types, ap);
 	va_end(ap);
 	return rc;
 }
 
-int db_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, types);
-	rc = db_step(db, ret, default_value, sql, types, ap);
+	rc = sq_step(db, ret, default_value, sql, types, ap);
 	va_end(ap);
 	return rc;
 }
 
-int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
+int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 		 int (*read)(void *context, sqlite3_stmt *row), void *context)
 {
-	sqlite3_stmt *stmt = db_cached(db, sql);
+	sqlite3_stmt *stmt = sq_cached(db, sql);
 	int rc = LL_ENOTFOUND;
 
 	if (!stmt)
@@ -266,34 +266,34 @@ int db_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
 		rc = read(context, stmt);
 	else if (what)
 		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
-	db_release(db, stmt);
+	sq_release(db, stmt);
 	return rc;
 }
 
-int db_reader_rows(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+int sq_reader_rows(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context, const char *types, ...)
 {
 	sqlite3_stmt *stmt;
 	va_list ap;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_cached(s->reader, sql);
+	stmt = sq_cached(s->reader, sql);
 	if (stmt) {
 		va_start(ap, types);
-		db_bind(stmt, types, ap);
+		sq_bind(stmt, types, ap);
 		va_end(ap);
 	}
 	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
 		add(context, stmt);
-	db_release(s->reader, stmt);
+	sq_release(s->reader, stmt);
 	pthread_mutex_unlock(&s->reader_lock);
 	return stmt ? 0 : LL_ESTORE;
 }
 
-int db_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
+int sq_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
 		   void *context)
 {
-	return db_reader_rows(s, sql, add, context, "");
+	return sq_reader_rows(s, sql, add, context, "");
 }
 
 void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns)
@@ -386,14 +386,4 @@ void log_state(const char *event, const char *id_key, long long id, const char *
 	snprintf(text, sizeof(text), "%lld", id);
 	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
 		  NULL);
-}
-
-cJSON *task_attempt_json(long long task_id, long long attempt, const char *state)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
-	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
-	cJSON_AddStringToObject(o, "state", state);
-	return o;
 }

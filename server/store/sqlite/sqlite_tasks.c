@@ -16,6 +16,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* agent_touch()'s longest wait between two writes of an agent's
+ * last_seen: each write cost about 10k instructions of the writer's, three
+ * times per lease, heartbeat and result (tests/bench/README.md, pass 6). */
+#define AGENT_TOUCH_MAX_MS 1000
+
+int agent_touch(struct store *s, long long agent_id, long long now)
+{
+	long long window = s->options.offline_after_ms / 8;
+	int rc;
+
+	if (window <= 0 || window > AGENT_TOUCH_MAX_MS)
+		window = AGENT_TOUCH_MAX_MS;
+	if (!store_cache_agent_touch_due(&s->cache, agent_id, now, window))
+		return 0;
+	rc = sq_run(s->writer, "UPDATE agents SET last_seen = ? WHERE id = ?", "ii", now, agent_id);
+	if (rc == 0)
+		store_cache_agent_touch_put(&s->cache, agent_id, now);
+	return rc;
+}
+
 struct lease_op {
 	long long agent_id, now;
 	long long task_id; /* set when a task was leased */
@@ -75,7 +95,7 @@ static int add_lease_kind(struct store *s, long long task_id, cJSON *lease)
 {
 	struct task_kind k = {"measure", 0};
 	cJSON *build;
-	int rc = db_row_by_id(s->writer, "SELECT kind, build_task FROM tasks WHERE id = ?", task_id, "task",
+	int rc = sq_row_by_id(s->writer, "SELECT kind, build_task FROM tasks WHERE id = ?", task_id, "task",
 			      read_task_kind, &k);
 
 	if (rc < 0)
@@ -92,7 +112,7 @@ static int add_lease_kind(struct store *s, long long task_id, cJSON *lease)
 	if (!(build = cJSON_AddObjectToObject(lease, "build")) ||
 	    !cJSON_AddNumberToObject(build, "task_id", (double)k.build_task))
 		return err_set(LL_ENOMEM, "Out of memory.");
-	rc = db_row_by_id(s->writer,
+	rc = sq_row_by_id(s->writer,
 			  "SELECT r.body, a.name FROM results r JOIN agents a ON a.id = r.agent_id"
 			  " WHERE r.task_id = ? ORDER BY r.id DESC LIMIT 1",
 			  k.build_task, NULL, read_build, build);
@@ -126,7 +146,7 @@ static int build_lease(struct store *s, long long task_id, long long job_id, lon
 	struct store_cache_lease_job *slot = store_cache_lease_job(&s->cache, job_id);
 	struct lease_job found = {.want_spec = slot->job_id != job_id || !slot->text};
 	cJSON *lease, *job;
-	int rc = db_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
+	int rc = sq_row_by_id(s->writer, "SELECT state, spec FROM jobs WHERE id = ?", job_id, NULL,
 			      read_lease_job, &found);
 
 	if (rc == LL_ENOTFOUND)
@@ -215,7 +235,7 @@ static int op_task_lease(struct store *s, void *arg)
 	long long task_id = 0, job_id = 0, attempt = 0, expires;
 	int rc;
 
-	if ((rc = db_row_by_id(s->writer,
+	if ((rc = sq_row_by_id(s->writer,
 			       "SELECT facts, labels, quarantined, builder FROM agents WHERE id = ?",
 			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
 		return rc;
@@ -224,11 +244,11 @@ static int op_task_lease(struct store *s, void *arg)
 		goto out;
 
 	/* The queue order over both: pinned to this agent, and pinned to none. */
-	pinned = db_cached(s->writer,
+	pinned = sq_cached(s->writer,
 			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
 			   " WHERE state = 'queued' AND pinned_agent = ?2 AND not_before <= ?1" BUILD_DONE
 			   " ORDER BY priority DESC, id LIMIT ?3");
-	anyone = db_cached(s->writer,
+	anyone = sq_cached(s->writer,
 			   "SELECT id, job_id, cell, pinned_agent, attempt, priority, kind FROM tasks"
 			   " WHERE state = 'queued' AND pinned_agent IS NULL AND not_before <= ?1" BUILD_DONE
 			   " ORDER BY priority DESC, id LIMIT ?3");
@@ -261,19 +281,19 @@ static int op_task_lease(struct store *s, void *arg)
 			has_anyone = sqlite3_step(anyone) == SQLITE_ROW;
 	}
 release:
-	db_release(s->writer, pinned);
-	db_release(s->writer, anyone);
+	sq_release(s->writer, pinned);
+	sq_release(s->writer, anyone);
 	if (rc < 0)
 		goto out;
 	if (!task_id)
 		goto out;
 
 	expires = a->now + s->options.lease_ms;
-	if ((rc = db_run(s->writer,
+	if ((rc = sq_run(s->writer,
 			 "UPDATE tasks SET state = 'leased', attempt = ?, lease_holder = ?,"
 			 " lease_expires = ?, phase = NULL, percent = NULL, updated_at = ? WHERE id = ?",
 			 "iiiii", attempt, a->agent_id, expires, a->now, task_id)) < 0 ||
-	    (rc = db_run(
+	    (rc = sq_run(
 		     s->writer,
 		     "INSERT INTO task_attempts (task_id, attempt, agent_id, leased_at) VALUES (?, ?, ?, ?)",
 		     "iiii", task_id, attempt, a->agent_id, a->now)) < 0)
@@ -348,14 +368,14 @@ static int check_holder(struct store *s, long long agent_id, long long task_id, 
 	long long held;
 	int rc;
 
-	if ((rc = db_row_by_id(s->writer,
+	if ((rc = sq_row_by_id(s->writer,
 			       "SELECT job_id, attempt, lease_holder, state FROM tasks WHERE id = ?", task_id,
 			       "task", read_task_row, &row)) < 0)
 		return rc;
 	/* The lease that made the agent the holder inserted its attempt in the
 	 * same op: only another holder needs the attempts looked up. */
 	held = row.holder == agent_id;
-	if (!held && (rc = db_int(s->writer, &held, 0,
+	if (!held && (rc = sq_int(s->writer, &held, 0,
 				  "SELECT count(*) FROM task_attempts WHERE task_id = ? AND agent_id = ?",
 				  "ii", task_id, agent_id)) < 0)
 		return rc;
@@ -397,7 +417,7 @@ static int op_task_progress(struct store *s, void *arg)
 
 	if ((rc = agent_touch(s, a->agent_id, a->now)) < 0 ||
 	    (rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0 ||
-	    (rc = db_run(s->writer,
+	    (rc = sq_run(s->writer,
 			 "UPDATE tasks SET phase = ?, percent = ?, lease_expires = ?, updated_at = ?"
 			 " WHERE id = ?",
 			 "tiiii", a->phase, (long long)a->percent, expires, a->now, a->task_id)) < 0)
@@ -440,7 +460,7 @@ static int job_is_calibration(struct store *s, long long job_id, bool *ret)
 	if (slot->job_id == job_id && slot->text)
 		found = slot->calibration;
 	else
-		rc = db_int(s->writer, &found, 0,
+		rc = sq_int(s->writer, &found, 0,
 			    "SELECT json_extract(spec, '$.calibration') IS NOT NULL FROM jobs WHERE id = ?",
 			    "i", job_id);
 	*ret = found != 0;
@@ -456,7 +476,7 @@ static int op_task_result(struct store *s, void *arg)
 	int rc;
 
 	/* A replay of a stored (task, attempt) gets the same answer. */
-	stmt = db_cached(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
+	stmt = sq_cached(s->writer, "SELECT id, agent_id FROM results WHERE task_id = ? AND attempt = ?");
 	if (!stmt)
 		return LL_ESTORE;
 	sqlite3_bind_int64(stmt, 1, a->task_id);
@@ -465,7 +485,7 @@ static int op_task_result(struct store *s, void *arg)
 		existing = sqlite3_column_int64(stmt, 0);
 		existing_agent = sqlite3_column_int64(stmt, 1);
 	}
-	db_release(s->writer, stmt);
+	sq_release(s->writer, stmt);
 	if (existing) {
 		if (existing_agent != a->agent_id)
 			return err_set(LL_EFORBIDDEN, "Task %lld was never leased to this agent.",
@@ -476,7 +496,7 @@ static int op_task_result(struct store *s, void *arg)
 	}
 	if ((rc = check_holder(s, a->agent_id, a->task_id, a->attempt, &row)) < 0)
 		return rc;
-	stmt = db_cached(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
+	stmt = sq_cached(s->writer, "INSERT INTO results (task_id, attempt, agent_id, body, created_at)"
 				    " VALUES (?, ?, ?, ?, ?)");
 	if (!stmt)
 		return LL_ESTORE;
@@ -485,16 +505,16 @@ static int op_task_result(struct store *s, void *arg)
 	sqlite3_bind_int64(stmt, 3, a->agent_id);
 	sqlite3_bind_text(stmt, 4, a->body, (int)a->body_len, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 5, a->now);
-	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : db_error(s->writer, "insert result");
-	db_release(s->writer, stmt);
+	rc = sqlite3_step(stmt) == SQLITE_DONE ? 0 : sq_error(s->writer, "insert result");
+	sq_release(s->writer, stmt);
 	if (rc < 0)
 		return rc;
 	result_id = sqlite3_last_insert_rowid(s->writer);
-	if ((rc = db_run(s->writer,
+	if ((rc = sq_run(s->writer,
 			 "UPDATE tasks SET state = 'done', percent = 100, lease_expires = NULL,"
 			 " updated_at = ? WHERE id = ?",
 			 "ii", a->now, a->task_id)) < 0 ||
-	    (rc = db_run(s->writer,
+	    (rc = sq_run(s->writer,
 			 "UPDATE task_attempts SET ended_at = ?, outcome = 'done' WHERE task_id = ? AND "
 			 "attempt = ?",
 			 "iii", a->now, a->task_id, a->attempt)) < 0 ||
@@ -554,7 +574,7 @@ static int build_dead(struct store *s, long long task_id, const char *reason, lo
 	char text[2200];
 
 	snprintf(text, sizeof(text), "Build task %lld failed: %s", task_id, reason ? reason : "");
-	return db_run(s->writer,
+	return sq_run(s->writer,
 		      "UPDATE tasks SET state = 'dead', last_error = ?, updated_at = ?"
 		      " WHERE build_task = ? AND state = 'queued'",
 		      "tii", text, now, task_id);
@@ -571,11 +591,11 @@ static int end_attempt(struct store *s, long long task_id, long long job_id, lon
 	long long retry_at = now + delay_ms;
 	int rc;
 
-	if ((rc = db_run(s->writer,
+	if ((rc = sq_run(s->writer,
 			 "UPDATE tasks SET state = ?, lease_holder = NULL, lease_expires = NULL,"
 			 " not_before = ?, last_error = ?, updated_at = ? WHERE id = ?",
 			 "titii", next, retry_at, reason, now, task_id)) < 0 ||
-	    (rc = db_run(
+	    (rc = sq_run(
 		     s->writer,
 		     "UPDATE task_attempts SET ended_at = ?, outcome = ? WHERE task_id = ? AND attempt = ?",
 		     "itii", now, outcome, task_id, attempt)) < 0 ||
@@ -632,7 +652,7 @@ static int op_expire_leases(struct store *s, void *arg)
 	int n = 0, rc = 0;
 
 	/* Oldest lease first: the scan stops at the first one still good. */
-	stmt = db_cached(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
+	stmt = sq_cached(s->writer, "SELECT id, job_id, attempt, lease_expires FROM tasks"
 				    " WHERE state = 'leased' AND lease_expires IS NOT NULL"
 				    " ORDER BY lease_expires, id");
 	if (!stmt)
@@ -644,7 +664,7 @@ static int op_expire_leases(struct store *s, void *arg)
 		ids[n][2] = sqlite3_column_int64(stmt, 2);
 		n++;
 	}
-	db_release(s->writer, stmt);
+	sq_release(s->writer, stmt);
 	for (int i = 0; i < n && rc == 0; i++) {
 		const char *state;
 		long long retry_at;
@@ -666,7 +686,7 @@ int sqlite_expire_leases(struct store *s, long long now, int *ret_expired)
 
 	/* A cheap read first: most sweeps find nothing to do. */
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, &oldest, LLONG_MAX,
+	rc = sq_int(s->reader, &oldest, LLONG_MAX,
 		    "SELECT min(lease_expires) FROM tasks WHERE state = 'leased'", "");
 	pthread_mutex_unlock(&s->reader_lock);
 	if (rc < 0)

@@ -17,7 +17,7 @@
  * committing (their answers would wait for the next fsync either way), so
  * there is about one commit, one WAL write of the hot pages, per fsync.
  * Statements, BEGIN, SAVEPOINT and COMMIT
- * included, stay prepared (db_cached()). An op that fails is rolled back
+ * included, stay prepared (sq_cached()). An op that fails is rolled back
  * to its savepoint without disturbing the others in its batch.
  */
 #include "sqlite_int.h"
@@ -45,20 +45,20 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 			continue;
 		}
 		err_clear();
-		if ((op->rc = db_exec_cached(s->writer, "SAVEPOINT op")) < 0) {
+		if ((op->rc = sq_exec_cached(s->writer, "SAVEPOINT op")) < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			continue;
 		}
 		op->rc = op->fn(s, op->arg);
 		/* An op that met a full disk in a statement of its own. */
-		if (op->rc == LL_ESTORE && db_disk_full(s->writer))
+		if (op->rc == LL_ESTORE && sq_disk_full(s->writer))
 			op->rc = err_set(LL_ENOSPACE, STORE_FULL_MESSAGE);
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
-			db_exec_cached(s->writer, "ROLLBACK TO op");
+			sq_exec_cached(s->writer, "ROLLBACK TO op");
 			store_cache_agent_touches_forget(&s->cache); /* the op's touch may be undone */
 		}
-		db_exec_cached(s->writer, "RELEASE op");
+		sq_exec_cached(s->writer, "RELEASE op");
 	}
 }
 
@@ -161,7 +161,7 @@ static void *writer_main(void *arg)
 		}
 		pthread_mutex_unlock(&s->queue_lock);
 
-		rc = db_exec_cached(s->writer, "BEGIN IMMEDIATE");
+		rc = sq_exec_cached(s->writer, "BEGIN IMMEDIATE");
 		pthread_mutex_lock(&s->queue_lock);
 		for (;;) {
 			struct store_op *chunk_last, *chunk;
@@ -188,11 +188,11 @@ static void *writer_main(void *arg)
 			pthread_mutex_lock(&s->queue_lock);
 		}
 		pthread_mutex_unlock(&s->queue_lock);
-		if (rc == 0 && (rc = db_exec_cached(s->writer, "COMMIT")) < 0) {
+		if (rc == 0 && (rc = sq_exec_cached(s->writer, "COMMIT")) < 0) {
 			/* A full disk (SQLITE_FULL) refuses the batch's writes
 			 * as storage_full (REST 507): nothing of them stays. */
 			bool full = rc == LL_ENOSPACE;
-			db_exec_cached(s->writer, "ROLLBACK");
+			sq_exec_cached(s->writer, "ROLLBACK");
 			store_cache_lease_jobs_forget(&s->cache);
 			store_cache_agent_touches_forget(&s->cache);
 			finish_ops(s, batch, full ? LL_ENOSPACE : LL_ESTORE,
@@ -378,8 +378,8 @@ static int open_connection(const char *path, sqlite3 **ret)
 	/* A new store is made compactable (sqlite_auto_vacuum.c) before its
 	 * first page is written, which journal_mode=WAL does; on an existing
 	 * one this changes nothing. */
-	if (db_exec(db, "PRAGMA auto_vacuum=INCREMENTAL") < 0 || db_exec(db, "PRAGMA journal_mode=WAL") < 0 ||
-	    db_exec(db, "PRAGMA synchronous=FULL") < 0 || db_exec(db, "PRAGMA foreign_keys=ON") < 0) {
+	if (sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL") < 0 || sq_exec(db, "PRAGMA journal_mode=WAL") < 0 ||
+	    sq_exec(db, "PRAGMA synchronous=FULL") < 0 || sq_exec(db, "PRAGMA foreign_keys=ON") < 0) {
 		sqlite3_close(db);
 		return err_set(LL_ESTORE, "Cannot configure the store at %s.", path);
 	}
@@ -399,8 +399,8 @@ static int open_wal_sync(struct store *s)
 {
 	sqlite3_file *wal = NULL;
 
-	if (db_exec(s->writer, "PRAGMA synchronous=NORMAL") < 0 ||
-	    db_exec(s->writer, "PRAGMA wal_autocheckpoint=" STORE_CHECKPOINT_PAGES_TEXT) < 0 ||
+	if (sq_exec(s->writer, "PRAGMA synchronous=NORMAL") < 0 ||
+	    sq_exec(s->writer, "PRAGMA wal_autocheckpoint=" STORE_CHECKPOINT_PAGES_TEXT) < 0 ||
 	    sqlite3_file_control(s->writer, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
 	    !wal || !wal->pMethods || wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL) != SQLITE_OK)
 		return err_set(LL_ESTORE, "Cannot sync the store's write-ahead log.");
@@ -431,14 +431,13 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	pthread_mutex_init(&s->reader_lock, NULL);
 	pthread_mutex_init(&s->queue_lock, NULL);
 	pthread_cond_init(&s->queue_cond, NULL);
-	pthread_mutex_init(&s->token_cache_lock, NULL);
 	pthread_cond_init(&s->sync_cond, NULL);
 	if ((rc = open_connection(path, &s->writer)) < 0 || (rc = sqlite_migrate(s->writer)) < 0 ||
 	    (rc = compaction_prepare(s->writer)) < 0 || (rc = open_connection(path, &s->reader)) < 0 ||
 	    (rc = open_wal_sync(s)) < 0)
 		goto fail;
-	db_cache_attach(s->writer);
-	db_cache_attach(s->reader);
+	sq_cache_attach(s->writer);
+	sq_cache_attach(s->reader);
 	if (pthread_create(&s->syncer_thread, NULL, syncer_main, s) != 0) {
 		rc = err_set(LL_ENOMEM, "Cannot start the store's syncer thread.");
 		goto fail;
@@ -452,8 +451,8 @@ int sqlite_open(const char *path, const struct store_options *options, struct st
 	*ret_store = s;
 	return 0;
 fail:
-	db_cache_detach(s->reader);
-	db_cache_detach(s->writer);
+	sq_cache_detach(s->reader);
+	sq_cache_detach(s->writer);
 	sqlite3_close(s->reader);
 	sqlite3_close(s->writer);
 	free(s);
@@ -467,15 +466,14 @@ void sqlite_close(struct store *s)
 	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
 	store_cache_lease_jobs_forget(&s->cache);
-	db_cache_detach(s->reader);
-	db_cache_detach(s->writer);
+	sq_cache_detach(s->reader);
+	sq_cache_detach(s->writer);
 	sqlite3_close(s->reader);
 	sqlite3_close(s->writer);
 	pthread_mutex_destroy(&s->reader_lock);
 	pthread_mutex_destroy(&s->queue_lock);
 	pthread_cond_destroy(&s->queue_cond);
 	pthread_cond_destroy(&s->sync_cond);
-	pthread_mutex_destroy(&s->token_cache_lock);
 	free(s);
 }
 
@@ -485,7 +483,7 @@ int sqlite_check(struct store *s)
 	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	rc = db_int(s->reader, &one, 0, "SELECT 1", "");
+	rc = sq_int(s->reader, &one, 0, "SELECT 1", "");
 	pthread_mutex_unlock(&s->reader_lock);
 	return rc < 0 || one != 1 ? LL_ESTORE : 0;
 }
@@ -496,7 +494,7 @@ int sqlite_integrity_check(struct store *s)
 	int rc = LL_ESTORE;
 
 	pthread_mutex_lock(&s->reader_lock);
-	stmt = db_prepare(s->reader, "PRAGMA integrity_check");
+	stmt = sq_prepare(s->reader, "PRAGMA integrity_check");
 	if (stmt && sqlite3_step(stmt) == SQLITE_ROW &&
 	    strcmp((const char *)sqlite3_column_text(stmt, 0), "ok") == 0)
 		rc = 0;
@@ -542,8 +540,8 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 	int rc = 0;
 
 	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	stmt = db_prepare(s->reader,
+	sq_exec(s->reader, "BEGIN");
+	stmt = sq_prepare(s->reader,
 			  "SELECT state, count(*), sum(not_before <= ?) FROM tasks GROUP BY state");
 	if (stmt)
 		sqlite3_bind_int64(stmt, 1, now);
@@ -554,7 +552,7 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 							    {"cancelled", &st.tasks_cancelled, NULL},
 							    {NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
-	if (count_states(db_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state"),
+	if (count_states(sq_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state"),
 			 (const struct state_count[]){{"queued", &st.jobs_queued, NULL},
 						      {"running", &st.jobs_running, NULL},
 						      {"done", &st.jobs_done, NULL},
@@ -563,32 +561,32 @@ int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
 						      {NULL, NULL, NULL}}) < 0)
 		rc = LL_ESTORE;
 	if (rc == 0)
-		rc = db_int(s->reader, &st.agents_quarantined, 0,
+		rc = sq_int(s->reader, &st.agents_quarantined, 0,
 			    "SELECT count(*) FROM agents WHERE quarantined != 0", "");
 	if (rc == 0)
-		rc = db_int(s->reader, &st.agents_online, 0,
+		rc = sq_int(s->reader, &st.agents_online, 0,
 			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND last_seen >= ?", "i",
 			    now - s->options.offline_after_ms);
 	if (rc == 0)
-		rc = db_int(s->reader, &st.agents_offline, 0,
+		rc = sq_int(s->reader, &st.agents_offline, 0,
 			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND (last_seen IS NULL OR "
 			    "last_seen < ?)",
 			    "i", now - s->options.offline_after_ms);
 	if (rc == 0)
-		rc = db_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
+		rc = sq_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
 	if (rc == 0) {
 		long long pages = 0, free_pages = 0, page_size = 0;
-		if ((rc = db_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
-		    (rc = db_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
-		    (rc = db_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
+		if ((rc = sq_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
+		    (rc = sq_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
+		    (rc = sq_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
 			st.store_bytes = pages * page_size;
 			st.store_free_bytes = free_pages * page_size;
 		}
 	}
 	if (rc == 0)
-		rc = db_int(s->reader, &st.webhooks_pending, 0,
+		rc = sq_int(s->reader, &st.webhooks_pending, 0,
 			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
-	db_exec(s->reader, "COMMIT");
+	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	pthread_mutex_lock(&s->queue_lock);
 	st.commits = s->commits;

@@ -1,9 +1,11 @@
 /*
- * sqlite_jobs.c - the SQLite store's jobs (store.h, "jobs"): creation with their
+ * store_jobs.c - the jobs (store.h, "jobs"): creation with their
  * tasks, listing, reading, cancelling, and keeping a job's state in step
  * with its tasks' (queue_job_state()).
  */
-#include "sqlite_int.h"
+#include "db.h"
+#include "store_backend.h"
+#include "store_jobs.h"
 
 #include "store/queue.h"
 #include "store/queue_build.h"
@@ -11,6 +13,7 @@
 #include "loadlab/array.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
+#include "loadlab/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +23,9 @@
 #define JOB_STATE_SIZE 16
 
 /* Column 0 into the JOB_STATE_SIZE buffer CONTEXT. */
-static int read_job_state(void *context, sqlite3_stmt *row)
+static int read_job_state(void *context, struct db_stmt *row)
 {
-	snprintf(context, JOB_STATE_SIZE, "%s", (const char *)sqlite3_column_text(row, 0));
+	snprintf(context, JOB_STATE_SIZE, "%s", db_column_text(row, 0));
 	return 0;
 }
 
@@ -41,7 +44,7 @@ static int job_has_task(struct store *s, long long job_id, enum queue_task_state
 	};
 #undef HAS_TASK
 	long long found = 0;
-	int rc = db_int(s->writer, &found, 0, sql[state], "i", job_id);
+	int rc = db_int(s, &found, 0, sql[state], "i", job_id);
 
 	*ret = found != 0;
 	return rc;
@@ -62,8 +65,14 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	bool has_leased;
 	int rc;
 
-	rc = db_row_by_id(s->writer, "SELECT state FROM jobs WHERE id = ?", job_id, NULL, read_job_state,
-			  current);
+	/* The job's row locked first on PostgreSQL: another transaction's
+	 * change of a task of this job (another thread, another daemon) is
+	 * committed before this one reads the tasks, so the last of them
+	 * sees every change. */
+	rc = db_row_by_id(s,
+			  db_sql(s, "SELECT state FROM jobs WHERE id = ?",
+				 "SELECT state FROM jobs WHERE id = ? FOR UPDATE"),
+			  job_id, NULL, read_job_state, current);
 	if (rc == LL_ENOTFOUND || (rc == 0 && strcmp(current, "cancelled") == 0))
 		return 0;
 	if (rc < 0)
@@ -84,7 +93,7 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	/* An attempt matters only while every task is queued (or cancelled). */
 	if (!counts.by_state[QUEUE_TASK_LEASED] && !counts.by_state[QUEUE_TASK_DONE] &&
 	    !counts.by_state[QUEUE_TASK_DEAD] &&
-	    (rc = db_int(s->writer, &counts.max_attempt, 0,
+	    (rc = db_int(s, &counts.max_attempt, 0,
 			 "SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ? AND attempt > 0)", "i",
 			 job_id)) < 0)
 		return rc;
@@ -92,10 +101,9 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	next = queue_job_state(current, &counts);
 	if (strcmp(next, current) == 0)
 		return 0;
-	rc = db_run(s->writer, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now,
-		    job_id);
+	rc = db_run(s, "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?", "tii", next, now, job_id);
 	if (rc == 0)
-		log_state("job_state", "job_id", job_id, current, next, NULL);
+		db_log_state("job_state", "job_id", job_id, current, next, NULL);
 	return rc;
 }
 
@@ -106,27 +114,28 @@ static const struct column job_columns[] = {
 	{"created_at", COLUMN_TIME}, {"updated_at", COLUMN_TIME}, {NULL, 0},
 };
 
-static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
+static cJSON *job_summary(struct store *s, struct db_stmt *row)
 {
 	cJSON *j = cJSON_CreateObject(), *by_state;
-	sqlite3_stmt *stmt;
-	long long id = sqlite3_column_int64(row, 0), total = 0;
+	struct db_stmt stmt_buf, *stmt;
+	long long id = db_column_int64(row, 0), total = 0;
 
-	add_columns(j, row, 0, job_columns);
+	db_add_columns(j, row, 0, job_columns);
 	by_state = cJSON_CreateObject();
 	for (int i = 0; i < QUEUE_TASK_STATE_COUNT; i++)
 		cJSON_AddNumberToObject(by_state, queue_task_state_name((enum queue_task_state)i), 0);
-	stmt = db_prepare(db, "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
-			      " GROUP BY state");
+	stmt = db_statement(s, &stmt_buf,
+			    "SELECT state, count(*) FROM tasks WHERE job_id = ? AND kind = 'measure'"
+			    " GROUP BY state");
 	if (stmt) {
-		sqlite3_bind_int64(stmt, 1, id);
-		while (sqlite3_step(stmt) == SQLITE_ROW) {
-			const char *st = (const char *)sqlite3_column_text(stmt, 0);
-			long long n = sqlite3_column_int64(stmt, 1);
+		db_bind_int64(stmt, 1, id);
+		while (db_step(stmt) == DB_ROW) {
+			const char *st = db_column_text(stmt, 0);
+			long long n = db_column_int64(stmt, 1);
 			cJSON_ReplaceItemInObjectCaseSensitive(by_state, st, cJSON_CreateNumber((double)n));
 			total += n;
 		}
-		sqlite3_finalize(stmt);
+		db_finish(stmt);
 	}
 	cJSON_AddNumberToObject(j, "task_count", (double)total);
 	cJSON_AddItemToObject(j, "tasks_by_state", by_state);
@@ -135,22 +144,22 @@ static cJSON *job_summary(sqlite3 *db, sqlite3_stmt *row)
 
 /* The context of read_job_summary(). */
 struct job_summary_read {
-	sqlite3 *db;
+	struct store *s;
 	cJSON *job;
 };
 
-static int read_job_summary(void *context, sqlite3_stmt *row)
+static int read_job_summary(void *context, struct db_stmt *row)
 {
 	struct job_summary_read *c = context;
 
-	c->job = job_summary(c->db, row);
+	c->job = job_summary(c->s, row);
 	return 0;
 }
 
-static int job_summary_by_id(sqlite3 *db, long long job_id, cJSON **ret)
+static int job_summary_by_id(struct store *s, long long job_id, cJSON **ret)
 {
-	struct job_summary_read c = {db, NULL};
-	int rc = db_row_by_id(db, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
+	struct job_summary_read c = {s, NULL};
+	int rc = db_row_by_id(s, "SELECT " JOB_COLUMNS " FROM jobs WHERE id = ?", job_id, "job",
 			      read_job_summary, &c);
 
 	if (rc == 0)
@@ -171,18 +180,19 @@ static int insert_task_kind(struct store *s, long long job_id, const char *kind,
 			    long long pinned, long long build_task, long long priority, long long now,
 			    long long *ret_id)
 {
-	char *text = json_text(cell);
+	char *text = json_print(cell);
+	long long id = 0;
 	int rc;
 
 	if (!text)
 		return LL_ENOMEM;
-	rc = db_run(s->writer,
+	rc = db_int(s, &id, 0,
 		    "INSERT INTO tasks (job_id, kind, cell, pinned_agent, build_task, state, priority,"
-		    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING id",
 		    "ittnniii", job_id, kind, text, pinned, build_task, priority, now, now);
 	free(text);
 	if (rc == 0 && ret_id)
-		*ret_id = sqlite3_last_insert_rowid(s->writer);
+		*ret_id = id;
 	return rc;
 }
 
@@ -211,12 +221,12 @@ static int build_for_cell(struct store *s, const cJSON *spec, long long job_id, 
 	int rc;
 
 	*ret_id = 0;
-	if (!queue_build_shared(spec, s->options.each_agent_build))
+	if (!queue_build_shared(spec, store_options_of(s)->each_agent_build))
 		return 0;
 	if ((rc = queue_build_target(cJSON_GetObjectItemCaseSensitive(spec, "family")->valuestring, cell,
 				     facts, &target)) < 0)
 		return rc;
-	text = json_text(target);
+	text = json_print(target);
 	for (size_t i = 0; text && i < b->count; i++)
 		if (strcmp(b->targets[i], text) == 0) {
 			*ret_id = b->ids[i];
@@ -259,48 +269,47 @@ static int op_job_create(struct store *s, void *arg)
 	long long priority = (long long)cJSON_GetObjectItemCaseSensitive(a->spec, "priority")->valuedouble;
 	long long job_id, tasks = 0;
 	struct job_builds builds = {.count = 0};
-	char *spec_text = json_text(a->spec);
+	char *spec_text = json_print(a->spec);
 	int rc;
 
 	if (!spec_text)
 		return LL_ENOMEM;
-	rc = db_run(s->writer,
+	rc = db_int(s, &job_id, 0,
 		    "INSERT INTO jobs (name, family, spec, priority, state, submitted_by, created_at,"
-		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+		    " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING id",
 		    "tttitii", cJSON_GetObjectItemCaseSensitive(a->spec, "name")->valuestring,
 		    cJSON_GetObjectItemCaseSensitive(a->spec, "family")->valuestring, spec_text, priority,
 		    a->submitted_by, a->now, a->now);
 	free(spec_text);
 	if (rc < 0)
 		return rc;
-	job_id = sqlite3_last_insert_rowid(s->writer);
 
 	if (selector) {
 		/* each_agent: one task pinned to every matching agent enrolled now. */
-		sqlite3_stmt *stmt = db_prepare(s->writer, "SELECT id, name, facts, labels, quarantined"
-							   " FROM agents ORDER BY id");
+		struct db_stmt stmt_buf, *stmt = db_statement(s, &stmt_buf,
+							      "SELECT id, name, facts, labels, quarantined"
+							      " FROM agents ORDER BY id");
 		if (!stmt)
 			return LL_ESTORE;
-		while (rc == 0 && sqlite3_step(stmt) == SQLITE_ROW) {
-			cJSON *facts = column_json(stmt, 2), *labels = column_json(stmt, 3);
-			struct queue_agent agent = {.id = sqlite3_column_int64(stmt, 0),
-						    .name = (const char *)sqlite3_column_text(stmt, 1),
+		while (rc == 0 && db_step(stmt) == DB_ROW) {
+			cJSON *facts = db_column_json(stmt, 2), *labels = db_column_json(stmt, 3);
+			struct queue_agent agent = {.id = db_column_int64(stmt, 0),
+						    .name = db_column_text(stmt, 1),
 						    .facts = facts,
 						    .labels = labels,
-						    .quarantined = sqlite3_column_int(stmt, 4) != 0};
+						    .quarantined = (int)db_column_int64(stmt, 4) != 0};
 			if (queue_agent_selected(selector, &agent)) {
 				cJSON *cell = cJSON_CreateObject();
-				cJSON_AddStringToObject(cell, "agent",
-							(const char *)sqlite3_column_text(stmt, 1));
-				rc = insert_task(s, a->spec, job_id, cell, facts,
-						 sqlite3_column_int64(stmt, 0), priority, a->now, &builds);
+				cJSON_AddStringToObject(cell, "agent", db_column_text(stmt, 1));
+				rc = insert_task(s, a->spec, job_id, cell, facts, db_column_int64(stmt, 0),
+						 priority, a->now, &builds);
 				cJSON_Delete(cell);
 				tasks++;
 			}
 			cJSON_Delete(facts);
 			cJSON_Delete(labels);
 		}
-		sqlite3_finalize(stmt);
+		db_finish(stmt);
 		if (rc == 0 && tasks == 0)
 			rc = err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
 						"job's each_agent selector.");
@@ -319,51 +328,50 @@ static int op_job_create(struct store *s, void *arg)
 		cJSON_Delete(cells);
 	}
 	job_builds_release(&builds);
-	if (rc < 0)
+	/* Other daemons' parked long-polls look at the new tasks. */
+	if (rc < 0 || (rc = db_tasks_ready(s)) < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "id", (double)job_id);
 	cJSON_AddNumberToObject(a->out, "task_count", (double)tasks);
 	cJSON_AddStringToObject(a->out, "state", "queued");
-	log_state("job_state", "job_id", job_id, "", "queued", NULL);
+	db_log_state("job_state", "job_id", job_id, "", "queued", NULL);
 	return 0;
 }
 
-int sqlite_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
-		      cJSON **ret_body)
+int store_job_create(struct store *s, const cJSON *spec, const char *submitted_by, long long now,
+		     cJSON **ret_body)
 {
 	struct job_create_op a = {spec, submitted_by, now, NULL};
 
-	return store_write_answer(s, op_job_create, &a, &a.out, ret_body);
+	return db_write_answer(s, op_job_create, &a, &a.out, ret_body);
 }
 
-int sqlite_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
+int store_job_list(struct store *s, const char *state, int limit, long long before, cJSON **ret_list)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt stmt_buf, *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
 	long long last = 0;
 	int n = 0;
 
-	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	stmt = db_prepare(s->reader, "SELECT " JOB_COLUMNS " FROM jobs"
-				     " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
-				     " ORDER BY id DESC LIMIT ?3");
+	db_snapshot_begin(s);
+	stmt = db_statement(s, &stmt_buf,
+			    "SELECT " JOB_COLUMNS " FROM jobs"
+			    " WHERE (?1 IS NULL OR state = ?1) AND (?2 = 0 OR id < ?2)"
+			    " ORDER BY id DESC LIMIT ?3");
 	if (stmt) {
-		if (state)
-			sqlite3_bind_text(stmt, 1, state, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, before);
-		sqlite3_bind_int64(stmt, 3, limit + 1);
-		while (sqlite3_step(stmt) == SQLITE_ROW) {
+		db_bind_text(stmt, 1, state);
+		db_bind_int64(stmt, 2, before);
+		db_bind_int64(stmt, 3, limit + 1);
+		while (db_step(stmt) == DB_ROW) {
 			if (n++ == limit)
 				break;
-			last = sqlite3_column_int64(stmt, 0);
-			cJSON_AddItemToArray(list, job_summary(s->reader, stmt));
+			last = db_column_int64(stmt, 0);
+			cJSON_AddItemToArray(list, job_summary(s, stmt));
 		}
 	}
-	sqlite3_finalize(stmt);
-	db_exec(s->reader, "COMMIT");
-	pthread_mutex_unlock(&s->reader_lock);
+	db_finish(stmt);
+	db_snapshot_end(s);
 	if (!stmt) {
 		cJSON_Delete(out);
 		return LL_ESTORE;
@@ -376,97 +384,96 @@ int sqlite_job_list(struct store *s, const char *state, int limit, long long bef
 	return 0;
 }
 
-static cJSON *task_from_row(sqlite3_stmt *stmt)
+static cJSON *task_from_row(struct db_stmt *stmt)
 {
 	/* columns: id, cell, pinned_agent, lease_holder, state, attempt, phase,
 	 * percent, lease_expires, not_before, last_error, result_id */
 	cJSON *t = cJSON_CreateObject();
-	const char *state = (const char *)sqlite3_column_text(stmt, 4);
+	const char *state = db_column_text(stmt, 4);
 	bool leased = strcmp(state, "leased") == 0;
 
-	cJSON_AddNumberToObject(t, "id", (double)sqlite3_column_int64(stmt, 0));
-	cJSON_AddItemToObject(t, "cell", column_json(stmt, 1));
-	if (sqlite3_column_type(stmt, 2) != SQLITE_NULL)
-		add_int_or_null(t, "agent_id", stmt, 2);
+	cJSON_AddNumberToObject(t, "id", (double)db_column_int64(stmt, 0));
+	cJSON_AddItemToObject(t, "cell", db_column_json(stmt, 1));
+	if (!db_column_null(stmt, 2))
+		db_add_int_or_null(t, "agent_id", stmt, 2);
 	else
-		add_int_or_null(t, "agent_id", stmt, 3);
+		db_add_int_or_null(t, "agent_id", stmt, 3);
 	cJSON_AddStringToObject(t, "state", state);
-	cJSON_AddNumberToObject(t, "attempt", (double)sqlite3_column_int64(stmt, 5));
-	add_text_or_null(t, "phase", stmt, 6);
-	add_int_or_null(t, "percent", stmt, 7);
+	cJSON_AddNumberToObject(t, "attempt", (double)db_column_int64(stmt, 5));
+	db_add_text_or_null(t, "phase", stmt, 6);
+	db_add_int_or_null(t, "percent", stmt, 7);
 	if (leased)
-		add_time(t, "lease_expires_at", stmt, 8);
+		db_add_time(t, "lease_expires_at", stmt, 8);
 	else
 		cJSON_AddNullToObject(t, "lease_expires_at");
-	if (strcmp(state, "queued") == 0 && sqlite3_column_int64(stmt, 5) > 0)
-		add_time(t, "retry_at", stmt, 9);
+	if (strcmp(state, "queued") == 0 && db_column_int64(stmt, 5) > 0)
+		db_add_time(t, "retry_at", stmt, 9);
 	else
 		cJSON_AddNullToObject(t, "retry_at");
-	add_text_or_null(t, "last_error", stmt, 10);
-	add_int_or_null(t, "result_id", stmt, 11);
+	db_add_text_or_null(t, "last_error", stmt, 10);
+	db_add_int_or_null(t, "result_id", stmt, 11);
 	return t;
 }
 
 /* Adds column 0 as the "spec" of the job CONTEXT. */
-static int read_spec(void *context, sqlite3_stmt *row)
+static int read_spec(void *context, struct db_stmt *row)
 {
-	cJSON_AddItemToObject(context, "spec", column_json(row, 0));
+	cJSON_AddItemToObject(context, "spec", db_column_json(row, 0));
 	return 0;
 }
 
 /* Adds to the array LIST every task of JOB_ID of KIND ("measure" or "build"). */
-static int add_tasks(sqlite3 *db, long long job_id, const char *kind, cJSON *list)
+static int add_tasks(struct store *s, long long job_id, const char *kind, cJSON *list)
 {
-	sqlite3_stmt *stmt = db_prepare(
-		db, "SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
-		    " t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
-		    " (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
-		    " t.build_task, (SELECT a.name FROM agents a WHERE a.id = t.lease_holder)"
-		    " FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
+	struct db_stmt stmt_buf,
+		*stmt = db_statement(
+			s, &stmt_buf,
+			"SELECT t.id, t.cell, t.pinned_agent, t.lease_holder, t.state, t.attempt,"
+			" t.phase, t.percent, t.lease_expires, t.not_before, t.last_error,"
+			" (SELECT r.id FROM results r WHERE r.task_id = t.id ORDER BY r.id DESC LIMIT 1),"
+			" t.build_task, (SELECT a.name FROM agents a WHERE a.id = t.lease_holder)"
+			" FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
 	bool build = strcmp(kind, "build") == 0;
 
 	if (!stmt)
 		return LL_ESTORE;
-	sqlite3_bind_int64(stmt, 1, job_id);
-	sqlite3_bind_text(stmt, 2, kind, -1, SQLITE_STATIC);
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
+	db_bind_int64(stmt, 1, job_id);
+	db_bind_text(stmt, 2, kind);
+	while (db_step(stmt) == DB_ROW) {
 		cJSON *t = task_from_row(stmt);
 		if (build) {
 			/* A build's cell is its target; its agent_id the builder,
 			 * "builder" its name (null until leased). */
 			cJSON_AddItemToObject(t, "target",
 					      cJSON_DetachItemFromObjectCaseSensitive(t, "cell"));
-			add_text_or_null(t, "builder", stmt, 13);
-		} else if (sqlite3_column_type(stmt, 12) != SQLITE_NULL) {
-			add_int_or_null(t, "build_task", stmt, 12);
+			db_add_text_or_null(t, "builder", stmt, 13);
+		} else if (!db_column_null(stmt, 12)) {
+			db_add_int_or_null(t, "build_task", stmt, 12);
 		}
 		cJSON_AddItemToArray(list, t);
 	}
-	sqlite3_finalize(stmt);
+	db_finish(stmt);
 	return 0;
 }
 
-int sqlite_job_get(struct store *s, long long job_id, cJSON **ret_job)
+int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
 	cJSON *job = NULL;
 	int rc;
 
-	pthread_mutex_lock(&s->reader_lock);
-	db_exec(s->reader, "BEGIN");
-	rc = job_summary_by_id(s->reader, job_id, &job);
+	db_snapshot_begin(s);
+	rc = job_summary_by_id(s, job_id, &job);
 	if (rc == 0) {
-		db_row_by_id(s->reader, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
-		rc = add_tasks(s->reader, job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
+		db_row_by_id(s, "SELECT spec FROM jobs WHERE id = ?", job_id, NULL, read_spec, job);
+		rc = add_tasks(s, job_id, "measure", cJSON_AddArrayToObject(job, "tasks"));
 		/* "builds" only for a job that has some. */
 		if (rc == 0 &&
-		    (rc = add_tasks(s->reader, job_id, "build", cJSON_AddArrayToObject(job, "builds"))) ==
-			    0 &&
+		    (rc = add_tasks(s, job_id, "build", cJSON_AddArrayToObject(job, "builds"))) == 0 &&
 		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
-	db_exec(s->reader, "COMMIT");
-	pthread_mutex_unlock(&s->reader_lock);
-	return store_answer(rc, job, ret_job);
+	db_snapshot_end(s);
+	return db_answer(rc, job, ret_job);
 }
 
 /* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */
@@ -478,12 +485,12 @@ struct waiting_agents {
 	int rc;
 };
 
-static void add_waiting_agent(void *context, sqlite3_stmt *row)
+static void add_waiting_agent(void *context, struct db_stmt *row)
 {
 	/* columns: id, name, facts, labels, quarantined, last_seen, builder */
 	struct waiting_agents *w = context;
 	struct queue_agent *a, *list;
-	bool seen = sqlite3_column_type(row, 5) != SQLITE_NULL;
+	bool seen = !db_column_null(row, 5);
 
 	if (w->rc < 0)
 		return;
@@ -493,15 +500,15 @@ static void add_waiting_agent(void *context, sqlite3_stmt *row)
 	}
 	w->list = list;
 	a = &w->list[w->count++];
-	a->id = sqlite3_column_int64(row, 0);
-	a->name = strdup((const char *)sqlite3_column_text(row, 1));
-	a->facts = column_json(row, 2);
-	a->labels = column_json(row, 3);
-	a->quarantined = sqlite3_column_int(row, 4) != 0;
-	a->builder = sqlite3_column_int(row, 6) != 0;
-	a->last_seen_ms = seen ? sqlite3_column_int64(row, 5) : 0;
+	a->id = db_column_int64(row, 0);
+	a->name = strdup(db_column_text(row, 1));
+	a->facts = db_column_json(row, 2);
+	a->labels = db_column_json(row, 3);
+	a->quarantined = (int)db_column_int64(row, 4) != 0;
+	a->builder = (int)db_column_int64(row, 6) != 0;
+	a->last_seen_ms = seen ? db_column_int64(row, 5) : 0;
 	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
-					     w->store->options.offline_after_ms),
+					     store_options_of(w->store)->offline_after_ms),
 			   "online") == 0;
 	if (!a->name)
 		w->rc = LL_ENOMEM;
@@ -602,13 +609,13 @@ static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON 
 	}
 }
 
-int sqlite_job_add_waiting(struct store *s, cJSON *job, long long now)
+int store_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
 	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
-	int rc = db_reader_each(s,
-				"SELECT id, name, facts, labels, quarantined, last_seen, builder"
-				" FROM agents ORDER BY id",
-				add_waiting_agent, &w);
+	int rc = db_read_each(s,
+			      "SELECT id, name, facts, labels, quarantined, last_seen, builder"
+			      " FROM agents ORDER BY id",
+			      add_waiting_agent, &w);
 
 	if (rc == 0)
 		rc = w.rc;
@@ -634,7 +641,7 @@ static int op_job_cancel(struct store *s, void *arg)
 	const char *state;
 	int rc;
 
-	if ((rc = job_summary_by_id(s->writer, a->id, &job)) < 0)
+	if ((rc = job_summary_by_id(s, a->id, &job)) < 0)
 		return rc;
 	state = cJSON_GetObjectItemCaseSensitive(job, "state")->valuestring;
 	if (queue_job_finished(state)) {
@@ -642,24 +649,24 @@ static int op_job_cancel(struct store *s, void *arg)
 		cJSON_Delete(job);
 		return rc;
 	}
-	log_state("job_state", "job_id", a->id, state, "cancelled", "cancelled by a user");
+	db_log_state("job_state", "job_id", a->id, state, "cancelled", "cancelled by a user");
 	cJSON_Delete(job);
 	/* Leased tasks keep their holder, who learns of the cancellation at
 	 * its next heartbeat (cancel_notified = 0 until then). */
-	if ((rc = db_run(s->writer,
+	if ((rc = db_run(s,
 			 "UPDATE tasks SET state = 'cancelled', updated_at = ?,"
 			 " cancel_notified = CASE WHEN state = 'leased' THEN 0 ELSE 1 END"
 			 " WHERE job_id = ? AND state IN ('queued', 'leased')",
 			 "ii", a->now, a->id)) < 0 ||
-	    (rc = db_run(s->writer, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii",
-			 a->now, a->id)) < 0)
+	    (rc = db_run(s, "UPDATE jobs SET state = 'cancelled', updated_at = ? WHERE id = ?", "ii", a->now,
+			 a->id)) < 0)
 		return rc;
-	return job_summary_by_id(s->writer, a->id, &a->out);
+	return job_summary_by_id(s, a->id, &a->out);
 }
 
-int sqlite_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
+int store_job_cancel(struct store *s, long long job_id, long long now, cJSON **ret_job)
 {
 	struct job_cancel_op a = {job_id, now, NULL};
 
-	return store_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
+	return db_write_answer(s, op_job_cancel, &a, &a.out, ret_job);
 }

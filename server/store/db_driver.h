@@ -1,0 +1,84 @@
+/*
+ * db_driver.h - what a store driver implements for the statement layer
+ * (db.h): a connection per thread, a commit strategy and a dialect, at
+ * the level of statements, results and transactions, never of domain
+ * operations (as Dovecot's sql-api-private.h). The backend names its
+ * driver in its struct store_backend (.db); db.c reaches it from the
+ * handle. Implemented by sqlite/sqlite_db.c and pg/pg_db.c.
+ *
+ * Connections: a driver picks the connection of a statement itself: the
+ * write's when the calling thread runs a write (SQLite's writer thread,
+ * PostgreSQL's pq_write()), else the read's the thread took with
+ * read_begin().
+ */
+#ifndef LOADLAB_SERVER_STORE_DB_DRIVER_H
+#define LOADLAB_SERVER_STORE_DB_DRIVER_H
+
+#include "db.h"
+
+#include <stdbool.h>
+
+struct db_driver {
+	enum db_dialect dialect;
+	/* This daemon is the database's only writer (it may remember what it
+	 * read: store_token_cache.h). */
+	bool single_writer;
+
+	/* Runs FN(S, ARG) in a write transaction, returning once it is
+	 * committed: SQLite's writer thread (group commit), PostgreSQL's
+	 * transaction with retries. */
+	int (*write)(struct store *s, int (*fn)(struct store *, void *), void *arg);
+	/* A read's connection on this thread (nested: the outer one's; inside
+	 * a write: the write's); with SNAPSHOT, one read transaction too. */
+	void (*read_begin)(struct store *s, bool snapshot);
+	void (*read_end)(struct store *s, bool snapshot);
+	/* The async call (db.h): the size of the backend's struct store_call,
+	 * its X_begin() (store_call_submit() as sqlite_int.h has it) and
+	 * X_end(). */
+	size_t call_size;
+	int (*call_submit)(struct store *s, struct store_call *call, int (*fn)(struct store *, void *),
+			   void *arg, cJSON **out, void (*done)(void *context), void *context,
+			   struct store_call **ret_call);
+	int (*call_end)(struct store_call *call, cJSON **ret);
+	/* db_tasks_ready(); NULL for a store with one daemon. */
+	int (*tasks_ready)(struct store *s);
+
+	/* A statement for SQL (a literal) on this thread's connection; NULL
+	 * with LL_ESTORE set (logged) on failure. release() gives it back. */
+	void *(*prepare)(struct store *s, const char *sql);
+	void (*release)(struct store *s, void *stmt);
+
+	void (*bind_int64)(void *stmt, int i, long long v);
+	void (*bind_double)(void *stmt, int i, double v);
+	/* TEXT NULL binds a NULL of text type (PostgreSQL must know it). */
+	void (*bind_text)(void *stmt, int i, const char *text);
+	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
+	void (*bind_null)(void *stmt, int i);
+
+	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
+	int (*step)(void *stmt);
+	void (*reset)(void *stmt);
+	bool (*column_null)(void *stmt, int col);
+	long long (*column_int64)(void *stmt, int col);
+	double (*column_double)(void *stmt, int col);
+	const char *(*column_text)(void *stmt, int col);
+	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+	/* Rows the last statement of this thread's write changed. */
+	long long (*changes)(struct store *s);
+};
+
+/* The statement members of a driver's table, for a driver whose static
+ * functions have the members' names (read_begin, prepare, bind_int64, ...,
+ * changes): one list for every driver. */
+#define DB_DRIVER_FUNCTIONS                                                                       \
+	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,   \
+	.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,             \
+	.bind_blob = bind_blob, .bind_null = bind_null, .step = step, .reset = reset,             \
+	.column_null = column_null, .column_int64 = column_int64, .column_double = column_double, \
+	.column_text = column_text, .column_blob = column_blob, .changes = changes
+
+/* The drivers (their backends name them in store_backend.db). */
+extern const struct db_driver db_driver_sqlite;
+extern const struct db_driver db_driver_pg;
+
+#endif
