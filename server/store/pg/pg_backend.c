@@ -18,10 +18,10 @@ static const struct store_handle_ops handle_ops = {
 
 static const struct store_token_ops tokens_ops = {
 	.token_count = pg_token_count,
-	.token_create = pg_token_create,
-	.token_find = pg_token_find,
+	.token_create = pg_token_create_noting,
+	.token_find = pg_token_find_cached,
 	.token_list = pg_token_list,
-	.token_revoke = pg_token_revoke,
+	.token_revoke = pg_token_revoke_noting,
 };
 
 static const struct store_agent_ops agents_ops = {

@@ -146,6 +146,13 @@ PGconn *pg_pool_take(struct pg_pool *pool);
 /* Gives CONN back; a connection that is broken (or BROKEN) is closed. */
 void pg_pool_give(struct pg_pool *pool, PGconn *conn, bool broken);
 
+/* The prepared statements of a connection of the pool (pg_sql.c): made
+ * when the pool opens CONN, dropped before it closes it. pq_cached()
+ * prepares each text once per connection; on a connection without a
+ * session (the watch's, the roles', migrate's, import's) it runs unnamed. */
+void pq_session_open(PGconn *conn);
+void pq_session_close(PGconn *conn);
+
 /* Brings the database to the latest schema version, once per database
  * for all daemons (pg_advisory_lock) (pg_migrate.c). */
 int pg_migrate(PGconn *conn);
@@ -166,7 +173,75 @@ struct store_call {
 	struct store_base base; /* first: the backend (store_backend.h) */
 	struct store_op op;
 	cJSON **out;
+	/* queued for the writer (pg_write.c) */
+	int (*fn)(struct store *, void *);
+	void *arg;
+	store_done_fn done;
+	void *context;
+	struct store_call *next;
 };
+
+/* The async calls' writer (pg_write.c): PG_WRITER_THREADS threads, each
+ * taking up to PG_BATCH_MAX queued calls at once and running them in ONE
+ * transaction, one commit (one WAL flush) for all; DONE of each after the
+ * commit. An HTTP thread only queues. A batch where a call fails is rolled
+ * back whole and its calls run again each alone (pq_write()), so a call
+ * fails only for itself. One thread: batches on two connections lock the
+ * same jobs' rows (pq_job_refresh_state()) in different orders and
+ * deadlock (measured with two and four: PostgreSQL's deadlock_timeout, 1 s,
+ * per deadlock). */
+#define PG_WRITER_THREADS 1
+#define PG_BATCH_MAX 32
+/* Calls queued at most; X_begin() fails with LL_EBUSY beyond (503). */
+#define PG_QUEUE_MAX 4096
+
+struct pg_writer {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct store_call *head, *tail;
+	int queued;
+	bool stopping;
+	int thread_count;
+	pthread_t threads[PG_WRITER_THREADS];
+};
+
+/* Starts S's writer threads; pg_writer_stop() runs what is queued, then
+ * ends them. */
+int pg_writer_start(struct store *s);
+void pg_writer_stop(struct store *s);
+
+/* The token check's memory (pg_token_cache.c): live tokens found by
+ * hash, each kept PG_TOKEN_CACHE_MS at most and all forgotten at once
+ * (GENERATION) when a token changes here or another daemon says so
+ * (NOTIFY PG_TOKENS_CHANNEL, heard by the task watch's connection). */
+#define PG_TOKEN_CACHE_SLOTS 4096
+#define PG_TOKEN_CACHE_MS 5000
+#define PG_TOKENS_CHANNEL "loadlab_tokens"
+
+struct pg_token_entry {
+	bool used;
+	long long generation, at_ms;
+	unsigned char hash[STORE_TOKEN_HASH_SIZE];
+	struct store_token token;
+};
+
+struct pg_token_cache {
+	pthread_mutex_t lock; /* guards the two below */
+	long long generation;
+	struct pg_token_entry slots[PG_TOKEN_CACHE_SLOTS];
+};
+
+/* pg_token_find() through the cache; a token write through these
+ * (store_token_create(), store_token_revoke()) forgets the cache and
+ * tells the other daemons to (pg_backend.c's table names them). */
+int pg_token_find_cached(struct store *store, const unsigned char hash[STORE_TOKEN_HASH_SIZE],
+			 struct store_token *ret_token);
+int pg_token_create_noting(struct store *store, enum store_token_kind kind, const char *name,
+			   const char *team, const unsigned char hash[STORE_TOKEN_HASH_SIZE], long long now,
+			   cJSON **ret_token);
+int pg_token_revoke_noting(struct store *store, long long id, long long now, cJSON **ret_body);
+/* Forgets every remembered token (a notification, the watch reconnected). */
+void pg_token_cache_forget(struct store *store);
 
 struct store {
 	struct store_base base; /* first: the backend (store_backend.h) */
@@ -186,6 +261,8 @@ struct store {
 
 	struct pg_watch watch;
 	struct pg_roles roles;
+	struct pg_writer writer;
+	struct pg_token_cache tokens;
 };
 
 /* Gives the deliveries S claimed back to the queue (pg_series.c; at close). */
@@ -334,10 +411,11 @@ int pg_blob_references(struct store *store, cJSON **ret_hashes);
  * database cannot be reached or the commit failed. */
 int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
-/* Runs FN(store, ARG) as CALL's op (pq_write()), its answer built in
- * *OUT, then calls DONE(CONTEXT) when DONE is given; *RET_CALL is CALL,
- * and pq_call_end() gives the result: the X_begin() of every
- * store_async.h call. */
+/* Queues FN(store, ARG) as CALL's op for the writer (struct pg_writer),
+ * its answer built in *OUT; the writer calls DONE(CONTEXT) once the op's
+ * transaction committed or the op failed. *RET_CALL is CALL, and
+ * pq_call_end() gives the result: the X_begin() of every store_async.h
+ * call. On a negative return (closing, queue full) CALL is freed. */
 int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
 		   cJSON **out, store_done_fn done, void *context, struct store_call **ret_call);
 

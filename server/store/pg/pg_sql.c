@@ -24,9 +24,51 @@
 #define OID_TEXT 25
 #define OID_FLOAT8 701
 
+/* The prepared statements of one connection of the pool (a session):
+ * each SQL text given to pq_cached() or pq_prepare() is turned into $N
+ * parameters once, and PREPAREd on the connection once per set of
+ * parameter types it is bound with (named "llN"); the later runs send
+ * only Bind and Execute (PQexecPrepared). A statement survives its
+ * transaction's rollback (the protocol's Parse is not transactional) and
+ * goes with its connection (pq_session_close()). A session keeps at most
+ * PQ_SESSION_TEXTS texts; beyond them a text runs unnamed, as before. */
+#define PQ_SESSION_BUCKETS 256
+#define PQ_SESSION_TEXTS 1024
+#define PQ_TEXT_VARIANTS 4
+
+struct pq_variant {
+	Oid types[PGQ_PARAMS_MAX];
+	char name[16];
+};
+
+struct pq_text {
+	struct pq_text *next; /* in its bucket */
+	unsigned long hash;
+	char *given; /* the text as given ('?' parameters) */
+	char *sql;   /* the text with $N parameters */
+	int nparams;
+	unsigned used;
+	int variant_count;
+	struct pq_variant variants[PQ_TEXT_VARIANTS];
+};
+
+struct pq_session {
+	struct pq_session *next; /* in sessions */
+	PGconn *conn;
+	int text_count, prepared_count;
+	struct pq_text *buckets[PQ_SESSION_BUCKETS];
+};
+
+/* The sessions of the pools' connections (a daemon may open several
+ * stores: tests), under sessions_lock. */
+static pthread_mutex_t sessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pq_session *sessions;
+
 struct pgq {
 	PGconn *conn;
-	char *sql; /* the text with $N parameters */
+	struct pq_session *session; /* NULL: run unnamed (PQexecParams) */
+	struct pq_text *text;       /* the session's entry of sql */
+	char *sql;                  /* the text with $N parameters (the entry's when text) */
 	int nparams;
 	unsigned used; /* the parameters the text names, by bit */
 	Oid types[PGQ_PARAMS_MAX];
@@ -135,6 +177,124 @@ static char *convert_params(const char *sql, int *ret_count, unsigned *ret_used)
 	return out;
 }
 
+/* ------------------------------------------------ prepared statements */
+
+void pq_session_open(PGconn *conn)
+{
+	struct pq_session *session = calloc(1, sizeof(*session));
+
+	if (!session)
+		return; /* its statements run unnamed */
+	session->conn = conn;
+	pthread_mutex_lock(&sessions_lock);
+	session->next = sessions;
+	sessions = session;
+	pthread_mutex_unlock(&sessions_lock);
+}
+
+void pq_session_close(PGconn *conn)
+{
+	struct pq_session **p, *session = NULL;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (p = &sessions; *p; p = &(*p)->next)
+		if ((*p)->conn == conn) {
+			session = *p;
+			*p = session->next;
+			break;
+		}
+	pthread_mutex_unlock(&sessions_lock);
+	if (!session)
+		return;
+	for (int i = 0; i < PQ_SESSION_BUCKETS; i++)
+		for (struct pq_text *t = session->buckets[i], *next; t; t = next) {
+			next = t->next;
+			free(t->given);
+			free(t->sql);
+			free(t);
+		}
+	free(session);
+}
+
+/* CONN's session, NULL when it has none (not the pool's). */
+static struct pq_session *session_of(PGconn *conn)
+{
+	struct pq_session *session;
+
+	pthread_mutex_lock(&sessions_lock);
+	for (session = sessions; session && session->conn != conn; session = session->next)
+		;
+	pthread_mutex_unlock(&sessions_lock);
+	return session;
+}
+
+static unsigned long text_hash(const char *text)
+{
+	unsigned long h = 5381;
+
+	while (*text)
+		h = h * 33 + (unsigned char)*text++;
+	return h;
+}
+
+/* SESSION's entry of SQL, made when new; NULL when SESSION is full or out
+ * of memory (the statement then runs unnamed). Only the thread that holds
+ * SESSION's connection touches it. */
+static struct pq_text *session_text(struct pq_session *session, const char *sql)
+{
+	unsigned long hash = text_hash(sql);
+	struct pq_text **bucket = &session->buckets[hash % PQ_SESSION_BUCKETS], *t;
+
+	for (t = *bucket; t; t = t->next)
+		if (t->hash == hash && strcmp(t->given, sql) == 0)
+			return t;
+	if (session->text_count >= PQ_SESSION_TEXTS || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->hash = hash;
+	if (!(t->given = strdup(sql)) || !(t->sql = convert_params(sql, &t->nparams, &t->used)) ||
+	    t->nparams > PGQ_PARAMS_MAX) {
+		free(t->given);
+		free(t->sql);
+		free(t);
+		return NULL;
+	}
+	t->next = *bucket;
+	*bucket = t;
+	session->text_count++;
+	return t;
+}
+
+/* The name under which Q's text is prepared with Q's types on its
+ * connection, PREPAREd first when new; NULL when it cannot be (then Q runs
+ * unnamed), or with *RET_FAILED set when the PREPARE failed (logged). */
+static const char *prepared_name(struct pgq *q, bool *ret_failed)
+{
+	struct pq_text *t = q->text;
+	struct pq_variant *v;
+	PGresult *res;
+
+	*ret_failed = false;
+	for (int i = 0; i < t->variant_count; i++)
+		if (memcmp(t->variants[i].types, q->types, sizeof(q->types)) == 0)
+			return t->variants[i].name;
+	if (t->variant_count >= PQ_TEXT_VARIANTS)
+		return NULL;
+	v = &t->variants[t->variant_count];
+	memcpy(v->types, q->types, sizeof(v->types));
+	snprintf(v->name, sizeof(v->name), "ll%d", q->session->prepared_count);
+	res = PQprepare(q->conn, v->name, t->sql, t->nparams, v->types);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		result_error(q->conn, res, t->sql);
+		PQclear(res);
+		*ret_failed = true;
+		return NULL;
+	}
+	PQclear(res);
+	q->session->prepared_count++;
+	t->variant_count++;
+	return v->name;
+}
+
 struct pgq *pq_prepare(PGconn *conn, const char *sql)
 {
 	struct pgq *q;
@@ -144,7 +304,15 @@ struct pgq *pq_prepare(PGconn *conn, const char *sql)
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q || !(q->sql = convert_params(sql, &q->nparams, &q->used)) || q->nparams > PGQ_PARAMS_MAX) {
+	if (q && (q->session = session_of(conn)) && (q->text = session_text(q->session, sql))) {
+		q->sql = q->text->sql;
+		q->nparams = q->text->nparams;
+		q->used = q->text->used;
+	} else if (q) {
+		q->session = NULL;
+	}
+	if (!q || (!q->text && !(q->sql = convert_params(sql, &q->nparams, &q->used))) ||
+	    q->nparams > PGQ_PARAMS_MAX) {
 		log_event(LOG_ERROR, "store_error", "sql", sql, "postgresql", "cannot prepare", NULL);
 		pgq_free(q);
 		err_set(LL_ESTORE, "The store failed.");
@@ -229,8 +397,16 @@ int pgq_step(struct pgq *q)
 	for (int i = 0; i < q->nparams; i++)
 		if (!(q->used & 1u << i))
 			q->types[i] = OID_TEXT; /* a number SQLite's text skipped: any type */
-	q->res = PQexecParams(q->conn, q->sql, q->nparams, q->types, (const char *const *)q->values,
-			      q->lengths, q->formats, 0);
+	const char *name = NULL;
+	bool failed = false;
+	if (q->text && !(name = prepared_name(q, &failed)) && failed)
+		return LL_ESTORE;
+	if (name)
+		q->res = PQexecPrepared(q->conn, name, q->nparams, (const char *const *)q->values, q->lengths,
+					q->formats, 0);
+	else
+		q->res = PQexecParams(q->conn, q->sql, q->nparams, q->types, (const char *const *)q->values,
+				      q->lengths, q->formats, 0);
 	status = PQresultStatus(q->res);
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
 		int rc = result_error(q->conn, q->res, q->sql);
@@ -266,7 +442,8 @@ void pgq_free(struct pgq *q)
 	pgq_reset(q);
 	pgq_clear_bindings(q);
 	PQfreemem(q->blob);
-	free(q->sql);
+	if (!q->text)
+		free(q->sql);
 	free(q);
 }
 

@@ -58,6 +58,7 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	snprintf(uri, len, "%s:%s", scheme, location);
 	s->options = *options;
 	pthread_mutex_init(&s->cache_lock, NULL);
+	pthread_mutex_init(&s->tokens.lock, NULL);
 	pg_watch_init(s);
 	pg_roles_init(s);
 	if ((rc = take_pool_size(uri, &size)) < 0 || (rc = pg_pool_init(&s->pool, uri, size)) < 0)
@@ -68,7 +69,7 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	}
 	rc = pg_migrate(conn);
 	pg_pool_give(&s->pool, conn, rc < 0);
-	if (rc < 0)
+	if (rc < 0 || (rc = pg_writer_start(s)) < 0)
 		goto fail;
 	free(uri);
 	*ret_store = s;
@@ -78,6 +79,7 @@ fail:
 	pg_roles_close(s);
 	pg_pool_destroy(&s->pool);
 	pthread_mutex_destroy(&s->cache_lock);
+	pthread_mutex_destroy(&s->tokens.lock);
 	free(uri);
 	free(s);
 	return rc;
@@ -94,12 +96,14 @@ void pg_close(struct store *s)
 {
 	if (!s)
 		return;
+	pg_writer_stop(s); /* what is queued is written first */
 	pg_watch_stop(s);
 	pg_roles_close(s);
 	pg_webhook_claims_release(s);
 	store_cache_lease_jobs_forget(&s->cache);
 	pg_pool_destroy(&s->pool);
 	pthread_mutex_destroy(&s->cache_lock);
+	pthread_mutex_destroy(&s->tokens.lock);
 	free(s);
 }
 
