@@ -162,24 +162,25 @@ static void write_calls(struct store *s, struct store_call **calls, int count)
 
 static void *writer_main(void *arg)
 {
-	struct store *s = arg;
+	struct pg_writer_lane *lane = arg;
+	struct store *s = lane->store;
 	struct pg_writer *w = &s->writer;
 	struct store_call *calls[PG_BATCH_MAX];
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		int count = 0;
-		while (!w->head && !w->stopping)
-			pthread_cond_wait(&w->wake, &w->lock);
-		if (!w->head)
+		while (!lane->head && !w->stopping)
+			pthread_cond_wait(&lane->wake, &w->lock);
+		if (!lane->head)
 			break; /* stopping, and nothing left */
-		while (w->head && count < PG_BATCH_MAX) {
-			calls[count++] = w->head;
-			w->head = w->head->next;
+		while (lane->head && count < PG_BATCH_MAX) {
+			calls[count++] = lane->head;
+			lane->head = lane->head->next;
 			w->queued--;
 		}
-		if (!w->head)
-			w->tail = NULL;
+		if (!lane->head)
+			lane->tail = NULL;
 		pthread_mutex_unlock(&w->lock);
 		write_calls(s, calls, count);
 		pthread_mutex_lock(&w->lock);
@@ -193,12 +194,17 @@ int pg_writer_start(struct store *s)
 	struct pg_writer *w = &s->writer;
 
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->wake, NULL);
-	for (; w->thread_count < PG_WRITER_THREADS; w->thread_count++)
-		if (pthread_create(&w->threads[w->thread_count], NULL, writer_main, s) != 0) {
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		struct pg_writer_lane *lane = &w->lanes[i];
+		lane->store = s;
+		pthread_cond_init(&lane->wake, NULL);
+		if (pthread_create(&lane->thread, NULL, writer_main, lane) != 0) {
 			pg_writer_stop(s);
 			return err_set(LL_EIO, "Cannot start the store's writer threads.");
 		}
+		lane->started = true;
+	}
+	w->running = true;
 	return 0;
 }
 
@@ -208,13 +214,34 @@ void pg_writer_stop(struct store *s)
 
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
-	pthread_cond_broadcast(&w->wake);
+	for (int i = 0; i < PG_WRITER_LANES; i++)
+		if (w->lanes[i].started)
+			pthread_cond_signal(&w->lanes[i].wake);
 	pthread_mutex_unlock(&w->lock);
-	for (int i = 0; i < w->thread_count; i++)
-		pthread_join(w->threads[i], NULL);
-	w->thread_count = 0;
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		if (!w->lanes[i].started)
+			continue;
+		pthread_join(w->lanes[i].thread, NULL);
+		pthread_cond_destroy(&w->lanes[i].wake);
+		w->lanes[i].started = false;
+	}
+	w->running = false;
 	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
+}
+
+/* The lane of calls of FN: its own, a free one, or (more kinds than
+ * lanes) the last (W's lock held). */
+static struct pg_writer_lane *lane_of(struct pg_writer *w, int (*fn)(struct store *, void *))
+{
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		if (w->lanes[i].fn == fn)
+			return &w->lanes[i];
+		if (!w->lanes[i].fn) {
+			w->lanes[i].fn = fn;
+			return &w->lanes[i];
+		}
+	}
+	return &w->lanes[PG_WRITER_LANES - 1];
 }
 
 int pq_call_submit(struct store *s, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
@@ -231,19 +258,20 @@ int pq_call_submit(struct store *s, struct store_call *call, int (*fn)(struct st
 	call->context = context;
 	call->next = NULL;
 	pthread_mutex_lock(&w->lock);
-	if (w->stopping || w->thread_count == 0)
+	if (w->stopping || !w->running)
 		rc = err_set(LL_ESTORE, "The store is closing.");
 	else if (w->queued >= PG_QUEUE_MAX)
 		rc = err_set(LL_ESTORE, "The store's write queue is full (%d writes).", PG_QUEUE_MAX);
 	if (rc == 0) {
-		if (w->tail)
-			w->tail->next = call;
+		struct pg_writer_lane *lane = lane_of(w, fn);
+		if (lane->tail)
+			lane->tail->next = call;
 		else
-			w->head = call;
-		w->tail = call;
+			lane->head = call;
+		lane->tail = call;
 		w->queued++;
 		*ret_call = call;
-		pthread_cond_signal(&w->wake);
+		pthread_cond_signal(&lane->wake);
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (rc < 0)
