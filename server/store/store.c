@@ -77,9 +77,10 @@ int store_open(const char *path, const struct store_options *options, struct sto
 		return rc;
 	((struct store_base *)store)->backend = backend;
 	((struct store_base *)store)->options = *options;
-	/* A store this daemon alone writes remembers live tokens. */
-	if (backend->db->single_writer)
-		((struct store_base *)store)->token_cache = token_cache_new();
+	/* Live tokens are remembered: until a token is written where this
+	 * daemon is the only writer, else for a few seconds (store_token_cache.h). */
+	((struct store_base *)store)->token_cache =
+		token_cache_new(backend->db->single_writer ? 0 : STORE_TOKEN_CACHE_SHARED_MS);
 	*ret_store = store;
 	return 0;
 }

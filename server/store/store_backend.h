@@ -44,8 +44,8 @@ struct store_backend;
  * set by store_open() on the handle, by the backend on a call. */
 struct store_base {
 	const struct store_backend *backend;
-	/* The live tokens remembered (store_token_cache.h), NULL when none are
-	 * (a store that other daemons write too). */
+	/* The live tokens remembered (store_token_cache.h), NULL when out of
+	 * memory. */
 	struct token_cache *token_cache;
 	/* What the store was opened with (store_open()): the resources' view. */
 	struct store_options options;

@@ -4,6 +4,8 @@
  */
 #include "store_token_cache.h"
 
+#include "loadlab/clock.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +14,26 @@
 struct token_cache_entry {
 	bool used;
 	unsigned long long generation;
+	long long at_ms; /* when the lookup began (clock_monotonic_us) */
 	unsigned char hash[STORE_TOKEN_HASH_SIZE];
 	struct store_token token;
 };
 
 struct token_cache {
+	long long max_age_ms; /* 0: none */
 	pthread_mutex_t lock; /* guards the two below */
 	unsigned long long generation;
 	struct token_cache_entry slots[STORE_TOKEN_CACHE_SLOTS];
 };
 
-struct token_cache *token_cache_new(void)
+struct token_cache *token_cache_new(long long max_age_ms)
 {
 	struct token_cache *c = calloc(1, sizeof(*c));
 
-	if (c)
+	if (c) {
+		c->max_age_ms = max_age_ms;
 		pthread_mutex_init(&c->lock, NULL);
+	}
 	return c;
 }
 
@@ -73,7 +79,8 @@ bool token_cache_get(struct token_cache *c, const unsigned char *hash, struct st
 		return false;
 	e = slot_of(c, hash);
 	pthread_mutex_lock(&c->lock);
-	found = e->used && e->generation == c->generation && token_hash_equal(e->hash, hash);
+	found = e->used && e->generation == c->generation && token_hash_equal(e->hash, hash) &&
+		(c->max_age_ms <= 0 || (clock_monotonic_us() / 1000) - e->at_ms < c->max_age_ms);
 	if (found)
 		*ret = e->token;
 	*ret_generation = c->generation;
@@ -93,6 +100,7 @@ void token_cache_put(struct token_cache *c, const unsigned char *hash, const str
 	if (generation == c->generation) {
 		e->used = true;
 		e->generation = generation;
+		e->at_ms = (clock_monotonic_us() / 1000);
 		memcpy(e->hash, hash, STORE_TOKEN_HASH_SIZE);
 		e->token = *token;
 	}

@@ -36,6 +36,14 @@ struct token_create_op {
 	cJSON *out;
 };
 
+/* In a token write's transaction: every daemon sharing the store hears at
+ * commit that a token changed and forgets the tokens it remembers
+ * (PostgreSQL: pg_watch.c; SQLite has no other daemon). */
+static int notify_token_written(struct store *s)
+{
+	return db_run(s, db_sql(s, NULL, "SELECT pg_notify('loadlab_tokens', '')"), "");
+}
+
 static int op_token_create(struct store *s, void *arg)
 {
 	struct token_create_op *a = arg;
@@ -48,7 +56,7 @@ static int op_token_create(struct store *s, void *arg)
 		" ON CONFLICT (hash) DO UPDATE SET revoked_at = NULL, kind = excluded.kind,"
 		" team = excluded.team RETURNING id",
 		"ttbit", store_token_kind_name(a->kind), a->name, a->hash, a->now, a->team ? a->team : "");
-	if (rc < 0)
+	if (rc < 0 || (rc = notify_token_written(s)) < 0)
 		return rc;
 	a->out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a->out, "id", (double)id);
@@ -160,8 +168,10 @@ static int op_token_revoke(struct store *s, void *arg)
 		return rc;
 	if (!found)
 		return err_set(LL_ENOTFOUND, "No token has id %lld.", a->id);
-	return db_run(s, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii", a->now,
-		      a->id);
+	if ((rc = db_run(s, "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", "ii",
+			 a->now, a->id)) < 0)
+		return rc;
+	return notify_token_written(s);
 }
 
 int store_token_revoke(struct store *s, long long id, long long now, cJSON **ret_body)

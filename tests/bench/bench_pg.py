@@ -14,6 +14,11 @@ with synchronous=FULL. Its BENCH lines come out renamed
 round_trips_sqlite, round_trips_pg1, round_trips_pg3 (and
 durable_ingestion_*).
 
+Then issue 38's goals, figures of this same run: round_trips_pg1_vs_sqlite
+(ratio>=0.8), round_trips_pg3_vs_sqlite (ratio>=1.0) and
+durable_ingestion_pg{1,3}_vs_fsync (the one-fsync-a-row loop of the
+same bench_server run, ratio>=1).
+
 Usage: bench_pg.py [BUILD_DIR] [AGENTS=32] [SECONDS=5]. Exits 1 when a
 run fails.
 """
@@ -65,6 +70,24 @@ def replicas(count):
     return daemons
 
 
+def goals(lines):
+    """Issue 38's ratios: PostgreSQL's round trips against SQLite's of this
+    run, its durable ingestion against the one-fsync-a-row loop."""
+    by_name = {line.split()[1]: line.split() for line in lines}
+    out = []
+    sqlite = by_name.get("round_trips_sqlite")
+    for count, goal in ((1, 0.8), (3, 1.0)):
+        pg = by_name.get("round_trips_pg%d" % count)
+        if sqlite and pg:
+            out.append("BENCH round_trips_pg%d_vs_sqlite %s requests/s %s %.4f ratio>=%.1f" %
+                       (count, pg[2], sqlite[2], float(pg[2]) / float(sqlite[2]), goal))
+        ingestion = by_name.get("durable_ingestion_pg%d" % count)
+        if ingestion:
+            out.append("BENCH durable_ingestion_pg%d_vs_fsync %s results/s %s %s ratio>=1" %
+                       (count, ingestion[2], ingestion[4], ingestion[5]))
+    return out
+
+
 def main():
     out = []
     failed = False
@@ -81,6 +104,7 @@ def main():
                 d.close()
         failed |= got is None
         out += got or []
+    out += goals(out)
     print()
     for line in out:
         print(line)

@@ -33,12 +33,20 @@ int pg_pool_init(struct pg_pool *pool, const char *conninfo, int size)
 	return 0;
 }
 
+/* Closes CONN, a connection of the pool, and forgets its prepared
+ * statements (pg_sql.c). */
+static void pool_finish(PGconn *conn)
+{
+	pq_session_close(conn);
+	PQfinish(conn);
+}
+
 void pg_pool_destroy(struct pg_pool *pool)
 {
 	if (!pool->conninfo)
 		return;
 	for (int i = 0; i < pool->idle_count; i++)
-		PQfinish(pool->idle[i]);
+		pool_finish(pool->idle[i]);
 	pool->idle_count = 0;
 	free(pool->conninfo);
 	pool->conninfo = NULL;
@@ -128,7 +136,7 @@ PGconn *pg_pool_take(struct pg_pool *pool)
 				pthread_mutex_unlock(&pool->lock);
 				return conn;
 			}
-			PQfinish(conn);
+			pool_finish(conn);
 			pool->open--;
 			continue;
 		}
@@ -143,6 +151,7 @@ PGconn *pg_pool_take(struct pg_pool *pool)
 			conn = pg_pool_connect(pool);
 			pthread_mutex_lock(&pool->lock);
 			if (conn) {
+				pq_session_open(conn);
 				pool->connects++;
 				pool->backoff_ms = PG_BACKOFF_MIN_MS;
 				pool->retry_at_ms = 0;
@@ -176,7 +185,7 @@ void pg_pool_give(struct pg_pool *pool, PGconn *conn, bool broken)
 	}
 	broken = broken || PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE;
 	if (broken)
-		PQfinish(conn);
+		pool_finish(conn);
 	pthread_mutex_lock(&pool->lock);
 	if (broken)
 		pool->open--;

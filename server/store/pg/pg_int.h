@@ -7,15 +7,17 @@
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
- * pg_sql.c (statements and JSON helpers), pg_db.c (the statement layer's
+ * pg_sql.c (statements and JSON helpers), pg_session.c (each pool
+ * connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
  * once), the tasks, not moved there yet (pg_tasks.c, with the agents' touch), the
  * webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
  * and pg_backend.c, the table.
  *
- * Threads: every op runs on its caller's thread with a connection of the
- * pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
+ * Threads: every op but the async calls (store_async.h: the writer
+ * thread, struct pg_writer) runs on its caller's thread with a connection
+ * of the pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
  * COMMIT, or ROLLBACK when it fails), which the op reaches as pq_writer();
  * a read takes one between pq_read_begin() and pq_read_end(), reached as
  * pq_reader() (a read inside a write uses the write's). Both are the
@@ -145,6 +147,13 @@ PGconn *pg_pool_take(struct pg_pool *pool);
 /* Gives CONN back; a connection that is broken (or BROKEN) is closed. */
 void pg_pool_give(struct pg_pool *pool, PGconn *conn, bool broken);
 
+/* The prepared statements of a connection of the pool (pg_session.c):
+ * made when the pool opens CONN, dropped before it closes it. pq_cached()
+ * prepares each text once per connection; on a connection without a
+ * session (the watch's, the roles', migrate's, import's) it runs unnamed. */
+void pq_session_open(PGconn *conn);
+void pq_session_close(PGconn *conn);
+
 /* Brings the database to the latest schema version, once per database
  * for all daemons (pg_advisory_lock) (pg_migrate.c). */
 int pg_migrate(PGconn *conn);
@@ -165,7 +174,57 @@ struct store_call {
 	struct store_base base; /* first: the backend (store_backend.h) */
 	struct store_op op;
 	cJSON **out;
+	/* queued for the writer (pg_write.c) */
+	int (*fn)(struct store *, void *);
+	void *arg;
+	store_done_fn done;
+	void *context;
+	struct store_call *next;
 };
+
+/* The async calls' writer (pg_write.c): one lane per kind of call (its
+ * op function: leases, heartbeats, results), up to PG_WRITER_LANES, each a
+ * queue and a thread that takes up to PG_BATCH_MAX queued calls at once
+ * and runs them in ONE transaction, one commit (one WAL flush) for all;
+ * DONE of each after the commit. An HTTP thread only queues. A batch where
+ * a call fails is rolled back whole and its calls run again each alone
+ * (pq_write()), so a call fails only for itself. One thread per kind, not
+ * several for all: two batches of results lock the same jobs' rows
+ * (pq_job_refresh_state()) in different orders and deadlock (measured with
+ * two and four threads over one queue: PostgreSQL's deadlock_timeout, 1 s,
+ * per deadlock); a batch of leases locks only new jobs' rows, in
+ * the scan's order. */
+#define PG_WRITER_LANES 3
+#define PG_BATCH_MAX 32
+/* Calls queued at most, all lanes; X_begin() fails with LL_ESTORE beyond
+ * (503). */
+#define PG_QUEUE_MAX 4096
+
+struct pg_writer_lane {
+	struct store *store;
+	int (*fn)(struct store *, void *); /* its kind; NULL: free */
+	pthread_cond_t wake;
+	struct store_call *head, *tail;
+	bool started;
+	pthread_t thread;
+};
+
+struct pg_writer {
+	pthread_mutex_t lock; /* all lanes' queues */
+	int queued;
+	bool stopping, running;
+	struct pg_writer_lane lanes[PG_WRITER_LANES];
+};
+
+/* Starts S's writer threads; pg_writer_stop() runs what is queued, then
+ * ends them. */
+int pg_writer_start(struct store *s);
+void pg_writer_stop(struct store *s);
+
+/* The channel a token write notifies (store_tokens.c, in its transaction),
+ * heard by the task watch's connection: every daemon then forgets the
+ * tokens its check remembers (store_token_cache.h). */
+#define PG_TOKENS_CHANNEL "loadlab_tokens"
 
 struct store {
 	struct store_base base; /* first: the backend (store_backend.h) */
@@ -185,6 +244,7 @@ struct store {
 
 	struct pg_watch watch;
 	struct pg_roles roles;
+	struct pg_writer writer;
 };
 
 /* Gives the deliveries S claimed back to the queue (pg_webhooks.c; at close). */
@@ -230,10 +290,11 @@ int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_du
  * database cannot be reached or the commit failed. */
 int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
-/* Runs FN(store, ARG) as CALL's op (pq_write()), its answer built in
- * *OUT, then calls DONE(CONTEXT) when DONE is given; *RET_CALL is CALL,
- * and pq_call_end() gives the result: the X_begin() of every
- * store_async.h call. */
+/* Queues FN(store, ARG) as CALL's op for the writer (struct pg_writer),
+ * its answer built in *OUT; the writer calls DONE(CONTEXT) once the op's
+ * transaction committed or the op failed. *RET_CALL is CALL, and
+ * pq_call_end() gives the result: the X_begin() of every store_async.h
+ * call. On a negative return (closing, queue full) CALL is freed. */
 int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
 		   cJSON **out, store_done_fn done, void *context, struct store_call **ret_call);
 
@@ -300,6 +361,44 @@ void pq_writer_set(PGconn *conn);
  * one); pq_reader() is NULL when the database cannot be reached. */
 void pq_read_begin(struct store *s);
 void pq_read_end(struct store *s);
+
+/* A session's statements (pg_session.c): one entry per text, one
+ * prepared statement per set of parameter types (PQ_TEXT_VARIANTS). */
+#define PQ_TEXT_VARIANTS 4
+
+struct pq_variant {
+	Oid types[PGQ_PARAMS_MAX];
+	char name[16];
+};
+
+struct pq_text {
+	struct pq_text *next; /* in its bucket */
+	unsigned long hash;
+	char *given; /* the text as given ('?' parameters) */
+	char *sql;   /* the text with $N parameters */
+	int nparams;
+	unsigned used;
+	int variant_count;
+	struct pq_variant variants[PQ_TEXT_VARIANTS];
+};
+
+struct pq_session;
+
+/* CONN's session, NULL when it has none (not the pool's). */
+struct pq_session *pq_session_of(PGconn *conn);
+/* SESSION's entry of SQL, made when new; NULL when SESSION is full or out
+ * of memory (the statement then runs unnamed). Only the thread that holds
+ * SESSION's connection touches it. */
+struct pq_text *pq_session_text(struct pq_session *session, const char *sql);
+/* The name of TEXT prepared with TYPES (PGQ_PARAMS_MAX of them) on CONN,
+ * PREPAREd first when new; NULL when it cannot be (run it unnamed), or
+ * with *RET_FAILED the failed PREPARE's result (the caller clears it). */
+const char *pq_session_prepared(struct pq_session *session, struct pq_text *text, PGconn *conn,
+				const Oid *types, PGresult **ret_failed);
+/* SQL with SQLite's parameters ('?', '?N') as PostgreSQL's ($N), outside
+ * quotes (malloc()); *RET_COUNT the highest number, *RET_USED the numbers
+ * named, by bit. */
+char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used);
 
 /* Logs the error of CONN and returns LL_ESTORE with a message. */
 int pq_error(PGconn *conn, const char *what);

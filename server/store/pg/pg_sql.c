@@ -26,7 +26,9 @@
 
 struct pgq {
 	PGconn *conn;
-	char *sql; /* the text with $N parameters */
+	struct pq_session *session; /* NULL: run unnamed (PQexecParams) */
+	struct pq_text *text;       /* the session's entry of sql */
+	char *sql;                  /* the text with $N parameters (the entry's when text) */
 	int nparams;
 	unsigned used; /* the parameters the text names, by bit */
 	Oid types[PGQ_PARAMS_MAX];
@@ -102,37 +104,20 @@ int pq_exec(PGconn *conn, const char *sql)
 	return rc;
 }
 
-/* SQL with SQLite's parameters ('?', '?N') as PostgreSQL's ($N), outside
- * quotes; *RET_COUNT the highest number. */
-static char *convert_params(const char *sql, int *ret_count, unsigned *ret_used)
+/* The name under which Q's text is prepared with Q's types on its
+ * connection (pq_session_prepared()); NULL when it cannot be (then Q runs
+ * unnamed), or with *RET_FAILED set when the PREPARE failed (logged). */
+static const char *prepared_name(struct pgq *q, bool *ret_failed)
 {
-	char *out = malloc(strlen(sql) * 8 + 1), *o = out;
-	bool quoted = false;
-	int highest = 0;
+	PGresult *failed = NULL;
+	const char *name = pq_session_prepared(q->session, q->text, q->conn, q->types, &failed);
 
-	if (!out)
-		return NULL;
-	for (const char *p = sql; *p; p++) {
-		if (*p == '\'')
-			quoted = !quoted;
-		if (*p != '?' || quoted) {
-			*o++ = *p;
-			continue;
-		}
-		int n = 0;
-		while (p[1] >= '0' && p[1] <= '9')
-			n = n * 10 + (*++p - '0');
-		if (n == 0)
-			n = highest + 1;
-		if (n > highest)
-			highest = n;
-		if (n <= PGQ_PARAMS_MAX)
-			*ret_used |= 1u << (n - 1);
-		o += snprintf(o, 8, "$%d", n);
+	*ret_failed = failed != NULL;
+	if (failed) {
+		result_error(q->conn, failed, q->text->sql);
+		PQclear(failed);
 	}
-	*o = '\0';
-	*ret_count = highest;
-	return out;
+	return name;
 }
 
 struct pgq *pq_prepare(PGconn *conn, const char *sql)
@@ -144,7 +129,15 @@ struct pgq *pq_prepare(PGconn *conn, const char *sql)
 		return NULL;
 	}
 	q = calloc(1, sizeof(*q));
-	if (!q || !(q->sql = convert_params(sql, &q->nparams, &q->used)) || q->nparams > PGQ_PARAMS_MAX) {
+	if (q && (q->session = pq_session_of(conn)) && (q->text = pq_session_text(q->session, sql))) {
+		q->sql = q->text->sql;
+		q->nparams = q->text->nparams;
+		q->used = q->text->used;
+	} else if (q) {
+		q->session = NULL;
+	}
+	if (!q || (!q->text && !(q->sql = pq_convert_params(sql, &q->nparams, &q->used))) ||
+	    q->nparams > PGQ_PARAMS_MAX) {
 		log_event(LOG_ERROR, "store_error", "sql", sql, "postgresql", "cannot prepare", NULL);
 		pgq_free(q);
 		err_set(LL_ESTORE, "The store failed.");
@@ -229,8 +222,16 @@ int pgq_step(struct pgq *q)
 	for (int i = 0; i < q->nparams; i++)
 		if (!(q->used & 1u << i))
 			q->types[i] = OID_TEXT; /* a number SQLite's text skipped: any type */
-	q->res = PQexecParams(q->conn, q->sql, q->nparams, q->types, (const char *const *)q->values,
-			      q->lengths, q->formats, 0);
+	const char *name = NULL;
+	bool failed = false;
+	if (q->text && !(name = prepared_name(q, &failed)) && failed)
+		return LL_ESTORE;
+	if (name)
+		q->res = PQexecPrepared(q->conn, name, q->nparams, (const char *const *)q->values, q->lengths,
+					q->formats, 0);
+	else
+		q->res = PQexecParams(q->conn, q->sql, q->nparams, q->types, (const char *const *)q->values,
+				      q->lengths, q->formats, 0);
 	status = PQresultStatus(q->res);
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
 		int rc = result_error(q->conn, q->res, q->sql);
@@ -266,7 +267,8 @@ void pgq_free(struct pgq *q)
 	pgq_reset(q);
 	pgq_clear_bindings(q);
 	PQfreemem(q->blob);
-	free(q->sql);
+	if (!q->text)
+		free(q->sql);
 	free(q);
 }
 

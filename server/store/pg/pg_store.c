@@ -68,7 +68,7 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	}
 	rc = pg_migrate(conn);
 	pg_pool_give(&s->pool, conn, rc < 0);
-	if (rc < 0)
+	if (rc < 0 || (rc = pg_writer_start(s)) < 0)
 		goto fail;
 	free(uri);
 	*ret_store = s;
@@ -94,6 +94,7 @@ void pg_close(struct store *s)
 {
 	if (!s)
 		return;
+	pg_writer_stop(s); /* what is queued is written first */
 	pg_watch_stop(s);
 	pg_roles_close(s);
 	pg_webhook_claims_release(s);

@@ -20,8 +20,13 @@
  * PG_BACKOFF_MAX_MS), LISTENs again and calls FN once with
  * STORE_WATCH_RECONNECTED: notifications sent meanwhile are lost. The
  * daemon's once-a-second lease-expiry tick stays the fallback.
+ *
+ * The same connection LISTENs on loadlab_tokens (store_tokens.c): each
+ * notification there, and each reconnection, forgets the remembered
+ * tokens.
  */
 #include "pg_int.h"
+#include "store/store_token_cache.h"
 
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
@@ -58,7 +63,7 @@ static PGconn *listen_connect(struct store *s)
 {
 	PGconn *conn = pg_pool_connect(&s->pool);
 
-	if (conn && pq_exec(conn, "LISTEN " PG_TASKS_CHANNEL) < 0) {
+	if (conn && pq_exec(conn, "LISTEN " PG_TASKS_CHANNEL "; LISTEN " PG_TOKENS_CHANNEL) < 0) {
 		PQfinish(conn);
 		conn = NULL;
 	}
@@ -74,7 +79,9 @@ static bool read_notifications(struct store *s, PGconn *conn, bool *ret_news)
 	if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
 		return false;
 	while ((n = PQnotifies(conn))) {
-		if (strcmp(n->extra, s->watch.token) != 0)
+		if (strcmp(n->relname, PG_TOKENS_CHANNEL) == 0)
+			token_cache_forget(s->base.token_cache); /* a token changed (store_tokens.c) */
+		else if (strcmp(n->extra, s->watch.token) != 0)
 			*ret_news = true;
 		PQfreemem(n);
 	}
@@ -99,6 +106,8 @@ static void *watch_main(void *arg)
 			if ((conn = listen_connect(s))) {
 				backoff = PG_BACKOFF_MIN_MS;
 				if (missed) {
+					token_cache_forget(
+						s->base.token_cache); /* revocations may be missed */
 					log_event(LOG_INFO, "store_watch_reconnected", "channel",
 						  PG_TASKS_CHANNEL, NULL);
 					w->fn(w->arg, STORE_WATCH_RECONNECTED);

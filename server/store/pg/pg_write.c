@@ -1,12 +1,15 @@
 /*
  * pg_write.c - the PostgreSQL backend's writes (pg_int.h): each op in a
  * transaction of its own on a connection of the pool, run again after a
- * deadlock or serialization failure, and the calls of store_async.h,
- * which run within X_begin().
+ * deadlock or serialization failure; and the calls of store_async.h,
+ * queued for the writer threads, which run several in one transaction
+ * (struct pg_writer).
  */
 #include "pg_int.h"
 
 #include "loadlab/err.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,18 +76,207 @@ int pq_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 	return rc;
 }
 
+/* ---------------------------------------------------------- the writer */
+
+/* Forgets what the caches learnt from writes that were undone. */
+static void caches_forget(struct store *s)
+{
+	pthread_mutex_lock(&s->cache_lock);
+	store_cache_agent_touches_forget(&s->cache); /* an op's touch may be undone */
+	store_cache_lease_jobs_forget(&s->cache);
+	pthread_mutex_unlock(&s->cache_lock);
+}
+
+/* Notes that CALL failed with RC (the message of this thread's error). */
+static void call_failed(struct store_call *call, int rc)
+{
+	call->op.rc = rc;
+	snprintf(call->op.message, sizeof(call->op.message), "%s", err_message(rc));
+	cJSON_Delete(*call->out);
+	*call->out = NULL;
+}
+
+/* Runs CALLS (COUNT of them) in one transaction on CONN and commits it:
+ * 0 when it committed (each call's op.rc set), else negative, with every
+ * change undone. No savepoints (two round trips a call): a batch where
+ * one call fails is rolled back whole, and its calls run again alone
+ * (write_calls()). */
+static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, int count)
+{
+	int rc;
+
+	if ((rc = pq_exec(conn, "BEGIN")) < 0)
+		return rc;
+	pq_writer_set(conn);
+	for (int i = 0; i < count && rc >= 0; i++) {
+		err_clear();
+		rc = calls[i]->fn(s, calls[i]->arg);
+		if (rc >= 0 && PQtransactionStatus(conn) != PQTRANS_INTRANS)
+			rc = err_set(LL_ESTORE, "The store failed.");
+		calls[i]->op.rc = rc;
+	}
+	pq_writer_set(NULL);
+	if (rc >= 0 && (rc = pq_exec(conn, "COMMIT")) == 0) {
+		pthread_mutex_lock(&s->cache_lock);
+		s->commits++;
+		s->committed_ops += count;
+		pthread_mutex_unlock(&s->cache_lock);
+		return 0;
+	}
+	pq_exec(conn, "ROLLBACK");
+	caches_forget(s);
+	return rc < 0 ? rc : LL_ESTORE;
+}
+
+/* Runs CALLS and calls their DONE: one transaction for all; when it
+ * failed (a call failed, a deadlock with another daemon, the commit), each
+ * call again in a transaction of its own (pq_write(), with its retries),
+ * so that a call fails only for itself. */
+static void write_calls(struct store *s, struct store_call **calls, int count)
+{
+	PGconn *conn = pg_pool_take(&s->pool);
+	int rc = LL_ESTORE;
+	bool unknown = false; /* the COMMIT was sent, its outcome unknown */
+
+	if (conn) {
+		rc = run_batch(s, conn, calls, count);
+		unknown = rc < 0 && PQstatus(conn) != CONNECTION_OK;
+		pg_pool_give(&s->pool, conn, false);
+	}
+	for (int i = 0; i < count; i++) {
+		struct store_call *call = calls[i];
+		if (rc < 0 && (unknown || !conn || (count == 1 && !retryable()))) {
+			call_failed(call, call->op.rc < 0 ? call->op.rc : rc);
+		} else if (rc < 0) {
+			cJSON_Delete(*call->out);
+			*call->out = NULL;
+			pgq_clear_sqlstate();
+			call->op.rc = pq_write(s, call->fn, call->arg);
+			if (call->op.rc < 0)
+				call_failed(call, call->op.rc);
+		}
+		if (call->done)
+			call->done(call->context);
+	}
+}
+
+static void *writer_main(void *arg)
+{
+	struct pg_writer_lane *lane = arg;
+	struct store *s = lane->store;
+	struct pg_writer *w = &s->writer;
+	struct store_call *calls[PG_BATCH_MAX];
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		int count = 0;
+		while (!lane->head && !w->stopping)
+			pthread_cond_wait(&lane->wake, &w->lock);
+		if (!lane->head)
+			break; /* stopping, and nothing left */
+		while (lane->head && count < PG_BATCH_MAX) {
+			calls[count++] = lane->head;
+			lane->head = lane->head->next;
+			w->queued--;
+		}
+		if (!lane->head)
+			lane->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+		write_calls(s, calls, count);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int pg_writer_start(struct store *s)
+{
+	struct pg_writer *w = &s->writer;
+
+	pthread_mutex_init(&w->lock, NULL);
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		struct pg_writer_lane *lane = &w->lanes[i];
+		lane->store = s;
+		pthread_cond_init(&lane->wake, NULL);
+		if (pthread_create(&lane->thread, NULL, writer_main, lane) != 0) {
+			pg_writer_stop(s);
+			return err_set(LL_EIO, "Cannot start the store's writer threads.");
+		}
+		lane->started = true;
+	}
+	w->running = true;
+	return 0;
+}
+
+void pg_writer_stop(struct store *s)
+{
+	struct pg_writer *w = &s->writer;
+
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	for (int i = 0; i < PG_WRITER_LANES; i++)
+		if (w->lanes[i].started)
+			pthread_cond_signal(&w->lanes[i].wake);
+	pthread_mutex_unlock(&w->lock);
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		if (!w->lanes[i].started)
+			continue;
+		pthread_join(w->lanes[i].thread, NULL);
+		pthread_cond_destroy(&w->lanes[i].wake);
+		w->lanes[i].started = false;
+	}
+	w->running = false;
+	pthread_mutex_destroy(&w->lock);
+}
+
+/* The lane of calls of FN: its own, a free one, or (more kinds than
+ * lanes) the last (W's lock held). */
+static struct pg_writer_lane *lane_of(struct pg_writer *w, int (*fn)(struct store *, void *))
+{
+	for (int i = 0; i < PG_WRITER_LANES; i++) {
+		if (w->lanes[i].fn == fn)
+			return &w->lanes[i];
+		if (!w->lanes[i].fn) {
+			w->lanes[i].fn = fn;
+			return &w->lanes[i];
+		}
+	}
+	return &w->lanes[PG_WRITER_LANES - 1];
+}
+
 int pq_call_submit(struct store *s, struct store_call *call, int (*fn)(struct store *, void *), void *arg,
 		   cJSON **out, store_done_fn done, void *context, struct store_call **ret_call)
 {
+	struct pg_writer *w = &s->writer;
+	int rc = 0;
+
 	call->base = s->base;
 	call->out = out;
-	call->op.rc = pq_write(s, fn, arg);
-	if (call->op.rc < 0)
-		snprintf(call->op.message, sizeof(call->op.message), "%s", err_message(call->op.rc));
-	*ret_call = call;
-	if (done)
-		done(context);
-	return 0;
+	call->fn = fn;
+	call->arg = arg;
+	call->done = done;
+	call->context = context;
+	call->next = NULL;
+	pthread_mutex_lock(&w->lock);
+	if (w->stopping || !w->running)
+		rc = err_set(LL_ESTORE, "The store is closing.");
+	else if (w->queued >= PG_QUEUE_MAX)
+		rc = err_set(LL_ESTORE, "The store's write queue is full (%d writes).", PG_QUEUE_MAX);
+	if (rc == 0) {
+		struct pg_writer_lane *lane = lane_of(w, fn);
+		if (lane->tail)
+			lane->tail->next = call;
+		else
+			lane->head = call;
+		lane->tail = call;
+		w->queued++;
+		*ret_call = call;
+		pthread_cond_signal(&lane->wake);
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (rc < 0)
+		free(call);
+	return rc;
 }
 
 int pq_call_end(struct store_call *call, cJSON **ret)
