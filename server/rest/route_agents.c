@@ -122,6 +122,9 @@ out:
 	cJSON_Delete(empty);
 	if (rc < 0)
 		return reply_from_err(reply, rc);
+	/* A build held for want of a measurer (store_build_hold.h) may be
+	 * one this agent can measure: the parked polls look again. */
+	http_waiters_wake_all(req->server);
 	out = cJSON_CreateObject();
 	cJSON_AddNumberToObject(out, "id", (double)id);
 	cJSON_AddStringToObject(out, "token", token);

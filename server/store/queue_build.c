@@ -160,3 +160,13 @@ bool queue_build_waiting(const cJSON *target, const struct queue_agent *agents, 
 			 target_string(target, "family"), target_string(target, "architecture"));
 	return false;
 }
+
+bool queue_build_wanted(const cJSON *const *cells, const long long *pinned, size_t cell_count,
+			const struct queue_agent *agents, size_t count)
+{
+	for (size_t i = 0; i < cell_count; i++)
+		for (size_t k = 0; k < count; k++)
+			if (queue_task_matches(cells[i], pinned[i], &agents[k]))
+				return true;
+	return false;
+}

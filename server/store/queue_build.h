@@ -56,4 +56,13 @@ bool queue_build_matches(const cJSON *target, const struct queue_agent *agent);
  *   (the marked builders among them). */
 bool queue_build_waiting(const cJSON *target, const struct queue_agent *agents, size_t count, char *reason);
 
+/* Whether a queued build is worth leasing: one of the CELL_COUNT queued
+ * measuring tasks waiting for it (CELLS[i], pinned to PINNED[i], 0: none)
+ * can be run by one of the COUNT AGENTS enrolled, online or not (an
+ * agent offline now may come back; queue_task_matches()). A build whose
+ * cells no enrolled agent can measure is held: nobody would run what it
+ * built (docs/builds.md). */
+bool queue_build_wanted(const cJSON *const *cells, const long long *pinned, size_t cell_count,
+			const struct queue_agent *agents, size_t count);
+
 #endif

@@ -524,6 +524,15 @@ static void waiting_agents_release(struct waiting_agents *w)
 	free(w->list);
 }
 
+/* A queued task's pinned agent: its agent_id (the lease holder is cleared
+ * when a task goes back to the queue), 0 when none. */
+static long long pinned_of(const cJSON *task)
+{
+	const cJSON *agent = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+
+	return cJSON_IsNumber(agent) ? (long long)agent->valuedouble : 0;
+}
+
 /* The build task ID among JOB's "builds"; NULL when it has none such. */
 static const cJSON *find_build(const cJSON *job, long long id)
 {
@@ -547,9 +556,46 @@ static const char *waiting_agent_name(const struct waiting_agents *w, long long 
 	return out;
 }
 
-/* Whether the queued build BUILD can be leased now, REASON why not. */
-static bool build_waiting(const struct waiting_agents *w, const cJSON *build, char *reason)
+/* Whether the queued build BUILD of JOB can be leased now, REASON why
+ * not: held while no enrolled agent can measure one of the queued cells
+ * waiting for it (queue_build_wanted(), as the lease decides), else
+ * queue_build_waiting(). */
+static bool build_waiting(const struct waiting_agents *w, const cJSON *job, const cJSON *build, char *reason)
 {
+	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks"), *task, *first = NULL;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(build, "id");
+	size_t size = (size_t)cJSON_GetArraySize(tasks), n = 0;
+	const cJSON **cells = calloc(size ? size : 1, sizeof(*cells));
+	long long *pinned = calloc(size ? size : 1, sizeof(*pinned));
+	bool wanted = true;
+	char why[QUEUE_WAITING_REASON_SIZE];
+
+	if (cells && pinned && cJSON_IsNumber(id)) {
+		cJSON_ArrayForEach(task, tasks) {
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(task, "build_task");
+			const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+			const cJSON *agent = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
+			if (!cJSON_IsNumber(b) || b->valuedouble != id->valuedouble ||
+			    !cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0 || n >= size)
+				continue;
+			first = first ? first : task;
+			cells[n] = cJSON_GetObjectItemCaseSensitive(task, "cell");
+			pinned[n++] = cJSON_IsNumber(agent) ? (long long)agent->valuedouble : 0;
+		}
+		wanted = queue_build_wanted(cells, pinned, n, w->list, w->count);
+	}
+	free(cells);
+	free(pinned);
+	if (!wanted) {
+		if (first && !queue_task_waiting(cJSON_GetObjectItemCaseSensitive(first, "cell"),
+						 pinned_of(first), w->list, w->count, why))
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE,
+				 "held: no agent can measure what it builds (%.200s)", why);
+		else
+			snprintf(reason, QUEUE_WAITING_REASON_SIZE,
+				 "held: no agent can measure what it builds");
+		return false;
+	}
 	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count,
 				   reason);
 }
@@ -572,7 +618,7 @@ static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const
 		if (strcmp(state->valuestring, "leased") == 0 && cJSON_IsNumber(holder))
 			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld on %s", id,
 				 waiting_agent_name(w, (long long)holder->valuedouble, name, sizeof(name)));
-		else if (strcmp(state->valuestring, "queued") != 0 || build_waiting(w, build, reason))
+		else if (strcmp(state->valuestring, "queued") != 0 || build_waiting(w, job, build, reason))
 			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld (%s)", id,
 				 state->valuestring);
 		return false;
@@ -599,7 +645,7 @@ static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON 
 			cJSON_AddNullToObject(task, "waiting");
 			continue;
 		}
-		could_run = builds ? build_waiting(w, task, reason) : task_waiting(w, job, task, reason);
+		could_run = builds ? build_waiting(w, job, task, reason) : task_waiting(w, job, task, reason);
 		waiting = cJSON_AddObjectToObject(task, "waiting");
 		cJSON_AddBoolToObject(waiting, "could_run", could_run);
 		if (could_run)

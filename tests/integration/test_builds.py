@@ -181,6 +181,25 @@ def check_shipped_renderings(d, job_id, build_id):
         assert text.count("  " + line + "\n") == 2, text
 
 
+def test_a_build_nobody_can_measure_is_held():
+    """A shared build whose cells no enrolled agent can measure is not
+    leased (its programs would run nowhere) and says why; an agent that can
+    measure one enrolls and the build goes to the builder."""
+    with Daemon(shared_build=True) as d:
+        builder_id, builder = d.enroll("builder", BUILDER, {"os": "linux"})
+        d.mark_builder(builder_id)
+        job_id = d.submit(dict(JOB, matrix={"cells": {"os": ["winxp"]}}))["id"]
+        assert lease(d, builder) is None
+        build = d.job(job_id)["builds"][0]
+        assert build["state"] == "queued", build
+        assert build["waiting"] == {"could_run": False, "reason": "held: no agent can measure what it"
+                                    " builds (no agent has os=winxp)"}, build
+        _, lab = d.enroll("xp1", LAB, {"os": "winxp"})
+        assert d.job(job_id)["builds"][0]["waiting"]["could_run"] is True
+        b = lease(d, builder)
+        assert b and b["kind"] == "build" and b["task_id"] == build["id"], b
+
+
 def test_report_and_compare_say_which_bytes_every_cell_ran():
     with Daemon(shared_build=True) as d:
         job_id = d.submit(JOB)["id"]

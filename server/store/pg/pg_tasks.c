@@ -7,6 +7,7 @@
 
 #include "store/queue.h"
 #include "store/queue_build.h"
+#include "store/store_build_hold.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -236,13 +237,19 @@ static int read_lease_agent(void *context, struct pgq *row)
 	" (SELECT b.state FROM tasks b WHERE b.id = tasks.build_task) = 'done')"
 
 /* Whether AGENT may lease the task at ROW of a lease scan: a build by its
- * target (queue_build_matches()), any other by its cell. */
-static bool lease_matches(struct pgq *row, const cJSON *cell, const struct queue_agent *agent)
+ * target (queue_build_matches()) while some enrolled agent can measure
+ * what it builds (store_build_wanted(): else it is held), any other by
+ * its cell. */
+static bool lease_matches(struct store *s, struct pgq *row, const cJSON *cell,
+			  const struct queue_agent *agent)
 {
+	bool wanted = false;
+
 	const char *kind = (const char *)pgq_column_text(row, 6);
 
 	if (kind && strcmp(kind, "build") == 0)
-		return queue_build_matches(cell, agent);
+		return queue_build_matches(cell, agent) &&
+		       store_build_wanted(s, pgq_column_int64(row, 0), &wanted) == 0 && wanted;
 	return queue_task_matches(cell, pgq_column_int64(row, 3), agent);
 }
 
@@ -291,7 +298,7 @@ static int op_task_lease(struct store *s, void *arg)
 		long long taken = -1;
 		/* Another daemon's lease may hold the row, or have taken it
 		 * since the scan read it: the next candidate then. */
-		if (lease_matches(stmt, c, &agent) &&
+		if (lease_matches(s, stmt, c, &agent) &&
 		    (rc = pq_int(pq_writer(), &taken, -1,
 				 "SELECT attempt FROM tasks WHERE id = ? AND state = 'queued'"
 				 " FOR UPDATE SKIP LOCKED",

@@ -7,6 +7,7 @@
 
 #include "store/queue.h"
 #include "store/queue_build.h"
+#include "store/store_build_hold.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -215,13 +216,19 @@ static int read_lease_agent(void *context, sqlite3_stmt *row)
 	" (SELECT b.state FROM tasks b WHERE b.id = tasks.build_task) = 'done')"
 
 /* Whether AGENT may lease the task at ROW of a lease scan: a build by its
- * target (queue_build_matches()), any other by its cell. */
-static bool lease_matches(sqlite3_stmt *row, const cJSON *cell, const struct queue_agent *agent)
+ * target (queue_build_matches()) while some enrolled agent can measure
+ * what it builds (store_build_wanted(): else it is held), any other by
+ * its cell. */
+static bool lease_matches(struct store *s, sqlite3_stmt *row, const cJSON *cell,
+			  const struct queue_agent *agent)
 {
+	bool wanted = false;
+
 	const char *kind = (const char *)sqlite3_column_text(row, 6);
 
 	if (kind && strcmp(kind, "build") == 0)
-		return queue_build_matches(cell, agent);
+		return queue_build_matches(cell, agent) &&
+		       store_build_wanted(s, sqlite3_column_int64(row, 0), &wanted) == 0 && wanted;
 	return queue_task_matches(cell, sqlite3_column_int64(row, 3), agent);
 }
 
@@ -267,7 +274,7 @@ static int op_task_lease(struct store *s, void *arg)
 		sqlite3_stmt *stmt =
 			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
 		cJSON *c = column_json(stmt, 2);
-		if (lease_matches(stmt, c, &agent)) {
+		if (lease_matches(s, stmt, c, &agent)) {
 			task_id = sqlite3_column_int64(stmt, 0);
 			job_id = sqlite3_column_int64(stmt, 1);
 			attempt = sqlite3_column_int64(stmt, 4) + 1;

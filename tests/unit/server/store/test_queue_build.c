@@ -118,6 +118,23 @@ static void test_matching_and_waiting(void)
 	agents[1].online = false;
 	CHECK(queue_build_matches(elf, &agents[1])); /* leasing needs no online flag */
 	CHECK(!queue_build_waiting(elf, agents, 3, reason));
+	/* A build is wanted while an enrolled agent, online or not but not
+	 * quarantined, can run one of the cells waiting for it. */
+	{
+		cJSON *xp = parse("{\"arch\":\"x86_64\"}");
+		const cJSON *cells[2] = {xp, xp};
+		long long pinned[2] = {0, 0};
+		agents[1].online = false;
+		CHECK(queue_build_wanted(cells, pinned, 1, agents, 3));
+		CHECK(!queue_build_wanted(cells, pinned, 0, agents, 3)); /* nothing waits for it */
+		CHECK(!queue_build_wanted(cells, pinned, 1, agents, 0)); /* nobody enrolled */
+		pinned[0] = 9;                                           /* pinned to an agent gone */
+		CHECK(!queue_build_wanted(cells, pinned, 1, agents, 3));
+		CHECK(queue_build_wanted(cells, pinned, 2, agents, 3)); /* the second cell is not */
+		agents[0].quarantined = agents[1].quarantined = agents[2].quarantined = true;
+		CHECK(!queue_build_wanted(cells, pinned, 2, agents, 3));
+		cJSON_Delete(xp);
+	}
 	cJSON_Delete(pe);
 	cJSON_Delete(elf);
 	cJSON_Delete(builder);
