@@ -128,7 +128,9 @@ PC
 # config-win32.h does not say is named in $curl_found: snprintf (mprintf's
 # floating point), variadic macros (curl_log.h), C11 atomics (the i686
 # build's thread-safe curl_global_init: XP has no SRWLOCK) and OS (the
-# host triplet curl_version_info reports).
+# host triplet curl_version_info reports). CURL_STATICLIB, as configure's
+# static build: without it curl's functions are marked dllexport, and every
+# .exe linking libcurl.a would export them.
 # Only lib/ and include/ are built and installed (not the curl tool).
 curl_disable=""
 for off in ALTSVC DICT FILE FTP GOPHER IMAP LDAP LDAPS MQTT POP3 RTSP SMB SMTP TELNET TFTP; do
@@ -141,7 +143,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # environment (a command-line value would replace its own flags).
 mkdir -p "$curl_src/lib/$host" "$prefix/include/curl"
 ( cd "$curl_src/lib" &&
-  env CC=gcc AR=ar CPPFLAGS="$winnt $curl_disable $curl_found" CFLAGS="-O2" \
+  env CC=gcc AR=ar CPPFLAGS="-DCURL_STATICLIB $winnt $curl_disable $curl_found" CFLAGS="-O2" \
       make -f Makefile.mk -j "$jobs" CROSSPREFIX="$host-" TRIPLET="$host" CFG=-schannel-sspi-ipv6 libcurl.a ) \
     >"$out/make.log" 2>&1 || { echo "$0: curl build failed; see $out/make.log" >&2; exit 1; }
 cp "$curl_src/lib/libcurl.a" "$prefix/lib/libcurl.a"
