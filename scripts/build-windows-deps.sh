@@ -6,7 +6,8 @@
 # Debian's own source packages of curl and cJSON (apt-get source, with a
 # deb-src entry added from the existing deb entry when apt knows no
 # source of them; apt-get update only then) are
-# cross-compiled with mingw-w64 into PREFIX_ROOT/ARCH/prefix (default
+# cross-compiled with mingw-w64 (curl's lib/ by its own lib/Makefile.mk,
+# without configure) into PREFIX_ROOT/ARCH/prefix (default
 # build/windows-deps/ARCH/prefix): a static libcurl with Schannel and only
 # HTTP/HTTPS, and a static cJSON, each with a pkg-config file. i686 is
 # built with -D_WIN32_WINNT=0x0501 so that it imports nothing Windows XP
