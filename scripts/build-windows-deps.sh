@@ -6,7 +6,8 @@
 # Debian's own source packages of curl and cJSON (apt-get source, with a
 # deb-src entry added from the existing deb entry when apt knows no
 # source of them; apt-get update only then) are
-# cross-compiled with mingw-w64 into PREFIX_ROOT/ARCH/prefix (default
+# cross-compiled with mingw-w64 (curl's lib/ by its own lib/Makefile.mk,
+# without configure) into PREFIX_ROOT/ARCH/prefix (default
 # build/windows-deps/ARCH/prefix): a static libcurl with Schannel and only
 # HTTP/HTTPS, and a static cJSON, each with a pkg-config file. i686 is
 # built with -D_WIN32_WINNT=0x0501 so that it imports nothing Windows XP
@@ -92,7 +93,7 @@ fi
 
 start=$(date +%s)
 rm -rf "$out/src" "$out/build-curl"
-mkdir -p "$out/src" "$out/build-curl" "$prefix/lib/pkgconfig" "$prefix/include/cjson"
+mkdir -p "$out/src" "$prefix/lib/pkgconfig" "$prefix/include/cjson"
 (cd "$out/src" && apt-get source -q curl cjson >"$out/apt-source.log" 2>&1) ||
     { echo "$0: apt-get source failed; see $out/apt-source.log" >&2; exit 1; }
 flock -u 9
@@ -117,25 +118,59 @@ Libs: -L\${libdir} -lcjson
 Cflags: -I\${includedir}
 PC
 
-# libcurl: Schannel, static, HTTP and HTTPS only; only lib/ and include/
-# are built and installed (not the curl tool, not the manual).
-cd "$out/build-curl"
-"$curl_src/configure" -q --host="$host" --prefix="$prefix" \
-    CPPFLAGS="$winnt" CFLAGS="-O2" \
-    --disable-shared --enable-static --with-schannel --disable-pthreads \
-    --without-libpsl --without-brotli --without-zstd --without-zlib \
-    --without-libidn2 --without-librtmp --without-libssh2 --without-libssh \
-    --without-nghttp2 --without-ngtcp2 --without-nghttp3 --without-quiche \
-    --without-msh3 --without-hyper --without-libgsasl \
-    --disable-ftp --disable-file --disable-ldap --disable-ldaps --disable-rtsp \
-    --disable-dict --disable-telnet --disable-tftp --disable-pop3 --disable-imap \
-    --disable-smb --disable-smtp --disable-gopher --disable-mqtt \
-    --disable-manual --disable-alt-svc >"$out/configure.log" 2>&1 ||
-    { echo "$0: curl configure failed; see $out/configure.log" >&2; exit 1; }
+# libcurl: Schannel, static, HTTP and HTTPS only. Built with curl's own
+# lib/Makefile.mk (GCC-like toolchains, no configure: configure's hundreds
+# of test programs took most of the time) and lib/config-win32.h. CFG
+# names what is on: Schannel, SSPI (NTLM, Kerberos, SPNEGO) and IPv6; DNS
+# is resolved in a thread (config-win32.h's default, "AsynchDNS"). Every
+# other protocol is switched off as configure's --disable-* did, and alt-svc
+# with them; nothing else (zlib, brotli, zstd, idn, psl, ssh, nghttp2) is
+# named, so nothing else is linked. What configure found on mingw-w64 and
+# config-win32.h does not say is named in $curl_found: snprintf (mprintf's
+# floating point), variadic macros (curl_log.h), C11 atomics (the i686
+# build's thread-safe curl_global_init: XP has no SRWLOCK) and OS (the
+# host triplet curl_version_info reports). CURL_STATICLIB, as configure's
+# static build: without it curl's functions are marked dllexport, and every
+# .exe linking libcurl.a would export them.
+# Only lib/ and include/ are built and installed (not the curl tool).
+curl_disable=""
+for off in ALTSVC DICT FILE FTP GOPHER IMAP LDAP LDAPS MQTT POP3 RTSP SMB SMTP TELNET TFTP; do
+    curl_disable="$curl_disable -DCURL_DISABLE_$off"
+done
+curl_found="-DHAVE_SNPRINTF -DHAVE_VARIADIC_MACROS_C99 -DHAVE_VARIADIC_MACROS_GCC"
+curl_found="$curl_found -DHAVE_ATOMIC -DHAVE_STDATOMIC_H -DOS=\\\"$host\\\""
 jobs=$(nproc 2>/dev/null || echo 2)
-{ make -C lib -j "$jobs" && make -C lib install && make -C include install &&
-  make install-pkgconfigDATA; } >"$out/make.log" 2>&1 ||
-    { echo "$0: curl build failed; see $out/make.log" >&2; exit 1; }
+# Makefile.mk appends to CPPFLAGS and CFLAGS, so they are given in the
+# environment (a command-line value would replace its own flags).
+mkdir -p "$curl_src/lib/$host" "$prefix/include/curl"
+( cd "$curl_src/lib" &&
+  env CC=gcc AR=ar CPPFLAGS="-DCURL_STATICLIB $winnt $curl_disable $curl_found" CFLAGS="-O2" \
+      make -f Makefile.mk -j "$jobs" CROSSPREFIX="$host-" TRIPLET="$host" CFG=-schannel-sspi-ipv6 libcurl.a ) \
+    >"$out/make.log" 2>&1 || { echo "$0: curl build failed; see $out/make.log" >&2; exit 1; }
+cp "$curl_src/lib/libcurl.a" "$prefix/lib/libcurl.a"
+cp "$curl_src"/include/curl/*.h "$prefix/include/curl/"
+# Libs names the Windows libraries too: the agent's CMake links what
+# pkg-config --libs says, and libcurl.a is static. advapi32 and crypt32:
+# CryptoAPI (random numbers, hashes, Schannel's certificates); bcrypt:
+# BCryptGenRandom (Vista and later; unused at _WIN32_WINNT 0x0501);
+# ws2_32: sockets. SSPI's secur32.dll is loaded at run time.
+curl_syslibs="-lbcrypt -ladvapi32 -lcrypt32 -lws2_32"
+cat >"$prefix/lib/pkgconfig/libcurl.pc" <<PC
+prefix=$prefix
+exec_prefix=\${prefix}
+libdir=\${exec_prefix}/lib
+includedir=\${prefix}/include
+supported_protocols="HTTP HTTPS"
+supported_features="AsynchDNS HSTS HTTPS-proxy IPv6 Kerberos Largefile NTLM SPNEGO SSL SSPI UnixSockets threadsafe"
+
+Name: libcurl
+URL: https://curl.se/
+Description: libcurl, static, Schannel, HTTP and HTTPS only, for $host
+Version: $(sed -n 's/^#define LIBCURL_VERSION "\(.*\)"$/\1/p' "$curl_src/include/curl/curlver.h")
+Libs: -L\${libdir} -lcurl $curl_syslibs
+Libs.private: $curl_syslibs
+Cflags: -I\${includedir} -DCURL_STATICLIB
+PC
 if [ -n "$cached" ]; then
     # Into the cache whole or not at all: copied beside it, then renamed.
     mkdir -p "$cache/$key" && rm -rf "$cached.new.$$" && mkdir "$cached.new.$$" &&
