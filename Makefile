@@ -58,8 +58,8 @@ run: deps-run
 # The Windows agents (build-win64/agent/loadlab-agent.exe, x64, Vista- and
 # 10-class; build-win32/agent/loadlab-agent.exe, x86, XP-class), cross-built
 # with mingw-w64 against libcurl and cJSON built from Debian's sources.
-# The two architectures' libraries build at once (each one's configure is
-# serial), and the script takes turns for apt.
+# The two architectures' libraries build at once (curl's own Makefile.mk,
+# no configure), and the script takes turns for apt.
 windows: deps
 	@scripts/build-windows-deps.sh x86_64 & x64=$$!; scripts/build-windows-deps.sh i686; x86=$$?; \
 		wait $$x64 && [ $$x86 -eq 0 ]
