@@ -127,6 +127,8 @@ def test_one_replica_runs_the_summarizers_catch_up_the_other_takes_over():
         t0 = time.time()
         a.stop()
         wait_for("B to take the role over", lambda: metric(b, "loadlab_summarizer_leader") == 1, timeout=20)
+        # The catch-up runs once the role is held: counted when it is done.
+        wait_for("B's catch-up", lambda: metric(b, "loadlab_summarizer_catchups_total") >= 1, timeout=20)
         assert metric(b, "loadlab_summarizer_catchups_total") == 1
         print("B took the summarizer's role over %.1f s after A stopped" % (time.time() - t0), flush=True)
     finally:
