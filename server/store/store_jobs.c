@@ -352,7 +352,7 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 	struct db_stmt stmt_buf, *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
 	long long last = 0;
-	int n = 0;
+	int n = 0, step = DB_DONE;
 
 	db_snapshot_begin(s);
 	stmt = db_statement(s, &stmt_buf,
@@ -363,7 +363,7 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 		db_bind_text(stmt, 1, state);
 		db_bind_int64(stmt, 2, before);
 		db_bind_int64(stmt, 3, limit + 1);
-		while (db_step(stmt) == DB_ROW) {
+		while ((step = db_step(stmt)) == DB_ROW) {
 			if (n++ == limit)
 				break;
 			last = db_column_int64(stmt, 0);
@@ -372,9 +372,10 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 	}
 	db_finish(stmt);
 	db_snapshot_end(s);
-	if (!stmt) {
+	if (!stmt || step < 0) {
+		/* A database that fails mid-list fails the list: never a short one. */
 		cJSON_Delete(out);
-		return LL_ESTORE;
+		return step < 0 ? step : LL_ESTORE;
 	}
 	if (n > limit)
 		cJSON_AddNumberToObject(out, "next_before", (double)last);
@@ -434,12 +435,13 @@ static int add_tasks(struct store *s, long long job_id, const char *kind, cJSON 
 			" t.build_task, (SELECT a.name FROM agents a WHERE a.id = t.lease_holder)"
 			" FROM tasks t WHERE t.job_id = ? AND t.kind = ? ORDER BY t.id");
 	bool build = strcmp(kind, "build") == 0;
+	int step = DB_DONE;
 
 	if (!stmt)
 		return LL_ESTORE;
 	db_bind_int64(stmt, 1, job_id);
 	db_bind_text(stmt, 2, kind);
-	while (db_step(stmt) == DB_ROW) {
+	while ((step = db_step(stmt)) == DB_ROW) {
 		cJSON *t = task_from_row(stmt);
 		if (build) {
 			/* A build's cell is its target; its agent_id the builder,
@@ -453,7 +455,7 @@ static int add_tasks(struct store *s, long long job_id, const char *kind, cJSON 
 		cJSON_AddItemToArray(list, t);
 	}
 	db_finish(stmt);
-	return 0;
+	return step < 0 ? step : 0;
 }
 
 int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
