@@ -166,6 +166,7 @@ def test_column_job_built_once_and_measured_in_both_cells():
 def test_a_blob_altered_in_the_store_is_refused():
     with harness.Daemon(shared_build=True) as d:
         job_id = d.submit(dict(PE_JOB, matrix={"cells": {"bench": ["lab"]}}))["id"]
+        enroll_lab_machine(d)
         # The test is the builder: one blob for every file.
         _, builder = d.enroll_builder("builder", {"arch": "x86_64", "toolchains": ["x86_64-w64-mingw32-gcc"]})
         lease = d.api("POST", "/api/v1/lease", {"wait": 0}, token=builder).json()
@@ -224,6 +225,13 @@ def test_elf_job_one_builder_two_measurers_same_bytes():
             assert digests(a) == digests(b), name
 
 
+def enroll_lab_machine(d, facts=None, labels=None):
+    """A lab machine that could measure the job's cell, enrolled but never
+    polling: without one the build is held (docs/builds.md, "Who builds"),
+    since nobody would run what it builds."""
+    d.enroll("lab-machine", facts or {"os": "winxp", "arch": "x86_64"}, labels or {"bench": "lab"})
+
+
 def test_a_builder_killed_mid_build_leaves_the_build_to_another():
     """A real builder killed (SIGKILL) while it holds the build: its lease
     expires, a second builder builds (attempt 2) and measures the cell; the
@@ -231,6 +239,7 @@ def test_a_builder_killed_mid_build_leaves_the_build_to_another():
     with harness.Daemon(["--lease-seconds", "3"], shared_build=True) as d:
         job_id = d.submit(dict(PE_JOB, name="killed-builder", variants=["default", "rebase"],
                                matrix={"cells": {"bench": ["lab"]}}))["id"]
+        enroll_lab_machine(d)
         first = Agent(d, "builder1", "none", False, once=False)
         try:
             harness.wait_for("the first builder's lease", lambda: d.job(job_id)["builds"][0]["state"] == "leased",
@@ -275,6 +284,7 @@ def test_a_failed_build_fails_the_job_once_with_the_builders_log():
             f.write(BROKEN_GCC)
         os.chmod(gcc, 0o755)
         job_id = d.submit(dict(PE_JOB, name="broken-build", matrix={"cells": {"bench": ["lab"]}}))["id"]
+        enroll_lab_machine(d)
         builder = Agent(d, "builder", "none", False, once=False, path_first=tmp)
         try:
             job = harness.wait_for("the job failed", lambda: (lambda j: j if j["state"] == "failed" else None)(
@@ -303,10 +313,12 @@ def test_builder_makes_i686_variants_for_the_xp_class_agent():
     i686-w64-mingw32-gcc (the daemon's build target says so) and ships
     PE32 files for machine i386, as the PE reader (loadlab pe dump, the
     toolkit the probe's checks share) reads them; the build names its
-    toolchain and version. No agent here measures the cell
-    (test_xp_agent.py does, where wine32 is installed)."""
+    toolchain and version. No agent here measures the cell (test_xp_agent.py
+    does, where wine32 is installed): an XP-class machine is only enrolled,
+    so that the build is wanted."""
     with harness.Daemon(shared_build=True) as d:
         job_id = d.submit(X86_JOB)["id"]
+        enroll_lab_machine(d, {"os": "winxp", "arch": "i686"}, {})
         builder = Agent(d, "builder", "none", False, once=False)
         try:
             harness.wait_for("the i686 build", lambda: d.job(job_id)["builds"][0]["state"] in ("done", "dead"),

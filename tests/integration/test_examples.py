@@ -154,17 +154,22 @@ def test_fleet_form_on_the_local_lab_says_the_real_reason_at_once():
     is a builder): a fleet form's tasks wait for a build that agent could
     start, but no enrolled agent can measure them. `submit` says so at once
     (issue 41: it warned "waiting for build 17 (queued)", and only after the
-    build did `status` give the real reason); a local form, whose tasks wait
+    build did `status` give the real reason), and its build is held: the
+    builder starts nothing nobody would run. A local form, whose tasks wait
     only for a build that can start, gets no warning at all."""
     with Daemon(shared_build=True) as d:
-        d.enroll_builder("make-run-agent", local_facts())
+        _, builder = d.enroll_builder("make-run-agent", local_facts())
         job_id, warnings = submit(d, "pietrek-2000.json")
         lines = warnings.splitlines()
         assert lines and all(l.startswith("loadlab submit: warning: ") for l in lines), warnings
         assert "warning: 2 tasks: no agent has os=winxp" in warnings, warnings
         assert "build" not in warnings, warnings
         job = d.job(job_id)
-        assert job["builds"] and job["builds"][0]["waiting"]["could_run"], job["builds"]
+        assert job["builds"] and not job["builds"][0]["waiting"]["could_run"], job["builds"]
+        assert job["builds"][0]["waiting"]["reason"].startswith(
+            "held: no agent can measure what it builds (no agent has os="), job["builds"]
+        r = d.api("POST", "/api/v1/lease", {"wait": 0}, token=builder)
+        assert r.status == 204, r  # no build starts
         reasons = {t["waiting"]["reason"] for t in job["tasks"]}
         assert reasons == {"no agent has os=winxp", "no agent has os=win10"}, reasons
         # loadlab status gives the same reason
