@@ -130,7 +130,9 @@ struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *s
 
 void db_finish(struct db_stmt *st)
 {
-	if (st && st->native)
+	if (!st)
+		return; /* a failed db_statement() */
+	if (st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
 }
