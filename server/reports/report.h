@@ -106,6 +106,11 @@ enum report_metric {
 	REPORT_METRIC_MIN,         /* the fastest run */
 	REPORT_METRIC_OVER_FLOOR,  /* the median less the empty program's median */
 	REPORT_METRIC_FLOOR_RATIO, /* the median over the empty program's median */
+	/* the run counters beside the times (issue 40, the result's
+	 * warm.run_counters; report_compare_counters.h): per run */
+	REPORT_METRIC_CPU,          /* user + system CPU µs */
+	REPORT_METRIC_FAULTS,       /* minor + major page faults */
+	REPORT_METRIC_INSTRUCTIONS, /* user-mode instructions (a PMU) */
 	/* compare's default: per row, floor-ratio when both sides have a
 	 * floor (every result the agent writes), else (or when its interval
 	 * cannot be drawn) the median; each row names the one it was judged by */
@@ -117,13 +122,20 @@ enum report_metric {
  * confirmation, the CI gate. A change of default is made here. */
 #define REPORT_JUDGE_DEFAULT_METRIC REPORT_METRIC_AUTO
 
-/* "median", "min", "over-floor", "floor-ratio" or "auto" into *RET;
- * LL_EINVAL for any other (report_between.c). */
+/* "median", "min", "over-floor", "floor-ratio", "cpu", "faults",
+ * "instructions" or "auto" into *RET; LL_EINVAL for any other
+ * (report_between.c). */
 int report_metric_parse(const char *text, enum report_metric *ret);
 const char *report_metric_name(enum report_metric metric);
 
 /* Pairs the variants and cells of two jobs: {"baseline", "candidate",
- * "max_regression_pct", "metric", "verdict", "counts", "intervals", "rows"};
+ * "max_regression_pct", "metric", "verdict", "counts", "intervals",
+ * "power", "rows"}; each comparable row says the least change it could
+ * have seen ("detectable_pct", report_judge.h) and, when that is above
+ * MAX_REGRESSION_PCT, that it could not see it ("underpowered"); with
+ * REQUIRE_POWER such a row fails the gate: the verdict is then
+ * "underpowered" when no row is a regression ("power":
+ * {"level", "power", "required", "underpowered_rows"});
  * the rows' status and regression, and so the verdict, judge METRIC, on
  * intervals that include what varies between jobs where earlier jobs of the
  * same cell tell it (report_between.h; each row's "interval_scope"), unless
@@ -131,7 +143,7 @@ const char *report_metric_name(enum report_metric metric);
  * within-job, as before issue 23. */
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
 			  double max_regression_pct, enum report_metric metric, bool across_jobs,
-			  cJSON **ret_comparison);
+			  bool require_power, cJSON **ret_comparison);
 
 /* report_compare_metric()'s comparison as JSON appended to OUT: the text
  * cJSON_PrintUnformatted() prints of it, byte for byte, its rows written
@@ -140,7 +152,7 @@ int report_compare_metric(struct store *store, long long baseline_id, long long 
  * limit, LL_ENOMEM; OUT then holds part of the text). */
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
 			double max_regression_pct, enum report_metric metric, bool across_jobs,
-			struct buf *out);
+			bool require_power, struct buf *out);
 
 /* "os=win10 disk=ssd" in the cell's key order; "any" for an empty cell
  * (report_result.c): how reports and series name a cell. */

@@ -1,6 +1,7 @@
 /* Compare's intervals across jobs, and the metric a row is judged by: see
  * report_between.h. */
 #include "report_between.h"
+#include "report_compare_counters.h"
 #include "report_judge_rules.h"
 
 #include "loadlab/err.h"
@@ -43,17 +44,23 @@ int report_metric_parse(const char *text, enum report_metric *ret)
 			*ret = (enum report_metric)m;
 			return 0;
 		}
-	return err_set(LL_EINVAL, "metric must be auto, median, min, over-floor or floor-ratio, not '%.40s'.",
-		       text);
+	return err_set(
+		LL_EINVAL,
+		"metric must be auto, median, min, over-floor, floor-ratio, cpu, faults or instructions, "
+		"not '%.40s'.",
+		text);
 }
 
 const char *report_metric_name(enum report_metric metric)
 {
-	return metric == REPORT_METRIC_MIN           ? "min"
-	       : metric == REPORT_METRIC_OVER_FLOOR  ? "over-floor"
-	       : metric == REPORT_METRIC_FLOOR_RATIO ? "floor-ratio"
-	       : metric == REPORT_METRIC_AUTO        ? "auto"
-						     : "median";
+	return metric == REPORT_METRIC_MIN            ? "min"
+	       : metric == REPORT_METRIC_OVER_FLOOR   ? "over-floor"
+	       : metric == REPORT_METRIC_FLOOR_RATIO  ? "floor-ratio"
+	       : metric == REPORT_METRIC_CPU          ? "cpu"
+	       : metric == REPORT_METRIC_FAULTS       ? "faults"
+	       : metric == REPORT_METRIC_INSTRUCTIONS ? "instructions"
+	       : metric == REPORT_METRIC_AUTO         ? "auto"
+						      : "median";
 }
 
 uint64_t report_spec_digest(const cJSON *spec)
@@ -321,6 +328,41 @@ struct estimate_room {
 	double *x, *xf, *r;
 };
 
+/* The figure of COUNTER of V (over F's per pass where they pair, as the
+ * row: report_compare_counters.h) on the log scale, and its variance from
+ * its own bootstrap interval; -1 when it has none. */
+static int counter_estimate(const struct report_compare_variant *v, const struct report_compare_variant *f,
+			    enum report_counter counter, uint64_t seed, struct estimate_room *room,
+			    struct stats_job_estimate *ret)
+{
+	static const double one_value = 1;
+	const struct stats_sample one = {&one_value, 1, NULL, 0};
+	const double *x = v->counter[counter], *xf = f->counter[counter];
+	struct stats_sample sv;
+	double figure, lo, hi;
+	int rc = -1;
+
+	if (v->invalid || !x)
+		return -1;
+	if (xf) {
+		struct stats_sample pv = sample_of(v, x, false), pf = sample_of(f, xf, false);
+		double *ratios = realloc(room->r, v->n * sizeof(*ratios));
+		if (!ratios)
+			return -1;
+		room->r = ratios;
+		if (stats_paired_ratios(&pv, &pf, ratios) == 0)
+			x = ratios;
+	}
+	sv = sample_of(v, x, true);
+	if (stats_median(x, v->n, &figure) == 0)
+		rc = stats_bootstrap_contrast_ci(&one, NULL, &sv, NULL, STATS_MEDIAN, 0.95,
+						 REPORT_COMPARE_RESAMPLES, seed, &lo, &hi);
+	if (rc < 0 || !(figure > 0) || !(lo > 0) || !(hi > 0))
+		return -1;
+	ret->value = log(figure);
+	return stats_variance_of_interval(log(lo), log(hi), VARIANCE_FLOOR, &ret->variance) < 0 ? -1 : 0;
+}
+
 /* The figure of METRIC of V (over the floor F) on the log scale, and its
  * variance from its own bootstrap interval; -1 when it has none. */
 static int job_estimate(const struct report_compare_variant *v, const struct report_compare_variant *f,
@@ -336,6 +378,9 @@ static int job_estimate(const struct report_compare_variant *v, const struct rep
 	double figure, lo, hi, mv, mf;
 	int rc;
 
+	if (report_counter_of(metric) >= 0)
+		return counter_estimate(v, f, (enum report_counter)report_counter_of(metric), seed, room,
+					ret);
 	if (v->invalid || !v->values || (floor && !f->values))
 		return -1;
 	if (!(x = report_compare_variant_measured(v, &room->x)) ||

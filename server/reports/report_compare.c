@@ -23,7 +23,7 @@ int report_compare(struct store *store, long long baseline_id, long long candida
 		   cJSON **ret_comparison)
 {
 	return report_compare_metric(store, baseline_id, candidate_id, max_regression,
-				     REPORT_JUDGE_DEFAULT_METRIC, true, ret_comparison);
+				     REPORT_JUDGE_DEFAULT_METRIC, true, false, ret_comparison);
 }
 
 static const char *const statuses[] = {"faster", "slower", "no_significant_change", "not_comparable"};
@@ -42,7 +42,7 @@ struct rows_part {
 	const struct report_between *between;
 	cJSON *rows;
 	struct buf *text;
-	int status_counts[4], regressions, between_rows, rc;
+	int status_counts[4], regressions, between_rows, underpowered, rc;
 };
 
 static void *rows_run(void *arg)
@@ -84,6 +84,7 @@ static void *rows_run(void *arg)
 				k++;
 			p->status_counts[k]++;
 			p->regressions += row.regression;
+			p->underpowered += row.underpowered;
 			p->between_rows += between;
 			if (row.obj)
 				cJSON_AddItemToArray(p->rows, row.obj);
@@ -139,6 +140,7 @@ static int rows_write(struct rows_part *part, size_t tasks, struct buf *second_t
 	for (int i = 0; i < 4; i++)
 		part->status_counts[i] += second.status_counts[i];
 	part->regressions += second.regressions;
+	part->underpowered += second.underpowered;
 	part->between_rows += second.between_rows;
 	return part->rc;
 }
@@ -187,14 +189,14 @@ static int add_shipped(struct store *store, long long job_id, cJSON *side)
  * (report_compare_json()). */
 static int compare_jobs(struct store *store, long long baseline_id, long long candidate_id,
 			double max_regression, enum report_metric metric, bool across_jobs,
-			struct buf *rows_text, cJSON **ret_comparison)
+			bool require_power, struct buf *rows_text, cJSON **ret_comparison)
 {
 	struct compare_side base = {0}, cand = {0};
 	struct collect base_collect = {&base, false, cJSON_CreateObject()},
 		       cand_collect = {&cand, true, cJSON_CreateObject()};
 	struct rows_part part = {.metric = metric, .max_regression = max_regression, .text = rows_text};
 	struct buf second_text;
-	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts, *intervals;
+	cJSON *base_job = NULL, *cand_job = NULL, *out = NULL, *rows = NULL, *counts, *intervals, *power;
 	struct report_between *between = NULL;
 	int rc;
 
@@ -253,8 +255,11 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 	part.rows = rows;
 	if ((rc = rows_write(&part, base.count, &second_text)) < 0)
 		goto done;
+	/* --require-power: a row that could not see max_regression fails
+	 * the gate, in its own words (docs/ci-gate.md) */
 	cJSON_AddStringToObject(out, "verdict",
-				part.regressions ? "regression"
+				part.regressions                         ? "regression"
+				: require_power && part.underpowered > 0 ? "underpowered"
 				: part.status_counts[0] + part.status_counts[1] + part.status_counts[2]
 					? "ok"
 					: "not_comparable");
@@ -271,6 +276,11 @@ static int compare_jobs(struct store *store, long long baseline_id, long long ca
 					: "mixed");
 	cJSON_AddNumberToObject(intervals, "history_jobs", (double)report_between_jobs(between));
 	cJSON_AddNumberToObject(intervals, "rows_within_and_between_jobs", part.between_rows);
+	power = cJSON_AddObjectToObject(out, "power"); /* what the rows could have seen */
+	cJSON_AddNumberToObject(power, "level", 0.95);
+	cJSON_AddNumberToObject(power, "power", 0.8);
+	cJSON_AddBoolToObject(power, "required", require_power);
+	cJSON_AddNumberToObject(power, "underpowered_rows", part.underpowered);
 	if (rows) {
 		cJSON_AddItemToObject(out, "rows", rows);
 		rows = NULL;
@@ -294,14 +304,15 @@ done:
 
 int report_compare_metric(struct store *store, long long baseline_id, long long candidate_id,
 			  double max_regression, enum report_metric metric, bool across_jobs,
-			  cJSON **ret_comparison)
+			  bool require_power, cJSON **ret_comparison)
 {
-	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs, NULL,
-			    ret_comparison);
+	return compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs,
+			    require_power, NULL, ret_comparison);
 }
 
 int report_compare_json(struct store *store, long long baseline_id, long long candidate_id,
-			double max_regression, enum report_metric metric, bool across_jobs, struct buf *out)
+			double max_regression, enum report_metric metric, bool across_jobs,
+			bool require_power, struct buf *out)
 {
 	struct buf rows;
 	cJSON *comparison = NULL, *significance = significance_of();
@@ -311,7 +322,7 @@ int report_compare_json(struct store *store, long long baseline_id, long long ca
 	if (!significance)
 		rc = LL_ENOMEM;
 	else if ((rc = compare_jobs(store, baseline_id, candidate_id, max_regression, metric, across_jobs,
-				    &rows, &comparison)) == 0 &&
+				    require_power, &rows, &comparison)) == 0 &&
 		 (rc = report_json_append(comparison, out)) == 0) {
 		out->data[--out->len] = 0; /* the object reopened: "rows" and "significance" follow */
 		if ((rc = buf_append_str(out, ",\"rows\":[")) == 0 &&

@@ -54,10 +54,18 @@
  * ratio of medians does: their medians' ranks are known at summary time
  * too (version "LLC4"; "LLC3" data is made again by the next compare).
  *
+ * The run counters (issue 40, report_compare_counters.h; version "LLC5"):
+ * a variant with samples whose warm has "run_counters" (DATA_COUNTERS)
+ * ends its entry with, per REPORT_COUNTER_* in order, u8 1 and, after
+ * padding to 8 bytes, n doubles (the figure per run, as measured), or u8
+ * 2, u16 length and the reason it was not counted (at most
+ * DATA_MAX_REASON bytes).
+ *
  * Rounds (warm.round_sizes, docs/statistics.md) are kept when they are
  * 1 to STATS_MAX_ROUNDS positive counts adding up to the samples; others
  * are left out, and the sample is then one without rounds.
  */
+#include "report_compare_counters.h"
 #include "report_int.h"
 
 #include "loadlab/err.h"
@@ -66,13 +74,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DATA_MAGIC 0x4c4c4334u /* "LLC4" */
+#define DATA_MAGIC 0x4c4c4335u /* "LLC5" */
 #define DATA_INVALID 1u
 #define DATA_SAMPLES 2u
 #define DATA_RANKED 4u
 #define DATA_ROUNDS 8u
 #define DATA_FLOOR_RANKS 16u
 #define DATA_PAIRED 32u
+#define DATA_COUNTERS 64u
+/* Most bytes of a counter's reason kept (the agent's are a line). */
+#define DATA_MAX_REASON 512
 #define DATA_MAX_VARIANTS 256
 #define HEADER_SIZE 16
 
@@ -191,6 +202,25 @@ static void put_paired(struct out *o, struct out *sec, const double *r, uint32_t
 			o->failed = true;
 }
 
+/* The run counters of WARM (N samples) into O (DATA_COUNTERS, above). */
+static void put_counters(struct out *o, const cJSON *warm, size_t n)
+{
+	for (int c = 0; c < REPORT_COUNTERS; c++) {
+		const char *why = NULL;
+		double *x = NULL;
+		uint8_t kind = report_counter_series(warm, (enum report_counter)c, n, &x, &why) == 0 ? 1 : 2;
+		put(o, &kind, 1);
+		if (kind == 1) {
+			put(o, NULL, (8 - o->len % 8) % 8);
+			put(o, x, n * sizeof(double));
+		} else {
+			size_t len = why ? strlen(why) : 0;
+			put_text(o, why ? why : "", len > DATA_MAX_REASON ? DATA_MAX_REASON : len);
+		}
+		free(x);
+	}
+}
+
 /* One variant's entry (the floor's: RANK false, NAME "", FL NULL) into O,
  * its ranks into the sections SEC (as baseline, as candidate); S is room
  * for its sample. */
@@ -210,6 +240,8 @@ static void put_variant(struct out *o, struct out *sec, const cJSON *v, const ch
 		flags |= DATA_SAMPLES;
 	if ((flags & DATA_SAMPLES) && (sizes = rounds_of(get(v, "warm"), n, &rounds)))
 		flags |= DATA_ROUNDS;
+	if ((flags & DATA_SAMPLES) && cJSON_IsObject(get(get(v, "warm"), "run_counters")))
+		flags |= DATA_COUNTERS;
 	if (rank && (flags & DATA_SAMPLES) && n <= 255 && report_sample_set(s, x, n) == 0)
 		flags |= DATA_RANKED;
 	if ((flags & DATA_RANKED) && floor && floor->n && rounds < REPORT_MIN_ROUNDS)
@@ -258,6 +290,8 @@ static void put_variant(struct out *o, struct out *sec, const cJSON *v, const ch
 	} else if (flags & DATA_SAMPLES) {
 		put(o, x, n * sizeof(double));
 	}
+	if (flags & DATA_COUNTERS)
+		put_counters(o, get(v, "warm"), n);
 	free(sizes);
 	free(x);
 }
@@ -365,6 +399,28 @@ void report_compare_data_release(struct report_compare_data *d)
 	*d = (struct report_compare_data){0};
 }
 
+/* A variant's run counters at IN (DATA_COUNTERS) into V; LL_EFORMAT. */
+static int take_counters(struct in *in, const void *data, struct report_compare_variant *v)
+{
+	const uint8_t *kind;
+
+	v->has_counters = true;
+	for (int c = 0; c < REPORT_COUNTERS; c++) {
+		if (!(kind = take(in, 1)))
+			return LL_EFORMAT;
+		if (*kind == 1) {
+			if (!take(in, (8 - (size_t)(in->at - (const uint8_t *)data) % 8) % 8) ||
+			    !(v->counter[c] = take(in, v->n * sizeof(double))))
+				return LL_EFORMAT;
+		} else if (*kind != 2 || !take_u16(in, &v->not_counted_len[c]) ||
+			   v->not_counted_len[c] > DATA_MAX_REASON ||
+			   !(v->not_counted[c] = take(in, v->not_counted_len[c]))) {
+			return LL_EFORMAT;
+		}
+	}
+	return 0;
+}
+
 /* One variant's entry at IN and its ranks at SEC (DATA: the data's start,
  * for the padding) into V; LL_EFORMAT. */
 static int take_variant(struct in *in, struct in *sec, const void *data, uint16_t resamples,
@@ -403,7 +459,7 @@ static int take_variant(struct in *in, struct in *sec, const void *data, uint16_
 	     !(v->paired = take(in, v->n * sizeof(double))) ||
 	     !(v->paired_ranks = take(sec, 2 * (size_t)resamples))))
 		return LL_EFORMAT;
-	return 0;
+	return (*flags & DATA_COUNTERS) ? take_counters(in, data, v) : 0;
 }
 
 int report_compare_data_role(const void *data, size_t len, bool candidate, size_t *ret_common, size_t *ret_at,

@@ -3,6 +3,7 @@
  * over the floor, the floor ratio), and the row's verdict. */
 #include "report_compare_row.h"
 
+#include "report_compare_counters.h"
 #include "report_judge.h"
 #include "report_paired.h"
 
@@ -472,8 +473,8 @@ int report_compare_row(const char *variant, const struct side_task *base, const 
 	struct row_figures f = {0};
 	struct floor_figures ff = {0};
 	bool rounds;
-	char reason[300];
-	int rc;
+	char reason[300], why[600];
+	int rc, counter;
 
 	report_row_string(row, "variant", variant);
 	report_row_string(row, "cell", base->key);
@@ -515,6 +516,14 @@ int report_compare_row(const char *variant, const struct side_task *base, const 
 		   row, &ff);
 	median_and_min(&f, rounds, &c);
 	floor_metrics(&ff, &c);
+	for (int k = 0; k < REPORT_COUNTERS; k++)
+		c.figure[REPORT_METRIC_CPU + k].rc = LL_EINVAL;
+	if ((counter = report_counter_of(metric)) >= 0)
+		report_counter_figure(
+			(enum report_counter)counter, bv, cv, &base->read.floor, &cand->read.floor, rounds,
+			stats_seed_of(base->key) ^ stats_seed_of(variant) ^ stats_seed_of("counters"), row,
+			&c.figure[metric], why, sizeof(why));
+	report_counter_context(bv, cv, row);
 	c.asked = metric;
 	c.max_regression_pct = max_regression;
 	c.between = between;
@@ -527,5 +536,6 @@ int report_compare_row(const char *variant, const struct side_task *base, const 
 	*used_between = v.across_jobs;
 	row->status = v.status;
 	row->regression = v.regression;
+	row->underpowered = v.underpowered;
 	return row->rc;
 }

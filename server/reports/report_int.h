@@ -204,6 +204,15 @@ int report_compare_samples(struct report_sample *x, const struct stats_summary *
 #define REPORT_COMPARED_FACTS 7
 extern const char *const report_compared_facts[REPORT_COMPARED_FACTS];
 
+/* The run counters' figures compare judges (report_compare_counters.h):
+ * the order of the metrics REPORT_METRIC_CPU .. REPORT_METRIC_INSTRUCTIONS. */
+enum report_counter {
+	REPORT_COUNTER_CPU,
+	REPORT_COUNTER_FAULTS,
+	REPORT_COUNTER_INSTRUCTIONS,
+	REPORT_COUNTERS
+};
+
 /* What compare needs of one result (report_compare_data.c), read from its
  * cached data: pointers into that data, valid while it is. */
 struct report_compare_variant {
@@ -222,6 +231,13 @@ struct report_compare_variant {
 	const uint8_t *paired_ranks; /* with PAIRED; 2 x R: lo, hi */
 	uint32_t rounds;             /* warm.round_sizes' count; 0: none (or not valid) */
 	const uint32_t *round_sizes;
+	/* the run counters' figures (issue 40, report_compare_counters.h),
+	 * per REPORT_COUNTER_*: N values in measured order, or NULL with
+	 * why (not terminated; NULL too when the result has no counters) */
+	bool has_counters; /* the result's warm has "run_counters" */
+	const double *counter[REPORT_COUNTERS];
+	const char *not_counted[REPORT_COUNTERS];
+	uint16_t not_counted_len[REPORT_COUNTERS];
 };
 
 struct report_compare_data {

@@ -7,6 +7,8 @@
 #include "loadlab/err.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Why a row has no figure of METRIC (its rc RC), for not_comparable. */
 static const char *no_figure(enum report_metric metric, int rc, bool base_floor)
@@ -21,6 +23,10 @@ static const char *no_figure(enum report_metric metric, int rc, bool base_floor)
 					  : "the baseline has no floor samples";
 		return metric == REPORT_METRIC_OVER_FLOOR ? "the baseline's median is not above its floor"
 							  : "the floor ratio's interval could not be drawn";
+	case REPORT_METRIC_CPU:
+	case REPORT_METRIC_FAULTS:
+	case REPORT_METRIC_INSTRUCTIONS:
+		return "the counters' interval could not be drawn";
 	default:
 		return "the baseline's times are zero";
 	}
@@ -29,11 +35,11 @@ static const char *no_figure(enum report_metric metric, int rc, bool base_floor)
 /* "judged": the figures of the metric that judged, as V holds them. */
 static cJSON *judged_json(const struct report_verdict *v)
 {
-	const bool ratio = v->metric == REPORT_METRIC_FLOOR_RATIO;
+	const bool ratio = strcmp(v->unit, "x_floor") == 0;
 	cJSON *o = cJSON_CreateObject();
 
 	if (!o || !cJSON_AddStringToObject(o, "metric", report_metric_name(v->metric)) ||
-	    !cJSON_AddStringToObject(o, "unit", ratio ? "x_floor" : "us") ||
+	    !cJSON_AddStringToObject(o, "unit", v->unit) ||
 	    !cJSON_AddNumberToObject(o, "baseline", round_to(v->base, ratio ? 0.0001 : 0.1)) ||
 	    !cJSON_AddNumberToObject(o, "candidate", round_to(v->cand, ratio ? 0.0001 : 0.1)) ||
 	    !cJSON_AddNumberToObject(o, "ratio", round_to(v->ratio, 0.0001)) ||
@@ -46,6 +52,26 @@ static cJSON *judged_json(const struct report_verdict *v)
 		return NULL;
 	}
 	return o;
+}
+
+/* What the row could have seen (report_judge_rules.h): "detectable_pct"
+ * from the interval V used, and the words when that is above the gate's
+ * threshold. */
+static void add_detectable(const struct report_judge_case *c, struct report_row *row,
+			   struct report_verdict *v)
+{
+	char note[96];
+
+	v->detectable_pct = report_judge_detectable_pct(v->low, v->high, v->has_p);
+	if (!isfinite(v->detectable_pct))
+		return;
+	report_row_number(row, "detectable_pct", round_to(v->detectable_pct, 0.01));
+	if (!(v->detectable_pct > c->max_regression_pct))
+		return;
+	v->underpowered = true;
+	snprintf(note, sizeof(note), "this row could only see changes above %.1f %%", v->detectable_pct);
+	report_row_bool(row, "underpowered", true);
+	report_row_string(row, "detectable_note", note);
 }
 
 void report_judge(const struct report_judge_case *c, struct report_row *row, struct report_verdict *v)
@@ -62,7 +88,7 @@ void report_judge(const struct report_judge_case *c, struct report_row *row, str
 										   : REPORT_METRIC_MEDIAN;
 	f = &c->figure[metric];
 	if (f->rc < 0) {
-		v->reason = no_figure(metric, f->rc, c->base_floor);
+		v->reason = f->reason ? f->reason : no_figure(metric, f->rc, c->base_floor);
 		return;
 	}
 	j = (struct report_judged){.metric = metric,
@@ -73,6 +99,7 @@ void report_judge(const struct report_judge_case *c, struct report_row *row, str
 				   .p = f->p,
 				   .significant = f->significant};
 	v->metric = metric;
+	v->unit = f->unit ? f->unit : metric == REPORT_METRIC_FLOOR_RATIO ? "x_floor" : "us";
 	v->base = f->base;
 	v->cand = f->cand;
 	v->ratio = f->base > 0 ? f->cand / f->base : 1 + f->change / 100;
@@ -92,4 +119,5 @@ void report_judge(const struct report_judge_case *c, struct report_row *row, str
 	v->regression = v->significant && f->change > 0 && f->change > c->max_regression_pct;
 	report_row_string(row, "status", v->status);
 	report_row_bool(row, "regression", v->regression);
+	add_detectable(c, row, v);
 }

@@ -37,16 +37,19 @@
 
 /* One metric's figures of a row, as the row's code measured them. */
 struct report_judge_figure {
-	int rc;            /* 0: measured; LL_ENOTFOUND: no floor on a side; else no figure */
-	double base, cand; /* each side's figure: µs, or × its floor for floor-ratio */
-	double change;     /* cand / base - 1, in % */
-	double low, high;  /* the ratio's within-job 95 % interval */
-	double p;          /* per_sample: the Mann-Whitney test's p */
-	bool per_sample;   /* the per-sample rule decides, else the interval's */
-	bool significant;  /* as the row's code judged it within-job */
+	int rc;             /* 0: measured; LL_ENOTFOUND: no floor on a side; else no figure */
+	double base, cand;  /* each side's figure: µs, or × its floor for floor-ratio */
+	double change;      /* cand / base - 1, in % */
+	double low, high;   /* the ratio's within-job 95 % interval */
+	double p;           /* per_sample: the Mann-Whitney test's p */
+	bool per_sample;    /* the per-sample rule decides, else the interval's */
+	bool significant;   /* as the row's code judged it within-job */
+	const char *reason; /* rc < 0: why, when the row's code says (a counter not counted) */
+	const char *unit;   /* NULL: the metric's own ("us"; "x_floor" for floor-ratio) */
 };
 
 /* A row to judge: FIGURE[m] for each metric m below REPORT_METRIC_AUTO
+ * (the counters' only when asked for: report_compare_counters.h)
  * (rc < 0 for those not measured), the metric ASKED (AUTO: floor-ratio
  * where FLOORS and its figure could be drawn, else the median), MAX_REGRESSION_PCT, and the history BETWEEN
  * (NULL: none) with the row's VARIANT, cell KEY and the baseline's FACTS. */
@@ -71,6 +74,9 @@ struct report_verdict {
 	bool has_p;
 	bool across_jobs; /* the interval's scope: within and between jobs, else within-job */
 	bool significant, regression;
+	const char *unit;      /* the estimate's: "us", "x_floor", "faults", "instructions" */
+	double detectable_pct; /* the least change the row could see (report_judge_detectable_pct()) */
+	bool underpowered;     /* DETECTABLE_PCT above the case's max_regression_pct */
 };
 
 /* Judges C into *V and writes to ROW the verdict's fields: "metric",
@@ -79,8 +85,12 @@ struct report_verdict {
  * "candidate", "ratio", "change_pct", "ci_low", "ci_high", "p_value" or
  * null, "scope"}: the figures of the metric that judged, the same numbers
  * the verdict used), "significant" when the verdict's differs, "status"
- * and "regression". A row that cannot be judged by the metric asked gets
- * nothing: V->status is "not_comparable" with V->reason, for the caller. */
+ * and "regression", then "detectable_pct" (the least change the row could
+ * see, report_judge_detectable_pct() of the interval the verdict used)
+ * and, when that is above the case's max_regression_pct, "underpowered":
+ * true and "detectable_note" ("this row could only see changes above
+ * 4.2 %"). A row that cannot be judged by the metric asked gets nothing:
+ * V->status is "not_comparable" with V->reason, for the caller. */
 void report_judge(const struct report_judge_case *c, struct report_row *row, struct report_verdict *v);
 
 #endif

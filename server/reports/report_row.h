@@ -30,6 +30,7 @@ struct report_row {
 	cJSON *figures;     /* an empty object that summary.c's functions fill, then report_row_take() */
 	const char *status; /* for the caller: the row's status and regression */
 	bool regression;
+	bool underpowered; /* its detectable change is above the gate's threshold (report_judge.h) */
 	int rc; /* TEXT: the first failure to append (LL_ENOMEM, LL_ETOOBIG); then nothing more is */
 };
 

@@ -58,7 +58,7 @@ struct report_args {
 	long long job_id, candidate_id; /* KIND_COMPARE: baseline and candidate */
 	double max_regression;
 	enum report_metric metric;
-	bool modules, across_jobs;
+	bool modules, across_jobs, require_power;
 	char format[8]; /* json, csv or md */
 };
 
@@ -111,7 +111,7 @@ static int compute(struct store *store, const void *arg, struct report_text *ret
 			struct buf out;
 			buf_init(&out, REPORT_MAX_JSON);
 			rc = report_compare_json(store, a->job_id, a->candidate_id, a->max_regression,
-						 a->metric, a->across_jobs, &out);
+						 a->metric, a->across_jobs, a->require_power, &out);
 			if (rc == 0 && !out.data && !(out.data = calloc(1, 1)))
 				rc = LL_ENOMEM;
 			if (rc < 0) {
@@ -122,7 +122,7 @@ static int compute(struct store *store, const void *arg, struct report_text *ret
 			return 0;
 		}
 		if ((rc = report_compare_metric(store, a->job_id, a->candidate_id, a->max_regression,
-						a->metric, a->across_jobs, &report)) < 0)
+						a->metric, a->across_jobs, a->require_power, &report)) < 0)
 			return rc;
 		return render(report, a->format, report_render_compare, ret);
 	}
@@ -236,8 +236,13 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 					   "max_regression must be a percentage from 0 to 1000.");
 	}
 	if ((text = http_query(req, "metric")) && report_metric_parse(text, &metric) < 0)
-		return reply_error(reply, 400, "invalid_argument",
-				   "metric must be auto, median, min, over-floor or floor-ratio.");
+		return reply_error(
+			reply, 400, "invalid_argument",
+			"metric must be auto, median, min, over-floor, floor-ratio, cpu, faults or "
+			"instructions.");
+	if ((text = http_query(req, "require_power")) && strcmp(text, "0") != 0 && strcmp(text, "1") != 0)
+		return reply_error(reply, 400, "invalid_argument", "require_power must be 0 or 1.");
+	args.require_power = text && strcmp(text, "1") == 0;
 	if ((text = http_query(req, "intervals")) && strcmp(text, "within-job") != 0 &&
 	    strcmp(text, "across-jobs") != 0)
 		return reply_error(reply, 400, "invalid_argument",
@@ -273,7 +278,7 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 		    0)
 		return reply_from_err(reply, rc);
 	snprintf(prefix, sizeof(prefix),
-		 "compare %lld %lld max_regression=%.17g metric=%d across=%d format=%s", base, cand,
-		 max_regression, (int)metric, across_jobs, format);
+		 "compare %lld %lld max_regression=%.17g metric=%d across=%d power=%d format=%s", base, cand,
+		 max_regression, (int)metric, across_jobs, args.require_power, format);
 	return reply_report(req, reply, prefix, revision, false, &args);
 }
