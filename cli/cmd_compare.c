@@ -1,6 +1,7 @@
-/* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S] [--format F]:
- * GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..&intervals=..; prints the
- * comparison and exits 1 when the server's verdict is "regression".
+/* loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S] [--require-power]
+ * [--format F]: GET /api/v1/compare?baseline=..&candidate=..&max_regression=..&metric=..&intervals=..
+ * &require_power=1; prints the comparison and exits 1 when the server's verdict is "regression" or
+ * "underpowered" (--require-power).
  * loadlab compare --job ID: GET /api/v1/compare?job=ID, an A/B job's builds.
  * loadlab compare --series NAME [--against REVISION] picks the two jobs from
  * GET /api/v1/series/{name}: its latest done job, against the done job before
@@ -25,6 +26,7 @@
 
 static const char usage_text[] =
 	"usage: loadlab compare BASE CAND [--max-regression PCT] [--metric M] [--intervals S]\n"
+	"                       [--require-power]\n"
 	"                       [--format table|md|csv|json]\n"
 	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n"
 	"       loadlab compare --job ID [--max-regression PCT] [--format table|md|json]\n\n"
@@ -45,7 +47,15 @@ static const char usage_text[] =
 	"                        the one it was judged by), median, min (the fastest run),\n"
 	"                        over-floor (the median less the empty program's, measured\n"
 	"                        in the same run) or floor-ratio (the median over the empty\n"
-	"                        program's: a slowdown of a whole run cancels)\n"
+	"                        program's: a slowdown of a whole run cancels); or a run\n"
+	"                        counter, per run: cpu (user + system CPU time), faults\n"
+	"                        (page faults) or instructions (user mode, where a PMU\n"
+	"                        exists), over the floor's per pass where runs pair; a row\n"
+	"                        whose side did not count it says \"not counted: why\"\n"
+	"  --require-power       a row whose detectable change (the least change it could\n"
+	"                        see, at the interval's level and 80 % power) is above\n"
+	"                        --max-regression fails the gate too (exit 1, verdict\n"
+	"                        \"underpowered\"); without it such rows only say so\n"
 	"  --intervals S         across-jobs (default: each row's interval also holds what\n"
 	"                        varies between jobs, from 3 or more earlier jobs of the same\n"
 	"                        spec or series in its cell; the table says where there were\n"
@@ -84,6 +94,8 @@ static int read_verdict(const cJSON *root, int *ret_regression)
 		*ret_regression = 1;
 	else if (strcmp(verdict, "ok") == 0)
 		*ret_regression = 0;
+	else if (strcmp(verdict, "underpowered") == 0)
+		*ret_regression = 2; /* --require-power: rows that could not see the threshold */
 	else if (strcmp(verdict, "not_comparable") == 0)
 		*ret_regression = -1; /* shown, then an error: nothing could be judged */
 	else
@@ -429,7 +441,8 @@ out:
 
 struct compare_options {
 	const char *format, *series, *against, *job;
-	char threshold[128]; /* query arguments: "&max_regression=PCT&metric=M&intervals=S" */
+	char threshold[160]; /* query arguments: "&max_regression=PCT&metric=M&intervals=S&require_power=1" */
+	bool require_power;
 	char max_regression[40], metric[32], intervals[32];
 };
 
@@ -448,13 +461,18 @@ static int compare_option(void *context, int option, const char *value)
 		break;
 	case 'M':
 		if (strcmp(value, "auto") && strcmp(value, "median") && strcmp(value, "min") &&
-		    strcmp(value, "over-floor") && strcmp(value, "floor-ratio"))
+		    strcmp(value, "over-floor") && strcmp(value, "floor-ratio") && strcmp(value, "cpu") &&
+		    strcmp(value, "faults") && strcmp(value, "instructions"))
 			rc = err_set(
 				LL_EINVAL,
-				"--metric must be auto, median, min, over-floor or floor-ratio, not '%s'.",
+				"--metric must be auto, median, min, over-floor, floor-ratio, cpu, faults "
+				"or instructions, not '%s'.",
 				value);
 		else
 			snprintf(o->metric, sizeof(o->metric), "&metric=%s", value);
+		break;
+	case 'P':
+		o->require_power = true;
 		break;
 	case 'I':
 		if (strcmp(value, "across-jobs") && strcmp(value, "within-job"))
@@ -491,6 +509,7 @@ int cmd_compare(int argc, char **argv)
 		{"metric", required_argument, NULL, 'M'},
 		{"intervals", required_argument, NULL, 'I'},
 		{"job", required_argument, NULL, 'j'},
+		{"require-power", no_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 	struct compare_options o = {.format = "table"};
@@ -500,7 +519,8 @@ int cmd_compare(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	snprintf(o.threshold, sizeof(o.threshold), "%s%s%s", o.max_regression, o.metric, o.intervals);
+	snprintf(o.threshold, sizeof(o.threshold), "%s%s%s%s", o.max_regression, o.metric, o.intervals,
+		 o.require_power ? "&require_power=1" : "");
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
 	if (o.job) {
@@ -526,5 +546,8 @@ int cmd_compare(int argc, char **argv)
 			"No variant and cell of the two jobs could be compared (see the reasons above).");
 	if (rc < 0)
 		return client_fail("compare", rc);
+	if (regression == 2)
+		fprintf(stderr, "loadlab compare: rows could only see changes above --max-regression, and "
+				"--require-power asks that every row could (see DETECTABLE).\n");
 	return regression ? 1 : 0;
 }

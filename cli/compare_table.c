@@ -40,9 +40,11 @@ static void print_head(const cJSON *cmp, FILE *out)
 		   text(cmp, "verdict"), number(get(cmp, "baseline"), "id"),
 		   text(get(cmp, "baseline"), "name"), number(get(cmp, "candidate"), "id"),
 		   text(get(cmp, "candidate"), "name"), number(cmp, "max_regression_pct"));
-	buf_printf(&b, "%.0f faster, %.0f slower, %.0f without significant change, %.0f not comparable.\n\n",
+	buf_printf(&b, "%.0f faster, %.0f slower, %.0f without significant change, %.0f not comparable.\n",
 		   number(counts, "faster"), number(counts, "slower"),
 		   number(counts, "no_significant_change"), number(counts, "not_comparable"));
+	report_text_power(&b, cmp);
+	buf_append_str(&b, "\n");
 	table_print_lines(out, buf_str(&b));
 	buf_release(&b);
 }
@@ -59,8 +61,9 @@ static void print_notes(const cJSON *cmp, FILE *out)
 		&b, "\nBASELINE and CANDIDATE: the figures of the metric that judged the row (x floor: the\n"
 		    "median over the empty program's, paired by pass); RATIO, its 95 % interval and\n"
 		    "CHANGE: theirs, the ones the verdict used; P: the Mann-Whitney test where it decides\n"
-		    "beside the interval (-: the interval alone decides); MEDIANS: the raw medians,\n"
-		    "context only.\n");
+		    "beside the interval (-: the interval alone decides); DETECTABLE: the least change\n"
+		    "the row could see (95 % level, 80 % power); MEDIANS and COUNTS (the run counters'\n"
+		    "median differences): context only.\n");
 	if (strcmp(metric, "auto") == 0)
 		buf_append_str(
 			&b, "Judged by the median / floor where both sides have a floor, else by the median "
@@ -114,7 +117,12 @@ static int add_row(struct table *t, const cJSON *row, const char *metric, struct
 	if (strcmp(text(row, "status"), "not_comparable") == 0) {
 		for (int i = 0; i < 5; i++)
 			table_add(t, "");
-		table_addf(t, "not comparable: %s", text(row, "reason"));
+		/* a counter a side did not count says so itself */
+		table_addf(t,
+			   strncmp(text(row, "reason"), "not counted", 11) == 0 ? "%s" : "not comparable: %s",
+			   text(row, "reason"));
+		for (int i = 0; i < 2; i++)
+			table_add(t, "");
 		return table_add(t, "");
 	}
 	report_text_judged_of(row, metric, &j);
@@ -136,7 +144,13 @@ static int add_row(struct table *t, const cJSON *row, const char *metric, struct
 		   : strcmp(j.metric->metric, "floor-ratio") == 0 ? " (median / floor)"
 								  : " (median)");
 	buf_reset(&b);
+	report_text_detectable(&b, row);
+	table_add(t, buf_str(&b));
+	buf_reset(&b);
 	report_text_medians(&b, row, unit, "->");
+	table_add(t, buf_str(&b));
+	buf_reset(&b);
+	report_text_counts(&b, row, "us");
 	rc = table_add(t, buf_str(&b));
 	buf_release(&b);
 	return rc;
@@ -154,7 +168,8 @@ int compare_table_print(const cJSON *comparison, FILE *out)
 		return err_set(LL_EFORMAT, "The server's comparison is not shaped as schemas/compare.json.");
 	print_head(comparison, out);
 	table_init(&t, (const char *const[]){"VARIANT", "CELL", "BASELINE", "CANDIDATE", "RATIO [95% CI]",
-					     "CHANGE", "P", "VERDICT", "MEDIANS (CONTEXT)", NULL});
+					     "CHANGE", "P", "VERDICT", "DETECTABLE", "MEDIANS (CONTEXT)",
+					     "COUNTS (CONTEXT)", NULL});
 	cJSON_ArrayForEach(row, get(comparison, "rows"))
 		if (rc == 0)
 			rc = add_row(&t, row, metric, unit);

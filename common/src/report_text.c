@@ -1,6 +1,7 @@
 #include "loadlab/report_text.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 struct report_text_unit report_text_unit_of(double largest_us, const char *micro)
@@ -55,6 +56,14 @@ static const struct report_text_metric metrics[] = {
 	 true},
 	{"floor-ratio", "median / floor", "baseline_floor_ratio", "candidate_floor_ratio", "floor_ratio",
 	 "floor_ratio_ci_low", "floor_ratio_ci_high", "floor_ratio_change_pct", false},
+	/* the run counters (issue 40): their sides' figures are in "judged" */
+	{"cpu", "CPU time (user + system) per run", "baseline_cpu", "candidate_cpu", "cpu_ratio",
+	 "cpu_ratio_ci_low", "cpu_ratio_ci_high", "cpu_change_pct", false},
+	{"faults", "page faults per run", "baseline_faults", "candidate_faults", "faults_ratio",
+	 "faults_ratio_ci_low", "faults_ratio_ci_high", "faults_change_pct", false},
+	{"instructions", "instructions per run", "baseline_instructions", "candidate_instructions",
+	 "instructions_ratio", "instructions_ratio_ci_low", "instructions_ratio_ci_high",
+	 "instructions_change_pct", false},
 };
 
 const struct report_text_metric *report_text_metric(const char *metric)
@@ -121,15 +130,17 @@ void report_text_judged_of(const cJSON *row, const char *metric, struct report_t
 		const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "p_value");
 		const struct report_text_metric *jm = report_text_metric(
 			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "metric")));
-		*ret = (struct report_text_judged){.metric = jm ? jm : m,
-						   .base = row_number(j, "baseline", NAN),
-						   .cand = row_number(j, "candidate", NAN),
-						   .ratio = row_number(j, "ratio", NAN),
-						   .low = row_number(j, "ci_low", NAN),
-						   .high = row_number(j, "ci_high", NAN),
-						   .change = row_number(j, "change_pct", NAN),
-						   .p = cJSON_IsNumber(p) ? p->valuedouble : NAN,
-						   .has_p = cJSON_IsNumber(p)};
+		*ret = (struct report_text_judged){
+			.metric = jm ? jm : m,
+			.base = row_number(j, "baseline", NAN),
+			.cand = row_number(j, "candidate", NAN),
+			.ratio = row_number(j, "ratio", NAN),
+			.low = row_number(j, "ci_low", NAN),
+			.high = row_number(j, "ci_high", NAN),
+			.change = row_number(j, "change_pct", NAN),
+			.p = cJSON_IsNumber(p) ? p->valuedouble : NAN,
+			.has_p = cJSON_IsNumber(p),
+			.unit = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "unit"))};
 		scope = cJSON_GetObjectItemCaseSensitive(j, "scope");
 	} else { /* a server before issue 39: the metric's own fields */
 		double change = row_number(row, m->change, NAN);
@@ -156,11 +167,14 @@ void report_text_judged_side(struct buf *out, const struct report_text_judged *j
 
 	if (!isfinite(v)) {
 		buf_append_str(out, "?");
-	} else if (j->metric->duration) {
+	} else if (j->unit ? strcmp(j->unit, "us") == 0 : j->metric->duration) {
 		report_text_figure(out, v, unit);
 		buf_printf(out, " %s", unit.name);
-	} else {
+	} else if (!j->unit || strcmp(j->unit, "x_floor") == 0) {
 		buf_printf(out, "%.3f %s floor", v, times);
+	} else { /* a count: "10,250 faults" */
+		report_text_count(out, v, false);
+		buf_printf(out, " %s", j->unit);
 	}
 }
 
@@ -380,4 +394,73 @@ void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cel
 			buf_append_str(out, "none");
 		buf_append_str(out, "\n");
 	}
+}
+
+void report_text_count(struct buf *out, double v, bool sign)
+{
+	char digits[64];
+	int len, lead;
+
+	if (!isfinite(v) || fabs(v) >= 1e18) {
+		buf_printf(out, sign ? "%+g" : "%g", v);
+		return;
+	}
+	len = snprintf(digits, sizeof(digits), "%.0f", fabs(v));
+	if (sign || v <= -0.5)
+		buf_append_str(out, v <= -0.5 ? "-" : "+");
+	lead = len % 3 ? len % 3 : 3;
+	buf_append(out, digits, (size_t)lead);
+	for (int k = lead; k < len; k += 3) {
+		buf_append_str(out, ",");
+		buf_append(out, digits + k, 3);
+	}
+}
+
+void report_text_counts(struct buf *out, const cJSON *row, const char *micro)
+{
+	static const char *const names[] = {"cpu_us", "faults", "instructions"};
+	const cJSON *counters = cJSON_GetObjectItemCaseSensitive(row, "counters");
+	bool first = true;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(counters, names[i]);
+		double delta = row_number(c, "delta", NAN), pct = row_number(c, "change_pct", NAN);
+		if (!isfinite(delta))
+			continue;
+		buf_append_str(out, first ? "" : ", ");
+		first = false;
+		if (i == 0)
+			buf_printf(out, "%+.1f %s CPU", delta, micro);
+		else {
+			report_text_count(out, delta, true);
+			buf_printf(out, " %s", names[i]);
+		}
+		if (isfinite(pct))
+			buf_printf(out, " (%+.1f %%)", pct);
+	}
+}
+
+void report_text_detectable(struct buf *out, const cJSON *row)
+{
+	const cJSON *note = cJSON_GetObjectItemCaseSensitive(row, "detectable_note");
+	double pct = row_number(row, "detectable_pct", NAN);
+
+	if (cJSON_IsString(note))
+		buf_append_str(out, note->valuestring);
+	else if (isfinite(pct))
+		buf_printf(out, "%.1f %%", pct);
+}
+
+void report_text_power(struct buf *out, const cJSON *comparison)
+{
+	const cJSON *power = cJSON_GetObjectItemCaseSensitive(comparison, "power");
+	double rows = row_number(power, "underpowered_rows", 0);
+
+	if (!(rows > 0))
+		return;
+	buf_printf(out, "%.0f %s could not see a change of %.1f %% (see DETECTABLE)%s\n", rows,
+		   rows == 1 ? "row" : "rows", row_number(comparison, "max_regression_pct", 0),
+		   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(power, "required"))
+			   ? ": power is required, so the gate fails."
+			   : "; --require-power would fail the gate.");
 }

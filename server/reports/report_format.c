@@ -272,14 +272,16 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 	report_md_escape(out, text(cand, "name"));
 	buf_printf(out,
 		   "); regressions beyond %.1f %% fail. %d faster, %d slower, %d without "
-		   "significant change, %d not comparable.\n\n",
+		   "significant change, %d not comparable.\n",
 		   get(comparison, "max_regression_pct")->valuedouble,
 		   (int)get(counts, "faster")->valuedouble, (int)get(counts, "slower")->valuedouble,
 		   (int)get(counts, "no_significant_change")->valuedouble,
 		   (int)get(counts, "not_comparable")->valuedouble);
+	report_text_power(out, comparison);
 	buf_append_str(out,
-		       "| variant | cell | baseline | candidate | ratio [95 % CI] | change | p | verdict | "
-		       "medians (context) |\n|---|---|---|---|---|---|---|---|---|\n");
+		       "\n| variant | cell | baseline | candidate | ratio [95 % CI] | change | p | verdict | "
+		       "detectable | medians (context) | counts (context) |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(row, get(comparison, "rows")) {
 		struct report_text_judged j;
 		buf_append_str(out, "| ");
@@ -287,9 +289,11 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 		buf_append_str(out, " | ");
 		report_md_escape(out, text(row, "cell"));
 		if (strcmp(text(row, "status"), "not_comparable") == 0) {
-			buf_append_str(out, " | | | | | | not comparable: ");
+			buf_append_str(out, strncmp(text(row, "reason"), "not counted", 11) == 0
+						    ? " | | | | | | "
+						    : " | | | | | | not comparable: ");
 			report_md_escape(out, text(row, "reason"));
-			buf_append_str(out, " | |\n");
+			buf_append_str(out, " | | | |\n");
 			continue;
 		}
 		report_text_judged_of(row, text(comparison, "metric"), &j);
@@ -306,15 +310,21 @@ int report_render_compare(const cJSON *comparison, const char *format, struct bu
 			   automatic ? strcmp(j.metric->metric, "floor-ratio") == 0 ? " (median / floor)"
 										    : " (median)"
 				     : "");
+		report_text_detectable(out, row);
+		buf_append_str(out, " | ");
 		report_text_medians(out, row, unit, "→");
+		buf_append_str(out, " | ");
+		report_text_counts(out, row, "µs");
 		buf_append_str(out, " |\n");
 	}
 	buf_append_str(out,
 		       "\nBaseline and candidate are the figures of the metric that judged the row "
 		       "(× floor: the median over the empty program's); the ratio, its 95 % interval and "
 		       "the change are theirs, the ones the verdict used; p is the Mann-Whitney test where "
-		       "it decides beside the interval (–: the interval alone decides); the medians are "
-		       "context only.\n\n");
+		       "it decides beside the interval (–: the interval alone decides); detectable is the "
+		       "least change the row could see (at the interval's 95 % level and 80 % power, "
+		       "docs/statistics.md); the medians and the counts (the run counters' median "
+		       "differences) are context only.\n\n");
 	m = report_text_row_metric(NULL, text(comparison, "metric"));
 	if (automatic)
 		buf_append_str(out, "Judged by the median / floor where both sides have a floor, else by the "

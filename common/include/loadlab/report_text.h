@@ -89,11 +89,13 @@ struct report_text_judged {
 	const struct report_text_metric *metric;
 	double base, cand, ratio, low, high, change, p;
 	bool has_p, across;
+	const char *unit; /* "judged"'s ("us", "x_floor", a count's name), or NULL */
 };
 void report_text_judged_of(const cJSON *row, const char *metric, struct report_text_judged *ret);
 
 /* Appends J's baseline (or CANDIDATE's) figure: a duration in UNIT with
- * its name, or a multiple of the side's floor ("2.000 × floor"); "?". */
+ * its name, a multiple of the side's floor ("2.000 × floor"), or a count
+ * with its unit ("10,250 faults"); "?". */
 void report_text_judged_side(struct buf *out, const struct report_text_judged *j, bool candidate,
 			     struct report_text_unit unit, const char *times);
 
@@ -132,5 +134,26 @@ void report_text_notes(struct buf *out, const cJSON *table, const char *prefix,
  * differing between cells: FILE, ...". Nothing when SHIPPED is no array. */
 void report_text_shipped(struct buf *out, const cJSON *shipped, const cJSON *cells, const char *prefix,
 			 void (*escape)(struct buf *out, const char *text));
+
+/* Compare's run counters and power (issue 40): */
+
+/* Appends V as a whole number with thousands separators ("1,900"), signed
+ * when SIGN ("+1,900"). */
+void report_text_count(struct buf *out, double v, bool sign);
+
+/* Appends ROW's counts beside its times (its "counters": each counted
+ * figure's median difference, "+17.8 µs CPU (+2.2 %), +1,900 faults
+ * (+3.1 %)"; MICRO names the microsecond); nothing when it has none. */
+void report_text_counts(struct buf *out, const cJSON *row, const char *micro);
+
+/* Appends what ROW could have seen: its "detectable_note" ("this row could
+ * only see changes above 4.2 %") when it has one, else its detectable
+ * change ("1.8 %"); nothing when it has neither. */
+void report_text_detectable(struct buf *out, const cJSON *row);
+
+/* Appends one line when rows of COMPARISON could not see its
+ * max_regression_pct ("power"'s "underpowered_rows"): how many, and
+ * whether power was required (the gate then fails); nothing otherwise. */
+void report_text_power(struct buf *out, const cJSON *comparison);
 
 #endif
