@@ -17,6 +17,12 @@ say "within-job" here (no history); the default's answer is pinned on its
 own in data/compare_pinned_default.json, and its rows (no floors here:
 judged by the median) must carry the median's figures bit for bit.
 
+Issue 40 added each row's "detectable_pct" (and, above max_regression,
+"underpowered" and "detectable_note") and the comparison's "power": the
+median documents are checked without them (NEW_ROW_FIELDS), and the
+default's pinned document was rewritten with --regen, checked to differ
+by these additions only.
+
 Issue 27 added to the report (rewritten with --regen, checked to differ
 from the earlier documents by these additions only): the warm table's
 "measured", each table's "unit", the "notes" of bind's cells (every result
@@ -34,7 +40,8 @@ from harness import Daemon, run_tests
 PINNED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "compare_pinned.json")
 PINNED_DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                               "compare_pinned_default.json")
-NEW_ROW_FIELDS = ("metric", "interval_scope", "interval_low", "interval_high", "between_jobs", "judged")
+NEW_ROW_FIELDS = ("metric", "interval_scope", "interval_low", "interval_high", "between_jobs", "judged",
+                  "detectable_pct", "underpowered", "detectable_note")
 REGEN = "--regen" in sys.argv
 if REGEN:
     sys.argv.remove("--regen")
@@ -133,6 +140,8 @@ def without_new_fields(text):
     doc = json.loads(text)
     assert doc.pop("intervals") == {"scope": "within-job", "history_jobs": 0,
                                     "rows_within_and_between_jobs": 0}, doc
+    power = doc.pop("power")  # issue 40: what each row could have seen
+    assert power["underpowered_rows"] == sum(1 for r in doc["rows"] if r.get("underpowered")), power
     for row in doc["rows"]:
         if row["status"] == "not_comparable":
             assert "interval_scope" not in row, row

@@ -119,7 +119,7 @@ def check_pair(d, base, cand, metric, max_regression):
     # the answer first: the table before the notes and the provenance
     lines = md.splitlines()
     start = lines.index("| variant | cell | baseline | candidate | ratio [95 % CI] | change | p | verdict | "
-                        "medians (context) |")
+                        "detectable | medians (context) | counts (context) |")
     assert all(not l.startswith(("Judged by", "Intervals", "Paired by")) for l in lines[:start]), md[:2000]
     for row, line in zip(rows, lines[start + 2:start + 2 + len(rows)]):
         assert line.startswith("| %s | %s |" % (row["variant"], row["cell"])), (row, line)
