@@ -26,6 +26,7 @@ import random
 import subprocess
 
 from harness import LOADLAB, Daemon, run_tests
+from schemacheck import validate
 
 VARIANTS = ["default", "rebase"]
 RUNS, ROUNDS = 60, 3
@@ -77,6 +78,7 @@ def play(d, token, side, counters=True):
 def compare(d, base, cand, query=""):
     r = d.api("GET", "/api/v1/compare?baseline=%d&candidate=%d%s" % (base, cand, query), token=d.admin_token)
     assert r.status == 200, r
+    validate("compare.json", r.json())
     return r.json()
 
 
