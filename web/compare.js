@@ -1,8 +1,9 @@
 /*
- * The compare page (#/compare?baseline=&candidate=&max_regression=): the
- * verdict of GET /api/v1/compare, the CLI command and a link that give it
- * again, the judged ratio of every row with its interval as a chart, and
- * the rows as a table.
+ * The compare page (#/compare?baseline=&candidate=&max_regression=&metric=):
+ * the verdict of GET /api/v1/compare, the CLI command and a link that give
+ * it again, the judged ratio of every row with its interval as a chart, and
+ * the rows as a table with what each could have seen (detectable_pct, its
+ * words when above the threshold) and its run counters beside its times.
  */
 "use strict";
 
@@ -15,6 +16,7 @@ async function comparePage() {
       <label>Baseline <select name="baseline">${options(q.get("baseline"))}</select></label>
       <label>Candidate <select name="candidate">${options(q.get("candidate"))}</select></label>
       <label>Max regression <input name="max_regression" type="number" step="any" min="0" value="${esc(q.get("max_regression") || "0")}"> %</label>
+      <label>Metric <select name="metric">${COMPARE_METRIC_CHOICES.map((m) => `<option${m === (q.get("metric") || "auto") ? " selected" : ""}>${m}</option>`).join("")}</select></label>
       <button>Compare</button>
     </form>
     <div id="compare-out"></div>`;
@@ -22,6 +24,7 @@ async function comparePage() {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const p = new URLSearchParams({ baseline: form.baseline.value, candidate: form.candidate.value, max_regression: form.max_regression.value || "0" });
+    if (form.metric.value !== "auto") p.set("metric", form.metric.value);
     location.hash = "#/compare?" + p;
   });
   const base = q.get("baseline"), cand = q.get("candidate");
@@ -30,35 +33,43 @@ async function comparePage() {
     return;
   }
   const max = q.get("max_regression") || "0";
-  const cmp = await api(`/api/v1/compare?baseline=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}&max_regression=${encodeURIComponent(max)}`);
-  const link = location.origin + location.pathname + "#/compare?" + new URLSearchParams({ baseline: base, candidate: cand, max_regression: max });
+  const metric = COMPARE_METRIC_CHOICES.includes(q.get("metric")) ? q.get("metric") : "auto";
+  const cmp = await api(`/api/v1/compare?baseline=${encodeURIComponent(base)}&candidate=${encodeURIComponent(cand)}&max_regression=${encodeURIComponent(max)}&metric=${metric}`);
+  const link = location.origin + location.pathname + "#/compare?" + new URLSearchParams(Object.assign({ baseline: base, candidate: cand, max_regression: max }, metric === "auto" ? {} : { metric }));
   const counts = Object.entries(cmp.counts || {}).map(([k, v]) => `${esc(statusWords(k))} ${v}`).join(" · ");
   /* one unit for the table: its judged durations and the raw medians */
   const judged = cmp.rows.map((r) => judgedFigure(r, cmp));
   const unit = unitOf(Math.max(0, ...cmp.rows.flatMap((r, i) => [r.baseline_median_us, r.candidate_median_us]
     .concat(judged[i] && judged[i].duration ? [judged[i].base, judged[i].cand] : []))
     .filter((v) => typeof v === "number")));
-  const side = (f, v) => (f.duration ? `${us(v, unit)} ${unitLabel(unit)}` : `${typeof v === "number" ? v.toFixed(3) : "?"} × floor`);
+  const side = (f, v) => (f.duration ? `${us(v, unit)} ${unitLabel(unit)}` : f.count ? `${typeof v === "number" ? Math.round(v).toLocaleString("en-US") : "?"} ${esc(f.count)}`
+    : `${typeof v === "number" ? v.toFixed(3) : "?"} × floor`);
+  const power = cmp.power && cmp.power.underpowered_rows
+    ? `<p class="compare-note" id="compare-power">${cmp.power.underpowered_rows} row${cmp.power.underpowered_rows === 1 ? "" : "s"} could not see a change of ${esc(cmp.max_regression_pct)} %${cmp.power.required ? ": power is required, so the gate fails." : "; --require-power would fail the gate."}</p>` : "";
   $("#compare-out").innerHTML = `
     <div class="card"><b>Verdict:</b> <span id="verdict" data-verdict="${esc(cmp.verdict)}" class="badge verdict-${esc(cmp.verdict)}">${esc(cmp.verdict)}</span>
       <span class="muted">(max regression ${esc(cmp.max_regression_pct)} %) ${counts}</span>
-      <p>Command line: <code class="cmd" id="compare-cmd">loadlab compare ${esc(base)} ${esc(cand)} --max-regression ${esc(max)}</code></p>
+      <p>Command line: <code class="cmd" id="compare-cmd">loadlab compare ${esc(base)} ${esc(cand)} --max-regression ${esc(max)}${metric === "auto" ? "" : " --metric " + esc(metric)}</code></p>
       <p>Link: <a id="compare-link" href="${esc(link)}">${esc(link)}</a> <button type="button" id="copy-link">Copy</button></p></div>
-    <div class="chart" id="compare-chart"></div>
+    ${power}<div class="chart" id="compare-chart"></div>
     <h2>Rows</h2>
     <p class="small muted" id="compare-legend">Each row in the figures of the metric that judged it (the one judge, docs/statistics.md):
       baseline and candidate, their ratio, the 95 % interval and change the verdict used, and p where the Mann-Whitney test decides beside
-      the interval (–: the interval alone decides). The raw medians are context only.</p>
+      the interval (–: the interval alone decides). Detectable: the least change the row could see (95 % level, 80 % power). The raw medians
+      and the run counters' median differences are context only.</p>
     <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>verdict (judged by)</th>
       <th class="num">baseline</th><th class="num">candidate</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
-      <th class="num">change</th><th class="num">p</th><th class="num">medians (context) ${unitLabel(unit)}</th></tr></thead>
+      <th class="num">change</th><th class="num">p</th><th class="num">detectable</th><th class="num">medians (context) ${unitLabel(unit)}</th>
+      <th>counts (context)</th></tr></thead>
       <tbody>${cmp.rows.map((r, i) => { const f = judged[i]; return `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
         <td><span class="badge status-${esc(r.status)} v-status" data-status="${esc(r.status)}">${esc(statusWords(r.status))}</span>${r.regression ? ' <b class="error v-regression">regression</b>' : ""}
           <div class="small muted v-metric">${f ? esc(f.title) : esc(r.reason || "")}</div></td>
         <td class="num v-base">${f ? side(f, f.base) : ""}</td><td class="num v-cand">${f ? side(f, f.cand) : ""}</td>
         <td class="num v-ratio">${f ? ratio(f.ratio) : ""}</td><td class="num v-ci">${f ? `[${ratio(f.low)}, ${ratio(f.high)}]${f.across ? " across jobs" : ""}` : ""}</td>
         <td class="num v-change">${f ? pct(f.change) : ""}</td><td class="num v-p">${f ? (f.hasP ? pval(f.p) : "–") : ""}</td>
-        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td></tr>`; }).join("")}</tbody></table></div>`;
+        <td class="num v-detectable${r.underpowered ? " error" : ""}">${r.detectable_note ? esc(r.detectable_note) : typeof r.detectable_pct === "number" ? `${r.detectable_pct.toFixed(1)} %` : ""}</td>
+        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td>
+        <td class="small muted v-counts">${countsText(r.counters)}</td></tr>`; }).join("")}</tbody></table></div>`;
   $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
   compareChart($("#compare-chart"), cmp);
 }
@@ -74,6 +85,27 @@ const COMPARE_METRICS = {
   "floor-ratio": { title: "median divided by the floor", ratio: (r) => r.floor_ratio, low: "floor_ratio_ci_low", high: "floor_ratio_ci_high" },
 };
 
+/* The metrics compare takes (docs/statistics.md), auto first. */
+const COMPARE_METRIC_CHOICES = ["auto", "median", "min", "over-floor", "floor-ratio", "cpu", "faults", "instructions"];
+Object.assign(COMPARE_METRICS, {
+  "cpu": { title: "CPU time (user + system) per run", ratio: (r) => r.cpu_ratio, low: "cpu_ratio_ci_low", high: "cpu_ratio_ci_high" },
+  "faults": { title: "page faults per run", ratio: (r) => r.faults_ratio, low: "faults_ratio_ci_low", high: "faults_ratio_ci_high" },
+  "instructions": { title: "instructions per run", ratio: (r) => r.instructions_ratio, low: "instructions_ratio_ci_low",
+    high: "instructions_ratio_ci_high" },
+});
+
+/* A row's run counters beside its times, as the CLI says them: "+17.8 µs
+ * CPU (+2.2 %), +1,900 faults (+15.8 %)"; "" without counters. */
+function countsText(counters) {
+  if (!counters) return "";
+  const signed = (v) => (v > 0 ? "+" : v < 0 ? "-" : "+") + Math.round(Math.abs(v)).toLocaleString("en-US");
+  return [["cpu_us", "µs CPU"], ["faults", "faults"], ["instructions", "instructions"]]
+    .filter(([k]) => counters[k] && typeof counters[k].delta === "number")
+    .map(([k, name]) => `${k === "cpu_us" ? (counters[k].delta >= 0 ? "+" : "") + counters[k].delta.toFixed(1) : signed(counters[k].delta)} ${name}`
+      + (typeof counters[k].change_pct === "number" ? ` (${pct(counters[k].change_pct)})` : ""))
+    .map(esc).join(", ");
+}
+
 /* A row's status in the words the CLI and the Markdown use. */
 function statusWords(status) {
   return { no_significant_change: "no significant change", not_comparable: "not comparable" }[status] || status;
@@ -87,7 +119,8 @@ function judgedFigure(row, cmp) {
   const j = row.judged;
   if (j && typeof j === "object") {
     const m = COMPARE_METRICS[j.metric] || COMPARE_METRICS.median;
-    return { title: m.title, metric: j.metric, duration: j.unit === "us", base: j.baseline, cand: j.candidate, ratio: j.ratio,
+    return { title: m.title, metric: j.metric, duration: j.unit === "us", count: j.unit !== "us" && j.unit !== "x_floor" ? j.unit : null,
+      base: j.baseline, cand: j.candidate, ratio: j.ratio,
       low: j.ci_low, high: j.ci_high, change: j.change_pct, p: j.p_value, hasP: typeof j.p_value === "number",
       across: j.scope === "within-and-between-jobs" };
   }
