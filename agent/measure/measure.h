@@ -69,6 +69,13 @@
  * until every program's median has a 95 % interval narrower than
  * precision * median, or the cap (o->runs) is reached. */
 #define MEASURE_AUTO_STEP 10
+/* paired_precision's rule stops no earlier than this many passes (unless
+ * the cap is lower): it stops when the interval looks narrow, and at a
+ * few sweeps the width is so noisy that the intervals it stops on cover
+ * 88-90 % instead of 95 %; from 30 passes on they cover what the same
+ * count fixed in advance does (docs/statistics.md, "Runs that stop when
+ * they know enough"). */
+#define MEASURE_PRECISION_MIN_PASSES 30
 
 struct measure_program {                 /* one thing to time; everything borrowed */
 	const char *name;                /* unique in a measurement: "default", "(floor)" */
@@ -103,7 +110,8 @@ struct measure_options {
 	 * auto_runs, stop once every variant's paired 95 % interval against
 	 * the baseline is within +-paired_precision (a share: 0.01 is 1 %),
 	 * or max_seconds of timed passes are spent (checked after each sweep
-	 * of MEASURE_AUTO_STEP passes), or the runs (the cap); the precision
+	 * of MEASURE_AUTO_STEP passes, the precision from
+	 * MEASURE_PRECISION_MIN_PASSES on), or the runs (the cap); the precision
 	 * rule then replaces the median's. Programs [0, paired_count) are the
 	 * variants, program 0 the baseline; those after (the floor) are timed
 	 * but not judged. The paired interval: per timed pass k, the ratio

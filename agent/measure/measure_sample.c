@@ -237,6 +237,8 @@ static int sample_all(struct sampler *w, bool with_warmup)
 				return rc;
 		if ((rc = paired ? paired_enough(w, &s->reached) : precise_enough(w, &s->reached)) < 0)
 			return rc;
+		if (paired && s->taken < MEASURE_PRECISION_MIN_PASSES && s->taken < s->capacity)
+			s->reached = false; /* the first widths are too noisy to stop on (measure.h) */
 		s->seconds = (double)(clock_monotonic_us() - start) / 1e6;
 		s->stopped = "precision";
 		if (s->reached)
