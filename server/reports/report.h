@@ -68,8 +68,9 @@
 /* 2: compare's data cached beside the summary (issue 16); 3: rounds and
  * the floor in compare's data, cold statistics and noise (issue 12); 4:
  * the over-floor interval's ranks in compare's data (issue 16); 5: each warm
- * cell's floor median and x_floor. */
-#define REPORT_SUMMARY_VERSION 5
+ * cell's floor median and x_floor; 6: each warm cell's detectable_pct
+ * against the baseline, and the run counters in compare's data (issue 40). */
+#define REPORT_SUMMARY_VERSION 6
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
 #define REPORT_MIN_EFFECT (REPORT_MIN_EFFECT_PCT / 100) /* the same, as a ratio's distance from 1 */

@@ -16,6 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* VS's "detectable_pct": the least change its star could see, from the
+ * interval it shows (the per-sample rule; report_judge_detectable_pct()). */
+static void add_detectable(cJSON *vs)
+{
+	double d = report_judge_detectable_pct(number(vs, "ratio_ci_low", NAN),
+					       number(vs, "ratio_ci_high", NAN), true);
+
+	if (isfinite(d))
+		cJSON_AddNumberToObject(vs, "detectable_pct", round_to(d, 0.01));
+}
+
 void report_compare_figures(const struct stats_summary *sx, const struct stats_summary *sy, double p,
 			    double lo, double hi, cJSON *out, double *ret_change, bool *ret_significant)
 {
@@ -390,6 +401,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 								   REPORT_RESAMPLES, stats_seed_of(name),
 								   true, vs, &change, &significant) < 0)
 						cJSON_DeleteItemFromObjectCaseSensitive(s, "vs_baseline");
+					else /* what the star could have seen (issue 40, report_judge_rules.h) */
+						add_detectable(vs);
 				}
 				free(x);
 			}
