@@ -18,6 +18,8 @@ page faults per run, instructions not counted for want of a PMU):
   see changes above X %" in the JSON, the table and the Markdown;
   `--require-power` fails the gate on them (exit 1, verdict
   "underpowered"), and not without it;
+- the job report's warm cells say what their star could see
+  (detectable_pct against the baseline);
 - a bad metric or require_power is a 400 naming it.
 """
 import json
@@ -198,6 +200,14 @@ def test_counters_and_power():
         assert doc["verdict"] == "ok" and doc["power"]["underpowered_rows"] == 0, doc
         r = cli(d, str(base), str(cand), "--max-regression", "50", "--require-power", "--format", "json")
         assert r.returncode == 0 and json.loads(r.stdout)["verdict"] == "ok", (r.returncode, r.stderr)
+
+        # the job report's warm cells: what their star could see
+        report = d.api("GET", "/api/v1/jobs/%d/report" % cand, token=d.admin_token).json()
+        cells = [c for v in report["warm"]["variants"] if v["variant"] == "rebase" for c in v["cells"]]
+        assert cells, report["warm"]
+        for c in cells:
+            want = detectable(c["ratio_ci_low"], c["ratio_ci_high"], True)
+            assert abs(c["detectable_pct"] - want) < 0.02, (c, want)
 
         # bad input: a 400 naming it, nothing judged
         for query, words in (("&metric=cycles", "metric must be"), ("&require_power=yes", "require_power")):
