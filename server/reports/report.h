@@ -38,6 +38,9 @@
  *   report_between.c    what varies between jobs; the metric a row is
  *                       judged by (report_between.h)
  *   report_paired.c     the floor ratio paired by pass (report_paired.h)
+ *   report_compare_counters.c compare on the run counters (cpu, faults,
+ *                       instructions) and each row's counts beside its
+ *                       times (report_compare_counters.h)
  *   report_compare_program.c two program jobs' files and settings
  *   report_ab.c         an A/B program job's builds against its base
  *   report_cache.c      reports computed on workers, once per job state
