@@ -2,6 +2,7 @@
  * the tables the job measured, each in one unit (report_text.h), what the
  * runner could not show under each table, then the findings. */
 #include "report_int.h"
+#include "report_loader_work.h"
 
 #include "loadlab/report_text.h"
 
@@ -246,6 +247,7 @@ void report_markdown_job(const cJSON *report, struct buf *out)
 	}
 	if (cJSON_IsObject(get(report, "churn")))
 		md_churn(out, get(report, "churn"));
+	report_loader_work_markdown(get(report, "loader_work"), out);
 	if (cJSON_IsArray(get(report, "shipped"))) {
 		buf_append_str(
 			out, "\n## Same bytes in every cell\n\nThe job's programs were built once and "

@@ -1,6 +1,7 @@
 /* One result's summary (report.h, report_summarize_result()) and the
  * statistics shared with comparisons: see report_int.h. */
 #include "summary.h"
+#include "report_loader_work.h"
 
 #include "report_int.h"
 #include "report_judge_rules.h"
@@ -326,6 +327,7 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 			continue;
 		}
 		cJSON_AddBoolToObject(s, "valid", true);
+		report_loader_work_summary(v, s);
 		if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0) {
 			if (report_sample_set(&sx, x, n) == 0 && (w = summarize_warm(&sx, name))) {
 				cJSON *noise = noise_of(get(get(v, "warm"), "noise"));
