@@ -507,7 +507,8 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		/* The loader's work beside the times (report_loader_work.h). */
 		cJSON *loader_work = report_loader_work_table(rows.tasks, names);
 		if (loader_work)
-			report_loader_work_findings(loader_work, cJSON_GetObjectItemCaseSensitive(out, "findings"));
+			report_loader_work_findings(loader_work,
+						    cJSON_GetObjectItemCaseSensitive(out, "findings"));
 		cJSON_AddItemToObject(out, "loader_work", loader_work ? loader_work : cJSON_CreateNull());
 	}
 	report_annotate(out, spec);

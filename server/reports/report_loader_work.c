@@ -8,9 +8,9 @@
 
 /* The loader's figures a row copies, as the agent names them. */
 static const char *const copied[] = {
-	"source",	   "relocations",     "relative_relocations", "final_relocations",
-	"imports_by_name", "imports_by_ordinal", "imports_bound",	"startup_time",
-	"time_unit",	   "not_counted",     "cannot_show",
+	"source",          "relocations",        "relative_relocations", "final_relocations",
+	"imports_by_name", "imports_by_ordinal", "imports_bound",        "startup_time",
+	"time_unit",       "not_counted",        "cannot_show",
 };
 
 void report_loader_work_summary(const cJSON *variant, cJSON *out)
@@ -49,7 +49,9 @@ bool report_loader_work_flag(const cJSON *knobs, const cJSON *loader, char *reas
 	if (!cJSON_IsObject(loader) || get(loader, "not_counted"))
 		return false;
 	if (knob_is(knobs, "bases", "unique") && number(loader, "relocations", 0) > 0) {
-		snprintf(reason, size, "rebased to unique bases, yet the loader applied %.0f relocations (%.0f images moved)",
+		snprintf(reason, size,
+			 "rebased to unique bases, yet the loader applied %.0f relocations (%.0f of its "
+			 "images moved)",
 			 number(loader, "relocations", 0), number(loader, "images_relocated", 0));
 		return true;
 	}
@@ -99,7 +101,8 @@ static cJSON *row_of(const char *name, const char *key, const cJSON *loader)
 			cJSON_AddItemToObject(row, copied[i], cJSON_Duplicate(get(loader, copied[i]), true));
 	if (has(loader, "relocations") && has(loader, "final_relocations"))
 		cJSON_AddNumberToObject(row, "lazy_after_start",
-					number(loader, "final_relocations", 0) - number(loader, "relocations", 0));
+					number(loader, "final_relocations", 0) -
+						number(loader, "relocations", 0));
 	if (has(stat, "relocations"))
 		cJSON_AddNumberToObject(row, "static_relocations", number(stat, "relocations", 0));
 	if (has(stat, "imports_bound"))
@@ -123,9 +126,11 @@ cJSON *report_loader_work_table(const cJSON *tasks, const cJSON *variant_names)
 			cJSON *row;
 			if (!cJSON_IsObject(get(v, "loader")) || !cJSON_IsString(name))
 				continue;
-			if (!out && (!(out = cJSON_CreateObject()) || !(rows = cJSON_AddArrayToObject(out, "rows"))))
+			if (!out &&
+			    (!(out = cJSON_CreateObject()) || !(rows = cJSON_AddArrayToObject(out, "rows"))))
 				return cJSON_Delete(out), NULL;
-			row = row_of(name->valuestring, string(t, "key") ? string(t, "key") : "", get(v, "loader"));
+			row = row_of(name->valuestring, string(t, "key") ? string(t, "key") : "",
+				     get(v, "loader"));
 			flagged += cJSON_IsTrue(get(row, "flagged"));
 			cJSON_AddItemToArray(rows, row);
 		}
@@ -147,79 +152,4 @@ void report_loader_work_findings(const cJSON *table, cJSON *findings)
 			 string(row, "variant"), string(row, "cell"), string(row, "flag"));
 		cJSON_AddItemToArray(findings, cJSON_CreateString(text));
 	}
-}
-
-/* KEY of ROW as a Markdown cell's figure: the count, or "–". */
-static void md_count(struct buf *out, const cJSON *row, const char *key)
-{
-	if (has(row, key))
-		buf_printf(out, " %.0f |", number(row, key, 0));
-	else
-		buf_append_str(out, " – |");
-}
-
-void report_loader_work_markdown(const cJSON *table, struct buf *out)
-{
-	const cJSON *row;
-
-	if (!cJSON_IsObject(table))
-		return;
-	buf_append_str(out,
-		       "\n## Loader work\n\nWhat the loader did for each variant, beside its times: "
-		       "relocations applied (ELF: glibc's count of symbol lookups at start-up, and its "
-		       "relative relocations; PE: the base relocations of every image away from its "
-		       "preferred base), lazy bindings after the start (ELF), imports resolved by name, "
-		       "by ordinal, and held by a valid binding (PE), and the time in the loader where "
-		       "glibc reports it. ⚑: the counts contradict what the variant's transform promises "
-		       "(the reason below the table).\n\n"
-		       "| variant | cell | source | relocations | relative | lazy after start | by name | "
-		       "by ordinal | bound | time in loader |\n"
-		       "|---|---|---|---|---|---|---|---|---|---|\n");
-	cJSON_ArrayForEach(row, get(table, "rows")) {
-		buf_append_str(out, "| ");
-		report_md_escape(out, string(row, "variant") ? string(row, "variant") : "");
-		buf_append_str(out, cJSON_IsTrue(get(row, "flagged")) ? " ⚑ | " : " | ");
-		report_md_escape(out, string(row, "cell") ? string(row, "cell") : "");
-		buf_append_str(out, " | ");
-		if (string(row, "not_counted")) {
-			buf_append_str(out, "not counted: ");
-			report_md_escape(out, string(row, "not_counted"));
-			buf_append_str(out, " | | | | | | | |\n");
-			continue;
-		}
-		report_md_escape(out, string(row, "source") ? string(row, "source") : "");
-		buf_append_str(out, " |");
-		md_count(out, row, "relocations");
-		md_count(out, row, "relative_relocations");
-		md_count(out, row, "lazy_after_start");
-		md_count(out, row, "imports_by_name");
-		md_count(out, row, "imports_by_ordinal");
-		md_count(out, row, "imports_bound");
-		if (has(row, "startup_time")) {
-			buf_printf(out, " %.0f ", number(row, "startup_time", 0));
-			report_md_escape(out, string(row, "time_unit") ? string(row, "time_unit") : "");
-			buf_append_str(out, " |\n");
-		} else {
-			buf_append_str(out, " – |\n");
-		}
-	}
-	cJSON_ArrayForEach(row, get(table, "rows")) {
-		if (!cJSON_IsTrue(get(row, "flagged")))
-			continue;
-		buf_append_str(out, "\n- ⚑ ");
-		report_md_escape(out, string(row, "variant") ? string(row, "variant") : "");
-		buf_append_str(out, " on ");
-		report_md_escape(out, string(row, "cell") ? string(row, "cell") : "");
-		buf_append_str(out, ": ");
-		report_md_escape(out, string(row, "flag") ? string(row, "flag") : "");
-	}
-	/* What the loader hides is the runner's: said once. */
-	cJSON_ArrayForEach(row, get(table, "rows")) {
-		if (!string(row, "cannot_show"))
-			continue;
-		buf_append_str(out, "\n- ⚠ ");
-		report_md_escape(out, string(row, "cannot_show"));
-		break;
-	}
-	buf_append_str(out, "\n");
 }

@@ -11,7 +11,7 @@
  * knobs in the result's summary (report_loader_work_summary()),
  * report_job.c builds the table from the summaries
  * (report_loader_work_table()) and adds a finding per flagged row,
- * report_markdown.c writes it (report_loader_work_markdown()), and the
+ * report_markdown.c writes it as Markdown, and the
  * CLI's `loadlab report` prints it (cli/report_table.c).
  *
  * The rules (report_loader_work_flag(); docs/rest-bodies.md, "Loader
@@ -40,8 +40,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "loadlab/buf.h"
-
 /* Most bytes of a flag's reason (the terminator included). */
 #define REPORT_LOADER_WORK_MAX_REASON 256
 
@@ -69,9 +67,5 @@ cJSON *report_loader_work_table(const cJSON *tasks, const cJSON *variant_names);
 
 /* One sentence per flagged row of TABLE, appended to FINDINGS. */
 void report_loader_work_findings(const cJSON *table, cJSON *findings);
-
-/* TABLE (report_loader_work_table()) as a Markdown section appended to
- * OUT; nothing for NULL. */
-void report_loader_work_markdown(const cJSON *table, struct buf *out);
 
 #endif

@@ -39,10 +39,10 @@ def pe_loader(relocations, images_relocated, by_name, by_ordinal, static_bound, 
 
 
 def post(d, token, body):
-    validate("result.json", body)
     lease = d.api("POST", "/api/v1/lease", {}, token=token).json()
-    r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"], dict(body, attempt=lease["attempt"]),
-              token=token)
+    body = dict(body, attempt=lease["attempt"])
+    validate("result.json", body)
+    r = d.api("POST", "/api/v1/tasks/%d/result" % lease["task_id"], body, token=token)
     assert r.status == 200, r
 
 
@@ -94,11 +94,15 @@ def test_pe_table():
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
         assert "## Loader work" in md, md
         assert "| rebase | os=win10 | probe | 0 | – | – | 1010 | 0 | 0 | – |" in md, md
+        assert "| bind | os=win10 | probe | 0 | – | – | 1010 | 0 | 0 (files: 1000) | – |" in md, md
         assert "| ordinal+rebase ⚑ | os=win10 | probe | 1900 |" in md, md
         assert md.count(WINE_NOTE) == 1, md
 
         code, out, err = cli(d, "report", str(job["id"]))
         assert code == 0, (code, out, err)
+        print(md)
+        print(out)
+        assert "0 (files 1000)" in out, out
         assert "Loader work" in out and "ordinal+bind !" in out and "! ordinal+rebase: rebased" in out, out
         assert out.count(WINE_NOTE) == 1, out
 

@@ -13,7 +13,7 @@
 #include "pe_loader_work.h"
 
 /* What a number under Wine cannot show (DESIGN.md, "Known traps"). */
-#define PE_LOADER_WINE_NOTE                                                                            \
+#define PE_LOADER_WINE_NOTE                                                                          \
 	"Wine ignores bound imports and resolves every import: a valid binding saves nothing here, " \
 	"so imports_bound is 0 in what the probe saw; the static count is what Windows would skip."
 
@@ -49,7 +49,7 @@ int pe_loader_variant(const struct pe_context *ctx, struct pe_variant *var, cons
 	size_t count = (size_t)ctx->base.dlls + 1, opened = 0;
 	struct pe_loader_image *images = calloc(count, sizeof(*images));
 	struct pe_image **owned = calloc(count, sizeof(*owned));
-	char (*names)[32] = calloc(count, sizeof(*names));
+	char(*names)[32] = calloc(count, sizeof(*names));
 	bool *relocated = calloc(count, sizeof(*relocated));
 	struct lookup lookup = {ctx, var->base.dir};
 	struct pe_loader_work seen, predicted;

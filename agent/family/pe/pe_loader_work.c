@@ -31,8 +31,9 @@ static void predict_relocated(const struct pe_loader_image *images, size_t count
 		const struct pe_image *m = images[i].image;
 		ret[i] = false;
 		for (size_t j = 0; j < i && !ret[i]; j++)
-			ret[i] = !ret[j] && overlaps(m->image_base, m->size_of_image, images[j].image->image_base,
-						     images[j].image->size_of_image);
+			ret[i] = !ret[j] &&
+				 overlaps(m->image_base, m->size_of_image, images[j].image->image_base,
+					  images[j].image->size_of_image);
 	}
 }
 
@@ -120,7 +121,8 @@ int pe_loader_work_count(const struct pe_loader_image *images, size_t count, con
 			w.images_relocated++;
 			pe_relocs_release(&relocs);
 		}
-		if ((rc = count_imports(images, count, i, placed, binding_used, timestamp_of, context, &w)) < 0)
+		if ((rc = count_imports(images, count, i, placed, binding_used, timestamp_of, context, &w)) <
+		    0)
 			goto out;
 	}
 	*ret = w;

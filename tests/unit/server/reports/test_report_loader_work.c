@@ -1,9 +1,11 @@
 /* report_loader_work.h: the flagging rule as a table (a variant's knobs,
  * the loader's counts, flagged or not and the words of its reason, for
  * the pe family, a PE program, the elf family and an ELF program), and
- * the table, its findings and its Markdown from tasks' summaries. */
+ * the table, its findings and its Markdown (report_markdown_job()) from
+ * tasks' summaries. */
 #include "check.h"
 
+#include "reports/report_int.h"
 #include "reports/report_loader_work.h"
 
 #include <cjson/cJSON.h>
@@ -24,25 +26,28 @@ static const struct {
 } rules[] = {
 	/* pe family: rebased, and it stayed put */
 	{"{\"bases\":\"unique\",\"bind\":false,\"imports\":\"name\"}",
-	 "{\"source\":\"probe\",\"relocations\":0,\"images\":11,\"images_relocated\":0,\"imports_by_name\":1000,"
+	 "{\"source\":\"probe\",\"relocations\":0,\"images\":11,\"images_relocated\":0,\"imports_by_name\":"
+	 "1000,"
 	 "\"imports_by_ordinal\":0,\"imports_bound\":0,\"static\":{\"relocations\":0,\"imports_bound\":0}}",
 	 NULL},
 	/* a rebased DLL that still applied relocations */
 	{"{\"bases\":\"unique\",\"bind\":false,\"imports\":\"name\"}",
 	 "{\"source\":\"probe\",\"relocations\":1900,\"images\":11,\"images_relocated\":1}",
-	 "yet the loader applied 1900 relocations (1 images moved)"},
+	 "yet the loader applied 1900 relocations (1 of its images moved)"},
 	/* same bases: all but one moved, as promised */
 	{"{\"bases\":\"same\",\"bind\":false,\"imports\":\"name\"}",
 	 "{\"source\":\"static\",\"relocations\":9000,\"images\":11,\"images_relocated\":9}", NULL},
 	{"{\"bases\":\"same\",\"bind\":false,\"imports\":\"name\"}",
-	 "{\"source\":\"static\",\"relocations\":0,\"images\":11,\"images_relocated\":0}", "none of its 11 images"},
+	 "{\"source\":\"static\",\"relocations\":0,\"images\":11,\"images_relocated\":0}",
+	 "none of its 11 images"},
 	/* one DLL at a 'same' base moves nothing: no contradiction */
 	{"{\"bases\":\"same\",\"bind\":false,\"imports\":\"name\"}",
 	 "{\"source\":\"static\",\"relocations\":0,\"images\":2,\"images_relocated\":0}", NULL},
 	/* bound under Wine: the probe resolves all, the static count holds it */
 	{"{\"bases\":\"unique\",\"bind\":true,\"imports\":\"name\"}",
 	 "{\"source\":\"probe\",\"relocations\":0,\"imports_bound\":0,\"imports_by_name\":1010,"
-	 "\"cannot_show\":\"Wine ignores bound imports\",\"static\":{\"relocations\":0,\"imports_bound\":1000}}",
+	 "\"cannot_show\":\"Wine ignores bound "
+	 "imports\",\"static\":{\"relocations\":0,\"imports_bound\":1000}}",
 	 NULL},
 	/* a bound variant with no valid binding */
 	{"{\"bases\":\"unique\",\"bind\":true,\"imports\":\"name\"}",
@@ -63,24 +68,30 @@ static const struct {
 	 "the probe saw 300 relocations applied, the files predict 0"},
 	/* elf family: -z now without lazy bindings, and with */
 	{"{\"bind\":\"now\",\"relocs\":\"rela\"}",
-	 "{\"source\":\"glibc\",\"relocations\":1333,\"final_relocations\":1333,\"relative_relocations\":267}", NULL},
-	{"{\"bind\":\"now\",\"relocs\":\"rela\"}", "{\"source\":\"glibc\",\"relocations\":333,\"final_relocations\":359}",
+	 "{\"source\":\"glibc\",\"relocations\":1333,\"final_relocations\":1333,\"relative_relocations\":"
+	 "267}",
+	 NULL},
+	{"{\"bind\":\"now\",\"relocs\":\"rela\"}",
+	 "{\"source\":\"glibc\",\"relocations\":333,\"final_relocations\":359}",
 	 "26 symbols were bound lazily"},
 	/* lazy may bind later: no contradiction */
-	{"{\"bind\":\"lazy\",\"relocs\":\"rela\"}", "{\"source\":\"glibc\",\"relocations\":333,\"final_relocations\":359}",
-	 NULL},
+	{"{\"bind\":\"lazy\",\"relocs\":\"rela\"}",
+	 "{\"source\":\"glibc\",\"relocations\":333,\"final_relocations\":359}", NULL},
 	/* an ELF program's bind-now */
-	{"{\"bind_now\":true,\"pagein\":false}", "{\"source\":\"glibc\",\"relocations\":100,\"final_relocations\":101}",
+	{"{\"bind_now\":true,\"pagein\":false}",
+	 "{\"source\":\"glibc\",\"relocations\":100,\"final_relocations\":101}",
 	 "1 symbols were bound lazily"},
 	/* nothing counted is never flagged; no knobs, nothing promised */
-	{"{\"bases\":\"unique\"}", "{\"source\":\"static\",\"not_counted\":\"unreadable\",\"relocations\":5}", NULL},
+	{"{\"bases\":\"unique\"}", "{\"source\":\"static\",\"not_counted\":\"unreadable\",\"relocations\":5}",
+	 NULL},
 	{NULL, "{\"source\":\"glibc\",\"relocations\":333,\"final_relocations\":359}", NULL},
 };
 
 static void test_rules(void)
 {
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		cJSON *knobs = rules[i].knobs ? parse(rules[i].knobs) : NULL, *loader = parse(rules[i].loader);
+		cJSON *knobs = rules[i].knobs ? parse(rules[i].knobs) : NULL,
+		      *loader = parse(rules[i].loader);
 		char reason[REPORT_LOADER_WORK_MAX_REASON] = "";
 		bool flagged = report_loader_work_flag(knobs, loader, reason, sizeof(reason));
 		if (flagged != (rules[i].flag != NULL) || (flagged && !strstr(reason, rules[i].flag)))
@@ -96,9 +107,10 @@ static void test_rules(void)
  * order, the flagged one with its reason, a finding, the Markdown. */
 static void test_table(void)
 {
-	cJSON *good = parse("{\"name\":\"rebase\",\"knobs\":{\"bases\":\"unique\",\"bind\":false},"
-			    "\"loader\":{\"source\":\"static\",\"relocations\":0,\"images\":3,\"images_relocated\":0,"
-			    "\"imports_by_name\":30,\"imports_by_ordinal\":0,\"imports_bound\":0}}");
+	cJSON *good = parse(
+		"{\"name\":\"rebase\",\"knobs\":{\"bases\":\"unique\",\"bind\":false},"
+		"\"loader\":{\"source\":\"static\",\"relocations\":0,\"images\":3,\"images_relocated\":0,"
+		"\"imports_by_name\":30,\"imports_by_ordinal\":0,\"imports_bound\":0}}");
 	cJSON *bad = parse("{\"name\":\"bind\",\"knobs\":{\"bases\":\"unique\",\"bind\":true},"
 			   "\"loader\":{\"source\":\"static\",\"relocations\":0,\"imports_bound\":0,"
 			   "\"imports_by_name\":30}}");
@@ -113,8 +125,8 @@ static void test_table(void)
 		report_loader_work_summary(good, cJSON_AddObjectToObject(variants, "rebase"));
 		report_loader_work_summary(bad, cJSON_AddObjectToObject(variants, "bind"));
 		report_loader_work_summary(none, cJSON_AddObjectToObject(variants, "other"));
-		CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(variants, "other"), "loader") ==
-		      NULL);
+		CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(variants, "other"),
+						       "loader") == NULL);
 		cJSON_AddItemToArray(tasks, t);
 	}
 	cJSON *table = report_loader_work_table(tasks, names);
@@ -126,7 +138,8 @@ static void test_table(void)
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "variant")), "bind");
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "cell")), "os=win10");
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(first, "flagged")));
-	CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "flag")), "valid binding") != NULL);
+	CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "flag")),
+		     "valid binding") != NULL);
 	CHECK(cJSON_GetObjectItemCaseSensitive(first, "knobs") == NULL);
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(third, "variant")), "rebase");
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(third, "flagged")));
@@ -138,8 +151,12 @@ static void test_table(void)
 	CHECK(strstr(cJSON_GetArrayItem(findings, 0)->valuestring, "bind on os=win10") != NULL);
 
 	struct buf md;
+	cJSON *report = parse("{\"job\":{\"id\":1,\"name\":\"j\",\"family\":\"pe\",\"state\":\"done\"},"
+			      "\"cells\":[],\"warm\":{\"measured\":false},\"findings\":[]}");
+	cJSON_AddItemReferenceToObject(report, "loader_work", table);
 	buf_init(&md, 1 << 20);
-	report_loader_work_markdown(table, &md);
+	report_markdown_job(report, &md);
+	cJSON_Delete(report);
 	CHECK(strstr(buf_str(&md), "## Loader work") != NULL);
 	CHECK(strstr(buf_str(&md), "| rebase | os=winxp | static | 0 | – | – | 30 | 0 | 0 | – |") != NULL);
 	CHECK(strstr(buf_str(&md), "| bind ⚑ | os=win10 |") != NULL);

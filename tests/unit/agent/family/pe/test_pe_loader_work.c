@@ -111,7 +111,8 @@ int main(void)
 	CHECK_EQ_INT(untouched.relocations, 7);
 
 	/* the result's shape */
-	w = (struct pe_loader_work){.relocations = 38, .images = 2, .images_relocated = 1, .imports_bound = 0};
+	w = (struct pe_loader_work){
+		.relocations = 38, .images = 2, .images_relocated = 1, .imports_bound = 0};
 	CHECK_EQ_INT(pe_loader_work_json(&w, "probe", &j), 0);
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "source")), "probe");
 	CHECK_EQ_INT(cJSON_GetObjectItemCaseSensitive(j, "relocations")->valuedouble, 38);
