@@ -220,8 +220,9 @@ static void print_loader_work(const cJSON *work, FILE *out)
 	      "variant's transform (below the table)\n",
 	      out);
 	cJSON_ArrayForEach(r, get(work, "rows")) {
-		table_addf(&t, "%s%s",
+		table_addf(&t, "%s%s%s",
 			   cJSON_IsString(get(r, "variant")) ? get(r, "variant")->valuestring : "?",
+			   cJSON_IsFalse(get(r, "valid")) ? " (invalid)" : "",
 			   cJSON_IsTrue(get(r, "flagged")) ? " !" : "");
 		table_add_json(&t, get(r, "cell"));
 		if (cJSON_IsString(get(r, "not_counted"))) {

@@ -86,8 +86,9 @@ bool report_loader_work_flag(const cJSON *knobs, const cJSON *loader, char *reas
 	return false;
 }
 
-/* The row of variant NAME's LOADER in the cell KEY. */
-static cJSON *row_of(const char *name, const char *key, const cJSON *loader)
+/* The row of variant NAME's LOADER in the cell KEY (VALID false: a
+ * variant its verification refused, not timed). */
+static cJSON *row_of(const char *name, const char *key, const cJSON *loader, bool valid)
 {
 	cJSON *row = cJSON_CreateObject();
 	const cJSON *stat = get(loader, "static");
@@ -107,6 +108,8 @@ static cJSON *row_of(const char *name, const char *key, const cJSON *loader)
 		cJSON_AddNumberToObject(row, "static_relocations", number(stat, "relocations", 0));
 	if (has(stat, "imports_bound"))
 		cJSON_AddNumberToObject(row, "static_imports_bound", number(stat, "imports_bound", 0));
+	if (!valid)
+		cJSON_AddBoolToObject(row, "valid", false);
 	flagged = report_loader_work_flag(get(loader, "knobs"), loader, reason, sizeof(reason));
 	cJSON_AddBoolToObject(row, "flagged", flagged);
 	if (flagged)
@@ -130,7 +133,7 @@ cJSON *report_loader_work_table(const cJSON *tasks, const cJSON *variant_names)
 			    (!(out = cJSON_CreateObject()) || !(rows = cJSON_AddArrayToObject(out, "rows"))))
 				return cJSON_Delete(out), NULL;
 			row = row_of(name->valuestring, string(t, "key") ? string(t, "key") : "",
-				     get(v, "loader"));
+				     get(v, "loader"), !cJSON_IsFalse(get(v, "valid")));
 			flagged += cJSON_IsTrue(get(row, "flagged"));
 			cJSON_AddItemToArray(rows, row);
 		}

@@ -60,7 +60,9 @@ bool report_loader_work_flag(const cJSON *knobs, const cJSON *loader, char *reas
  * "relative_relocations", "final_relocations", "lazy_after_start",
  * "imports_by_name", "imports_by_ordinal", "imports_bound",
  * "static_relocations", "static_imports_bound", "startup_time",
- * "time_unit", "not_counted", "cannot_show", "flagged", "flag"}],
+ * "time_unit", "not_counted", "cannot_show", "valid" (false only: a
+ * variant its verification refused, kept: its counts may say why),
+ * "flagged", "flag"}],
  * "flagged": N}, each figure only where the agent recorded it; NULL when
  * no summary has a loader object (or no memory). */
 cJSON *report_loader_work_table(const cJSON *tasks, const cJSON *variant_names);

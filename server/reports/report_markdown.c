@@ -250,6 +250,8 @@ static void md_loader_work(struct buf *out, const cJSON *table)
 	cJSON_ArrayForEach(row, get(table, "rows")) {
 		buf_append_str(out, "| ");
 		report_md_escape(out, string(row, "variant") ? string(row, "variant") : "");
+		if (cJSON_IsFalse(get(row, "valid")))
+			buf_append_str(out, " (invalid, not timed)");
 		buf_append_str(out, cJSON_IsTrue(get(row, "flagged")) ? " ⚑ | " : " | ");
 		report_md_escape(out, string(row, "cell") ? string(row, "cell") : "");
 		buf_append_str(out, " | ");

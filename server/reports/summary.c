@@ -319,6 +319,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		s = cJSON_AddObjectToObject(by_name, name);
 		if (get(root, "build_task"))
 			report_shipped_summary(v, s);
+		/* An invalid variant's too: its counts may say why. */
+		report_loader_work_summary(v, s);
 		if (cJSON_IsFalse(get(v, "valid"))) {
 			cJSON_AddBoolToObject(s, "valid", false);
 			cJSON_AddStringToObject(s, "reason",
@@ -327,7 +329,6 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 			continue;
 		}
 		cJSON_AddBoolToObject(s, "valid", true);
-		report_loader_work_summary(v, s);
 		if (report_samples_of(get(get(v, "warm"), "samples_us"), &x, &n) == 0) {
 			if (report_sample_set(&sx, x, n) == 0 && (w = summarize_warm(&sx, name))) {
 				cJSON *noise = noise_of(get(get(v, "warm"), "noise"));

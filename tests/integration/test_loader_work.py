@@ -8,8 +8,10 @@ reason and a finding:
 - a pe job under Wine: `rebase` at its base (nothing to flag, the static
   count beside the probe's), `bind` whose binding holds in the files while
   Wine resolves every import (not flagged; the note says what Wine hides),
-  `ordinal+bind` whose files hold no valid binding (flagged), and
-  `ordinal+rebase` that still applied 1,900 relocations (flagged);
+  `ordinal+bind` whose files hold no valid binding (flagged),
+  `ordinal+rebase` that still applied 1,900 relocations (flagged), and
+  `ordinal`, which verification refused for a moved DLL: its row is kept,
+  "valid": false, and flagged;
 - an elf job: `default` lazy, `now` bound now yet with lazy bindings after
   the start (flagged), the floor's time in the loader in glibc's unit;
 - a job whose results carry no loader object has no table (null).
@@ -60,7 +62,8 @@ def test_pe_table():
     rng = random.Random(40)
     with Daemon() as d:
         job = d.submit(dict(load_example("pietrek-2000.json"), matrix={"cells": {"os": ["win10"]}},
-                            variants=["default", "rebase", "bind", "ordinal+rebase", "ordinal+bind"]))
+                            variants=["default", "rebase", "bind", "ordinal", "ordinal+rebase",
+                                      "ordinal+bind"]))
         _, token = d.enroll("pe-loader", {"os": "win10"})
         knobs = {"default": ("same", False, "name"), "rebase": ("unique", False, "name"),
                  "bind": ("unique", True, "name"), "ordinal+rebase": ("unique", False, "ordinal"),
@@ -73,12 +76,21 @@ def test_pe_table():
         variants = [{"name": n, "valid": True, "knobs": {"bases": k[0], "bind": k[1], "imports": k[2],
                                                           "order": "link"},
                      "warm": warm(rng, 1000), "loader": loaders[n]} for n, k in knobs.items()]
+        # verification refused it: not timed, its counts still shown
+        variants.append({"name": "ordinal", "valid": False, "knobs": {"bases": "unique", "bind": False,
+                                                                       "imports": "ordinal", "order": "link"},
+                         "invalid_reason": "Bases 'unique': 1 DLLs relocated, expected none.",
+                         "loader": pe_loader(40, 1, 10, 1000, 0)})
         post(d, token, {"facts": {"os": "win10"}, "family": "pe", "runner": "wine", "variants": variants})
         report = d.api("GET", "/api/v1/jobs/%d/report" % job["id"], token=d.admin_token).json()
         validate("report.json", report)
         rows = rows_of(report)
-        assert len(rows) == 5 and report["loader_work"]["flagged"] == 2, report["loader_work"]
-        assert [r["variant"] for r in report["loader_work"]["rows"]] == list(knobs), report["loader_work"]
+        assert len(rows) == 6 and report["loader_work"]["flagged"] == 3, report["loader_work"]
+        assert [r["variant"] for r in report["loader_work"]["rows"]] == [
+            "default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind"], report["loader_work"]
+        refused = rows[("ordinal", "os=win10")]
+        assert refused["valid"] is False and refused["flagged"] and "40 relocations" in refused["flag"], refused
+        assert "valid" not in rows[("rebase", "os=win10")], rows
         assert not rows[("rebase", "os=win10")]["flagged"], rows
         assert not rows[("default", "os=win10")]["flagged"], rows
         bind = rows[("bind", "os=win10")]
@@ -89,20 +101,21 @@ def test_pe_table():
         unbound = rows[("ordinal+bind", "os=win10")]
         assert unbound["flagged"] and "no import has a valid binding" in unbound["flag"], unbound
         findings = [f for f in report["findings"] if "contradicts its transform" in f]
-        assert len(findings) == 2 and any(f.startswith("ordinal+bind on os=win10") for f in findings), findings
+        assert len(findings) == 3 and any(f.startswith("ordinal+bind on os=win10") for f in findings), findings
 
         md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job["id"], token=d.admin_token).body.decode()
         assert "## Loader work" in md, md
         assert "| rebase | os=win10 | probe | 0 | – | – | 1010 | 0 | 0 | – |" in md, md
         assert "| bind | os=win10 | probe | 0 | – | – | 1010 | 0 | 0 (files: 1000) | – |" in md, md
         assert "| ordinal+rebase ⚑ | os=win10 | probe | 1900 |" in md, md
+        assert "| ordinal (invalid, not timed) ⚑ | os=win10 | probe | 40 |" in md, md
         assert md.count(WINE_NOTE) == 1, md
 
         code, out, err = cli(d, "report", str(job["id"]))
         assert code == 0, (code, out, err)
         print(md)
         print(out)
-        assert "0 (files 1000)" in out, out
+        assert "0 (files 1000)" in out and "ordinal (invalid) !" in out, out
         assert "Loader work" in out and "ordinal+bind !" in out and "! ordinal+rebase: rebased" in out, out
         assert out.count(WINE_NOTE) == 1, out
 

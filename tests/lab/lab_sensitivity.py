@@ -19,9 +19,10 @@ iteration, the median of 21 timings of 2^20 iterations); iterations =
 1 % x load time / time per iteration, and the calibrator then times that
 many once more (printed: the cost the changed build carries).
 
-Then JOBS A/B jobs (default 10), one after the other, each with three
+Then JOBS A/B jobs (default 10), one after the other, each with four
 builds run in the same shuffled passes by one real Linux agent: base,
-the base again (the A/A row) and the changed build, as-built only, with
+the base twice again (two A/A rows a job, 20 in all) and the changed
+build, as-built only, with
 measure.warm {"runs": "auto", "precision_pct": PRECISION_PCT,
 "max_seconds": MAX_SECONDS (300: at most 5 minutes)}. Each job is judged
 by `loadlab compare --job ID --format json` (GET /api/v1/compare?job=ID):
@@ -35,8 +36,8 @@ by `loadlab compare --job ID --format json` (GET /api/v1/compare?job=ID):
                       minus base; the 95 % percentile-bootstrap interval
                       of the median difference above 0), printed beside
                       the gate's, never instead of it
-    A/A rows called   the copy's row not "no_significant_change"
-                      goal <= 5 % of the rows
+    A/A rows called   a copy's row not "no_significant_change"
+                      goal <= 5 % of the rows (1 of 20)
     stopped           how each job's runs stopped (precision,
                       max_seconds, max_runs): printed
 
@@ -281,6 +282,8 @@ def main():
         tools.program(src, work, base)
         copy = os.path.join(tmp, "copy")
         shutil.copytree(base, copy)
+        copy2 = os.path.join(tmp, "copy2")
+        shutil.copytree(base, copy2)
         data_dir = os.path.join(tmp, "agent")
         os.makedirs(data_dir)
 
@@ -314,38 +317,39 @@ def main():
         cpu_waiting = None
         for i in range(args.jobs):
             started = time.monotonic()
-            job_id = submit(d, tmp, "%s-%d" % (tag, i), [base, copy, changed], tools.section, warm)
+            job_id = submit(d, tmp, "%s-%d" % (tag, i), [base, copy, copy2, changed], tools.section, warm)
             result = program_jobs.run_job(d, data_dir, job_id, "lab-sensitivity")
             took = time.monotonic() - started
             variants = {v["build"]: v for v in result["variants"]}
-            assert set(variants) == {"base", "candidate", "candidate-2"}, list(variants)
+            assert set(variants) == {"base", "candidate", "candidate-2", "candidate-3"}, list(variants)
             assert all(v["valid"] for v in variants.values()), [v.get("invalid_reason") for v in variants.values()]
             auto = variants["base"]["warm"].get("auto", {})
             code, ab, err = compare(d, job_id)
             assert code in (0, 1) and ab, (code, err)
             validate("ab_compare.json", ab)
             rows = {r["build"]: r for r in ab["rows"]}
-            aa, ch = rows["candidate"], rows["candidate-2"]
+            aas, ch = [rows["candidate"], rows["candidate-2"]], rows["candidate-3"]
             found = ch["status"] == "slower"
             by_time += found
-            aa_rows += 1
-            aa_called += aa["status"] != "no_significant_change"
+            aa_rows += len(aas)
+            aa_called += sum(aa["status"] != "no_significant_change" for aa in aas)
             # The CPU figure judged by the gate (helper `metric`'s --metric cpu).
             code, cpu, err = compare(d, job_id, "--metric", "cpu")
             if code in (0, 1) and cpu and cpu.get("rows"):
-                cpu_row = {r["build"]: r for r in cpu["rows"]}["candidate-2"]
+                cpu_row = {r["build"]: r for r in cpu["rows"]}["candidate-3"]
                 by_cpu += cpu_row["status"] == "slower"
                 cpu_text = "%s %+.2f %%" % (cpu_row["status"], cpu_row.get("change_pct", float("nan")))
             else:
                 cpu_waiting = err or "exit %d" % code
                 cpu_text = "waiting (%s)" % cpu_waiting
-            own = paired_cpu_found(cpu_series(variants["base"]), cpu_series(variants["candidate-2"]), job_id)
+            own = paired_cpu_found(cpu_series(variants["base"]), cpu_series(variants["candidate-3"]), job_id)
             by_counters += bool(own and own[1] > 0)
-            print("job %d (%.0f s, %d runs, stopped: %s): changed %s %+.2f %% [%.4f, %.4f]; A/A %s %+.2f %% "
-                  "[%.4f, %.4f]; CPU by compare: %s; CPU by run counters: %s" % (
+            print("job %d (%.0f s, %d runs, stopped: %s): changed %s %+.2f %% [%.4f, %.4f]; A/A %s; "
+                  "CPU by compare: %s; CPU by run counters: %s" % (
                       job_id, took, len(variants["base"]["warm"]["samples_us"]), auto.get("stopped", "?"),
-                      ch["status"], ch["change_pct"], ch["ci_low"], ch["ci_high"], aa["status"], aa["change_pct"],
-                      aa["ci_low"], aa["ci_high"], cpu_text,
+                      ch["status"], ch["change_pct"], ch["ci_low"], ch["ci_high"],
+                      ", ".join("%s %+.2f %% [%.4f, %.4f]" % (aa["status"], aa["change_pct"], aa["ci_low"],
+                                                             aa["ci_high"]) for aa in aas), cpu_text,
                       "median %+.1f us [%+.1f, %+.1f]" % own if own else "not counted"), flush=True)
             assert took < args.max_seconds + 240, "job %d took %.0f s" % (job_id, took)
 
