@@ -504,12 +504,14 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		cJSON_AddItemToObject(out, "churn", churn ? churn : cJSON_CreateNull());
 	}
 	{
-		/* The loader's work beside the times (report_loader_work.h). */
+		/* The loader's work beside the times (report_loader_work.h);
+		 * absent where no result recorded any (as older reports were). */
 		cJSON *loader_work = report_loader_work_table(rows.tasks, names);
-		if (loader_work)
+		if (loader_work) {
 			report_loader_work_findings(loader_work,
 						    cJSON_GetObjectItemCaseSensitive(out, "findings"));
-		cJSON_AddItemToObject(out, "loader_work", loader_work ? loader_work : cJSON_CreateNull());
+			cJSON_AddItemToObject(out, "loader_work", loader_work);
+		}
 	}
 	report_annotate(out, spec);
 	{
