@@ -189,6 +189,93 @@ static void print_churn(const cJSON *churn, FILE *out)
 	print_notes(churn, out);
 }
 
+/* KEY of ROW as a count, or "-" where the agent recorded none; the
+ * files' own count (STATIC_KEY, may be NULL) beside it where it differs. */
+static void count_cell(struct table *t, const cJSON *row, const char *key, const char *static_key)
+{
+	if (!cJSON_IsNumber(get(row, key)))
+		table_add(t, "-");
+	else if (static_key && cJSON_IsNumber(get(row, static_key)) &&
+		 number(row, static_key) != number(row, key))
+		table_addf(t, "%.0f (files %.0f)", number(row, key), number(row, static_key));
+	else
+		table_addf(t, "%.0f", number(row, key));
+}
+
+/* The loader-work table (server/reports/report_loader_work.h): per
+ * variant and cell, the loader's counts, flagged rows' reasons below. */
+static void print_loader_work(const cJSON *work, FILE *out)
+{
+	const cJSON *r;
+	struct table t;
+	const char *note = NULL;
+
+	table_init(&t, (const char *const[]){"VARIANT", "CELL", "SOURCE", "RELOCATIONS", "RELATIVE", "LAZY",
+					     "BY NAME", "BY ORDINAL", "BOUND", "LOADER TIME", NULL});
+	fputs("\nLoader work: relocations applied (ELF: symbol lookups at start-up; PE: base\n"
+	      "relocations of images away from their base), relative relocations and lazy bindings\n"
+	      "after the start (ELF), imports by name, by ordinal and held by a valid binding (PE;\n"
+	      "\"files N\" where the images say otherwise than what the probe saw),\n"
+	      "time in the loader where glibc reports it; \"!\" the counts contradict the\n"
+	      "variant's transform (below the table)\n",
+	      out);
+	cJSON_ArrayForEach(r, get(work, "rows")) {
+		table_addf(&t, "%s%s%s",
+			   cJSON_IsString(get(r, "variant")) ? get(r, "variant")->valuestring : "?",
+			   cJSON_IsFalse(get(r, "valid")) ? " (invalid)" : "",
+			   cJSON_IsTrue(get(r, "flagged")) ? " !" : "");
+		table_add_json(&t, get(r, "cell"));
+		if (cJSON_IsString(get(r, "not_counted"))) {
+			table_add(&t, "not counted");
+			for (int i = 0; i < 7; i++)
+				table_add(&t, "-");
+			continue;
+		}
+		table_add_json(&t, get(r, "source"));
+		count_cell(&t, r, "relocations", "static_relocations");
+		count_cell(&t, r, "relative_relocations", NULL);
+		count_cell(&t, r, "lazy_after_start", NULL);
+		count_cell(&t, r, "imports_by_name", NULL);
+		count_cell(&t, r, "imports_by_ordinal", NULL);
+		count_cell(&t, r, "imports_bound", "static_imports_bound");
+		if (cJSON_IsNumber(get(r, "startup_time")))
+			table_addf(&t, "%.0f %s", number(r, "startup_time"),
+				   cJSON_IsString(get(r, "time_unit")) ? get(r, "time_unit")->valuestring
+								       : "");
+		else
+			table_add(&t, "-");
+	}
+	table_print(&t, out);
+	table_release(&t);
+	cJSON_ArrayForEach(r, get(work, "rows")) {
+		if (cJSON_IsString(get(r, "not_counted"))) {
+			fputs("  not counted: ", out);
+			table_print_text(out, cJSON_IsString(get(r, "variant"))
+						      ? get(r, "variant")->valuestring
+						      : "?");
+			fputs(": ", out);
+			table_print_text(out, get(r, "not_counted")->valuestring);
+			fputc('\n', out);
+		}
+		if (cJSON_IsTrue(get(r, "flagged")) && cJSON_IsString(get(r, "flag"))) {
+			fputs("  ! ", out);
+			table_print_text(out, cJSON_IsString(get(r, "variant"))
+						      ? get(r, "variant")->valuestring
+						      : "?");
+			fputs(": ", out);
+			table_print_text(out, get(r, "flag")->valuestring);
+			fputc('\n', out);
+		}
+		if (!note && cJSON_IsString(get(r, "cannot_show")))
+			note = get(r, "cannot_show")->valuestring;
+	}
+	if (note) { /* the runner's, said once */
+		fputs("  ", out);
+		table_print_text(out, note);
+		fputc('\n', out);
+	}
+}
+
 int report_table_print(const cJSON *report, FILE *out)
 {
 	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f;
@@ -223,6 +310,8 @@ int report_table_print(const cJSON *report, FILE *out)
 	}
 	if (cJSON_IsObject(get(report, "churn")))
 		print_churn(get(report, "churn"), out);
+	if (cJSON_IsObject(get(report, "loader_work")))
+		print_loader_work(get(report, "loader_work"), out);
 	if (cJSON_IsArray(get(report, "shipped"))) { /* a shared build (docs/builds.md) */
 		struct buf b;
 		buf_init(&b, 65536);

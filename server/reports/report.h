@@ -24,6 +24,9 @@
  *                       draws and the tables of draws kept
  *   report_job.c        a job's report (report_job())
  *   report_churn.c      its process-churn table against none, findings
+ *   report_loader_work.c its loader-work table beside the times, rows
+ *                       whose counts contradict their transform flagged
+ *                       (report_loader_work.h)
  *   report_annotate.c   its tables' units and what the runner cannot
  *                       show (notes beside the figures)
  *   report_compare.c    two jobs compared: entry points, the rows on
@@ -72,8 +75,9 @@
  * the floor in compare's data, cold statistics and noise (issue 12); 4:
  * the over-floor interval's ranks in compare's data (issue 16); 5: each warm
  * cell's floor median and x_floor; 6: each warm cell's detectable_pct
- * against the baseline, and the run counters in compare's data (issue 40). */
-#define REPORT_SUMMARY_VERSION 6
+ * against the baseline, and the run counters in compare's data (issue 40);
+ * 7: each variant's loader work and knobs (report_loader_work.h). */
+#define REPORT_SUMMARY_VERSION 7
 #define REPORT_ALPHA 0.05
 #define REPORT_MIN_EFFECT_PCT 1.0
 #define REPORT_MIN_EFFECT (REPORT_MIN_EFFECT_PCT / 100) /* the same, as a ratio's distance from 1 */

@@ -2,6 +2,7 @@
  * is in report_format.c. */
 #include "report_int.h"
 #include "summary.h"
+#include "report_loader_work.h"
 
 #include "loadlab/array.h"
 
@@ -501,6 +502,16 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 		if (churn)
 			report_churn_findings(churn, cJSON_GetObjectItemCaseSensitive(out, "findings"));
 		cJSON_AddItemToObject(out, "churn", churn ? churn : cJSON_CreateNull());
+	}
+	{
+		/* The loader's work beside the times (report_loader_work.h);
+		 * absent where no result recorded any (as older reports were). */
+		cJSON *loader_work = report_loader_work_table(rows.tasks, names);
+		if (loader_work) {
+			report_loader_work_findings(loader_work,
+						    cJSON_GetObjectItemCaseSensitive(out, "findings"));
+			cJSON_AddItemToObject(out, "loader_work", loader_work);
+		}
 	}
 	report_annotate(out, spec);
 	{

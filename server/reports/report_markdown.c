@@ -212,6 +212,92 @@ static void md_churn(struct buf *out, const cJSON *churn)
 	report_text_notes(out, churn, "- ⚠ ", report_md_escape);
 }
 
+/* KEY of ROW as a Markdown cell's figure: the count, or "–"; with the
+ * files' own count beside it (STATIC_KEY, may be NULL) where it differs. */
+static void md_loader_count(struct buf *out, const cJSON *row, const char *key, const char *static_key)
+{
+	if (!cJSON_IsNumber(get(row, key))) {
+		buf_append_str(out, " – |");
+		return;
+	}
+	buf_printf(out, " %.0f", number(row, key, 0));
+	if (static_key && cJSON_IsNumber(get(row, static_key)) &&
+	    number(row, static_key, 0) != number(row, key, 0))
+		buf_printf(out, " (files: %.0f)", number(row, static_key, 0));
+	buf_append_str(out, " |");
+}
+
+/* The loader-work table (report_loader_work.h): counts per variant and
+ * cell, flagged rows' reasons and what the runner hides below it. */
+static void md_loader_work(struct buf *out, const cJSON *table)
+{
+	const cJSON *row;
+
+	if (!cJSON_IsObject(table))
+		return;
+	buf_append_str(out,
+		       "\n## Loader work\n\nWhat the loader did for each variant, beside its times: "
+		       "relocations applied (ELF: glibc's count of symbol lookups at start-up, and its "
+		       "relative relocations; PE: the base relocations of every image away from its "
+		       "preferred base), lazy bindings after the start (ELF), imports resolved by name, "
+		       "by ordinal, and held by a valid binding (PE; \"files: N\" where the images "
+		       "themselves say otherwise than what the probe saw), and the time in the loader where "
+		       "glibc reports it. ⚑: the counts contradict what the variant's transform promises "
+		       "(the reason below the table).\n\n"
+		       "| variant | cell | source | relocations | relative | lazy after start | by name | "
+		       "by ordinal | bound | time in loader |\n"
+		       "|---|---|---|---|---|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(row, get(table, "rows")) {
+		buf_append_str(out, "| ");
+		report_md_escape(out, string(row, "variant") ? string(row, "variant") : "");
+		if (cJSON_IsFalse(get(row, "valid")))
+			buf_append_str(out, " (invalid, not timed)");
+		buf_append_str(out, cJSON_IsTrue(get(row, "flagged")) ? " ⚑ | " : " | ");
+		report_md_escape(out, string(row, "cell") ? string(row, "cell") : "");
+		buf_append_str(out, " | ");
+		if (string(row, "not_counted")) {
+			buf_append_str(out, "not counted: ");
+			report_md_escape(out, string(row, "not_counted"));
+			buf_append_str(out, " | | | | | | | |\n");
+			continue;
+		}
+		report_md_escape(out, string(row, "source") ? string(row, "source") : "");
+		buf_append_str(out, " |");
+		md_loader_count(out, row, "relocations", "static_relocations");
+		md_loader_count(out, row, "relative_relocations", NULL);
+		md_loader_count(out, row, "lazy_after_start", NULL);
+		md_loader_count(out, row, "imports_by_name", NULL);
+		md_loader_count(out, row, "imports_by_ordinal", NULL);
+		md_loader_count(out, row, "imports_bound", "static_imports_bound");
+		if (cJSON_IsNumber(get(row, "startup_time"))) {
+			buf_printf(out, " %.0f ", number(row, "startup_time", 0));
+			report_md_escape(out, string(row, "time_unit") ? string(row, "time_unit") : "");
+			buf_append_str(out, " |\n");
+		} else {
+			buf_append_str(out, " – |\n");
+		}
+	}
+	cJSON_ArrayForEach(row, get(table, "rows")) {
+		if (!cJSON_IsTrue(get(row, "flagged")))
+			continue;
+		buf_append_str(out, "\n- ⚑ ");
+		report_md_escape(out, string(row, "variant") ? string(row, "variant") : "");
+		buf_append_str(out, " on ");
+		report_md_escape(out, string(row, "cell") ? string(row, "cell") : "");
+		buf_append_str(out, ": ");
+		report_md_escape(out, string(row, "flag") ? string(row, "flag") : "");
+	}
+	/* What the loader hides is the runner's: said once. */
+	cJSON_ArrayForEach(row, get(table, "rows")) {
+		if (!string(row, "cannot_show"))
+			continue;
+		buf_append_str(out, "\n- ⚠ ");
+		report_md_escape(out, string(row, "cannot_show"));
+		break;
+	}
+	buf_append_str(out, "\n");
+}
+
 void report_markdown_job(const cJSON *report, struct buf *out)
 {
 	const cJSON *job = get(report, "job"), *cells = get(report, "cells"), *f;
@@ -246,6 +332,7 @@ void report_markdown_job(const cJSON *report, struct buf *out)
 	}
 	if (cJSON_IsObject(get(report, "churn")))
 		md_churn(out, get(report, "churn"));
+	md_loader_work(out, get(report, "loader_work"));
 	if (cJSON_IsArray(get(report, "shipped"))) {
 		buf_append_str(
 			out, "\n## Same bytes in every cell\n\nThe job's programs were built once and "

@@ -1,6 +1,7 @@
 /* One result's summary (report.h, report_summarize_result()) and the
  * statistics shared with comparisons: see report_int.h. */
 #include "summary.h"
+#include "report_loader_work.h"
 
 #include "report_int.h"
 #include "report_judge_rules.h"
@@ -329,6 +330,8 @@ static cJSON *summarize_root(const cJSON *root, struct report_sample *sx_room, s
 		s = cJSON_AddObjectToObject(by_name, name);
 		if (get(root, "build_task"))
 			report_shipped_summary(v, s);
+		/* An invalid variant's too: its counts may say why. */
+		report_loader_work_summary(v, s);
 		if (cJSON_IsFalse(get(v, "valid"))) {
 			cJSON_AddBoolToObject(s, "valid", false);
 			cJSON_AddStringToObject(s, "reason",

@@ -9,7 +9,9 @@
 #
 #   tests/lab/run_lab_checks.sh [BUILD_DIR] [OUT_DIR] [CHECK...]
 #
-# CHECK names (lab_calibrate, ...) run only those.
+# CHECK names (lab_calibrate, ...) run only those. A check with a Wine
+# mode of its own (lab_sensitivity.py --wine) is also listed as
+# NAME_wine, which runs NAME.py --wine.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
@@ -26,16 +28,22 @@ if [ ${#checks[@]} -eq 0 ]; then
     for f in "$here"/lab_*.py; do
         checks+=("$(basename "$f" .py)")
     done
+    checks+=(lab_sensitivity_wine)
 fi
 logs=()
 broken=0
 for name in "${checks[@]}"; do
     script="$here/$name.py"
+    mode=()
+    if [ ! -f "$script" ] && [ "${name%_wine}" != "$name" ]; then
+        script="$here/${name%_wine}.py"
+        mode=(--wine)
+    fi
     [ -f "$script" ] || { echo "lab-check: no check $name ($script)" >&2; exit 2; }
     logs+=("$out/$name.log")
     echo "lab-check: $name ..." >&2
     start=$(date +%s)
-    if ! flock "$lock" /usr/bin/python3 -B "$script" >"$out/$name.log" 2>&1; then
+    if ! flock "$lock" /usr/bin/python3 -B "$script" "${mode[@]}" >"$out/$name.log" 2>&1; then
         echo "lab-check: $name broke (an assertion that holds on any machine failed), see $out/$name.log" >&2
         echo "BENCH $name-broke - - - - figure>=1" >>"$out/$name.log"
         broken=1

@@ -171,6 +171,15 @@ static int pe_describe(struct family_run *run, void *state, const struct family_
 	if ((rc = family_describe(r, &ctx->base, ctx->variants, ctx->variant_count, sizeof(*ctx->variants),
 				  knobs_json, "empty.exe", PE_FLOOR_NAME, measured)) < 0)
 		return rc;
+	/* Each variant's loader work (pe_loader.c), in variant order. */
+	for (size_t v = 0; v < ctx->variant_count; v++) {
+		cJSON *item = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r, "variants"), (int)v);
+		if (!ctx->variants[v].loader || !item)
+			continue;
+		if (!cJSON_AddItemToObject(item, "loader", ctx->variants[v].loader))
+			return LL_ENOMEM;
+		ctx->variants[v].loader = NULL;
+	}
 	if (!add_toolchain(ctx, r) ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
@@ -185,6 +194,8 @@ static void pe_release(void *state)
 
 	if (!ctx)
 		return;
+	for (size_t v = 0; ctx->variants && v < ctx->variant_count; v++)
+		cJSON_Delete(ctx->variants[v].loader);
 	family_variants_free(ctx->variants, ctx->variant_count, sizeof(*ctx->variants));
 	family_context_release(&ctx->base);
 	for (size_t i = 0; ctx->churn_libs[i]; i++)

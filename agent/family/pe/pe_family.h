@@ -60,6 +60,7 @@ struct pe_variant {
 	bool trace_order; /* order "trace" */
 	size_t link_set;  /* index into pe_context.sets */
 	size_t bind_modules_bound, bind_modules_skipped, bind_functions_bound;
+	cJSON *loader; /* owned: variants[].loader (pe_loader_variant()), moved into the result */
 };
 
 /* The generator's pe-only build knobs (job_spec.h; docs/pe-pipeline.md). */
@@ -146,8 +147,17 @@ int pe_transform_bind(struct pe_context *ctx);
 
 /* ---- verify ---- */
 
-/* Probes every variant, fills its verify, files, valid and reason. */
+/* Probes every variant, fills its verify, files, valid and reason, and
+ * its loader (pe_loader_variant()). */
 int pe_verify(struct pe_context *ctx);
+
+/* VAR's "loader" (pe_loader.c): the loader's work for main.exe and its
+ * DLLs in VAR's folder (pe_loader_work.h), as PROBE (the probe report;
+ * NULL when the probe failed) saw the modules placed, with the static
+ * count beside it ("static"); under Wine, "cannot_show" says what Wine's
+ * loader hides. A file the toolkit cannot read gives {"source",
+ * "not_counted": why}. Only LL_ENOMEM is an error. */
+int pe_loader_variant(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe);
 
 /* ---- measure ---- */
 

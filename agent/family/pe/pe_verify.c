@@ -499,7 +499,7 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 	    json_parse_object(text, len, 8, &probe) < 0) {
 		family_variant_invalid(&var->base, "The probe run failed (exit code %d, report %s).", code,
 				       text ? "unreadable" : "missing");
-		rc = 0;
+		rc = pe_loader_variant(ctx, var, NULL);
 		goto done;
 	}
 	if ((rc = check_modules(ctx, var, probe, facts, verify)) < 0 ||
@@ -523,7 +523,8 @@ static int verify_variant(struct pe_context *ctx, struct pe_variant *var)
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if ((rc = check_alignment(ctx, var, facts, verify)) < 0)
+	if ((rc = check_alignment(ctx, var, facts, verify)) < 0 ||
+	    (rc = pe_loader_variant(ctx, var, probe)) < 0)
 		goto out;
 	if (relocations < (size_t)ctx->base.dlls * ctx->base.exports * ctx->base.globals)
 		family_variant_invalid(&var->base,

@@ -244,7 +244,8 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 		     !cJSON_AddStringToObject(o, "preset", var->preset)))
 			return LL_ENOMEM;
 		if (give(o, "notes", &var->notes) < 0 || give(o, "transform", &var->transform) < 0 ||
-		    give(o, "verify", &var->verify) < 0 || give(o, "files", &var->files) < 0)
+		    give(o, "verify", &var->verify) < 0 || give(o, "files", &var->files) < 0 ||
+		    give(o, "loader", &var->loader) < 0)
 			return LL_ENOMEM;
 		if (var->valid && (family_add_measured(o, "warm", measured->warm, var->name) < 0 ||
 				   family_add_measured(o, "cold", measured->cold, var->name) < 0))
@@ -274,6 +275,7 @@ static void program_release(void *state)
 		cJSON_Delete(ctx->variants[v].notes);
 		cJSON_Delete(ctx->variants[v].transform);
 		cJSON_Delete(ctx->variants[v].verify);
+		cJSON_Delete(ctx->variants[v].loader);
 		cJSON_Delete(ctx->variants[v].files);
 	}
 	free(ctx->variants);

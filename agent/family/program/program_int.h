@@ -103,6 +103,7 @@ struct program_variant {
 	cJSON *transform; /* owned: what the transform did, for verify */
 	cJSON *verify;    /* owned */
 	cJSON *files;     /* owned */
+	cJSON *loader;    /* owned: a PE variant's loader work (program_loader_variant()) */
 };
 
 struct program_context {
@@ -259,6 +260,15 @@ struct program_module_origin {
 void program_module_judge(const struct program_file *files, size_t count,
 			  const struct program_module_where *where, const char *path,
 			  struct program_module_origin *ret);
+
+/* VAR's "loader" (program_loader.c): the loader's work for the program's
+ * exe and its own DLLs in VAR's folder (family/pe/pe_loader_work.h), as
+ * PROBE (the debug probe's report; NULL when it failed) saw the modules
+ * placed, the files' prediction beside it ("static"); under Wine
+ * "cannot_show" says what Wine's loader hides. A file the toolkit cannot
+ * read gives {"source", "not_counted": why}. Only LL_ENOMEM is an error. */
+int program_loader_variant(const struct program_context *ctx, struct program_variant *var,
+			   const cJSON *probe);
 
 /* ---- measure (program_measure.c) ---- */
 

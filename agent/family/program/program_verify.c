@@ -386,6 +386,8 @@ static int verify_variant(struct program_context *ctx, struct program_variant *v
 		program_invalid(var, "The probe report is malformed: %s", err_message(rc));
 		rc = 0;
 	}
+	if ((rc = program_loader_variant(ctx, var, probe)) < 0)
+		goto out;
 done:
 	var->verify = verify;
 	verify = NULL;

@@ -1,0 +1,124 @@
+/*
+ * pe_loader.c - a pe variant's "loader" (pe_family.h, pe_loader_variant()):
+ * the loader's work counted on the variant's folder with
+ * pe_loader_work.h, statically and as the probe saw the modules placed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "loadlab/err.h"
+#include "pe_family.h"
+#include "pe_loader_work.h"
+
+/* What a number under Wine cannot show (DESIGN.md, "Known traps"). */
+#define PE_LOADER_WINE_NOTE                                                                          \
+	"Wine ignores bound imports and resolves every import: a valid binding saves nothing here, " \
+	"so imports_bound is 0 in what the probe saw; the static count is what Windows would skip."
+
+/* pe_loader_timestamp_fn over the runner's search (family_loader_timestamp). */
+struct lookup {
+	const struct pe_context *ctx;
+	const char *dir;
+};
+
+static bool timestamp_of(void *context, const char *module, uint32_t *ret)
+{
+	const struct lookup *l = context;
+
+	return family_loader_timestamp(&l->ctx->runner, l->dir, module, ret);
+}
+
+/* Whether the probe saw module NAME loaded away from its preferred base. */
+static bool probe_relocated(const cJSON *probe, const char *name)
+{
+	const cJSON *m;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(probe, "modules")) {
+		const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
+		if (n && strcasecmp(n, name) == 0)
+			return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "loaded")) &&
+			       family_hex_value(m, "preferred") != family_hex_value(m, "actual");
+	}
+	return false;
+}
+
+int pe_loader_variant(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe)
+{
+	size_t count = (size_t)ctx->base.dlls + 1, opened = 0;
+	struct pe_loader_image *images = calloc(count, sizeof(*images));
+	struct pe_image **owned = calloc(count, sizeof(*owned));
+	char(*names)[32] = calloc(count, sizeof(*names));
+	bool *relocated = calloc(count, sizeof(*relocated));
+	struct lookup lookup = {ctx, var->base.dir};
+	struct pe_loader_work seen, predicted;
+	cJSON *loader = NULL, *stat = NULL;
+	char path[PLAT_MAX_PATH + 1];
+	int rc = LL_ENOMEM;
+
+	if (!images || !owned || !names || !relocated)
+		goto out;
+	for (; opened < count; opened++) {
+		if (opened == 0)
+			snprintf(names[0], sizeof(names[0]), "main.exe");
+		else
+			snprintf(names[opened], sizeof(names[opened]), "lt%zu.dll", opened - 1);
+		if ((rc = family_path(path, var->base.dir, names[opened])) < 0 ||
+		    (rc = pe_image_open(path, &owned[opened])) < 0)
+			goto out;
+		images[opened] = (struct pe_loader_image){names[opened], owned[opened]};
+		relocated[opened] = probe && probe_relocated(probe, names[opened]);
+	}
+	if ((rc = pe_loader_work_count(images, count, NULL, true, timestamp_of, &lookup, &predicted)) < 0 ||
+	    (rc = pe_loader_work_json(&predicted, "static", &stat)) < 0)
+		goto out;
+	if (probe) {
+		/* What the probe saw leads; the static count beside it. */
+		if ((rc = pe_loader_work_count(images, count, relocated, !ctx->runner.wine, timestamp_of,
+					       &lookup, &seen)) < 0 ||
+		    (rc = pe_loader_work_json(&seen, "probe", &loader)) < 0)
+			goto out;
+		if (!cJSON_AddItemToObject(loader, "static", stat)) {
+			rc = LL_ENOMEM;
+			goto out;
+		}
+		stat = NULL;
+	} else {
+		loader = stat;
+		stat = NULL;
+	}
+	rc = 0;
+	if (ctx->runner.wine && !cJSON_AddStringToObject(loader, "cannot_show", PE_LOADER_WINE_NOTE))
+		rc = LL_ENOMEM;
+	if (rc == 0) {
+		cJSON_Delete(var->loader);
+		var->loader = loader;
+		loader = NULL;
+	}
+out:
+	if (rc < 0 && rc != LL_ENOMEM) {
+		/* The counts are a fact beside the times: a file the toolkit
+		 * cannot read says so instead of failing the task. */
+		cJSON *why = cJSON_CreateObject();
+		const char *message = err_message(rc);
+		rc = LL_ENOMEM;
+		if (why && cJSON_AddStringToObject(why, "source", "static") &&
+		    cJSON_AddStringToObject(why, "not_counted", message)) {
+			cJSON_Delete(var->loader);
+			var->loader = why;
+			why = NULL;
+			rc = 0;
+		}
+		cJSON_Delete(why);
+	}
+	cJSON_Delete(loader);
+	cJSON_Delete(stat);
+	for (size_t i = 0; owned && i < opened; i++)
+		pe_image_free(owned[i]);
+	free(images);
+	free(owned);
+	free(names);
+	free(relocated);
+	return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * pe_loader_work.h - the Windows loader's work for one variant, counted
+ * from its images (issue 40, "loader work"): the base relocations the
+ * loader applies, and the imports it resolves by name, by ordinal, or
+ * not at all because a valid binding already holds them. The PE side of
+ * the result's variants[].loader (the ELF side is glibc's
+ * LD_DEBUG=statistics, measure/loader_stats.h); docs/agent.md, "Loader
+ * work".
+ *
+ *	struct pe_loader_image images[] = {{"main.exe", exe}, {"a.dll", a}};
+ *	struct pe_loader_work w;
+ *	pe_loader_work_count(images, 2, NULL, true, lookup, ctx, &w); // static
+ *	pe_loader_work_json(&w, "static", &json);
+ *
+ * Two sources, one shape:
+ *
+ *	static  the images as the variant lays them out, with the loader's
+ *	        rules: the program first at its preferred base, then each DLL
+ *	        in the order given (the import order); a DLL whose preferred
+ *	        range [ImageBase, ImageBase + SizeOfImage) overlaps an image
+ *	        placed at its own base before it is relocated (PE spec, "The
+ *	        .reloc Section"; what XP's loader, and Wine's, do without
+ *	        ASLR);
+ *	probe   the same counts with each image's placement as the debug
+ *	        probe saw it (actual base versus preferred), and bindings
+ *	        counted only when the loader uses them (Wine never does).
+ *
+ * A relocated image costs the loader its .reloc entries (ABSOLUTE padding
+ * excluded); one at its preferred base costs 0. An import is "bound" when
+ * its descriptor is marked bound (TimeDateStamp non-zero), the image's
+ * bound import directory names its module with the TimeDateStamp of the
+ * file the loader would load, and that module sits at its preferred base
+ * (modules outside IMAGES, system DLLs, are taken to: their placement is
+ * not known statically); the loader then keeps the IAT as the file holds
+ * it. Every other import is resolved, by name or by ordinal as its lookup
+ * entry says. Delay-load imports are resolved on first call, not at load,
+ * and are not counted. Functions return 0 or a negative LL_E* code with a
+ * message (err.h); outputs are untouched on failure.
+ */
+#ifndef LOADLAB_AGENT_PE_LOADER_WORK_H
+#define LOADLAB_AGENT_PE_LOADER_WORK_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loadlab/pe.h"
+
+/* Most images one count takes (a program and its own DLLs). */
+#define PE_LOADER_WORK_MAX_IMAGES 1024
+
+/* One of the program's own images: NAME as imports name it (matched
+ * without regard to case), IMAGE borrowed. */
+struct pe_loader_image {
+	const char *name;
+	const struct pe_image *image;
+};
+
+/* What the loader does for the program's own images. */
+struct pe_loader_work {
+	long long relocations;        /* base relocations applied */
+	long long images;             /* images counted (the program and its DLLs) */
+	long long images_relocated;   /* of them, not at their preferred base */
+	long long imports_by_name;    /* resolved by name (hint, then the name) */
+	long long imports_by_ordinal; /* resolved by ordinal */
+	long long imports_bound;      /* held by a valid binding: not resolved */
+};
+
+/* The TimeDateStamp of the file the loader would load for MODULE (one
+ * not among the images, a system DLL): true with *RET set, false when it
+ * finds none. */
+typedef bool pe_loader_timestamp_fn(void *context, const char *module, uint32_t *ret);
+
+/* Counts the loader's work for IMAGES (COUNT of them, 1..
+ * PE_LOADER_WORK_MAX_IMAGES; the program first). RELOCATED (COUNT flags,
+ * or NULL) says which images the probe saw away from their preferred
+ * base; NULL predicts it (static, above). BINDING_USED false counts every
+ * import as resolved (a loader that ignores bindings: Wine). TIMESTAMP_OF
+ * (may be NULL: no other module's binding is valid) looks up modules
+ * outside IMAGES. LL_EINVAL for COUNT out of range; the toolkit's
+ * LL_EFORMAT for an image whose relocations or imports cannot be read. */
+int pe_loader_work_count(const struct pe_loader_image *images, size_t count, const bool *relocated,
+			 bool binding_used, pe_loader_timestamp_fn *timestamp_of, void *context,
+			 struct pe_loader_work *ret);
+
+/* W as the result's "loader" object: {"source": SOURCE ("static" or
+ * "probe"), "relocations", "images", "images_relocated",
+ * "imports_by_name", "imports_by_ordinal", "imports_bound"}. */
+int pe_loader_work_json(const struct pe_loader_work *w, const char *source, cJSON **ret);
+
+#endif
