@@ -14,10 +14,7 @@ set -eu
 out=$1
 cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
 . "$(dirname "$0")/zlib_source.sh"
-if zlib_built "$out/static/example.exe" "$out/dll/example.exe" "$out/dll/zlib1.dll"; then
-	exit 0
-fi
-zlib_prepare loadlab-zlib-ab
+zlib_start loadlab-zlib-ab "$out/static/example.exe" "$out/dll/example.exe" "$out/dll/zlib1.dll"
 mkdir -p "$out/static" "$out/dll"
 zlib_objects "$work" "$src" -O3 -Wall
 zlib_dll "$out/dll"

@@ -23,10 +23,7 @@ set -eu
 out=$1
 cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
 . "$(dirname "$0")/zlib_source.sh"
-if zlib_built "$out/bin/zlib1.dll" "$out/bin/example_d.exe" "$out/bin/minigzip_d.exe"; then
-	exit 0
-fi
-zlib_prepare loadlab-zlib
+zlib_start loadlab-zlib "$out/bin/zlib1.dll" "$out/bin/example_d.exe" "$out/bin/minigzip_d.exe"
 mkdir -p "$out/bin"
 zlib_objects "$work" "$src" -O3 -Wall
 zlib_dll "$out/bin"

@@ -23,10 +23,7 @@ set -eu
 out=$1
 cc=${CC:-gcc}
 . "$(dirname "$0")/zlib_source.sh"
-if zlib_built "$out/minigzip" "$out/lib/libz.so.1" "$out/data.txt" "$out/slow/libz.so.1"; then
-	exit 0
-fi
-zlib_prepare loadlab-zlib-native
+zlib_start loadlab-zlib-native "$out/minigzip" "$out/lib/libz.so.1" "$out/data.txt" "$out/slow/libz.so.1"
 mkdir -p "$out/lib"
 zlib_objects "$work" "$src" -O2 -fPIC -DHAVE_UNISTD_H -DHAVE_STDARG_H -D_LARGEFILE64_SOURCE=1
 objs=$zlib_objs

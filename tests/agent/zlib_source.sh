@@ -1,18 +1,19 @@
 # zlib_source.sh - sourced by build_zlib_mingw.sh, build_zlib_ab_mingw.sh
 # and build_zlib_native.sh (each sets $cc first).
 #
-# zlib_built FILE...: exit status 0 when every FILE is there (the build's
-# cache: an OUTDIR that holds them is left as it is).
-zlib_built() {
-	for f in "$@"; do
-		[ -f "$f" ] || return 1
-	done
-}
-
-# zlib_prepare NAME: a work folder "$work" (${TMPDIR:-/tmp}/NAME-XXXXXX,
+# zlib_start NAME FILE...: the build's cache and its work folder. When
+# every FILE is there the script exits 0 (an OUTDIR that holds them is
+# left as it is); else a work folder "$work" (${TMPDIR:-/tmp}/NAME-XXXXXX,
 # removed when the script exits) holding Debian's zlib source in "$src".
-zlib_prepare() {
-	work=$(mktemp -d "${TMPDIR:-/tmp}/$1-XXXXXX")
+zlib_start() {
+	name=$1
+	shift
+	missing=0
+	for f in "$@"; do
+		[ -f "$f" ] || missing=1
+	done
+	[ $missing -eq 1 ] || exit 0
+	work=$(mktemp -d "${TMPDIR:-/tmp}/$name-XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	zlib_source "$work"
 	src="$work/src"
