@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -29,13 +28,7 @@ import harness  # noqa: E402
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 
 # An elf job small enough to finish in a few seconds natively.
-TINY_JOB = {
-    "name": "agent-tiny",
-    "family": "elf",
-    "generator": {"dlls": 2, "exports": 2},
-    "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
-}
+TINY_JOB = harness.tiny_job("agent-tiny", "elf", 2)
 
 # An elf job that takes long enough to be interrupted: every timed run of
 # its variant waits SLOW_DELAY_US in its first library's _init (the
@@ -52,11 +45,6 @@ SLOW_JOB = {
                          "warmup": 0}},
 }
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Agent:
@@ -215,7 +203,7 @@ def test_run_refuses_a_job_out_of_bounds():
 
 
 def test_server_restart_mid_task_delivers_once():
-    port = free_port()
+    port = harness.free_port()
     data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
     d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
     a = None
@@ -243,7 +231,7 @@ def test_server_restart_mid_task_delivers_once():
 def test_spooled_result_is_delivered_on_start():
     """A result finished while the server was unreachable and the agent
     was stopped: the next start delivers it before leasing."""
-    port = free_port()
+    port = harness.free_port()
     data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
     d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
     a = b = None

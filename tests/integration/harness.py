@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -35,6 +36,15 @@ EXAMPLES = os.path.join(SCHEMAS, "examples")
 # cores busy, so with the agent's default nearly every run would be taken
 # again after a 200 ms pause, up to 10 times per program.
 NO_NOISE_RETAKES = {"max_retakes": 0}
+
+
+def tiny_job(name, family, dlls):
+    """A job of FAMILY small enough to finish in a few seconds: DLLS
+    generated DLLs of 2 exports, the default variant only, 3 warm runs
+    without warmup, no retakes (it judges no timing)."""
+    return {"name": name, "family": family, "generator": {"dlls": dlls, "exports": 2},
+            "variants": ["default"],
+            "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": NO_NOISE_RETAKES}}
 
 # LOADLAB_TEST_STORE=postgresql: every Daemon's store is a database of its
 # own in one PostgreSQL cluster of this process (pg_cluster.py), one per
@@ -299,6 +309,15 @@ def kill_processes_under(path):
         except OSError:
             pass
     return killed
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on now (bound and
+    closed again): for a server that must be unreachable, or one started
+    later on a known port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def run_agent_once(daemon, prefix, args=()):
