@@ -202,61 +202,56 @@ def test_run_refuses_a_job_out_of_bounds():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def restartable_daemon():
+    """A daemon on a port of its own, which it listens on again when
+    started again: the agents find it after a restart."""
+    return harness.Daemon(["--listen", "127.0.0.1:%d" % harness.free_port()])
+
+
 def test_server_restart_mid_task_delivers_once():
-    port = harness.free_port()
-    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
-    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
-    a = None
-    try:
+    with restartable_daemon() as d:
         job, a = submit_and_start(d, SLOW_JOB)
-        wait_for_progress(d, job)
-        d.stop()
-        time.sleep(3)  # heartbeats and progress fail meanwhile
-        d.start()
-        code = a.wait(900)
-        assert code == 0, a.log_text()
-        task = job_tasks(d, job["id"])[0]
-        assert task["state"] == "done", task
-        assert len(results_of(d, task["id"])) == 1
-        delivered = [e for e in a.events() if e.get("event") == "result_delivered"]
-        assert len(delivered) == 1, a.log_text()
-        assert not os.listdir(os.path.join(a.data_dir, "spool"))
-    finally:
-        if a:
+        try:
+            wait_for_progress(d, job)
+            d.stop()
+            time.sleep(3)  # heartbeats and progress fail meanwhile
+            d.start()
+            code = a.wait(900)
+            assert code == 0, a.log_text()
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "done", task
+            assert len(results_of(d, task["id"])) == 1
+            delivered = [e for e in a.events() if e.get("event") == "result_delivered"]
+            assert len(delivered) == 1, a.log_text()
+            assert not os.listdir(os.path.join(a.data_dir, "spool"))
+        finally:
             a.close()
-        d.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_spooled_result_is_delivered_on_start():
     """A result finished while the server was unreachable and the agent
     was stopped: the next start delivers it before leasing."""
-    port = harness.free_port()
-    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
-    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
-    a = b = None
-    try:
+    with restartable_daemon() as d:
         job, a = submit_and_start(d, TINY_JOB)
-        wait_for_progress(d, job)
-        d.stop()
-        spool = os.path.join(a.data_dir, "spool")
-        wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
-        assert a.stop() == 1  # stopped before the server took the result
-        assert len(os.listdir(spool)) == 1
-        d.start()
-        b = Agent(d, data_dir=a.data_dir, extra=["--once"])
-        wait_for("delivery", lambda: not os.listdir(spool), timeout=120)
-        task = job_tasks(d, job["id"])[0]
-        assert task["state"] == "done", task
-        assert len(results_of(d, task["id"])) == 1
-        assert b.stop() in (0, 1)
-    finally:
-        if b:
-            b.close()
-        if a:
+        b = None
+        try:
+            wait_for_progress(d, job)
+            d.stop()
+            spool = os.path.join(a.data_dir, "spool")
+            wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
+            assert a.stop() == 1  # stopped before the server took the result
+            assert len(os.listdir(spool)) == 1
+            d.start()
+            b = Agent(d, data_dir=a.data_dir, extra=["--once"])
+            wait_for("delivery", lambda: not os.listdir(spool), timeout=120)
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "done", task
+            assert len(results_of(d, task["id"])) == 1
+            assert b.stop() in (0, 1)
+        finally:
+            if b:
+                b.close()
             a.close()
-        d.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_killed_agent_task_is_leased_again():

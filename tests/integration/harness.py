@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -318,6 +319,50 @@ def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class BackgroundThread:
+    """A context manager around SELF.thread: started on entry; on exit
+    SELF.halt() asks it to end, and it is joined."""
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.halt()
+        self.thread.join(60)
+
+
+def start_threads(target, items):
+    """One thread per item of ITEMS running TARGET(item), all started: the list."""
+    threads = [threading.Thread(target=target, args=(item,)) for item in items]
+    for th in threads:
+        th.start()
+    return threads
+
+
+def wait_count(items, lock, count, deadline):
+    """Waits until the list ITEMS, read under LOCK, holds COUNT items or
+    time.time() passes DEADLINE: its length then."""
+    while True:
+        with lock:
+            n = len(items)
+        if n >= count or time.time() >= deadline:
+            return n
+        time.sleep(0.01)
+
+
+def park_lease(daemon, token, wait):
+    """A lease long-poll of TOKEN (its "wait" WAIT seconds) from a thread,
+    returned once DAEMON's /metrics count it parked: (the thread, the list
+    that gets its answer)."""
+    answers = []
+    poll = threading.Thread(target=lambda: answers.append(
+        daemon.api("POST", "/api/v1/lease", {"wait": wait}, token=token, timeout=60)))
+    poll.start()
+    wait_for("the poll to park", lambda: "loadlab_long_polls 1" in daemon.api("GET", "/metrics").body.decode())
+    return poll, answers
 
 
 def run_agent_once(daemon, prefix, args=()):
