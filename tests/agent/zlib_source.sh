@@ -1,5 +1,8 @@
+# shellcheck shell=sh
 # zlib_source.sh - sourced by build_zlib_mingw.sh, build_zlib_ab_mingw.sh
-# and build_zlib_native.sh (each sets $cc first).
+# and build_zlib_native.sh (each sets $cc, the compiler the functions
+# below use; they set $work and $src for the script).
+# shellcheck disable=SC2034,SC2154
 #
 # zlib_start NAME FILE...: the build's cache and its work folder. When
 # every FILE is there the script exits 0 (an OUTDIR that holds them is
