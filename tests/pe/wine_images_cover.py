@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Makes wine_images_sanitize.txt: the fewest Wine images (found greedily)
-whose `loadlab pe dump --json` runs reach every line of our code that the
-runs over every image reach, by gcov. Not a test: run by hand when the
-wine64 package (or the PE reader) changes, then commit the list.
+whose `loadlab pe dump --json` runs reach every line and every branch
+outcome of our code that the runs over every image reach, by gcov. Not a
+test: run by hand when the wine64 package (or the PE reader) changes,
+then commit the list.
 
 Usage: wine_images_cover.py COV_BUILD DIR... > tests/pe/wine_images_sanitize.txt
 
@@ -15,11 +16,11 @@ Each image is dumped alone (the counters cleared before) and its lines
 of the PE reader and the dump (common/src/pe/, cli/cmd_pe.c, the JSON
 writer: PER_IMAGE; the rest runs the same for every image, and gcov over
 every file for each of hundreds of images takes long) read with `gcov
---json-format`; the list is grown by the image that adds
-the most lines not yet reached, until none adds any. Then the check the
-list's header reports: the lines of one run over every image and those
-of one run over the list, counted over every source file of loadlab,
-must be the same set."""
+--json-format -b`; the list is grown by the image that adds the most
+lines or branch outcomes not yet reached, until none adds any.
+Then the check the list's header reports: the lines and branch outcomes
+of one run over every image and those of one run over the list, counted
+over every source file of loadlab, must be the same set."""
 import glob
 import json
 import os
@@ -37,16 +38,20 @@ def clear(build):
 
 def reached(build, only=None):
     """The (source file, line) pairs with a count above 0 in BUILD's
-    counters (those whose path holds one of ONLY, when given)."""
+    counters (those whose path holds one of ONLY, when given), and the
+    (source file, line, branch) triples of the branch outcomes taken."""
     gcdas = [g for g in glob.glob(os.path.join(build, "**", "*.gcda"), recursive=True)
              if only is None or any(part in g for part in only)]
-    out = subprocess.run(["gcov", "--stdout", "--json-format"] + gcdas, capture_output=True, text=True,
+    out = subprocess.run(["gcov", "-b", "--stdout", "--json-format"] + gcdas, capture_output=True, text=True,
                          cwd=build).stdout
     lines = set()
     for doc in out.splitlines():
         if doc.strip().startswith("{"):
             for f in json.loads(doc)["files"]:
-                lines |= {(f["file"], x["line_number"]) for x in f["lines"] if x["count"] > 0}
+                for x in f["lines"]:
+                    if x["count"] > 0:
+                        lines.add((f["file"], x["line_number"]))
+                    lines |= {(f["file"], x["line_number"], i) for i, b in enumerate(x["branches"]) if b["count"]}
     return lines
 
 
@@ -77,11 +82,14 @@ def main():
     clear(build)
     dump(loadlab, chosen)
     listed = reached(build)
-    assert whole == listed, "the list misses %d lines: %s" % (len(whole - listed), sorted(whole - listed)[:10])
+    assert whole == listed, "the list misses %d: %s" % (len(whole - listed), sorted(whole - listed)[:10])
+    n_lines = len([x for x in whole if len(x) == 2])
     print("# The images test_wine_images.py reads in the sanitizer build (tests/pe/CMakeLists.txt):")
     print("# made by tests/pe/wine_images_cover.py from the %d images of %s;" % (len(images), ", ".join(dirs)))
-    print("# one run of loadlab pe dump --json over them reaches the same %d lines of" % len(whole))
-    print("# loadlab's sources (gcov) as one over all %d images." % len(images))
+    print("# one run of loadlab pe dump --json over them reaches the same %d lines and" % n_lines)
+    print("# %d branch outcomes of loadlab's sources (gcov) as one over all %d images;" % (
+        len(whole) - n_lines, len(images)))
+    print("# the plain build reads every image.")
     for p in chosen:
         print(os.path.join(os.path.basename(os.path.dirname(p)), os.path.basename(p)))
     return 0
