@@ -21,19 +21,22 @@
 # seconds are those of a make test on 2026-12-06 (ctest's own figures)
 # while other builds shared the machine: about 1.5 to 2 times an idle
 # run's. Only their order matters to ctest; tests under 20 s are left out.
+# test_shared_build_windows, test_hardening and asan/pe/wine_images were
+# cut later that day (tests/README.md): theirs are the old figures scaled
+# by what the cut took off on a loaded machine, until the next run.
 set(LOADLAB_TEST_BUDGETS
   "integration/test_bisect 362"
   "agent/test_column_report 158"
   "agent/test_agent_fleet 154"
   "agent/test_agent_update 30"
   "agent/test_agent_hostile 40"
-  "agent/test_shared_build_windows 130"
+  "agent/test_shared_build_windows 120"
   "agent/test_no_compiler 126"
   "integration/test_pg_replicas 117"
   "agent/test_elf_report 103"
   "agent/test_office_report 102"
   "integration/test_ci_gate 100"
-  "integration-pg/test_hardening 96"
+  "integration-pg/test_hardening 60"
   "agent/test_agent_update_service 96"
   "agent/test_churn 94"
   "agent/pe_pipeline 90"
@@ -47,8 +50,9 @@ set(LOADLAB_TEST_BUDGETS
   "integration/test_cli 49"
   "agent/test_program_elf 46"
   "agent/test_program_elf_ab 42"
-  "integration/test_hardening 42"
+  "integration/test_hardening 30"
   "pe/wine_images 39"
+  "asan/pe/wine_images 5"
   "web/dashboard 39"
   "integration/test_webhooks 37"
   "agent/test_rounds_noise 36"

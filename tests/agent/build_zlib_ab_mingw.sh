@@ -13,20 +13,12 @@
 set -eu
 out=$1
 cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
-if [ -f "$out/static/example.exe" ] && [ -f "$out/dll/example.exe" ] && [ -f "$out/dll/zlib1.dll" ]; then
-	exit 0
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-ab-XXXXXX")
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/zlib_source.sh"
-zlib_source "$work"
-src="$work/src"
+zlib_start loadlab-zlib-ab "$out/static/example.exe" "$out/dll/example.exe" "$out/dll/zlib1.dll"
 mkdir -p "$out/static" "$out/dll"
-zlib_objects "$work" "$src"
-objs=$zlib_objs
-# shellcheck disable=SC2086
-(cd "$out/dll" && "$cc" -O3 -Wall -shared -Wl,--out-implib,"$work/libz.dll.a" -o zlib1.dll $objs)
+zlib_objects "$work" "$src" -O3 -Wall
+zlib_dll "$out/dll"
 (cd "$out/dll" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" "$work/libz.dll.a")
 # shellcheck disable=SC2086
-(cd "$out/static" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" $objs)
+(cd "$out/static" && "$cc" -O3 -Wall -I"$src" -o example.exe "$src/test/example.c" $zlib_objs)
 test -f "$out/static/example.exe" && test -f "$out/dll/example.exe"

@@ -22,21 +22,11 @@
 set -eu
 out=$1
 cc=${CC_MINGW:-x86_64-w64-mingw32-gcc}
-if [ -f "$out/bin/zlib1.dll" ] && [ -f "$out/bin/example_d.exe" ] && [ -f "$out/bin/minigzip_d.exe" ]; then
-	exit 0
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-XXXXXX")
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/zlib_source.sh"
-zlib_source "$work"
-src="$work/src"
+zlib_start loadlab-zlib "$out/bin/zlib1.dll" "$out/bin/example_d.exe" "$out/bin/minigzip_d.exe"
 mkdir -p "$out/bin"
-zlib_objects "$work" "$src"
-objs=$zlib_objs
-# shellcheck disable=SC2086
-# Linked in the output folder under its bare name, as Makefile.gcc does:
-# ld's automatic image base is a hash of the output name as given.
-(cd "$out/bin" && "$cc" -O3 -Wall -shared -Wl,--out-implib,"$work/libz.dll.a" -o zlib1.dll $objs)
+zlib_objects "$work" "$src" -O3 -Wall
+zlib_dll "$out/bin"
 for p in example minigzip; do
 	(cd "$out/bin" && "$cc" -O3 -Wall -I"$src" -o "${p}_d.exe" "$src/test/$p.c" "$work/libz.dll.a")
 done

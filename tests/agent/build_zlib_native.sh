@@ -22,22 +22,11 @@
 set -eu
 out=$1
 cc=${CC:-gcc}
-if [ -f "$out/minigzip" ] && [ -f "$out/lib/libz.so.1" ] && [ -f "$out/data.txt" ] &&
-	[ -f "$out/slow/libz.so.1" ]; then
-	exit 0
-fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/loadlab-zlib-native-XXXXXX")
-trap 'rm -rf "$work"' EXIT
 . "$(dirname "$0")/zlib_source.sh"
-zlib_source "$work"
-src="$work/src"
+zlib_start loadlab-zlib-native "$out/minigzip" "$out/lib/libz.so.1" "$out/data.txt" "$out/slow/libz.so.1"
 mkdir -p "$out/lib"
-objs=""
-for f in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast inflate inftrees \
-	trees uncompr zutil; do
-	"$cc" -O2 -fPIC -DHAVE_UNISTD_H -DHAVE_STDARG_H -D_LARGEFILE64_SOURCE=1 -c -o "$work/$f.o" "$src/$f.c"
-	objs="$objs $work/$f.o"
-done
+zlib_objects "$work" "$src" -O2 -fPIC -DHAVE_UNISTD_H -DHAVE_STDARG_H -D_LARGEFILE64_SOURCE=1
+objs=$zlib_objs
 # shellcheck disable=SC2086
 "$cc" -O2 -shared -Wl,-soname,libz.so.1 -o "$out/lib/libz.so.1" $objs
 # shellcheck disable=SC2016

@@ -14,6 +14,21 @@ import subprocess
 import sys
 
 
+# The column's job with a small generator (test_pe_pipeline.py,
+# test_agent_windows.py, test_pe_run.py): every variant, EXPORTS exports
+# and GLOBALS globals per function in each DLL, RUNS warm runs.
+EXPORTS, GLOBALS, RUNS = 20, 2, 3
+VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder", "no-rebase"]
+
+
+def column_job(name, dlls, warmup):
+    """The column's job NAME with DLLS generated DLLs and WARMUP untimed
+    runs; no retakes (harness.NO_NOISE_RETAKES: it judges no timing)."""
+    return {"name": name, "family": "pe",
+            "generator": {"dlls": dlls, "exports": EXPORTS, "globals_per_function": GLOBALS},
+            "variants": VARIANTS, "measure": {"warm": {"runs": RUNS, "warmup": warmup}, "noise": {"max_retakes": 0}}}
+
+
 def driver_and_work(argv):
     """(PIPELINE_DRIVER, WORK_DIR) of ARGV, WORK_DIR made anew; exits with
     FAIL when the driver is not built."""

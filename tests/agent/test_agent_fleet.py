@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -29,19 +28,14 @@ import harness  # noqa: E402
 AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 
 # An elf job small enough to finish in a few seconds natively.
-TINY_JOB = {
-    "name": "agent-tiny",
-    "family": "elf",
-    "generator": {"dlls": 2, "exports": 2},
-    "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
-}
+TINY_JOB = harness.tiny_job("agent-tiny", "elf", 2)
 
 # An elf job that takes long enough to be interrupted: every timed run of
 # its variant waits SLOW_DELAY_US in its first library's _init (the
 # known-effect wait, docs/rest-bodies.md, "delay_us"), so its warm phase
 # lasts at least runs x SLOW_DELAY_US (10 s) whatever the machine's speed,
-# with progress reported after every pass as for any job.
+# with progress reported after every pass as for any job. No run is taken
+# again for noise (it judges no timing).
 SLOW_DELAY_US = 100000
 SLOW_JOB = {
     "name": "agent-slow",
@@ -49,14 +43,9 @@ SLOW_JOB = {
     "generator": {"dlls": 8, "exports": 50},
     "variants": [{"name": "slow", "preset": "default", "delay_us": SLOW_DELAY_US}],
     "measure": {"warm": {"runs": int(os.environ.get("LOADLAB_TEST_SLOW_RUNS", "100")),
-                         "warmup": 0}},
+                         "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
 }
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Agent:
@@ -214,61 +203,56 @@ def test_run_refuses_a_job_out_of_bounds():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def restartable_daemon():
+    """A daemon on a port of its own, which it listens on again when
+    started again: the agents find it after a restart."""
+    return harness.Daemon(["--listen", "127.0.0.1:%d" % harness.free_port()])
+
+
 def test_server_restart_mid_task_delivers_once():
-    port = free_port()
-    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
-    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
-    a = None
-    try:
+    with restartable_daemon() as d:
         job, a = submit_and_start(d, SLOW_JOB)
-        wait_for_progress(d, job)
-        d.stop()
-        time.sleep(3)  # heartbeats and progress fail meanwhile
-        d.start()
-        code = a.wait(900)
-        assert code == 0, a.log_text()
-        task = job_tasks(d, job["id"])[0]
-        assert task["state"] == "done", task
-        assert len(results_of(d, task["id"])) == 1
-        delivered = [e for e in a.events() if e.get("event") == "result_delivered"]
-        assert len(delivered) == 1, a.log_text()
-        assert not os.listdir(os.path.join(a.data_dir, "spool"))
-    finally:
-        if a:
+        try:
+            wait_for_progress(d, job)
+            d.stop()
+            time.sleep(3)  # heartbeats and progress fail meanwhile
+            d.start()
+            code = a.wait(900)
+            assert code == 0, a.log_text()
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "done", task
+            assert len(results_of(d, task["id"])) == 1
+            delivered = [e for e in a.events() if e.get("event") == "result_delivered"]
+            assert len(delivered) == 1, a.log_text()
+            assert not os.listdir(os.path.join(a.data_dir, "spool"))
+        finally:
             a.close()
-        d.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_spooled_result_is_delivered_on_start():
     """A result finished while the server was unreachable and the agent
     was stopped: the next start delivers it before leasing."""
-    port = free_port()
-    data_dir = tempfile.mkdtemp(prefix="loadlabd-test-")
-    d = harness.Daemon(["--listen", "127.0.0.1:%d" % port], data_dir=data_dir).start()
-    a = b = None
-    try:
+    with restartable_daemon() as d:
         job, a = submit_and_start(d, TINY_JOB)
-        wait_for_progress(d, job)
-        d.stop()
-        spool = os.path.join(a.data_dir, "spool")
-        wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
-        assert a.stop() == 1  # stopped before the server took the result
-        assert len(os.listdir(spool)) == 1
-        d.start()
-        b = Agent(d, data_dir=a.data_dir, extra=["--once"])
-        wait_for("delivery", lambda: not os.listdir(spool), timeout=120)
-        task = job_tasks(d, job["id"])[0]
-        assert task["state"] == "done", task
-        assert len(results_of(d, task["id"])) == 1
-        assert b.stop() in (0, 1)
-    finally:
-        if b:
-            b.close()
-        if a:
+        b = None
+        try:
+            wait_for_progress(d, job)
+            d.stop()
+            spool = os.path.join(a.data_dir, "spool")
+            wait_for("a spooled result", lambda: os.path.isdir(spool) and os.listdir(spool), timeout=600)
+            assert a.stop() == 1  # stopped before the server took the result
+            assert len(os.listdir(spool)) == 1
+            d.start()
+            b = Agent(d, data_dir=a.data_dir, extra=["--once"])
+            wait_for("delivery", lambda: not os.listdir(spool), timeout=120)
+            task = job_tasks(d, job["id"])[0]
+            assert task["state"] == "done", task
+            assert len(results_of(d, task["id"])) == 1
+            assert b.stop() in (0, 1)
+        finally:
+            if b:
+                b.close()
             a.close()
-        d.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_killed_agent_task_is_leased_again():

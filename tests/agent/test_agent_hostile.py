@@ -27,7 +27,7 @@ AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 GOOD_TOKEN = "llagt_" + "ab" * 32
 
 
-class FakeServer:
+class FakeServer(harness.BackgroundThread):
     """ANSWER(method, path, body) -> (status, headers, body bytes); every
     request is recorded as (monotonic time, method, path, body)."""
 
@@ -66,11 +66,7 @@ class FakeServer:
         self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
+    def halt(self):
         self.httpd.shutdown()
         self.httpd.server_close()
 

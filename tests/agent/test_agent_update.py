@@ -27,13 +27,7 @@ import test_agent_fleet  # noqa: E402
 AGENT = test_agent_fleet.AGENT
 BUILD_NAME = "loadlab-agent-linux-x86_64"
 
-TINY_ELF = {
-    "name": "update-tiny",
-    "family": "elf",
-    "generator": {"dlls": 1, "exports": 2},
-    "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
-}
+TINY_ELF = harness.tiny_job("update-tiny", "elf", 1)
 
 # Passes the trial (prints what a trial prints) and then fails as a
 # fleet member: what the watcher must roll back.

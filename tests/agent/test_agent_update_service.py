@@ -27,13 +27,7 @@ from test_agent_windows import WINE64, WIN64_EXE  # noqa: E402
 LINUX_AGENT = os.path.join(harness.BUILD_DIR, "agent", "loadlab-agent")
 BUILD_NAME = "loadlab-agent-windows-x86_64.exe"
 
-TINY_PE = {
-    "name": "update-service-tiny",
-    "family": "pe",
-    "generator": {"dlls": 2, "exports": 2},
-    "variants": ["default"],
-    "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
-}
+TINY_PE = harness.tiny_job("update-service-tiny", "pe", 2)
 
 events = harness.json_lines
 

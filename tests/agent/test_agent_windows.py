@@ -71,16 +71,9 @@ NOT_ON_XP_FUNCTIONS = {
 }
 
 # The column's job with a small generator, as tests/agent/test_pe_pipeline.py.
-DLLS, EXPORTS, GLOBALS, RUNS = 10, 20, 2, 3
-VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
-            "no-rebase"]
-COLUMN_JOB = {
-    "name": "win-agent-column",
-    "family": "pe",
-    "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
-    "variants": VARIANTS,
-    "measure": {"warm": {"runs": RUNS, "warmup": 1}, "noise": harness.NO_NOISE_RETAKES},
-}
+DLLS = 10
+EXPORTS, GLOBALS, RUNS, VARIANTS = pe_checks.EXPORTS, pe_checks.GLOBALS, pe_checks.RUNS, pe_checks.VARIANTS
+COLUMN_JOB = pe_checks.column_job("win-agent-column", DLLS, 1)
 
 
 def objdump(exe, host):

@@ -46,12 +46,9 @@ import schemacheck  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pe_checks  # noqa: E402
 
-DLLS, EXPORTS, GLOBALS, RUNS = 10, 20, 2, 3
-VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
-            "no-rebase"]
-JOB = {"name": "pietrek-2000-small", "family": "pe",
-       "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
-       "variants": VARIANTS, "measure": {"warm": {"runs": RUNS, "warmup": 1}, "noise": {"max_retakes": 0}}}
+DLLS = 10
+EXPORTS, GLOBALS, RUNS, VARIANTS = pe_checks.EXPORTS, pe_checks.GLOBALS, pe_checks.RUNS, pe_checks.VARIANTS
+JOB = pe_checks.column_job("pietrek-2000-small", DLLS, 1)
 
 failures = []
 

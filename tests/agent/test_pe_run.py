@@ -23,15 +23,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import pe_checks  # noqa: E402
 
-DLLS, EXPORTS, GLOBALS, RUNS = 2, 20, 2, 3
-VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder", "no-rebase"]
-JOB = {
-    "name": "pe-run-sanitized",
-    "family": "pe",
-    "generator": {"dlls": DLLS, "exports": EXPORTS, "globals_per_function": GLOBALS},
-    "variants": VARIANTS,
-    "measure": {"warm": {"runs": RUNS, "warmup": 0}, "noise": harness.NO_NOISE_RETAKES},
-}
+DLLS = 2
+EXPORTS, GLOBALS, RUNS, VARIANTS = pe_checks.EXPORTS, pe_checks.GLOBALS, pe_checks.RUNS, pe_checks.VARIANTS
+JOB = pe_checks.column_job("pe-run-sanitized", DLLS, 0)
 
 
 def test_pe_job_runs_and_verifies_under_the_sanitizers():

@@ -29,6 +29,20 @@ def run_windows_agent(wine, d, data_dir, name, timeout=900):
     return wait_agent(proc, log_path, timeout)
 
 
+def run_to_result(wine, d, data_dir, name, job_id):
+    """run_windows_agent, which must finish JOB_ID and exit 0: the job's
+    result, valid, from the Windows build itself (its facts say so) under
+    Wine."""
+    code, log = run_windows_agent(wine, d, data_dir, name)
+    job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
+    assert job["state"] == "done", (job["tasks"][0].get("last_error"), log[-4000:])
+    assert code == 0, log[-4000:]
+    result = prog.result_of(d, job_id)
+    validate("result.json", result)
+    assert result["facts"]["os"].startswith("win") and result["facts"]["runner"] == "wine", result["facts"]
+    return result
+
+
 def test_windows_agent_runs_a_program_job_under_wine():
     assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
     with win.Wine() as wine, harness.Daemon() as d, \
@@ -36,15 +50,7 @@ def test_windows_agent_runs_a_program_job_under_wine():
         folder = prog.program_folder(tmp)
         data_dir = os.path.join(wine.tmp, "data")
         first = prog.submit(d, folder, tmp, "lua-win-1", timeout_s=45)
-        code, log = run_windows_agent(wine, d, data_dir, "agent-1")
-        job = d.api("GET", "/api/v1/jobs/%d" % first, token=d.admin_token).json()
-        assert job["state"] == "done", (job["tasks"][0].get("last_error"), log[-4000:])
-        assert code == 0, log[-4000:]
-        result = prog.result_of(d, first)
-        validate("result.json", result)
-        # The Windows build itself ran it (its facts say so), under Wine.
-        assert result["facts"]["os"].startswith("win") and result["facts"]["runner"] == "wine", \
-            result["facts"]
+        result = run_to_result(wine, d, data_dir, "agent-1", first)
         prog.check_result(result)
         # Wine 8 resets WINEDLLOVERRIDES in every process a Windows program
         # starts: the Windows agent writes the prefix's DllOverrides key

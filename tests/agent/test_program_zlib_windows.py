@@ -29,7 +29,6 @@ import program_jobs  # noqa: E402
 import test_agent_windows as win  # noqa: E402
 import test_program_windows as prog_win  # noqa: E402
 import test_program_zlib as zlib_job  # noqa: E402
-from schemacheck import validate  # noqa: E402
 
 KEY = r"HKCU\Software\Wine\DllOverrides"
 
@@ -67,14 +66,7 @@ def test_windows_agent_runs_zlibs_own_dll_under_wine():
         folder = os.path.join(tmp, "zlib")
         shutil.copytree(os.path.join(zlib_dir, "bin"), folder)
         job_id = zlib_job.submit(d, folder, tmp, "zlib-win")
-        code, log = prog_win.run_windows_agent(wine, d, os.path.join(wine.tmp, "data"), "agent-1")
-        job = d.api("GET", "/api/v1/jobs/%d" % job_id, token=d.admin_token).json()
-        assert job["state"] == "done", (job["tasks"][0].get("last_error"), log[-4000:])
-        assert code == 0, log[-4000:]
-        result = program_jobs.result_of(d, job_id)
-        validate("result.json", result)
-        assert result["facts"]["os"].startswith("win") and result["facts"]["runner"] == "wine", \
-            result["facts"]
+        result = prog_win.run_to_result(wine, d, os.path.join(wine.tmp, "data"), "agent-1", job_id)
         overrides = result["program"]["dll_overrides"]
         assert overrides["applied"] is True and overrides["registry"] == KEY, overrides
         assert overrides["registry_value"] == "native,builtin" and overrides["names"] == ["zlib1"], \

@@ -24,6 +24,10 @@ schemas/examples/churn.json through the daemon with a shared build) run
 on the same agent in the same namespace, traced the same way (perf trace
 for the program job, whose debug probe strace would disturb:
 test_no_compiler.py says why).
+
+The three parts share one Wine prefix (a copy of the booted template) and
+one daemon, one part after the other: a prefix and a daemon each cost a
+start that none of the assertions needs.
 """
 import json
 import os
@@ -31,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -41,7 +46,6 @@ import no_compiler_ns  # noqa: E402
 import test_agent_windows as win  # noqa: E402
 import test_no_compiler as nocc  # noqa: E402
 import test_program_family as prog  # noqa: E402
-import program_jobs  # noqa: E402
 import test_shared_build as shared  # noqa: E402
 
 PE_JOB = dict(shared.PE_JOB, name="shared-build-windows")
@@ -72,82 +76,76 @@ def check_fetched(data_dir, built):
     print("  the Windows agent's blob cache holds the build's %d files" % len(wanted))
 
 
-def test_windows_agent_without_compiler_measures_the_shared_build():
-    assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
-    with win.Wine() as wine, harness.Daemon(shared_build=True) as d, \
-            tempfile.TemporaryDirectory(prefix="loadlab-shared-win-") as tmp:
-        job_id = d.submit(PE_JOB)["id"]
-        trace = os.path.join(tmp, "lab.trace")
-        builder = shared.Agent(d, "builder", "builder", False)
-        proc, log_path, data_dir = start_windows_agent(wine, tmp, d, "lab-win", "lab", trace)
-        try:
-            assert builder.wait(1500) == 0, builder.text()[-3000:]
-            code, text = wait_agent(proc, log_path, 1500)
-            assert code == 0, text[-4000:]
-        finally:
-            builder.close()
-        job = d.job(job_id)
-        assert job["state"] == "done", job
-        (build,) = job["builds"]
-        assert build["state"] == "done", build
-        built = harness.results_of(d, build["id"])[0][1]
-        assert built["kind"] == "build" and built["toolchain"]["kind"] == "mingw-w64", built
-        results = shared.results_by_cell(d, job)
-        lab = results["lab"]
-        assert lab["facts"]["os"].startswith("win") and lab["facts"]["runner"] == "wine", lab["facts"]
-        assert lab["facts"]["toolchains"] == [] and lab["facts"]["toolchain_paths"] == [], lab["facts"]
-        for cell, r in results.items():
-            validate("result.json", r)
-            assert r["build_task"] == {"id": build["id"], "builder": "builder"}, (cell, r["build_task"])
-            assert r["toolchain"] == built["toolchain"], (cell, r["toolchain"])
-            assert [v["name"] for v in r["variants"]] == PE_JOB["variants"], cell
-            for v in r["variants"]:
-                assert v["valid"], (cell, v["name"], v.get("invalid_reason"))
-                assert v["warm"]["summary"]["n"] == 3, (cell, v["name"], v["warm"])
-        built_files = {v["name"]: shared.digests(v) for v in built["variants"]}
-        for name in PE_JOB["variants"]:
-            a, b = ([v for v in results[c]["variants"] if v["name"] == name][0] for c in ("builder", "lab"))
-            if name.endswith("bind"):
-                for v in (a, b):
-                    assert [(f["name"], f["by"]) for f in v["shipped"]["local_files"]] == \
-                        [("main.exe", "bind")], v["shipped"]
-                strip = lambda files: {k: x for k, x in files.items() if k != "main.exe"}  # noqa: E731
-                assert strip(shared.digests(a)) == strip(shared.digests(b)) == strip(built_files[name]), name
-            else:
-                assert shared.digests(a) == shared.digests(b) == built_files[name], name
-        # The build names its toolchain and version, and the report says it.
-        assert built["toolchain"]["version"].startswith("x86_64-w64-mingw32-gcc"), built["toolchain"]
-        report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
-        validate("report.json", report)
-        assert [c["build_task"] for c in report["cells"]] == [build["id"]] * 2, report["cells"]
-        assert all(c["toolchain"] == built["toolchain"] for c in report["cells"]), report["cells"]
-        md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
-        assert "- built once by build task %d on builder (%s) for bench=builder, bench=lab\n" % (
-            build["id"], built["toolchain"]["version"]) in md, md
-        assert "- default: identical files in 2 cells\n" in md, md
-        check_fetched(data_dir, built)
-        nocc.check_no_compiler(trace, ["main.exe", win.WINE64], 10)
-
-
-def test_windows_agent_without_compiler_runs_churn_and_a_program_job():
-    assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
-    with win.Wine() as wine, harness.Daemon() as d, \
-            tempfile.TemporaryDirectory(prefix="loadlab-nocc-ns-") as tmp:
-        env = dict(wine.env, PATH=nocc.empty_path(tmp))
-        nocc.windows_churn(wine, tmp, env, lambda cmd: no_compiler_ns.command(
-            tempfile.mkdtemp(prefix="ns-", dir=tmp), cmd))
-        # The program family's example, leased from the daemon.
-        folder = prog.program_folder(tmp)
-        job = prog.submit(d, folder, tmp, "lua-win-ns")
-        trace = os.path.join(tmp, "program.trace")
-        proc, log_path, data_dir = start_windows_agent(wine, tmp, d, "win-ns", "none", trace, "perf")
-        code, text = wait_agent(proc, log_path, 900)
+def measures_the_shared_build(wine, d, tmp):
+    job_id = d.submit(PE_JOB)["id"]
+    trace = os.path.join(tmp, "lab.trace")
+    builder = shared.Agent(d, "builder", "builder", False)
+    proc, log_path, data_dir = start_windows_agent(wine, tmp, d, "lab-win", "lab", trace)
+    try:
+        assert builder.wait(1500) == 0, builder.text()[-3000:]
+        code, text = wait_agent(proc, log_path, 1500)
         assert code == 0, text[-4000:]
-        result = prog.result_of(d, job)
-        assert result["facts"]["toolchains"] == [] and result["facts"]["runner"] == "wine", result["facts"]
-        nocc.check_program_result(result, nocc.HELPERS_WIN64)
-        nocc.check_no_compiler(trace, [win.WINE64], nocc.PROGRAM_JOB_EXECS)
-        shutil.rmtree(data_dir, ignore_errors=True)
+    finally:
+        builder.close()
+    job = d.job(job_id)
+    assert job["state"] == "done", job
+    (build,) = job["builds"]
+    assert build["state"] == "done", build
+    built = harness.results_of(d, build["id"])[0][1]
+    assert built["kind"] == "build" and built["toolchain"]["kind"] == "mingw-w64", built
+    results = shared.results_by_cell(d, job)
+    lab = results["lab"]
+    assert lab["facts"]["os"].startswith("win") and lab["facts"]["runner"] == "wine", lab["facts"]
+    assert lab["facts"]["toolchains"] == [] and lab["facts"]["toolchain_paths"] == [], lab["facts"]
+    for cell, r in results.items():
+        validate("result.json", r)
+        assert r["build_task"] == {"id": build["id"], "builder": "builder"}, (cell, r["build_task"])
+        assert r["toolchain"] == built["toolchain"], (cell, r["toolchain"])
+        assert [v["name"] for v in r["variants"]] == PE_JOB["variants"], cell
+        for v in r["variants"]:
+            assert v["valid"], (cell, v["name"], v.get("invalid_reason"))
+            assert v["warm"]["summary"]["n"] == 3, (cell, v["name"], v["warm"])
+    built_files = {v["name"]: shared.digests(v) for v in built["variants"]}
+    for name in PE_JOB["variants"]:
+        a, b = ([v for v in results[c]["variants"] if v["name"] == name][0] for c in ("builder", "lab"))
+        if name.endswith("bind"):
+            for v in (a, b):
+                assert [(f["name"], f["by"]) for f in v["shipped"]["local_files"]] == \
+                    [("main.exe", "bind")], v["shipped"]
+            strip = lambda files: {k: x for k, x in files.items() if k != "main.exe"}  # noqa: E731
+            assert strip(shared.digests(a)) == strip(shared.digests(b)) == strip(built_files[name]), name
+        else:
+            assert shared.digests(a) == shared.digests(b) == built_files[name], name
+    # The build names its toolchain and version, and the report says it.
+    assert built["toolchain"]["version"].startswith("x86_64-w64-mingw32-gcc"), built["toolchain"]
+    report = d.api("GET", "/api/v1/jobs/%d/report" % job_id, token=d.admin_token).json()
+    validate("report.json", report)
+    assert [c["build_task"] for c in report["cells"]] == [build["id"]] * 2, report["cells"]
+    assert all(c["toolchain"] == built["toolchain"] for c in report["cells"]), report["cells"]
+    md = d.api("GET", "/api/v1/jobs/%d/report?format=md" % job_id, token=d.admin_token).body.decode()
+    assert "- built once by build task %d on builder (%s) for bench=builder, bench=lab\n" % (
+        build["id"], built["toolchain"]["version"]) in md, md
+    assert "- default: identical files in 2 cells\n" in md, md
+    check_fetched(data_dir, built)
+    nocc.check_no_compiler(trace, ["main.exe", win.WINE64], 10)
+
+
+def runs_churn_and_a_program_job(wine, d, tmp):
+    env = dict(wine.env, PATH=nocc.empty_path(tmp))
+    nocc.windows_churn(wine, tmp, env, lambda cmd: no_compiler_ns.command(
+        tempfile.mkdtemp(prefix="ns-", dir=tmp), cmd))
+    # The program family's example, leased from the daemon.
+    folder = prog.program_folder(tmp)
+    job = prog.submit(d, folder, tmp, "lua-win-ns")
+    trace = os.path.join(tmp, "program.trace")
+    proc, log_path, data_dir = start_windows_agent(wine, tmp, d, "win-ns", "none", trace, "perf")
+    code, text = wait_agent(proc, log_path, 900)
+    assert code == 0, text[-4000:]
+    result = prog.result_of(d, job)
+    assert result["facts"]["toolchains"] == [] and result["facts"]["runner"] == "wine", result["facts"]
+    nocc.check_program_result(result, nocc.HELPERS_WIN64)
+    nocc.check_no_compiler(trace, [win.WINE64], nocc.PROGRAM_JOB_EXECS)
+    shutil.rmtree(data_dir, ignore_errors=True)
 
 
 CHURN_JOB = dict(harness.load_example("churn.json"), name="churn-shared-windows",
@@ -155,27 +153,40 @@ CHURN_JOB = dict(harness.load_example("churn.json"), name="churn-shared-windows"
                  matrix={"cells": {"bench": ["lab"]}})
 
 
-def test_windows_agent_without_compiler_runs_the_churn_example():
+def runs_the_churn_example(wine, d, tmp):
     """schemas/examples/churn.json (20 processes, two DLL sets) through the
     daemon: the Linux agent builds, the Windows agent in the namespace
     runs churn with the programs it carries; no compiler in its trace."""
+    job_id = d.submit(CHURN_JOB)["id"]
+    trace = os.path.join(tmp, "churn.trace")
+    builder = shared.Agent(d, "churn-builder", "none", False, once=False)
+    proc, log_path, _ = start_windows_agent(wine, tmp, d, "lab-churn", "lab", trace)
+    job = shared.wait_measurer(d, job_id, proc, log_path, builder)
+    (result,) = shared.results_by_cell(d, job).values()
+    validate("result.json", result)
+    assert result["facts"]["toolchains"] == [] and result["facts"]["runner"] == "wine", result["facts"]
+    churn = {x["dll_set"]: x for x in result["churn"]}
+    assert sorted(churn) == ["none", "user32"], result["churn"]
+    for x in churn.values():
+        assert x["processes"] == 20 and x["create_us"] > 0, x
+        nocc.check_helpers(x["method"]["programs"], nocc.HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
+    nocc.check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
+
+
+def test_windows_agent_without_compiler():
+    """The three parts above, one after the other, in one Wine prefix
+    (a copy of the booted template) and one daemon: each part's agents
+    have names and data folders of their own, and each job is done
+    before the next part submits its own."""
     assert os.path.exists(win.WIN64_EXE), "%s is missing: run make windows" % win.WIN64_EXE
     with win.Wine() as wine, harness.Daemon(shared_build=True) as d, \
-            tempfile.TemporaryDirectory(prefix="loadlab-churn-win-") as tmp:
-        job_id = d.submit(CHURN_JOB)["id"]
-        trace = os.path.join(tmp, "churn.trace")
-        builder = shared.Agent(d, "builder", "none", False, once=False)
-        proc, log_path, _ = start_windows_agent(wine, tmp, d, "lab-churn", "lab", trace)
-        job = shared.wait_measurer(d, job_id, proc, log_path, builder)
-        (result,) = shared.results_by_cell(d, job).values()
-        validate("result.json", result)
-        assert result["facts"]["toolchains"] == [] and result["facts"]["runner"] == "wine", result["facts"]
-        churn = {x["dll_set"]: x for x in result["churn"]}
-        assert sorted(churn) == ["none", "user32"], result["churn"]
-        for x in churn.values():
-            assert x["processes"] == 20 and x["create_us"] > 0, x
-            nocc.check_helpers(x["method"]["programs"], nocc.HELPERS_WIN64, ["churn_parent.exe", "churn_child.exe"])
-        nocc.check_no_compiler(trace, ["churn_parent.exe", "churn_child.exe"])
+            tempfile.TemporaryDirectory(prefix="loadlab-shared-win-") as tmp:
+        for part in (measures_the_shared_build, runs_churn_and_a_program_job, runs_the_churn_example):
+            start = time.time()
+            part_tmp = os.path.join(tmp, part.__name__)
+            os.mkdir(part_tmp)
+            part(wine, d, part_tmp)
+            print("  part %s: %.1f s" % (part.__name__, time.time() - start), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.error
@@ -35,6 +37,15 @@ EXAMPLES = os.path.join(SCHEMAS, "examples")
 # cores busy, so with the agent's default nearly every run would be taken
 # again after a 200 ms pause, up to 10 times per program.
 NO_NOISE_RETAKES = {"max_retakes": 0}
+
+
+def tiny_job(name, family, dlls):
+    """A job of FAMILY small enough to finish in a few seconds: DLLS
+    generated DLLs of 2 exports, the default variant only, 3 warm runs
+    without warmup, no retakes (it judges no timing)."""
+    return {"name": name, "family": family, "generator": {"dlls": dlls, "exports": 2},
+            "variants": ["default"],
+            "measure": {"warm": {"runs": 3, "warmup": 0}, "noise": NO_NOISE_RETAKES}}
 
 # LOADLAB_TEST_STORE=postgresql: every Daemon's store is a database of its
 # own in one PostgreSQL cluster of this process (pg_cluster.py), one per
@@ -299,6 +310,59 @@ def kill_processes_under(path):
         except OSError:
             pass
     return killed
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on now (bound and
+    closed again): for a server that must be unreachable, or one started
+    later on a known port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class BackgroundThread:
+    """A context manager around SELF.thread: started on entry; on exit
+    SELF.halt() asks it to end, and it is joined."""
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.halt()
+        self.thread.join(60)
+
+
+def start_threads(target, items):
+    """One thread per item of ITEMS running TARGET(item), all started: the list."""
+    threads = [threading.Thread(target=target, args=(item,)) for item in items]
+    for th in threads:
+        th.start()
+    return threads
+
+
+def wait_count(items, lock, count, deadline):
+    """Waits until the list ITEMS, read under LOCK, holds COUNT items or
+    time.time() passes DEADLINE: its length then."""
+    while True:
+        with lock:
+            n = len(items)
+        if n >= count or time.time() >= deadline:
+            return n
+        time.sleep(0.01)
+
+
+def park_lease(daemon, token, wait):
+    """A lease long-poll of TOKEN (its "wait" WAIT seconds) from a thread,
+    returned once DAEMON's /metrics count it parked: (the thread, the list
+    that gets its answer)."""
+    answers = []
+    poll = threading.Thread(target=lambda: answers.append(
+        daemon.api("POST", "/api/v1/lease", {"wait": wait}, token=token, timeout=60)))
+    poll.start()
+    wait_for("the poll to park", lambda: "loadlab_long_polls 1" in daemon.api("GET", "/metrics").body.decode())
+    return poll, answers
 
 
 def run_agent_once(daemon, prefix, args=()):

@@ -10,8 +10,15 @@ the socket, which only the folder's owner (and root) can reach.
 
 One cluster per test process (shared()), one database per daemon
 (create_database()); stopped at exit.
+
+initdb runs once per build tree (LOADLAB_BUILD_DIR/pg-template, made by
+the first test that needs it, the others waiting on its lock): every
+cluster then starts from a copy of that data folder (about 0.3 s of CPU
+against initdb's 1.5, for each of the 40-odd tests that start one).
+Outside a build tree (LOADLAB_BUILD_DIR unset) each cluster runs initdb.
 """
 import atexit
+import fcntl
 import os
 import pwd
 import shutil
@@ -36,6 +43,35 @@ def _ensure_user():
         return pwd.getpwnam(TEST_USER)
 
 
+INITDB_ARGS = ["-U", SUPERUSER, "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"]
+
+
+def _template(as_user):
+    """The data folder initdb made once for this build tree, made now when
+    missing (a second caller waits for the first); None outside one."""
+    build = os.environ.get("LOADLAB_BUILD_DIR")
+    if not build or not os.path.isdir(build):
+        return None
+    template = os.path.join(build, "pg-template")
+    with open(template + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.isdir(os.path.join(template, "data")):
+            new = tempfile.mkdtemp(prefix="pg-template-new-", dir=build)
+            if as_user:
+                user = _ensure_user()
+                os.chown(new, user.pw_uid, user.pw_gid)
+            os.chmod(new, 0o700)
+            made = subprocess.run(as_user + [os.path.join(PG_BIN, "initdb"), "-D", os.path.join(new, "data")] +
+                                  INITDB_ARGS, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+            if made.returncode != 0:  # e.g. a build tree the cluster's user cannot reach: initdb each time
+                shutil.rmtree(new, ignore_errors=True)
+                return None
+            shutil.rmtree(template, ignore_errors=True)
+            os.rename(new, template)
+    return os.path.join(template, "data")
+
+
 class Cluster:
     def __init__(self, fsync=False):
         # fsync off (the default): the tests kill daemons, never the
@@ -58,8 +94,11 @@ class Cluster:
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
 
     def start(self):
-        self._run([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", SUPERUSER,
-                   "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"])
+        template = _template(self.as_user)
+        if template:  # its owner and modes kept (cp -a, as root or as that owner)
+            subprocess.run(["cp", "-a", template, self.data], check=True)
+        else:
+            self._run([os.path.join(PG_BIN, "initdb"), "-D", self.data] + INITDB_ARGS)
         self._run([os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-l",
                    os.path.join(self.dir, "server.log"), "-o", self.options(), "-w", "-t", "60", "start"])
         with open(os.path.join(self.data, "postmaster.pid")) as f:

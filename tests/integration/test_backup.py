@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from harness import LOADLABD, Daemon, request, run_tests
+from harness import LOADLABD, Daemon, request, run_tests, start_threads, wait_count
 
 AGENTS = 200
 JOBS = 12  # each one task per agent: 2,400 results
@@ -66,25 +66,15 @@ def test_backup_during_200_agents_restores_every_acknowledged_result():
                     else:
                         refused.append(r)
 
-        threads = [threading.Thread(target=agent, args=(t,)) for t in tokens]
-        for th in threads:
-            th.start()
+        threads = start_threads(agent, tokens)
         deadline = time.time() + 120
-        while time.time() < deadline:
-            with lock:
-                if len(acknowledged) >= 300:
-                    break
-            time.sleep(0.01)
+        wait_count(acknowledged, lock, 300, deadline)
         backup = os.path.join(work, "loadlab-backup.db")
         began = time.monotonic()
         with lock:
             before = [(task, result) for when, task, result in acknowledged if when < began]
         out = run("backup", "--data-dir", d.data_dir, "--to", backup)
-        while time.time() < deadline:  # the stream goes on after the backup
-            with lock:
-                if len(acknowledged) > len(before) + 100:
-                    break
-            time.sleep(0.01)
+        wait_count(acknowledged, lock, len(before) + 101, deadline)  # the stream goes on after the backup
         stop.set()
         for th in threads:
             th.join(120)

@@ -10,13 +10,12 @@ import os
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 import schemacheck
-from harness import LOADLAB, LOADLABD, Daemon, load_example, run_tests
+from harness import LOADLAB, LOADLABD, Daemon, free_port, load_example, run_tests
 from schemacheck import validate
 
 _shared = None
@@ -81,13 +80,6 @@ def submitted_id(out):
     assert m, "unexpected submit output %r" % out
     return int(m.group(1)), int(m.group(2)), m.group(3)
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def one_task_job(name, os_value, **over):

@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 
-from harness import TEST_STORE, Daemon, request, run_tests
+from harness import TEST_STORE, Daemon, request, run_tests, start_threads, wait_count
 
 JOBS = 120
 AGENTS = 8
@@ -41,16 +41,9 @@ def test_kill_9_loses_no_acknowledged_result():
                 except OSError:
                     return  # the daemon is gone
 
-        threads = [threading.Thread(target=agent, args=(t,)) for t in tokens]
-        for th in threads:
-            th.start()
+        threads = start_threads(agent, tokens)
         # Kill it in the middle of the stream of results.
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            with lock:
-                if len(acknowledged) >= JOBS // 3:
-                    break
-            time.sleep(0.01)
+        wait_count(acknowledged, lock, JOBS // 3, time.time() + 30)
         d.proc.send_signal(signal.SIGKILL)
         d.proc.wait()
         stop.set()

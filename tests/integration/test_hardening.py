@@ -193,6 +193,9 @@ def test_every_readme_flag_form_starts_the_daemon():
         assert expected in names, names
     tmp = tempfile.mkdtemp(prefix="loadlabd-flags-")
     try:
+        # One daemon's data folder (on PostgreSQL its database) for every
+        # form: each start after the first opens the store it left.
+        d = Daemon(data_dir=tempfile.mkdtemp(dir=tmp))
         for name, example in flags:
             value = value_for(name, example, tmp)
             if value is None and example is not None:
@@ -200,8 +203,6 @@ def test_every_readme_flag_form_starts_the_daemon():
             forms = [["--" + name]] if value is None else [["--" + name, value],
                                                           ["--%s=%s" % (name, value)]]
             for form in forms:
-                data = tempfile.mkdtemp(dir=tmp)
-                d = Daemon(data_dir=data)
                 d.extra_args = form
                 d.start()
                 try:

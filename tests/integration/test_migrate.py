@@ -30,12 +30,16 @@ def run(*args):
                           capture_output=True, text=True, timeout=300)
 
 
-def copy_store(d, to):
-    """The daemon's store (its WAL too) as the file TO."""
+def copy_store(d, to, change=None):
+    """The daemon's store (its WAL too) as the file TO; then the SQL
+    statement CHANGE run on the copy, when given."""
     src = sqlite3.connect(os.path.join(d.data_dir, "loadlab.db"))
     dst = sqlite3.connect(to)
     src.backup(dst)
     src.close()
+    if change:
+        dst.execute(change)
+        dst.commit()
     dst.close()
 
 
@@ -163,11 +167,7 @@ def test_migrate_gives_the_same_answers_on_postgresql():
 
         # A source of another schema version: refused, the target untouched.
         old = os.path.join(work, "old.db")
-        copy_store(d, old)
-        conn = sqlite3.connect(old)
-        conn.execute("PRAGMA user_version=11")
-        conn.commit()
-        conn.close()
+        copy_store(d, old, "PRAGMA user_version=11")
         fresh = cluster.create_database()
         out = run("migrate", "--from", old, "--to", cluster.uri(fresh))
         assert out.returncode == 1 and "schema version 11" in out.stderr, (out.stdout, out.stderr)
@@ -178,11 +178,7 @@ def test_migrate_gives_the_same_answers_on_postgresql():
         # the last one read): rolled back, the target keeps no row; the
         # empty schema left is a valid target for the next run.
         extra = os.path.join(work, "extra.db")
-        copy_store(d, extra)
-        conn = sqlite3.connect(extra)
-        conn.execute("CREATE TABLE not_in_postgresql (x INTEGER)")
-        conn.commit()
-        conn.close()
+        copy_store(d, extra, "CREATE TABLE not_in_postgresql (x INTEGER)")
         out = run("migrate", "--from", extra, "--to", cluster.uri(fresh))
         assert out.returncode == 1 and "no table not_in_postgresql" in out.stderr, (out.stdout, out.stderr)
         assert cluster.psql(fresh, "SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM tokens)"

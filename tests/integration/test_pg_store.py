@@ -8,7 +8,7 @@ import subprocess
 import threading
 
 import pg_cluster
-from harness import LOADLABD, Daemon, run_tests, wait_for
+from harness import LOADLABD, Daemon, park_lease, run_tests, wait_for
 
 JOB = {"name": "pg", "family": "pe", "generator": {"dlls": 2, "exports": 3}, "variants": ["default"]}
 
@@ -129,12 +129,7 @@ def test_long_poll_on_one_replica_is_woken_by_a_job_through_another():
         try:
             b.admin_token, b.enroll_token = a.admin_token, a.enroll_token
             _, tok = b.enroll("parked", {"os": "win10"})
-            answers = []
-            poll = threading.Thread(target=lambda: answers.append(
-                b.api("POST", "/api/v1/lease", {"wait": 30}, token=tok, timeout=60)))
-            poll.start()
-            wait_for("the poll to park", lambda: "loadlab_long_polls 1" in
-                     b.api("GET", "/metrics").body.decode())
+            poll, answers = park_lease(b, tok, 30)
             job = a.submit(JOB)
             poll.join(60)
             # Leased within its wait (30 s): B's tick saw the ready task in

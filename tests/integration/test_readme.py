@@ -15,11 +15,10 @@ import json
 import os
 import re
 import shlex
-import socket
 import subprocess
 import tempfile
 
-from harness import EXAMPLES, LOADLAB, SOURCE_DIR, run_tests
+from harness import EXAMPLES, LOADLAB, SOURCE_DIR, free_port, run_tests
 
 README = os.path.join(SOURCE_DIR, "README.md")
 
@@ -55,13 +54,6 @@ def table_commands(section):
         rows.append(re.findall(r"`([^`]+)`", first))
     return rows
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def program_folder(tmp):

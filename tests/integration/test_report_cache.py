@@ -21,7 +21,7 @@ import random
 import threading
 import time
 
-from harness import BUILD_DIR, Daemon, request, run_tests
+from harness import BUILD_DIR, BackgroundThread, Daemon, request, run_tests
 
 
 def sanitized_build():
@@ -97,7 +97,7 @@ def metrics(d):
     return out
 
 
-class HealthPoller:
+class HealthPoller(BackgroundThread):
     """Polls /healthz every 100 ms on a fresh connection, as a load
     balancer does, and keeps every answer's time and status."""
 
@@ -116,13 +116,8 @@ class HealthPoller:
             self.statuses.append(r.status)
             self.stop.wait(0.1)
 
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
+    def halt(self):
         self.stop.set()
-        self.thread.join()
 
     def check(self, what):
         print("%s: %d /healthz, the slowest %.3f s" % (what, len(self.times), max(self.times or [0])))

@@ -1,21 +1,13 @@
 """A lease long-poll parked before its agent's token was revoked is
 answered 401 when it wakes, and the task it would have had stays queued
 for another agent."""
-import os
-import threading
-
-from harness import Daemon, run_tests, wait_for
+from harness import Daemon, park_lease, run_tests
 
 
 def test_parked_poll_of_a_revoked_token_gets_401():
     with Daemon() as d:
         agent_id, tok = d.enroll("a", {"os": "win10"})
-        answers = []
-        poll = threading.Thread(target=lambda: answers.append(
-            d.api("POST", "/api/v1/lease", {"wait": 20}, token=tok, timeout=60)))
-        poll.start()
-        wait_for("the poll to park", lambda: "loadlab_long_polls 1" in
-                 d.api("GET", "/metrics").body.decode())
+        poll, answers = park_lease(d, tok, 20)
         # Agent tokens are not listed; the store names this one's id.
         (token_id,), = d.store_sql("SELECT id FROM tokens WHERE agent_id = %d" % int(agent_id))
         token_id = int(token_id)
