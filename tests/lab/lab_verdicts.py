@@ -33,7 +33,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
-from lab_agent import LabAgent  # noqa: E402
+from labagent import LabAgent  # noqa: E402
 from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
