@@ -18,6 +18,13 @@ int family_path(char *out, const char *a, const char *b)
 	return 0;
 }
 
+void family_strings_free(char **list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		free(list[i]);
+	free(list);
+}
+
 int family_blob_cache_open(const struct pipeline_task *task, const char *work, const cJSON *pinned,
 			   struct blob_cache *cache)
 {

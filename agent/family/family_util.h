@@ -19,6 +19,10 @@
 /* Joins A "/" B into OUT (PLAT_MAX_PATH + 1 bytes); LL_ETOOBIG when long. */
 int family_path(char *out, const char *a, const char *b);
 
+/* Frees every string of the NULL-terminated array LIST, then LIST (may be
+ * NULL). */
+void family_strings_free(char **list);
+
 /* Reads a whole (small) file into a malloc'd, NUL-terminated string of
  * at most LIMIT bytes (LL_ETOOBIG past it). The caller frees *RET_TEXT.
  * plat_read_file(), under the name the families know. */

@@ -252,14 +252,9 @@ static void program_release(void *state)
 	cJSON_Delete(ctx->floor_files);
 	cJSON_Delete(ctx->dll_overrides);
 	for (size_t i = 0; i < ctx->measured_count; i++) {
-		struct program_measured *m = &ctx->measured[i];
-		for (size_t k = 0; m->strings && m->strings[k]; k++)
-			free(m->strings[k]);
-		for (size_t k = 0; m->files && m->files[k]; k++)
-			free(m->files[k]);
-		free(m->strings);
-		free(m->files);
-		free(m->argv);
+		family_strings_free(ctx->measured[i].strings);
+		family_strings_free(ctx->measured[i].files);
+		free(ctx->measured[i].argv);
 	}
 	if (ctx->runner_started)
 		runner_stop(&ctx->runner);
