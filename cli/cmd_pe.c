@@ -192,9 +192,7 @@ static int do_rebase(int argc, char **argv)
 	}
 	status = fflush(stdout) == 0 ? 0 : 2;
 out:
-	for (int i = 0; images && i < npaths; i++)
-		pe_image_free(images[i]);
-	free(images);
+	pe_images_free(images, (size_t)npaths);
 	free(bases);
 	free(old);
 	free(paths);

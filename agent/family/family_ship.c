@@ -229,20 +229,13 @@ int family_ship_fetch(struct family_context *ctx, const struct family_names *nam
 	const struct pipeline_task *task = ctx->task;
 	const cJSON *result = cJSON_GetObjectItemCaseSensitive(task->build, "result");
 	const cJSON *built = cJSON_GetObjectItemCaseSensitive(result, "variants");
-	char cache_dir[PLAT_MAX_PATH + 1], empty_dir[PLAT_MAX_PATH + 1];
+	char empty_dir[PLAT_MAX_PATH + 1];
 	struct blob_cache cache;
 	int rc;
 
-	if (task->blob_cache_dir && task->blob_cache_dir[0])
-		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
-	else if ((rc = family_path(cache_dir, ctx->work, "blobs")) < 0)
-		return rc;
 	if ((rc = read_trace(ctx, result)) < 0 ||
-	    (rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
+	    (rc = family_blob_cache_open(task, ctx->work, task->build, &cache)) < 0)
 		return rc;
-	/* the build's files stay while the task runs (blob_cache.h) */
-	blob_cache_set_room(&cache, task->blob_room);
-	blob_cache_pin_named(&cache, task->build);
 	for (size_t v = 0; v < count && rc == 0; v++) {
 		struct family_variant *var = (void *)((char *)variants + v * size);
 		const cJSON *item = find_named(built, var->name);

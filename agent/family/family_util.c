@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blobs/blob_cache.h"
 #include "loadlab/clock.h"
 #include "loadlab/err.h"
 #include "loadlab/plat.h"
@@ -14,6 +15,30 @@ int family_path(char *out, const char *a, const char *b)
 	int n = snprintf(out, PLAT_MAX_PATH + 1, "%s/%s", a, b);
 	if (n < 0 || n > (int)PLAT_MAX_PATH)
 		return err_set(LL_ETOOBIG, "Path %s/%s is too long.", a, b);
+	return 0;
+}
+
+void family_strings_free(char **list)
+{
+	for (size_t i = 0; list && list[i]; i++)
+		free(list[i]);
+	free(list);
+}
+
+int family_blob_cache_open(const struct pipeline_task *task, const char *work, const cJSON *pinned,
+			   struct blob_cache *cache)
+{
+	char dir[PLAT_MAX_PATH + 1];
+	int rc;
+
+	if (task->blob_cache_dir && task->blob_cache_dir[0])
+		snprintf(dir, sizeof(dir), "%s", task->blob_cache_dir);
+	else if ((rc = family_path(dir, work, "blobs")) < 0)
+		return rc;
+	if ((rc = blob_cache_open(cache, dir, task->blob_cache_bytes)) < 0)
+		return rc;
+	blob_cache_set_room(cache, task->blob_room);
+	blob_cache_pin_named(cache, pinned);
 	return 0;
 }
 

@@ -19,6 +19,10 @@
 /* Joins A "/" B into OUT (PLAT_MAX_PATH + 1 bytes); LL_ETOOBIG when long. */
 int family_path(char *out, const char *a, const char *b);
 
+/* Frees every string of the NULL-terminated array LIST, then LIST (may be
+ * NULL). */
+void family_strings_free(char **list);
+
 /* Reads a whole (small) file into a malloc'd, NUL-terminated string of
  * at most LIMIT bytes (LL_ETOOBIG past it). The caller frees *RET_TEXT.
  * plat_read_file(), under the name the families know. */
@@ -26,6 +30,15 @@ int family_read_file(const char *path, size_t limit, char **ret_text, size_t *re
 
 /* Writes TEXT (LEN bytes) to PATH, replacing it (plat_write_file()). */
 int family_write_file(const char *path, const char *text, size_t len);
+
+struct blob_cache; /* blobs/blob_cache.h */
+
+/* Opens TASK's blob cache into CACHE: its blob_cache_dir, else WORK/blobs,
+ * with its cap and room rule, and pins the blobs PINNED (a job, a build;
+ * may be NULL) names, so that the task's own files stay while it runs
+ * (blob_cache.h). blob_cache_open()'s errors; needs blob_cache_close(). */
+int family_blob_cache_open(const struct pipeline_task *task, const char *work, const cJSON *pinned,
+			   struct blob_cache *cache);
 
 /* Calls TASK's progress callback; LL_ESTATE (with a message) when it says
  * the task was cancelled. */

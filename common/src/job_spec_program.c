@@ -413,6 +413,30 @@ static int renormalize(const cJSON *item, const char *const *keys, int (*preset)
 	return 0;
 }
 
+/* Appends to OUT the variant the string ITEM names, one of the COUNT
+ * presets whose names are at FIRST, STRIDE bytes apart: {"name": ITEM}
+ * and the knobs KNOBS adds of preset I (false: out of memory). LL_EINVAL
+ * naming WHAT ("program variant") and the nearest preset for a name of
+ * none, LL_ENOMEM; OUT untouched then. */
+static int preset_variant(const cJSON *item, const char *what, const void *first, size_t count, size_t stride,
+			  bool (*knobs)(cJSON *v, size_t i), cJSON *out)
+{
+	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
+	size_t i;
+	cJSON *v;
+
+	if (!name)
+		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
+	if ((i = names_find(name, first, count, stride)) == count)
+		return names_unknown(what, name, first, count, stride);
+	if (!(v = cJSON_CreateObject()) || !cJSON_AddStringToObject(v, "name", name) || !knobs(v, i) ||
+	    !cJSON_AddItemToArray(out, v)) {
+		cJSON_Delete(v);
+		return LL_ENOMEM;
+	}
+	return 0;
+}
+
 bool job_spec_program_is_elf(const cJSON *program)
 {
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(program, "format");
@@ -432,59 +456,37 @@ static const struct {
 	{"pagein", false, true},
 };
 
+static bool elf_program_knobs(cJSON *v, size_t i)
+{
+	return cJSON_AddBoolToObject(v, "bind_now", program_elf_presets[i].bind_now) &&
+	       cJSON_AddBoolToObject(v, "pagein", program_elf_presets[i].pagein);
+}
+
 int job_spec_program_elf_variant(const cJSON *item, cJSON *out)
 {
 	static const char *const keys[] = {"name", "bind_now", "pagein", NULL};
-	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
-	const size_t count = sizeof(program_elf_presets) / sizeof(program_elf_presets[0]);
 
 	if (cJSON_IsObject(item))
 		return renormalize(item, keys, job_spec_program_elf_variant, out);
-	if (!name)
-		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
-	for (size_t i = 0; i < count; i++) {
-		cJSON *v;
-		if (strcmp(program_elf_presets[i].name, name) != 0)
-			continue;
-		v = cJSON_CreateObject();
-		if (!v || !cJSON_AddStringToObject(v, "name", name) ||
-		    !cJSON_AddBoolToObject(v, "bind_now", program_elf_presets[i].bind_now) ||
-		    !cJSON_AddBoolToObject(v, "pagein", program_elf_presets[i].pagein)) {
-			cJSON_Delete(v);
-			return LL_ENOMEM;
-		}
-		cJSON_AddItemToArray(out, v);
-		return 0;
-	}
-	return names_unknown("ELF program variant", name, &program_elf_presets[0].name, count,
-			     sizeof(program_elf_presets[0]));
+	return preset_variant(item, "ELF program variant", &program_elf_presets[0].name,
+			      sizeof(program_elf_presets) / sizeof(program_elf_presets[0]),
+			      sizeof(program_elf_presets[0]), elf_program_knobs, out);
+}
+
+static bool pe_program_knobs(cJSON *v, size_t i)
+{
+	return cJSON_AddStringToObject(v, "bases", program_presets[i].bases) &&
+	       cJSON_AddBoolToObject(v, "bind", program_presets[i].bind) &&
+	       cJSON_AddStringToObject(v, "aslr", program_presets[i].aslr);
 }
 
 int job_spec_program_variant(const cJSON *item, cJSON *out)
 {
 	static const char *const keys[] = {"name", "bases", "bind", "aslr", NULL};
-	const char *name = cJSON_IsString(item) ? item->valuestring : NULL;
 
 	if (cJSON_IsObject(item))
 		return renormalize(item, keys, job_spec_program_variant, out);
-	if (!name)
-		return err_set(LL_EINVAL, "Each program variant must be a preset name.");
-	for (size_t i = 0; i < sizeof(program_presets) / sizeof(program_presets[0]); i++) {
-		cJSON *v;
-		if (strcmp(program_presets[i].name, name) != 0)
-			continue;
-		v = cJSON_CreateObject();
-		if (!v || !cJSON_AddStringToObject(v, "name", name) ||
-		    !cJSON_AddStringToObject(v, "bases", program_presets[i].bases) ||
-		    !cJSON_AddBoolToObject(v, "bind", program_presets[i].bind) ||
-		    !cJSON_AddStringToObject(v, "aslr", program_presets[i].aslr)) {
-			cJSON_Delete(v);
-			return LL_ENOMEM;
-		}
-		cJSON_AddItemToArray(out, v);
-		return 0;
-	}
-	return names_unknown("program variant", name, &program_presets[0].name,
-			     sizeof(program_presets) / sizeof(program_presets[0]),
-			     sizeof(program_presets[0]));
+	return preset_variant(item, "program variant", &program_presets[0].name,
+			      sizeof(program_presets) / sizeof(program_presets[0]),
+			      sizeof(program_presets[0]), pe_program_knobs, out);
 }

@@ -326,6 +326,28 @@ int json_get_bool(const cJSON *obj, const char *key, bool required, bool default
 	return 0;
 }
 
+bool json_array_has_string(const cJSON *array, const char *s)
+{
+	const cJSON *item;
+
+	if (!cJSON_IsArray(array))
+		return false;
+	cJSON_ArrayForEach(item, array)
+		if (cJSON_IsString(item) && strcmp(item->valuestring, s) == 0)
+			return true;
+	return false;
+}
+
+int json_move_to_object(cJSON *object, const char *key, cJSON **item)
+{
+	if (!*item)
+		return 0;
+	if (!cJSON_AddItemToObject(object, key, *item))
+		return LL_ENOMEM;
+	*item = NULL;
+	return 0;
+}
+
 cJSON *json_array_add_object(cJSON *array)
 {
 	cJSON *item = cJSON_CreateObject();

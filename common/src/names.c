@@ -40,6 +40,15 @@ static size_t distance(const char *a, size_t la, const char *b, size_t lb)
 	return d[la][lb];
 }
 
+size_t names_find(const char *word, const void *first, size_t count, size_t stride)
+{
+	size_t i = 0;
+
+	while (i < count && strcmp(name_at(first, stride, i), word) != 0)
+		i++;
+	return i;
+}
+
 const char *names_nearest(const char *word, const void *first, size_t count, size_t stride)
 {
 	size_t lw = strlen(word), best = (size_t)-1;

@@ -1,5 +1,7 @@
 #include "loadlab/report_text.h"
 
+#include "loadlab/json.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,13 +248,12 @@ bool report_text_has_notes(const cJSON *cell)
  * order first seen), once. */
 static void note_name(cJSON *by_note, const char *note, const char *name)
 {
-	cJSON *names = cJSON_GetObjectItemCaseSensitive(by_note, note), *n;
+	cJSON *names = cJSON_GetObjectItemCaseSensitive(by_note, note);
 
 	if (!names)
 		names = cJSON_AddArrayToObject(by_note, note);
-	cJSON_ArrayForEach(n, names)
-		if (strcmp(n->valuestring, name) == 0)
-			return;
+	if (json_array_has_string(names, name))
+		return;
 	cJSON_AddItemToArray(names, cJSON_CreateString(name));
 }
 

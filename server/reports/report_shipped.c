@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "loadlab/json.h"
+
 void report_shipped_summary(const cJSON *v, cJSON *s)
 {
 	cJSON *digests = cJSON_AddObjectToObject(s, "digests");
@@ -21,21 +23,10 @@ void report_shipped_summary(const cJSON *v, cJSON *s)
 			cJSON_AddItemToArray(local, cJSON_CreateString(string(f, "name")));
 }
 
-/* Whether the string array LIST holds NAME. */
-static bool lists(const cJSON *list, const char *name)
-{
-	const cJSON *item;
-
-	cJSON_ArrayForEach(item, list)
-		if (cJSON_IsString(item) && strcmp(item->valuestring, name) == 0)
-			return true;
-	return false;
-}
-
 /* Adds NAME to the string array LIST unless it holds it. */
 static void add_once(cJSON *list, const char *name)
 {
-	if (!lists(list, name))
+	if (!json_array_has_string(list, name))
 		cJSON_AddItemToArray(list, cJSON_CreateString(name));
 }
 

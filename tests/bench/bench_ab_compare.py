@@ -33,25 +33,11 @@ if len(sys.argv) > 1:
     os.environ["LOADLAB_BUILD_DIR"] = os.path.abspath(sys.argv[1])
 import harness  # noqa: E402
 from harness import Daemon, request  # noqa: E402
+from daemon_cpu import cpu_seconds, wait_idle  # noqa: E402
 
 PASSES = 20000
 LABELS = ["base", "b1", "b2", "b3"]
 PRESETS = ["as-built", "bind-now", "pagein"]
-
-
-def cpu_seconds(d):
-    with open("/proc/%d/stat" % d.proc.pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_idle(d, limit=300):
-    start = time.perf_counter()
-    while time.perf_counter() - start < limit:
-        c0 = cpu_seconds(d)
-        time.sleep(0.5)
-        if cpu_seconds(d) - c0 < 0.025:
-            return
 
 
 def make_job(d):
@@ -123,7 +109,7 @@ def run(loadlabd, data_dir):
     out = {}
     with Daemon(extra_args=["--public-read"], data_dir=data_dir) as d:
         job = make_job(d)
-        wait_idle(d)
+        wait_idle(d, 300)
         compare, report = "/api/v1/compare?job=%d" % job, "/api/v1/jobs/%d/report" % job
         c0 = cpu_seconds(d)
         out["compare"], out["compare_body"] = timed(d, compare)
@@ -131,7 +117,7 @@ def run(loadlabd, data_dir):
         out["compare_again"], _ = timed(d, compare)
         out["report"], out["report_body"] = timed(d, report)
     with Daemon(extra_args=["--public-read"], data_dir=data_dir) as d:
-        wait_idle(d)
+        wait_idle(d, 300)
         out["load_wall"], out["healthz_max"] = under_load(d, [compare] * 4 + [report])
     return out
 

@@ -41,6 +41,7 @@ if len(sys.argv) > 2 and sys.argv[1] == "--rounds":
 if len(sys.argv) > 1:
     os.environ["LOADLAB_BUILD_DIR"] = os.path.abspath(sys.argv[1])
 from harness import Daemon, request  # noqa: E402
+from daemon_cpu import cpu_seconds, wait_idle  # noqa: E402
 
 AGENTS = 1000
 VARIANTS = ["default", "rebase", "bind", "ordinal", "ordinal+rebase", "ordinal+bind", "reorder",
@@ -92,26 +93,6 @@ def metric(d, name):
         if line.startswith(name + " "):
             return float(line.split()[1])
     raise AssertionError("no metric " + name)
-
-
-def cpu_seconds(d):
-    """The daemon's user + system CPU time so far (/proc/PID/stat)."""
-    with open("/proc/%d/stat" % d.proc.pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_idle(d, limit=180):
-    """Until the daemon uses under 5 % of a core over half a second (its
-    summarizer has nothing left to do), at most LIMIT seconds: the time
-    waited."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < limit:
-        c0 = cpu_seconds(d)
-        time.sleep(0.5)
-        if cpu_seconds(d) - c0 < 0.025:
-            break
-    return time.perf_counter() - start
 
 
 PROFILE = os.environ.get("LOADLAB_BENCH_PERF")  # a folder: perf record of each phase
@@ -213,7 +194,7 @@ def main():
         # filler and makes compare's data in the background), so that the
         # daemon's CPU time is the request's.
         timed(d, "/api/v1/jobs/%d/report" % cand)  # the candidate's summaries, untimed
-        print("summarizer idle after %.1f s more" % wait_idle(d))
+        print("summarizer idle after %.1f s more" % wait_idle(d, 180))
         cached, size = timed(d, "/api/v1/jobs/%d/report" % base, 3)
         print("report, cached summaries               %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (cached * 1000, size, cached / floor, timed.cpu * 1000))
@@ -225,7 +206,7 @@ def main():
         first_cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand))
         print("compare, its data computed and cached   %8.1f ms  (%d bytes)  ratio %.1f  cpu %.0f ms"
               % (first_cmp * 1000, size, first_cmp / floor, timed.cpu * 1000))
-        wait_idle(d)  # the store's checkpoint after that write
+        wait_idle(d, 180)  # the store's checkpoint after that write
         p = profiled(d, "compare")
         cmp, size = timed(d, "/api/v1/compare?baseline=%d&candidate=%d" % (base, cand), 3)
         p.stop()

@@ -31,13 +31,12 @@ agent (and what it started) took while the jobs ran."""
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from labagent import LabAgent  # noqa: E402
 from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
@@ -98,28 +97,17 @@ def test_three_runs_of_one_job_show_no_significant_change():
         # interval on this VM).
         bigger = d.submit(dict(JOB, name="elf-repeat-bigger", generator={"dlls": 40, "exports": 100}))["id"]
         busy0, total0 = cpu_ticks()
-        data_dir = tempfile.mkdtemp(prefix="loadlab-elf-repeat-")
-        log = open(os.path.join(data_dir, "agent.log"), "wb")
-        agent = subprocess.Popen([harness.AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
-                                  "--data-dir", data_dir, "--name", "elf-repeat"],
-                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        try:
+        with LabAgent(d, "elf-repeat") as agent:
             def all_done():
                 states = [d.job(i)["state"] for i in ids + [bigger]]
                 assert not set(states) & {"failed", "cancelled"}, states
                 return all(s == "done" for s in states)
             harness.wait_for("five elf jobs done", all_done, timeout=900, interval=0.5)
             busy1, total1 = cpu_ticks()
-            own = process_ticks(agent.pid)
+            own = process_ticks(agent.proc.pid)
             busy = "other processes took %.0f %% of all CPU time while the jobs ran; load average %s" % (
                 100.0 * (busy1 - busy0 - own) / max(1, total1 - total0), open("/proc/loadavg").read().strip())
             print(busy)
-        finally:
-            agent.send_signal(signal.SIGTERM)
-            agent.wait(60)
-            log.close()
-            harness.kill_processes_under(data_dir)
-            subprocess.run(["rm", "-rf", data_dir])
         for job_id in ids:
             job = d.job(job_id)
             result = d.api("GET", "/api/v1/results/%d" % job["tasks"][0]["result_id"],

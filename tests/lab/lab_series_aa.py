@@ -16,14 +16,12 @@ LOADLAB_LAB_SERIES_JOBS (20) and LOADLAB_LAB_SERIES_RUNNERS ("native,wine")
 change what runs; a runner whose jobs fail (no Wine on the machine) breaks
 the check."""
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from labagent import LabAgent  # noqa: E402
 from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
@@ -55,23 +53,12 @@ def run_series(d, runner):
                  token=d.admin_token).status == 200
     spec = dict(SPECS[runner], name="series-aa-" + runner, series=series)
     ids = [d.submit(dict(spec, revision="r%02d" % i))["id"] for i in range(JOBS)]
-    data_dir = tempfile.mkdtemp(prefix="loadlab-series-aa-")
-    log = open(os.path.join(data_dir, "agent.log"), "wb")
-    agent = subprocess.Popen([harness.AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
-                              "--data-dir", data_dir, "--name", "series-aa-" + runner],
-                             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    try:
+    with LabAgent(d, "series-aa-" + runner, prefix="loadlab-series-aa-"):
         def all_done():
             states = [d.job(i)["state"] for i in ids]
             assert not set(states) & {"failed", "cancelled"}, (runner, states)
             return all(s == "done" for s in states)
         harness.wait_for("%d %s jobs done" % (JOBS, runner), all_done, timeout=3600, interval=1)
-    finally:
-        agent.send_signal(signal.SIGTERM)
-        agent.wait(60)
-        log.close()
-        harness.kill_processes_under(data_dir)
-        subprocess.run(["rm", "-rf", data_dir])
     time.sleep(3)  # the scheduler's checks (a tick every 100 ms, in id order)
     alerts = [a for a in d.api("GET", "/api/v1/alerts", token=d.admin_token).json()["alerts"]
               if a["series"] == series]

@@ -26,15 +26,14 @@ processes' CPU share, so a failure shows what moved. docs/statistics.md,
 import itertools
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
+from labagent import LabAgent  # noqa: E402
 from labgoal import figure  # noqa: E402
 from schemacheck import validate  # noqa: E402
 
@@ -86,18 +85,10 @@ class Lab:
 
     def __init__(self, d, name):
         self.d = d
-        self.data_dir = tempfile.mkdtemp(prefix="loadlab-%s-" % name)
-        self.log = open(os.path.join(self.data_dir, "agent.log"), "wb")
-        self.agent = subprocess.Popen([harness.AGENT, "--server", d.url, "--enroll-token", d.enroll_token,
-                                       "--data-dir", self.data_dir, "--name", name],
-                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        self.agent = LabAgent(d, name)
 
     def close(self):
-        self.agent.send_signal(signal.SIGTERM)
-        self.agent.wait(60)
-        self.log.close()
-        harness.kill_processes_under(self.data_dir)
-        subprocess.run(["rm", "-rf", self.data_dir])
+        self.agent.close()
 
     def state(self, job_id):
         state = self.d.job(job_id)["state"]

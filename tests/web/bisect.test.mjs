@@ -15,7 +15,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { BUILD, startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
+import { BUILD, startDaemon, apiClient, waitFor, samples, screenshot, openDashboard, enrollAgent } from "./lib.mjs";
 
 const FACTS = { os: "win10", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const SERIES = "bisect/web";
@@ -46,9 +46,7 @@ before(async () => {
   ({ daemon, url, admin, enroll } = await startDaemon("loadlab-web-bisect-", ["--schedule-tick-ms", "100"]));
   api = apiClient(url, admin);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "loadlab-web-bisect-builds-"));
-  const r = await api("POST", "/api/v1/agents/enroll", { name: "lab-1", facts: FACTS, labels: {} }, enroll);
-  assert.equal(r.status, 201, r.text);
-  const agent = r.body.token;
+  const agent = await enrollAgent(api, enroll, "lab-1", FACTS);
   for (const [i, rev] of ["r0", "r1"].entries()) {
     jobs.push(submitRevision(rev));
     const lease = await waitFor("a lease", async () => (await api("POST", "/api/v1/lease", {}, agent)).body);

@@ -10,7 +10,7 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
+import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard, enrollAgent } from "./lib.mjs";
 
 const FACTS = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const JOB = { name: "nightly", family: "pe", generator: { dlls: 2, exports: 10 }, variants: ["default"] };
@@ -23,9 +23,7 @@ before(async () => {
   let enroll;
   ({ daemon, url, admin, enroll } = await startDaemon("loadlab-web-cp-", ["--schedule-tick-ms", "100"]));
   api = apiClient(url, admin);
-  const r = await api("POST", "/api/v1/agents/enroll", { name: "lab-1", facts: FACTS, labels: {} }, enroll);
-  assert.equal(r.status, 201, r.text);
-  const agent = r.body.token, byJob = new Map();
+  const agent = await enrollAgent(api, enroll, "lab-1", FACTS), byJob = new Map();
   for (let i = 0; i < 30; i++) {
     const created = await api("POST", "/api/v1/jobs", { ...JOB, series: "cp/web", revision: "r" + String(i).padStart(2, "0") });
     assert.equal(created.status, 201, created.text);

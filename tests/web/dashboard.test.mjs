@@ -16,7 +16,7 @@ import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screenshot } from "./lib.mjs";
+import { BUILD, SOURCE, startDaemon, apiClient, samples, launchChromium, screenshot, watchConsole } from "./lib.mjs";
 
 const CELLS = [["winxp", "hdd"], ["winxp", "ssd"], ["win10", "hdd"], ["win10", "ssd"]];
 
@@ -138,13 +138,8 @@ before(async () => {
   jobs.program = await programJob();
 
   context = await launchChromium();
-  page = await context.newPage();
-  page.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    if (expectHttpErrors && /Failed to load resource: the server responded with a status of 4\d\d/.test(msg.text())) return;
-    consoleErrors.push(msg.text());
-  });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
+  page = watchConsole(await context.newPage(), consoleErrors, (text) =>
+    expectHttpErrors && /Failed to load resource: the server responded with a status of 4\d\d/.test(text));
 });
 
 after(async () => {

@@ -23,7 +23,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startDaemon, apiClient, waitFor, samples, launchChromium } from "./lib.mjs";
+import { startDaemon, apiClient, waitFor, samples, launchChromium, watchConsole } from "./lib.mjs";
 
 const WIDTHS = [1000, 1400];
 const HEIGHT = 800;
@@ -96,14 +96,8 @@ before(async () => {
 /* A new tab whose console errors and uncaught exceptions go to
  * consoleErrors (a 401's while expectHttpErrors). */
 async function watchedPage() {
-  const p = await context.newPage();
-  p.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    if (expectHttpErrors && /Failed to load resource: the server responded with a status of 401/.test(msg.text())) return;
-    consoleErrors.push(msg.text());
-  });
-  p.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
-  return p;
+  return watchConsole(await context.newPage(), consoleErrors, (text) =>
+    expectHttpErrors && /Failed to load resource: the server responded with a status of 401/.test(text));
 }
 
 after(async () => {

@@ -1,8 +1,10 @@
 /*
  * What the browser tests share: a real loadlabd in a fresh data directory,
- * a small REST client, deterministic samples, polling, headless Debian
- * Chromium and the screenshot folder (LOADLAB_WEB_ARTIFACTS/screenshots).
+ * a small REST client, an agent's enrollment, deterministic samples,
+ * polling, headless Debian Chromium, a page's console errors and the
+ * screenshot folder (LOADLAB_WEB_ARTIFACTS/screenshots).
  */
+import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -48,6 +50,15 @@ export function apiClient(url, defaultToken) {
   };
 }
 
+/* Enrolls an agent NAME with FACTS and LABELS through API (apiClient())
+ * with the enrollment token ENROLL; asserts 201 and resolves to the
+ * agent's token. */
+export async function enrollAgent(api, enroll, name, facts, labels = {}) {
+  const r = await api("POST", "/api/v1/agents/enroll", { name, facts, labels }, enroll);
+  assert.equal(r.status, 201, r.text);
+  return r.body.token;
+}
+
 /* Resolves to FN's first truthy value, polling every 100 ms; rejects with
  * "timed out waiting for WHAT" after MS. */
 export async function waitFor(what, fn, ms = 15000) {
@@ -91,15 +102,24 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, name + ".png"), fullPage: true });
 }
 
+/* Pushes PAGE's console errors and uncaught exceptions onto ERRORS, except
+ * the console errors whose text IGNORED(text) is true for (the HTTP errors
+ * a test expects). Returns PAGE. */
+export function watchConsole(page, errors, ignored = () => false) {
+  page.on("console", (msg) => {
+    if (msg.type() === "error" && !ignored(msg.text())) errors.push(msg.text());
+  });
+  page.on("pageerror", (err) => errors.push("page error: " + err.message));
+  return page;
+}
+
 /* Headless Chromium (launchChromium()) with TOKEN in every page's session
  * storage, as the dashboard's "Use token" leaves it, and one page whose
- * console errors and uncaught exceptions are pushed onto ERRORS. Resolves
- * to {context, page}. */
+ * console errors and uncaught exceptions are pushed onto ERRORS
+ * (watchConsole()). Resolves to {context, page}. */
 export async function openDashboard(token, errors) {
   const context = await launchChromium();
   await context.addInitScript((t) => sessionStorage.setItem("loadlab.token", t), token);
-  const page = await context.newPage();
-  page.on("console", (msg) => { if (msg.type() === "error") errors.push(msg.text()); });
-  page.on("pageerror", (err) => errors.push("page error: " + err.message));
+  const page = watchConsole(await context.newPage(), errors);
   return { context, page };
 }

@@ -13,7 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
 import path from "node:path";
-import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard } from "./lib.mjs";
+import { startDaemon, apiClient, waitFor, samples, screenshot, openDashboard, enrollAgent } from "./lib.mjs";
 
 const FACTS = { os: "winxp", disk: "ssd", cpu_model: "lab cpu", runner: "wine" };
 const JOB = { name: "nightly", family: "pe", generator: { dlls: 2, exports: 10 }, variants: ["default", "rebase"] };
@@ -70,9 +70,7 @@ before(async () => {
   let enroll;
   ({ daemon, url, admin, enroll } = await startDaemon("loadlab-web-series-", ["--schedule-tick-ms", "100"]));
   api = apiClient(url, admin);
-  const r = await api("POST", "/api/v1/agents/enroll", { name: "lab-1", facts: FACTS, labels: {} }, enroll);
-  assert.equal(r.status, 201, r.text);
-  agentToken = r.body.token;
+  agentToken = await enrollAgent(api, enroll, "lab-1", FACTS);
 
   await seriesJob("perf/nightly", "r1", 1);
   await seriesJob("perf/nightly", "r2", 11);

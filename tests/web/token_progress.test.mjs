@@ -8,20 +8,17 @@
  */
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startDaemon, apiClient, samples, launchChromium, screenshot } from "./lib.mjs";
+import { startDaemon, apiClient, samples, launchChromium, screenshot, watchConsole } from "./lib.mjs";
 
 let daemon, url, admin, enrollToken, api, context;
 const consoleErrors = [];
 let expectHttpErrors = false;
 
+/* PAGE, its console errors going to consoleErrors (a 401's while
+ * expectHttpErrors). */
 function watch(page) {
-  page.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    if (expectHttpErrors && /Failed to load resource: the server responded with a status of 401/.test(msg.text())) return;
-    consoleErrors.push(msg.text());
-  });
-  page.on("pageerror", (err) => consoleErrors.push("page error: " + err.message));
-  return page;
+  return watchConsole(page, consoleErrors, (text) =>
+    expectHttpErrors && /Failed to load resource: the server responded with a status of 401/.test(text));
 }
 
 before(async () => {

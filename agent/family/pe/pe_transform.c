@@ -59,9 +59,7 @@ static int rebase_dlls(const struct pe_context *ctx, const char *dir, uint32_t t
 			goto out;
 	}
 out:
-	for (int i = 0; i < opened; i++)
-		pe_image_free(images[i]);
-	free(images);
+	pe_images_free(images, (size_t)opened);
 	return rc;
 }
 

@@ -134,17 +134,6 @@ static int program_elf_timing_stage(struct family_run *run, void *state, struct 
 	return program_elf_timing(state, ret);
 }
 
-/* Moves *ITEM (when set) into O as KEY. */
-static int give(cJSON *o, const char *key, cJSON **item)
-{
-	if (!*item)
-		return 0;
-	if (!cJSON_AddItemToObject(o, key, *item))
-		return LL_ENOMEM;
-	*item = NULL;
-	return 0;
-}
-
 /* VAR's knobs and its texts into O. */
 static int variant_head(const struct program_elf_variant *var, cJSON *o)
 {
@@ -239,27 +228,6 @@ static int program_section(struct program_elf_context *ctx, cJSON *r)
 	return 0;
 }
 
-static int helpers_section(const struct program_elf_context *ctx, cJSON *r)
-{
-	cJSON *h = cJSON_AddObjectToObject(r, "helpers"), *programs;
-
-	if (!h ||
-	    !cJSON_AddStringToObject(h, "used_for",
-				     "the loader probe (LD_AUDIT), the launcher and the floor") ||
-	    !cJSON_AddStringToObject(h, "source",
-				     "shipped inside the agent, built with it by its own compiler") ||
-	    !(programs = cJSON_AddArrayToObject(h, "programs")))
-		return LL_ENOMEM;
-	for (size_t i = 0; i < ctx->base.helper_count; i++) {
-		cJSON *p = agent_program_json(ctx->base.helpers[i]);
-		if (!p || !cJSON_AddItemToArray(programs, p)) {
-			cJSON_Delete(p);
-			return LL_ENOMEM;
-		}
-	}
-	return 0;
-}
-
 static int program_elf_describe(struct family_run *run, void *state, const struct family_measured *measured,
 				cJSON *r)
 {
@@ -280,8 +248,9 @@ static int program_elf_describe(struct family_run *run, void *state, const struc
 		    (!cJSON_AddStringToObject(o, "build", ctx->base.builds[var->base.build].label) ||
 		     !cJSON_AddStringToObject(o, "preset", var->base.preset)))
 			return LL_ENOMEM;
-		if (give(o, "notes", &var->base.notes) < 0 || give(o, "verify", &var->base.verify) < 0 ||
-		    give(o, "files", &var->base.files) < 0)
+		if (json_move_to_object(o, "notes", &var->base.notes) < 0 ||
+		    json_move_to_object(o, "verify", &var->base.verify) < 0 ||
+		    json_move_to_object(o, "files", &var->base.files) < 0)
 			return LL_ENOMEM;
 		if (var->faults &&
 		    !cJSON_AddItemToObject(o, "major_faults", cJSON_Duplicate(var->faults, true)))
@@ -293,11 +262,13 @@ static int program_elf_describe(struct family_run *run, void *state, const struc
 	}
 	if (!(floor = cJSON_AddObjectToObject(r, "floor")) ||
 	    !cJSON_AddStringToObject(floor, "name", "elf_empty") ||
-	    give(floor, "files", &ctx->base.floor_files) < 0 ||
+	    json_move_to_object(floor, "files", &ctx->base.floor_files) < 0 ||
 	    family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measurement(r, measured) < 0 || program_section(ctx, r) < 0 ||
-	    helpers_section(ctx, r) < 0 || !cJSON_AddStringToObject(r, "runner", "native"))
+	    program_helpers_json(&ctx->base, "the loader probe (LD_AUDIT), the launcher and the floor",
+				 "shipped inside the agent, built with it by its own compiler", r) < 0 ||
+	    !cJSON_AddStringToObject(r, "runner", "native"))
 		return LL_ENOMEM;
 	return 0;
 }

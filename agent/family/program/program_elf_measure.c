@@ -122,10 +122,8 @@ void program_elf_start_release(struct program_elf_start *start)
 {
 	for (size_t i = 0; i < start->string_count; i++)
 		free(start->strings[i]);
-	for (size_t i = 0; start->files && start->files[i]; i++)
-		free(start->files[i]);
 	free(start->strings);
-	free(start->files);
+	family_strings_free(start->files);
 	free(start->argv);
 	memset(start, 0, sizeof(*start));
 }

@@ -138,17 +138,6 @@ static int knobs_json(const struct program_variant *var, cJSON *o)
 	return 0;
 }
 
-/* Moves *ITEM (when set) into O as KEY. */
-static int give(cJSON *o, const char *key, cJSON **item)
-{
-	if (!*item)
-		return 0;
-	if (!cJSON_AddItemToObject(o, key, *item))
-		return LL_ENOMEM;
-	*item = NULL;
-	return 0;
-}
-
 /* An A/B job's builds as "builds": [{"label", "exe", "file_count"}]. */
 static int builds_json(const struct program_context *ctx, cJSON *p)
 {
@@ -198,31 +187,9 @@ static int program_json(const struct program_context *ctx, cJSON *r)
 	return 0;
 }
 
-/* The helper programs as "helpers": what ran beside the user's program,
- * shipped inside the agent, no toolchain on this machine. */
-static int helpers_json(const struct program_context *ctx, cJSON *r)
-{
-	cJSON *h = cJSON_AddObjectToObject(r, "helpers"), *programs;
-
-	if (!h ||
-	    !cJSON_AddStringToObject(h, "used_for",
-				     "the debug probe, the input-idle launcher and the floor") ||
-	    !cJSON_AddStringToObject(h, "source", "shipped inside the agent, built with it by mingw-w64") ||
-	    !(programs = cJSON_AddArrayToObject(h, "programs")))
-		return LL_ENOMEM;
-	for (size_t i = 0; i < ctx->helper_count; i++) {
-		cJSON *p = agent_program_json(ctx->helpers[i]);
-		if (!p || !cJSON_AddItemToArray(programs, p)) {
-			cJSON_Delete(p);
-			return LL_ENOMEM;
-		}
-	}
-	return 0;
-}
-
 /* The variants, the floor, the measurement and the runner of RESULT
  * (schemas/result.json), as the pe family gives them, "program": what was
- * run and what the blob cache did, and "helpers" (above). */
+ * run and what the blob cache did, and "helpers" (program_helpers_json()). */
 static int program_describe(struct family_run *run, void *state, const struct family_measured *measured,
 			    cJSON *r)
 {
@@ -243,9 +210,11 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 		    (!cJSON_AddStringToObject(o, "build", ctx->builds[var->build].label) ||
 		     !cJSON_AddStringToObject(o, "preset", var->preset)))
 			return LL_ENOMEM;
-		if (give(o, "notes", &var->notes) < 0 || give(o, "transform", &var->transform) < 0 ||
-		    give(o, "verify", &var->verify) < 0 || give(o, "files", &var->files) < 0 ||
-		    give(o, "loader", &var->loader) < 0)
+		if (json_move_to_object(o, "notes", &var->notes) < 0 ||
+		    json_move_to_object(o, "transform", &var->transform) < 0 ||
+		    json_move_to_object(o, "verify", &var->verify) < 0 ||
+		    json_move_to_object(o, "files", &var->files) < 0 ||
+		    json_move_to_object(o, "loader", &var->loader) < 0)
 			return LL_ENOMEM;
 		if (var->valid && (family_add_measured(o, "warm", measured->warm, var->name) < 0 ||
 				   family_add_measured(o, "cold", measured->cold, var->name) < 0))
@@ -253,13 +222,14 @@ static int program_describe(struct family_run *run, void *state, const struct fa
 	}
 	if (!(floor = cJSON_AddObjectToObject(r, "floor")) ||
 	    !cJSON_AddStringToObject(floor, "name", "empty.exe") ||
-	    give(floor, "files", &ctx->floor_files) < 0)
+	    json_move_to_object(floor, "files", &ctx->floor_files) < 0)
 		return LL_ENOMEM;
 	if (family_add_measured(floor, "warm", measured->warm, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measured(floor, "cold", measured->cold, PROGRAM_FLOOR_NAME) < 0 ||
 	    family_add_measurement(r, measured) < 0 || program_json(ctx, r) < 0)
 		return LL_ENOMEM;
-	if (helpers_json(ctx, r) < 0 ||
+	if (program_helpers_json(ctx, "the debug probe, the input-idle launcher and the floor",
+				 "shipped inside the agent, built with it by mingw-w64", r) < 0 ||
 	    !cJSON_AddStringToObject(r, "runner", ctx->runner.wine ? "wine" : "native"))
 		return LL_ENOMEM;
 	return 0;
@@ -284,14 +254,9 @@ static void program_release(void *state)
 	cJSON_Delete(ctx->floor_files);
 	cJSON_Delete(ctx->dll_overrides);
 	for (size_t i = 0; i < ctx->measured_count; i++) {
-		struct program_measured *m = &ctx->measured[i];
-		for (size_t k = 0; m->strings && m->strings[k]; k++)
-			free(m->strings[k]);
-		for (size_t k = 0; m->files && m->files[k]; k++)
-			free(m->files[k]);
-		free(m->strings);
-		free(m->files);
-		free(m->argv);
+		family_strings_free(ctx->measured[i].strings);
+		family_strings_free(ctx->measured[i].files);
+		free(ctx->measured[i].argv);
 	}
 	if (ctx->runner_started)
 		runner_stop(&ctx->runner);

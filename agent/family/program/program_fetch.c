@@ -149,19 +149,11 @@ static int fetch_build(struct program_context *ctx, struct blob_cache *cache)
 int program_fetch(struct program_context *ctx)
 {
 	const struct pipeline_task *task = ctx->task;
-	char cache_dir[PLAT_MAX_PATH + 1];
 	struct blob_cache cache;
 	int rc;
 
-	if (task->blob_cache_dir && task->blob_cache_dir[0])
-		snprintf(cache_dir, sizeof(cache_dir), "%s", task->blob_cache_dir);
-	else if ((rc = family_path(cache_dir, ctx->work, "blobs")) < 0)
+	if ((rc = family_blob_cache_open(task, ctx->work, task->job, &cache)) < 0)
 		return rc;
-	if ((rc = blob_cache_open(&cache, cache_dir, task->blob_cache_bytes)) < 0)
-		return rc;
-	/* the task's own blobs stay while it runs (blob_cache.h) */
-	blob_cache_set_room(&cache, task->blob_room);
-	blob_cache_pin_named(&cache, task->job);
 	for (size_t b = 0; b < ctx->build_count; b++) {
 		char sub[32];
 		/* several builds: each in its own folder, files/NN */

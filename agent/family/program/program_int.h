@@ -193,6 +193,12 @@ int program_files_json(const struct program_context *ctx, const char *folder, cJ
 
 /* ---- helpers of every stage (program_util.c) ---- */
 
+/* Adds to RESULT "helpers": {"used_for": USED_FOR, "source": SOURCE,
+ * "programs": CTX's helper programs (agent_program_json())}, what ran
+ * beside the user's program; LL_ENOMEM. */
+int program_helpers_json(const struct program_context *ctx, const char *used_for, const char *source,
+			 cJSON *result);
+
 /* The job's variants, once per build (build after build, each build's in
  * the job's order), into *RET_VARIANTS (owned; *RET_COUNT of SIZE bytes
  * each, each starting with a struct program_variant): named by their

@@ -108,9 +108,7 @@ static int rebase_dlls(const struct program_context *ctx, struct program_variant
 			goto out;
 	}
 out:
-	for (size_t k = 0; images && k < count; k++)
-		pe_image_free(images[k]);
-	free(images);
+	pe_images_free(images, count);
 	free(which);
 	free(bases);
 	return rc;

@@ -76,3 +76,22 @@ int program_note(struct program_variant *var, const char *text)
 	}
 	return 0;
 }
+
+int program_helpers_json(const struct program_context *ctx, const char *used_for, const char *source,
+			 cJSON *result)
+{
+	cJSON *h = cJSON_AddObjectToObject(result, "helpers"), *programs;
+
+	if (!h || !cJSON_AddStringToObject(h, "used_for", used_for) ||
+	    !cJSON_AddStringToObject(h, "source", source) ||
+	    !(programs = cJSON_AddArrayToObject(h, "programs")))
+		return LL_ENOMEM;
+	for (size_t i = 0; i < ctx->helper_count; i++) {
+		cJSON *p = agent_program_json(ctx->helpers[i]);
+		if (!p || !cJSON_AddItemToArray(programs, p)) {
+			cJSON_Delete(p);
+			return LL_ENOMEM;
+		}
+	}
+	return 0;
+}

@@ -76,6 +76,14 @@ char *json_print(const cJSON *item);
  * unchanged). */
 cJSON *json_array_add_object(cJSON *array);
 
+/* Whether ARRAY (may be NULL or no array: false) holds the string S. */
+bool json_array_has_string(const cJSON *array, const char *s);
+
+/* Moves *ITEM into OBJECT as KEY and sets *ITEM to NULL; nothing when
+ * *ITEM is NULL. LL_ENOMEM when it cannot be added (*ITEM is then still
+ * the caller's). */
+int json_move_to_object(cJSON *object, const char *key, cJSON **item);
+
 /* ITEM's text (cJSON_Print() when FORMATTED, else json_print()) written
  * over PATH atomically (plat_write_file_atomic(), PRIVATE_MODE as there).
  * LL_ENOMEM when it cannot be printed, else the write's error. */

@@ -28,6 +28,10 @@
  */
 const char *names_nearest(const char *word, const void *first, size_t count, size_t stride);
 
+/* The index of WORD among the COUNT names at FIRST (laid out as for
+ * names_nearest()), compared exactly; COUNT when none is WORD. */
+size_t names_find(const char *word, const void *first, size_t count, size_t stride);
+
 /*
  * Records with err_set() "Unknown WHAT 'WORD' (did you mean 'X'? known: A,
  * B, C)." — the suggestion only when names_nearest() has one, the list in

@@ -167,6 +167,10 @@ int pe_image_save(const struct pe_image *image, const char *path);
 /* Frees the image; pe_image_free(NULL) is fine. */
 void pe_image_free(struct pe_image *image);
 
+/* Frees the COUNT images of the array IMAGES (NULL entries are fine), then
+ * the array; IMAGES may be NULL. */
+void pe_images_free(struct pe_image **images, size_t count);
+
 /* Translates [RVA, RVA + LEN) to a file offset when the whole range lies in
  * the headers or in the file-backed part of one section. LL_EFORMAT
  * otherwise (including ranges in a section's zero-filled tail). */

@@ -327,3 +327,10 @@ void pe_image_free(struct pe_image *image)
 	free(image->data);
 	free(image);
 }
+
+void pe_images_free(struct pe_image **images, size_t count)
+{
+	for (size_t i = 0; images && i < count; i++)
+		pe_image_free(images[i]);
+	free(images);
+}

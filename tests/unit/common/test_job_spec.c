@@ -109,6 +109,19 @@ static int measure_job(const char *family, const char *variants, const char *mea
 	return normalize_text(text, ret);
 }
 
+/* measure_job(FAMILY, VARIANTS, MEASURE) is refused (LL_EINVAL or
+ * LL_ERANGE; what was accepted is named on stderr), its output untouched. */
+static void check_refused(const char *family, const char *variants, const char *measure)
+{
+	cJSON *n = (cJSON *)1;
+	int rc = measure_job(family, variants, measure, &n);
+
+	if (!(rc == LL_EINVAL || rc == LL_ERANGE))
+		fprintf(stderr, "accepted: %s %s\n", variants, measure ? measure : "");
+	CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
+	CHECK(n == (cJSON *)1);
+}
+
 static const cJSON *warm_of(const cJSON *n)
 {
 	return cJSON_GetObjectItem(cJSON_GetObjectItem(n, "measure"), "warm");
@@ -160,20 +173,10 @@ static void test_rounds_auto_delay(void)
 	};
 	cJSON *n = (cJSON *)1;
 
-	for (size_t i = 0; i < sizeof(bad_measure) / sizeof(bad_measure[0]); i++) {
-		int rc = measure_job("pe", "[\"default\"]", bad_measure[i], &n);
-		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
-			fprintf(stderr, "accepted: %s\n", bad_measure[i]);
-		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
-		CHECK(n == (cJSON *)1);
-	}
-	for (size_t i = 0; i < sizeof(bad_variants) / sizeof(bad_variants[0]); i++) {
-		int rc = measure_job(bad_variants[i][0], bad_variants[i][1], NULL, &n);
-		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
-			fprintf(stderr, "accepted: %s\n", bad_variants[i][1]);
-		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
-		CHECK(n == (cJSON *)1);
-	}
+	for (size_t i = 0; i < sizeof(bad_measure) / sizeof(bad_measure[0]); i++)
+		check_refused("pe", "[\"default\"]", bad_measure[i]);
+	for (size_t i = 0; i < sizeof(bad_variants) / sizeof(bad_variants[0]); i++)
+		check_refused(bad_variants[i][0], bad_variants[i][1], NULL);
 
 	/* Defaults: one round; no max_runs or precision without auto. */
 	CHECK_EQ_INT(measure_job("pe", "[\"default\"]", "{\"warm\":{},\"cold\":{}}", &n), 0);
@@ -280,13 +283,8 @@ static void test_precision_pct(void)
 	};
 	cJSON *n = (cJSON *)1;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int rc = measure_job("elf", "[\"default\"]", bad[i], &n);
-		if (!(rc == LL_EINVAL || rc == LL_ERANGE))
-			fprintf(stderr, "accepted: %s\n", bad[i]);
-		CHECK(rc == LL_EINVAL || rc == LL_ERANGE);
-		CHECK(n == (cJSON *)1);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check_refused("elf", "[\"default\"]", bad[i]);
 	CHECK_EQ_INT(measure_job("elf", "[\"default\"]", "{\"warm\":{\"runs\":30,\"max_seconds\":300}}", &n),
 		     LL_EINVAL);
 	CHECK(strstr(err_message(LL_EINVAL), "max_seconds") != NULL);

@@ -60,9 +60,28 @@ static void test_buf(void)
 	CHECK(b.data == NULL);
 }
 
+/* json_array_has_string() and json_move_to_object(). */
+static void test_helpers(void)
+{
+	cJSON *list = NULL, *o = cJSON_CreateObject(), *item = cJSON_CreateString("moved"), *none = NULL;
+
+	CHECK_EQ_INT(json_parse("[1, \"a\", null, \"bc\"]", 20, 0, &list), 0);
+	CHECK(json_array_has_string(list, "a") && json_array_has_string(list, "bc"));
+	CHECK(!json_array_has_string(list, "b") && !json_array_has_string(list, "1"));
+	CHECK(!json_array_has_string(NULL, "a") && !json_array_has_string(o, "a"));
+	CHECK_EQ_INT(json_move_to_object(o, "k", &item), 0);
+	CHECK(item == NULL);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "k")), "moved");
+	CHECK_EQ_INT(json_move_to_object(o, "none", &none), 0); /* nothing to move */
+	CHECK(cJSON_GetObjectItemCaseSensitive(o, "none") == NULL && cJSON_GetArraySize(o) == 1);
+	cJSON_Delete(list);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	test_parse();
 	test_buf();
+	test_helpers();
 	return check_finish();
 }

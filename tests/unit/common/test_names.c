@@ -1,5 +1,5 @@
-/* names.c: the nearest known name for a typo, and the message that
- * suggests it. */
+/* names.c: a name's index, the nearest known name for a typo, and the
+ * message that suggests it. */
 #include "check.h"
 
 #include "loadlab/err.h"
@@ -51,6 +51,14 @@ int main(void)
 	memset(long_word, 'a', sizeof(long_word) - 1);
 	long_word[sizeof(long_word) - 1] = '\0';
 	CHECK(near(long_word) == NULL);
+
+	/* The exact lookup: an index, or the count for a typo or a case change. */
+	CHECK_EQ_INT(names_find("bind", &presets[0].name, PRESETS, sizeof(presets[0])), 2);
+	CHECK_EQ_INT(names_find("no-rebase", &presets[0].name, PRESETS, sizeof(presets[0])), 5);
+	CHECK_EQ_INT(names_find("rebse", &presets[0].name, PRESETS, sizeof(presets[0])), PRESETS);
+	CHECK_EQ_INT(names_find("Default", &presets[0].name, PRESETS, sizeof(presets[0])), PRESETS);
+	CHECK_EQ_INT(names_find("program", families, 3, sizeof(families[0])), 2);
+	CHECK_EQ_INT(names_find("pe", families, 0, sizeof(families[0])), 0);
 
 	/* The message: the suggestion, then every name in order. */
 	CHECK_EQ_INT(names_unknown("pe variant", "rebse", &presets[0].name, PRESETS, sizeof(presets[0])),

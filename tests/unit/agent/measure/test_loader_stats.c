@@ -6,6 +6,7 @@
  * one real run that says what this machine cannot count.
  */
 #include "check.h"
+#include "check_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +36,6 @@ static const char recorded[] = "     30005:\t\n"
 			       "     30005:\t           final number of relocations: 359\n"
 			       "     30005:\tfinal number of relocations from cache: 7\n";
 
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
-
 static void test_parse_recorded(void)
 {
 	struct loader_stats s;
@@ -63,9 +53,9 @@ static void test_parse_recorded(void)
 	CHECK(s.final_relocations_from_cache == 7);
 	CHECK_EQ_STR(s.time_unit, "cycles");
 	CHECK_EQ_INT(loader_stats_json(&s, &j), 0);
-	CHECK(num(j, "relocations") == 333 && num(j, "relative_relocations") == 267);
-	CHECK(num(j, "startup_time") == 3145216 && num(j, "final_relocations") == 359);
-	CHECK_EQ_STR(cJSON_GetStringValue(get(j, "time_unit")), "cycles");
+	CHECK(number(j, "relocations") == 333 && number(j, "relative_relocations") == 267);
+	CHECK(number(j, "startup_time") == 3145216 && number(j, "final_relocations") == 359);
+	CHECK_EQ_STR(cJSON_GetStringValue(member(j, "time_unit")), "cycles");
 	cJSON_Delete(j);
 }
 
@@ -83,8 +73,8 @@ static void test_parse_partial_and_bad(void)
 	CHECK(s.relocations == 5 && s.relative_relocations == 0 && s.final_relocations == -1);
 	CHECK(s.startup_time == -1 && s.time_unit[0] == '\0');
 	CHECK_EQ_INT(loader_stats_json(&s, &j), 0);
-	CHECK(num(j, "relative_relocations") == 0); /* counted: a real zero */
-	CHECK(!get(j, "final_relocations") && !get(j, "startup_time") && !get(j, "time_unit"));
+	CHECK(number(j, "relative_relocations") == 0); /* counted: a real zero */
+	CHECK(!member(j, "final_relocations") && !member(j, "startup_time") && !member(j, "time_unit"));
 	cJSON_Delete(j);
 	/* Nothing of the loader's: a static program, or another loader. */
 	CHECK_EQ_INT(loader_stats_parse("", &s), LL_ENOTFOUND);
@@ -94,16 +84,6 @@ static void test_parse_partial_and_bad(void)
 		     LL_EFORMAT);
 	/* No "PID:\t" prefix: not LD_DEBUG output. */
 	CHECK_EQ_INT(loader_stats_parse("number of relocations: 5\n", &s), LL_ENOTFOUND);
-}
-
-/* True when the JSON array ARR holds the string S. */
-static bool has(const cJSON *arr, const char *s)
-{
-	const cJSON *v;
-	cJSON_ArrayForEach(v, arr)
-		if (cJSON_IsString(v) && strcmp(v->valuestring, s) == 0)
-			return true;
-	return false;
 }
 
 static void test_recorded_counters(void)
@@ -130,22 +110,24 @@ static void test_recorded_counters(void)
 		measure_counters_put(&c, 0, i, &k[i]);
 	measure_counters_put(&c, 0, 7, &k[0]); /* out of range: ignored */
 	CHECK_EQ_INT(measure_counters_json(&c, 0, 3, program), 0);
-	rc = (cJSON *)get(program, "run_counters");
-	CHECK(has(get(rc, "counters"), "cpu_user_us") && has(get(rc, "counters"), "minor_faults"));
-	CHECK(!has(get(rc, "counters"), "instructions") && !has(get(rc, "counters"), "involuntary_switches"));
+	rc = (cJSON *)member(program, "run_counters");
+	CHECK(json_array_has_string(member(rc, "counters"), "cpu_user_us") &&
+	      json_array_has_string(member(rc, "counters"), "minor_faults"));
+	CHECK(!json_array_has_string(member(rc, "counters"), "instructions") &&
+	      !json_array_has_string(member(rc, "counters"), "involuntary_switches"));
 	/* Never a zero for what was not counted: no series, a reason. */
-	CHECK(!get(rc, "instructions") && !get(rc, "cycles") && !get(rc, "involuntary_switches"));
-	CHECK(cJSON_IsString(get(get(rc, "not_counted"), "instructions")));
-	CHECK(cJSON_IsString(get(get(rc, "not_counted"), "involuntary_switches")));
-	CHECK(cJSON_GetArraySize(get(rc, "cpu_system_us")) == 3);
-	CHECK(cJSON_GetArrayItem(get(rc, "cpu_system_us"), 1)->valuedouble == 4349);
-	CHECK(cJSON_GetArrayItem(get(rc, "minor_faults"), 2)->valuedouble == 50);
-	CHECK(cJSON_GetArrayItem(get(rc, "cpu_user_us"), 0)->valuedouble == 0); /* counted: a real 0 */
+	CHECK(!member(rc, "instructions") && !member(rc, "cycles") && !member(rc, "involuntary_switches"));
+	CHECK(cJSON_IsString(member(member(rc, "not_counted"), "instructions")));
+	CHECK(cJSON_IsString(member(member(rc, "not_counted"), "involuntary_switches")));
+	CHECK(cJSON_GetArraySize(member(rc, "cpu_system_us")) == 3);
+	CHECK(cJSON_GetArrayItem(member(rc, "cpu_system_us"), 1)->valuedouble == 4349);
+	CHECK(cJSON_GetArrayItem(member(rc, "minor_faults"), 2)->valuedouble == 50);
+	CHECK(cJSON_GetArrayItem(member(rc, "cpu_user_us"), 0)->valuedouble == 0); /* counted: a real 0 */
 	/* The method's lists are over every program and carry the source. */
 	CHECK_EQ_INT(measure_counters_method_json(&c, 3, method), 0);
-	CHECK(cJSON_IsString(get(get(method, "run_counters"), "source")));
-	CHECK(has(get(get(method, "run_counters"), "counters"), "page_faults"));
-	CHECK(!get(get(method, "run_counters"), "cpu_user_us")); /* no series in the method */
+	CHECK(cJSON_IsString(member(member(method, "run_counters"), "source")));
+	CHECK(json_array_has_string(member(member(method, "run_counters"), "counters"), "page_faults"));
+	CHECK(!member(member(method, "run_counters"), "cpu_user_us")); /* no series in the method */
 	measure_counters_release(&c);
 	cJSON_Delete(program);
 	cJSON_Delete(method);
@@ -192,13 +174,13 @@ static void test_take(void)
 
 	CHECK(mkdtemp(dir) != NULL);
 	CHECK_EQ_INT(loader_stats_take(&ok, dir, 10000, &j), 0);
-	CHECK(num(j, "relocations") > 0 && num(j, "final_relocations") >= num(j, "relocations"));
-	CHECK(!get(j, "not_counted"));
+	CHECK(number(j, "relocations") > 0 && number(j, "final_relocations") >= number(j, "relocations"));
+	CHECK(!member(j, "not_counted"));
 	cJSON_Delete(j);
 	j = NULL;
 	CHECK_EQ_INT(loader_stats_take(&bad, dir, 10000, &j), 0);
-	CHECK(strstr(cJSON_GetStringValue(get(j, "not_counted")), "exited with 1") != NULL);
-	CHECK(!get(j, "relocations"));
+	CHECK(strstr(cJSON_GetStringValue(member(j, "not_counted")), "exited with 1") != NULL);
+	CHECK(!member(j, "relocations"));
 	cJSON_Delete(j);
 	plat_remove_tree(dir);
 }

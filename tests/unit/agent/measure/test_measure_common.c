@@ -4,6 +4,7 @@
  * figures in a result (agent/family/family_util.c).
  */
 #include "check.h"
+#include "check_json.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -22,17 +23,6 @@
 #include "measure/measure.h"
 #include "measure/plat_measure.h"
 #include "measure/plat_noise.h"
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
 
 static void test_random_and_shuffle(void)
 {
@@ -63,19 +53,19 @@ static void test_summary(void)
 	const cJSON *ci, *outliers;
 
 	CHECK_EQ_INT(measure_summary_json(x, 5, 1, &s), 0);
-	CHECK(num(s, "n") == 5);
-	CHECK(num(s, "min_us") == 1);
-	CHECK(num(s, "median_us") == 3);
-	CHECK(num(s, "mean_us") == 22);
-	CHECK(num(s, "mad_us") == 1);                                /* |x - 3|: 0 1 1 2 97 */
-	CHECK(num(s, "p90_us") > 61.59 && num(s, "p90_us") < 61.61); /* type 7: 4 + 0.6 * 96 */
-	ci = get(s, "ci_min_us");
+	CHECK(number(s, "n") == 5);
+	CHECK(number(s, "min_us") == 1);
+	CHECK(number(s, "median_us") == 3);
+	CHECK(number(s, "mean_us") == 22);
+	CHECK(number(s, "mad_us") == 1);                                   /* |x - 3|: 0 1 1 2 97 */
+	CHECK(number(s, "p90_us") > 61.59 && number(s, "p90_us") < 61.61); /* type 7: 4 + 0.6 * 96 */
+	ci = member(s, "ci_min_us");
 	CHECK(cJSON_GetArraySize(ci) == 2 && cJSON_GetArrayItem(ci, 0)->valuedouble == 1 &&
 	      cJSON_GetArrayItem(ci, 0)->valuedouble <= cJSON_GetArrayItem(ci, 1)->valuedouble);
-	ci = get(s, "ci_median_us");
+	ci = member(s, "ci_median_us");
 	CHECK(cJSON_GetArraySize(ci) == 2 &&
 	      cJSON_GetArrayItem(ci, 0)->valuedouble <= cJSON_GetArrayItem(ci, 1)->valuedouble);
-	outliers = get(s, "outliers"); /* 100: modified z 65 */
+	outliers = member(s, "outliers"); /* 100: modified z 65 */
 	CHECK(cJSON_GetArraySize(outliers) == 1 && cJSON_GetArrayItem(outliers, 0)->valuedouble == 4);
 	cJSON_Delete(s);
 	s = NULL;
@@ -193,9 +183,10 @@ static void test_rounds(void)
 	/* The program's figures: runs, round sizes summing to them, noise. */
 	obj = cJSON_CreateObject();
 	CHECK_EQ_INT(measure_sampled_json(&s, 0, &o, obj), 0);
-	CHECK(num(obj, "runs") == 4 && cJSON_GetArraySize(get(obj, "round_sizes")) == 3);
-	CHECK(cJSON_IsObject(get(obj, "noise")) && num(get(obj, "noise"), "retaken") == s.retaken[0]);
-	CHECK(!get(obj, "auto"));
+	CHECK(number(obj, "runs") == 4 && cJSON_GetArraySize(member(obj, "round_sizes")) == 3);
+	CHECK(cJSON_IsObject(member(obj, "noise")) &&
+	      number(member(obj, "noise"), "retaken") == s.retaken[0]);
+	CHECK(!member(obj, "auto"));
 	cJSON_Delete(obj);
 	measure_sampled_release(&s);
 	cJSON_Delete(order);
@@ -254,12 +245,14 @@ static void test_method_and_result(void)
 	plat_measure_begin(&c);
 	plat_measure_end(&c);
 	CHECK_EQ_INT(measure_add_method(result, &c, &o, "warm", &method), 0);
-	CHECK(method && get(result, "method") == method);
-	CHECK(cJSON_IsString(get(method, "kind")) && strcmp(get(method, "kind")->valuestring, "warm") == 0);
+	CHECK(method && member(result, "method") == method);
+	CHECK(cJSON_IsString(member(method, "kind")) &&
+	      strcmp(member(method, "kind")->valuestring, "warm") == 0);
 	/* A uint64 seed does not fit a JSON number: text. */
-	CHECK(cJSON_IsString(get(method, "seed")) &&
-	      strcmp(get(method, "seed")->valuestring, "18446744073709551615") == 0);
-	CHECK(num(method, "runs") == 2 && num(method, "warmup") == 1 && num(method, "confidence") == 0.95);
+	CHECK(cJSON_IsString(member(method, "seed")) &&
+	      strcmp(member(method, "seed")->valuestring, "18446744073709551615") == 0);
+	CHECK(number(method, "runs") == 2 && number(method, "warmup") == 1 &&
+	      number(method, "confidence") == 0.95);
 
 	/* family_add_measured: the program's figures with runs, warmup, min and median at hand. */
 	cJSON_AddItemToObject(warm, "method", cJSON_Duplicate(method, true));
@@ -271,15 +264,18 @@ static void test_method_and_result(void)
 	cJSON_AddNumberToObject(summary, "min_us", 10);
 	cJSON_AddNumberToObject(summary, "median_us", 12);
 	CHECK_EQ_INT(family_add_measured(o_json, "warm", warm, "default"), 0);
-	CHECK(num(get(o_json, "warm"), "runs") == 2 && num(get(o_json, "warm"), "warmup") == 1);
-	CHECK(num(get(o_json, "warm"), "min_us") == 10 && num(get(o_json, "warm"), "median_us") == 12);
+	CHECK(number(member(o_json, "warm"), "runs") == 2 && number(member(o_json, "warm"), "warmup") == 1);
+	CHECK(number(member(o_json, "warm"), "min_us") == 10 &&
+	      number(member(o_json, "warm"), "median_us") == 12);
 	CHECK_EQ_INT(family_add_measured(o_json, "cold", NULL, "default"), 0);
-	CHECK(get(o_json, "cold") == NULL);
+	CHECK(member(o_json, "cold") == NULL);
 	CHECK_EQ_INT(family_add_measured(o_json, "other", warm, "nosuch"), 0);
-	CHECK(get(o_json, "other") == NULL);
+	CHECK(member(o_json, "other") == NULL);
 	CHECK_EQ_INT(family_add_measurement(o_json, &measured), 0);
-	CHECK(get(get(o_json, "measurement"), "warm") && get(get(o_json, "measurement"), "warm_order") &&
-	      get(get(o_json, "measurement"), "warm_reruns") && !get(get(o_json, "measurement"), "cold"));
+	CHECK(member(member(o_json, "measurement"), "warm") &&
+	      member(member(o_json, "measurement"), "warm_order") &&
+	      member(member(o_json, "measurement"), "warm_reruns") &&
+	      !member(member(o_json, "measurement"), "cold"));
 	cJSON_Delete(result);
 	cJSON_Delete(warm);
 	cJSON_Delete(o_json);
@@ -320,10 +316,11 @@ static void test_run_rerunning(void)
 	CHECK(k.wall_ns > 0 && k.read_chars >= 0);
 	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
 	entry = cJSON_GetArrayItem(reruns, 0);
-	CHECK(cJSON_IsString(get(entry, "program")) &&
-	      strcmp(get(entry, "program")->valuestring, "fails-once") == 0);
-	CHECK(cJSON_IsString(get(entry, "phase")) && strcmp(get(entry, "phase")->valuestring, "cold") == 0);
-	CHECK(num(entry, "run") == 2 && num(entry, "exit_code") == 3);
+	CHECK(cJSON_IsString(member(entry, "program")) &&
+	      strcmp(member(entry, "program")->valuestring, "fails-once") == 0);
+	CHECK(cJSON_IsString(member(entry, "phase")) &&
+	      strcmp(member(entry, "phase")->valuestring, "cold") == 0);
+	CHECK(number(entry, "run") == 2 && number(entry, "exit_code") == 3);
 
 	/* Without reruns the first failure is the result; *RET untouched. */
 	CHECK_EQ_INT(remove(marker), 0);
@@ -384,9 +381,9 @@ static void test_start_failure_rerun(void)
 	CHECK_EQ_INT(k.exit_code, 0);
 	CHECK_EQ_INT(cJSON_GetArraySize(reruns), 1);
 	entry = cJSON_GetArrayItem(reruns, 0);
-	CHECK(cJSON_IsString(get(entry, "start_error")) &&
-	      strstr(get(entry, "start_error")->valuestring, "Cannot start") != NULL);
-	CHECK(!get(entry, "exit_code") && num(entry, "run") == 1);
+	CHECK(cJSON_IsString(member(entry, "start_error")) &&
+	      strstr(member(entry, "start_error")->valuestring, "Cannot start") != NULL);
+	CHECK(!member(entry, "exit_code") && number(entry, "run") == 1);
 
 	/* Never there: the start's own error after the two retakes. */
 	CHECK_EQ_INT(remove(path), 0);
@@ -443,10 +440,10 @@ static void test_companion(void)
 	CHECK(CPU_EQUAL(&before, &after));
 	CHECK_EQ_INT(getpriority(PRIO_PROCESS, (id_t)pid), nice_before);
 	CHECK_EQ_INT(measure_method_json(&c, &o, "warm", &method), 0);
-	CHECK(num(get(method, "companion"), "pid") == pid);
-	CHECK(cJSON_IsBool(get(get(method, "companion"), "pinned")) &&
-	      cJSON_IsTrue(get(get(method, "companion"), "pinned")) == (c.cpu >= 0));
-	CHECK(num(get(method, "companion"), "nice") == c.companion_nice);
+	CHECK(number(member(method, "companion"), "pid") == pid);
+	CHECK(cJSON_IsBool(member(member(method, "companion"), "pinned")) &&
+	      cJSON_IsTrue(member(member(method, "companion"), "pinned")) == (c.cpu >= 0));
+	CHECK(number(member(method, "companion"), "nice") == c.companion_nice);
 	cJSON_Delete(method);
 	CHECK_EQ_INT(plat_kill(p), 0);
 	plat_process_free(p);
@@ -457,7 +454,7 @@ static void test_companion(void)
 	CHECK(c.companion_pid == 0 && !c.companion_pinned);
 	plat_measure_end(&c);
 	CHECK_EQ_INT(measure_method_json(&c, &o, "warm", &method), 0);
-	CHECK(cJSON_IsNull(get(method, "companion")));
+	CHECK(cJSON_IsNull(member(method, "companion")));
 	cJSON_Delete(method);
 	plat_measure_begin(&c);
 	plat_measure_companion(&c, pid); /* reaped above */
@@ -563,7 +560,7 @@ static void test_noise_retakes(void)
 				s.noise_source);
 		CHECK_EQ_INT(measure_noise_method_json(&s, result), 0);
 		if (s.noise_ok)
-			CHECK(num(get(result, "noise"), "max_retakes") == cap);
+			CHECK(number(member(result, "noise"), "max_retakes") == cap);
 		measure_sampled_release(&s);
 		cJSON_Delete(order);
 		cJSON_Delete(result);

@@ -9,23 +9,13 @@
  * the time is spent, which the result says too. Both well under a minute.
  */
 #include "check.h"
+#include "check_json.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "loadlab/err.h"
 #include "measure/measure.h"
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
 
 /* The warm result of "a", "b" and the floor, until PCT or SECONDS. */
 static cJSON *measure(double pct, double seconds)
@@ -52,36 +42,37 @@ static cJSON *measure(double pct, double seconds)
 static void test_stops_when_precise(void)
 {
 	cJSON *r = measure(50, 60);
-	const cJSON *a = get(get(get(r, "programs"), "a"), "auto");
-	const cJSON *b = get(get(get(r, "programs"), "b"), "auto");
+	const cJSON *a = member(member(member(r, "programs"), "a"), "auto");
+	const cJSON *b = member(member(member(r, "programs"), "b"), "auto");
 
 	CHECK(r != NULL);
-	CHECK_EQ_STR(cJSON_GetStringValue(get(b, "stopped")), "precision");
-	CHECK(cJSON_IsTrue(get(b, "reached")));
-	CHECK_EQ_INT(num(b, "runs_taken"), MEASURE_PRECISION_MIN_PASSES);
-	CHECK(num(b, "paired_half_width_pct") >= 0 && num(b, "paired_half_width_pct") <= 50);
-	CHECK(cJSON_GetArraySize(get(b, "paired_ratio_ci")) == 2);
-	CHECK(!get(a, "paired_ratio_ci")); /* the baseline is not judged against itself */
-	CHECK(!get(get(get(get(r, "programs"), "(floor)"), "auto"), "paired_ratio_ci")); /* nor the floor */
-	CHECK(num(get(r, "method"), "precision_pct") == 50 &&
-	      num(get(r, "method"), "runs") == MEASURE_PRECISION_MIN_PASSES);
-	printf("+-50 %%: stopped after %g passes, half-width %.2f %%\n", num(b, "runs_taken"),
-	       num(b, "paired_half_width_pct"));
+	CHECK_EQ_STR(cJSON_GetStringValue(member(b, "stopped")), "precision");
+	CHECK(cJSON_IsTrue(member(b, "reached")));
+	CHECK_EQ_INT(number(b, "runs_taken"), MEASURE_PRECISION_MIN_PASSES);
+	CHECK(number(b, "paired_half_width_pct") >= 0 && number(b, "paired_half_width_pct") <= 50);
+	CHECK(cJSON_GetArraySize(member(b, "paired_ratio_ci")) == 2);
+	CHECK(!member(a, "paired_ratio_ci")); /* the baseline is not judged against itself */
+	CHECK(!member(member(member(member(r, "programs"), "(floor)"), "auto"),
+		      "paired_ratio_ci")); /* nor the floor */
+	CHECK(number(member(r, "method"), "precision_pct") == 50 &&
+	      number(member(r, "method"), "runs") == MEASURE_PRECISION_MIN_PASSES);
+	printf("+-50 %%: stopped after %g passes, half-width %.2f %%\n", number(b, "runs_taken"),
+	       number(b, "paired_half_width_pct"));
 	cJSON_Delete(r);
 }
 
 static void test_runs_until_the_time_is_spent(void)
 {
 	cJSON *r = measure(0.1, 2);
-	const cJSON *b = get(get(get(r, "programs"), "b"), "auto");
+	const cJSON *b = member(member(member(r, "programs"), "b"), "auto");
 
 	CHECK(r != NULL);
-	CHECK_EQ_STR(cJSON_GetStringValue(get(b, "stopped")), "max_seconds");
-	CHECK(cJSON_IsFalse(get(b, "reached")));
-	CHECK(num(b, "seconds") >= 2 && num(b, "max_seconds") == 2);
-	CHECK(num(b, "paired_half_width_pct") > 0.1);
-	printf("+-0.1 %%: stopped after %g passes, %.1f s, half-width %.2f %%\n", num(b, "runs_taken"),
-	       num(b, "seconds"), num(b, "paired_half_width_pct"));
+	CHECK_EQ_STR(cJSON_GetStringValue(member(b, "stopped")), "max_seconds");
+	CHECK(cJSON_IsFalse(member(b, "reached")));
+	CHECK(number(b, "seconds") >= 2 && number(b, "max_seconds") == 2);
+	CHECK(number(b, "paired_half_width_pct") > 0.1);
+	printf("+-0.1 %%: stopped after %g passes, %.1f s, half-width %.2f %%\n", number(b, "runs_taken"),
+	       number(b, "seconds"), number(b, "paired_half_width_pct"));
 	cJSON_Delete(r);
 }
 

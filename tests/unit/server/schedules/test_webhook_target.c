@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -140,33 +141,42 @@ static void test_urls(void)
 
 static void test_addresses(void)
 {
-	struct sockaddr_in v4 = {.sin_family = AF_INET};
-	struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
-	char why[200] = "";
+	static const struct {
+		const char *address, *host, *allow;
+		bool allowed;
+		const char *why; /* in the refusal's reason; NULL: not checked */
+	} cases[] = {
+		{"127.0.0.1", "vm", NULL, false, "127.0.0.1 is a loopback address"},
+		{"127.0.0.1", "vm", "127.0.0.1", true, NULL},
+		{"127.0.0.1", "vm", "VM.", true, NULL},
+		{"127.0.0.1", "vm2", "vm", false, NULL},
+		{"93.184.216.34", "example.com", NULL, true, NULL},
+		{"::ffff:192.168.1.1", "x", NULL, false, "private"},
+		/* at connect time too: the translated form, local-use NAT64, 198.18/15 */
+		{"::ffff:0:7f00:1", "x", NULL, false, "loopback"},
+		{"64:ff9b:1::a00:1", "x", NULL, false, "local-use NAT64"},
+		{"198.18.7.7", "x", NULL, false, "benchmarking"},
+		{"2606:4700::1", "x", NULL, true, NULL},
+	};
 
-	inet_pton(AF_INET, "127.0.0.1", &v4.sin_addr);
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v4, "vm", NULL, why, sizeof(why)));
-	CHECK(strstr(why, "127.0.0.1 is a loopback address") != NULL);
-	CHECK(webhook_address_allowed((struct sockaddr *)&v4, "vm", "127.0.0.1", why, sizeof(why)));
-	CHECK(webhook_address_allowed((struct sockaddr *)&v4, "vm", "VM.", why, sizeof(why)));
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v4, "vm2", "vm", why, sizeof(why)));
-	inet_pton(AF_INET, "93.184.216.34", &v4.sin_addr);
-	CHECK(webhook_address_allowed((struct sockaddr *)&v4, "example.com", NULL, why, sizeof(why)));
-	inet_pton(AF_INET6, "::ffff:192.168.1.1", &v6.sin6_addr);
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
-	CHECK(strstr(why, "private") != NULL);
-	/* at connect time too: the translated form, local-use NAT64, 198.18/15 */
-	inet_pton(AF_INET6, "::ffff:0:7f00:1", &v6.sin6_addr);
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
-	CHECK(strstr(why, "loopback") != NULL);
-	inet_pton(AF_INET6, "64:ff9b:1::a00:1", &v6.sin6_addr);
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
-	CHECK(strstr(why, "local-use NAT64") != NULL);
-	inet_pton(AF_INET, "198.18.7.7", &v4.sin_addr);
-	CHECK(!webhook_address_allowed((struct sockaddr *)&v4, "x", NULL, why, sizeof(why)));
-	CHECK(strstr(why, "benchmarking") != NULL);
-	inet_pton(AF_INET6, "2606:4700::1", &v6.sin6_addr);
-	CHECK(webhook_address_allowed((struct sockaddr *)&v6, "x", NULL, why, sizeof(why)));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sockaddr_in v4 = {.sin_family = AF_INET};
+		struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+		bool is_v6 = strchr(cases[i].address, ':') != NULL;
+		struct sockaddr *address = is_v6 ? (struct sockaddr *)&v6 : (struct sockaddr *)&v4;
+		char why[200] = "";
+		bool allowed;
+
+		CHECK_EQ_INT(inet_pton(is_v6 ? AF_INET6 : AF_INET, cases[i].address,
+				       is_v6 ? (void *)&v6.sin6_addr : (void *)&v4.sin_addr),
+			     1);
+		allowed = webhook_address_allowed(address, cases[i].host, cases[i].allow, why, sizeof(why));
+		if (allowed != cases[i].allowed)
+			printf("  case %zu: %s (host %s, allow %s): %s\n", i, cases[i].address, cases[i].host,
+			       cases[i].allow ? cases[i].allow : "-", allowed ? "allowed" : why);
+		CHECK(allowed == cases[i].allowed);
+		CHECK(!cases[i].why || strstr(why, cases[i].why) != NULL);
+	}
 }
 
 static void test_allow_entries(void)
