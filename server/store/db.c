@@ -31,6 +31,16 @@ const char *db_sql(const struct store *s, const char *sqlite, const char *postgr
 	return db_dialect(s) == DB_POSTGRESQL ? postgresql : sqlite;
 }
 
+bool db_row_locks(const struct store *s)
+{
+	return driver_of(s)->row_locks;
+}
+
+bool db_single_writer(const struct store *s)
+{
+	return driver_of(s)->single_writer;
+}
+
 /* ------------------------------------------------------ transactions */
 
 int db_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
@@ -113,6 +123,11 @@ int db_call_end(struct store_call *call, cJSON **ret)
 	return driver_of((struct store *)call)->call_end(call, ret);
 }
 
+int db_call_result(const struct store_call *call)
+{
+	return driver_of((const struct store *)call)->call_result(call);
+}
+
 /* -------------------------------------------------------- statements */
 
 int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
@@ -150,6 +165,11 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
 	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
+}
+
+void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
+{
+	st->driver->bind_text_len(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)

@@ -56,6 +56,20 @@ enum db_dialect db_dialect(const struct store *s);
  * for "nothing to run there"). */
 const char *db_sql(const struct store *s, const char *sqlite, const char *postgresql);
 
+/* Whether S's writes run at once (PostgreSQL's transactions, of this
+ * daemon and of others), so that a write reads the rows it will change
+ * with a row lock: DB_SQL_FOR_UPDATE() waits for the transaction that
+ * holds the row, DB_SQL_SKIP_LOCKED() passes it by. SQLite's writer
+ * thread runs one write at a time: the same text without the lock. SQL
+ * must be a string literal (the result is one too). */
+bool db_row_locks(const struct store *s);
+#define DB_SQL_FOR_UPDATE(s, sql) (db_row_locks(s) ? sql " FOR UPDATE" : sql)
+#define DB_SQL_SKIP_LOCKED(s, sql) (db_row_locks(s) ? sql " FOR UPDATE SKIP LOCKED" : sql)
+
+/* Whether this daemon is S's only writer (SQLite): no other daemon is told
+ * of anything (db_tasks_ready() does nothing). */
+bool db_single_writer(const struct store *s);
+
 /* --- transactions --- */
 
 /* Runs FN(S, ARG) in a write transaction and returns once it is committed
@@ -80,6 +94,9 @@ int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *)
 		   void (*done)(void *context), void *context, struct store_call **ret_call);
 void *db_call_arg(struct store_call *call);
 int db_call_end(struct store_call *call, cJSON **ret);
+/* The result of CALL's op once DONE ran (committed, or failed): what
+ * db_call_end() will return. */
+int db_call_result(const struct store_call *call);
 
 /* A read on this thread: its statements until db_read_end() use one
  * connection (a write's, inside one). Nested reads share the outer one. */
@@ -111,6 +128,8 @@ void db_finish(struct db_stmt *st);
 void db_bind_int64(struct db_stmt *st, int i, long long v);
 void db_bind_double(struct db_stmt *st, int i, double v);
 void db_bind_text(struct db_stmt *st, int i, const char *text);
+/* The N bytes of TEXT (no NUL among them; N below INT_MAX), copied. */
+void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n);
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n);
 void db_bind_null(struct db_stmt *st, int i);
 
