@@ -62,24 +62,48 @@ int db_write_answer(struct store *s, int (*fn)(struct store *, void *), void *ar
 	return 0;
 }
 
-void db_read_begin(struct store *s)
+/* This thread's reads: their depth and the first failure of a step since
+ * the outermost began (db_step()). */
+static __thread int read_depth;
+static __thread int read_failed;
+
+/* Begins a read (SNAPSHOT: in a read transaction). */
+static void read_begin(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_begin(s, false);
+	if (read_depth++ == 0)
+		read_failed = 0;
+	driver_of(s)->read_begin(s, snapshot);
 }
 
-void db_read_end(struct store *s)
+/* Ends a read begun by read_begin(): its first failure, else 0. */
+static int read_end(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_end(s, false);
+	int failed = read_failed;
+
+	driver_of(s)->read_end(s, snapshot);
+	if (--read_depth == 0)
+		read_failed = 0;
+	return failed;
+}
+
+void db_read_begin(struct store *s)
+{
+	read_begin(s, false);
+}
+
+int db_read_end(struct store *s)
+{
+	return read_end(s, false);
 }
 
 void db_snapshot_begin(struct store *s)
 {
-	driver_of(s)->read_begin(s, true);
+	read_begin(s, true);
 }
 
-void db_snapshot_end(struct store *s)
+int db_snapshot_end(struct store *s)
 {
-	driver_of(s)->read_end(s, true);
+	return read_end(s, true);
 }
 
 int db_tasks_ready(struct store *s)
@@ -134,6 +158,7 @@ int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
 {
 	ret->store = s;
 	ret->driver = driver_of(s);
+	ret->failed = 0;
 	ret->native = ret->driver->prepare(s, sql);
 	return ret->native ? 0 : LL_ESTORE;
 }
@@ -143,13 +168,21 @@ struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *s
 	return db_prepare(s, sql, buf) == 0 ? buf : NULL;
 }
 
-void db_finish(struct db_stmt *st)
+int db_finish(struct db_stmt *st)
 {
 	if (!st)
-		return; /* a failed db_statement() */
+		return 0; /* a failed db_statement(), which said so */
 	if (st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
+	return st->failed;
+}
+
+int db_finish_read(struct db_stmt *st, int rc)
+{
+	int failed = db_finish(st);
+
+	return rc < 0 ? rc : failed;
 }
 
 void db_bind_int64(struct db_stmt *st, int i, long long v)
@@ -215,7 +248,15 @@ void db_bind(struct db_stmt *st, const char *types, ...)
 
 int db_step(struct db_stmt *st)
 {
-	return st->driver->step(st->native);
+	int rc = st->driver->step(st->native);
+
+	if (rc < 0) {
+		if (!st->failed)
+			st->failed = rc;
+		if (read_depth > 0 && !read_failed)
+			read_failed = rc;
+	}
+	return rc;
 }
 
 void db_reset(struct db_stmt *st)

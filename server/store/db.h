@@ -18,6 +18,12 @@
  * take one of their own). Errors: 0 or a negative LL_E* code with its
  * message set (err.h); a failed statement is logged by its driver.
  *
+ * A failed step is sticky: the statement and the read keep the first
+ * failure of their steps, and their ends return it (db_finish(),
+ * db_read_end(), db_snapshot_end()), so that a reader looping "while
+ * (db_step(st) == DB_ROW)" learns that its list was cut short instead of
+ * answering part of it as the whole.
+ *
  * Typical use:
  *	static int op(struct store *s, void *arg) { return db_run(s, "UPDATE t SET a = ? WHERE id = ?",
  *	                                                          "ti", text, id); }
@@ -43,6 +49,7 @@ struct db_stmt {
 	struct store *store;
 	const struct db_driver *driver;
 	void *native; /* the driver's statement; NULL when none was made */
+	int failed;   /* the first failed step's code; 0 when none */
 };
 
 /* The dialect of S's driver. */
@@ -99,14 +106,16 @@ int db_call_end(struct store_call *call, cJSON **ret);
 int db_call_result(const struct store_call *call);
 
 /* A read on this thread: its statements until db_read_end() use one
- * connection (a write's, inside one). Nested reads share the outer one. */
+ * connection (a write's, inside one). Nested reads share the outer one.
+ * db_read_end() returns the first failure of a step since the outermost
+ * read began (a negative LL_E* code), else 0. */
 void db_read_begin(struct store *s);
-void db_read_end(struct store *s);
+int db_read_end(struct store *s);
 
 /* db_read_begin() with one snapshot for all its statements (a read
  * transaction); db_snapshot_end() ends both. */
 void db_snapshot_begin(struct store *s);
-void db_snapshot_end(struct store *s);
+int db_snapshot_end(struct store *s);
 
 /* Says, inside a write, that it makes tasks ready to lease: other
  * daemons sharing the database hear of it at the commit (PostgreSQL's
@@ -121,8 +130,12 @@ int db_prepare(struct store *s, const char *sql, struct db_stmt *ret);
 /* db_prepare() into BUF: BUF, or NULL on failure (BUF->native NULL). */
 struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *sql);
 /* Gives ST back (reset, bindings cleared); nothing for a failed prepare
- * or a NULL ST. */
-void db_finish(struct db_stmt *st);
+ * or a NULL ST. Returns the first failure of ST's steps (a negative LL_E*
+ * code), else 0. */
+int db_finish(struct db_stmt *st);
+/* db_finish() at the end of a read that has RC so far: RC when it is
+ * negative, else db_finish()'s answer. */
+int db_finish_read(struct db_stmt *st, int rc);
 
 /* Parameters by position from 1. Text is copied; NULL text binds NULL. */
 void db_bind_int64(struct db_stmt *st, int i, long long v);
@@ -138,7 +151,8 @@ void db_bind_null(struct db_stmt *st, int i);
  * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 void db_bind(struct db_stmt *st, const char *types, ...);
 
-/* DB_ROW (a row to read), DB_DONE, or a negative LL_E* code (logged). */
+/* DB_ROW (a row to read), DB_DONE, or a negative LL_E* code (logged; kept
+ * by ST and the read as their first failure). */
 int db_step(struct db_stmt *st);
 /* Makes ST ready to run again: its bindings stay until bound anew. */
 void db_reset(struct db_stmt *st);

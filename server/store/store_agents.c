@@ -273,8 +273,9 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 			has_leased = db_step(leased) == DB_ROW;
 		}
 	}
-	db_finish(leased);
-	db_finish(cancelled);
+	/* A failed step fails the heartbeat: never a short list. */
+	if ((rc = db_finish_read(cancelled, db_finish(leased))) < 0)
+		return rc;
 	/* Only a cancelled task just listed has cancel_notified = 0. */
 	if (!cancelled_listed)
 		return 0;

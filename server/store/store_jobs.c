@@ -309,7 +309,7 @@ static int op_job_create(struct store *s, void *arg)
 			cJSON_Delete(facts);
 			cJSON_Delete(labels);
 		}
-		db_finish(stmt);
+		rc = db_finish_read(stmt, rc);
 		if (rc == 0 && tasks == 0)
 			rc = err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
 						"job's each_agent selector.");
@@ -352,7 +352,7 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 	struct db_stmt stmt_buf, *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
 	long long last = 0;
-	int n = 0, step = DB_DONE;
+	int n = 0, step = DB_DONE, failed;
 
 	db_snapshot_begin(s);
 	stmt = db_statement(s, &stmt_buf,
@@ -371,7 +371,9 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 		}
 	}
 	db_finish(stmt);
-	db_snapshot_end(s);
+	/* job_summary()'s reads too */
+	if ((failed = db_snapshot_end(s)) < 0 && step >= 0)
+		step = failed;
 	if (!stmt || step < 0) {
 		/* A database that fails mid-list fails the list: never a short one. */
 		cJSON_Delete(out);
@@ -461,7 +463,7 @@ static int add_tasks(struct store *s, long long job_id, const char *kind, cJSON 
 int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
 	cJSON *job = NULL;
-	int rc;
+	int rc, failed;
 
 	db_snapshot_begin(s);
 	rc = job_summary_by_id(s, job_id, &job);
@@ -474,8 +476,8 @@ int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
-	db_snapshot_end(s);
-	return db_answer(rc, job, ret_job);
+	failed = db_snapshot_end(s); /* job_summary()'s and the spec's reads */
+	return db_answer(rc < 0 ? rc : failed, job, ret_job);
 }
 
 /* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */

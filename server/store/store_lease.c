@@ -293,9 +293,8 @@ static int lease_scan(struct store *s, const struct queue_agent *agent, long lon
 		else
 			has_anyone = db_step(anyone) == DB_ROW;
 	}
-	db_finish(pinned);
-	db_finish(anyone);
-	return rc;
+	rc = db_finish_read(pinned, rc);
+	return db_finish_read(anyone, rc);
 }
 
 static int op_task_lease(struct store *s, void *arg)

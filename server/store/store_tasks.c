@@ -369,7 +369,7 @@ static int op_expire_leases(struct store *s, void *arg)
 	struct expire_op *a = arg;
 	struct db_stmt st;
 	long long ids[EXPIRE_BATCH][3];
-	int n = 0, rc, step = DB_DONE;
+	int n = 0, rc;
 
 	/* Oldest lease first; one another daemon's sweep holds is passed by. */
 	if ((rc = db_prepare(s,
@@ -379,15 +379,14 @@ static int op_expire_leases(struct store *s, void *arg)
 			     &st)) < 0)
 		return rc;
 	db_bind(&st, "ii", a->now, (long long)EXPIRE_BATCH);
-	while (n < EXPIRE_BATCH && (step = db_step(&st)) == DB_ROW) {
+	while (n < EXPIRE_BATCH && db_step(&st) == DB_ROW) {
 		ids[n][0] = db_column_int64(&st, 0);
 		ids[n][1] = db_column_int64(&st, 1);
 		ids[n][2] = db_column_int64(&st, 2);
 		n++;
 	}
-	db_finish(&st);
-	if (n < EXPIRE_BATCH && step < 0)
-		return step;
+	if ((rc = db_finish(&st)) < 0)
+		return rc;
 	for (int i = 0; i < n && rc == 0; i++) {
 		const char *state;
 		long long retry_at;
