@@ -11,6 +11,7 @@
 #include "store_build_hold.h"
 #include "store_cache.h"
 #include "store_jobs.h"
+#include "store_queue_agents.h"
 
 #include "store/queue.h"
 #include "store/queue_build.h"
@@ -206,20 +207,34 @@ static int read_lease_agent(void *context, struct db_stmt *row)
 	" AND (build_task IS NULL OR" \
 	" (SELECT b.state FROM tasks b WHERE b.id = tasks.build_task) = 'done')"
 
-/* Whether AGENT may lease the task at ROW of a lease scan: a build by its
- * target (queue_build_matches()) while some enrolled agent can measure
- * what it builds (store_build_wanted(): else it is held), any other by
- * its cell. */
+/* The agent a lease call is for, and the enrolled agents, read once per
+ * call at its first build candidate (store_build_wanted()). */
+struct lease_agents {
+	struct queue_agent agent;
+	struct queue_agents enrolled;
+	bool enrolled_read;
+	long long now;
+};
+
+/* Whether the agent of A may lease the task at ROW of a lease scan: a build
+ * by its target (queue_build_matches()) while some enrolled agent can
+ * measure what it builds (store_build_wanted(): else it is held), any
+ * other by its cell. A failed read holds the build. */
 static bool lease_matches(struct store *s, const struct db_stmt *row, const cJSON *cell,
-			  const struct queue_agent *agent)
+			  struct lease_agents *a)
 {
 	bool wanted = false;
 	const char *kind = db_column_text(row, 6);
 
-	if (kind && strcmp(kind, "build") == 0)
-		return queue_build_matches(cell, agent) &&
-		       store_build_wanted(s, db_column_int64(row, 0), &wanted) == 0 && wanted;
-	return queue_task_matches(cell, db_column_null(row, 3) ? 0 : db_column_int64(row, 3), agent);
+	if (!kind || strcmp(kind, "build") != 0)
+		return queue_task_matches(cell, db_column_null(row, 3) ? 0 : db_column_int64(row, 3),
+					  &a->agent);
+	if (!queue_build_matches(cell, &a->agent))
+		return false;
+	if (!a->enrolled_read && store_queue_agents_read(s, a->now, &a->enrolled) < 0)
+		return false;
+	a->enrolled_read = true;
+	return store_build_wanted(s, db_column_int64(row, 0), &a->enrolled, &wanted) == 0 && wanted;
 }
 
 /* The task the scan found for the agent: its id (0: none), job, attempt
@@ -233,14 +248,14 @@ struct lease_pick {
  * run at once (db_row_locks()) another lease may hold the row, or have
  * taken it since the scan read it, and then the next candidate is looked
  * at; SQLite's one writer takes the row as scanned. */
-static int lease_take(struct store *s, const struct db_stmt *row, const struct queue_agent *agent,
+static int lease_take(struct store *s, const struct db_stmt *row, struct lease_agents *agents,
 		      struct lease_pick *pick)
 {
 	cJSON *cell = db_column_json(row, 2);
 	long long attempt = db_column_int64(row, 4);
 	int rc = 0;
 
-	if (!lease_matches(s, row, cell, agent) ||
+	if (!lease_matches(s, row, cell, agents) ||
 	    (db_row_locks(s) &&
 	     (rc = db_int(
 		      s, &attempt, -1,
@@ -255,10 +270,9 @@ static int lease_take(struct store *s, const struct db_stmt *row, const struct q
 }
 
 /* Scans the queue in its order over both of its parts, the tasks pinned
- * to AGENT and those pinned to none, up to STORE_LEASE_SCAN ready tasks,
- * for the first AGENT may take (lease_take()). */
-static int lease_scan(struct store *s, const struct queue_agent *agent, long long now,
-		      struct lease_pick *pick)
+ * to the agent of AGENTS and those pinned to none, up to STORE_LEASE_SCAN
+ * ready tasks, for the first it may take (lease_take()). */
+static int lease_scan(struct store *s, struct lease_agents *agents, struct lease_pick *pick)
 {
 	struct db_stmt pinned_buf, anyone_buf, *pinned, *anyone;
 	bool has_pinned, has_anyone;
@@ -278,15 +292,15 @@ static int lease_scan(struct store *s, const struct queue_agent *agent, long lon
 		db_finish(anyone);
 		return LL_ESTORE;
 	}
-	db_bind(pinned, "iii", now, agent->id, (long long)STORE_LEASE_SCAN);
-	db_bind_int64(anyone, 1, now);
+	db_bind(pinned, "iii", agents->now, agents->agent.id, (long long)STORE_LEASE_SCAN);
+	db_bind_int64(anyone, 1, agents->now);
 	db_bind_int64(anyone, 3, STORE_LEASE_SCAN);
 	has_pinned = db_step(pinned) == DB_ROW;
 	has_anyone = db_step(anyone) == DB_ROW;
 	for (int scanned = 0; (has_pinned || has_anyone) && scanned < STORE_LEASE_SCAN; scanned++) {
 		struct db_stmt *row =
 			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
-		if ((rc = lease_take(s, row, agent, pick)) < 0 || pick->task_id)
+		if ((rc = lease_take(s, row, agents, pick)) < 0 || pick->task_id)
 			break;
 		if (row == pinned)
 			has_pinned = db_step(pinned) == DB_ROW;
@@ -300,17 +314,17 @@ static int lease_scan(struct store *s, const struct queue_agent *agent, long lon
 static int op_task_lease(struct store *s, void *arg)
 {
 	struct lease_op *a = arg;
-	struct queue_agent agent = {.id = a->agent_id};
+	struct lease_agents agents = {.agent = {.id = a->agent_id}, .now = a->now};
 	struct lease_pick pick = {0, 0, 0, NULL};
 	long long expires;
 	int rc;
 
 	a->task_id = 0; /* the op may run again after a rollback */
 	if ((rc = db_row_by_id(s, "SELECT facts, labels, quarantined, builder FROM agents WHERE id = ?",
-			       a->agent_id, "agent", read_lease_agent, &agent)) < 0)
+			       a->agent_id, "agent", read_lease_agent, &agents.agent)) < 0)
 		return rc;
 	rc = store_agent_touch(s, a->agent_id, a->now);
-	if (rc < 0 || agent.quarantined || (rc = lease_scan(s, &agent, a->now, &pick)) < 0 || !pick.task_id)
+	if (rc < 0 || agents.agent.quarantined || (rc = lease_scan(s, &agents, &pick)) < 0 || !pick.task_id)
 		goto out;
 
 	expires = a->now + store_options_of(s)->lease_ms;
@@ -329,8 +343,9 @@ static int op_task_lease(struct store *s, void *arg)
 		a->task_id = pick.task_id;
 out:
 	cJSON_Delete(pick.cell);
-	cJSON_Delete((cJSON *)agent.facts);
-	cJSON_Delete((cJSON *)agent.labels);
+	cJSON_Delete((cJSON *)agents.agent.facts);
+	cJSON_Delete((cJSON *)agents.agent.labels);
+	store_queue_agents_release(&agents.enrolled);
 	return rc;
 }
 
