@@ -15,7 +15,6 @@
 
 #include "loadlab/err.h"
 
-
 /* The advisory lock's key: "loadlab" in ASCII. */
 #define PG_MIGRATE_LOCK "7813874723744110"
 

@@ -10,7 +10,6 @@
 
 #include "loadlab/err.h"
 
-
 /* Schema migrations: entry N takes user_version N to N+1. */
 static const char *const migrations[] = {
 	"CREATE TABLE tokens ("
