@@ -200,12 +200,12 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
-	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
+	st->driver->bind_text(st->native, i, text, -1); /* NULL: a text NULL */
 }
 
 void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
 {
-	st->driver->bind_text_len(st->native, i, text, (int)n);
+	st->driver->bind_text(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)

@@ -249,12 +249,7 @@ void pg_webhook_claims_release(struct store *s);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (pg_store.c). */
-int pg_open(const char *location, const struct store_options *options, struct store **ret_store);
-void pg_close(struct store *s);
-int pg_check(struct store *s);
-int pg_integrity_check(struct store *s);
-int pg_stats(struct store *s, long long now, struct store_stats *ret);
-void pg_call_free(struct store_call *call);
+STORE_HANDLE_DECLARE(pg);
 
 /* pg_webhooks.c */
 int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);

@@ -93,12 +93,7 @@ int sqlite_migrate(sqlite3 *db);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (sqlite_writer.c). */
-int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store);
-void sqlite_close(struct store *s);
-int sqlite_check(struct store *s);
-int sqlite_integrity_check(struct store *s);
-int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
-void sqlite_call_free(struct store_call *call);
+STORE_HANDLE_DECLARE(sqlite);
 
 /* sqlite_backup.c: store_backup(), store_restore() */
 int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
