@@ -159,7 +159,6 @@ int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
 	ret->store = s;
 	ret->driver = driver_of(s);
 	ret->failed = 0;
-	ret->conn = NULL;
 	ret->native = ret->driver->prepare(s, sql);
 	return ret->native ? 0 : LL_ESTORE;
 }
@@ -173,9 +172,7 @@ int db_finish(struct db_stmt *st)
 {
 	if (!st)
 		return 0; /* a failed db_statement(), which said so */
-	if (st->native && st->conn)
-		st->driver->release_on(st->conn, st->native);
-	else if (st->native)
+	if (st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
 	return st->failed;
@@ -299,25 +296,9 @@ long long db_changes(struct store *s)
 
 /* ---------------------------------------------- statements in one call */
 
-/* Runs ST (prepared) with the arguments of TYPES and gives it back; when
- * RET is not NULL, stores the first column of the first row there
- * (DEFAULT_VALUE when there is no row or it is NULL). */
-static int run_prepared(struct db_stmt *st, long long *ret, long long default_value, const char *types,
-			va_list ap)
-{
-	int rc;
-
-	bind_list(st, types, ap);
-	rc = db_step(st);
-	if (ret && rc == DB_ROW)
-		*ret = db_column_null(st, 0) ? default_value : db_column_int64(st, 0);
-	else if (ret && rc == DB_DONE)
-		*ret = default_value;
-	db_finish(st);
-	return rc < 0 ? rc : 0;
-}
-
-/* run_prepared() of SQL on this thread's connection; SQL NULL does nothing. */
+/* Runs SQL with the arguments of TYPES; when RET is not NULL, stores the
+ * first column of the first row there (DEFAULT_VALUE when there is no row
+ * or it is NULL). */
 static int run_list(struct store *s, long long *ret, long long default_value, const char *sql,
 		    const char *types, va_list ap)
 {
@@ -328,41 +309,14 @@ static int run_list(struct store *s, long long *ret, long long default_value, co
 		return 0;
 	if ((rc = db_prepare(s, sql, &st)) < 0)
 		return rc;
-	return run_prepared(&st, ret, default_value, types, ap);
-}
-
-/* run_prepared() of SQL on D's connection CONN. */
-static int run_on(const struct db_driver *d, void *conn, long long *ret, long long default_value,
-		  const char *sql, const char *types, va_list ap)
-{
-	struct db_stmt st = {NULL, d, d->prepare_on(conn, sql), 0, conn};
-
-	if (!st.native)
-		return err_set(LL_ESTORE, "The store failed.");
-	return run_prepared(&st, ret, default_value, types, ap);
-}
-
-int db_run_on(const struct db_driver *d, void *conn, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = run_on(d, conn, NULL, 0, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
-int db_int_on(const struct db_driver *d, void *conn, long long *ret, long long default_value, const char *sql,
-	      const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = run_on(d, conn, ret, default_value, sql, types, ap);
-	va_end(ap);
-	return rc;
+	bind_list(&st, types, ap);
+	rc = db_step(&st);
+	if (ret && rc == DB_ROW)
+		*ret = db_column_null(&st, 0) ? default_value : db_column_int64(&st, 0);
+	else if (ret && rc == DB_DONE)
+		*ret = default_value;
+	db_finish(&st);
+	return rc < 0 ? rc : 0;
 }
 
 int db_run(struct store *s, const char *sql, const char *types, ...)

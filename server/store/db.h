@@ -50,7 +50,6 @@ struct db_stmt {
 	const struct db_driver *driver;
 	void *native; /* the driver's statement; NULL when none was made */
 	int failed;   /* the first failed step's code; 0 when none */
-	void *conn;   /* db_int_on()'s connection; NULL: the thread's (db_prepare()) */
 };
 
 /* The dialect of S's driver. */

@@ -52,9 +52,6 @@ struct db_driver {
 	 * with LL_ESTORE set (logged) on failure. release() gives it back. */
 	void *(*prepare)(struct store *s, const char *sql);
 	void (*release)(struct store *s, void *stmt);
-	/* The same on CONN, a connection of the driver's own (db_int_on()). */
-	void *(*prepare_on)(void *conn, const char *sql);
-	void (*release_on)(void *conn, void *stmt);
 
 	void (*bind_int64)(void *stmt, int i, long long v);
 	void (*bind_double)(void *stmt, int i, double v);
@@ -85,15 +82,7 @@ struct db_driver {
 	.call_result = call_result, .bind_blob = bind_blob, .bind_null = bind_null, .step = step, \
 	.reset = reset, .column_null = column_null, .column_int64 = column_int64,                 \
 	.column_double = column_double, .column_text = column_text, .column_blob = column_blob,   \
-	.changes = changes, .prepare_on = prepare_on, .release_on = release_on
-
-/* Statements on a connection of the driver's own, outside the store's
- * reads and writes (opening, the schema, stats, roles), SQL a literal
- * and its arguments by TYPES as db_bind(): db_run() and db_int() on D's
- * connection CONN. */
-int db_run_on(const struct db_driver *d, void *conn, const char *sql, const char *types, ...);
-int db_int_on(const struct db_driver *d, void *conn, long long *ret, long long default_value, const char *sql,
-	      const char *types, ...);
+	.changes = changes
 
 /* The drivers (their backends name them in store_backend.db). */
 extern const struct db_driver db_driver_sqlite;

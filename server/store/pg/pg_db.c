@@ -46,16 +46,6 @@ static void release(struct store *s, void *stmt)
 	pq_release(connection(), stmt);
 }
 
-static void *prepare_on(void *conn, const char *sql)
-{
-	return pq_cached(conn, sql);
-}
-
-static void release_on(void *conn, void *stmt)
-{
-	pq_release(conn, stmt);
-}
-
 /* The driver's statement functions are pg_sql.c's (struct pgq *). */
 #define PGQ_CALL(name, params, args) \
 	static void name params      \

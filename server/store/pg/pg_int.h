@@ -29,7 +29,6 @@
 #ifndef LOADLAB_SERVER_STORE_PG_INT_H
 #define LOADLAB_SERVER_STORE_PG_INT_H
 
-#include "store/db_driver.h"
 #include "store/store_backend.h"
 #include "store/store_jobs.h"
 #include "store/store_cache.h"
@@ -376,9 +375,12 @@ struct pgq *pq_prepare(PGconn *conn, const char *sql);
 struct pgq *pq_cached(PGconn *conn, const char *sql);
 void pq_release(PGconn *conn, struct pgq *stmt);
 
-/* A statement on connection CONN (a literal, through its session's
- * prepared statements), its arguments by TYPES as db_bind(): db_int_on()
- * (db_driver.h) of PostgreSQL's driver. */
-#define pq_int(conn, ...) db_int_on(&db_driver_pg, (conn), __VA_ARGS__)
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
+ * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* A single integer from a query (first column of first row);
+ * DEFAULT_VALUE when there is no row or it is NULL. */
+int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);
 
 #endif

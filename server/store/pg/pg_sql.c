@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,4 +358,62 @@ void pq_read_end(struct store *s)
 		pg_pool_give(&s->pool, tls_reader, false);
 	tls_reader = NULL;
 	tls_reader_borrowed = false;
+}
+
+/* ------------------------------------------------------- the helpers */
+
+/* Binds arguments given by a format (pg_int.h). */
+static void pq_bind(struct pgq *stmt, const char *types, va_list ap)
+{
+	for (int i = 0; types[i]; i++) {
+		if (types[i] == 'i') {
+			pgq_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 'n') {
+			long long n = va_arg(ap, long long);
+			if (n)
+				pgq_bind_int64(stmt, i + 1, n);
+			else
+				bind_value(stmt, i + 1, OID_INT8, NULL, 0, 0);
+		} else if (types[i] == 'd') {
+			pgq_bind_double(stmt, i + 1, va_arg(ap, double));
+		} else if (types[i] == 't') {
+			const char *t = va_arg(ap, const char *);
+			pgq_bind_text(stmt, i + 1, t, -1, PGQ_TRANSIENT);
+		} else {
+			pgq_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *), STORE_TOKEN_HASH_SIZE,
+				      PGQ_TRANSIENT);
+		}
+	}
+}
+
+/* Runs SQL with the arguments of TYPES (pg_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int pq_step(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types,
+		   va_list ap)
+{
+	struct pgq *stmt = pq_cached(db, sql);
+	int rc;
+
+	if (!stmt)
+		return LL_ESTORE;
+	pq_bind(stmt, types, ap);
+	rc = pgq_step(stmt);
+	if (ret && rc == PGQ_ROW)
+		*ret = pgq_column_type(stmt, 0) == PGQ_NULL ? default_value : pgq_column_int64(stmt, 0);
+	else if (ret && rc == PGQ_DONE)
+		*ret = default_value;
+	pq_release(db, stmt);
+	return rc < 0 ? rc : 0;
+}
+
+int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = pq_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
 }

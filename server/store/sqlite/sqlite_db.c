@@ -60,16 +60,6 @@ static void release(struct store *s, void *stmt)
 	sq_release(connection(s), stmt);
 }
 
-static void *prepare_on(void *conn, const char *sql)
-{
-	return sq_cached(conn, sql);
-}
-
-static void release_on(void *conn, void *stmt)
-{
-	sq_release(conn, stmt);
-}
-
 static void bind_int64(void *stmt, int i, long long v)
 {
 	sqlite3_bind_int64(stmt, i, v);

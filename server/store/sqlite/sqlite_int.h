@@ -19,7 +19,6 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store/db.h"
-#include "store/db_driver.h"
 #include "store/store_agents.h"
 #include "store/store_jobs.h"
 #include "store/store_backend.h"
@@ -178,10 +177,17 @@ void sq_release(sqlite3 *db, sqlite3_stmt *stmt);
 /* sq_exec() of a literal without arguments through the cache. */
 int sq_exec_cached(sqlite3 *db, const char *sql);
 
-/* A statement on connection DB (a literal, through its statement cache),
- * its arguments by TYPES as db_bind(): db_run_on() and db_int_on()
- * (db_driver.h) of SQLite's driver. */
-#define sq_run(db, ...) db_run_on(&db_driver_sqlite, (db), __VA_ARGS__)
-#define sq_int(db, ...) db_int_on(&db_driver_sqlite, (db), __VA_ARGS__)
+/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
+ * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
+ * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+
+/* sq_run() and sq_int() take SQL literals and use the statement cache. */
+
+/* Runs a statement that returns no rows. */
+int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
+
+/* A single integer from a query (first column of first row);
+ * DEFAULT_VALUE when there is no row or it is NULL. */
+int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
 
 #endif

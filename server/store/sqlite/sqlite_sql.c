@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,4 +176,77 @@ int sq_exec_cached(sqlite3 *db, const char *sql)
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return sq_error(db, sql);
 	return 0;
+}
+
+/* Binds arguments given by a format (sqlite_int.h). */
+static void sq_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
+{
+	for (int i = 0; types[i]; i++) {
+		if (types[i] == 'i') {
+			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
+		} else if (types[i] == 'n') {
+			long long n = va_arg(ap, long long);
+			if (n)
+				sqlite3_bind_int64(stmt, i + 1, n);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else if (types[i] == 'd') {
+			sqlite3_bind_double(stmt, i + 1, va_arg(ap, double));
+		} else if (types[i] == 't') {
+			const char *t = va_arg(ap, const char *);
+			if (t)
+				sqlite3_bind_text(stmt, i + 1, t, -1, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(stmt, i + 1);
+		} else {
+			sqlite3_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *),
+					  STORE_TOKEN_HASH_SIZE, SQLITE_TRANSIENT);
+		}
+	}
+}
+
+/* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
+ * NULL, stores the first column of the first row there (DEFAULT_VALUE
+ * when there is no row or it is NULL). */
+static int sq_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
+		   va_list ap)
+{
+	sqlite3_stmt *stmt = sq_cached(db, sql);
+	int rc;
+
+	if (!stmt)
+		return err_set(LL_ESTORE, "The store failed.");
+	sq_bind(stmt, types, ap);
+	rc = sqlite3_step(stmt);
+	if (ret && rc == SQLITE_ROW)
+		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
+								   : sqlite3_column_int64(stmt, 0);
+	else if (ret && rc == SQLITE_DONE)
+		*ret = default_value;
+	sq_release(db, stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sq_error(db, sql);
+	return 0;
+}
+
+int sq_run(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = sq_step(db, NULL, 0, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = sq_step(db, ret, default_value, sql, types, ap);
+	va_end(ap);
+	return rc;
 }
