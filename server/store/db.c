@@ -13,8 +13,10 @@
 #include "loadlab/log.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct db_driver *driver_of(const struct store *s)
 {
@@ -29,6 +31,16 @@ enum db_dialect db_dialect(const struct store *s)
 const char *db_sql(const struct store *s, const char *sqlite, const char *postgresql)
 {
 	return db_dialect(s) == DB_POSTGRESQL ? postgresql : sqlite;
+}
+
+bool db_row_locks(const struct store *s)
+{
+	return driver_of(s)->row_locks;
+}
+
+bool db_single_writer(const struct store *s)
+{
+	return driver_of(s)->single_writer;
 }
 
 /* ------------------------------------------------------ transactions */
@@ -52,24 +64,48 @@ int db_write_answer(struct store *s, int (*fn)(struct store *, void *), void *ar
 	return 0;
 }
 
-void db_read_begin(struct store *s)
+/* This thread's reads: their depth and the first failure of a step since
+ * the outermost began (db_step()). */
+static __thread int read_depth;
+static __thread int read_failed;
+
+/* Begins a read (SNAPSHOT: in a read transaction). */
+static void read_begin(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_begin(s, false);
+	if (read_depth++ == 0)
+		read_failed = 0;
+	driver_of(s)->read_begin(s, snapshot);
 }
 
-void db_read_end(struct store *s)
+/* Ends a read begun by read_begin(): its first failure, else 0. */
+static int read_end(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_end(s, false);
+	int failed = read_failed;
+
+	driver_of(s)->read_end(s, snapshot);
+	if (--read_depth == 0)
+		read_failed = 0;
+	return failed;
+}
+
+void db_read_begin(struct store *s)
+{
+	read_begin(s, false);
+}
+
+int db_read_end(struct store *s)
+{
+	return read_end(s, false);
 }
 
 void db_snapshot_begin(struct store *s)
 {
-	driver_of(s)->read_begin(s, true);
+	read_begin(s, true);
 }
 
-void db_snapshot_end(struct store *s)
+int db_snapshot_end(struct store *s)
 {
-	driver_of(s)->read_end(s, true);
+	return read_end(s, true);
 }
 
 int db_tasks_ready(struct store *s)
@@ -86,21 +122,19 @@ static size_t call_arg_offset(const struct db_driver *d)
 	return (d->call_size + align - 1) / align * align;
 }
 
-void *db_call_new(struct store *s, size_t arg_size)
-{
-	size_t offset = call_arg_offset(driver_of(s));
-	char *call = calloc(1, offset + arg_size);
-
-	return call ? call + offset : NULL;
-}
-
-int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *), cJSON **out,
-		   void (*done)(void *context), void *context, struct store_call **ret_call)
+int db_call_start(struct store *s, const void *arg, size_t arg_size, size_t out_offset,
+		  int (*fn)(struct store *, void *), void (*done)(void *context), void *context,
+		  struct store_call **ret_call)
 {
 	const struct db_driver *d = driver_of(s);
-	struct store_call *call = (struct store_call *)((char *)arg - call_arg_offset(d));
+	size_t offset = call_arg_offset(d);
+	char *call = calloc(1, offset + arg_size);
 
-	return d->call_submit(s, call, fn, arg, out, done, context, ret_call);
+	if (!call)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	memcpy(call + offset, arg, arg_size);
+	return d->call_submit(s, (struct store_call *)call, fn, call + offset,
+			      (cJSON **)(call + offset + out_offset), done, context, ret_call);
 }
 
 void *db_call_arg(struct store_call *call)
@@ -113,12 +147,18 @@ int db_call_end(struct store_call *call, cJSON **ret)
 	return driver_of((struct store *)call)->call_end(call, ret);
 }
 
+int db_call_result(const struct store_call *call)
+{
+	return driver_of((const struct store *)call)->call_result(call);
+}
+
 /* -------------------------------------------------------- statements */
 
 int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
 {
 	ret->store = s;
 	ret->driver = driver_of(s);
+	ret->failed = 0;
 	ret->native = ret->driver->prepare(s, sql);
 	return ret->native ? 0 : LL_ESTORE;
 }
@@ -128,13 +168,21 @@ struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *s
 	return db_prepare(s, sql, buf) == 0 ? buf : NULL;
 }
 
-void db_finish(struct db_stmt *st)
+int db_finish(struct db_stmt *st)
 {
 	if (!st)
-		return; /* a failed db_statement() */
+		return 0; /* a failed db_statement(), which said so */
 	if (st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
+	return st->failed;
+}
+
+int db_finish_read(struct db_stmt *st, int rc)
+{
+	int failed = db_finish(st);
+
+	return rc < 0 ? rc : failed;
 }
 
 void db_bind_int64(struct db_stmt *st, int i, long long v)
@@ -149,7 +197,12 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
-	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
+	st->driver->bind_text(st->native, i, text, -1); /* NULL: a text NULL */
+}
+
+void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
+{
+	st->driver->bind_text(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)
@@ -195,7 +248,15 @@ void db_bind(struct db_stmt *st, const char *types, ...)
 
 int db_step(struct db_stmt *st)
 {
-	return st->driver->step(st->native);
+	int rc = st->driver->step(st->native);
+
+	if (rc < 0) {
+		if (!st->failed)
+			st->failed = rc;
+		if (read_depth > 0 && !read_failed)
+			read_failed = rc;
+	}
+	return rc;
 }
 
 void db_reset(struct db_stmt *st)

@@ -65,9 +65,9 @@ PGQ_COLUMN(long long, column_int64)
 PGQ_COLUMN(double, column_double)
 PGQ_COLUMN(const char *, column_text)
 
-static void bind_text(void *stmt, int i, const char *text)
+static void bind_text(void *stmt, int i, const char *text, int n)
 {
-	pgq_bind_text(stmt, i, text, -1, PGQ_TRANSIENT);
+	pgq_bind_text(stmt, i, text, n, PGQ_TRANSIENT);
 }
 
 static void bind_blob(void *stmt, int i, const void *blob, int n)
@@ -99,8 +99,14 @@ static long long changes(struct store *s)
 	return pgq_changes(pq_writer());
 }
 
+static int call_result(const struct store_call *call)
+{
+	return call->op.rc;
+}
+
 const struct db_driver db_driver_pg = {
 	.dialect = DB_POSTGRESQL,
+	.row_locks = true,
 	.write = pq_write,
 	.call_size = sizeof(struct store_call),
 	.call_submit = pq_call_submit,

@@ -1,17 +1,16 @@
 /*
  * pg_int.h - what the files of the PostgreSQL backend (store_backend.h)
  * share: the struct behind store.h's handle, the pool of connections, the
- * statement layer (struct pgq) and the JSON helpers, and each file's
+ * statement layer (struct pgq), and each file's
  * operations for pg_backend.c's table. Only store/pg/ includes it.
  *
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
  * (open, close, checks, stats), pg_write.c (the transactions of writes),
- * pg_sql.c (statements and JSON helpers), pg_session.c (each pool
+ * pg_sql.c (statements), pg_session.c (each pool
  * connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
- * once), the tasks, not moved there yet (pg_tasks.c, with the agents' touch), the
- * webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
+ * once), the webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
  * and pg_backend.c, the table.
  *
@@ -25,7 +24,7 @@
  * as SQLite's, whose writer thread and reader lock they replace. Several
  * daemons may share the database: a lease takes its task with SELECT ...
  * FOR UPDATE SKIP LOCKED, and every later write of an attempt names the
- * attempt (pg_tasks.c).
+ * attempt (store/store_lease.c, store/store_tasks.c).
  */
 #ifndef LOADLAB_SERVER_STORE_PG_INT_H
 #define LOADLAB_SERVER_STORE_PG_INT_H
@@ -36,9 +35,6 @@
 
 #include <libpq-fe.h>
 #include <pthread.h>
-
-/* The lease scan looks at this many ready tasks per call. */
-#define STORE_LEASE_SCAN 500
 
 /* Connections a daemon keeps at most (its pool); the default, and what
  * the URI's "pool_size=N" parameter may ask for (1..PG_POOL_MAX). */
@@ -230,15 +226,13 @@ struct store {
 	struct store_base base; /* first: the backend (store_backend.h) */
 	struct pg_pool pool;
 	struct store_options options;
-	long long commits, committed_ops; /* under cache_lock */
+	long long commits, committed_ops; /* under shared_lock */
 
-	/* Shared by the threads, under cache_lock: printed "job" members of
-	 * leases, pq_agent_touch()'s latest writes. */
-	pthread_mutex_t cache_lock;
-	struct store_cache cache;
+	/* The counts above and the claims below, which the threads share. */
+	pthread_mutex_t shared_lock;
 
 	/* Webhook deliveries this daemon claimed (pg_webhook_due()) and has
-	 * not reported on yet, under cache_lock: given back at close. */
+	 * not reported on yet, under shared_lock: given back at close. */
 	long long claims[PG_WEBHOOK_CLAIMS_MAX];
 	int claim_count;
 
@@ -254,28 +248,7 @@ void pg_webhook_claims_release(struct store *s);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (pg_store.c). */
-int pg_open(const char *location, const struct store_options *options, struct store **ret_store);
-void pg_close(struct store *s);
-int pg_check(struct store *s);
-int pg_integrity_check(struct store *s);
-int pg_stats(struct store *s, long long now, struct store_stats *ret);
-void pg_call_free(struct store_call *call);
-
-/* Each resource file's: store.h's function of the same name without "store_". */
-/* pg_tasks.c */
-int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-		     const char *phase, int percent, long long now, cJSON **ret_body);
-int pg_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		 const char *reason, bool retryable, long long now, cJSON **ret_body);
-int pg_expire_leases(struct store *store, long long now, int *ret_expired);
-int pg_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			void *context, struct store_call **ret_call);
-int pg_task_lease_end(struct store_call *call, cJSON **ret_lease);
-int pg_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *body, size_t body_len, long long now, store_done_fn done, void *context,
-			 struct store_call **ret_call);
-int pg_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
-bool pg_task_result_is_calibration(const struct store_call *call);
+STORE_HANDLE_DECLARE(pg);
 
 /* pg_webhooks.c */
 int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
@@ -301,11 +274,6 @@ int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struc
 /* The result of CALL's committed op (its message set on this thread on
  * failure) and its answer to *RET (NULL on failure); frees CALL. */
 int pq_call_end(struct store_call *call, cJSON **ret);
-
-/* pq_write() for an op that builds its answer in *OUT: on success the
- * answer goes to *RET, on failure it is deleted. */
-int pq_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		    cJSON **ret);
 
 /* --- statements (pg_sql.c) ---
  *
@@ -338,7 +306,6 @@ void pgq_clear_bindings(struct pgq *q);
 void pgq_free(struct pgq *q);
 int pgq_column_type(struct pgq *q, int col);
 long long pgq_column_int64(struct pgq *q, int col);
-int pgq_column_int(struct pgq *q, int col);
 double pgq_column_double(struct pgq *q, int col);
 const char *pgq_column_text(struct pgq *q, int col);
 /* A bytea column's bytes, decoded (kept until the next step or free). */
@@ -346,8 +313,6 @@ const void *pgq_column_blob(struct pgq *q, int col);
 int pgq_column_bytes(struct pgq *q, int col);
 /* Rows the last statement on CONN changed (this thread's). */
 long long pgq_changes(PGconn *conn);
-/* The id the last INSERT on CONN gave (SELECT lastval()), 0 when none. */
-long long pgq_last_insert_id(PGconn *conn);
 /* The SQLSTATE of this thread's last failed statement ("" when none). */
 const char *pgq_last_sqlstate(void);
 void pgq_clear_sqlstate(void);
@@ -400,9 +365,6 @@ const char *pq_session_prepared(struct pq_session *session, struct pq_text *text
  * named, by bit. */
 char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used);
 
-/* Logs the error of CONN and returns LL_ESTORE with a message. */
-int pq_error(PGconn *conn, const char *what);
-
 /* Runs SQL text without arguments or rows (BEGIN, DDL; several
  * statements may be given). */
 int pq_exec(PGconn *conn, const char *sql);
@@ -417,83 +379,8 @@ void pq_release(PGconn *conn, struct pgq *stmt);
  * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
  * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* Runs a statement that returns no rows. */
-int pq_run(PGconn *conn, const char *sql, const char *types, ...);
-
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
 int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);
-
-/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
- * READ(CONTEXT, row) on the first row, returning READ's result. Without a
- * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
- * not NULL. LL_ESTORE when the statement fails. */
-int pq_row_by_id(PGconn *conn, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, struct pgq *row), void *context);
-
-/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on a
- * reading connection; 0 or LL_ESTORE. */
-int pq_reader_each(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context);
-
-/* pq_reader_each() for SQL with the arguments of TYPES. */
-int pq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context, const char *types, ...);
-
-/* --- JSON from columns (pg_sql.c) --- */
-
-/* The JSON text of column COL parsed; an empty object when NULL or bad. */
-cJSON *pq_column_json(struct pgq *stmt, int col);
-
-/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
-void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col);
-/* OBJ[KEY] = MS as an RFC 3339 time. */
-void pq_add_time_value(cJSON *obj, const char *key, long long ms);
-/* OBJ[KEY] = column COL as text, or null. */
-void pq_add_text_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
-/* OBJ[KEY] = column COL as a number, or null. */
-void pq_add_int_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
-
-/* How pq_add_columns() turns a column into a member. */
-enum pq_column_kind {
-	PQ_COLUMN_INT,          /* a number */
-	PQ_COLUMN_TEXT,         /* a string */
-	PQ_COLUMN_TEXT_OR_NULL, /* pq_add_text_or_null() */
-	PQ_COLUMN_INT_OR_NULL,  /* pq_add_int_or_null() */
-	PQ_COLUMN_TIME,         /* pq_add_time() */
-};
-
-struct pq_column {
-	const char *key;
-	enum pq_column_kind kind;
-};
-
-/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
- * becomes member COLUMNS[i], up to the entry whose key is NULL. */
-void pq_add_columns(cJSON *obj, struct pgq *row, int first, const struct pq_column *columns);
-
-/* The end of a function that built OUT for its caller: OUT goes to *RET
- * when RC is not negative, else it is deleted; returns RC, or 0. */
-int pq_answer(int rc, cJSON *out, cJSON **ret);
-
-/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
-char *pq_json_text(const cJSON *item);
-
-/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
-void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-		  const char *reason);
-
-/* --- shared between resources --- */
-
-/* A new object {"task_id", "attempt", "state"} that begins the answers
- * about one attempt of a task (pg_sql.c: heartbeats and leases). */
-cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
-
-/* Marks agent AGENT_ID seen at NOW (pg_tasks.c; the backend's agent_touch). last_seen is written
- * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
- * if less) an agent: a touch sooner after the last one written changes
- * nothing, so last_seen may be that much older than the agent's last
- * request. Inside a write (pq_writer()). */
-int pq_agent_touch(struct store *store, long long agent_id, long long now);
 
 #endif

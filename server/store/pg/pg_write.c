@@ -48,16 +48,14 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 		char message[256];
 		snprintf(message, sizeof(message), "%s", err_message(rc));
 		pq_exec(conn, "ROLLBACK");
-		pthread_mutex_lock(&s->cache_lock);
-		store_cache_agent_touches_forget(&s->cache); /* the op's touch may be undone */
-		store_cache_lease_jobs_forget(&s->cache);
-		pthread_mutex_unlock(&s->cache_lock);
+		store_cache_agent_touches_forget(s->base.cache); /* the op's touch may be undone */
+		store_cache_lease_jobs_forget(s->base.cache);
 		err_set(rc, "%s", message);
 	} else {
-		pthread_mutex_lock(&s->cache_lock);
+		pthread_mutex_lock(&s->shared_lock);
 		s->commits++;
 		s->committed_ops++;
-		pthread_mutex_unlock(&s->cache_lock);
+		pthread_mutex_unlock(&s->shared_lock);
 	}
 	pg_pool_give(&s->pool, conn, false);
 	return rc;
@@ -81,10 +79,8 @@ int pq_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 /* Forgets what the caches learnt from writes that were undone. */
 static void caches_forget(struct store *s)
 {
-	pthread_mutex_lock(&s->cache_lock);
-	store_cache_agent_touches_forget(&s->cache); /* an op's touch may be undone */
-	store_cache_lease_jobs_forget(&s->cache);
-	pthread_mutex_unlock(&s->cache_lock);
+	store_cache_agent_touches_forget(s->base.cache); /* an op's touch may be undone */
+	store_cache_lease_jobs_forget(s->base.cache);
 }
 
 /* Notes that CALL failed with RC (the message of this thread's error). */
@@ -117,10 +113,10 @@ static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, i
 	}
 	pq_writer_set(NULL);
 	if (rc >= 0 && (rc = pq_exec(conn, "COMMIT")) == 0) {
-		pthread_mutex_lock(&s->cache_lock);
+		pthread_mutex_lock(&s->shared_lock);
 		s->commits++;
 		s->committed_ops += count;
-		pthread_mutex_unlock(&s->cache_lock);
+		pthread_mutex_unlock(&s->shared_lock);
 		return 0;
 	}
 	pq_exec(conn, "ROLLBACK");
@@ -298,17 +294,4 @@ void pg_call_free(struct store_call *call)
 		return;
 	cJSON_Delete(*call->out);
 	free(call);
-}
-
-int pq_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out, cJSON **ret)
-{
-	int rc = pq_write(s, fn, arg);
-
-	if (rc < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return rc;
-	}
-	*ret = *out;
-	return 0;
 }

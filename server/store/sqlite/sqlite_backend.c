@@ -13,29 +13,9 @@ const struct store_backend store_backend_sqlite = {
 	.db = &db_driver_sqlite,
 	.handle =
 		&(const struct store_handle_ops){
-			.open = sqlite_open,
-			.close = sqlite_close,
-			.check = sqlite_check,
-			.integrity_check = sqlite_integrity_check,
-			.stats = sqlite_stats,
-			.call_free = sqlite_call_free,
+			STORE_HANDLE_FUNCTIONS(sqlite),
 			.backup = sqlite_backup,
 			.restore = sqlite_restore,
-		},
-	.agents =
-		&(const struct store_agent_ops){
-			.agent_touch = agent_touch,
-		},
-	.tasks =
-		&(const struct store_task_ops){
-			.task_progress = sqlite_task_progress,
-			.task_fail = sqlite_task_fail,
-			.expire_leases = sqlite_expire_leases,
-			.task_lease_begin = sqlite_task_lease_begin,
-			.task_lease_end = sqlite_task_lease_end,
-			.task_result_begin = sqlite_task_result_begin,
-			.task_result_end = sqlite_task_result_end,
-			.task_result_is_calibration = sqlite_task_result_is_calibration,
 		},
 	.series =
 		&(const struct store_series_ops){

@@ -1,14 +1,13 @@
 /*
  * sqlite_int.h - what the files of the SQLite backend (store_backend.h)
  * share: the struct behind store.h's handle, the writer's queue of
- * operations, the SQL and JSON helpers, and each file's operations for
+ * operations, the SQL helpers, and each file's operations for
  * sqlite_backend.c's table. Only store/sqlite/ includes it.
  *
  * Files: sqlite_writer.c (opening, the writer and syncer threads, stats),
- * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
+ * sqlite_migrate.c (the schema), sqlite_sql.c (SQL helpers, the
  * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
- * over which store/store_<resource>.c are written once), the resources not
- * moved there yet (sqlite_tasks.c, with the agents' touch), the webhook queue
+ * over which store/store_<resource>.c are written once), the webhook queue
  * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
  * and compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
  * sqlite_backend.c, the table that names them.
@@ -30,8 +29,6 @@
 
 /* At most this many writes share one transaction. */
 #define STORE_BATCH_MAX 256
-/* The lease scan looks at this many ready tasks per call. */
-#define STORE_LEASE_SCAN 500
 
 /* The writer checkpoints its WAL into the database once it holds this
  * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
@@ -82,10 +79,6 @@ struct store {
 	bool sync_stopping;
 	bool syncing;      /* the syncer is making a batch durable */
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
-
-	/* The writer thread's only: printed "job" members of leases,
-	 * agent_touch()'s latest writes. */
-	struct store_cache cache;
 };
 
 /* sqlite_migrate.c: the schema's versions. sqlite_refuse_newer() is
@@ -99,32 +92,11 @@ int sqlite_migrate(sqlite3 *db);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (sqlite_writer.c). */
-int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store);
-void sqlite_close(struct store *s);
-int sqlite_check(struct store *s);
-int sqlite_integrity_check(struct store *s);
-int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
-void sqlite_call_free(struct store_call *call);
+STORE_HANDLE_DECLARE(sqlite);
 
 /* sqlite_backup.c: store_backup(), store_restore() */
 int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
 int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
-
-/* Each resource file's: store.h's function of the same name without "store_". */
-/* sqlite_tasks.c */
-int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *phase, int percent, long long now, cJSON **ret_body);
-int sqlite_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		     const char *reason, bool retryable, long long now, cJSON **ret_body);
-int sqlite_expire_leases(struct store *store, long long now, int *ret_expired);
-int sqlite_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call);
-int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease);
-int sqlite_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			     const char *body, size_t body_len, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call);
-int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
-bool sqlite_task_result_is_calibration(const struct store_call *call);
 
 /* sqlite_webhooks.c */
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
@@ -165,11 +137,6 @@ int store_call_submit(struct store *store, struct store_call *call, int (*fn)(st
 /* The result of CALL's committed op (its message set on this thread on
  * failure) and its answer to *RET (NULL on failure); frees CALL. */
 int store_call_end(struct store_call *call, cJSON **ret);
-
-/* store_write() for an op that builds its answer in *OUT: on success the
- * answer goes to *RET, on failure it is deleted. */
-int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		       cJSON **ret);
 
 /* --- SQL helpers (sqlite_sql.c) --- */
 
@@ -214,8 +181,7 @@ int sq_exec_cached(sqlite3 *db, const char *sql);
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* sq_run(), sq_int(), sq_row_by_id(), sq_reader_each() and sq_reader_rows() take SQL
- * literals and use the statement cache. */
+/* sq_run() and sq_int() take SQL literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
 int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
@@ -223,60 +189,5 @@ int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
 int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
-
-/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
- * READ(CONTEXT, row) on the first row, returning READ's result. Without a
- * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
- * not NULL. LL_ESTORE when the statement cannot be prepared. */
-int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, sqlite3_stmt *row), void *context);
-
-/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
- * reader, under its lock; 0 or LL_ESTORE. */
-int sq_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context);
-
-/* sq_reader_each() for SQL with the arguments of TYPES. */
-int sq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context, const char *types, ...);
-
-/* --- JSON from columns (sqlite_sql.c) --- */
-
-/* The JSON text of column COL parsed; an empty object when NULL or bad. */
-cJSON *column_json(sqlite3_stmt *stmt, int col);
-
-/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
-void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-/* OBJ[KEY] = MS as an RFC 3339 time. */
-void add_time_value(cJSON *obj, const char *key, long long ms);
-/* OBJ[KEY] = column COL as text, or null. */
-void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-/* OBJ[KEY] = column COL as a number, or null. */
-void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-
-/* struct column: db.h's. */
-/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
- * becomes member COLUMNS[i], up to the entry whose key is NULL. */
-void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);
-
-/* The end of a function that built OUT for its caller: OUT goes to *RET
- * when RC is not negative, else it is deleted; returns RC, or 0. */
-int store_answer(int rc, cJSON *out, cJSON **ret);
-
-/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
-char *json_text(const cJSON *item);
-
-/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
-void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-	       const char *reason);
-
-/* --- shared between resources --- */
-
-/* Marks agent AGENT_ID seen at NOW (sqlite_tasks.c; the backend's agent_touch). last_seen is written
- * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
- * if less) an agent: a touch sooner after the last one written changes
- * nothing, so last_seen may be that much older than the agent's last
- * request. Writer thread. */
-int agent_touch(struct store *store, long long agent_id, long long now);
 
 #endif
