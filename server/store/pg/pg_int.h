@@ -378,6 +378,7 @@ struct pq_text {
 	char *sql;   /* the text with $N parameters */
 	int nparams;
 	unsigned used;
+	bool rowless; /* pq_sql_rowless(): queued in a pipelined write */
 	int variant_count;
 	struct pq_variant variants[PQ_TEXT_VARIANTS];
 };
@@ -390,6 +391,9 @@ struct pq_session *pq_session_of(PGconn *conn);
  * of memory (the statement then runs unnamed). Only the thread that holds
  * SESSION's connection touches it. */
 struct pq_text *pq_session_text(struct pq_session *session, const char *sql);
+/* The name under which TEXT is prepared with TYPES, NULL when it is not
+ * yet. */
+const char *pq_session_find(const struct pq_text *text, const Oid *types);
 /* The name of TEXT prepared with TYPES (PGQ_PARAMS_MAX of them) on CONN,
  * PREPAREd first when new; NULL when it cannot be (run it unnamed), or
  * with *RET_FAILED the failed PREPARE's result (the caller clears it). */
@@ -402,6 +406,54 @@ char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used);
 
 /* Logs the error of CONN and returns LL_ESTORE with a message. */
 int pq_error(PGconn *conn, const char *what);
+/* Notes the failure of RES (NULL: CONN's error) of SQL on this thread:
+ * logged, its SQLSTATE kept (pgq_last_sqlstate()); LL_ESTORE. */
+int pq_result_error(PGconn *conn, PGresult *res, const char *sql);
+
+/* --- the write's pipeline (pg_pipeline.c) ---
+ *
+ * A write's transaction runs in libpq's pipeline mode: BEGIN and every
+ * statement that returns no rows (pq_sql_rowless(): UPDATE, INSERT,
+ * DELETE without RETURNING, NOTIFY) are queued, not waited for; the next
+ * statement whose rows are read takes them to the server with it and
+ * reads their results first, and the COMMIT the rest, with a sync: one
+ * round trip each instead of one a statement. A queued statement's
+ * failure fails the next one read, or the COMMIT (the transaction is
+ * aborted anyway), logged once with its SQLSTATE. One pipelined write per
+ * thread, on its connection; pgq_step() and pq_exec() on that connection
+ * go through it. */
+
+/* Enters pipeline mode on CONN for this thread's write and queues BEGIN. */
+int pq_pipeline_begin(PGconn *conn);
+/* Whether CONN is this thread's pipelined write. */
+bool pq_pipelined(const PGconn *conn);
+/* Whether a statement of this thread's pipelined write failed. */
+bool pq_pipeline_failed(void);
+/* Whether SQL returns no rows (queued in a pipelined write). */
+bool pq_sql_rowless(const char *sql);
+/* Queues a statement: the prepared NAME, or SQL unnamed (NAME NULL);
+ * LOGGED_SQL (NULL, or a text that outlives the write) names it in the
+ * log when it fails. Fails at once when one queued before failed. */
+int pq_pipeline_send(PGconn *conn, const char *name, const char *sql, int nparams, const Oid *types,
+		     const char *const *values, const int *lengths, const int *formats,
+		     const char *logged_sql);
+/* Sends the queue and reads it: the last statement's result to *RET (the
+ * caller clears it); LL_ESTORE (NULL) when it or one before failed. */
+int pq_pipeline_result(PGconn *conn, PGresult **ret);
+/* Reads every queued statement's result: 0 or the first failure. */
+int pq_pipeline_settle(PGconn *conn);
+/* pq_pipeline_settle(), and the rows the last statement changed. */
+int pq_pipeline_changes(PGconn *conn, long long *ret);
+/* COMMIT, a sync and every result read; leaves pipeline mode. 0 only
+ * when every statement and the COMMIT succeeded. */
+int pq_pipeline_commit(PGconn *conn);
+/* Reads what is left (up to a sync) and leaves pipeline mode, before a
+ * ROLLBACK. */
+void pq_pipeline_abort(PGconn *conn);
+/* Leaves pipeline mode for a while (a PREPARE) after a sync, and enters
+ * it again: the write's transaction goes on. */
+int pq_pipeline_pause(PGconn *conn);
+int pq_pipeline_resume(PGconn *conn);
 
 /* Runs SQL text without arguments or rows (BEGIN, DDL; several
  * statements may be given). */

@@ -148,10 +148,19 @@ struct pq_text *pq_session_text(struct pq_session *session, const char *sql)
 		free(t);
 		return NULL;
 	}
+	t->rowless = pq_sql_rowless(sql);
 	t->next = *bucket;
 	*bucket = t;
 	session->text_count++;
 	return t;
+}
+
+const char *pq_session_find(const struct pq_text *t, const Oid *types)
+{
+	for (int i = 0; i < t->variant_count; i++)
+		if (memcmp(t->variants[i].types, types, sizeof(t->variants[i].types)) == 0)
+			return t->variants[i].name;
+	return NULL;
 }
 
 const char *pq_session_prepared(struct pq_session *session, struct pq_text *t, PGconn *conn, const Oid *types,
@@ -160,10 +169,11 @@ const char *pq_session_prepared(struct pq_session *session, struct pq_text *t, P
 	struct pq_variant *v;
 	PGresult *res;
 
+	const char *name = pq_session_find(t, types);
+
 	*ret_failed = NULL;
-	for (int i = 0; i < t->variant_count; i++)
-		if (memcmp(t->variants[i].types, types, sizeof(t->variants[i].types)) == 0)
-			return t->variants[i].name;
+	if (name)
+		return name;
 	if (t->variant_count >= PQ_TEXT_VARIANTS)
 		return NULL;
 	v = &t->variants[t->variant_count];

@@ -24,6 +24,24 @@ static bool retryable(void)
 	return strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0;
 }
 
+/* BEGIN on CONN: the write's transaction, in pipeline mode
+ * (pg_pipeline.c). */
+static int begin(PGconn *conn)
+{
+	int rc = pq_pipeline_begin(conn);
+
+	if (rc < 0 && pq_pipelined(conn))
+		pq_pipeline_abort(conn);
+	return rc;
+}
+
+/* Whether the write on CONN may still commit: no statement of it failed
+ * (an op may have gone on after one). */
+static bool write_ok(PGconn *conn)
+{
+	return pq_pipelined(conn) ? !pq_pipeline_failed() : PQtransactionStatus(conn) == PQTRANS_INTRANS;
+}
+
 /* One try of pq_write(). */
 static int write_once(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
@@ -32,7 +50,7 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 
 	if (!conn)
 		return LL_ESTORE;
-	if ((rc = pq_exec(conn, "BEGIN")) < 0) {
+	if ((rc = begin(conn)) < 0) {
 		pg_pool_give(&s->pool, conn, true);
 		return rc;
 	}
@@ -40,7 +58,7 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 	err_clear();
 	rc = fn(s, arg);
 	pq_writer_set(NULL);
-	if (rc >= 0 && PQtransactionStatus(conn) != PQTRANS_INTRANS)
+	if (rc >= 0 && !write_ok(conn))
 		rc = err_set(LL_ESTORE, "The store failed.");
 	if (rc >= 0 && pq_exec(conn, "COMMIT") < 0)
 		rc = LL_ESTORE;
@@ -105,13 +123,13 @@ static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, i
 {
 	int rc;
 
-	if ((rc = pq_exec(conn, "BEGIN")) < 0)
+	if ((rc = begin(conn)) < 0)
 		return rc;
 	pq_writer_set(conn);
 	for (int i = 0; i < count && rc >= 0; i++) {
 		err_clear();
 		rc = calls[i]->fn(s, calls[i]->arg);
-		if (rc >= 0 && PQtransactionStatus(conn) != PQTRANS_INTRANS)
+		if (rc >= 0 && !write_ok(conn))
 			rc = err_set(LL_ESTORE, "The store failed.");
 		calls[i]->op.rc = rc;
 	}
