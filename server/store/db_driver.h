@@ -40,6 +40,9 @@ struct db_driver {
 			   void *arg, cJSON **out, void (*done)(void *context), void *context,
 			   struct store_call **ret_call);
 	int (*call_end)(struct store_call *call, cJSON **ret);
+	/* db_before_commit()'s deferral; NULL: FN runs at once. */
+	int (*before_commit)(struct store *s, int (*fn)(struct store *, long long key, long long now),
+			     long long key, long long now);
 	/* db_tasks_ready(); NULL for a store with one daemon. */
 	int (*tasks_ready)(struct store *s);
 

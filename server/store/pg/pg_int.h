@@ -290,6 +290,13 @@ int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_du
  * database cannot be reached or the commit failed. */
 int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
 
+/* db_before_commit() (db.h) on PostgreSQL: FN(S, KEY, NOW) deferred to
+ * the end of this thread's write (once per FN and KEY, in KEY order,
+ * before the COMMIT of pq_write() or of a writer's batch); at once
+ * outside a write. */
+int pq_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now);
+
 /* Queues FN(store, ARG) as CALL's op for the writer (struct pg_writer),
  * its answer built in *OUT; the writer calls DONE(CONTEXT) once the op's
  * transaction committed or the op failed. *RET_CALL is CALL, and

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,61 @@ static bool write_ok(PGconn *conn)
 	return pq_pipelined(conn) ? !pq_pipeline_failed() : PQtransactionStatus(conn) == PQTRANS_INTRANS;
 }
 
+/* ------------------------------------------- work before the commit */
+
+/* What a write deferred to its commit (pq_before_commit()), this
+ * thread's: at most PG_BEFORE_COMMIT_MAX distinct (fn, key); beyond, FN
+ * runs at once (still correct, only in the caller's order). */
+#define PG_BEFORE_COMMIT_MAX 256
+
+struct deferred {
+	int (*fn)(struct store *, long long key, long long now);
+	long long key, now;
+};
+
+static __thread struct deferred tls_deferred[PG_BEFORE_COMMIT_MAX];
+static __thread int tls_deferred_count;
+
+int pq_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now)
+{
+	if (!pq_writer())
+		return fn(s, key, now);
+	for (int i = 0; i < tls_deferred_count; i++)
+		if (tls_deferred[i].fn == fn && tls_deferred[i].key == key) {
+			if (now > tls_deferred[i].now)
+				tls_deferred[i].now = now;
+			return 0;
+		}
+	if (tls_deferred_count >= PG_BEFORE_COMMIT_MAX)
+		return fn(s, key, now);
+	tls_deferred[tls_deferred_count++] = (struct deferred){fn, key, now};
+	return 0;
+}
+
+static int deferred_order(const void *a, const void *b)
+{
+	const struct deferred *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->fn == y->fn ? 0 : (uintptr_t)x->fn < (uintptr_t)y->fn ? -1 : 1;
+}
+
+/* Runs what the write deferred (in key order) and forgets it; with RUN
+ * false (the write failed) only forgets it. */
+static int run_deferred(struct store *s, bool run)
+{
+	int rc = 0;
+
+	if (run)
+		qsort(tls_deferred, (size_t)tls_deferred_count, sizeof(tls_deferred[0]), deferred_order);
+	for (int i = 0; run && i < tls_deferred_count && rc >= 0; i++)
+		rc = tls_deferred[i].fn(s, tls_deferred[i].key, tls_deferred[i].now);
+	tls_deferred_count = 0;
+	return rc;
+}
+
 /* One try of pq_write(). */
 static int write_once(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
@@ -57,6 +113,7 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 	pq_writer_set(conn);
 	err_clear();
 	rc = fn(s, arg);
+	rc = run_deferred(s, rc >= 0) < 0 ? LL_ESTORE : rc;
 	pq_writer_set(NULL);
 	if (rc >= 0 && !write_ok(conn))
 		rc = err_set(LL_ESTORE, "The store failed.");
@@ -133,6 +190,8 @@ static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, i
 			rc = err_set(LL_ESTORE, "The store failed.");
 		calls[i]->op.rc = rc;
 	}
+	if (run_deferred(s, rc >= 0) < 0)
+		rc = LL_ESTORE;
 	pq_writer_set(NULL);
 	if (rc >= 0 && (rc = pq_exec(conn, "COMMIT")) == 0) {
 		pthread_mutex_lock(&s->cache_lock);
