@@ -184,17 +184,19 @@ struct store_call {
 
 /* The async calls' writer (pg_write.c): one lane per kind of call (its
  * op function: leases, heartbeats, results), up to PG_WRITER_LANES, each a
- * queue and a thread that takes up to PG_BATCH_MAX queued calls at once
- * and runs them in ONE transaction, one commit (one WAL flush) for all;
- * DONE of each after the commit. An HTTP thread only queues. A batch where
- * a call fails is rolled back whole and its calls run again each alone
- * (pq_write()), so a call fails only for itself. One thread per kind, not
- * several for all: two batches of results lock the same jobs' rows
- * (pq_job_refresh_state()) in different orders and deadlock (measured with
- * two and four threads over one queue: PostgreSQL's deadlock_timeout, 1 s,
- * per deadlock); a batch of leases locks only new jobs' rows, in
- * the scan's order. */
+ * queue and PG_LANE_THREADS threads, each of which takes up to
+ * PG_BATCH_MAX queued calls at once and runs them in ONE transaction, one
+ * commit (one WAL flush) for all; DONE of each after the commit. An HTTP
+ * thread only queues. A batch where a call fails is rolled back whole and
+ * its calls run again each alone (pq_write()), so a call fails only for
+ * itself. Two threads a lane: one batch runs while the other's commit
+ * waits for its flush. They do not deadlock on the jobs' rows: a batch
+ * locks those last, in id order (job_refresh_state() through
+ * pq_before_commit()); before that, two batches of results locked the
+ * same jobs in different orders (PostgreSQL's deadlock_timeout, 1 s, per
+ * deadlock), and a lane had one thread. */
 #define PG_WRITER_LANES 3
+#define PG_LANE_THREADS 2
 #define PG_BATCH_MAX 32
 /* Calls queued at most, all lanes; X_begin() fails with LL_ESTORE beyond
  * (503). */
@@ -204,9 +206,10 @@ struct pg_writer_lane {
 	struct store *store;
 	int (*fn)(struct store *, void *); /* its kind; NULL: free */
 	pthread_cond_t wake;
+	bool cond_made;
 	struct store_call *head, *tail;
-	bool started;
-	pthread_t thread;
+	int started; /* threads */
+	pthread_t threads[PG_LANE_THREADS];
 };
 
 struct pg_writer {

@@ -275,11 +275,14 @@ int pg_writer_start(struct store *s)
 		struct pg_writer_lane *lane = &w->lanes[i];
 		lane->store = s;
 		pthread_cond_init(&lane->wake, NULL);
-		if (pthread_create(&lane->thread, NULL, writer_main, lane) != 0) {
-			pg_writer_stop(s);
-			return err_set(LL_EIO, "Cannot start the store's writer threads.");
+		lane->cond_made = true;
+		for (int t = 0; t < PG_LANE_THREADS; t++) {
+			if (pthread_create(&lane->threads[t], NULL, writer_main, lane) != 0) {
+				pg_writer_stop(s);
+				return err_set(LL_EIO, "Cannot start the store's writer threads.");
+			}
+			lane->started++;
 		}
-		lane->started = true;
 	}
 	w->running = true;
 	return 0;
@@ -292,15 +295,17 @@ void pg_writer_stop(struct store *s)
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
 	for (int i = 0; i < PG_WRITER_LANES; i++)
-		if (w->lanes[i].started)
-			pthread_cond_signal(&w->lanes[i].wake);
+		if (w->lanes[i].cond_made)
+			pthread_cond_broadcast(&w->lanes[i].wake);
 	pthread_mutex_unlock(&w->lock);
 	for (int i = 0; i < PG_WRITER_LANES; i++) {
-		if (!w->lanes[i].started)
-			continue;
-		pthread_join(w->lanes[i].thread, NULL);
-		pthread_cond_destroy(&w->lanes[i].wake);
-		w->lanes[i].started = false;
+		struct pg_writer_lane *lane = &w->lanes[i];
+		for (int t = 0; t < lane->started; t++)
+			pthread_join(lane->threads[t], NULL);
+		lane->started = 0;
+		if (lane->cond_made)
+			pthread_cond_destroy(&lane->wake);
+		lane->cond_made = false;
 	}
 	w->running = false;
 	pthread_mutex_destroy(&w->lock);
