@@ -31,6 +31,16 @@ const char *db_sql(const struct store *s, const char *sqlite, const char *postgr
 	return db_dialect(s) == DB_POSTGRESQL ? postgresql : sqlite;
 }
 
+bool db_row_locks(const struct store *s)
+{
+	return driver_of(s)->row_locks;
+}
+
+bool db_single_writer(const struct store *s)
+{
+	return driver_of(s)->single_writer;
+}
+
 /* ------------------------------------------------------ transactions */
 
 int db_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
@@ -52,24 +62,48 @@ int db_write_answer(struct store *s, int (*fn)(struct store *, void *), void *ar
 	return 0;
 }
 
-void db_read_begin(struct store *s)
+/* This thread's reads: their depth and the first failure of a step since
+ * the outermost began (db_step()). */
+static __thread int read_depth;
+static __thread int read_failed;
+
+/* Begins a read (SNAPSHOT: in a read transaction). */
+static void read_begin(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_begin(s, false);
+	if (read_depth++ == 0)
+		read_failed = 0;
+	driver_of(s)->read_begin(s, snapshot);
 }
 
-void db_read_end(struct store *s)
+/* Ends a read begun by read_begin(): its first failure, else 0. */
+static int read_end(struct store *s, bool snapshot)
 {
-	driver_of(s)->read_end(s, false);
+	int failed = read_failed;
+
+	driver_of(s)->read_end(s, snapshot);
+	if (--read_depth == 0)
+		read_failed = 0;
+	return failed;
+}
+
+void db_read_begin(struct store *s)
+{
+	read_begin(s, false);
+}
+
+int db_read_end(struct store *s)
+{
+	return read_end(s, false);
 }
 
 void db_snapshot_begin(struct store *s)
 {
-	driver_of(s)->read_begin(s, true);
+	read_begin(s, true);
 }
 
-void db_snapshot_end(struct store *s)
+int db_snapshot_end(struct store *s)
 {
-	driver_of(s)->read_end(s, true);
+	return read_end(s, true);
 }
 
 int db_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
@@ -119,12 +153,18 @@ int db_call_end(struct store_call *call, cJSON **ret)
 	return driver_of((struct store *)call)->call_end(call, ret);
 }
 
+int db_call_result(const struct store_call *call)
+{
+	return driver_of((const struct store *)call)->call_result(call);
+}
+
 /* -------------------------------------------------------- statements */
 
 int db_prepare(struct store *s, const char *sql, struct db_stmt *ret)
 {
 	ret->store = s;
 	ret->driver = driver_of(s);
+	ret->failed = 0;
 	ret->native = ret->driver->prepare(s, sql);
 	return ret->native ? 0 : LL_ESTORE;
 }
@@ -134,13 +174,21 @@ struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *s
 	return db_prepare(s, sql, buf) == 0 ? buf : NULL;
 }
 
-void db_finish(struct db_stmt *st)
+int db_finish(struct db_stmt *st)
 {
 	if (!st)
-		return; /* a failed db_statement() */
+		return 0; /* a failed db_statement(), which said so */
 	if (st->native)
 		st->driver->release(st->store, st->native);
 	st->native = NULL;
+	return st->failed;
+}
+
+int db_finish_read(struct db_stmt *st, int rc)
+{
+	int failed = db_finish(st);
+
+	return rc < 0 ? rc : failed;
 }
 
 void db_bind_int64(struct db_stmt *st, int i, long long v)
@@ -156,6 +204,11 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
 	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
+}
+
+void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
+{
+	st->driver->bind_text_len(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)
@@ -201,7 +254,15 @@ void db_bind(struct db_stmt *st, const char *types, ...)
 
 int db_step(struct db_stmt *st)
 {
-	return st->driver->step(st->native);
+	int rc = st->driver->step(st->native);
+
+	if (rc < 0) {
+		if (!st->failed)
+			st->failed = rc;
+		if (read_depth > 0 && !read_failed)
+			read_failed = rc;
+	}
+	return rc;
 }
 
 void db_reset(struct db_stmt *st)

@@ -18,6 +18,12 @@
  * take one of their own). Errors: 0 or a negative LL_E* code with its
  * message set (err.h); a failed statement is logged by its driver.
  *
+ * A failed step is sticky: the statement and the read keep the first
+ * failure of their steps, and their ends return it (db_finish(),
+ * db_read_end(), db_snapshot_end()), so that a reader looping "while
+ * (db_step(st) == DB_ROW)" learns that its list was cut short instead of
+ * answering part of it as the whole.
+ *
  * Typical use:
  *	static int op(struct store *s, void *arg) { return db_run(s, "UPDATE t SET a = ? WHERE id = ?",
  *	                                                          "ti", text, id); }
@@ -43,6 +49,7 @@ struct db_stmt {
 	struct store *store;
 	const struct db_driver *driver;
 	void *native; /* the driver's statement; NULL when none was made */
+	int failed;   /* the first failed step's code; 0 when none */
 };
 
 /* The dialect of S's driver. */
@@ -55,6 +62,20 @@ enum db_dialect db_dialect(const struct store *s);
 /* The text for S's dialect: SQLITE's or POSTGRESQL's (literals, or NULL
  * for "nothing to run there"). */
 const char *db_sql(const struct store *s, const char *sqlite, const char *postgresql);
+
+/* Whether S's writes run at once (PostgreSQL's transactions, of this
+ * daemon and of others), so that a write reads the rows it will change
+ * with a row lock: DB_SQL_FOR_UPDATE() waits for the transaction that
+ * holds the row, DB_SQL_SKIP_LOCKED() passes it by. SQLite's writer
+ * thread runs one write at a time: the same text without the lock. SQL
+ * must be a string literal (the result is one too). */
+bool db_row_locks(const struct store *s);
+#define DB_SQL_FOR_UPDATE(s, sql) (db_row_locks(s) ? sql " FOR UPDATE" : sql)
+#define DB_SQL_SKIP_LOCKED(s, sql) (db_row_locks(s) ? sql " FOR UPDATE SKIP LOCKED" : sql)
+
+/* Whether this daemon is S's only writer (SQLite): no other daemon is told
+ * of anything (db_tasks_ready() does nothing). */
+bool db_single_writer(const struct store *s);
 
 /* --- transactions --- */
 
@@ -80,16 +101,21 @@ int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *)
 		   void (*done)(void *context), void *context, struct store_call **ret_call);
 void *db_call_arg(struct store_call *call);
 int db_call_end(struct store_call *call, cJSON **ret);
+/* The result of CALL's op once DONE ran (committed, or failed): what
+ * db_call_end() will return. */
+int db_call_result(const struct store_call *call);
 
 /* A read on this thread: its statements until db_read_end() use one
- * connection (a write's, inside one). Nested reads share the outer one. */
+ * connection (a write's, inside one). Nested reads share the outer one.
+ * db_read_end() returns the first failure of a step since the outermost
+ * read began (a negative LL_E* code), else 0. */
 void db_read_begin(struct store *s);
-void db_read_end(struct store *s);
+int db_read_end(struct store *s);
 
 /* db_read_begin() with one snapshot for all its statements (a read
  * transaction); db_snapshot_end() ends both. */
 void db_snapshot_begin(struct store *s);
-void db_snapshot_end(struct store *s);
+int db_snapshot_end(struct store *s);
 
 /* Says, inside a write, that it makes tasks ready to lease: other
  * daemons sharing the database hear of it at the commit (PostgreSQL's
@@ -116,13 +142,19 @@ int db_prepare(struct store *s, const char *sql, struct db_stmt *ret);
 /* db_prepare() into BUF: BUF, or NULL on failure (BUF->native NULL). */
 struct db_stmt *db_statement(struct store *s, struct db_stmt *buf, const char *sql);
 /* Gives ST back (reset, bindings cleared); nothing for a failed prepare
- * or a NULL ST. */
-void db_finish(struct db_stmt *st);
+ * or a NULL ST. Returns the first failure of ST's steps (a negative LL_E*
+ * code), else 0. */
+int db_finish(struct db_stmt *st);
+/* db_finish() at the end of a read that has RC so far: RC when it is
+ * negative, else db_finish()'s answer. */
+int db_finish_read(struct db_stmt *st, int rc);
 
 /* Parameters by position from 1. Text is copied; NULL text binds NULL. */
 void db_bind_int64(struct db_stmt *st, int i, long long v);
 void db_bind_double(struct db_stmt *st, int i, double v);
 void db_bind_text(struct db_stmt *st, int i, const char *text);
+/* The N bytes of TEXT (no NUL among them; N below INT_MAX), copied. */
+void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n);
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n);
 void db_bind_null(struct db_stmt *st, int i);
 
@@ -131,7 +163,8 @@ void db_bind_null(struct db_stmt *st, int i);
  * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 void db_bind(struct db_stmt *st, const char *types, ...);
 
-/* DB_ROW (a row to read), DB_DONE, or a negative LL_E* code (logged). */
+/* DB_ROW (a row to read), DB_DONE, or a negative LL_E* code (logged; kept
+ * by ST and the read as their first failure). */
 int db_step(struct db_stmt *st);
 /* Makes ST ready to run again: its bindings stay until bound anew. */
 void db_reset(struct db_stmt *st);

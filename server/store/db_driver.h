@@ -23,6 +23,9 @@ struct db_driver {
 	/* This daemon is the database's only writer (it may remember what it
 	 * read: store_token_cache.h). */
 	bool single_writer;
+	/* Writes run at once and lock the rows they read to change
+	 * (db_row_locks(): PostgreSQL's SELECT ... FOR UPDATE). */
+	bool row_locks;
 
 	/* Runs FN(S, ARG) in a write transaction, returning once it is
 	 * committed: SQLite's writer thread (group commit), PostgreSQL's
@@ -40,6 +43,8 @@ struct db_driver {
 			   void *arg, cJSON **out, void (*done)(void *context), void *context,
 			   struct store_call **ret_call);
 	int (*call_end)(struct store_call *call, cJSON **ret);
+	/* db_call_result(): the op's result once DONE ran. */
+	int (*call_result)(const struct store_call *call);
 	/* db_before_commit()'s deferral; NULL: FN runs at once. */
 	int (*before_commit)(struct store *s, int (*fn)(struct store *, long long key, long long now),
 			     long long key, long long now);
@@ -55,6 +60,8 @@ struct db_driver {
 	void (*bind_double)(void *stmt, int i, double v);
 	/* TEXT NULL binds a NULL of text type (PostgreSQL must know it). */
 	void (*bind_text)(void *stmt, int i, const char *text);
+	/* N bytes of TEXT, copied (or kept until the statement is released). */
+	void (*bind_text_len)(void *stmt, int i, const char *text, int n);
 	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
 	void (*bind_null)(void *stmt, int i);
 
@@ -72,13 +79,14 @@ struct db_driver {
 
 /* The statement members of a driver's table, for a driver whose static
  * functions have the members' names (read_begin, prepare, bind_int64, ...,
- * changes): one list for every driver. */
+ * changes, call_result): one list for every driver. */
 #define DB_DRIVER_FUNCTIONS                                                                       \
 	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,   \
 	.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,             \
-	.bind_blob = bind_blob, .bind_null = bind_null, .step = step, .reset = reset,             \
-	.column_null = column_null, .column_int64 = column_int64, .column_double = column_double, \
-	.column_text = column_text, .column_blob = column_blob, .changes = changes
+	.bind_text_len = bind_text_len, .call_result = call_result, .bind_blob = bind_blob,       \
+	.bind_null = bind_null, .step = step, .reset = reset, .column_null = column_null,         \
+	.column_int64 = column_int64, .column_double = column_double, .column_text = column_text, \
+	.column_blob = column_blob, .changes = changes
 
 /* The drivers (their backends name them in store_backend.db). */
 extern const struct db_driver db_driver_sqlite;

@@ -5,6 +5,7 @@
  */
 #include "db_driver.h"
 #include "store_backend.h"
+#include "store_cache.h"
 #include "store_token_cache.h"
 
 #include "loadlab/err.h"
@@ -81,6 +82,7 @@ int store_open(const char *path, const struct store_options *options, struct sto
 	 * daemon is the only writer, else for a few seconds (store_token_cache.h). */
 	((struct store_base *)store)->token_cache =
 		token_cache_new(backend->db->single_writer ? 0 : STORE_TOKEN_CACHE_SHARED_MS);
+	((struct store_base *)store)->cache = store_cache_new();
 	*ret_store = store;
 	return 0;
 }
@@ -145,12 +147,15 @@ int store_task_result(struct store *store, long long agent_id, long long task_id
 void store_close(struct store *store)
 {
 	struct token_cache *tokens;
+	struct store_cache *cache;
 
 	if (!store)
 		return;
 	tokens = ((struct store_base *)store)->token_cache;
-	backend_of(store)->handle->close(store);
+	cache = ((struct store_base *)store)->cache;
+	backend_of(store)->handle->close(store); /* its writes are over */
 	token_cache_free(tokens);
+	store_cache_free(cache);
 }
 
 int store_check(struct store *store)
@@ -178,25 +183,6 @@ int store_integrity_check(struct store *store)
 	return backend_of(store)->handle->integrity_check(store);
 }
 
-int store_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-			const char *phase, int percent, long long now, cJSON **ret_body)
-{
-	return backend_of(store)->tasks->task_progress(store, agent_id, task_id, attempt, phase, percent, now,
-						       ret_body);
-}
-
-int store_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		    const char *reason, bool retryable, long long now, cJSON **ret_body)
-{
-	return backend_of(store)->tasks->task_fail(store, agent_id, task_id, attempt, reason, retryable, now,
-						   ret_body);
-}
-
-int store_expire_leases(struct store *store, long long now, int *ret_expired)
-{
-	return backend_of(store)->tasks->expire_leases(store, now, ret_expired);
-}
-
 int store_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms)
 {
 	return backend_of(store)->series->alert_webhook_status(store, id, status, retry_at_ms);
@@ -210,35 +196,6 @@ int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats)
 {
 	return backend_of(store)->handle->stats(store, now, ret_stats);
-}
-
-int store_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			   void *context, struct store_call **ret_call)
-{
-	return backend_of(store)->tasks->task_lease_begin(store, agent_id, now, done, context, ret_call);
-}
-
-int store_task_lease_end(struct store_call *call, cJSON **ret_lease)
-{
-	return backend_of_call(call)->tasks->task_lease_end(call, ret_lease);
-}
-
-int store_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			    const char *body, size_t body_len, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call)
-{
-	return backend_of(store)->tasks->task_result_begin(store, agent_id, task_id, attempt, body, body_len,
-							   now, done, context, ret_call);
-}
-
-int store_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed)
-{
-	return backend_of_call(call)->tasks->task_result_end(call, ret_body, ret_replayed);
-}
-
-bool store_task_result_is_calibration(const struct store_call *call)
-{
-	return backend_of_call(call)->tasks->task_result_is_calibration(call);
 }
 
 void store_call_free(struct store_call *call)

@@ -10,9 +10,12 @@
 
 struct store;
 
-/* Marks agent AGENT_ID seen at NOW, inside a write: the backend's
- * agent_touch (store_backend.h), which writes last_seen at most once per
- * AGENT_TOUCH_MAX_MS an agent through the writer's cache. */
+/* Marks agent AGENT_ID seen at NOW, inside a write. last_seen is written
+ * at most once per AGENT_TOUCH_MAX_MS (1 s; or an eighth of
+ * offline_after_ms, if less) an agent, through the writers' cache
+ * (store_cache.h): a touch sooner after the last one written changes
+ * nothing, so last_seen may be that much older than the agent's last
+ * request. */
 int store_agent_touch(struct store *store, long long agent_id, long long now);
 
 /* A new object {"task_id", "attempt", "state"} that begins the answers

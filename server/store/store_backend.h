@@ -20,12 +20,13 @@
  * Most resources are no backend's either: store_<resource>.c (tokens,
  * jobs, results, series, schedules, blobs, history, bisections) define
  * store.h's functions once, over the statement layer (db.h), whose driver
- * a backend names (.db, db_driver.h). The ops below are what is still a
- * backend's: the tasks (not moved yet) and the agents' touch, the webhook queue
- * (PostgreSQL's daemons claim deliveries), retention and the handle.
+ * a backend names (.db, db_driver.h); the tasks and their leases too
+ * (store_lease.c, store_tasks.c). The ops below are what is still a
+ * backend's: the webhook queue (PostgreSQL's daemons claim deliveries),
+ * retention and the handle.
  *
- * Not a backend's: the queue's policy (queue.h), the writer's caches
- * (store_cache.h), the blob files (blob_files.h), token kinds' names
+ * Not a backend's: the queue's policy (queue.h), the writers' caches
+ * (store_cache.h, kept in struct store_base), the blob files (blob_files.h), token kinds' names
  * (store_token_kind.c); a backend uses them.
  */
 #ifndef LOADLAB_SERVER_STORE_BACKEND_H
@@ -39,6 +40,7 @@
 #include <stddef.h>
 
 struct store_backend;
+struct store_cache;
 
 /* The first member of every backend's struct store and struct store_call:
  * set by store_open() on the handle, by the backend on a call. */
@@ -47,6 +49,11 @@ struct store_base {
 	/* The live tokens remembered (store_token_cache.h), NULL when out of
 	 * memory. */
 	struct token_cache *token_cache;
+	/* The writers' caches (store_cache.h: leases' "job" members, the
+	 * agents' last touches), shared by every write of the store, whichever
+	 * thread runs it; NULL when out of memory (nothing remembered). The
+	 * driver forgets them when a write is rolled back. */
+	struct store_cache *cache;
 	/* What the store was opened with (store_open()): the resources' view. */
 	struct store_options options;
 };
@@ -57,34 +64,8 @@ static inline const struct store_options *store_options_of(const struct store *s
 	return &((const struct store_base *)store)->options;
 }
 
-/* The operations by resource, each as store.h's function of the same name
- * without "store_". The blocking store_task_lease(), store_agent_heartbeat()
- * and store_task_result() are X_begin() without DONE then X_end(): a
- * backend's X_begin() with DONE NULL returns once the write is committed. */
-
-/* The agents (store_agents.c): what is still each backend's. */
-struct store_agent_ops {
-	/* store_agent_touch() (store_agents.h): through the writer's cache,
-	 * which each writer forgets when its transaction fails. */
-	int (*agent_touch)(struct store *store, long long agent_id, long long now);
-};
-
-/* The tasks and their leases, the agent loop's writes (store.h "tasks", store_async.h). */
-struct store_task_ops {
-	int (*task_progress)(struct store *store, long long agent_id, long long task_id, long long attempt,
-			     const char *phase, int percent, long long now, cJSON **ret_body);
-	int (*task_fail)(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *reason, bool retryable, long long now, cJSON **ret_body);
-	int (*expire_leases)(struct store *store, long long now, int *ret_expired);
-	int (*task_lease_begin)(struct store *store, long long agent_id, long long now, store_done_fn done,
-				void *context, struct store_call **ret_call);
-	int (*task_lease_end)(struct store_call *call, cJSON **ret_lease);
-	int (*task_result_begin)(struct store *store, long long agent_id, long long task_id,
-				 long long attempt, const char *body, size_t body_len, long long now,
-				 store_done_fn done, void *context, struct store_call **ret_call);
-	int (*task_result_end)(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
-	bool (*task_result_is_calibration)(const struct store_call *call);
-};
+/* The operations still a backend's, each as store.h's function of the same
+ * name without "store_". */
 
 /* The series' webhook deliveries (store_webhooks.h), retention and
  * compaction (store.h, "series"). */
@@ -129,8 +110,6 @@ struct store_backend {
 	 * written once over db.h use. */
 	const struct db_driver *db;
 	const struct store_handle_ops *handle;
-	const struct store_agent_ops *agents;
-	const struct store_task_ops *tasks;
 	const struct store_series_ops *series;
 };
 

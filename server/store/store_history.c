@@ -30,7 +30,7 @@ int store_job_history(struct store *s, const char *family, long long before, int
 			rc = fn(context, db_column_int64(&st, 0), db_column_text(&st, 1),
 				db_column_text(&st, 2));
 	}
-	db_finish(&st);
+	rc = db_finish_read(&st, rc);
 	db_snapshot_end(s);
 	return rc;
 }

@@ -5,12 +5,13 @@
  */
 #include "db.h"
 #include "store_backend.h"
+#include "store_build_hold.h"
 #include "store_jobs.h"
+#include "store_queue_agents.h"
 
 #include "store/queue.h"
 #include "store/queue_build.h"
 
-#include "loadlab/array.h"
 #include "loadlab/err.h"
 #include "loadlab/job_spec.h"
 #include "loadlab/json.h"
@@ -316,7 +317,7 @@ static int op_job_create(struct store *s, void *arg)
 			cJSON_Delete(facts);
 			cJSON_Delete(labels);
 		}
-		db_finish(stmt);
+		rc = db_finish_read(stmt, rc);
 		if (rc == 0 && tasks == 0)
 			rc = err_set(LL_EINVAL, "No enrolled, non-quarantined agent matches the "
 						"job's each_agent selector.");
@@ -359,7 +360,7 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 	struct db_stmt stmt_buf, *stmt;
 	cJSON *out = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(out, "jobs");
 	long long last = 0;
-	int n = 0, step = DB_DONE;
+	int n = 0, step = DB_DONE, failed;
 
 	db_snapshot_begin(s);
 	stmt = db_statement(s, &stmt_buf,
@@ -378,7 +379,9 @@ int store_job_list(struct store *s, const char *state, int limit, long long befo
 		}
 	}
 	db_finish(stmt);
-	db_snapshot_end(s);
+	/* job_summary()'s reads too */
+	if ((failed = db_snapshot_end(s)) < 0 && step >= 0)
+		step = failed;
 	if (!stmt || step < 0) {
 		/* A database that fails mid-list fails the list: never a short one. */
 		cJSON_Delete(out);
@@ -468,7 +471,7 @@ static int add_tasks(struct store *s, long long job_id, const char *kind, cJSON 
 int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 {
 	cJSON *job = NULL;
-	int rc;
+	int rc, failed;
 
 	db_snapshot_begin(s);
 	rc = job_summary_by_id(s, job_id, &job);
@@ -481,57 +484,17 @@ int store_job_get(struct store *s, long long job_id, cJSON **ret_job)
 		    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(job, "builds")) == 0)
 			cJSON_DeleteItemFromObjectCaseSensitive(job, "builds");
 	}
-	db_snapshot_end(s);
-	return db_answer(rc, job, ret_job);
+	failed = db_snapshot_end(s); /* job_summary()'s and the spec's reads */
+	return db_answer(rc < 0 ? rc : failed, job, ret_job);
 }
 
-/* The agents as queue_task_waiting() sees them, read by add_waiting_agent(). */
-struct waiting_agents {
+/* What the waiting reasons of a job read: the agents, once
+ * (store_queue_agents.h), and the first failure of a build's read. */
+struct waiting {
 	struct store *store;
-	long long now;
-	struct queue_agent *list;
-	size_t count, size;
+	struct queue_agents agents;
 	int rc;
 };
-
-static void add_waiting_agent(void *context, struct db_stmt *row)
-{
-	/* columns: id, name, facts, labels, quarantined, last_seen, builder */
-	struct waiting_agents *w = context;
-	struct queue_agent *a, *list;
-	bool seen = !db_column_null(row, 5);
-
-	if (w->rc < 0)
-		return;
-	if (!(list = array_grow(w->list, w->count, &w->size, sizeof(*list), 16))) {
-		w->rc = LL_ENOMEM;
-		return;
-	}
-	w->list = list;
-	a = &w->list[w->count++];
-	a->id = db_column_int64(row, 0);
-	a->name = strdup(db_column_text(row, 1));
-	a->facts = db_column_json(row, 2);
-	a->labels = db_column_json(row, 3);
-	a->quarantined = (int)db_column_int64(row, 4) != 0;
-	a->builder = (int)db_column_int64(row, 6) != 0;
-	a->last_seen_ms = seen ? db_column_int64(row, 5) : 0;
-	a->online = strcmp(queue_agent_state(a->quarantined, seen, a->last_seen_ms, w->now,
-					     store_options_of(w->store)->offline_after_ms),
-			   "online") == 0;
-	if (!a->name)
-		w->rc = LL_ENOMEM;
-}
-
-static void waiting_agents_release(struct waiting_agents *w)
-{
-	for (size_t i = 0; i < w->count; i++) {
-		free((char *)w->list[i].name);
-		cJSON_Delete((cJSON *)w->list[i].facts);
-		cJSON_Delete((cJSON *)w->list[i].labels);
-	}
-	free(w->list);
-}
 
 /* A queued task's pinned agent: its agent_id (the lease holder is cleared
  * when a task goes back to the queue), 0 when none. */
@@ -555,64 +518,49 @@ static const cJSON *find_build(const cJSON *job, long long id)
 	return NULL;
 }
 
-/* The name of agent ID among W's, or its number. */
-static const char *waiting_agent_name(const struct waiting_agents *w, long long id, char *out, size_t size)
-{
-	for (size_t i = 0; i < w->count; i++)
-		if (w->list[i].id == id)
-			return w->list[i].name;
-	snprintf(out, size, "%lld", id);
-	return out;
-}
-
 /* Whether the queued build BUILD of JOB can be leased now, REASON why
  * not: held while no enrolled agent can measure one of the queued cells
  * waiting for it (queue_build_wanted(), as the lease decides), else
  * queue_build_waiting(). */
-static bool build_waiting(const struct waiting_agents *w, const cJSON *job, const cJSON *build, char *reason)
+static bool build_waiting(struct waiting *w, const cJSON *job, const cJSON *build, char *reason)
 {
-	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(job, "tasks"), *task, *first = NULL;
-	const cJSON *id = cJSON_GetObjectItemCaseSensitive(build, "id");
-	size_t size = (size_t)cJSON_GetArraySize(tasks), n = 0;
-	const cJSON **cells = calloc(size ? size : 1, sizeof(*cells));
-	long long *pinned = calloc(size ? size : 1, sizeof(*pinned));
-	bool wanted = true;
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(build, "id"), *task, *first = NULL;
+	const struct queue_agents *agents = &w->agents;
 	char why[QUEUE_WAITING_REASON_SIZE];
+	bool wanted = true;
+	int rc;
 
-	if (cells && pinned && cJSON_IsNumber(id)) {
-		cJSON_ArrayForEach(task, tasks) {
-			const cJSON *b = cJSON_GetObjectItemCaseSensitive(task, "build_task");
-			const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
-			const cJSON *agent = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
-			if (!cJSON_IsNumber(b) || b->valuedouble != id->valuedouble ||
-			    !cJSON_IsString(state) || strcmp(state->valuestring, "queued") != 0 || n >= size)
-				continue;
-			first = first ? first : task;
-			cells[n] = cJSON_GetObjectItemCaseSensitive(task, "cell");
-			pinned[n++] = cJSON_IsNumber(agent) ? (long long)agent->valuedouble : 0;
+	if (cJSON_IsNumber(id) &&
+	    (rc = store_build_wanted(w->store, (long long)id->valuedouble, agents, &wanted)) < 0) {
+		w->rc = w->rc < 0 ? w->rc : rc;
+		wanted = true;
+	}
+	if (wanted)
+		return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), agents->list,
+					   agents->count, reason);
+	/* Why the first queued cell waiting for it cannot be measured. */
+	cJSON_ArrayForEach(task, cJSON_GetObjectItemCaseSensitive(job, "tasks")) {
+		const cJSON *b = cJSON_GetObjectItemCaseSensitive(task, "build_task");
+		const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
+		if (cJSON_IsNumber(b) && b->valuedouble == id->valuedouble && cJSON_IsString(state) &&
+		    strcmp(state->valuestring, "queued") == 0) {
+			first = task;
+			break;
 		}
-		wanted = queue_build_wanted(cells, pinned, n, w->list, w->count);
 	}
-	free(cells);
-	free(pinned);
-	if (!wanted) {
-		if (first && !queue_task_waiting(cJSON_GetObjectItemCaseSensitive(first, "cell"),
-						 pinned_of(first), w->list, w->count, why))
-			snprintf(reason, QUEUE_WAITING_REASON_SIZE,
-				 "held: no agent can measure what it builds (%.200s)", why);
-		else
-			snprintf(reason, QUEUE_WAITING_REASON_SIZE,
-				 "held: no agent can measure what it builds");
-		return false;
-	}
-	return queue_build_waiting(cJSON_GetObjectItemCaseSensitive(build, "target"), w->list, w->count,
-				   reason);
+	if (first && !queue_task_waiting(cJSON_GetObjectItemCaseSensitive(first, "cell"), pinned_of(first),
+					 agents->list, agents->count, why))
+		snprintf(reason, QUEUE_WAITING_REASON_SIZE,
+			 "held: no agent can measure what it builds (%.200s)", why);
+	else
+		snprintf(reason, QUEUE_WAITING_REASON_SIZE, "held: no agent can measure what it builds");
+	return false;
 }
 
 /* Whether a queued measuring TASK of JOB can be leased now: its build
  * done (queue_task_waiting() then), else REASON says which build it waits
  * for and where (or why no agent can do it). */
-static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const cJSON *task, char *reason)
+static bool task_waiting(struct waiting *w, const cJSON *job, const cJSON *task, char *reason)
 {
 	const cJSON *pinned = cJSON_GetObjectItemCaseSensitive(task, "agent_id");
 	const cJSON *build_id = cJSON_GetObjectItemCaseSensitive(task, "build_task");
@@ -626,7 +574,8 @@ static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const
 		long long id = (long long)build_id->valuedouble;
 		if (strcmp(state->valuestring, "leased") == 0 && cJSON_IsNumber(holder))
 			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld on %s", id,
-				 waiting_agent_name(w, (long long)holder->valuedouble, name, sizeof(name)));
+				 store_queue_agent_name(&w->agents, (long long)holder->valuedouble, name,
+							sizeof(name)));
 		else if (strcmp(state->valuestring, "queued") != 0 || build_waiting(w, job, build, reason))
 			snprintf(reason, QUEUE_WAITING_REASON_SIZE, "waiting for build %lld (%s)", id,
 				 state->valuestring);
@@ -635,12 +584,12 @@ static bool task_waiting(const struct waiting_agents *w, const cJSON *job, const
 	/* A queued task's agent_id is its pinned agent: the lease holder is
 	 * cleared when a task goes back to the queue. */
 	return queue_task_waiting(cJSON_GetObjectItemCaseSensitive(task, "cell"),
-				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->list,
-				  w->count, reason);
+				  cJSON_IsNumber(pinned) ? (long long)pinned->valuedouble : 0, w->agents.list,
+				  w->agents.count, reason);
 }
 
 /* Adds "waiting" to every task of LIST (builds when BUILDS). */
-static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON *list, bool builds)
+static void add_waiting(struct waiting *w, const cJSON *job, cJSON *list, bool builds)
 {
 	cJSON *task;
 
@@ -666,22 +615,18 @@ static void add_waiting(const struct waiting_agents *w, const cJSON *job, cJSON 
 
 int store_job_add_waiting(struct store *s, cJSON *job, long long now)
 {
-	struct waiting_agents w = {s, now, NULL, 0, 0, 0};
-	int rc = db_read_each(s,
-			      "SELECT id, name, facts, labels, quarantined, last_seen, builder"
-			      " FROM agents ORDER BY id",
-			      add_waiting_agent, &w);
+	struct waiting w = {s, {NULL, 0}, 0};
+	int rc;
 
-	if (rc == 0)
+	db_snapshot_begin(s);
+	if ((rc = store_queue_agents_read(s, now, &w.agents)) == 0) {
+		add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "tasks"), false);
+		add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "builds"), true);
 		rc = w.rc;
-	if (rc < 0) {
-		waiting_agents_release(&w);
-		return rc;
 	}
-	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "tasks"), false);
-	add_waiting(&w, job, cJSON_GetObjectItemCaseSensitive(job, "builds"), true);
-	waiting_agents_release(&w);
-	return 0;
+	db_snapshot_end(s);
+	store_queue_agents_release(&w.agents);
+	return rc;
 }
 
 struct job_cancel_op {

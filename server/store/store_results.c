@@ -88,7 +88,7 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 			rc = fn(context, &row);
 		}
 	}
-	db_finish(&st);
+	rc = db_finish_read(&st, rc);
 	db_snapshot_end(s);
 	return rc;
 }

@@ -455,8 +455,7 @@ static int op_pending(struct store *s, void *arg)
 			cJSON_AddItemToArray(a->out, run);
 		}
 	}
-	db_finish(stmt);
-	return rc;
+	return db_finish_read(stmt, rc);
 }
 
 int store_schedule_pending(struct store *s, cJSON **ret_runs)

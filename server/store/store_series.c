@@ -18,12 +18,12 @@
 /* Runs FN(S, CONTEXT) inside one read transaction. */
 static int with_reader(struct store *s, int (*fn)(struct store *s, void *context), void *context)
 {
-	int rc;
+	int rc, failed;
 
 	db_snapshot_begin(s);
 	rc = fn(s, context);
-	db_snapshot_end(s);
-	return rc;
+	failed = db_snapshot_end(s); /* a step failed that FN did not see */
+	return rc < 0 ? rc : failed;
 }
 
 static void settings_defaults(struct store_series_settings *st)
@@ -58,6 +58,7 @@ static int settings_read(struct store *s, const char *name, struct store_series_
 						      "SELECT threshold_pct, webhook_url, owner, "
 						      "retain_days, retain_points FROM series_settings"
 						      " WHERE name = ?");
+	int rc;
 
 	settings_defaults(st);
 	if (!stmt)
@@ -72,7 +73,8 @@ static int settings_read(struct store *s, const char *name, struct store_series_
 		st->retain_days = db_column_int64(stmt, 3);
 		st->retain_points = db_column_int64(stmt, 4);
 	}
-	db_finish(stmt);
+	if ((rc = db_finish(stmt)) < 0)
+		return rc;
 	if (!st->owner[0])
 		first_submitter(s, name, st);
 	return 0;
@@ -129,13 +131,12 @@ static int series_list(struct store *s, void *context)
 		db_bind_int64(last, 1, db_column_int64(stmt, 2));
 		if (db_step(last) == DB_ROW)
 			db_add_columns(cJSON_AddObjectToObject(o, "last_job"), last, 0, last_job_columns);
-		settings_read(s, name, &st);
+		rc = settings_read(s, name, &st);
 		add_settings(o, &st);
 		cJSON_AddItemToArray(list, o);
 	}
-	db_finish(stmt);
-	db_finish(last);
-	return rc;
+	rc = db_finish_read(last, rc);
+	return db_finish_read(stmt, rc);
 }
 
 int store_series_list(struct store *s, cJSON **ret_list)
@@ -168,8 +169,7 @@ static int series_jobs(struct store *s, void *context)
 		db_add_columns(j, stmt, 0, series_job_columns);
 		cJSON_AddItemToArray(r->jobs, j);
 	}
-	db_finish(stmt);
-	return 0;
+	return db_finish(stmt);
 }
 
 int store_series_jobs(struct store *s, const char *name, long long since_ms, cJSON **ret_jobs)
@@ -188,11 +188,13 @@ int store_series_jobs(struct store *s, const char *name, long long since_ms, cJS
 int store_series_settings_get(struct store *s, const char *name, struct store_series_settings *ret)
 {
 	struct store_series_settings st;
-	int rc;
+	int rc, failed;
 
 	db_read_begin(s);
 	rc = settings_read(s, name, &st);
-	db_read_end(s);
+	failed = db_read_end(s);
+	if (rc == 0)
+		rc = failed;
 	if (rc == 0)
 		*ret = st;
 	return rc;

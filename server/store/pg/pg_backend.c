@@ -18,21 +18,6 @@ static const struct store_handle_ops handle_ops = {
 	.call_free = pg_call_free,
 };
 
-static const struct store_agent_ops agents_ops = {
-	.agent_touch = pq_agent_touch,
-};
-
-static const struct store_task_ops tasks_ops = {
-	.task_progress = pg_task_progress,
-	.task_fail = pg_task_fail,
-	.expire_leases = pg_expire_leases,
-	.task_lease_begin = pg_task_lease_begin,
-	.task_lease_end = pg_task_lease_end,
-	.task_result_begin = pg_task_result_begin,
-	.task_result_end = pg_task_result_end,
-	.task_result_is_calibration = pg_task_result_is_calibration,
-};
-
 static const struct store_series_ops series_ops = {
 	.alert_webhook_status = pg_alert_webhook_status,
 	.webhook_due = pg_webhook_due,
@@ -43,7 +28,5 @@ const struct store_backend store_backend_pg = {
 	.alias = "postgres",
 	.db = &db_driver_pg,
 	.handle = &handle_ops,
-	.agents = &agents_ops,
-	.tasks = &tasks_ops,
 	.series = &series_ops,
 };

@@ -70,6 +70,11 @@ static void bind_text(void *stmt, int i, const char *text)
 	pgq_bind_text(stmt, i, text, -1, PGQ_TRANSIENT);
 }
 
+static void bind_text_len(void *stmt, int i, const char *text, int n)
+{
+	pgq_bind_text(stmt, i, text, n, PGQ_TRANSIENT);
+}
+
 static void bind_blob(void *stmt, int i, const void *blob, int n)
 {
 	pgq_bind_blob(stmt, i, blob, n, PGQ_TRANSIENT);
@@ -99,8 +104,14 @@ static long long changes(struct store *s)
 	return pgq_changes(pq_writer());
 }
 
+static int call_result(const struct store_call *call)
+{
+	return call->op.rc;
+}
+
 const struct db_driver db_driver_pg = {
 	.dialect = DB_POSTGRESQL,
+	.row_locks = true,
 	.write = pq_write,
 	.call_size = sizeof(struct store_call),
 	.call_submit = pq_call_submit,

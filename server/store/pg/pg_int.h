@@ -10,8 +10,7 @@
  * pg_sql.c (statements and JSON helpers), pg_session.c (each pool
  * connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
- * once), the tasks, not moved there yet (pg_tasks.c, with the agents' touch), the
- * webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
+ * once), the webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
  * and pg_backend.c, the table.
  *
@@ -25,7 +24,7 @@
  * as SQLite's, whose writer thread and reader lock they replace. Several
  * daemons may share the database: a lease takes its task with SELECT ...
  * FOR UPDATE SKIP LOCKED, and every later write of an attempt names the
- * attempt (pg_tasks.c).
+ * attempt (store/store_lease.c, store/store_tasks.c).
  */
 #ifndef LOADLAB_SERVER_STORE_PG_INT_H
 #define LOADLAB_SERVER_STORE_PG_INT_H
@@ -36,9 +35,6 @@
 
 #include <libpq-fe.h>
 #include <pthread.h>
-
-/* The lease scan looks at this many ready tasks per call. */
-#define STORE_LEASE_SCAN 500
 
 /* Connections a daemon keeps at most (its pool); the default, and what
  * the URI's "pool_size=N" parameter may ask for (1..PG_POOL_MAX). */
@@ -233,15 +229,13 @@ struct store {
 	struct store_base base; /* first: the backend (store_backend.h) */
 	struct pg_pool pool;
 	struct store_options options;
-	long long commits, committed_ops; /* under cache_lock */
+	long long commits, committed_ops; /* under shared_lock */
 
-	/* Shared by the threads, under cache_lock: printed "job" members of
-	 * leases, pq_agent_touch()'s latest writes. */
-	pthread_mutex_t cache_lock;
-	struct store_cache cache;
+	/* The counts above and the claims below, which the threads share. */
+	pthread_mutex_t shared_lock;
 
 	/* Webhook deliveries this daemon claimed (pg_webhook_due()) and has
-	 * not reported on yet, under cache_lock: given back at close. */
+	 * not reported on yet, under shared_lock: given back at close. */
 	long long claims[PG_WEBHOOK_CLAIMS_MAX];
 	int claim_count;
 
@@ -263,22 +257,6 @@ int pg_check(struct store *s);
 int pg_integrity_check(struct store *s);
 int pg_stats(struct store *s, long long now, struct store_stats *ret);
 void pg_call_free(struct store_call *call);
-
-/* Each resource file's: store.h's function of the same name without "store_". */
-/* pg_tasks.c */
-int pg_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-		     const char *phase, int percent, long long now, cJSON **ret_body);
-int pg_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		 const char *reason, bool retryable, long long now, cJSON **ret_body);
-int pg_expire_leases(struct store *store, long long now, int *ret_expired);
-int pg_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			void *context, struct store_call **ret_call);
-int pg_task_lease_end(struct store_call *call, cJSON **ret_lease);
-int pg_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *body, size_t body_len, long long now, store_done_fn done, void *context,
-			 struct store_call **ret_call);
-int pg_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
-bool pg_task_result_is_calibration(const struct store_call *call);
 
 /* pg_webhooks.c */
 int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
@@ -550,12 +528,5 @@ void pq_log_state(const char *event, const char *id_key, long long id, const cha
 /* A new object {"task_id", "attempt", "state"} that begins the answers
  * about one attempt of a task (pg_sql.c: heartbeats and leases). */
 cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
-
-/* Marks agent AGENT_ID seen at NOW (pg_tasks.c; the backend's agent_touch). last_seen is written
- * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
- * if less) an agent: a touch sooner after the last one written changes
- * nothing, so last_seen may be that much older than the agent's last
- * request. Inside a write (pq_writer()). */
-int pq_agent_touch(struct store *store, long long agent_id, long long now);
 
 #endif

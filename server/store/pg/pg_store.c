@@ -57,7 +57,7 @@ static int open_scheme(const char *scheme, const char *location, const struct st
 	}
 	snprintf(uri, len, "%s:%s", scheme, location);
 	s->options = *options;
-	pthread_mutex_init(&s->cache_lock, NULL);
+	pthread_mutex_init(&s->shared_lock, NULL);
 	pg_watch_init(s);
 	pg_roles_init(s);
 	if ((rc = take_pool_size(uri, &size)) < 0 || (rc = pg_pool_init(&s->pool, uri, size)) < 0)
@@ -77,7 +77,7 @@ fail:
 	pg_watch_stop(s);
 	pg_roles_close(s);
 	pg_pool_destroy(&s->pool);
-	pthread_mutex_destroy(&s->cache_lock);
+	pthread_mutex_destroy(&s->shared_lock);
 	free(uri);
 	free(s);
 	return rc;
@@ -98,9 +98,8 @@ void pg_close(struct store *s)
 	pg_watch_stop(s);
 	pg_roles_close(s);
 	pg_webhook_claims_release(s);
-	store_cache_lease_jobs_forget(&s->cache);
 	pg_pool_destroy(&s->pool);
-	pthread_mutex_destroy(&s->cache_lock);
+	pthread_mutex_destroy(&s->shared_lock);
 	free(s);
 }
 
@@ -206,11 +205,11 @@ int pg_stats(struct store *s, long long now, struct store_stats *ret)
 	if (rc == 0)
 		rc = pq_int(db, &st.store_bytes, 0, "SELECT pg_database_size(current_database())", "");
 	pq_read_end(s);
-	pthread_mutex_lock(&s->cache_lock);
+	pthread_mutex_lock(&s->shared_lock);
 	st.commits = s->commits;
 	st.committed_ops = s->committed_ops;
 	st.syncs = s->commits; /* PostgreSQL makes each commit durable */
-	pthread_mutex_unlock(&s->cache_lock);
+	pthread_mutex_unlock(&s->shared_lock);
 	if (rc < 0)
 		return rc;
 	*ret = st;

@@ -14,13 +14,13 @@
 /* Forgets the claim of alert ID. */
 static void claim_forget(struct store *s, long long id)
 {
-	pthread_mutex_lock(&s->cache_lock);
+	pthread_mutex_lock(&s->shared_lock);
 	for (int i = 0; i < s->claim_count; i++)
 		if (s->claims[i] == id) {
 			s->claims[i] = s->claims[--s->claim_count];
 			break;
 		}
-	pthread_mutex_unlock(&s->cache_lock);
+	pthread_mutex_unlock(&s->shared_lock);
 }
 
 static int op_claims_release(struct store *s, void *arg)
@@ -75,11 +75,11 @@ static int op_webhook_due(struct store *s, void *arg)
 	while ((rc = db_step(&st)) == DB_ROW) {
 		long long id = db_column_int64(&st, 0);
 		bool kept;
-		pthread_mutex_lock(&s->cache_lock);
+		pthread_mutex_lock(&s->shared_lock);
 		kept = s->claim_count < PG_WEBHOOK_CLAIMS_MAX;
 		if (kept)
 			s->claims[s->claim_count++] = id;
-		pthread_mutex_unlock(&s->cache_lock);
+		pthread_mutex_unlock(&s->shared_lock);
 		if (!kept)
 			break;
 		webhook_due_add(a->due, &st);

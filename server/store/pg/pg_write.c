@@ -123,16 +123,14 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 		char message[256];
 		snprintf(message, sizeof(message), "%s", err_message(rc));
 		pq_exec(conn, "ROLLBACK");
-		pthread_mutex_lock(&s->cache_lock);
-		store_cache_agent_touches_forget(&s->cache); /* the op's touch may be undone */
-		store_cache_lease_jobs_forget(&s->cache);
-		pthread_mutex_unlock(&s->cache_lock);
+		store_cache_agent_touches_forget(s->base.cache); /* the op's touch may be undone */
+		store_cache_lease_jobs_forget(s->base.cache);
 		err_set(rc, "%s", message);
 	} else {
-		pthread_mutex_lock(&s->cache_lock);
+		pthread_mutex_lock(&s->shared_lock);
 		s->commits++;
 		s->committed_ops++;
-		pthread_mutex_unlock(&s->cache_lock);
+		pthread_mutex_unlock(&s->shared_lock);
 	}
 	pg_pool_give(&s->pool, conn, false);
 	return rc;
@@ -156,10 +154,8 @@ int pq_write(struct store *s, int (*fn)(struct store *, void *), void *arg)
 /* Forgets what the caches learnt from writes that were undone. */
 static void caches_forget(struct store *s)
 {
-	pthread_mutex_lock(&s->cache_lock);
-	store_cache_agent_touches_forget(&s->cache); /* an op's touch may be undone */
-	store_cache_lease_jobs_forget(&s->cache);
-	pthread_mutex_unlock(&s->cache_lock);
+	store_cache_agent_touches_forget(s->base.cache); /* an op's touch may be undone */
+	store_cache_lease_jobs_forget(s->base.cache);
 }
 
 /* Notes that CALL failed with RC (the message of this thread's error). */
@@ -194,10 +190,10 @@ static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, i
 		rc = LL_ESTORE;
 	pq_writer_set(NULL);
 	if (rc >= 0 && (rc = pq_exec(conn, "COMMIT")) == 0) {
-		pthread_mutex_lock(&s->cache_lock);
+		pthread_mutex_lock(&s->shared_lock);
 		s->commits++;
 		s->committed_ops += count;
-		pthread_mutex_unlock(&s->cache_lock);
+		pthread_mutex_unlock(&s->shared_lock);
 		return 0;
 	}
 	pq_exec(conn, "ROLLBACK");

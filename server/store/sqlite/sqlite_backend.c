@@ -22,21 +22,6 @@ const struct store_backend store_backend_sqlite = {
 			.backup = sqlite_backup,
 			.restore = sqlite_restore,
 		},
-	.agents =
-		&(const struct store_agent_ops){
-			.agent_touch = agent_touch,
-		},
-	.tasks =
-		&(const struct store_task_ops){
-			.task_progress = sqlite_task_progress,
-			.task_fail = sqlite_task_fail,
-			.expire_leases = sqlite_expire_leases,
-			.task_lease_begin = sqlite_task_lease_begin,
-			.task_lease_end = sqlite_task_lease_end,
-			.task_result_begin = sqlite_task_result_begin,
-			.task_result_end = sqlite_task_result_end,
-			.task_result_is_calibration = sqlite_task_result_is_calibration,
-		},
 	.series =
 		&(const struct store_series_ops){
 			.alert_webhook_status = webhook_status_write,

@@ -75,6 +75,11 @@ static void bind_text(void *stmt, int i, const char *text)
 	sqlite3_bind_text(stmt, i, text, -1, SQLITE_TRANSIENT);
 }
 
+static void bind_text_len(void *stmt, int i, const char *text, int n)
+{
+	sqlite3_bind_text(stmt, i, text, n, SQLITE_TRANSIENT);
+}
+
 static void bind_blob(void *stmt, int i, const void *blob, int n)
 {
 	sqlite3_bind_blob(stmt, i, blob, n, SQLITE_TRANSIENT);
@@ -132,6 +137,11 @@ static const void *column_blob(void *stmt, int col, int *ret_len)
 static long long changes(struct store *s)
 {
 	return sqlite3_changes(s->writer);
+}
+
+static int call_result(const struct store_call *call)
+{
+	return call->op.rc;
 }
 
 const struct db_driver db_driver_sqlite = {

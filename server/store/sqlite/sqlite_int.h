@@ -7,8 +7,7 @@
  * Files: sqlite_writer.c (opening, the writer and syncer threads, stats),
  * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
  * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
- * over which store/store_<resource>.c are written once), the resources not
- * moved there yet (sqlite_tasks.c, with the agents' touch), the webhook queue
+ * over which store/store_<resource>.c are written once), the webhook queue
  * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
  * and compaction (sqlite_retention.c, sqlite_auto_vacuum.c), and
  * sqlite_backend.c, the table that names them.
@@ -30,8 +29,6 @@
 
 /* At most this many writes share one transaction. */
 #define STORE_BATCH_MAX 256
-/* The lease scan looks at this many ready tasks per call. */
-#define STORE_LEASE_SCAN 500
 
 /* The writer checkpoints its WAL into the database once it holds this
  * many pages (32 MiB; SQLite's default is 1,000): the same hot pages
@@ -82,10 +79,6 @@ struct store {
 	bool sync_stopping;
 	bool syncing;      /* the syncer is making a batch durable */
 	sqlite3_file *wal; /* the writer's WAL, which the syncer fsyncs */
-
-	/* The writer thread's only: printed "job" members of leases,
-	 * agent_touch()'s latest writes. */
-	struct store_cache cache;
 };
 
 /* sqlite_migrate.c: the schema's versions. sqlite_refuse_newer() is
@@ -109,22 +102,6 @@ void sqlite_call_free(struct store_call *call);
 /* sqlite_backup.c: store_backup(), store_restore() */
 int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
 int sqlite_restore(const char *from, const char *location, struct store_counts *ret_counts);
-
-/* Each resource file's: store.h's function of the same name without "store_". */
-/* sqlite_tasks.c */
-int sqlite_task_progress(struct store *store, long long agent_id, long long task_id, long long attempt,
-			 const char *phase, int percent, long long now, cJSON **ret_body);
-int sqlite_task_fail(struct store *store, long long agent_id, long long task_id, long long attempt,
-		     const char *reason, bool retryable, long long now, cJSON **ret_body);
-int sqlite_expire_leases(struct store *store, long long now, int *ret_expired);
-int sqlite_task_lease_begin(struct store *store, long long agent_id, long long now, store_done_fn done,
-			    void *context, struct store_call **ret_call);
-int sqlite_task_lease_end(struct store_call *call, cJSON **ret_lease);
-int sqlite_task_result_begin(struct store *store, long long agent_id, long long task_id, long long attempt,
-			     const char *body, size_t body_len, long long now, store_done_fn done,
-			     void *context, struct store_call **ret_call);
-int sqlite_task_result_end(struct store_call *call, cJSON **ret_body, bool *ret_replayed);
-bool sqlite_task_result_is_calibration(const struct store_call *call);
 
 /* sqlite_webhooks.c */
 int sqlite_webhook_due(struct store *store, long long now, int limit, cJSON **ret_due);
@@ -269,14 +246,5 @@ char *json_text(const cJSON *item);
 /* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
 void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
 	       const char *reason);
-
-/* --- shared between resources --- */
-
-/* Marks agent AGENT_ID seen at NOW (sqlite_tasks.c; the backend's agent_touch). last_seen is written
- * at most once per AGENT_TOUCH_MAX_MS (or an eighth of offline_after_ms,
- * if less) an agent: a touch sooner after the last one written changes
- * nothing, so last_seen may be that much older than the agent's last
- * request. Writer thread. */
-int agent_touch(struct store *store, long long agent_id, long long now);
 
 #endif

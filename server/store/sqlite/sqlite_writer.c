@@ -56,7 +56,7 @@ static void run_ops(struct store *s, struct store_op *batch, int rc)
 		if (op->rc < 0) {
 			snprintf(op->message, sizeof(op->message), "%s", err_message(op->rc));
 			sq_exec_cached(s->writer, "ROLLBACK TO op");
-			store_cache_agent_touches_forget(&s->cache); /* the op's touch may be undone */
+			store_cache_agent_touches_forget(s->base.cache); /* the op's touch may be undone */
 		}
 		sq_exec_cached(s->writer, "RELEASE op");
 	}
@@ -193,8 +193,8 @@ static void *writer_main(void *arg)
 			 * as storage_full (REST 507): nothing of them stays. */
 			bool full = rc == LL_ENOSPACE;
 			sq_exec_cached(s->writer, "ROLLBACK");
-			store_cache_lease_jobs_forget(&s->cache);
-			store_cache_agent_touches_forget(&s->cache);
+			store_cache_lease_jobs_forget(s->base.cache);
+			store_cache_agent_touches_forget(s->base.cache);
 			finish_ops(s, batch, full ? LL_ENOSPACE : LL_ESTORE,
 				   full ? STORE_FULL_MESSAGE : "The store could not commit.");
 			pthread_mutex_lock(&s->queue_lock);
@@ -465,7 +465,6 @@ void sqlite_close(struct store *s)
 		return;
 	worker_stop(&s->queue_lock, &s->queue_cond, &s->stopping, s->writer_thread);
 	worker_stop(&s->queue_lock, &s->sync_cond, &s->sync_stopping, s->syncer_thread);
-	store_cache_lease_jobs_forget(&s->cache);
 	sq_cache_detach(s->reader);
 	sq_cache_detach(s->writer);
 	sqlite3_close(s->reader);
