@@ -185,14 +185,16 @@ struct store_call {
  * commit (one WAL flush) for all; DONE of each after the commit. An HTTP
  * thread only queues. A batch where a call fails is rolled back whole and
  * its calls run again each alone (pq_write()), so a call fails only for
- * itself. Two threads a lane: one batch runs while the other's commit
- * waits for its flush. They do not deadlock on the jobs' rows: a batch
- * locks those last, in id order (job_refresh_state() through
+ * itself. Threads of one lane do not deadlock on the jobs' rows: a
+ * batch locks those last, in id order (job_refresh_state() through
  * pq_before_commit()); before that, two batches of results locked the
  * same jobs in different orders (PostgreSQL's deadlock_timeout, 1 s, per
- * deadlock), and a lane had one thread. */
+ * deadlock). One thread a lane: two (one batch running while the other's
+ * commit waits for its flush) measured no faster in bench_pg (pg1 0.31x
+ * against 0.33x SQLite, pg3 0.21x against 0.20x) and split the batches
+ * (test_pg_speed: 1.2 writes a commit). */
 #define PG_WRITER_LANES 3
-#define PG_LANE_THREADS 2
+#define PG_LANE_THREADS 1
 #define PG_BATCH_MAX 32
 /* Calls queued at most, all lanes; X_begin() fails with LL_ESTORE beyond
  * (503). */
@@ -334,8 +336,6 @@ const void *pgq_column_blob(struct pgq *q, int col);
 int pgq_column_bytes(struct pgq *q, int col);
 /* Rows the last statement on CONN changed (this thread's). */
 long long pgq_changes(PGconn *conn);
-/* The id the last INSERT on CONN gave (SELECT lastval()), 0 when none. */
-long long pgq_last_insert_id(PGconn *conn);
 /* The SQLSTATE of this thread's last failed statement ("" when none). */
 const char *pgq_last_sqlstate(void);
 void pgq_clear_sqlstate(void);
@@ -387,6 +387,9 @@ const char *pq_session_find(const struct pq_text *text, const Oid *types);
  * with *RET_FAILED the failed PREPARE's result (the caller clears it). */
 const char *pq_session_prepared(struct pq_session *session, struct pq_text *text, PGconn *conn,
 				const Oid *types, PGresult **ret_failed);
+/* Whether SQL returns no rows (UPDATE, INSERT, DELETE without
+ * RETURNING, NOTIFY): queued in a pipelined write (pg_pipeline.c). */
+bool pq_sql_rowless(const char *sql);
 /* SQL with SQLite's parameters ('?', '?N') as PostgreSQL's ($N), outside
  * quotes (malloc()); *RET_COUNT the highest number, *RET_USED the numbers
  * named, by bit. */
@@ -417,8 +420,6 @@ int pq_pipeline_begin(PGconn *conn);
 bool pq_pipelined(const PGconn *conn);
 /* Whether a statement of this thread's pipelined write failed. */
 bool pq_pipeline_failed(void);
-/* Whether SQL returns no rows (queued in a pipelined write). */
-bool pq_sql_rowless(const char *sql);
 /* Queues a statement: the prepared NAME, or SQL unnamed (NAME NULL);
  * LOGGED_SQL (NULL, or a text that outlives the write) names it in the
  * log when it fails. Fails at once when one queued before failed. */

@@ -24,7 +24,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Statements sent and not read at most: the next one is read first
  * (the connection's buffers stay small). */
@@ -48,18 +47,6 @@ bool pq_pipelined(const PGconn *conn)
 bool pq_pipeline_failed(void)
 {
 	return tls_failed;
-}
-
-bool pq_sql_rowless(const char *sql)
-{
-	static const char *const verbs[] = {"UPDATE ", "INSERT ", "DELETE ", "NOTIFY "};
-
-	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
-		sql++;
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
-			return !strcasestr(sql, "RETURNING");
-	return false;
 }
 
 /* Reads the results of the oldest statement sent: its first result to

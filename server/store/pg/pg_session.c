@@ -1,7 +1,8 @@
 /*
  * pg_session.c - the prepared statements of the PostgreSQL backend's pool
- * connections (pg_int.h, "sessions"), and SQLite's parameters turned
- * into PostgreSQL's.
+ * connections (pg_int.h, "sessions"), SQLite's parameters turned
+ * into PostgreSQL's, and which texts return no rows (queued in a
+ * pipelined write).
  */
 #include "pg_int.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The prepared statements of one connection of the pool (a session):
  * each SQL text given to pq_cached() or pq_prepare() is turned into $N
@@ -65,6 +67,18 @@ char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used)
 	*o = '\0';
 	*ret_count = highest;
 	return out;
+}
+
+bool pq_sql_rowless(const char *sql)
+{
+	static const char *const verbs[] = {"UPDATE ", "INSERT ", "DELETE ", "NOTIFY "};
+
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return !strcasestr(sql, "RETURNING");
+	return false;
 }
 
 /* ------------------------------------------------ prepared statements */

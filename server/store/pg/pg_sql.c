@@ -41,9 +41,8 @@ struct pgq {
 	size_t blob_len;
 };
 
-/* This thread's: the last statement's changed rows and failure. */
+/* This thread's: the last statement's changed rows. */
 static __thread long long last_changes;
-static __thread char last_sqlstate[6];
 
 /* This thread's connections: its write's (pq_write()), its read's. */
 static __thread PGconn *tls_writer;
@@ -54,33 +53,6 @@ static __thread bool tls_reader_borrowed;
 static int unreachable(void)
 {
 	return err_set(LL_ESTORE, "The store's database cannot be reached.");
-}
-
-int pq_error(PGconn *conn, const char *what)
-{
-	log_event(LOG_ERROR, "store_error", "what", what, "postgresql",
-		  conn ? PQerrorMessage(conn) : "no connection", NULL);
-	return err_set(LL_ESTORE, "The store failed (%s).", what);
-}
-
-int pq_result_error(PGconn *conn, PGresult *res, const char *sql)
-{
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-
-	snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", state ? state : "");
-	log_event(LOG_ERROR, "store_error", "sql", sql, "sqlstate", last_sqlstate, "postgresql",
-		  res ? PQresultErrorMessage(res) : PQerrorMessage(conn), NULL);
-	return err_set(LL_ESTORE, "The store failed.");
-}
-
-const char *pgq_last_sqlstate(void)
-{
-	return last_sqlstate;
-}
-
-void pgq_clear_sqlstate(void)
-{
-	last_sqlstate[0] = '\0';
 }
 
 int pq_exec(PGconn *conn, const char *sql)
@@ -383,13 +355,6 @@ long long pgq_changes(PGconn *conn)
 	if (last_changes < 0 && pq_pipelined(conn))
 		pq_pipeline_changes(conn, &last_changes);
 	return last_changes < 0 ? 0 : last_changes;
-}
-
-long long pgq_last_insert_id(PGconn *conn)
-{
-	long long id = 0;
-
-	return pq_int(conn, &id, 0, "SELECT lastval()", "") < 0 ? 0 : id;
 }
 
 /* ----------------------------------------------- this thread's connections */
