@@ -6,9 +6,11 @@
  *
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
- * (open, close, checks, stats), pg_write.c (the transactions of writes),
- * pg_sql.c (statements and JSON helpers), pg_session.c (each pool
- * connection's prepared statements), pg_db.c (the statement layer's
+ * (open, close, checks, stats), pg_write.c (the transactions of writes,
+ * and what they defer to their commit), pg_pipeline.c (a write's
+ * statements in libpq's pipeline mode), pg_sql.c (statements and JSON
+ * helpers), pg_error.c (failures: the log, the SQLSTATE), pg_session.c
+ * (each pool connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
  * once), the webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
@@ -17,7 +19,8 @@
  * Threads: every op but the async calls (store_async.h: the writer
  * thread, struct pg_writer) runs on its caller's thread with a connection
  * of the pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
- * COMMIT, or ROLLBACK when it fails), which the op reaches as pq_writer();
+ * what it deferred (pq_before_commit()), COMMIT, or ROLLBACK when it
+ * fails; pipelined), which the op reaches as pq_writer();
  * a read takes one between pq_read_begin() and pq_read_end(), reached as
  * pq_reader() (a read inside a write uses the write's). Both are the
  * calling thread's own (thread-local), so that the resources' code reads
