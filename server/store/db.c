@@ -13,8 +13,10 @@
 #include "loadlab/log.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const struct db_driver *driver_of(const struct store *s)
 {
@@ -126,21 +128,19 @@ static size_t call_arg_offset(const struct db_driver *d)
 	return (d->call_size + align - 1) / align * align;
 }
 
-void *db_call_new(struct store *s, size_t arg_size)
-{
-	size_t offset = call_arg_offset(driver_of(s));
-	char *call = calloc(1, offset + arg_size);
-
-	return call ? call + offset : NULL;
-}
-
-int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *), cJSON **out,
-		   void (*done)(void *context), void *context, struct store_call **ret_call)
+int db_call_start(struct store *s, const void *arg, size_t arg_size, size_t out_offset,
+		  int (*fn)(struct store *, void *), void (*done)(void *context), void *context,
+		  struct store_call **ret_call)
 {
 	const struct db_driver *d = driver_of(s);
-	struct store_call *call = (struct store_call *)((char *)arg - call_arg_offset(d));
+	size_t offset = call_arg_offset(d);
+	char *call = calloc(1, offset + arg_size);
 
-	return d->call_submit(s, call, fn, arg, out, done, context, ret_call);
+	if (!call)
+		return err_set(LL_ENOMEM, "Out of memory.");
+	memcpy(call + offset, arg, arg_size);
+	return d->call_submit(s, (struct store_call *)call, fn, call + offset,
+			      (cJSON **)(call + offset + out_offset), done, context, ret_call);
 }
 
 void *db_call_arg(struct store_call *call)
@@ -203,12 +203,12 @@ void db_bind_double(struct db_stmt *st, int i, double v)
 
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
-	st->driver->bind_text(st->native, i, text); /* NULL: a text NULL */
+	st->driver->bind_text(st->native, i, text, -1); /* NULL: a text NULL */
 }
 
 void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
 {
-	st->driver->bind_text_len(st->native, i, text, (int)n);
+	st->driver->bind_text(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)

@@ -87,18 +87,19 @@ int db_write(struct store *s, int (*fn)(struct store *, void *), void *arg);
  * answer goes to *RET, on failure it is deleted. */
 int db_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out, cJSON **ret);
 
-/* The async call (store_async.h's X_begin() and X_end()): db_call_new()
- * makes a call with ARG_SIZE zeroed bytes for its op's argument and
- * returns them (NULL when out of memory); db_call_submit() runs FN(S, ARG)
- * as a write that does not block its caller when DONE is given (DONE(CONTEXT)
- * once it is committed or failed), or as db_write() without; the answer
- * FN builds in *OUT (a member of ARG). On a refusal the call is freed and
- * the error returned. db_call_arg() is the argument of CALL, for X_end();
- * db_call_end() gives the op's result and answer and frees CALL. */
+/* The async call (store_async.h's X_begin() and X_end()): db_call_start()
+ * makes a call whose op's argument is a copy of the ARG_SIZE bytes at ARG,
+ * and runs FN(S, copy) as a write that does not block its caller when DONE
+ * is given (DONE(CONTEXT) once it is committed or failed), or as
+ * db_write() without; the answer FN builds in the cJSON * member at
+ * OUT_OFFSET of the copy (offsetof()). On a refusal (out of memory, the
+ * store closing) the call is freed and the error returned.
+ * db_call_arg() is the argument of CALL, for X_end(); db_call_end() gives
+ * the op's result and answer and frees CALL. */
 struct store_call;
-void *db_call_new(struct store *s, size_t arg_size);
-int db_call_submit(struct store *s, void *arg, int (*fn)(struct store *, void *), cJSON **out,
-		   void (*done)(void *context), void *context, struct store_call **ret_call);
+int db_call_start(struct store *s, const void *arg, size_t arg_size, size_t out_offset,
+		  int (*fn)(struct store *, void *), void (*done)(void *context), void *context,
+		  struct store_call **ret_call);
 void *db_call_arg(struct store_call *call);
 int db_call_end(struct store_call *call, cJSON **ret);
 /* The result of CALL's op once DONE ran (committed, or failed): what

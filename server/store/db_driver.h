@@ -58,10 +58,9 @@ struct db_driver {
 
 	void (*bind_int64)(void *stmt, int i, long long v);
 	void (*bind_double)(void *stmt, int i, double v);
-	/* TEXT NULL binds a NULL of text type (PostgreSQL must know it). */
-	void (*bind_text)(void *stmt, int i, const char *text);
-	/* N bytes of TEXT, copied (or kept until the statement is released). */
-	void (*bind_text_len)(void *stmt, int i, const char *text, int n);
+	/* N bytes of TEXT (-1: up to its NUL), copied; TEXT NULL binds a NULL
+	 * of text type (PostgreSQL must know it). */
+	void (*bind_text)(void *stmt, int i, const char *text, int n);
 	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
 	void (*bind_null)(void *stmt, int i);
 
@@ -83,10 +82,10 @@ struct db_driver {
 #define DB_DRIVER_FUNCTIONS                                                                       \
 	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,   \
 	.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,             \
-	.bind_text_len = bind_text_len, .call_result = call_result, .bind_blob = bind_blob,       \
-	.bind_null = bind_null, .step = step, .reset = reset, .column_null = column_null,         \
-	.column_int64 = column_int64, .column_double = column_double, .column_text = column_text, \
-	.column_blob = column_blob, .changes = changes
+	.call_result = call_result, .bind_blob = bind_blob, .bind_null = bind_null, .step = step, \
+	.reset = reset, .column_null = column_null, .column_int64 = column_int64,                 \
+	.column_double = column_double, .column_text = column_text, .column_blob = column_blob,   \
+	.changes = changes
 
 /* The drivers (their backends name them in store_backend.db). */
 extern const struct db_driver db_driver_sqlite;

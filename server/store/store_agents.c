@@ -13,6 +13,7 @@
 #include "loadlab/err.h"
 #include "loadlab/json.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,12 +289,10 @@ static int op_agent_heartbeat(struct store *s, void *arg)
 int store_agent_heartbeat_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
 				void *context, struct store_call **ret_call)
 {
-	struct heartbeat_op *a = db_call_new(s, sizeof(*a));
+	struct heartbeat_op a = {agent_id, now, NULL};
 
-	if (!a)
-		return err_set(LL_ENOMEM, "Out of memory.");
-	*a = (struct heartbeat_op){agent_id, now, NULL};
-	return db_call_submit(s, a, op_agent_heartbeat, &a->out, done, context, ret_call);
+	return db_call_start(s, &a, sizeof(a), offsetof(struct heartbeat_op, out), op_agent_heartbeat, done,
+			     context, ret_call);
 }
 
 int store_agent_heartbeat_end(struct store_call *call, cJSON **ret_body)

@@ -101,6 +101,23 @@ struct store_handle_ops {
 	int (*restore)(const char *from, const char *location, struct store_counts *ret_counts);
 };
 
+/* The handle's functions every backend has, PREFIX_open() ..
+ * PREFIX_call_free() (store.h's store_open() .. store_stats(),
+ * store_async.h's store_call_free()): their declarations, for the
+ * backend's *_int.h, and its table's members, for its *_backend.c. */
+#define STORE_HANDLE_DECLARE(prefix)                                                 \
+	int prefix##_open(const char *location, const struct store_options *options, \
+			  struct store **ret_store);                                 \
+	void prefix##_close(struct store *s);                                        \
+	int prefix##_check(struct store *s);                                         \
+	int prefix##_integrity_check(struct store *s);                               \
+	int prefix##_stats(struct store *s, long long now, struct store_stats *ret); \
+	void prefix##_call_free(struct store_call *call)
+#define STORE_HANDLE_FUNCTIONS(prefix)                                           \
+	.open = prefix##_open, .close = prefix##_close, .check = prefix##_check, \
+	.integrity_check = prefix##_integrity_check, .stats = prefix##_stats,    \
+	.call_free = prefix##_call_free
+
 struct db_driver;
 
 struct store_backend {

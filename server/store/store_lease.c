@@ -20,6 +20,7 @@
 #include "loadlab/json.h"
 #include "loadlab/log.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,12 +381,10 @@ out:
 int store_task_lease_begin(struct store *s, long long agent_id, long long now, store_done_fn done,
 			   void *context, struct store_call **ret_call)
 {
-	struct lease_op *a = db_call_new(s, sizeof(*a));
+	struct lease_op a = {agent_id, now, 0, NULL};
 
-	if (!a)
-		return err_set(LL_ENOMEM, "Out of memory.");
-	*a = (struct lease_op){agent_id, now, 0, NULL};
-	return db_call_submit(s, a, op_task_lease, &a->out, done, context, ret_call);
+	return db_call_start(s, &a, sizeof(a), offsetof(struct lease_op, out), op_task_lease, done, context,
+			     ret_call);
 }
 
 int store_task_lease_end(struct store_call *call, cJSON **ret_lease)

@@ -16,6 +16,7 @@
 #include "loadlab/err.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -248,14 +249,13 @@ int store_task_result_begin(struct store *s, long long agent_id, long long task_
 			    const char *body, size_t body_len, long long now, store_done_fn done,
 			    void *context, struct store_call **ret_call)
 {
-	struct report_op *a;
+	struct report_op a;
 
 	if (body_len >= INT_MAX)
 		return err_set(LL_ETOOBIG, "A result body has at most %d bytes.", INT_MAX - 1);
-	if (!(a = db_call_new(s, sizeof(*a))))
-		return err_set(LL_ENOMEM, "Out of memory.");
-	*a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
-	return db_call_submit(s, a, op_task_result, &a->out, done, context, ret_call);
+	a = (struct report_op){agent_id, task_id, attempt, now, .body = body, .body_len = body_len};
+	return db_call_start(s, &a, sizeof(a), offsetof(struct report_op, out), op_task_result, done, context,
+			     ret_call);
 }
 
 bool store_task_result_is_calibration(const struct store_call *call)

@@ -8,14 +8,9 @@
 #include "store/db_driver.h"
 
 static const struct store_handle_ops handle_ops = {
-	.open = pg_open,
-	.close = pg_close,
-	.check = pg_check,
-	.integrity_check = pg_integrity_check,
-	.stats = pg_stats,
+	STORE_HANDLE_FUNCTIONS(pg),
 	.watch_tasks = pg_watch_tasks,
 	.role_take = pg_role_take,
-	.call_free = pg_call_free,
 };
 
 static const struct store_series_ops series_ops = {

@@ -65,12 +65,7 @@ PGQ_COLUMN(long long, column_int64)
 PGQ_COLUMN(double, column_double)
 PGQ_COLUMN(const char *, column_text)
 
-static void bind_text(void *stmt, int i, const char *text)
-{
-	pgq_bind_text(stmt, i, text, -1, PGQ_TRANSIENT);
-}
-
-static void bind_text_len(void *stmt, int i, const char *text, int n)
+static void bind_text(void *stmt, int i, const char *text, int n)
 {
 	pgq_bind_text(stmt, i, text, n, PGQ_TRANSIENT);
 }

@@ -1,15 +1,14 @@
 /*
  * pg_int.h - what the files of the PostgreSQL backend (store_backend.h)
  * share: the struct behind store.h's handle, the pool of connections, the
- * statement layer (struct pgq) and the JSON helpers, and each file's
+ * statement layer (struct pgq), and each file's
  * operations for pg_backend.c's table. Only store/pg/ includes it.
  *
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
  * (open, close, checks, stats), pg_write.c (the transactions of writes,
  * and what they defer to their commit), pg_pipeline.c (a write's
- * statements in libpq's pipeline mode), pg_sql.c (statements and JSON
- * helpers), pg_error.c (failures: the log, the SQLSTATE), pg_session.c
+ * statements in libpq's pipeline mode), pg_sql.c (statements), pg_error.c (failures: the log, the SQLSTATE), pg_session.c
  * (each pool connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
  * once), the webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
@@ -256,12 +255,7 @@ void pg_webhook_claims_release(struct store *s);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (pg_store.c). */
-int pg_open(const char *location, const struct store_options *options, struct store **ret_store);
-void pg_close(struct store *s);
-int pg_check(struct store *s);
-int pg_integrity_check(struct store *s);
-int pg_stats(struct store *s, long long now, struct store_stats *ret);
-void pg_call_free(struct store_call *call);
+STORE_HANDLE_DECLARE(pg);
 
 /* pg_webhooks.c */
 int pg_alert_webhook_status(struct store *store, long long id, const char *status, long long retry_at_ms);
@@ -295,11 +289,6 @@ int pq_call_submit(struct store *store, struct store_call *call, int (*fn)(struc
  * failure) and its answer to *RET (NULL on failure); frees CALL. */
 int pq_call_end(struct store_call *call, cJSON **ret);
 
-/* pq_write() for an op that builds its answer in *OUT: on success the
- * answer goes to *RET, on failure it is deleted. */
-int pq_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		    cJSON **ret);
-
 /* --- statements (pg_sql.c) ---
  *
  * struct pgq is a statement as SQLite's API has them, on libpq: made by
@@ -331,7 +320,6 @@ void pgq_clear_bindings(struct pgq *q);
 void pgq_free(struct pgq *q);
 int pgq_column_type(struct pgq *q, int col);
 long long pgq_column_int64(struct pgq *q, int col);
-int pgq_column_int(struct pgq *q, int col);
 double pgq_column_double(struct pgq *q, int col);
 const char *pgq_column_text(struct pgq *q, int col);
 /* A bytea column's bytes, decoded (kept until the next step or free). */
@@ -461,76 +449,8 @@ void pq_release(PGconn *conn, struct pgq *stmt);
  * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
  * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* Runs a statement that returns no rows. */
-int pq_run(PGconn *conn, const char *sql, const char *types, ...);
-
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
 int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);
-
-/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
- * READ(CONTEXT, row) on the first row, returning READ's result. Without a
- * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
- * not NULL. LL_ESTORE when the statement fails. */
-int pq_row_by_id(PGconn *conn, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, struct pgq *row), void *context);
-
-/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on a
- * reading connection; 0 or LL_ESTORE. */
-int pq_reader_each(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context);
-
-/* pq_reader_each() for SQL with the arguments of TYPES. */
-int pq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context, const char *types, ...);
-
-/* --- JSON from columns (pg_sql.c) --- */
-
-/* The JSON text of column COL parsed; an empty object when NULL or bad. */
-cJSON *pq_column_json(struct pgq *stmt, int col);
-
-/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
-void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col);
-/* OBJ[KEY] = MS as an RFC 3339 time. */
-void pq_add_time_value(cJSON *obj, const char *key, long long ms);
-/* OBJ[KEY] = column COL as text, or null. */
-void pq_add_text_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
-/* OBJ[KEY] = column COL as a number, or null. */
-void pq_add_int_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col);
-
-/* How pq_add_columns() turns a column into a member. */
-enum pq_column_kind {
-	PQ_COLUMN_INT,          /* a number */
-	PQ_COLUMN_TEXT,         /* a string */
-	PQ_COLUMN_TEXT_OR_NULL, /* pq_add_text_or_null() */
-	PQ_COLUMN_INT_OR_NULL,  /* pq_add_int_or_null() */
-	PQ_COLUMN_TIME,         /* pq_add_time() */
-};
-
-struct pq_column {
-	const char *key;
-	enum pq_column_kind kind;
-};
-
-/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
- * becomes member COLUMNS[i], up to the entry whose key is NULL. */
-void pq_add_columns(cJSON *obj, struct pgq *row, int first, const struct pq_column *columns);
-
-/* The end of a function that built OUT for its caller: OUT goes to *RET
- * when RC is not negative, else it is deleted; returns RC, or 0. */
-int pq_answer(int rc, cJSON *out, cJSON **ret);
-
-/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
-char *pq_json_text(const cJSON *item);
-
-/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
-void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-		  const char *reason);
-
-/* --- shared between resources --- */
-
-/* A new object {"task_id", "attempt", "state"} that begins the answers
- * about one attempt of a task (pg_sql.c: heartbeats and leases). */
-cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state);
 
 #endif

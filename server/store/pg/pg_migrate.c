@@ -11,10 +11,9 @@
  */
 #include "pg_int.h"
 
-#include "loadlab/err.h"
-#include "loadlab/log.h"
+#include "store/schema_steps.h"
 
-#include <stdio.h>
+#include "loadlab/err.h"
 
 /* The advisory lock's key: "loadlab" in ASCII. */
 #define PG_MIGRATE_LOCK "7813874723744110"
@@ -139,13 +138,19 @@ int pg_schema_latest(void)
 	return (int)(sizeof(migrations) / sizeof(migrations[0]));
 }
 
+static int exec(void *conn, const char *sql)
+{
+	return pq_exec(conn, sql);
+}
+
+static const struct schema_steps pg_steps = {exec, "BEGIN", "UPDATE schema_version SET version = %d"};
+
 /* Applies the versions past the stored one, each in its own transaction;
  * the advisory lock held. */
 static int migrate_locked(PGconn *conn)
 {
 	const int latest = pg_schema_latest();
 	long long version = 0;
-	char sql[96];
 
 	if (pq_exec(conn, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)") < 0 ||
 	    pq_int(conn, &version, -1, "SELECT max(version) FROM schema_version", "") < 0)
@@ -158,19 +163,7 @@ static int migrate_locked(PGconn *conn)
 		return err_set(LL_ESTORE,
 			       "The store has schema version %lld, newer than this loadlabd knows (%d).",
 			       version, latest);
-	for (int v = (int)version; v < latest; v++) {
-		snprintf(sql, sizeof(sql), "UPDATE schema_version SET version = %d", v + 1);
-		if (pq_exec(conn, "BEGIN") < 0)
-			return LL_ESTORE;
-		if (pq_exec(conn, migrations[v]) < 0 || pq_exec(conn, sql) < 0) {
-			pq_exec(conn, "ROLLBACK");
-			return LL_ESTORE;
-		}
-		if (pq_exec(conn, "COMMIT") < 0)
-			return LL_ESTORE;
-		log_event(LOG_INFO, "store_migrated", "schema_version", sql + 35, NULL);
-	}
-	return 0;
+	return schema_steps_apply(&pg_steps, conn, migrations, (int)version, latest);
 }
 
 int pg_migrate(PGconn *conn)

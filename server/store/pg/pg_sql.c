@@ -1,13 +1,10 @@
 /*
  * pg_sql.c - the statements of the PostgreSQL backend (struct pgq, pg_int.h)
- * on libpq, the connections of this thread's write and read, and the
- * JSON helpers the backend's files share.
+ * on libpq, and the connections of this thread's write and read.
  */
 #include "pg_int.h"
 
-#include "loadlab/clock.h"
 #include "loadlab/err.h"
-#include "loadlab/json.h"
 #include "loadlab/log.h"
 
 #include <math.h>
@@ -312,11 +309,6 @@ long long pgq_column_int64(struct pgq *q, int col)
 	return strchr(v, '.') || strchr(v, 'e') ? (long long)strtod(v, NULL) : strtoll(v, NULL, 10);
 }
 
-int pgq_column_int(struct pgq *q, int col)
-{
-	return (int)pgq_column_int64(q, col);
-}
-
 double pgq_column_double(struct pgq *q, int col)
 {
 	return has_value(q, col) ? strtod(PQgetvalue(q->res, q->row, col), NULL) : 0.0;
@@ -439,17 +431,6 @@ static int pq_step(PGconn *db, long long *ret, long long default_value, const ch
 	return rc < 0 ? rc : 0;
 }
 
-int pq_run(PGconn *db, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = pq_step(db, NULL, 0, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
 int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
 {
 	va_list ap;
@@ -459,152 +440,4 @@ int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql,
 	rc = pq_step(db, ret, default_value, sql, types, ap);
 	va_end(ap);
 	return rc;
-}
-
-int pq_row_by_id(PGconn *db, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, struct pgq *row), void *context)
-{
-	struct pgq *stmt = pq_cached(db, sql);
-	int rc = LL_ENOTFOUND;
-
-	if (!stmt)
-		return LL_ESTORE;
-	pgq_bind_int64(stmt, 1, id);
-	int step = pgq_step(stmt);
-	if (step == PGQ_ROW)
-		rc = read(context, stmt);
-	else if (step < 0)
-		rc = step;
-	else if (what)
-		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
-	pq_release(db, stmt);
-	return rc;
-}
-
-int pq_reader_rows(struct store *s, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context, const char *types, ...)
-{
-	struct pgq *stmt;
-	va_list ap;
-	int rc = 0;
-
-	pq_read_begin(s);
-	stmt = pq_cached(pq_reader(), sql);
-	if (stmt) {
-		va_start(ap, types);
-		pq_bind(stmt, types, ap);
-		va_end(ap);
-	}
-	while (stmt && (rc = pgq_step(stmt)) == PGQ_ROW)
-		add(context, stmt);
-	pq_release(pq_reader(), stmt);
-	pq_read_end(s);
-	return !stmt ? LL_ESTORE : rc < 0 ? rc : 0;
-}
-
-int pq_reader_each(struct store *s, const char *sql, void (*add)(void *context, struct pgq *row),
-		   void *context)
-{
-	return pq_reader_rows(s, sql, add, context, "");
-}
-
-void pq_add_columns(cJSON *obj, struct pgq *row, int first, const struct pq_column *columns)
-{
-	for (int i = 0; columns[i].key; i++) {
-		const char *key = columns[i].key;
-		int col = first + i;
-		switch (columns[i].kind) {
-		case PQ_COLUMN_INT:
-			cJSON_AddNumberToObject(obj, key, (double)pgq_column_int64(row, col));
-			break;
-		case PQ_COLUMN_TEXT:
-			cJSON_AddStringToObject(obj, key, (const char *)pgq_column_text(row, col));
-			break;
-		case PQ_COLUMN_TEXT_OR_NULL:
-			pq_add_text_or_null(obj, key, row, col);
-			break;
-		case PQ_COLUMN_INT_OR_NULL:
-			pq_add_int_or_null(obj, key, row, col);
-			break;
-		case PQ_COLUMN_TIME:
-			pq_add_time(obj, key, row, col);
-			break;
-		}
-	}
-}
-
-int pq_answer(int rc, cJSON *out, cJSON **ret)
-{
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret = out;
-	return 0;
-}
-
-cJSON *pq_column_json(struct pgq *stmt, int col)
-{
-	const char *text = (const char *)pgq_column_text(stmt, col);
-	cJSON *v = text ? cJSON_Parse(text) : NULL;
-
-	return v ? v : cJSON_CreateObject();
-}
-
-void pq_add_time(cJSON *obj, const char *key, struct pgq *stmt, int col)
-{
-	char text[32];
-
-	if (pgq_column_type(stmt, col) == PGQ_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddStringToObject(obj, key, clock_format_rfc3339(pgq_column_int64(stmt, col), text));
-}
-
-void pq_add_time_value(cJSON *obj, const char *key, long long ms)
-{
-	char text[32];
-
-	cJSON_AddStringToObject(obj, key, clock_format_rfc3339(ms, text));
-}
-
-void pq_add_text_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col)
-{
-	if (pgq_column_type(stmt, col) == PGQ_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddStringToObject(obj, key, (const char *)pgq_column_text(stmt, col));
-}
-
-void pq_add_int_or_null(cJSON *obj, const char *key, struct pgq *stmt, int col)
-{
-	if (pgq_column_type(stmt, col) == PGQ_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddNumberToObject(obj, key, (double)pgq_column_int64(stmt, col));
-}
-
-char *pq_json_text(const cJSON *item)
-{
-	return json_print(item);
-}
-
-void pq_log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-		  const char *reason)
-{
-	char text[24];
-
-	snprintf(text, sizeof(text), "%lld", id);
-	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
-		  NULL);
-}
-
-cJSON *pq_task_attempt_json(long long task_id, long long attempt, const char *state)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddNumberToObject(o, "task_id", (double)task_id);
-	cJSON_AddNumberToObject(o, "attempt", (double)attempt);
-	cJSON_AddStringToObject(o, "state", state);
-	return o;
 }

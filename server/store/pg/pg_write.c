@@ -377,16 +377,3 @@ void pg_call_free(struct store_call *call)
 	cJSON_Delete(*call->out);
 	free(call);
 }
-
-int pq_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out, cJSON **ret)
-{
-	int rc = pq_write(s, fn, arg);
-
-	if (rc < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return rc;
-	}
-	*ret = *out;
-	return 0;
-}

@@ -13,12 +13,7 @@ const struct store_backend store_backend_sqlite = {
 	.db = &db_driver_sqlite,
 	.handle =
 		&(const struct store_handle_ops){
-			.open = sqlite_open,
-			.close = sqlite_close,
-			.check = sqlite_check,
-			.integrity_check = sqlite_integrity_check,
-			.stats = sqlite_stats,
-			.call_free = sqlite_call_free,
+			STORE_HANDLE_FUNCTIONS(sqlite),
 			.backup = sqlite_backup,
 			.restore = sqlite_restore,
 		},

@@ -70,12 +70,7 @@ static void bind_double(void *stmt, int i, double v)
 	sqlite3_bind_double(stmt, i, v);
 }
 
-static void bind_text(void *stmt, int i, const char *text)
-{
-	sqlite3_bind_text(stmt, i, text, -1, SQLITE_TRANSIENT);
-}
-
-static void bind_text_len(void *stmt, int i, const char *text, int n)
+static void bind_text(void *stmt, int i, const char *text, int n)
 {
 	sqlite3_bind_text(stmt, i, text, n, SQLITE_TRANSIENT);
 }

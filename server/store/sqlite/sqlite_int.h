@@ -1,11 +1,11 @@
 /*
  * sqlite_int.h - what the files of the SQLite backend (store_backend.h)
  * share: the struct behind store.h's handle, the writer's queue of
- * operations, the SQL and JSON helpers, and each file's operations for
+ * operations, the SQL helpers, and each file's operations for
  * sqlite_backend.c's table. Only store/sqlite/ includes it.
  *
  * Files: sqlite_writer.c (opening, the writer and syncer threads, stats),
- * sqlite_migrate.c (the schema), sqlite_sql.c (SQL and JSON helpers, the
+ * sqlite_migrate.c (the schema), sqlite_sql.c (SQL helpers, the
  * statement cache), sqlite_db.c (the statement layer's driver, db_driver.h,
  * over which store/store_<resource>.c are written once), the webhook queue
  * (sqlite_webhooks.c), backup and restore (sqlite_backup.c), retention
@@ -92,12 +92,7 @@ int sqlite_migrate(sqlite3 *db);
 
 /* store.h's store_open() .. store_stats(), store_async.h's store_call_free(),
  * for this backend (sqlite_writer.c). */
-int sqlite_open(const char *path, const struct store_options *options, struct store **ret_store);
-void sqlite_close(struct store *s);
-int sqlite_check(struct store *s);
-int sqlite_integrity_check(struct store *s);
-int sqlite_stats(struct store *s, long long now, struct store_stats *ret);
-void sqlite_call_free(struct store_call *call);
+STORE_HANDLE_DECLARE(sqlite);
 
 /* sqlite_backup.c: store_backup(), store_restore() */
 int sqlite_backup(const char *location, const char *to, struct store_counts *ret_counts);
@@ -143,11 +138,6 @@ int store_call_submit(struct store *store, struct store_call *call, int (*fn)(st
  * failure) and its answer to *RET (NULL on failure); frees CALL. */
 int store_call_end(struct store_call *call, cJSON **ret);
 
-/* store_write() for an op that builds its answer in *OUT: on success the
- * answer goes to *RET, on failure it is deleted. */
-int store_write_answer(struct store *store, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		       cJSON **ret);
-
 /* --- SQL helpers (sqlite_sql.c) --- */
 
 /* The message of a write refused because the store's disk is full. */
@@ -191,8 +181,7 @@ int sq_exec_cached(sqlite3 *db, const char *sql);
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
-/* sq_run(), sq_int(), sq_row_by_id(), sq_reader_each() and sq_reader_rows() take SQL
- * literals and use the statement cache. */
+/* sq_run() and sq_int() take SQL literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
 int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
@@ -200,51 +189,5 @@ int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
 int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
-
-/* Fetches one row by id: runs SQL (its one parameter is ID) and calls
- * READ(CONTEXT, row) on the first row, returning READ's result. Without a
- * row: LL_ENOTFOUND, with the message "No WHAT has id ID." when WHAT is
- * not NULL. LL_ESTORE when the statement cannot be prepared. */
-int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, sqlite3_stmt *row), void *context);
-
-/* Calls ADD(CONTEXT, row) for every row of SQL (no parameters) on the
- * reader, under its lock; 0 or LL_ESTORE. */
-int sq_reader_each(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context);
-
-/* sq_reader_each() for SQL with the arguments of TYPES. */
-int sq_reader_rows(struct store *store, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context, const char *types, ...);
-
-/* --- JSON from columns (sqlite_sql.c) --- */
-
-/* The JSON text of column COL parsed; an empty object when NULL or bad. */
-cJSON *column_json(sqlite3_stmt *stmt, int col);
-
-/* OBJ[KEY] = column COL as an RFC 3339 time, or null. */
-void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-/* OBJ[KEY] = MS as an RFC 3339 time. */
-void add_time_value(cJSON *obj, const char *key, long long ms);
-/* OBJ[KEY] = column COL as text, or null. */
-void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-/* OBJ[KEY] = column COL as a number, or null. */
-void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col);
-
-/* struct column: db.h's. */
-/* Adds the columns of ROW, from FIRST on, to OBJ in order: column FIRST + i
- * becomes member COLUMNS[i], up to the entry whose key is NULL. */
-void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns);
-
-/* The end of a function that built OUT for its caller: OUT goes to *RET
- * when RC is not negative, else it is deleted; returns RC, or 0. */
-int store_answer(int rc, cJSON *out, cJSON **ret);
-
-/* Unformatted JSON text of ITEM (free()), NULL when out of memory. */
-char *json_text(const cJSON *item);
-
-/* Logs a state change EVENT of the object ID_KEY=ID; REASON may be NULL. */
-void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-	       const char *reason);
 
 #endif

@@ -6,10 +6,9 @@
  */
 #include "sqlite_int.h"
 
-#include "loadlab/err.h"
-#include "loadlab/log.h"
+#include "store/schema_steps.h"
 
-#include <stdio.h>
+#include "loadlab/err.h"
 
 /* Schema migrations: entry N takes user_version N to N+1. */
 static const char *const migrations[] = {
@@ -187,25 +186,19 @@ int sqlite_refuse_newer(sqlite3 *db)
 	return 0;
 }
 
+static int exec(void *conn, const char *sql)
+{
+	return sq_exec(conn, sql);
+}
+
+static const struct schema_steps sqlite_steps = {exec, "BEGIN IMMEDIATE", "PRAGMA user_version=%d"};
+
 int sqlite_migrate(sqlite3 *db)
 {
 	long long version;
 	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
-	char sql[64];
 
 	if (sq_int(db, &version, 0, "PRAGMA user_version", "") < 0)
 		return LL_ESTORE;
-	for (int v = (int)version; v < latest; v++) {
-		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v + 1);
-		if (sq_exec(db, "BEGIN IMMEDIATE") < 0)
-			return LL_ESTORE;
-		if (sq_exec(db, migrations[v]) < 0 || sq_exec(db, sql) < 0) {
-			sq_exec(db, "ROLLBACK");
-			return LL_ESTORE;
-		}
-		if (sq_exec(db, "COMMIT") < 0)
-			return LL_ESTORE;
-		log_event(LOG_INFO, "store_migrated", "schema_version", sql + 20, NULL);
-	}
-	return 0;
+	return schema_steps_apply(&sqlite_steps, db, migrations, (int)version, latest);
 }

@@ -1,12 +1,10 @@
 /*
- * sqlite_sql.c - the SQL and JSON helpers the SQLite backend's files share
- * (sqlite_int.h).
+ * sqlite_sql.c - the SQL helpers and the statement cache the SQLite
+ * backend's files share (sqlite_int.h).
  */
 #include "sqlite_int.h"
 
-#include "loadlab/clock.h"
 #include "loadlab/err.h"
-#include "loadlab/json.h"
 #include "loadlab/log.h"
 
 #include <pthread.h>
@@ -251,139 +249,4 @@ int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql
 	rc = sq_step(db, ret, default_value, sql, types, ap);
 	va_end(ap);
 	return rc;
-}
-
-int sq_row_by_id(sqlite3 *db, const char *sql, long long id, const char *what,
-		 int (*read)(void *context, sqlite3_stmt *row), void *context)
-{
-	sqlite3_stmt *stmt = sq_cached(db, sql);
-	int rc = LL_ENOTFOUND;
-
-	if (!stmt)
-		return LL_ESTORE;
-	sqlite3_bind_int64(stmt, 1, id);
-	if (sqlite3_step(stmt) == SQLITE_ROW)
-		rc = read(context, stmt);
-	else if (what)
-		err_set(LL_ENOTFOUND, "No %s has id %lld.", what, id);
-	sq_release(db, stmt);
-	return rc;
-}
-
-int sq_reader_rows(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context, const char *types, ...)
-{
-	sqlite3_stmt *stmt;
-	va_list ap;
-
-	pthread_mutex_lock(&s->reader_lock);
-	stmt = sq_cached(s->reader, sql);
-	if (stmt) {
-		va_start(ap, types);
-		sq_bind(stmt, types, ap);
-		va_end(ap);
-	}
-	while (stmt && sqlite3_step(stmt) == SQLITE_ROW)
-		add(context, stmt);
-	sq_release(s->reader, stmt);
-	pthread_mutex_unlock(&s->reader_lock);
-	return stmt ? 0 : LL_ESTORE;
-}
-
-int sq_reader_each(struct store *s, const char *sql, void (*add)(void *context, sqlite3_stmt *row),
-		   void *context)
-{
-	return sq_reader_rows(s, sql, add, context, "");
-}
-
-void add_columns(cJSON *obj, sqlite3_stmt *row, int first, const struct column *columns)
-{
-	for (int i = 0; columns[i].key; i++) {
-		const char *key = columns[i].key;
-		int col = first + i;
-		switch (columns[i].kind) {
-		case COLUMN_INT:
-			cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(row, col));
-			break;
-		case COLUMN_TEXT:
-			cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(row, col));
-			break;
-		case COLUMN_TEXT_OR_NULL:
-			add_text_or_null(obj, key, row, col);
-			break;
-		case COLUMN_INT_OR_NULL:
-			add_int_or_null(obj, key, row, col);
-			break;
-		case COLUMN_TIME:
-			add_time(obj, key, row, col);
-			break;
-		}
-	}
-}
-
-int store_answer(int rc, cJSON *out, cJSON **ret)
-{
-	if (rc < 0) {
-		cJSON_Delete(out);
-		return rc;
-	}
-	*ret = out;
-	return 0;
-}
-
-cJSON *column_json(sqlite3_stmt *stmt, int col)
-{
-	const char *text = (const char *)sqlite3_column_text(stmt, col);
-	cJSON *v = text ? cJSON_Parse(text) : NULL;
-
-	return v ? v : cJSON_CreateObject();
-}
-
-void add_time(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
-{
-	char text[32];
-
-	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddStringToObject(obj, key,
-					clock_format_rfc3339(sqlite3_column_int64(stmt, col), text));
-}
-
-void add_time_value(cJSON *obj, const char *key, long long ms)
-{
-	char text[32];
-
-	cJSON_AddStringToObject(obj, key, clock_format_rfc3339(ms, text));
-}
-
-void add_text_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
-{
-	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddStringToObject(obj, key, (const char *)sqlite3_column_text(stmt, col));
-}
-
-void add_int_or_null(cJSON *obj, const char *key, sqlite3_stmt *stmt, int col)
-{
-	if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-		cJSON_AddNullToObject(obj, key);
-	else
-		cJSON_AddNumberToObject(obj, key, (double)sqlite3_column_int64(stmt, col));
-}
-
-char *json_text(const cJSON *item)
-{
-	return json_print(item);
-}
-
-void log_state(const char *event, const char *id_key, long long id, const char *from, const char *to,
-	       const char *reason)
-{
-	char text[24];
-
-	snprintf(text, sizeof(text), "%lld", id);
-	log_event(LOG_INFO, event, id_key, text, "from", from, "to", to, reason ? "reason" : NULL, reason,
-		  NULL);
 }

@@ -17,5 +17,5 @@ int sqlite_webhook_due(struct store *s, long long now, int limit, cJSON **ret_du
 	if (!due)
 		return err_set(LL_ENOMEM, "Out of memory.");
 	rc = db_read_rows(s, WEBHOOK_DUE_SQL, webhook_due_add, due, "ii", now, (long long)limit);
-	return store_answer(rc, due, ret_due);
+	return db_answer(rc, due, ret_due);
 }

@@ -343,20 +343,6 @@ void sqlite_call_free(struct store_call *call)
 	free(call);
 }
 
-int store_write_answer(struct store *s, int (*fn)(struct store *, void *), void *arg, cJSON **out,
-		       cJSON **ret)
-{
-	int rc = store_write(s, fn, arg);
-
-	if (rc < 0) {
-		cJSON_Delete(*out);
-		*out = NULL;
-		return rc;
-	}
-	*ret = *out;
-	return 0;
-}
-
 /* ------------------------------------------------------------ open, close */
 
 static int open_connection(const char *path, sqlite3 **ret)
