@@ -21,35 +21,11 @@ pg_pipeline.c) between replicas and when one of their statements fails.
 import threading
 import time
 
-import pg_cluster
-from harness import Daemon, run_tests
+from harness import run_tests
+from test_pg_speed import AGENTS, job_body, replicas, result_body
 
-AGENTS = 16
 ROUNDS = 4
-
-
-def job_body(name):
-    return {"name": name, "family": "pe", "generator": {"dlls": 2, "exports": 3}, "variants": ["default"],
-            "matrix": {"cells": {"g": ["v%d" % k for k in range(AGENTS)]}}}
-
-
-def result_body(attempt):
-    return {"attempt": attempt, "facts": {"os": "win10"},
-            "variants": [{"name": "default", "warm": {"samples_us": [1000, 1010, 990]}}]}
-
-
-def replicas(count):
-    cluster = pg_cluster.shared()
-    database = cluster.create_database()
-    args = ["--db", cluster.uri(database), "--per-ip-limit", "1000", "--lease-seconds", "600"]
-    first = Daemon(extra_args=args).start()
-    first.sql = lambda sql: cluster.psql(database, sql)
-    out = [first]
-    for _ in range(count - 1):
-        d = Daemon(extra_args=args).start()
-        d.admin_token, d.enroll_token = first.admin_token, first.enroll_token
-        out.append(d)
-    return out
+LONG_LEASES = ["--lease-seconds", "600"]
 
 
 def deadlocks(d):
@@ -67,7 +43,7 @@ def lease_both(d, token):
 
 
 def test_results_of_two_jobs_through_two_replicas_never_deadlock():
-    a, b = replicas(2)
+    a, b = replicas(2, LONG_LEASES)
     try:
         agents = [(a if i % 2 == 0 else b, a.enroll("a%d" % i, {"os": "win10", "g": "v%d" % i}))
                   for i in range(AGENTS)]
@@ -109,7 +85,7 @@ def test_results_of_two_jobs_through_two_replicas_never_deadlock():
 
 
 def test_a_queued_statement_that_fails_fails_its_write_alone():
-    (d,) = replicas(1)
+    (d,) = replicas(1, LONG_LEASES)
     try:
         agents = [d.enroll("a%d" % i, {"os": "win10", "g": "v%d" % i}) for i in range(AGENTS)]
         job_id = d.submit(job_body("failing"))["id"]
