@@ -108,6 +108,12 @@ int db_snapshot_end(struct store *s)
 	return read_end(s, true);
 }
 
+int db_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now)
+{
+	return driver_of(s)->before_commit ? driver_of(s)->before_commit(s, fn, key, now) : fn(s, key, now);
+}
+
 int db_tasks_ready(struct store *s)
 {
 	return driver_of(s)->tasks_ready ? driver_of(s)->tasks_ready(s) : 0;

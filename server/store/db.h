@@ -123,6 +123,18 @@ int db_snapshot_end(struct store *s);
  * NOTIFY); nothing to do for a store with one daemon. */
 int db_tasks_ready(struct store *s);
 
+/* Runs FN(S, KEY, NOW) in this write, now or just before it commits:
+ * a driver with several writers on one database (PostgreSQL) defers it
+ * and runs it once per (FN, KEY) asked in the write's transaction (a
+ * batch of calls: once for all), in increasing KEY order, with the
+ * latest NOW; a driver with one writer (SQLite) runs it at once. For work
+ * that locks a row other writes share (a job's, job_refresh_state()) and
+ * whose effect the write does not read back: taken last and in one
+ * order, such locks are held only for the commit and never deadlock.
+ * FN's failure fails the write. */
+int db_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now);
+
 /* --- statements --- */
 
 /* Prepares SQL (a literal: drivers cache by its address) on this thread's

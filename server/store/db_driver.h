@@ -45,6 +45,9 @@ struct db_driver {
 	int (*call_end)(struct store_call *call, cJSON **ret);
 	/* db_call_result(): the op's result once DONE ran. */
 	int (*call_result)(const struct store_call *call);
+	/* db_before_commit()'s deferral; NULL: FN runs at once. */
+	int (*before_commit)(struct store *s, int (*fn)(struct store *, long long key, long long now),
+			     long long key, long long now);
 	/* db_tasks_ready(); NULL for a store with one daemon. */
 	int (*tasks_ready)(struct store *s);
 

@@ -58,7 +58,7 @@ static int job_has_task(struct store *s, long long job_id, enum queue_task_state
  * tasks by state cost a scan of all of them per result. Counts of 1 stand
  * for "some".
  */
-int job_refresh_state(struct store *s, long long job_id, long long now)
+static int refresh_state(struct store *s, long long job_id, long long now)
 {
 	struct queue_task_counts counts = {0};
 	char current[JOB_STATE_SIZE] = "";
@@ -106,6 +106,13 @@ int job_refresh_state(struct store *s, long long job_id, long long now)
 	if (rc == 0)
 		db_log_state("job_state", "job_id", job_id, current, next, NULL);
 	return rc;
+}
+
+/* Just before the write commits where several daemons write (db.h):
+ * the jobs' rows locked last, in id order, once per job and batch. */
+int job_refresh_state(struct store *s, long long job_id, long long now)
+{
+	return db_before_commit(s, refresh_state, job_id, now);
 }
 
 #define JOB_COLUMNS "id, name, family, state, priority, submitted_by, created_at, updated_at"

@@ -27,6 +27,12 @@
 
 /* The lease scan looks at this many ready tasks per call. */
 #define STORE_LEASE_SCAN 500
+/* ... first this many: only when none of them can be taken and more are
+ * ready does it look again, up to STORE_LEASE_SCAN. PostgreSQL sends a
+ * statement's rows up to its LIMIT at once: 500 candidate rows cost a
+ * lease 1.2-3 ms of the server's time, most of its whole time in
+ * bench_pg (tests/bench/README.md, "PostgreSQL"); SQLite steps lazily. */
+#define STORE_LEASE_FIRST_SCAN 16
 
 struct lease_op {
 	long long agent_id, now;
@@ -271,12 +277,15 @@ static int lease_take(struct store *s, const struct db_stmt *row, struct lease_a
 }
 
 /* Scans the queue in its order over both of its parts, the tasks pinned
- * to the agent of AGENTS and those pinned to none, up to STORE_LEASE_SCAN
- * ready tasks, for the first it may take (lease_take()). */
-static int lease_scan(struct store *s, struct lease_agents *agents, struct lease_pick *pick)
+ * to the agent of AGENTS and those pinned to none, up to LIMIT ready
+ * tasks, for the first it may take (lease_take()); *RET_CUT tells whether
+ * it stopped at LIMIT with nothing taken (more may be ready). */
+static int lease_scan_to(struct store *s, struct lease_agents *agents, long long limit,
+			 struct lease_pick *pick, bool *ret_cut)
 {
 	struct db_stmt pinned_buf, anyone_buf, *pinned, *anyone;
 	bool has_pinned, has_anyone;
+	long long pinned_rows = 0, anyone_rows = 0;
 	int rc = 0;
 
 	pinned = db_statement(s, &pinned_buf,
@@ -293,23 +302,42 @@ static int lease_scan(struct store *s, struct lease_agents *agents, struct lease
 		db_finish(anyone);
 		return LL_ESTORE;
 	}
-	db_bind(pinned, "iii", agents->now, agents->agent.id, (long long)STORE_LEASE_SCAN);
+	db_bind(pinned, "iii", agents->now, agents->agent.id, limit);
 	db_bind_int64(anyone, 1, agents->now);
-	db_bind_int64(anyone, 3, STORE_LEASE_SCAN);
+	db_bind_int64(anyone, 3, limit);
 	has_pinned = db_step(pinned) == DB_ROW;
 	has_anyone = db_step(anyone) == DB_ROW;
-	for (int scanned = 0; (has_pinned || has_anyone) && scanned < STORE_LEASE_SCAN; scanned++) {
+	pinned_rows += has_pinned;
+	anyone_rows += has_anyone;
+	long long scanned = 0;
+	for (; (has_pinned || has_anyone) && scanned < limit; scanned++) {
 		struct db_stmt *row =
 			!has_anyone || (has_pinned && queue_order_before(pinned, anyone)) ? pinned : anyone;
 		if ((rc = lease_take(s, row, agents, pick)) < 0 || pick->task_id)
 			break;
-		if (row == pinned)
+		if (row == pinned) {
 			has_pinned = db_step(pinned) == DB_ROW;
-		else
+			pinned_rows += has_pinned;
+		} else {
 			has_anyone = db_step(anyone) == DB_ROW;
+			anyone_rows += has_anyone;
+		}
 	}
+	*ret_cut = !pick->task_id && (scanned >= limit || pinned_rows >= limit || anyone_rows >= limit);
 	rc = db_finish_read(pinned, rc);
 	return db_finish_read(anyone, rc);
+}
+
+/* lease_scan_to() over STORE_LEASE_FIRST_SCAN tasks, then, when those
+ * were not all that is ready, over STORE_LEASE_SCAN. */
+static int lease_scan(struct store *s, struct lease_agents *agents, struct lease_pick *pick)
+{
+	bool cut = false;
+	int rc = lease_scan_to(s, agents, STORE_LEASE_FIRST_SCAN, pick, &cut);
+
+	if (rc < 0 || !cut)
+		return rc;
+	return lease_scan_to(s, agents, STORE_LEASE_SCAN, pick, &cut);
 }
 
 static int op_task_lease(struct store *s, void *arg)

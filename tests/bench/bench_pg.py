@@ -21,6 +21,12 @@ same bench_server run, ratio>=1).
 
 Usage: bench_pg.py [BUILD_DIR] [AGENTS=32] [SECONDS=5]. Exits 1 when a
 run fails.
+
+With LOADLAB_BENCH_PG_PROFILE=1 the cluster loads pg_stat_statements and
+each PostgreSQL run is followed by where its database's time went: the
+statements by total time (calls, total and mean ms), and the database's commits, rollbacks and
+deadlocks (pg_stat_database). The setup's job submissions are counted
+too: read the lease, heartbeat and result statements.
 """
 import os
 import subprocess
@@ -37,6 +43,15 @@ from harness import BUILD_DIR, LOADLABD, Daemon  # noqa: E402
 
 BENCH_SERVER = os.path.join(BUILD_DIR, "tests", "bench", "bench_server")
 KEPT = ("round_trips", "durable_ingestion")
+PROFILE = os.environ.get("LOADLAB_BENCH_PG_PROFILE") == "1"
+
+
+class ProfiledCluster(pg_cluster.Cluster):
+    """The cluster with pg_stat_statements loaded (LOADLAB_BENCH_PG_PROFILE)."""
+
+    def options(self):
+        return super().options() + " -c shared_preload_libraries=pg_stat_statements" \
+            " -c pg_stat_statements.track=all"
 
 
 def run(label, env=None):
@@ -61,13 +76,32 @@ _cluster = None
 def replicas(count):
     global _cluster
     if _cluster is None:  # fsync on: the ingestion is durable, as SQLite's
-        _cluster = pg_cluster.Cluster(fsync=True).start()
+        _cluster = (ProfiledCluster if PROFILE else pg_cluster.Cluster)(fsync=True).start()
     c = _cluster
-    uri = c.uri(c.create_database())
+    database = c.create_database()
+    if PROFILE:
+        c.psql(database, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        c.psql(database, "SELECT pg_stat_statements_reset()")
+    uri = c.uri(database)
     args = ["--db", uri, "--per-ip-limit", "1000", "--lease-seconds", "600"]
     daemons = [Daemon(extra_args=args).start()]
     daemons += [Daemon(extra_args=args).start() for _ in range(count - 1)]
-    return daemons
+    return daemons, database
+
+
+def profile(database):
+    """Prints where DATABASE's time went (LOADLAB_BENCH_PG_PROFILE)."""
+    rows = _cluster.psql(database,
+                         "SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3),"
+                         " left(regexp_replace(query, '\\s+', ' ', 'g'), 110)"
+                         " FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid"
+                         " WHERE d.datname = current_database() ORDER BY total_exec_time DESC LIMIT 25")
+    print("-- profile: statements by total time (calls, total ms, mean ms, text)")
+    for calls, total, mean, query in rows:
+        print("%9s %10s %8s  %s" % (calls, total, mean, query))
+    stat = _cluster.psql(database, "SELECT xact_commit, xact_rollback, deadlocks FROM pg_stat_database"
+                         " WHERE datname = current_database()")
+    print("-- profile: commits %s, rollbacks %s, deadlocks %s" % tuple(stat[0]), flush=True)
 
 
 def goals(lines):
@@ -95,13 +129,15 @@ def main():
     failed |= got is None
     out += got or []
     for count in (1, 3):
-        daemons = replicas(count)
+        daemons, database = replicas(count)
         try:
             got = run("pg%d" % count, {"LOADLAB_BENCH_URLS": ",".join(d.url for d in daemons),
                                        "LOADLAB_BENCH_DATA_DIR": daemons[0].data_dir})
         finally:
             for d in daemons:
                 d.close()
+        if PROFILE:
+            profile(database)
         failed |= got is None
         out += got or []
     out += goals(out)

@@ -179,6 +179,7 @@ void pg_pool_give(struct pg_pool *pool, PGconn *conn, bool broken)
 {
 	if (!conn)
 		return;
+	broken = broken || PQpipelineStatus(conn) != PQ_PIPELINE_OFF; /* a write left half read */
 	if (!broken && PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
 		PGresult *res = PQexec(conn, "ROLLBACK");
 		PQclear(res);

@@ -111,6 +111,7 @@ const struct db_driver db_driver_pg = {
 	.call_size = sizeof(struct store_call),
 	.call_submit = pq_call_submit,
 	.call_end = pq_call_end,
+	.before_commit = pq_before_commit,
 	.tasks_ready = pq_notify_tasks,
 	DB_DRIVER_FUNCTIONS,
 };

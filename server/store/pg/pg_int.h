@@ -6,9 +6,10 @@
  *
  * Files: pg_conn.c (the pool: bounded, reconnecting with backoff),
  * pg_migrate.c (the schema versions, under an advisory lock), pg_store.c
- * (open, close, checks, stats), pg_write.c (the transactions of writes),
- * pg_sql.c (statements), pg_session.c (each pool
- * connection's prepared statements), pg_db.c (the statement layer's
+ * (open, close, checks, stats), pg_write.c (the transactions of writes,
+ * and what they defer to their commit), pg_pipeline.c (a write's
+ * statements in libpq's pipeline mode), pg_sql.c (statements), pg_error.c (failures: the log, the SQLSTATE), pg_session.c
+ * (each pool connection's prepared statements), pg_db.c (the statement layer's
  * driver, db_driver.h, over which store/store_<resource>.c are written
  * once), the webhook queue's claims (pg_webhooks.c), pg_watch.c (LISTEN/NOTIFY:
  * the task watch), pg_role.c (roles held by one daemon: advisory locks),
@@ -17,7 +18,8 @@
  * Threads: every op but the async calls (store_async.h: the writer
  * thread, struct pg_writer) runs on its caller's thread with a connection
  * of the pool. A write takes one for its transaction (pq_write(): BEGIN, the op,
- * COMMIT, or ROLLBACK when it fails), which the op reaches as pq_writer();
+ * what it deferred (pq_before_commit()), COMMIT, or ROLLBACK when it
+ * fails; pipelined), which the op reaches as pq_writer();
  * a read takes one between pq_read_begin() and pq_read_end(), reached as
  * pq_reader() (a read inside a write uses the write's). Both are the
  * calling thread's own (thread-local), so that the resources' code reads
@@ -180,17 +182,21 @@ struct store_call {
 
 /* The async calls' writer (pg_write.c): one lane per kind of call (its
  * op function: leases, heartbeats, results), up to PG_WRITER_LANES, each a
- * queue and a thread that takes up to PG_BATCH_MAX queued calls at once
- * and runs them in ONE transaction, one commit (one WAL flush) for all;
- * DONE of each after the commit. An HTTP thread only queues. A batch where
- * a call fails is rolled back whole and its calls run again each alone
- * (pq_write()), so a call fails only for itself. One thread per kind, not
- * several for all: two batches of results lock the same jobs' rows
- * (pq_job_refresh_state()) in different orders and deadlock (measured with
- * two and four threads over one queue: PostgreSQL's deadlock_timeout, 1 s,
- * per deadlock); a batch of leases locks only new jobs' rows, in
- * the scan's order. */
+ * queue and PG_LANE_THREADS threads, each of which takes up to
+ * PG_BATCH_MAX queued calls at once and runs them in ONE transaction, one
+ * commit (one WAL flush) for all; DONE of each after the commit. An HTTP
+ * thread only queues. A batch where a call fails is rolled back whole and
+ * its calls run again each alone (pq_write()), so a call fails only for
+ * itself. Threads of one lane do not deadlock on the jobs' rows: a
+ * batch locks those last, in id order (job_refresh_state() through
+ * pq_before_commit()); before that, two batches of results locked the
+ * same jobs in different orders (PostgreSQL's deadlock_timeout, 1 s, per
+ * deadlock). One thread a lane: two (one batch running while the other's
+ * commit waits for its flush) measured no faster in bench_pg (pg1 0.31x
+ * against 0.33x SQLite, pg3 0.21x against 0.20x) and split the batches
+ * (test_pg_speed: 1.2 writes a commit). */
 #define PG_WRITER_LANES 3
+#define PG_LANE_THREADS 1
 #define PG_BATCH_MAX 32
 /* Calls queued at most, all lanes; X_begin() fails with LL_ESTORE beyond
  * (503). */
@@ -200,9 +206,10 @@ struct pg_writer_lane {
 	struct store *store;
 	int (*fn)(struct store *, void *); /* its kind; NULL: free */
 	pthread_cond_t wake;
+	bool cond_made;
 	struct store_call *head, *tail;
-	bool started;
-	pthread_t thread;
+	int started; /* threads */
+	pthread_t threads[PG_LANE_THREADS];
 };
 
 struct pg_writer {
@@ -262,6 +269,13 @@ int pg_webhook_due(struct store *store, long long now, int limit, cJSON **ret_du
  * serialization failure. Returns FN's result, or LL_ESTORE when the
  * database cannot be reached or the commit failed. */
 int pq_write(struct store *store, int (*fn)(struct store *, void *), void *arg);
+
+/* db_before_commit() (db.h) on PostgreSQL: FN(S, KEY, NOW) deferred to
+ * the end of this thread's write (once per FN and KEY, in KEY order,
+ * before the COMMIT of pq_write() or of a writer's batch); at once
+ * outside a write. */
+int pq_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now);
 
 /* Queues FN(store, ARG) as CALL's op for the writer (struct pg_writer),
  * its answer built in *OUT; the writer calls DONE(CONTEXT) once the op's
@@ -343,6 +357,7 @@ struct pq_text {
 	char *sql;   /* the text with $N parameters */
 	int nparams;
 	unsigned used;
+	bool rowless; /* pq_sql_rowless(): queued in a pipelined write */
 	int variant_count;
 	struct pq_variant variants[PQ_TEXT_VARIANTS];
 };
@@ -355,15 +370,70 @@ struct pq_session *pq_session_of(PGconn *conn);
  * of memory (the statement then runs unnamed). Only the thread that holds
  * SESSION's connection touches it. */
 struct pq_text *pq_session_text(struct pq_session *session, const char *sql);
+/* The name under which TEXT is prepared with TYPES, NULL when it is not
+ * yet. */
+const char *pq_session_find(const struct pq_text *text, const Oid *types);
 /* The name of TEXT prepared with TYPES (PGQ_PARAMS_MAX of them) on CONN,
  * PREPAREd first when new; NULL when it cannot be (run it unnamed), or
  * with *RET_FAILED the failed PREPARE's result (the caller clears it). */
 const char *pq_session_prepared(struct pq_session *session, struct pq_text *text, PGconn *conn,
 				const Oid *types, PGresult **ret_failed);
+/* Whether SQL returns no rows (UPDATE, INSERT, DELETE without
+ * RETURNING, NOTIFY): queued in a pipelined write (pg_pipeline.c). */
+bool pq_sql_rowless(const char *sql);
 /* SQL with SQLite's parameters ('?', '?N') as PostgreSQL's ($N), outside
  * quotes (malloc()); *RET_COUNT the highest number, *RET_USED the numbers
  * named, by bit. */
 char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used);
+
+/* Logs the error of CONN and returns LL_ESTORE with a message. */
+int pq_error(PGconn *conn, const char *what);
+/* Notes the failure of RES (NULL: CONN's error) of SQL on this thread:
+ * logged, its SQLSTATE kept (pgq_last_sqlstate()); LL_ESTORE. */
+int pq_result_error(PGconn *conn, PGresult *res, const char *sql);
+
+/* --- the write's pipeline (pg_pipeline.c) ---
+ *
+ * A write's transaction runs in libpq's pipeline mode: BEGIN and every
+ * statement that returns no rows (pq_sql_rowless(): UPDATE, INSERT,
+ * DELETE without RETURNING, NOTIFY) are queued, not waited for; the next
+ * statement whose rows are read takes them to the server with it and
+ * reads their results first, and the COMMIT the rest, with a sync: one
+ * round trip each instead of one a statement. A queued statement's
+ * failure fails the next one read, or the COMMIT (the transaction is
+ * aborted anyway), logged once with its SQLSTATE. One pipelined write per
+ * thread, on its connection; pgq_step() and pq_exec() on that connection
+ * go through it. */
+
+/* Enters pipeline mode on CONN for this thread's write and queues BEGIN. */
+int pq_pipeline_begin(PGconn *conn);
+/* Whether CONN is this thread's pipelined write. */
+bool pq_pipelined(const PGconn *conn);
+/* Whether a statement of this thread's pipelined write failed. */
+bool pq_pipeline_failed(void);
+/* Queues a statement: the prepared NAME, or SQL unnamed (NAME NULL);
+ * LOGGED_SQL (NULL, or a text that outlives the write) names it in the
+ * log when it fails. Fails at once when one queued before failed. */
+int pq_pipeline_send(PGconn *conn, const char *name, const char *sql, int nparams, const Oid *types,
+		     const char *const *values, const int *lengths, const int *formats,
+		     const char *logged_sql);
+/* Sends the queue and reads it: the last statement's result to *RET (the
+ * caller clears it); LL_ESTORE (NULL) when it or one before failed. */
+int pq_pipeline_result(PGconn *conn, PGresult **ret);
+/* Reads every queued statement's result: 0 or the first failure. */
+int pq_pipeline_settle(PGconn *conn);
+/* pq_pipeline_settle(), and the rows the last statement changed. */
+int pq_pipeline_changes(PGconn *conn, long long *ret);
+/* COMMIT, a sync and every result read; leaves pipeline mode. 0 only
+ * when every statement and the COMMIT succeeded. */
+int pq_pipeline_commit(PGconn *conn);
+/* Reads what is left (up to a sync) and leaves pipeline mode, before a
+ * ROLLBACK. */
+void pq_pipeline_abort(PGconn *conn);
+/* Leaves pipeline mode for a while (a PREPARE) after a sync, and enters
+ * it again: the write's transaction goes on. */
+int pq_pipeline_pause(PGconn *conn);
+int pq_pipeline_resume(PGconn *conn);
 
 /* Runs SQL text without arguments or rows (BEGIN, DDL; several
  * statements may be given). */

@@ -1,7 +1,8 @@
 /*
  * pg_session.c - the prepared statements of the PostgreSQL backend's pool
- * connections (pg_int.h, "sessions"), and SQLite's parameters turned
- * into PostgreSQL's.
+ * connections (pg_int.h, "sessions"), SQLite's parameters turned
+ * into PostgreSQL's, and which texts return no rows (queued in a
+ * pipelined write).
  */
 #include "pg_int.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* The prepared statements of one connection of the pool (a session):
  * each SQL text given to pq_cached() or pq_prepare() is turned into $N
@@ -65,6 +67,18 @@ char *pq_convert_params(const char *sql, int *ret_count, unsigned *ret_used)
 	*o = '\0';
 	*ret_count = highest;
 	return out;
+}
+
+bool pq_sql_rowless(const char *sql)
+{
+	static const char *const verbs[] = {"UPDATE ", "INSERT ", "DELETE ", "NOTIFY "};
+
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return !strcasestr(sql, "RETURNING");
+	return false;
 }
 
 /* ------------------------------------------------ prepared statements */
@@ -148,10 +162,19 @@ struct pq_text *pq_session_text(struct pq_session *session, const char *sql)
 		free(t);
 		return NULL;
 	}
+	t->rowless = pq_sql_rowless(sql);
 	t->next = *bucket;
 	*bucket = t;
 	session->text_count++;
 	return t;
+}
+
+const char *pq_session_find(const struct pq_text *t, const Oid *types)
+{
+	for (int i = 0; i < t->variant_count; i++)
+		if (memcmp(t->variants[i].types, types, sizeof(t->variants[i].types)) == 0)
+			return t->variants[i].name;
+	return NULL;
 }
 
 const char *pq_session_prepared(struct pq_session *session, struct pq_text *t, PGconn *conn, const Oid *types,
@@ -160,10 +183,11 @@ const char *pq_session_prepared(struct pq_session *session, struct pq_text *t, P
 	struct pq_variant *v;
 	PGresult *res;
 
+	const char *name = pq_session_find(t, types);
+
 	*ret_failed = NULL;
-	for (int i = 0; i < t->variant_count; i++)
-		if (memcmp(t->variants[i].types, types, sizeof(t->variants[i].types)) == 0)
-			return t->variants[i].name;
+	if (name)
+		return name;
 	if (t->variant_count >= PQ_TEXT_VARIANTS)
 		return NULL;
 	v = &t->variants[t->variant_count];

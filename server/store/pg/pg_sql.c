@@ -38,9 +38,8 @@ struct pgq {
 	size_t blob_len;
 };
 
-/* This thread's: the last statement's changed rows and failure. */
+/* This thread's: the last statement's changed rows. */
 static __thread long long last_changes;
-static __thread char last_sqlstate[6];
 
 /* This thread's connections: its write's (pq_write()), its read's. */
 static __thread PGconn *tls_writer;
@@ -51,27 +50,6 @@ static __thread bool tls_reader_borrowed;
 static int unreachable(void)
 {
 	return err_set(LL_ESTORE, "The store's database cannot be reached.");
-}
-
-/* Notes the failure of RES (logged with SQL) on this thread. */
-static int result_error(PGconn *conn, PGresult *res, const char *sql)
-{
-	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-
-	snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", state ? state : "");
-	log_event(LOG_ERROR, "store_error", "sql", sql, "sqlstate", last_sqlstate, "postgresql",
-		  res ? PQresultErrorMessage(res) : PQerrorMessage(conn), NULL);
-	return err_set(LL_ESTORE, "The store failed.");
-}
-
-const char *pgq_last_sqlstate(void)
-{
-	return last_sqlstate;
-}
-
-void pgq_clear_sqlstate(void)
-{
-	last_sqlstate[0] = '\0';
 }
 
 int pq_exec(PGconn *conn, const char *sql)
@@ -87,9 +65,17 @@ int pq_exec(PGconn *conn, const char *sql)
 		if (!strcmp(sql, "BEGIN")) /* one snapshot for the read's statements */
 			sql = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 	}
+	if (pq_pipelined(conn)) { /* the write's: COMMIT reads it all, the rest is queued */
+		if (!strcmp(sql, "COMMIT"))
+			return pq_pipeline_commit(conn);
+		if (!strcmp(sql, "ROLLBACK"))
+			pq_pipeline_abort(conn); /* then the ROLLBACK below */
+		else
+			return pq_pipeline_send(conn, NULL, sql, 0, NULL, NULL, NULL, NULL, NULL);
+	}
 	res = PQexec(conn, sql);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = result_error(conn, res, sql);
+		rc = pq_result_error(conn, res, sql);
 	PQclear(res);
 	return rc;
 }
@@ -104,10 +90,45 @@ static const char *prepared_name(struct pgq *q, bool *ret_failed)
 
 	*ret_failed = failed != NULL;
 	if (failed) {
-		result_error(q->conn, failed, q->text->sql);
+		pq_result_error(q->conn, failed, q->text->sql);
 		PQclear(failed);
 	}
 	return name;
+}
+
+/* pgq_step()'s first step of Q in this thread's pipelined write
+ * (pg_pipeline.c): a statement that returns no rows is queued (DONE at
+ * once, its failure seen by the next statement read or the COMMIT), any
+ * other is sent with what is queued and read. A text new to the
+ * connection is PREPAREd outside the pipeline first (once per
+ * connection). */
+static int step_pipelined(struct pgq *q)
+{
+	bool rowless = q->text ? q->text->rowless : pq_sql_rowless(q->sql);
+	const char *name = NULL;
+	bool failed = false;
+	int rc;
+
+	if (q->text && !(name = pq_session_find(q->text, q->types)) &&
+	    q->text->variant_count < PQ_TEXT_VARIANTS) {
+		if ((rc = pq_pipeline_pause(q->conn)) == 0)
+			name = prepared_name(q, &failed);
+		if (pq_pipeline_resume(q->conn) < 0 || rc < 0 || failed)
+			return LL_ESTORE;
+	}
+	rc = pq_pipeline_send(q->conn, name, q->sql, q->nparams, q->types, (const char *const *)q->values,
+			      q->lengths, q->formats, q->text ? q->text->sql : NULL);
+	if (rc < 0)
+		return rc;
+	if (rowless) {
+		last_changes = -1; /* not read: pgq_changes() reads it */
+		return PGQ_DONE;
+	}
+	if ((rc = pq_pipeline_result(q->conn, &q->res)) < 0)
+		return rc;
+	last_changes = atoll(PQcmdTuples(q->res));
+	q->row = 0;
+	return PQntuples(q->res) > 0 ? PGQ_ROW : PGQ_DONE;
 }
 
 struct pgq *pq_prepare(PGconn *conn, const char *sql)
@@ -214,6 +235,8 @@ int pgq_step(struct pgq *q)
 			q->types[i] = OID_TEXT; /* a number SQLite's text skipped: any type */
 	const char *name = NULL;
 	bool failed = false;
+	if (pq_pipelined(q->conn))
+		return step_pipelined(q);
 	if (q->text && !(name = prepared_name(q, &failed)) && failed)
 		return LL_ESTORE;
 	if (name)
@@ -224,7 +247,7 @@ int pgq_step(struct pgq *q)
 				      q->lengths, q->formats, 0);
 	status = PQresultStatus(q->res);
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-		int rc = result_error(q->conn, q->res, q->sql);
+		int rc = pq_result_error(q->conn, q->res, q->sql);
 		PQclear(q->res);
 		q->res = NULL;
 		return rc;
@@ -321,8 +344,9 @@ int pgq_column_bytes(struct pgq *q, int col)
 
 long long pgq_changes(PGconn *conn)
 {
-	(void)conn;
-	return last_changes;
+	if (last_changes < 0 && pq_pipelined(conn))
+		pq_pipeline_changes(conn, &last_changes);
+	return last_changes < 0 ? 0 : last_changes;
 }
 
 /* ----------------------------------------------- this thread's connections */

@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,79 @@ static bool retryable(void)
 	return strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0;
 }
 
+/* BEGIN on CONN: the write's transaction, in pipeline mode
+ * (pg_pipeline.c). */
+static int begin(PGconn *conn)
+{
+	int rc = pq_pipeline_begin(conn);
+
+	if (rc < 0 && pq_pipelined(conn))
+		pq_pipeline_abort(conn);
+	return rc;
+}
+
+/* Whether the write on CONN may still commit: no statement of it failed
+ * (an op may have gone on after one). */
+static bool write_ok(PGconn *conn)
+{
+	return pq_pipelined(conn) ? !pq_pipeline_failed() : PQtransactionStatus(conn) == PQTRANS_INTRANS;
+}
+
+/* ------------------------------------------- work before the commit */
+
+/* What a write deferred to its commit (pq_before_commit()), this
+ * thread's: at most PG_BEFORE_COMMIT_MAX distinct (fn, key); beyond, FN
+ * runs at once (still correct, only in the caller's order). */
+#define PG_BEFORE_COMMIT_MAX 256
+
+struct deferred {
+	int (*fn)(struct store *, long long key, long long now);
+	long long key, now;
+};
+
+static __thread struct deferred tls_deferred[PG_BEFORE_COMMIT_MAX];
+static __thread int tls_deferred_count;
+
+int pq_before_commit(struct store *s, int (*fn)(struct store *, long long key, long long now), long long key,
+		     long long now)
+{
+	if (!pq_writer())
+		return fn(s, key, now);
+	for (int i = 0; i < tls_deferred_count; i++)
+		if (tls_deferred[i].fn == fn && tls_deferred[i].key == key) {
+			if (now > tls_deferred[i].now)
+				tls_deferred[i].now = now;
+			return 0;
+		}
+	if (tls_deferred_count >= PG_BEFORE_COMMIT_MAX)
+		return fn(s, key, now);
+	tls_deferred[tls_deferred_count++] = (struct deferred){fn, key, now};
+	return 0;
+}
+
+static int deferred_order(const void *a, const void *b)
+{
+	const struct deferred *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->fn == y->fn ? 0 : (uintptr_t)x->fn < (uintptr_t)y->fn ? -1 : 1;
+}
+
+/* Runs what the write deferred (in key order) and forgets it; with RUN
+ * false (the write failed) only forgets it. */
+static int run_deferred(struct store *s, bool run)
+{
+	int rc = 0;
+
+	if (run)
+		qsort(tls_deferred, (size_t)tls_deferred_count, sizeof(tls_deferred[0]), deferred_order);
+	for (int i = 0; run && i < tls_deferred_count && rc >= 0; i++)
+		rc = tls_deferred[i].fn(s, tls_deferred[i].key, tls_deferred[i].now);
+	tls_deferred_count = 0;
+	return rc;
+}
+
 /* One try of pq_write(). */
 static int write_once(struct store *s, int (*fn)(struct store *, void *), void *arg)
 {
@@ -32,15 +106,16 @@ static int write_once(struct store *s, int (*fn)(struct store *, void *), void *
 
 	if (!conn)
 		return LL_ESTORE;
-	if ((rc = pq_exec(conn, "BEGIN")) < 0) {
+	if ((rc = begin(conn)) < 0) {
 		pg_pool_give(&s->pool, conn, true);
 		return rc;
 	}
 	pq_writer_set(conn);
 	err_clear();
 	rc = fn(s, arg);
+	rc = run_deferred(s, rc >= 0) < 0 ? LL_ESTORE : rc;
 	pq_writer_set(NULL);
-	if (rc >= 0 && PQtransactionStatus(conn) != PQTRANS_INTRANS)
+	if (rc >= 0 && !write_ok(conn))
 		rc = err_set(LL_ESTORE, "The store failed.");
 	if (rc >= 0 && pq_exec(conn, "COMMIT") < 0)
 		rc = LL_ESTORE;
@@ -101,16 +176,18 @@ static int run_batch(struct store *s, PGconn *conn, struct store_call **calls, i
 {
 	int rc;
 
-	if ((rc = pq_exec(conn, "BEGIN")) < 0)
+	if ((rc = begin(conn)) < 0)
 		return rc;
 	pq_writer_set(conn);
 	for (int i = 0; i < count && rc >= 0; i++) {
 		err_clear();
 		rc = calls[i]->fn(s, calls[i]->arg);
-		if (rc >= 0 && PQtransactionStatus(conn) != PQTRANS_INTRANS)
+		if (rc >= 0 && !write_ok(conn))
 			rc = err_set(LL_ESTORE, "The store failed.");
 		calls[i]->op.rc = rc;
 	}
+	if (run_deferred(s, rc >= 0) < 0)
+		rc = LL_ESTORE;
 	pq_writer_set(NULL);
 	if (rc >= 0 && (rc = pq_exec(conn, "COMMIT")) == 0) {
 		pthread_mutex_lock(&s->shared_lock);
@@ -194,11 +271,14 @@ int pg_writer_start(struct store *s)
 		struct pg_writer_lane *lane = &w->lanes[i];
 		lane->store = s;
 		pthread_cond_init(&lane->wake, NULL);
-		if (pthread_create(&lane->thread, NULL, writer_main, lane) != 0) {
-			pg_writer_stop(s);
-			return err_set(LL_EIO, "Cannot start the store's writer threads.");
+		lane->cond_made = true;
+		for (int t = 0; t < PG_LANE_THREADS; t++) {
+			if (pthread_create(&lane->threads[t], NULL, writer_main, lane) != 0) {
+				pg_writer_stop(s);
+				return err_set(LL_EIO, "Cannot start the store's writer threads.");
+			}
+			lane->started++;
 		}
-		lane->started = true;
 	}
 	w->running = true;
 	return 0;
@@ -211,15 +291,17 @@ void pg_writer_stop(struct store *s)
 	pthread_mutex_lock(&w->lock);
 	w->stopping = true;
 	for (int i = 0; i < PG_WRITER_LANES; i++)
-		if (w->lanes[i].started)
-			pthread_cond_signal(&w->lanes[i].wake);
+		if (w->lanes[i].cond_made)
+			pthread_cond_broadcast(&w->lanes[i].wake);
 	pthread_mutex_unlock(&w->lock);
 	for (int i = 0; i < PG_WRITER_LANES; i++) {
-		if (!w->lanes[i].started)
-			continue;
-		pthread_join(w->lanes[i].thread, NULL);
-		pthread_cond_destroy(&w->lanes[i].wake);
-		w->lanes[i].started = false;
+		struct pg_writer_lane *lane = &w->lanes[i];
+		for (int t = 0; t < lane->started; t++)
+			pthread_join(lane->threads[t], NULL);
+		lane->started = 0;
+		if (lane->cond_made)
+			pthread_cond_destroy(&lane->wake);
+		lane->cond_made = false;
 	}
 	w->running = false;
 	pthread_mutex_destroy(&w->lock);
