@@ -95,6 +95,7 @@ set(LOADLAB_TEST_TWO_CORES
   agent/test_office_report
   agent/test_churn
   agent/test_program_ab
+  pe/wine_images
 )
 
 # loadlab_finish_tests(): for every test of the calling directory:
