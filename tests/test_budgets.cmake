@@ -96,6 +96,8 @@ set(LOADLAB_TEST_TWO_CORES
   agent/test_office_report
   agent/test_churn
   agent/test_program_ab
+  agent/pe_reorder
+  agent/test_elf_report
   pe/wine_images
 )
 
