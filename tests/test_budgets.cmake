@@ -98,7 +98,9 @@ set(LOADLAB_TEST_TWO_CORES
   agent/test_program_ab
   agent/pe_reorder
   agent/test_elf_report
+  integration/test_ci_gate
   pe/wine_images
+  web/dashboard
 )
 
 # loadlab_finish_tests(): for every test of the calling directory:
