@@ -99,6 +99,7 @@ set(LOADLAB_TEST_TWO_CORES
   agent/pe_reorder
   agent/test_elf_report
   integration/test_ci_gate
+  integration/test_pg_replicas
   pe/wine_images
   web/dashboard
 )
