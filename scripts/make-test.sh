@@ -4,6 +4,9 @@
 # its end).
 #
 #   BUILD_DIR ASAN_DIR JOBS   from the Makefile (build, build-asan, nproc)
+#   TEST_JOBS                 ctest's parallel level (JOBS + 1: most tests
+#                             wait part of their time; those that keep a
+#                             core busy take two slots, tests/test_budgets.cmake)
 #
 # Phases, and what runs beside what (two cores: each line keeps them busy):
 #   packages            scripts/install-deps.sh test
@@ -24,6 +27,7 @@ set -u
 BUILD_DIR=${BUILD_DIR:-build}
 ASAN_DIR=${ASAN_DIR:-build-asan}
 JOBS=${JOBS:-$(nproc)}
+TEST_JOBS=${TEST_JOBS:-$((JOBS + 1))}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
 mkdir -p "$BUILD_DIR"
@@ -92,7 +96,7 @@ tests() {
     mkdir -p "$BUILD_DIR/make-test"
     printf 'subdirs("%s")\nsubdirs("%s")\n' "$BUILD_DIR" "$asan" >"$BUILD_DIR/make-test/CTestTestfile.cmake"
     log=$BUILD_DIR/make-test/ctest.log
-    { (cd "$BUILD_DIR/make-test" && ctest --output-on-failure -j "$JOBS" -LE plain-only) 2>&1
+    { (cd "$BUILD_DIR/make-test" && ctest --output-on-failure -j "$TEST_JOBS" -LE plain-only) 2>&1
       echo $? >"$log.exit"; } | tee "$log"
     # What each build's tests cost, in test-seconds (two run at once).
     test_times=$(awk '/Test +#[0-9]+: / {

@@ -23,16 +23,18 @@
 # run's. Only their order matters to ctest; tests under 20 s are left out.
 # test_shared_build_windows, test_hardening and asan/pe/wine_images were
 # cut later that day (tests/README.md): theirs are the old figures scaled
-# by what the cut took off on a loaded machine, until the next run.
+# by what the cut took off on a loaded machine, until the next run; so are
+# test_bisect, test_pg_replicas, test_agent_hostile and test_series (the
+# second round).
 set(LOADLAB_TEST_BUDGETS
-  "integration/test_bisect 362"
+  "integration/test_bisect 25"
   "agent/test_column_report 158"
   "agent/test_agent_fleet 154"
   "agent/test_agent_update 30"
-  "agent/test_agent_hostile 40"
+  "agent/test_agent_hostile 30"
   "agent/test_shared_build_windows 120"
   "agent/test_no_compiler 126"
-  "integration/test_pg_replicas 117"
+  "integration/test_pg_replicas 60"
   "agent/test_elf_report 103"
   "agent/test_office_report 102"
   "integration/test_ci_gate 100"
@@ -61,13 +63,13 @@ set(LOADLAB_TEST_BUDGETS
   "integration/test_bodies 32"
   "integration/test_pg_store 32"
   "integration-pg/test_blobs 31"
-  "integration-pg/test_series 29"
+  "integration-pg/test_series 20"
   "integration/test_blobs 29"
   "integration-pg/test_queue 28"
   "pe/wine_loader 27"
   "wine/template 26"
   "integration-pg/test_reports 25"
-  "integration/test_series 25"
+  "integration/test_series 15"
   "integration-pg/test_auth 25"
   "unit/agent/measure/test_measure_common 24"
   "integration/test_compare_text 23"
@@ -83,12 +85,32 @@ set(LOADLAB_TEST_BUDGETS
   "web/layout 45"
 )
 
+# The tests that keep a core busy or more while they run (CPU-seconds of
+# the test and everything it started, reaped as a child subreaper, at
+# least 0.9 of its wall seconds on an idle machine; tests/README.md, "CPU
+# or waiting"): ctest's PROCESSORS 2, so that make test's ctest, which
+# runs one test more than there are cores (scripts/make-test.sh), runs
+# nothing but one other test beside them. Their sanitizer copies too.
+set(LOADLAB_TEST_TWO_CORES
+  agent/test_column_report
+  agent/test_office_report
+  agent/test_churn
+  agent/test_program_ab
+  agent/pe_reorder
+  agent/test_elf_report
+  integration/test_ci_gate
+  integration/test_pg_replicas
+  pe/wine_images
+  web/dashboard
+)
+
 # loadlab_finish_tests(): for every test of the calling directory:
 # - COST: its budget's seconds, plus 10000 for the tests under the "wine"
 #   lock, so that `ctest -j` starts those first (longest first): they run
 #   one at a time, and that chain is the longest path of the run, which
 #   the other tests fill beside it in the second slot;
 # - TIMEOUT from the table, where it gives one;
+# - PROCESSORS 2 for those of LOADLAB_TEST_TWO_CORES;
 # - under the "wine" lock, the booted template prefix (fixture
 #   [asan/]wine_template, LOADLAB_WINE_TEMPLATE), but for those named in
 #   LOADLAB_WINE_OWN_BOOT: test_churn and test_measure check the runner's
@@ -144,6 +166,9 @@ function(loadlab_finish_tests)
       endif()
     endif()
     set_property(TEST ${test} PROPERTY COST ${cost})
+    if(base IN_LIST LOADLAB_TEST_TWO_CORES)
+      set_property(TEST ${test} PROPERTY PROCESSORS 2)
+    endif()
     if(NOT timeout STREQUAL "")
       set_property(TEST ${test} PROPERTY TIMEOUT ${timeout})
     endif()

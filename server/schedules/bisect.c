@@ -46,9 +46,11 @@ int bisect_judge(double ratio, double low, double high, double line, long long r
 	return 0;
 }
 
-/* Build INDEX of the bisection's revisions as an A/B build LABEL. */
+/* Build INDEX of the bisection's revisions as an A/B build LABEL; its
+ * job's program and measure sections into RET_PROGRAM and RET_MEASURE
+ * (copies) when given and still NULL. */
 static cJSON *build_of(struct server *server, const cJSON *doc, long long index, const char *label,
-		       cJSON **ret_program)
+		       cJSON **ret_program, cJSON **ret_measure)
 {
 	const cJSON *rev = cJSON_GetArrayItem(get(doc, "revisions"), (int)index);
 	cJSON *job = NULL, *b = NULL;
@@ -64,16 +66,42 @@ static cJSON *build_of(struct server *server, const cJSON *doc, long long index,
 	}
 	if (ret_program && !*ret_program)
 		*ret_program = cJSON_Duplicate(program, true);
+	if (ret_measure && !*ret_measure)
+		*ret_measure = cJSON_Duplicate(get(get(job, "spec"), "measure"), true);
 	cJSON_Delete(job);
 	return b;
 }
 
+/* The step's "measure" in SPEC: RUNS warm runs, and from the good
+ * revision's job's own measure section (GOOD, normalized; NULL: none) what
+ * says how to measure rather than how much: the noise retakes and the warm
+ * warmup, rounds and round gap, so that a step measures the way the
+ * series' jobs do (the runs are the bisection's: 30 to 240, more than
+ * JOB_SPEC_MAX_ROUNDS). */
+static void step_measure(cJSON *spec, const cJSON *good, long long runs)
+{
+	static const char *const kept[] = {"rounds", "round_gap_ms", NULL};
+	cJSON *measure = cJSON_AddObjectToObject(spec, "measure"), *warm;
+	const cJSON *good_warm = get(good, "warm"), *warmup = get(good_warm, "warmup");
+
+	if (get(good, "noise"))
+		cJSON_AddItemToObject(measure, "noise", cJSON_Duplicate(get(good, "noise"), true));
+	warm = cJSON_AddObjectToObject(measure, "warm");
+	cJSON_AddNumberToObject(warm, "runs", (double)runs);
+	cJSON_AddNumberToObject(warm, "warmup", cJSON_IsNumber(warmup) ? warmup->valuedouble : 3);
+	for (int i = 0; kept[i]; i++)
+		if (cJSON_IsNumber(get(good_warm, kept[i])))
+			cJSON_AddNumberToObject(warm, kept[i], get(good_warm, kept[i])->valuedouble);
+}
+
 /* The spec of bisection ID's step: revision BASE against CAND, RUNS runs,
- * pinned to the bisection's agent. */
+ * pinned to the bisection's agent, measured as BASE's job was
+ * (step_measure()). */
 static cJSON *step_spec(struct server *server, long long id, const cJSON *doc, long long base, long long cand,
 			long long runs, int step)
 {
-	cJSON *spec = cJSON_CreateObject(), *program = NULL, *builds, *sel, *warm, *normalized = NULL;
+	cJSON *spec = cJSON_CreateObject(), *program = NULL, *measure = NULL, *builds, *sel,
+	      *normalized = NULL;
 	char name[64];
 	int rc;
 
@@ -83,8 +111,8 @@ static cJSON *step_spec(struct server *server, long long id, const cJSON *doc, l
 	cJSON_AddStringToObject(spec, "name", name);
 	cJSON_AddStringToObject(spec, "family", "program");
 	builds = cJSON_CreateArray();
-	cJSON_AddItemToArray(builds, build_of(server, doc, base, "base", &program));
-	cJSON_AddItemToArray(builds, build_of(server, doc, cand, "candidate", NULL));
+	cJSON_AddItemToArray(builds, build_of(server, doc, base, "base", &program, &measure));
+	cJSON_AddItemToArray(builds, build_of(server, doc, cand, "candidate", NULL, NULL));
 	if (program) {
 		/* the args, until and timeout of the good revision's job */
 		cJSON_DeleteItemFromObjectCaseSensitive(program, "files");
@@ -96,9 +124,8 @@ static cJSON *step_spec(struct server *server, long long id, const cJSON *doc, l
 	}
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(spec, "variants"),
 			     cJSON_CreateString(cJSON_GetStringValue(get(doc, "variant"))));
-	warm = cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "measure"), "warm");
-	cJSON_AddNumberToObject(warm, "runs", (double)runs);
-	cJSON_AddNumberToObject(warm, "warmup", 3);
+	step_measure(spec, measure, runs);
+	cJSON_Delete(measure);
 	sel = cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "matrix"), "each_agent");
 	cJSON_AddItemToArray(cJSON_AddArrayToObject(sel, "agent"),
 			     cJSON_CreateString(cJSON_GetStringValue(get(doc, "agent"))));

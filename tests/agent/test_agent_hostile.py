@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import harness  # noqa: E402
@@ -147,7 +148,7 @@ class Agent:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def test_immediate_204s_are_backed_off():
+def immediate_204s_are_backed_off():
     """A server that answers every lease at once with 204 (as a full
     loadlabd would without its Retry-After) is not polled in a loop."""
     with FakeServer(lambda m, p, b: (204, {}, b"")) as s:
@@ -169,7 +170,7 @@ def test_immediate_204s_are_backed_off():
             a.close()
 
 
-def test_retry_after_is_honoured():
+def retry_after_is_honoured():
     """A 204 with Retry-After: 3 (loadlabd's answer when its long polls are
     all taken) is followed by at least 3 s of quiet."""
     with FakeServer(lambda m, p, b: (204, {"Retry-After": "3"}, b"")) as s:
@@ -185,7 +186,7 @@ def test_retry_after_is_honoured():
             a.close()
 
 
-def test_a_full_long_poll_is_not_backed_off():
+def a_full_long_poll_is_not_backed_off():
     """A 204 after most of the wait is the normal idle answer: the agent
     polls again at once (the backoff is for answers cut short)."""
     def answer(m, p, b):
@@ -203,6 +204,24 @@ def test_a_full_long_poll_is_not_backed_off():
         finally:
             a.stop()
             a.close()
+
+
+def test_backoff_short_204s_retry_after_and_full_long_polls():
+    """The three backoff checks above at once, each with its own fake
+    server and agent: they wait on the agent's delays (5, 7 and 21 s), not
+    on the CPU, and every assertion of each is its own."""
+    failures = []
+
+    def run(check):
+        try:
+            check()
+        except Exception:  # reported below with its traceback
+            failures.append((check.__name__, traceback.format_exc()))
+
+    checks = [immediate_204s_are_backed_off, retry_after_is_honoured, a_full_long_poll_is_not_backed_off]
+    for th in harness.start_threads(run, checks):
+        th.join()
+    assert not failures, "\n".join("%s:\n%s" % f for f in failures)
 
 
 HOSTILE_ENROLLS = [

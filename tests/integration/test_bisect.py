@@ -8,7 +8,9 @@ bisection knows its agent and its cell (os=linux, which an ELF program
 job gets). Then `loadlab bisect startup --good r00 --bad r15`: the daemon
 runs two-build A/B jobs pinned to that agent, really measured by it (the
 agent is started for each step's task), and names r11 as the culprit in
-at most 6 steps, each step's job linked, its effect with an interval. The
+at most 6 steps, each step's job linked and measured the way the
+series' jobs are (their noise retakes and warmup), its effect with an
+interval. The
 daemon is stopped and started again after the second step: the bisection
 goes on from its stored document. A second bisection is cancelled (its
 step's job with it); bad requests are refused and store nothing.
@@ -50,6 +52,14 @@ int main(void)
 """
 
 
+# How the series' jobs are measured; each step's job measures the same way
+# (its runs are the bisection's): no run taken again for noise, one warmup
+# run. The steps' verdicts are a 20 ms effect against a program of about a
+# millisecond, far above a busy machine's noise, so the retakes (a 200 ms
+# pause each, up to 10 per program and step) would buy nothing here.
+SERIES_MEASURE = {"warm": {"runs": 5, "warmup": 1}, "noise": harness.NO_NOISE_RETAKES}
+
+
 def build_revisions(tmp):
     src = os.path.join(tmp, "app.c")
     with open(src, "w") as f:
@@ -75,7 +85,7 @@ def submit_revision(d, tmp, folder, revision):
     with open(job_path, "w") as f:
         json.dump({"name": "startup-" + revision, "family": "program", "series": "startup",
                    "revision": revision, "program": {"exe": "app"}, "variants": ["as-built"],
-                   "measure": {"warm": {"runs": 5, "warmup": 1}}}, f)
+                   "measure": SERIES_MEASURE}, f)
     r = cli(d, "submit", job_path, "--program-dir", folder)
     assert r.returncode == 0, r
     return int(r.stdout.split("job ", 1)[1].split(":")[0])
@@ -166,6 +176,9 @@ def test_bisect_names_the_culprit_and_survives_a_restart():
             for s in b["steps"]:
                 job = d.api("GET", "/api/v1/jobs/%d" % s["job_id"], token=d.admin_token).json()
                 assert job["state"] == "done" and job["spec"]["program"]["builds"][0]["label"] == "base", job
+                measure = job["spec"]["measure"]
+                assert measure.get("noise") == SERIES_MEASURE["noise"], measure
+                assert measure["warm"]["runs"] == s["runs"] and measure["warm"]["warmup"] == 1, measure
             r = cli(d, "bisect", "status", str(bid))
             assert r.returncode == 0 and "culprit: r%02d" % CULPRIT in r.stdout, r
 

@@ -25,21 +25,27 @@ def series_jobs(d, name):
     return sorted(ids, key=lambda j: j["id"])
 
 
+# The schedule's interval: the shortest a schedule may have
+# (SCHEDULE_MIN_INTERVAL_S), ten ticks of --schedule-tick-ms 100; the
+# waits below are counted in it.
+INTERVAL = 1
+
+
 def test_schedule_fires_once_across_restart():
     d = Daemon(extra_args=["--schedule-tick-ms", "100"]).start()
     try:
-        body = {"series": "ci/main", "interval_s": 2, "job": JOB}
+        body = {"series": "ci/main", "interval_s": INTERVAL, "job": JOB}
         r = d.api("POST", "/api/v1/schedules", body, token=d.admin_token)
         assert r.status == 201, r
         validate("schedule.json", r.json())
         sid = r.json()["id"]
-        assert r.json()["enabled"] is True and r.json()["interval_s"] == 2 and r.json()["cron"] is None
+        assert r.json()["enabled"] is True and r.json()["interval_s"] == INTERVAL and r.json()["cron"] is None
 
         first = wait_for("the first job", lambda: series_jobs(d, "ci/main"), timeout=6)
         assert len(first) == 1 and first[0]["submitted_by"] == "schedule:%d" % sid, first
         assert first[0]["state"] == "queued"
         # Two more due times pass while the job is queued: skipped, not doubled.
-        time.sleep(4.5)
+        time.sleep(2.25 * INTERVAL)
         assert len(series_jobs(d, "ci/main")) == 1
         s = d.api("GET", "/api/v1/schedules/%d" % sid, token=d.admin_token).json()
         assert s["skipped"] >= 1 and "still queued" in s["last_skip"]["reason"], s
@@ -56,14 +62,14 @@ def test_schedule_fires_once_across_restart():
         assert d.api("POST", "/api/v1/jobs/%d/cancel" % second[1]["id"], {}, token=d.admin_token).status == 200
         assert d.stop() == 0
 
-        # Down for 5 s: two due times missed, run once after the restart.
-        time.sleep(5)
+        # Down for 2.5 intervals: two due times missed, run once after the restart.
+        time.sleep(2.5 * INTERVAL)
         d2 = Daemon(extra_args=["--schedule-tick-ms", "100"], data_dir=d.data_dir).start()
         try:
             d2.admin_token = d.admin_token
             third = wait_for("the missed run", lambda: len(series_jobs(d2, "ci/main")) >= 3 and series_jobs(d2, "ci/main"),
                              timeout=5)
-            time.sleep(3)  # more due times pass: the third job is queued, none is added
+            time.sleep(1.5 * INTERVAL)  # more due times pass: the third job is queued, none is added
             jobs = series_jobs(d2, "ci/main")
             assert len(jobs) == 3, [j["id"] for j in jobs]
             assert len({j["id"] for j in jobs}) == 3
@@ -74,7 +80,7 @@ def test_schedule_fires_once_across_restart():
             r = d2.api("PATCH", "/api/v1/schedules/%d" % sid, {"enabled": False}, token=d.admin_token)
             assert r.status == 200 and r.json()["enabled"] is False and r.json()["next_run_at"] is None, r
             assert d2.api("POST", "/api/v1/jobs/%d/cancel" % third[2]["id"], {}, token=d.admin_token).status == 200
-            time.sleep(2.5)
+            time.sleep(1.25 * INTERVAL)
             assert len(series_jobs(d2, "ci/main")) == 3  # paused
             r = d2.api("POST", "/api/v1/schedules/%d/run" % sid, {}, token=d.admin_token)
             assert r.status == 201, r
