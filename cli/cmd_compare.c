@@ -544,10 +544,14 @@ int cmd_compare(int argc, char **argv)
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
 	if (o.job) {
-		if (argc != optind || o.series)
-			return args_usage_error("compare", "takes no job ids nor --series with --job");
+		char query[sizeof(o.threshold)]; /* --intervals: two jobs only (pairs by pass have none) */
+		if (argc != optind || o.series || o.intervals[0])
+			return args_usage_error("compare",
+						"takes no job ids, --series nor --intervals with --job");
+		snprintf(query, sizeof(query), "%s%s%s", o.max_regression, o.metric,
+			 o.require_power ? "&require_power=1" : "");
 		if ((rc = args_job_id(o.job, &base)) == 0)
-			rc = compare_ab(base, o.max_regression, o.format, &regression);
+			rc = compare_ab(base, query, o.format, &regression);
 	} else if (o.series) {
 		if (argc != optind)
 			return args_usage_error("compare", "takes no job ids with --series");
@@ -561,9 +565,11 @@ int cmd_compare(int argc, char **argv)
 	if (rc == 0 && !o.job)
 		rc = compare_jobs(base, candidate, o.threshold, o.format, &regression);
 	if (rc == 0 && regression < 0)
-		rc = err_set(
-			LL_ESTATE,
-			"No variant and cell of the two jobs could be compared (see the reasons above).");
+		rc = err_set(LL_ESTATE,
+			     o.job ? "No build of the job could be compared with its base (see the "
+				     "reasons above)."
+				   : "No variant and cell of the two jobs could be compared (see "
+				     "the reasons above).");
 	if (rc < 0)
 		return client_fail("compare", rc);
 	if (regression == 2)

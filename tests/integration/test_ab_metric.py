@@ -16,7 +16,9 @@ So:
   - median/min/over-floor/floor-ratio are refused with a 400 (they compare
     two jobs only);
   - every judged row has detectable_pct from its interval, and
-    require_power=1 with a threshold below it says "underpowered".
+    require_power=1 with a threshold below it says "underpowered";
+  - `loadlab compare --job ID` passes --metric: exit 1 for cpu, 2 (no
+    row judged) for instructions, 2 (the server's 400) for median.
 """
 import hashlib
 import math
@@ -133,6 +135,13 @@ def test_ab_metric():
         assert p.returncode == 1 and "slower" in p.stdout, (p.returncode, p.stdout, p.stderr)
         p = subprocess.run(base, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+        p = subprocess.run(base + ["--metric", "instructions"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "not counted: " + NO_PMU in p.stdout, (p.returncode, p.stdout, p.stderr)
+        assert "judged by: instructions" in p.stdout, p.stdout
+        p = subprocess.run(base + ["--metric", "median"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and "paired by pass" in p.stderr, (p.returncode, p.stdout, p.stderr)
+        print("loadlab compare --job %d --metric cpu:\n%s" % (job, subprocess.run(
+            base + ["--metric", "cpu"], capture_output=True, text=True, timeout=60).stdout))
     finally:
         d.stop()
 
