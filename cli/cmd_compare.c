@@ -29,7 +29,8 @@ static const char usage_text[] =
 	"                       [--require-power]\n"
 	"                       [--format table|md|csv|json]\n"
 	"       loadlab compare --series NAME [--against REVISION] [--max-regression PCT] [--format F]\n"
-	"       loadlab compare --job ID [--max-regression PCT] [--format table|md|json]\n\n"
+	"       loadlab compare --job ID [--max-regression PCT] [--metric auto|cpu|faults|instructions]\n"
+	"                       [--require-power] [--format table|md|json]\n\n"
 	"Compares candidate job CAND with baseline job BASE: per variant and cell, the\n"
 	"ratio with its CI and a verdict. Prints the comparison and exits 0 when there\n"
 	"is no regression, 1 when there is one, 2 on an error.\n\n"
@@ -37,7 +38,10 @@ static const char usage_text[] =
 	"                        done job before it (the jobs are named on stderr)\n"
 	"  --job ID              an A/B program job (\"program.builds\"): each build against\n"
 	"                        the first, per variant and cell, paired by pass (the median\n"
-	"                        of the per-pass ratios with its 95 % CI and a sign test)\n"
+	"                        of the per-pass ratios with its 95 % CI and a sign test);\n"
+	"                        --metric cpu, faults or instructions pairs that counter\n"
+	"                        the same way (median, min, over-floor and floor-ratio\n"
+	"                        compare two jobs only: refused)\n"
 	"  --against REVISION    with --series: against the latest done job of the\n"
 	"                        series whose revision is REVISION instead\n"
 	"  --max-regression PCT  slowdown tolerated, in percent (\"5\" or \"5%\")\n"
@@ -379,7 +383,9 @@ static void print_ab_files(const cJSON *root, bool markdown)
 	}
 }
 
-/* The A/B comparison ROOT (report_ab()) as a table, or markdown. */
+/* The A/B comparison ROOT (report_ab_metric()) as a table, or markdown;
+ * below it each row's words (what it could not see, why it has no
+ * verdict) and the counter that judged, when not the times. */
 static void print_ab(const cJSON *root, bool markdown)
 {
 	const cJSON *row;
@@ -407,6 +413,20 @@ static void print_ab(const cJSON *root, bool markdown)
 		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "regression")) ? " (regression)"
 											 : "");
 	}
+	cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(root, "rows")) {
+		const char *note =
+			cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "detectable_note"));
+		if (!note) /* a row without a verdict: why ("not counted: ...") */
+			note = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "reason"));
+		if (note)
+			printf("%s %s %s: %s\n",
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "variant")),
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "cell")),
+			       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, "build")), note);
+	}
+	const char *metric = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "metric"));
+	if (metric && strcmp(metric, "paired-ratio") != 0)
+		printf("judged by: %s (run counter per run, paired by pass)\n", metric);
 	printf("verdict: %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "verdict")));
 	print_ab_files(root, markdown);
 }
@@ -524,10 +544,14 @@ int cmd_compare(int argc, char **argv)
 	if (o.against && !o.series)
 		return args_usage_error("compare", "--against needs --series");
 	if (o.job) {
-		if (argc != optind || o.series)
-			return args_usage_error("compare", "takes no job ids nor --series with --job");
+		char query[sizeof(o.threshold)]; /* --intervals: two jobs only (pairs by pass have none) */
+		if (argc != optind || o.series || o.intervals[0])
+			return args_usage_error("compare",
+						"takes no job ids, --series nor --intervals with --job");
+		snprintf(query, sizeof(query), "%s%s%s", o.max_regression, o.metric,
+			 o.require_power ? "&require_power=1" : "");
 		if ((rc = args_job_id(o.job, &base)) == 0)
-			rc = compare_ab(base, o.max_regression, o.format, &regression);
+			rc = compare_ab(base, query, o.format, &regression);
 	} else if (o.series) {
 		if (argc != optind)
 			return args_usage_error("compare", "takes no job ids with --series");
@@ -541,9 +565,11 @@ int cmd_compare(int argc, char **argv)
 	if (rc == 0 && !o.job)
 		rc = compare_jobs(base, candidate, o.threshold, o.format, &regression);
 	if (rc == 0 && regression < 0)
-		rc = err_set(
-			LL_ESTATE,
-			"No variant and cell of the two jobs could be compared (see the reasons above).");
+		rc = err_set(LL_ESTATE,
+			     o.job ? "No build of the job could be compared with its base (see the "
+				     "reasons above)."
+				   : "No variant and cell of the two jobs could be compared (see "
+				     "the reasons above).");
 	if (rc < 0)
 		return client_fail("compare", rc);
 	if (regression == 2)

@@ -180,6 +180,28 @@ void report_cell_key(const cJSON *cell, char *out, size_t size);
  * MAX_REGRESSION_PCT. LL_EINVAL for a job of one build, LL_ENOTFOUND. */
 int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret);
 
+/* report_ab() judging METRIC: REPORT_METRIC_AUTO, the warm times as
+ * above ("metric": "paired-ratio"), or REPORT_METRIC_CPU, _FAULTS,
+ * _INSTRUCTIONS: that run counter per run (report_compare_counters.h:
+ * warm.run_counters, one value per sample) paired by pass the same way,
+ * "metric" its name, each judged row {"unit", "base_median",
+ * "candidate_median"} instead of the µs medians, and a row whose build did
+ * not count it {"status": "not_comparable", "reason": "not counted: WHY
+ * (COUNTER, build LABEL)"}. The time metrics of two jobs' compare (median,
+ * min, over-floor, floor-ratio) do not apply to pairs by pass: LL_EINVAL
+ * with REPORT_AB_METRICS_WORDS. Every judged row has "detectable_pct"
+ * (report_judge_detectable_pct() of its interval, the per-sample rule)
+ * and, when that is above MAX_REGRESSION_PCT, "underpowered": true and
+ * "detectable_note"; with REQUIRE_POWER the verdict is then
+ * "underpowered" when no row is a regression ("power": {"required",
+ * "underpowered_rows"}; "counts"."underpowered"). */
+int report_ab_metric(struct store *store, long long job_id, double max_regression_pct,
+		     enum report_metric metric, bool require_power, cJSON **ret);
+#define REPORT_AB_METRICS_WORDS                                                                         \
+	"An A/B job (job=ID) is judged on its builds' runs paired by pass: metric auto (the warm "      \
+	"times' per-pass ratio), cpu, faults or instructions; median, min, over-floor and floor-ratio " \
+	"compare two jobs only."
+
 /* report_compare_metric() of REPORT_JUDGE_DEFAULT_METRIC, across jobs:
  * the series' early alerts (fewer than REPORT_CHANGE_POINTS_MIN_HISTORY
  * points) and change points' confirmation (report_change_alert.c). */

@@ -16,6 +16,7 @@
  * docs/program-family.md, "Two builds in one job", docs/program-elf.md.
  */
 #include "report.h"
+#include "report_compare_counters.h"
 #include "report_int.h"
 #include "report_judge_rules.h"
 #include "report_paired.h"
@@ -59,13 +60,34 @@ static void side_release(struct ab_side *s)
 	s->n = 0;
 }
 
-/* VARIANT's warm samples in measured order; LL_ENOTFOUND without. */
-static int side_of(const cJSON *variant, struct ab_side *ret)
+/* VARIANT's figure per run in measured order: its warm samples (COUNTER
+ * < 0) or its run counter COUNTER per run (report_counter_series(), one
+ * value per sample); LL_ENOTFOUND without, *RET_WHY (may be NULL: no
+ * run counters at all) when the counter was not counted. */
+static int side_of(const cJSON *variant, int counter, struct ab_side *ret, const char **ret_why)
 {
-	if (!variant || cJSON_IsFalse(get(variant, "valid")))
+	const cJSON *warm = get(variant, "warm");
+	double *x = NULL;
+	size_t n = 0;
+
+	*ret_why = NULL;
+	if (!variant || cJSON_IsFalse(get(variant, "valid")) ||
+	    report_samples_of(get(warm, "samples_us"), &x, &n) < 0)
 		return LL_ENOTFOUND;
-	return report_samples_of(get(get(variant, "warm"), "samples_us"), &ret->x, &ret->n) < 0 ? LL_ENOTFOUND
-												: 0;
+	if (counter >= 0) {
+		double *c = NULL;
+		int rc = report_counter_series(warm, (enum report_counter)counter, n, &c, ret_why);
+		free(x);
+		x = c;
+		if (rc < 0) {
+			*ret_why = *ret_why ? *ret_why
+					    : "its result has no run counters (an agent before issue 40)";
+			return LL_EUNSUPPORTED;
+		}
+	}
+	ret->x = x;
+	ret->n = n;
+	return 0;
 }
 
 static void not_comparable(cJSON *row, const char *reason)
@@ -99,20 +121,59 @@ static void add_floor_ratio(cJSON *row, const struct ab_side *base, const struct
 }
 
 struct ab_counts {
-	int rows, slower, faster, unchanged, not_comparable, regressions;
+	int rows, slower, faster, unchanged, not_comparable, regressions, underpowered;
 };
 
-/* One row: BUILD's PRESET against the base's, in the cell KEY. */
-static int ab_row(const cJSON *variants, const struct ab_side *floor, const char *base_label,
-		  const char *label, const char *preset, const char *key, double max_regression,
-		  struct ab_counts *counts, cJSON *rows)
+/* What every row of a comparison shares: the figure judged (COUNTER < 0:
+ * the warm time; else the run counter report_counter_of(METRIC)), the
+ * threshold, and the tallies. */
+struct ab_judging {
+	int counter;
+	double max_regression;
+	struct ab_counts counts;
+};
+
+/* A row that has no verdict: REASON ("not counted: ..." for a figure a
+ * side did not count). */
+static void row_not_comparable(cJSON *row, struct ab_counts *counts, const char *reason)
 {
-	char base_name[JOB_SPEC_MAX_NAME * 2], cand_name[JOB_SPEC_MAX_NAME * 2];
+	not_comparable(row, reason);
+	counts->not_comparable++;
+}
+
+/* "detectable_pct" from the row's interval LOW .. HIGH under the
+ * per-sample rule that judged it (report_judge_detectable_pct()), and
+ * "underpowered" with "detectable_note" when that is above the
+ * threshold, as two jobs' compare says it (report_judge.c). */
+static void add_detectable(cJSON *row, double low, double high, struct ab_judging *j)
+{
+	double detectable = report_judge_detectable_pct(low, high, true);
+	char note[96];
+
+	if (!isfinite(detectable))
+		return;
+	cJSON_AddNumberToObject(row, "detectable_pct", round(detectable * 100) / 100);
+	if (!(detectable > j->max_regression))
+		return;
+	snprintf(note, sizeof(note), "this row could only see changes above %.1f %%", detectable);
+	cJSON_AddBoolToObject(row, "underpowered", true);
+	cJSON_AddStringToObject(row, "detectable_note", note);
+	j->counts.underpowered++;
+}
+
+/* One row: BUILD's PRESET against the base's, in the cell KEY, on the
+ * figure J judges. */
+static int ab_row(const cJSON *variants, const struct ab_side *floor, const char *base_label,
+		  const char *label, const char *preset, const char *key, struct ab_judging *j, cJSON *rows)
+{
+	char base_name[JOB_SPEC_MAX_NAME * 2], cand_name[JOB_SPEC_MAX_NAME * 2], why[600];
 	struct ab_side b = {0}, c = {0};
+	struct ab_counts *counts = &j->counts;
 	cJSON *row = json_array_add_object(rows);
 	double *r = NULL, ratio, lo, hi, mb, mc, p;
+	const char *base_why = NULL, *cand_why = NULL;
 	size_t above = 0, ties = 0;
-	int rc = 0;
+	int rc = 0, brc, crc;
 
 	if (!row)
 		return LL_ENOMEM;
@@ -123,10 +184,16 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	cJSON_AddStringToObject(row, "base", base_label);
 	cJSON_AddStringToObject(row, "build", label);
 	counts->rows++;
-	if (side_of(report_find_variant(variants, base_name), &b) < 0 ||
-	    side_of(report_find_variant(variants, cand_name), &c) < 0) {
-		not_comparable(row, "A build of this variant is invalid or has no warm samples.");
-		counts->not_comparable++;
+	brc = side_of(report_find_variant(variants, base_name), j->counter, &b, &base_why);
+	crc = side_of(report_find_variant(variants, cand_name), j->counter, &c, &cand_why);
+	if (brc == LL_ENOTFOUND || crc == LL_ENOTFOUND) {
+		row_not_comparable(row, counts, "A build of this variant is invalid or has no warm samples.");
+		goto out;
+	}
+	if (brc < 0 || crc < 0) {
+		snprintf(why, sizeof(why), "not counted: %s (%s, build %s)", brc < 0 ? base_why : cand_why,
+			 report_counter_name((enum report_counter)j->counter), brc < 0 ? base_label : label);
+		row_not_comparable(row, counts, why);
 		goto out;
 	}
 	struct stats_sample sc = {c.x, c.n, NULL, 0}, sb = {b.x, b.n, NULL, 0};
@@ -142,9 +209,11 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	    report_bootstrap_ci(r, c.n, STATS_MEDIAN, 0.95, AB_RESAMPLES, seed, false, &lo, &hi) < 0 ||
 	    stats_median(b.x, b.n, &mb) < 0 || stats_median(c.x, c.n, &mc) < 0) {
 		err_clear();
-		not_comparable(row, "The two builds' samples cannot be paired by pass (their counts differ, "
-				    "fewer than 5, or a sample is 0).");
-		counts->not_comparable++;
+		row_not_comparable(row, counts,
+				   j->counter < 0 ? "The two builds' samples cannot be paired by pass (their "
+						    "counts differ, fewer than 5, or a sample is 0)."
+						  : "The two builds' counts cannot be paired by pass (their "
+						    "numbers differ, fewer than 5, or a count is 0).");
 		goto out;
 	}
 	for (size_t k = 0; k < c.n; k++) {
@@ -154,11 +223,17 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	p = sign_test_p(above, c.n - ties);
 	double change = (ratio - 1) * 100;
 	bool significant = report_judge_per_sample(p, lo, hi, change); /* the one judge's rule */
-	bool regression = significant && change > 0 && change > max_regression;
+	bool regression = significant && change > 0 && change > j->max_regression;
 	const char *status = !significant ? "no_significant_change" : change > 0 ? "slower" : "faster";
 	cJSON_AddNumberToObject(row, "pairs", (double)c.n);
-	cJSON_AddNumberToObject(row, "base_median_us", mb);
-	cJSON_AddNumberToObject(row, "candidate_median_us", mc);
+	if (j->counter < 0) {
+		cJSON_AddNumberToObject(row, "base_median_us", mb);
+		cJSON_AddNumberToObject(row, "candidate_median_us", mc);
+	} else {
+		cJSON_AddStringToObject(row, "unit", report_counter_name((enum report_counter)j->counter));
+		cJSON_AddNumberToObject(row, "base_median", mb);
+		cJSON_AddNumberToObject(row, "candidate_median", mc);
+	}
 	cJSON_AddNumberToObject(row, "ratio", ratio);
 	cJSON_AddNumberToObject(row, "ci_low", lo);
 	cJSON_AddNumberToObject(row, "ci_high", hi);
@@ -167,6 +242,7 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	cJSON_AddNumberToObject(row, "p_value", p);
 	cJSON_AddStringToObject(row, "status", status);
 	cJSON_AddBoolToObject(row, "regression", regression);
+	add_detectable(row, lo, hi, j);
 	add_floor_ratio(row, &b, &c, floor, seed);
 	counts->slower += strcmp(status, "slower") == 0;
 	counts->faster += strcmp(status, "faster") == 0;
@@ -181,8 +257,7 @@ out:
 
 struct ab_walk {
 	const cJSON *program, *variants; /* the job's normalized program section and variants */
-	double max_regression;
-	struct ab_counts counts;
+	struct ab_judging judging;
 	cJSON *rows;
 	/* the job's tasks with a result, in task order (ab_collect()) */
 	struct ab_task {
@@ -221,7 +296,7 @@ static int ab_task(struct store *store, struct ab_walk *w, const struct ab_task 
 {
 	cJSON *result = NULL;
 	struct ab_side floor = {0};
-	const char *base_label, *label;
+	const char *base_label, *label, *why;
 	const cJSON *preset;
 	char *body = NULL;
 	int rc = 0;
@@ -233,14 +308,14 @@ static int ab_task(struct store *store, struct ab_walk *w, const struct ab_task 
 		return 0; /* gone meanwhile (retention), or unreadable: no rows */
 	}
 	free(body);
-	report_samples_of(get(get(get(result, "floor"), "warm"), "samples_us"), &floor.x, &floor.n);
+	side_of(get(result, "floor"), w->judging.counter, &floor, &why); /* none: no floor ratio */
 	err_clear();
 	job_spec_program_build(w->program, 0, &base_label);
 	for (int b = 1; rc == 0 && job_spec_program_build(w->program, b, &label); b++)
 		cJSON_ArrayForEach(preset, w->variants) {
 			const char *name = cJSON_GetStringValue(get(preset, "name"));
 			if (name && (rc = ab_row(get(result, "variants"), &floor, base_label, label, name,
-						 t->key, w->max_regression, &w->counts, w->rows)) < 0)
+						 t->key, &w->judging, w->rows)) < 0)
 				break;
 		}
 	side_release(&floor);
@@ -278,11 +353,21 @@ static int ab_files(const cJSON *program, cJSON *out)
 
 int report_ab(struct store *store, long long job_id, double max_regression_pct, cJSON **ret)
 {
-	struct ab_walk w = {.max_regression = max_regression_pct};
-	cJSON *job = NULL, *out = NULL, *labels, *counts;
+	return report_ab_metric(store, job_id, max_regression_pct, REPORT_METRIC_AUTO, false, ret);
+}
+
+int report_ab_metric(struct store *store, long long job_id, double max_regression_pct,
+		     enum report_metric metric, bool require_power, cJSON **ret)
+{
+	struct ab_walk w = {
+		.judging = {.counter = report_counter_of(metric), .max_regression = max_regression_pct}};
+	struct ab_counts *n = &w.judging.counts;
+	cJSON *job = NULL, *out = NULL, *labels, *counts, *power;
 	const char *label;
 	int rc;
 
+	if (metric != REPORT_METRIC_AUTO && w.judging.counter < 0)
+		return err_set(LL_EINVAL, "%s", REPORT_AB_METRICS_WORDS);
 	if ((rc = store_job_get(store, job_id, &job)) < 0)
 		return rc;
 	w.program = get(get(job, "spec"), "program");
@@ -307,7 +392,8 @@ int report_ab(struct store *store, long long job_id, double max_regression_pct, 
 	cJSON_AddStringToObject(out, "base", label);
 	cJSON_AddStringToObject(out, "state", cJSON_GetStringValue(get(job, "state")));
 	cJSON_AddNumberToObject(out, "max_regression_pct", max_regression_pct);
-	cJSON_AddStringToObject(out, "metric", "paired-ratio");
+	cJSON_AddStringToObject(out, "metric",
+				metric == REPORT_METRIC_AUTO ? "paired-ratio" : report_metric_name(metric));
 	if (!(w.rows = cJSON_CreateArray())) {
 		rc = LL_ENOMEM;
 		goto out;
@@ -318,16 +404,22 @@ int report_ab(struct store *store, long long job_id, double max_regression_pct, 
 		if ((rc = ab_task(store, &w, &w.tasks[i])) < 0)
 			goto out;
 	cJSON_AddStringToObject(out, "verdict",
-				w.counts.regressions                      ? "regression"
-				: w.counts.rows > w.counts.not_comparable ? "ok"
-									  : "not_comparable");
+				n->regressions                         ? "regression"
+				: require_power && n->underpowered > 0 ? "underpowered"
+				: n->rows > n->not_comparable          ? "ok"
+								       : "not_comparable");
 	if ((counts = cJSON_AddObjectToObject(out, "counts"))) {
-		cJSON_AddNumberToObject(counts, "rows", w.counts.rows);
-		cJSON_AddNumberToObject(counts, "regressions", w.counts.regressions);
-		cJSON_AddNumberToObject(counts, "slower", w.counts.slower);
-		cJSON_AddNumberToObject(counts, "faster", w.counts.faster);
-		cJSON_AddNumberToObject(counts, "no_significant_change", w.counts.unchanged);
-		cJSON_AddNumberToObject(counts, "not_comparable", w.counts.not_comparable);
+		cJSON_AddNumberToObject(counts, "rows", n->rows);
+		cJSON_AddNumberToObject(counts, "regressions", n->regressions);
+		cJSON_AddNumberToObject(counts, "slower", n->slower);
+		cJSON_AddNumberToObject(counts, "faster", n->faster);
+		cJSON_AddNumberToObject(counts, "no_significant_change", n->unchanged);
+		cJSON_AddNumberToObject(counts, "not_comparable", n->not_comparable);
+		cJSON_AddNumberToObject(counts, "underpowered", n->underpowered);
+	}
+	if ((power = cJSON_AddObjectToObject(out, "power"))) {
+		cJSON_AddBoolToObject(power, "required", require_power);
+		cJSON_AddNumberToObject(power, "underpowered_rows", n->underpowered);
 	}
 	cJSON_AddItemToObject(out, "rows", w.rows);
 	w.rows = NULL;

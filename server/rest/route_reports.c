@@ -101,7 +101,8 @@ static int compute(struct store *store, const void *arg, struct report_text *ret
 			return rc;
 		return render(report, a->format, report_render, ret);
 	case KIND_AB:
-		if ((rc = report_ab(store, a->job_id, a->max_regression, &report)) < 0)
+		if ((rc = report_ab_metric(store, a->job_id, a->max_regression, a->metric, a->require_power,
+					   &report)) < 0)
 			return rc;
 		return render(report, "json", report_render, ret);
 	case KIND_COMPARE:
@@ -259,12 +260,15 @@ int route_reports_compare(struct http_request *req, struct http_reply *reply)
 		if (strcmp(format, "json") != 0)
 			return reply_error(reply, 400, "invalid_argument",
 					   "An A/B job's comparison (job=ID) is given as JSON only.");
+		if (metric != REPORT_METRIC_AUTO &&
+		    (metric < REPORT_METRIC_CPU || metric > REPORT_METRIC_INSTRUCTIONS))
+			return reply_error(reply, 400, "invalid_argument", REPORT_AB_METRICS_WORDS);
 		if ((rc = report_cache_job_revision(req->server->store, args.job_id, revision,
 						    sizeof(revision))) < 0)
 			return reply_from_err(reply, rc);
 		args.kind = KIND_AB;
-		snprintf(prefix, sizeof(prefix), "ab job=%lld max_regression=%.17g", args.job_id,
-			 max_regression);
+		snprintf(prefix, sizeof(prefix), "ab job=%lld max_regression=%.17g metric=%d power=%d",
+			 args.job_id, max_regression, (int)metric, args.require_power);
 		return reply_report(req, reply, prefix, revision, true, &args);
 	}
 	/* Two jobs compared also read earlier jobs of the same cells
