@@ -18,6 +18,28 @@
 
 #include <stdbool.h>
 
+/* A driver's statements (its native statement type behind void *): what
+ * db.c's db_stmt calls, and what the driver's own raw helpers (sq_int(),
+ * pq_int()) bind and step with through db_args.h. */
+struct db_stmt_ops {
+	void (*bind_int64)(void *stmt, int i, long long v);
+	void (*bind_double)(void *stmt, int i, double v);
+	/* N bytes of TEXT (-1: up to its NUL), copied; TEXT NULL binds a NULL
+	 * of text type (PostgreSQL must know it). */
+	void (*bind_text)(void *stmt, int i, const char *text, int n);
+	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
+	void (*bind_null)(void *stmt, int i);
+
+	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
+	int (*step)(void *stmt);
+	void (*reset)(void *stmt);
+	bool (*column_null)(void *stmt, int col);
+	long long (*column_int64)(void *stmt, int col);
+	double (*column_double)(void *stmt, int col);
+	const char *(*column_text)(void *stmt, int col);
+	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+};
+
 struct db_driver {
 	enum db_dialect dialect;
 	/* This daemon is the database's only writer (it may remember what it
@@ -43,8 +65,9 @@ struct db_driver {
 			   void *arg, cJSON **out, void (*done)(void *context), void *context,
 			   struct store_call **ret_call);
 	int (*call_end)(struct store_call *call, cJSON **ret);
-	/* db_call_result(): the op's result once DONE ran. */
-	int (*call_result)(const struct store_call *call);
+	/* db_call_result(): where the op's result (an int) sits in the
+	 * backend's struct store_call, once DONE ran. */
+	size_t call_rc_offset;
 	/* db_tasks_ready(); NULL for a store with one daemon. */
 	int (*tasks_ready)(struct store *s);
 
@@ -53,35 +76,15 @@ struct db_driver {
 	void *(*prepare)(struct store *s, const char *sql);
 	void (*release)(struct store *s, void *stmt);
 
-	void (*bind_int64)(void *stmt, int i, long long v);
-	void (*bind_double)(void *stmt, int i, double v);
-	/* N bytes of TEXT (-1: up to its NUL), copied; TEXT NULL binds a NULL
-	 * of text type (PostgreSQL must know it). */
-	void (*bind_text)(void *stmt, int i, const char *text, int n);
-	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
-	void (*bind_null)(void *stmt, int i);
-
-	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
-	int (*step)(void *stmt);
-	void (*reset)(void *stmt);
-	bool (*column_null)(void *stmt, int col);
-	long long (*column_int64)(void *stmt, int col);
-	double (*column_double)(void *stmt, int col);
-	const char *(*column_text)(void *stmt, int col);
-	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+	const struct db_stmt_ops *stmt;
 	/* Rows the last statement of this thread's write changed. */
 	long long (*changes)(struct store *s);
 };
 
-/* The statement members of a driver's table, for a driver whose static
- * functions have the members' names (read_begin, prepare, bind_int64, ...,
- * changes, call_result): one list for every driver. */
-#define DB_DRIVER_FUNCTIONS                                                                       \
-	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,   \
-	.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,             \
-	.call_result = call_result, .bind_blob = bind_blob, .bind_null = bind_null, .step = step, \
-	.reset = reset, .column_null = column_null, .column_int64 = column_int64,                 \
-	.column_double = column_double, .column_text = column_text, .column_blob = column_blob,   \
+/* The connection members of a driver's table, for a driver whose static
+ * functions have the members' names: one list for every driver. */
+#define DB_DRIVER_FUNCTIONS                                                                     \
+	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release, \
 	.changes = changes
 
 /* The drivers (their backends name them in store_backend.db). */

@@ -379,6 +379,11 @@ void pq_release(PGconn *conn, struct pgq *stmt);
  * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
  * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
+/* PostgreSQL's statements (struct pgq) for the statement layer
+ * (db_driver.h), used by pg_db.c's driver and pq_int(). */
+struct db_stmt_ops;
+extern const struct db_stmt_ops pq_stmt_ops;
+
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
 int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);

@@ -181,6 +181,11 @@ int sq_exec_cached(sqlite3 *db, const char *sql);
  * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
  * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
 
+/* SQLite's statements for the statement layer (db_driver.h), used by
+ * sqlite_db.c's driver and sq_run()/sq_int(). */
+struct db_stmt_ops;
+extern const struct db_stmt_ops sq_stmt_ops;
+
 /* sq_run() and sq_int() take SQL literals and use the statement cache. */
 
 /* Runs a statement that returns no rows. */
