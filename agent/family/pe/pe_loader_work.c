@@ -148,3 +148,62 @@ int pe_loader_work_json(const struct pe_loader_work *w, const char *source, cJSO
 	*ret = o;
 	return 0;
 }
+
+/* The probe's count with the static one, STAT (taken), under "static". */
+static int probe_object(const struct pe_loader_run *run, cJSON *stat, cJSON **ret)
+{
+	struct pe_loader_work seen;
+	int rc;
+
+	if ((rc = pe_loader_work_count(run->images, run->count, run->relocated, !run->wine, run->timestamp_of,
+				       run->context, &seen)) < 0 ||
+	    (rc = pe_loader_work_json(&seen, "probe", ret)) < 0) {
+		cJSON_Delete(stat);
+		return rc;
+	}
+	if (!cJSON_AddItemToObject(*ret, "static", stat)) {
+		cJSON_Delete(stat);
+		return LL_ENOMEM;
+	}
+	return 0;
+}
+
+/* {"source": "static", "not_counted": WHY}; NULL when out of memory. */
+static cJSON *not_counted(const char *why)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddStringToObject(o, "source", "static") ||
+	    !cJSON_AddStringToObject(o, "not_counted", why)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+int pe_loader_work_variant(const struct pe_loader_run *run, int rc, cJSON **loader)
+{
+	struct pe_loader_work predicted;
+	cJSON *stat = NULL, *made = NULL;
+
+	if (rc == 0 &&
+	    (rc = pe_loader_work_count(run->images, run->count, NULL, true, run->timestamp_of, run->context,
+				       &predicted)) == 0 &&
+	    (rc = pe_loader_work_json(&predicted, "static", &stat)) == 0) {
+		if (run->relocated)
+			rc = probe_object(run, stat, &made);
+		else
+			made = stat;
+	}
+	if (rc == 0 && run->wine && !cJSON_AddStringToObject(made, "cannot_show", PE_LOADER_WORK_WINE_NOTE))
+		rc = LL_ENOMEM;
+	if (rc < 0) {
+		cJSON_Delete(made);
+		made = rc == LL_ENOMEM ? NULL : not_counted(err_message(rc));
+		if (!made)
+			return LL_ENOMEM;
+	}
+	cJSON_Delete(*loader);
+	*loader = made;
+	return 0;
+}
