@@ -6,6 +6,8 @@
 
 #include "store.h"
 
+#include "loadlab/err.h"
+
 void db_args_bind(const struct db_stmt_ops *ops, void *stmt, const char *types, va_list ap)
 {
 	for (int i = 0; types[i]; i++) {
@@ -39,4 +41,20 @@ int db_args_int(const struct db_stmt_ops *ops, void *stmt, long long *ret, long 
 	else if (ret && rc == DB_DONE)
 		*ret = default_value;
 	return rc;
+}
+
+int db_args_on(const struct db_stmt_ops *ops, void *conn, long long *ret, long long default_value,
+	       const char *sql, const char *types, ...)
+{
+	void *stmt = ops->cached(conn, sql);
+	va_list ap;
+	int rc;
+
+	if (!stmt)
+		return LL_ESTORE; /* cached() said why */
+	va_start(ap, types);
+	rc = db_args_int(ops, stmt, ret, default_value, types, ap);
+	va_end(ap);
+	ops->uncache(conn, stmt);
+	return rc < 0 ? rc : 0;
 }

@@ -22,4 +22,14 @@ void db_args_bind(const struct db_stmt_ops *ops, void *stmt, const char *types, 
 int db_args_int(const struct db_stmt_ops *ops, void *stmt, long long *ret, long long default_value,
 		const char *types, va_list ap);
 
+/* Runs SQL (a literal, from the statement cache of CONN, the driver's
+ * own connection: sqlite3 *, PGconn *) with the arguments of TYPES and,
+ * when RET is not NULL, stores the first column of its first row there
+ * (DEFAULT_VALUE when there is no row or it is NULL): the drivers'
+ * sq_run(), sq_int() and pq_int() (sqlite_int.h, pg_int.h). 0, or a
+ * negative LL_E* code with its message (LL_ESTORE when SQL cannot be
+ * prepared). */
+int db_args_on(const struct db_stmt_ops *ops, void *conn, long long *ret, long long default_value,
+	       const char *sql, const char *types, ...);
+
 #endif

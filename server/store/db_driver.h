@@ -38,6 +38,13 @@ struct db_stmt_ops {
 	double (*column_double)(void *stmt, int col);
 	const char *(*column_text)(void *stmt, int col);
 	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+
+	/* A statement for SQL (a literal) on the driver's connection CONN
+	 * (sqlite3 *, PGconn *) from its statement cache, NULL (logged) on
+	 * failure; uncache() gives it back: the drivers' raw helpers on a
+	 * connection of their own (db_args_run()). */
+	void *(*cached)(void *conn, const char *sql);
+	void (*uncache)(void *conn, void *stmt);
 };
 
 struct db_driver {
@@ -86,6 +93,17 @@ struct db_driver {
 #define DB_DRIVER_FUNCTIONS                                                                     \
 	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release, \
 	.changes = changes
+
+/* A driver's struct db_stmt_ops, for a driver whose static functions
+ * have the members' names (bind_int64, ..., column_blob, cached,
+ * uncache): one list for every driver. */
+#define DB_STMT_FUNCTIONS                                                                                    \
+	{                                                                                                    \
+		.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,                \
+		.bind_blob = bind_blob, .bind_null = bind_null, .step = step, .reset = reset,                \
+		.column_null = column_null, .column_int64 = column_int64, .column_double = column_double,    \
+		.column_text = column_text, .column_blob = column_blob, .cached = cached, .uncache = uncache \
+	}
 
 /* The drivers (their backends name them in store_backend.db). */
 extern const struct db_driver db_driver_sqlite;

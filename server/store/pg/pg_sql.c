@@ -4,7 +4,7 @@
  */
 #include "pg_int.h"
 
-#include "store/db_args.h"
+#include "store/db_driver.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -413,44 +413,14 @@ static const void *column_blob(void *stmt, int col, int *ret_len)
 	return pgq_column_blob(stmt, col);
 }
 
-const struct db_stmt_ops pq_stmt_ops = {
-	.bind_int64 = bind_int64,
-	.bind_double = bind_double,
-	.bind_text = bind_text,
-	.bind_blob = bind_blob,
-	.bind_null = bind_null,
-	.step = step,
-	.reset = reset,
-	.column_null = column_null,
-	.column_int64 = column_int64,
-	.column_double = column_double,
-	.column_text = column_text,
-	.column_blob = column_blob,
-};
-
-/* Runs SQL with the arguments of TYPES (pg_int.h); when RET is not
- * NULL, stores the first column of the first row there (DEFAULT_VALUE
- * when there is no row or it is NULL). */
-static int pq_step(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types,
-		   va_list ap)
+static void *cached(void *conn, const char *sql)
 {
-	struct pgq *stmt = pq_cached(db, sql);
-	int rc;
-
-	if (!stmt)
-		return LL_ESTORE;
-	rc = db_args_int(&pq_stmt_ops, stmt, ret, default_value, types, ap);
-	pq_release(db, stmt);
-	return rc < 0 ? rc : 0;
+	return pq_cached(conn, sql);
 }
 
-int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+static void uncache(void *conn, void *stmt)
 {
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = pq_step(db, ret, default_value, sql, types, ap);
-	va_end(ap);
-	return rc;
+	pq_release(conn, stmt);
 }
+
+const struct db_stmt_ops pq_stmt_ops = DB_STMT_FUNCTIONS;

@@ -49,11 +49,7 @@ static void read_end(struct store *s, bool snapshot)
 
 static void *prepare(struct store *s, const char *sql)
 {
-	sqlite3_stmt *stmt = sq_cached(connection(s), sql);
-
-	if (!stmt)
-		err_set(LL_ESTORE, "The store failed.");
-	return stmt;
+	return sq_stmt_ops.cached(connection(s), sql);
 }
 
 static void release(struct store *s, void *stmt)

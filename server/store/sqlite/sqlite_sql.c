@@ -4,7 +4,7 @@
  */
 #include "sqlite_int.h"
 
-#include "store/db_args.h"
+#include "store/db_driver.h"
 
 #include "loadlab/err.h"
 #include "loadlab/log.h"
@@ -251,57 +251,18 @@ static const void *column_blob(void *stmt, int col, int *ret_len)
 	return blob;
 }
 
-const struct db_stmt_ops sq_stmt_ops = {
-	.bind_int64 = bind_int64,
-	.bind_double = bind_double,
-	.bind_text = bind_text,
-	.bind_blob = bind_blob,
-	.bind_null = bind_null,
-	.step = step,
-	.reset = reset,
-	.column_null = column_null,
-	.column_int64 = column_int64,
-	.column_double = column_double,
-	.column_text = column_text,
-	.column_blob = column_blob,
-};
-
-/* ------------------------------------------------ the raw helpers */
-
-/* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
- * NULL, stores the first column of the first row there (DEFAULT_VALUE
- * when there is no row or it is NULL). */
-static int sq_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
-		   va_list ap)
+static void *cached(void *db, const char *sql)
 {
 	sqlite3_stmt *stmt = sq_cached(db, sql);
-	int rc;
 
 	if (!stmt)
-		return err_set(LL_ESTORE, "The store failed.");
-	rc = db_args_int(&sq_stmt_ops, stmt, ret, default_value, types, ap);
+		err_set(LL_ESTORE, "The store failed.");
+	return stmt;
+}
+
+static void uncache(void *db, void *stmt)
+{
 	sq_release(db, stmt);
-	return rc < 0 ? rc : 0;
 }
 
-int sq_run(sqlite3 *db, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = sq_step(db, NULL, 0, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
-int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = sq_step(db, ret, default_value, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
+const struct db_stmt_ops sq_stmt_ops = DB_STMT_FUNCTIONS;
