@@ -12,19 +12,6 @@
 #include "pe_family.h"
 #include "pe_loader_work.h"
 
-/* pe_loader_timestamp_fn over the runner's search (family_loader_timestamp). */
-struct lookup {
-	const struct pe_context *ctx;
-	const char *dir;
-};
-
-static bool timestamp_of(void *context, const char *module, uint32_t *ret)
-{
-	const struct lookup *l = context;
-
-	return family_loader_timestamp(&l->ctx->runner, l->dir, module, ret);
-}
-
 /* Whether the probe saw module NAME loaded away from its preferred base. */
 static bool probe_relocated(const cJSON *probe, const char *name)
 {
@@ -46,9 +33,7 @@ int pe_loader_variant(const struct pe_context *ctx, struct pe_variant *var, cons
 	struct pe_image **owned = calloc(count, sizeof(*owned));
 	char(*names)[32] = calloc(count, sizeof(*names));
 	bool *relocated = calloc(count, sizeof(*relocated));
-	struct lookup lookup = {ctx, var->base.dir};
-	struct pe_loader_run run = {images,           count,        probe ? relocated : NULL,
-				    ctx->runner.wine, timestamp_of, &lookup};
+	struct pe_loader_run run = {images, count, probe ? relocated : NULL, &ctx->runner, var->base.dir};
 	char path[PLAT_MAX_PATH + 1];
 	int rc = LL_ENOMEM;
 

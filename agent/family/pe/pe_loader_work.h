@@ -47,6 +47,8 @@
 
 #include "loadlab/pe.h"
 
+struct runner;
+
 /* Most images one count takes (a program and its own DLLs). */
 #define PE_LOADER_WORK_MAX_IMAGES 1024
 
@@ -99,10 +101,9 @@ int pe_loader_work_json(const struct pe_loader_work *w, const char *source, cJSO
 struct pe_loader_run {
 	const struct pe_loader_image *images;
 	size_t count;
-	const bool *relocated; /* as the probe saw them; NULL: no probe */
-	bool wine;             /* run under Wine: bindings ignored, the note added */
-	pe_loader_timestamp_fn *timestamp_of;
-	void *context;
+	const bool *relocated;       /* as the probe saw them; NULL: no probe */
+	const struct runner *runner; /* the variant's; under Wine bindings count for nothing */
+	const char *exe_dir;         /* where the loader looks first (family_loader_timestamp()) */
 };
 
 /* A variant's "loader" object into *LOADER (the old one deleted): the

@@ -14,18 +14,6 @@
 #include "loadlab/err.h"
 #include "program_int.h"
 
-struct lookup {
-	const struct program_context *ctx;
-	const char *exe_dir;
-};
-
-static bool timestamp_of(void *context, const char *module, uint32_t *ret)
-{
-	const struct lookup *l = context;
-
-	return family_loader_timestamp(&l->ctx->runner, l->exe_dir, module, ret);
-}
-
 /* PATH's last component ('/' or '\\' separated). */
 static const char *base_name(const char *path)
 {
@@ -57,9 +45,7 @@ int program_loader_variant(const struct program_context *ctx, struct program_var
 	struct pe_image **owned = calloc(ctx->file_count + 1, sizeof(*owned));
 	bool *relocated = calloc(ctx->file_count + 1, sizeof(*relocated));
 	char path[PLAT_MAX_PATH + 1], exe_dir[PLAT_MAX_PATH + 1];
-	struct lookup lookup = {ctx, exe_dir};
-	struct pe_loader_run run = {images,       0,      probe ? relocated : NULL, ctx->runner.wine,
-				    timestamp_of, &lookup};
+	struct pe_loader_run run = {images, 0, probe ? relocated : NULL, &ctx->runner, exe_dir};
 	int rc = LL_ENOMEM;
 
 	if (!images || !owned || !relocated)
