@@ -17,6 +17,7 @@
 #include "db.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* A driver's statements (its native statement type behind void *): what
  * db.c's db_stmt calls, and what the driver's own raw helpers (sq_int(),
@@ -88,10 +89,15 @@ struct db_driver {
 	long long (*changes)(struct store *s);
 };
 
-/* The connection members of a driver's table, for a driver whose static
- * functions have the members' names: one list for every driver. */
-#define DB_DRIVER_FUNCTIONS                                                                     \
-	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release, \
+/* The members every driver's table has, for a driver whose static
+ * functions have the members' names (read_begin, read_end, prepare,
+ * release, changes) and whose struct store_call has its op's rc in op.rc:
+ * DIALECT, its WRITE, the async call's SUBMIT and END, and its statements
+ * STMT. The rest (single_writer, row_locks, tasks_ready) follow it. */
+#define DB_DRIVER_TABLE(dialect_, write_, submit, end, stmt_)                                                \
+	.dialect = dialect_, .write = write_, .call_size = sizeof(struct store_call), .call_submit = submit, \
+	.call_end = end, .call_rc_offset = offsetof(struct store_call, op.rc), .stmt = stmt_,                \
+	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,              \
 	.changes = changes
 
 /* A driver's struct db_stmt_ops, for a driver whose static functions

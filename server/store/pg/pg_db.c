@@ -8,8 +8,6 @@
 
 #include "store/db_driver.h"
 
-#include <stddef.h>
-
 /* This thread's reads (nested ones share the outer's snapshot). */
 static __thread int read_depth;
 static __thread bool read_snapshot;
@@ -55,14 +53,7 @@ static long long changes(struct store *s)
 }
 
 const struct db_driver db_driver_pg = {
-	.dialect = DB_POSTGRESQL,
+	DB_DRIVER_TABLE(DB_POSTGRESQL, pq_write, pq_call_submit, pq_call_end, &pq_stmt_ops),
 	.row_locks = true,
-	.write = pq_write,
-	.call_size = sizeof(struct store_call),
-	.call_submit = pq_call_submit,
-	.call_end = pq_call_end,
-	.call_rc_offset = offsetof(struct store_call, op.rc),
 	.tasks_ready = pq_notify_tasks,
-	.stmt = &pq_stmt_ops,
-	DB_DRIVER_FUNCTIONS,
 };

@@ -9,7 +9,6 @@
 
 #include "loadlab/err.h"
 
-#include <stddef.h>
 #include <string.h>
 
 /* This thread's reads (nested ones share the outer's lock and snapshot). */
@@ -63,13 +62,6 @@ static long long changes(struct store *s)
 }
 
 const struct db_driver db_driver_sqlite = {
-	.dialect = DB_SQLITE,
+	DB_DRIVER_TABLE(DB_SQLITE, store_write, store_call_submit, store_call_end, &sq_stmt_ops),
 	.single_writer = true,
-	.write = store_write,
-	.call_size = sizeof(struct store_call),
-	.call_submit = store_call_submit,
-	.call_end = store_call_end,
-	.call_rc_offset = offsetof(struct store_call, op.rc),
-	.stmt = &sq_stmt_ops,
-	DB_DRIVER_FUNCTIONS,
 };
