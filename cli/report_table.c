@@ -202,6 +202,18 @@ static void count_cell(struct table *t, const cJSON *row, const char *key, const
 		table_addf(t, "%.0f", number(row, key));
 }
 
+/* A line under the table: PREFIX, row R's variant, then its string KEY. */
+static void print_variant_line(FILE *out, const char *prefix, const cJSON *r, const char *key)
+{
+	const cJSON *variant = get(r, "variant");
+
+	fputs(prefix, out);
+	table_print_text(out, cJSON_IsString(variant) ? variant->valuestring : "?");
+	fputs(": ", out);
+	table_print_text(out, get(r, key)->valuestring);
+	fputc('\n', out);
+}
+
 /* The loader-work table (server/reports/report_loader_work.h): per
  * variant and cell, the loader's counts, flagged rows' reasons below. */
 static void print_loader_work(const cJSON *work, FILE *out)
@@ -248,24 +260,10 @@ static void print_loader_work(const cJSON *work, FILE *out)
 	table_print(&t, out);
 	table_release(&t);
 	cJSON_ArrayForEach(r, get(work, "rows")) {
-		if (cJSON_IsString(get(r, "not_counted"))) {
-			fputs("  not counted: ", out);
-			table_print_text(out, cJSON_IsString(get(r, "variant"))
-						      ? get(r, "variant")->valuestring
-						      : "?");
-			fputs(": ", out);
-			table_print_text(out, get(r, "not_counted")->valuestring);
-			fputc('\n', out);
-		}
-		if (cJSON_IsTrue(get(r, "flagged")) && cJSON_IsString(get(r, "flag"))) {
-			fputs("  ! ", out);
-			table_print_text(out, cJSON_IsString(get(r, "variant"))
-						      ? get(r, "variant")->valuestring
-						      : "?");
-			fputs(": ", out);
-			table_print_text(out, get(r, "flag")->valuestring);
-			fputc('\n', out);
-		}
+		if (cJSON_IsString(get(r, "not_counted")))
+			print_variant_line(out, "  not counted: ", r, "not_counted");
+		if (cJSON_IsTrue(get(r, "flagged")) && cJSON_IsString(get(r, "flag")))
+			print_variant_line(out, "  ! ", r, "flag");
 		if (!note && cJSON_IsString(get(r, "cannot_show")))
 			note = get(r, "cannot_show")->valuestring;
 	}

@@ -5,6 +5,7 @@
  */
 #include "db.h"
 
+#include "db_args.h"
 #include "db_driver.h"
 #include "store_backend.h"
 
@@ -155,7 +156,7 @@ int db_call_end(struct store_call *call, cJSON **ret)
 
 int db_call_result(const struct store_call *call)
 {
-	return driver_of((const struct store *)call)->call_result(call);
+	return *(const int *)((const char *)call + driver_of((const struct store *)call)->call_rc_offset);
 }
 
 /* -------------------------------------------------------- statements */
@@ -193,54 +194,32 @@ int db_finish_read(struct db_stmt *st, int rc)
 
 void db_bind_int64(struct db_stmt *st, int i, long long v)
 {
-	st->driver->bind_int64(st->native, i, v);
+	st->driver->stmt->bind_int64(st->native, i, v);
 }
 
 void db_bind_double(struct db_stmt *st, int i, double v)
 {
-	st->driver->bind_double(st->native, i, v);
+	st->driver->stmt->bind_double(st->native, i, v);
 }
 
 void db_bind_text(struct db_stmt *st, int i, const char *text)
 {
-	st->driver->bind_text(st->native, i, text, -1); /* NULL: a text NULL */
+	st->driver->stmt->bind_text(st->native, i, text, -1); /* NULL: a text NULL */
 }
 
 void db_bind_text_len(struct db_stmt *st, int i, const char *text, size_t n)
 {
-	st->driver->bind_text(st->native, i, text, (int)n);
+	st->driver->stmt->bind_text(st->native, i, text, (int)n);
 }
 
 void db_bind_blob(struct db_stmt *st, int i, const void *blob, int n)
 {
-	st->driver->bind_blob(st->native, i, blob, n);
+	st->driver->stmt->bind_blob(st->native, i, blob, n);
 }
 
 void db_bind_null(struct db_stmt *st, int i)
 {
-	st->driver->bind_null(st->native, i);
-}
-
-/* Binds the arguments of TYPES (db.h) from AP. */
-static void bind_list(struct db_stmt *st, const char *types, va_list ap)
-{
-	for (int i = 0; types[i]; i++) {
-		if (types[i] == 'i') {
-			db_bind_int64(st, i + 1, va_arg(ap, long long));
-		} else if (types[i] == 'n') {
-			long long n = va_arg(ap, long long);
-			if (n)
-				db_bind_int64(st, i + 1, n);
-			else
-				db_bind_null(st, i + 1);
-		} else if (types[i] == 'd') {
-			db_bind_double(st, i + 1, va_arg(ap, double));
-		} else if (types[i] == 't') {
-			db_bind_text(st, i + 1, va_arg(ap, const char *));
-		} else {
-			db_bind_blob(st, i + 1, va_arg(ap, const unsigned char *), STORE_TOKEN_HASH_SIZE);
-		}
-	}
+	st->driver->stmt->bind_null(st->native, i);
 }
 
 void db_bind(struct db_stmt *st, const char *types, ...)
@@ -248,14 +227,14 @@ void db_bind(struct db_stmt *st, const char *types, ...)
 	va_list ap;
 
 	va_start(ap, types);
-	bind_list(st, types, ap);
+	db_args_bind(st->driver->stmt, st->native, types, ap);
 	va_end(ap);
 }
 
-int db_step(struct db_stmt *st)
+/* Remembers RC, a step's result, when it is a failure (db_finish(),
+ * db_read_end()); returns it. */
+static int step_result(struct db_stmt *st, int rc)
 {
-	int rc = st->driver->step(st->native);
-
 	if (rc < 0) {
 		if (!st->failed)
 			st->failed = rc;
@@ -265,34 +244,39 @@ int db_step(struct db_stmt *st)
 	return rc;
 }
 
+int db_step(struct db_stmt *st)
+{
+	return step_result(st, st->driver->stmt->step(st->native));
+}
+
 void db_reset(struct db_stmt *st)
 {
-	st->driver->reset(st->native);
+	st->driver->stmt->reset(st->native);
 }
 
 bool db_column_null(const struct db_stmt *st, int col)
 {
-	return st->driver->column_null(st->native, col);
+	return st->driver->stmt->column_null(st->native, col);
 }
 
 long long db_column_int64(const struct db_stmt *st, int col)
 {
-	return st->driver->column_int64(st->native, col);
+	return st->driver->stmt->column_int64(st->native, col);
 }
 
 double db_column_double(const struct db_stmt *st, int col)
 {
-	return st->driver->column_double(st->native, col);
+	return st->driver->stmt->column_double(st->native, col);
 }
 
 const char *db_column_text(const struct db_stmt *st, int col)
 {
-	return st->driver->column_text(st->native, col);
+	return st->driver->stmt->column_text(st->native, col);
 }
 
 const void *db_column_blob(const struct db_stmt *st, int col, int *ret_len)
 {
-	return st->driver->column_blob(st->native, col, ret_len);
+	return st->driver->stmt->column_blob(st->native, col, ret_len);
 }
 
 long long db_changes(struct store *s)
@@ -315,12 +299,7 @@ static int run_list(struct store *s, long long *ret, long long default_value, co
 		return 0;
 	if ((rc = db_prepare(s, sql, &st)) < 0)
 		return rc;
-	bind_list(&st, types, ap);
-	rc = db_step(&st);
-	if (ret && rc == DB_ROW)
-		*ret = db_column_null(&st, 0) ? default_value : db_column_int64(&st, 0);
-	else if (ret && rc == DB_DONE)
-		*ret = default_value;
+	rc = step_result(&st, db_args_int(st.driver->stmt, st.native, ret, default_value, types, ap));
 	db_finish(&st);
 	return rc < 0 ? rc : 0;
 }
@@ -391,7 +370,7 @@ int db_read_rows(struct store *s, const char *sql, void (*add)(void *context, st
 	rc = db_prepare(s, sql, &st);
 	if (rc == 0) {
 		va_start(ap, types);
-		bind_list(&st, types, ap);
+		db_args_bind(st.driver->stmt, st.native, types, ap);
 		va_end(ap);
 		while ((rc = db_step(&st)) == DB_ROW)
 			add(context, &st);

@@ -17,6 +17,36 @@
 #include "db.h"
 
 #include <stdbool.h>
+#include <stddef.h>
+
+/* A driver's statements (its native statement type behind void *): what
+ * db.c's db_stmt calls, and what the driver's own raw helpers (sq_int(),
+ * pq_int()) bind and step with through db_args.h. */
+struct db_stmt_ops {
+	void (*bind_int64)(void *stmt, int i, long long v);
+	void (*bind_double)(void *stmt, int i, double v);
+	/* N bytes of TEXT (-1: up to its NUL), copied; TEXT NULL binds a NULL
+	 * of text type (PostgreSQL must know it). */
+	void (*bind_text)(void *stmt, int i, const char *text, int n);
+	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
+	void (*bind_null)(void *stmt, int i);
+
+	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
+	int (*step)(void *stmt);
+	void (*reset)(void *stmt);
+	bool (*column_null)(void *stmt, int col);
+	long long (*column_int64)(void *stmt, int col);
+	double (*column_double)(void *stmt, int col);
+	const char *(*column_text)(void *stmt, int col);
+	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+
+	/* A statement for SQL (a literal) on the driver's connection CONN
+	 * (sqlite3 *, PGconn *) from its statement cache, NULL (logged) on
+	 * failure; uncache() gives it back: the drivers' raw helpers on a
+	 * connection of their own (db_args_run()). */
+	void *(*cached)(void *conn, const char *sql);
+	void (*uncache)(void *conn, void *stmt);
+};
 
 struct db_driver {
 	enum db_dialect dialect;
@@ -43,8 +73,9 @@ struct db_driver {
 			   void *arg, cJSON **out, void (*done)(void *context), void *context,
 			   struct store_call **ret_call);
 	int (*call_end)(struct store_call *call, cJSON **ret);
-	/* db_call_result(): the op's result once DONE ran. */
-	int (*call_result)(const struct store_call *call);
+	/* db_call_result(): where the op's result (an int) sits in the
+	 * backend's struct store_call, once DONE ran. */
+	size_t call_rc_offset;
 	/* db_before_commit()'s deferral; NULL: FN runs at once. */
 	int (*before_commit)(struct store *s, int (*fn)(struct store *, long long key, long long now),
 			     long long key, long long now);
@@ -56,36 +87,32 @@ struct db_driver {
 	void *(*prepare)(struct store *s, const char *sql);
 	void (*release)(struct store *s, void *stmt);
 
-	void (*bind_int64)(void *stmt, int i, long long v);
-	void (*bind_double)(void *stmt, int i, double v);
-	/* N bytes of TEXT (-1: up to its NUL), copied; TEXT NULL binds a NULL
-	 * of text type (PostgreSQL must know it). */
-	void (*bind_text)(void *stmt, int i, const char *text, int n);
-	void (*bind_blob)(void *stmt, int i, const void *blob, int n);
-	void (*bind_null)(void *stmt, int i);
-
-	/* DB_ROW, DB_DONE, or a negative LL_E* code with its message (logged). */
-	int (*step)(void *stmt);
-	void (*reset)(void *stmt);
-	bool (*column_null)(void *stmt, int col);
-	long long (*column_int64)(void *stmt, int col);
-	double (*column_double)(void *stmt, int col);
-	const char *(*column_text)(void *stmt, int col);
-	const void *(*column_blob)(void *stmt, int col, int *ret_len);
+	const struct db_stmt_ops *stmt;
 	/* Rows the last statement of this thread's write changed. */
 	long long (*changes)(struct store *s);
 };
 
-/* The statement members of a driver's table, for a driver whose static
- * functions have the members' names (read_begin, prepare, bind_int64, ...,
- * changes, call_result): one list for every driver. */
-#define DB_DRIVER_FUNCTIONS                                                                       \
-	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,   \
-	.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,             \
-	.call_result = call_result, .bind_blob = bind_blob, .bind_null = bind_null, .step = step, \
-	.reset = reset, .column_null = column_null, .column_int64 = column_int64,                 \
-	.column_double = column_double, .column_text = column_text, .column_blob = column_blob,   \
+/* The members every driver's table has, for a driver whose static
+ * functions have the members' names (read_begin, read_end, prepare,
+ * release, changes) and whose struct store_call has its op's rc in op.rc:
+ * DIALECT, its WRITE, the async call's SUBMIT and END, and its statements
+ * STMT. The rest (single_writer, row_locks, tasks_ready) follow it. */
+#define DB_DRIVER_TABLE(dialect_, write_, submit, end, stmt_)                                                \
+	.dialect = dialect_, .write = write_, .call_size = sizeof(struct store_call), .call_submit = submit, \
+	.call_end = end, .call_rc_offset = offsetof(struct store_call, op.rc), .stmt = stmt_,                \
+	.read_begin = read_begin, .read_end = read_end, .prepare = prepare, .release = release,              \
 	.changes = changes
+
+/* A driver's struct db_stmt_ops, for a driver whose static functions
+ * have the members' names (bind_int64, ..., column_blob, cached,
+ * uncache): one list for every driver. */
+#define DB_STMT_FUNCTIONS                                                                                    \
+	{                                                                                                    \
+		.bind_int64 = bind_int64, .bind_double = bind_double, .bind_text = bind_text,                \
+		.bind_blob = bind_blob, .bind_null = bind_null, .step = step, .reset = reset,                \
+		.column_null = column_null, .column_int64 = column_int64, .column_double = column_double,    \
+		.column_text = column_text, .column_blob = column_blob, .cached = cached, .uncache = uncache \
+	}
 
 /* The drivers (their backends name them in store_backend.db). */
 extern const struct db_driver db_driver_sqlite;

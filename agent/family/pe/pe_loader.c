@@ -12,24 +12,6 @@
 #include "pe_family.h"
 #include "pe_loader_work.h"
 
-/* What a number under Wine cannot show (DESIGN.md, "Known traps"). */
-#define PE_LOADER_WINE_NOTE                                                                          \
-	"Wine ignores bound imports and resolves every import: a valid binding saves nothing here, " \
-	"so imports_bound is 0 in what the probe saw; the static count is what Windows would skip."
-
-/* pe_loader_timestamp_fn over the runner's search (family_loader_timestamp). */
-struct lookup {
-	const struct pe_context *ctx;
-	const char *dir;
-};
-
-static bool timestamp_of(void *context, const char *module, uint32_t *ret)
-{
-	const struct lookup *l = context;
-
-	return family_loader_timestamp(&l->ctx->runner, l->dir, module, ret);
-}
-
 /* Whether the probe saw module NAME loaded away from its preferred base. */
 static bool probe_relocated(const cJSON *probe, const char *name)
 {
@@ -51,69 +33,25 @@ int pe_loader_variant(const struct pe_context *ctx, struct pe_variant *var, cons
 	struct pe_image **owned = calloc(count, sizeof(*owned));
 	char(*names)[32] = calloc(count, sizeof(*names));
 	bool *relocated = calloc(count, sizeof(*relocated));
-	struct lookup lookup = {ctx, var->base.dir};
-	struct pe_loader_work seen, predicted;
-	cJSON *loader = NULL, *stat = NULL;
+	struct pe_loader_run run = {images, count, probe ? relocated : NULL, &ctx->runner, var->base.dir};
 	char path[PLAT_MAX_PATH + 1];
 	int rc = LL_ENOMEM;
 
 	if (!images || !owned || !names || !relocated)
 		goto out;
-	for (; opened < count; opened++) {
+	for (rc = 0; opened < count; opened++) {
 		if (opened == 0)
 			snprintf(names[0], sizeof(names[0]), "main.exe");
 		else
 			snprintf(names[opened], sizeof(names[opened]), "lt%zu.dll", opened - 1);
 		if ((rc = family_path(path, var->base.dir, names[opened])) < 0 ||
 		    (rc = pe_image_open(path, &owned[opened])) < 0)
-			goto out;
+			break;
 		images[opened] = (struct pe_loader_image){names[opened], owned[opened]};
 		relocated[opened] = probe && probe_relocated(probe, names[opened]);
 	}
-	if ((rc = pe_loader_work_count(images, count, NULL, true, timestamp_of, &lookup, &predicted)) < 0 ||
-	    (rc = pe_loader_work_json(&predicted, "static", &stat)) < 0)
-		goto out;
-	if (probe) {
-		/* What the probe saw leads; the static count beside it. */
-		if ((rc = pe_loader_work_count(images, count, relocated, !ctx->runner.wine, timestamp_of,
-					       &lookup, &seen)) < 0 ||
-		    (rc = pe_loader_work_json(&seen, "probe", &loader)) < 0)
-			goto out;
-		if (!cJSON_AddItemToObject(loader, "static", stat)) {
-			rc = LL_ENOMEM;
-			goto out;
-		}
-		stat = NULL;
-	} else {
-		loader = stat;
-		stat = NULL;
-	}
-	rc = 0;
-	if (ctx->runner.wine && !cJSON_AddStringToObject(loader, "cannot_show", PE_LOADER_WINE_NOTE))
-		rc = LL_ENOMEM;
-	if (rc == 0) {
-		cJSON_Delete(var->loader);
-		var->loader = loader;
-		loader = NULL;
-	}
+	rc = pe_loader_work_variant(&run, rc, &var->loader);
 out:
-	if (rc < 0 && rc != LL_ENOMEM) {
-		/* The counts are a fact beside the times: a file the toolkit
-		 * cannot read says so instead of failing the task. */
-		cJSON *why = cJSON_CreateObject();
-		const char *message = err_message(rc);
-		rc = LL_ENOMEM;
-		if (why && cJSON_AddStringToObject(why, "source", "static") &&
-		    cJSON_AddStringToObject(why, "not_counted", message)) {
-			cJSON_Delete(var->loader);
-			var->loader = why;
-			why = NULL;
-			rc = 0;
-		}
-		cJSON_Delete(why);
-	}
-	cJSON_Delete(loader);
-	cJSON_Delete(stat);
 	for (size_t i = 0; owned && i < opened; i++)
 		pe_image_free(owned[i]);
 	free(images);

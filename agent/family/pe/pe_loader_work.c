@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "family/family_util.h"
 #include "loadlab/err.h"
 
 /* The index of the image named NAME (any case), or -1. */
@@ -146,5 +147,73 @@ int pe_loader_work_json(const struct pe_loader_work *w, const char *source, cJSO
 		return err_set(LL_ENOMEM, "Out of memory.");
 	}
 	*ret = o;
+	return 0;
+}
+
+/* pe_loader_timestamp_fn over the runner's search (family_util.h). */
+static bool timestamp_of(void *context, const char *module, uint32_t *ret)
+{
+	const struct pe_loader_run *run = context;
+
+	return family_loader_timestamp(run->runner, run->exe_dir, module, ret);
+}
+
+/* The probe's count with the static one, STAT (taken), under "static". */
+static int probe_object(const struct pe_loader_run *run, cJSON *stat, cJSON **ret)
+{
+	struct pe_loader_work seen;
+	int rc;
+
+	if ((rc = pe_loader_work_count(run->images, run->count, run->relocated, !run->runner->wine,
+				       timestamp_of, (void *)run, &seen)) < 0 ||
+	    (rc = pe_loader_work_json(&seen, "probe", ret)) < 0) {
+		cJSON_Delete(stat);
+		return rc;
+	}
+	if (!cJSON_AddItemToObject(*ret, "static", stat)) {
+		cJSON_Delete(stat);
+		return LL_ENOMEM;
+	}
+	return 0;
+}
+
+/* {"source": "static", "not_counted": WHY}; NULL when out of memory. */
+static cJSON *not_counted(const char *why)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddStringToObject(o, "source", "static") ||
+	    !cJSON_AddStringToObject(o, "not_counted", why)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+int pe_loader_work_variant(const struct pe_loader_run *run, int rc, cJSON **loader)
+{
+	struct pe_loader_work predicted;
+	cJSON *stat = NULL, *made = NULL;
+
+	if (rc == 0 &&
+	    (rc = pe_loader_work_count(run->images, run->count, NULL, true, timestamp_of, (void *)run,
+				       &predicted)) == 0 &&
+	    (rc = pe_loader_work_json(&predicted, "static", &stat)) == 0) {
+		if (run->relocated)
+			rc = probe_object(run, stat, &made);
+		else
+			made = stat;
+	}
+	if (rc == 0 && run->runner->wine &&
+	    !cJSON_AddStringToObject(made, "cannot_show", PE_LOADER_WORK_WINE_NOTE))
+		rc = LL_ENOMEM;
+	if (rc < 0) {
+		cJSON_Delete(made);
+		made = rc == LL_ENOMEM ? NULL : not_counted(err_message(rc));
+		if (!made)
+			return LL_ENOMEM;
+	}
+	cJSON_Delete(*loader);
+	*loader = made;
 	return 0;
 }

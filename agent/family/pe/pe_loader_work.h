@@ -47,6 +47,8 @@
 
 #include "loadlab/pe.h"
 
+struct runner;
+
 /* Most images one count takes (a program and its own DLLs). */
 #define PE_LOADER_WORK_MAX_IMAGES 1024
 
@@ -88,5 +90,29 @@ int pe_loader_work_count(const struct pe_loader_image *images, size_t count, con
  * "probe"), "relocations", "images", "images_relocated",
  * "imports_by_name", "imports_by_ordinal", "imports_bound"}. */
 int pe_loader_work_json(const struct pe_loader_work *w, const char *source, cJSON **ret);
+
+/* What Wine cannot show of the counts (DESIGN.md, "Known traps"): a
+ * variant's "cannot_show" under Wine. */
+#define PE_LOADER_WORK_WINE_NOTE                                                                     \
+	"Wine ignores bound imports and resolves every import: a valid binding saves nothing here, " \
+	"so imports_bound is 0 in what the probe saw; the static count is what Windows would skip."
+
+/* The images of one variant run, as pe_loader_work_variant() counts them. */
+struct pe_loader_run {
+	const struct pe_loader_image *images;
+	size_t count;
+	const bool *relocated;       /* as the probe saw them; NULL: no probe */
+	const struct runner *runner; /* the variant's; under Wine bindings count for nothing */
+	const char *exe_dir;         /* where the loader looks first (family_loader_timestamp()) */
+};
+
+/* A variant's "loader" object into *LOADER (the old one deleted): the
+ * static count, or with a probe the probe's count leading and the static
+ * one under "static"; under Wine PE_LOADER_WORK_WINE_NOTE as
+ * "cannot_show". The counts are a fact beside the times: RC, a failure
+ * in opening the images (0: none), or a count's failure becomes
+ * {"source": "static", "not_counted": its message} instead of failing
+ * the task. 0, or LL_ENOMEM. */
+int pe_loader_work_variant(const struct pe_loader_run *run, int rc, cJSON **loader);
 
 #endif

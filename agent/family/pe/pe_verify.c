@@ -99,6 +99,19 @@ static int check_alignment(const struct pe_context *ctx, struct pe_variant *var,
 	return cJSON_AddNumberToObject(verify, "file_alignment", align) ? 0 : LL_ENOMEM;
 }
 
+/* The probe report's array KEY into *RET, once OUT, the array its
+ * verdicts go to, was made (NULL: LL_ENOMEM); LL_EFORMAT when the report
+ * has none. */
+static int probe_list(const cJSON *probe, const char *key, const cJSON *out, const cJSON **ret)
+{
+	*ret = cJSON_GetObjectItemCaseSensitive(probe, key);
+	if (!out)
+		return LL_ENOMEM;
+	if (!cJSON_IsArray(*ret))
+		return err_set(LL_EFORMAT, "The probe report has no %s.", key);
+	return 0;
+}
+
 /* Our DLL's index from a module name "lt<i>.dll" (any case), or -1. */
 static int our_dll(const struct pe_context *ctx, const char *name)
 {
@@ -113,14 +126,12 @@ static int our_dll(const struct pe_context *ctx, const char *name)
 static int check_modules(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe,
 			 const struct dll_facts *facts, cJSON *verify)
 {
-	const cJSON *modules = cJSON_GetObjectItemCaseSensitive(probe, "modules"), *m;
+	const cJSON *modules, *m;
 	cJSON *out = cJSON_AddArrayToObject(verify, "modules");
 	int relocated = 0, loaded = 0, rc;
 
-	if (!out)
-		return LL_ENOMEM;
-	if (!cJSON_IsArray(modules))
-		return err_set(LL_EFORMAT, "The probe report has no modules.");
+	if ((rc = probe_list(probe, "modules", out, &modules)) < 0)
+		return rc;
 	cJSON_ArrayForEach(m, modules) {
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "name"));
 		uint64_t preferred = family_hex_value(m, "preferred");
@@ -177,15 +188,15 @@ static int check_modules(const struct pe_context *ctx, struct pe_variant *var, c
 static int check_imports(const struct pe_context *ctx, struct pe_variant *var, const cJSON *probe,
 			 const struct dll_facts *facts, const struct pe_imports *file_imports, cJSON *verify)
 {
-	const cJSON *imports = cJSON_GetObjectItemCaseSensitive(probe, "imports"), *x;
+	const cJSON *imports, *x;
 	size_t ours = 0, by_ordinal = 0, by_name = 0, resolved_ok = 0, mismatched = 0, others = 0,
 	       others_ok = 0, named_exports = 0;
-	cJSON *o = cJSON_AddObjectToObject(verify, "imports"), *bad;
+	cJSON *o = cJSON_AddObjectToObject(verify, "imports");
+	cJSON *bad = o ? cJSON_AddArrayToObject(o, "mismatches") : NULL;
+	int rc;
 
-	if (!o || !(bad = cJSON_AddArrayToObject(o, "mismatches")))
-		return LL_ENOMEM;
-	if (!cJSON_IsArray(imports))
-		return err_set(LL_EFORMAT, "The probe report has no imports.");
+	if ((rc = probe_list(probe, "imports", bad, &imports)) < 0)
+		return rc;
 	cJSON_ArrayForEach(x, imports) {
 		const char *dll = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "dll"));
 		uint64_t iat = family_hex_value(x, "iat");

@@ -14,23 +14,6 @@
 #include "loadlab/err.h"
 #include "program_int.h"
 
-/* What a number under Wine cannot show (DESIGN.md, "Known traps"). */
-#define PROGRAM_LOADER_WINE_NOTE                                                                     \
-	"Wine ignores bound imports and resolves every import: a valid binding saves nothing here, " \
-	"so imports_bound is 0 in what the probe saw; the static count is what Windows would skip."
-
-struct lookup {
-	const struct program_context *ctx;
-	const char *exe_dir;
-};
-
-static bool timestamp_of(void *context, const char *module, uint32_t *ret)
-{
-	const struct lookup *l = context;
-
-	return family_loader_timestamp(&l->ctx->runner, l->exe_dir, module, ret);
-}
-
 /* PATH's last component ('/' or '\\' separated). */
 static const char *base_name(const char *path)
 {
@@ -55,21 +38,6 @@ static bool probe_relocated(const cJSON *probe, const char *name)
 	return false;
 }
 
-/* {"source": "static", "not_counted": WHY} into VAR; LL_ENOMEM. */
-static int not_counted(struct program_variant *var, const char *why)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o || !cJSON_AddStringToObject(o, "source", "static") ||
-	    !cJSON_AddStringToObject(o, "not_counted", why)) {
-		cJSON_Delete(o);
-		return LL_ENOMEM;
-	}
-	cJSON_Delete(var->loader);
-	var->loader = o;
-	return 0;
-}
-
 int program_loader_variant(const struct program_context *ctx, struct program_variant *var, const cJSON *probe)
 {
 	size_t count = 0;
@@ -77,15 +45,13 @@ int program_loader_variant(const struct program_context *ctx, struct program_var
 	struct pe_image **owned = calloc(ctx->file_count + 1, sizeof(*owned));
 	bool *relocated = calloc(ctx->file_count + 1, sizeof(*relocated));
 	char path[PLAT_MAX_PATH + 1], exe_dir[PLAT_MAX_PATH + 1];
-	struct lookup lookup = {ctx, exe_dir};
-	struct pe_loader_work seen, predicted;
-	cJSON *loader = NULL, *stat = NULL;
+	struct pe_loader_run run = {images, 0, probe ? relocated : NULL, &ctx->runner, exe_dir};
 	int rc = LL_ENOMEM;
 
 	if (!images || !owned || !relocated)
 		goto out;
 	if ((rc = program_file_path(var->dir, ctx->files[ctx->exe].path, false, exe_dir)) < 0)
-		goto out;
+		goto counted;
 	*strrchr(exe_dir, '/') = '\0';
 	/* The exe first, then the program's own DLLs in manifest order. */
 	for (size_t pass = 0; pass < 2; pass++) {
@@ -95,42 +61,16 @@ int program_loader_variant(const struct program_context *ctx, struct program_var
 				continue;
 			if ((rc = program_file_path(var->dir, f->path, false, path)) < 0 ||
 			    (rc = pe_image_open(path, &owned[count])) < 0)
-				goto out;
+				goto counted;
 			images[count] = (struct pe_loader_image){base_name(f->path), owned[count]};
 			relocated[count] = probe && probe_relocated(probe, base_name(f->path));
 			count++;
 		}
 	}
-	if ((rc = pe_loader_work_count(images, count, NULL, true, timestamp_of, &lookup, &predicted)) < 0 ||
-	    (rc = pe_loader_work_json(&predicted, "static", &stat)) < 0)
-		goto out;
-	if (probe) {
-		if ((rc = pe_loader_work_count(images, count, relocated, !ctx->runner.wine, timestamp_of,
-					       &lookup, &seen)) < 0 ||
-		    (rc = pe_loader_work_json(&seen, "probe", &loader)) < 0)
-			goto out;
-		rc = LL_ENOMEM;
-		if (!cJSON_AddItemToObject(loader, "static", stat))
-			goto out;
-		stat = NULL;
-	} else {
-		loader = stat;
-		stat = NULL;
-	}
-	rc = LL_ENOMEM;
-	if (ctx->runner.wine && !cJSON_AddStringToObject(loader, "cannot_show", PROGRAM_LOADER_WINE_NOTE))
-		goto out;
-	cJSON_Delete(var->loader);
-	var->loader = loader;
-	loader = NULL;
-	rc = 0;
+counted:
+	run.count = count;
+	rc = pe_loader_work_variant(&run, rc, &var->loader);
 out:
-	/* The counts are a fact beside the times: a file the toolkit cannot
-	 * read says so instead of failing the task. */
-	if (rc < 0 && rc != LL_ENOMEM)
-		rc = not_counted(var, err_message(rc));
-	cJSON_Delete(loader);
-	cJSON_Delete(stat);
 	for (size_t i = 0; owned && i < count; i++)
 		pe_image_free(owned[i]);
 	free(images);

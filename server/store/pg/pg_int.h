@@ -31,6 +31,7 @@
 #ifndef LOADLAB_SERVER_STORE_PG_INT_H
 #define LOADLAB_SERVER_STORE_PG_INT_H
 
+#include "store/db_args.h"
 #include "store/store_backend.h"
 #include "store/store_jobs.h"
 #include "store/store_cache.h"
@@ -445,12 +446,15 @@ struct pgq *pq_prepare(PGconn *conn, const char *sql);
 struct pgq *pq_cached(PGconn *conn, const char *sql);
 void pq_release(PGconn *conn, struct pgq *stmt);
 
-/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
- * where 0 binds NULL, 'd' double (NaN binds NULL), 't' text (NULL binds
- * NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+/* PostgreSQL's statements (struct pgq) for the statement layer
+ * (db_driver.h), used by pg_db.c's driver and pq_int(). */
+extern const struct db_stmt_ops pq_stmt_ops;
 
-/* A single integer from a query (first column of first row);
- * DEFAULT_VALUE when there is no row or it is NULL. */
-int pq_int(PGconn *conn, long long *ret, long long default_value, const char *sql, const char *types, ...);
+/* A single integer from a query (first column of first row), SQL a
+ * literal through the statement cache (db_args_on()), arguments by TYPES
+ * (db.h's db_bind()); DEFAULT_VALUE when
+ * there is no row or it is NULL. */
+#define pq_int(conn, ret, default_value, sql, ...) \
+	db_args_on(&pq_stmt_ops, conn, ret, default_value, sql, __VA_ARGS__)
 
 #endif

@@ -4,6 +4,8 @@
  */
 #include "pg_int.h"
 
+#include "store/db_driver.h"
+
 #include "loadlab/err.h"
 #include "loadlab/log.h"
 
@@ -386,58 +388,63 @@ void pq_read_end(struct store *s)
 
 /* ------------------------------------------------------- the helpers */
 
-/* Binds arguments given by a format (pg_int.h). */
-static void pq_bind(struct pgq *stmt, const char *types, va_list ap)
-{
-	for (int i = 0; types[i]; i++) {
-		if (types[i] == 'i') {
-			pgq_bind_int64(stmt, i + 1, va_arg(ap, long long));
-		} else if (types[i] == 'n') {
-			long long n = va_arg(ap, long long);
-			if (n)
-				pgq_bind_int64(stmt, i + 1, n);
-			else
-				bind_value(stmt, i + 1, OID_INT8, NULL, 0, 0);
-		} else if (types[i] == 'd') {
-			pgq_bind_double(stmt, i + 1, va_arg(ap, double));
-		} else if (types[i] == 't') {
-			const char *t = va_arg(ap, const char *);
-			pgq_bind_text(stmt, i + 1, t, -1, PGQ_TRANSIENT);
-		} else {
-			pgq_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *), STORE_TOKEN_HASH_SIZE,
-				      PGQ_TRANSIENT);
-		}
+/* ---------------------------------------- the driver's statements */
+
+/* The driver's statement functions are pg_sql.c's (struct pgq *). */
+#define PGQ_CALL(name, params, args) \
+	static void name params      \
+	{                            \
+		pgq_##name args;     \
 	}
-}
+PGQ_CALL(bind_int64, (void *q, int i, long long v), (q, i, v))
+PGQ_CALL(bind_double, (void *q, int i, double v), (q, i, v))
+PGQ_CALL(bind_null, (void *q, int i), (q, i))
+PGQ_CALL(reset, (void *q), (q))
+#define PGQ_COLUMN(type, name)             \
+	static type name(void *q, int col) \
+	{                                  \
+		return pgq_##name(q, col); \
+	}
+PGQ_COLUMN(long long, column_int64)
+PGQ_COLUMN(double, column_double)
+PGQ_COLUMN(const char *, column_text)
 
-/* Runs SQL with the arguments of TYPES (pg_int.h); when RET is not
- * NULL, stores the first column of the first row there (DEFAULT_VALUE
- * when there is no row or it is NULL). */
-static int pq_step(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types,
-		   va_list ap)
+static void bind_text(void *stmt, int i, const char *text, int n)
 {
-	struct pgq *stmt = pq_cached(db, sql);
-	int rc;
-
-	if (!stmt)
-		return LL_ESTORE;
-	pq_bind(stmt, types, ap);
-	rc = pgq_step(stmt);
-	if (ret && rc == PGQ_ROW)
-		*ret = pgq_column_type(stmt, 0) == PGQ_NULL ? default_value : pgq_column_int64(stmt, 0);
-	else if (ret && rc == PGQ_DONE)
-		*ret = default_value;
-	pq_release(db, stmt);
-	return rc < 0 ? rc : 0;
+	pgq_bind_text(stmt, i, text, n, PGQ_TRANSIENT);
 }
 
-int pq_int(PGconn *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
+static void bind_blob(void *stmt, int i, const void *blob, int n)
 {
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = pq_step(db, ret, default_value, sql, types, ap);
-	va_end(ap);
-	return rc;
+	pgq_bind_blob(stmt, i, blob, n, PGQ_TRANSIENT);
 }
+
+static int step(void *stmt)
+{
+	int rc = pgq_step(stmt);
+
+	return rc == PGQ_ROW ? DB_ROW : rc == PGQ_DONE ? DB_DONE : rc;
+}
+
+static bool column_null(void *stmt, int col)
+{
+	return pgq_column_type(stmt, col) == PGQ_NULL;
+}
+
+static const void *column_blob(void *stmt, int col, int *ret_len)
+{
+	*ret_len = pgq_column_bytes(stmt, col);
+	return pgq_column_blob(stmt, col);
+}
+
+static void *cached(void *conn, const char *sql)
+{
+	return pq_cached(conn, sql);
+}
+
+static void uncache(void *conn, void *stmt)
+{
+	pq_release(conn, stmt);
+}
+
+const struct db_stmt_ops pq_stmt_ops = DB_STMT_FUNCTIONS;

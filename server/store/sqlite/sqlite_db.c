@@ -48,11 +48,7 @@ static void read_end(struct store *s, bool snapshot)
 
 static void *prepare(struct store *s, const char *sql)
 {
-	sqlite3_stmt *stmt = sq_cached(connection(s), sql);
-
-	if (!stmt)
-		err_set(LL_ESTORE, "The store failed.");
-	return stmt;
+	return sq_stmt_ops.cached(connection(s), sql);
 }
 
 static void release(struct store *s, void *stmt)
@@ -60,91 +56,12 @@ static void release(struct store *s, void *stmt)
 	sq_release(connection(s), stmt);
 }
 
-static void bind_int64(void *stmt, int i, long long v)
-{
-	sqlite3_bind_int64(stmt, i, v);
-}
-
-static void bind_double(void *stmt, int i, double v)
-{
-	sqlite3_bind_double(stmt, i, v);
-}
-
-static void bind_text(void *stmt, int i, const char *text, int n)
-{
-	sqlite3_bind_text(stmt, i, text, n, SQLITE_TRANSIENT);
-}
-
-static void bind_blob(void *stmt, int i, const void *blob, int n)
-{
-	sqlite3_bind_blob(stmt, i, blob, n, SQLITE_TRANSIENT);
-}
-
-static void bind_null(void *stmt, int i)
-{
-	sqlite3_bind_null(stmt, i);
-}
-
-static int step(void *stmt)
-{
-	int rc = sqlite3_step(stmt);
-
-	if (rc == SQLITE_ROW)
-		return DB_ROW;
-	if (rc == SQLITE_DONE)
-		return DB_DONE;
-	return sq_error(sqlite3_db_handle(stmt), sqlite3_sql(stmt));
-}
-
-static void reset(void *stmt)
-{
-	sqlite3_reset(stmt);
-}
-
-static bool column_null(void *stmt, int col)
-{
-	return sqlite3_column_type(stmt, col) == SQLITE_NULL;
-}
-
-static long long column_int64(void *stmt, int col)
-{
-	return sqlite3_column_int64(stmt, col);
-}
-
-static double column_double(void *stmt, int col)
-{
-	return sqlite3_column_double(stmt, col);
-}
-
-static const char *column_text(void *stmt, int col)
-{
-	return (const char *)sqlite3_column_text(stmt, col);
-}
-
-static const void *column_blob(void *stmt, int col, int *ret_len)
-{
-	const void *blob = sqlite3_column_blob(stmt, col);
-
-	*ret_len = sqlite3_column_bytes(stmt, col);
-	return blob;
-}
-
 static long long changes(struct store *s)
 {
 	return sqlite3_changes(s->writer);
 }
 
-static int call_result(const struct store_call *call)
-{
-	return call->op.rc;
-}
-
 const struct db_driver db_driver_sqlite = {
-	.dialect = DB_SQLITE,
+	DB_DRIVER_TABLE(DB_SQLITE, store_write, store_call_submit, store_call_end, &sq_stmt_ops),
 	.single_writer = true,
-	.write = store_write,
-	.call_size = sizeof(struct store_call),
-	.call_submit = store_call_submit,
-	.call_end = store_call_end,
-	DB_DRIVER_FUNCTIONS,
 };

@@ -19,6 +19,7 @@
 #define LOADLAB_SERVER_STORE_INT_H
 
 #include "store/db.h"
+#include "store/db_args.h"
 #include "store/store_agents.h"
 #include "store/store_jobs.h"
 #include "store/store_backend.h"
@@ -177,17 +178,20 @@ void sq_release(sqlite3 *db, sqlite3_stmt *stmt);
 /* sq_exec() of a literal without arguments through the cache. */
 int sq_exec_cached(sqlite3 *db, const char *sql);
 
-/* Arguments, given by TYPES, one letter each: 'i' long long, 'n' long long
- * where 0 binds NULL, 'd' double (NaN binds NULL, as SQLite does), 't' text
- * (NULL binds NULL), 'b' a STORE_TOKEN_HASH_SIZE-byte blob. */
+/* SQLite's statements for the statement layer (db_driver.h), used by
+ * sqlite_db.c's driver and sq_run()/sq_int(). */
+extern const struct db_stmt_ops sq_stmt_ops;
 
-/* sq_run() and sq_int() take SQL literals and use the statement cache. */
+/* sq_run() and sq_int() take SQL literals and use the statement cache
+ * (db_args_on()), with
+ * the arguments of TYPES (db.h's db_bind()). */
 
 /* Runs a statement that returns no rows. */
-int sq_run(sqlite3 *db, const char *sql, const char *types, ...);
+#define sq_run(db, sql, ...) db_args_on(&sq_stmt_ops, db, NULL, 0, sql, __VA_ARGS__)
 
 /* A single integer from a query (first column of first row);
  * DEFAULT_VALUE when there is no row or it is NULL. */
-int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...);
+#define sq_int(db, ret, default_value, sql, ...) \
+	db_args_on(&sq_stmt_ops, db, ret, default_value, sql, __VA_ARGS__)
 
 #endif

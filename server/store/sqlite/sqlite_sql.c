@@ -4,6 +4,8 @@
  */
 #include "sqlite_int.h"
 
+#include "store/db_driver.h"
+
 #include "loadlab/err.h"
 #include "loadlab/log.h"
 
@@ -178,75 +180,89 @@ int sq_exec_cached(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-/* Binds arguments given by a format (sqlite_int.h). */
-static void sq_bind(sqlite3_stmt *stmt, const char *types, va_list ap)
+/* ---------------------------------------- the driver's statements */
+
+static void bind_int64(void *stmt, int i, long long v)
 {
-	for (int i = 0; types[i]; i++) {
-		if (types[i] == 'i') {
-			sqlite3_bind_int64(stmt, i + 1, va_arg(ap, long long));
-		} else if (types[i] == 'n') {
-			long long n = va_arg(ap, long long);
-			if (n)
-				sqlite3_bind_int64(stmt, i + 1, n);
-			else
-				sqlite3_bind_null(stmt, i + 1);
-		} else if (types[i] == 'd') {
-			sqlite3_bind_double(stmt, i + 1, va_arg(ap, double));
-		} else if (types[i] == 't') {
-			const char *t = va_arg(ap, const char *);
-			if (t)
-				sqlite3_bind_text(stmt, i + 1, t, -1, SQLITE_TRANSIENT);
-			else
-				sqlite3_bind_null(stmt, i + 1);
-		} else {
-			sqlite3_bind_blob(stmt, i + 1, va_arg(ap, const unsigned char *),
-					  STORE_TOKEN_HASH_SIZE, SQLITE_TRANSIENT);
-		}
-	}
+	sqlite3_bind_int64(stmt, i, v);
 }
 
-/* Runs SQL with the arguments of TYPES (sqlite_int.h); when RET is not
- * NULL, stores the first column of the first row there (DEFAULT_VALUE
- * when there is no row or it is NULL). */
-static int sq_step(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types,
-		   va_list ap)
+static void bind_double(void *stmt, int i, double v)
+{
+	sqlite3_bind_double(stmt, i, v);
+}
+
+static void bind_text(void *stmt, int i, const char *text, int n)
+{
+	sqlite3_bind_text(stmt, i, text, n, SQLITE_TRANSIENT);
+}
+
+static void bind_blob(void *stmt, int i, const void *blob, int n)
+{
+	sqlite3_bind_blob(stmt, i, blob, n, SQLITE_TRANSIENT);
+}
+
+static void bind_null(void *stmt, int i)
+{
+	sqlite3_bind_null(stmt, i);
+}
+
+static int step(void *stmt)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_ROW)
+		return DB_ROW;
+	if (rc == SQLITE_DONE)
+		return DB_DONE;
+	return sq_error(sqlite3_db_handle(stmt), sqlite3_sql(stmt));
+}
+
+static void reset(void *stmt)
+{
+	sqlite3_reset(stmt);
+}
+
+static bool column_null(void *stmt, int col)
+{
+	return sqlite3_column_type(stmt, col) == SQLITE_NULL;
+}
+
+static long long column_int64(void *stmt, int col)
+{
+	return sqlite3_column_int64(stmt, col);
+}
+
+static double column_double(void *stmt, int col)
+{
+	return sqlite3_column_double(stmt, col);
+}
+
+static const char *column_text(void *stmt, int col)
+{
+	return (const char *)sqlite3_column_text(stmt, col);
+}
+
+static const void *column_blob(void *stmt, int col, int *ret_len)
+{
+	const void *blob = sqlite3_column_blob(stmt, col);
+
+	*ret_len = sqlite3_column_bytes(stmt, col);
+	return blob;
+}
+
+static void *cached(void *db, const char *sql)
 {
 	sqlite3_stmt *stmt = sq_cached(db, sql);
-	int rc;
 
 	if (!stmt)
-		return err_set(LL_ESTORE, "The store failed.");
-	sq_bind(stmt, types, ap);
-	rc = sqlite3_step(stmt);
-	if (ret && rc == SQLITE_ROW)
-		*ret = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? default_value
-								   : sqlite3_column_int64(stmt, 0);
-	else if (ret && rc == SQLITE_DONE)
-		*ret = default_value;
+		err_set(LL_ESTORE, "The store failed.");
+	return stmt;
+}
+
+static void uncache(void *db, void *stmt)
+{
 	sq_release(db, stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sq_error(db, sql);
-	return 0;
 }
 
-int sq_run(sqlite3 *db, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = sq_step(db, NULL, 0, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
-
-int sq_int(sqlite3 *db, long long *ret, long long default_value, const char *sql, const char *types, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, types);
-	rc = sq_step(db, ret, default_value, sql, types, ap);
-	va_end(ap);
-	return rc;
-}
+const struct db_stmt_ops sq_stmt_ops = DB_STMT_FUNCTIONS;
