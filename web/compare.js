@@ -59,8 +59,7 @@ async function comparePage() {
       and the run counters' median differences are context only.</p>
     <div class="scroll"><table id="compare-table"><thead><tr><th>variant</th><th>cell</th><th>verdict (judged by)</th>
       <th class="num">baseline</th><th class="num">candidate</th><th class="num">ratio</th><th class="num">ratio 95 % CI</th>
-      <th class="num">change</th><th class="num">p</th><th class="num">detectable</th><th class="num">medians (context) ${unitLabel(unit)}</th>
-      <th>counts (context)</th></tr></thead>
+      <th class="num">change</th><th class="num">p</th><th class="num">detectable</th><th class="num">context: medians ${unitLabel(unit)}, counts</th></tr></thead>
       <tbody>${cmp.rows.map((r, i) => { const f = judged[i]; return `<tr data-variant="${esc(r.variant)}" data-cell="${esc(r.cell)}"><td>${esc(r.variant)}</td><td>${esc(r.cell)}</td>
         <td><span class="badge status-${esc(r.status)} v-status" data-status="${esc(r.status)}">${esc(statusWords(r.status))}</span>${r.regression ? ' <b class="error v-regression">regression</b>' : ""}
           <div class="small muted v-metric">${f ? esc(f.title) : esc(r.reason || "")}</div></td>
@@ -68,8 +67,8 @@ async function comparePage() {
         <td class="num v-ratio">${f ? ratio(f.ratio) : ""}</td><td class="num v-ci">${f ? `[${ratio(f.low)}, ${ratio(f.high)}]${f.across ? " across jobs" : ""}` : ""}</td>
         <td class="num v-change">${f ? pct(f.change) : ""}</td><td class="num v-p">${f ? (f.hasP ? pval(f.p) : "–") : ""}</td>
         <td class="num v-detectable${r.underpowered ? " error" : ""}">${r.detectable_note ? esc(r.detectable_note) : typeof r.detectable_pct === "number" ? `${r.detectable_pct.toFixed(1)} %` : ""}</td>
-        <td class="num small muted v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</td>
-        <td class="small muted v-counts">${countsText(r.counters)}</td></tr>`; }).join("")}</tbody></table></div>`;
+        <td class="num small muted"><div class="v-medians">${typeof r.baseline_median_us === "number" ? `${us(r.baseline_median_us, unit)} → ${us(r.candidate_median_us, unit)}` : ""}</div>
+          <div class="v-counts">${countsText(r.counters)}</div></td></tr>`; }).join("")}</tbody></table></div>`;
   $("#copy-link").addEventListener("click", () => { if (navigator.clipboard) navigator.clipboard.writeText(link).catch(() => {}); });
   compareChart($("#compare-chart"), cmp);
 }

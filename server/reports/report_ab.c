@@ -144,8 +144,9 @@ static void row_not_comparable(cJSON *row, struct ab_counts *counts, const char 
 /* "detectable_pct" from the row's interval LOW .. HIGH under the
  * per-sample rule that judged it (report_judge_detectable_pct()), and
  * "underpowered" with "detectable_note" when that is above the
- * threshold, as two jobs' compare says it (report_judge.c). */
-static void add_detectable(cJSON *row, double low, double high, struct ab_judging *j)
+ * threshold and the row is not SIGNIFICANT, as two jobs' compare says it
+ * (report_judge.c). */
+static void add_detectable(cJSON *row, double low, double high, bool significant, struct ab_judging *j)
 {
 	double detectable = report_judge_detectable_pct(low, high, true);
 	char note[96];
@@ -153,7 +154,7 @@ static void add_detectable(cJSON *row, double low, double high, struct ab_judgin
 	if (!isfinite(detectable))
 		return;
 	cJSON_AddNumberToObject(row, "detectable_pct", round(detectable * 100) / 100);
-	if (!(detectable > j->max_regression))
+	if (significant || !(detectable > j->max_regression))
 		return;
 	snprintf(note, sizeof(note), "this row could only see changes above %.1f %%", detectable);
 	cJSON_AddBoolToObject(row, "underpowered", true);
@@ -242,7 +243,7 @@ static int ab_row(const cJSON *variants, const struct ab_side *floor, const char
 	cJSON_AddNumberToObject(row, "p_value", p);
 	cJSON_AddStringToObject(row, "status", status);
 	cJSON_AddBoolToObject(row, "regression", regression);
-	add_detectable(row, lo, hi, j);
+	add_detectable(row, lo, hi, significant, j);
 	add_floor_ratio(row, &b, &c, floor, seed);
 	counts->slower += strcmp(status, "slower") == 0;
 	counts->faster += strcmp(status, "faster") == 0;
@@ -398,7 +399,7 @@ int report_ab_metric(struct store *store, long long job_id, double max_regressio
 		rc = LL_ENOMEM;
 		goto out;
 	}
-	if ((rc = store_job_report_rows(store, job_id, false, ab_collect, &w)) < 0)
+	if ((rc = store_job_report_rows(store, job_id, false, REPORT_SUMMARY_VERSION, ab_collect, &w)) < 0)
 		goto out;
 	for (size_t i = 0; i < w.task_count; i++)
 		if ((rc = ab_task(store, &w, &w.tasks[i])) < 0)

@@ -406,7 +406,8 @@ int report_job(struct store *store, long long job_id, bool modules, cJSON **ret_
 	int rc;
 
 	if ((rc = store_job_get(store, job_id, &job)) < 0 ||
-	    (rc = store_job_report_rows(store, job_id, false, collect_row, &rows)) < 0) {
+	    (rc = store_job_report_rows(store, job_id, false, REPORT_SUMMARY_VERSION, collect_row, &rows)) <
+		    0) {
 		for (size_t i = 0; i < rows.pending_count; i++)
 			free(rows.pending[i].body);
 		free(rows.pending);

@@ -56,7 +56,8 @@ static cJSON *judged_json(const struct report_verdict *v)
 
 /* What the row could have seen (report_judge_rules.h): "detectable_pct"
  * from the interval V used, and the words when that is above the gate's
- * threshold. */
+ * threshold and the row found no change (a row that found one saw it:
+ * a 15 % regression is never "underpowered"). */
 static void add_detectable(const struct report_judge_case *c, struct report_row *row,
 			   struct report_verdict *v)
 {
@@ -66,7 +67,7 @@ static void add_detectable(const struct report_judge_case *c, struct report_row 
 	if (!isfinite(v->detectable_pct))
 		return;
 	report_row_number(row, "detectable_pct", round_to(v->detectable_pct, 0.01));
-	if (!(v->detectable_pct > c->max_regression_pct))
+	if (v->significant || !(v->detectable_pct > c->max_regression_pct))
 		return;
 	v->underpowered = true;
 	snprintf(note, sizeof(note), "this row could only see changes above %.1f %%", v->detectable_pct);

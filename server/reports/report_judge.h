@@ -76,7 +76,7 @@ struct report_verdict {
 	bool significant, regression;
 	const char *unit;      /* the estimate's: "us", "x_floor", "faults", "instructions" */
 	double detectable_pct; /* the least change the row could see (report_judge_detectable_pct()) */
-	bool underpowered;     /* DETECTABLE_PCT above the case's max_regression_pct */
+	bool underpowered;     /* no change found, DETECTABLE_PCT above max_regression_pct */
 };
 
 /* Judges C into *V and writes to ROW the verdict's fields: "metric",
@@ -87,8 +87,8 @@ struct report_verdict {
  * the verdict used), "significant" when the verdict's differs, "status"
  * and "regression", then "detectable_pct" (the least change the row could
  * see, report_judge_detectable_pct() of the interval the verdict used)
- * and, when that is above the case's max_regression_pct, "underpowered":
- * true and "detectable_note" ("this row could only see changes above
+ * and, when that is above the case's max_regression_pct and the row
+ * found no significant change, "underpowered": true and "detectable_note" ("this row could only see changes above
  * 4.2 %"). A row that cannot be judged by the metric asked gets nothing:
  * V->status is "not_comparable" with V->reason, for the caller. */
 void report_judge(const struct report_judge_case *c, struct report_row *row, struct report_verdict *v);

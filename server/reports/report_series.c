@@ -125,7 +125,7 @@ int report_series_history(struct store *store, const char *name, const char *var
 				continue; /* older than the change points look */
 			w.job = job;
 			if ((rc = store_job_report_rows(store, (long long)number(job, "id", 0), false,
-							add_points, &w)) < 0 &&
+							REPORT_SUMMARY_VERSION, add_points, &w)) < 0 &&
 			    rc != LL_ENOTFOUND)
 				goto done;
 			rc = 0;

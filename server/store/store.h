@@ -313,9 +313,10 @@ struct store_report_row {
 
 /* Calls FN(CONTEXT, row) for every task of JOB_ID in task order; FN's
  * negative return stops the walk and is returned. WITH_BODIES: the result
- * text for every task with a result, else only where no summary is cached.
+ * text for every task with a result, else only where no summary of
+ * VERSION (the caller's summary version) and its compare data are cached.
  * LL_ENOTFOUND for an unknown job. */
-int store_job_report_rows(struct store *store, long long job_id, bool with_bodies,
+int store_job_report_rows(struct store *store, long long job_id, bool with_bodies, int version,
 			  int (*fn)(void *context, const struct store_report_row *row), void *context);
 
 /* The same rows for compare: SUMMARY NULL, COMPARE only when of VERSION,

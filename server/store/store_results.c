@@ -55,8 +55,8 @@ int store_result_with_cell(struct store *s, long long result_id, char **ret_text
 }
 
 /* The rows of JOB_ID from SQL (columns as store_report_row's, ?1 the
- * job, ?2 ARG) to FN, in one snapshot: store_job_report_rows(). */
-static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
+ * job, ?2 ARG, ?3 VERSION) to FN, in one snapshot: store_job_report_rows(). */
+static int job_rows(struct store *s, long long job_id, const char *sql, int arg, int version,
 		    int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
 	struct db_stmt st = {0};
@@ -70,7 +70,7 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	if (rc == 0)
 		rc = db_prepare(s, sql, &st);
 	if (rc == 0) {
-		db_bind(&st, "ii", job_id, (long long)arg);
+		db_bind(&st, "iii", job_id, (long long)arg, (long long)version);
 		while (rc == 0 && db_step(&st) == DB_ROW) {
 			struct store_report_row row = {
 				.task_id = db_column_int64(&st, 0),
@@ -100,14 +100,17 @@ static int job_rows(struct store *s, long long job_id, const char *sql, int arg,
 	" LEFT JOIN result_summaries m ON m.result_id = r.id"                               \
 	" WHERE t.job_id = ?1 AND t.kind = 'measure' ORDER BY t.id"
 
-int store_job_report_rows(struct store *s, long long job_id, bool with_bodies,
+int store_job_report_rows(struct store *s, long long job_id, bool with_bodies, int version,
 			  int (*fn)(void *context, const struct store_report_row *row), void *context)
 {
+	/* The body also where the cached summary is of another version: a
+	 * release that changed the summary summarizes it again (test_upgrade). */
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, m.body, m.version,"
-			" CASE WHEN ?2 <> 0 OR m.body IS NULL OR m.compare IS NULL THEN r.body END,"
+			" CASE WHEN ?2 <> 0 OR m.body IS NULL OR m.compare IS NULL OR m.version <> ?3"
+			" THEN r.body END,"
 			" m.compare" JOB_ROWS_FROM,
-			with_bodies, fn, context);
+			with_bodies, version, fn, context);
 }
 
 /* Compare reads no summary text (profiled: reading it was part of the
@@ -118,8 +121,8 @@ int store_job_compare_rows(struct store *s, long long job_id, int version,
 	return job_rows(s, job_id,
 			"SELECT t.id, t.cell, t.state, t.last_error, r.id, NULL, m.version,"
 			" CASE WHEN m.compare IS NULL OR m.version IS DISTINCT FROM ?2 THEN r.body END,"
-			" CASE WHEN m.version = ?2 THEN m.compare END" JOB_ROWS_FROM,
-			version, fn, context);
+			" CASE WHEN m.version = ?3 THEN m.compare END" JOB_ROWS_FROM,
+			version, version, fn, context);
 }
 
 struct result_ids {

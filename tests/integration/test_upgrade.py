@@ -22,9 +22,12 @@ FIXTURE_SCHEMA = 10
 CURRENT_SCHEMA = 15
 # Members this release added to answers the old one gave (new settings;
 # the series points' machine digest and floor median of the change points;
-# compare rows' "judged", the one judge's figures, issue 39).
+# compare rows' "judged", the one judge's figures, issue 39; what each
+# compare row and report cell could have seen and the comparison's
+# "power", issue 40).
 NEW_MEMBERS = ("retain_days", "retain_points", "facts_digest", "floor_median_us", "agent_version",
-               "agent_sha256", "agent_update", "judged")
+               "agent_sha256", "agent_update", "judged", "detectable_pct", "underpowered",
+               "detectable_note", "power")
 
 
 def without_new(value):
@@ -33,6 +36,21 @@ def without_new(value):
     if isinstance(value, list):
         return [without_new(v) for v in value]
     return value
+
+
+def first_difference(got, want, path="$"):
+    """Where two answers first differ, for the assertion's message."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for k in sorted(set(got) | set(want)):
+            if k not in got or k not in want:
+                return "%s.%s: %s" % (path, k, "new" if k in got else "missing")
+            if got[k] != want[k]:
+                return first_difference(got[k], want[k], "%s.%s" % (path, k))
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g != w:
+                return first_difference(g, w, "%s[%d]" % (path, i))
+    return "%s: %r, was %r" % (path, str(got)[:200], str(want)[:200])
 
 
 def copy_fixture():
@@ -58,7 +76,8 @@ def test_previous_release_store_migrates_and_answers_as_before():
         for job_id, report in expected["jobs"].items():
             r = d.api("GET", "/api/v1/jobs/%s/report" % job_id, token=ADMIN)
             assert r.status == 200, r
-            assert r.json() == report, job_id
+            got, want = without_new(r.json()), without_new(report)
+            assert got == want, (job_id, first_difference(got, want))
         for pair, answer in expected["compare"].items():
             a, b = pair.split("-")
             r = d.api("GET", "/api/v1/compare?baseline=%s&candidate=%s" % (a, b), token=ADMIN)

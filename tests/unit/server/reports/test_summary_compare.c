@@ -103,7 +103,7 @@ static struct counts counted(struct store *s, long long job)
 {
 	struct counts c = {0};
 
-	CHECK_EQ_INT(store_job_report_rows(s, job, true, count_row, &c), 0);
+	CHECK_EQ_INT(store_job_report_rows(s, job, true, REPORT_SUMMARY_VERSION, count_row, &c), 0);
 	return c;
 }
 

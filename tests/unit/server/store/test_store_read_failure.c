@@ -101,7 +101,7 @@ static void test_list_cut_short_fails(const char *path)
 	CHECK_EQ_INT(cJSON_GetArraySize(jobs), JOBS);
 	cJSON_Delete(jobs);
 	jobs = NULL;
-	CHECK_EQ_INT(store_job_report_rows(s, matrix_job, false, count_row, &rows), 0);
+	CHECK_EQ_INT(store_job_report_rows(s, matrix_job, false, 1, count_row, &rows), 0);
 	CHECK_EQ_INT(rows, CELLS);
 	store_close(s);
 
@@ -118,7 +118,7 @@ static void test_list_cut_short_fails(const char *path)
 	CHECK(strlen(err_message(LL_ESTORE)) > 0);
 	/* A job's report rows: the visitor saw part of them and is told. */
 	rows = 0;
-	CHECK_EQ_INT(store_job_report_rows(s, matrix_job, false, count_row, &rows), LL_ESTORE);
+	CHECK_EQ_INT(store_job_report_rows(s, matrix_job, false, 1, count_row, &rows), LL_ESTORE);
 	CHECK(rows > 0 && rows < CELLS);
 	store_close(s);
 }
