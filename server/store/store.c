@@ -6,6 +6,7 @@
 #include "db_driver.h"
 #include "store_backend.h"
 #include "store_cache.h"
+#include "store_stats.h"
 #include "store_token_cache.h"
 
 #include "loadlab/err.h"
@@ -158,11 +159,6 @@ void store_close(struct store *store)
 	store_cache_free(cache);
 }
 
-int store_check(struct store *store)
-{
-	return backend_of(store)->handle->check(store);
-}
-
 int store_watch_tasks(struct store *store, store_watch_fn fn, void *arg)
 {
 	const struct store_handle_ops *ops = backend_of(store)->handle;
@@ -195,7 +191,14 @@ int store_webhook_due(struct store *store, long long now, int limit, cJSON **ret
 
 int store_stats(struct store *store, long long now, struct store_stats *ret_stats)
 {
-	return backend_of(store)->handle->stats(store, now, ret_stats);
+	struct store_stats st = {0};
+	int rc = store_stats_count(store, now, &st);
+
+	if (rc == 0)
+		rc = backend_of(store)->handle->stats(store, &st);
+	if (rc == 0)
+		*ret_stats = st;
+	return rc;
 }
 
 void store_call_free(struct store_call *call)

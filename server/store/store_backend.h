@@ -86,9 +86,11 @@ struct store_handle_ops {
 	/* Opens the store at LOCATION (what follows "SCHEME:") with OPTIONS. */
 	int (*open)(const char *location, const struct store_options *options, struct store **ret_store);
 	void (*close)(struct store *store);
-	int (*check)(struct store *store);
 	int (*integrity_check)(struct store *store);
-	int (*stats)(struct store *store, long long now, struct store_stats *ret_stats);
+	/* Adds to STATS what only the backend knows: store_bytes,
+	 * store_free_bytes, commits, committed_ops, syncs (store_stats.c
+	 * counts the rest). */
+	int (*stats)(struct store *store, struct store_stats *stats);
 	/* store_watch_tasks(); NULL for a backend whose daemon is the only
 	 * writer (SQLite): a no-op. */
 	int (*watch_tasks)(struct store *store, store_watch_fn fn, void *arg);
@@ -109,14 +111,12 @@ struct store_handle_ops {
 	int prefix##_open(const char *location, const struct store_options *options, \
 			  struct store **ret_store);                                 \
 	void prefix##_close(struct store *s);                                        \
-	int prefix##_check(struct store *s);                                         \
 	int prefix##_integrity_check(struct store *s);                               \
-	int prefix##_stats(struct store *s, long long now, struct store_stats *ret); \
+	int prefix##_stats(struct store *s, struct store_stats *stats);              \
 	void prefix##_call_free(struct store_call *call)
-#define STORE_HANDLE_FUNCTIONS(prefix)                                           \
-	.open = prefix##_open, .close = prefix##_close, .check = prefix##_check, \
-	.integrity_check = prefix##_integrity_check, .stats = prefix##_stats,    \
-	.call_free = prefix##_call_free
+#define STORE_HANDLE_FUNCTIONS(prefix)                                                               \
+	.open = prefix##_open, .close = prefix##_close, .integrity_check = prefix##_integrity_check, \
+	.stats = prefix##_stats, .call_free = prefix##_call_free
 
 struct db_driver;
 

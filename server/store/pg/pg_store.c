@@ -105,17 +105,6 @@ void pg_close(struct store *s)
 
 /* ------------------------------------------------------- checks and stats */
 
-int pg_check(struct store *s)
-{
-	long long one = 0;
-	int rc;
-
-	pq_read_begin(s);
-	rc = pq_int(pq_reader(), &one, 0, "SELECT 1", "");
-	pq_read_end(s);
-	return rc < 0 || one != 1 ? LL_ESTORE : 0;
-}
-
 int pg_integrity_check(struct store *s)
 {
 	long long version = 0;
@@ -127,91 +116,18 @@ int pg_integrity_check(struct store *s)
 	return rc < 0 || version != pg_schema_latest() ? LL_ESTORE : 0;
 }
 
-/* Where count_states() puts a state's count (column 1) and, when SECOND is
- * not NULL, column 2. */
-struct state_count {
-	const char *state;
-	long long *count, *second;
-};
-
-/* Steps STMT, whose rows are (state, count[, second]), and stores each
- * state's numbers where COUNTS (ended by a NULL state) says. Frees STMT. */
-static int count_states(struct pgq *stmt, const struct state_count *counts)
+int pg_stats(struct store *s, struct store_stats *st)
 {
 	int rc;
 
-	if (!stmt)
-		return LL_ESTORE;
-	while ((rc = pgq_step(stmt)) == PGQ_ROW) {
-		const char *state = pgq_column_text(stmt, 0);
-		for (const struct state_count *c = counts; c->state; c++)
-			if (strcmp(state, c->state) == 0) {
-				*c->count = pgq_column_int64(stmt, 1);
-				if (c->second)
-					*c->second = pgq_column_int64(stmt, 2);
-				break;
-			}
-	}
-	pgq_free(stmt);
-	return rc < 0 ? rc : 0;
-}
-
-int pg_stats(struct store *s, long long now, struct store_stats *ret)
-{
-	struct store_stats st = {0};
-	struct pgq *stmt;
-	PGconn *db;
-	int rc = 0;
-
-	pq_read_begin(s);
-	db = pq_reader();
-	stmt = pq_prepare(db, "SELECT state, count(*), count(*) FILTER (WHERE not_before <= ?)"
-			      " FROM tasks GROUP BY state");
-	if (stmt)
-		pgq_bind_int64(stmt, 1, now);
-	if (count_states(stmt, (const struct state_count[]){{"queued", &st.tasks_queued, &st.tasks_ready},
-							    {"leased", &st.tasks_leased, NULL},
-							    {"done", &st.tasks_done, NULL},
-							    {"dead", &st.tasks_dead, NULL},
-							    {"cancelled", &st.tasks_cancelled, NULL},
-							    {NULL, NULL, NULL}}) < 0)
-		rc = LL_ESTORE;
-	if (rc == 0 && count_states(pq_prepare(db, "SELECT state, count(*) FROM jobs GROUP BY state"),
-				    (const struct state_count[]){{"queued", &st.jobs_queued, NULL},
-								 {"running", &st.jobs_running, NULL},
-								 {"done", &st.jobs_done, NULL},
-								 {"failed", &st.jobs_failed, NULL},
-								 {"cancelled", &st.jobs_cancelled, NULL},
-								 {NULL, NULL, NULL}}) < 0)
-		rc = LL_ESTORE;
-	if (rc == 0)
-		rc = pq_int(db, &st.agents_quarantined, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined != 0", "");
-	if (rc == 0)
-		rc = pq_int(db, &st.agents_online, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND last_seen >= ?", "i",
-			    now - s->options.offline_after_ms);
-	if (rc == 0)
-		rc = pq_int(db, &st.agents_offline, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND (last_seen IS NULL OR "
-			    "last_seen < ?)",
-			    "i", now - s->options.offline_after_ms);
-	if (rc == 0)
-		rc = pq_int(db, &st.results, 0, "SELECT count(*) FROM results", "");
-	if (rc == 0)
-		rc = pq_int(db, &st.webhooks_pending, 0,
-			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
 	/* the database's size on the server; its free room is autovacuum's */
-	if (rc == 0)
-		rc = pq_int(db, &st.store_bytes, 0, "SELECT pg_database_size(current_database())", "");
+	pq_read_begin(s);
+	rc = pq_int(pq_reader(), &st->store_bytes, 0, "SELECT pg_database_size(current_database())", "");
 	pq_read_end(s);
 	pthread_mutex_lock(&s->shared_lock);
-	st.commits = s->commits;
-	st.committed_ops = s->committed_ops;
-	st.syncs = s->commits; /* PostgreSQL makes each commit durable */
+	st->commits = s->commits;
+	st->committed_ops = s->committed_ops;
+	st->syncs = s->commits; /* PostgreSQL makes each commit durable */
 	pthread_mutex_unlock(&s->shared_lock);
-	if (rc < 0)
-		return rc;
-	*ret = st;
-	return 0;
+	return rc < 0 ? rc : 0;
 }

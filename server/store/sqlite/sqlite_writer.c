@@ -462,17 +462,6 @@ void sqlite_close(struct store *s)
 	free(s);
 }
 
-int sqlite_check(struct store *s)
-{
-	long long one = 0;
-	int rc;
-
-	pthread_mutex_lock(&s->reader_lock);
-	rc = sq_int(s->reader, &one, 0, "SELECT 1", "");
-	pthread_mutex_unlock(&s->reader_lock);
-	return rc < 0 || one != 1 ? LL_ESTORE : 0;
-}
-
 int sqlite_integrity_check(struct store *s)
 {
 	sqlite3_stmt *stmt;
@@ -490,96 +479,23 @@ int sqlite_integrity_check(struct store *s)
 
 /* ----------------------------------------------------------------- metrics */
 
-/* Where count_states() puts a state's count (column 1) and, when SECOND is
- * not NULL, column 2. */
-struct state_count {
-	const char *state;
-	long long *count, *second;
-};
-
-/* Steps STMT, whose rows are (state, count[, second]), and stores each
- * state's numbers where COUNTS (ended by a NULL state) says; states it does
- * not name are passed over. Finalizes STMT; LL_ESTORE when STMT is NULL. */
-static int count_states(sqlite3_stmt *stmt, const struct state_count *counts)
+int sqlite_stats(struct store *s, struct store_stats *st)
 {
-	if (!stmt)
-		return LL_ESTORE;
-	while (sqlite3_step(stmt) == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(stmt, 0);
-		for (const struct state_count *c = counts; c->state; c++)
-			if (strcmp(state, c->state) == 0) {
-				*c->count = sqlite3_column_int64(stmt, 1);
-				if (c->second)
-					*c->second = sqlite3_column_int64(stmt, 2);
-				break;
-			}
-	}
-	sqlite3_finalize(stmt);
-	return 0;
-}
-
-int sqlite_stats(struct store *s, long long now, struct store_stats *ret)
-{
-	struct store_stats st = {0};
-	sqlite3_stmt *stmt;
-	int rc = 0;
+	long long pages = 0, free_pages = 0, page_size = 0;
+	int rc;
 
 	pthread_mutex_lock(&s->reader_lock);
-	sq_exec(s->reader, "BEGIN");
-	stmt = sq_prepare(s->reader,
-			  "SELECT state, count(*), sum(not_before <= ?) FROM tasks GROUP BY state");
-	if (stmt)
-		sqlite3_bind_int64(stmt, 1, now);
-	if (count_states(stmt, (const struct state_count[]){{"queued", &st.tasks_queued, &st.tasks_ready},
-							    {"leased", &st.tasks_leased, NULL},
-							    {"done", &st.tasks_done, NULL},
-							    {"dead", &st.tasks_dead, NULL},
-							    {"cancelled", &st.tasks_cancelled, NULL},
-							    {NULL, NULL, NULL}}) < 0)
-		rc = LL_ESTORE;
-	if (count_states(sq_prepare(s->reader, "SELECT state, count(*) FROM jobs GROUP BY state"),
-			 (const struct state_count[]){{"queued", &st.jobs_queued, NULL},
-						      {"running", &st.jobs_running, NULL},
-						      {"done", &st.jobs_done, NULL},
-						      {"failed", &st.jobs_failed, NULL},
-						      {"cancelled", &st.jobs_cancelled, NULL},
-						      {NULL, NULL, NULL}}) < 0)
-		rc = LL_ESTORE;
-	if (rc == 0)
-		rc = sq_int(s->reader, &st.agents_quarantined, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined != 0", "");
-	if (rc == 0)
-		rc = sq_int(s->reader, &st.agents_online, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND last_seen >= ?", "i",
-			    now - s->options.offline_after_ms);
-	if (rc == 0)
-		rc = sq_int(s->reader, &st.agents_offline, 0,
-			    "SELECT count(*) FROM agents WHERE quarantined = 0 AND (last_seen IS NULL OR "
-			    "last_seen < ?)",
-			    "i", now - s->options.offline_after_ms);
-	if (rc == 0)
-		rc = sq_int(s->reader, &st.results, 0, "SELECT count(*) FROM results", "");
-	if (rc == 0) {
-		long long pages = 0, free_pages = 0, page_size = 0;
-		if ((rc = sq_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
-		    (rc = sq_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
-		    (rc = sq_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
-			st.store_bytes = pages * page_size;
-			st.store_free_bytes = free_pages * page_size;
-		}
+	if ((rc = sq_int(s->reader, &pages, 0, "PRAGMA page_count", "")) == 0 &&
+	    (rc = sq_int(s->reader, &free_pages, 0, "PRAGMA freelist_count", "")) == 0 &&
+	    (rc = sq_int(s->reader, &page_size, 0, "PRAGMA page_size", "")) == 0) {
+		st->store_bytes = pages * page_size;
+		st->store_free_bytes = free_pages * page_size;
 	}
-	if (rc == 0)
-		rc = sq_int(s->reader, &st.webhooks_pending, 0,
-			    "SELECT count(*) FROM alerts WHERE webhook_due IS NOT NULL", "");
-	sq_exec(s->reader, "COMMIT");
 	pthread_mutex_unlock(&s->reader_lock);
 	pthread_mutex_lock(&s->queue_lock);
-	st.commits = s->commits;
-	st.committed_ops = s->committed_ops;
-	st.syncs = s->syncs;
+	st->commits = s->commits;
+	st->committed_ops = s->committed_ops;
+	st->syncs = s->syncs;
 	pthread_mutex_unlock(&s->queue_lock);
-	if (rc < 0)
-		return rc;
-	*ret = st;
-	return 0;
+	return rc < 0 ? rc : 0;
 }
